@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The configuration: a libconfig file in proxysql.cnf layout.
+ *
+ *   datadir = "..."            created if missing
+ *   errorlog = "..."           default <datadir>/heapadmind.log
+ *   admin_variables = { admin_credentials, stats_credentials,
+ *                       mysql_ifaces }
+ *   jemalloc_variables = { prof_active, lg_prof_sample, lg_prof_interval,
+ *                          prof_gdump, prof_final, prof_leak, prof_accum,
+ *                          dump_prefix }
+ *
+ * Other proxysql.cnf sections (mysql_variables, mysql_servers, ...) are
+ * ignored with one notice each so an existing proxysql.cnf loads. Loading
+ * is pure: ha_config_load_string() parses and validates, and collects
+ * warnings and notices for the caller to log; nothing is applied.
+ */
+#ifndef HA_CONFIG_H
+#define HA_CONFIG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "auth.h"
+
+#define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
+#define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
+#define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
+#define HA_DEFAULT_DUMP_PREFIX "proxysql"
+
+enum ha_iface_kind { HA_IFACE_TCP, HA_IFACE_UNIX, HA_IFACE_KIND_MAX };
+
+struct ha_iface {
+    enum ha_iface_kind kind;
+    char host[256];     /* TCP: address without brackets ("::1") */
+    int port;           /* TCP: 1..65535, or 0 for "any free port" */
+    char path[108];     /* UNIX: socket path (sun_path limit) */
+};
+
+/* Tri-state for optional settings: unset keeps jemalloc's own value. */
+#define HA_UNSET (-1)
+
+struct ha_jemalloc_config {
+    int prof_active;        /* 0/1 or HA_UNSET */
+    int lg_prof_sample;     /* 0..62 or HA_UNSET */
+    int lg_prof_interval;   /* -1..62, HA_UNSET (-2) when absent */
+    int prof_gdump;         /* 0/1 or HA_UNSET */
+    int prof_final;         /* 0/1 or HA_UNSET */
+    int prof_leak;          /* 0/1 or HA_UNSET */
+    int prof_accum;         /* 0/1 or HA_UNSET */
+    char dump_prefix[64];   /* file stem of dumps in the datadir */
+};
+#define HA_LG_INTERVAL_UNSET (-2)
+
+struct ha_config {
+    char *path;                 /* file it came from, or "<string>" */
+    char *datadir;              /* as written (relative = to the cwd) */
+    char *errorlog;             /* NULL: <datadir>/heapadmind.log */
+
+    char *admin_credentials;    /* raw spec, passwords in clear */
+    char *stats_credentials;
+    struct ha_user *users;      /* admins first, then stats users */
+    size_t n_users;
+
+    char *mysql_ifaces;         /* raw spec */
+    struct ha_iface *ifaces;
+    size_t n_ifaces;
+
+    struct ha_jemalloc_config jemalloc;
+
+    char **messages;            /* warnings and notices, "file:line: ..." */
+    size_t n_messages;
+};
+
+/* Sets every field to its default (datadir "."). */
+void ha_config_init(struct ha_config *cfg);
+void ha_config_free(struct ha_config *cfg);
+
+/* Parses text (name is used in messages as the file name) over the
+ * defaults in cfg. Returns 0, or -1 with err as "name:line: what was
+ * wrong and what is allowed". On error cfg is left fully freed-and-reset
+ * to defaults, never half-configured. */
+int ha_config_load_string(struct ha_config *cfg, const char *text,
+                          const char *name, char *err, size_t errlen);
+/* Reads path and calls ha_config_load_string(). */
+int ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
+                        size_t errlen);
+
+/* Parses one mysql_ifaces spec ("127.0.0.1:6032;[::1]:6032;/tmp/a.sock")
+ * into *ifaces (malloc'd). Returns 0, or -1 with err naming the item. */
+int ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
+                           size_t *n_ifaces, char *err, size_t errlen);
+
+/* Writes the effective configuration (passwords masked) as one line per
+ * setting to the log at info level. */
+void ha_config_log(const struct ha_config *cfg);
+
+#endif /* HA_CONFIG_H */

@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HA_CONN_H
+#define HA_CONN_H
+#endif

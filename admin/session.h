@@ -1,0 +1,4 @@
+/* SPDX-License-Identifier: MIT */
+#ifndef HA_SESSION_H
+#define HA_SESSION_H
+#endif

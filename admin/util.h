@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Small helpers shared by every layer: error text into caller buffers,
+ * bounded string copies, constant-time comparison.
+ */
+#ifndef HA_UTIL_H
+#define HA_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#define HA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Formats an error message into err (errlen bytes, always NUL-terminated).
+ * NULL-tolerant (err may be NULL) and never allocates, so it is safe on
+ * every error path. */
+void ha_err_set(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Copies src into dst (dstlen bytes) and NUL-terminates. Returns 0, or -1
+ * when src did not fit (dst then holds a truncated copy). */
+int ha_strlcpy(char *dst, const char *src, size_t dstlen);
+
+/* Compares n bytes in time independent of their contents. Returns true
+ * when equal. Used for password proofs. */
+bool ha_ct_equal(const void *a, const void *b, size_t n);
+
+/* Case-insensitive ASCII equality of two NUL-terminated strings. */
+bool ha_str_ieq(const char *a, const char *b);
+
+/* Levenshtein distance between two short ASCII strings (each at most 63
+ * bytes are considered); used for "did you mean" hints. */
+int ha_str_distance(const char *a, const char *b);
+
+#endif /* HA_UTIL_H */
