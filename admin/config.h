@@ -21,7 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "auth.h"
+#include "credentials.h"
 
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"

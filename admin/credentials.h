@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * User accounts from admin_variables: "user:pass;user:pass" lists
+ * (admin_credentials, stats_credentials, ProxySQL's format). Passwords are
+ * kept only as mysql_native_password stage2 hashes, never in clear.
+ */
+#ifndef HA_CREDENTIALS_H
+#define HA_CREDENTIALS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define HA_SHA1_LEN 20
+#define HA_USER_MAX 128
+
+enum ha_role {
+    HA_ROLE_ADMIN,   /* admin_credentials: everything */
+    HA_ROLE_STATS,   /* stats_credentials: read-only (security issue) */
+    HA_ROLE_MAX
+};
+
+struct ha_user {
+    char name[HA_USER_MAX + 1];   /* user name as the client sends it */
+    enum ha_role role;
+    bool empty_password;          /* the account has no password */
+    uint8_t stage2[HA_SHA1_LEN];  /* SHA1(SHA1(password)) */
+    bool is_default;              /* admin:admin or stats:stats */
+};
+
+/* Parses "user:pass;user:pass" (whitespace around items ignored, empty
+ * items skipped) and appends one struct ha_user per pair to *users
+ * (realloc'd; *n_users updated). A user name is 1..128 characters of
+ * [A-Za-z0-9_.@-]; a name already in *users, a missing ':' or a bad name
+ * is an error. Returns 0, or -1 with err naming the item and what is
+ * allowed; on error *users and *n_users are unchanged. */
+int ha_credentials_parse(const char *spec, enum ha_role role,
+                         struct ha_user **users, size_t *n_users, char *err,
+                         size_t errlen);
+
+/* Writes spec with every password replaced by "****" into out (outlen
+ * bytes): the form shown in global_variables and logs. */
+void ha_credentials_mask(const char *spec, char *out, size_t outlen);
+
+/* Finds name in users (exact, case-sensitive as MySQL user names are);
+ * NULL if absent. */
+const struct ha_user *ha_credentials_find(const struct ha_user *users,
+                                          size_t n_users, const char *name);
+
+#endif /* HA_CREDENTIALS_H */
