@@ -1,2 +1,275 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * SQLite statement -> MySQL text result set (see query.h).
+ *
+ * Column types come from the declared type when there is one, else from
+ * the first row's value: INTEGER -> LONGLONG (binary charset, so drivers
+ * parse numbers), REAL -> DOUBLE, BLOB -> BLOB, TEXT and NULL ->
+ * VAR_STRING in utf8mb4. Because definitions precede rows, the first row
+ * is stepped before the definitions are written.
+ */
+#include "query.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "proto.h"
+
+void
+ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
+              uint32_t caps, uint16_t status)
+{
+    r->out = out;
+    ha_buf_init(&r->scratch);
+    r->seq = seq;
+    r->caps = caps;
+    r->status = status;
+    r->warnings = 0;
+}
+
+void
+ha_reply_free(struct ha_reply *r)
+{
+    ha_buf_free(&r->scratch);
+}
+
+/* Frames the scratch payload into out and empties scratch. */
+static void
+flush_packet(struct ha_reply *r)
+{
+    ha_proto_write_packet(r->out, &r->seq, r->scratch.data, r->scratch.len);
+    ha_buf_reset(&r->scratch);
+}
+
+void
+ha_reply_ok(struct ha_reply *r, uint64_t affected, uint64_t insert_id,
+            const char *info)
+{
+    ha_proto_encode_ok(&r->scratch, 0x00, affected, insert_id, r->status,
+                       r->warnings, info);
+    flush_packet(r);
+}
+
+void
+ha_reply_err(struct ha_reply *r, uint16_t code, const char *sqlstate,
+             const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    ha_proto_encode_err(&r->scratch, code, sqlstate, msg);
+    flush_packet(r);
+}
+
+void
+ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
+{
+    int prim = rc & 0xff;
+
+    if (msg == NULL)
+        msg = sqlite3_errstr(rc);
+    if (strstr(msg, "syntax error") != NULL ||
+        strstr(msg, "incomplete input") != NULL ||
+        strstr(msg, "unrecognized token") != NULL)
+        ha_reply_err(r, 1064, "42000", "%s", msg);
+    else if (strncmp(msg, "no such table", 13) == 0)
+        ha_reply_err(r, 1146, "42S02", "%s", msg);
+    else if (strncmp(msg, "no such column", 14) == 0)
+        ha_reply_err(r, 1054, "42S22", "%s", msg);
+    else if (rc == SQLITE_CONSTRAINT_UNIQUE ||
+             rc == SQLITE_CONSTRAINT_PRIMARYKEY)
+        ha_reply_err(r, 1062, "23000", "%s", msg);
+    else if (rc == SQLITE_CONSTRAINT_NOTNULL)
+        ha_reply_err(r, 1048, "23000", "%s", msg);
+    else if (strstr(msg, "already exists") != NULL)
+        ha_reply_err(r, 1050, "42S01", "%s", msg);
+    else if (prim == SQLITE_BUSY || prim == SQLITE_LOCKED)
+        ha_reply_err(r, 1205, "HY000",
+                     "Lock wait timeout exceeded: %s (another session holds "
+                     "a write transaction)",
+                     msg);
+    else
+        ha_reply_err(r, 1105, "HY000", "%s", msg);
+}
+
+/* The EOF that ends column definitions, omitted with DEPRECATE_EOF. */
+static void
+defs_end(struct ha_reply *r)
+{
+    if (r->caps & HA_CLIENT_DEPRECATE_EOF)
+        return;
+    ha_proto_encode_eof(&r->scratch, r->warnings, r->status);
+    flush_packet(r);
+}
+
+/* The packet that ends the rows: EOF, or an OK with header 0xFE. */
+static void
+rows_end(struct ha_reply *r)
+{
+    if (r->caps & HA_CLIENT_DEPRECATE_EOF)
+        ha_proto_encode_ok(&r->scratch, 0xFE, 0, 0, r->status, r->warnings,
+                           NULL);
+    else
+        ha_proto_encode_eof(&r->scratch, r->warnings, r->status);
+    flush_packet(r);
+}
+
+void
+ha_reply_single(struct ha_reply *r, const char *name, const char *value)
+{
+    struct ha_coldef c = {
+        "", "", "", name, "", HA_COLLATION_UTF8MB4_0900, 1024,
+        HA_TYPE_VAR_STRING, 0, 0x1f,
+    };
+
+    ha_proto_put_lenenc(&r->scratch, 1);
+    flush_packet(r);
+    ha_proto_encode_coldef(&r->scratch, &c, false);
+    flush_packet(r);
+    defs_end(r);
+    if (value == NULL)
+        ha_buf_append_u8(&r->scratch, 0xFB);
+    else
+        ha_proto_put_lenenc_str(&r->scratch, value, strlen(value));
+    flush_packet(r);
+    rows_end(r);
+}
+
+static int
+type_from_decl(const char *decl)
+{
+    /* SQLite's affinity rules (datatype3.html, section 3.1), in order. */
+    if (decl == NULL || *decl == '\0')
+        return -1;
+    if (strcasestr(decl, "INT") != NULL)
+        return SQLITE_INTEGER;
+    if (strcasestr(decl, "CHAR") != NULL || strcasestr(decl, "CLOB") ||
+        strcasestr(decl, "TEXT") != NULL)
+        return SQLITE_TEXT;
+    if (strcasestr(decl, "BLOB") != NULL)
+        return SQLITE_BLOB;
+    if (strcasestr(decl, "REAL") != NULL || strcasestr(decl, "FLOA") ||
+        strcasestr(decl, "DOUB") != NULL)
+        return SQLITE_FLOAT;
+    return -1;
+}
+
+static void
+coldef_for(sqlite3_stmt *stmt, int i, bool have_row, struct ha_coldef *c)
+{
+    int t = type_from_decl(sqlite3_column_decltype(stmt, i));
+    const char *s;
+
+    if (t < 0)
+        t = have_row ? sqlite3_column_type(stmt, i) : SQLITE_NULL;
+    memset(c, 0, sizeof(*c));
+    c->name = sqlite3_column_name(stmt, i);
+    s = sqlite3_column_origin_name(stmt, i);
+    c->org_name = s ? s : "";
+    s = sqlite3_column_table_name(stmt, i);
+    c->table = s ? s : "";
+    c->org_table = c->table;
+    s = sqlite3_column_database_name(stmt, i);
+    c->schema = s ? s : "";
+    if (c->name == NULL)
+        c->name = "";
+    switch (t) {
+    case SQLITE_INTEGER:
+        c->type = HA_TYPE_LONGLONG;
+        c->collation = HA_COLLATION_BINARY;
+        c->length = 20;
+        c->flags = HA_FLAG_BINARY | HA_FLAG_NUM;
+        break;
+    case SQLITE_FLOAT:
+        c->type = HA_TYPE_DOUBLE;
+        c->collation = HA_COLLATION_BINARY;
+        c->length = 22;
+        c->flags = HA_FLAG_BINARY | HA_FLAG_NUM;
+        c->decimals = 0x1f;
+        break;
+    case SQLITE_BLOB:
+        c->type = HA_TYPE_BLOB;
+        c->collation = HA_COLLATION_BINARY;
+        c->length = 0xffffffffu;
+        c->flags = HA_FLAG_BLOB | HA_FLAG_BINARY;
+        break;
+    default:
+        c->type = HA_TYPE_VAR_STRING;
+        c->collation = HA_COLLATION_UTF8MB4_0900;
+        c->length = 1024;
+        c->decimals = 0x1f;
+        break;
+    }
+}
+
+static void
+put_row(struct ha_reply *r, sqlite3_stmt *stmt, int ncol)
+{
+    for (int i = 0; i < ncol; i++) {
+        if (sqlite3_column_type(stmt, i) == SQLITE_NULL) {
+            ha_buf_append_u8(&r->scratch, 0xFB);
+        } else if (sqlite3_column_type(stmt, i) == SQLITE_BLOB) {
+            const void *p = sqlite3_column_blob(stmt, i);
+            ha_proto_put_lenenc_str(&r->scratch, p,
+                                    (size_t)sqlite3_column_bytes(stmt, i));
+        } else {
+            const unsigned char *p = sqlite3_column_text(stmt, i);
+            ha_proto_put_lenenc_str(&r->scratch, p,
+                                    (size_t)sqlite3_column_bytes(stmt, i));
+        }
+    }
+    flush_packet(r);
+}
+
+int
+ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
+              const char *info)
+{
+    int ncol = sqlite3_column_count(stmt);
+    sqlite3_int64 changes_before = sqlite3_total_changes64(db);
+    sqlite3_int64 rowid_before = sqlite3_last_insert_rowid(db);
+    int rc = sqlite3_step(stmt);
+
+    if (ncol == 0 || (rc != SQLITE_ROW && rc != SQLITE_DONE)) {
+        while (rc == SQLITE_ROW)
+            rc = sqlite3_step(stmt);
+        if (rc != SQLITE_DONE) {
+            ha_reply_sqlite_err(r, sqlite3_extended_errcode(db),
+                                sqlite3_errmsg(db));
+            return rc;
+        }
+        uint64_t affected = 0, insert_id = 0;
+        if (sqlite3_total_changes64(db) != changes_before)
+            affected = (uint64_t)sqlite3_changes64(db);
+        if (sqlite3_last_insert_rowid(db) != rowid_before)
+            insert_id = (uint64_t)sqlite3_last_insert_rowid(db);
+        ha_reply_ok(r, affected, insert_id, info);
+        return rc;
+    }
+
+    ha_proto_put_lenenc(&r->scratch, (uint64_t)ncol);
+    flush_packet(r);
+    for (int i = 0; i < ncol; i++) {
+        struct ha_coldef c;
+        coldef_for(stmt, i, rc == SQLITE_ROW, &c);
+        ha_proto_encode_coldef(&r->scratch, &c, false);
+        flush_packet(r);
+    }
+    defs_end(r);
+    while (rc == SQLITE_ROW) {
+        put_row(r, stmt, ncol);
+        rc = sqlite3_step(stmt);
+    }
+    if (rc != SQLITE_DONE) {
+        ha_reply_sqlite_err(r, sqlite3_extended_errcode(db),
+                            sqlite3_errmsg(db));
+        return rc;
+    }
+    rows_end(r);
+    return rc;
+}

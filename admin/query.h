@@ -1,4 +1,54 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: MIT
+ *
+ * Replies to a command: OK, ERR and text result sets built from an SQLite
+ * statement, framed into packets with the right sequence ids and, for
+ * result sets, the EOF or CLIENT_DEPRECATE_EOF framing the client
+ * negotiated (MySQL protocol: Text Resultset, OK_Packet, EOF_Packet).
+ */
 #ifndef HA_QUERY_H
 #define HA_QUERY_H
-#endif
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+struct ha_reply {
+    struct ha_buf *out;      /* framed packets are appended here */
+    struct ha_buf scratch;   /* one payload being built */
+    uint8_t seq;             /* sequence id of the next packet */
+    uint32_t caps;           /* negotiated capabilities (HA_CLIENT_*) */
+    uint16_t status;         /* server status flags for OK/EOF */
+    uint16_t warnings;
+};
+
+/* Starts a reply whose first packet has sequence id seq. */
+void ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
+                   uint32_t caps, uint16_t status);
+void ha_reply_free(struct ha_reply *r);
+
+void ha_reply_ok(struct ha_reply *r, uint64_t affected, uint64_t insert_id,
+                 const char *info);
+void ha_reply_err(struct ha_reply *r, uint16_t code, const char *sqlstate,
+                  const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Sends an SQLite error (rc and message of db) as the MySQL error that
+ * best matches it: 1064 syntax, 1146 no such table, 1054 no such column,
+ * 1062 duplicate key, 1048 NOT NULL, 1050 table exists, 1205 busy, else
+ * 1105 with SQLite's message. */
+void ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg);
+
+/* A one-row, one-column text result set named name. value NULL sends
+ * SQL NULL. */
+void ha_reply_single(struct ha_reply *r, const char *name,
+                     const char *value);
+
+/* Steps stmt to completion and replies with a result set (when it has
+ * columns) or an OK carrying the rows it changed. On an SQLite error the
+ * reply ends with ERR (after any rows already sent, as the protocol
+ * allows). info, if not NULL, is sent in the OK's info field. Returns the
+ * final SQLite code (SQLITE_DONE on success). */
+int ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
+                  const char *info);
+
+#endif /* HA_QUERY_H */

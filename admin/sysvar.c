@@ -1,2 +1,75 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * The table of MySQL system variables heapadmind reports (see sysvar.h).
+ * Session-dependent ones (autocommit, the current schema) are answered by
+ * the session layer before this table is consulted.
+ */
+#include "sysvar.h"
+
+#include <stddef.h>
+
+#include "util.h"
+
+#define INT(n, v) {n, HA_SYSVAR_INT, v, NULL}
+#define TEXT(n, v) {n, HA_SYSVAR_TEXT, 0, v}
+
+static const struct ha_sysvar sysvars[] = {
+    TEXT("version", HA_SERVER_VERSION),
+    TEXT("version_comment", HA_VERSION_COMMENT),
+    TEXT("version_compile_os", "Linux"),
+    TEXT("version_compile_machine", "x86_64"),
+    INT("auto_increment_increment", 1),
+    INT("auto_increment_offset", 1),
+    TEXT("character_set_client", "utf8mb4"),
+    TEXT("character_set_connection", "utf8mb4"),
+    TEXT("character_set_database", "utf8mb4"),
+    {"character_set_results", HA_SYSVAR_NULL, 0, NULL},
+    TEXT("character_set_server", "utf8mb4"),
+    TEXT("character_set_system", "utf8mb3"),
+    TEXT("collation_connection", "utf8mb4_0900_ai_ci"),
+    TEXT("collation_database", "utf8mb4_0900_ai_ci"),
+    TEXT("collation_server", "utf8mb4_0900_ai_ci"),
+    TEXT("init_connect", ""),
+    INT("interactive_timeout", 28800),
+    TEXT("license", "MIT"),
+    INT("lower_case_table_names", 0),
+    INT("max_allowed_packet", 67108864),
+    INT("net_buffer_length", 16384),
+    INT("net_write_timeout", 60),
+    INT("net_read_timeout", 30),
+    INT("performance_schema", 0),
+    INT("query_cache_size", 0),
+    TEXT("query_cache_type", "OFF"),
+    TEXT("sql_mode", "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION"),
+    TEXT("system_time_zone", "UTC"),
+    TEXT("time_zone", "SYSTEM"),
+    TEXT("transaction_isolation", "SERIALIZABLE"),
+    TEXT("tx_isolation", "SERIALIZABLE"),
+    INT("transaction_read_only", 0),
+    INT("tx_read_only", 0),
+    INT("wait_timeout", 28800),
+    INT("sql_select_limit", -1),
+    INT("sql_auto_is_null", 0),
+    INT("sql_safe_updates", 0),
+    INT("max_execution_time", 0),
+    INT("have_ssl", 0),
+    TEXT("default_storage_engine", "SQLite"),
+    TEXT("default_authentication_plugin", "mysql_native_password"),
+    TEXT("hostname", "localhost"),
+    INT("port", 6032),
+    TEXT("socket", ""),
+    INT("read_only", 0),
+    INT("super_read_only", 0),
+    INT("server_id", 0),
+    TEXT("protocol_version", "10"),
+    TEXT("tls_version", ""),
+};
+
+const struct ha_sysvar *
+ha_sysvar_find(const char *name)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(sysvars); i++)
+        if (ha_str_ieq(sysvars[i].name, name))
+            return &sysvars[i];
+    return NULL;
+}

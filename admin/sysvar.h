@@ -1,4 +1,34 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: MIT
+ *
+ * MySQL system variables as clients expect to read them with @@name
+ * (mysql CLI, Connector/J's start-up SELECT, .NET and Go drivers). Values
+ * are what a MySQL 8.0 server with utf8mb4 defaults would report, so
+ * drivers configure themselves without extra round trips.
+ */
 #ifndef HA_SYSVAR_H
 #define HA_SYSVAR_H
-#endif
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+
+/* "8.0.35-heapadmin-<version>": starts with a decimal major (PyMySQL
+ * parses it) and does not say MariaDB (mysql2 would switch dialects). */
+#define HA_SERVER_VERSION "8.0.35-heapadmin-" PACKAGE_VERSION
+#define HA_VERSION_COMMENT "heapadmin admin interface for jemalloc"
+
+enum ha_sysvar_type { HA_SYSVAR_INT, HA_SYSVAR_TEXT, HA_SYSVAR_NULL };
+
+struct ha_sysvar {
+    const char *name;          /* lower case, without @@ */
+    enum ha_sysvar_type type;
+    int64_t ival;              /* HA_SYSVAR_INT */
+    const char *sval;          /* HA_SYSVAR_TEXT */
+};
+
+/* Looks up a global system variable by name (case-insensitive). Returns
+ * NULL for names the server does not know. */
+const struct ha_sysvar *ha_sysvar_find(const char *name);
+
+#endif /* HA_SYSVAR_H */
