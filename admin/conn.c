@@ -1,2 +1,502 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * Client connections (see conn.h).
+ *
+ * The read callback loops decode -> dispatch -> encode while whole packets
+ * are buffered and stops once a close is pending. Replies are built in
+ * c->out and queued on the bufferevent after each packet; a connection
+ * that must close (QUIT, failed login, malformed packet) is freed only
+ * when its last reply has been written.
+ */
+#include "conn.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "auth.h"
+#include "log.h"
+#include "query.h"
+#include "sysvar.h"
+#include "util.h"
+
+static void conn_read_cb(struct bufferevent *bev, void *arg);
+static void conn_write_cb(struct bufferevent *bev, void *arg);
+static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
+
+static const char *const state_names[HA_CONN_STATE_MAX] = {
+    "handshake", "auth_switch", "command", "closing",
+};
+
+const char *
+ha_conn_state_name(enum ha_conn_state state)
+{
+    return state < HA_CONN_STATE_MAX ? state_names[state] : "invalid";
+}
+
+static void
+conn_set_state(struct ha_conn *c, enum ha_conn_state state)
+{
+    if (state >= HA_CONN_STATE_MAX)
+        state = HA_CONN_CLOSING;
+    if (c->state != state)
+        ha_log_debug("connection %u: %s -> %s", c->id,
+                     ha_conn_state_name(c->state), ha_conn_state_name(state));
+    c->state = state;
+}
+
+/* ------------------------------------------------------------------ */
+/* Low level: peers, output, teardown                                   */
+/* ------------------------------------------------------------------ */
+
+static void
+describe_peer(struct ha_conn *c, const struct sockaddr *sa)
+{
+    char addr[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+
+    c->is_local = false;
+    if (sa->sa_family == AF_INET) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
+        inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
+        port = ntohs(in->sin_port);
+        c->is_local = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
+        snprintf(c->peer, sizeof(c->peer), "%s:%d", addr, port);
+    } else if (sa->sa_family == AF_INET6) {
+        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
+        inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
+        port = ntohs(in6->sin6_port);
+        c->is_local = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
+                      (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
+                       in6->sin6_addr.s6_addr[12] == 127);
+        snprintf(c->peer, sizeof(c->peer), "[%s]:%d", addr, port);
+    } else {
+        ha_strlcpy(addr, "localhost", sizeof(addr));
+        c->is_local = true;
+        ha_strlcpy(c->peer, "unix socket", sizeof(c->peer));
+    }
+    ha_strlcpy(c->host, addr, sizeof(c->host));
+}
+
+void
+ha_conn_free(struct ha_conn *c)
+{
+    if (c == NULL)
+        return;
+    if (c->env->on_close != NULL)
+        c->env->on_close(c, c->env->arg);
+    if (c->session_open)
+        ha_session_close(&c->session);
+    if (c->bev != NULL)
+        bufferevent_free(c->bev);
+    ha_proto_reader_free(&c->reader);
+    ha_buf_free(&c->out);
+    free(c);
+}
+
+/* Queues c->out on the bufferevent. Returns -1 if the connection was
+ * freed (the caller must not touch c again). */
+static int
+conn_flush(struct ha_conn *c)
+{
+    struct evbuffer *output = bufferevent_get_output(c->bev);
+
+    if (ha_buf_failed(&c->out)) {
+        ha_log_error("connection %u (%s): out of memory building a reply; "
+                     "closing",
+                     c->id, c->peer);
+        ha_conn_free(c);
+        return -1;
+    }
+    if (c->out.len > 0) {
+        if (bufferevent_write(c->bev, c->out.data, c->out.len) != 0) {
+            ha_log_error("connection %u (%s): cannot queue %zu bytes; "
+                         "closing",
+                         c->id, c->peer, c->out.len);
+            ha_conn_free(c);
+            return -1;
+        }
+        ha_buf_reset(&c->out);
+        /* Large replies: give the memory back instead of keeping the
+         * high-water mark per idle connection. */
+        if (c->out.cap > (1u << 20))
+            ha_buf_free(&c->out);
+    }
+    if (c->state == HA_CONN_CLOSING) {
+        bufferevent_disable(c->bev, EV_READ);
+        if (evbuffer_get_length(output) == 0) {
+            ha_conn_free(c);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Frames payload (built by fn into a scratch buffer) as the next packet. */
+static void
+send_payload(struct ha_conn *c, const struct ha_buf *payload)
+{
+    ha_proto_write_packet(&c->out, &c->seq, payload->data, payload->len);
+}
+
+/* Sends ERR (with SQLSTATE once capabilities are negotiated) and marks
+ * the connection to close after it is written. */
+static void
+fail_and_close(struct ha_conn *c, uint16_t code, const char *sqlstate,
+               const char *msg)
+{
+    struct ha_buf p = HA_BUF_INIT;
+
+    ha_proto_encode_err(&p, code, sqlstate, msg);
+    send_payload(c, &p);
+    ha_buf_free(&p);
+    conn_set_state(c, HA_CONN_CLOSING);
+}
+
+static void
+send_ok(struct ha_conn *c, uint16_t status, const char *info)
+{
+    struct ha_buf p = HA_BUF_INIT;
+
+    ha_proto_encode_ok(&p, 0x00, 0, 0, status, 0, info);
+    send_payload(c, &p);
+    ha_buf_free(&p);
+}
+
+/* ------------------------------------------------------------------ */
+/* Connection phase                                                     */
+/* ------------------------------------------------------------------ */
+
+static int
+send_handshake(struct ha_conn *c)
+{
+    struct ha_buf p = HA_BUF_INIT;
+    struct ha_handshake h;
+
+    if (ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
+        ha_log_error("connection %u (%s): the CSPRNG failed; refusing the "
+                     "connection",
+                     c->id, c->peer);
+        return -1;
+    }
+    h.server_version = HA_SERVER_VERSION;
+    h.connection_id = c->id;
+    memcpy(h.scramble, c->scramble, sizeof(h.scramble));
+    h.capabilities = HA_SERVER_CAPABILITIES;
+    h.collation = HA_COLLATION_UTF8MB4_0900 & 0xff;
+    h.status = HA_STATUS_AUTOCOMMIT;
+    h.auth_plugin = HA_AUTH_NATIVE_PLUGIN;
+    c->seq = 0;
+    ha_proto_encode_handshake(&p, &h);
+    send_payload(c, &p);
+    ha_buf_free(&p);
+    return 0;
+}
+
+/* Verifies resp against the account and either opens the session and
+ * sends OK, or sends ERR 1045 and closes. */
+static void
+finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
+{
+    const struct ha_user *u =
+        ha_credentials_find(c->env->users, c->env->n_users, c->user);
+    bool with_password = resp_len > 0 && !(resp_len == 1 && resp[0] == 0);
+    char err[512];
+
+    if (u == NULL || !ha_auth_native_check(u, c->scramble, resp, resp_len)) {
+        ha_log_warn("login failed: user '%s' from %s (connection %u): %s",
+                    c->user, c->peer, c->id,
+                    u == NULL ? "unknown user" : "wrong password");
+        snprintf(err, sizeof(err),
+                 "Access denied for user '%s'@'%s' (using password: %s)",
+                 c->user, c->host, with_password ? "YES" : "NO");
+        fail_and_close(c, 1045, "28000", err);
+        return;
+    }
+    if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
+        ha_log_warn("login failed: user '%s' from %s (connection %u): "
+                    "unknown database '%s'",
+                    c->user, c->peer, c->id, c->db);
+        snprintf(err, sizeof(err), "Unknown database '%s'", c->db);
+        fail_and_close(c, 1049, "42000", err);
+        return;
+    }
+    if (ha_session_open(&c->session, c->env->shared, c->id, err,
+                        sizeof(err)) != 0) {
+        ha_log_error("connection %u (%s): %s", c->id, c->peer, err);
+        fail_and_close(c, 1105, "HY000", err);
+        return;
+    }
+    c->session_open = true;
+    ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
+    c->session.role = u->role;
+    ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));
+    if (c->db[0] != '\0')
+        ha_session_use(&c->session, c->db);
+    ha_log_info("login: user '%s' from %s (connection %u, %s)", u->name,
+                c->peer, c->id, u->role == HA_ROLE_ADMIN ? "admin" : "stats");
+    send_ok(c, ha_session_status(&c->session), NULL);
+    conn_set_state(c, HA_CONN_COMMAND);
+}
+
+static void
+on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
+{
+    struct ha_handshake_response hr;
+    char err[256];
+    const char *plugin;
+
+    if (ha_proto_decode_handshake_response(p, len, &hr, err, sizeof(err)) !=
+        0) {
+        ha_log_warn("connection %u (%s): bad HandshakeResponse41: %s", c->id,
+                    c->peer, err);
+        fail_and_close(c, 1043, "08S01", "Bad handshake");
+        return;
+    }
+    c->caps = hr.capabilities & HA_SERVER_CAPABILITIES;
+    if (hr.is_ssl_request) {
+        ha_log_warn("connection %u (%s): client asked for TLS, which this "
+                    "server did not offer",
+                    c->id, c->peer);
+        fail_and_close(c, 1043, "08S01",
+                       "TLS was requested but this server does not offer it "
+                       "(connect without TLS, e.g. mariadb --skip-ssl)");
+        return;
+    }
+    ha_strlcpy(c->user, hr.user, sizeof(c->user));
+    if ((c->caps & HA_CLIENT_CONNECT_WITH_DB) && hr.has_db)
+        ha_strlcpy(c->db, hr.db, sizeof(c->db));
+
+    /* A client that answered for another plugin (libmysqlclient <= 8.0.25
+     * always names caching_sha2_password) or sent a proof of the wrong
+     * size is asked to switch, once, with a fresh reading of our scramble
+     * (MySQL protocol: Protocol::AuthSwitchRequest). */
+    plugin = (hr.has_plugin && hr.plugin[0] != '\0') ? hr.plugin
+                                                     : HA_AUTH_NATIVE_PLUGIN;
+    if ((strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) != 0 ||
+         (hr.auth_len != HA_SHA1_LEN && hr.auth_len > 1)) &&
+        (c->caps & HA_CLIENT_PLUGIN_AUTH)) {
+        struct ha_buf b = HA_BUF_INIT;
+        ha_proto_encode_auth_switch(&b, HA_AUTH_NATIVE_PLUGIN, c->scramble);
+        send_payload(c, &b);
+        ha_buf_free(&b);
+        conn_set_state(c, HA_CONN_AUTH_SWITCH);
+        return;
+    }
+    finish_auth(c, hr.auth, hr.auth_len);
+}
+
+/* ------------------------------------------------------------------ */
+/* Command phase                                                        */
+/* ------------------------------------------------------------------ */
+
+static void
+on_command(struct ha_conn *c, const uint8_t *p, size_t len)
+{
+    struct ha_reply r;
+    char name[HA_PROTO_MAX_DB + 1];
+
+    ha_reply_init(&r, &c->out, c->seq, c->caps,
+                  ha_session_status(&c->session));
+    switch (p[0]) {
+    case HA_COM_QUIT:
+        conn_set_state(c, HA_CONN_CLOSING);
+        break;
+    case HA_COM_PING:
+        ha_reply_ok(&r, 0, 0, NULL);
+        break;
+    case HA_COM_INIT_DB:
+        if (len - 1 >= sizeof(name)) {
+            ha_reply_err(&r, 1049, "42000", "Unknown database (name longer "
+                         "than %d bytes)", HA_PROTO_MAX_DB);
+            break;
+        }
+        memcpy(name, p + 1, len - 1);
+        name[len - 1] = '\0';
+        if (ha_session_use(&c->session, name) != 0)
+            ha_reply_err(&r, 1049, "42000", "Unknown database '%s'", name);
+        else
+            ha_reply_ok(&r, 0, 0, NULL);
+        break;
+    case HA_COM_QUERY:
+        ha_log_debug("connection %u: query: %.*s", c->id,
+                     (int)(len - 1 > 200 ? 200 : len - 1),
+                     (const char *)p + 1);
+        ha_session_query(&c->session, (const char *)p + 1, len - 1, &r);
+        break;
+    default:
+        ha_reply_err(&r, 1047, "08S01",
+                     "Unknown command 0x%02x: this server implements "
+                     "COM_QUERY, COM_PING, COM_INIT_DB and COM_QUIT",
+                     p[0]);
+        break;
+    }
+    c->seq = r.seq;
+    ha_reply_free(&r);
+}
+
+/* ------------------------------------------------------------------ */
+/* Callbacks                                                            */
+/* ------------------------------------------------------------------ */
+
+static void
+dispatch(struct ha_conn *c)
+{
+    const uint8_t *p = c->reader.payload.data;
+    size_t len = c->reader.payload.len;
+    /* Commands start a new sequence at 0; the connection phase continues
+     * the numbering (MySQL protocol: Sequence ID). */
+    uint8_t want = c->state == HA_CONN_COMMAND ? 0 : c->seq;
+
+    if (c->reader.first_seq != want) {
+        char msg[128];
+        ha_log_warn("connection %u (%s): packet with sequence id %u, "
+                    "expected %u; closing",
+                    c->id, c->peer, c->reader.first_seq, want);
+        snprintf(msg, sizeof(msg),
+                 "Got packets out of order (sequence id %u, expected %u)",
+                 c->reader.first_seq, want);
+        c->seq = (uint8_t)(c->reader.last_seq + 1);
+        fail_and_close(c, 1156, "08S01", msg);
+        return;
+    }
+    c->seq = (uint8_t)(c->reader.last_seq + 1);
+    switch (c->state) {
+    case HA_CONN_HANDSHAKE:
+        on_handshake_response(c, p, len);
+        break;
+    case HA_CONN_AUTH_SWITCH:
+        finish_auth(c, p, len);
+        break;
+    case HA_CONN_COMMAND:
+        if (len == 0) {
+            fail_and_close(c, 1047, "08S01", "Empty command packet");
+            break;
+        }
+        on_command(c, p, len);
+        break;
+    default:
+        break;
+    }
+}
+
+static void
+conn_read_cb(struct bufferevent *bev, void *arg)
+{
+    struct ha_conn *c = arg;
+    struct evbuffer *input = bufferevent_get_input(bev);
+    char err[256];
+
+    while (c->state != HA_CONN_CLOSING) {
+        struct evbuffer_iovec v;
+        bool ready = false;
+        ssize_t used;
+
+        if (evbuffer_peek(input, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
+            break;
+        used = ha_proto_reader_feed(&c->reader, v.iov_base, v.iov_len,
+                                    &ready, err, sizeof(err));
+        if (used < 0) {
+            ha_log_warn("connection %u (%s): malformed input: %s; closing",
+                        c->id, c->peer, err);
+            if (strstr(err, "max") != NULL || strstr(err, "large") != NULL)
+                fail_and_close(c, 1153, "08S01",
+                               "Got a packet bigger than "
+                               "'max_allowed_packet' bytes");
+            else
+                fail_and_close(c, 1156, "08S01", err);
+            evbuffer_drain(input, evbuffer_get_length(input));
+            break;
+        }
+        evbuffer_drain(input, (size_t)used);
+        if (ready) {
+            dispatch(c);
+            ha_proto_reader_next(&c->reader);
+            if (conn_flush(c) != 0)
+                return;
+        }
+    }
+    conn_flush(c);
+}
+
+static void
+conn_write_cb(struct bufferevent *bev, void *arg)
+{
+    struct ha_conn *c = arg;
+
+    (void)bev;
+    if (c->state == HA_CONN_CLOSING)
+        ha_conn_free(c);
+}
+
+static void
+conn_event_cb(struct bufferevent *bev, short what, void *arg)
+{
+    struct ha_conn *c = arg;
+
+    (void)bev;
+    if (what & BEV_EVENT_ERROR)
+        ha_log_info("connection %u (%s): closed: %s", c->id, c->peer,
+                    evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
+    else if (what & BEV_EVENT_EOF)
+        ha_log_debug("connection %u (%s): closed by the client", c->id,
+                     c->peer);
+    if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
+        ha_conn_free(c);
+}
+
+struct ha_conn *
+ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
+            const struct sockaddr *addr, int addrlen, uint32_t id)
+{
+    struct ha_conn *c = calloc(1, sizeof(*c));
+    int one = 1;
+
+    (void)addrlen;
+    if (c == NULL) {
+        ha_log_error("out of memory accepting a connection");
+        evutil_closesocket(fd);
+        return NULL;
+    }
+    c->env = env;
+    c->id = id;
+    c->connected_at = time(NULL);
+    c->state = HA_CONN_HANDSHAKE;
+    describe_peer(c, addr);
+    ha_proto_reader_init(&c->reader, env->max_packet);
+    ha_buf_init(&c->out);
+    if (addr->sa_family != AF_UNIX)
+        /* Replies are written whole; don't let Nagle hold the last one. */
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    c->bev = bufferevent_socket_new(env->base, fd,
+                                    BEV_OPT_CLOSE_ON_FREE);
+    if (c->bev == NULL) {
+        ha_log_error("connection %u (%s): cannot create a bufferevent", id,
+                     c->peer);
+        evutil_closesocket(fd);
+        ha_proto_reader_free(&c->reader);
+        free(c);
+        return NULL;
+    }
+    bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+    ha_log_debug("connection %u from %s", id, c->peer);
+    if (send_handshake(c) != 0 ||
+        bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
+        bufferevent_free(c->bev);
+        ha_proto_reader_free(&c->reader);
+        ha_buf_free(&c->out);
+        free(c);
+        return NULL;
+    }
+    if (conn_flush(c) != 0)
+        return NULL;
+    return c;
+}

@@ -1,4 +1,88 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: MIT
+ *
+ * One client connection: a state machine on a libevent bufferevent that
+ * runs the connection phase (HandshakeV10, HandshakeResponse41, optional
+ * AuthSwitchRequest, OK/ERR) and then the command phase, handing
+ * COM_QUERY to the session. It never blocks: input is decoded as whole
+ * packets arrive and replies are queued on the bufferevent.
+ */
 #ifndef HA_CONN_H
 #define HA_CONN_H
-#endif
+
+#include <event2/event.h>
+#include <event2/util.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "buf.h"
+#include "credentials.h"
+#include "proto.h"
+#include "session.h"
+
+struct bufferevent;
+struct ha_conn;
+
+enum ha_conn_state {
+    HA_CONN_HANDSHAKE,     /* greeting sent, awaiting HandshakeResponse41 */
+    HA_CONN_AUTH_SWITCH,   /* AuthSwitchRequest sent, awaiting its answer */
+    HA_CONN_COMMAND,       /* authenticated: command phase */
+    HA_CONN_CLOSING,       /* last reply queued; close once written */
+    HA_CONN_STATE_MAX
+};
+
+/* What a connection needs from its server; owned by the server. */
+struct ha_conn_env {
+    struct event_base *base;
+    const struct ha_user *users;          /* accounts that may log in */
+    size_t n_users;
+    const struct ha_session_shared *shared;
+    size_t max_packet;                    /* largest logical payload, bytes */
+    /* Called once when the connection is about to be freed. */
+    void (*on_close)(struct ha_conn *c, void *arg);
+    void *arg;
+};
+
+struct ha_conn {
+    /* Identity */
+    uint32_t id;                          /* connection id, from 1 */
+    char peer[80];                        /* "127.0.0.1:52044", "unix" */
+    char host[64];                        /* peer address without port */
+    bool is_local;                        /* loopback or unix socket */
+    time_t connected_at;
+
+    /* Transport */
+    const struct ha_conn_env *env;
+    struct bufferevent *bev;
+    enum ha_conn_state state;
+    struct ha_pkt_reader reader;          /* input framing */
+    struct ha_buf out;                    /* replies not yet queued */
+
+    /* Connection phase */
+    uint8_t scramble[HA_SCRAMBLE_LEN];
+    uint8_t seq;                          /* next server sequence id */
+    uint32_t caps;                        /* client & server capabilities */
+    char user[HA_USER_MAX + 1];
+    char db[HA_PROTO_MAX_DB + 1];         /* schema asked for at login */
+
+    /* Command phase */
+    struct ha_session session;
+    bool session_open;
+
+    struct ha_conn *prev, *next;          /* the server's list */
+};
+
+/* Takes ownership of fd (accepted from addr) and sends HandshakeV10.
+ * Returns the connection, or NULL (fd closed, reason logged). */
+struct ha_conn *ha_conn_new(const struct ha_conn_env *env,
+                            evutil_socket_t fd, const struct sockaddr *addr,
+                            int addrlen, uint32_t id);
+
+/* Closes the connection at once (server shutdown): no more callbacks,
+ * memory freed, env->on_close called. */
+void ha_conn_free(struct ha_conn *c);
+
+const char *ha_conn_state_name(enum ha_conn_state state);
+
+#endif /* HA_CONN_H */

@@ -1,4 +1,38 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: MIT
+ *
+ * Process plumbing for heapadmind: the datadir, the pid file that doubles
+ * as the single-instance lock, and daemonizing with a readiness pipe so
+ * that start-up errors still reach the terminal that started us.
+ */
 #ifndef HA_DAEMON_H
 #define HA_DAEMON_H
-#endif
+
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Creates datadir (and missing parents, mode 0750) and checks that files
+ * can be created in it. Writes its absolute path to abs (abslen bytes).
+ * Returns 0, or -1 with err naming the path and the reason. */
+int ha_daemon_prepare_datadir(const char *datadir, char *abs, size_t abslen,
+                              char *err, size_t errlen);
+
+/* Opens and locks path (flock, so the lock survives fork). Returns the
+ * descriptor, or -1 with err set; when another process holds the lock,
+ * err names its pid as recorded in the file. */
+int ha_daemon_lock_pidfile(const char *path, char *err, size_t errlen);
+
+/* Replaces the pid file's content with pid. Returns 0 or -1 (errno). */
+int ha_daemon_write_pid(int fd, pid_t pid);
+
+/* Forks into the background: the parent waits on a pipe and exits 0 when
+ * the child calls ha_daemon_ready(fd, NULL), or prints the child's error
+ * and exits 1. In the child (returned fd >= 0) the process is a session
+ * leader with stdin and stdout on /dev/null. Returns -1 with err if fork
+ * failed (in the original process). */
+int ha_daemon_start(char *err, size_t errlen);
+
+/* Reports start-up success (msg NULL) or failure (msg) to the waiting
+ * parent and closes fd. No-op when fd < 0. */
+void ha_daemon_ready(int fd, const char *msg);
+
+#endif /* HA_DAEMON_H */

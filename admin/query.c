@@ -226,6 +226,16 @@ put_row(struct ha_reply *r, sqlite3_stmt *stmt, int ncol)
     flush_packet(r);
 }
 
+/* The statement may have opened or closed a transaction (SAVEPOINT,
+ * RELEASE): report IN_TRANS as it is now. */
+static void
+refresh_in_trans(struct ha_reply *r, sqlite3 *db)
+{
+    r->status = (uint16_t)((r->status & ~HA_STATUS_IN_TRANS) |
+                           (sqlite3_get_autocommit(db) ? 0
+                                                       : HA_STATUS_IN_TRANS));
+}
+
 int
 ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
               const char *info)
@@ -248,6 +258,7 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
             affected = (uint64_t)sqlite3_changes64(db);
         if (sqlite3_last_insert_rowid(db) != rowid_before)
             insert_id = (uint64_t)sqlite3_last_insert_rowid(db);
+        refresh_in_trans(r, db);
         ha_reply_ok(r, affected, insert_id, info);
         return rc;
     }
@@ -270,6 +281,7 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
                             sqlite3_errmsg(db));
         return rc;
     }
+    refresh_in_trans(r, db);
     rows_end(r);
     return rc;
 }

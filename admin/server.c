@@ -1,2 +1,361 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * The admin server (see server.h): evconnlistener per interface,
+ * connections in a doubly linked list, one memdb database shared by all
+ * sessions.
+ */
+#include "server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/listener.h>
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "conn.h"
+#include "log.h"
+#include "session.h"
+#include "util.h"
+#include "vtab.h"
+
+/* Largest logical packet accepted, bytes (MySQL 8.0's default
+ * max_allowed_packet). */
+#define HA_SERVER_MAX_PACKET (64u << 20)
+
+struct listener {
+    struct evconnlistener *l;
+    struct ha_iface iface;
+    int port;                      /* bound TCP port; 0 for unix */
+    char desc[300];                /* "127.0.0.1:6032" or the socket path */
+    struct ha_server *server;
+};
+
+struct ha_server {
+    struct event_base *base;
+    const struct ha_config *cfg;
+    char *datadir;
+
+    struct ha_vtab_ctx vtab;       /* shared by every session */
+    struct ha_session_shared shared;
+    sqlite3 *keeper;               /* holds the memdb database open */
+    struct ha_conn_env env;
+
+    struct listener *listeners;
+    size_t n_listeners;
+
+    struct ha_conn *conns;         /* live connections */
+    size_t n_conns;
+    uint32_t next_id;
+    bool stopped;
+};
+
+static void
+server_on_close(struct ha_conn *c, void *arg)
+{
+    struct ha_server *s = arg;
+
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else if (s->conns == c)
+        s->conns = c->next;
+    else
+        return; /* never linked */
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    c->prev = c->next = NULL;
+    s->n_conns--;
+}
+
+static void
+accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
+          int salen, void *arg)
+{
+    struct listener *li = arg;
+    struct ha_server *s = li->server;
+    struct ha_conn *c;
+    uint32_t id;
+
+    (void)l;
+    if (s->stopped) {
+        evutil_closesocket(fd);
+        return;
+    }
+    id = ++s->next_id;
+    if (id == 0)
+        id = ++s->next_id; /* 0 is not a valid connection id */
+    c = ha_conn_new(&s->env, fd, sa, salen, id);
+    if (c == NULL)
+        return;
+    c->next = s->conns;
+    if (s->conns != NULL)
+        s->conns->prev = c;
+    s->conns = c;
+    s->n_conns++;
+}
+
+static void
+accept_error_cb(struct evconnlistener *l, void *arg)
+{
+    struct listener *li = arg;
+    int e = EVUTIL_SOCKET_ERROR();
+
+    (void)l;
+    ha_log_error("accept on %s failed: %s", li->desc,
+                 evutil_socket_error_to_string(e));
+}
+
+struct ha_server *
+ha_server_new(struct event_base *base, const struct ha_config *cfg,
+              const char *datadir, const struct ha_mallctl_ops *ops,
+              char *err, size_t errlen)
+{
+    static unsigned instance;
+    struct ha_server *s = calloc(1, sizeof(*s));
+    int rc;
+
+    if (s == NULL || (s->datadir = strdup(datadir)) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        free(s);
+        return NULL;
+    }
+    s->base = base;
+    s->cfg = cfg;
+    s->vtab.ops = ops;
+    s->vtab.cfg = cfg;
+    s->vtab.datadir = s->datadir;
+    s->shared.vtab = &s->vtab;
+    /* A leading '/' makes the memdb database shared by every connection of
+     * this process under that name; pid and instance keep two servers in
+     * one process apart. */
+    snprintf(s->shared.db_uri, sizeof(s->shared.db_uri),
+             "file:/heapadmin-%ld-%u?vfs=memdb", (long)getpid(), ++instance);
+    rc = sqlite3_open_v2(s->shared.db_uri, &s->keeper,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                         NULL);
+    if (rc != SQLITE_OK) {
+        ha_err_set(err, errlen, "cannot create the admin database: %s",
+                   s->keeper ? sqlite3_errmsg(s->keeper) : sqlite3_errstr(rc));
+        ha_server_free(s);
+        return NULL;
+    }
+    s->env.base = base;
+    s->env.users = cfg->users;
+    s->env.n_users = cfg->n_users;
+    s->env.shared = &s->shared;
+    s->env.max_packet = HA_SERVER_MAX_PACKET;
+    s->env.on_close = server_on_close;
+    s->env.arg = s;
+    return s;
+}
+
+/* Creates a listening unix socket at path. A stale socket file left by a
+ * crashed daemon is replaced; one a live process answers on is not. */
+static evutil_socket_t
+listen_unix(const char *path, char *err, size_t errlen)
+{
+    struct sockaddr_un sun;
+    evutil_socket_t fd;
+    struct stat st;
+
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    if (ha_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) != 0) {
+        ha_err_set(err, errlen, "%s: path longer than %zu bytes", path,
+                   sizeof(sun.sun_path) - 1);
+        return -1;
+    }
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            ha_err_set(err, errlen, "%s: exists and is not a socket", path);
+            return -1;
+        }
+        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd >= 0 &&
+            connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
+            close(fd);
+            ha_err_set(err, errlen,
+                       "%s: another process is listening on it", path);
+            return -1;
+        }
+        if (fd >= 0)
+            close(fd);
+        unlink(path);
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        ha_err_set(err, errlen, "%s: socket: %s", path, strerror(errno));
+        return -1;
+    }
+    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+        ha_err_set(err, errlen, "%s: bind: %s", path, strerror(errno));
+        close(fd);
+        return -1;
+    }
+    if (listen(fd, 128) != 0) {
+        ha_err_set(err, errlen, "%s: listen: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    return fd;
+}
+
+static int
+listen_one(struct ha_server *s, struct listener *li, char *err,
+           size_t errlen)
+{
+    const struct ha_iface *ifc = &li->iface;
+    unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC |
+                     LEV_OPT_REUSEABLE;
+
+    li->server = s;
+    if (ifc->kind == HA_IFACE_UNIX) {
+        evutil_socket_t fd = listen_unix(ifc->path, err, errlen);
+        if (fd < 0)
+            return -1;
+        li->l = evconnlistener_new(s->base, accept_cb, li, flags, -1, fd);
+        if (li->l == NULL) {
+            ha_err_set(err, errlen, "%s: cannot create a listener",
+                       ifc->path);
+            close(fd);
+            unlink(ifc->path);
+            return -1;
+        }
+        ha_strlcpy(li->desc, ifc->path, sizeof(li->desc));
+    } else {
+        struct addrinfo hints, *res = NULL;
+        char port[16];
+        int gai;
+
+        memset(&hints, 0, sizeof(hints));
+        hints.ai_family = AF_UNSPEC;
+        hints.ai_socktype = SOCK_STREAM;
+        hints.ai_flags = AI_PASSIVE;
+        snprintf(port, sizeof(port), "%d", ifc->port);
+        gai = getaddrinfo(ifc->host, port, &hints, &res);
+        if (gai != 0) {
+            ha_err_set(err, errlen, "%s:%d: cannot resolve: %s", ifc->host,
+                       ifc->port, gai_strerror(gai));
+            return -1;
+        }
+        if (res->ai_family == AF_INET6)
+            flags |= LEV_OPT_BIND_IPV6ONLY;
+        li->l = evconnlistener_new_bind(s->base, accept_cb, li, flags, 128,
+                                        res->ai_addr,
+                                        (int)res->ai_addrlen);
+        if (li->l == NULL) {
+            ha_err_set(err, errlen, "cannot listen on %s%s%s:%d: %s",
+                       res->ai_family == AF_INET6 ? "[" : "", ifc->host,
+                       res->ai_family == AF_INET6 ? "]" : "", ifc->port,
+                       strerror(errno));
+            freeaddrinfo(res);
+            return -1;
+        }
+        freeaddrinfo(res);
+        {
+            struct sockaddr_storage ss;
+            socklen_t sl = sizeof(ss);
+            char host[INET6_ADDRSTRLEN] = "?";
+            evutil_socket_t fd = evconnlistener_get_fd(li->l);
+            if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+                if (ss.ss_family == AF_INET6) {
+                    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+                    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
+                    li->port = ntohs(a->sin6_port);
+                    snprintf(li->desc, sizeof(li->desc), "[%s]:%d", host,
+                             li->port);
+                } else {
+                    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+                    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
+                    li->port = ntohs(a->sin_port);
+                    snprintf(li->desc, sizeof(li->desc), "%s:%d", host,
+                             li->port);
+                }
+            }
+        }
+    }
+    evconnlistener_set_error_cb(li->l, accept_error_cb);
+    ha_log_info("listening on %s", li->desc);
+    return 0;
+}
+
+static void
+close_listeners(struct ha_server *s)
+{
+    for (size_t i = 0; i < s->n_listeners; i++) {
+        struct listener *li = &s->listeners[i];
+        if (li->l == NULL)
+            continue;
+        evconnlistener_free(li->l);
+        li->l = NULL;
+        if (li->iface.kind == HA_IFACE_UNIX)
+            unlink(li->iface.path);
+    }
+}
+
+int
+ha_server_listen(struct ha_server *s, char *err, size_t errlen)
+{
+    s->listeners = calloc(s->cfg->n_ifaces ? s->cfg->n_ifaces : 1,
+                          sizeof(*s->listeners));
+    if (s->listeners == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    s->n_listeners = s->cfg->n_ifaces;
+    for (size_t i = 0; i < s->n_listeners; i++) {
+        s->listeners[i].iface = s->cfg->ifaces[i];
+        if (listen_one(s, &s->listeners[i], err, errlen) != 0) {
+            close_listeners(s);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+size_t
+ha_server_n_listeners(const struct ha_server *s)
+{
+    return s->n_listeners;
+}
+
+int
+ha_server_port(const struct ha_server *s, size_t i)
+{
+    return i < s->n_listeners ? s->listeners[i].port : 0;
+}
+
+void
+ha_server_stop(struct ha_server *s)
+{
+    if (s->stopped)
+        return;
+    s->stopped = true;
+    close_listeners(s);
+    if (s->n_conns > 0)
+        ha_log_info("closing %zu session%s", s->n_conns,
+                    s->n_conns == 1 ? "" : "s");
+    while (s->conns != NULL)
+        ha_conn_free(s->conns); /* unlinks itself via server_on_close */
+}
+
+void
+ha_server_free(struct ha_server *s)
+{
+    if (s == NULL)
+        return;
+    ha_server_stop(s);
+    free(s->listeners);
+    if (s->keeper != NULL)
+        sqlite3_close_v2(s->keeper);
+    free(s->datadir);
+    free(s);
+}

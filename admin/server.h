@@ -1,4 +1,45 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: MIT
+ *
+ * The admin server: listeners for every mysql_ifaces entry (TCP over IPv4
+ * and IPv6, unix sockets), the list of live connections, and the shared
+ * in-memory admin database. It runs on the caller's event_base in the
+ * caller's thread, so it can be embedded in a host process as well as run
+ * by heapadmind.
+ */
 #ifndef HA_SERVER_H
 #define HA_SERVER_H
-#endif
+
+#include <event2/event.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "mallctl.h"
+
+struct ha_server;
+
+/* Creates a server for cfg (which must outlive it); dumps go to datadir
+ * (absolute path, copied). ops is jemalloc's mallctl (or a fake). Returns
+ * NULL with err set. Nothing listens until ha_server_listen(). */
+struct ha_server *ha_server_new(struct event_base *base,
+                                const struct ha_config *cfg,
+                                const char *datadir,
+                                const struct ha_mallctl_ops *ops, char *err,
+                                size_t errlen);
+
+/* Binds and listens on every configured interface, logging each with its
+ * bound address (a configured port 0 shows the port chosen). All or
+ * nothing: returns 0, or -1 with err naming the interface and the reason
+ * (and nothing left listening). */
+int ha_server_listen(struct ha_server *s, char *err, size_t errlen);
+
+/* Number of listeners and the TCP port of listener i (0 for a unix
+ * socket); lets a caller that asked for port 0 learn the port. */
+size_t ha_server_n_listeners(const struct ha_server *s);
+int ha_server_port(const struct ha_server *s, size_t i);
+
+/* Stops accepting, closes every session and removes the unix socket
+ * files. Safe to call twice. */
+void ha_server_stop(struct ha_server *s);
+void ha_server_free(struct ha_server *s);
+
+#endif /* HA_SERVER_H */
