@@ -126,6 +126,7 @@ struct ha_pkt_reader {
     size_t chunk_left;         /* payload bytes still due in this chunk */
     bool in_chunk;             /* header complete, reading payload */
     bool continued;            /* the last full chunk was 0xFFFFFF long */
+    bool ready;                /* a whole packet waits for _next() */
     uint8_t first_seq;         /* sequence id of the first chunk */
     uint8_t last_seq;          /* sequence id of the last chunk read */
     size_t max_payload;        /* a larger logical payload is an error */
@@ -139,7 +140,10 @@ void ha_proto_reader_free(struct ha_pkt_reader *r);
  * (r->payload.data, .len, r->first_seq, r->last_seq) and then calls
  * ha_proto_reader_next() before feeding more. Returns -1 with err set when
  * the stream is malformed (payload over max_payload, out-of-order sequence
- * id within a split packet) or on allocation failure. */
+ * id within a split packet) or on allocation failure. Feeding again
+ * before ha_proto_reader_next() consumes nothing and reports the same
+ * packet (returns 0, *ready true). After -1 the stream is out of sync:
+ * stop feeding, send ERR and close. */
 ssize_t ha_proto_reader_feed(struct ha_pkt_reader *r, const uint8_t *buf,
                              size_t len, bool *ready, char *err,
                              size_t errlen);
