@@ -73,8 +73,7 @@ START_TEST(test_auth_proof_vector)
     uint8_t want[HA_SHA1_LEN];
     uint8_t proof[HA_SHA1_LEN];
 
-    hex_decode("5df077d00eb689b6ec54717b440186cba2104f41", want,
-               sizeof(want));
+    hex_decode("5df077d00eb689b6ec54717b440186cba2104f41", want, sizeof(want));
     ha_auth_native_proof("admin", 5, scramble, proof);
     ck_assert_mem_eq(proof, want, sizeof(want));
 }
@@ -110,8 +109,7 @@ START_TEST(test_auth_scramble_differs)
 
     ck_assert_int_eq(ha_auth_scramble(a, sizeof(a)), 0);
     ck_assert_int_eq(ha_auth_scramble(b, sizeof(b)), 0);
-    ck_assert_msg(memcmp(a, b, sizeof(a)) != 0,
-                  "two scrambles are identical");
+    ck_assert_msg(memcmp(a, b, sizeof(a)) != 0, "two scrambles are identical");
 }
 END_TEST
 
@@ -178,8 +176,7 @@ START_TEST(test_auth_check_flipped_bits)
     ha_auth_native_proof("admin", 5, scramble, proof);
     for (size_t bit = 0; bit < 8 * sizeof(proof); bit++) {
         proof[bit / 8] ^= (uint8_t)(1u << (bit % 8));
-        ck_assert_msg(!ha_auth_native_check(&u, scramble, proof,
-                                            sizeof(proof)),
+        ck_assert_msg(!ha_auth_native_check(&u, scramble, proof, sizeof(proof)),
                       "proof with bit %zu flipped accepted", bit);
         proof[bit / 8] ^= (uint8_t)(1u << (bit % 8));
     }
