@@ -1,2 +1,1235 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * Configuration loading: a libconfig file in proxysql.cnf layout becomes a
+ * struct ha_config. ha_config_load_string() does all the work so tests
+ * need no files; ha_config_load_file() only reads the file. Known keys are
+ * described by one table (config_keys[]) that drives type checks, range
+ * checks and storage; the other proxysql.cnf sections and ProxySQL admin
+ * variables are recognised by name so an existing proxysql.cnf loads with
+ * notices instead of errors. Parsing goes into a temporary struct that is
+ * swapped in only when everything validated, so a failed load never leaves
+ * a half-applied configuration.
+ */
+#include "config.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libconfig.h>
+
+#include "credentials.h"
+#include "log.h"
+#include "util.h"
+
+/* A config file is a few kilobytes; refusing anything huge keeps a wrong
+ * -c argument (a log, /dev/zero) from eating memory. */
+#define CONFIG_FILE_MAX (16u * 1024 * 1024)
+
+/* ------------------------------------------------------------------------
+ * Key table
+ * --------------------------------------------------------------------- */
+
+enum key_type {
+    KEY_STRING, /* libconfig string */
+    KEY_INT,    /* libconfig int or int64 */
+    KEY_BOOL,   /* libconfig bool, 0/1, or "true"/"false"/"on"/"off" */
+    KEY_TYPE_MAX
+};
+
+/* Checks a string value beyond its length; writes why it is wrong. */
+typedef int (*key_validator)(const char *val, char *why, size_t whylen);
+
+struct config_key {
+    const char *group; /* NULL for root-level keys */
+    const char *name;
+    enum key_type type;
+    long long min, max;     /* INT: value range; STRING: length range */
+    key_validator validate; /* STRING only; NULL for none */
+    size_t offset;          /* field in struct ha_config */
+    size_t size;            /* STRING: 0 for a malloc'd char *, else the
+                             * size of a char array */
+};
+
+static int validate_dump_prefix(const char *val, char *why, size_t whylen);
+
+#define ADMIN "admin_variables"
+#define JEMALLOC "jemalloc_variables"
+#define OFF(field) offsetof(struct ha_config, field)
+
+static const struct config_key config_keys[] = {
+    {NULL, "datadir", KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(datadir), 0},
+    {NULL, "errorlog", KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(errorlog), 0},
+    /* Credentials and interfaces are stored raw here and parsed after
+     * the table pass (derive()), because duplicate user names are checked
+     * across both credential lists. */
+    {ADMIN, "admin_credentials", KEY_STRING, 0, 65535, NULL,
+     OFF(admin_credentials), 0},
+    {ADMIN, "stats_credentials", KEY_STRING, 0, 65535, NULL,
+     OFF(stats_credentials), 0},
+    {ADMIN, "mysql_ifaces", KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces), 0},
+    /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
+     * lg_prof_interval -1 meaning "no interval dumps". */
+    {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
+     0},
+    {JEMALLOC, "lg_prof_sample", KEY_INT, 0, 62, NULL,
+     OFF(jemalloc.lg_prof_sample), 0},
+    {JEMALLOC, "lg_prof_interval", KEY_INT, -1, 62, NULL,
+     OFF(jemalloc.lg_prof_interval), 0},
+    {JEMALLOC, "prof_gdump", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_gdump), 0},
+    {JEMALLOC, "prof_final", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_final), 0},
+    {JEMALLOC, "prof_leak", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_leak), 0},
+    {JEMALLOC, "prof_accum", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_accum), 0},
+    {JEMALLOC, "dump_prefix", KEY_STRING, 1,
+     sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
+     validate_dump_prefix, OFF(jemalloc.dump_prefix),
+     sizeof(((struct ha_jemalloc_config *)0)->dump_prefix)},
+};
+
+/* Groups heapadmin reads; their unknown members get a warning. */
+static const char *const known_groups[] = {ADMIN, JEMALLOC};
+
+/* proxysql.cnf sections heapadmin does not use (ProxySQL 2.7/3.0,
+ * lib/ProxySQL_Config.cpp and the *_variables groups). */
+/* clang-format off */
+static const char *const proxysql_sections[] = {
+    "mysql_variables", "pgsql_variables", "ldap_variables",
+    "sqliteserver_variables", "clickhouse_variables", "mysql_servers",
+    "mysql_users", "mysql_query_rules", "mysql_query_rules_fast_routing",
+    "scheduler", "mysql_replication_hostgroups",
+    "mysql_group_replication_hostgroups", "mysql_galera_hostgroups",
+    "mysql_aws_aurora_hostgroups", "mysql_hostgroup_attributes",
+    "mysql_servers_ssl_params", "mysql_firewall_whitelist_rules",
+    "mysql_firewall_whitelist_users",
+    "mysql_firewall_whitelist_sqli_fingerprints", "mysql_ldap_mapping",
+    "proxysql_servers", "restapi", "clickhouse_users", "pgsql_servers",
+    "pgsql_users", "pgsql_query_rules", "pgsql_replication_hostgroups",
+    "pgsql_hostgroup_attributes",
+};
+/* clang-format on */
+
+/* Root-level keys of ProxySQL's src/main.cpp that heapadmin ignores. */
+/* clang-format off */
+static const char *const proxysql_root_keys[] = {
+    "pidfile", "restart_on_missing_heartbeats", "execute_on_exit_failure",
+    "uuid", "cluster_sync_interfaces", "sqlite3_plugin",
+    "web_interface_plugin", "ldap_auth_plugin",
+};
+/* clang-format on */
+
+/* ProxySQL 2.7 admin_variables_names[] minus the three heapadmin uses,
+ * plus hash_passwords, still found in older configs. */
+/* clang-format off */
+static const char *const proxysql_admin_keys[] = {
+    "stats_mysql_connections", "stats_mysql_connection_pool",
+    "stats_mysql_query_cache", "stats_mysql_query_digest_to_disk",
+    "stats_system_cpu", "stats_system_memory", "pgsql_ifaces",
+    "telnet_admin_ifaces", "telnet_stats_ifaces", "refresh_interval",
+    "read_only", "hash_passwords", "vacuum_stats", "version",
+    "cluster_username", "cluster_password", "cluster_check_interval_ms",
+    "cluster_check_status_frequency",
+    "cluster_mysql_query_rules_diffs_before_sync",
+    "cluster_mysql_servers_diffs_before_sync",
+    "cluster_mysql_users_diffs_before_sync",
+    "cluster_proxysql_servers_diffs_before_sync",
+    "cluster_mysql_variables_diffs_before_sync",
+    "cluster_admin_variables_diffs_before_sync",
+    "cluster_ldap_variables_diffs_before_sync",
+    "cluster_mysql_query_rules_save_to_disk",
+    "cluster_mysql_servers_save_to_disk", "cluster_mysql_users_save_to_disk",
+    "cluster_proxysql_servers_save_to_disk",
+    "cluster_mysql_variables_save_to_disk",
+    "cluster_admin_variables_save_to_disk",
+    "cluster_ldap_variables_save_to_disk",
+    "cluster_mysql_servers_sync_algorithm", "checksum_mysql_query_rules",
+    "checksum_mysql_servers", "checksum_mysql_users",
+    "checksum_mysql_variables", "checksum_admin_variables",
+    "checksum_ldap_variables", "restapi_enabled", "restapi_port",
+    "web_enabled", "web_port", "web_verbosity",
+    "prometheus_memory_metrics_interval", "debug", "debug_output",
+    "coredump_generation_interval_ms", "coredump_generation_threshold",
+    "ssl_keylog_file",
+};
+/* clang-format on */
+
+/* ------------------------------------------------------------------------
+ * Small helpers
+ * --------------------------------------------------------------------- */
+
+/* Where a setting came from, for "file:line: " prefixes. */
+struct loc {
+    const char *file;
+    unsigned line; /* 0: not from the file (a default) */
+};
+
+static bool
+in_list(const char *const *list, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(list[i], name) == 0)
+            return true;
+    }
+    return false;
+}
+
+static const struct config_key *
+find_key(const char *group, const char *name)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(config_keys); i++) {
+        const struct config_key *k = &config_keys[i];
+
+        if (strcmp(k->name, name) != 0)
+            continue;
+        if ((group == NULL) != (k->group == NULL))
+            continue;
+        if (group == NULL || strcmp(group, k->group) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* The known name closest to name among the root keys and groups (group
+ * NULL) or the keys of group, or NULL when nothing is close enough to be
+ * a plausible typo: at most a third of the known name's length, and at
+ * least 2, so "mysql_iface" -> "mysql_ifaces" but "foo" -> nothing. */
+static const char *
+suggest(const char *group, const char *name)
+{
+    const char *best = NULL;
+    int best_d = INT_MAX;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(config_keys); i++) {
+        const struct config_key *k = &config_keys[i];
+
+        if ((group == NULL) != (k->group == NULL))
+            continue;
+        if (group != NULL && strcmp(group, k->group) != 0)
+            continue;
+        int d = ha_str_distance(name, k->name);
+        if (d < best_d) {
+            best_d = d;
+            best = k->name;
+        }
+    }
+    if (group == NULL) {
+        for (size_t i = 0; i < HA_ARRAY_SIZE(known_groups); i++) {
+            int d = ha_str_distance(name, known_groups[i]);
+            if (d < best_d) {
+                best_d = d;
+                best = known_groups[i];
+            }
+        }
+    }
+    if (best == NULL)
+        return NULL;
+    int limit = (int)strlen(best) / 3;
+    if (limit < 2)
+        limit = 2;
+    return best_d <= limit && best_d < (int)strlen(name) ? best : NULL;
+}
+
+static struct loc
+setting_loc(const config_setting_t *s, const char *name)
+{
+    struct loc l;
+    const char *file = config_setting_source_file(s);
+
+    /* libconfig names the file only for @include'd settings; everything
+     * else came from the text we were given. */
+    l.file = file != NULL ? file : name;
+    l.line = config_setting_source_line(s);
+    return l;
+}
+
+static void loc_err(char *err, size_t errlen, struct loc l, const char *fmt,
+                    ...) __attribute__((format(printf, 4, 5)));
+
+/* err = "file:line: <fmt>", or "file: <fmt>" for defaults. */
+static void
+loc_err(char *err, size_t errlen, struct loc l, const char *fmt, ...)
+{
+    char what[1024];
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    if (l.line > 0)
+        ha_err_set(err, errlen, "%s:%u: %s", l.file, l.line, what);
+    else
+        ha_err_set(err, errlen, "%s: %s", l.file, what);
+}
+
+static int add_message(struct ha_config *cfg, struct loc l, const char *fmt,
+                       ...) __attribute__((format(printf, 3, 4)));
+
+/* Appends "file:line: <fmt>" to cfg->messages. Returns 0, or -1 when out
+ * of memory. */
+static int
+add_message(struct ha_config *cfg, struct loc l, const char *fmt, ...)
+{
+    char what[1024];
+    char **grown;
+    char *msg;
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof(what), fmt, ap);
+    va_end(ap);
+    n = snprintf(NULL, 0, "%s:%u: %s", l.file, l.line, what);
+    if (n < 0)
+        return -1;
+    msg = malloc((size_t)n + 1);
+    if (msg == NULL)
+        return -1;
+    snprintf(msg, (size_t)n + 1, "%s:%u: %s", l.file, l.line, what);
+    grown =
+        realloc(cfg->messages, (cfg->n_messages + 1) * sizeof(*cfg->messages));
+    if (grown == NULL) {
+        free(msg);
+        return -1;
+    }
+    cfg->messages = grown;
+    cfg->messages[cfg->n_messages++] = msg;
+    return 0;
+}
+
+static const char *
+type_name(int type)
+{
+    switch (type) {
+    case CONFIG_TYPE_GROUP:
+        return "a group";
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        return "an integer";
+    case CONFIG_TYPE_FLOAT:
+        return "a float";
+    case CONFIG_TYPE_STRING:
+        return "a string";
+    case CONFIG_TYPE_BOOL:
+        return "a boolean";
+    case CONFIG_TYPE_ARRAY:
+        return "an array";
+    case CONFIG_TYPE_LIST:
+        return "a list";
+    default:
+        return "an unknown type";
+    }
+}
+
+static int
+validate_dump_prefix(const char *val, char *why, size_t whylen)
+{
+    for (const char *p = val; *p != '\0'; p++) {
+        char c = *p;
+
+        if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+            (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')
+            continue;
+        /* '/' gets its own wording: it is the likely mistake, and the
+         * reason is that dumps always go into the datadir. */
+        if (c == '/')
+            ha_err_set(why, whylen,
+                       "'%s' contains '/'; dumps are written into the "
+                       "datadir, so only a file name stem of "
+                       "[A-Za-z0-9_.-] is allowed",
+                       val);
+        else
+            ha_err_set(why, whylen,
+                       "'%s' has a character outside [A-Za-z0-9_.-]", val);
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------
+ * Interfaces
+ * --------------------------------------------------------------------- */
+
+static int
+parse_port(const char *item, const char *s, int *port, char *why, size_t whylen)
+{
+    long v = 0;
+
+    if (*s == '\0') {
+        ha_err_set(why, whylen,
+                   "'%s' has no port after ':'; allowed ports "
+                   "are 1..65535",
+                   item);
+        return -1;
+    }
+    for (const char *p = s; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9') {
+            ha_err_set(why, whylen,
+                       "'%s': port '%s' is not a number; allowed ports are "
+                       "1..65535",
+                       item, s);
+            return -1;
+        }
+        if (v <= 65535)
+            v = v * 10 + (*p - '0');
+    }
+    if (v < 1 || v > 65535) {
+        ha_err_set(why, whylen,
+                   "'%s': port %s is out of range; allowed ports are "
+                   "1..65535",
+                   item, s);
+        return -1;
+    }
+    *port = (int)v;
+    return 0;
+}
+
+static bool
+is_host_char(char c)
+{
+    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+           (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
+}
+
+/* Parses one trimmed, non-empty mysql_ifaces item (a NUL-terminated
+ * copy). */
+static int
+parse_iface(char *item, struct ha_iface *out, char *why, size_t whylen)
+{
+    size_t len = strlen(item);
+    char *host, *port, *end;
+
+    memset(out, 0, sizeof(*out));
+    if (item[0] == '/') {
+        if (len >= sizeof(out->path)) {
+            ha_err_set(why, whylen,
+                       "Unix socket path '%s' is %zu bytes long; at most "
+                       "%zu are allowed",
+                       item, len, sizeof(out->path) - 1);
+            return -1;
+        }
+        out->kind = HA_IFACE_UNIX;
+        memcpy(out->path, item, len + 1);
+        return 0;
+    }
+
+    out->kind = HA_IFACE_TCP;
+    if (item[0] == '[') {
+        struct in6_addr a6;
+
+        end = strchr(item, ']');
+        if (end == NULL) {
+            ha_err_set(why, whylen,
+                       "'%s' has no ']' after the IPv6 address; expected "
+                       "[ipv6]:port such as [::1]:6032",
+                       item);
+            return -1;
+        }
+        if (end[1] != ':') {
+            ha_err_set(why, whylen,
+                       "'%s' needs ':port' right after ']'; expected "
+                       "[ipv6]:port such as [::1]:6032",
+                       item);
+            return -1;
+        }
+        *end = '\0';
+        host = item + 1;
+        port = end + 2;
+        if (inet_pton(AF_INET6, host, &a6) != 1) {
+            ha_err_set(why, whylen,
+                       "'[%s]:%s': '%s' is not an IPv6 address; expected "
+                       "[ipv6]:port such as [::1]:6032",
+                       host, port, host);
+            *end = ']';
+            return -1;
+        }
+        *end = ']';
+    } else {
+        end = strrchr(item, ':');
+        if (end == NULL) {
+            ha_err_set(why, whylen,
+                       "'%s' is neither host:port, [ipv6]:port nor an "
+                       "absolute Unix socket path (starting with '/')",
+                       item);
+            return -1;
+        }
+        if (memchr(item, ':', (size_t)(end - item)) != NULL) {
+            ha_err_set(why, whylen,
+                       "'%s': an IPv6 address needs brackets, as in "
+                       "[::1]:6032",
+                       item);
+            return -1;
+        }
+        if (end == item) {
+            ha_err_set(why, whylen,
+                       "'%s' has no host before ':'; use 0.0.0.0 to listen "
+                       "on every IPv4 address",
+                       item);
+            return -1;
+        }
+        for (const char *p = item; p < end; p++) {
+            if (!is_host_char(*p)) {
+                ha_err_set(why, whylen,
+                           "'%s': the host has a character outside "
+                           "[A-Za-z0-9._-]; expected an IPv4 address or "
+                           "a host name",
+                           item);
+                return -1;
+            }
+        }
+        host = item;
+        port = end + 1;
+    }
+
+    if (parse_port(item, port, &out->port, why, whylen) < 0)
+        return -1;
+    len = (size_t)(port - 1 - host);
+    if (item[0] == '[')
+        len--; /* the ']' */
+    if (len >= sizeof(out->host)) {
+        ha_err_set(why, whylen, "'%s': the host is longer than %zu bytes", item,
+                   sizeof(out->host) - 1);
+        return -1;
+    }
+    memcpy(out->host, host, len);
+    out->host[len] = '\0';
+    return 0;
+}
+
+static bool
+same_iface(const struct ha_iface *a, const struct ha_iface *b)
+{
+    if (a->kind != b->kind)
+        return false;
+    if (a->kind == HA_IFACE_UNIX)
+        return strcmp(a->path, b->path) == 0;
+    return a->port == b->port && strcmp(a->host, b->host) == 0;
+}
+
+int
+ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
+                       size_t *n_ifaces, char *err, size_t errlen)
+{
+    struct ha_iface *list = NULL, *grown;
+    size_t n = 0;
+    const char *p = spec;
+
+    if (spec == NULL)
+        spec = p = "";
+    while (*p != '\0') {
+        const char *start = p, *stop;
+        char item[512];
+        size_t len;
+
+        stop = strchr(p, ';');
+        if (stop == NULL)
+            stop = p + strlen(p);
+        p = *stop == ';' ? stop + 1 : stop;
+        while (start < stop && (*start == ' ' || *start == '\t'))
+            start++;
+        while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
+            stop--;
+        len = (size_t)(stop - start);
+        if (len == 0)
+            continue;
+        if (len >= sizeof(item)) {
+            ha_err_set(err, errlen,
+                       "interface '%.40s...' is longer than %zu bytes", start,
+                       sizeof(item) - 1);
+            goto fail;
+        }
+        memcpy(item, start, len);
+        item[len] = '\0';
+
+        grown = realloc(list, (n + 1) * sizeof(*list));
+        if (grown == NULL) {
+            ha_err_set(err, errlen, "out of memory");
+            goto fail;
+        }
+        list = grown;
+        if (parse_iface(item, &list[n], err, errlen) < 0)
+            goto fail;
+        for (size_t i = 0; i < n; i++) {
+            if (same_iface(&list[i], &list[n])) {
+                ha_err_set(err, errlen,
+                           "'%s' is listed twice; each listener may appear "
+                           "once",
+                           item);
+                goto fail;
+            }
+        }
+        n++;
+    }
+    if (n == 0) {
+        ha_err_set(err, errlen,
+                   "no interface given; expected a ';'-separated list of "
+                   "host:port, [ipv6]:port or absolute Unix socket paths, "
+                   "such as \"%s\"",
+                   HA_DEFAULT_MYSQL_IFACES);
+        goto fail;
+    }
+    *ifaces = list;
+    *n_ifaces = n;
+    return 0;
+
+fail:
+    free(list);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------
+ * Lifecycle
+ * --------------------------------------------------------------------- */
+
+/* Sets the scalar defaults; the owned strings are set by the caller. */
+static void
+init_scalars(struct ha_config *cfg)
+{
+    memset(cfg, 0, sizeof(*cfg));
+    cfg->jemalloc.prof_active = HA_UNSET;
+    cfg->jemalloc.lg_prof_sample = HA_UNSET;
+    cfg->jemalloc.lg_prof_interval = HA_LG_INTERVAL_UNSET;
+    cfg->jemalloc.prof_gdump = HA_UNSET;
+    cfg->jemalloc.prof_final = HA_UNSET;
+    cfg->jemalloc.prof_leak = HA_UNSET;
+    cfg->jemalloc.prof_accum = HA_UNSET;
+    ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
+               sizeof(cfg->jemalloc.dump_prefix));
+}
+
+/* Parses the raw credential and interface specs into users and ifaces.
+ * lines[] holds where each came from (0 for a default). */
+static int
+derive(struct ha_config *cfg, const char *name, const unsigned lines[3],
+       char *err, size_t errlen)
+{
+    char why[512];
+    struct loc l = {name, 0};
+
+    free(cfg->users);
+    cfg->users = NULL;
+    cfg->n_users = 0;
+    free(cfg->ifaces);
+    cfg->ifaces = NULL;
+    cfg->n_ifaces = 0;
+
+    l.line = lines[0];
+    if (ha_credentials_parse(cfg->admin_credentials, HA_ROLE_ADMIN, &cfg->users,
+                             &cfg->n_users, why, sizeof(why)) < 0) {
+        loc_err(err, errlen, l, ADMIN ".admin_credentials: %s", why);
+        return -1;
+    }
+    if (cfg->n_users == 0) {
+        loc_err(err, errlen, l,
+                ADMIN ".admin_credentials has no user:password pair; at "
+                      "least one admin user is required");
+        return -1;
+    }
+    l.line = lines[1];
+    if (ha_credentials_parse(cfg->stats_credentials, HA_ROLE_STATS, &cfg->users,
+                             &cfg->n_users, why, sizeof(why)) < 0) {
+        loc_err(err, errlen, l, ADMIN ".stats_credentials: %s", why);
+        return -1;
+    }
+    l.line = lines[2];
+    if (ha_config_parse_ifaces(cfg->mysql_ifaces, &cfg->ifaces, &cfg->n_ifaces,
+                               why, sizeof(why)) < 0) {
+        loc_err(err, errlen, l, ADMIN ".mysql_ifaces: %s", why);
+        return -1;
+    }
+    return 0;
+}
+
+void
+ha_config_init(struct ha_config *cfg)
+{
+    static const unsigned no_lines[3] = {0, 0, 0};
+
+    init_scalars(cfg);
+    cfg->datadir = strdup(".");
+    cfg->admin_credentials = strdup(HA_DEFAULT_ADMIN_CREDENTIALS);
+    cfg->stats_credentials = strdup(HA_DEFAULT_STATS_CREDENTIALS);
+    cfg->mysql_ifaces = strdup(HA_DEFAULT_MYSQL_IFACES);
+    /* The defaults always parse; only allocation can fail, which leaves
+     * no users and no listeners: a daemon that refuses everyone. */
+    if (cfg->admin_credentials != NULL && cfg->stats_credentials != NULL &&
+        cfg->mysql_ifaces != NULL)
+        (void)derive(cfg, "<defaults>", no_lines, NULL, 0);
+}
+
+void
+ha_config_free(struct ha_config *cfg)
+{
+    if (cfg == NULL)
+        return;
+    free(cfg->path);
+    free(cfg->datadir);
+    free(cfg->errorlog);
+    free(cfg->admin_credentials);
+    free(cfg->stats_credentials);
+    if (cfg->users != NULL) {
+        /* stage2 hashes are password equivalents for this protocol. */
+        memset(cfg->users, 0, cfg->n_users * sizeof(*cfg->users));
+        free(cfg->users);
+    }
+    free(cfg->mysql_ifaces);
+    free(cfg->ifaces);
+    for (size_t i = 0; i < cfg->n_messages; i++)
+        free(cfg->messages[i]);
+    free(cfg->messages);
+    memset(cfg, 0, sizeof(*cfg));
+}
+
+/* ------------------------------------------------------------------------
+ * Parsing
+ * --------------------------------------------------------------------- */
+
+/* Reads a boolean the ways proxysql.cnf files write them. Returns 0/1, or
+ * -1 when s is none of them. */
+static int
+bool_value(const config_setting_t *s)
+{
+    static const struct {
+        const char *word;
+        int value;
+    } words[] = {
+        {"true", 1}, {"false", 0}, {"on", 1}, {"off", 0}, {"1", 1}, {"0", 0},
+    };
+    const char *str;
+    long long v;
+
+    switch (config_setting_type(s)) {
+    case CONFIG_TYPE_BOOL:
+        return config_setting_get_bool(s) ? 1 : 0;
+    case CONFIG_TYPE_INT:
+    case CONFIG_TYPE_INT64:
+        v = config_setting_get_int64(s);
+        return v == 0 || v == 1 ? (int)v : -1;
+    case CONFIG_TYPE_STRING:
+        str = config_setting_get_string(s);
+        for (size_t i = 0; i < HA_ARRAY_SIZE(words); i++) {
+            if (ha_str_ieq(str, words[i].word))
+                return words[i].value;
+        }
+        return -1;
+    default:
+        return -1;
+    }
+}
+
+static const char *
+key_label(const struct config_key *k, char *buf, size_t len)
+{
+    if (k->group == NULL)
+        snprintf(buf, len, "%s", k->name);
+    else
+        snprintf(buf, len, "%s.%s", k->group, k->name);
+    return buf;
+}
+
+/* Checks setting s against k and stores it into cfg. */
+static int
+apply_key(struct ha_config *cfg, const struct config_key *k,
+          const config_setting_t *s, struct loc l, char *err, size_t errlen)
+{
+    char label[128], why[512];
+    char *field = (char *)cfg + k->offset;
+    int type = config_setting_type(s);
+
+    key_label(k, label, sizeof(label));
+    switch (k->type) {
+    case KEY_STRING: {
+        const char *val;
+        size_t len;
+
+        if (type != CONFIG_TYPE_STRING) {
+            loc_err(err, errlen, l,
+                    "%s must be a string in double quotes, not %s", label,
+                    type_name(type));
+            return -1;
+        }
+        val = config_setting_get_string(s);
+        len = strlen(val);
+        if ((long long)len < k->min || (long long)len > k->max) {
+            if (len == 0)
+                loc_err(err, errlen, l,
+                        "%s is empty; it must be %lld..%lld "
+                        "characters",
+                        label, k->min, k->max);
+            else
+                loc_err(err, errlen, l,
+                        "%s is %zu characters long; it must "
+                        "be %lld..%lld",
+                        label, len, k->min, k->max);
+            return -1;
+        }
+        if (k->validate != NULL && k->validate(val, why, sizeof(why)) < 0) {
+            loc_err(err, errlen, l, "%s: %s", label, why);
+            return -1;
+        }
+        if (k->size > 0) {
+            memcpy(field, val, len + 1); /* len <= max < size */
+        } else {
+            char *copy = strdup(val);
+
+            if (copy == NULL) {
+                loc_err(err, errlen, l, "%s: out of memory", label);
+                return -1;
+            }
+            free(*(char **)field);
+            *(char **)field = copy;
+        }
+        return 0;
+    }
+    case KEY_INT: {
+        long long v;
+
+        if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64) {
+            loc_err(err, errlen, l,
+                    "%s must be an integer in %lld..%lld, not %s", label,
+                    k->min, k->max, type_name(type));
+            return -1;
+        }
+        v = config_setting_get_int64(s);
+        if (v < k->min || v > k->max) {
+            loc_err(err, errlen, l,
+                    "%s = %lld is out of range; allowed %lld..%lld", label, v,
+                    k->min, k->max);
+            return -1;
+        }
+        *(int *)field = (int)v;
+        return 0;
+    }
+    case KEY_BOOL: {
+        int v = bool_value(s);
+
+        if (v < 0) {
+            loc_err(err, errlen, l,
+                    "%s must be a boolean: true/false, 1/0, \"on\"/\"off\" "
+                    "(%s given)",
+                    label, type_name(type));
+            return -1;
+        }
+        *(int *)field = v;
+        return 0;
+    }
+    default:
+        loc_err(err, errlen, l, "%s: internal error: bad key type", label);
+        return -1;
+    }
+}
+
+/* Where derive() finds the line of each spec it parses. */
+static unsigned *
+derive_line(unsigned lines[3], const struct config_key *k)
+{
+    if (k->offset == OFF(admin_credentials))
+        return &lines[0];
+    if (k->offset == OFF(stats_credentials))
+        return &lines[1];
+    if (k->offset == OFF(mysql_ifaces))
+        return &lines[2];
+    return NULL;
+}
+
+static int
+parse_group(struct ha_config *cfg, const config_setting_t *group,
+            const char *gname, const char *name, unsigned lines[3], char *err,
+            size_t errlen)
+{
+    int n = config_setting_length(group);
+
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
+        const char *key = config_setting_name(s);
+        struct loc l = setting_loc(s, name);
+        const struct config_key *k = find_key(gname, key);
+        const char *hint;
+        int rc;
+
+        if (k != NULL) {
+            unsigned *line = derive_line(lines, k);
+
+            if (apply_key(cfg, k, s, l, err, errlen) < 0)
+                return -1;
+            if (line != NULL)
+                *line = l.line;
+            continue;
+        }
+        if (strcmp(gname, ADMIN) == 0 &&
+            in_list(proxysql_admin_keys, HA_ARRAY_SIZE(proxysql_admin_keys),
+                    key)) {
+            rc = add_message(cfg, l,
+                             "%s.%s is a ProxySQL setting not used by "
+                             "heapadmin; ignored",
+                             gname, key);
+        } else if ((hint = suggest(gname, key)) != NULL) {
+            rc = add_message(cfg, l,
+                             "unknown key '%s' in %s, ignored; did you "
+                             "mean '%s'?",
+                             key, gname, hint);
+        } else {
+            rc = add_message(cfg, l, "unknown key '%s' in %s, ignored", key,
+                             gname);
+        }
+        if (rc < 0) {
+            loc_err(err, errlen, l, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int
+parse_root(struct ha_config *cfg, const config_setting_t *root,
+           const char *name, unsigned lines[3], char *err, size_t errlen)
+{
+    int n = config_setting_length(root);
+
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
+        const char *key = config_setting_name(s);
+        struct loc l = setting_loc(s, name);
+        const struct config_key *k = find_key(NULL, key);
+        int type = config_setting_type(s);
+        const char *hint;
+        int rc;
+
+        if (k != NULL) {
+            if (apply_key(cfg, k, s, l, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        if (in_list(known_groups, HA_ARRAY_SIZE(known_groups), key)) {
+            if (type != CONFIG_TYPE_GROUP) {
+                loc_err(err, errlen, l,
+                        "%s must be a group, %s = { ... }, not %s", key, key,
+                        type_name(type));
+                return -1;
+            }
+            if (parse_group(cfg, s, key, name, lines, err, errlen) < 0)
+                return -1;
+            continue;
+        }
+        if (in_list(proxysql_sections, HA_ARRAY_SIZE(proxysql_sections), key)) {
+            rc = add_message(cfg, l,
+                             "section '%s' is not used by heapadmin; "
+                             "ignored",
+                             key);
+        } else if (in_list(proxysql_root_keys,
+                           HA_ARRAY_SIZE(proxysql_root_keys), key)) {
+            rc = add_message(cfg, l,
+                             "'%s' is a ProxySQL setting not used by "
+                             "heapadmin; ignored",
+                             key);
+        } else {
+            const char *what = type == CONFIG_TYPE_GROUP ||
+                                       type == CONFIG_TYPE_LIST ||
+                                       type == CONFIG_TYPE_ARRAY
+                                   ? "section"
+                                   : "setting";
+
+            hint = suggest(NULL, key);
+            if (hint != NULL)
+                rc = add_message(cfg, l,
+                                 "unknown %s '%s', ignored; did you mean "
+                                 "'%s'?",
+                                 what, key, hint);
+            else
+                rc = add_message(cfg, l, "unknown %s '%s', ignored", what, key);
+        }
+        if (rc < 0) {
+            loc_err(err, errlen, l, "out of memory");
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Writes " in 'text of line'" for syntax errors (Redis echoes the bad
+ * line too), or "" when the line is empty or missing. A line that looks
+ * like it holds a password is cut after its '=' so the log never shows
+ * one. */
+static void
+quote_line(const char *text, int line, char *out, size_t outlen)
+{
+    const char *p = text, *end, *eq;
+    size_t len;
+    bool secret;
+
+    out[0] = '\0';
+    for (int i = 1; i < line && p != NULL; i++) {
+        p = strchr(p, '\n');
+        if (p != NULL)
+            p++;
+    }
+    if (line < 1)
+        return;
+    /* libconfig reports an unclosed string, group or list at the end of
+     * the text, far from the cause; say so instead of quoting nothing. */
+    if (p == NULL || p[strspn(p, " \t\r\n")] == '\0') {
+        snprintf(out, outlen,
+                 " at the end of the file (an unclosed string, group or "
+                 "list?)");
+        return;
+    }
+    end = strchr(p, '\n');
+    if (end == NULL)
+        end = p + strlen(p);
+    while (p < end && (*p == ' ' || *p == '\t'))
+        p++;
+    while (end > p && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r'))
+        end--;
+    if (p == end)
+        return;
+    len = (size_t)(end - p);
+    secret = false;
+    for (const char *q = p; q + 8 <= end; q++) {
+        if (strncmp(q, "credenti", 8) == 0 || strncmp(q, "password", 8) == 0)
+            secret = true;
+    }
+    eq = memchr(p, '=', len);
+    if (secret)
+        len = eq != NULL ? (size_t)(eq - p) + 1 : 0;
+    if (len == 0)
+        return;
+    if (len > 60)
+        snprintf(out, outlen, " in '%.60s...'", p);
+    else
+        snprintf(out, outlen, " in '%.*s%s'", (int)len, p,
+                 secret ? " ..." : "");
+}
+
+/* The body of ha_config_load_string(); include_dir resolves relative
+ * @include paths (NULL: the working directory). */
+static int
+load_text(struct ha_config *cfg, const char *text, const char *name,
+          const char *include_dir, char *err, size_t errlen)
+{
+    struct ha_config tmp;
+    unsigned lines[3] = {0, 0, 0};
+    config_t lc;
+    bool lc_live = false;
+
+    if (name == NULL)
+        name = "<string>";
+    init_scalars(&tmp);
+    tmp.datadir = strdup(".");
+    tmp.admin_credentials = strdup(HA_DEFAULT_ADMIN_CREDENTIALS);
+    tmp.stats_credentials = strdup(HA_DEFAULT_STATS_CREDENTIALS);
+    tmp.mysql_ifaces = strdup(HA_DEFAULT_MYSQL_IFACES);
+    tmp.path = strdup(name);
+    if (tmp.datadir == NULL || tmp.admin_credentials == NULL ||
+        tmp.stats_credentials == NULL || tmp.mysql_ifaces == NULL ||
+        tmp.path == NULL) {
+        ha_err_set(err, errlen, "%s: out of memory", name);
+        goto fail;
+    }
+    if (text == NULL) {
+        ha_err_set(err, errlen, "%s: no configuration text", name);
+        goto fail;
+    }
+
+    config_init(&lc);
+    lc_live = true;
+    if (include_dir != NULL)
+        config_set_include_dir(&lc, include_dir);
+    if (config_read_string(&lc, text) != CONFIG_TRUE) {
+        const char *file = config_error_file(&lc), *what;
+        char near[96];
+
+        /* The offending line is only known for our own text, not for an
+         * @include'd file. */
+        near[0] = '\0';
+        if (file == NULL)
+            quote_line(text, config_error_line(&lc), near, sizeof(near));
+        what = config_error_text(&lc) != NULL ? config_error_text(&lc)
+                                              : "parse error";
+        ha_err_set(err, errlen, "%s:%d: %s%s%s", file != NULL ? file : name,
+                   config_error_line(&lc), what, near,
+                   strstr(what, "syntax") != NULL
+                       ? "; expected libconfig syntax: name = value, "
+                         "groups in { }, lists in ( ), strings in double "
+                         "quotes"
+                       : "");
+        goto fail;
+    }
+    if (parse_root(&tmp, config_root_setting(&lc), name, lines, err, errlen) <
+        0)
+        goto fail;
+    if (derive(&tmp, name, lines, err, errlen) < 0)
+        goto fail;
+    config_destroy(&lc);
+
+    ha_config_free(cfg);
+    *cfg = tmp;
+    return 0;
+
+fail:
+    if (lc_live)
+        config_destroy(&lc);
+    ha_config_free(&tmp);
+    ha_config_free(cfg);
+    ha_config_init(cfg);
+    return -1;
+}
+
+int
+ha_config_load_string(struct ha_config *cfg, const char *text, const char *name,
+                      char *err, size_t errlen)
+{
+    return load_text(cfg, text, name, NULL, err, errlen);
+}
+
+/* Reads all of path into a malloc'd NUL-terminated string. */
+static char *
+read_file(const char *path, char *err, size_t errlen)
+{
+    FILE *f;
+    char *text = NULL, *grown;
+    size_t len = 0, cap = 0, n;
+
+    f = fopen(path, "r");
+    if (f == NULL) {
+        ha_err_set(err, errlen, "%s: cannot read: %s", path, strerror(errno));
+        return NULL;
+    }
+    for (;;) {
+        if (cap - len < 4096) {
+            cap = cap == 0 ? 8192 : cap * 2;
+            if (cap > CONFIG_FILE_MAX + 1) {
+                ha_err_set(err, errlen,
+                           "%s: cannot read: larger than %u bytes, which "
+                           "is no configuration file",
+                           path, CONFIG_FILE_MAX);
+                goto fail;
+            }
+            grown = realloc(text, cap);
+            if (grown == NULL) {
+                ha_err_set(err, errlen, "%s: cannot read: %s", path,
+                           strerror(ENOMEM));
+                goto fail;
+            }
+            text = grown;
+        }
+        n = fread(text + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0)
+            break;
+    }
+    if (ferror(f)) {
+        ha_err_set(err, errlen, "%s: cannot read: %s", path,
+                   strerror(errno != 0 ? errno : EIO));
+        goto fail;
+    }
+    fclose(f);
+    text[len] = '\0';
+    return text;
+
+fail:
+    fclose(f);
+    free(text);
+    return NULL;
+}
+
+int
+ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
+                    size_t errlen)
+{
+    char *text, *dir;
+    const char *slash;
+    int ret;
+
+    text = read_file(path, err, errlen);
+    if (text == NULL) {
+        ha_config_free(cfg);
+        ha_config_init(cfg);
+        return -1;
+    }
+    /* @include "x.cnf" inside /etc/heapadmin.cnf means /etc/x.cnf, not
+     * x.cnf in whatever directory the daemon was started from. */
+    slash = strrchr(path, '/');
+    dir = slash != NULL ? strndup(path, (size_t)(slash - path) + 1) : NULL;
+    ret = load_text(cfg, text, path, dir, err, errlen);
+    free(dir);
+    free(text);
+    return ret;
+}
+
+/* ------------------------------------------------------------------------
+ * Logging
+ * --------------------------------------------------------------------- */
+
+static const char *
+tri_name(int v)
+{
+    return v == HA_UNSET ? "unset (jemalloc default)" : v ? "true" : "false";
+}
+
+static void
+log_credentials(const char *key, const char *spec)
+{
+    size_t cap;
+    char *masked;
+
+    if (spec == NULL) {
+        ha_log_info("config: " ADMIN ".%s = (none)", key);
+        return;
+    }
+    /* Each item "u:p" becomes "u:****": at most 4 more bytes per item,
+     * and there are fewer items than bytes. */
+    cap = strlen(spec) * 5 + 5;
+    masked = malloc(cap);
+    if (masked == NULL) {
+        ha_log_info("config: " ADMIN ".%s = (masked)", key);
+        return;
+    }
+    ha_credentials_mask(spec, masked, cap);
+    ha_log_info("config: " ADMIN ".%s = \"%s\"", key, masked);
+    free(masked);
+}
+
+void
+ha_config_log(const struct ha_config *cfg)
+{
+    const struct ha_jemalloc_config *j = &cfg->jemalloc;
+
+    ha_log_info("config: loaded from %s",
+                cfg->path != NULL ? cfg->path : "(built-in defaults)");
+    ha_log_info("config: datadir = \"%s\"",
+                cfg->datadir != NULL ? cfg->datadir : ".");
+    if (cfg->errorlog != NULL)
+        ha_log_info("config: errorlog = \"%s\"", cfg->errorlog);
+    else
+        ha_log_info("config: errorlog = <datadir>/heapadmind.log (default)");
+    log_credentials("admin_credentials", cfg->admin_credentials);
+    log_credentials("stats_credentials", cfg->stats_credentials);
+    ha_log_info("config: " ADMIN ".mysql_ifaces = \"%s\" (%zu listener%s)",
+                cfg->mysql_ifaces != NULL ? cfg->mysql_ifaces : "",
+                cfg->n_ifaces, cfg->n_ifaces == 1 ? "" : "s");
+    ha_log_info("config: " JEMALLOC ".prof_active = %s",
+                tri_name(j->prof_active));
+    if (j->lg_prof_sample == HA_UNSET)
+        ha_log_info("config: " JEMALLOC ".lg_prof_sample = %s",
+                    tri_name(HA_UNSET));
+    else
+        ha_log_info("config: " JEMALLOC ".lg_prof_sample = %d",
+                    j->lg_prof_sample);
+    if (j->lg_prof_interval == HA_LG_INTERVAL_UNSET)
+        ha_log_info("config: " JEMALLOC ".lg_prof_interval = %s",
+                    tri_name(HA_UNSET));
+    else
+        ha_log_info("config: " JEMALLOC ".lg_prof_interval = %d",
+                    j->lg_prof_interval);
+    ha_log_info("config: " JEMALLOC ".prof_gdump = %s",
+                tri_name(j->prof_gdump));
+    ha_log_info("config: " JEMALLOC ".prof_final = %s",
+                tri_name(j->prof_final));
+    ha_log_info("config: " JEMALLOC ".prof_leak = %s", tri_name(j->prof_leak));
+    ha_log_info("config: " JEMALLOC ".prof_accum = %s",
+                tri_name(j->prof_accum));
+    ha_log_info("config: " JEMALLOC ".dump_prefix = \"%s\"", j->dump_prefix);
+}

@@ -79,7 +79,13 @@ void ha_config_free(struct ha_config *cfg);
 /* Parses text (name is used in messages as the file name) over the
  * defaults in cfg. Returns 0, or -1 with err as "name:line: what was
  * wrong and what is allowed". On error cfg is left fully freed-and-reset
- * to defaults, never half-configured. */
+ * to defaults, never half-configured.
+ * cfg must come from ha_config_init() or an earlier load: its old contents
+ * are freed. The result is always the built-in defaults plus text, never
+ * layered over an earlier load. Warnings ("...: unknown key 'x' in
+ * admin_variables, ignored; did you mean 'y'?") and notices ("...: section
+ * 'mysql_servers' is not used by heapadmin; ignored") go to cfg->messages;
+ * cfg->path is name ("<string>" for NULL). */
 int ha_config_load_string(struct ha_config *cfg, const char *text,
                           const char *name, char *err, size_t errlen);
 /* Reads path and calls ha_config_load_string(). */
@@ -87,7 +93,10 @@ int ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
                         size_t errlen);
 
 /* Parses one mysql_ifaces spec ("127.0.0.1:6032;[::1]:6032;/tmp/a.sock")
- * into *ifaces (malloc'd). Returns 0, or -1 with err naming the item. */
+ * into *ifaces (malloc'd). Returns 0, or -1 with err naming the item.
+ * Ports must be 1..65535 here (0 is for programmatic use only); an empty
+ * list, a duplicate or a relative socket path is an error. On error
+ * *ifaces and *n_ifaces are unchanged. */
 int ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
                            size_t *n_ifaces, char *err, size_t errlen);
 
