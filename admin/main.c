@@ -219,8 +219,14 @@ main(int argc, char **argv)
                   opt.config_given || access(opt.config, F_OK) == 0
                       ? opt.config
                       : "built-in defaults");
-    for (size_t i = 0; i < cfg.n_messages; i++)
-        ha_log_notice("%s", cfg.messages[i]);
+    for (size_t i = 0; i < cfg.n_messages; i++) {
+        /* Unknown keys are likely typos (warn); ProxySQL sections we do
+         * not use are expected (notice). */
+        if (strstr(cfg.messages[i], "unknown") != NULL)
+            ha_log_warn("%s", cfg.messages[i]);
+        else
+            ha_log_notice("%s", cfg.messages[i]);
+    }
     ha_config_log(&cfg);
     ha_log_info("datadir %s", datadir);
 
