@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Logins with the real mariadb client: right and wrong password, unknown
+# user, the stats user, the unix socket, the log lines each attempt leaves,
+# and an interactive session on a pty (prompt, SELECT 1+1; prints 2).
+
+# shellcheck disable=SC2119 # ha_start's arguments are optional
+# shellcheck source=test/integration/lib.sh
+. "$(dirname "$0")/lib.sh"
+
+ha_start || ha_bail "heapadmind starts and takes logins"
+
+ha_sql "SELECT 1"
+ha_is "admin:admin logs in over TCP" "0:1" "$HA_RC:$HA_OUT"
+
+ha_sql "SELECT 1" -uadmin -pwrong
+ha_is "wrong password: exit 1" 1 "$HA_RC"
+ha_like "wrong password: ERR 1045 (28000) with MySQL's text" \
+    "^ERROR 1045 \(28000\): Access denied for user 'admin'@'127\.0\.0\.1' \(using password: YES\)$" \
+    "$HA_ERR"
+
+ha_sql "SELECT 1" -unobody -padmin
+ha_is "unknown user: exit 1" 1 "$HA_RC"
+ha_like "unknown user: ERR 1045 (28000), same text as a wrong password" \
+    "^ERROR 1045 \(28000\): Access denied for user 'nobody'@'127\.0\.0\.1' \(using password: YES\)$" \
+    "$HA_ERR"
+
+ha_sql "SELECT 1" -uadmin --password=
+ha_like "no password: ERR 1045 says (using password: NO)" \
+    "^ERROR 1045 \(28000\): Access denied for user 'admin'@'127\.0\.0\.1' \(using password: NO\)$" \
+    "$HA_ERR"
+
+ha_sql "SELECT 1" -ustats -pstats
+ha_is "stats:stats logs in" "0:1" "$HA_RC:$HA_OUT"
+
+HA_OUT=$(ha_mysql_sock -N -B -e "SELECT 1+1" 2>&1)
+ha_is "admin logs in over the unix socket $HA_SOCK" "2" "$HA_OUT"
+
+ts='^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\.[0-9]{3}Z'
+ha_file_like "log: timestamped login line with user and peer" "$HA_LOG" \
+    "$ts \[info\] login: user 'admin' from 127\.0\.0\.1:[0-9]+ "
+ha_file_like "log: login line for the stats user" "$HA_LOG" \
+    "$ts \[info\] login: user 'stats' from 127\.0\.0\.1:[0-9]+ "
+ha_file_like "log: failed login, wrong password, with user and peer" "$HA_LOG" \
+    "$ts \[warn\] login failed: user 'admin' from 127\.0\.0\.1:[0-9]+ .*wrong password"
+ha_file_like "log: failed login, unknown user" "$HA_LOG" \
+    "$ts \[warn\] login failed: user 'nobody' from 127\.0\.0\.1:[0-9]+ .*unknown user"
+
+# Interactive: the client on a pty, as an operator types. Input is fed with
+# pauses so the prompt comes first; script(1) returns the client's status.
+pty_out=$HA_TMP/pty.out
+{
+    sleep 0.5
+    printf 'SELECT 1+1;\n'
+    sleep 0.5
+    printf 'quit\n'
+    sleep 0.3
+} | TERM=dumb timeout -k 2 20 script -qec \
+    "mariadb --no-defaults --protocol=TCP -h127.0.0.1 -P$HA_PORT --skip-ssl -uadmin -padmin" \
+    /dev/null >"$pty_out" 2>&1
+rc=$?
+tr -d '\r' <"$pty_out" >"$pty_out.txt"
+ha_is "interactive session exits 0 after quit" 0 "$rc"
+ha_file_like "interactive session: greeting names the server version" \
+    "$pty_out.txt" "Server version: 8\.0\.35-heapadmin-"
+ha_file_like "interactive session: shows the prompt" "$pty_out.txt" \
+    "MySQL \[\(none\)\]> "
+ha_file_like "interactive session: SELECT 1+1; prints 2 in a table" \
+    "$pty_out.txt" "^\| +2 \|$"
+ha_file_like "interactive session: row count line" "$pty_out.txt" \
+    "^1 row in set"
+[ "$HA_FAILED" -gt 0 ] && ha_file_tail "$pty_out.txt"
+
+ha_done
