@@ -1,2 +1,638 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * The one module that calls jemalloc's mallctl() (see mallctl.h): typed
+ * accessors over struct ha_mallctl_ops, operator-facing messages for
+ * mallctl errno values, and the heap dump with its file discovery and
+ * clean-up.
+ */
+#include "mallctl.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <jemalloc/jemalloc.h>
+
+#include "util.h"
+
+_Static_assert(HA_MALLCTL_ARENAS_ALL == MALLCTL_ARENAS_ALL,
+               "HA_MALLCTL_ARENAS_ALL must match jemalloc.h");
+
+const struct ha_mallctl_ops ha_mallctl_jemalloc = {
+    .mallctl = mallctl,
+    .nametomib = mallctlnametomib,
+    .bymib = mallctlbymib,
+};
+
+/* ------------------------------------------------------------------
+ * Typed accessors
+ * ------------------------------------------------------------------ */
+
+/* Reads exactly len bytes into out; a different length is EINVAL. */
+static int
+read_exact(const struct ha_mallctl_ops *ops, const char *name, void *out,
+           size_t len)
+{
+    size_t got = len;
+    int rc = ops->mallctl(name, out, &got, NULL, 0);
+
+    if (rc == 0 && got != len)
+        return EINVAL;
+    return rc;
+}
+
+int
+ha_mallctl_read_bool(const struct ha_mallctl_ops *ops, const char *name,
+                     bool *out)
+{
+    bool v;
+    int rc = read_exact(ops, name, &v, sizeof(v));
+
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int
+ha_mallctl_read_size(const struct ha_mallctl_ops *ops, const char *name,
+                     size_t *out)
+{
+    size_t v;
+    int rc = read_exact(ops, name, &v, sizeof(v));
+
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int
+ha_mallctl_read_ssize(const struct ha_mallctl_ops *ops, const char *name,
+                      ssize_t *out)
+{
+    ssize_t v;
+    int rc = read_exact(ops, name, &v, sizeof(v));
+
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int
+ha_mallctl_read_u64(const struct ha_mallctl_ops *ops, const char *name,
+                    uint64_t *out)
+{
+    uint64_t v;
+    int rc = read_exact(ops, name, &v, sizeof(v));
+
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int
+ha_mallctl_read_unsigned(const struct ha_mallctl_ops *ops, const char *name,
+                         unsigned *out)
+{
+    unsigned v;
+    int rc = read_exact(ops, name, &v, sizeof(v));
+
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int
+ha_mallctl_read_str(const struct ha_mallctl_ops *ops, const char *name,
+                    const char **out)
+{
+    const char *v = NULL;
+    int rc = read_exact(ops, name, &v, sizeof(v));
+
+    if (rc == 0 && v == NULL)
+        return EINVAL;
+    if (rc == 0)
+        *out = v;
+    return rc;
+}
+
+int
+ha_mallctl_write_bool(const struct ha_mallctl_ops *ops, const char *name,
+                      bool v, bool *old)
+{
+    bool prev;
+    size_t len = sizeof(prev);
+    int rc;
+
+    if (old == NULL)
+        return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+    rc = ops->mallctl(name, &prev, &len, &v, sizeof(v));
+    if (rc == 0 && len != sizeof(prev))
+        return EINVAL;
+    if (rc == 0)
+        *old = prev;
+    return rc;
+}
+
+int
+ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
+                      size_t v)
+{
+    return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+}
+
+int
+ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
+                     const char *v)
+{
+    return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+}
+
+int
+ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name)
+{
+    return ops->mallctl(name, NULL, NULL, NULL, 0);
+}
+
+int
+ha_mallctl_epoch(const struct ha_mallctl_ops *ops)
+{
+    uint64_t epoch = 1;
+
+    return ops->mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch));
+}
+
+bool
+ha_mallctl_prof_built(const struct ha_mallctl_ops *ops)
+{
+    bool b = false;
+
+    return ha_mallctl_read_bool(ops, "config.prof", &b) == 0 && b;
+}
+
+bool
+ha_mallctl_prof_enabled(const struct ha_mallctl_ops *ops)
+{
+    bool b = false;
+
+    return ha_mallctl_prof_built(ops) &&
+           ha_mallctl_read_bool(ops, "opt.prof", &b) == 0 && b;
+}
+
+/* ------------------------------------------------------------------
+ * prof.prefix memory
+ * ------------------------------------------------------------------ */
+
+static struct {
+    const struct ha_mallctl_ops *ops; /* backend it was set on; NULL: none */
+    char prefix[PATH_MAX];            /* value written to prof.prefix */
+} prefix_memory;
+
+int
+ha_mallctl_set_prof_prefix(const struct ha_mallctl_ops *ops,
+                           const char *prefix)
+{
+    int rc;
+
+    if (strlen(prefix) >= sizeof(prefix_memory.prefix))
+        return EINVAL;
+    rc = ha_mallctl_write_str(ops, "prof.prefix", prefix);
+    if (rc != 0)
+        return rc;
+    ha_strlcpy(prefix_memory.prefix, prefix, sizeof(prefix_memory.prefix));
+    prefix_memory.ops = ops;
+    return 0;
+}
+
+int
+ha_mallctl_prof_prefix(const struct ha_mallctl_ops *ops, char *out,
+                       size_t outlen)
+{
+    const char *opt;
+    int rc;
+
+    if (outlen > 0)
+        out[0] = '\0';
+    if (prefix_memory.ops == ops) {
+        ha_strlcpy(out, prefix_memory.prefix, outlen);
+        return 0;
+    }
+    rc = ha_mallctl_read_str(ops, "opt.prof_prefix", &opt);
+    if (rc != 0)
+        return rc;
+    ha_strlcpy(out, opt, outlen);
+    return 0;
+}
+
+void
+ha_mallctl_forget_prof_prefix(void)
+{
+    prefix_memory.ops = NULL;
+    prefix_memory.prefix[0] = '\0';
+}
+
+/* ------------------------------------------------------------------
+ * Operator messages (pure)
+ * ------------------------------------------------------------------ */
+
+static bool
+starts_with(const char *s, const char *prefix)
+{
+    return strncmp(s, prefix, strlen(prefix)) == 0;
+}
+
+/* mallctls that exist only with profiling on (ENOENT otherwise). */
+static bool
+is_prof_mallctl(const char *name)
+{
+    return starts_with(name, "prof.") || starts_with(name, "thread.prof.") ||
+           starts_with(name, "experimental.hooks.prof_") ||
+           starts_with(name, "experimental.prof_recent.");
+}
+
+/* opt.* settings of the profiler: ENOENT only without --enable-prof. */
+static bool
+is_prof_opt(const char *name)
+{
+    return starts_with(name, "opt.prof") || starts_with(name, "opt.lg_prof");
+}
+
+static const char *
+prof_hint(bool prof_built)
+{
+    return prof_built ? HA_MALLCTL_PROF_OFF_HINT
+                      : HA_MALLCTL_PROF_UNBUILT_HINT;
+}
+
+void
+ha_mallctl_errmsg(const struct ha_mallctl_failure *f, char *err,
+                  size_t errlen)
+{
+    const char *var = f->variable != NULL ? f->variable : f->mallctl;
+    char head[256];
+
+    if (f->value != NULL)
+        snprintf(head, sizeof(head), "%s = '%s'", var, f->value);
+    else
+        snprintf(head, sizeof(head), "%s", var);
+
+    switch (f->errnum) {
+    case ENOENT:
+        if (is_prof_mallctl(f->mallctl) ||
+            (is_prof_opt(f->mallctl) && !f->prof_built))
+            ha_err_set(err, errlen, "%s: %s", head, prof_hint(f->prof_built));
+        else if (starts_with(f->mallctl, "stats."))
+            ha_err_set(err, errlen,
+                       "%s: statistics are not available: this jemalloc "
+                       "was built without --enable-stats (mallctl %s)",
+                       head, f->mallctl);
+        else
+            ha_err_set(err, errlen,
+                       "%s: this jemalloc has no mallctl '%s' (ENOENT)",
+                       head, f->mallctl);
+        break;
+    case EINVAL:
+        if (f->allowed != NULL)
+            ha_err_set(err, errlen, "%s: invalid value; allowed: %s", head,
+                       f->allowed);
+        else
+            ha_err_set(err, errlen,
+                       "%s: jemalloc rejected the call to %s as invalid "
+                       "(EINVAL)",
+                       head, f->mallctl);
+        break;
+    case EPERM:
+        if (f->value != NULL)
+            ha_err_set(err, errlen,
+                       "%s: %s is read-only and cannot be changed at run "
+                       "time",
+                       head, var);
+        else
+            ha_err_set(err, errlen,
+                       "%s: %s is write-only and cannot be read", head,
+                       f->mallctl);
+        break;
+    case EAGAIN:
+        ha_err_set(err, errlen,
+                   "%s: jemalloc ran out of memory while doing it (EAGAIN); "
+                   "nothing was changed, try again",
+                   head);
+        break;
+    case EFAULT:
+        ha_err_set(err, errlen,
+                   "%s: jemalloc could not complete %s (EFAULT: an internal "
+                   "allocation or write failed)",
+                   head, f->mallctl);
+        break;
+    default:
+        ha_err_set(err, errlen, "%s: mallctl %s failed: %s (errno %d)", head,
+                   f->mallctl, strerror(f->errnum), f->errnum);
+        break;
+    }
+}
+
+bool
+ha_mallctl_dir_problem(const struct ha_mallctl_dirstate *st, char *reason,
+                       size_t reasonlen)
+{
+    if (st->stat_errno == ENOENT || st->stat_errno == ENOTDIR) {
+        ha_err_set(reason, reasonlen, "directory '%s' does not exist",
+                   st->dir);
+    } else if (st->stat_errno == EACCES) {
+        ha_err_set(reason, reasonlen,
+                   "directory '%s' cannot be reached (permission denied on "
+                   "a parent directory)",
+                   st->dir);
+    } else if (st->stat_errno != 0) {
+        ha_err_set(reason, reasonlen, "directory '%s' cannot be checked: %s",
+                   st->dir, strerror(st->stat_errno));
+    } else if (!st->is_dir) {
+        ha_err_set(reason, reasonlen, "'%s' is not a directory", st->dir);
+    } else if (st->access_errno == EROFS) {
+        ha_err_set(reason, reasonlen,
+                   "directory '%s' is on a read-only file system", st->dir);
+    } else if (st->access_errno == EACCES || st->access_errno == EPERM) {
+        ha_err_set(reason, reasonlen,
+                   "directory '%s' is not writable by this process "
+                   "(permission denied)",
+                   st->dir);
+    } else if (st->access_errno != 0) {
+        ha_err_set(reason, reasonlen, "directory '%s' is not writable: %s",
+                   st->dir, strerror(st->access_errno));
+    } else if (st->have_statvfs &&
+               st->bytes_free < HA_MALLCTL_DISK_FULL_BYTES) {
+        ha_err_set(reason, reasonlen,
+                   "the disk holding '%s' is full (%llu bytes free)",
+                   st->dir, st->bytes_free);
+    } else if (st->have_statvfs && st->files_free == 0) {
+        ha_err_set(reason, reasonlen,
+                   "the file system holding '%s' has no free inodes",
+                   st->dir);
+    } else {
+        return false;
+    }
+    return true;
+}
+
+void
+ha_mallctl_dir_probe(const char *path, struct ha_mallctl_dirstate *st)
+{
+    const char *slash = strrchr(path, '/');
+    struct stat sb;
+    struct statvfs vb;
+
+    memset(st, 0, sizeof(*st));
+    if (slash == NULL) {
+        ha_strlcpy(st->dir, ".", sizeof(st->dir));
+    } else if (slash == path) {
+        ha_strlcpy(st->dir, "/", sizeof(st->dir));
+    } else {
+        size_t len = (size_t)(slash - path);
+
+        if (len >= sizeof(st->dir))
+            len = sizeof(st->dir) - 1;
+        memcpy(st->dir, path, len);
+        st->dir[len] = '\0';
+    }
+    if (stat(st->dir, &sb) != 0) {
+        st->stat_errno = errno;
+        return;
+    }
+    st->is_dir = S_ISDIR(sb.st_mode);
+    if (!st->is_dir)
+        return;
+    if (access(st->dir, W_OK | X_OK) != 0)
+        st->access_errno = errno;
+    if (statvfs(st->dir, &vb) == 0) {
+        st->have_statvfs = true;
+        st->bytes_free =
+            (unsigned long long)vb.f_bavail * (unsigned long long)vb.f_frsize;
+        /* Some file systems (btrfs) report no inode counts at all. */
+        st->files_free =
+            vb.f_files == 0 ? ~0ULL : (unsigned long long)vb.f_favail;
+    }
+}
+
+void
+ha_mallctl_dump_errmsg(int errnum, const char *variable, const char *file,
+                       const char *prefix, bool prof_built,
+                       const struct ha_mallctl_dirstate *before,
+                       const struct ha_mallctl_dirstate *after, bool removed,
+                       char *err, size_t errlen)
+{
+    char reason[PATH_MAX + 128];
+    char target[PATH_MAX + 32];
+    const char *tail = removed ? "; the partial file was removed" : "";
+
+    if (errnum == ENOENT) {
+        ha_err_set(err, errlen, "%s: no heap profile written: %s", variable,
+                   prof_hint(prof_built));
+        return;
+    }
+    if (prefix == NULL || prefix[0] == '\0') {
+        ha_err_set(err, errlen,
+                   "%s: no heap profile written: jemalloc's prof_prefix is "
+                   "empty, so it cannot name the file; set one, e.g. "
+                   "MALLOC_CONF=prof_prefix:/var/lib/heapadmin/proxysql",
+                   variable);
+        return;
+    }
+    if (file != NULL)
+        snprintf(target, sizeof(target), "'%s'", file);
+    else
+        snprintf(target, sizeof(target), "'%s.<pid>.<seq>.m<mseq>.heap'",
+                 prefix);
+    if (errnum != EFAULT) {
+        ha_err_set(err, errlen,
+                   "%s: writing the heap profile %s failed: %s (errno %d)%s",
+                   variable, target, strerror(errnum), errnum, tail);
+        return;
+    }
+    if (before != NULL && ha_mallctl_dir_problem(before, reason,
+                                                 sizeof(reason))) {
+        ha_err_set(err, errlen,
+                   "%s: cannot write the heap profile %s: %s%s", variable,
+                   target, reason, tail);
+    } else if (after != NULL && ha_mallctl_dir_problem(after, reason,
+                                                       sizeof(reason))) {
+        ha_err_set(err, errlen,
+                   "%s: writing the heap profile %s failed: %s%s", variable,
+                   target, reason, tail);
+    } else {
+        const struct ha_mallctl_dirstate *st = after ? after : before;
+
+        if (st != NULL && st->have_statvfs)
+            ha_err_set(err, errlen,
+                       "%s: jemalloc could not write the heap profile %s "
+                       "(EFAULT), although directory '%s' exists, is "
+                       "writable and has %llu bytes free%s",
+                       variable, target, st->dir, st->bytes_free, tail);
+        else
+            ha_err_set(err, errlen,
+                       "%s: jemalloc could not write the heap profile %s "
+                       "(EFAULT)%s",
+                       variable, target, tail);
+    }
+}
+
+/* ------------------------------------------------------------------
+ * Heap dump
+ * ------------------------------------------------------------------ */
+
+/* Name of the last dump the hook saw in this thread. A manual dump runs
+ * the hook in the calling thread, so the thread-local copy is exactly the
+ * file prof.dump wrote; interval dumps in other threads cannot mix in. The
+ * hook runs under jemalloc's prof_dump_mtx: it copies and never allocates. */
+static _Thread_local char hook_file[PATH_MAX];
+static _Thread_local bool hook_called;
+/* A hook installed before ours, still called after ours. */
+static _Atomic(ha_mallctl_dump_hook) chained_hook;
+
+static void
+dump_hook(const char *filename)
+{
+    ha_mallctl_dump_hook next = atomic_load(&chained_hook);
+
+    if (filename != NULL) {
+        ha_strlcpy(hook_file, filename, sizeof(hook_file));
+        hook_called = true;
+    }
+    if (next != NULL)
+        next(filename);
+}
+
+/* Makes dump_hook the prof_dump hook (jemalloc 5.3); errno value if the
+ * hook interface is missing (5.2). */
+static int
+install_dump_hook(const struct ha_mallctl_ops *ops)
+{
+    ha_mallctl_dump_hook old = NULL, ours = dump_hook;
+    size_t len = sizeof(old);
+    int rc;
+
+    rc = ops->mallctl("experimental.hooks.prof_dump", &old, &len, &ours,
+                      sizeof(ours));
+    if (rc != 0)
+        return rc;
+    if (old != dump_hook)
+        atomic_store(&chained_hook, old);
+    return 0;
+}
+
+/* Finds the manual dump with the highest <seq> for prefix and this pid:
+ * <prefix>.<pid>.<seq>.m<mseq>.heap. Returns true and fills path/seq when
+ * one exists. Used only when the dump hook is not available. */
+static bool
+latest_manual_dump(const char *prefix, char *path, size_t pathlen,
+                   unsigned long long *seq)
+{
+    const char *slash = strrchr(prefix, '/');
+    const char *stem = slash != NULL ? slash + 1 : prefix;
+    char dir[PATH_MAX], head[NAME_MAX + 32];
+    bool found = false;
+    struct dirent *de;
+    DIR *d;
+
+    if (slash == NULL)
+        ha_strlcpy(dir, ".", sizeof(dir));
+    else if (slash == prefix)
+        ha_strlcpy(dir, "/", sizeof(dir));
+    else
+        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - prefix), prefix);
+    snprintf(head, sizeof(head), "%s.%ld.", stem, (long)getpid());
+    d = opendir(dir);
+    if (d == NULL)
+        return false;
+    while ((de = readdir(d)) != NULL) {
+        unsigned long long s, m;
+        int end = 0;
+
+        if (strncmp(de->d_name, head, strlen(head)) != 0)
+            continue;
+        if (sscanf(de->d_name + strlen(head), "%llu.m%llu.heap%n", &s, &m,
+                   &end) != 2 ||
+            end == 0 || de->d_name[strlen(head) + (size_t)end] != '\0')
+            continue;
+        if (!found || s > *seq) {
+            int n = snprintf(path, pathlen, "%s/%s", dir, de->d_name);
+
+            if (n < 0 || (size_t)n >= pathlen)
+                continue;
+            *seq = s;
+            found = true;
+        }
+    }
+    closedir(d);
+    return found;
+}
+
+int
+ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
+                char *file, size_t filelen, char *err, size_t errlen)
+{
+    struct ha_mallctl_dirstate before, after;
+    char prefix[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 128];
+    unsigned long long seq_before = 0, seq_after = 0;
+    bool prof_built = ha_mallctl_prof_built(ops);
+    bool hooked, had_before = false, found = false, removed = false;
+    int rc;
+
+    if (filelen > 0)
+        file[0] = '\0';
+    if (!ha_mallctl_prof_enabled(ops)) {
+        ha_mallctl_dump_errmsg(ENOENT, variable, NULL, NULL, prof_built,
+                               NULL, NULL, false, err, errlen);
+        return -1;
+    }
+    rc = ha_mallctl_prof_prefix(ops, prefix, sizeof(prefix));
+    if (rc != 0 || prefix[0] == '\0') {
+        ha_mallctl_dump_errmsg(EFAULT, variable, NULL, "", prof_built, NULL,
+                               NULL, false, err, errlen);
+        return -1;
+    }
+    ha_mallctl_dir_probe(prefix, &before);
+    if (ha_mallctl_dir_problem(&before, reason, sizeof(reason))) {
+        ha_mallctl_dump_errmsg(EFAULT, variable, NULL, prefix, prof_built,
+                               &before, NULL, false, err, errlen);
+        return -1;
+    }
+
+    hooked = install_dump_hook(ops) == 0;
+    if (!hooked)
+        had_before = latest_manual_dump(prefix, path, sizeof(path),
+                                        &seq_before);
+    hook_called = false;
+    hook_file[0] = '\0';
+    rc = ha_mallctl_action(ops, "prof.dump");
+
+    if (hooked && hook_called) {
+        ha_strlcpy(path, hook_file, sizeof(path));
+        found = true;
+    } else if (!hooked &&
+               latest_manual_dump(prefix, path, sizeof(path), &seq_after) &&
+               (!had_before || seq_after > seq_before)) {
+        found = true;
+    }
+    if (rc == 0) {
+        if (found)
+            ha_strlcpy(file, path, filelen);
+        else
+            snprintf(file, filelen, "%s.%ld.<seq>.m<mseq>.heap", prefix,
+                     (long)getpid());
+        return 0;
+    }
+
+    ha_mallctl_dir_probe(found ? path : prefix, &after);
+    /* jemalloc creat()s the file before writing: a write error (disk full)
+     * leaves a truncated profile under a valid dump name. */
+    if (found && unlink(path) == 0)
+        removed = true;
+    ha_mallctl_dump_errmsg(rc, variable, found ? path : NULL, prefix,
+                           prof_built, &before, &after, removed, err, errlen);
+    return -1;
+}

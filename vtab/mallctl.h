@@ -4,13 +4,30 @@
  * through struct ha_mallctl_ops, so unit tests can pass a fake backend
  * while the daemon passes ha_mallctl_jemalloc.
  *
+ * Three layers, in this order in mallctl.c:
+ *   - typed accessors over an ops pointer (ha_mallctl_read_*, _write_*,
+ *     ha_mallctl_action, ha_mallctl_epoch). They keep mallctl(3)'s own
+ *     contract and return 0 or an errno value (not -1): the caller needs
+ *     the code to explain the failure.
+ *   - operator messages: ha_mallctl_errmsg() and ha_mallctl_dump_errmsg()
+ *     are pure (no I/O) and turn an errno plus what was attempted into a
+ *     sentence naming the variable, the value and what to do.
+ *   - the heap dump (ha_mallctl_dump): prof.dump with jemalloc's own file
+ *     naming, the file written found through experimental.hooks.prof_dump
+ *     (5.3) or a directory listing (5.2), the target directory checked
+ *     before and after, and a partial file removed on failure.
+ *
  * Errno values follow jemalloc 5.3 src/ctl.c (see
  * ../shared/reference/jemalloc-profilers.md section 1.3).
  */
 #ifndef HA_MALLCTL_H
 #define HA_MALLCTL_H
 
+#include <limits.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
 
 struct ha_mallctl_ops {
     /* Same contract as jemalloc's mallctl(3): 0 or an errno value. */
@@ -23,5 +40,156 @@ struct ha_mallctl_ops {
 
 /* The real jemalloc the process is linked with. */
 extern const struct ha_mallctl_ops ha_mallctl_jemalloc;
+
+/* MALLCTL_ARENAS_ALL: "arena.<i>.*" on every arena at once. */
+#define HA_MALLCTL_ARENAS_ALL 4096
+#define HA_MALLCTL_PURGE_ALL "arena.4096.purge"
+
+/* Signature of jemalloc 5.3's experimental.hooks.prof_dump callback. */
+typedef void (*ha_mallctl_dump_hook)(const char *filename);
+
+/* ------------------------------------------------------------------
+ * Typed accessors. Each returns 0 or the errno value mallctl returned;
+ * out is written only on success. A size mismatch is EINVAL, as jemalloc
+ * itself reports it.
+ * ------------------------------------------------------------------ */
+int ha_mallctl_read_bool(const struct ha_mallctl_ops *ops, const char *name,
+                         bool *out);
+int ha_mallctl_read_size(const struct ha_mallctl_ops *ops, const char *name,
+                         size_t *out);
+int ha_mallctl_read_ssize(const struct ha_mallctl_ops *ops, const char *name,
+                          ssize_t *out);
+int ha_mallctl_read_u64(const struct ha_mallctl_ops *ops, const char *name,
+                        uint64_t *out);
+int ha_mallctl_read_unsigned(const struct ha_mallctl_ops *ops,
+                             const char *name, unsigned *out);
+/* *out points into jemalloc (static storage); do not free it. */
+int ha_mallctl_read_str(const struct ha_mallctl_ops *ops, const char *name,
+                        const char **out);
+
+/* Writes v; when old is not NULL it receives the previous value from the
+ * same call (read-modify-write in one mallctl). */
+int ha_mallctl_write_bool(const struct ha_mallctl_ops *ops, const char *name,
+                          bool v, bool *old);
+int ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
+                          size_t v);
+/* v may be NULL (prof.dump: jemalloc names the file itself). */
+int ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
+                         const char *v);
+/* Write-only call without a value: "arena.4096.purge", prof.reset at the
+ * current rate, prof.dump with jemalloc's automatic name. */
+int ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name);
+
+/* Writes "epoch" so the next stats.* reads are current. */
+int ha_mallctl_epoch(const struct ha_mallctl_ops *ops);
+
+/* jemalloc built with --enable-prof (config.prof). */
+bool ha_mallctl_prof_built(const struct ha_mallctl_ops *ops);
+/* Profiling usable in this process: config.prof and opt.prof. */
+bool ha_mallctl_prof_enabled(const struct ha_mallctl_ops *ops);
+
+/* ------------------------------------------------------------------
+ * prof.prefix is write-only, so the value last set through
+ * ha_mallctl_set_prof_prefix() is remembered (per ops, process-wide).
+ * ------------------------------------------------------------------ */
+
+/* Sets prof.prefix (jemalloc >= 5.3). Returns 0 or an errno value. */
+int ha_mallctl_set_prof_prefix(const struct ha_mallctl_ops *ops,
+                               const char *prefix);
+/* The prefix dumps use now: the remembered one, else opt.prof_prefix.
+ * Writes it into out; returns 0, or an errno value with out = "". */
+int ha_mallctl_prof_prefix(const struct ha_mallctl_ops *ops, char *out,
+                           size_t outlen);
+/* Forgets the remembered prefix (tests). */
+void ha_mallctl_forget_prof_prefix(void);
+
+/* ------------------------------------------------------------------
+ * Operator messages (pure).
+ * ------------------------------------------------------------------ */
+
+/* What was attempted when mallctl failed. */
+struct ha_mallctl_failure {
+    int errnum;            /* errno value mallctl returned */
+    const char *mallctl;   /* "prof.active" */
+    const char *variable;  /* "jemalloc-prof_active", or NULL: mallctl */
+    const char *value;     /* value being written, or NULL for a read */
+    const char *allowed;   /* what is allowed, for EINVAL; may be NULL */
+    bool prof_built;       /* jemalloc has --enable-prof (config.prof) */
+};
+
+/* The message an operator sees when profiling is off in this process. */
+#define HA_MALLCTL_PROF_OFF_HINT                                          \
+    "heap profiling is not available in this process (opt.prof=false): " \
+    "start heapadmind with prof:true in MALLOC_CONF, e.g. "              \
+    "MALLOC_CONF=prof:true,prof_active:false"
+#define HA_MALLCTL_PROF_UNBUILT_HINT                                      \
+    "heap profiling is not available: this jemalloc was built without "  \
+    "--enable-prof (config.prof=false); statistics still work, but the " \
+    "profiler needs a jemalloc built with --enable-prof"
+
+/* Writes "<variable> = '<value>': <reason and what to do>" for f into err
+ * (errlen bytes; NULL-tolerant):
+ *   ENOENT on prof.* / experimental.hooks.prof_*: profiling is off (or not
+ *          built) and how to start with prof:true; other names: this
+ *          jemalloc has no such mallctl;
+ *   EINVAL: the value and what is allowed;
+ *   EPERM:  read-only (or write-only for a read);
+ *   EAGAIN: jemalloc ran out of memory;
+ *   EFAULT: jemalloc could not complete the call (see ha_mallctl_dump_errmsg
+ *           for prof.dump);
+ *   others: strerror. */
+void ha_mallctl_errmsg(const struct ha_mallctl_failure *f, char *err,
+                       size_t errlen);
+
+/* State of a dump's target directory, gathered by ha_mallctl_dir_probe(). */
+struct ha_mallctl_dirstate {
+    char dir[PATH_MAX];            /* the directory checked */
+    int stat_errno;                /* 0, or errno of stat(dir) */
+    bool is_dir;                   /* stat says directory */
+    int access_errno;              /* 0, or errno of access(dir, W_OK) */
+    bool have_statvfs;             /* the two counts below are valid */
+    unsigned long long bytes_free; /* f_bavail * f_frsize */
+    unsigned long long files_free; /* f_favail (free inodes) */
+};
+
+/* Below this many free bytes a failed dump is put down to a full disk. */
+#define HA_MALLCTL_DISK_FULL_BYTES (64u * 1024u)
+
+/* Fills *st for the directory part of path (a file path or a prefix: the
+ * text up to the last '/', "." when there is none). I/O, never fails:
+ * problems land in the errno fields. */
+void ha_mallctl_dir_probe(const char *path, struct ha_mallctl_dirstate *st);
+
+/* Writes the reason the directory cannot take a dump into reason
+ * (missing, not a directory, not writable, read-only file system, disk or
+ * inodes full) and returns true; returns false when *st shows no problem.
+ * Pure. */
+bool ha_mallctl_dir_problem(const struct ha_mallctl_dirstate *st,
+                            char *reason, size_t reasonlen);
+
+/* The message for a failed heap dump. variable names the row
+ * ("jemalloc-dump_now"), file is the dump's path when known (else NULL),
+ * prefix is the effective prof prefix, before/after are the directory
+ * probes around the call (after may be NULL), removed tells whether a
+ * partial file was deleted. errnum ENOENT means profiling is off. Pure. */
+void ha_mallctl_dump_errmsg(int errnum, const char *variable,
+                            const char *file, const char *prefix,
+                            bool prof_built,
+                            const struct ha_mallctl_dirstate *before,
+                            const struct ha_mallctl_dirstate *after,
+                            bool removed, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------
+ * Heap dump.
+ * ------------------------------------------------------------------ */
+
+/* Dumps a heap profile with jemalloc's manual-dump name
+ * <prefix>.<pid>.<seq>.m<mseq>.heap. Checks the prefix directory first
+ * and refuses without dumping when it cannot work. On success copies the
+ * file's path into file (filelen bytes) and returns 0. On failure returns
+ * -1 with err set by ha_mallctl_dump_errmsg() (variable names the row in
+ * the message) and no file left under the dump's name. */
+int ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
+                    char *file, size_t filelen, char *err, size_t errlen);
 
 #endif /* HA_MALLCTL_H */

@@ -1,4 +1,35 @@
-/* SPDX-License-Identifier: MIT */
+/* SPDX-License-Identifier: MIT
+ *
+ * Parsing and formatting of global_variables values. Pure: no jemalloc,
+ * no SQLite, no I/O, so check_mallctl tests every case.
+ *
+ * Text accepted from an UPDATE may carry surrounding ASCII whitespace,
+ * which is ignored; nothing else is forgiven.
+ */
 #ifndef HA_VALUE_H
 #define HA_VALUE_H
-#endif
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* What ha_value_parse_bool() accepts, for error messages. */
+#define HA_VALUE_BOOL_ALLOWED "true/false, 1/0 or on/off (any case)"
+
+/* Parses true/false, 1/0, on/off in any case into *out. Returns 0, or -1
+ * (and *out untouched) for anything else, including NULL. */
+int ha_value_parse_bool(const char *text, bool *out);
+
+/* "true" or "false": how booleans read back. Static storage. */
+const char *ha_value_bool_str(bool b);
+
+/* Parses a decimal integer (optional sign) in [min, max] into *out.
+ * Returns 0, or -1 for NULL, empty text, trailing characters, overflow or
+ * a value outside the range. */
+int ha_value_parse_int(const char *text, long long min, long long max,
+                       long long *out);
+
+/* Formats bytes = 2^lg as "512 KiB", "1 MiB", "8 B"... into out (outlen
+ * bytes), for messages about lg_* settings. lg above 62 prints "2^lg B". */
+void ha_value_format_lg_bytes(unsigned lg, char *out, size_t outlen);
+
+#endif /* HA_VALUE_H */
