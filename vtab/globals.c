@@ -1,2 +1,1013 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * global_variables: an eponymous virtual table of admin-* and jemalloc-*
+ * settings in ProxySQL's <module>-<name> naming. SELECT reads the live
+ * state from jemalloc; UPDATE changes jemalloc at once (at the end of the
+ * statement, or at COMMIT inside BEGIN ... COMMIT).
+ *
+ * Usage:
+ *
+ *   SELECT * FROM global_variables;
+ *     Every row below with its current value.
+ *   UPDATE global_variables SET variable_value = 'true'
+ *    WHERE variable_name = 'jemalloc-prof_active';
+ *     Starts sampling (prof.active); OK, 1 row affected.
+ *   UPDATE global_variables SET variable_value = 'true'
+ *    WHERE variable_name = 'jemalloc-dump_now';
+ *     Writes <datadir>/proxysql.<pid>.<seq>.m<mseq>.heap; the OK packet's
+ *     info message (ha_vtab_take_info) names the file.
+ *   UPDATE global_variables SET variable_value = '20'
+ *    WHERE variable_name = 'jemalloc-lg_prof_sample';
+ *     One sample per 1 MiB on average; prof.reset discards the samples
+ *     collected so far, and the info message says so.
+ *
+ * Schema:
+ *   0 variable_name  TEXT PRIMARY KEY  "<module>-<name>", fixed set
+ *   1 variable_value TEXT              current value; booleans read
+ *                                      'true'/'false'; NULL when jemalloc
+ *                                      cannot tell (mallctl failed)
+ *
+ * Rows (RW = UPDATE acts, A = action: reads 'false', 'true' acts,
+ * 'false' is a no-op, RO = read-only). P = needs profiling (opt.prof):
+ * with profiling off every UPDATE of a P row is refused with how to
+ * start heapadmind with prof:true.
+ *   admin-admin_credentials           RO  user:**** list (masked)
+ *   admin-stats_credentials           RO  user:**** list (masked)
+ *   admin-mysql_ifaces                RO
+ *   admin-version                     RO  heapadmind's version
+ *   jemalloc-prof_active              RW P  prof.active
+ *   jemalloc-lg_prof_sample           RW P  prof.lg_sample; written with
+ *                                           prof.reset(n), 0..62; NULL when
+ *                                           profiling is off
+ *   jemalloc-prof_gdump               RW P  prof.gdump
+ *   jemalloc-prof_thread_active_init  RW P  prof.thread_active_init
+ *   jemalloc-background_thread        RW    background_thread
+ *   jemalloc-dump_now                 A  P  prof.dump (jemalloc's naming,
+ *                                           prof.prefix = datadir/stem)
+ *   jemalloc-reset_now                A  P  prof.reset at the current rate
+ *   jemalloc-purge_now                A     arena.4096.purge (all arenas)
+ *   jemalloc-prof                     RO  opt.prof ('false' also when
+ *                                         jemalloc lacks --enable-prof)
+ *   jemalloc-lg_prof_interval         RO  opt.lg_prof_interval (-1 = off)
+ *   jemalloc-prof_prefix              RO  prefix dumps use now: what was
+ *                                         set through prof.prefix, else
+ *                                         opt.prof_prefix
+ *   jemalloc-version                  RO  version
+ *   jemalloc-prof_accum, jemalloc-prof_final, jemalloc-prof_leak,
+ *   jemalloc-prof_leak_error, jemalloc-prof_stats,
+ *   jemalloc-prof_sys_thread_name, jemalloc-prof_time_resolution,
+ *   jemalloc-prof_recent_alloc_max    RO  opt.<same name>
+ *   jemalloc-opt_prof_active, jemalloc-opt_lg_prof_sample,
+ *   jemalloc-opt_prof_gdump,
+ *   jemalloc-opt_prof_thread_active_init
+ *                                     RO  opt.<name>: the start-up value
+ *                                         of a setting whose live value
+ *                                         is the row without "opt_"
+ * Naming rule: an opt.X with no run-time counterpart is jemalloc-X; one
+ * with a run-time counterpart is jemalloc-opt_X.
+ *
+ * UPDATE is all or nothing. xUpdate validates each row (read-only row,
+ * value syntax and range, profiling available, dump directory usable)
+ * and only stages it; a refused row fails the statement and SQLite rolls
+ * the staged rows back (xRollback, or xRollbackTo inside a transaction).
+ * xSync applies the staged changes in row order; if one fails there, the
+ * settings applied before it are put back (actions already done cannot be
+ * undone and the message says which). INSERT and DELETE are refused, as
+ * is changing variable_name; an UPDATE whose WHERE matches no row changes
+ * nothing.
+ *
+ * xBestIndex/xFilter plan (idxNum bits):
+ *   HA_VTAB_IDX_NAME (1)  `variable_name = ?` (BINARY): argv[0] is the
+ *                         name; only that row is read.
+ *   0                     full scan.
+ *
+ * SQLITE_VTAB_DIRECTONLY: an UPDATE dumps, resets or toggles profiling, so
+ * it must come from the operator's own statement, never from a trigger or
+ * view a schema could hide it in (csv.c's rationale).
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "config.h"
+#include "credentials.h"
+#include "mallctl.h"
+#include "util.h"
+#include "value.h"
+#include "vtab_int.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+enum gv_kind {
+    GV_ADMIN,     /* from struct ha_config (admin field), read-only */
+    GV_BOOL,      /* bool mallctl, read-write */
+    GV_LG_SAMPLE, /* reads prof.lg_sample, writes prof.reset(n) */
+    GV_DUMP,      /* action: prof.dump */
+    GV_RESET,     /* action: prof.reset at the current rate */
+    GV_PURGE,     /* action: arena.<all>.purge */
+    GV_RO_BOOL,   /* bool mallctl, read-only */
+    GV_RO_SIZE,   /* size_t mallctl, read-only */
+    GV_RO_SSIZE,  /* ssize_t mallctl, read-only */
+    GV_RO_STR,    /* const char * mallctl, read-only */
+    GV_PREFIX,    /* effective prof prefix, read-only */
+    GV_KIND_MAX
+};
+
+enum gv_admin {
+    GV_ADMIN_NONE,
+    GV_ADMIN_CREDENTIALS,
+    GV_ADMIN_STATS_CREDENTIALS,
+    GV_ADMIN_IFACES,
+    GV_ADMIN_VERSION,
+    GV_ADMIN_MAX
+};
+
+#define GV_PROF (1u << 0)        /* writes need opt.prof */
+#define GV_ENOENT_FALSE (1u << 1) /* a missing mallctl reads 'false' */
+
+struct gv_row {
+    const char *name;     /* variable_name */
+    const char *mallctl;  /* source, NULL for admin rows */
+    enum gv_kind kind;
+    unsigned flags;       /* GV_* flags */
+    enum gv_admin admin;  /* GV_ADMIN rows: which setting */
+    const char *hint;     /* read-only rows: how to change it instead */
+};
+
+#define HINT_ADMIN                                                      \
+    "admin-* variables are read-only at run time; change them in the " \
+    "config file (admin_variables) and restart heapadmind"
+#define HINT_STARTUP                                                   \
+    "jemalloc reads it only when the process starts; set it in the "   \
+    "config file (jemalloc_variables) or in MALLOC_CONF and restart "  \
+    "heapadmind"
+#define HINT_OPT                                                        \
+    "it is the start-up value; the live setting is the same name "      \
+    "without 'opt_'"
+
+static const struct gv_row gv_rows[] = {
+    {"admin-admin_credentials", NULL, GV_ADMIN, 0, GV_ADMIN_CREDENTIALS,
+     HINT_ADMIN},
+    {"admin-stats_credentials", NULL, GV_ADMIN, 0,
+     GV_ADMIN_STATS_CREDENTIALS, HINT_ADMIN},
+    {"admin-mysql_ifaces", NULL, GV_ADMIN, 0, GV_ADMIN_IFACES, HINT_ADMIN},
+    {"admin-version", NULL, GV_ADMIN, 0, GV_ADMIN_VERSION,
+     "it is heapadmind's version"},
+
+    {"jemalloc-prof_active", "prof.active", GV_BOOL, GV_PROF, 0, NULL},
+    {"jemalloc-lg_prof_sample", "prof.lg_sample", GV_LG_SAMPLE, GV_PROF, 0,
+     NULL},
+    {"jemalloc-prof_gdump", "prof.gdump", GV_BOOL, GV_PROF, 0, NULL},
+    {"jemalloc-prof_thread_active_init", "prof.thread_active_init", GV_BOOL,
+     GV_PROF, 0, NULL},
+    {"jemalloc-background_thread", "background_thread", GV_BOOL, 0, 0, NULL},
+
+    {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
+    {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
+    {"jemalloc-purge_now", HA_MALLCTL_PURGE_ALL, GV_PURGE, 0, 0, NULL},
+
+    {"jemalloc-prof", "opt.prof", GV_RO_BOOL, GV_ENOENT_FALSE, 0,
+     "profiling is chosen when the process starts: MALLOC_CONF=prof:true "
+     "(heapadmind's default) or prof:false"},
+    {"jemalloc-lg_prof_interval", "opt.lg_prof_interval", GV_RO_SSIZE, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_prefix", "prof.prefix", GV_PREFIX, 0, 0,
+     "it is <datadir>/<dump_prefix> from the config file"},
+    {"jemalloc-version", "version", GV_RO_STR, 0, 0,
+     "it is the linked jemalloc's version"},
+
+    {"jemalloc-prof_accum", "opt.prof_accum", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_final", "opt.prof_final", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_leak", "opt.prof_leak", GV_RO_BOOL, 0, 0, HINT_STARTUP},
+    {"jemalloc-prof_leak_error", "opt.prof_leak_error", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_stats", "opt.prof_stats", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_sys_thread_name", "opt.prof_sys_thread_name", GV_RO_BOOL,
+     0, 0, HINT_STARTUP},
+    {"jemalloc-prof_time_resolution", "opt.prof_time_resolution", GV_RO_STR,
+     0, 0, HINT_STARTUP},
+    {"jemalloc-prof_recent_alloc_max", "opt.prof_recent_alloc_max",
+     GV_RO_SSIZE, 0, 0, HINT_STARTUP},
+
+    {"jemalloc-opt_prof_active", "opt.prof_active", GV_RO_BOOL, 0, 0,
+     HINT_OPT},
+    {"jemalloc-opt_lg_prof_sample", "opt.lg_prof_sample", GV_RO_SIZE, 0, 0,
+     HINT_OPT},
+    {"jemalloc-opt_prof_gdump", "opt.prof_gdump", GV_RO_BOOL, 0, 0,
+     HINT_OPT},
+    {"jemalloc-opt_prof_thread_active_init", "opt.prof_thread_active_init",
+     GV_RO_BOOL, 0, 0, HINT_OPT},
+};
+
+#define GV_N_ROWS ((int)HA_ARRAY_SIZE(gv_rows))
+#define GV_LG_SAMPLE_MAX 62
+#define GV_LG_SAMPLE_ALLOWED                                             \
+    "an integer from 0 to 62 (log2 of the mean bytes allocated between " \
+    "samples; jemalloc's default 19 = 512 KiB)"
+
+#define GLOBALS_SCHEMA                                        \
+    "CREATE TABLE x("                                         \
+    "variable_name TEXT PRIMARY KEY, " /* 0 GLOBALS_COL_NAME */ \
+    "variable_value TEXT"              /* 1 GLOBALS_COL_VALUE */ \
+    ")"
+#define GLOBALS_COL_NAME 0
+#define GLOBALS_COL_VALUE 1
+
+/* Longest value text kept for messages. */
+#define GV_TEXT_MAX 128
+
+/* One validated row of an UPDATE, waiting for xSync. */
+struct gv_change {
+    int row;                 /* index into gv_rows */
+    long long value;         /* bool (0/1) or lg_prof_sample */
+    char text[GV_TEXT_MAX];  /* the value as written, for messages */
+
+    bool applied;            /* xSync did it */
+    bool old_bool;           /* GV_BOOL: value before, for undo */
+    size_t old_lg;           /* GV_LG_SAMPLE: rate before, for undo */
+};
+
+typedef struct globals_vtab globals_vtab;
+struct globals_vtab {
+    sqlite3_vtab base;             /* Base class - must be first */
+    struct ha_vtab_conn *conn;     /* ctx (ops, cfg) and the info slot */
+
+    struct gv_change *changes;     /* staged, in xUpdate order */
+    int n_changes;
+    int cap_changes;
+
+    int *marks;                    /* n_changes at each savepoint level */
+    int n_marks;
+    int cap_marks;
+};
+
+typedef struct globals_cursor globals_cursor;
+struct globals_cursor {
+    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    int row;                   /* current index into gv_rows */
+    int end;                   /* one past the last row to produce */
+};
+
+/* snprintf for messages that may be cut at len: info and error text. */
+static void set_text(char *buf, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* ------------------------------------------------------------------
+ * Reading values
+ * ------------------------------------------------------------------ */
+
+static const struct ha_mallctl_ops *
+gv_ops(globals_vtab *vt)
+{
+    return vt->conn->ctx->ops;
+}
+
+/* Current value of r as text into buf. Returns false for NULL. */
+static bool
+gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
+{
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    const struct ha_config *cfg = vt->conn->ctx->cfg;
+    int rc = 0;
+
+    buf[0] = '\0';
+    switch (r->kind) {
+    case GV_ADMIN:
+        if (r->admin == GV_ADMIN_VERSION) {
+            ha_strlcpy(buf, PACKAGE_VERSION, len);
+            return true;
+        }
+        if (cfg == NULL)
+            return false;
+        if (r->admin == GV_ADMIN_CREDENTIALS) {
+            ha_credentials_mask(cfg->admin_credentials, buf, len);
+            return cfg->admin_credentials != NULL;
+        }
+        if (r->admin == GV_ADMIN_STATS_CREDENTIALS) {
+            ha_credentials_mask(cfg->stats_credentials, buf, len);
+            return cfg->stats_credentials != NULL;
+        }
+        if (r->admin == GV_ADMIN_IFACES && cfg->mysql_ifaces != NULL) {
+            ha_strlcpy(buf, cfg->mysql_ifaces, len);
+            return true;
+        }
+        return false;
+    case GV_BOOL:
+    case GV_RO_BOOL: {
+        bool b = false;
+
+        rc = ha_mallctl_read_bool(ops, r->mallctl, &b);
+        if (rc == ENOENT && (r->flags & GV_ENOENT_FALSE))
+            rc = 0;
+        ha_strlcpy(buf, ha_value_bool_str(b), len);
+        break;
+    }
+    case GV_LG_SAMPLE: {
+        size_t v = 0;
+
+        /* prof.lg_sample reads 0 with profiling off; that would claim
+         * every byte is sampled. */
+        if (!ha_mallctl_prof_enabled(ops))
+            return false;
+        rc = ha_mallctl_read_size(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zu", v);
+        break;
+    }
+    case GV_DUMP:
+    case GV_RESET:
+    case GV_PURGE:
+        ha_strlcpy(buf, "false", len);
+        break;
+    case GV_RO_SIZE: {
+        size_t v = 0;
+
+        rc = ha_mallctl_read_size(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zu", v);
+        break;
+    }
+    case GV_RO_SSIZE: {
+        ssize_t v = 0;
+
+        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zd", v);
+        break;
+    }
+    case GV_RO_STR: {
+        const char *s = NULL;
+
+        rc = ha_mallctl_read_str(ops, r->mallctl, &s);
+        if (rc == 0)
+            ha_strlcpy(buf, s, len);
+        break;
+    }
+    case GV_PREFIX:
+        rc = ha_mallctl_prof_prefix(ops, buf, len);
+        break;
+    case GV_KIND_MAX:
+        rc = -1;
+        break;
+    }
+    return rc == 0;
+}
+
+static bool
+gv_writable(const struct gv_row *r)
+{
+    return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
+           r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE;
+}
+
+static bool
+gv_is_action(const struct gv_row *r)
+{
+    return r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE;
+}
+
+/* "a, b, c": the writable variables, for messages. */
+static void
+gv_writable_list(char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < GV_N_ROWS; i++) {
+        int n;
+
+        if (!gv_writable(&gv_rows[i]))
+            continue;
+        n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                     gv_rows[i].name);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
+/* ------------------------------------------------------------------
+ * Validation and staging (xUpdate)
+ * ------------------------------------------------------------------ */
+
+static int
+gv_stage(globals_vtab *vt, int row, long long value, const char *text)
+{
+    struct gv_change *c;
+
+    if (vt->n_changes == vt->cap_changes) {
+        int cap = vt->cap_changes ? vt->cap_changes * 2 : 8;
+        struct gv_change *p =
+            sqlite3_realloc64(vt->changes, (sqlite3_uint64)cap * sizeof(*p));
+
+        if (p == NULL)
+            return SQLITE_NOMEM;
+        vt->changes = p;
+        vt->cap_changes = cap;
+    }
+    c = &vt->changes[vt->n_changes++];
+    memset(c, 0, sizeof(*c));
+    c->row = row;
+    c->value = value;
+    ha_strlcpy(c->text, text, sizeof(c->text));
+    return SQLITE_OK;
+}
+
+/* The operator's message for a mallctl errno on row r. */
+static int
+gv_mallctl_error(globals_vtab *vt, const struct gv_row *r, int errnum,
+                 const char *text, const char *allowed)
+{
+    char err[1024];
+    struct ha_mallctl_failure f = {
+        .errnum = errnum,
+        .mallctl = r->mallctl,
+        .variable = r->name,
+        .value = text,
+        .allowed = allowed,
+        .prof_built = ha_mallctl_prof_built(gv_ops(vt)),
+    };
+
+    ha_mallctl_errmsg(&f, err, sizeof(err));
+    return ha_vtab_set_errmsg(&vt->base, "%s", err);
+}
+
+/* Refuses a dump_now that cannot succeed before anything changes. */
+static int
+gv_check_dump_dir(globals_vtab *vt, const struct gv_row *r)
+{
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    struct ha_mallctl_dirstate st;
+    char prefix[PATH_MAX], reason[PATH_MAX + 128], err[PATH_MAX + 512];
+
+    if (ha_mallctl_prof_prefix(ops, prefix, sizeof(prefix)) != 0 ||
+        prefix[0] == '\0') {
+        ha_mallctl_dump_errmsg(EFAULT, r->name, NULL, "",
+                               ha_mallctl_prof_built(ops), NULL, NULL, false,
+                               err, sizeof(err));
+        return ha_vtab_set_errmsg(&vt->base, "%s", err);
+    }
+    ha_mallctl_dir_probe(prefix, &st);
+    if (!ha_mallctl_dir_problem(&st, reason, sizeof(reason)))
+        return SQLITE_OK;
+    ha_mallctl_dump_errmsg(EFAULT, r->name, NULL, prefix,
+                           ha_mallctl_prof_built(ops), &st, NULL, false, err,
+                           sizeof(err));
+    return ha_vtab_set_errmsg(&vt->base, "%s", err);
+}
+
+/* Validates `UPDATE ... SET variable_value = text` for row index idx and
+ * stages it. Returns SQLITE_OK, or SQLITE_ERROR with zErrMsg naming the
+ * variable, the value and what is allowed. */
+static int
+gv_validate(globals_vtab *vt, int idx, const char *text)
+{
+    const struct gv_row *r = &gv_rows[idx];
+    const char *shown = text != NULL ? text : "NULL";
+    long long lg;
+    bool b;
+
+    if (!gv_writable(r)) {
+        char list[512];
+
+        gv_writable_list(list, sizeof(list));
+        return ha_vtab_set_errmsg(
+            &vt->base,
+            "%s is read-only (refused value '%s'): %s; writable variables: "
+            "%s",
+            r->name, shown, r->hint, list);
+    }
+    if ((r->flags & GV_PROF) && !ha_mallctl_prof_enabled(gv_ops(vt)))
+        return gv_mallctl_error(vt, r, ENOENT, shown, NULL);
+
+    if (r->kind == GV_LG_SAMPLE) {
+        if (ha_value_parse_int(text, 0, GV_LG_SAMPLE_MAX, &lg) != 0)
+            return ha_vtab_set_errmsg(&vt->base,
+                                      "%s = '%s': invalid value; allowed: %s",
+                                      r->name, shown, GV_LG_SAMPLE_ALLOWED);
+        return gv_stage(vt, idx, lg, text);
+    }
+    if (ha_value_parse_bool(text, &b) != 0) {
+        if (gv_is_action(r))
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': invalid value; allowed: 'true' to run it now, "
+                "'false' to do nothing (also 1/0, on/off, any case)",
+                r->name, shown);
+        return ha_vtab_set_errmsg(&vt->base,
+                                  "%s = '%s': invalid value; allowed: %s",
+                                  r->name, shown, HA_VALUE_BOOL_ALLOWED);
+    }
+    if (gv_is_action(r) && !b)
+        return SQLITE_OK; /* 'false' on an action does nothing */
+    if (r->kind == GV_DUMP) {
+        int rc = gv_check_dump_dir(vt, r);
+
+        if (rc != SQLITE_OK)
+            return rc;
+    }
+    return gv_stage(vt, idx, b, text);
+}
+
+/* ------------------------------------------------------------------
+ * Applying (xSync)
+ * ------------------------------------------------------------------ */
+
+static void
+set_text(char *buf, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(buf, len, fmt, ap);
+    va_end(ap);
+}
+
+/* Path of the running executable for the jeprof hint. */
+static void
+self_exe(char *buf, size_t len)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+
+    if (n <= 0) {
+        ha_strlcpy(buf, "heapadmind", len);
+        return;
+    }
+    buf[n] = '\0';
+}
+
+/* Applies c. Returns 0 with an info message (maybe "") in info, or -1
+ * with the reason in err. */
+static int
+gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
+         char *err, size_t errlen)
+{
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    const struct gv_row *r = &gv_rows[c->row];
+    struct ha_mallctl_failure f = {
+        .mallctl = r->mallctl,
+        .variable = r->name,
+        .value = c->text,
+        .prof_built = ha_mallctl_prof_built(ops),
+    };
+    char file[PATH_MAX], exe[PATH_MAX], rate[32];
+    struct stat sb;
+    size_t lg = 0;
+
+    info[0] = '\0';
+    switch (r->kind) {
+    case GV_BOOL:
+        f.allowed = HA_VALUE_BOOL_ALLOWED;
+        f.errnum = ha_mallctl_write_bool(ops, r->mallctl, c->value != 0,
+                                         &c->old_bool);
+        break;
+    case GV_LG_SAMPLE:
+        f.allowed = GV_LG_SAMPLE_ALLOWED;
+        f.errnum = ha_mallctl_read_size(ops, "prof.lg_sample", &lg);
+        if (f.errnum != 0)
+            break;
+        c->old_lg = lg;
+        ha_value_format_lg_bytes((unsigned)c->value, rate, sizeof(rate));
+        if (lg == (size_t)c->value) {
+            set_text(info, infolen,
+                     "%s is already %lld (a sample every %s allocated on "
+                     "average): nothing reset, the samples are kept",
+                     r->name, c->value, rate);
+            return 0;
+        }
+        f.mallctl = "prof.reset";
+        f.errnum = ha_mallctl_write_size(ops, "prof.reset", (size_t)c->value);
+        if (f.errnum == 0)
+            set_text(info, infolen,
+                     "%s set to %lld (a sample every %s allocated on "
+                     "average); prof.reset discarded the heap profile "
+                     "samples collected so far",
+                     r->name, c->value, rate);
+        break;
+    case GV_DUMP:
+        if (ha_mallctl_dump(ops, r->name, file, sizeof(file), err, errlen) !=
+            0)
+            return -1;
+        self_exe(exe, sizeof(exe));
+        if (stat(file, &sb) == 0)
+            set_text(info, infolen,
+                     "heap profile written to %s (%lld bytes); read it "
+                     "with: jeprof --text %s %s",
+                     file, (long long)sb.st_size, exe, file);
+        else
+            set_text(info, infolen,
+                     "heap profile written to %s; read it with: jeprof "
+                     "--text %s %s",
+                     file, exe, file);
+        c->applied = true;
+        return 0;
+    case GV_RESET:
+        f.errnum = ha_mallctl_action(ops, "prof.reset");
+        if (f.errnum == 0 &&
+            ha_mallctl_read_size(ops, "prof.lg_sample", &lg) == 0)
+            set_text(info, infolen,
+                     "prof.reset discarded the heap profile samples "
+                     "collected so far; jemalloc-lg_prof_sample stays %zu",
+                     lg);
+        else if (f.errnum == 0)
+            set_text(info, infolen,
+                     "prof.reset discarded the heap profile samples "
+                     "collected so far");
+        break;
+    case GV_PURGE:
+        f.errnum = ha_mallctl_action(ops, r->mallctl);
+        if (f.errnum == 0)
+            set_text(info, infolen,
+                     "unused dirty pages of all arenas were returned to the "
+                     "system (%s)",
+                     r->mallctl);
+        break;
+    default:
+        f.errnum = EPERM;
+        break;
+    }
+    if (f.errnum != 0) {
+        ha_mallctl_errmsg(&f, err, errlen);
+        return -1;
+    }
+    c->applied = true;
+    return 0;
+}
+
+/* Puts back the settings of changes [0, n) that were applied, newest
+ * first. Appends "undone: ..." / "already done: ..." to report. */
+static void
+gv_undo(globals_vtab *vt, int n, char *report, size_t len)
+{
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    char undone[512] = "", done[512] = "", failed[512] = "";
+
+    for (int i = n - 1; i >= 0; i--) {
+        struct gv_change *c = &vt->changes[i];
+        const struct gv_row *r = &gv_rows[c->row];
+        char *list;
+        int rc = 0;
+
+        if (!c->applied)
+            continue;
+        if (r->kind == GV_BOOL)
+            rc = ha_mallctl_write_bool(ops, r->mallctl, c->old_bool, NULL);
+        else if (r->kind == GV_LG_SAMPLE && c->old_lg != (size_t)c->value)
+            rc = ha_mallctl_write_size(ops, "prof.reset", c->old_lg);
+        list = !gv_is_action(r) ? (rc == 0 ? undone : failed) : done;
+        if (list[0] != '\0')
+            strncat(list, ", ", 511 - strlen(list));
+        strncat(list, r->name, 511 - strlen(list));
+    }
+    report[0] = '\0';
+    if (undone[0] == '\0' && done[0] == '\0' && failed[0] == '\0') {
+        snprintf(report, len, "; nothing was changed");
+        return;
+    }
+    if (undone[0] != '\0')
+        set_text(report + strlen(report), len - strlen(report),
+                 "; put back: %s", undone);
+    if (failed[0] != '\0')
+        set_text(report + strlen(report), len - strlen(report),
+                 "; could not put back: %s", failed);
+    if (done[0] != '\0')
+        set_text(report + strlen(report), len - strlen(report),
+                 "; already done and not undoable: %s", done);
+}
+
+static void
+gv_clear(globals_vtab *vt)
+{
+    vt->n_changes = 0;
+    vt->n_marks = 0;
+}
+
+/* ------------------------------------------------------------------
+ * Virtual table methods
+ * ------------------------------------------------------------------ */
+
+/* Constructor for globals_vtab objects. aux is the connection's struct
+ * ha_vtab_conn. */
+static int
+globals_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+                sqlite3_vtab **ppVtab, char **pzErr)
+{
+    globals_vtab *vt;
+    int rc;
+
+    (void)argc;
+    (void)argv;
+    rc = sqlite3_declare_vtab(db, GLOBALS_SCHEMA);
+    if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        return rc;
+    }
+    sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
+    vt = sqlite3_malloc(sizeof(*vt));
+    if (vt == NULL)
+        return SQLITE_NOMEM;
+    memset(vt, 0, sizeof(*vt));
+    vt->conn = aux;
+    *ppVtab = &vt->base;
+    return SQLITE_OK;
+}
+
+static int
+globals_disconnect(sqlite3_vtab *vtab)
+{
+    globals_vtab *vt = (globals_vtab *)vtab;
+
+    sqlite3_free(vt->changes);
+    sqlite3_free(vt->marks);
+    sqlite3_free(vt);
+    return SQLITE_OK;
+}
+
+static int
+globals_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
+{
+    globals_cursor *cur = sqlite3_malloc(sizeof(*cur));
+
+    (void)vtab;
+    if (cur == NULL)
+        return SQLITE_NOMEM;
+    memset(cur, 0, sizeof(*cur));
+    *ppCursor = &cur->base;
+    return SQLITE_OK;
+}
+
+static int
+globals_close(sqlite3_vtab_cursor *cursor)
+{
+    sqlite3_free(cursor);
+    return SQLITE_OK;
+}
+
+static int
+globals_next(sqlite3_vtab_cursor *cursor)
+{
+    ((globals_cursor *)cursor)->row++;
+    return SQLITE_OK;
+}
+
+static int
+globals_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
+{
+    globals_cursor *cur = (globals_cursor *)cursor;
+    globals_vtab *vt = (globals_vtab *)cursor->pVtab;
+    const struct gv_row *r = &gv_rows[cur->row];
+    char buf[PATH_MAX];
+
+    if (col == GLOBALS_COL_NAME) {
+        sqlite3_result_text(ctx, r->name, -1, SQLITE_STATIC);
+        return SQLITE_OK;
+    }
+    if (gv_read(vt, r, buf, sizeof(buf)))
+        sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_null(ctx);
+    return SQLITE_OK;
+}
+
+static int
+globals_rowid(sqlite3_vtab_cursor *cursor, sqlite3_int64 *pRowid)
+{
+    *pRowid = ((globals_cursor *)cursor)->row;
+    return SQLITE_OK;
+}
+
+static int
+globals_eof(sqlite3_vtab_cursor *cursor)
+{
+    globals_cursor *cur = (globals_cursor *)cursor;
+
+    return cur->row >= cur->end;
+}
+
+/* Rewinds the cursor to every row, or to the one row named by argv[0]
+ * when idxNum has HA_VTAB_IDX_NAME. Values are read in xColumn. */
+static int
+globals_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
+               int argc, sqlite3_value **argv)
+{
+    globals_cursor *cur = (globals_cursor *)cursor;
+
+    (void)idxStr;
+    cur->row = 0;
+    cur->end = GV_N_ROWS;
+    if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
+        const char *name = (const char *)sqlite3_value_text(argv[0]);
+
+        cur->end = 0;
+        for (int i = 0; name != NULL && i < GV_N_ROWS; i++) {
+            if (strcmp(gv_rows[i].name, name) == 0) {
+                cur->row = i;
+                cur->end = i + 1;
+                break;
+            }
+        }
+    }
+    return SQLITE_OK;
+}
+
+static int
+globals_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
+{
+    (void)vtab;
+    return ha_vtab_best_index_name(info, GLOBALS_COL_NAME, GV_N_ROWS);
+}
+
+/* DELETE (argc 1), INSERT (argv[0] NULL) and renames are refused; an
+ * UPDATE of the value is validated and staged for xSync. */
+static int
+globals_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
+               sqlite3_int64 *pRowid)
+{
+    globals_vtab *vt = (globals_vtab *)vtab;
+    const char *name, *value;
+    sqlite3_int64 rowid;
+
+    (void)pRowid;
+    if (argc == 1) {
+        rowid = sqlite3_value_int64(argv[0]);
+        return ha_vtab_set_errmsg(
+            vtab,
+            "DELETE from global_variables is not allowed (%s): the set of "
+            "variables is fixed; change a value with UPDATE "
+            "global_variables SET variable_value = '...' WHERE "
+            "variable_name = '...'",
+            rowid >= 0 && rowid < GV_N_ROWS ? gv_rows[rowid].name : "?");
+    }
+    name = (const char *)sqlite3_value_text(argv[2 + GLOBALS_COL_NAME]);
+    value = (const char *)sqlite3_value_text(argv[2 + GLOBALS_COL_VALUE]);
+    if (sqlite3_value_type(argv[0]) == SQLITE_NULL)
+        return ha_vtab_set_errmsg(
+            vtab,
+            "INSERT into global_variables is not allowed ('%s'): the set "
+            "of variables is fixed; change a value with UPDATE "
+            "global_variables SET variable_value = '...' WHERE "
+            "variable_name = '...'",
+            name != NULL ? name : "NULL");
+    rowid = sqlite3_value_int64(argv[0]);
+    if (rowid < 0 || rowid >= GV_N_ROWS)
+        return ha_vtab_set_errmsg(vtab, "global_variables has no row %lld",
+                                  (long long)rowid);
+    if (sqlite3_value_int64(argv[1]) != rowid || name == NULL ||
+        strcmp(name, gv_rows[rowid].name) != 0)
+        return ha_vtab_set_errmsg(
+            vtab,
+            "variable_name cannot be changed ('%s' to '%s'): the set of "
+            "variables is fixed; change a value with UPDATE "
+            "global_variables SET variable_value = '...' WHERE "
+            "variable_name = '%s'",
+            gv_rows[rowid].name, name != NULL ? name : "NULL",
+            gv_rows[rowid].name);
+    return gv_validate(vt, (int)rowid, value);
+}
+
+static int
+globals_begin(sqlite3_vtab *vtab)
+{
+    gv_clear((globals_vtab *)vtab);
+    return SQLITE_OK;
+}
+
+/* Applies the staged changes (see the header comment). Runs before the
+ * commit, where an error still fails the statement or COMMIT. */
+static int
+globals_sync(sqlite3_vtab *vtab)
+{
+    globals_vtab *vt = (globals_vtab *)vtab;
+    char info[HA_VTAB_INFO_MAX] = "", msg[HA_VTAB_INFO_MAX];
+    char err[PATH_MAX + 512], report[1536];
+
+    for (int i = 0; i < vt->n_changes; i++) {
+        if (gv_apply(vt, &vt->changes[i], msg, sizeof(msg), err,
+                     sizeof(err)) != 0) {
+            gv_undo(vt, i, report, sizeof(report));
+            gv_clear(vt);
+            ha_vtab_set_info(vt->conn, "");
+            return ha_vtab_set_errmsg(vtab, "%s%s", err, report);
+        }
+        if (msg[0] != '\0') {
+            size_t used = strlen(info);
+
+            set_text(info + used, sizeof(info) - used, "%s%s",
+                     used ? "; " : "", msg);
+        }
+    }
+    gv_clear(vt);
+    ha_vtab_set_info(vt->conn, info);
+    return SQLITE_OK;
+}
+
+static int
+globals_commit(sqlite3_vtab *vtab)
+{
+    gv_clear((globals_vtab *)vtab);
+    return SQLITE_OK;
+}
+
+static int
+globals_rollback(sqlite3_vtab *vtab)
+{
+    gv_clear((globals_vtab *)vtab);
+    return SQLITE_OK;
+}
+
+/* Statement and SAVEPOINT levels: remember how many changes were staged
+ * when level i opened, so a failed statement inside BEGIN ... COMMIT
+ * drops its own rows and nothing else. */
+static int
+globals_savepoint(sqlite3_vtab *vtab, int i)
+{
+    globals_vtab *vt = (globals_vtab *)vtab;
+
+    if (i < 0)
+        return SQLITE_OK;
+    if (i >= vt->cap_marks) {
+        int cap = i + 8;
+        int *p = sqlite3_realloc64(vt->marks, (sqlite3_uint64)cap * sizeof(*p));
+
+        if (p == NULL)
+            return SQLITE_NOMEM;
+        vt->marks = p;
+        vt->cap_marks = cap;
+    }
+    /* Levels opened before this table joined the transaction saw no
+     * change of ours. */
+    for (int k = vt->n_marks; k < i; k++)
+        vt->marks[k] = vt->n_changes;
+    vt->marks[i] = vt->n_changes;
+    vt->n_marks = i + 1;
+    return SQLITE_OK;
+}
+
+static int
+globals_release(sqlite3_vtab *vtab, int i)
+{
+    globals_vtab *vt = (globals_vtab *)vtab;
+
+    if (i >= 0 && i < vt->n_marks)
+        vt->n_marks = i;
+    return SQLITE_OK;
+}
+
+static int
+globals_rollback_to(sqlite3_vtab *vtab, int i)
+{
+    globals_vtab *vt = (globals_vtab *)vtab;
+
+    if (i < 0) {
+        vt->n_changes = 0;
+        vt->n_marks = 0;
+    } else if (i < vt->n_marks) {
+        vt->n_changes = vt->marks[i];
+        vt->n_marks = i + 1;
+    }
+    return SQLITE_OK;
+}
+
+static const sqlite3_module globals_module = {
+    3,                   /* iVersion - savepoints */
+    NULL,                /* xCreate - NULL: eponymous only */
+    globals_connect,     /* xConnect - declare schema, allocate vtab */
+    globals_best_index,  /* xBestIndex - variable_name = ? or full scan */
+    globals_disconnect,  /* xDisconnect */
+    NULL,                /* xDestroy */
+    globals_open,        /* xOpen - open a cursor */
+    globals_close,       /* xClose - close a cursor */
+    globals_filter,      /* xFilter - position the cursor */
+    globals_next,        /* xNext - advance a cursor */
+    globals_eof,         /* xEof - past the last row? */
+    globals_column,      /* xColumn - read a value live */
+    globals_rowid,       /* xRowid - row index */
+    globals_update,      /* xUpdate - validate and stage */
+    globals_begin,       /* xBegin */
+    globals_sync,        /* xSync - apply the staged changes */
+    globals_commit,      /* xCommit */
+    globals_rollback,    /* xRollback - drop the staged changes */
+    NULL,                /* xFindFunction */
+    NULL,                /* xRename */
+    globals_savepoint,   /* xSavepoint */
+    globals_release,     /* xRelease */
+    globals_rollback_to, /* xRollbackTo - drop a statement's changes */
+    NULL,                /* xShadowName */
+};
+
+int
+ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn)
+{
+    conn->refs++;
+    return sqlite3_create_module_v2(db, "global_variables", &globals_module,
+                                    conn, ha_vtab_conn_unref);
+}

@@ -1,2 +1,437 @@
-/* SPDX-License-Identifier: MIT */
-/* placeholder: implementation in progress */
+/* SPDX-License-Identifier: MIT
+ *
+ * stats_memory_jemalloc and stats_memory_metrics: read-only, eponymous
+ * virtual tables with one row per jemalloc scalar, read live.
+ *
+ * Usage:
+ *
+ *   SELECT * FROM stats_memory_jemalloc;
+ *     One row per scalar below, values in bytes or counts.
+ *   SELECT variable_value FROM stats_memory_jemalloc
+ *    WHERE variable_name = 'resident';
+ *     One row; only epoch and stats.resident are read.
+ *   SELECT * FROM stats_memory_metrics;
+ *     ProxySQL's rows (jemalloc_resident, ..., SQLite3_memory_bytes), so
+ *     monitoring written for ProxySQL's admin keeps working.
+ *
+ * Schema of stats_memory_jemalloc:
+ *   0 variable_name  TEXT     row name (first column below)
+ *   1 variable_value INTEGER  value, or NULL when the mallctl fails
+ *
+ *   variable_name                    mallctl                        type
+ *   allocated                        stats.allocated                size_t
+ *   active                           stats.active                   size_t
+ *   metadata                         stats.metadata                 size_t
+ *   metadata_thp                     stats.metadata_thp             size_t
+ *   resident                         stats.resident                 size_t
+ *   mapped                           stats.mapped                   size_t
+ *   retained                         stats.retained                 size_t
+ *   zero_reallocs                    stats.zero_reallocs            size_t
+ *   background_thread.num_threads    stats.background_thread.num_threads
+ *   background_thread.num_runs       stats.background_thread.num_runs
+ *   background_thread.run_interval   stats.background_thread.run_interval
+ *                                    (ns between background runs)
+ *   narenas                          arenas.narenas                 unsigned
+ *   prof.lg_sample                   prof.lg_sample                 size_t
+ *                                    (sampling rate now: log2 of the mean
+ *                                    bytes between samples)
+ *   prof.interval                    prof.interval                  uint64
+ *                                    (mean bytes between interval dumps,
+ *                                    0 = no interval dumps)
+ *
+ * Schema of stats_memory_metrics (ProxySQL's, values as text like there):
+ *   0 Variable_Name  VARCHAR
+ *   1 Variable_Value VARCHAR
+ *   SQLite3_memory_bytes (sqlite3_memory_used()), jemalloc_resident,
+ *   jemalloc_active, jemalloc_allocated, jemalloc_mapped, jemalloc_metadata,
+ *   jemalloc_retained (stats.<same>), in ProxySQL's order.
+ *
+ * No HIDDEN columns. xBestIndex/xFilter plan (idxNum bits):
+ *   HA_VTAB_IDX_NAME (1)  `name = ?` with BINARY collation: argv[0] is the
+ *                         name; only that row is produced and read.
+ *   0                     full scan.
+ *
+ * Every xFilter writes jemalloc's "epoch" exactly once, so each scan sees
+ * current values; values are read when a row's value column is first
+ * asked for. When a mallctl fails (jemalloc without --enable-stats, or an
+ * older jemalloc without the name) the value is NULL, not an error. The
+ * prof.* rows are NULL while profiling is unavailable (opt.prof=false),
+ * where jemalloc would report a misleading 0.
+ *
+ * Both tables are SQLITE_VTAB_INNOCUOUS: reading statistics has no effect
+ * beyond refreshing jemalloc's cached counters (epoch), so they are safe in
+ * views and triggers, like memstat.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "mallctl.h"
+#include "util.h"
+#include "vtab_int.h"
+
+enum stats_type {
+    STATS_SIZE,       /* size_t mallctl */
+    STATS_U64,        /* uint64_t mallctl */
+    STATS_UNSIGNED,   /* unsigned mallctl */
+    STATS_SQLITE_MEM, /* sqlite3_memory_used(), no mallctl */
+    STATS_TYPE_MAX
+};
+
+#define STATS_NEEDS_PROF (1u << 0) /* NULL unless opt.prof */
+
+struct stats_row {
+    const char *name;     /* variable_name */
+    const char *mallctl;  /* source, NULL for STATS_SQLITE_MEM */
+    enum stats_type type;
+    unsigned flags;       /* STATS_* flags */
+};
+
+static const struct stats_row jemalloc_rows[] = {
+    {"allocated", "stats.allocated", STATS_SIZE, 0},
+    {"active", "stats.active", STATS_SIZE, 0},
+    {"metadata", "stats.metadata", STATS_SIZE, 0},
+    {"metadata_thp", "stats.metadata_thp", STATS_SIZE, 0},
+    {"resident", "stats.resident", STATS_SIZE, 0},
+    {"mapped", "stats.mapped", STATS_SIZE, 0},
+    {"retained", "stats.retained", STATS_SIZE, 0},
+    {"zero_reallocs", "stats.zero_reallocs", STATS_SIZE, 0},
+    {"background_thread.num_threads", "stats.background_thread.num_threads",
+     STATS_SIZE, 0},
+    {"background_thread.num_runs", "stats.background_thread.num_runs",
+     STATS_U64, 0},
+    {"background_thread.run_interval",
+     "stats.background_thread.run_interval", STATS_U64, 0},
+    {"narenas", "arenas.narenas", STATS_UNSIGNED, 0},
+    {"prof.lg_sample", "prof.lg_sample", STATS_SIZE, STATS_NEEDS_PROF},
+    {"prof.interval", "prof.interval", STATS_U64, STATS_NEEDS_PROF},
+};
+
+static const struct stats_row metrics_rows[] = {
+    {"SQLite3_memory_bytes", NULL, STATS_SQLITE_MEM, 0},
+    {"jemalloc_resident", "stats.resident", STATS_SIZE, 0},
+    {"jemalloc_active", "stats.active", STATS_SIZE, 0},
+    {"jemalloc_allocated", "stats.allocated", STATS_SIZE, 0},
+    {"jemalloc_mapped", "stats.mapped", STATS_SIZE, 0},
+    {"jemalloc_metadata", "stats.metadata", STATS_SIZE, 0},
+    {"jemalloc_retained", "stats.retained", STATS_SIZE, 0},
+};
+
+#define STATS_SCHEMA_JEMALLOC                          \
+    "CREATE TABLE x("                                  \
+    "variable_name TEXT, "  /* 0 STATS_COL_NAME */     \
+    "variable_value INTEGER" /* 1 STATS_COL_VALUE */   \
+    ")"
+#define STATS_SCHEMA_METRICS                           \
+    "CREATE TABLE x("                                  \
+    "Variable_Name VARCHAR, " /* 0 STATS_COL_NAME */   \
+    "Variable_Value VARCHAR"  /* 1 STATS_COL_VALUE */  \
+    ")"
+#define STATS_COL_NAME 0
+#define STATS_COL_VALUE 1
+
+/* Which table a module serves; the module's pAux is the connection. */
+struct stats_table {
+    const char *schema;
+    const struct stats_row *rows;
+    int n_rows;
+    bool as_text;            /* values as text (ProxySQL) */
+};
+
+static const struct stats_table jemalloc_table = {
+    STATS_SCHEMA_JEMALLOC, jemalloc_rows, (int)HA_ARRAY_SIZE(jemalloc_rows),
+    false,
+};
+static const struct stats_table metrics_table = {
+    STATS_SCHEMA_METRICS, metrics_rows, (int)HA_ARRAY_SIZE(metrics_rows),
+    true,
+};
+
+typedef struct stats_vtab stats_vtab;
+struct stats_vtab {
+    sqlite3_vtab base;                /* Base class - must be first */
+    struct ha_vtab_conn *conn;        /* ctx->ops reaches jemalloc */
+    const struct stats_table *table;  /* rows this table shows */
+};
+
+typedef struct stats_cursor stats_cursor;
+struct stats_cursor {
+    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    int row;                   /* current index into table->rows */
+    int end;                   /* one past the last row to produce */
+
+    bool have_value;           /* value/is_null valid for row */
+    bool is_null;              /* mallctl failed: NULL */
+    sqlite3_int64 value;       /* the row's value */
+};
+
+/* ------------------------------------------------------------------
+ * Reading one row
+ * ------------------------------------------------------------------ */
+
+/* Reads row r into cur->value / cur->is_null. */
+static void
+stats_read_row(stats_vtab *vt, stats_cursor *cur)
+{
+    const struct ha_mallctl_ops *ops = vt->conn->ctx->ops;
+    const struct stats_row *r = &vt->table->rows[cur->row];
+    int rc = 0;
+
+    cur->is_null = false;
+    if ((r->flags & STATS_NEEDS_PROF) && !ha_mallctl_prof_enabled(ops)) {
+        cur->is_null = true;
+    } else {
+        switch (r->type) {
+        case STATS_SIZE: {
+            size_t v = 0;
+
+            rc = ha_mallctl_read_size(ops, r->mallctl, &v);
+            cur->value = (sqlite3_int64)v;
+            break;
+        }
+        case STATS_U64: {
+            uint64_t v = 0;
+
+            rc = ha_mallctl_read_u64(ops, r->mallctl, &v);
+            cur->value = v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
+            break;
+        }
+        case STATS_UNSIGNED: {
+            unsigned v = 0;
+
+            rc = ha_mallctl_read_unsigned(ops, r->mallctl, &v);
+            cur->value = v;
+            break;
+        }
+        case STATS_SQLITE_MEM:
+            cur->value = sqlite3_memory_used();
+            break;
+        case STATS_TYPE_MAX:
+            rc = -1;
+            break;
+        }
+        cur->is_null = rc != 0;
+    }
+    cur->have_value = true;
+}
+
+/* ------------------------------------------------------------------
+ * Virtual table methods
+ * ------------------------------------------------------------------ */
+
+/* Constructor for stats_vtab objects: declares table's schema. aux is the
+ * module's client data, the connection's struct ha_vtab_conn. */
+static int
+stats_connect_table(sqlite3 *db, void *aux, const struct stats_table *table,
+                    sqlite3_vtab **ppVtab, char **pzErr)
+{
+    stats_vtab *vt;
+    int rc;
+
+    rc = sqlite3_declare_vtab(db, table->schema);
+    if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        return rc;
+    }
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+    vt = sqlite3_malloc(sizeof(*vt));
+    if (vt == NULL)
+        return SQLITE_NOMEM;
+    memset(vt, 0, sizeof(*vt));
+    vt->conn = aux;
+    vt->table = table;
+    *ppVtab = &vt->base;
+    return SQLITE_OK;
+}
+
+static int
+stats_jemalloc_connect(sqlite3 *db, void *aux, int argc,
+                       const char *const *argv, sqlite3_vtab **ppVtab,
+                       char **pzErr)
+{
+    (void)argc;
+    (void)argv;
+    return stats_connect_table(db, aux, &jemalloc_table, ppVtab, pzErr);
+}
+
+static int
+stats_metrics_connect(sqlite3 *db, void *aux, int argc,
+                      const char *const *argv, sqlite3_vtab **ppVtab,
+                      char **pzErr)
+{
+    (void)argc;
+    (void)argv;
+    return stats_connect_table(db, aux, &metrics_table, ppVtab, pzErr);
+}
+
+static int
+stats_disconnect(sqlite3_vtab *vtab)
+{
+    sqlite3_free(vtab);
+    return SQLITE_OK;
+}
+
+static int
+stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
+{
+    stats_cursor *cur = sqlite3_malloc(sizeof(*cur));
+
+    (void)vtab;
+    if (cur == NULL)
+        return SQLITE_NOMEM;
+    memset(cur, 0, sizeof(*cur));
+    *ppCursor = &cur->base;
+    return SQLITE_OK;
+}
+
+static int
+stats_close(sqlite3_vtab_cursor *cursor)
+{
+    sqlite3_free(cursor);
+    return SQLITE_OK;
+}
+
+static int
+stats_next(sqlite3_vtab_cursor *cursor)
+{
+    stats_cursor *cur = (stats_cursor *)cursor;
+
+    cur->row++;
+    cur->have_value = false;
+    return SQLITE_OK;
+}
+
+static int
+stats_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
+{
+    stats_cursor *cur = (stats_cursor *)cursor;
+    stats_vtab *vt = (stats_vtab *)cursor->pVtab;
+
+    if (col == STATS_COL_NAME) {
+        sqlite3_result_text(ctx, vt->table->rows[cur->row].name, -1,
+                            SQLITE_STATIC);
+        return SQLITE_OK;
+    }
+    if (!cur->have_value)
+        stats_read_row(vt, cur);
+    if (cur->is_null) {
+        sqlite3_result_null(ctx);
+    } else if (vt->table->as_text) {
+        char buf[32];
+
+        snprintf(buf, sizeof(buf), "%lld", (long long)cur->value);
+        sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+    } else {
+        sqlite3_result_int64(ctx, cur->value);
+    }
+    return SQLITE_OK;
+}
+
+static int
+stats_rowid(sqlite3_vtab_cursor *cursor, sqlite3_int64 *pRowid)
+{
+    *pRowid = ((stats_cursor *)cursor)->row;
+    return SQLITE_OK;
+}
+
+static int
+stats_eof(sqlite3_vtab_cursor *cursor)
+{
+    stats_cursor *cur = (stats_cursor *)cursor;
+
+    return cur->row >= cur->end;
+}
+
+/* Rewinds the cursor: writes epoch once, then produces every row, or only
+ * the row named by argv[0] when idxNum has HA_VTAB_IDX_NAME. Always called
+ * before any xColumn/xRowid/xEof. */
+static int
+stats_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
+             int argc, sqlite3_value **argv)
+{
+    stats_cursor *cur = (stats_cursor *)cursor;
+    stats_vtab *vt = (stats_vtab *)cursor->pVtab;
+    const struct stats_table *t = vt->table;
+
+    (void)idxStr;
+    cur->row = 0;
+    cur->end = t->n_rows;
+    cur->have_value = false;
+    /* Failure (stats disabled) shows up as NULL values, row by row. */
+    (void)ha_mallctl_epoch(vt->conn->ctx->ops);
+    if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
+        const char *name = (const char *)sqlite3_value_text(argv[0]);
+
+        cur->end = 0;
+        for (int i = 0; name != NULL && i < t->n_rows; i++) {
+            if (strcmp(t->rows[i].name, name) == 0) {
+                cur->row = i;
+                cur->end = i + 1;
+                break;
+            }
+        }
+    }
+    return SQLITE_OK;
+}
+
+static int
+stats_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
+{
+    stats_vtab *vt = (stats_vtab *)vtab;
+
+    return ha_vtab_best_index_name(info, STATS_COL_NAME, vt->table->n_rows);
+}
+
+#define STATS_MODULE(connect_fn)                                             \
+    {                                                                        \
+        0,                /* iVersion */                                     \
+        NULL,             /* xCreate - NULL: eponymous only */               \
+        connect_fn,       /* xConnect - declare schema, allocate vtab */     \
+        stats_best_index, /* xBestIndex - name = ? or full scan */           \
+        stats_disconnect, /* xDisconnect */                                  \
+        NULL,             /* xDestroy */                                     \
+        stats_open,       /* xOpen - open a cursor */                        \
+        stats_close,      /* xClose - close a cursor */                      \
+        stats_filter,     /* xFilter - epoch, then position the cursor */    \
+        stats_next,       /* xNext - advance a cursor */                     \
+        stats_eof,        /* xEof - past the last row? */                    \
+        stats_column,     /* xColumn - read a column (mallctl, cached) */    \
+        stats_rowid,      /* xRowid - row index */                           \
+        NULL,             /* xUpdate - read-only */                          \
+        NULL,             /* xBegin */                                       \
+        NULL,             /* xSync */                                        \
+        NULL,             /* xCommit */                                      \
+        NULL,             /* xRollback */                                    \
+        NULL,             /* xFindFunction */                                \
+        NULL,             /* xRename */                                      \
+        NULL,             /* xSavepoint */                                   \
+        NULL,             /* xRelease */                                     \
+        NULL,             /* xRollbackTo */                                  \
+        NULL,             /* xShadowName */                                  \
+    }
+
+static const sqlite3_module stats_jemalloc_module =
+    STATS_MODULE(stats_jemalloc_connect);
+static const sqlite3_module stats_metrics_module =
+    STATS_MODULE(stats_metrics_connect);
+
+int
+ha_stats_register(sqlite3 *db, struct ha_vtab_conn *conn)
+{
+    int rc;
+
+    conn->refs++;
+    rc = sqlite3_create_module_v2(db, "stats_memory_jemalloc",
+                                  &stats_jemalloc_module, conn,
+                                  ha_vtab_conn_unref);
+    if (rc != SQLITE_OK)
+        return rc;
+    conn->refs++;
+    return sqlite3_create_module_v2(db, "stats_memory_metrics",
+                                    &stats_metrics_module, conn,
+                                    ha_vtab_conn_unref);
+}

@@ -1,30 +1,56 @@
 /* SPDX-License-Identifier: MIT
  *
  * Registers heapadmin's virtual tables on one SQLite connection:
- *   stats_memory_jemalloc  (read-only, jemalloc scalars)
- *   stats_memory_metrics   (read-only, ProxySQL's row names)
- *   global_variables       (admin-* and jemalloc-* settings; UPDATE acts)
+ *   stats_memory_jemalloc  (read-only, jemalloc scalars; stats.c)
+ *   stats_memory_metrics   (read-only, ProxySQL's row names; stats.c)
+ *   global_variables       (admin-* and jemalloc-* settings; UPDATE acts;
+ *                           globals.c)
  * All are eponymous: they exist in every connection the modules are
  * registered on, with no CREATE VIRTUAL TABLE in the shared schema.
+ *
+ * What the SQL/session layer does, per connection:
+ *   1. after sqlite3_open: ha_vtab_register_all(db, &ctx, &zErr);
+ *   2. after every statement that succeeded: ha_vtab_take_info(db, buf,
+ *      sizeof(buf)); a non-zero return is the text for the OK packet's
+ *      info field (the mysql CLI prints it), e.g. the file dump_now wrote
+ *      or "samples were discarded" after lg_prof_sample changed;
+ *   3. sqlite3_close(db) frees the per-connection state.
+ * Errors need nothing special: a refused UPDATE/INSERT/DELETE is an
+ * ordinary SQLITE_ERROR whose sqlite3_errmsg() names the variable, the
+ * value and what is allowed.
  */
 #ifndef HA_VTAB_H
 #define HA_VTAB_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 
 #include "config.h"
 #include "mallctl.h"
 
 /* Shared by every session's connection; owned by the server and outliving
- * all connections. */
+ * all connections. Fields not listed in an initialiser stay zero. */
 struct ha_vtab_ctx {
     const struct ha_mallctl_ops *ops;  /* jemalloc, or a fake in tests */
-    const struct ha_config *cfg;       /* admin-* rows */
-    const char *datadir;               /* absolute; dumps go here */
+    const struct ha_config *cfg;       /* admin-* rows; NULL: rows NULL */
+    const char *datadir;               /* absolute; dumps go here (through
+                                          prof.prefix, ha_profconf_apply) */
 };
 
-/* Registers all modules on db with ctx as their client data. Returns
- * SQLITE_OK or an SQLite error code with *pzErr set (sqlite3_malloc'd). */
+/* Longest OK-packet info message, terminating NUL included. */
+#define HA_VTAB_INFO_MAX 1024
+
+/* Registers all modules on db with ctx as their client data, and creates
+ * db's info-message slot (freed by sqlite3_close). Returns SQLITE_OK or an
+ * SQLite error code with *pzErr set (sqlite3_malloc'd; the caller
+ * sqlite3_free()s it). */
 int ha_vtab_register_all(sqlite3 *db, struct ha_vtab_ctx *ctx, char **pzErr);
+
+/* Moves the info message the last committed global_variables change left
+ * for db into buf (len bytes, NUL-terminated, may be truncated) and clears
+ * the slot. Returns the message length, 0 when there is none (buf = "").
+ * Call it after every successful statement, so a message never outlives
+ * the statement that produced it. Safe on any db, registered or not. */
+size_t ha_vtab_take_info(sqlite3 *db, char *buf, size_t len);
 
 #endif /* HA_VTAB_H */
