@@ -9,16 +9,24 @@
  * still wins (jemalloc applies later pairs over earlier ones). The rest
  * (prof_active, lg_prof_sample, prof_gdump, prefix) is applied at runtime
  * through mallctl.
+ *
+ * Order in main(): ha_profconf_reexec_if_needed() before anything that
+ * matters happens (no sockets, threads or daemonising yet), then after
+ * the datadir exists ha_profconf_apply(), then
+ * ha_profconf_log_effective().
  */
 #ifndef HA_PROFCONF_H
 #define HA_PROFCONF_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "config.h"
 #include "mallctl.h"
 
-/* Environment variable that marks the re-executed process (no loop). */
+/* Environment variable that marks the re-executed process (no loop). It
+ * stays set in the re-executed daemon. */
 #define HA_PROFCONF_REEXEC_ENV "HEAPADMIN_REEXECED"
 
 /* Builds the MALLOC_CONF pairs for the init-only options of jc into out
@@ -27,26 +35,55 @@
 int ha_profconf_init_only_conf(const struct ha_jemalloc_config *jc,
                                char *out, size_t outlen);
 
+/* True when the MALLOC_CONF string conf ("k:v,k:v") sets key. Pure. */
+bool ha_profconf_conf_has_key(const char *conf, const char *key);
+
+/* The init-only options jemalloc started with (opt.* read back). */
+struct ha_profconf_opts {
+    ssize_t lg_prof_interval; /* opt.lg_prof_interval */
+    bool prof_accum;          /* opt.prof_accum */
+    bool prof_final;          /* opt.prof_final */
+    bool prof_leak;           /* opt.prof_leak */
+};
+
+/* Decides the MALLOC_CONF for a re-exec into out (outlen bytes): the
+ * init-only options jc sets that differ from cur and that the operator's
+ * env_conf (MALLOC_CONF, may be NULL) does not set itself, followed by
+ * ",<env_conf>". out is "" when no re-exec is needed. Returns 0, or -1
+ * when out is too small. Pure. */
+int ha_profconf_reexec_conf(const struct ha_jemalloc_config *jc,
+                            const struct ha_profconf_opts *cur,
+                            const char *env_conf, char *out, size_t outlen);
+
 /* If jc sets init-only options that jemalloc does not already have (read
- * back through ops) and this process was not already re-executed, execv()s
- * /proc/self/exe with argv and the combined MALLOC_CONF. Returns only when
- * no re-exec is needed, or with -1 and err set when execv failed. */
+ * back through ops), profiling is on, and this process was not already
+ * re-executed, execv()s /proc/self/exe with argv and the combined
+ * MALLOC_CONF (same pid). Returns 0 when no re-exec is needed, or -1 with
+ * err set when execv failed (the process goes on with jemalloc's
+ * settings). */
 int ha_profconf_reexec_if_needed(const struct ha_mallctl_ops *ops,
                                  const struct ha_jemalloc_config *jc,
                                  char *const argv[], char *err,
                                  size_t errlen);
 
-/* Applies the runtime options: prof.prefix = "<datadir>/<dump_prefix>",
- * prof.active, prof.reset(lg_prof_sample), prof.gdump. With profiling
- * unavailable (opt.prof=false) the prefix is skipped and each requested
- * option fails with the operator-facing message. Returns 0, or -1 with err
- * set. */
+/* Applies the runtime options: prof.prefix = "<datadir>/<dump_prefix>"
+ * (datadir made absolute), prof.active, prof.reset(lg_prof_sample) when
+ * the rate differs, prof.gdump. With profiling unavailable (opt.prof=false)
+ * the prefix is skipped and each option that needs profiling (prof_active
+ * or prof_gdump true, lg_prof_sample set) fails with the operator-facing
+ * message. Every option is attempted; returns 0, or -1 with err holding
+ * the first failure. The daemon still serves statistics, so the caller
+ * may log -1 as a warning. */
 int ha_profconf_apply(const struct ha_mallctl_ops *ops,
                       const struct ha_jemalloc_config *jc,
                       const char *datadir, char *err, size_t errlen);
 
-/* Logs the effective settings read back from the opt.* and prof.*
- * mallctls, in one line. */
+/* Writes the effective settings read back from the opt.* and prof.*
+ * mallctls into out as one line (pure formatting over ops reads). */
+void ha_profconf_effective(const struct ha_mallctl_ops *ops, char *out,
+                           size_t outlen);
+
+/* Logs ha_profconf_effective()'s line at info level. */
 void ha_profconf_log_effective(const struct ha_mallctl_ops *ops);
 
 #endif /* HA_PROFCONF_H */
