@@ -7,7 +7,7 @@
 # etc/heapadmin.cnf load (each with -D and a port of this test's own).
 
 # shellcheck disable=SC2119 # ha_start's arguments are optional
-# shellcheck source=test/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 # bad_config NAME LINE REGEX: writes stdin to a config file, runs the daemon

@@ -7,7 +7,7 @@
 # (pid file, log file, the parent's verdict), -D, and the command line.
 
 # shellcheck disable=SC2119 # ha_start's arguments are optional
-# shellcheck source=test/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 now_ms() {

@@ -7,7 +7,7 @@
 # byte below, at and above the 16 MiB - 1 packet limit.
 
 # shellcheck disable=SC2119 # ha_start's arguments are optional
-# shellcheck source=test/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ha_start || ha_bail "heapadmind starts and takes logins"

@@ -6,7 +6,7 @@
 # and an interactive session on a pty (prompt, SELECT 1+1; prints 2).
 
 # shellcheck disable=SC2119 # ha_start's arguments are optional
-# shellcheck source=test/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ha_start || ha_bail "heapadmind starts and takes logins"

@@ -6,7 +6,7 @@
 # asks on connect, and each class of SQL error with its MySQL code.
 
 # shellcheck disable=SC2119 # ha_start's arguments are optional
-# shellcheck source=test/integration/lib.sh
+# shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
 
 ha_start || ha_bail "heapadmind starts and takes logins"
