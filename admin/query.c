@@ -27,6 +27,7 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->caps = caps;
     r->status = status;
     r->warnings = 0;
+    r->take_info = NULL;
 }
 
 void
@@ -259,6 +260,10 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
         if (sqlite3_last_insert_rowid(db) != rowid_before)
             insert_id = (uint64_t)sqlite3_last_insert_rowid(db);
         refresh_in_trans(r, db);
+        char msg[1024];
+        if (info == NULL && r->take_info != NULL &&
+            r->take_info(db, msg, sizeof(msg)) > 0)
+            info = msg;
         ha_reply_ok(r, affected, insert_id, info);
         return rc;
     }

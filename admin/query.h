@@ -21,6 +21,10 @@ struct ha_reply {
     uint32_t caps;           /* negotiated capabilities (HA_CLIENT_*) */
     uint16_t status;         /* server status flags for OK/EOF */
     uint16_t warnings;
+    /* Optional: after a statement succeeds, fetches a message for the OK
+     * packet's info field (the virtual tables' ha_vtab_take_info, e.g.
+     * the name of the dump file written). Returns its length, 0 if none. */
+    size_t (*take_info)(sqlite3 *db, char *buf, size_t len);
 };
 
 /* Starts a reply whose first packet has sequence id seq. */
@@ -46,8 +50,9 @@ void ha_reply_single(struct ha_reply *r, const char *name,
 /* Steps stmt to completion and replies with a result set (when it has
  * columns) or an OK carrying the rows it changed. On an SQLite error the
  * reply ends with ERR (after any rows already sent, as the protocol
- * allows). info, if not NULL, is sent in the OK's info field. Returns the
- * final SQLite code (SQLITE_DONE on success). */
+ * allows). info, if not NULL, is sent in the OK's info field; otherwise
+ * r->take_info may supply one. Returns the final SQLite code (SQLITE_DONE
+ * on success). */
 int ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
                   const char *info);
 

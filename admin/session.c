@@ -341,6 +341,7 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
                      "statement in one query needs CLIENT_MULTI_STATEMENTS");
         goto out;
     }
+    r->take_info = ha_vtab_take_info;
     ha_reply_stmt(r, s->db, stmt, NULL);
     r->status = ha_session_status(s);
 out:
