@@ -626,11 +626,15 @@ ha_proto_encode_ok(struct ha_buf *b, uint8_t header, uint64_t affected,
     ha_proto_put_lenenc(b, insert_id);
     ha_buf_append_le(b, status, 2);
     ha_buf_append_le(b, warnings, 2);
-    /* string<EOF> because SESSION_TRACK is never advertised (pitfall 12).
-     * The 0xFE terminator gets no info: clients tell it from a row by
-     * its length < 9 (§3.4, pitfall 2). */
-    if (info != NULL && header != 0xFE)
-        ha_buf_append_str(b, info);
+    /* The info is length-encoded even without SESSION_TRACK: MySQL's and
+     * MariaDB's servers write it with net_store_data(), and libmariadb's
+     * ma_read_ok_packet() and libmysqlclient's read_ok_ex() read it with
+     * net_field_length(), so a string<EOF> (as the protocol page says)
+     * loses its first byte in the mysql/mariadb CLI. Sent only when
+     * non-empty, as those servers do. The 0xFE terminator gets no info:
+     * clients tell it from a row by its length < 9 (§3.4, pitfall 2). */
+    if (info != NULL && info[0] != '\0' && header != 0xFE)
+        ha_proto_put_lenenc_str(b, info, strlen(info));
 }
 
 void

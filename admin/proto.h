@@ -251,9 +251,10 @@ void ha_proto_encode_auth_switch(struct ha_buf *b, const char *plugin,
 /* Generic responses                                                    */
 /* ------------------------------------------------------------------ */
 
-/* OK_Packet with PROTOCOL_41 layout and info as string<EOF> (no
- * SESSION_TRACK). header is 0x00, or 0xFE for the DEPRECATE_EOF
- * terminator of a result set (then info must be NULL). */
+/* OK_Packet with PROTOCOL_41 layout; a non-empty info is sent as a
+ * length-encoded string, as MySQL and MariaDB servers do (see proto.c).
+ * header is 0x00, or 0xFE for the DEPRECATE_EOF terminator of a result
+ * set (then info is not sent). */
 void ha_proto_encode_ok(struct ha_buf *b, uint8_t header, uint64_t affected,
                         uint64_t insert_id, uint16_t status,
                         uint16_t warnings, const char *info);

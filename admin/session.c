@@ -343,6 +343,11 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
     }
     r->take_info = ha_vtab_take_info;
     ha_reply_stmt(r, s->db, stmt, NULL);
+    {
+        /* A failed statement must not leave its message for the next. */
+        char sink[1];
+        ha_vtab_take_info(s->db, sink, sizeof(sink));
+    }
     r->status = ha_session_status(s);
 out:
     sqlite3_finalize(stmt);

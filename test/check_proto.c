@@ -764,7 +764,7 @@ START_TEST(test_proto_ok_err_eof_bytes)
         {"ok minimal", BYTES("\x00\x00\x00\x02\x00\x00\x00")},
         {"ok counts+info",
          BYTES("\x00\xFC\x2C\x01\xFD\x70\x11\x01\x03\x00\x01\x00"
-               "Rows matched: 1")},
+               "\x0FRows matched: 1")},
         {"ok 0xFE terminator drops info",
          BYTES("\xFE\x00\x00\x22\x00\x00\x00")},
         {"err with sqlstate", BYTES("\xFF\x15\x04#28000Access denied")},
