@@ -144,9 +144,9 @@ ha_file_like() {
     fi
 }
 
-# ha_sql_ok DESC SQL: the statement succeeds.
+# ha_sql_ok DESC SQL [CLIENT-ARGS...]: the statement succeeds.
 ha_sql_ok() {
-    ha_sql "$2"
+    ha_sql "$2" "${@:3}"
     if [ "$HA_RC" -eq 0 ]; then
         ha_pass "$1"
     else
@@ -154,9 +154,10 @@ ha_sql_ok() {
     fi
 }
 
-# ha_sql_is DESC SQL EXPECTED: the statement succeeds and prints EXPECTED.
+# ha_sql_is DESC SQL EXPECTED [CLIENT-ARGS...]: the statement succeeds and
+# prints EXPECTED.
 ha_sql_is() {
-    ha_sql "$2"
+    ha_sql "$2" "${@:4}"
     if [ "$HA_RC" -eq 0 ] && [ "$HA_OUT" = "$3" ]; then
         ha_pass "$1"
     else
@@ -165,10 +166,10 @@ ha_sql_is() {
     fi
 }
 
-# ha_sql_err DESC SQL EXTENDED-REGEX: the statement fails and the client's
-# error text matches the regex.
+# ha_sql_err DESC SQL EXTENDED-REGEX [CLIENT-ARGS...]: the statement fails
+# and the client's error text matches the regex.
 ha_sql_err() {
-    ha_sql "$2"
+    ha_sql "$2" "${@:4}"
     if [ "$HA_RC" -ne 0 ] && printf '%s\n' "$HA_ERR" | grep -Eq -- "$3"; then
         ha_pass "$1"
     else
@@ -294,8 +295,7 @@ ha_cleanup() {
 }
 
 ha_on_timeout() {
-    ha_fail "watchdog: $HA_TEST_NAME still running after" \
-        "${HA_TEST_TIMEOUT:-120} s"
+    ha_fail "watchdog: $HA_TEST_NAME still running after ${HA_TEST_TIMEOUT:-120} s"
     ha_done
 }
 

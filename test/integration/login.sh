@@ -31,6 +31,18 @@ ha_like "no password: ERR 1045 says (using password: NO)" \
     "^ERROR 1045 \(28000\): Access denied for user 'admin'@'127\.0\.0\.1' \(using password: NO\)$" \
     "$HA_ERR"
 
+# A client that offers another auth plugin gets an AuthSwitchRequest to
+# mysql_native_password.
+for plugin in client_ed25519 caching_sha2_password; do
+    ha_sql "SELECT 1" --default-auth=$plugin
+    ha_is "client offering $plugin is switched to native password, logs in" \
+        "0:1" "$HA_RC:$HA_OUT"
+done
+ha_sql "SELECT 1" --default-auth=client_ed25519 -pwrong
+ha_like "client offering client_ed25519, wrong password: ERR 1045" \
+    "^ERROR 1045 \(28000\): Access denied for user 'admin'@'127\.0\.0\.1'" \
+    "$HA_ERR"
+
 ha_sql "SELECT 1" -ustats -pstats
 ha_is "stats:stats logs in" "0:1" "$HA_RC:$HA_OUT"
 

@@ -23,6 +23,24 @@ HA_OUT=$(ha_mysql -e status 2>&1)
 ha_like "the status command shows the server version" \
     "Server version:[[:space:]]+8\.0\.35-heapadmin-[0-9]" "$HA_OUT"
 
+# The other commands: COM_PING, COM_INIT_DB, and ERR for the rest.
+admin_cmd() {
+    timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb-admin --no-defaults \
+        --protocol=TCP -h127.0.0.1 -P"$HA_PORT" --skip-ssl -uadmin -padmin "$@"
+}
+HA_OUT=$(admin_cmd ping 2>&1)
+ha_is "COM_PING: mariadb-admin ping" "0:mysqld is alive" "$?:$HA_OUT"
+HA_OUT=$(admin_cmd refresh 2>&1)
+ha_like "an unsupported command (COM_REFRESH) gets an ERR" \
+    "^1:.*refresh failed.*[Uu]nknown command" "$?:$HA_OUT"
+ha_sql_is "COM_INIT_DB at login (-D main)" "SELECT 1" 1 -D main
+ha_sql_is "USE main" "USE main; SELECT 2" 2
+ha_sql_err "USE of a missing database: ERR 1049" "USE nosuch" \
+    "^ERROR 1049 \(42000\).*Unknown database 'nosuch'"
+ha_sql "SELECT 1" -D nosuch
+ha_like "login with a missing database: ERR 1049" \
+    "^ERROR 1049 \(42000\): Unknown database 'nosuch'" "$HA_ERR"
+
 # A batch on stdin, as "mariadb < file.sql" sends it.
 batch=$HA_TMP/batch.sql
 cat >"$batch" <<'EOF'
