@@ -66,6 +66,10 @@ ha_file_like "-f logs each listener" "$HA_LOG" \
     "\[info\] listening on 127\.0\.0\.1:$HA_PORT$"
 ha_ok "-f writes no log file in the datadir" \
     test ! -e "$HA_DATADIR/heapadmind.log"
+ha_file_like "the log shows the effective configuration" "$HA_LOG" \
+    "mysql_ifaces = \"127\.0\.0\.1:$HA_PORT;"
+ha_unlike "the log never shows a password" "admin:admin|stats:stats" \
+    "$(cat "$HA_LOG")"
 first_pid=$HA_PID
 
 # A second daemon on the same datadir, another port and socket.
