@@ -134,6 +134,22 @@ var_is "jemalloc-lg_prof_sample accepts 62 (upper bound)" \
     jemalloc-lg_prof_sample 62
 set_var jemalloc-lg_prof_sample 19
 
+for name in prof_gdump prof_thread_active_init background_thread; do
+    v0=$(ha_var "jemalloc-$name")
+    if [ "$v0" = true ]; then v1=false; else v1=true; fi
+    set_var "jemalloc-$name" "$v1"
+    v=$(ha_var "jemalloc-$name")
+    ha_is "jemalloc-$name: '$v0' -> '$v1' reads back" "0:$v1" "$HA_RC:$v"
+    set_var "jemalloc-$name" "$v0"
+    v=$(ha_var "jemalloc-$name")
+    ha_is "jemalloc-$name: back to '$v0'" "0:$v0" "$HA_RC:$v"
+done
+set_var jemalloc-background_thread true
+threads=$(ha_stat background_thread.num_threads)
+ha_like "background_thread on: stats show background threads" "^[1-9][0-9]*$" \
+    "$threads"
+set_var jemalloc-background_thread false
+
 for action in purge_now reset_now; do
     set_var "jemalloc-$action" true
     ha_is "UPDATE jemalloc-$action = 'true' succeeds" "0:" "$HA_RC:$HA_ERR"

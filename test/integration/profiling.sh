@@ -92,6 +92,24 @@ else
     ha_fail "jeprof --text admin/heapadmind <dump>: no dump to read"
 fi
 
+# prof_gdump: a dump at each new high-water mark of virtual memory.
+set_var jemalloc-prof_gdump true
+ha_is "prof_gdump switched on" "0:" "$HA_RC:$HA_ERR"
+ha_sql "CREATE TABLE blobs (b BLOB);
+    WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50)
+    INSERT INTO blobs SELECT randomblob(1000000) FROM n"
+ha_is "workload: 50 MB of blobs" "0:" "$HA_RC:$HA_ERR"
+mapfile -t dumps < <(dump_files "$datadir" proxysql u)
+others=$(printf '%s\n' "${dumps[@]}" |
+    grep -Ev "^proxysql\.$pid\.[0-9]+\.u[0-9]+\.heap$")
+if [ "${#dumps[@]}" -ge 1 ] && [ -z "$others" ]; then
+    ha_pass "prof_gdump wrote ${#dumps[@]} proxysql.$pid.<seq>.u<useq>.heap dumps"
+else
+    ha_fail "prof_gdump wrote proxysql.$pid.<seq>.u<useq>.heap dumps" \
+        "datadir holds: $(find "$datadir" -printf '%f ')"
+fi
+set_var jemalloc-prof_gdump false
+
 set_var jemalloc-prof_active false
 ha_sql_is "profiling switched off again" \
     "SELECT variable_value FROM global_variables WHERE variable_name = 'jemalloc-prof_active'" \
