@@ -106,19 +106,21 @@ ha_is() {
     fi
 }
 
-# ha_like DESC EXTENDED-REGEX TEXT
+# ha_like DESC EXTENDED-REGEX TEXT. Text goes in as a here-string, not
+# through a pipe: with pipefail, grep -q leaving early would SIGPIPE the
+# writer of a large text and turn a match into a failure.
 ha_like() {
-    if printf '%s\n' "$3" | grep -Eq -- "$2"; then
+    if grep -Eq -- "$2" <<<"$3"; then
         ha_pass "$1"
     else
-        ha_fail "$1" "expected to match: $2" "actual: '$3'"
+        ha_fail "$1" "expected to match: $2" "actual: '${3:0:2000}'"
     fi
 }
 
 # ha_unlike DESC EXTENDED-REGEX TEXT
 ha_unlike() {
-    if printf '%s\n' "$3" | grep -Eq -- "$2"; then
-        ha_fail "$1" "expected not to match: $2" "actual: '$3'"
+    if grep -Eq -- "$2" <<<"$3"; then
+        ha_fail "$1" "expected not to match: $2" "actual: '${3:0:2000}'"
     else
         ha_pass "$1"
     fi
@@ -170,7 +172,7 @@ ha_sql_is() {
 # and the client's error text matches the regex.
 ha_sql_err() {
     ha_sql "$2" "${@:4}"
-    if [ "$HA_RC" -ne 0 ] && printf '%s\n' "$HA_ERR" | grep -Eq -- "$3"; then
+    if [ "$HA_RC" -ne 0 ] && grep -Eq -- "$3" <<<"$HA_ERR"; then
         ha_pass "$1"
     else
         ha_fail "$1" "SQL: $2" "expected an error matching: $3" \
