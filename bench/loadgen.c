@@ -21,8 +21,10 @@
  * measures the first query's wire size from TCP_INFO, so the loopback
  * floor (floor.c) can replay the same sizes.
  *
- * Output: the lat.h result line plus req_bytes=, resp_bytes= and
- * server_version= (from the handshake, blanks made '_'). Exit 1
+ * Output: the lat.h result line plus req_bytes=, resp_bytes=,
+ * all_queries= (every successful query, warm-up and probe included, to
+ * divide the server's CPU time by) and server_version= (from the
+ * handshake, blanks made '_'). Exit 1
  * with the client's error message if the first connection fails, or if
  * not one query succeeded.
  */
@@ -78,6 +80,7 @@ struct loadgen_worker {
     int id;
     MYSQL *mysql;                   /* NULL between queries with -r */
     unsigned long long quota;       /* queries to measure; 0 = no limit */
+    unsigned long long completed;   /* successful queries, warm-up too */
     struct bench_lat lat;           /* measured samples and errors */
     char first_err[256];            /* first error, for stderr */
 };
@@ -211,6 +214,8 @@ worker_main(void *arg)
         ret = one_iteration(w, opts.queries[qi], err, sizeof(err));
         t1 = bench_lat_now_ns();
         qi = (qi + 1) % opts.n_queries;
+        if (ret == 0)
+            w->completed++;
 
         /* Only queries that began and ended inside the measured window
          * count, so the rate is not inflated by queries straddling its
@@ -374,6 +379,7 @@ main(int argc, char **argv)
     struct bench_lat *total = NULL;
     MYSQL *first = NULL;
     uint64_t req_bytes = 0, resp_bytes = 0, t_start = 0, t_end = 0;
+    unsigned long long all_queries;
     char err[512], extra[256], version[96];
     int status = EXIT_FAILURE;
     int started = 0;
@@ -457,7 +463,9 @@ join:
     if (opts.total != 0)
         t_end = bench_lat_now_ns();
 
+    all_queries = opts.n_queries;   /* the probe's */
     for (int i = 0; i < opts.conns; i++) {
+        all_queries += workers[i].completed;
         bench_lat_merge(total, &workers[i].lat);
         if (workers[i].first_err[0] != '\0' && total->errors != 0 &&
             workers[i].lat.errors != 0)
@@ -465,9 +473,10 @@ join:
                     workers[i].first_err);
     }
     snprintf(extra, sizeof(extra),
-             "req_bytes=%llu resp_bytes=%llu server_version=%s",
+             "req_bytes=%llu resp_bytes=%llu all_queries=%llu "
+             "server_version=%s",
              (unsigned long long)req_bytes, (unsigned long long)resp_bytes,
-             version);
+             all_queries, version);
     bench_lat_print(stdout, total, t_end - t_start, opts.conns, extra);
     status = total->n > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 
