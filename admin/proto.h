@@ -10,7 +10,10 @@
  *   Protocol::Packet, Protocol::LengthEncodedInteger,
  *   Protocol::HandshakeV10, Protocol::HandshakeResponse41,
  *   Protocol::AuthSwitchRequest, OK_Packet, ERR_Packet, EOF_Packet,
- *   Protocol::ColumnDefinition41, Text Resultset.
+ *   Protocol::ColumnDefinition41, Text Resultset, COM_FIELD_LIST,
+ *   COM_CHANGE_USER, COM_STMT_PREPARE_OK, COM_STMT_EXECUTE,
+ *   COM_STMT_SEND_LONG_DATA, Binary Protocol Resultset Row and Binary
+ *   Protocol Value.
  * Client behaviour notes: ../shared/reference/mysql-protocol.md.
  */
 #ifndef HA_PROTO_H
@@ -81,27 +84,57 @@ enum ha_proto_command {
     HA_COM_INIT_DB = 0x02,
     HA_COM_QUERY = 0x03,
     HA_COM_FIELD_LIST = 0x04,
+    HA_COM_REFRESH = 0x07,
     HA_COM_STATISTICS = 0x09,
     HA_COM_PROCESS_KILL = 0x0c,
+    HA_COM_DEBUG = 0x0d,
     HA_COM_PING = 0x0e,
     HA_COM_CHANGE_USER = 0x11,
     HA_COM_STMT_PREPARE = 0x16,
     HA_COM_STMT_EXECUTE = 0x17,
+    HA_COM_STMT_SEND_LONG_DATA = 0x18,
+    HA_COM_STMT_CLOSE = 0x19,
+    HA_COM_STMT_RESET = 0x1a,
     HA_COM_SET_OPTION = 0x1b,
+    HA_COM_STMT_FETCH = 0x1c,
     HA_COM_RESET_CONNECTION = 0x1f
 };
 
 /* Column types (enum_field_types) and column flags used by the server. */
 enum ha_proto_type {
+    HA_TYPE_DECIMAL = 0,
+    HA_TYPE_TINY = 1,
+    HA_TYPE_SHORT = 2,
+    HA_TYPE_LONG = 3,
+    HA_TYPE_FLOAT = 4,
     HA_TYPE_DOUBLE = 5,
     HA_TYPE_NULL = 6,
+    HA_TYPE_TIMESTAMP = 7,
     HA_TYPE_LONGLONG = 8,
+    HA_TYPE_INT24 = 9,
+    HA_TYPE_DATE = 10,
+    HA_TYPE_TIME = 11,
+    HA_TYPE_DATETIME = 12,
+    HA_TYPE_YEAR = 13,
+    HA_TYPE_NEWDATE = 14,
+    HA_TYPE_VARCHAR = 15,
+    HA_TYPE_BIT = 16,
+    HA_TYPE_JSON = 245,
+    HA_TYPE_NEWDECIMAL = 246,
+    HA_TYPE_ENUM = 247,
+    HA_TYPE_SET = 248,
+    HA_TYPE_TINY_BLOB = 249,
+    HA_TYPE_MEDIUM_BLOB = 250,
+    HA_TYPE_LONG_BLOB = 251,
     HA_TYPE_BLOB = 252,
-    HA_TYPE_VAR_STRING = 253
+    HA_TYPE_VAR_STRING = 253,
+    HA_TYPE_STRING = 254,
+    HA_TYPE_GEOMETRY = 255
 };
 #define HA_FLAG_NOT_NULL (1u << 0)
 #define HA_FLAG_PRI_KEY (1u << 1)
 #define HA_FLAG_BLOB (1u << 4)
+#define HA_FLAG_UNSIGNED (1u << 5)
 #define HA_FLAG_BINARY (1u << 7)
 #define HA_FLAG_NUM (1u << 15)
 
@@ -289,5 +322,124 @@ struct ha_coldef {
  * with_default appends a NULL default value (COM_FIELD_LIST only). */
 void ha_proto_encode_coldef(struct ha_buf *b, const struct ha_coldef *c,
                             bool with_default);
+
+/* ------------------------------------------------------------------ */
+/* Other commands' payloads                                             */
+/* ------------------------------------------------------------------ */
+
+/* Each decoder below takes the whole command payload, command byte
+ * included, and returns 0, or -1 with err naming the malformed field. */
+
+/* COM_CHANGE_USER: user, auth response (1-byte length with
+ * SECURE_CONNECTION, else string<NUL>), schema, then, only if bytes
+ * remain, collation int<2>, plugin name (PLUGIN_AUTH) and connect
+ * attributes (CONNECT_ATTRS, validated and skipped). caps are the
+ * negotiated capabilities; out->capabilities is set to them. */
+int ha_proto_decode_change_user(const uint8_t *p, size_t len, uint32_t caps,
+                                struct ha_handshake_response *out, char *err,
+                                size_t errlen);
+
+/* COM_FIELD_LIST: table string<NUL>, wildcard string<EOF>. A table name
+ * without its NUL takes the rest of the packet (no wildcard). Pointers
+ * are into p. */
+int ha_proto_decode_field_list(const uint8_t *p, size_t len,
+                               const uint8_t **table, size_t *table_len,
+                               const uint8_t **wild, size_t *wild_len,
+                               char *err, size_t errlen);
+
+/* A command whose only argument is an int<width> (width 2 or 4):
+ * COM_SET_OPTION, COM_PROCESS_KILL, COM_STMT_CLOSE, COM_STMT_RESET,
+ * COM_STMT_FETCH (which has more after it). Extra bytes are ignored. */
+int ha_proto_decode_u32_arg(const uint8_t *p, size_t len, size_t width,
+                            uint32_t *v, char *err, size_t errlen);
+
+/* ------------------------------------------------------------------ */
+/* Prepared statements: the binary protocol (§3.5)                      */
+/* ------------------------------------------------------------------ */
+
+/* Flag byte after each parameter type in COM_STMT_EXECUTE. */
+#define HA_PARAM_FLAG_UNSIGNED 0x80
+
+/* COM_STMT_PREPARE_OK: 0x00, statement_id int<4>, num_columns int<2>,
+ * num_params int<2>, 0x00, warning_count int<2> (12 bytes). */
+void ha_proto_encode_prepare_ok(struct ha_buf *b, uint32_t stmt_id,
+                                uint16_t n_columns, uint16_t n_params,
+                                uint16_t warnings);
+
+enum ha_binval_kind {
+    HA_BINVAL_NULL,
+    HA_BINVAL_INT,       /* i (as uint64_t when is_unsigned) */
+    HA_BINVAL_DOUBLE,    /* d (FLOAT widened) */
+    HA_BINVAL_BYTES,     /* s, n: strings, blobs, decimals */
+    HA_BINVAL_TEXT,      /* text, n: a temporal value rendered as text */
+    HA_BINVAL_LONG_DATA, /* execute: taken from COM_STMT_SEND_LONG_DATA */
+    HA_BINVAL_KIND_MAX
+};
+
+/* One value of a binary row, or one decoded execute parameter. */
+struct ha_binval {
+    uint8_t type;             /* enum ha_proto_type on the wire */
+    bool is_unsigned;         /* HA_PARAM_FLAG_UNSIGNED / HA_FLAG_UNSIGNED */
+    enum ha_binval_kind kind;
+    int64_t i;
+    double d;
+    const uint8_t *s;         /* BYTES: points into the payload */
+    size_t n;                 /* BYTES, TEXT: length */
+    char text[40];            /* TEXT: "2024-01-31 12:00:00.000001" */
+};
+
+/* Binary protocol row: 0x00, the NULL bitmap ((n + 7 + 2) / 8 bytes,
+ * value i at bit i + 2), then each non-NULL value encoded by its type:
+ * TINY 1 byte, SHORT/YEAR 2, LONG/INT24 4, LONGLONG 8, FLOAT 4, DOUBLE 8,
+ * anything else a length-encoded string. The encoding always follows
+ * v->type, converting the kind if needed (INT <-> DOUBLE; numbers become
+ * their decimal text for string types; BYTES become 0 for numeric
+ * types), so a row can never disagree with its column definitions, which
+ * is what libmysqlclient needs: it advances by the declared type's width
+ * (pitfall 17). */
+void ha_proto_encode_binary_row(struct ha_buf *b, const struct ha_binval *v,
+                                size_t n);
+
+/* The fixed head of COM_STMT_EXECUTE: 0x17, statement_id int<4>,
+ * flags int<1>, iteration_count int<4>. params_pos is the offset where
+ * the parameter block starts. */
+struct ha_stmt_execute {
+    uint32_t stmt_id;
+    uint8_t flags;            /* cursor type; 0 = CURSOR_TYPE_NO_CURSOR */
+    uint32_t iterations;
+    size_t params_pos;
+};
+int ha_proto_decode_stmt_execute(const uint8_t *p, size_t len,
+                                 struct ha_stmt_execute *out, char *err,
+                                 size_t errlen);
+
+/* The parameter block of COM_STMT_EXECUTE for a statement with n_params
+ * (> 0) parameters, starting at pos: NULL bitmap ((n + 7) / 8 bytes),
+ * new_params_bind_flag int<1>, with the flag n (type, flag) byte pairs,
+ * then the values of the non-NULL parameters.
+ *
+ * types (2 * n_params bytes) and *have_types carry the types between
+ * executions of one statement: a packet with new_params_bind_flag = 1
+ * stores its types there; one with 0 reuses them (pitfall 17), and is
+ * malformed if no execute ever sent types. long_data (may be NULL) marks
+ * parameters whose value arrived by COM_STMT_SEND_LONG_DATA: those carry
+ * no value in the packet and decode as HA_BINVAL_LONG_DATA.
+ *
+ * vals[i] gets each parameter; BYTES point into p. Temporal values
+ * (DATE, DATETIME, TIMESTAMP, TIME) decode into TEXT in MySQL's format.
+ * Returns 0, or -1 with err set (truncated value, lying length, unknown
+ * type, bad temporal length). On -1 types is unchanged. */
+int ha_proto_decode_stmt_params(const uint8_t *p, size_t len, size_t pos,
+                                uint16_t n_params, uint8_t *types,
+                                bool *have_types, const bool *long_data,
+                                struct ha_binval *vals, char *err,
+                                size_t errlen);
+
+/* COM_STMT_SEND_LONG_DATA: 0x18, statement_id int<4>, param_id int<2>,
+ * data string<EOF> (*data points into p). */
+int ha_proto_decode_long_data(const uint8_t *p, size_t len,
+                              uint32_t *stmt_id, uint16_t *param_id,
+                              const uint8_t **data, size_t *data_len,
+                              char *err, size_t errlen);
 
 #endif /* HA_PROTO_H */

@@ -1305,6 +1305,616 @@ START_TEST(test_proto_handshake_response_tiny)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Binary protocol: prepare OK, binary rows                             */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_proto_prepare_ok_bytes)
+{
+    static const struct bytes_case cases[] = {
+        {"select, 2 params", BYTES("\x00\x01\x00\x00\x00\x03\x00\x02\x00"
+                                   "\x00\x00\x00")},
+        {"big id, no columns", BYTES("\x00\x04\x03\x02\x01\x00\x00\xFF\xFF"
+                                     "\x00\x01\x00")},
+    };
+    struct ha_buf b = HA_BUF_INIT;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
+        ha_buf_reset(&b);
+        if (i == 0)
+            ha_proto_encode_prepare_ok(&b, 1, 3, 2, 0);
+        else
+            ha_proto_encode_prepare_ok(&b, 0x01020304, 0, 0xFFFF, 1);
+        check_bytes(i, &cases[i], &b);
+    }
+    ha_buf_free(&b);
+}
+END_TEST
+
+#define V_NULL(t) {(t), false, HA_BINVAL_NULL, 0, 0, NULL, 0, ""}
+#define V_INT(t, v) {(t), false, HA_BINVAL_INT, (v), 0, NULL, 0, ""}
+#define V_UINT(t, v) {(t), true, HA_BINVAL_INT, (int64_t)(v), 0, NULL, 0, ""}
+#define V_DBL(t, v) {(t), false, HA_BINVAL_DOUBLE, 0, (v), NULL, 0, ""}
+#define V_STR(t, s) \
+    {(t), false, HA_BINVAL_BYTES, 0, 0, (const uint8_t *)(s), sizeof(s) - 1, ""}
+
+static const struct {
+    const char *name;
+    struct ha_binval v[12];
+    size_t n;
+    const char *want;
+    size_t want_len;
+} binrow_cases[] = {
+    {"one NULL: bit 2", {V_NULL(HA_TYPE_LONGLONG)}, 1, BYTES("\x00\x04")},
+    {"longlong, double, string",
+     {V_INT(HA_TYPE_LONGLONG, -2), V_DBL(HA_TYPE_DOUBLE, 1.5),
+      V_STR(HA_TYPE_VAR_STRING, "ab")},
+     3,
+     BYTES("\x00\x00"
+           "\xFE\xFF\xFF\xFF\xFF\xFF\xFF\xFF"
+           "\x00\x00\x00\x00\x00\x00\xF8\x3F"
+           "\x02"
+           "ab")},
+    {"widths: tiny short long int24 year float",
+     {V_INT(HA_TYPE_TINY, -1), V_INT(HA_TYPE_SHORT, 0x1234),
+      V_INT(HA_TYPE_LONG, 0x01020304), V_INT(HA_TYPE_INT24, 5),
+      V_INT(HA_TYPE_YEAR, 2024), V_DBL(HA_TYPE_FLOAT, 2.0)},
+     6,
+     BYTES("\x00\x00"
+           "\xFF"
+           "\x34\x12"
+           "\x04\x03\x02\x01"
+           "\x05\x00\x00\x00"
+           "\xE8\x07"
+           "\x00\x00\x00\x40")},
+    /* 6 columns: bitmap (6 + 9) / 8 = 1 byte; column 5 is bit 7. */
+    {"NULL in the last bit of byte 0",
+     {V_INT(HA_TYPE_TINY, 1), V_INT(HA_TYPE_TINY, 2), V_INT(HA_TYPE_TINY, 3),
+      V_INT(HA_TYPE_TINY, 4), V_INT(HA_TYPE_TINY, 5), V_NULL(HA_TYPE_TINY)},
+     6, BYTES("\x00\x80\x01\x02\x03\x04\x05")},
+    /* 7 columns: 2 bitmap bytes; column 6 is bit 8 = byte 1 bit 0. */
+    {"NULL crossing into byte 1",
+     {V_NULL(HA_TYPE_TINY), V_INT(HA_TYPE_TINY, 2), V_INT(HA_TYPE_TINY, 3),
+      V_INT(HA_TYPE_TINY, 4), V_INT(HA_TYPE_TINY, 5), V_NULL(HA_TYPE_TINY),
+      V_NULL(HA_TYPE_TINY)},
+     7, BYTES("\x00\x84\x01\x02\x03\x04\x05")},
+    {"all NULL, 10 columns",
+     {V_NULL(1), V_NULL(1), V_NULL(1), V_NULL(1), V_NULL(1), V_NULL(1),
+      V_NULL(1), V_NULL(1), V_NULL(1), V_NULL(1)},
+     10, BYTES("\x00\xFC\x0F")},
+    {"converted to the declared type",
+     {V_DBL(HA_TYPE_LONGLONG, 7.9), V_INT(HA_TYPE_DOUBLE, 2),
+      V_INT(HA_TYPE_VAR_STRING, -12), V_UINT(HA_TYPE_VAR_STRING, UINT64_MAX),
+      V_STR(HA_TYPE_LONGLONG, "9")},
+     5,
+     BYTES("\x00\x00"
+           "\x07\x00\x00\x00\x00\x00\x00\x00"
+           "\x00\x00\x00\x00\x00\x00\x00\x40"
+           "\x03-12"
+           "\x14"
+           "18446744073709551615"
+           "\x00\x00\x00\x00\x00\x00\x00\x00")},
+    {"empty blob", {V_STR(HA_TYPE_BLOB, "")}, 1, BYTES("\x00\x00\x00")},
+};
+
+START_TEST(test_proto_binary_row_bytes)
+{
+    struct ha_buf b = HA_BUF_INIT;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(binrow_cases); i++) {
+        struct bytes_case c = {binrow_cases[i].name, binrow_cases[i].want,
+                               binrow_cases[i].want_len};
+        ha_buf_reset(&b);
+        ha_proto_encode_binary_row(&b, binrow_cases[i].v, binrow_cases[i].n);
+        check_bytes(i, &c, &b);
+    }
+    ha_buf_free(&b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Binary protocol: COM_STMT_EXECUTE                                    */
+/* ------------------------------------------------------------------ */
+
+/* Head: 0x17, id 7, flags 0, iterations 1. */
+#define EXEC_HEAD "\x17\x07\x00\x00\x00\x00\x01\x00\x00\x00"
+
+/* A decoded parameter and what it must be. */
+struct param_want {
+    enum ha_binval_kind kind;
+    int64_t i;
+    double d;
+    const char *s; /* BYTES or TEXT */
+};
+
+static void
+check_params(size_t ci, const struct ha_binval *got,
+             const struct param_want *want, size_t n)
+{
+    for (size_t k = 0; k < n; k++) {
+        ck_assert_msg(got[k].kind == want[k].kind,
+                      "case %zu param %zu: kind %d, expected %d", ci, k,
+                      got[k].kind, want[k].kind);
+        switch (want[k].kind) {
+        case HA_BINVAL_INT:
+            ck_assert_msg(got[k].i == want[k].i,
+                          "case %zu param %zu: %lld, expected %lld", ci, k,
+                          (long long)got[k].i, (long long)want[k].i);
+            break;
+        case HA_BINVAL_DOUBLE:
+            ck_assert_msg(got[k].d == want[k].d,
+                          "case %zu param %zu: %g, expected %g", ci, k,
+                          got[k].d, want[k].d);
+            break;
+        case HA_BINVAL_BYTES:
+            ck_assert_msg(got[k].n == strlen(want[k].s) &&
+                              memcmp(got[k].s, want[k].s, got[k].n) == 0,
+                          "case %zu param %zu: %.*s, expected %s", ci, k,
+                          (int)got[k].n, (const char *)got[k].s, want[k].s);
+            break;
+        case HA_BINVAL_TEXT:
+            ck_assert_msg(got[k].n == strlen(want[k].s) &&
+                              strcmp(got[k].text, want[k].s) == 0,
+                          "case %zu param %zu: %s, expected %s", ci, k,
+                          got[k].text, want[k].s);
+            break;
+        default:
+            break;
+        }
+    }
+}
+
+static const struct {
+    const char *name;
+    const char *pkt;
+    size_t pkt_len;
+    uint16_t n;
+    struct param_want want[8];
+} exec_cases[] = {
+    {"tiny short long longlong, signed",
+     BYTES(EXEC_HEAD "\x00\x01"
+                     "\x01\x00\x02\x00\x03\x00\x08\x00"
+                     "\xFF"
+                     "\xFE\xFF"
+                     "\x00\x00\x00\x80"
+                     "\x01\x00\x00\x00\x00\x00\x00\x80"),
+     4,
+     {{HA_BINVAL_INT, -1, 0, NULL},
+      {HA_BINVAL_INT, -2, 0, NULL},
+      {HA_BINVAL_INT, INT32_MIN, 0, NULL},
+      {HA_BINVAL_INT, INT64_MIN + 1, 0, NULL}}},
+    {"unsigned flag 0x80 keeps the bits",
+     BYTES(EXEC_HEAD "\x00\x01"
+                     "\x01\x80\x02\x80\x03\x80\x08\x80"
+                     "\xFF"
+                     "\xFE\xFF"
+                     "\x00\x00\x00\x80"
+                     "\xFF\xFF\xFF\xFF\xFF\xFF\xFF\xFF"),
+     4,
+     {{HA_BINVAL_INT, 255, 0, NULL},
+      {HA_BINVAL_INT, 65534, 0, NULL},
+      {HA_BINVAL_INT, 0x80000000ll, 0, NULL},
+      {HA_BINVAL_INT, -1, 0, NULL}}},
+    {"float, double, year, int24",
+     BYTES(EXEC_HEAD "\x00\x01"
+                     "\x04\x00\x05\x00\x0D\x00\x09\x00"
+                     "\x00\x00\xC0\x3F"
+                     "\x00\x00\x00\x00\x00\x00\x04\xC0"
+                     "\xE8\x07"
+                     "\xFF\xFF\xFF\xFF"),
+     4,
+     {{HA_BINVAL_DOUBLE, 0, 1.5, NULL},
+      {HA_BINVAL_DOUBLE, 0, -2.5, NULL},
+      {HA_BINVAL_INT, 2024, 0, NULL},
+      {HA_BINVAL_INT, -1, 0, NULL}}},
+    {"strings, blobs, decimals",
+     BYTES(EXEC_HEAD "\x00\x01"
+                     "\xFD\x00\xFC\x00\xF6\x00\xFE\x00\x0F\x00\xF5\x00"
+                     "\x03" "abc"
+                     "\x00"
+                     "\x04" "1.25"
+                     "\x01x"
+                     "\x02yz"
+                     "\x02{}"),
+     6,
+     {{HA_BINVAL_BYTES, 0, 0, "abc"},
+      {HA_BINVAL_BYTES, 0, 0, ""},
+      {HA_BINVAL_BYTES, 0, 0, "1.25"},
+      {HA_BINVAL_BYTES, 0, 0, "x"},
+      {HA_BINVAL_BYTES, 0, 0, "yz"},
+      {HA_BINVAL_BYTES, 0, 0, "{}"}}},
+    {"NULL bitmap skips values; type NULL",
+     BYTES(EXEC_HEAD "\x05\x01"
+                     "\x08\x00\x08\x00\x08\x00\x06\x00"
+                     "\x02\x00\x00\x00\x00\x00\x00\x00"),
+     4,
+     {{HA_BINVAL_NULL, 0, 0, NULL},
+      {HA_BINVAL_INT, 2, 0, NULL},
+      {HA_BINVAL_NULL, 0, 0, NULL},
+      {HA_BINVAL_NULL, 0, 0, NULL}}},
+    {"date, datetime, timestamp at every length",
+     BYTES(EXEC_HEAD "\x00\x01"
+                     "\x0A\x00\x0C\x00\x0C\x00\x07\x00\x0C\x00\x0A\x00"
+                     "\x04\xE8\x07\x01\x1F"
+                     "\x07\xE8\x07\x02\x03\x04\x05\x06"
+                     "\x0B\xE8\x07\x02\x03\x04\x05\x06\x01\x00\x00\x00"
+                     "\x00"
+                     "\x04\xE8\x07\x12\x1F"
+                     "\x00"),
+     6,
+     {{HA_BINVAL_TEXT, 0, 0, "2024-01-31"},
+      {HA_BINVAL_TEXT, 0, 0, "2024-02-03 04:05:06"},
+      {HA_BINVAL_TEXT, 0, 0, "2024-02-03 04:05:06.000001"},
+      {HA_BINVAL_TEXT, 0, 0, "0000-00-00 00:00:00"},
+      {HA_BINVAL_TEXT, 0, 0, "2024-18-31 00:00:00"},
+      {HA_BINVAL_TEXT, 0, 0, "0000-00-00"}}},
+    {"time: 0, 8 and 12 bytes, negative, days",
+     BYTES(EXEC_HEAD "\x00\x01"
+                     "\x0B\x00\x0B\x00\x0B\x00"
+                     "\x00"
+                     "\x08\x01\x01\x00\x00\x00\x02\x03\x04"
+                     "\x0C\x00\x00\x00\x00\x00\x0A\x0B\x0C\x40\x42\x0F\x00"),
+     3,
+     {{HA_BINVAL_TEXT, 0, 0, "00:00:00"},
+      {HA_BINVAL_TEXT, 0, 0, "-26:03:04"},
+      {HA_BINVAL_TEXT, 0, 0, "10:11:12.000000"}}},
+    /* 9 parameters: a 2-byte NULL bitmap; param 8 is byte 1 bit 0. */
+    {"two-byte NULL bitmap",
+     BYTES(EXEC_HEAD "\x00\x01\x01"
+                     "\x01\x00\x01\x00\x01\x00\x01\x00\x01\x00\x01\x00"
+                     "\x01\x00\x01\x00\x01\x00"
+                     "\x01\x02\x03\x04\x05\x06\x07\x08"),
+     9,
+     {{HA_BINVAL_INT, 1, 0, NULL},
+      {HA_BINVAL_INT, 2, 0, NULL},
+      {HA_BINVAL_INT, 3, 0, NULL},
+      {HA_BINVAL_INT, 4, 0, NULL},
+      {HA_BINVAL_INT, 5, 0, NULL},
+      {HA_BINVAL_INT, 6, 0, NULL},
+      {HA_BINVAL_INT, 7, 0, NULL},
+      {HA_BINVAL_INT, 8, 0, NULL}}},
+};
+
+START_TEST(test_proto_stmt_execute_types)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(exec_cases); i++) {
+        uint8_t *p = dup_exact((const uint8_t *)exec_cases[i].pkt,
+                               exec_cases[i].pkt_len);
+        struct ha_stmt_execute h;
+        struct ha_binval vals[16];
+        uint8_t types[32];
+        bool have = false;
+        char err[256] = "";
+        int rc;
+
+        rc = ha_proto_decode_stmt_execute(p, exec_cases[i].pkt_len, &h, err,
+                                          sizeof(err));
+        ck_assert_msg(rc == 0 && h.stmt_id == 7 && h.flags == 0 &&
+                          h.iterations == 1 && h.params_pos == 10,
+                      "case %zu (%s): head rc %d %s", i, exec_cases[i].name,
+                      rc, err);
+        rc = ha_proto_decode_stmt_params(p, exec_cases[i].pkt_len,
+                                         h.params_pos, exec_cases[i].n, types,
+                                         &have, NULL, vals, err, sizeof(err));
+        ck_assert_msg(rc == 0 && have, "case %zu (%s): rc %d: %s", i,
+                      exec_cases[i].name, rc, err);
+        check_params(i, vals, exec_cases[i].want,
+                     exec_cases[i].n < 8 ? exec_cases[i].n : 8);
+        if (exec_cases[i].n == 9)
+            ck_assert_msg(vals[8].kind == HA_BINVAL_NULL,
+                          "case %zu: param 8 not NULL", i);
+        free(p);
+    }
+}
+END_TEST
+
+/* libmysqlclient sends types only on the first execute (pitfall 17). */
+START_TEST(test_proto_stmt_execute_reuse_types)
+{
+    static const uint8_t first[] = EXEC_HEAD "\x00\x01"
+                                             "\x08\x80\xFD\x00"
+                                             "\x2A\x00\x00\x00\x00\x00\x00\x00"
+                                             "\x02hi";
+    static const uint8_t again[] = EXEC_HEAD "\x00\x00"
+                                             "\x2B\x00\x00\x00\x00\x00\x00\x00"
+                                             "\x03hey";
+    static const uint8_t again_null[] = EXEC_HEAD "\x01\x00"
+                                                  "\x01ho";
+    uint8_t types[4] = {0};
+    bool have = false;
+    struct ha_binval v[2];
+    char err[256];
+    uint8_t *p;
+
+    /* Without types ever sent, flag 0 is malformed. */
+    p = dup_exact(again, sizeof(again) - 1);
+    ck_assert_int_eq(ha_proto_decode_stmt_params(p, sizeof(again) - 1, 10, 2,
+                                                 types, &have, NULL, v, err,
+                                                 sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "new_params_bind_flag is 0"));
+    ck_assert(!have);
+    free(p);
+
+    p = dup_exact(first, sizeof(first) - 1);
+    ck_assert_int_eq(ha_proto_decode_stmt_params(p, sizeof(first) - 1, 10, 2,
+                                                 types, &have, NULL, v, err,
+                                                 sizeof(err)),
+                     0);
+    ck_assert(have);
+    ck_assert_mem_eq(types, "\x08\x80\xFD\x00", 4);
+    ck_assert(v[0].is_unsigned && v[0].i == 42);
+    free(p);
+
+    p = dup_exact(again, sizeof(again) - 1);
+    ck_assert_int_eq(ha_proto_decode_stmt_params(p, sizeof(again) - 1, 10, 2,
+                                                 types, &have, NULL, v, err,
+                                                 sizeof(err)),
+                     0);
+    ck_assert(v[0].kind == HA_BINVAL_INT && v[0].i == 43 && v[0].is_unsigned);
+    ck_assert(v[1].kind == HA_BINVAL_BYTES && v[1].n == 3 &&
+              memcmp(v[1].s, "hey", 3) == 0);
+    free(p);
+
+    p = dup_exact(again_null, sizeof(again_null) - 1);
+    ck_assert_int_eq(ha_proto_decode_stmt_params(p, sizeof(again_null) - 1,
+                                                 10, 2, types, &have, NULL, v,
+                                                 err, sizeof(err)),
+                     0);
+    ck_assert(v[0].kind == HA_BINVAL_NULL && v[1].kind == HA_BINVAL_BYTES);
+    free(p);
+}
+END_TEST
+
+/* A parameter sent by COM_STMT_SEND_LONG_DATA has no value in the packet. */
+START_TEST(test_proto_stmt_execute_long_data)
+{
+    static const uint8_t pkt[] = EXEC_HEAD "\x00\x01"
+                                           "\xFC\x00\x03\x00"
+                                           "\x05\x00\x00\x00";
+    const bool long_data[2] = {true, false};
+    uint8_t types[4];
+    bool have = false;
+    struct ha_binval v[2];
+    char err[256];
+    uint8_t *p = dup_exact(pkt, sizeof(pkt) - 1);
+
+    ck_assert_int_eq(ha_proto_decode_stmt_params(p, sizeof(pkt) - 1, 10, 2,
+                                                 types, &have, long_data, v,
+                                                 err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(v[0].kind, HA_BINVAL_LONG_DATA);
+    ck_assert(v[1].kind == HA_BINVAL_INT && v[1].i == 5);
+    free(p);
+}
+END_TEST
+
+/* Every strict prefix of every valid execute packet is an error (or, for
+ * the head alone, a packet whose parameter block is missing), never an
+ * overread: the copies are exact-size for valgrind. */
+START_TEST(test_proto_stmt_execute_truncated)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(exec_cases); i++) {
+        for (size_t cut = 0; cut < exec_cases[i].pkt_len; cut++) {
+            uint8_t *p = dup_exact((const uint8_t *)exec_cases[i].pkt, cut);
+            struct ha_stmt_execute h;
+            struct ha_binval vals[16];
+            uint8_t types[32];
+            bool have = false;
+            char err[256] = "";
+            int rc = ha_proto_decode_stmt_execute(p, cut, &h, err,
+                                                  sizeof(err));
+
+            if (rc == 0)
+                rc = ha_proto_decode_stmt_params(p, cut, h.params_pos,
+                                                 exec_cases[i].n, types,
+                                                 &have, NULL, vals, err,
+                                                 sizeof(err));
+            ck_assert_msg(rc == -1 && strstr(err, "COM_STMT_EXECUTE"),
+                          "case %zu (%s) cut at %zu: rc %d err \"%s\"", i,
+                          exec_cases[i].name, cut, rc, err);
+            ck_assert_msg(!have, "case %zu cut %zu: types stored", i, cut);
+            free(p);
+        }
+    }
+}
+END_TEST
+
+START_TEST(test_proto_stmt_execute_bad)
+{
+    static const struct {
+        const char *name;
+        const char *pkt;
+        size_t pkt_len;
+        uint16_t n;
+        const char *want;
+    } cases[] = {
+        {"wrong command", BYTES("\x03\x07\x00\x00\x00\x00\x01\x00\x00\x00"), 0,
+         "command byte"},
+        {"bind flag 2", BYTES(EXEC_HEAD "\x00\x02\x08\x00"), 1,
+         "new_params_bind_flag is 2"},
+        {"string longer than the packet",
+         BYTES(EXEC_HEAD "\x00\x01\xFD\x00\x05" "abc"), 1, "truncated"},
+        {"lenenc 0xFB", BYTES(EXEC_HEAD "\x00\x01\xFD\x00\xFB"), 1,
+         "truncated"},
+        {"8-byte lenenc that lies",
+         BYTES(EXEC_HEAD "\x00\x01\xFC\x00\xFE\xFF\xFF\xFF\xFF\xFF\xFF\xFF"
+                         "\xFFxx"),
+         1, "truncated"},
+        {"unknown type 20", BYTES(EXEC_HEAD "\x00\x01\x14\x00\x01"), 1,
+         "unsupported type 20"},
+        {"date of 5 bytes",
+         BYTES(EXEC_HEAD "\x00\x01\x0A\x00\x05\x01\x02\x03\x04\x05"), 1,
+         "temporal value of 5 bytes"},
+        {"time of 7 bytes",
+         BYTES(EXEC_HEAD "\x00\x01\x0B\x00\x07\x01\x02\x03\x04\x05\x06\x07"),
+         1, "temporal value of 7 bytes"},
+        {"time length past the end", BYTES(EXEC_HEAD "\x00\x01\x0B\x00\x0C"),
+         1, "truncated"},
+    };
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
+        uint8_t *p = dup_exact((const uint8_t *)cases[i].pkt,
+                               cases[i].pkt_len);
+        struct ha_stmt_execute h;
+        struct ha_binval vals[4];
+        uint8_t types[8] = {0};
+        bool have = false;
+        char err[256] = "";
+        int rc = ha_proto_decode_stmt_execute(p, cases[i].pkt_len, &h, err,
+                                              sizeof(err));
+
+        if (rc == 0)
+            rc = ha_proto_decode_stmt_params(p, cases[i].pkt_len,
+                                             h.params_pos, cases[i].n, types,
+                                             &have, NULL, vals, err,
+                                             sizeof(err));
+        ck_assert_msg(rc == -1 && strstr(err, cases[i].want) != NULL,
+                      "case %zu (%s): rc %d err \"%s\", expected \"%s\"", i,
+                      cases[i].name, rc, err, cases[i].want);
+        ck_assert_msg(!have && types[0] == 0, "case %zu: types changed", i);
+        free(p);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Other commands                                                       */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_proto_change_user)
+{
+    static const uint8_t pkt[] = "\x11"
+                                 "bob\0"
+                                 "\x14"
+                                 "01234567890123456789"
+                                 "stats\0"
+                                 "\x2D\x00"
+                                 "mysql_native_password\0"
+                                 "\x0A\x03_os\x05Linux";
+    static const uint8_t minimal[] = "\x11"
+                                     "u\0"
+                                     "\x00"
+                                     "\0";
+    struct ha_handshake_response hr;
+    uint32_t caps = HA_SERVER_CAPABILITIES;
+    char err[256];
+    uint8_t *p = dup_exact(pkt, sizeof(pkt) - 1);
+
+    ck_assert_int_eq(ha_proto_decode_change_user(p, sizeof(pkt) - 1, caps,
+                                                 &hr, err, sizeof(err)),
+                     0);
+    ck_assert_str_eq(hr.user, "bob");
+    ck_assert_uint_eq(hr.auth_len, 20);
+    ck_assert_mem_eq(hr.auth, "01234567890123456789", 20);
+    ck_assert(hr.has_db);
+    ck_assert_str_eq(hr.db, "stats");
+    ck_assert_uint_eq(hr.collation, 45);
+    ck_assert(hr.has_plugin);
+    ck_assert_str_eq(hr.plugin, "mysql_native_password");
+    /* Every strict prefix that cuts a mandatory field fails cleanly. */
+    for (size_t cut = 0; cut < sizeof(pkt) - 1; cut++) {
+        uint8_t *q = dup_exact(pkt, cut);
+        int rc = ha_proto_decode_change_user(q, cut, caps, &hr, err,
+                                             sizeof(err));
+        if (cut < 1 + 4 + 21 + 6)
+            ck_assert_msg(rc == -1, "cut %zu accepted", cut);
+        else if (cut >= 1 + 4 + 21 + 6 + 2 + 22 + 1)
+            /* inside the attributes: their length lies */
+            ck_assert_msg(rc == -1, "cut %zu in attrs accepted", cut);
+        free(q);
+    }
+    free(p);
+
+    p = dup_exact(minimal, sizeof(minimal) - 1);
+    ck_assert_int_eq(ha_proto_decode_change_user(p, sizeof(minimal) - 1, caps,
+                                                 &hr, err, sizeof(err)),
+                     0);
+    ck_assert_str_eq(hr.user, "u");
+    ck_assert_uint_eq(hr.auth_len, 0);
+    ck_assert(!hr.has_db && !hr.has_plugin);
+    free(p);
+}
+END_TEST
+
+START_TEST(test_proto_field_list_and_args)
+{
+    static const uint8_t fl[] = "\x04stats_memory_jemalloc\0%";
+    static const uint8_t fl_nonul[] = "\x04t1";
+    const uint8_t *t, *w;
+    size_t tn, wn;
+    uint32_t v;
+    char err[256];
+    uint8_t *p = dup_exact(fl, sizeof(fl) - 1);
+
+    ck_assert_int_eq(ha_proto_decode_field_list(p, sizeof(fl) - 1, &t, &tn,
+                                                &w, &wn, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(tn, 21);
+    ck_assert_mem_eq(t, "stats_memory_jemalloc", 21);
+    ck_assert_uint_eq(wn, 1);
+    ck_assert_int_eq(w[0], '%');
+    free(p);
+    p = dup_exact(fl_nonul, sizeof(fl_nonul) - 1);
+    ck_assert_int_eq(ha_proto_decode_field_list(p, sizeof(fl_nonul) - 1, &t,
+                                                &tn, &w, &wn, err,
+                                                sizeof(err)),
+                     0);
+    ck_assert_uint_eq(tn, 2);
+    ck_assert_uint_eq(wn, 0);
+    free(p);
+    ck_assert_int_eq(ha_proto_decode_field_list((const uint8_t *)"\x03", 1,
+                                                &t, &tn, &w, &wn, err,
+                                                sizeof(err)),
+                     -1);
+
+    ck_assert_int_eq(ha_proto_decode_u32_arg((const uint8_t *)"\x1B\x01\x00",
+                                             3, 2, &v, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(v, 1);
+    ck_assert_int_eq(ha_proto_decode_u32_arg(
+                         (const uint8_t *)"\x0C\x04\x03\x02\x01", 5, 4, &v,
+                         err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(v, 0x01020304);
+    ck_assert_int_eq(ha_proto_decode_u32_arg((const uint8_t *)"\x0C\x04\x03",
+                                             3, 4, &v, err, sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "truncated"));
+}
+END_TEST
+
+START_TEST(test_proto_long_data)
+{
+    static const uint8_t pkt[] = "\x18\x02\x00\x00\x00\x01\x00"
+                                 "chunk";
+    uint32_t id;
+    uint16_t param;
+    const uint8_t *d;
+    size_t n;
+    char err[256];
+    uint8_t *p = dup_exact(pkt, sizeof(pkt) - 1);
+
+    ck_assert_int_eq(ha_proto_decode_long_data(p, sizeof(pkt) - 1, &id,
+                                               &param, &d, &n, err,
+                                               sizeof(err)),
+                     0);
+    ck_assert_uint_eq(id, 2);
+    ck_assert_uint_eq(param, 1);
+    ck_assert_uint_eq(n, 5);
+    ck_assert_mem_eq(d, "chunk", 5);
+    for (size_t cut = 0; cut < 7; cut++)
+        ck_assert_int_eq(ha_proto_decode_long_data(p, cut, &id, &param, &d,
+                                                   &n, err, sizeof(err)),
+                         -1);
+    ck_assert_int_eq(ha_proto_decode_long_data(p, 7, &id, &param, &d, &n, err,
+                                               sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 0);
+    free(p);
+}
+END_TEST
+
 static Suite *
 proto_suite(void)
 {
@@ -1327,6 +1937,14 @@ proto_suite(void)
     tcase_add_test(tc, test_proto_coldef_bytes);
     tcase_add_test(tc, test_proto_handshake_response_clients);
     tcase_add_test(tc, test_proto_ssl_request);
+    tcase_add_test(tc, test_proto_prepare_ok_bytes);
+    tcase_add_test(tc, test_proto_binary_row_bytes);
+    tcase_add_test(tc, test_proto_stmt_execute_types);
+    tcase_add_test(tc, test_proto_stmt_execute_reuse_types);
+    tcase_add_test(tc, test_proto_stmt_execute_long_data);
+    tcase_add_test(tc, test_proto_change_user);
+    tcase_add_test(tc, test_proto_field_list_and_args);
+    tcase_add_test(tc, test_proto_long_data);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
@@ -1350,6 +1968,8 @@ proto_suite(void)
     tcase_add_test(tc, test_proto_handshake_response_truncated);
     tcase_add_test(tc, test_proto_handshake_response_bad);
     tcase_add_test(tc, test_proto_handshake_response_tiny);
+    tcase_add_test(tc, test_proto_stmt_execute_truncated);
+    tcase_add_test(tc, test_proto_stmt_execute_bad);
     suite_add_tcase(s, tc);
 
     return s;
