@@ -860,6 +860,20 @@ is_string_type(uint8_t type)
     }
 }
 
+/* (int64_t)d is undefined for NaN and for values outside int64_t (a REAL
+ * such as 1e300 under an integer column type): saturate instead. */
+static int64_t
+double_to_i64(double d)
+{
+    if (d != d)
+        return 0;
+    if (d >= 9223372036854775807.0)
+        return INT64_MAX;
+    if (d <= -9223372036854775808.0)
+        return INT64_MIN;
+    return (int64_t)d;
+}
+
 static void
 put_binary_value(struct ha_buf *b, const struct ha_binval *v)
 {
@@ -870,7 +884,7 @@ put_binary_value(struct ha_buf *b, const struct ha_binval *v)
 
     if (width > 0 && v->type != HA_TYPE_FLOAT && v->type != HA_TYPE_DOUBLE) {
         i = v->kind == HA_BINVAL_INT      ? v->i
-            : v->kind == HA_BINVAL_DOUBLE ? (int64_t)v->d
+            : v->kind == HA_BINVAL_DOUBLE ? double_to_i64(v->d)
                                           : 0;
         ha_buf_append_le(b, (uint64_t)i, (size_t)width);
     } else if (width > 0) {
@@ -1150,12 +1164,14 @@ ha_proto_decode_stmt_params(const uint8_t *p, size_t len, size_t pos,
         memset(v, 0, sizeof(*v));
         v->type = type;
         v->is_unsigned = (use[2 * k + 1] & HA_PARAM_FLAG_UNSIGNED) != 0;
-        if (nulls[k / 8] & (1u << (k % 8)) || type == HA_TYPE_NULL) {
-            v->kind = HA_BINVAL_NULL;
-            continue;
-        }
+        /* Long data wins over the NULL bit, as in MySQL's server:
+         * libmariadb marks a long-data parameter without a buffer NULL. */
         if (long_data != NULL && long_data[k]) {
             v->kind = HA_BINVAL_LONG_DATA;
+            continue;
+        }
+        if (nulls[k / 8] & (1u << (k % 8)) || type == HA_TYPE_NULL) {
+            v->kind = HA_BINVAL_NULL;
             continue;
         }
         if (decode_param(&rd, type, v->is_unsigned, v, k, err, errlen) != 0)

@@ -423,7 +423,8 @@ int ha_proto_decode_stmt_execute(const uint8_t *p, size_t len,
  * stores its types there; one with 0 reuses them (pitfall 17), and is
  * malformed if no execute ever sent types. long_data (may be NULL) marks
  * parameters whose value arrived by COM_STMT_SEND_LONG_DATA: those carry
- * no value in the packet and decode as HA_BINVAL_LONG_DATA.
+ * no value in the packet and decode as HA_BINVAL_LONG_DATA, whatever
+ * their NULL bit says (as in MySQL's server).
  *
  * vals[i] gets each parameter; BYTES point into p. Temporal values
  * (DATE, DATETIME, TIMESTAMP, TIME) decode into TEXT in MySQL's format.

@@ -12,6 +12,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -27,6 +28,7 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->caps = caps;
     r->status = status;
     r->warnings = 0;
+    r->binary = false;
     r->take_info = NULL;
 }
 
@@ -121,6 +123,19 @@ rows_end(struct ha_reply *r)
 }
 
 void
+ha_reply_eof(struct ha_reply *r)
+{
+    rows_end(r);
+}
+
+void
+ha_reply_raw(struct ha_reply *r, const void *p, size_t n)
+{
+    ha_buf_append(&r->scratch, p, n);
+    flush_packet(r);
+}
+
+void
 ha_reply_single(struct ha_reply *r, const char *name, const char *value)
 {
     struct ha_coldef c = {
@@ -133,10 +148,18 @@ ha_reply_single(struct ha_reply *r, const char *name, const char *value)
     ha_proto_encode_coldef(&r->scratch, &c, false);
     flush_packet(r);
     defs_end(r);
-    if (value == NULL)
+    if (r->binary) {
+        struct ha_binval v = {.type = HA_TYPE_VAR_STRING,
+                              .kind = value ? HA_BINVAL_BYTES
+                                            : HA_BINVAL_NULL,
+                              .s = (const uint8_t *)value,
+                              .n = value ? strlen(value) : 0};
+        ha_proto_encode_binary_row(&r->scratch, &v, 1);
+    } else if (value == NULL) {
         ha_buf_append_u8(&r->scratch, 0xFB);
-    else
+    } else {
         ha_proto_put_lenenc_str(&r->scratch, value, strlen(value));
+    }
     flush_packet(r);
     rows_end(r);
 }
@@ -208,6 +231,77 @@ coldef_for(sqlite3_stmt *stmt, int i, bool have_row, struct ha_coldef *c)
     }
 }
 
+void
+ha_reply_coldefs(struct ha_reply *r, sqlite3_stmt *stmt, bool with_default)
+{
+    int ncol = sqlite3_column_count(stmt);
+
+    for (int i = 0; i < ncol; i++) {
+        struct ha_coldef c;
+        coldef_for(stmt, i, false, &c);
+        ha_proto_encode_coldef(&r->scratch, &c, with_default);
+        flush_packet(r);
+    }
+    defs_end(r);
+}
+
+void
+ha_reply_prepare_ok(struct ha_reply *r, uint32_t id, sqlite3_stmt *stmt,
+                    uint16_t n_params)
+{
+    /* MySQL describes each parameter as a binary VAR_STRING named "?";
+     * clients only count them. */
+    static const struct ha_coldef param = {
+        "", "", "", "?", "", HA_COLLATION_BINARY, 0,
+        HA_TYPE_VAR_STRING, HA_FLAG_BINARY, 0,
+    };
+    int ncol = stmt != NULL ? sqlite3_column_count(stmt) : 0;
+
+    ha_proto_encode_prepare_ok(&r->scratch, id, (uint16_t)ncol, n_params,
+                               r->warnings);
+    flush_packet(r);
+    if (n_params > 0) {
+        for (uint16_t i = 0; i < n_params; i++) {
+            ha_proto_encode_coldef(&r->scratch, &param, false);
+            flush_packet(r);
+        }
+        defs_end(r);
+    }
+    if (ncol > 0)
+        ha_reply_coldefs(r, stmt, false);
+}
+
+/* One binary row: each value converted by SQLite to the type its column
+ * definition announced (types[i]), so the encoding always matches. */
+static void
+put_binary_row(struct ha_reply *r, sqlite3_stmt *stmt, int ncol,
+               const uint8_t *types, struct ha_binval *v)
+{
+    for (int i = 0; i < ncol; i++) {
+        memset(&v[i], 0, sizeof(v[i]));
+        v[i].type = types[i];
+        if (sqlite3_column_type(stmt, i) == SQLITE_NULL) {
+            v[i].kind = HA_BINVAL_NULL;
+        } else if (types[i] == HA_TYPE_LONGLONG) {
+            v[i].kind = HA_BINVAL_INT;
+            v[i].i = sqlite3_column_int64(stmt, i);
+        } else if (types[i] == HA_TYPE_DOUBLE) {
+            v[i].kind = HA_BINVAL_DOUBLE;
+            v[i].d = sqlite3_column_double(stmt, i);
+        } else if (types[i] == HA_TYPE_BLOB) {
+            v[i].kind = HA_BINVAL_BYTES;
+            v[i].s = sqlite3_column_blob(stmt, i);
+            v[i].n = (size_t)sqlite3_column_bytes(stmt, i);
+        } else {
+            v[i].kind = HA_BINVAL_BYTES;
+            v[i].s = sqlite3_column_text(stmt, i);
+            v[i].n = (size_t)sqlite3_column_bytes(stmt, i);
+        }
+    }
+    ha_proto_encode_binary_row(&r->scratch, v, (size_t)ncol);
+    flush_packet(r);
+}
+
 static void
 put_row(struct ha_reply *r, sqlite3_stmt *stmt, int ncol)
 {
@@ -268,6 +362,19 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
         return rc;
     }
 
+    uint8_t *types = NULL;
+    struct ha_binval *vals = NULL;
+    if (r->binary) {
+        types = malloc((size_t)ncol);
+        vals = malloc((size_t)ncol * sizeof(*vals));
+        if (types == NULL || vals == NULL) {
+            free(types);
+            free(vals);
+            ha_reply_err(r, 1037, "HY001", "Out of memory");
+            sqlite3_reset(stmt);
+            return SQLITE_NOMEM;
+        }
+    }
     ha_proto_put_lenenc(&r->scratch, (uint64_t)ncol);
     flush_packet(r);
     for (int i = 0; i < ncol; i++) {
@@ -275,12 +382,19 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
         coldef_for(stmt, i, rc == SQLITE_ROW, &c);
         ha_proto_encode_coldef(&r->scratch, &c, false);
         flush_packet(r);
+        if (types != NULL)
+            types[i] = c.type;
     }
     defs_end(r);
     while (rc == SQLITE_ROW) {
-        put_row(r, stmt, ncol);
+        if (r->binary)
+            put_binary_row(r, stmt, ncol, types, vals);
+        else
+            put_row(r, stmt, ncol);
         rc = sqlite3_step(stmt);
     }
+    free(types);
+    free(vals);
     if (rc != SQLITE_DONE) {
         ha_reply_sqlite_err(r, sqlite3_extended_errcode(db),
                             sqlite3_errmsg(db));

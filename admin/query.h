@@ -10,6 +10,7 @@
 
 #include <sqlite3.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "buf.h"
@@ -21,6 +22,8 @@ struct ha_reply {
     uint32_t caps;           /* negotiated capabilities (HA_CLIENT_*) */
     uint16_t status;         /* server status flags for OK/EOF */
     uint16_t warnings;
+    bool binary;             /* result sets in the binary protocol
+                              * (COM_STMT_EXECUTE), else text */
     /* Optional: after a statement succeeds, fetches a message for the OK
      * packet's info field (the virtual tables' ha_vtab_take_info, e.g.
      * the name of the dump file written). Returns its length, 0 if none. */
@@ -42,13 +45,35 @@ void ha_reply_err(struct ha_reply *r, uint16_t code, const char *sqlstate,
  * 1105 with SQLite's message. */
 void ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg);
 
-/* A one-row, one-column text result set named name. value NULL sends
- * SQL NULL. */
+/* The EOF packet, or the 0xFE-OK under CLIENT_DEPRECATE_EOF, alone: the
+ * reply to COM_SET_OPTION and COM_DEBUG, and the end of COM_FIELD_LIST. */
+void ha_reply_eof(struct ha_reply *r);
+
+/* One packet whose payload is exactly n bytes of p (COM_STATISTICS). */
+void ha_reply_raw(struct ha_reply *r, const void *p, size_t n);
+
+/* Column definitions of stmt, each followed by the EOF the client's
+ * framing wants (none under DEPRECATE_EOF); with_default adds the NULL
+ * default value COM_FIELD_LIST carries. Types come from the declared
+ * types only (no row has been stepped). */
+void ha_reply_coldefs(struct ha_reply *r, sqlite3_stmt *stmt,
+                      bool with_default);
+
+/* COM_STMT_PREPARE_OK for statement id: the 12-byte header, n_params
+ * parameter definitions (named "?") and stmt's column definitions
+ * (stmt may be NULL: no columns), each block followed by EOF unless
+ * DEPRECATE_EOF (MySQL protocol: COM_STMT_PREPARE Response). */
+void ha_reply_prepare_ok(struct ha_reply *r, uint32_t id,
+                         sqlite3_stmt *stmt, uint16_t n_params);
+
+/* A one-row, one-column result set named name (text, or binary when
+ * r->binary). value NULL sends SQL NULL. */
 void ha_reply_single(struct ha_reply *r, const char *name,
                      const char *value);
 
 /* Steps stmt to completion and replies with a result set (when it has
- * columns) or an OK carrying the rows it changed. On an SQLite error the
+ * columns; binary rows when r->binary, each value encoded as its column
+ * definition's type) or an OK carrying the rows it changed. On an SQLite error the
  * reply ends with ERR (after any rows already sent, as the protocol
  * allows). info, if not NULL, is sent in the OK's info field; otherwise
  * r->take_info may supply one. Returns the final SQLite code (SQLITE_DONE
