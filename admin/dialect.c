@@ -1,292 +1,24 @@
 /* SPDX-License-Identifier: MIT
  *
- * MySQL dialect -> SQLite rewriter (see dialect.h). Two passes: a lexer
- * turns the statement into tokens (so quotes, backticks and comments are
- * never mistaken for code), then an emitter writes SQLite SQL, rewriting
- * the few constructs SQLite does not share with MySQL.
+ * MySQL dialect -> SQLite rewriter (see dialect.h). Two passes: the lexer
+ * (lex.c) turns the statement into tokens (so quotes, backticks and
+ * comments are never mistaken for code), then an emitter writes SQLite
+ * SQL, rewriting the few constructs SQLite does not share with MySQL.
+ * SHOW statements are handed to show.c, which builds a SELECT.
  */
 #include "dialect.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "show.h"
 #include "util.h"
-
-enum tok_kind {
-    TOK_SPACE,
-    TOK_COMMENT,      /* -- ..., /+ ... +/ kept as is */
-    TOK_HASH_COMMENT, /* # ... (MySQL only) */
-    TOK_EXEC_OPEN,    /* /+!NNNNN opening a comment whose body runs */
-    TOK_EXEC_CLOSE,   /* the +/ closing it */
-    TOK_STRING,       /* '...' or "..." (MySQL string literals) */
-    TOK_QUOTED_ID,    /* `...` */
-    TOK_WORD,         /* identifier, keyword or number */
-    TOK_SYSVAR,       /* @@[scope.]name */
-    TOK_PUNCT         /* any other single byte */
-};
-
-struct tok {
-    enum tok_kind kind;
-    size_t start;     /* offset in the input */
-    size_t len;       /* bytes in the input */
-    size_t name_off;  /* TOK_SYSVAR: offset of the bare variable name */
-};
-
-struct lexer {
-    const char *s;
-    size_t len;
-    struct tok *toks;
-    size_t n, cap;
-    int exec_depth;   /* open /+! comments whose bodies are being lexed */
-};
-
-static bool
-is_word_byte(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
-           (c >= '0' && c <= '9') || c == '_' || c == '$' || c >= 0x80;
-}
-
-static int
-push(struct lexer *lx, enum tok_kind kind, size_t start, size_t len)
-{
-    if (lx->n == lx->cap) {
-        size_t cap = lx->cap ? lx->cap * 2 : 64;
-        struct tok *t = realloc(lx->toks, cap * sizeof(*t));
-        if (t == NULL)
-            return -1;
-        lx->toks = t;
-        lx->cap = cap;
-    }
-    lx->toks[lx->n].kind = kind;
-    lx->toks[lx->n].start = start;
-    lx->toks[lx->n].len = len;
-    lx->toks[lx->n].name_off = 0;
-    lx->n++;
-    return 0;
-}
-
-/* Length of a quoted run starting at i (the opening quote q); MySQL allows
- * both doubling and backslash escapes (backticks: doubling only). Returns 0
- * if the quote is not closed. */
-static size_t
-quoted_len(const char *s, size_t len, size_t i, char q)
-{
-    size_t j = i + 1;
-
-    while (j < len) {
-        if (s[j] == '\\' && q != '`') {
-            j += 2;
-            continue;
-        }
-        if (s[j] == q) {
-            if (j + 1 < len && s[j + 1] == q) {
-                j += 2;
-                continue;
-            }
-            return j + 1 - i;
-        }
-        j++;
-    }
-    return 0;
-}
-
-static int
-lex(struct lexer *lx, char *err, size_t errlen)
-{
-    const char *s = lx->s;
-    size_t len = lx->len, i = 0;
-
-    while (i < len) {
-        unsigned char c = (unsigned char)s[i];
-        size_t j;
-
-        if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' ||
-            c == '\v') {
-            for (j = i; j < len && strchr(" \t\n\r\f\v", s[j]) && s[j]; j++)
-                ;
-            if (push(lx, TOK_SPACE, i, j - i) != 0)
-                goto oom;
-            i = j;
-        } else if (c == '#' ||
-                   (c == '-' && i + 1 < len && s[i + 1] == '-')) {
-            for (j = i; j < len && s[j] != '\n'; j++)
-                ;
-            if (push(lx, c == '#' ? TOK_HASH_COMMENT : TOK_COMMENT, i,
-                     j - i) != 0)
-                goto oom;
-            i = j;
-        } else if (c == '/' && i + 1 < len && s[i + 1] == '*') {
-            if (i + 2 < len && s[i + 2] == '!') {
-                /* MySQL versioned comment: /+!NNNNN body +/ runs the body
-                 * when the server is at least version NNNNN. */
-                long ver = 0;
-                j = i + 3;
-                size_t digits = 0;
-                while (j < len && s[j] >= '0' && s[j] <= '9' && digits < 6) {
-                    ver = ver * 10 + (s[j] - '0');
-                    j++;
-                    digits++;
-                }
-                if (digits == 0 || ver <= HA_DIALECT_SERVER_VERSION_ID) {
-                    if (push(lx, TOK_EXEC_OPEN, i, j - i) != 0)
-                        goto oom;
-                    lx->exec_depth++;
-                    i = j;
-                    continue;
-                }
-            }
-            for (j = i + 2; j + 1 < len && !(s[j] == '*' && s[j + 1] == '/');
-                 j++)
-                ;
-            if (j + 1 >= len) {
-                ha_err_set(err, errlen,
-                           "unterminated /* comment starting at offset %zu",
-                           i);
-                return -1;
-            }
-            if (push(lx, TOK_COMMENT, i, j + 2 - i) != 0)
-                goto oom;
-            i = j + 2;
-        } else if (c == '*' && i + 1 < len && s[i + 1] == '/' &&
-                   lx->exec_depth > 0) {
-            if (push(lx, TOK_EXEC_CLOSE, i, 2) != 0)
-                goto oom;
-            lx->exec_depth--;
-            i += 2;
-        } else if (c == '\'' || c == '"' || c == '`') {
-            size_t n = quoted_len(s, len, i, (char)c);
-            if (n == 0) {
-                ha_err_set(err, errlen,
-                           "unterminated %s starting at offset %zu",
-                           c == '`' ? "`quoted identifier`"
-                                    : "string literal",
-                           i);
-                return -1;
-            }
-            if (push(lx, c == '`' ? TOK_QUOTED_ID : TOK_STRING, i, n) != 0)
-                goto oom;
-            i += n;
-        } else if (c == '@' && i + 1 < len && s[i + 1] == '@') {
-            /* @@name or @@scope.name; the name may be backquoted. */
-            j = i + 2;
-            size_t name = j;
-            for (;;) {
-                if (j < len && s[j] == '`') {
-                    size_t n = quoted_len(s, len, j, '`');
-                    if (n == 0)
-                        break;
-                    j += n;
-                } else {
-                    while (j < len && is_word_byte((unsigned char)s[j]))
-                        j++;
-                }
-                if (j + 1 < len && s[j] == '.' &&
-                    (is_word_byte((unsigned char)s[j + 1]) ||
-                     s[j + 1] == '`')) {
-                    j++;
-                    name = j;
-                    continue;
-                }
-                break;
-            }
-            if (j == i + 2) {
-                if (push(lx, TOK_PUNCT, i, 1) != 0)
-                    goto oom;
-                i++;
-                continue;
-            }
-            if (push(lx, TOK_SYSVAR, i, j - i) != 0)
-                goto oom;
-            lx->toks[lx->n - 1].name_off = name;
-            i = j;
-        } else if (is_word_byte(c)) {
-            for (j = i; j < len && is_word_byte((unsigned char)s[j]); j++)
-                ;
-            /* Keep decimal numbers such as 1.5 in one token. */
-            if (c >= '0' && c <= '9' && j + 1 < len && s[j] == '.' &&
-                s[j + 1] >= '0' && s[j + 1] <= '9')
-                for (j++; j < len && is_word_byte((unsigned char)s[j]); j++)
-                    ;
-            if (push(lx, TOK_WORD, i, j - i) != 0)
-                goto oom;
-            i = j;
-        } else {
-            if (push(lx, TOK_PUNCT, i, 1) != 0)
-                goto oom;
-            i++;
-        }
-    }
-    if (lx->exec_depth > 0) {
-        ha_err_set(err, errlen, "unterminated /*! comment");
-        return -1;
-    }
-    return 0;
-oom:
-    ha_err_set(err, errlen, "out of memory");
-    return -1;
-}
 
 /* ------------------------------------------------------------------ */
 /* Emitter                                                              */
 /* ------------------------------------------------------------------ */
-
-static bool
-is_significant(const struct tok *t)
-{
-    return t->kind != TOK_SPACE && t->kind != TOK_COMMENT &&
-           t->kind != TOK_HASH_COMMENT && t->kind != TOK_EXEC_OPEN &&
-           t->kind != TOK_EXEC_CLOSE;
-}
-
-/* Index of the next significant token after i, or n. */
-static size_t
-next_sig(const struct lexer *lx, size_t i)
-{
-    for (i++; i < lx->n; i++)
-        if (is_significant(&lx->toks[i]))
-            break;
-    return i;
-}
-
-/* Index of the previous significant token before i, or SIZE_MAX. */
-static size_t
-prev_sig(const struct lexer *lx, size_t i)
-{
-    while (i-- > 0)
-        if (is_significant(&lx->toks[i]))
-            return i;
-    return SIZE_MAX;
-}
-
-static bool
-tok_is_word(const struct lexer *lx, size_t i, const char *word)
-{
-    const struct tok *t;
-    size_t wl = strlen(word);
-
-    if (i >= lx->n)
-        return false;
-    t = &lx->toks[i];
-    if (t->kind != TOK_WORD || t->len != wl)
-        return false;
-    for (size_t k = 0; k < wl; k++) {
-        char a = lx->s[t->start + k];
-        if (a >= 'a' && a <= 'z')
-            a = (char)(a - 32);
-        if (a != word[k])
-            return false;
-    }
-    return true;
-}
-
-static bool
-tok_is_punct(const struct lexer *lx, size_t i, char c)
-{
-    return i < lx->n && lx->toks[i].kind == TOK_PUNCT &&
-           lx->s[lx->toks[i].start] == c;
-}
 
 /* Words that may follow a complete result column. */
 static const char *const column_end_words[] = {
@@ -294,36 +26,50 @@ static const char *const column_end_words[] = {
     "UNION", "INTO", "WINDOW", "FOR", "LOCK", NULL,
 };
 
-/* True when the @@var at i is a whole result column without an alias, so
- * it must be labelled with its MySQL name (clients such as Connector/J
- * and the mysql CLI look columns up by that label). */
+/* True when tokens first..last (a @@var or @var) form a whole result
+ * column without an alias, so it must be labelled with its MySQL name
+ * (clients such as Connector/J and the mysql CLI look columns up by that
+ * label). */
 static bool
-sysvar_needs_label(const struct lexer *lx, size_t i, int depth)
+needs_label(const struct ha_lex *lx, size_t first, size_t last, int depth)
 {
-    size_t p = prev_sig(lx, i), n = next_sig(lx, i);
+    size_t p = ha_lex_prev(lx, first), n = ha_lex_next(lx, last);
 
     if (depth != 0 || p == SIZE_MAX)
         return false;
-    if (!tok_is_word(lx, p, "SELECT") && !tok_is_word(lx, p, "DISTINCT") &&
-        !tok_is_punct(lx, p, ','))
+    if (!ha_lex_is_word(lx, p, "SELECT") &&
+        !ha_lex_is_word(lx, p, "DISTINCT") && !ha_lex_is_punct(lx, p, ','))
         return false;
-    if (n >= lx->n || tok_is_punct(lx, n, ',') || tok_is_punct(lx, n, ';'))
+    if (n >= lx->n || ha_lex_is_punct(lx, n, ',') ||
+        ha_lex_is_punct(lx, n, ';'))
         return true;
     for (size_t k = 0; column_end_words[k] != NULL; k++)
-        if (tok_is_word(lx, n, column_end_words[k]))
+        if (ha_lex_is_word(lx, n, column_end_words[k]))
             return true;
     return false;
+}
+
+/* Appends " AS `<bytes from..to of the input>`". */
+static void
+emit_label(struct ha_buf *out, const char *s, size_t from, size_t to)
+{
+    ha_buf_append_str(out, " AS `");
+    for (size_t k = from; k < to; k++) {
+        if (s[k] == '`')
+            ha_buf_append_u8(out, '`');
+        ha_buf_append_u8(out, (uint8_t)s[k]);
+    }
+    ha_buf_append_u8(out, '`');
 }
 
 /* Appends the MySQL string literal tok as an SQLite literal: escapes are
  * decoded, quotes doubled, and NUL bytes spliced in with char(0) because
  * an SQLite literal cannot hold one. */
 static void
-emit_string(struct ha_buf *out, const char *s, const struct tok *t)
+emit_string(struct ha_buf *out, const char *s, const struct ha_tok *t)
 {
     char q = s[t->start];
     size_t end = t->start + t->len - 1;
-    bool spliced = false;
 
     ha_buf_append_u8(out, '\'');
     for (size_t i = t->start + 1; i < end; i++) {
@@ -338,7 +84,6 @@ emit_string(struct ha_buf *out, const char *s, const struct tok *t)
             case 'Z': c = 0x1a; break;
             case '0':
                 ha_buf_append_str(out, "'||char(0)||'");
-                spliced = true;
                 continue;
             case '%':
             case '_':
@@ -356,17 +101,16 @@ emit_string(struct ha_buf *out, const char *s, const struct tok *t)
         ha_buf_append_u8(out, (uint8_t)c);
     }
     ha_buf_append_u8(out, '\'');
-    (void)spliced;
 }
 
-/* Appends the bare variable name of a @@ token, without backquotes and
- * lower-cased (MySQL system variable names are case-insensitive). */
+/* Appends bytes from..to as a lower-cased variable name without quotes
+ * (MySQL variable names are case-insensitive). */
 static void
-emit_sysvar_name(struct ha_buf *out, const char *s, const struct tok *t)
+emit_var_name(struct ha_buf *out, const char *s, size_t from, size_t to)
 {
-    for (size_t i = t->name_off; i < t->start + t->len; i++) {
+    for (size_t i = from; i < to; i++) {
         char c = s[i];
-        if (c == '`' || c == '\'')
+        if (c == '`' || c == '\'' || c == '"')
             continue;
         if (c >= 'A' && c <= 'Z')
             c = (char)(c + 32);
@@ -374,113 +118,127 @@ emit_sysvar_name(struct ha_buf *out, const char *s, const struct tok *t)
     }
 }
 
-static void
-classify(const struct lexer *lx, struct ha_dialect_result *res)
+/* Token i is '@' directly followed by a name: a user variable. */
+static bool
+is_user_var(const struct ha_lex *lx, size_t i)
 {
-    size_t i = next_sig(lx, SIZE_MAX), j;
+    const struct ha_tok *t = &lx->toks[i];
 
-    res->kind = HA_STMT_OTHER;
-    res->arg[0] = '\0';
-    if (i >= lx->n || tok_is_punct(lx, i, ';')) {
-        /* Only ';' and comments left: nothing to run. */
-        for (j = i; j < lx->n; j = next_sig(lx, j))
-            if (!tok_is_punct(lx, j, ';'))
-                return;
-        res->kind = HA_STMT_EMPTY;
-        return;
-    }
-    j = next_sig(lx, i);
-    if (tok_is_word(lx, i, "SET")) {
-        res->kind = HA_STMT_SET;
-    } else if (tok_is_word(lx, i, "USE") && j < lx->n) {
-        const struct tok *t = &lx->toks[j];
-        size_t off = t->start, n = t->len;
-        if (t->kind == TOK_QUOTED_ID && n >= 2) {
-            off++;
-            n -= 2;
-        }
-        if (n >= sizeof(res->arg))
-            n = sizeof(res->arg) - 1;
-        memcpy(res->arg, lx->s + off, n);
-        res->arg[n] = '\0';
-        res->kind = HA_STMT_USE;
-    } else if (tok_is_word(lx, i, "BEGIN") ||
-               (tok_is_word(lx, i, "START") &&
-                tok_is_word(lx, j, "TRANSACTION"))) {
-        res->kind = HA_STMT_BEGIN;
-    } else if (tok_is_word(lx, i, "COMMIT")) {
-        res->kind = HA_STMT_COMMIT;
-    } else if (tok_is_word(lx, i, "ROLLBACK")) {
-        size_t k = tok_is_word(lx, j, "WORK") ? next_sig(lx, j) : j;
-        if (!tok_is_word(lx, k, "TO"))
-            res->kind = HA_STMT_ROLLBACK;
-    }
+    return ha_lex_is_punct(lx, i, '@') && i + 1 < lx->n &&
+           lx->toks[i + 1].start == t->start + 1 &&
+           (lx->toks[i + 1].kind == HA_TOK_WORD ||
+            lx->toks[i + 1].kind == HA_TOK_QUOTED_ID ||
+            lx->toks[i + 1].kind == HA_TOK_STRING) &&
+           /* not the @ of 'user'@'host' */
+           !(i > 0 && lx->toks[i - 1].start + lx->toks[i - 1].len ==
+                          t->start &&
+             (lx->toks[i - 1].kind == HA_TOK_WORD ||
+              lx->toks[i - 1].kind == HA_TOK_STRING ||
+              lx->toks[i - 1].kind == HA_TOK_QUOTED_ID));
 }
 
-int
-ha_dialect_rewrite(const char *sql, size_t len, struct ha_buf *out,
-                   struct ha_dialect_result *res, char *err, size_t errlen)
+/* Case-insensitive: token i's text (quotes stripped) starts with pfx. */
+static bool
+ident_has_prefix(const struct ha_lex *lx, size_t i, const char *pfx)
 {
-    struct lexer lx = {sql, len, NULL, 0, 0, 0};
+    char name[64];
+
+    if (!ha_lex_is_ident(lx, i))
+        return false;
+    ha_lex_text(lx, i, name, sizeof(name));
+    for (size_t k = 0; pfx[k] != '\0'; k++) {
+        char c = name[k];
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        if (c != pfx[k])
+            return false;
+    }
+    return true;
+}
+
+/* Token i is the `stats` of `stats.stats_x`: a qualifier to drop. */
+static bool
+is_stats_qualifier(const struct ha_lex *lx, size_t i)
+{
+    char name[8];
+
+    if (!ha_lex_is_ident(lx, i) || i + 2 >= lx->n ||
+        !ha_lex_is_punct(lx, i + 1, '.') ||
+        (i > 0 && ha_lex_is_punct(lx, i - 1, '.')))
+        return false;
+    ha_lex_text(lx, i, name, sizeof(name));
+    return ha_str_ieq(name, "stats") && ident_has_prefix(lx, i + 2, "stats_");
+}
+
+void
+ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
+                struct ha_buf *out)
+{
+    const char *sql = lx->s;
     int depth = 0;
 
-    if (lex(&lx, err, errlen) != 0) {
-        free(lx.toks);
-        return -1;
-    }
-    classify(&lx, res);
-    for (size_t i = 0; i < lx.n; i++) {
-        const struct tok *t = &lx.toks[i];
+    if (to > lx->n)
+        to = lx->n;
+    for (size_t i = from; i < to; i++) {
+        const struct ha_tok *t = &lx->toks[i];
 
         switch (t->kind) {
-        case TOK_EXEC_OPEN:
-        case TOK_EXEC_CLOSE:
+        case HA_TOK_EXEC_OPEN:
+        case HA_TOK_EXEC_CLOSE:
             ha_buf_append_u8(out, ' ');
             break;
-        case TOK_HASH_COMMENT:
+        case HA_TOK_HASH_COMMENT:
             ha_buf_append_str(out, "--");
             ha_buf_append(out, sql + t->start + 1, t->len - 1);
             break;
-        case TOK_STRING:
+        case HA_TOK_STRING:
             emit_string(out, sql, t);
             break;
-        case TOK_SYSVAR:
+        case HA_TOK_SYSVAR:
             ha_buf_append_str(out, "ha_sysvar('");
-            emit_sysvar_name(out, sql, t);
+            emit_var_name(out, sql, t->name_off, t->start + t->len);
             ha_buf_append_str(out, "')");
-            if (sysvar_needs_label(&lx, i, depth)) {
-                ha_buf_append_str(out, " AS `");
-                for (size_t k = t->start; k < t->start + t->len; k++) {
-                    if (sql[k] == '`')
-                        ha_buf_append_u8(out, '`');
-                    ha_buf_append_u8(out, (uint8_t)sql[k]);
-                }
-                ha_buf_append_u8(out, '`');
-            }
+            if (needs_label(lx, i, i, depth))
+                emit_label(out, sql, t->start, t->start + t->len);
             break;
-        case TOK_WORD:
-            if (tok_is_word(&lx, i, "LIMIT")) {
+        case HA_TOK_WORD:
+        case HA_TOK_QUOTED_ID:
+            if (is_stats_qualifier(lx, i)) {
+                i++; /* and the '.' */
+                break;
+            }
+            if (ha_lex_is_word(lx, i, "LIMIT")) {
                 /* LIMIT a, b  ->  LIMIT b OFFSET a */
-                size_t a = next_sig(&lx, i), c = next_sig(&lx, a),
-                       b = next_sig(&lx, c);
-                if (b < lx.n && tok_is_punct(&lx, c, ',') &&
-                    (lx.toks[a].kind == TOK_WORD ||
-                     tok_is_punct(&lx, a, '?')) &&
-                    (lx.toks[b].kind == TOK_WORD ||
-                     tok_is_punct(&lx, b, '?'))) {
+                size_t a = ha_lex_next(lx, i), c = ha_lex_next(lx, a),
+                       b = ha_lex_next(lx, c);
+                if (b < to && ha_lex_is_punct(lx, c, ',') &&
+                    (lx->toks[a].kind == HA_TOK_WORD ||
+                     ha_lex_is_punct(lx, a, '?')) &&
+                    (lx->toks[b].kind == HA_TOK_WORD ||
+                     ha_lex_is_punct(lx, b, '?'))) {
                     ha_buf_append_str(out, "LIMIT ");
-                    ha_buf_append(out, sql + lx.toks[b].start,
-                                  lx.toks[b].len);
+                    ha_buf_append(out, sql + lx->toks[b].start,
+                                  lx->toks[b].len);
                     ha_buf_append_str(out, " OFFSET ");
-                    ha_buf_append(out, sql + lx.toks[a].start,
-                                  lx.toks[a].len);
+                    ha_buf_append(out, sql + lx->toks[a].start,
+                                  lx->toks[a].len);
                     i = b;
                     break;
                 }
             }
             ha_buf_append(out, sql + t->start, t->len);
             break;
-        case TOK_PUNCT:
+        case HA_TOK_PUNCT:
+            if (is_user_var(lx, i)) {
+                const struct ha_tok *nt = &lx->toks[i + 1];
+                ha_buf_append_str(out, "ha_uservar('");
+                emit_var_name(out, sql, nt->start, nt->start + nt->len);
+                ha_buf_append_str(out, "')");
+                if (needs_label(lx, i, i + 1, depth))
+                    emit_label(out, sql, t->start, nt->start + nt->len);
+                i++;
+                break;
+            }
             if (sql[t->start] == '(')
                 depth++;
             else if (sql[t->start] == ')' && depth > 0)
@@ -492,12 +250,259 @@ ha_dialect_rewrite(const char *sql, size_t len, struct ha_buf *out,
             break;
         }
     }
+}
+
+/* ------------------------------------------------------------------ */
+/* Classification                                                       */
+/* ------------------------------------------------------------------ */
+
+void
+ha_dialect_syntax_error(const char *sql, size_t len, size_t off, char *buf,
+                        size_t buflen)
+{
+    unsigned line = 1;
+    size_t n;
+
+    if (off > len)
+        off = len;
+    for (size_t k = 0; k < off; k++)
+        if (sql[k] == '\n')
+            line++;
+    n = len - off;
+    /* MySQL quotes at most 80 bytes and drops a trailing ';'. */
+    while (n > 0 && (sql[off + n - 1] == ';' || sql[off + n - 1] == ' '))
+        n--;
+    if (n > 80)
+        n = 80;
+    snprintf(buf, buflen,
+             "You have an error in your SQL syntax; check the manual that "
+             "corresponds to your MySQL server version for the right syntax "
+             "to use near '%.*s' at line %u",
+             (int)n, sql + off, line);
+}
+
+static void
+set_error(const struct ha_lex *lx, size_t tok, struct ha_dialect_result *res)
+{
+    size_t off = tok < lx->n ? lx->toks[tok].start : lx->len;
+
+    res->kind = HA_STMT_ERROR;
+    res->err_code = 1064;
+    memcpy(res->sqlstate, "42000", 6);
+    ha_dialect_syntax_error(lx->s, lx->len, off, res->arg, sizeof(res->arg));
+}
+
+/* KILL [QUERY | CONNECTION] <id> */
+static void
+classify_kill(const struct ha_lex *lx, size_t i, struct ha_dialect_result *res)
+{
+    size_t j = ha_lex_next(lx, i), k;
+    char num[24];
+    char *end;
+    unsigned long long id;
+
+    res->kill_query = false;
+    if (ha_lex_is_word(lx, j, "QUERY")) {
+        res->kill_query = true;
+        j = ha_lex_next(lx, j);
+    } else if (ha_lex_is_word(lx, j, "CONNECTION")) {
+        j = ha_lex_next(lx, j);
+    }
+    k = ha_lex_next(lx, j);
+    if (j >= lx->n || lx->toks[j].kind != HA_TOK_WORD ||
+        lx->toks[j].len >= sizeof(num) ||
+        (k < lx->n && !ha_lex_is_punct(lx, k, ';'))) {
+        set_error(lx, j < lx->n && lx->toks[j].kind == HA_TOK_WORD ? k : j,
+                  res);
+        return;
+    }
+    ha_lex_text(lx, j, num, sizeof(num));
+    id = strtoull(num, &end, 10);
+    if (*end != '\0' || num[0] < '0' || num[0] > '9' || id > UINT32_MAX) {
+        set_error(lx, j, res);
+        return;
+    }
+    res->kind = HA_STMT_KILL;
+    res->kill_id = (uint32_t)id;
+}
+
+static void
+classify(const struct ha_lex *lx, struct ha_dialect_result *res)
+{
+    size_t i = ha_lex_next(lx, SIZE_MAX), j;
+
+    res->kind = HA_STMT_OTHER;
+    res->arg[0] = '\0';
+    res->err_code = 0;
+    res->sqlstate[0] = '\0';
+    res->kill_id = 0;
+    res->kill_query = false;
+    res->verb[0] = '\0';
+    if (i < lx->n && lx->toks[i].kind == HA_TOK_WORD)
+        ha_lex_text(lx, i, res->verb, sizeof(res->verb));
+    if (i >= lx->n || ha_lex_is_punct(lx, i, ';')) {
+        /* Only ';' and comments left: nothing to run. */
+        for (j = i; j < lx->n; j = ha_lex_next(lx, j))
+            if (!ha_lex_is_punct(lx, j, ';'))
+                return;
+        res->kind = HA_STMT_EMPTY;
+        return;
+    }
+    /* MySQL 8.0 has no dollar quoting: `select $$` (the 8.1+ CLI's probe)
+     * must fail with a syntax error, not reach SQLite as a parameter. */
+    for (j = i; j < lx->n; j = ha_lex_next(lx, j)) {
+        const struct ha_tok *t = &lx->toks[j];
+        if (t->kind == HA_TOK_WORD && t->len >= 2 && lx->s[t->start] == '$' &&
+            lx->s[t->start + 1] == '$') {
+            set_error(lx, j, res);
+            return;
+        }
+    }
+    j = ha_lex_next(lx, i);
+    if (ha_lex_is_word(lx, i, "SET")) {
+        res->kind = HA_STMT_SET;
+    } else if (ha_lex_is_word(lx, i, "USE") && j < lx->n) {
+        ha_lex_text(lx, j, res->arg, sizeof(res->arg));
+        res->kind = HA_STMT_USE;
+    } else if (ha_lex_is_word(lx, i, "BEGIN") ||
+               (ha_lex_is_word(lx, i, "START") &&
+                ha_lex_is_word(lx, j, "TRANSACTION"))) {
+        res->kind = HA_STMT_BEGIN;
+    } else if (ha_lex_is_word(lx, i, "COMMIT")) {
+        res->kind = HA_STMT_COMMIT;
+    } else if (ha_lex_is_word(lx, i, "ROLLBACK")) {
+        size_t k = ha_lex_is_word(lx, j, "WORK") ? ha_lex_next(lx, j) : j;
+        if (!ha_lex_is_word(lx, k, "TO"))
+            res->kind = HA_STMT_ROLLBACK;
+    } else if (ha_lex_is_word(lx, i, "SHOW")) {
+        res->kind = HA_STMT_SHOW;
+    } else if (ha_lex_is_word(lx, i, "KILL")) {
+        classify_kill(lx, i, res);
+    }
+}
+
+int
+ha_dialect_rewrite(const char *sql, size_t len, struct ha_buf *out,
+                   struct ha_dialect_result *res, char *err, size_t errlen)
+{
+    return ha_dialect_rewrite_in(sql, len, NULL, out, res, err, errlen);
+}
+
+int
+ha_dialect_rewrite_in(const char *sql, size_t len, const char *schema,
+                      struct ha_buf *out, struct ha_dialect_result *res,
+                      char *err, size_t errlen)
+{
+    struct ha_lex lx;
+
+    if (ha_lex_run(&lx, sql, len, err, errlen) != 0) {
+        ha_lex_free(&lx);
+        return -1;
+    }
+    classify(&lx, res);
+    if (res->kind == HA_STMT_SHOW) {
+        size_t bad = 0;
+        if (ha_show_rewrite(&lx, ha_lex_next(&lx, SIZE_MAX), schema, out,
+                            &bad) !=
+            0) {
+            ha_buf_reset(out);
+            set_error(&lx, bad, res);
+            ha_dialect_emit(&lx, 0, lx.n, out);
+        }
+    } else {
+        ha_dialect_emit(&lx, 0, lx.n, out);
+    }
     ha_buf_append_u8(out, '\0');
-    free(lx.toks);
+    ha_lex_free(&lx);
     if (ha_buf_failed(out)) {
         ha_err_set(err, errlen, "out of memory");
         return -1;
     }
     out->len--; /* the NUL is there but not counted */
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Multi-statement splitting                                            */
+/* ------------------------------------------------------------------ */
+
+/* Tokens [from, to) hold a CREATE [TEMP|TEMPORARY] TRIGGER's start. */
+static bool
+starts_trigger(const struct ha_lex *lx, size_t first)
+{
+    size_t j = ha_lex_next(lx, first);
+
+    if (!ha_lex_is_word(lx, first, "CREATE"))
+        return false;
+    if (ha_lex_is_word(lx, j, "TEMP") || ha_lex_is_word(lx, j, "TEMPORARY"))
+        j = ha_lex_next(lx, j);
+    return ha_lex_is_word(lx, j, "TRIGGER");
+}
+
+int
+ha_dialect_split(const char *sql, size_t len, struct ha_dialect_span **spans,
+                 size_t *n, char *err, size_t errlen)
+{
+    struct ha_lex lx;
+    struct ha_dialect_span *v = NULL;
+    size_t nv = 0, cap = 0, start = 0, first = SIZE_MAX;
+    int exec = 0, block = 0;
+    bool trigger = false;
+
+    *spans = NULL;
+    *n = 0;
+    if (ha_lex_run(&lx, sql, len, err, errlen) != 0) {
+        ha_lex_free(&lx);
+        return -1;
+    }
+    for (size_t i = 0; i <= lx.n; i++) {
+        bool end = i == lx.n;
+        if (!end) {
+            const struct ha_tok *t = &lx.toks[i];
+            if (t->kind == HA_TOK_EXEC_OPEN)
+                exec++;
+            else if (t->kind == HA_TOK_EXEC_CLOSE)
+                exec--;
+            if (!ha_lex_is_significant(t))
+                continue;
+            if (first == SIZE_MAX) {
+                first = i;
+                trigger = starts_trigger(&lx, i);
+            }
+            if (trigger && (ha_lex_is_word(&lx, i, "BEGIN") ||
+                            ha_lex_is_word(&lx, i, "CASE")))
+                block++;
+            else if (trigger && ha_lex_is_word(&lx, i, "END") && block > 0)
+                block--;
+            if (!ha_lex_is_punct(&lx, i, ';') || exec > 0 || block > 0)
+                continue;
+        }
+        if (first != SIZE_MAX && !ha_lex_is_punct(&lx, first, ';')) {
+            size_t stop = end ? len : lx.toks[i].start;
+            if (nv == cap) {
+                size_t ncap = cap ? cap * 2 : 4;
+                struct ha_dialect_span *p = realloc(v, ncap * sizeof(*p));
+                if (p == NULL) {
+                    free(v);
+                    ha_lex_free(&lx);
+                    ha_err_set(err, errlen, "out of memory");
+                    return -1;
+                }
+                v = p;
+                cap = ncap;
+            }
+            v[nv].off = start;
+            v[nv].len = stop - start;
+            nv++;
+        }
+        if (!end)
+            start = lx.toks[i].start + 1;
+        first = SIZE_MAX;
+        trigger = false;
+        block = 0;
+    }
+    ha_lex_free(&lx);
+    *spans = v;
+    *n = nv;
     return 0;
 }

@@ -16,9 +16,16 @@
  *                          server's 8.0.35 run; newer ones are dropped;
  *                          "/+" stands for slash-star here)
  *   LIMIT a, b          -> LIMIT b OFFSET a
+ *   @name (user variable) -> ha_uservar('name'), labelled `@name` like @@
+ *   stats.stats_x       -> stats_x  (the stats schema's tables are
+ *                          eponymous virtual tables in main; the
+ *                          qualifier is dropped for stats_* names only)
+ *   SHOW ...            -> the equivalent SELECT (show.c), so SQLite
+ *                          evaluates LIKE and WHERE
  *
  * Also classifies the statement by its leading keywords so the session
- * can answer statements SQLite has no equivalent for.
+ * can answer statements SQLite has no equivalent for, and splits a
+ * multi-statement COM_QUERY at its top-level semicolons.
  */
 #ifndef HA_DIALECT_H
 #define HA_DIALECT_H
@@ -26,11 +33,14 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <stdint.h>
+
 #include "buf.h"
+#include "lex.h"
 
 /* The MySQL version that versioned comments (slash-star-bang NNNNN) are
  * compared against. */
-#define HA_DIALECT_SERVER_VERSION_ID 80035
+#define HA_DIALECT_SERVER_VERSION_ID HA_LEX_SERVER_VERSION_ID
 
 enum ha_stmt_kind {
     HA_STMT_OTHER,          /* hand to SQLite */
@@ -40,20 +50,63 @@ enum ha_stmt_kind {
     HA_STMT_BEGIN,          /* BEGIN / START TRANSACTION */
     HA_STMT_COMMIT,         /* COMMIT [WORK] */
     HA_STMT_ROLLBACK,       /* ROLLBACK [WORK] (not TO SAVEPOINT) */
+    HA_STMT_SHOW,           /* SHOW ...: the output is its SELECT */
+    HA_STMT_KILL,           /* KILL [QUERY|CONNECTION] id */
+    HA_STMT_ERROR,          /* refused as MySQL 8.0 would refuse it */
     HA_STMT_KIND_MAX
 };
 
 struct ha_dialect_result {
     enum ha_stmt_kind kind;
-    char arg[256];          /* USE: the schema name, unquoted */
+    char arg[256];          /* USE: the schema name, unquoted;
+                               ERROR: the message */
+    uint16_t err_code;      /* ERROR: MySQL error code */
+    char sqlstate[6];       /* ERROR: its SQLSTATE */
+    uint32_t kill_id;       /* KILL: connection id */
+    bool kill_query;        /* KILL QUERY (else CONNECTION) */
+    char verb[16];          /* first keyword as written ("" if none) */
+};
+
+/* One statement of a COM_QUERY: offset and length in the text, without
+ * the terminating ';'. */
+struct ha_dialect_span {
+    size_t off;
+    size_t len;
 };
 
 /* Rewrites one MySQL statement (sql, len bytes; need not be
  * NUL-terminated) into out as SQLite SQL, NUL-terminated, and classifies
- * it into res. Returns 0, or -1 with err set for an unterminated quote or
- * comment (the text names what was left open). */
+ * it into res (for SHOW, out is the SELECT that answers it; for a
+ * statement MySQL 8.0 would refuse, res->kind is HA_STMT_ERROR with the
+ * code and message MySQL sends). Returns 0, or -1 with err set for an
+ * unterminated quote or comment (the text names what was left open). */
 int ha_dialect_rewrite(const char *sql, size_t len, struct ha_buf *out,
                        struct ha_dialect_result *res, char *err,
                        size_t errlen);
+/* The same, for a session whose current schema is schema (NULL or "":
+ * main), which SHOW TABLES and SHOW COLUMNS use when no FROM names one. */
+int ha_dialect_rewrite_in(const char *sql, size_t len, const char *schema,
+                          struct ha_buf *out, struct ha_dialect_result *res,
+                          char *err, size_t errlen);
+
+/* Splits a COM_QUERY text at its top-level ';' (not in quotes, comments
+ * or a CREATE TRIGGER body) into *spans (malloc'd; the caller frees it),
+ * dropping pieces that hold only comments and whitespace. *n is 0 for an
+ * empty query. Returns 0, or -1 with err set as ha_dialect_rewrite(). */
+int ha_dialect_split(const char *sql, size_t len,
+                     struct ha_dialect_span **spans, size_t *n, char *err,
+                     size_t errlen);
+
+/* Appends the SQLite form of tokens [from, to) of lx to out (the rewrites
+ * above except SHOW). For show.c and setvar.c, which rewrite parts of a
+ * statement. */
+void ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
+                     struct ha_buf *out);
+
+/* Formats MySQL's syntax error text for a statement that goes wrong at
+ * byte off: "You have an error in your SQL syntax; ... near '<up to 80
+ * bytes from off>' at line <n>". */
+void ha_dialect_syntax_error(const char *sql, size_t len, size_t off,
+                             char *buf, size_t buflen);
 
 #endif /* HA_DIALECT_H */
