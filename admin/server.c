@@ -8,6 +8,8 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/listener.h>
 #include <netdb.h>
 #include <stdbool.h>
@@ -17,6 +19,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "conn.h"
@@ -54,6 +57,8 @@ struct ha_server {
     size_t n_conns;
     uint32_t next_id;
     bool stopped;
+
+    struct ha_session_registry registry; /* sessions, SHOW STATUS counts */
 };
 
 static void
@@ -131,6 +136,9 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->vtab.cfg = cfg;
     s->vtab.datadir = s->datadir;
     s->shared.vtab = &s->vtab;
+    s->shared.server = s;
+    s->shared.registry = &s->registry;
+    s->registry.started = time(NULL);
     /* A leading '/' makes the memdb database shared by every connection of
      * this process under that name; pid and instance keep two servers in
      * one process apart. */
@@ -331,6 +339,83 @@ int
 ha_server_port(const struct ha_server *s, size_t i)
 {
     return i < s->n_listeners ? s->listeners[i].port : 0;
+}
+
+void
+ha_server_stats(const struct ha_server *s, struct ha_server_stats *out)
+{
+    time_t now = time(NULL);
+
+    out->uptime = now > s->registry.started
+                      ? (uint64_t)(now - s->registry.started)
+                      : 0;
+    out->threads = s->n_conns;
+    out->questions = s->registry.questions;
+    out->connections = s->next_id;
+    out->max_used = s->registry.max_used;
+}
+
+static struct ha_conn *
+find_conn(struct ha_server *s, uint32_t id)
+{
+    for (struct ha_conn *c = s->conns; c != NULL; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+struct kill_req {
+    struct ha_server *server;
+    uint32_t id;
+};
+
+/* Runs after the callback that asked for the kill: the connection may
+ * be the caller, whose reply must go out before it closes. */
+static void
+kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct kill_req *k = arg;
+    struct ha_conn *c = find_conn(k->server, k->id);
+
+    (void)fd;
+    (void)what;
+    free(k);
+    if (c == NULL || c->state == HA_CONN_CLOSING)
+        return;
+    ha_log_info("connection %u (%s): killed", c->id, c->peer);
+    c->state = HA_CONN_CLOSING; /* conn_write_cb frees it once written */
+    bufferevent_disable(c->bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        ha_conn_free(c);
+}
+
+int
+ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
+               char *err, size_t errlen)
+{
+    struct ha_conn *c = find_conn(srv, id);
+    struct timeval now = {0, 0};
+    struct kill_req *k;
+
+    if (c == NULL || c->state == HA_CONN_CLOSING) {
+        ha_err_set(err, errlen, "Unknown thread id: %u", id);
+        return -1;
+    }
+    if (query_only)
+        return 0;
+    k = malloc(sizeof(*k));
+    if (k == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    k->server = srv;
+    k->id = id;
+    if (event_base_once(srv->base, -1, EV_TIMEOUT, kill_cb, k, &now) != 0) {
+        free(k);
+        ha_err_set(err, errlen, "cannot schedule the kill");
+        return -1;
+    }
+    return 0;
 }
 
 void

@@ -10,7 +10,9 @@
 #define HA_SERVER_H
 
 #include <event2/event.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "config.h"
 #include "mallctl.h"
@@ -36,6 +38,25 @@ int ha_server_listen(struct ha_server *s, char *err, size_t errlen);
  * socket); lets a caller that asked for port 0 learn the port. */
 size_t ha_server_n_listeners(const struct ha_server *s);
 int ha_server_port(const struct ha_server *s, size_t i);
+
+/* Counters for COM_STATISTICS and SHOW STATUS. */
+struct ha_server_stats {
+    uint64_t uptime;             /* seconds since ha_server_new */
+    size_t threads;              /* connections open now */
+    uint64_t questions;          /* statements run */
+    uint64_t connections;        /* connections accepted */
+    size_t max_used;             /* most sessions open at once */
+};
+void ha_server_stats(const struct ha_server *s, struct ha_server_stats *out);
+
+/* KILL [QUERY|CONNECTION] id, COM_PROCESS_KILL. Queries run to completion
+ * before the next command is read, so KILL QUERY finds nothing running
+ * and only checks that id exists. KILL CONNECTION closes connection id
+ * after the current callback, once what was queued for it is written (so
+ * a session may kill itself and still get its reply). Returns 0, or -1
+ * with err "Unknown thread id: <id>" (MySQL ERR 1094). */
+int ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
+                   char *err, size_t errlen);
 
 /* Stops accepting, closes every session and removes the unix socket
  * files. Safe to call twice. */

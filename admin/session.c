@@ -5,16 +5,29 @@
  * connections of the process while giving each its own page cache and
  * transaction; the server keeps one connection open so it outlives
  * sessions.
+ *
+ * autocommit=0 follows MySQL for writes: a statement that writes opens a
+ * transaction that lasts until COMMIT or ROLLBACK (so UPDATEs of
+ * global_variables act at COMMIT). A read-only statement does not open
+ * one: in SQLite a reader's open transaction would block every other
+ * session's writes, where InnoDB's snapshots block nothing.
  */
 #include "session.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dialect.h"
 #include "log.h"
+#include "proto.h"
+#include "server.h"
+#include "sessions.h"
+#include "setvar.h"
+#include "show.h"
 #include "sysvar.h"
 #include "util.h"
+#include "vtab.h"
 
 static const char *const schemas[] = {"main", "stats"};
 
@@ -28,17 +41,147 @@ ha_session_schema_exists(const char *name)
 }
 
 /* ------------------------------------------------------------------ */
+/* Session and user variables                                           */
+/* ------------------------------------------------------------------ */
+
+static struct ha_session_var *
+var_find(struct ha_session_var *vars, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ha_str_ieq(vars[i].name, name))
+            return &vars[i];
+    return NULL;
+}
+
+/* Sets (or adds) name in *vars to v's value (copied). Returns 0 or -1. */
+static int
+var_set(struct ha_session_var **vars, size_t *n, const char *name,
+        const struct ha_session_var *v)
+{
+    struct ha_session_var *slot = var_find(*vars, *n, name);
+    char *sval = NULL;
+
+    if (v->type == HA_SYSVAR_TEXT &&
+        (sval = strdup(v->sval != NULL ? v->sval : "")) == NULL)
+        return -1;
+    if (slot == NULL) {
+        struct ha_session_var *p = realloc(*vars, (*n + 1) * sizeof(*p));
+        if (p == NULL) {
+            free(sval);
+            return -1;
+        }
+        *vars = p;
+        slot = &p[(*n)++];
+        memset(slot, 0, sizeof(*slot));
+        ha_strlcpy(slot->name, name, sizeof(slot->name));
+    }
+    free(slot->sval);
+    slot->type = v->type;
+    slot->ival = v->ival;
+    slot->sval = sval;
+    return 0;
+}
+
+static void
+var_unset(struct ha_session_var *vars, size_t *n, const char *name)
+{
+    struct ha_session_var *slot = var_find(vars, *n, name);
+
+    if (slot == NULL)
+        return;
+    free(slot->sval);
+    *slot = vars[--*n];
+}
+
+void
+ha_session_vars_free(struct ha_session_var *vars, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(vars[i].sval);
+    free(vars);
+}
+
+static void
+vars_clear(struct ha_session_var **vars, size_t *n)
+{
+    ha_session_vars_free(*vars, *n);
+    *vars = NULL;
+    *n = 0;
+}
+
+static void
+result_var(sqlite3_context *ctx, enum ha_sysvar_type type, int64_t ival,
+           const char *sval)
+{
+    if (type == HA_SYSVAR_INT)
+        sqlite3_result_int64(ctx, ival);
+    else if (type == HA_SYSVAR_TEXT)
+        sqlite3_result_text(ctx, sval, -1, SQLITE_TRANSIENT);
+    else
+        sqlite3_result_null(ctx);
+}
+
+int
+ha_session_vars_snapshot(const struct ha_session *s, bool global,
+                         struct ha_session_var **vars, size_t *n)
+{
+    struct ha_session_var *v = NULL, tmp;
+    size_t nv = 0;
+    const struct ha_sysvar *sv;
+
+    *vars = NULL;
+    *n = 0;
+    memset(&tmp, 0, sizeof(tmp));
+    tmp.type = HA_SYSVAR_INT;
+    tmp.ival = global ? 1 : s->autocommit;
+    if (var_set(&v, &nv, "autocommit", &tmp) != 0)
+        goto fail;
+    for (size_t i = 0; (sv = ha_sysvar_at(i)) != NULL; i++) {
+        const struct ha_session_var *o =
+            global ? NULL : var_find(s->vars, s->n_vars, sv->name);
+        if (o == NULL) {
+            tmp.type = sv->type;
+            tmp.ival = sv->ival;
+            tmp.sval = (char *)sv->sval;
+            o = &tmp;
+        }
+        if (var_set(&v, &nv, sv->name, o) != 0)
+            goto fail;
+    }
+    if (!global) {
+        tmp.type = HA_SYSVAR_INT;
+        tmp.ival = s->id;
+        if (var_set(&v, &nv, "pseudo_thread_id", &tmp) != 0)
+            goto fail;
+        /* Names SET accepted that the table does not know. */
+        for (size_t i = 0; i < s->n_vars; i++)
+            if (var_find(v, nv, s->vars[i].name) == NULL &&
+                var_set(&v, &nv, s->vars[i].name, &s->vars[i]) != 0)
+                goto fail;
+    }
+    *vars = v;
+    *n = nv;
+    return 0;
+fail:
+    ha_session_vars_free(v, nv);
+    return -1;
+}
+
+/* ------------------------------------------------------------------ */
 /* MySQL functions SQLite lacks                                         */
 /* ------------------------------------------------------------------ */
 
-/* ha_sysvar(name): the value of @@name, as the dialect rewrites it.
- * Unknown names give NULL rather than an error: drivers read whole lists
- * of variables at connect and fail on an error (Connector/J). */
+/* ha_sysvar(name): the value of @@name, as the dialect rewrites it: this
+ * session's SET value, else the server's; jemalloc-* and admin-* names
+ * read global_variables. Unknown names give NULL rather than an error:
+ * drivers read whole lists of variables at connect and fail on an error
+ * (Connector/J). */
 static void
 fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct ha_session *s = sqlite3_user_data(ctx);
     const char *name = (const char *)sqlite3_value_text(argv[0]);
+    const struct ha_session_var *o;
     const struct ha_sysvar *v;
 
     (void)argc;
@@ -54,13 +197,46 @@ fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_int64(ctx, s->id);
         return;
     }
-    v = ha_sysvar_find(name);
-    if (v == NULL || v->type == HA_SYSVAR_NULL)
+    if (strchr(name, '-') != NULL) {
+        sqlite3_stmt *st = NULL;
         sqlite3_result_null(ctx);
-    else if (v->type == HA_SYSVAR_INT)
-        sqlite3_result_int64(ctx, v->ival);
+        if (sqlite3_prepare_v2(s->db,
+                               "SELECT variable_value FROM global_variables "
+                               "WHERE variable_name = ?1",
+                               -1, &st, NULL) == SQLITE_OK) {
+            sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+            if (sqlite3_step(st) == SQLITE_ROW)
+                sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
+        }
+        sqlite3_finalize(st);
+        return;
+    }
+    o = var_find(s->vars, s->n_vars, name);
+    if (o != NULL) {
+        result_var(ctx, o->type, o->ival, o->sval);
+        return;
+    }
+    v = ha_sysvar_find(name);
+    if (v == NULL)
+        sqlite3_result_null(ctx);
     else
-        sqlite3_result_text(ctx, v->sval, -1, SQLITE_STATIC);
+        result_var(ctx, v->type, v->ival, v->sval);
+}
+
+/* ha_uservar(name): @name, NULL when never set (as in MySQL). */
+static void
+fn_uservar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct ha_session *s = sqlite3_user_data(ctx);
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    const struct ha_session_var *o;
+
+    (void)argc;
+    o = name ? var_find(s->user_vars, s->n_user_vars, name) : NULL;
+    if (o == NULL)
+        sqlite3_result_null(ctx);
+    else
+        result_var(ctx, o->type, o->ival, o->sval);
 }
 
 static void
@@ -125,6 +301,169 @@ fn_last_insert_id(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                          sqlite3_last_insert_rowid(sqlite3_context_db_handle(ctx)));
 }
 
+/* ha_status(name): a SHOW STATUS counter, NULL for unknown names. */
+static void
+fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct ha_session *s = sqlite3_user_data(ctx);
+    const struct ha_session_registry *reg = s->shared->registry;
+    const char *name = (const char *)sqlite3_value_text(argv[0]);
+    time_t now = time(NULL);
+    int64_t up;
+
+    (void)argc;
+    if (name == NULL || reg == NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    up = now > reg->started ? (int64_t)(now - reg->started) : 0;
+    if (ha_str_ieq(name, "Uptime") ||
+        ha_str_ieq(name, "Uptime_since_flush_status"))
+        sqlite3_result_int64(ctx, up);
+    else if (ha_str_ieq(name, "Threads_connected"))
+        sqlite3_result_int64(ctx, (int64_t)reg->n);
+    else if (ha_str_ieq(name, "Threads_running"))
+        sqlite3_result_int64(ctx, 1); /* this one: queries are serial */
+    else if (ha_str_ieq(name, "Connections"))
+        sqlite3_result_int64(ctx, (int64_t)reg->connections);
+    else if (ha_str_ieq(name, "Questions") || ha_str_ieq(name, "Queries"))
+        sqlite3_result_int64(ctx, (int64_t)reg->questions);
+    else if (ha_str_ieq(name, "Max_used_connections"))
+        sqlite3_result_int64(ctx, (int64_t)reg->max_used);
+    else
+        sqlite3_result_null(ctx);
+}
+
+/* True when table exists in schema db as SHOW TABLES lists it; main also
+ * answers for the stats tables, which resolve unqualified there. */
+static bool
+table_exists(sqlite3 *db, const char *schema, const char *table)
+{
+    sqlite3_stmt *st = NULL;
+    bool found = false;
+
+    for (size_t i = 0; ha_show_stats_tables[i] != NULL; i++)
+        if (ha_str_ieq(table, ha_show_stats_tables[i]))
+            return ha_str_ieq(schema, "stats") || ha_str_ieq(schema, "main");
+    if (!ha_str_ieq(schema, "main"))
+        return false;
+    if (ha_str_ieq(table, "global_variables"))
+        return true;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM main.sqlite_schema WHERE type IN "
+                           "('table', 'view') AND name = ?1 COLLATE NOCASE",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
+
+/* ha_table_check(db, t): t, or the error "no such table: db.t" (which the
+ * reply maps to ERR 1146). */
+static void
+fn_table_check(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *db = (const char *)sqlite3_value_text(argv[0]);
+    const char *t = (const char *)sqlite3_value_text(argv[1]);
+
+    (void)argc;
+    if (db == NULL || t == NULL ||
+        !table_exists(sqlite3_context_db_handle(ctx), db, t)) {
+        char *msg = sqlite3_mprintf("no such table: %s.%s", db ? db : "",
+                                    t ? t : "");
+        sqlite3_result_error(ctx, msg ? msg : "no such table", -1);
+        sqlite3_free(msg);
+        return;
+    }
+    sqlite3_result_value(ctx, argv[1]);
+}
+
+/* ha_schema_check(db): db, or the error "Unknown database 'db'". */
+static void
+fn_schema_check(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    const char *db = (const char *)sqlite3_value_text(argv[0]);
+
+    (void)argc;
+    if (db == NULL || !ha_session_schema_exists(db)) {
+        char *msg = sqlite3_mprintf("Unknown database '%s'", db ? db : "");
+        sqlite3_result_error(ctx, msg ? msg : "Unknown database", -1);
+        sqlite3_free(msg);
+        return;
+    }
+    sqlite3_result_value(ctx, argv[0]);
+}
+
+/* ha_create_table(db, t): the CREATE statement of a table: what SQLite
+ * stored for tables users created, else one built from the columns (the
+ * virtual tables have no stored text). */
+static void
+fn_create_table(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    sqlite3 *db = sqlite3_context_db_handle(ctx);
+    const char *t = (const char *)sqlite3_value_text(argv[1]);
+    sqlite3_stmt *st = NULL;
+    sqlite3_str *str;
+    int n_pk = 0, n = 0;
+
+    (void)argc;
+    if (t == NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    if (sqlite3_prepare_v2(db,
+                           "SELECT sql FROM main.sqlite_schema WHERE type IN "
+                           "('table', 'view') AND name = ?1 COLLATE NOCASE",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) == SQLITE_ROW &&
+            sqlite3_column_type(st, 0) != SQLITE_NULL) {
+            sqlite3_result_value(ctx, sqlite3_column_value(st, 0));
+            sqlite3_finalize(st);
+            return;
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    str = sqlite3_str_new(db);
+    sqlite3_str_appendf(str, "CREATE TABLE `%w` (", t);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT name, type, \"notnull\", dflt_value, pk "
+                           "FROM pragma_table_xinfo(?1) WHERE hidden IN "
+                           "(0, 2, 3) ORDER BY cid",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+        while (sqlite3_step(st) == SQLITE_ROW) {
+            const char *type = (const char *)sqlite3_column_text(st, 1);
+            sqlite3_str_appendf(str, "%s\n  `%w` %s", n++ ? "," : "",
+                                (const char *)sqlite3_column_text(st, 0),
+                                type && *type ? type : "TEXT");
+            if (sqlite3_column_int(st, 2))
+                sqlite3_str_appendall(str, " NOT NULL");
+            if (sqlite3_column_type(st, 3) != SQLITE_NULL)
+                sqlite3_str_appendf(str, " DEFAULT %s",
+                                    sqlite3_column_text(st, 3));
+            if (sqlite3_column_int(st, 4))
+                n_pk++;
+        }
+        if (n_pk > 0) {
+            sqlite3_reset(st);
+            sqlite3_str_appendall(str, ",\n  PRIMARY KEY (");
+            for (int k = 0; sqlite3_step(st) == SQLITE_ROW;)
+                if (sqlite3_column_int(st, 4))
+                    sqlite3_str_appendf(
+                        str, "%s`%w`", k++ ? ", " : "",
+                        (const char *)sqlite3_column_text(st, 0));
+            sqlite3_str_appendall(str, ")");
+        }
+    }
+    sqlite3_finalize(st);
+    sqlite3_str_appendall(str, "\n)");
+    sqlite3_result_text(ctx, sqlite3_str_finish(str), -1, sqlite3_free);
+}
+
 static const struct {
     const char *name;
     int nargs;
@@ -132,6 +471,11 @@ static const struct {
     void (*fn)(sqlite3_context *, int, sqlite3_value **);
 } functions[] = {
     {"ha_sysvar", 1, false, fn_sysvar},
+    {"ha_uservar", 1, false, fn_uservar},
+    {"ha_status", 1, false, fn_status},
+    {"ha_table_check", 2, false, fn_table_check},
+    {"ha_schema_check", 1, false, fn_schema_check},
+    {"ha_create_table", 2, false, fn_create_table},
     {"version", 0, true, fn_version},
     {"database", 0, false, fn_database},
     {"schema", 0, false, fn_database},
@@ -151,13 +495,16 @@ int
 ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
                 uint32_t id, char *err, size_t errlen)
 {
+    struct ha_session_registry *reg = shared->registry;
     char *zerr = NULL;
     int rc;
 
+    memset(s, 0, sizeof(*s));
     s->shared = shared;
     s->id = id;
     s->autocommit = true;
-    s->db = NULL;
+    s->opened_at = s->command_since = time(NULL);
+    ha_strlcpy(s->command, "Sleep", sizeof(s->command));
     rc = sqlite3_open_v2(shared->db_uri, &s->db,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                              SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
@@ -188,6 +535,22 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         sqlite3_free(zerr);
         goto fail;
     }
+    if (ha_sessions_register(s->db, s, &zerr) != SQLITE_OK) {
+        ha_err_set(err, errlen, "cannot register the session tables: %s",
+                   zerr ? zerr : "unknown error");
+        sqlite3_free(zerr);
+        goto fail;
+    }
+    if (reg != NULL) {
+        s->next = reg->head;
+        if (reg->head != NULL)
+            reg->head->prev = s;
+        reg->head = s;
+        reg->n++;
+        reg->connections++;
+        if (reg->n > reg->max_used)
+            reg->max_used = reg->n;
+    }
     return 0;
 fail:
     sqlite3_close_v2(s->db);
@@ -198,11 +561,27 @@ fail:
 void
 ha_session_close(struct ha_session *s)
 {
-    if (s->db != NULL) {
-        /* An open transaction dies with the session, as in MySQL. */
-        sqlite3_close_v2(s->db);
-        s->db = NULL;
+    struct ha_session_registry *reg = s->shared ? s->shared->registry : NULL;
+
+    if (s->db == NULL)
+        return;
+    if (reg != NULL) {
+        if (s->prev != NULL)
+            s->prev->next = s->next;
+        else if (reg->head == s)
+            reg->head = s->next;
+        if (s->next != NULL)
+            s->next->prev = s->prev;
+        s->prev = s->next = NULL;
+        reg->n--;
     }
+    /* An open transaction dies with the session, as in MySQL. */
+    sqlite3_close_v2(s->db);
+    s->db = NULL;
+    vars_clear(&s->vars, &s->n_vars);
+    vars_clear(&s->user_vars, &s->n_user_vars);
+    free(s->info);
+    s->info = NULL;
 }
 
 uint16_t
@@ -211,9 +590,11 @@ ha_session_status(const struct ha_session *s)
     uint16_t st = 0;
 
     if (s->autocommit)
-        st |= 0x0002; /* SERVER_STATUS_AUTOCOMMIT */
+        st |= HA_STATUS_AUTOCOMMIT;
     if (s->db != NULL && !sqlite3_get_autocommit(s->db))
-        st |= 0x0001; /* SERVER_STATUS_IN_TRANS */
+        st |= HA_STATUS_IN_TRANS;
+    if (s->more_results)
+        st |= HA_STATUS_MORE_RESULTS;
     return st;
 }
 
@@ -226,8 +607,366 @@ ha_session_use(struct ha_session *s, const char *name)
     return 0;
 }
 
+void
+ha_session_reset(struct ha_session *s)
+{
+    if (s->db != NULL && !sqlite3_get_autocommit(s->db))
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+    vars_clear(&s->vars, &s->n_vars);
+    vars_clear(&s->user_vars, &s->n_user_vars);
+    s->autocommit = true;
+    s->multi_statements = s->multi_statements_login;
+    s->more_results = false;
+}
+
+void
+ha_session_set_command(struct ha_session *s, const char *command,
+                       const char *info, size_t info_len)
+{
+    ha_strlcpy(s->command, command, sizeof(s->command));
+    free(s->info);
+    s->info = NULL;
+    if (info != NULL) {
+        if (info_len > HA_SESSION_INFO_MAX)
+            info_len = HA_SESSION_INFO_MAX;
+        s->info = malloc(info_len + 1);
+        if (s->info != NULL) {
+            memcpy(s->info, info, info_len);
+            s->info[info_len] = '\0';
+        }
+    }
+    s->command_since = time(NULL);
+}
+
+void
+ha_session_set_multi_statements(struct ha_session *s, bool on)
+{
+    if (!s->multi_statements_known) {
+        s->multi_statements_login = on;
+        s->multi_statements_known = true;
+    }
+    s->multi_statements = on;
+}
+
 /* ------------------------------------------------------------------ */
-/* Queries                                                              */
+/* SET                                                                  */
+/* ------------------------------------------------------------------ */
+
+/* ON/OFF, TRUE/FALSE, 1/0 as MySQL's boolean variables take them.
+ * Returns 0 with *b set, or -1. */
+static int
+parse_bool(const struct ha_session_var *v, bool *b)
+{
+    static const struct {
+        const char *word;
+        bool value;
+    } words[] = {{"on", true},   {"true", true},   {"1", true},
+                 {"off", false}, {"false", false}, {"0", false}};
+
+    if (v->type == HA_SYSVAR_INT && (v->ival == 0 || v->ival == 1)) {
+        *b = v->ival == 1;
+        return 0;
+    }
+    if (v->type != HA_SYSVAR_TEXT)
+        return -1;
+    for (size_t i = 0; i < HA_ARRAY_SIZE(words); i++) {
+        if (ha_str_ieq(v->sval, words[i].word)) {
+            *b = words[i].value;
+            return 0;
+        }
+    }
+    return -1;
+}
+
+/* The value as text, for messages. */
+static const char *
+var_text(const struct ha_session_var *v, char *buf, size_t len)
+{
+    if (v->type == HA_SYSVAR_TEXT)
+        return v->sval;
+    if (v->type == HA_SYSVAR_NULL)
+        return "NULL";
+    snprintf(buf, len, "%lld", (long long)v->ival);
+    return buf;
+}
+
+/* Evaluates a SET value: a bare word is text; an expression is run as
+ * SELECT <expr> on the session's connection. Returns 0, or -1 having
+ * replied with the SQLite error. */
+static int
+eval_value(struct ha_session *s, const struct ha_set_item *it,
+           struct ha_session_var *out, struct ha_reply *r)
+{
+    sqlite3_stmt *st = NULL;
+    char *sql;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    ha_strlcpy(out->name, it->name, sizeof(out->name));
+    if (it->kind == HA_SET_DEFAULT) {
+        out->type = HA_SYSVAR_NULL;
+        return 0;
+    }
+    if (it->kind == HA_SET_WORD) {
+        out->type = HA_SYSVAR_TEXT;
+        out->sval = strdup(it->value);
+        return out->sval != NULL ? 0 : -1;
+    }
+    sql = sqlite3_mprintf("SELECT %s", it->value);
+    rc = sql ? sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_step(st);
+    if (rc != SQLITE_ROW) {
+        ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
+                            sqlite3_errmsg(s->db));
+        sqlite3_finalize(st);
+        return -1;
+    }
+    switch (sqlite3_column_type(st, 0)) {
+    case SQLITE_NULL:
+        out->type = HA_SYSVAR_NULL;
+        break;
+    case SQLITE_INTEGER:
+        out->type = HA_SYSVAR_INT;
+        out->ival = sqlite3_column_int64(st, 0);
+        break;
+    default:
+        out->type = HA_SYSVAR_TEXT;
+        out->sval = strdup((const char *)sqlite3_column_text(st, 0));
+        break;
+    }
+    sqlite3_finalize(st);
+    if (out->type == HA_SYSVAR_TEXT && out->sval == NULL) {
+        ha_reply_err(r, 1105, "HY000", "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks a MySQL variable assignment and puts it in the form it is kept
+ * in (integers for integer variables). Returns 0, or -1 having replied
+ * with MySQL's error. */
+static int
+check_mysql_var(const struct ha_set_item *it, struct ha_session_var *v,
+                bool is_default, struct ha_reply *r)
+{
+    const struct ha_sysvar *sv = ha_sysvar_find(it->name);
+    char num[32];
+    bool b;
+
+    if (ha_str_ieq(it->name, "autocommit")) {
+        if (!is_default && parse_bool(v, &b) != 0) {
+            ha_reply_err(r, 1231, "42000",
+                         "Variable 'autocommit' can't be set to the value "
+                         "of '%s'",
+                         var_text(v, num, sizeof(num)));
+            return -1;
+        }
+        return 0;
+    }
+    if ((sv != NULL && sv->read_only) || it->scope == HA_SET_GLOBAL) {
+        ha_reply_err(r, 1238, "HY000",
+                     "Variable '%s' is a read only variable%s", it->name,
+                     sv != NULL && sv->read_only
+                         ? ""
+                         : " (MySQL variables here are per session: use "
+                           "SET SESSION)");
+        return -1;
+    }
+    if (is_default || sv == NULL)
+        return 0;
+    if (v->type == HA_SYSVAR_NULL) {
+        if (strncmp(it->name, "character_set_", 14) == 0)
+            return 0;
+        ha_reply_err(r, 1231, "42000",
+                     "Variable '%s' can't be set to the value of 'NULL'",
+                     it->name);
+        return -1;
+    }
+    if (sv->type == HA_SYSVAR_INT && v->type == HA_SYSVAR_TEXT) {
+        char *end;
+        long long n = strtoll(v->sval, &end, 10);
+        if (parse_bool(v, &b) == 0)
+            n = b;
+        else if (*v->sval == '\0' || *end != '\0') {
+            ha_reply_err(r, 1232, "42000",
+                         "Incorrect argument type to variable '%s'",
+                         it->name);
+            return -1;
+        }
+        free(v->sval);
+        v->sval = NULL;
+        v->type = HA_SYSVAR_INT;
+        v->ival = n;
+    } else if (sv->type != HA_SYSVAR_INT && v->type == HA_SYSVAR_INT) {
+        snprintf(num, sizeof(num), "%lld", (long long)v->ival);
+        v->sval = strdup(num);
+        if (v->sval == NULL)
+            return -1;
+        v->type = HA_SYSVAR_TEXT;
+    }
+    return 0;
+}
+
+/* Runs the global_variables UPDATE for each module assignment, all or
+ * nothing (one savepoint: the vtab stages rows and applies them when
+ * the outermost transaction commits). Returns 0, or -1 having replied. */
+static int
+set_module_vars(struct ha_session *s, const struct ha_setvar *sv,
+                const struct ha_session_var *vals, const bool *dflt,
+                struct ha_reply *r, char *info, size_t infolen)
+{
+    sqlite3_stmt *st = NULL;
+    char *zerr = NULL;
+    int rc;
+
+    if (sqlite3_exec(s->db, "SAVEPOINT ha_set", NULL, NULL, &zerr) !=
+        SQLITE_OK)
+        goto sqlite_fail;
+    rc = sqlite3_prepare_v2(s->db,
+                            "UPDATE global_variables SET variable_value = ?1 "
+                            "WHERE variable_name = ?2",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        goto sqlite_fail_rollback;
+    for (size_t k = 0; k < sv->n; k++) {
+        const struct ha_set_item *it = &sv->items[k];
+        if (!it->is_module)
+            continue;
+        if (dflt[k]) {
+            ha_reply_err(r, 1231, "42000",
+                         "Variable '%s' can't be set to the value of "
+                         "'DEFAULT'",
+                         it->name);
+            goto rollback;
+        }
+        sqlite3_reset(st);
+        if (vals[k].type == HA_SYSVAR_INT)
+            sqlite3_bind_int64(st, 1, vals[k].ival);
+        else if (vals[k].type == HA_SYSVAR_TEXT)
+            sqlite3_bind_text(st, 1, vals[k].sval, -1, SQLITE_STATIC);
+        else
+            sqlite3_bind_null(st, 1);
+        sqlite3_bind_text(st, 2, it->name, -1, SQLITE_STATIC);
+        if (sqlite3_step(st) != SQLITE_DONE)
+            goto sqlite_fail_rollback;
+        if (sqlite3_changes(s->db) == 0) {
+            ha_reply_err(r, 1193, "HY000", "Unknown system variable '%s'",
+                         it->name);
+            goto rollback;
+        }
+    }
+    sqlite3_finalize(st);
+    st = NULL;
+    if (sqlite3_exec(s->db, "RELEASE ha_set", NULL, NULL, &zerr) !=
+        SQLITE_OK)
+        goto sqlite_fail_rollback;
+    ha_vtab_take_info(s->db, info, infolen);
+    return 0;
+sqlite_fail_rollback:
+    ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
+                        zerr ? zerr : sqlite3_errmsg(s->db));
+rollback:
+    sqlite3_finalize(st);
+    sqlite3_free(zerr);
+    sqlite3_exec(s->db, "ROLLBACK TO ha_set", NULL, NULL, NULL);
+    sqlite3_exec(s->db, "RELEASE ha_set", NULL, NULL, NULL);
+    {
+        char sink[1];
+        ha_vtab_take_info(s->db, sink, sizeof(sink));
+    }
+    return -1;
+sqlite_fail:
+    ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
+                        zerr ? zerr : sqlite3_errmsg(s->db));
+    sqlite3_free(zerr);
+    return -1;
+}
+
+/* SET ...: every value is evaluated and checked before anything
+ * changes; then the global_variables rows, then this session's
+ * variables. Returns 0 (OK sent) or -1 (ERR sent). */
+static int
+exec_set(struct ha_session *s, const char *sql, size_t len,
+         struct ha_reply *r)
+{
+    struct ha_setvar sv;
+    struct ha_session_var *vals = NULL;
+    bool *dflt = NULL, any_module = false;
+    char err[512], info[HA_VTAB_INFO_MAX] = "";
+    int rc = -1;
+
+    if (ha_setvar_parse(sql, len, &sv, err, sizeof(err)) != 0) {
+        ha_reply_err(r, 1064, "42000", "%s", err);
+        goto out;
+    }
+    vals = calloc(sv.n ? sv.n : 1, sizeof(*vals));
+    dflt = calloc(sv.n ? sv.n : 1, sizeof(*dflt));
+    if (vals == NULL || dflt == NULL) {
+        ha_reply_err(r, 1105, "HY000", "out of memory");
+        goto out;
+    }
+    for (size_t k = 0; k < sv.n; k++) {
+        const struct ha_set_item *it = &sv.items[k];
+        if (eval_value(s, it, &vals[k], r) != 0)
+            goto out;
+        dflt[k] = it->kind == HA_SET_DEFAULT;
+        if (it->is_module)
+            any_module = true;
+        else if (it->scope != HA_SET_USER &&
+                 check_mysql_var(it, &vals[k], dflt[k], r) != 0)
+            goto out;
+    }
+    if (any_module &&
+        set_module_vars(s, &sv, vals, dflt, r, info, sizeof(info)) != 0)
+        goto out;
+    for (size_t k = 0; k < sv.n; k++) {
+        const struct ha_set_item *it = &sv.items[k];
+        bool b = true;
+        if (it->is_module)
+            continue;
+        if (it->scope == HA_SET_USER) {
+            if (var_set(&s->user_vars, &s->n_user_vars, it->name,
+                        &vals[k]) != 0)
+                goto oom;
+        } else if (ha_str_ieq(it->name, "autocommit")) {
+            if (!dflt[k])
+                parse_bool(&vals[k], &b);
+            /* Turning autocommit on commits, as in MySQL. */
+            if (b && !s->autocommit && !sqlite3_get_autocommit(s->db) &&
+                sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) !=
+                    SQLITE_OK) {
+                ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
+                                    sqlite3_errmsg(s->db));
+                goto out;
+            }
+            s->autocommit = b;
+        } else if (dflt[k]) {
+            var_unset(s->vars, &s->n_vars, it->name);
+        } else if (var_set(&s->vars, &s->n_vars, it->name, &vals[k]) !=
+                   0) {
+            goto oom;
+        }
+    }
+    r->status = ha_session_status(s);
+    ha_reply_ok(r, 0, 0, info[0] ? info : NULL);
+    rc = 0;
+    goto out;
+oom:
+    ha_reply_err(r, 1105, "HY000", "out of memory");
+out:
+    if (vals != NULL)
+        for (size_t k = 0; k < sv.n; k++)
+            free(vals[k].sval);
+    free(vals);
+    free(dflt);
+    ha_setvar_free(&sv);
+    return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Statements                                                           */
 /* ------------------------------------------------------------------ */
 
 static bool
@@ -236,8 +975,9 @@ in_transaction(const struct ha_session *s)
     return !sqlite3_get_autocommit(s->db);
 }
 
-/* Runs a fixed statement (BEGIN/COMMIT/ROLLBACK) and replies OK or ERR. */
-static void
+/* Runs a fixed statement (BEGIN/COMMIT/ROLLBACK) and replies OK or ERR.
+ * Returns 0 or -1 like the reply. */
+static int
 exec_simple(struct ha_session *s, const char *sql, struct ha_reply *r)
 {
     char *zerr = NULL;
@@ -249,6 +989,7 @@ exec_simple(struct ha_session *s, const char *sql, struct ha_reply *r)
     else
         ha_reply_ok(r, 0, 0, NULL);
     sqlite3_free(zerr);
+    return rc == SQLITE_OK ? 0 : -1;
 }
 
 /* True when text holds nothing but whitespace, comments and ';'. */
@@ -272,19 +1013,79 @@ only_trivia(sqlite3 *db, const char *text)
     return true;
 }
 
-void
-ha_session_query(struct ha_session *s, const char *sql, size_t len,
-                 struct ha_reply *r)
+static struct ha_session *
+find_session(const struct ha_session *s, uint32_t id)
+{
+    const struct ha_session_registry *reg = s->shared->registry;
+
+    for (struct ha_session *o = reg ? reg->head : NULL; o; o = o->next)
+        if (o->id == id)
+            return o;
+    return NULL;
+}
+
+/* KILL [QUERY|CONNECTION] id. Killing one's own connection answers ERR
+ * 1317 and then closes it, as MySQL does; stats users may only kill
+ * their own user's sessions. */
+static int
+exec_kill(struct ha_session *s, uint32_t id, bool query_only,
+          struct ha_reply *r)
+{
+    const struct ha_session *target =
+        id == s->id ? s : find_session(s, id);
+    char err[128];
+
+    if (target != NULL && s->role != HA_ROLE_ADMIN &&
+        strcmp(target->user, s->user) != 0) {
+        ha_reply_err(r, 1095, "HY000", "You are not owner of thread %u", id);
+        return -1;
+    }
+    if (s->shared->server != NULL) {
+        if (ha_server_kill(s->shared->server, id, query_only, err,
+                           sizeof(err)) != 0) {
+            ha_reply_err(r, 1094, "HY000", "%s", err);
+            return -1;
+        }
+    } else if (target == NULL) {
+        ha_reply_err(r, 1094, "HY000", "Unknown thread id: %u", id);
+        return -1;
+    }
+    if (id == s->id && !query_only) {
+        ha_reply_err(r, 1317, "70100", "Query execution was interrupted");
+        return -1;
+    }
+    ha_reply_ok(r, 0, 0, NULL);
+    return 0;
+}
+
+/* Statements that SQLite refuses inside a transaction, so autocommit=0
+ * must not open one first. */
+static bool
+no_implicit_transaction(const char *verb)
+{
+    return ha_str_ieq(verb, "VACUUM") || ha_str_ieq(verb, "ATTACH") ||
+           ha_str_ieq(verb, "DETACH") || ha_str_ieq(verb, "SAVEPOINT") ||
+           ha_str_ieq(verb, "RELEASE");
+}
+
+/* Runs one statement and replies. more: another result follows
+ * (SERVER_MORE_RESULTS_EXISTS). Returns 0, or -1 when the reply was an
+ * ERR (a batch stops there). */
+static int
+run_one(struct ha_session *s, const char *sql, size_t len, bool more,
+        struct ha_reply *r)
 {
     struct ha_buf text = HA_BUF_INIT;
     struct ha_dialect_result dr;
     sqlite3_stmt *stmt = NULL;
     const char *tail = NULL;
     char err[256];
-    int rc;
+    int rc, ret = -1;
 
+    s->more_results = more;
     r->status = ha_session_status(s);
-    if (ha_dialect_rewrite(sql, len, &text, &dr, err, sizeof(err)) != 0) {
+    if (ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
+                              sizeof(err)) != 0) {
         ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
                      "syntax: %s", err);
         goto out;
@@ -294,31 +1095,39 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
     case HA_STMT_EMPTY:
         ha_reply_err(r, 1065, "42000", "Query was empty");
         goto out;
+    case HA_STMT_ERROR:
+        ha_reply_err(r, dr.err_code, dr.sqlstate, "%s", dr.arg);
+        goto out;
     case HA_STMT_SET:
-        /* Session settings (SET NAMES, sql_mode, ...) are accepted so
-         * drivers can connect; the dialect layer gives them meaning. */
-        ha_reply_ok(r, 0, 0, NULL);
+        ret = exec_set(s, sql, len, r);
         goto out;
     case HA_STMT_USE:
-        if (ha_session_use(s, dr.arg) != 0)
+        if (ha_session_use(s, dr.arg) != 0) {
             ha_reply_err(r, 1049, "42000", "Unknown database '%s'", dr.arg);
-        else
-            ha_reply_ok(r, 0, 0, NULL);
+            goto out;
+        }
+        ha_reply_ok(r, 0, 0, NULL);
+        ret = 0;
         goto out;
     case HA_STMT_BEGIN:
         /* MySQL commits an open transaction implicitly on BEGIN. */
         if (in_transaction(s))
             sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        exec_simple(s, "BEGIN", r);
+        ret = exec_simple(s, "BEGIN", r);
         goto out;
     case HA_STMT_COMMIT:
     case HA_STMT_ROLLBACK:
         /* SQLite refuses COMMIT without a transaction; MySQL answers OK. */
-        if (!in_transaction(s))
+        if (!in_transaction(s)) {
             ha_reply_ok(r, 0, 0, NULL);
-        else
-            exec_simple(s, dr.kind == HA_STMT_COMMIT ? "COMMIT" : "ROLLBACK",
-                        r);
+            ret = 0;
+        } else {
+            ret = exec_simple(
+                s, dr.kind == HA_STMT_COMMIT ? "COMMIT" : "ROLLBACK", r);
+        }
+        goto out;
+    case HA_STMT_KILL:
+        ret = exec_kill(s, dr.kill_id, dr.kill_query, r);
         goto out;
     default:
         break;
@@ -341,15 +1150,169 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
                      "statement in one query needs CLIENT_MULTI_STATEMENTS");
         goto out;
     }
+    /* autocommit=0: a write opens the transaction COMMIT ends. */
+    if (!s->autocommit && !in_transaction(s) && !sqlite3_stmt_readonly(stmt) &&
+        !no_implicit_transaction(dr.verb) &&
+        sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+        ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
+                            sqlite3_errmsg(s->db));
+        goto out;
+    }
+    r->status = ha_session_status(s);
     r->take_info = ha_vtab_take_info;
-    ha_reply_stmt(r, s->db, stmt, NULL);
+    rc = ha_reply_stmt(r, s->db, stmt, NULL);
     {
         /* A failed statement must not leave its message for the next. */
         char sink[1];
         ha_vtab_take_info(s->db, sink, sizeof(sink));
     }
-    r->status = ha_session_status(s);
+    ret = rc == SQLITE_DONE ? 0 : -1;
 out:
+    if (s->shared->registry != NULL)
+        s->shared->registry->questions++;
+    r->status = ha_session_status(s);
     sqlite3_finalize(stmt);
     ha_buf_free(&text);
+    return ret;
+}
+
+void
+ha_session_query(struct ha_session *s, const char *sql, size_t len,
+                 struct ha_reply *r)
+{
+    struct ha_dialect_span *spans = NULL;
+    size_t n = 0;
+    char err[256];
+
+    ha_session_set_command(s, "Query", sql, len);
+    r->status = ha_session_status(s);
+    if (ha_dialect_split(sql, len, &spans, &n, err, sizeof(err)) != 0) {
+        ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
+                     "syntax: %s", err);
+    } else if (n == 0) {
+        ha_reply_err(r, 1065, "42000", "Query was empty");
+    } else if (n > 1 && !s->multi_statements) {
+        ha_reply_err(r, 1064, "42000",
+                     "You have an error in your SQL syntax: more than one "
+                     "statement in one query needs CLIENT_MULTI_STATEMENTS");
+    } else {
+        for (size_t k = 0; k < n; k++)
+            if (run_one(s, sql + spans[k].off, spans[k].len, k + 1 < n, r) !=
+                0)
+                break;
+    }
+    free(spans);
+    s->more_results = false;
+    r->status = ha_session_status(s);
+    ha_session_set_command(s, "Sleep", NULL, 0);
+}
+
+int
+ha_session_special(struct ha_session *s, const char *sql, size_t len,
+                   struct ha_reply *r)
+{
+    struct ha_buf text = HA_BUF_INIT;
+    struct ha_dialect_result dr;
+    char err[256];
+    int rc;
+
+    rc = ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
+                               sizeof(err));
+    ha_buf_free(&text);
+    if (rc == 0 && (dr.kind == HA_STMT_OTHER || dr.kind == HA_STMT_SHOW))
+        return 0;
+    s->more_results = false;
+    run_one(s, sql, len, false, r);
+    return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* COM_FIELD_LIST                                                       */
+/* ------------------------------------------------------------------ */
+
+static void
+field_coldef(const char *schema, const char *table, const char *name,
+             const char *decl, bool not_null, bool pk, struct ha_coldef *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->schema = schema;
+    c->table = c->org_table = table;
+    c->name = c->org_name = name;
+    if (decl != NULL && strcasestr(decl, "INT") != NULL) {
+        c->type = HA_TYPE_LONGLONG;
+        c->collation = HA_COLLATION_BINARY;
+        c->length = 20;
+        c->flags = HA_FLAG_BINARY | HA_FLAG_NUM;
+    } else if (decl != NULL && (strcasestr(decl, "REAL") != NULL ||
+                                strcasestr(decl, "FLOA") != NULL ||
+                                strcasestr(decl, "DOUB") != NULL)) {
+        c->type = HA_TYPE_DOUBLE;
+        c->collation = HA_COLLATION_BINARY;
+        c->length = 22;
+        c->flags = HA_FLAG_BINARY | HA_FLAG_NUM;
+        c->decimals = 0x1f;
+    } else if (decl != NULL && strcasestr(decl, "BLOB") != NULL) {
+        c->type = HA_TYPE_BLOB;
+        c->collation = HA_COLLATION_BINARY;
+        c->length = 0xffffffffu;
+        c->flags = HA_FLAG_BLOB | HA_FLAG_BINARY;
+    } else {
+        c->type = HA_TYPE_VAR_STRING;
+        c->collation = HA_COLLATION_UTF8MB4_0900;
+        c->length = 1024;
+    }
+    if (not_null || pk)
+        c->flags |= HA_FLAG_NOT_NULL;
+    if (pk)
+        c->flags |= HA_FLAG_PRI_KEY;
+}
+
+static void
+put_packet(struct ha_reply *r)
+{
+    ha_proto_write_packet(r->out, &r->seq, r->scratch.data, r->scratch.len);
+    ha_buf_reset(&r->scratch);
+}
+
+void
+ha_session_field_list(struct ha_session *s, const char *table,
+                      const char *wildcard, struct ha_reply *r)
+{
+    const char *schema = s->schema[0] != '\0' ? s->schema : "main";
+    sqlite3_stmt *st = NULL;
+
+    r->status = ha_session_status(s);
+    if (!table_exists(s->db, schema, table)) {
+        ha_reply_err(r, 1146, "42S02", "Table '%s.%s' doesn't exist", schema,
+                     table);
+        return;
+    }
+    if (sqlite3_prepare_v2(s->db,
+                           "SELECT name, type, \"notnull\", pk FROM "
+                           "pragma_table_xinfo(?1) WHERE hidden IN (0, 2, 3) "
+                           "AND (?2 IS NULL OR ?2 = '' OR name LIKE ?2) "
+                           "ORDER BY cid",
+                           -1, &st, NULL) != SQLITE_OK) {
+        ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
+                            sqlite3_errmsg(s->db));
+        return;
+    }
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, wildcard, -1, SQLITE_STATIC);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        struct ha_coldef c;
+        field_coldef(schema, table, (const char *)sqlite3_column_text(st, 0),
+                     (const char *)sqlite3_column_text(st, 1),
+                     sqlite3_column_int(st, 2) != 0,
+                     sqlite3_column_int(st, 3) != 0, &c);
+        ha_proto_encode_coldef(&r->scratch, &c, true);
+        put_packet(r);
+    }
+    sqlite3_finalize(st);
+    if (r->caps & HA_CLIENT_DEPRECATE_EOF)
+        ha_proto_encode_ok(&r->scratch, 0xFE, 0, 0, r->status, r->warnings,
+                           NULL);
+    else
+        ha_proto_encode_eof(&r->scratch, r->warnings, r->status);
+    put_packet(r);
 }

@@ -4,7 +4,10 @@
  * admin database (so each session has its own transaction state and,
  * later, its own authorizer), the virtual tables and MySQL functions
  * registered on it, and the session state MySQL clients expect (current
- * schema, autocommit). Runs COM_QUERY text and replies through query.h.
+ * schema, autocommit, session and user variables, multi-statements, what
+ * SHOW PROCESSLIST shows). Runs COM_QUERY text and replies through
+ * query.h; SET, USE, SHOW, KILL and transaction control are answered here
+ * (the MySQL dialect layer: dialect.c, show.c, setvar.c).
  */
 #ifndef HA_SESSION_H
 #define HA_SESSION_H
@@ -13,34 +16,86 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "credentials.h"
 #include "query.h"
+#include "sysvar.h"
 #include "vtab.h"
+
+struct ha_server;
+struct ha_session;
+
+/* Every open session and the counters SHOW STATUS reports; owned by the
+ * server (or a test), shared by its sessions. */
+struct ha_session_registry {
+    struct ha_session *head;     /* open sessions, newest first */
+    size_t n;                    /* sessions open now */
+    size_t max_used;             /* most sessions open at once */
+    uint64_t connections;        /* sessions opened since start */
+    uint64_t questions;          /* statements run since start */
+    time_t started;              /* for Uptime */
+};
 
 /* What every session shares; owned by the server. */
 struct ha_session_shared {
     char db_uri[128];            /* "file:/heapadmin-<pid>-<n>?vfs=memdb" */
     struct ha_vtab_ctx *vtab;    /* jemalloc access, config, datadir */
+    struct ha_server *server;    /* KILL; NULL: only this process's list */
+    struct ha_session_registry *registry; /* NULL: sessions not listed */
 };
 
+/* A session or user variable set with SET. */
+struct ha_session_var {
+    char name[128];              /* lower case */
+    enum ha_sysvar_type type;
+    int64_t ival;                /* HA_SYSVAR_INT */
+    char *sval;                  /* HA_SYSVAR_TEXT, malloc'd */
+};
+
+#define HA_SESSION_INFO_MAX 4096 /* bytes of a statement PROCESSLIST keeps */
+
 struct ha_session {
+    /* Identity */
     sqlite3 *db;                 /* this session's connection */
     const struct ha_session_shared *shared;
     uint32_t id;                 /* connection id (CONNECTION_ID()) */
     char user[HA_USER_MAX + 1];  /* authenticated user */
     enum ha_role role;
     char host[64];               /* client address, for USER() */
+    char peer[80];               /* "address:port" for PROCESSLIST; ""
+                                    shows host */
+
+    /* MySQL session state */
     char schema[64];             /* current schema; "" = none selected */
     bool autocommit;             /* SET autocommit; SERVER_STATUS_AUTOCOMMIT */
+    bool multi_statements;       /* CLIENT_MULTI_STATEMENTS now */
+    bool multi_statements_login; /* ... as negotiated at login */
+    bool multi_statements_known; /* the login value was recorded */
+    struct ha_session_var *vars; /* SET [SESSION] overrides, malloc'd */
+    size_t n_vars;
+    struct ha_session_var *user_vars; /* SET @x, malloc'd */
+    size_t n_user_vars;
+
+    /* PROCESSLIST */
+    char command[24];            /* "Sleep", "Query", "Execute", ... */
+    char *info;                  /* statement running, malloc'd, or NULL */
+    time_t command_since;        /* when command started */
+    time_t opened_at;
+
+    /* Reply being built: SERVER_MORE_RESULTS_EXISTS for this result */
+    bool more_results;
+
+    struct ha_session *prev, *next; /* registry list */
 };
 
 /* Schemas a client may select (COM_INIT_DB, USE, handshake). */
 bool ha_session_schema_exists(const char *name);
 
 /* Opens the session's SQLite connection on shared->db_uri and registers
- * the virtual tables and MySQL compatibility functions. Returns 0, or -1
- * with err set (the connection is closed again). */
+ * the virtual tables and MySQL compatibility functions, and adds the
+ * session to shared->registry. Returns 0, or -1 with err set (the
+ * connection is closed again). */
 int ha_session_open(struct ha_session *s,
                     const struct ha_session_shared *shared, uint32_t id,
                     char *err, size_t errlen);
@@ -52,9 +107,53 @@ uint16_t ha_session_status(const struct ha_session *s);
 /* Selects schema name. Returns 0, or -1 if it does not exist. */
 int ha_session_use(struct ha_session *s, const char *name);
 
-/* Runs one COM_QUERY statement text (sql, len bytes) and writes the whole
- * reply (result set, OK or ERR) through r. */
+/* Runs one COM_QUERY text (sql, len bytes) and writes the whole reply
+ * through r: one result (set, OK or ERR) per statement when the session
+ * has multi-statements on, each but the last with
+ * SERVER_MORE_RESULTS_EXISTS; an error ends the batch. Without
+ * multi-statements a text with more than one statement gets ERR 1064. */
 void ha_session_query(struct ha_session *s, const char *sql, size_t len,
                       struct ha_reply *r);
+
+/* COM_RESET_CONNECTION / COM_CHANGE_USER: rolls back an open transaction,
+ * drops session and user variables, autocommit back on, multi-statements
+ * back to the login setting. The schema is kept. */
+void ha_session_reset(struct ha_session *s);
+
+/* COM_FIELD_LIST reply for table in the current schema: one column
+ * definition per column (with a default value field), then EOF (an 0xFE
+ * OK with CLIENT_DEPRECATE_EOF); columns whose name does not match
+ * wildcard (LIKE syntax; NULL or "" = all) are left out. ERR 1146 when the
+ * table does not exist. */
+void ha_session_field_list(struct ha_session *s, const char *table,
+                           const char *wildcard, struct ha_reply *r);
+
+/* What SHOW PROCESSLIST shows for the session: command ("Query",
+ * "Sleep", "Execute", "Prepare", ...) and info (the statement, info_len
+ * bytes, kept up to HA_SESSION_INFO_MAX; NULL for none). Restarts the
+ * Time column. ha_session_query sets "Query" and then "Sleep" itself. */
+void ha_session_set_command(struct ha_session *s, const char *command,
+                            const char *info, size_t info_len);
+
+/* Turns multi-statement COM_QUERY on or off (COM_SET_OPTION). The first
+ * call after ha_session_open must pass the login's CLIENT_MULTI_STATEMENTS:
+ * it is also the value ha_session_reset returns to. */
+void ha_session_set_multi_statements(struct ha_session *s, bool on);
+
+/* For COM_STMT_PREPARE/EXECUTE of statement text SQLite cannot prepare
+ * (SET, USE, BEGIN, COMMIT, ROLLBACK, KILL, `select $$`, empty): runs it
+ * and writes the text-protocol reply (OK or ERR) through r, returning 1.
+ * Returns 0 without replying for ordinary SQL and SHOW, which prepare as
+ * the SELECT ha_dialect_rewrite_in(sql, len, s->schema, ...) gives. */
+int ha_session_special(struct ha_session *s, const char *sql, size_t len,
+                       struct ha_reply *r);
+
+/* For the sessions virtual tables (vtab/sessions.c): every variable the
+ * session sees (global = the server's defaults, without this session's
+ * SET), as a malloc'd array of *n entries that
+ * ha_session_vars_free() releases. Returns 0, or -1 on OOM. */
+int ha_session_vars_snapshot(const struct ha_session *s, bool global,
+                             struct ha_session_var **vars, size_t *n);
+void ha_session_vars_free(struct ha_session_var *vars, size_t n);
 
 #endif /* HA_SESSION_H */

@@ -9,6 +9,7 @@
 #define HA_SYSVAR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "config.h"
@@ -25,10 +26,14 @@ struct ha_sysvar {
     enum ha_sysvar_type type;
     int64_t ival;              /* HA_SYSVAR_INT */
     const char *sval;          /* HA_SYSVAR_TEXT */
+    bool read_only;            /* SET refuses it (ERR 1238) */
 };
 
 /* Looks up a global system variable by name (case-insensitive). Returns
  * NULL for names the server does not know. */
 const struct ha_sysvar *ha_sysvar_find(const char *name);
+
+/* The table in order, for SHOW VARIABLES: entry i, or NULL past the end. */
+const struct ha_sysvar *ha_sysvar_at(size_t i);
 
 #endif /* HA_SYSVAR_H */
