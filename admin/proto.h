@@ -67,7 +67,8 @@
      HA_CLIENT_PROTOCOL_41 | HA_CLIENT_INTERACTIVE |                       \
      HA_CLIENT_IGNORE_SIGPIPE | HA_CLIENT_TRANSACTIONS |                    \
      HA_CLIENT_RESERVED | HA_CLIENT_SECURE_CONNECTION |                     \
-     HA_CLIENT_MULTI_RESULTS | HA_CLIENT_PS_MULTI_RESULTS |                 \
+     HA_CLIENT_MULTI_STATEMENTS | HA_CLIENT_MULTI_RESULTS |                 \
+     HA_CLIENT_PS_MULTI_RESULTS |                                           \
      HA_CLIENT_PLUGIN_AUTH | HA_CLIENT_CONNECT_ATTRS |                      \
      HA_CLIENT_PLUGIN_AUTH_LENENC_DATA | HA_CLIENT_DEPRECATE_EOF)
 
