@@ -688,7 +688,9 @@ ha_proto_encode_coldef(struct ha_buf *b, const struct ha_coldef *c,
     /* Counted in the 0x0C; PyMySQL and libmariadb break without them
      * (pitfall 3). */
     ha_buf_append(b, filler, sizeof(filler));
-    if (with_default)
+    if (with_default && c->default_value != NULL)
+        put_lenenc_cstr(b, c->default_value);
+    else if (with_default)
         ha_buf_append_u8(b, 0xFB); /* NULL default, COM_FIELD_LIST */
 }
 

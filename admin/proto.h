@@ -317,10 +317,12 @@ struct ha_coldef {
     uint8_t type;           /* enum ha_proto_type */
     uint16_t flags;         /* HA_FLAG_* */
     uint8_t decimals;       /* 0, or 0x1F for dynamic */
+    const char *default_value; /* COM_FIELD_LIST only; NULL = no default */
 };
 
 /* Protocol::ColumnDefinition41, including the mandatory 2 filler bytes.
- * with_default appends a NULL default value (COM_FIELD_LIST only). */
+ * with_default appends the default value (COM_FIELD_LIST only): c's
+ * default_value as a length-encoded string, or 0xFB (NULL). */
 void ha_proto_encode_coldef(struct ha_buf *b, const struct ha_coldef *c,
                             bool with_default);
 

@@ -139,8 +139,9 @@ void
 ha_reply_single(struct ha_reply *r, const char *name, const char *value)
 {
     struct ha_coldef c = {
-        "", "", "", name, "", HA_COLLATION_UTF8MB4_0900, 1024,
-        HA_TYPE_VAR_STRING, 0, 0x1f,
+        .schema = "", .table = "", .org_table = "", .name = name,
+        .org_name = "", .collation = HA_COLLATION_UTF8MB4_0900,
+        .length = 1024, .type = HA_TYPE_VAR_STRING, .decimals = 0x1f,
     };
 
     ha_proto_put_lenenc(&r->scratch, 1);
@@ -252,8 +253,9 @@ ha_reply_prepare_ok(struct ha_reply *r, uint32_t id, sqlite3_stmt *stmt,
     /* MySQL describes each parameter as a binary VAR_STRING named "?";
      * clients only count them. */
     static const struct ha_coldef param = {
-        "", "", "", "?", "", HA_COLLATION_BINARY, 0,
-        HA_TYPE_VAR_STRING, HA_FLAG_BINARY, 0,
+        .schema = "", .table = "", .org_table = "", .name = "?",
+        .org_name = "", .collation = HA_COLLATION_BINARY,
+        .type = HA_TYPE_VAR_STRING, .flags = HA_FLAG_BINARY,
     };
     int ncol = stmt != NULL ? sqlite3_column_count(stmt) : 0;
 

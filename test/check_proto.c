@@ -841,6 +841,22 @@ START_TEST(test_proto_coldef_bytes)
                                                        "\x1F"
                                                        "\x00\x00"
                                                        "\xFB")},
+        {"COM_FIELD_LIST default value", BYTES("\x03"
+                                               "def"
+                                               "\x00"
+                                               "\x00"
+                                               "\x00"
+                                               "\x01n"
+                                               "\x00"
+                                               "\x0C"
+                                               "\x3F\x00"
+                                               "\x14\x00\x00\x00"
+                                               "\x08"
+                                               "\x80\x80"
+                                               "\x00"
+                                               "\x00\x00"
+                                               "\x02"
+                                               "42")},
     };
     const struct ha_coldef defs[] = {
         {.schema = "main",
@@ -858,12 +874,18 @@ START_TEST(test_proto_coldef_bytes)
          .length = 256,
          .type = HA_TYPE_VAR_STRING,
          .decimals = 0x1F},
+        {.name = "n",
+         .collation = HA_COLLATION_BINARY,
+         .length = 20,
+         .type = HA_TYPE_LONGLONG,
+         .flags = HA_FLAG_BINARY | HA_FLAG_NUM,
+         .default_value = "42"},
     };
     struct ha_buf b = HA_BUF_INIT;
 
     for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
         ha_buf_reset(&b);
-        ha_proto_encode_coldef(&b, &defs[i], i == 1);
+        ha_proto_encode_coldef(&b, &defs[i], i >= 1);
         check_bytes(i, &cases[i], &b);
     }
     ha_buf_free(&b);
