@@ -4,8 +4,8 @@
 # The libmariadb C API: test/compat/c/capi.c, compiled here with
 # pkg-config libmariadb into the build tree's cache (again only when the
 # source changes). Text queries, then mysql_stmt_* prepared statements with
-# typed parameters and results and a re-execution without a new bind. See
-# compat.sh for the checks.
+# typed parameters and results, a re-execution without a new bind, and
+# long data. See compat.sh for the checks.
 
 # shellcheck source-path=SCRIPTDIR source=compat.sh
 . "$(dirname "$0")/compat.sh"
@@ -37,4 +37,6 @@ hc_start
 hc_run capi 30 "$bin"
 hc_check_common "libmariadb C API"
 hc_check_ps "libmariadb C API (mysql_stmt)"
+hc_is "libmariadb C API: a parameter in two COM_STMT_SEND_LONG_DATA chunks, then COM_STMT_RESET and a plain value" \
+    ps_long_data "heapadmin|plain"
 hc_done

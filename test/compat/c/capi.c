@@ -6,8 +6,10 @@
  * parameters, binary results bound to typed buffers, and re-execution of
  * a statement with new values but no new mysql_stmt_bind_param (so the
  * client sends new_params_bind_flag=0). Prints the "key<TAB>value" lines
- * described in test/compat/compat.sh. Built by capi.sh with pkg-config
- * libmariadb.
+ * described in test/compat/compat.sh, plus ps_long_data: a parameter sent
+ * in two COM_STMT_SEND_LONG_DATA chunks, then, after mysql_stmt_reset
+ * (COM_STMT_RESET), the same statement with an ordinary value:
+ * "<first>|<second>". Built by capi.sh with pkg-config libmariadb.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -416,6 +418,43 @@ done:
 }
 
 static void
+ps_long_data(void)
+{
+    MYSQL_STMT *stmt = prepare("ps_long_data", "SELECT ?");
+    MYSQL_BIND p;
+    char value[16] = "", first[64], second[64];
+    unsigned long len = 0;
+
+    if (stmt == NULL)
+        return;
+    memset(&p, 0, sizeof(p));
+    p.buffer_type = MYSQL_TYPE_STRING;
+    p.buffer = value;
+    p.buffer_length = sizeof(value);
+    p.length = &len;
+    if (mysql_stmt_bind_param(stmt, &p) != 0 ||
+        mysql_stmt_send_long_data(stmt, 0, "heap", 4) != 0 ||
+        mysql_stmt_send_long_data(stmt, 0, "admin", 5) != 0) {
+        out_stmt_error("ps_long_data", stmt, 0);
+        goto done;
+    }
+    if (exec_fetch_string("ps_long_data", stmt, first, sizeof(first)) != 0)
+        goto done;
+    /* COM_STMT_RESET drops any long data; the bound buffer is used again. */
+    if (mysql_stmt_reset(stmt) != 0) {
+        out_stmt_error("ps_long_data", stmt, 0);
+        goto done;
+    }
+    snprintf(value, sizeof(value), "plain");
+    len = strlen(value);
+    if (exec_fetch_string("ps_long_data", stmt, second, sizeof(second)) != 0)
+        goto done;
+    out("ps_long_data", "%s|%s", first, second);
+done:
+    mysql_stmt_close(stmt);
+}
+
+static void
 ps_error(void)
 {
     MYSQL_STMT *stmt = mysql_stmt_init(db);
@@ -461,6 +500,7 @@ main(void)
     ps_echo();
     ps_point();
     ps_update();
+    ps_long_data();
     ps_error();
     mysql_close(db);
     out("done", "ok");
