@@ -25,6 +25,7 @@
 #include "auth.h"
 #include "log.h"
 #include "query.h"
+#include "server.h"
 #include "sysvar.h"
 #include "util.h"
 
@@ -93,6 +94,8 @@ ha_conn_free(struct ha_conn *c)
         return;
     if (c->env->on_close != NULL)
         c->env->on_close(c, c->env->arg);
+    /* Statements first: they belong to the session's SQLite connection. */
+    ha_stmt_table_free(&c->stmts);
     if (c->session_open)
         ha_session_close(&c->session);
     if (c->bev != NULL)
@@ -201,20 +204,23 @@ send_handshake(struct ha_conn *c)
     return 0;
 }
 
-/* Verifies resp against the account and either opens the session and
- * sends OK, or sends ERR 1045 and closes. */
+/* Verifies resp against the account and either opens the session (or,
+ * for COM_CHANGE_USER, resets it for the new user) and sends OK, or sends
+ * ERR 1045 and closes. */
 static void
 finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
 {
     const struct ha_user *u =
         ha_credentials_find(c->env->users, c->env->n_users, c->user);
     bool with_password = resp_len > 0 && !(resp_len == 1 && resp[0] == 0);
+    bool change = c->changing_user;
     char err[512];
 
+    c->changing_user = false;
     if (u == NULL || !ha_auth_native_check(u, c->scramble, resp, resp_len)) {
-        ha_log_warn("login failed: user '%s' from %s (connection %u): %s",
-                    c->user, c->peer, c->id,
-                    u == NULL ? "unknown user" : "wrong password");
+        ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
+                    change ? "change of user" : "login", c->user, c->peer,
+                    c->id, u == NULL ? "unknown user" : "wrong password");
         snprintf(err, sizeof(err),
                  "Access denied for user '%s'@'%s' (using password: %s)",
                  c->user, c->host, with_password ? "YES" : "NO");
@@ -222,29 +228,74 @@ finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
         return;
     }
     if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
-        ha_log_warn("login failed: user '%s' from %s (connection %u): "
+        ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",
-                    c->user, c->peer, c->id, c->db);
+                    change ? "change of user" : "login", c->user, c->peer,
+                    c->id, c->db);
         snprintf(err, sizeof(err), "Unknown database '%s'", c->db);
         fail_and_close(c, 1049, "42000", err);
         return;
     }
-    if (ha_session_open(&c->session, c->env->shared, c->id, err,
-                        sizeof(err)) != 0) {
-        ha_log_error("connection %u (%s): %s", c->id, c->peer, err);
-        fail_and_close(c, 1105, "HY000", err);
-        return;
+    if (change) {
+        /* COM_CHANGE_USER starts a fresh session on the same connection:
+         * statements dropped, transaction rolled back, variables reset. */
+        ha_stmt_table_clear(&c->stmts);
+        ha_session_reset(&c->session);
+    } else {
+        if (ha_session_open(&c->session, c->env->shared, c->id, err,
+                            sizeof(err)) != 0) {
+            ha_log_error("connection %u (%s): %s", c->id, c->peer, err);
+            fail_and_close(c, 1105, "HY000", err);
+            return;
+        }
+        c->session_open = true;
     }
-    c->session_open = true;
     ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
     c->session.role = u->role;
     ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));
+    c->session.schema[0] = '\0';
     if (c->db[0] != '\0')
         ha_session_use(&c->session, c->db);
-    ha_log_info("login: user '%s' from %s (connection %u, %s)", u->name,
-                c->peer, c->id, u->role == HA_ROLE_ADMIN ? "admin" : "stats");
+    ha_session_set_multi_statements(
+        &c->session, (c->caps & HA_CLIENT_MULTI_STATEMENTS) != 0);
+    ha_log_info("%s: user '%s' from %s (connection %u, %s)",
+                change ? "change of user" : "login", u->name, c->peer, c->id,
+                u->role == HA_ROLE_ADMIN ? "admin" : "stats");
     send_ok(c, ha_session_status(&c->session), NULL);
     conn_set_state(c, HA_CONN_COMMAND);
+}
+
+/* Finishes a HandshakeResponse41 or COM_CHANGE_USER whose fields are in
+ * hr: a client that answered for another plugin (libmysqlclient <= 8.0.25
+ * always names caching_sha2_password) or sent a proof of the wrong size
+ * is asked to switch, once (MySQL protocol: Protocol::AuthSwitchRequest);
+ * a fresh scramble is sent when fresh is true (COM_CHANGE_USER). */
+static void
+auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
+               bool fresh)
+{
+    const char *plugin = (hr->has_plugin && hr->plugin[0] != '\0')
+                             ? hr->plugin
+                             : HA_AUTH_NATIVE_PLUGIN;
+
+    if ((strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) != 0 ||
+         (hr->auth_len != HA_SHA1_LEN && hr->auth_len > 1)) &&
+        (c->caps & HA_CLIENT_PLUGIN_AUTH)) {
+        struct ha_buf b = HA_BUF_INIT;
+        if (fresh &&
+            ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
+            ha_log_error("connection %u (%s): the CSPRNG failed", c->id,
+                         c->peer);
+            fail_and_close(c, 1105, "HY000", "Cannot generate a scramble");
+            return;
+        }
+        ha_proto_encode_auth_switch(&b, HA_AUTH_NATIVE_PLUGIN, c->scramble);
+        send_payload(c, &b);
+        ha_buf_free(&b);
+        conn_set_state(c, HA_CONN_AUTH_SWITCH);
+        return;
+    }
+    finish_auth(c, hr->auth, hr->auth_len);
 }
 
 static void
@@ -252,7 +303,6 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
 {
     struct ha_handshake_response hr;
     char err[256];
-    const char *plugin;
 
     if (ha_proto_decode_handshake_response(p, len, &hr, err, sizeof(err)) !=
         0) {
@@ -274,35 +324,96 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
     ha_strlcpy(c->user, hr.user, sizeof(c->user));
     if ((c->caps & HA_CLIENT_CONNECT_WITH_DB) && hr.has_db)
         ha_strlcpy(c->db, hr.db, sizeof(c->db));
-
-    /* A client that answered for another plugin (libmysqlclient <= 8.0.25
-     * always names caching_sha2_password) or sent a proof of the wrong
-     * size is asked to switch, once, with a fresh reading of our scramble
-     * (MySQL protocol: Protocol::AuthSwitchRequest). */
-    plugin = (hr.has_plugin && hr.plugin[0] != '\0') ? hr.plugin
-                                                     : HA_AUTH_NATIVE_PLUGIN;
-    if ((strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) != 0 ||
-         (hr.auth_len != HA_SHA1_LEN && hr.auth_len > 1)) &&
-        (c->caps & HA_CLIENT_PLUGIN_AUTH)) {
-        struct ha_buf b = HA_BUF_INIT;
-        ha_proto_encode_auth_switch(&b, HA_AUTH_NATIVE_PLUGIN, c->scramble);
-        send_payload(c, &b);
-        ha_buf_free(&b);
-        conn_set_state(c, HA_CONN_AUTH_SWITCH);
-        return;
-    }
-    finish_auth(c, hr.auth, hr.auth_len);
+    auth_or_switch(c, &hr, false);
 }
 
 /* ------------------------------------------------------------------ */
 /* Command phase                                                        */
 /* ------------------------------------------------------------------ */
 
+/* Copies a name of n bytes into dst (size bytes) as a C string. Returns
+ * -1 if it does not fit or holds a NUL. */
+static int
+copy_name(char *dst, size_t size, const uint8_t *src, size_t n)
+{
+    if (n >= size || memchr(src, '\0', n) != NULL)
+        return -1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+    return 0;
+}
+
+/* COM_CHANGE_USER: authenticate again on this connection (MySQL protocol:
+ * COM_CHANGE_USER; the reply continues the command's sequence ids). */
+static void
+on_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
+{
+    struct ha_handshake_response hr;
+    char err[256];
+
+    if (ha_proto_decode_change_user(p, len, c->caps, &hr, err,
+                                    sizeof(err)) != 0) {
+        ha_log_warn("connection %u (%s): bad COM_CHANGE_USER: %s", c->id,
+                    c->peer, err);
+        fail_and_close(c, 1043, "08S01", "Bad handshake");
+        return;
+    }
+    ha_strlcpy(c->user, hr.user, sizeof(c->user));
+    ha_strlcpy(c->db, hr.has_db ? hr.db : "", sizeof(c->db));
+    c->changing_user = true;
+    auth_or_switch(c, &hr, true);
+}
+
+static void
+on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
+              struct ha_reply *r)
+{
+    const uint8_t *t, *w;
+    size_t tn, wn;
+    char table[HA_PROTO_MAX_DB + 1], wild[HA_PROTO_MAX_DB + 1];
+    char err[128];
+
+    if (ha_proto_decode_field_list(p, len, &t, &tn, &w, &wn, err,
+                                   sizeof(err)) != 0 ||
+        copy_name(table, sizeof(table), t, tn) != 0 ||
+        copy_name(wild, sizeof(wild), w, wn) != 0) {
+        ha_reply_err(r, 1146, "42S02", "Table '%.*s' doesn't exist",
+                     (int)(tn > 64 ? 64 : tn), (const char *)t);
+        return;
+    }
+    ha_session_set_command(&c->session, "Field List", table, tn);
+    ha_session_field_list(&c->session, table, wn > 0 ? wild : NULL, r);
+}
+
+/* COM_STATISTICS: a bare string<EOF>, never an OK (pitfall 18); the
+ * mysql CLI's status command reads the leading "Uptime: N". */
+static void
+on_statistics(struct ha_conn *c, struct ha_reply *r)
+{
+    struct ha_server_stats st;
+    char text[256];
+    int n;
+
+    ha_server_stats(c->env->shared->server, &st);
+    n = snprintf(text, sizeof(text),
+                 "Uptime: %llu  Threads: %zu  Questions: %llu  Slow "
+                 "queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  "
+                 "Queries per second avg: %.3f",
+                 (unsigned long long)st.uptime, st.threads,
+                 (unsigned long long)st.questions,
+                 st.uptime > 0 ? (double)st.questions / (double)st.uptime
+                               : 0.0);
+    ha_reply_raw(r, text, n > 0 && (size_t)n < sizeof(text) ? (size_t)n
+                                                             : strlen(text));
+}
+
 static void
 on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 {
     struct ha_reply r;
     char name[HA_PROTO_MAX_DB + 1];
+    char err[256];
+    uint32_t v;
 
     ha_reply_init(&r, &c->out, c->seq, c->caps,
                   ha_session_status(&c->session));
@@ -321,6 +432,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         }
         memcpy(name, p + 1, len - 1);
         name[len - 1] = '\0';
+        ha_session_set_command(&c->session, "Init DB", name, len - 1);
         if (ha_session_use(&c->session, name) != 0)
             ha_reply_err(&r, 1049, "42000", "Unknown database '%s'", name);
         else
@@ -332,14 +444,92 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
                      (const char *)p + 1);
         ha_session_query(&c->session, (const char *)p + 1, len - 1, &r);
         break;
+    case HA_COM_FIELD_LIST:
+        on_field_list(c, p, len, &r);
+        break;
+    case HA_COM_STATISTICS:
+        on_statistics(c, &r);
+        break;
+    case HA_COM_PROCESS_KILL:
+        if (ha_proto_decode_u32_arg(p, len, 4, &v, err, sizeof(err)) != 0) {
+            ha_reply_err(&r, 1835, "HY000",
+                         "Malformed communication packet: %s", err);
+            break;
+        }
+        /* Killing itself: the server closes this connection once the
+         * OK is written. */
+        ha_session_set_command(&c->session, "Kill", NULL, 0);
+        if (ha_server_kill(c->env->shared->server, v, false, err,
+                           sizeof(err)) != 0)
+            ha_reply_err(&r, 1094, "HY000", "%s", err);
+        else
+            ha_reply_ok(&r, 0, 0, NULL);
+        break;
+    case HA_COM_DEBUG:
+        ha_reply_eof(&r);
+        break;
+    case HA_COM_SET_OPTION:
+        if (ha_proto_decode_u32_arg(p, len, 2, &v, err, sizeof(err)) != 0 ||
+            v > 1) {
+            ha_reply_err(&r, 1047, "08S01", "Unknown command");
+            break;
+        }
+        /* MYSQL_OPTION_MULTI_STATEMENTS_ON = 0, _OFF = 1. The reply is an
+         * EOF, not an OK (pitfall 18). */
+        ha_session_set_multi_statements(&c->session, v == 0);
+        ha_reply_eof(&r);
+        break;
+    case HA_COM_RESET_CONNECTION:
+        ha_stmt_table_clear(&c->stmts);
+        ha_session_reset(&c->session);
+        r.status = ha_session_status(&c->session);
+        ha_reply_ok(&r, 0, 0, NULL);
+        break;
+    case HA_COM_CHANGE_USER:
+        on_change_user(c, p, len);
+        break;
+    case HA_COM_STMT_PREPARE:
+        ha_log_debug("connection %u: prepare: %.*s", c->id,
+                     (int)(len - 1 > 200 ? 200 : len - 1),
+                     (const char *)p + 1);
+        ha_session_set_command(&c->session, "Prepare", (const char *)p + 1,
+                               len - 1);
+        ha_stmt_prepare(&c->stmts, &c->session, (const char *)p + 1,
+                        len - 1, &r);
+        break;
+    case HA_COM_STMT_EXECUTE:
+        ha_stmt_execute(&c->stmts, &c->session, p, len, &r);
+        break;
+    case HA_COM_STMT_SEND_LONG_DATA:
+        /* No reply, ever (§3.1); a problem surfaces at execute. */
+        if (ha_stmt_send_long_data(&c->stmts, p, len, err, sizeof(err)) != 0)
+            ha_log_debug("connection %u: COM_STMT_SEND_LONG_DATA ignored: "
+                         "%s",
+                         c->id, err);
+        break;
+    case HA_COM_STMT_CLOSE:
+        (void)ha_stmt_close(&c->stmts, p, len); /* no reply */
+        break;
+    case HA_COM_STMT_RESET:
+        ha_stmt_reset(&c->stmts, p, len, &r);
+        break;
+    case HA_COM_STMT_FETCH:
+        if (ha_proto_decode_u32_arg(p, len, 4, &v, err, sizeof(err)) != 0)
+            v = 0;
+        ha_reply_err(&r, 1421, "HY000",
+                     "The statement (%u) has no open cursor: this server "
+                     "does not support cursors",
+                     v);
+        break;
     default:
-        ha_reply_err(&r, 1047, "08S01",
-                     "Unknown command 0x%02x: this server implements "
-                     "COM_QUERY, COM_PING, COM_INIT_DB and COM_QUIT",
-                     p[0]);
+        ha_reply_err(&r, 1047, "08S01", "Unknown command 0x%02x", p[0]);
         break;
     }
-    c->seq = r.seq;
+    if (c->state == HA_CONN_COMMAND)
+        ha_session_set_command(&c->session, "Sleep", NULL, 0);
+    /* COM_CHANGE_USER wrote through send_payload and moved c->seq. */
+    if (p[0] != HA_COM_CHANGE_USER)
+        c->seq = r.seq;
     ha_reply_free(&r);
 }
 
@@ -473,6 +663,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
     describe_peer(c, addr);
     ha_proto_reader_init(&c->reader, env->max_packet);
     ha_buf_init(&c->out);
+    ha_stmt_table_init(&c->stmts);
     if (addr->sa_family != AF_UNIX)
         /* Replies are written whole; don't let Nagle hold the last one. */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

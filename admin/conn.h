@@ -3,7 +3,9 @@
  * One client connection: a state machine on a libevent bufferevent that
  * runs the connection phase (HandshakeV10, HandshakeResponse41, optional
  * AuthSwitchRequest, OK/ERR) and then the command phase, handing
- * COM_QUERY to the session. It never blocks: input is decoded as whole
+ * COM_QUERY to the session and the COM_STMT_* commands to its prepared
+ * statements (stmt.h); COM_CHANGE_USER re-runs authentication on the
+ * same connection. It never blocks: input is decoded as whole
  * packets arrive and replies are queued on the bufferevent.
  */
 #ifndef HA_CONN_H
@@ -20,6 +22,7 @@
 #include "credentials.h"
 #include "proto.h"
 #include "session.h"
+#include "stmt.h"
 
 struct bufferevent;
 struct ha_conn;
@@ -65,10 +68,13 @@ struct ha_conn {
     uint32_t caps;                        /* client & server capabilities */
     char user[HA_USER_MAX + 1];
     char db[HA_PROTO_MAX_DB + 1];         /* schema asked for at login */
+    bool changing_user;                   /* the auth exchange belongs to
+                                           * COM_CHANGE_USER */
 
     /* Command phase */
     struct ha_session session;
     bool session_open;
+    struct ha_stmt_table stmts;           /* prepared statements */
 
     struct ha_conn *prev, *next;          /* the server's list */
 };
