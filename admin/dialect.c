@@ -170,17 +170,88 @@ is_stats_qualifier(const struct ha_lex *lx, size_t i)
     return ha_str_ieq(name, "stats") && ident_has_prefix(lx, i + 2, "stats_");
 }
 
+/* A result column being emitted: where it started and whether it needs
+ * its MySQL label because a rewrite changed its text. */
+struct column {
+    bool in_list;       /* inside a SELECT list at depth 0 */
+    size_t first;       /* first significant token, or SIZE_MAX */
+    size_t last;        /* last significant token so far */
+    bool rewritten;     /* holds @@var or @var */
+    bool labelled;      /* has AS, or the rewrite labelled it */
+};
+
+static bool
+is_column_end_word(const struct ha_lex *lx, size_t i)
+{
+    for (size_t k = 0; column_end_words[k] != NULL; k++)
+        if (ha_lex_is_word(lx, i, column_end_words[k]))
+            return true;
+    return false;
+}
+
+/* Ends the current column: an expression a rewrite changed gets its
+ * MySQL label (SELECT @@a + 1 is column `@@a + 1` there). */
+static void
+column_end(const struct ha_lex *lx, struct column *col, struct ha_buf *out)
+{
+    if (col->in_list && col->first != SIZE_MAX && col->rewritten &&
+        !col->labelled)
+        emit_label(out, lx->s, lx->toks[col->first].start,
+                   lx->toks[col->last].start + lx->toks[col->last].len);
+    col->first = SIZE_MAX;
+    col->rewritten = col->labelled = false;
+}
+
+/* Tracks SELECT-list columns at depth 0 before token i is emitted. */
+static void
+column_track(const struct ha_lex *lx, size_t i, int depth, struct column *col,
+             struct ha_buf *out)
+{
+    if (!ha_lex_is_significant(&lx->toks[i]))
+        return;
+    if (depth != 0) {
+        if (col->in_list && col->first != SIZE_MAX)
+            col->last = i;
+        return;
+    }
+    if (ha_lex_is_word(lx, i, "SELECT")) {
+        column_end(lx, col, out);
+        col->in_list = true;
+        return;
+    }
+    if (!col->in_list)
+        return;
+    if (ha_lex_is_punct(lx, i, ',') || ha_lex_is_punct(lx, i, ';') ||
+        ha_lex_is_punct(lx, i, ')') || is_column_end_word(lx, i)) {
+        column_end(lx, col, out);
+        if (!ha_lex_is_punct(lx, i, ','))
+            col->in_list = false;
+        return;
+    }
+    if ((ha_lex_is_word(lx, i, "DISTINCT") || ha_lex_is_word(lx, i, "ALL")) &&
+        col->first == SIZE_MAX)
+        return;
+    if (ha_lex_is_word(lx, i, "AS"))
+        col->labelled = true;
+    if (col->first == SIZE_MAX)
+        col->first = i;
+    col->last = i;
+}
+
 void
 ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
                 struct ha_buf *out)
 {
     const char *sql = lx->s;
+    struct column col = {false, SIZE_MAX, 0, false, false};
     int depth = 0;
 
     if (to > lx->n)
         to = lx->n;
     for (size_t i = from; i < to; i++) {
         const struct ha_tok *t = &lx->toks[i];
+
+        column_track(lx, i, depth, &col, out);
 
         switch (t->kind) {
         case HA_TOK_EXEC_OPEN:
@@ -198,8 +269,11 @@ ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
             ha_buf_append_str(out, "ha_sysvar('");
             emit_var_name(out, sql, t->name_off, t->start + t->len);
             ha_buf_append_str(out, "')");
-            if (needs_label(lx, i, i, depth))
+            col.rewritten = true;
+            if (needs_label(lx, i, i, depth)) {
                 emit_label(out, sql, t->start, t->start + t->len);
+                col.labelled = true;
+            }
             break;
         case HA_TOK_WORD:
         case HA_TOK_QUOTED_ID:
@@ -234,8 +308,13 @@ ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
                 ha_buf_append_str(out, "ha_uservar('");
                 emit_var_name(out, sql, nt->start, nt->start + nt->len);
                 ha_buf_append_str(out, "')");
-                if (needs_label(lx, i, i + 1, depth))
+                col.rewritten = true;
+                if (needs_label(lx, i, i + 1, depth)) {
                     emit_label(out, sql, t->start, nt->start + nt->len);
+                    col.labelled = true;
+                }
+                if (col.in_list && depth == 0)
+                    col.last = i + 1;
                 i++;
                 break;
             }
@@ -250,6 +329,8 @@ ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
             break;
         }
     }
+    if (to == lx->n)
+        column_end(lx, &col, out);
 }
 
 /* ------------------------------------------------------------------ */

@@ -301,6 +301,74 @@ fn_last_insert_id(sqlite3_context *ctx, int argc, sqlite3_value **argv)
                          sqlite3_last_insert_rowid(sqlite3_context_db_handle(ctx)));
 }
 
+/* CONCAT(a, ...): NULL if any argument is NULL, as in MySQL (SQLite
+ * before 3.44 has no concat()). */
+static void
+fn_concat(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    sqlite3_str *str = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+
+    for (int i = 0; i < argc; i++) {
+        if (sqlite3_value_type(argv[i]) == SQLITE_NULL) {
+            sqlite3_free(sqlite3_str_finish(str));
+            sqlite3_result_null(ctx);
+            return;
+        }
+        sqlite3_str_appendall(str, (const char *)sqlite3_value_text(argv[i]));
+    }
+    sqlite3_result_text(ctx, sqlite3_str_finish(str), -1, sqlite3_free);
+}
+
+/* CONCAT_WS(sep, a, ...): NULL arguments are skipped. */
+static void
+fn_concat_ws(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    sqlite3_str *str;
+    const char *sep;
+    int n = 0;
+
+    if (argc < 1 || sqlite3_value_type(argv[0]) == SQLITE_NULL) {
+        sqlite3_result_null(ctx);
+        return;
+    }
+    sep = (const char *)sqlite3_value_text(argv[0]);
+    str = sqlite3_str_new(sqlite3_context_db_handle(ctx));
+    for (int i = 1; i < argc; i++) {
+        if (sqlite3_value_type(argv[i]) == SQLITE_NULL)
+            continue;
+        if (n++ > 0)
+            sqlite3_str_appendall(str, sep);
+        sqlite3_str_appendall(str, (const char *)sqlite3_value_text(argv[i]));
+    }
+    sqlite3_result_text(ctx, sqlite3_str_finish(str), -1, sqlite3_free);
+}
+
+/* IF(cond, a, b) */
+static void
+fn_if(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    (void)argc;
+    sqlite3_result_value(ctx, sqlite3_value_type(argv[0]) != SQLITE_NULL &&
+                                      sqlite3_value_double(argv[0]) != 0.0
+                                  ? argv[1]
+                                  : argv[2]);
+}
+
+/* NOW(), CURRENT_TIMESTAMP(): local time as MySQL formats it. */
+static void
+fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    time_t t = time(NULL);
+    struct tm tm;
+    char buf[32];
+
+    (void)argc;
+    (void)argv;
+    localtime_r(&t, &tm);
+    strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
+    sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
+}
+
 /* ha_status(name): a SHOW STATUS counter, NULL for unknown names. */
 static void
 fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -485,6 +553,10 @@ static const struct {
     {"current_user", 0, true, fn_current_user},
     {"connection_id", 0, true, fn_connection_id},
     {"last_insert_id", 0, false, fn_last_insert_id},
+    {"concat", -1, true, fn_concat},
+    {"concat_ws", -1, true, fn_concat_ws},
+    {"if", 3, true, fn_if},
+    {"now", 0, false, fn_now},
 };
 
 /* ------------------------------------------------------------------ */
@@ -712,7 +784,8 @@ eval_value(struct ha_session *s, const struct ha_set_item *it,
         out->sval = strdup(it->value);
         return out->sval != NULL ? 0 : -1;
     }
-    sql = sqlite3_mprintf("SELECT %s", it->value);
+    /* Parenthesised, so "1 b" is an error and not a column alias. */
+    sql = sqlite3_mprintf("SELECT (%s)", it->value);
     rc = sql ? sqlite3_prepare_v2(s->db, sql, -1, &st, NULL) : SQLITE_NOMEM;
     sqlite3_free(sql);
     if (rc == SQLITE_OK)

@@ -312,7 +312,7 @@ parse(const struct ha_lex *lx, struct ha_setvar *v, size_t *bad)
         } else {
             struct ha_buf expr = HA_BUF_INIT;
             int rc;
-            ha_dialect_emit(lx, i, end, &expr);
+            ha_dialect_emit(lx, i, ha_lex_prev(lx, end) + 1, &expr);
             rc = ha_buf_failed(&expr)
                      ? -1
                      : add_item(v, item_scope, name, HA_SET_EXPR,
