@@ -4,11 +4,13 @@
  * kind out. Table-driven; each failure names the case.
  */
 #include <check.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "check_main.h"
 #include "dialect.h"
+#include "setvar.h"
 
 struct rewrite_case {
     const char *in;
@@ -31,9 +33,19 @@ static const struct rewrite_case rewrites[] = {
      "`@@wait_timeout`",
      HA_STMT_OTHER},
     /* Inside an expression no label is added. */
-    {"SELECT @@max_allowed_packet + 1", "SELECT ha_sysvar('max_allowed_packet') + 1",
+    /* An expression a rewrite changed keeps its MySQL text as label. */
+    {"SELECT @@max_allowed_packet + 1",
+     "SELECT ha_sysvar('max_allowed_packet') + 1 AS "
+     "`@@max_allowed_packet + 1`",
      HA_STMT_OTHER},
-    {"SELECT IF(@@autocommit, 1, 0)", "SELECT IF(ha_sysvar('autocommit'), 1, 0)",
+    {"SELECT IF(@@autocommit, 1, 0)",
+     "SELECT IF(ha_sysvar('autocommit'), 1, 0) AS `IF(@@autocommit, 1, 0)`",
+     HA_STMT_OTHER},
+    {"SELECT IF(@@autocommit, 1, 0) AS ac FROM t WHERE @@x = 1",
+     "SELECT IF(ha_sysvar('autocommit'), 1, 0) AS ac FROM t WHERE "
+     "ha_sysvar('x') = 1",
+     HA_STMT_OTHER},
+    {"UPDATE t SET a = @@x", "UPDATE t SET a = ha_sysvar('x')",
      HA_STMT_OTHER},
     {"SELECT @@`sql_mode`", "SELECT ha_sysvar('sql_mode') AS `@@``sql_mode```",
      HA_STMT_OTHER},
@@ -70,7 +82,199 @@ static const struct rewrite_case rewrites[] = {
     {"ROLLBACK TO SAVEPOINT a", "ROLLBACK TO SAVEPOINT a", HA_STMT_OTHER},
     {"UPDATE global_variables SET variable_value='true'",
      "UPDATE global_variables SET variable_value='true'", HA_STMT_OTHER},
+    /* User variables, module variables, the stats. qualifier. */
+    {"SELECT @x, @`y z`", "SELECT ha_uservar('x') AS `@x`, "
+     "ha_uservar('y z') AS `@``y z```", HA_STMT_OTHER},
+    {"SELECT 'a'@'b'", "SELECT 'a'@'b'", HA_STMT_OTHER},
+    {"SELECT @@jemalloc-prof_active, @@wait_timeout-1",
+     "SELECT ha_sysvar('jemalloc-prof_active') AS `@@jemalloc-prof_active`, "
+     "ha_sysvar('wait_timeout')-1 AS `@@wait_timeout-1`",
+     HA_STMT_OTHER},
+    {"SELECT * FROM stats.stats_memory_jemalloc s JOIN `stats`.`stats_x`",
+     "SELECT * FROM stats_memory_jemalloc s JOIN `stats_x`", HA_STMT_OTHER},
+    {"SELECT stats.x, main.stats_y FROM stats", "SELECT stats.x, "
+     "main.stats_y FROM stats", HA_STMT_OTHER},
+    /* Statements the session answers. */
+    {"KILL 7", "KILL 7", HA_STMT_KILL},
+    {"kill query 8;", "kill query 8;", HA_STMT_KILL},
+    {"SHOW DATABASES", "SELECT * FROM (SELECT 'main' AS \"Database\" UNION "
+     "ALL SELECT 'stats') ORDER BY 1", HA_STMT_SHOW},
+    {"SHOW PROCESSLIST", "SELECT id AS Id, user AS User, host AS Host, db, "
+     "command AS Command, time AS Time, state AS State, substr(info, 1, 100) "
+     "AS Info FROM stats_admin_sessions ORDER BY id", HA_STMT_SHOW},
+    {"SHOW VARIABLES LIKE 'gtid\\_mode'", "SELECT * FROM (SELECT "
+     "variable_name AS Variable_name, ifnull(CAST(variable_value AS TEXT), "
+     "'') AS Value FROM global_variables UNION ALL SELECT variable_name, "
+     "ifnull(CAST(variable_value AS TEXT), '') FROM session_variables) WHERE "
+     "\"Variable_name\" LIKE 'gtid\\_mode' ESCAPE '\\' ORDER BY 1",
+     HA_STMT_SHOW},
+    {"select $$", "select $$", HA_STMT_ERROR},
+    {"SELECT 1 FROM t WHERE a = $$x$$", "SELECT 1 FROM t WHERE a = $$x$$",
+     HA_STMT_ERROR},
+    {"SHOW NONSENSE", "SHOW NONSENSE", HA_STMT_ERROR},
+    {"KILL", "KILL", HA_STMT_ERROR},
 };
+
+/* Error texts and KILL arguments. */
+static const struct {
+    const char *in;
+    const char *arg;
+    unsigned kill_id;
+    bool kill_query;
+} details[] = {
+    {"select $$", "You have an error in your SQL syntax; check the manual "
+     "that corresponds to your MySQL server version for the right syntax "
+     "to use near '$$' at line 1", 0, false},
+    {"SELECT 1,\n  $$ ;", "You have an error in your SQL syntax; check the "
+     "manual that corresponds to your MySQL server version for the right "
+     "syntax to use near '$$' at line 2", 0, false},
+    {"SHOW TABLES junk", "You have an error in your SQL syntax; check the "
+     "manual that corresponds to your MySQL server version for the right "
+     "syntax to use near 'junk' at line 1", 0, false},
+    {"KILL CONNECTION 42", "", 42, false},
+    {"KILL QUERY 4294967295", "", 4294967295u, true},
+};
+
+START_TEST(test_dialect_details)
+{
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_dialect_result res;
+
+    ck_assert_int_eq(ha_dialect_rewrite(details[_i].in,
+                                        strlen(details[_i].in), &out, &res,
+                                        NULL, 0),
+                     0);
+    ck_assert_msg(strcmp(res.arg, details[_i].arg) == 0,
+                  "case %d: arg [%s]", _i, res.arg);
+    ck_assert_uint_eq(res.kill_id, details[_i].kill_id);
+    ck_assert_int_eq(res.kill_query, details[_i].kill_query);
+    if (res.kind == HA_STMT_ERROR) {
+        ck_assert_uint_eq(res.err_code, 1064);
+        ck_assert_str_eq(res.sqlstate, "42000");
+    }
+    ha_buf_free(&out);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static const struct {
+    const char *in;
+    const char *pieces;   /* the statements, joined with '|' */
+} splits[] = {
+    {"SELECT 1", "SELECT 1"},
+    {"SELECT 1;", "SELECT 1"},
+    {"SELECT 1; SELECT 2 ;", "SELECT 1| SELECT 2 "},
+    {"SELECT ';' ; SELECT \";\"; SELECT `a;b`", "SELECT ';' | SELECT "
+     "\";\"| SELECT `a;b`"},
+    {"SELECT 1 /* ; */; -- ;\n", "SELECT 1 /* ; */"},
+    {";; ;", ""},
+    {"/*!40101 SET a=1; SET b=2 */; SELECT 1",
+     "/*!40101 SET a=1; SET b=2 */| SELECT 1"},
+    {"CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT CASE WHEN 1 THEN 2 "
+     "END; DELETE FROM y; END; SELECT 1",
+     "CREATE TRIGGER t AFTER INSERT ON x BEGIN SELECT CASE WHEN 1 THEN 2 "
+     "END; DELETE FROM y; END| SELECT 1"},
+    {"BEGIN; COMMIT", "BEGIN| COMMIT"},
+};
+
+START_TEST(test_dialect_split)
+{
+    struct ha_dialect_span *spans = NULL;
+    size_t n = 0;
+    char got[512] = "";
+
+    ck_assert_int_eq(ha_dialect_split(splits[_i].in, strlen(splits[_i].in),
+                                      &spans, &n, NULL, 0),
+                     0);
+    for (size_t k = 0; k < n; k++) {
+        size_t l = strlen(got);
+        snprintf(got + l, sizeof(got) - l, "%s%.*s", k ? "|" : "",
+                 (int)spans[k].len, splits[_i].in + spans[k].off);
+    }
+    ck_assert_msg(strcmp(got, splits[_i].pieces) == 0,
+                  "case %d: want [%s] got [%s]", _i, splits[_i].pieces, got);
+    free(spans);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static const struct {
+    const char *in;
+    const char *items;    /* scope:name=kind:value, joined with ' ' */
+} sets[] = {
+    {"SET autocommit=0", "S:autocommit=E:0"},
+    {"SET NAMES utf8mb4", "S:character_set_client=W:utf8mb4 "
+     "S:character_set_results=W:utf8mb4 "
+     "S:character_set_connection=W:utf8mb4"},
+    {"SET NAMES 'latin1' COLLATE 'latin1_bin'",
+     "S:character_set_client=W:latin1 S:character_set_results=W:latin1 "
+     "S:character_set_connection=W:latin1 "
+     "S:collation_connection=W:latin1_bin"},
+    {"SET CHARACTER SET DEFAULT", "S:character_set_client=D: "
+     "S:character_set_results=D:"},
+    {"SET GLOBAL a = 1, b := 'x', SESSION c = ON",
+     "G:a=E:1 G:b=E:'x' S:c=W:ON"},
+    {"SET @@global.wait_timeout = 1, @@Session.SQL_MODE = DEFAULT",
+     "G:wait_timeout=E:1 S:sql_mode=D:"},
+    {"SET @x = CONCAT(@@sql_mode, ',X'), @`y` = 'a\\'b'",
+     "U:x=E:CONCAT(ha_sysvar('sql_mode'), ',X') U:y=E:'a''b'"},
+    {"SET jemalloc-prof_active = true", "S:jemalloc-prof_active=W:true"},
+    {"SET GLOBAL jemalloc-lg_prof_sample=19",
+     "G:jemalloc-lg_prof_sample=E:19"},
+    {"SET @@jemalloc-prof_active = 'false'",
+     "S:jemalloc-prof_active=E:'false'"},
+    {"SET character_set_results = NULL", "S:character_set_results=E:NULL"},
+    {"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED, READ ONLY",
+     "S:transaction_isolation=W:READ-COMMITTED "
+     "S:transaction_read_only=W:ON"},
+    {"SET TRANSACTION ISOLATION LEVEL SERIALIZABLE", ""},
+    {"/*!40101 SET SQL_MODE='' */", "S:sql_mode=E:''"},
+};
+
+static const char *const bad_sets[] = {
+    "SET", "SET = 1", "SET a", "SET a = ", "SET a = 1,", "SET NAMES",
+    "SET TRANSACTION ISOLATION LEVEL", "SET jemalloc - x = 1",
+};
+
+START_TEST(test_dialect_setvar)
+{
+    static const char scope[] = "SGU", kind[] = "EWD";
+    struct ha_setvar v;
+    char err[256] = "", got[1024] = "";
+
+    ck_assert_msg(ha_setvar_parse(sets[_i].in, strlen(sets[_i].in), &v, err,
+                                  sizeof(err)) == 0,
+                  "case %d: %s", _i, err);
+    for (size_t k = 0; k < v.n; k++) {
+        size_t l = strlen(got);
+        snprintf(got + l, sizeof(got) - l, "%s%c:%s=%c:%s", k ? " " : "",
+                 scope[v.items[k].scope], v.items[k].name,
+                 kind[v.items[k].kind],
+                 v.items[k].value ? v.items[k].value : "");
+        ck_assert_int_eq(v.items[k].is_module,
+                         strchr(v.items[k].name, '-') != NULL);
+    }
+    ck_assert_msg(strcmp(got, sets[_i].items) == 0,
+                  "case %d: want [%s] got [%s]", _i, sets[_i].items, got);
+    ha_setvar_free(&v);
+}
+END_TEST
+
+START_TEST(test_dialect_setvar_errors)
+{
+    struct ha_setvar v;
+    char err[256] = "";
+
+    ck_assert_msg(ha_setvar_parse(bad_sets[_i], strlen(bad_sets[_i]), &v, err,
+                                  sizeof(err)) == -1,
+                  "case %d (%s) accepted", _i, bad_sets[_i]);
+    ck_assert_msg(strstr(err, "You have an error in your SQL syntax") != NULL,
+                  "case %d: %s", _i, err);
+    ha_setvar_free(&v);
+}
+END_TEST
 
 START_TEST(test_dialect_rewrite)
 {
@@ -182,6 +386,14 @@ dialect_suite(void)
     tcase_add_loop_test(core, test_dialect_rewrite, 0,
                         (int)(sizeof(rewrites) / sizeof(rewrites[0])));
     tcase_add_test(core, test_dialect_use_argument);
+    tcase_add_loop_test(core, test_dialect_details, 0,
+                        (int)(sizeof(details) / sizeof(details[0])));
+    tcase_add_loop_test(core, test_dialect_split, 0,
+                        (int)(sizeof(splits) / sizeof(splits[0])));
+    tcase_add_loop_test(core, test_dialect_setvar, 0,
+                        (int)(sizeof(sets) / sizeof(sets[0])));
+    tcase_add_loop_test(errors, test_dialect_setvar_errors, 0,
+                        (int)(sizeof(bad_sets) / sizeof(bad_sets[0])));
     tcase_add_test(limits, test_dialect_not_nul_terminated);
     tcase_add_test(limits, test_dialect_every_prefix);
     tcase_add_loop_test(errors, test_dialect_errors, 0,

@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Sessions at the packet level: two sessions on one memdb database with
+ * the fake jemalloc, statements in, MySQL packets out, decoded back into
+ * a compact trace ("col,col:v,v;v,v" per result set, "OK", "ERR <code>",
+ * a '+' where the terminator says SERVER_MORE_RESULTS_EXISTS). Covers
+ * SHOW, SET, KILL, autocommit, multi-statements and the calls the
+ * protocol layer makes (reset, field list, special statements).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check_main.h"
+#include "fake_mallctl.h"
+#include "proto.h"
+#include "query.h"
+#include "session.h"
+#include "util.h"
+#include "vtab.h"
+
+/* ------------------------------------------------------------------ *
+ * Fixture: sessions 1 (admin) and 2 (stats user)
+ * ------------------------------------------------------------------ */
+
+static struct ha_config cfg;
+static struct ha_vtab_ctx ctx;
+static struct ha_session_registry reg;
+static struct ha_session_shared shared;
+static struct ha_session s1, s2;
+static sqlite3 *keeper;
+
+#define CAPS_EOF (HA_CLIENT_PROTOCOL_41 | HA_CLIENT_MULTI_RESULTS)
+#define CAPS_DEPRECATE_EOF (CAPS_EOF | HA_CLIENT_DEPRECATE_EOF)
+
+static void
+open_session(struct ha_session *s, uint32_t id, const char *user,
+             enum ha_role role)
+{
+    char err[256] = "";
+
+    ck_assert_msg(ha_session_open(s, &shared, id, err, sizeof(err)) == 0,
+                  "open: %s", err);
+    ha_strlcpy(s->user, user, sizeof(s->user));
+    s->role = role;
+    ha_strlcpy(s->host, "127.0.0.1", sizeof(s->host));
+    ha_session_set_multi_statements(s, false);
+}
+
+static void
+setup(void)
+{
+    static unsigned n;
+
+    fake_reset(true);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.admin_credentials = "admin:admin";
+    cfg.stats_credentials = "stats:stats";
+    cfg.mysql_ifaces = "127.0.0.1:6032";
+    ctx.ops = &fake_ops;
+    ctx.cfg = &cfg;
+    ctx.datadir = "/tmp";
+    memset(&reg, 0, sizeof(reg));
+    reg.started = time(NULL);
+    memset(&shared, 0, sizeof(shared));
+    snprintf(shared.db_uri, sizeof(shared.db_uri),
+             "file:/check-session-%ld-%u?vfs=memdb", (long)getpid(), ++n);
+    shared.vtab = &ctx;
+    shared.registry = &reg;
+    ck_assert_int_eq(sqlite3_open_v2(shared.db_uri, &keeper,
+                                     SQLITE_OPEN_READWRITE |
+                                         SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                                     NULL),
+                     SQLITE_OK);
+    open_session(&s1, 1, "admin", HA_ROLE_ADMIN);
+    open_session(&s2, 2, "stats", HA_ROLE_STATS);
+}
+
+static void
+teardown(void)
+{
+    ha_session_close(&s2);
+    ha_session_close(&s1);
+    sqlite3_close(keeper);
+}
+
+/* ------------------------------------------------------------------ *
+ * Decoding replies into a trace
+ * ------------------------------------------------------------------ */
+
+static char trace[8192];
+static uint16_t last_status;  /* status of the last OK/EOF seen */
+
+static void
+append(const char *fmt, const void *p, size_t n)
+{
+    size_t len = strlen(trace);
+
+    if (p == NULL)
+        snprintf(trace + len, sizeof(trace) - len, "%s", fmt);
+    else
+        snprintf(trace + len, sizeof(trace) - len, "%.*s", (int)n,
+                 (const char *)p);
+}
+
+/* Splits out into packets, checking sequence ids run on from 1. */
+static size_t
+packets(const struct ha_buf *out, const uint8_t **p, size_t *len, size_t max)
+{
+    size_t n = 0, off = 0;
+    uint8_t seq = 1;
+
+    while (off + 4 <= out->len && n < max) {
+        size_t l = out->data[off] | out->data[off + 1] << 8 |
+                   (size_t)out->data[off + 2] << 16;
+        ck_assert_msg(out->data[off + 3] == seq, "packet %zu: seq %u, want %u",
+                      n, out->data[off + 3], seq);
+        seq++;
+        p[n] = out->data + off + 4;
+        len[n] = l;
+        n++;
+        off += 4 + l;
+    }
+    ck_assert_uint_eq(off, out->len);
+    return n;
+}
+
+static uint16_t
+status_of(const uint8_t *p, size_t len)
+{
+    struct ha_reader r;
+    uint64_t v;
+    uint8_t b;
+
+    ha_reader_init(&r, p, len);
+    ha_proto_get_u8(&r, &b);
+    if (b == 0xFE && len < 9 && len >= 5 && len != 7 && len != 8 &&
+        len == 5) /* EOF: warnings, status */
+        return (uint16_t)(p[3] | p[4] << 8);
+    ha_proto_get_lenenc(&r, &v);
+    ha_proto_get_lenenc(&r, &v);
+    ha_proto_get_le(&r, 2, &v);
+    return (uint16_t)v;
+}
+
+/* Turns every result in out into the trace. */
+static void
+decode(const struct ha_buf *out, uint32_t caps)
+{
+    const uint8_t *p[512];
+    size_t len[512], n = packets(out, p, len, 512), i = 0;
+
+    trace[0] = '\0';
+    while (i < n) {
+        if (trace[0] != '\0')
+            append(" / ", NULL, 0);
+        if (p[i][0] == 0x00) {
+            last_status = status_of(p[i], len[i]);
+            append("OK", NULL, 0);
+            i++;
+        } else if (p[i][0] == 0xFF) {
+            char code[16];
+            snprintf(code, sizeof(code), "ERR %u", p[i][1] | p[i][2] << 8);
+            append(code, NULL, 0);
+            i++;
+            continue;
+        } else {
+            struct ha_reader r;
+            uint64_t ncol;
+            ha_reader_init(&r, p[i], len[i]);
+            ck_assert_int_eq(ha_proto_get_lenenc(&r, &ncol), 0);
+            i++;
+            for (uint64_t c = 0; c < ncol; c++, i++) {
+                const uint8_t *s;
+                size_t sl;
+                ha_reader_init(&r, p[i], len[i]);
+                for (int k = 0; k < 5; k++)
+                    ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
+                append(c ? "," : "", NULL, 0);
+                append(NULL, s, sl);
+            }
+            append(":", NULL, 0);
+            if (!(caps & HA_CLIENT_DEPRECATE_EOF))
+                i++; /* EOF after the definitions */
+            for (int row = 0; i < n && !(p[i][0] == 0xFE && len[i] < 9);
+                 i++, row++) {
+                ha_reader_init(&r, p[i], len[i]);
+                append(row ? ";" : "", NULL, 0);
+                for (uint64_t c = 0; c < ncol; c++) {
+                    const uint8_t *s;
+                    size_t sl;
+                    append(c ? "," : "", NULL, 0);
+                    if (r.p[r.pos] == 0xFB) {
+                        r.pos++;
+                        append("NULL", NULL, 0);
+                        continue;
+                    }
+                    ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
+                    append(NULL, s, sl);
+                }
+            }
+            ck_assert_msg(i < n, "result set without terminator: %s", trace);
+            last_status = (caps & HA_CLIENT_DEPRECATE_EOF)
+                              ? status_of(p[i], len[i])
+                              : (uint16_t)(p[i][3] | p[i][4] << 8);
+            i++;
+        }
+        if (last_status & HA_STATUS_MORE_RESULTS)
+            append("+", NULL, 0);
+    }
+}
+
+/* Runs one COM_QUERY on s and decodes the reply into trace. */
+static const char *
+query_caps(struct ha_session *s, const char *sql, uint32_t caps)
+{
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_reply r;
+
+    ha_reply_init(&r, &out, 1, caps, ha_session_status(s));
+    ha_session_query(s, sql, strlen(sql), &r);
+    ha_reply_free(&r);
+    decode(&out, caps);
+    ha_buf_free(&out);
+    return trace;
+}
+
+static const char *
+query(struct ha_session *s, const char *sql)
+{
+    return query_caps(s, sql, CAPS_EOF);
+}
+
+/* Runs each '\n'-separated statement as its own COM_QUERY on s1 and
+ * joins the traces with " / ". */
+static char steps_trace[16384];
+
+static const char *
+steps(const char *script)
+{
+    char *copy = strdup(script), *save = NULL;
+
+    steps_trace[0] = '\0';
+    for (char *line = strtok_r(copy, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        size_t l = strlen(steps_trace);
+        snprintf(steps_trace + l, sizeof(steps_trace) - l, "%s%s",
+                 l ? " / " : "", query(&s1, line));
+    }
+    free(copy);
+    return steps_trace;
+}
+
+/* ------------------------------------------------------------------ *
+ * SHOW, SET and friends, table-driven
+ * ------------------------------------------------------------------ */
+
+static const struct {
+    const char *script;
+    const char *want;
+} cases[] = {
+    {"SHOW DATABASES", "Database:main;stats"},
+    {"SHOW SCHEMAS LIKE 'st%'", "Database:stats"},
+    {"SHOW TABLES", "Tables_in_main:global_variables"},
+    {"SHOW TABLES FROM stats LIKE '%metrics'",
+     "Tables_in_stats:stats_memory_metrics"},
+    {"SHOW FULL TABLES IN stats WHERE Tables_in_stats LIKE '%sessions'",
+     "Tables_in_stats,Table_type:stats_admin_sessions,BASE TABLE"},
+    {"USE stats\nSHOW TABLES LIKE 'stats\\_memory\\_j%'",
+     "OK / Tables_in_stats:stats_memory_jemalloc"},
+    {"CREATE TABLE t1 (id INTEGER PRIMARY KEY, name TEXT NOT NULL "
+     "DEFAULT 'x')\nSHOW TABLES\nSHOW COLUMNS FROM t1",
+     "OK / Tables_in_main:global_variables;t1 / "
+     "Field,Type,Null,Key,Default,Extra:id,integer,NO,PRI,NULL,;"
+     "name,text,NO,,'x',"},
+    {"SHOW FIELDS FROM global_variables LIKE 'variable_v%'",
+     "Field,Type,Null,Key,Default,Extra:variable_value,text,YES,,NULL,"},
+    {"SHOW COLUMNS FROM nosuch", "ERR 1146"},
+    {"SHOW COLUMNS FROM global_variables FROM stats", "ERR 1146"},
+    {"SHOW CREATE TABLE stats.stats_memory_jemalloc",
+     "Table,Create Table:stats_memory_jemalloc,CREATE TABLE "
+     "`stats_memory_jemalloc` (\n  `variable_name` TEXT,\n"
+     "  `variable_value` INTEGER\n)"},
+    {"CREATE TABLE t2 (a INT)\nSHOW CREATE TABLE `t2`",
+     "OK / Table,Create Table:t2,CREATE TABLE t2 (a INT)"},
+    {"SHOW CREATE TABLE nosuch", "ERR 1146"},
+    {"SHOW VARIABLES WHERE Variable_name in ('max_allowed_packet',"
+     "'system_time_zone','time_zone','auto_increment_increment')",
+     "Variable_name,Value:auto_increment_increment,1;max_allowed_packet,"
+     "67108864;system_time_zone,UTC;time_zone,SYSTEM"},
+    {"SHOW VARIABLES LIKE 'version\\_comment'",
+     "Variable_name,Value:version_comment," HA_VERSION_COMMENT},
+    {"SHOW GLOBAL VARIABLES LIKE 'jemalloc-prof_active'",
+     "Variable_name,Value:jemalloc-prof_active,false"},
+    {"SET wait_timeout = 7\nSHOW VARIABLES LIKE 'wait_timeout'\n"
+     "SHOW GLOBAL VARIABLES LIKE 'wait_timeout'",
+     "OK / Variable_name,Value:wait_timeout,7 / "
+     "Variable_name,Value:wait_timeout,28800"},
+    {"SHOW STATUS LIKE 'Threads_connected'",
+     "Variable_name,Value:Threads_connected,2"},
+    {"SHOW GLOBAL STATUS WHERE Variable_name = 'Jemalloc_allocated'",
+     "Variable_name,Value:Jemalloc_allocated,1000"},
+    {"SHOW WARNINGS", "Level,Code,Message:"},
+    {"SHOW WARNINGS LIMIT 1", "Level,Code,Message:"},
+    {"SHOW ERRORS", "Level,Code,Message:"},
+    {"SHOW COUNT(*) WARNINGS", "@@session.warning_count:0"},
+    {"SHOW PROCESSLIST",
+     "Id,User,Host,db,Command,Time,State,Info:1,admin,127.0.0.1,NULL,Query,"
+     "0,executing,SHOW PROCESSLIST;2,stats,127.0.0.1,NULL,Sleep,0,,NULL"},
+    {"USE stats\nSELECT id, db, command FROM stats.stats_admin_sessions",
+     "OK / id,db,command:1,stats,Query;2,NULL,Sleep"},
+    {"SHOW COLLATION LIKE 'utf8mb4_0900%'",
+     "Collation,Charset,Id,Default,Compiled,Sortlen,Pad_attribute:"
+     "utf8mb4_0900_ai_ci,utf8mb4,255,Yes,Yes,0,NO PAD"},
+    {"SHOW CHARACTER SET LIKE 'utf8mb4'",
+     "Charset,Description,Default collation,Maxlen:utf8mb4,UTF-8 Unicode,"
+     "utf8mb4_0900_ai_ci,4"},
+    {"SHOW ENGINES",
+     "Engine,Support,Comment,Transactions,XA,Savepoints:SQLite,DEFAULT,"
+     "SQLite in-memory database,YES,NO,YES"},
+    {"SHOW CREATE DATABASE stats",
+     "Database,Create Database:stats,CREATE DATABASE `stats` /*!40100 "
+     "DEFAULT CHARACTER SET utf8mb4 */"},
+    {"SHOW BOGUS", "ERR 1064"},
+    {"SHOW TABLES junk", "ERR 1064"},
+    {"select $$", "ERR 1064"},
+    /* SET */
+    {"SET NAMES latin1\nSELECT @@character_set_client, "
+     "@@character_set_results, @@character_set_connection",
+     "OK / @@character_set_client,@@character_set_results,"
+     "@@character_set_connection:latin1,latin1,latin1"},
+    {"SET NAMES utf8mb4 COLLATE utf8mb4_bin\nSELECT @@collation_connection",
+     "OK / @@collation_connection:utf8mb4_bin"},
+    {"SET @@session.wait_timeout = 5, SESSION sql_mode = 'ANSI', @u = 'x'\n"
+     "SELECT @@wait_timeout, @@sql_mode, @u, @never",
+     "OK / @@wait_timeout,@@sql_mode,@u,@never:5,ANSI,x,NULL"},
+    {"SET wait_timeout = 5\nSET wait_timeout = DEFAULT\nSELECT @@wait_timeout",
+     "OK / OK / @@wait_timeout:28800"},
+    {"SET sql_mode = CONCAT(@@sql_mode, ',ANSI_QUOTES')\nSELECT @@sql_mode",
+     "OK / @@sql_mode:STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION,ANSI_QUOTES"},
+    {"SET sql_safe_updates = ON, sql_select_limit = '10'\n"
+     "SELECT @@sql_safe_updates + 0, @@sql_select_limit + 0",
+     "OK / @@sql_safe_updates + 0,@@sql_select_limit + 0:1,10"},
+    {"SET character_set_results = NULL\nSELECT @@character_set_results",
+     "OK / @@character_set_results:NULL"},
+    {"SET my_dsn_param = 3\nSELECT @@my_dsn_param",
+     "OK / @@my_dsn_param:3"},
+    {"SET SESSION TRANSACTION ISOLATION LEVEL READ COMMITTED\n"
+     "SELECT @@transaction_isolation",
+     "OK / @@transaction_isolation:READ-COMMITTED"},
+    {"SET TRANSACTION READ ONLY\nSELECT @@transaction_read_only",
+     "OK / @@transaction_read_only:0"},
+    {"/*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n"
+     "SELECT @old_character_set_client",
+     "OK / @old_character_set_client:utf8mb4"},
+    {"SET version = 'x'", "ERR 1238"},
+    {"SET GLOBAL wait_timeout = 1", "ERR 1238"},
+    {"SET wait_timeout = 'abc'", "ERR 1232"},
+    {"SET autocommit = 2", "ERR 1231"},
+    {"SET sql_mode = NULL", "ERR 1231"},
+    {"SET = 1", "ERR 1064"},
+    {"SET wait_timeout", "ERR 1064"},
+    {"SET wait_timeout = 1 b", "ERR 1064"},
+    {"SET wait_timeout = no_such_column + 1", "ERR 1054"},
+    /* SET <module>-<name>: an UPDATE of global_variables */
+    {"SET jemalloc-prof_active = true\nSELECT @@jemalloc-prof_active",
+     "OK / @@jemalloc-prof_active:true"},
+    {"SET GLOBAL jemalloc-background_thread = 'on'\n"
+     "SELECT variable_value FROM global_variables WHERE "
+     "variable_name = 'jemalloc-background_thread'",
+     "OK / variable_value:true"},
+    {"SET jemalloc-nope = 1", "ERR 1193"},
+    {"SET jemalloc-prof_active = 'maybe'", "ERR 1105"},
+    {"SET jemalloc-prof_active = DEFAULT", "ERR 1231"},
+    {"SET jemalloc-prof_active = true, jemalloc-nope = 1\n"
+     "SELECT @@jemalloc-prof_active",
+     "ERR 1193 / @@jemalloc-prof_active:false"},
+    /* KILL (no server here: the registry answers) */
+    {"KILL 2", "OK"},
+    {"KILL QUERY 1", "OK"},
+    {"KILL CONNECTION 1", "ERR 1317"},
+    {"KILL 99", "ERR 1094"},
+    {"KILL x", "ERR 1064"},
+    /* Transactions without one open, and the stats. qualifier */
+    {"COMMIT\nROLLBACK", "OK / OK"},
+    {"SELECT variable_value FROM stats.stats_memory_jemalloc WHERE "
+     "variable_name = 'active'",
+     "variable_value:2000"},
+    {"SELECT `stats`.`stats_memory_metrics`.Variable_Value FROM "
+     "stats.stats_memory_metrics WHERE Variable_Name = 'jemalloc_resident'",
+     "Variable_Value:5000"},
+    {"SELECT CONCAT('a', 1, NULL) IS NULL, CONCAT_WS(',', 'a', NULL, 'b'), "
+     "IF(@@autocommit, 'on', 'off')",
+     "CONCAT('a', 1, NULL) IS NULL,CONCAT_WS(',', 'a', NULL, 'b'),"
+     "IF(@@autocommit, 'on', 'off'):1,a,b,on"},
+};
+
+START_TEST(test_session_statements)
+{
+    const char *got = steps(cases[_i].script);
+
+    ck_assert_msg(strcmp(got, cases[_i].want) == 0,
+                  "case %d: %s\n want [%s]\n got  [%s]", _i, cases[_i].script,
+                  cases[_i].want, got);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * Connector/J's start-up SELECT
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_session_connector_j)
+{
+    const char *sql =
+        "/* mysql-connector-j-8.0.33 (Revision: "
+        "7d6b0800528b6b25c68b52dc10d6c1c8429c100c) */SELECT  "
+        "@@session.auto_increment_increment AS auto_increment_increment, "
+        "@@character_set_client AS character_set_client, "
+        "@@character_set_connection AS character_set_connection, "
+        "@@character_set_results AS character_set_results, "
+        "@@character_set_server AS character_set_server, @@collation_server "
+        "AS collation_server, @@collation_connection AS "
+        "collation_connection, @@init_connect AS init_connect, "
+        "@@interactive_timeout AS interactive_timeout, @@license AS "
+        "license, @@lower_case_table_names AS lower_case_table_names, "
+        "@@max_allowed_packet AS max_allowed_packet, @@net_write_timeout AS "
+        "net_write_timeout, @@performance_schema AS performance_schema, "
+        "@@sql_mode AS sql_mode, @@system_time_zone AS system_time_zone, "
+        "@@time_zone AS time_zone, @@transaction_isolation AS "
+        "transaction_isolation, @@wait_timeout AS wait_timeout";
+
+    ck_assert_str_eq(
+        query(&s1, sql),
+        "auto_increment_increment,character_set_client,"
+        "character_set_connection,character_set_results,"
+        "character_set_server,collation_server,collation_connection,"
+        "init_connect,interactive_timeout,license,lower_case_table_names,"
+        "max_allowed_packet,net_write_timeout,performance_schema,sql_mode,"
+        "system_time_zone,time_zone,transaction_isolation,wait_timeout:"
+        "1,utf8mb4,utf8mb4,NULL,utf8mb4,utf8mb4_0900_ai_ci,"
+        "utf8mb4_0900_ai_ci,,28800,MIT,0,67108864,60,0,"
+        "STRICT_TRANS_TABLES,NO_ENGINE_SUBSTITUTION,UTC,SYSTEM,SERIALIZABLE,"
+        "28800");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * autocommit, multi-statements, reset
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_session_autocommit)
+{
+    ck_assert(ha_session_status(&s1) & HA_STATUS_AUTOCOMMIT);
+    ck_assert_str_eq(query(&s1, "SET autocommit = 0"), "OK");
+    ck_assert(!(last_status & HA_STATUS_AUTOCOMMIT));
+    ck_assert_str_eq(query(&s1, "SELECT @@autocommit"), "@@autocommit:0");
+    /* A read opens no transaction (it would block other writers). */
+    ck_assert(!(last_status & HA_STATUS_IN_TRANS));
+    ck_assert_str_eq(query(&s1, "CREATE TABLE t (a INT)"), "OK");
+    ck_assert(last_status & HA_STATUS_IN_TRANS);
+    ck_assert_str_eq(query(&s1, "INSERT INTO t VALUES (1)"), "OK");
+    ck_assert_str_eq(query(&s1, "ROLLBACK"), "OK");
+    ck_assert(!(last_status & HA_STATUS_IN_TRANS));
+    ck_assert_str_eq(query(&s1, "SELECT count(*) FROM t"), "ERR 1146");
+    ck_assert_str_eq(query(&s1, "CREATE TABLE t (a INT)"), "OK");
+    ck_assert_str_eq(query(&s1, "INSERT INTO t VALUES (1)"), "OK");
+    /* autocommit=1 commits what is open. */
+    ck_assert_str_eq(query(&s1, "SET autocommit = ON"), "OK");
+    ck_assert_uint_eq(last_status & (HA_STATUS_IN_TRANS | HA_STATUS_AUTOCOMMIT),
+                      HA_STATUS_AUTOCOMMIT);
+    ck_assert_str_eq(query(&s2, "SELECT count(*) FROM t"), "count(*):1");
+    ck_assert_str_eq(query(&s1, "BEGIN"), "OK");
+    ck_assert(last_status & HA_STATUS_IN_TRANS);
+    ck_assert_str_eq(query(&s1, "COMMIT"), "OK");
+    ck_assert(!(last_status & HA_STATUS_IN_TRANS));
+}
+END_TEST
+
+START_TEST(test_session_multi_statements)
+{
+    ck_assert_str_eq(query(&s1, "SELECT 1 AS a; SELECT 2 AS b"), "ERR 1064");
+    ck_assert_str_eq(query(&s1, "SELECT 1 AS a;  -- just a comment"),
+                     "a:1");
+    ha_session_set_multi_statements(&s1, true);
+    ck_assert_str_eq(query(&s1, "SELECT 1 AS a; SELECT 'x;y' AS b;"),
+                     "a:1+ / b:x;y");
+    ck_assert_str_eq(
+        query_caps(&s1, "SET @v = 2; SELECT @v AS v; DO 0", CAPS_DEPRECATE_EOF),
+        "OK+ / v:2+ / ERR 1064");
+    ck_assert_str_eq(query(&s1, "SELECT 1 AS a; SELEC 2; SELECT 3"),
+                     "a:1+ / ERR 1064");
+    ck_assert_str_eq(query(&s1, "CREATE TABLE tr (a INT); CREATE TRIGGER "
+                                "trg AFTER INSERT ON tr BEGIN SELECT CASE "
+                                "WHEN 1 THEN 1 END; SELECT 2; END; INSERT "
+                                "INTO tr VALUES (1); SELECT count(*) AS n "
+                                "FROM tr"),
+                     "OK+ / OK+ / OK+ / n:1");
+    ck_assert_str_eq(query(&s1, ";;"), "ERR 1065");
+    ck_assert(!(ha_session_status(&s1) & HA_STATUS_MORE_RESULTS));
+}
+END_TEST
+
+START_TEST(test_session_reset)
+{
+    ha_session_set_multi_statements(&s1, true);
+    ck_assert_str_eq(steps("SET @x = 1\nSET wait_timeout = 3\nUSE stats\n"
+                           "SET autocommit = 0\nCREATE TABLE r (a)"),
+                     "OK / OK / OK / OK / OK");
+    ck_assert(ha_session_status(&s1) & HA_STATUS_IN_TRANS);
+    ha_session_reset(&s1);
+    ck_assert_uint_eq(ha_session_status(&s1), HA_STATUS_AUTOCOMMIT);
+    ck_assert(!s1.multi_statements);
+    ck_assert_str_eq(query(&s1, "SELECT @x, @@wait_timeout, database()"),
+                     "@x,@@wait_timeout,database():NULL,28800,stats");
+    ck_assert_str_eq(query(&s1, "SHOW TABLES FROM main LIKE 'r'"),
+                     "Tables_in_main:");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * What the protocol layer calls
+ * ------------------------------------------------------------------ */
+
+static struct ha_buf fl_out;
+
+static size_t
+field_list(const char *table, const char *wild, uint32_t caps,
+           const uint8_t **p, size_t *len)
+{
+    struct ha_reply r;
+
+    ha_buf_init(&fl_out);
+    ha_reply_init(&r, &fl_out, 1, caps, ha_session_status(&s1));
+    ha_session_field_list(&s1, table, wild, &r);
+    ha_reply_free(&r);
+    return packets(&fl_out, p, len, 64);
+}
+
+START_TEST(test_session_field_list)
+{
+    const uint8_t *p[64];
+    size_t len[64], n;
+    struct ha_reader r;
+    const uint8_t *s;
+    size_t sl;
+
+    n = field_list("global_variables", NULL, CAPS_EOF, p, len);
+    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(p[2][0], 0xFE);
+    ck_assert_uint_eq(len[2], 5);
+    /* A definition with a default: catalog, schema, table, org_table,
+     * name, org_name, 0x0c block (13 bytes), then the default (NULL). */
+    ha_reader_init(&r, p[0], len[0]);
+    for (int k = 0; k < 5; k++)
+        ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
+    ck_assert_uint_eq(sl, 13);
+    ck_assert_int_eq(memcmp(s, "variable_name", 13), 0);
+    ck_assert_uint_eq(p[0][len[0] - 1], 0xFB);
+    ha_buf_free(&fl_out);
+
+    n = field_list("global_variables", "variable_v%", CAPS_DEPRECATE_EOF, p,
+                   len);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_uint_eq(p[1][0], 0xFE);
+    ck_assert_uint_ge(len[1], 7);
+    ha_buf_free(&fl_out);
+
+    ha_session_use(&s1, "stats");
+    n = field_list("stats_admin_sessions", NULL, CAPS_EOF, p, len);
+    ck_assert_uint_eq(n, 9);
+    ha_buf_free(&fl_out);
+
+    n = field_list("global_variables", NULL, CAPS_EOF, p, len);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_uint_eq(p[0][0], 0xFF);
+    ck_assert_uint_eq(p[0][1] | p[0][2] << 8, 1146);
+    ha_buf_free(&fl_out);
+}
+END_TEST
+
+START_TEST(test_session_special)
+{
+    static const struct {
+        const char *sql;
+        int handled;
+        const char *trace;
+    } sp[] = {
+        {"SET @a = 1", 1, "OK"},      {"USE stats", 1, "OK"},
+        {"BEGIN", 1, "OK"},           {"COMMIT", 1, "OK"},
+        {"select $$", 1, "ERR 1064"}, {"KILL 99", 1, "ERR 1094"},
+        {"SELECT ?", 0, ""},          {"SHOW TABLES", 0, ""},
+        {"UPDATE t SET a = ?", 0, ""},
+    };
+
+    for (size_t i = 0; i < sizeof(sp) / sizeof(sp[0]); i++) {
+        struct ha_buf out = HA_BUF_INIT;
+        struct ha_reply r;
+        int rc;
+
+        ha_reply_init(&r, &out, 1, CAPS_EOF, ha_session_status(&s1));
+        rc = ha_session_special(&s1, sp[i].sql, strlen(sp[i].sql), &r);
+        ha_reply_free(&r);
+        decode(&out, CAPS_EOF);
+        ck_assert_msg(rc == sp[i].handled && strcmp(trace, sp[i].trace) == 0,
+                      "%s: rc %d trace [%s]", sp[i].sql, rc, trace);
+        ha_buf_free(&out);
+    }
+}
+END_TEST
+
+START_TEST(test_session_processlist_command)
+{
+    ha_session_set_command(&s2, "Execute", "SELECT 42", 9);
+    ck_assert_str_eq(query(&s1, "SELECT id, command, info FROM "
+                                "stats_admin_sessions WHERE id = 2"),
+                     "id,command,info:2,Execute,SELECT 42");
+    ha_session_set_command(&s2, "Sleep", NULL, 0);
+    ck_assert_str_eq(query(&s1, "SELECT command, info FROM "
+                                "stats_admin_sessions WHERE id = 2"),
+                     "command,info:Sleep,NULL");
+    /* A stats user may not kill another user's session. */
+    ck_assert_str_eq(query(&s2, "KILL 1"), "ERR 1095");
+    ck_assert_str_eq(query(&s1, "SHOW STATUS LIKE 'Questions'"),
+                     "Variable_name,Value:Questions,3");
+}
+END_TEST
+
+static Suite *
+session_suite(void)
+{
+    Suite *s = suite_create("session");
+    TCase *core = tcase_create("core");
+    TCase *limits = tcase_create("limits");
+    TCase *errors = tcase_create("errors");
+
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_checked_fixture(limits, setup, teardown);
+    tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_add_loop_test(core, test_session_statements, 0,
+                        (int)(sizeof(cases) / sizeof(cases[0])));
+    tcase_add_test(core, test_session_connector_j);
+    tcase_add_test(core, test_session_autocommit);
+    tcase_add_test(core, test_session_reset);
+    tcase_add_test(core, test_session_field_list);
+    tcase_add_test(core, test_session_special);
+    tcase_add_test(core, test_session_processlist_command);
+    tcase_add_test(limits, test_session_multi_statements);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, limits);
+    suite_add_tcase(s, errors);
+    return s;
+}
+
+HA_CHECK_MAIN(session_suite)
