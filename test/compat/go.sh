@@ -21,7 +21,7 @@ bin=$HC_CACHE/go-compat
 src=$HC_SRCDIR/go/main.go
 if [ ! -x "$bin" ] || [ "$src" -nt "$bin" ]; then
     mkdir -p "$HC_CACHE/go-build" "$HC_CACHE/go-home"
-    if ! GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS='' \
+    if ! GO111MODULE=off GOPATH=/usr/share/gocode GOPROXY=off GOFLAGS='' GOTOOLCHAIN=local \
         GOCACHE=$HC_CACHE/go-build HOME=$HC_CACHE/go-home \
         timeout -k 2 150 go build -o "$bin.new" "$src" \
         >"$HA_TMP/go-build.log" 2>&1; then

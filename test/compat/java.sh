@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 #
-# MariaDB Connector/J (Debian's libmariadb-java, 2.x: it sends SHOW
-# VARIABLES WHERE Variable_name in (...) at connect) from a small JDBC
-# program, test/compat/java/Compat.java, compiled here with javac into the
-# build tree's cache when it changes. Default client-side parameters, then
+# MariaDB Connector/J (Debian's libmariadb-java, 2.7: at connect it sends
+# set autocommit=1, sql_mode = concat(@@sql_mode,',STRICT_TRANS_TABLES')
+# and SELECT @@max_allowed_packet,@@system_time_zone,@@time_zone,
+# @@auto_increment_increment, or SHOW VARIABLES WHERE Variable_name in
+# (...) on older servers) from a small JDBC program,
+# test/compat/java/Compat.java, compiled here with javac into the build
+# tree's cache when it changes. Default client-side parameters, then
 # useServerPrepStmts=true. See compat.sh for the checks.
 
 # shellcheck source-path=SCRIPTDIR source=compat.sh
