@@ -70,5 +70,17 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(spans);
 
     rewrite_one(sql, size);
+
+    /* The syntax error text quotes the statement from any offset, into
+     * a roomy and a cramped buffer. */
+    {
+        char msg[512], tiny[8];
+        size_t off = size > 0 ? (size_t)data[0] % (size + 1) : 0;
+
+        ha_dialect_syntax_error(sql, size, off, msg, sizeof(msg));
+        FUZZ_CHECK(fuzz_has_nul(msg, sizeof(msg)), "syntax error text");
+        ha_dialect_syntax_error(sql, size, size, tiny, sizeof(tiny));
+        FUZZ_CHECK(fuzz_has_nul(tiny, sizeof(tiny)), "cramped text");
+    }
     return 0;
 }
