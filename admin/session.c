@@ -648,6 +648,7 @@ ha_session_close(struct ha_session *s)
         reg->n--;
     }
     /* An open transaction dies with the session, as in MySQL. */
+    ha_stmtcache_clear(&s->cache);
     sqlite3_close_v2(s->db);
     s->db = NULL;
     vars_clear(&s->vars, &s->n_vars);
@@ -1206,8 +1207,8 @@ run_one(struct ha_session *s, const char *sql, size_t len, bool more,
         break;
     }
 
-    rc = sqlite3_prepare_v2(s->db, (const char *)text.data, (int)text.len + 1,
-                            &stmt, &tail);
+    stmt = ha_stmtcache_get(&s->cache, s->db, (const char *)text.data,
+                            text.len, &tail, &rc);
     if (rc != SQLITE_OK) {
         ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
                             sqlite3_errmsg(s->db));
@@ -1244,7 +1245,7 @@ out:
     if (s->shared->registry != NULL)
         s->shared->registry->questions++;
     r->status = ha_session_status(s);
-    sqlite3_finalize(stmt);
+    ha_stmtcache_done(&s->cache, stmt);
     ha_buf_free(&text);
     return ret;
 }

@@ -20,6 +20,7 @@
 
 #include "credentials.h"
 #include "query.h"
+#include "stmtcache.h"
 #include "sysvar.h"
 #include "vtab.h"
 
@@ -85,6 +86,8 @@ struct ha_session {
 
     /* Reply being built: SERVER_MORE_RESULTS_EXISTS for this result */
     bool more_results;
+
+    struct ha_stmtcache cache;   /* COM_QUERY statements, compiled once */
 
     struct ha_session *prev, *next; /* registry list */
 };
