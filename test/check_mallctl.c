@@ -742,6 +742,37 @@ START_TEST(test_mallctl_real_stats_after_epoch)
 }
 END_TEST
 
+START_TEST(test_mallctl_real_cached_mib)
+{
+    /* The MIB path reads the same value as the name path, and a name
+     * jemalloc does not know fails the same way through both. */
+    const struct ha_mallctl_ops *ops = &ha_mallctl_jemalloc;
+    struct ha_mallctl_mib m = {{0}, 0, 0}, bad = {{0}, 0, 0};
+    size_t by_name = 0, by_mib = 0;
+    unsigned narenas = 0;
+
+    ck_assert_int_eq(ha_mallctl_epoch(ops), 0);
+    ck_assert_int_eq(ha_mallctl_read_size(ops, "stats.mapped", &by_name), 0);
+    ck_assert_int_eq(ha_mallctl_read_cached(ops, "stats.mapped", &m, &by_mib,
+                                            sizeof(by_mib)),
+                     0);
+    ck_assert_int_eq(m.state, 1);
+    ck_assert_uint_eq(by_mib, by_name);
+    ck_assert_int_eq(ha_mallctl_read_cached(ops, "stats.mapped", &m, &by_mib,
+                                            sizeof(by_mib)),
+                     0);
+    ck_assert_uint_eq(by_mib, by_name);
+    /* Wrong width: EINVAL, as jemalloc reports it. */
+    ck_assert_int_eq(ha_mallctl_read_cached(ops, "stats.mapped", &m,
+                                            &narenas, sizeof(narenas)),
+                     EINVAL);
+    ck_assert_int_eq(ha_mallctl_read_cached(ops, "stats.no_such", &bad,
+                                            &by_mib, sizeof(by_mib)),
+                     ENOENT);
+    ck_assert_int_eq(bad.state, -1);
+}
+END_TEST
+
 START_TEST(test_mallctl_real_prof_active_enoent)
 {
     const struct ha_mallctl_ops *ops = &ha_mallctl_jemalloc;
@@ -816,6 +847,7 @@ mallctl_suite(void)
         TCase *real = tcase_create("real_jemalloc");
 
         tcase_add_test(real, test_mallctl_real_stats_after_epoch);
+        tcase_add_test(real, test_mallctl_real_cached_mib);
         tcase_add_test(real, test_mallctl_real_prof_active_enoent);
         suite_add_tcase(s, real);
     }

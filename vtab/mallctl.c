@@ -48,6 +48,28 @@ read_exact(const struct ha_mallctl_ops *ops, const char *name, void *out,
 }
 
 int
+ha_mallctl_read_cached(const struct ha_mallctl_ops *ops, const char *name,
+                       struct ha_mallctl_mib *m, void *out, size_t len)
+{
+    size_t got = len;
+    int rc;
+
+    if (m->state == 0) {
+        m->len = HA_MALLCTL_MIB_MAX;
+        m->state = ops->nametomib != NULL && ops->bymib != NULL &&
+                           ops->nametomib(name, m->mib, &m->len) == 0
+                       ? 1
+                       : -1;
+    }
+    if (m->state < 0)
+        return read_exact(ops, name, out, len);
+    rc = ops->bymib(m->mib, m->len, out, &got, NULL, 0);
+    if (rc == 0 && got != len)
+        return EINVAL;
+    return rc;
+}
+
+int
 ha_mallctl_read_bool(const struct ha_mallctl_ops *ops, const char *name,
                      bool *out)
 {

@@ -63,6 +63,22 @@ int ha_mallctl_read_u64(const struct ha_mallctl_ops *ops, const char *name,
                         uint64_t *out);
 int ha_mallctl_read_unsigned(const struct ha_mallctl_ops *ops,
                              const char *name, unsigned *out);
+/* A name resolved once to a MIB, so hot reads skip jemalloc's name
+ * parsing (jemalloc's own stats.c caches MIBs the same way). state 0:
+ * not resolved yet; 1: mib valid; -1: the backend has no MIBs (reads go
+ * by name). Zero-initialise it. */
+#define HA_MALLCTL_MIB_MAX 6
+struct ha_mallctl_mib {
+    size_t mib[HA_MALLCTL_MIB_MAX];
+    size_t len;
+    int state;
+};
+
+/* Reads exactly len bytes of name into out through m (resolving it on
+ * first use). Returns 0 or an errno value, as the typed accessors. */
+int ha_mallctl_read_cached(const struct ha_mallctl_ops *ops, const char *name,
+                           struct ha_mallctl_mib *m, void *out, size_t len);
+
 /* *out points into jemalloc (static storage); do not free it. */
 int ha_mallctl_read_str(const struct ha_mallctl_ops *ops, const char *name,
                         const char **out);

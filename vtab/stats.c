@@ -84,6 +84,8 @@ enum stats_type {
 
 #define STATS_NEEDS_PROF (1u << 0) /* NULL unless opt.prof */
 
+#define STATS_ROWS_MAX 32 /* rows in the largest table */
+
 struct stats_row {
     const char *name;     /* variable_name */
     const char *mallctl;  /* source, NULL for STATS_SQLITE_MEM */
@@ -150,12 +152,16 @@ static const struct stats_table metrics_table = {
     STATS_SCHEMA_METRICS, metrics_rows, (int)HA_ARRAY_SIZE(metrics_rows),
     true,
 };
+_Static_assert(HA_ARRAY_SIZE(jemalloc_rows) <= STATS_ROWS_MAX &&
+                   HA_ARRAY_SIZE(metrics_rows) <= STATS_ROWS_MAX,
+               "stats_vtab.mibs needs a slot per row");
 
 typedef struct stats_vtab stats_vtab;
 struct stats_vtab {
     sqlite3_vtab base;                /* Base class - must be first */
     struct ha_vtab_conn *conn;        /* ctx->ops reaches jemalloc */
     const struct stats_table *table;  /* rows this table shows */
+    struct ha_mallctl_mib mibs[STATS_ROWS_MAX]; /* per row, resolved once */
 };
 
 typedef struct stats_cursor stats_cursor;
@@ -189,21 +195,24 @@ stats_read_row(stats_vtab *vt, stats_cursor *cur)
         case STATS_SIZE: {
             size_t v = 0;
 
-            rc = ha_mallctl_read_size(ops, r->mallctl, &v);
+            rc = ha_mallctl_read_cached(ops, r->mallctl, &vt->mibs[cur->row],
+                                        &v, sizeof(v));
             cur->value = (sqlite3_int64)v;
             break;
         }
         case STATS_U64: {
             uint64_t v = 0;
 
-            rc = ha_mallctl_read_u64(ops, r->mallctl, &v);
+            rc = ha_mallctl_read_cached(ops, r->mallctl, &vt->mibs[cur->row],
+                                        &v, sizeof(v));
             cur->value = v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
             break;
         }
         case STATS_UNSIGNED: {
             unsigned v = 0;
 
-            rc = ha_mallctl_read_unsigned(ops, r->mallctl, &v);
+            rc = ha_mallctl_read_cached(ops, r->mallctl, &vt->mibs[cur->row],
+                                        &v, sizeof(v));
             cur->value = v;
             break;
         }
