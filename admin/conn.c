@@ -83,6 +83,7 @@ describe_peer(struct ha_conn *c, const struct sockaddr *sa)
         ha_strlcpy(addr, "localhost", sizeof(addr));
         c->is_local = true;
         ha_strlcpy(c->peer, "unix socket", sizeof(c->peer));
+        c->peer_is_unix = true;
     }
     ha_strlcpy(c->host, addr, sizeof(c->host));
 }
@@ -270,6 +271,10 @@ finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
     ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
     c->session.role = u->role;
     ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));
+    /* PROCESSLIST shows "address:port" for TCP clients and "localhost"
+     * for the unix socket, as MySQL does. */
+    ha_strlcpy(c->session.peer, c->peer_is_unix ? "localhost" : c->peer,
+               sizeof(c->session.peer));
     c->session.schema[0] = '\0';
     if (c->db[0] != '\0')
         ha_session_use(&c->session, c->db);

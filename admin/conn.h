@@ -53,6 +53,7 @@ struct ha_conn {
     char peer[80];                        /* "127.0.0.1:52044", "unix" */
     char host[64];                        /* peer address without port */
     bool is_local;                        /* loopback or unix socket */
+    bool peer_is_unix;                    /* connected over a unix socket */
     time_t connected_at;
 
     /* Transport */

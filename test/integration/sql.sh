@@ -92,4 +92,9 @@ ha_is "stdin batch with an error exits 1, after printing line 1's result" \
     "1:1" "$HA_RC:$(printf '%s\n' "$HA_OUT" | head -n 1)"
 ha_sql_is "the daemon still serves after the errors" "SELECT 40+2" 42
 
+# PROCESSLIST names TCP clients by address:port, as MySQL does.
+HA_OUT=$(ha_mysql -N -B -e "SELECT host FROM stats_admin_sessions WHERE id = CONNECTION_ID()" 2>&1)
+ha_like "PROCESSLIST Host is address:port for a TCP client" \
+    "^127\.0\.0\.1:[0-9]+$" "$HA_OUT"
+
 ha_done
