@@ -11,6 +11,8 @@
 #include <string.h>
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
@@ -115,4 +117,147 @@ ha_auth_native_check(const struct ha_user *user, const uint8_t scramble[20],
     ok = ha_ct_equal(candidate, user->stage2, HA_SHA1_LEN);
     OPENSSL_cleanse(stage1, sizeof(stage1));
     return ok;
+}
+
+/* ------------------------------------------------------------------ */
+/* caching_sha2_password                                                */
+/* ------------------------------------------------------------------ */
+
+/* SHA256(h2 || scramble): the mask applied to SHA256(password). */
+static void
+sha2_mask(const uint8_t h2[HA_SHA256_LEN], const uint8_t scramble[20],
+          uint8_t mask[HA_SHA256_LEN])
+{
+    uint8_t msg[HA_SHA256_LEN + 20];
+
+    memcpy(msg, h2, HA_SHA256_LEN);
+    memcpy(msg + HA_SHA256_LEN, scramble, 20);
+    SHA256(msg, sizeof(msg), mask);
+}
+
+void
+ha_auth_sha2_stage2(const char *password, size_t len,
+                    uint8_t h2[HA_SHA256_LEN])
+{
+    uint8_t h1[HA_SHA256_LEN];
+
+    SHA256((const unsigned char *)password, len, h1);
+    SHA256(h1, sizeof(h1), h2);
+    OPENSSL_cleanse(h1, sizeof(h1));
+}
+
+void
+ha_auth_sha2_proof(const char *password, size_t len,
+                   const uint8_t scramble[20], uint8_t proof[HA_SHA256_LEN])
+{
+    uint8_t h1[HA_SHA256_LEN], h2[HA_SHA256_LEN], mask[HA_SHA256_LEN];
+
+    SHA256((const unsigned char *)password, len, h1);
+    SHA256(h1, sizeof(h1), h2);
+    sha2_mask(h2, scramble, mask);
+    for (size_t i = 0; i < HA_SHA256_LEN; i++)
+        proof[i] = h1[i] ^ mask[i];
+    OPENSSL_cleanse(h1, sizeof(h1));
+}
+
+bool
+ha_auth_sha2_check(const struct ha_user *user, const uint8_t scramble[20],
+                   const uint8_t *resp, size_t resp_len)
+{
+    uint8_t mask[HA_SHA256_LEN], h1[HA_SHA256_LEN], candidate[HA_SHA256_LEN];
+    bool ok;
+
+    if (user == NULL || !user->has_sha2)
+        return false;
+    /* Same rule as native: an empty response proves nothing, so it
+     * matches only a passwordless account, which accepts nothing else. */
+    if (resp_len == 0 || (resp_len == 1 && resp[0] == 0x00))
+        return user->empty_password;
+    if (user->empty_password || resp_len != HA_SHA256_LEN)
+        return false;
+    sha2_mask(user->sha2_stage2, scramble, mask);
+    for (size_t i = 0; i < HA_SHA256_LEN; i++)
+        h1[i] = resp[i] ^ mask[i];
+    SHA256(h1, sizeof(h1), candidate);
+    ok = ha_ct_equal(candidate, user->sha2_stage2, HA_SHA256_LEN);
+    OPENSSL_cleanse(h1, sizeof(h1));
+    return ok;
+}
+
+bool
+ha_auth_check_clear(const struct ha_user *user, const uint8_t *pw,
+                    size_t len)
+{
+    uint8_t sha2[HA_SHA256_LEN], sha1[HA_SHA1_LEN];
+    bool ok;
+
+    if (user == NULL)
+        return false;
+    if (len > 0 && pw[len - 1] == 0x00)
+        len--;
+    if (len == 0 || user->empty_password)
+        return len == 0 && user->empty_password;
+    if (user->has_sha2) {
+        ha_auth_sha2_stage2((const char *)pw, len, sha2);
+        ok = ha_ct_equal(sha2, user->sha2_stage2, HA_SHA256_LEN);
+    } else {
+        ha_auth_native_stage2((const char *)pw, len, sha1);
+        ok = ha_ct_equal(sha1, user->stage2, HA_SHA1_LEN);
+    }
+    OPENSSL_cleanse(sha2, sizeof(sha2));
+    OPENSSL_cleanse(sha1, sizeof(sha1));
+    return ok;
+}
+
+int
+ha_auth_sha2_decrypt(EVP_PKEY *key, const uint8_t scramble[20],
+                     const uint8_t *in, size_t in_len, uint8_t *out,
+                     size_t cap, size_t *out_len)
+{
+    EVP_PKEY_CTX *ctx = NULL;
+    size_t n = cap;
+    int ret = -1;
+
+    if (key == NULL || in_len == 0 ||
+        (ctx = EVP_PKEY_CTX_new(key, NULL)) == NULL)
+        goto fail;
+    /* OAEP with SHA-1, OpenSSL's default and what every client uses
+     * (libmysqlclient RSA_PKCS1_OAEP_PADDING). */
+    if (EVP_PKEY_decrypt_init(ctx) <= 0 ||
+        EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) <= 0 ||
+        EVP_PKEY_decrypt(ctx, NULL, &n, in, in_len) <= 0 || n > cap ||
+        EVP_PKEY_decrypt(ctx, out, &n, in, in_len) <= 0)
+        goto fail;
+    for (size_t i = 0; i < n; i++)
+        out[i] ^= scramble[i % 20];
+    *out_len = n;
+    ret = 0;
+fail:
+    EVP_PKEY_CTX_free(ctx);
+    return ret;
+}
+
+int
+ha_auth_sha2_encrypt(EVP_PKEY *key, const uint8_t scramble[20],
+                     const char *password, uint8_t *out, size_t cap)
+{
+    EVP_PKEY_CTX *ctx = NULL;
+    uint8_t plain[256];
+    size_t len = strlen(password) + 1, n = cap;
+    int ret = -1;
+
+    if (len > sizeof(plain))
+        return -1;
+    for (size_t i = 0; i < len; i++)
+        plain[i] = (uint8_t)password[i] ^ scramble[i % 20];
+    if ((ctx = EVP_PKEY_CTX_new(key, NULL)) == NULL ||
+        EVP_PKEY_encrypt_init(ctx) <= 0 ||
+        EVP_PKEY_CTX_set_rsa_padding(ctx, RSA_PKCS1_OAEP_PADDING) <= 0 ||
+        EVP_PKEY_encrypt(ctx, out, &n, plain, len) <= 0)
+        goto fail;
+    ret = (int)n;
+fail:
+    EVP_PKEY_CTX_free(ctx);
+    OPENSSL_cleanse(plain, sizeof(plain));
+    return ret;
 }

@@ -97,6 +97,8 @@ parse_item(const char *item, size_t len, unsigned index, enum ha_role role,
     pw_len = len - name_len - 1;
     u->empty_password = pw_len == 0;
     ha_auth_native_stage2(pw, pw_len, u->stage2);
+    ha_auth_sha2_stage2(pw, pw_len, u->sha2_stage2);
+    u->has_sha2 = true;
     u->is_default = (len == 11 && (memcmp(item, "admin:admin", 11) == 0 ||
                                    memcmp(item, "stats:stats", 11) == 0));
     return 0;

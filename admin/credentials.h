@@ -25,6 +25,8 @@ struct ha_user {
     enum ha_role role;
     bool empty_password;          /* the account has no password */
     uint8_t stage2[HA_SHA1_LEN];  /* SHA1(SHA1(password)) */
+    uint8_t sha2_stage2[32];      /* SHA256(SHA256(password)) */
+    bool has_sha2;                /* sha2_stage2 is set */
     bool is_default;              /* admin:admin or stats:stats */
 };
 

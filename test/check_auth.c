@@ -227,6 +227,170 @@ START_TEST(test_auth_check_wrong_password_or_scramble)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* caching_sha2_password                                                */
+/* ------------------------------------------------------------------ */
+
+/* Computed with python3's hashlib: h2 = sha256(sha256(pw)); proof =
+ * sha256(pw) XOR sha256(h2 + scramble). */
+static const struct {
+    const char *password;
+    const char *h2_hex;
+    const char *proof_hex;
+} sha2_vectors[] = {
+    {"admin",
+     "dd474e450473186ec733689b549a94a54a96f276dba76b29138c57b6afe15bf7",
+     "19296ed43d90043aa834a1c42382dc45fb303168790c17fd84ce286f4ca7b579"},
+    {"secret",
+     "3881219d087dd9c634373fd33dfa33a2cb6bfc6c520b64b8bb60ef2ceb534ae7",
+     "7e4adda2f2d5ef09b4147518becb0cee2939376203650a8c2bb2815959364bd0"},
+    {"",
+     "5df6e0e2761359d30a8275058e299fcc0381534545f55cf43e41983f5d4c9456",
+     "0f33cfab80ecb078d1e4f630bd2866241d6d0ac8f10b5982a3ebdba2b36d42a3"},
+};
+
+static void
+make_sha2_user(struct ha_user *u, const char *password)
+{
+    make_user(u, "u", password);
+    ha_auth_sha2_stage2(password, strlen(password), u->sha2_stage2);
+    u->has_sha2 = true;
+}
+
+START_TEST(test_auth_sha2_vectors)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(sha2_vectors); i++) {
+        const char *pw = sha2_vectors[i].password;
+        uint8_t want[HA_SHA256_LEN], got[HA_SHA256_LEN];
+
+        hex_decode(sha2_vectors[i].h2_hex, want, sizeof(want));
+        ha_auth_sha2_stage2(pw, strlen(pw), got);
+        ck_assert_msg(memcmp(got, want, sizeof(want)) == 0,
+                      "case %zu: H2 of \"%s\" is not %s", i, pw,
+                      sha2_vectors[i].h2_hex);
+        hex_decode(sha2_vectors[i].proof_hex, want, sizeof(want));
+        ha_auth_sha2_proof(pw, strlen(pw), scramble, got);
+        ck_assert_msg(memcmp(got, want, sizeof(want)) == 0,
+                      "case %zu: proof for \"%s\" is not %s", i, pw,
+                      sha2_vectors[i].proof_hex);
+    }
+}
+END_TEST
+
+START_TEST(test_auth_sha2_check_accepts)
+{
+    struct ha_user u;
+    uint8_t proof[HA_SHA256_LEN];
+
+    make_sha2_user(&u, "admin");
+    hex_decode(sha2_vectors[0].proof_hex, proof, sizeof(proof));
+    ck_assert(ha_auth_sha2_check(&u, scramble, proof, sizeof(proof)));
+}
+END_TEST
+
+START_TEST(test_auth_sha2_check_flipped_bits)
+{
+    struct ha_user u;
+    uint8_t proof[HA_SHA256_LEN];
+
+    make_sha2_user(&u, "admin");
+    for (size_t bit = 0; bit < 8 * sizeof(proof); bit++) {
+        hex_decode(sha2_vectors[0].proof_hex, proof, sizeof(proof));
+        proof[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        ck_assert_msg(!ha_auth_sha2_check(&u, scramble, proof, sizeof(proof)),
+                      "proof with bit %zu flipped accepted", bit);
+    }
+}
+END_TEST
+
+START_TEST(test_auth_sha2_check_wrong_lengths)
+{
+    struct ha_user u;
+    uint8_t proof[HA_SHA256_LEN + 1];
+
+    make_sha2_user(&u, "admin");
+    hex_decode(sha2_vectors[0].proof_hex, proof, HA_SHA256_LEN);
+    proof[HA_SHA256_LEN] = 0;
+    ck_assert(!ha_auth_sha2_check(&u, scramble, proof, HA_SHA256_LEN - 1));
+    ck_assert(!ha_auth_sha2_check(&u, scramble, proof, HA_SHA256_LEN + 1));
+    ck_assert(!ha_auth_sha2_check(&u, scramble, proof, HA_SHA1_LEN));
+    ck_assert(!ha_auth_sha2_check(&u, scramble, proof, 0));
+    /* A native-only account has no SHA-256 digest to check against. */
+    u.has_sha2 = false;
+    ck_assert(!ha_auth_sha2_check(&u, scramble, proof, HA_SHA256_LEN));
+    ck_assert(!ha_auth_sha2_check(NULL, scramble, proof, HA_SHA256_LEN));
+}
+END_TEST
+
+START_TEST(test_auth_sha2_check_empty_password)
+{
+    struct ha_user u;
+    uint8_t proof[HA_SHA256_LEN];
+    const uint8_t nul = 0;
+
+    make_sha2_user(&u, "");
+    ck_assert(ha_auth_sha2_check(&u, scramble, NULL, 0));
+    ck_assert(ha_auth_sha2_check(&u, scramble, &nul, 1));
+    /* Even the proof of "" is refused: an empty account takes only an
+     * empty response, as with native. */
+    hex_decode(sha2_vectors[2].proof_hex, proof, sizeof(proof));
+    ck_assert(!ha_auth_sha2_check(&u, scramble, proof, sizeof(proof)));
+    make_sha2_user(&u, "admin");
+    ck_assert(!ha_auth_sha2_check(&u, scramble, NULL, 0));
+}
+END_TEST
+
+START_TEST(test_auth_check_clear)
+{
+    struct ha_user u;
+
+    make_sha2_user(&u, "secret");
+    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 6));
+    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
+    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secreT", 7));
+    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"", 1));
+    /* Without a SHA-256 digest the native one is used. */
+    u.has_sha2 = false;
+    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
+    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secre", 5));
+    make_sha2_user(&u, "");
+    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"", 1));
+    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"x", 2));
+}
+END_TEST
+
+START_TEST(test_auth_sha2_rsa_round_trip)
+{
+    EVP_PKEY_CTX *ctx = EVP_PKEY_CTX_new_id(EVP_PKEY_RSA, NULL);
+    EVP_PKEY *key = NULL;
+    uint8_t blob[256], out[256];
+    size_t out_len = 0;
+    int n;
+
+    ck_assert_ptr_nonnull(ctx);
+    ck_assert_int_eq(EVP_PKEY_keygen_init(ctx), 1);
+    ck_assert_int_eq(EVP_PKEY_CTX_set_rsa_keygen_bits(ctx, 2048), 1);
+    ck_assert_int_eq(EVP_PKEY_keygen(ctx, &key), 1);
+    n = ha_auth_sha2_encrypt(key, scramble, "secret", blob, sizeof(blob));
+    ck_assert_int_eq(n, 256);
+    ck_assert_int_eq(ha_auth_sha2_decrypt(key, scramble, blob, (size_t)n, out,
+                                          sizeof(out), &out_len),
+                     0);
+    ck_assert_uint_eq(out_len, 7);
+    ck_assert_mem_eq(out, "secret", 7);
+    /* A tampered or truncated blob does not decrypt. */
+    blob[100] ^= 1;
+    ck_assert_int_eq(ha_auth_sha2_decrypt(key, scramble, blob, (size_t)n, out,
+                                          sizeof(out), &out_len),
+                     -1);
+    ck_assert_int_eq(ha_auth_sha2_decrypt(key, scramble, blob, 10, out,
+                                          sizeof(out), &out_len),
+                     -1);
+    EVP_PKEY_free(key);
+    EVP_PKEY_CTX_free(ctx);
+}
+END_TEST
+
 static Suite *
 auth_suite(void)
 {
@@ -239,12 +403,17 @@ auth_suite(void)
     tcase_add_test(tc, test_auth_check_accepts_proof);
     tcase_add_test(tc, test_auth_check_empty_account);
     tcase_add_test(tc, test_auth_scramble_differs);
+    tcase_add_test(tc, test_auth_sha2_vectors);
+    tcase_add_test(tc, test_auth_sha2_check_accepts);
+    tcase_add_test(tc, test_auth_check_clear);
+    tcase_add_test(tc, test_auth_sha2_rsa_round_trip);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("limits");
     tcase_add_test(tc, test_auth_scramble_alphabet);
     tcase_add_test(tc, test_auth_scramble_zero_len);
     tcase_add_test(tc, test_auth_check_wrong_lengths);
+    tcase_add_test(tc, test_auth_sha2_check_wrong_lengths);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");
@@ -252,6 +421,8 @@ auth_suite(void)
     tcase_add_test(tc, test_auth_check_empty_response_needs_empty_account);
     tcase_add_test(tc, test_auth_check_empty_account_rejects_proof);
     tcase_add_test(tc, test_auth_check_wrong_password_or_scramble);
+    tcase_add_test(tc, test_auth_sha2_check_flipped_bits);
+    tcase_add_test(tc, test_auth_sha2_check_empty_password);
     suite_add_tcase(s, tc);
 
     return s;
