@@ -57,6 +57,7 @@ struct config_key {
 };
 
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
+static int validate_auth_plugin(const char *val, char *why, size_t whylen);
 
 #define ADMIN "admin_variables"
 #define JEMALLOC "jemalloc_variables"
@@ -65,6 +66,14 @@ static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static const struct config_key config_keys[] = {
     {NULL, "datadir", KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(datadir), 0},
     {NULL, "errorlog", KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(errorlog), 0},
+    /* TLS and authentication: certificate paths are relative to the
+     * datadir; empty means "generate one there on first start". */
+    {ADMIN, "have_ssl", KEY_BOOL, 0, 1, NULL, OFF(have_ssl), 0},
+    {ADMIN, "ssl_cert", KEY_STRING, 0, 1023, NULL, OFF(ssl_cert), 1024},
+    {ADMIN, "ssl_key", KEY_STRING, 0, 1023, NULL, OFF(ssl_key), 1024},
+    {ADMIN, "require_tls", KEY_BOOL, 0, 1, NULL, OFF(require_tls), 0},
+    {ADMIN, "default_authentication_plugin", KEY_STRING, 1, 31,
+     validate_auth_plugin, OFF(default_auth_plugin), 32},
     /* Credentials and interfaces are stored raw here and parsed after
      * the table pass (derive()), because duplicate user names are checked
      * across both credential lists. */
@@ -156,6 +165,19 @@ static const char *const proxysql_admin_keys[] = {
     "ssl_keylog_file",
 };
 /* clang-format on */
+
+static int
+validate_auth_plugin(const char *val, char *why, size_t whylen)
+{
+    if (strcmp(val, "mysql_native_password") == 0 ||
+        strcmp(val, "caching_sha2_password") == 0)
+        return 0;
+    ha_err_set(why, whylen,
+               "'%s' is not an authentication plugin heapadmin offers; use "
+               "mysql_native_password or caching_sha2_password",
+               val);
+    return -1;
+}
 
 /* ------------------------------------------------------------------------
  * Small helpers
@@ -593,6 +615,9 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.lg_prof_sample = HA_UNSET;
     cfg->jemalloc.lg_prof_interval = HA_LG_INTERVAL_UNSET;
     cfg->jemalloc.prof_gdump = HA_UNSET;
+    cfg->have_ssl = 1;
+    ha_strlcpy(cfg->default_auth_plugin, HA_DEFAULT_AUTH_PLUGIN,
+               sizeof(cfg->default_auth_plugin));
     cfg->jemalloc.prof_final = HA_UNSET;
     cfg->jemalloc.prof_leak = HA_UNSET;
     cfg->jemalloc.prof_accum = HA_UNSET;

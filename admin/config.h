@@ -27,6 +27,7 @@
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
 #define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
 #define HA_DEFAULT_DUMP_PREFIX "proxysql"
+#define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
 
 enum ha_iface_kind { HA_IFACE_TCP, HA_IFACE_UNIX, HA_IFACE_KIND_MAX };
 
@@ -61,6 +62,14 @@ struct ha_config {
     char *stats_credentials;
     struct ha_user *users;      /* admins first, then stats users */
     size_t n_users;
+
+    /* TLS and authentication (admin_variables) */
+    int have_ssl;               /* offer TLS (CLIENT_SSL) on TCP */
+    char ssl_cert[1024];        /* PEM path, relative to the datadir;
+                                 * "" = generated in the datadir */
+    char ssl_key[1024];
+    int require_tls;            /* refuse plain-TCP logins */
+    char default_auth_plugin[32]; /* named in HandshakeV10 */
 
     char *mysql_ifaces;         /* raw spec */
     struct ha_iface *ifaces;

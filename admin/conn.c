@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
@@ -21,6 +22,10 @@
 #include <string.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 
 #include "auth.h"
 #include "log.h"
@@ -34,7 +39,7 @@ static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 
 static const char *const state_names[HA_CONN_STATE_MAX] = {
-    "handshake", "auth_switch", "command", "closing",
+    "handshake", "auth_switch", "auth_full", "command", "closing",
 };
 
 const char *
@@ -99,11 +104,30 @@ ha_conn_free(struct ha_conn *c)
     ha_stmt_table_free(&c->stmts);
     if (c->session_open)
         ha_session_close(&c->session);
+    if (c->raw_drained != NULL)
+        evbuffer_remove_cb_entry(
+            bufferevent_get_output(bufferevent_get_underlying(c->bev)),
+            c->raw_drained);
     if (c->bev != NULL)
         bufferevent_free(c->bev);
     ha_proto_reader_free(&c->reader);
     ha_buf_free(&c->out);
     free(c);
+}
+
+/* Whether reply bytes still wait to be written. Under TLS the filter
+ * hands its output to the socket bufferevent below it at once, so that
+ * one's output is checked too: freeing the filter frees it (and would
+ * drop the last reply, an ERR before closing). */
+static bool
+output_pending(struct ha_conn *c)
+{
+    struct bufferevent *raw;
+
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
+        return true;
+    raw = c->tls ? bufferevent_get_underlying(c->bev) : NULL;
+    return raw != NULL && evbuffer_get_length(bufferevent_get_output(raw)) > 0;
 }
 
 /* Queues c->out on the bufferevent. Returns -1 if the connection was
@@ -120,7 +144,7 @@ conn_flush(struct ha_conn *c)
         ha_conn_free(c);
         return -1;
     }
-    if (c->out.len > 0 && evbuffer_get_length(output) == 0) {
+    if (c->out.len > 0 && !c->tls && evbuffer_get_length(output) == 0) {
         /* Nothing is queued ahead of this reply: write it now, from the
          * read callback. Queueing it instead costs an event-loop pass and
          * two epoll_ctl calls per query (bench/PROFILE.md); only what the
@@ -153,7 +177,7 @@ conn_flush(struct ha_conn *c)
         ha_buf_free(&c->out);
     if (c->state == HA_CONN_CLOSING) {
         bufferevent_disable(c->bev, EV_READ);
-        if (evbuffer_get_length(output) == 0) {
+        if (!output_pending(c)) {
             ha_conn_free(c);
             return -1;
         }
@@ -211,10 +235,16 @@ send_handshake(struct ha_conn *c)
     h.server_version = HA_SERVER_VERSION;
     h.connection_id = c->id;
     memcpy(h.scramble, c->scramble, sizeof(h.scramble));
-    h.capabilities = HA_SERVER_CAPABILITIES;
+    /* TLS is offered on TCP only: a unix socket is already private. */
+    c->server_caps = HA_SERVER_CAPABILITIES;
+    if (c->env->ssl_ctx != NULL && !c->peer_is_unix)
+        c->server_caps |= HA_CLIENT_SSL;
+    c->auth_plugin = c->env->auth_plugin != NULL ? c->env->auth_plugin
+                                                 : HA_AUTH_NATIVE_PLUGIN;
+    h.capabilities = c->server_caps;
     h.collation = HA_COLLATION_UTF8MB4_0900 & 0xff;
     h.status = HA_STATUS_AUTOCOMMIT;
-    h.auth_plugin = HA_AUTH_NATIVE_PLUGIN;
+    h.auth_plugin = c->auth_plugin;
     c->seq = 0;
     ha_proto_encode_handshake(&p, &h);
     send_payload(c, &p);
@@ -222,29 +252,121 @@ send_handshake(struct ha_conn *c)
     return 0;
 }
 
-/* Verifies resp against the account and either opens the session (or,
- * for COM_CHANGE_USER, resets it for the new user) and sends OK, or sends
- * ERR 1045 and closes. */
+/* Sends ERR 1045 for c->user and closes. */
+static void
+deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
+{
+    char err[512];
+
+    ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
+                c->changing_user ? "change of user" : "login", c->user,
+                c->peer, c->id,
+                u == NULL ? "unknown user" : "wrong password");
+    c->changing_user = false;
+    snprintf(err, sizeof(err),
+             "Access denied for user '%s'@'%s' (using password: %s)",
+             c->user, c->host, with_password ? "YES" : "NO");
+    fail_and_close(c, 1045, "28000", err);
+}
+
+/* Sends one AuthMoreData packet: 0x01 then data. */
+static void
+send_more_data(struct ha_conn *c, const void *data, size_t len)
+{
+    struct ha_buf b = HA_BUF_INIT;
+
+    ha_buf_append_u8(&b, 0x01);
+    ha_buf_append(&b, data, len);
+    send_payload(c, &b);
+    ha_buf_free(&b);
+}
+
+static void accept_login(struct ha_conn *c, const struct ha_user *u);
+
+/* Verifies resp with c->auth_plugin against the account and either
+ * accepts the login (accept_login) or sends ERR 1045 and closes.
+ * caching_sha2_password answers a good proof with fast_auth_success
+ * before the OK; a wrong one starts full authentication, as MySQL does
+ * on a cache miss (the client then proves the password in clear over
+ * TLS or the unix socket, or RSA-encrypted). */
 static void
 finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
 {
     const struct ha_user *u =
         ha_credentials_find(c->env->users, c->env->n_users, c->user);
     bool with_password = resp_len > 0 && !(resp_len == 1 && resp[0] == 0);
+    bool sha2 = strcmp(c->auth_plugin, HA_AUTH_SHA2_PLUGIN) == 0;
+
+    if (sha2 && ha_auth_sha2_check(u, c->scramble, resp, resp_len)) {
+        if (with_password) {
+            uint8_t ok = HA_AUTH_SHA2_FAST_OK;
+            send_more_data(c, &ok, 1);
+        }
+        accept_login(c, u);
+        return;
+    }
+    /* Unknown users too: the reply must not tell which users exist. */
+    if (sha2 && resp_len == HA_SHA256_LEN) {
+        uint8_t full = HA_AUTH_SHA2_FULL;
+        send_more_data(c, &full, 1);
+        conn_set_state(c, HA_CONN_AUTH_FULL);
+        return;
+    }
+    if (sha2 || u == NULL ||
+        !ha_auth_native_check(u, c->scramble, resp, resp_len)) {
+        deny_login(c, u, with_password);
+        return;
+    }
+    accept_login(c, u);
+}
+
+/* caching_sha2_password full authentication: p is a public-key request
+ * (0x02), the password + NUL in clear (TLS or unix socket), or the
+ * password + NUL XOR the scramble, RSA-encrypted with our key. */
+static void
+on_full_auth(struct ha_conn *c, const uint8_t *p, size_t len)
+{
+    const struct ha_user *u =
+        ha_credentials_find(c->env->users, c->env->n_users, c->user);
+    bool secure = c->tls || c->peer_is_unix;
+    uint8_t pw[512];
+    size_t pw_len = 0;
+    bool ok;
+
+    if (!secure && len == 1 && p[0] == HA_AUTH_SHA2_KEY_REQUEST) {
+        if (c->env->rsa_public_pem == NULL) {
+            ha_log_warn("connection %u (%s): public key requested, but "
+                        "no RSA key is loaded",
+                        c->id, c->peer);
+            deny_login(c, u, true);
+            return;
+        }
+        send_more_data(c, c->env->rsa_public_pem, c->env->rsa_public_len);
+        return;
+    }
+    if (secure)
+        ok = ha_auth_check_clear(u, p, len);
+    else
+        ok = ha_auth_sha2_decrypt(c->env->rsa_key, c->scramble, p, len, pw,
+                                  sizeof(pw), &pw_len) == 0 &&
+             ha_auth_check_clear(u, pw, pw_len);
+    OPENSSL_cleanse(pw, sizeof(pw));
+    if (!ok) {
+        deny_login(c, u, true);
+        return;
+    }
+    accept_login(c, u);
+}
+
+/* Opens the session (or, for COM_CHANGE_USER, resets it for the new
+ * user) and sends OK. */
+static void
+accept_login(struct ha_conn *c, const struct ha_user *u)
+{
     bool change = c->changing_user;
     char err[512];
 
     c->changing_user = false;
-    if (u == NULL || !ha_auth_native_check(u, c->scramble, resp, resp_len)) {
-        ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
-                    change ? "change of user" : "login", c->user, c->peer,
-                    c->id, u == NULL ? "unknown user" : "wrong password");
-        snprintf(err, sizeof(err),
-                 "Access denied for user '%s'@'%s' (using password: %s)",
-                 c->user, c->host, with_password ? "YES" : "NO");
-        fail_and_close(c, 1045, "28000", err);
-        return;
-    }
     if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
         ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",
@@ -299,10 +421,48 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
     const char *plugin = (hr->has_plugin && hr->plugin[0] != '\0')
                              ? hr->plugin
                              : HA_AUTH_NATIVE_PLUGIN;
+    const struct ha_user *u =
+        ha_credentials_find(c->env->users, c->env->n_users, c->user);
+    const char *want = c->env->auth_plugin != NULL ? c->env->auth_plugin
+                                                   : HA_AUTH_NATIVE_PLUGIN;
+    bool sha2 = strcmp(plugin, HA_AUTH_SHA2_PLUGIN) == 0;
+    bool advertised = strcmp(plugin, want) == 0;
+    bool usable;
 
-    if ((strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) != 0 ||
-         (hr->auth_len != HA_SHA1_LEN && hr->auth_len > 1)) &&
-        (c->caps & HA_CLIENT_PLUGIN_AUTH)) {
+    /* The client's answer is used as it is when it is for a plugin the
+     * account has a digest for and has that plugin's size (or is empty:
+     * no password); otherwise the client is asked to switch, once, to
+     * the server's default plugin if the account has it, else to the
+     * other one. Every account has a native digest. An empty answer for
+     * a plugin the server did not name means "switch me" (libmariadb),
+     * not "no password". */
+    if (sha2)
+        usable = (u == NULL || u->has_sha2) &&
+                 (hr->auth_len == HA_SHA256_LEN ||
+                  (hr->auth_len <= 1 && advertised));
+    else
+        usable = strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) == 0 &&
+                 (hr->auth_len == HA_SHA1_LEN ||
+                  (hr->auth_len <= 1 && advertised));
+    /* An unsolicited answer (libmysqlclient <= 8.0.25 always answers for
+     * caching_sha2_password) is taken only if it proves the password;
+     * otherwise the client gets the switch to the server's plugin, so a
+     * junk answer costs no full authentication. An unknown user is
+     * switched too, like a known one with a wrong answer. */
+    if (usable && !advertised && (c->caps & HA_CLIENT_PLUGIN_AUTH))
+        usable = sha2 ? ha_auth_sha2_check(u, c->scramble, hr->auth,
+                                           hr->auth_len)
+                      : ha_auth_native_check(u, c->scramble, hr->auth,
+                                             hr->auth_len);
+    if (strcmp(want, HA_AUTH_SHA2_PLUGIN) == 0 && u != NULL && !u->has_sha2)
+        want = HA_AUTH_NATIVE_PLUGIN;
+    if (usable || !(c->caps & HA_CLIENT_PLUGIN_AUTH)) {
+        c->auth_plugin = usable && sha2 ? HA_AUTH_SHA2_PLUGIN
+                                        : HA_AUTH_NATIVE_PLUGIN;
+        finish_auth(c, hr->auth, hr->auth_len);
+        return;
+    }
+    {
         struct ha_buf b = HA_BUF_INIT;
         if (fresh &&
             ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
@@ -311,13 +471,60 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
             fail_and_close(c, 1105, "HY000", "Cannot generate a scramble");
             return;
         }
-        ha_proto_encode_auth_switch(&b, HA_AUTH_NATIVE_PLUGIN, c->scramble);
+        c->auth_plugin = want;
+        ha_proto_encode_auth_switch(&b, want, c->scramble);
         send_payload(c, &b);
         ha_buf_free(&b);
         conn_set_state(c, HA_CONN_AUTH_SWITCH);
+    }
+}
+
+/* Fires when the socket's output shrinks: a TLS connection that is
+ * closing is freed once its last reply has reached the socket. */
+static void
+raw_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+               void *arg)
+{
+    struct ha_conn *c = arg;
+
+    if (info->n_deleted > 0 && evbuffer_get_length(buf) == 0 &&
+        c->state == HA_CONN_CLOSING && !output_pending(c))
+        ha_conn_free(c);
+}
+
+/* SSLRequest (reference §2.3): the rest of the connection phase runs
+ * inside TLS, continuing the sequence ids (the response comes with seq 2).
+ * The TLS filter reads from the socket bufferevent's input, where the
+ * start of the ClientHello may already sit (pitfall 25): nothing is
+ * lost, but no new bytes may ever arrive to wake the filter, so it is
+ * woken here. */
+static void
+start_tls(struct ha_conn *c)
+{
+    struct bufferevent *raw = c->bev, *tls;
+    SSL *ssl = SSL_new(c->env->ssl_ctx);
+
+    tls = ssl == NULL ? NULL
+                      : bufferevent_openssl_filter_new(
+                            c->env->base, raw, ssl,
+                            BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
+    if (tls == NULL) {
+        ha_log_error("connection %u (%s): cannot start TLS", c->id, c->peer);
+        SSL_free(ssl);
+        fail_and_close(c, 1105, "HY000", "Cannot start TLS");
         return;
     }
-    finish_auth(c, hr->auth, hr->auth_len);
+    /* Clients often close without close_notify; that is an EOF. */
+    bufferevent_openssl_set_allow_dirty_shutdown(tls, 1);
+    c->bev = tls;
+    c->tls = true;
+    c->raw_drained =
+        evbuffer_add_cb(bufferevent_get_output(raw), raw_drained_cb, c);
+    bufferevent_setcb(tls, conn_read_cb, conn_write_cb, conn_event_cb, c);
+    bufferevent_enable(tls, EV_READ | EV_WRITE);
+    if (evbuffer_get_length(bufferevent_get_input(raw)) > 0)
+        bufferevent_trigger(raw, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
+    ha_log_debug("connection %u (%s): TLS handshake", c->id, c->peer);
 }
 
 static void
@@ -333,7 +540,11 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
         fail_and_close(c, 1043, "08S01", "Bad handshake");
         return;
     }
-    c->caps = hr.capabilities & HA_SERVER_CAPABILITIES;
+    c->caps = hr.capabilities & c->server_caps;
+    if (hr.is_ssl_request && !c->tls && (c->server_caps & HA_CLIENT_SSL)) {
+        start_tls(c);
+        return;
+    }
     if (hr.is_ssl_request) {
         ha_log_warn("connection %u (%s): client asked for TLS, which this "
                     "server did not offer",
@@ -341,6 +552,15 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
         fail_and_close(c, 1043, "08S01",
                        "TLS was requested but this server does not offer it "
                        "(connect without TLS, e.g. mariadb --skip-ssl)");
+        return;
+    }
+    if (c->env->require_tls && !c->tls && !c->peer_is_unix) {
+        ha_log_warn("connection %u (%s): login of user '%.128s' without "
+                    "TLS refused (require_tls)",
+                    c->id, c->peer, hr.user);
+        fail_and_close(c, 3159, "HY000",
+                       "Connections using insecure transport are "
+                       "prohibited while require_tls is true.");
         return;
     }
     ha_strlcpy(c->user, hr.user, sizeof(c->user));
@@ -588,6 +808,9 @@ dispatch(struct ha_conn *c)
     case HA_CONN_AUTH_SWITCH:
         finish_auth(c, p, len);
         break;
+    case HA_CONN_AUTH_FULL:
+        on_full_auth(c, p, len);
+        break;
     case HA_CONN_COMMAND:
         if (len == 0) {
             fail_and_close(c, 1047, "08S01", "Empty command packet");
@@ -634,6 +857,8 @@ conn_read_cb(struct bufferevent *bev, void *arg)
             ha_proto_reader_next(&c->reader);
             if (conn_flush(c) != 0)
                 return;
+            if (c->bev != bev)
+                return; /* TLS took over; the filter reads from now on */
         }
     }
     conn_flush(c);
@@ -645,7 +870,7 @@ conn_write_cb(struct bufferevent *bev, void *arg)
     struct ha_conn *c = arg;
 
     (void)bev;
-    if (c->state == HA_CONN_CLOSING)
+    if (c->state == HA_CONN_CLOSING && !output_pending(c))
         ha_conn_free(c);
 }
 
@@ -655,7 +880,15 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
     struct ha_conn *c = arg;
 
     (void)bev;
-    if (what & BEV_EVENT_ERROR)
+    if ((what & BEV_EVENT_ERROR) && c->tls &&
+        bufferevent_get_openssl_error(bev) != 0) {
+        char reason[256];
+
+        ERR_error_string_n(bufferevent_get_openssl_error(bev), reason,
+                           sizeof(reason));
+        ha_log_info("connection %u (%s): TLS error: %s", c->id, c->peer,
+                    reason);
+    } else if (what & BEV_EVENT_ERROR)
         ha_log_info("connection %u (%s): closed: %s", c->id, c->peer,
                     evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
     else if (what & BEV_EVENT_EOF)

@@ -26,10 +26,14 @@
 
 struct bufferevent;
 struct ha_conn;
+struct ssl_ctx_st;
+struct evbuffer_cb_entry;
+struct evp_pkey_st;
 
 enum ha_conn_state {
     HA_CONN_HANDSHAKE,     /* greeting sent, awaiting HandshakeResponse41 */
     HA_CONN_AUTH_SWITCH,   /* AuthSwitchRequest sent, awaiting its answer */
+    HA_CONN_AUTH_FULL,     /* caching_sha2 full authentication under way */
     HA_CONN_COMMAND,       /* authenticated: command phase */
     HA_CONN_CLOSING,       /* last reply queued; close once written */
     HA_CONN_STATE_MAX
@@ -42,6 +46,14 @@ struct ha_conn_env {
     size_t n_users;
     const struct ha_session_shared *shared;
     size_t max_packet;                    /* largest logical payload, bytes */
+
+    /* TLS and authentication (tls.h) */
+    struct ssl_ctx_st *ssl_ctx;           /* NULL: CLIENT_SSL not offered */
+    struct evp_pkey_st *rsa_key;          /* caching_sha2 full auth key */
+    const char *rsa_public_pem;           /* its public half, sent on 0x02 */
+    size_t rsa_public_len;
+    bool require_tls;                     /* refuse plain-TCP logins */
+    const char *auth_plugin;              /* named in HandshakeV10 */
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;
@@ -67,6 +79,11 @@ struct ha_conn {
     uint8_t scramble[HA_SCRAMBLE_LEN];
     uint8_t seq;                          /* next server sequence id */
     uint32_t caps;                        /* client & server capabilities */
+    uint32_t server_caps;                 /* what HandshakeV10 offered */
+    bool tls;                             /* bev is a TLS filter */
+    struct evbuffer_cb_entry *raw_drained; /* on the socket's output */
+    const char *auth_plugin;              /* plugin of the exchange under
+                                           * way (HA_AUTH_*_PLUGIN) */
     char user[HA_USER_MAX + 1];
     char db[HA_PROTO_MAX_DB + 1];         /* schema asked for at login */
     bool changing_user;                   /* the auth exchange belongs to

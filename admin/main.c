@@ -242,7 +242,9 @@ main(int argc, char **argv)
     }
     rt.server = ha_server_new(rt.base, &cfg, datadir, &ha_mallctl_jemalloc,
                               err, sizeof(err));
-    if (rt.server == NULL || ha_server_listen(rt.server, err, sizeof(err)))
+    if (rt.server == NULL ||
+        ha_server_enable_tls(rt.server, err, sizeof(err)) != 0 ||
+        ha_server_listen(rt.server, err, sizeof(err)))
         goto fail;
     ev_term = evsignal_new(rt.base, SIGTERM, on_stop_signal, &rt);
     ev_int = evsignal_new(rt.base, SIGINT, on_stop_signal, &rt);

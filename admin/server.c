@@ -25,6 +25,7 @@
 #include "conn.h"
 #include "log.h"
 #include "session.h"
+#include "tls.h"
 #include "util.h"
 #include "vtab.h"
 
@@ -49,6 +50,7 @@ struct ha_server {
     struct ha_session_shared shared;
     sqlite3 *keeper;               /* holds the memdb database open */
     struct ha_conn_env env;
+    struct ha_tls tls;             /* certificate, RSA key (tls.h) */
 
     struct listener *listeners;
     size_t n_listeners;
@@ -160,6 +162,8 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.shared = &s->shared;
     s->env.max_packet = HA_SERVER_MAX_PACKET;
     s->env.on_close = server_on_close;
+    s->env.require_tls = cfg->require_tls != 0;
+    s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;
     return s;
 }
@@ -441,6 +445,19 @@ ha_server_free(struct ha_server *s)
     free(s->listeners);
     if (s->keeper != NULL)
         sqlite3_close_v2(s->keeper);
+    ha_tls_free(&s->tls);
     free(s->datadir);
     free(s);
+}
+
+int
+ha_server_enable_tls(struct ha_server *s, char *err, size_t errlen)
+{
+    if (ha_tls_init(&s->tls, s->cfg, s->datadir, err, errlen) != 0)
+        return -1;
+    s->env.ssl_ctx = s->tls.ctx;
+    s->env.rsa_key = s->tls.rsa;
+    s->env.rsa_public_pem = s->tls.rsa_public_pem;
+    s->env.rsa_public_len = s->tls.rsa_public_len;
+    return 0;
 }

@@ -28,6 +28,13 @@ struct ha_server *ha_server_new(struct event_base *base,
                                 const struct ha_mallctl_ops *ops, char *err,
                                 size_t errlen);
 
+/* Loads or generates the key material in the datadir (tls.h): the TLS
+ * certificate when admin_variables.have_ssl is on, then CLIENT_SSL is
+ * offered on TCP; and the RSA key pair caching_sha2_password's full
+ * authentication uses over plain TCP. Without this call neither is
+ * available. Returns 0, or -1 with err naming the file and the reason. */
+int ha_server_enable_tls(struct ha_server *s, char *err, size_t errlen);
+
 /* Binds and listens on every configured interface, logging each with its
  * bound address (a configured port 0 shows the port chosen). All or
  * nothing: returns 0, or -1 with err naming the interface and the reason
