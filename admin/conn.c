@@ -391,8 +391,8 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
         c->session_open = true;
     }
     ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
-    c->session.role = u->role;
     ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));
+    ha_session_set_role(&c->session, u->role);
     /* PROCESSLIST shows "address:port" for TCP clients and "localhost"
      * for the unix socket, as MySQL does. */
     ha_strlcpy(c->session.peer, c->peer_is_unix ? "localhost" : c->peer,

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "authorizer.h"
 #include "proto.h"
 
 void
@@ -73,7 +74,19 @@ void
 ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
 {
     int prim = rc & 0xff;
+    struct ha_authz_denial d;
 
+    /* A refusal of the session authorizer: the MySQL error it chose.
+     * SQLite may report it as SQLITE_ERROR when parsing went on after the
+     * refusal, so its messages count too. */
+    if ((prim == SQLITE_AUTH ||
+         (msg != NULL && (strncmp(msg, "not authorized", 14) == 0 ||
+                          (strncmp(msg, "access to ", 10) == 0 &&
+                           strstr(msg, " is prohibited") != NULL)))) &&
+        ha_authorizer_take_denial(&d)) {
+        ha_reply_err(r, d.code, d.sqlstate, "%s", d.msg);
+        return;
+    }
     if (msg == NULL)
         msg = sqlite3_errstr(rc);
     if (strstr(msg, "syntax error") != NULL ||

@@ -563,6 +563,12 @@ static const struct {
 /* Lifecycle                                                            */
 /* ------------------------------------------------------------------ */
 
+/* The virtual tables every session has (vtab.h, sessions.h). */
+static const char *const eponymous[] = {
+    "global_variables",     "stats_memory_jemalloc", "stats_memory_metrics",
+    "stats_admin_sessions", "session_variables",     "mysql_variables",
+};
+
 int
 ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
                 uint32_t id, char *err, size_t errlen)
@@ -587,6 +593,8 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         goto fail;
     }
     sqlite3_extended_result_codes(s->db, 1);
+    if (ha_authorizer_harden(s->db, err, errlen) != 0)
+        goto fail;
     for (size_t i = 0; i < HA_ARRAY_SIZE(functions); i++) {
         int flags = SQLITE_UTF8 | SQLITE_INNOCUOUS;
         if (functions[i].deterministic)
@@ -613,6 +621,20 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         sqlite3_free(zerr);
         goto fail;
     }
+    /* SQLite sets up an eponymous virtual table on first use, parsing
+     * its declaration under the authorizer; do it now, unchecked. */
+    for (size_t i = 0; i < HA_ARRAY_SIZE(eponymous); i++) {
+        sqlite3_stmt *st = NULL;
+        char sql[64];
+        snprintf(sql, sizeof(sql), "SELECT 1 FROM %s", eponymous[i]);
+        sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
+        sqlite3_finalize(st);
+    }
+    /* Armed last: the setup above runs unchecked. */
+    s->authz.role = s->role;
+    s->authz.user = s->user;
+    s->authz.host = s->host;
+    ha_authorizer_arm(s->db, &s->authz);
     if (reg != NULL) {
         s->next = reg->head;
         if (reg->head != NULL)
@@ -628,6 +650,15 @@ fail:
     sqlite3_close_v2(s->db);
     s->db = NULL;
     return -1;
+}
+
+void
+ha_session_set_role(struct ha_session *s, enum ha_role role)
+{
+    s->role = role;
+    s->authz.role = role;
+    if (s->db != NULL)
+        ha_authorizer_arm(s->db, &s->authz);
 }
 
 void

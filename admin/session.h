@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "authorizer.h"
 #include "credentials.h"
 #include "query.h"
 #include "stmtcache.h"
@@ -62,7 +63,7 @@ struct ha_session {
     const struct ha_session_shared *shared;
     uint32_t id;                 /* connection id (CONNECTION_ID()) */
     char user[HA_USER_MAX + 1];  /* authenticated user */
-    enum ha_role role;
+    enum ha_role role;           /* set with ha_session_set_role */
     char host[64];               /* client address, for USER() */
     char peer[80];               /* "address:port" for PROCESSLIST; ""
                                     shows host */
@@ -88,6 +89,7 @@ struct ha_session {
     bool more_results;
 
     struct ha_stmtcache cache;   /* COM_QUERY statements, compiled once */
+    struct ha_authz_who authz;   /* what the authorizer checks against */
 
     struct ha_session *prev, *next; /* registry list */
 };
@@ -103,6 +105,12 @@ int ha_session_open(struct ha_session *s,
                     const struct ha_session_shared *shared, uint32_t id,
                     char *err, size_t errlen);
 void ha_session_close(struct ha_session *s);
+
+/* Sets the session's role after login (or COM_CHANGE_USER) and re-arms
+ * the authorizer for it (authorizer.h), expiring compiled statements.
+ * ha_session_open arms the admin policy, which already refuses what no
+ * user may do; user and host must be set before this call. */
+void ha_session_set_role(struct ha_session *s, enum ha_role role);
 
 /* Server status flags for OK/EOF packets: AUTOCOMMIT and IN_TRANS. */
 uint16_t ha_session_status(const struct ha_session *s);

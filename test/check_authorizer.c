@@ -1,0 +1,518 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The session authorizer (admin/authorizer.c): an admin session and a
+ * stats session on one memdb database with the fake jemalloc, statements
+ * in through ha_session_query, and the reply reduced to "OK", "ROWS:<first
+ * value>" or "ERR <code> <message>". Every class of refusal is checked
+ * with its exact text, every compatibility query a stats user needs is
+ * checked to pass, and the pure decision function covers what the
+ * system SQLite cannot even compile (readfile(), fsdir).
+ */
+#include <check.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "authorizer.h"
+#include "check_main.h"
+#include "fake_mallctl.h"
+#include "proto.h"
+#include "query.h"
+#include "session.h"
+#include "util.h"
+#include "vtab.h"
+
+/* ------------------------------------------------------------------ *
+ * Fixture: session 1 (admin), session 2 (stats)
+ * ------------------------------------------------------------------ */
+
+static struct ha_config cfg;
+static struct ha_vtab_ctx ctx;
+static struct ha_session_registry reg;
+static struct ha_session_shared shared;
+static struct ha_session admin, stats;
+static sqlite3 *keeper;
+
+#define CAPS (HA_CLIENT_PROTOCOL_41 | HA_CLIENT_MULTI_RESULTS | \
+              HA_CLIENT_DEPRECATE_EOF)
+
+static void
+open_session(struct ha_session *s, uint32_t id, const char *user,
+             enum ha_role role)
+{
+    char err[256] = "";
+
+    ck_assert_msg(ha_session_open(s, &shared, id, err, sizeof(err)) == 0,
+                  "open: %s", err);
+    ha_strlcpy(s->user, user, sizeof(s->user));
+    ha_strlcpy(s->host, "127.0.0.1", sizeof(s->host));
+    ha_session_set_role(s, role);
+    ha_session_set_multi_statements(s, false);
+}
+
+static void
+setup(void)
+{
+    static unsigned n;
+
+    fake_reset(true);
+    memset(&cfg, 0, sizeof(cfg));
+    cfg.admin_credentials = "admin:secret1";
+    cfg.stats_credentials = "stats:secret2";
+    cfg.mysql_ifaces = "127.0.0.1:6032";
+    ctx.ops = &fake_ops;
+    ctx.cfg = &cfg;
+    ctx.datadir = "/tmp";
+    memset(&reg, 0, sizeof(reg));
+    reg.started = time(NULL);
+    memset(&shared, 0, sizeof(shared));
+    snprintf(shared.db_uri, sizeof(shared.db_uri),
+             "file:/check-authorizer-%ld-%u?vfs=memdb", (long)getpid(), ++n);
+    shared.vtab = &ctx;
+    shared.registry = &reg;
+    ck_assert_int_eq(sqlite3_open_v2(shared.db_uri, &keeper,
+                                     SQLITE_OPEN_READWRITE |
+                                         SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                                     NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_exec(keeper, "CREATE TABLE t(a)", NULL, NULL,
+                                  NULL),
+                     SQLITE_OK);
+    open_session(&admin, 1, "admin", HA_ROLE_ADMIN);
+    open_session(&stats, 2, "stats", HA_ROLE_STATS);
+}
+
+static void
+teardown(void)
+{
+    ha_session_close(&stats);
+    ha_session_close(&admin);
+    sqlite3_close(keeper);
+}
+
+/* ------------------------------------------------------------------ *
+ * Running a statement
+ * ------------------------------------------------------------------ */
+
+static char result[2048];
+
+/* Runs sql on s and reduces the reply into result. */
+static const char *
+run(struct ha_session *s, const char *sql)
+{
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_reply r;
+    const uint8_t *p;
+    size_t len;
+
+    ha_reply_init(&r, &out, 1, CAPS, ha_session_status(s));
+    ha_session_query(s, sql, strlen(sql), &r);
+    ha_reply_free(&r);
+    ck_assert_uint_ge(out.len, 5);
+    p = out.data + 4;
+    len = out.data[0] | out.data[1] << 8 | (size_t)out.data[2] << 16;
+    if (p[0] == 0x00) {
+        snprintf(result, sizeof(result), "OK");
+    } else if (p[0] == 0xFF) {
+        /* code, '#', SQLSTATE (5), message */
+        snprintf(result, sizeof(result), "ERR %u %.5s %.*s",
+                 p[1] | p[2] << 8, p + 4, (int)(len - 9), p + 9);
+    } else {
+        struct ha_reader rd;
+        uint64_t ncol;
+        size_t off = 4 + len;
+        const uint8_t *v;
+        size_t sl;
+
+        ha_reader_init(&rd, p, len);
+        ck_assert_int_eq(ha_proto_get_lenenc(&rd, &ncol), 0);
+        for (uint64_t c = 0; c < ncol; c++)
+            off += 4 + (out.data[off] | out.data[off + 1] << 8 |
+                        (size_t)out.data[off + 2] << 16);
+        p = out.data + off + 4;
+        len = out.data[off] | out.data[off + 1] << 8 |
+              (size_t)out.data[off + 2] << 16;
+        if (p[0] == 0xFE && len < 9)
+            snprintf(result, sizeof(result), "ROWS:");
+        else if (p[0] == 0xFB)
+            snprintf(result, sizeof(result), "ROWS:NULL");
+        else {
+            ha_reader_init(&rd, p, len);
+            ck_assert_int_eq(ha_proto_get_lenenc_str(&rd, &v, &sl), 0);
+            snprintf(result, sizeof(result), "ROWS:%.*s", (int)sl, v);
+        }
+    }
+    ha_buf_free(&out);
+    return result;
+}
+
+/* ------------------------------------------------------------------ *
+ * Stats users: refusals
+ * ------------------------------------------------------------------ */
+
+#define DENIED(cmd, table)                                              \
+    "ERR 1142 42000 " cmd " command denied to user 'stats'@'127.0.0.1' " \
+    "for table '" table "'"
+#define SUPER                                                       \
+    "ERR 1227 42000 Access denied; you need (at least one of) the " \
+    "SUPER privilege(s) for this operation"
+#define NO_ATTACH                                                         \
+    "ERR 1227 42000 Access denied; ATTACH, DETACH and VACUUM INTO are not " \
+    "allowed: SQL on the admin interface cannot touch files"
+#define NO_PRAGMA(p)                                                   \
+    "ERR 1227 42000 Access denied; PRAGMA " p " is not allowed: only " \
+    "read-only introspection pragmas are (table_info, index_list, ...)"
+#define NO_LOAD                                                          \
+    "ERR 1227 42000 Access denied; function load_extension() is not "    \
+    "allowed: SQL on the admin interface cannot touch files or the process"
+
+static const struct {
+    const char *sql;
+    const char *want;
+} stats_refused[] = {
+    {"UPDATE global_variables SET variable_value = 'true' WHERE "
+     "variable_name = 'jemalloc-prof_active'",
+     DENIED("UPDATE", "global_variables")},
+    {"SET jemalloc-prof_active = 'true'",
+     DENIED("UPDATE", "global_variables")},
+    {"SET admin-mysql_ifaces = '0.0.0.0:6032'",
+     DENIED("UPDATE", "global_variables")},
+    {"UPDATE global_variables SET variable_value = 1 WHERE variable_name = "
+     "'jemalloc-dump_now'",
+     DENIED("UPDATE", "global_variables")},
+    {"INSERT INTO t VALUES (1)", DENIED("INSERT", "t")},
+    {"REPLACE INTO t VALUES (1)", DENIED("INSERT", "t")},
+    {"DELETE FROM t", DENIED("DELETE", "t")},
+    {"DELETE FROM global_variables", DENIED("DELETE", "global_variables")},
+    {"SELECT * FROM t", DENIED("SELECT", "t")},
+    {"SELECT count(*) FROM main.t", DENIED("SELECT", "t")},
+    {"SELECT * FROM stats_memory_metrics, t", DENIED("SELECT", "t")},
+    {"CREATE TABLE u(a)", DENIED("CREATE", "u")},
+    {"CREATE TEMP TABLE u(a)", DENIED("CREATE", "u")},
+    {"CREATE VIEW v AS SELECT 1", DENIED("CREATE", "v")},
+    {"CREATE INDEX i ON t(a)", DENIED("INDEX", "t")},
+    {"CREATE TEMP TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END",
+     DENIED("TRIGGER", "t")},
+    {"DROP TABLE t", DENIED("DROP", "t")},
+    {"ALTER TABLE t ADD COLUMN b", DENIED("ALTER", "t")},
+    {"ANALYZE", SUPER},
+    {"PRAGMA table_list", SUPER},
+    {"PRAGMA database_list", SUPER},
+    {"PRAGMA writable_schema = 1", NO_PRAGMA("writable_schema")},
+    {"PRAGMA temp_store_directory = '/tmp'",
+     NO_PRAGMA("temp_store_directory")},
+    {"PRAGMA query_only = 0", NO_PRAGMA("query_only")},
+    {"ATTACH ':memory:' AS x", NO_ATTACH},
+    {"VACUUM INTO '/tmp/check-authorizer-vacuum.db'", NO_ATTACH},
+    {"SELECT load_extension('/tmp/x.so')", NO_LOAD},
+};
+
+START_TEST(test_authorizer_stats_refused)
+{
+    ck_assert_msg(strcmp(run(&stats, stats_refused[_i].sql),
+                         stats_refused[_i].want) == 0,
+                  "%d: %s\n  got  %s\n  want %s", _i, stats_refused[_i].sql,
+                  result, stats_refused[_i].want);
+}
+END_TEST
+
+/* Nothing a stats user sent changed anything. */
+START_TEST(test_authorizer_stats_changes_nothing)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(stats_refused); i++)
+        run(&stats, stats_refused[i].sql);
+    ck_assert_str_eq(run(&admin, "SELECT count(*) FROM t"), "ROWS:0");
+    ck_assert_str_eq(run(&admin, "SELECT variable_value FROM "
+                                 "global_variables WHERE variable_name = "
+                                 "'jemalloc-prof_active'"),
+                     "ROWS:false");
+    ck_assert_str_eq(run(&admin, "SELECT count(*) FROM sqlite_schema"),
+                     "ROWS:1");
+    ck_assert_int_ne(access("/tmp/check-authorizer-vacuum.db", F_OK), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * Stats users: what works
+ * ------------------------------------------------------------------ */
+
+static const char *const stats_allowed[] = {
+    "SELECT * FROM stats_memory_jemalloc",
+    "SELECT * FROM stats_memory_metrics",
+    "SELECT * FROM stats.stats_memory_metrics",
+    "SELECT count(*) FROM stats_admin_sessions",
+    "SELECT variable_name FROM global_variables",
+    "SHOW DATABASES",
+    "SHOW TABLES",
+    "SHOW FULL TABLES FROM stats",
+    "SHOW TABLE STATUS",
+    "SHOW VARIABLES",
+    "SHOW GLOBAL VARIABLES LIKE 'jemalloc%'",
+    "SHOW VARIABLES LIKE 'version%'",
+    "SHOW STATUS",
+    "SHOW GLOBAL STATUS LIKE 'Uptime'",
+    "SHOW PROCESSLIST",
+    "SHOW FULL PROCESSLIST",
+    "SHOW COLUMNS FROM stats_memory_metrics",
+    "SHOW CREATE TABLE stats_memory_metrics",
+    "SHOW INDEX FROM global_variables",
+    "SELECT @@version",
+    "SELECT @@version_comment LIMIT 1",
+    "SELECT @@session.autocommit, @@max_allowed_packet",
+    "SELECT DATABASE()",
+    "SELECT USER(), CURRENT_USER(), CONNECTION_ID()",
+    "SELECT 1",
+    "SELECT version()",
+    "WITH RECURSIVE c(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM c "
+    "WHERE n < 3) SELECT sum(n) FROM c",
+    "SET NAMES utf8mb4",
+    "SET autocommit = 1",
+    "SET @x = 1",
+    "SET SESSION sql_mode = ''",
+    "USE stats",
+    "BEGIN",
+    "COMMIT",
+    "ROLLBACK",
+};
+
+START_TEST(test_authorizer_stats_allowed)
+{
+    run(&stats, stats_allowed[_i]);
+    ck_assert_msg(strncmp(result, "ERR", 3) != 0, "%d: %s\n  got %s", _i,
+                  stats_allowed[_i], result);
+}
+END_TEST
+
+/* Values of global_variables read as NULL: no credential list, not even
+ * masked, and no WHERE on the value to probe them with. */
+START_TEST(test_authorizer_stats_no_credentials)
+{
+    ck_assert_str_eq(run(&stats, "SELECT variable_value FROM "
+                                 "global_variables WHERE variable_name = "
+                                 "'admin-admin_credentials'"),
+                     "ROWS:NULL");
+    ck_assert_str_eq(run(&stats, "SELECT count(*) FROM global_variables "
+                                 "WHERE variable_value LIKE '%admin%'"),
+                     "ROWS:0");
+    ck_assert_str_eq(run(&stats, "SELECT @@admin-stats_credentials"),
+                     "ROWS:NULL");
+    ck_assert_str_eq(run(&stats, "SHOW VARIABLES LIKE "
+                                 "'admin-admin_credentials'"),
+                     "ROWS:admin-admin_credentials");
+    /* The admin sees the masked list. */
+    ck_assert_str_eq(run(&admin, "SELECT @@admin-admin_credentials"),
+                     "ROWS:admin:****");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * Admins
+ * ------------------------------------------------------------------ */
+
+static const struct {
+    const char *sql;
+    const char *want;
+} admin_refused[] = {
+    {"ATTACH '/tmp/check-authorizer-attach.db' AS x", NO_ATTACH},
+    {"DETACH temp", NO_ATTACH},
+    /* VACUUM attaches a temporary copy; on a memdb it has no use. */
+    {"VACUUM", NO_ATTACH},
+    {"VACUUM INTO '/tmp/check-authorizer-vacuum.db'", NO_ATTACH},
+    {"SELECT load_extension('/tmp/x.so')", NO_LOAD},
+    {"PRAGMA writable_schema = 1", NO_PRAGMA("writable_schema")},
+    {"PRAGMA main.writable_schema = ON", NO_PRAGMA("writable_schema")},
+    {"PRAGMA temp_store_directory = '/tmp'",
+     NO_PRAGMA("temp_store_directory")},
+    {"PRAGMA journal_mode = WAL", NO_PRAGMA("journal_mode")},
+    {"PRAGMA temp_store = FILE", NO_PRAGMA("temp_store")},
+    {"PRAGMA trusted_schema = 1", NO_PRAGMA("trusted_schema")},
+    {"SELECT * FROM pragma_journal_mode", NO_PRAGMA("journal_mode")},
+};
+
+START_TEST(test_authorizer_admin_refused)
+{
+    ck_assert_msg(strcmp(run(&admin, admin_refused[_i].sql),
+                         admin_refused[_i].want) == 0,
+                  "%d: %s\n  got  %s\n  want %s", _i, admin_refused[_i].sql,
+                  result, admin_refused[_i].want);
+    ck_assert_int_ne(access("/tmp/check-authorizer-vacuum.db", F_OK), 0);
+    ck_assert_int_ne(access("/tmp/check-authorizer-attach.db", F_OK), 0);
+}
+END_TEST
+
+static const char *const admin_allowed[] = {
+    "PRAGMA table_info(global_variables)",
+    "PRAGMA table_list",
+    "PRAGMA index_list(t)",
+    "PRAGMA integrity_check",
+    "SELECT * FROM pragma_table_xinfo('t')",
+    "SELECT * FROM global_variables",
+    "UPDATE global_variables SET variable_value = 'true' WHERE "
+    "variable_name = 'jemalloc-prof_active'",
+    "SET jemalloc-prof_active = 'false'",
+    "INSERT INTO t VALUES (1)",
+    "CREATE TABLE u(a)",
+    "CREATE INDEX i ON t(a)",
+    "CREATE TEMP TABLE tt(a)",
+    "CREATE TRIGGER tr AFTER INSERT ON t BEGIN SELECT 1; END",
+    "ANALYZE",
+    "DELETE FROM t",
+    "DROP TABLE t",
+    "SAVEPOINT a",
+};
+
+START_TEST(test_authorizer_admin_allowed)
+{
+    run(&admin, admin_allowed[_i]);
+    ck_assert_msg(strncmp(result, "ERR", 3) != 0, "%d: %s\n  got %s", _i,
+                  admin_allowed[_i], result);
+}
+END_TEST
+
+/* The session's role decides, and a change of role takes effect on
+ * statements compiled before it (COM_CHANGE_USER). */
+START_TEST(test_authorizer_role_change)
+{
+    ck_assert_str_eq(run(&admin, "SELECT count(*) FROM t"), "ROWS:0");
+    ha_strlcpy(admin.user, "stats", sizeof(admin.user));
+    ha_session_set_role(&admin, HA_ROLE_STATS);
+    ck_assert_str_eq(run(&admin, "SELECT count(*) FROM t"),
+                     DENIED("SELECT", "t"));
+    ha_session_set_role(&stats, HA_ROLE_ADMIN);
+    ck_assert_str_eq(run(&stats, "SELECT count(*) FROM t"), "ROWS:0");
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * Limits and connection settings
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_authorizer_limits)
+{
+    char *deep = malloc(4096);
+    size_t n = 0;
+
+    ck_assert_ptr_nonnull(deep);
+    n += (size_t)sprintf(deep, "SELECT 1");
+    for (int i = 0; i < 300; i++)
+        n += (size_t)sprintf(deep + n, "+1");
+    ck_assert_str_eq(run(&admin, deep),
+                     "ERR 1105 HY000 Expression tree is too large (maximum "
+                     "depth 200)");
+    free(deep);
+    ck_assert_str_eq(run(&admin, "SELECT length(zeroblob(100000000))"),
+                     "ERR 1105 HY000 string or blob too big");
+    /* 64 MiB is still allowed: large values must fit. */
+    ck_assert_str_eq(run(&admin, "SELECT length(zeroblob(20000000))"),
+                     "ROWS:20000000");
+    ck_assert_int_eq(sqlite3_limit(admin.db, SQLITE_LIMIT_ATTACHED, -1), 0);
+    ck_assert_int_eq(sqlite3_limit(admin.db, SQLITE_LIMIT_SQL_LENGTH, -1),
+                     HA_AUTHZ_MAX_LENGTH);
+}
+END_TEST
+
+START_TEST(test_authorizer_dbconfig)
+{
+    int on = -1;
+
+    sqlite3_db_config(admin.db, SQLITE_DBCONFIG_DEFENSIVE, -1, &on);
+    ck_assert_int_eq(on, 1);
+    sqlite3_db_config(admin.db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, -1, &on);
+    ck_assert_int_eq(on, 0);
+    sqlite3_db_config(admin.db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, -1,
+                      &on);
+    ck_assert_int_eq(on, 0);
+    sqlite3_db_config(stats.db, SQLITE_DBCONFIG_DEFENSIVE, -1, &on);
+    ck_assert_int_eq(on, 1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ *
+ * The pure decision: names the system SQLite does not compile in
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_authorizer_decide_file_names)
+{
+    static const char *const functions[] = {
+        "readfile", "writefile", "edit", "fts3_tokenizer", "LOAD_EXTENSION"};
+    struct ha_authz_who who = {HA_ROLE_ADMIN, "admin", "127.0.0.1"};
+    struct ha_authz_denial d;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(functions); i++) {
+        ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_FUNCTION, NULL,
+                                              functions[i], NULL, NULL, &d),
+                         SQLITE_DENY);
+        ck_assert_uint_eq(d.code, 1227);
+    }
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_READ, "fsdir", "name",
+                                          "main", NULL, &d),
+                     SQLITE_DENY);
+    ck_assert_str_eq(d.msg, "Access denied; table fsdir is not allowed: SQL "
+                            "on the admin interface cannot touch files");
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_CREATE_VTABLE, "x",
+                                          "zipfile", "main", NULL, &d),
+                     SQLITE_DENY);
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_FUNCTION, NULL,
+                                          "upper", NULL, NULL, &d),
+                     SQLITE_OK);
+    who.role = HA_ROLE_STATS;
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_READ,
+                                          "global_variables",
+                                          "variable_value", "main", NULL, &d),
+                     SQLITE_IGNORE);
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_READ,
+                                          "global_variables",
+                                          "variable_name", "main", NULL, &d),
+                     SQLITE_OK);
+}
+END_TEST
+
+/* A refusal is reported once, by the reply that maps SQLITE_AUTH. */
+START_TEST(test_authorizer_denial_taken_once)
+{
+    struct ha_authz_denial d;
+
+    run(&stats, "DELETE FROM t");
+    ck_assert(!ha_authorizer_take_denial(&d));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+
+static Suite *
+authorizer_suite(void)
+{
+    Suite *s = suite_create("authorizer");
+    TCase *core = tcase_create("core");
+    TCase *limits = tcase_create("limits");
+    TCase *errors = tcase_create("errors");
+
+    tcase_add_checked_fixture(core, setup, teardown);
+    tcase_add_loop_test(core, test_authorizer_stats_allowed, 0,
+                        (int)HA_ARRAY_SIZE(stats_allowed));
+    tcase_add_test(core, test_authorizer_stats_no_credentials);
+    tcase_add_loop_test(core, test_authorizer_admin_allowed, 0,
+                        (int)HA_ARRAY_SIZE(admin_allowed));
+    tcase_add_test(core, test_authorizer_role_change);
+    tcase_add_test(core, test_authorizer_decide_file_names);
+    suite_add_tcase(s, core);
+
+    tcase_add_checked_fixture(limits, setup, teardown);
+    tcase_add_test(limits, test_authorizer_limits);
+    tcase_add_test(limits, test_authorizer_dbconfig);
+    suite_add_tcase(s, limits);
+
+    tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_add_loop_test(errors, test_authorizer_stats_refused, 0,
+                        (int)HA_ARRAY_SIZE(stats_refused));
+    tcase_add_test(errors, test_authorizer_stats_changes_nothing);
+    tcase_add_loop_test(errors, test_authorizer_admin_refused, 0,
+                        (int)HA_ARRAY_SIZE(admin_refused));
+    tcase_add_test(errors, test_authorizer_denial_taken_once);
+    suite_add_tcase(s, errors);
+    return s;
+}
+
+HA_CHECK_MAIN(authorizer_suite)
