@@ -7,6 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/evp.h>
+#include <openssl/rsa.h>
+
 #include "check_main.h"
 
 #include "auth.h"

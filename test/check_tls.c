@@ -1,0 +1,656 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * TLS and caching_sha2_password on a live server over loopback, driven
+ * packet by packet with OpenSSL as the client: SSLRequest at seq 1, the
+ * TLS handshake (also with the ClientHello in the same segment as the
+ * SSLRequest, pitfall 25), HandshakeResponse41 at seq 2 and OK at seq 3;
+ * require_tls refusing a plain login; the caching_sha2 fast path
+ * (0x01 0x03, then OK), the AuthSwitchRequest from native to
+ * caching_sha2, full authentication in clear over TLS and with the RSA
+ * public key on plain TCP; COM_CHANGE_USER on the fast path.
+ *
+ * The key material is generated once per run in a private datadir by an
+ * unchecked fixture, so each test only loads it.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#include <openssl/bio.h>
+#include <openssl/pem.h>
+#include <openssl/ssl.h>
+
+#include "auth.h"
+#include "check_main.h"
+#include "admin/config.h"
+#include "mallctl.h"
+#include "proto.h"
+#include "server.h"
+
+/* ------------------------------------------------------------------ */
+/* Fixture: a server with TLS on 127.0.0.1, port chosen by the kernel   */
+/* ------------------------------------------------------------------ */
+
+static char datadir[] = "/tmp/check_tls.XXXXXX";
+static struct ha_config cfg;
+static struct event_base *base;
+static struct ha_server *server;
+static pthread_t loop_thread;
+static atomic_bool stop_loop;
+static int port;
+static struct event *stop_poller;
+static bool running;
+
+static void
+poll_stop(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    if (atomic_load(&stop_loop))
+        event_base_loopbreak(arg);
+}
+
+static void *
+run_loop(void *arg)
+{
+    (void)arg;
+    event_base_dispatch(base);
+    return NULL;
+}
+
+static void
+make_datadir(void)
+{
+    strcpy(datadir, "/tmp/check_tls.XXXXXX");
+    ck_assert_ptr_nonnull(mkdtemp(datadir));
+}
+
+static void
+remove_datadir(void)
+{
+    static const char *const files[] = {
+        "heapadmin-cert.pem", "heapadmin-key.pem",
+        "heapadmin-rsa-private.pem", "heapadmin-rsa-public.pem",
+    };
+    char path[256];
+
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        snprintf(path, sizeof(path), "%s/%s", datadir, files[i]);
+        unlink(path);
+    }
+    rmdir(datadir);
+}
+
+/* Starts the server with the given settings (the tests' own fixture). */
+static void
+start(bool require_tls, const char *plugin)
+{
+    char err[512];
+    struct timeval tick = {0, 5000};
+
+    ha_config_init(&cfg);
+    free(cfg.ifaces);
+    cfg.ifaces = calloc(1, sizeof(*cfg.ifaces));
+    ck_assert_ptr_nonnull(cfg.ifaces);
+    cfg.n_ifaces = 1;
+    cfg.ifaces[0].kind = HA_IFACE_TCP;
+    strcpy(cfg.ifaces[0].host, "127.0.0.1");
+    cfg.ifaces[0].port = 0;
+    cfg.require_tls = require_tls;
+    snprintf(cfg.default_auth_plugin, sizeof(cfg.default_auth_plugin), "%s",
+             plugin);
+    base = event_base_new();
+    ck_assert_ptr_nonnull(base);
+    server = ha_server_new(base, &cfg, datadir, &ha_mallctl_jemalloc, err,
+                           sizeof(err));
+    ck_assert_msg(server != NULL, "ha_server_new: %s", err);
+    ck_assert_msg(ha_server_enable_tls(server, err, sizeof(err)) == 0,
+                  "enable_tls: %s", err);
+    ck_assert_msg(ha_server_listen(server, err, sizeof(err)) == 0,
+                  "listen: %s", err);
+    port = ha_server_port(server, 0);
+    stop_poller = event_new(base, -1, EV_PERSIST, poll_stop, base);
+    event_add(stop_poller, &tick);
+    atomic_store(&stop_loop, false);
+    ck_assert_int_eq(pthread_create(&loop_thread, NULL, run_loop, NULL), 0);
+    running = true;
+}
+
+static void
+teardown(void)
+{
+    if (!running)
+        return;
+    running = false;
+    atomic_store(&stop_loop, true);
+    pthread_join(loop_thread, NULL);
+    event_free(stop_poller);
+    ha_server_free(server);
+    event_base_free(base);
+    ha_config_free(&cfg);
+}
+
+/* ------------------------------------------------------------------ */
+/* A minimal blocking client, plain or over TLS                         */
+/* ------------------------------------------------------------------ */
+
+struct pkt {
+    uint8_t seq;
+    size_t len;
+    uint8_t data[4096];
+};
+
+struct cli {
+    int fd;
+    SSL_CTX *ctx;
+    SSL *ssl;            /* NULL until TLS is up */
+    uint32_t caps;       /* the greeting's capabilities */
+    char plugin[64];     /* the greeting's plugin */
+    uint8_t scramble[20];
+};
+
+static int
+read_full(struct cli *c, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        int r = c->ssl != NULL ? SSL_read(c->ssl, p, (int)n)
+                               : (int)recv(c->fd, p, n, 0);
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+static int
+read_pkt(struct cli *c, struct pkt *p)
+{
+    uint8_t h[4];
+
+    if (read_full(c, h, 4) != 0)
+        return -1;
+    p->len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
+    p->seq = h[3];
+    ck_assert_uint_lt(p->len, sizeof(p->data));
+    return read_full(c, p->data, p->len);
+}
+
+static void
+expect_pkt(struct cli *c, struct pkt *p, uint8_t seq)
+{
+    ck_assert_msg(read_pkt(c, p) == 0, "no packet (expected seq %u)", seq);
+    ck_assert_msg(p->seq == seq, "sequence id %u, expected %u", p->seq, seq);
+}
+
+static void
+send_pkt(struct cli *c, uint8_t seq, const void *payload, size_t len)
+{
+    uint8_t b[4 + 1024];
+
+    ck_assert_uint_le(len, sizeof(b) - 4);
+    b[0] = (uint8_t)len;
+    b[1] = (uint8_t)(len >> 8);
+    b[2] = (uint8_t)(len >> 16);
+    b[3] = seq;
+    memcpy(b + 4, payload, len);
+    if (c->ssl != NULL)
+        ck_assert_int_eq(SSL_write(c->ssl, b, (int)(len + 4)),
+                         (int)(len + 4));
+    else
+        ck_assert_int_eq(send(c->fd, b, len + 4, MSG_NOSIGNAL),
+                         (ssize_t)(len + 4));
+}
+
+static void
+put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+#define CLIENT_CAPS                                                          \
+    (HA_CLIENT_LONG_PASSWORD | HA_CLIENT_PROTOCOL_41 |                       \
+     HA_CLIENT_SECURE_CONNECTION | HA_CLIENT_PLUGIN_AUTH |                   \
+     HA_CLIENT_PLUGIN_AUTH_LENENC_DATA | HA_CLIENT_TRANSACTIONS)
+
+/* Connects and reads HandshakeV10. */
+static struct cli
+greet(void)
+{
+    struct sockaddr_in sin;
+    struct timeval tv = {10, 0};
+    struct cli c;
+    struct pkt p;
+    size_t off;
+
+    memset(&c, 0, sizeof(c));
+    c.fd = socket(AF_INET, SOCK_STREAM, 0);
+    ck_assert_int_ge(c.fd, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ck_assert_int_eq(connect(c.fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    expect_pkt(&c, &p, 0);
+    off = 1 + strnlen((char *)p.data + 1, p.len - 1) + 1 + 4;
+    memcpy(c.scramble, p.data + off, 8);
+    c.caps = (uint32_t)p.data[off + 9] | (uint32_t)p.data[off + 10] << 8 |
+             (uint32_t)p.data[off + 14] << 16 |
+             (uint32_t)p.data[off + 15] << 24;
+    memcpy(c.scramble + 8, p.data + off + 27, 12);
+    snprintf(c.plugin, sizeof(c.plugin), "%s", (char *)p.data + off + 40);
+    return c;
+}
+
+static void
+cli_close(struct cli *c)
+{
+    if (c->ssl != NULL)
+        SSL_free(c->ssl);
+    SSL_CTX_free(c->ctx);
+    close(c->fd);
+}
+
+/* The 32-byte SSLRequest payload. */
+static void
+ssl_request(uint8_t b[32])
+{
+    put_le(b, CLIENT_CAPS | HA_CLIENT_SSL, 4);
+    put_le(b + 4, 16u << 20, 4);
+    b[8] = 45;
+    memset(b + 9, 0, 23);
+}
+
+static void
+new_ssl(struct cli *c)
+{
+    c->ctx = SSL_CTX_new(TLS_client_method());
+    ck_assert_ptr_nonnull(c->ctx);
+    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
+    c->ssl = SSL_new(c->ctx);
+    ck_assert_ptr_nonnull(c->ssl);
+}
+
+/* SSLRequest at seq 1, then the TLS handshake on the socket. */
+static void
+start_tls(struct cli *c)
+{
+    uint8_t b[32];
+    SSL *ssl;
+
+    ck_assert_msg(c->caps & HA_CLIENT_SSL, "CLIENT_SSL not offered");
+    ssl_request(b);
+    send_pkt(c, 1, b, sizeof(b));
+    new_ssl(c);
+    ssl = c->ssl;
+    c->ssl = NULL; /* not up yet */
+    SSL_set_fd(ssl, c->fd);
+    ck_assert_msg(SSL_connect(ssl) == 1, "TLS handshake failed");
+    c->ssl = ssl;
+}
+
+/* HandshakeResponse41 with auth bytes for plugin at seq. */
+static void
+send_response(struct cli *c, uint8_t seq, const char *user,
+              const uint8_t *auth, size_t auth_len, const char *plugin)
+{
+    uint8_t b[512];
+    size_t n = 32;
+
+    put_le(b, CLIENT_CAPS | (c->ssl != NULL ? HA_CLIENT_SSL : 0), 4);
+    put_le(b + 4, 16u << 20, 4);
+    b[8] = 45;
+    memset(b + 9, 0, 23);
+    strcpy((char *)b + n, user);
+    n += strlen(user) + 1;
+    b[n++] = (uint8_t)auth_len;
+    memcpy(b + n, auth, auth_len);
+    n += auth_len;
+    strcpy((char *)b + n, plugin);
+    n += strlen(plugin) + 1;
+    send_pkt(c, seq, b, n);
+}
+
+static void
+send_native_login(struct cli *c, uint8_t seq, const char *password)
+{
+    uint8_t proof[20];
+
+    ha_auth_native_proof(password, strlen(password), c->scramble, proof);
+    send_response(c, seq, "admin", proof, 20, HA_AUTH_NATIVE_PLUGIN);
+}
+
+static void
+expect_ok(struct cli *c, uint8_t seq)
+{
+    struct pkt p;
+
+    expect_pkt(c, &p, seq);
+    ck_assert_msg(p.data[0] == 0x00, "expected OK, got 0x%02x (%.*s)",
+                  p.data[0], (int)p.len, (char *)p.data);
+}
+
+static void
+expect_err(struct cli *c, uint8_t seq, int code)
+{
+    struct pkt p;
+
+    expect_pkt(c, &p, seq);
+    ck_assert_msg(p.data[0] == 0xFF, "expected ERR, got 0x%02x", p.data[0]);
+    ck_assert_int_eq(p.data[1] | p.data[2] << 8, code);
+}
+
+static void
+expect_more(struct cli *c, uint8_t seq, uint8_t what)
+{
+    struct pkt p;
+
+    expect_pkt(c, &p, seq);
+    ck_assert_uint_eq(p.len, 2);
+    ck_assert_int_eq(p.data[0], 0x01);
+    ck_assert_int_eq(p.data[1], what);
+}
+
+/* SELECT 1 must come back as a result set (seq 1 = column count). */
+static void
+query_works(struct cli *c)
+{
+    const char q[] = "\x03SELECT 1";
+    struct pkt p;
+
+    send_pkt(c, 0, q, sizeof(q) - 1);
+    expect_pkt(c, &p, 1);
+    ck_assert_int_eq(p.data[0], 1);
+}
+
+/* ------------------------------------------------------------------ */
+/* TLS                                                                  */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_tls_handshake)
+{
+    struct cli c;
+
+    start(false, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    start_tls(&c);
+    ck_assert_ptr_nonnull(SSL_get_current_cipher(c.ssl));
+    ck_assert_int_ge(SSL_version(c.ssl), TLS1_2_VERSION);
+    send_native_login(&c, 2, "admin");
+    expect_ok(&c, 3);
+    query_works(&c);
+    cli_close(&c);
+}
+END_TEST
+
+/* The ClientHello in the same segment as the SSLRequest: the server's
+ * read buffer already holds it when TLS starts. */
+START_TEST(test_tls_clienthello_coalesced)
+{
+    struct cli c;
+    uint8_t b[4096], req[32];
+    BIO *rb, *wb;
+    int n;
+
+    start(false, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    new_ssl(&c);
+    rb = BIO_new(BIO_s_mem());
+    wb = BIO_new(BIO_s_mem());
+    SSL_set_bio(c.ssl, rb, wb);
+    ck_assert_int_eq(SSL_connect(c.ssl), -1); /* wants the ServerHello */
+    ssl_request(req);
+    b[0] = 32;
+    b[1] = b[2] = 0;
+    b[3] = 1;
+    memcpy(b + 4, req, 32);
+    n = BIO_read(wb, b + 36, (int)sizeof(b) - 36);
+    ck_assert_int_gt(n, 0);
+    ck_assert_int_eq(send(c.fd, b, 36 + (size_t)n, MSG_NOSIGNAL), 36 + n);
+    /* The rest of the handshake on the socket. */
+    SSL_set_fd(c.ssl, c.fd);
+    ck_assert_msg(SSL_connect(c.ssl) == 1, "TLS handshake failed");
+    send_native_login(&c, 2, "admin");
+    expect_ok(&c, 3);
+    query_works(&c);
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(test_tls_require_tls)
+{
+    struct cli c;
+
+    start(true, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    send_native_login(&c, 1, "admin");
+    expect_err(&c, 2, 3159);
+    cli_close(&c);
+    c = greet();
+    start_tls(&c);
+    send_native_login(&c, 2, "admin");
+    expect_ok(&c, 3);
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(test_tls_wrong_password)
+{
+    struct cli c;
+
+    start(false, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    start_tls(&c);
+    send_native_login(&c, 2, "nope");
+    /* The ERR must get through the TLS layer before the close. */
+    expect_err(&c, 3, 1045);
+    cli_close(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* caching_sha2_password                                                */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_sha2_fast_path)
+{
+    struct cli c;
+    uint8_t proof[32];
+
+    start(false, HA_AUTH_SHA2_PLUGIN);
+    c = greet();
+    ck_assert_str_eq(c.plugin, HA_AUTH_SHA2_PLUGIN);
+    ha_auth_sha2_proof("admin", 5, c.scramble, proof);
+    send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 2, 0x03);
+    expect_ok(&c, 3);
+    query_works(&c);
+    cli_close(&c);
+}
+END_TEST
+
+/* With native advertised, a valid caching_sha2 answer (libmysqlclient
+ * <= 8.0.25, MySQL 9 clients) is taken as it is. */
+START_TEST(test_sha2_unsolicited_answer)
+{
+    struct cli c;
+    uint8_t proof[32];
+
+    start(false, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    ck_assert_str_eq(c.plugin, HA_AUTH_NATIVE_PLUGIN);
+    ha_auth_sha2_proof("admin", 5, c.scramble, proof);
+    send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 2, 0x03);
+    expect_ok(&c, 3);
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(test_sha2_switch_from_native)
+{
+    struct cli c;
+    struct pkt p;
+    uint8_t proof[32], fresh[20];
+
+    start(false, HA_AUTH_SHA2_PLUGIN);
+    c = greet();
+    /* libmariadb with --default-auth=mysql_native_password: empty. */
+    send_response(&c, 1, "admin", NULL, 0, HA_AUTH_NATIVE_PLUGIN);
+    expect_pkt(&c, &p, 2);
+    ck_assert_int_eq(p.data[0], 0xFE);
+    ck_assert_str_eq((char *)p.data + 1, HA_AUTH_SHA2_PLUGIN);
+    ck_assert_uint_eq(p.len, 1 + strlen(HA_AUTH_SHA2_PLUGIN) + 1 + 21);
+    memcpy(fresh, p.data + 1 + strlen(HA_AUTH_SHA2_PLUGIN) + 1, 20);
+    ha_auth_sha2_proof("admin", 5, fresh, proof);
+    send_pkt(&c, 3, proof, 32);
+    expect_more(&c, 4, 0x03);
+    expect_ok(&c, 5);
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(test_sha2_wrong_password_full_auth_plain)
+{
+    struct cli c;
+    struct pkt p;
+    uint8_t proof[32], blob[256];
+    const uint8_t key_request = 0x02;
+    EVP_PKEY *key;
+    BIO *mem;
+    int n;
+
+    start(false, HA_AUTH_SHA2_PLUGIN);
+    c = greet();
+    ha_auth_sha2_proof("wrong", 5, c.scramble, proof);
+    send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 2, 0x04);
+    /* Plain TCP: ask for the public key, encrypt the password with it. */
+    send_pkt(&c, 3, &key_request, 1);
+    expect_pkt(&c, &p, 4);
+    ck_assert_int_eq(p.data[0], 0x01);
+    ck_assert(memmem(p.data, p.len, "-----BEGIN PUBLIC KEY-----", 26));
+    mem = BIO_new_mem_buf(p.data + 1, (int)p.len - 1);
+    key = PEM_read_bio_PUBKEY(mem, NULL, NULL, NULL);
+    BIO_free(mem);
+    ck_assert_ptr_nonnull(key);
+    n = ha_auth_sha2_encrypt(key, c.scramble, "admin", blob, sizeof(blob));
+    ck_assert_int_eq(n, 256);
+    send_pkt(&c, 5, blob, (size_t)n);
+    expect_ok(&c, 6);
+    cli_close(&c);
+
+    /* The same with the wrong password in the blob: ERR 1045. */
+    c = greet();
+    send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 2, 0x04);
+    n = ha_auth_sha2_encrypt(key, c.scramble, "wrong", blob, sizeof(blob));
+    send_pkt(&c, 3, blob, (size_t)n);
+    expect_err(&c, 4, 1045);
+    cli_close(&c);
+    EVP_PKEY_free(key);
+}
+END_TEST
+
+START_TEST(test_sha2_full_auth_over_tls)
+{
+    struct cli c;
+    uint8_t junk[32];
+
+    start(false, HA_AUTH_SHA2_PLUGIN);
+    c = greet();
+    start_tls(&c);
+    memset(junk, 0x5a, sizeof(junk));
+    send_response(&c, 2, "admin", junk, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 3, 0x04);
+    send_pkt(&c, 4, "admin", 6); /* password and its NUL, in clear */
+    expect_ok(&c, 5);
+    cli_close(&c);
+
+    c = greet();
+    start_tls(&c);
+    send_response(&c, 2, "admin", junk, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 3, 0x04);
+    send_pkt(&c, 4, "admiN", 6);
+    expect_err(&c, 5, 1045);
+    cli_close(&c);
+}
+END_TEST
+
+START_TEST(test_sha2_change_user)
+{
+    struct cli c;
+    uint8_t proof[32], b[256];
+    size_t n = 0;
+
+    start(false, HA_AUTH_SHA2_PLUGIN);
+    c = greet();
+    ha_auth_sha2_proof("admin", 5, c.scramble, proof);
+    send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_more(&c, 2, 0x03);
+    expect_ok(&c, 3);
+    /* COM_CHANGE_USER: user, auth (1-byte length), db, charset, plugin;
+     * the proof uses the connection's scramble. */
+    ha_auth_sha2_proof("stats", 5, c.scramble, proof);
+    b[n++] = HA_COM_CHANGE_USER;
+    strcpy((char *)b + n, "stats");
+    n += 6;
+    b[n++] = 32;
+    memcpy(b + n, proof, 32);
+    n += 32;
+    b[n++] = 0; /* no schema */
+    put_le(b + n, 45, 2);
+    n += 2;
+    strcpy((char *)b + n, HA_AUTH_SHA2_PLUGIN);
+    n += strlen(HA_AUTH_SHA2_PLUGIN) + 1;
+    send_pkt(&c, 0, b, n);
+    expect_more(&c, 1, 0x03);
+    expect_ok(&c, 2);
+    query_works(&c);
+    cli_close(&c);
+}
+END_TEST
+
+static Suite *
+tls_suite(void)
+{
+    Suite *s = suite_create("tls");
+    TCase *tc;
+
+    tc = tcase_create("core");
+    tcase_add_unchecked_fixture(tc, make_datadir, remove_datadir);
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, test_tls_handshake);
+    tcase_add_test(tc, test_tls_clienthello_coalesced);
+    tcase_add_test(tc, test_sha2_fast_path);
+    tcase_add_test(tc, test_sha2_unsolicited_answer);
+    tcase_add_test(tc, test_sha2_switch_from_native);
+    tcase_add_test(tc, test_sha2_change_user);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("errors");
+    tcase_add_unchecked_fixture(tc, make_datadir, remove_datadir);
+    tcase_add_checked_fixture(tc, NULL, teardown);
+    tcase_add_test(tc, test_tls_require_tls);
+    tcase_add_test(tc, test_tls_wrong_password);
+    tcase_add_test(tc, test_sha2_wrong_password_full_auth_plain);
+    tcase_add_test(tc, test_sha2_full_auth_over_tls);
+    suite_add_tcase(s, tc);
+
+    return s;
+}
+
+HA_CHECK_MAIN(tls_suite)
