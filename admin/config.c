@@ -668,6 +668,50 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[3],
     return 0;
 }
 
+static bool
+iface_is_local(const struct ha_iface *f)
+{
+    struct in_addr a4;
+    struct in6_addr a6;
+
+    if (f->kind == HA_IFACE_UNIX)
+        return true;
+    if (strcmp(f->host, "localhost") == 0)
+        return true;
+    if (inet_pton(AF_INET, f->host, &a4) == 1)
+        return (ntohl(a4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, f->host, &a6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&a6) ||
+               (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
+    return false;
+}
+
+bool
+ha_config_default_exposed(const struct ha_config *cfg, char *why,
+                          size_t len)
+{
+    const struct ha_user *u = NULL;
+    const struct ha_iface *f = NULL;
+
+    for (size_t i = 0; i < cfg->n_users && u == NULL; i++)
+        if (cfg->users[i].is_default)
+            u = &cfg->users[i];
+    for (size_t i = 0; i < cfg->n_ifaces && f == NULL; i++)
+        if (!iface_is_local(&cfg->ifaces[i]))
+            f = &cfg->ifaces[i];
+    if (u == NULL || f == NULL)
+        return false;
+    ha_err_set(why, len,
+               "user '%s' has the default password and mysql_ifaces "
+               "listens on %s%s%s:%d, beyond loopback: logins with default "
+               "credentials are accepted only over loopback or the unix "
+               "socket; give the user a password of its own",
+               u->name, strchr(f->host, ':') ? "[" : "",
+               f->host[0] ? f->host : "0.0.0.0",
+               strchr(f->host, ':') ? "]" : "", f->port);
+    return true;
+}
+
 void
 ha_config_init(struct ha_config *cfg)
 {

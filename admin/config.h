@@ -113,4 +113,12 @@ int ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
  * setting to the log at info level. */
 void ha_config_log(const struct ha_config *cfg);
 
+/* True when a default credential (admin:admin, stats:stats; struct
+ * ha_user.is_default) is configured while a mysql_ifaces entry listens
+ * beyond loopback (0.0.0.0, ::, any other address): why (len bytes) then
+ * names the user and the interface, for a start-up warning. Such logins
+ * are refused from remote peers (ha_credentials_allows_from). */
+bool ha_config_default_exposed(const struct ha_config *cfg, char *why,
+                               size_t len);
+
 #endif /* HA_CONFIG_H */

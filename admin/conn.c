@@ -367,6 +367,19 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
     char err[512];
 
     c->changing_user = false;
+    if (!ha_credentials_allows_from(u, c->is_local)) {
+        /* The client gets the usual answer; the log says why. */
+        ha_log_warn("%s refused: user '%s' from %s (connection %u): the "
+                    "default credentials are accepted only over loopback "
+                    "or the unix socket; change the password",
+                    change ? "change of user" : "login", u->name, c->peer,
+                    c->id);
+        snprintf(err, sizeof(err),
+                 "Access denied for user '%s'@'%s' (using password: YES)",
+                 c->user, c->host);
+        fail_and_close(c, 1045, "28000", err);
+        return;
+    }
     if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
         ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",

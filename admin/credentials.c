@@ -52,6 +52,45 @@ next_item(const char **p, const char **item, size_t *len)
     return true;
 }
 
+/* Decodes 2 * n hex digits (either case) at hex into out. Returns 0 or
+ * -1. */
+static int
+unhex(const char *hex, uint8_t *out, size_t n)
+{
+    for (size_t i = 0; i < 2 * n; i++) {
+        char c = hex[i];
+        int v = c >= '0' && c <= '9'   ? c - '0'
+                : c >= 'a' && c <= 'f' ? c - 'a' + 10
+                : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                       : -1;
+        if (v < 0)
+            return -1;
+        if (i % 2 == 0)
+            out[i / 2] = (uint8_t)(v << 4);
+        else
+            out[i / 2] |= (uint8_t)v;
+    }
+    return 0;
+}
+
+/* admin:admin or stats:stats, in clear or as either hash. */
+static bool
+is_default_account(const struct ha_user *u)
+{
+    uint8_t native[HA_SHA1_LEN], sha2[HA_SHA256_LEN];
+    bool is = false;
+
+    if (strcmp(u->name, "admin") != 0 && strcmp(u->name, "stats") != 0)
+        return false;
+    ha_auth_native_stage2(u->name, 5, native);
+    ha_auth_sha2_stage2(u->name, 5, sha2);
+    if (u->has_native)
+        is = memcmp(native, u->stage2, sizeof(native)) == 0;
+    else if (u->has_sha2)
+        is = memcmp(sha2, u->sha2_stage2, sizeof(sha2)) == 0;
+    return is;
+}
+
 /* Parses one trimmed, non-empty item into *u. index is 1-based, for the
  * message. */
 static int
@@ -95,12 +134,35 @@ parse_item(const char *item, size_t len, unsigned index, enum ha_role role,
      * contain ':' (but not ';', the item separator). */
     pw = colon + 1;
     pw_len = len - name_len - 1;
-    u->empty_password = pw_len == 0;
-    ha_auth_native_stage2(pw, pw_len, u->stage2);
-    ha_auth_sha2_stage2(pw, pw_len, u->sha2_stage2);
-    u->has_sha2 = true;
-    u->is_default = (len == 11 && (memcmp(item, "admin:admin", 11) == 0 ||
-                                   memcmp(item, "stats:stats", 11) == 0));
+    if (pw_len > 0 && pw[0] == '*') {
+        if (pw_len != 1 + 2 * HA_SHA1_LEN ||
+            unhex(pw + 1, u->stage2, HA_SHA1_LEN) != 0) {
+            ha_err_set(err, errlen,
+                       "item %u: the password of user '%s' starts with '*' "
+                       "but is not a mysql_native_password hash: '*' and "
+                       "40 hex digits (SHA1(SHA1(password)))",
+                       index, u->name);
+            return -1;
+        }
+        u->has_native = true;
+    } else if (pw_len >= 5 && memcmp(pw, "sha2:", 5) == 0) {
+        if (pw_len != 5 + 2 * sizeof(u->sha2_stage2) ||
+            unhex(pw + 5, u->sha2_stage2, sizeof(u->sha2_stage2)) != 0) {
+            ha_err_set(err, errlen,
+                       "item %u: the password of user '%s' starts with "
+                       "'sha2:' but is not 64 hex digits "
+                       "(SHA256(SHA256(password)))",
+                       index, u->name);
+            return -1;
+        }
+        u->has_sha2 = true;
+    } else {
+        u->empty_password = pw_len == 0;
+        ha_auth_native_stage2(pw, pw_len, u->stage2);
+        ha_auth_sha2_stage2(pw, pw_len, u->sha2_stage2);
+        u->has_native = u->has_sha2 = true;
+    }
+    u->is_default = is_default_account(u);
     return 0;
 }
 
@@ -210,6 +272,12 @@ ha_credentials_mask(const char *spec, char *out, size_t outlen)
         }
         first = false;
     }
+}
+
+bool
+ha_credentials_allows_from(const struct ha_user *u, bool is_local)
+{
+    return u != NULL && (!u->is_default || is_local);
 }
 
 const struct ha_user *

@@ -25,13 +25,25 @@ struct ha_user {
     enum ha_role role;
     bool empty_password;          /* the account has no password */
     uint8_t stage2[HA_SHA1_LEN];  /* SHA1(SHA1(password)) */
+    bool has_native;              /* stage2 is set */
     uint8_t sha2_stage2[32];      /* SHA256(SHA256(password)) */
     bool has_sha2;                /* sha2_stage2 is set */
-    bool is_default;              /* admin:admin or stats:stats */
+    bool is_default;              /* admin:admin or stats:stats (also
+                                     given as a hash) */
 };
 
 /* Parses "user:pass;user:pass" (whitespace around items ignored, empty
- * items skipped) and appends one struct ha_user per pair to *users
+ * items skipped). A password may be given hashed instead of in clear:
+ *   user:*<40 hex>        mysql_native_password, as MySQL's PASSWORD()
+ *                         shows it: '*' + SHA1(SHA1(password)); the user
+ *                         then has no caching_sha2_password digest
+ *   user:sha2:<64 hex>    SHA256(SHA256(password)), the digest
+ *                         caching_sha2_password's fast path checks; the
+ *                         user then has no native digest
+ * (MySQL's own "$A$005$" caching_sha2 storage is a salted crypt and
+ * cannot serve the fast path, so it is not accepted.) A password in
+ * clear gets both digests. A password starting with '*' or "sha2:" must
+ * be such a hash. Appends one struct ha_user per pair to *users
  * (realloc'd; *n_users updated). A user name is 1..128 characters of
  * [A-Za-z0-9_.@-]; a name already in *users, a missing ':' or a bad name
  * is an error. Returns 0, or -1 with err naming the item and what is
@@ -43,6 +55,11 @@ int ha_credentials_parse(const char *spec, enum ha_role role,
 /* Writes spec with every password replaced by "****" into out (outlen
  * bytes): the form shown in global_variables and logs. */
 void ha_credentials_mask(const char *spec, char *out, size_t outlen);
+
+/* The login policy beyond the password: default credentials (admin:admin,
+ * stats:stats) are accepted only from loopback or the unix socket
+ * (is_local), as ProxySQL does. */
+bool ha_credentials_allows_from(const struct ha_user *u, bool is_local);
 
 /* Finds name in users (exact, case-sensitive as MySQL user names are);
  * NULL if absent. */

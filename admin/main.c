@@ -228,6 +228,8 @@ main(int argc, char **argv)
             ha_log_notice("%s", cfg.messages[i]);
     }
     ha_config_log(&cfg);
+    if (ha_config_default_exposed(&cfg, err, sizeof(err)))
+        ha_log_warn("%s", err);
     ha_log_info("datadir %s", datadir);
 
     if (ha_profconf_apply(&ha_mallctl_jemalloc, &cfg.jemalloc, datadir, err,

@@ -548,6 +548,150 @@ START_TEST(test_credentials_parse_and_find)
 }
 END_TEST
 
+/* Hashed passwords: '*' + SHA1(SHA1(pw)) as PASSWORD() shows it, and
+ * sha2: + SHA256(SHA256(pw)); each gives only its own digest. */
+START_TEST(test_credentials_hashed)
+{
+    struct ha_user *users = NULL;
+    size_t n = 0;
+    uint8_t native[HA_SHA1_LEN], sha2[HA_SHA256_LEN];
+
+    ck_assert_int_eq(
+        ha_credentials_parse(
+            "n:*14E65567ABDB5135D0CFD9A70B3032C179A49EE7;"
+            "l:*14e65567abdb5135d0cfd9a70b3032c179a49ee7;"
+            "s:sha2:3881219d087dd9c634373fd33dfa33a2cb6bfc6c520b64b8bb60ef2c"
+            "eb534ae7;p:secret",
+            HA_ROLE_ADMIN, &users, &n, err, sizeof(err)),
+        0);
+    ck_assert_uint_eq(n, 4);
+    ha_auth_native_stage2("secret", 6, native);
+    ha_auth_sha2_stage2("secret", 6, sha2);
+    ck_assert(users[0].has_native && !users[0].has_sha2);
+    ck_assert_mem_eq(users[0].stage2, native, HA_SHA1_LEN);
+    ck_assert_mem_eq(users[1].stage2, native, HA_SHA1_LEN);
+    ck_assert(!users[2].has_native && users[2].has_sha2);
+    ck_assert_mem_eq(users[2].sha2_stage2, sha2, HA_SHA256_LEN);
+    ck_assert(users[3].has_native && users[3].has_sha2);
+    ck_assert_mem_eq(users[3].stage2, native, HA_SHA1_LEN);
+    ck_assert_mem_eq(users[3].sha2_stage2, sha2, HA_SHA256_LEN);
+    for (size_t i = 0; i < n; i++)
+        ck_assert(!users[i].empty_password && !users[i].is_default);
+    /* The clear password checks against either digest. */
+    ck_assert(ha_auth_check_clear(&users[0], (const uint8_t *)"secret", 6));
+    ck_assert(ha_auth_check_clear(&users[2], (const uint8_t *)"secret", 6));
+    ck_assert(!ha_auth_check_clear(&users[2], (const uint8_t *)"secreT", 6));
+    free(users);
+}
+END_TEST
+
+START_TEST(test_credentials_hashed_errors)
+{
+    static const char *const bad[] = {
+        "u:*14E65567ABDB5135D0CFD9A70B3032C179A49EE",   /* 39 digits */
+        "u:*14E65567ABDB5135D0CFD9A70B3032C179A49EE77", /* 41 digits */
+        "u:*14E65567ABDB5135D0CFD9A70B3032C179A49EEG",  /* not hex */
+        "u:*",
+        "u:sha2:3881219d087dd9c634373fd33dfa33a2cb6bfc6c520b64b8bb60ef2ceb534a",
+        "u:sha2:",
+        "u:sha2:3881219d087dd9c634373fd33dfa33a2cb6bfc6c520b64b8bb60ef2ceb534aez",
+    };
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad); i++) {
+        struct ha_user *users = NULL;
+        size_t n = 0;
+        ck_assert_msg(ha_credentials_parse(bad[i], HA_ROLE_ADMIN, &users, &n,
+                                           err, sizeof(err)) == -1,
+                      "%zu accepted", i);
+        ck_assert_ptr_nonnull(strstr(err, "user 'u'"));
+        /* The message never repeats the value. */
+        ck_assert_msg(strstr(err, "14E6") == NULL &&
+                          strstr(err, "3881") == NULL,
+                      "%zu: %s", i, err);
+    }
+}
+END_TEST
+
+/* admin:admin and stats:stats count as defaults however given, and are
+ * accepted only from loopback or the unix socket. */
+START_TEST(test_credentials_default_policy)
+{
+    struct ha_user *users = NULL;
+    size_t n = 0;
+
+    ck_assert_int_eq(
+        ha_credentials_parse(
+            "admin:*4ACFE3202A5FF5CF467898FC58AAB1D615029441;"
+            "stats:sha2:01edcd7ff8c6554ab94656215df463dbf82c462ebb665ba17e5f0"
+            "9ab170bdd07;x:admin",
+            HA_ROLE_ADMIN, &users, &n, err, sizeof(err)),
+        0);
+    ck_assert(users[0].is_default);
+    ck_assert(users[1].is_default);
+    ck_assert(!users[2].is_default);
+    ck_assert(ha_credentials_allows_from(&users[0], true));
+    ck_assert(!ha_credentials_allows_from(&users[0], false));
+    ck_assert(!ha_credentials_allows_from(&users[1], false));
+    ck_assert(ha_credentials_allows_from(&users[2], false));
+    ck_assert(!ha_credentials_allows_from(NULL, true));
+    free(users);
+    users = NULL;
+    n = 0;
+    ck_assert_int_eq(ha_credentials_parse("admin:Admin;stats:*2707D57595F6C"
+                                          "BAD52FA17AD4B08C85FA7185BAC",
+                                          HA_ROLE_ADMIN, &users, &n, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert(!users[0].is_default);
+    ck_assert(users[1].is_default);
+    free(users);
+}
+END_TEST
+
+/* The start-up warning: a default credential and a non-loopback
+ * interface. */
+START_TEST(test_config_default_exposed)
+{
+    static const struct {
+        const char *ifaces;
+        bool exposed;
+    } cases[] = {
+        {"127.0.0.1:6032", false},
+        {"127.0.0.2:6032;/tmp/x.sock", false},
+        {"[::1]:6032;localhost:6033", false},
+        {"0.0.0.0:6032", true},
+        {"127.0.0.1:6032;[::]:6032", true},
+        {"10.1.2.3:6032", true},
+    };
+    char why[512], text[256];
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
+        snprintf(text, sizeof(text),
+                 "admin_variables = { mysql_ifaces = \"%s\" }",
+                 cases[i].ifaces);
+        ck_assert_int_eq(ha_config_load_string(&cfg, text, "t", err,
+                                               sizeof(err)),
+                         0);
+        ck_assert_msg(ha_config_default_exposed(&cfg, why, sizeof(why)) ==
+                          cases[i].exposed,
+                      "%zu: %s", i, cases[i].ifaces);
+    }
+    ck_assert_str_eq(why, "user 'admin' has the default password and "
+                          "mysql_ifaces listens on 10.1.2.3:6032, beyond "
+                          "loopback: logins with default credentials are "
+                          "accepted only over loopback or the unix socket; "
+                          "give the user a password of its own");
+    ck_assert_int_eq(ha_config_load_string(
+                         &cfg,
+                         "admin_variables = { mysql_ifaces = "
+                         "\"0.0.0.0:6032\"; admin_credentials = \"a:b\"; "
+                         "stats_credentials = \"s:t\" }",
+                         "t", err, sizeof(err)),
+                     0);
+    ck_assert(!ha_config_default_exposed(&cfg, why, sizeof(why)));
+}
+END_TEST
+
 START_TEST(test_credentials_mask)
 {
     char out[128];
@@ -888,6 +1032,9 @@ config_suite(void)
     tcase_add_test(tc, test_config_typo_key_suggests);
     tcase_add_test(tc, test_config_proxysql_keys_notice);
     tcase_add_test(tc, test_credentials_parse_and_find);
+    tcase_add_test(tc, test_credentials_hashed);
+    tcase_add_test(tc, test_credentials_default_policy);
+    tcase_add_test(tc, test_config_default_exposed);
     tcase_add_test(tc, test_credentials_mask);
     tcase_add_test(tc, test_config_parse_ifaces_direct);
     tcase_add_test(tc, test_config_load_file_missing);
@@ -906,6 +1053,7 @@ config_suite(void)
     tcase_add_loop_test(tc, test_config_errors, 0,
                         (int)HA_ARRAY_SIZE(error_cases));
     tcase_add_test(tc, test_config_error_null_err_buffer);
+    tcase_add_test(tc, test_credentials_hashed_errors);
     suite_add_tcase(s, tc);
 
     return s;
