@@ -82,6 +82,21 @@ static const struct config_key config_keys[] = {
     {ADMIN, "stats_credentials", KEY_STRING, 0, 65535, NULL,
      OFF(stats_credentials), 0},
     {ADMIN, "mysql_ifaces", KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces), 0},
+    /* Limits. Timeouts are seconds, up to a year; sizes are bytes:
+     * max_allowed_packet 1 MiB..1 GiB as in MySQL, max_output_buffer
+     * from 64 KiB. */
+    {ADMIN, "max_connections", KEY_INT, 1, 100000, NULL,
+     OFF(max_connections), 0},
+    {ADMIN, "connect_timeout", KEY_INT, 1, 31536000, NULL,
+     OFF(connect_timeout), 0},
+    {ADMIN, "wait_timeout", KEY_INT, 1, 31536000, NULL, OFF(wait_timeout),
+     0},
+    {ADMIN, "net_write_timeout", KEY_INT, 1, 31536000, NULL,
+     OFF(net_write_timeout), 0},
+    {ADMIN, "max_allowed_packet", KEY_INT, 1 << 20, 1 << 30, NULL,
+     OFF(max_allowed_packet), 0},
+    {ADMIN, "max_output_buffer", KEY_INT, 64 << 10, 1 << 30, NULL,
+     OFF(max_output_buffer), 0},
     /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
      * lg_prof_interval -1 meaning "no interval dumps". */
     {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
@@ -611,6 +626,12 @@ static void
 init_scalars(struct ha_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
+    cfg->max_connections = HA_DEFAULT_MAX_CONNECTIONS;
+    cfg->connect_timeout = HA_DEFAULT_CONNECT_TIMEOUT;
+    cfg->wait_timeout = HA_DEFAULT_WAIT_TIMEOUT;
+    cfg->net_write_timeout = HA_DEFAULT_NET_WRITE_TIMEOUT;
+    cfg->max_allowed_packet = HA_DEFAULT_MAX_ALLOWED_PACKET;
+    cfg->max_output_buffer = HA_DEFAULT_MAX_OUTPUT_BUFFER;
     cfg->jemalloc.prof_active = HA_UNSET;
     cfg->jemalloc.lg_prof_sample = HA_UNSET;
     cfg->jemalloc.lg_prof_interval = HA_LG_INTERVAL_UNSET;
@@ -1279,6 +1300,12 @@ ha_config_log(const struct ha_config *cfg)
     ha_log_info("config: " ADMIN ".mysql_ifaces = \"%s\" (%zu listener%s)",
                 cfg->mysql_ifaces != NULL ? cfg->mysql_ifaces : "",
                 cfg->n_ifaces, cfg->n_ifaces == 1 ? "" : "s");
+    ha_log_info("config: " ADMIN ".max_connections = %d, connect_timeout = "
+                "%d s, wait_timeout = %d s, net_write_timeout = %d s, "
+                "max_allowed_packet = %d, max_output_buffer = %d",
+                cfg->max_connections, cfg->connect_timeout,
+                cfg->wait_timeout, cfg->net_write_timeout,
+                cfg->max_allowed_packet, cfg->max_output_buffer);
     ha_log_info("config: " JEMALLOC ".prof_active = %s",
                 tri_name(j->prof_active));
     if (j->lg_prof_sample == HA_UNSET)

@@ -5,7 +5,9 @@
  *   datadir = "..."            created if missing
  *   errorlog = "..."           default <datadir>/heapadmind.log
  *   admin_variables = { admin_credentials, stats_credentials,
- *                       mysql_ifaces }
+ *                       mysql_ifaces, max_connections, connect_timeout,
+ *                       wait_timeout, net_write_timeout,
+ *                       max_allowed_packet, max_output_buffer }
  *   jemalloc_variables = { prof_active, lg_prof_sample, lg_prof_interval,
  *                          prof_gdump, prof_final, prof_leak, prof_accum,
  *                          dump_prefix }
@@ -28,6 +30,14 @@
 #define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
 #define HA_DEFAULT_DUMP_PREFIX "proxysql"
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
+
+/* Limits (admin_variables); ranges are in config.c's key table. */
+#define HA_DEFAULT_MAX_CONNECTIONS 256       /* sessions at once */
+#define HA_DEFAULT_CONNECT_TIMEOUT 10        /* s to finish the login */
+#define HA_DEFAULT_WAIT_TIMEOUT 28800        /* s a session may idle */
+#define HA_DEFAULT_NET_WRITE_TIMEOUT 60      /* s a reply may stall */
+#define HA_DEFAULT_MAX_ALLOWED_PACKET (64 << 20)  /* bytes, MySQL 8's */
+#define HA_DEFAULT_MAX_OUTPUT_BUFFER (64 << 20)   /* bytes unsent */
 
 enum ha_iface_kind { HA_IFACE_TCP, HA_IFACE_UNIX, HA_IFACE_KIND_MAX };
 
@@ -74,6 +84,15 @@ struct ha_config {
     char *mysql_ifaces;         /* raw spec */
     struct ha_iface *ifaces;
     size_t n_ifaces;
+
+    /* Limits (admin_variables) */
+    int max_connections;        /* more get ERR 1040 and are closed */
+    int connect_timeout;        /* s from accept to the end of the login */
+    int wait_timeout;           /* s a logged-in session may stay idle */
+    int net_write_timeout;      /* s unsent replies may make no progress */
+    int max_allowed_packet;     /* largest request payload, bytes */
+    int max_output_buffer;      /* unsent reply bytes before a session
+                                 * stops reading requests, bytes */
 
     struct ha_jemalloc_config jemalloc;
 

@@ -16,7 +16,9 @@
 #define RO_INT(n, v) {n, HA_SYSVAR_INT, v, NULL, true}
 #define RO_TEXT(n, v) {n, HA_SYSVAR_TEXT, 0, v, true}
 
-static const struct ha_sysvar sysvars[] = {
+/* Not const: the limits among them follow the config
+ * (ha_sysvar_set_int). */
+static struct ha_sysvar sysvars[] = {
     RO_TEXT("version", HA_SERVER_VERSION),
     RO_TEXT("version_comment", HA_VERSION_COMMENT),
     RO_TEXT("version_compile_os", "Linux"),
@@ -89,6 +91,19 @@ const struct ha_sysvar *
 ha_sysvar_at(size_t i)
 {
     return i < HA_ARRAY_SIZE(sysvars) ? &sysvars[i] : NULL;
+}
+
+int
+ha_sysvar_set_int(const char *name, int64_t value)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(sysvars); i++) {
+        if (ha_str_ieq(sysvars[i].name, name) &&
+            sysvars[i].type == HA_SYSVAR_INT) {
+            sysvars[i].ival = value;
+            return 0;
+        }
+    }
+    return -1;
 }
 
 const struct ha_sysvar *

@@ -33,6 +33,11 @@ struct ha_sysvar {
  * NULL for names the server does not know. */
 const struct ha_sysvar *ha_sysvar_find(const char *name);
 
+/* Sets the global value of integer variable name (the limits follow
+ * the config: max_allowed_packet, wait_timeout, net_write_timeout).
+ * Process-wide. Returns 0, or -1 for an unknown or non-integer name. */
+int ha_sysvar_set_int(const char *name, int64_t value);
+
 /* The table in order, for SHOW VARIABLES: entry i, or NULL past the end. */
 const struct ha_sysvar *ha_sysvar_at(size_t i);
 

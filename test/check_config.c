@@ -144,6 +144,12 @@ assert_defaults(const struct ha_config *c)
     ck_assert_int_eq(c->jemalloc.prof_leak, HA_UNSET);
     ck_assert_int_eq(c->jemalloc.prof_accum, HA_UNSET);
     ck_assert_str_eq(c->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX);
+    ck_assert_int_eq(c->max_connections, HA_DEFAULT_MAX_CONNECTIONS);
+    ck_assert_int_eq(c->connect_timeout, 10);
+    ck_assert_int_eq(c->wait_timeout, 28800);
+    ck_assert_int_eq(c->net_write_timeout, 60);
+    ck_assert_int_eq(c->max_allowed_packet, 64 << 20);
+    ck_assert_int_eq(c->max_output_buffer, 64 << 20);
     ck_assert_uint_eq(c->n_messages, 0);
 }
 
@@ -154,7 +160,10 @@ static const char nondefault_cnf[] =
     "errorlog = \"/srv/ha/log\"\n"
     "pidfile = \"/x\"\n"
     "admin_variables = { admin_credentials = \"root:pw\";\n"
-    "  stats_credentials = \"mon:pw\"; mysql_ifaces = \"0.0.0.0:7000\" }\n"
+    "  stats_credentials = \"mon:pw\"; mysql_ifaces = \"0.0.0.0:7000\";\n"
+    "  max_connections = 5; connect_timeout = 1; wait_timeout = 2;\n"
+    "  net_write_timeout = 3; max_allowed_packet = 2097152;\n"
+    "  max_output_buffer = 65536 }\n"
     "jemalloc_variables = { prof_active = true; lg_prof_sample = 1;\n"
     "  lg_prof_interval = 2; prof_gdump = 1; prof_final = \"on\";\n"
     "  prof_leak = true; prof_accum = true; dump_prefix = \"x\" }\n";
@@ -813,6 +822,24 @@ static const struct {
      "jemalloc_variables", false}, /* 64 */
     {"dump_prefix = \"\"", "jemalloc_variables", false},
     {"stats_credentials = \"\"", "admin_variables", true},
+    /* Limits: edges of each range, and a string where an int belongs. */
+    {"max_connections = 1", "admin_variables", true},
+    {"max_connections = 100000", "admin_variables", true},
+    {"max_connections = 0", "admin_variables", false},
+    {"max_connections = 100001", "admin_variables", false},
+    {"max_connections = \"10\"", "admin_variables", false},
+    {"connect_timeout = 1", "admin_variables", true},
+    {"connect_timeout = 0", "admin_variables", false},
+    {"wait_timeout = 31536000", "admin_variables", true},
+    {"wait_timeout = 31536001", "admin_variables", false},
+    {"net_write_timeout = 0", "admin_variables", false},
+    {"max_allowed_packet = 1048576", "admin_variables", true},
+    {"max_allowed_packet = 1048575", "admin_variables", false},
+    {"max_allowed_packet = 1073741824", "admin_variables", true},
+    {"max_allowed_packet = 1073741825", "admin_variables", false},
+    {"max_allowed_packet = 4294967296L", "admin_variables", false},
+    {"max_output_buffer = 65536", "admin_variables", true},
+    {"max_output_buffer = 65535", "admin_variables", false},
 };
 
 START_TEST(test_config_limits)

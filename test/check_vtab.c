@@ -41,6 +41,8 @@ open_db(void)
     cfg.admin_credentials = "admin:secret;radmin:other";
     cfg.stats_credentials = "stats:stats";
     cfg.mysql_ifaces = "127.0.0.1:6032";
+    cfg.max_connections = 7;
+    cfg.max_allowed_packet = 1048576;
     ctx.ops = &fake_ops;
     ctx.cfg = &cfg;
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vtab.XXXXXX");
@@ -368,6 +370,12 @@ static const char *const gv_names[] = {
     "admin-stats_credentials",
     "admin-mysql_ifaces",
     "admin-version",
+    "admin-max_connections",
+    "admin-connect_timeout",
+    "admin-wait_timeout",
+    "admin-net_write_timeout",
+    "admin-max_allowed_packet",
+    "admin-max_output_buffer",
     "jemalloc-prof_active",
     "jemalloc-lg_prof_sample",
     "jemalloc-prof_gdump",
@@ -421,6 +429,8 @@ START_TEST(test_vtab_globals_values)
     ck_assert_str_eq(gv("admin-stats_credentials"), "stats:****");
     ck_assert_str_eq(gv("admin-mysql_ifaces"), "127.0.0.1:6032");
     ck_assert_ptr_nonnull(gv("admin-version"));
+    ck_assert_str_eq(gv("admin-max_connections"), "7");
+    ck_assert_str_eq(gv("admin-max_allowed_packet"), "1048576");
     ck_assert_str_eq(gv("jemalloc-prof_active"), "false");
     ck_assert_str_eq(gv("jemalloc-lg_prof_sample"), "19");
     ck_assert_str_eq(gv("jemalloc-prof_thread_active_init"), "true");
@@ -716,6 +726,7 @@ START_TEST(test_vtab_globals_read_only_rows)
     static const char *const ro[] = {
         "admin-admin_credentials", "admin-stats_credentials",
         "admin-mysql_ifaces",      "admin-version",
+        "admin-max_connections",   "admin-max_output_buffer",
         "jemalloc-prof",           "jemalloc-lg_prof_interval",
         "jemalloc-prof_prefix",    "jemalloc-version",
         "jemalloc-prof_final",     "jemalloc-opt_lg_prof_sample",

@@ -35,6 +35,9 @@
  *   admin-stats_credentials           RO  user:**** list (masked)
  *   admin-mysql_ifaces                RO
  *   admin-version                     RO  heapadmind's version
+ *   admin-max_connections, admin-connect_timeout, admin-wait_timeout,
+ *   admin-net_write_timeout, admin-max_allowed_packet,
+ *   admin-max_output_buffer           RO  the limits, as configured
  *   jemalloc-prof_active              RW P  prof.active
  *   jemalloc-lg_prof_sample           RW P  prof.lg_sample; written with
  *                                           prof.reset(n), 0..62; NULL when
@@ -128,6 +131,12 @@ enum gv_admin {
     GV_ADMIN_STATS_CREDENTIALS,
     GV_ADMIN_IFACES,
     GV_ADMIN_VERSION,
+    GV_ADMIN_MAX_CONNECTIONS,
+    GV_ADMIN_CONNECT_TIMEOUT,
+    GV_ADMIN_WAIT_TIMEOUT,
+    GV_ADMIN_NET_WRITE_TIMEOUT,
+    GV_ADMIN_MAX_ALLOWED_PACKET,
+    GV_ADMIN_MAX_OUTPUT_BUFFER,
     GV_ADMIN_MAX
 };
 
@@ -162,6 +171,18 @@ static const struct gv_row gv_rows[] = {
     {"admin-mysql_ifaces", NULL, GV_ADMIN, 0, GV_ADMIN_IFACES, HINT_ADMIN},
     {"admin-version", NULL, GV_ADMIN, 0, GV_ADMIN_VERSION,
      "it is heapadmind's version"},
+    {"admin-max_connections", NULL, GV_ADMIN, 0, GV_ADMIN_MAX_CONNECTIONS,
+     HINT_ADMIN},
+    {"admin-connect_timeout", NULL, GV_ADMIN, 0, GV_ADMIN_CONNECT_TIMEOUT,
+     HINT_ADMIN},
+    {"admin-wait_timeout", NULL, GV_ADMIN, 0, GV_ADMIN_WAIT_TIMEOUT,
+     HINT_ADMIN},
+    {"admin-net_write_timeout", NULL, GV_ADMIN, 0,
+     GV_ADMIN_NET_WRITE_TIMEOUT, HINT_ADMIN},
+    {"admin-max_allowed_packet", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_ALLOWED_PACKET, HINT_ADMIN},
+    {"admin-max_output_buffer", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_OUTPUT_BUFFER, HINT_ADMIN},
 
     {"jemalloc-prof_active", "prof.active", GV_BOOL, GV_PROF, 0, NULL},
     {"jemalloc-lg_prof_sample", "prof.lg_sample", GV_LG_SAMPLE, GV_PROF, 0,
@@ -301,6 +322,17 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         }
         if (r->admin == GV_ADMIN_IFACES && cfg->mysql_ifaces != NULL) {
             ha_strlcpy(buf, cfg->mysql_ifaces, len);
+            return true;
+        }
+        if (r->admin >= GV_ADMIN_MAX_CONNECTIONS &&
+            r->admin <= GV_ADMIN_MAX_OUTPUT_BUFFER) {
+            const int limits[] = {
+                cfg->max_connections,   cfg->connect_timeout,
+                cfg->wait_timeout,      cfg->net_write_timeout,
+                cfg->max_allowed_packet, cfg->max_output_buffer,
+            };
+            snprintf(buf, len, "%d",
+                     limits[r->admin - GV_ADMIN_MAX_CONNECTIONS]);
             return true;
         }
         return false;
