@@ -37,6 +37,7 @@
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
+static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
 
 static const char *const state_names[HA_CONN_STATE_MAX] = {
     "handshake", "auth_switch", "auth_full", "command", "closing",
@@ -104,6 +105,8 @@ ha_conn_free(struct ha_conn *c)
     ha_stmt_table_free(&c->stmts);
     if (c->session_open)
         ha_session_close(&c->session);
+    if (c->login_timer != NULL)
+        event_free(c->login_timer);
     if (c->raw_drained != NULL)
         evbuffer_remove_cb_entry(
             bufferevent_get_output(bufferevent_get_underlying(c->bev)),
@@ -850,6 +853,48 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 
         if (evbuffer_peek(input, -1, NULL, &v, 1) < 1 || v.iov_len == 0)
             break;
+        /* A client that does not read its replies gets no more of them:
+         * no request is read while the unsent output is over the bound
+         * (one reply may exceed it, so a big result still goes out to a
+         * client that reads). conn_write_cb resumes once it drained;
+         * the write timeout drops a client that never reads. */
+        if (c->env->max_output > 0 &&
+            evbuffer_get_length(bufferevent_get_output(bev)) >
+                c->env->max_output) {
+            if (!c->read_paused)
+                ha_log_debug("connection %u (%s): %zu reply bytes unsent; "
+                             "reading paused",
+                             c->id, c->peer,
+                             evbuffer_get_length(bufferevent_get_output(bev)));
+            c->read_paused = true;
+            bufferevent_disable(bev, EV_READ);
+            return;
+        }
+        /* Connection phase: a peer that is not a MySQL client is refused
+         * as soon as its first header is in, not after the bytes that
+         * header announces (an HTTP request's "GET " reads as a 2 MiB
+         * packet with sequence id 0x20). */
+        if (c->state != HA_CONN_COMMAND && c->reader.hdr_have == 0 &&
+            !c->reader.in_chunk && c->reader.payload.len == 0 &&
+            evbuffer_get_length(input) >= HA_PROTO_HEADER_LEN) {
+            uint8_t h[HA_PROTO_HEADER_LEN];
+            char msg[128];
+
+            evbuffer_copyout(input, h, sizeof(h));
+            if (h[3] != c->seq) {
+                ha_log_warn("connection %u (%s): packet with sequence id "
+                            "%u during login, expected %u (not a MySQL "
+                            "client?); closing",
+                            c->id, c->peer, h[3], c->seq);
+                snprintf(msg, sizeof(msg),
+                         "Got packets out of order (sequence id %u, "
+                         "expected %u)",
+                         h[3], c->seq);
+                fail_and_close(c, 1156, "08S01", msg);
+                evbuffer_drain(input, evbuffer_get_length(input));
+                break;
+            }
+        }
         used = ha_proto_reader_feed(&c->reader, v.iov_base, v.iov_len,
                                     &ready, err, sizeof(err));
         if (used < 0) {
@@ -882,9 +927,16 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 {
     struct ha_conn *c = arg;
 
-    (void)bev;
-    if (c->state == HA_CONN_CLOSING && !output_pending(c))
+    if (c->state == HA_CONN_CLOSING && !output_pending(c)) {
         ha_conn_free(c);
+        return;
+    }
+    if (c->read_paused) {
+        /* The output drained: serve the requests that waited. */
+        c->read_paused = false;
+        bufferevent_enable(bev, EV_READ);
+        conn_read_cb(bev, c); /* may free c */
+    }
 }
 
 static void
@@ -892,7 +944,37 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 {
     struct ha_conn *c = arg;
 
-    (void)bev;
+    if (what & BEV_EVENT_TIMEOUT) {
+        if (what & BEV_EVENT_WRITING) {
+            ha_log_warn("connection %u (%s): client not reading: %zu reply "
+                        "bytes unsent for %d s (net_write_timeout); "
+                        "closing",
+                        c->id, c->peer,
+                        evbuffer_get_length(bufferevent_get_output(bev)),
+                        c->env->net_write_timeout);
+            ha_conn_free(c);
+            return;
+        }
+        if (c->state == HA_CONN_CLOSING)
+            return; /* reading is off; the write timeout still runs */
+        if (c->state != HA_CONN_COMMAND) {
+            /* The login timer covers the connection phase. */
+            bufferevent_enable(bev, EV_READ);
+            return;
+        }
+        ha_log_info("connection %u (%s): idle for %d s (wait_timeout); "
+                    "closing",
+                    c->id, c->peer, c->env->wait_timeout);
+        /* MySQL 8.0.24+ tells the client why (ER_CLIENT_INTERACTION_
+         * TIMEOUT) as an unsolicited packet. */
+        c->seq = 0;
+        fail_and_close(c, 4031, "HY000",
+                       "The client was disconnected by the server because "
+                       "of inactivity. See wait_timeout and "
+                       "interactive_timeout for configuring this behavior.");
+        conn_flush(c);
+        return;
+    }
     if ((what & BEV_EVENT_ERROR) && c->tls &&
         bufferevent_get_openssl_error(bev) != 0) {
         char reason[256];
@@ -909,6 +991,24 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
                      c->peer);
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
         ha_conn_free(c);
+}
+
+/* connect_timeout: the login (and, with TLS, its handshake) did not
+ * finish in time. */
+static void
+conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->session_open || c->state == HA_CONN_CLOSING)
+        return;
+    ha_log_warn("connection %u (%s): login not finished within %d s "
+                "(connect_timeout, state %s); closing",
+                c->id, c->peer, c->env->connect_timeout,
+                ha_conn_state_name(c->state));
+    ha_conn_free(c);
 }
 
 struct ha_conn *
@@ -946,6 +1046,31 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
         return NULL;
     }
     bufferevent_setcb(c->bev, conn_read_cb, conn_write_cb, conn_event_cb, c);
+    {
+        struct timeval rd = {env->wait_timeout, 0};
+        struct timeval wr = {env->net_write_timeout, 0};
+        struct timeval login = {env->connect_timeout, 0};
+
+        /* Idle sessions (read) and stalled replies (write); zero means
+         * none, for embedders that leave the env fields unset. */
+        bufferevent_set_timeouts(c->bev, env->wait_timeout > 0 ? &rd : NULL,
+                                 env->net_write_timeout > 0 ? &wr : NULL);
+        if (env->connect_timeout > 0) {
+            c->login_timer = evtimer_new(env->base, conn_login_timeout_cb, c);
+            if (c->login_timer == NULL ||
+                evtimer_add(c->login_timer, &login) != 0) {
+                ha_log_error("connection %u (%s): cannot arm the login "
+                             "timer",
+                             id, c->peer);
+                bufferevent_free(c->bev);
+                if (c->login_timer != NULL)
+                    event_free(c->login_timer);
+                ha_proto_reader_free(&c->reader);
+                free(c);
+                return NULL;
+            }
+        }
+    }
     ha_log_debug("connection %u from %s", id, c->peer);
     if (send_handshake(c) != 0 ||
         bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {

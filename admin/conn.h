@@ -54,6 +54,11 @@ struct ha_conn_env {
     size_t rsa_public_len;
     bool require_tls;                     /* refuse plain-TCP logins */
     const char *auth_plugin;              /* named in HandshakeV10 */
+    int connect_timeout;                  /* s to finish the login */
+    int wait_timeout;                     /* s idle in the command phase */
+    int net_write_timeout;                /* s unsent replies may stall */
+    size_t max_output;                    /* unsent bytes above which no
+                                           * further request is read */
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;
@@ -74,6 +79,9 @@ struct ha_conn {
     enum ha_conn_state state;
     struct ha_pkt_reader reader;          /* input framing */
     struct ha_buf out;                    /* replies not yet queued */
+    struct event *login_timer;            /* connect_timeout; NULL after */
+    bool read_paused;                     /* output over env->max_output:
+                                           * requests wait until it drains */
 
     /* Connection phase */
     uint8_t scramble[HA_SCRAMBLE_LEN];

@@ -11,6 +11,7 @@
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
+#include <fcntl.h>
 #include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -26,12 +27,13 @@
 #include "log.h"
 #include "session.h"
 #include "tls.h"
+#include "sysvar.h"
 #include "util.h"
 #include "vtab.h"
 
-/* Largest logical packet accepted, bytes (MySQL 8.0's default
- * max_allowed_packet). */
-#define HA_SERVER_MAX_PACKET (64u << 20)
+/* How long listeners pause when descriptors ran out and the reserve
+ * descriptor could not be used to refuse the connection, ms. */
+#define HA_SERVER_ACCEPT_PAUSE_MS 100
 
 struct listener {
     struct evconnlistener *l;
@@ -61,6 +63,14 @@ struct ha_server {
     bool stopped;
 
     struct ha_session_registry registry; /* sessions, SHOW STATUS counts */
+
+    /* Refusing connections (max_connections, descriptor exhaustion) */
+    int reserve_fd;                /* /dev/null, given up to accept and
+                                    * refuse one connection at EMFILE */
+    struct event *accept_pause;    /* re-enables paused listeners */
+    bool refusing_max;             /* in a max_connections burst (logged) */
+    bool refusing_fds;             /* in an EMFILE burst (logged) */
+    uint64_t n_refused;            /* connections refused in the burst */
 };
 
 static void
@@ -80,6 +90,43 @@ server_on_close(struct ha_conn *c, void *arg)
     s->n_conns--;
 }
 
+/* Sends ERR 1040 as the first and only packet, then closes fd. No
+ * SQLSTATE: capabilities are not negotiated yet (MySQL does the same). */
+static void
+refuse(evutil_socket_t fd)
+{
+    struct ha_buf p = HA_BUF_INIT, out = HA_BUF_INIT;
+    uint8_t seq = 0;
+
+    ha_proto_encode_err(&p, 1040, NULL, "Too many connections");
+    ha_proto_write_packet(&out, &seq, p.data, p.len);
+    if (!ha_buf_failed(&out))
+        (void)send(fd, out.data, out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ha_buf_free(&p);
+    ha_buf_free(&out);
+    evutil_closesocket(fd);
+}
+
+static void
+open_reserve(struct ha_server *s)
+{
+    if (s->reserve_fd < 0)
+        s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+}
+
+static void
+accept_pause_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_server *s = arg;
+
+    (void)fd;
+    (void)what;
+    open_reserve(s);
+    for (size_t i = 0; i < s->n_listeners && !s->stopped; i++)
+        if (s->listeners[i].l != NULL)
+            evconnlistener_enable(s->listeners[i].l);
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
           int salen, void *arg)
@@ -94,6 +141,31 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         evutil_closesocket(fd);
         return;
     }
+    if (s->refusing_fds) {
+        ha_log_info("accepting connections again (%llu refused while out "
+                    "of file descriptors)",
+                    (unsigned long long)s->n_refused);
+        s->refusing_fds = false;
+        s->n_refused = 0;
+        open_reserve(s);
+    }
+    if (s->n_conns >= (size_t)s->cfg->max_connections) {
+        if (!s->refusing_max)
+            ha_log_warn("max_connections (%d) reached: refusing new "
+                        "connections with ERR 1040 until one closes",
+                        s->cfg->max_connections);
+        s->refusing_max = true;
+        s->n_refused++;
+        refuse(fd);
+        return;
+    }
+    if (s->refusing_max) {
+        ha_log_info("accepting connections again (%llu refused at "
+                    "max_connections)",
+                    (unsigned long long)s->n_refused);
+        s->refusing_max = false;
+        s->n_refused = 0;
+    }
     id = ++s->next_id;
     if (id == 0)
         id = ++s->next_id; /* 0 is not a valid connection id */
@@ -107,15 +179,51 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     s->n_conns++;
 }
 
+/* accept() failed. Out of descriptors, the pending connection would
+ * stay in the backlog and libevent would call again at once, forever: the
+ * reserve descriptor is given up to accept it and refuse it with ERR 1040;
+ * without one, the listeners pause briefly. Logged once per burst. */
 static void
 accept_error_cb(struct evconnlistener *l, void *arg)
 {
     struct listener *li = arg;
+    struct ha_server *s = li->server;
     int e = EVUTIL_SOCKET_ERROR();
+    struct timeval pause = {0, HA_SERVER_ACCEPT_PAUSE_MS * 1000};
+    evutil_socket_t fd;
 
-    (void)l;
-    ha_log_error("accept on %s failed: %s", li->desc,
-                 evutil_socket_error_to_string(e));
+    if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM) {
+        ha_log_error("accept on %s failed: %s", li->desc,
+                     evutil_socket_error_to_string(e));
+        return;
+    }
+    if (!s->refusing_fds)
+        ha_log_error("accept on %s failed: %s: refusing new connections "
+                     "with ERR 1040 until descriptors are free; open "
+                     "sessions are still served",
+                     li->desc, evutil_socket_error_to_string(e));
+    s->refusing_fds = true;
+    if (s->reserve_fd >= 0) {
+        close(s->reserve_fd);
+        s->reserve_fd = -1;
+        fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
+                     SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd >= 0) {
+            s->n_refused++;
+            refuse(fd);
+        }
+        open_reserve(s);
+        if (fd >= 0)
+            return;
+    }
+    if (s->accept_pause == NULL)
+        s->accept_pause = evtimer_new(s->base, accept_pause_cb, s);
+    if (s->accept_pause == NULL)
+        return;
+    for (size_t i = 0; i < s->n_listeners; i++)
+        if (s->listeners[i].l != NULL)
+            evconnlistener_disable(s->listeners[i].l);
+    evtimer_add(s->accept_pause, &pause);
 }
 
 struct ha_server *
@@ -132,6 +240,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
         free(s);
         return NULL;
     }
+    s->reserve_fd = -1;
     s->base = base;
     s->cfg = cfg;
     s->vtab.ops = ops;
@@ -160,7 +269,16 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.users = cfg->users;
     s->env.n_users = cfg->n_users;
     s->env.shared = &s->shared;
-    s->env.max_packet = HA_SERVER_MAX_PACKET;
+    s->env.max_packet = (size_t)cfg->max_allowed_packet;
+    s->env.connect_timeout = cfg->connect_timeout;
+    s->env.wait_timeout = cfg->wait_timeout;
+    s->env.net_write_timeout = cfg->net_write_timeout;
+    s->env.max_output = (size_t)cfg->max_output_buffer;
+    /* @@max_allowed_packet and friends report what is enforced. */
+    ha_sysvar_set_int("max_allowed_packet", cfg->max_allowed_packet);
+    ha_sysvar_set_int("wait_timeout", cfg->wait_timeout);
+    ha_sysvar_set_int("net_write_timeout", cfg->net_write_timeout);
+    open_reserve(s);
     s->env.on_close = server_on_close;
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
@@ -442,6 +560,10 @@ ha_server_free(struct ha_server *s)
     if (s == NULL)
         return;
     ha_server_stop(s);
+    if (s->accept_pause != NULL)
+        event_free(s->accept_pause);
+    if (s->reserve_fd >= 0)
+        close(s->reserve_fd);
     free(s->listeners);
     if (s->keeper != NULL)
         sqlite3_close_v2(s->keeper);
