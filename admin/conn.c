@@ -368,6 +368,7 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
 {
     bool change = c->changing_user;
     char err[512];
+    SSL *ssl;
 
     c->changing_user = false;
     if (!ha_credentials_allows_from(u, c->is_local)) {
@@ -418,9 +419,13 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
         ha_session_use(&c->session, c->db);
     ha_session_set_multi_statements(
         &c->session, (c->caps & HA_CLIENT_MULTI_STATEMENTS) != 0);
-    ha_log_info("%s: user '%s' from %s (connection %u, %s)",
+    ssl = c->tls ? bufferevent_openssl_get_ssl(c->bev) : NULL;
+    ha_log_info("%s: user '%s' from %s (connection %u, %s, %s%s%s%s%s)",
                 change ? "change of user" : "login", u->name, c->peer, c->id,
-                u->role == HA_ROLE_ADMIN ? "admin" : "stats");
+                u->role == HA_ROLE_ADMIN ? "admin" : "stats", c->auth_plugin,
+                ssl != NULL ? ", " : "", ssl != NULL ? SSL_get_version(ssl) : "",
+                ssl != NULL ? " " : "",
+                ssl != NULL ? SSL_get_cipher_name(ssl) : "");
     send_ok(c, ha_session_status(&c->session), NULL);
     conn_set_state(c, HA_CONN_COMMAND);
 }
