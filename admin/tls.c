@@ -322,6 +322,12 @@ ha_tls_init(struct ha_tls *t, const struct ha_config *cfg,
             const char *datadir, char *err, size_t errlen)
 {
     memset(t, 0, sizeof(*t));
+    if (cfg->require_tls && !cfg->have_ssl) {
+        ha_err_set(err, errlen,
+                   "admin_variables.require_tls needs have_ssl: without TLS "
+                   "no one could log in over TCP");
+        return -1;
+    }
     if ((cfg->have_ssl && init_ctx(t, cfg, datadir, err, errlen) != 0) ||
         init_rsa(t, datadir, err, errlen) != 0) {
         ha_tls_free(t);

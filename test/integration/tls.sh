@@ -114,6 +114,21 @@ ha_start -C "$HA_TMP/missing.cnf" >/dev/null 2>&1
 ha_file_like "a missing ssl_cert stops the start with the file named" \
     "$HA_LOG" "nope\.pem: cannot load the certificate"
 
+# have_ssl = false: CLIENT_SSL is not offered; plain logins are unchanged.
+tls_config "$HA_TMP/nossl.cnf" "have_ssl = false;"
+ha_start -C "$HA_TMP/nossl.cnf" || ha_bail "heapadmind starts without TLS"
+ha_sql "SELECT 1"
+ha_is "have_ssl = false: plain TCP logs in" "0:1" "$HA_RC:$HA_OUT"
+# mariadb 10.11's --ssl without verification only prefers TLS.
+HA_OUT=$(ha_mysql "${TLS[@]}" -e '\s' 2>&1)
+ha_like "have_ssl = false: mariadb --ssl falls back to plain TCP" \
+    "SSL:[[:space:]]+Not in use" "$HA_OUT"
+ha_stop || ha_bail "heapadmind stops"
+tls_config "$HA_TMP/nossl-require.cnf" "have_ssl = false; require_tls = true;"
+ha_start -C "$HA_TMP/nossl-require.cnf" >/dev/null 2>&1
+ha_file_like "require_tls without have_ssl is a start-up error" \
+    "$HA_LOG" "require_tls needs have_ssl"
+
 # caching_sha2_password as the default plugin, without TLS.
 ha_mysql() {
     timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults --protocol=TCP \
