@@ -317,7 +317,8 @@ send_response(struct cli *c, uint8_t seq, const char *user,
     strcpy((char *)b + n, user);
     n += strlen(user) + 1;
     b[n++] = (uint8_t)auth_len;
-    memcpy(b + n, auth, auth_len);
+    if (auth_len > 0)
+        memcpy(b + n, auth, auth_len);
     n += auth_len;
     strcpy((char *)b + n, plugin);
     n += strlen(plugin) + 1;
