@@ -97,7 +97,7 @@ ha_auth_native_check(const struct ha_user *user, const uint8_t scramble[20],
     uint8_t candidate[HA_SHA1_LEN];
     bool ok;
 
-    if (user == NULL)
+    if (user == NULL || !user->has_native)
         return false;
     /* A client with no password sends nothing, or libmysqlclient a lone
      * 0x00 (pitfall 9). Such a response proves nothing, so it is
@@ -202,7 +202,8 @@ ha_auth_check_clear(const struct ha_user *user, const uint8_t *pw,
         ok = ha_ct_equal(sha2, user->sha2_stage2, HA_SHA256_LEN);
     } else {
         ha_auth_native_stage2((const char *)pw, len, sha1);
-        ok = ha_ct_equal(sha1, user->stage2, HA_SHA1_LEN);
+        ok = user->has_native &&
+             ha_ct_equal(sha1, user->stage2, HA_SHA1_LEN);
     }
     OPENSSL_cleanse(sha2, sizeof(sha2));
     OPENSSL_cleanse(sha1, sizeof(sha1));

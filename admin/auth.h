@@ -44,8 +44,8 @@ void ha_auth_native_proof(const char *password, size_t len,
                           const uint8_t scramble[20],
                           uint8_t proof[HA_SHA1_LEN]);
 
-/* Verifies a mysql_native_password response against user in constant
- * time. An empty response (or a single 0x00, which libmysqlclient may
+/* Verifies a mysql_native_password response against user (false if it
+ * has no native digest) in constant time. An empty response (or a single 0x00, which libmysqlclient may
  * send) matches only an account with an empty password. */
 bool ha_auth_native_check(const struct ha_user *user,
                           const uint8_t scramble[20], const uint8_t *resp,

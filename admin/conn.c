@@ -454,7 +454,7 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
      * account has a digest for and has that plugin's size (or is empty:
      * no password); otherwise the client is asked to switch, once, to
      * the server's default plugin if the account has it, else to the
-     * other one. Every account has a native digest. An empty answer for
+     * other one. An empty answer for
      * a plugin the server did not name means "switch me" (libmariadb),
      * not "no password". */
     if (sha2)
@@ -463,6 +463,7 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
                   (hr->auth_len <= 1 && advertised));
     else
         usable = strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) == 0 &&
+                 (u == NULL || u->has_native) &&
                  (hr->auth_len == HA_SHA1_LEN ||
                   (hr->auth_len <= 1 && advertised));
     /* An unsolicited answer (libmysqlclient <= 8.0.25 always answers for
@@ -477,6 +478,9 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
                                              hr->auth_len);
     if (strcmp(want, HA_AUTH_SHA2_PLUGIN) == 0 && u != NULL && !u->has_sha2)
         want = HA_AUTH_NATIVE_PLUGIN;
+    else if (strcmp(want, HA_AUTH_NATIVE_PLUGIN) == 0 && u != NULL &&
+             !u->has_native)
+        want = HA_AUTH_SHA2_PLUGIN;
     if (usable || !(c->caps & HA_CLIENT_PLUGIN_AUTH)) {
         c->auth_plugin = usable && sha2 ? HA_AUTH_SHA2_PLUGIN
                                         : HA_AUTH_NATIVE_PLUGIN;

@@ -37,6 +37,7 @@ make_user(struct ha_user *u, const char *name, const char *password)
     u->role = HA_ROLE_ADMIN;
     u->empty_password = password[0] == '\0';
     ha_auth_native_stage2(password, strlen(password), u->stage2);
+    u->has_native = true;
 }
 
 /* ------------------------------------------------------------------ */
@@ -346,6 +347,7 @@ END_TEST
 START_TEST(test_auth_check_clear)
 {
     struct ha_user u;
+    uint8_t native[HA_SHA1_LEN];
 
     make_sha2_user(&u, "secret");
     ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 6));
@@ -356,6 +358,15 @@ START_TEST(test_auth_check_clear)
     u.has_sha2 = false;
     ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
     ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secre", 5));
+    /* Neither digest: nothing matches. */
+    u.has_native = false;
+    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
+    /* A SHA-256-only account has no native digest to check against. */
+    make_sha2_user(&u, "secret");
+    u.has_native = false;
+    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
+    ha_auth_native_proof("secret", 6, scramble, native);
+    ck_assert(!ha_auth_native_check(&u, scramble, native, sizeof(native)));
     make_sha2_user(&u, "");
     ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"", 1));
     ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"x", 2));

@@ -106,6 +106,14 @@ start(bool require_tls, const char *plugin)
     strcpy(cfg.ifaces[0].host, "127.0.0.1");
     cfg.ifaces[0].port = 0;
     cfg.require_tls = require_tls;
+    /* Accounts given as one hash only (5A's credential forms). */
+    ck_assert_msg(ha_credentials_parse(
+                      "sha2only:sha2:3423ed1fe54cb8f9172be25e7144eea4e467593d"
+                      "b1bfe9d83af905b53b833015;"
+                      "nativeonly:*2470C0C06DEE42FD1618BB99005ADCA2EC9D1E19",
+                      HA_ROLE_ADMIN, &cfg.users, &cfg.n_users, err,
+                      sizeof(err)) == 0,
+                  "credentials: %s", err);
     snprintf(cfg.default_auth_plugin, sizeof(cfg.default_auth_plugin), "%s",
              plugin);
     base = event_base_new();
@@ -625,6 +633,46 @@ START_TEST(test_sha2_change_user)
 }
 END_TEST
 
+/* An account with only a SHA-256 digest, native advertised: the native
+ * answer cannot be checked, so the client is switched to caching_sha2;
+ * and the other way round for a native-only account. */
+START_TEST(test_sha2_single_digest_accounts)
+{
+    struct cli c;
+    struct pkt p;
+    uint8_t proof[32], native[20], fresh[20];
+    size_t name_len = strlen(HA_AUTH_SHA2_PLUGIN);
+
+    start(false, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    ha_auth_native_proof("pw2", 3, c.scramble, native);
+    send_response(&c, 1, "sha2only", native, 20, HA_AUTH_NATIVE_PLUGIN);
+    expect_pkt(&c, &p, 2);
+    ck_assert_int_eq(p.data[0], 0xFE);
+    ck_assert_str_eq((char *)p.data + 1, HA_AUTH_SHA2_PLUGIN);
+    memcpy(fresh, p.data + 1 + name_len + 1, 20);
+    ha_auth_sha2_proof("pw2", 3, fresh, proof);
+    send_pkt(&c, 3, proof, 32);
+    expect_more(&c, 4, 0x03);
+    expect_ok(&c, 5);
+    cli_close(&c);
+    teardown();
+
+    start(false, HA_AUTH_SHA2_PLUGIN);
+    c = greet();
+    ha_auth_sha2_proof("password", 8, c.scramble, proof);
+    send_response(&c, 1, "nativeonly", proof, 32, HA_AUTH_SHA2_PLUGIN);
+    expect_pkt(&c, &p, 2);
+    ck_assert_int_eq(p.data[0], 0xFE);
+    ck_assert_str_eq((char *)p.data + 1, HA_AUTH_NATIVE_PLUGIN);
+    memcpy(fresh, p.data + 1 + strlen(HA_AUTH_NATIVE_PLUGIN) + 1, 20);
+    ha_auth_native_proof("password", 8, fresh, native);
+    send_pkt(&c, 3, native, 20);
+    expect_ok(&c, 4);
+    cli_close(&c);
+}
+END_TEST
+
 static Suite *
 tls_suite(void)
 {
@@ -640,6 +688,7 @@ tls_suite(void)
     tcase_add_test(tc, test_sha2_unsolicited_answer);
     tcase_add_test(tc, test_sha2_switch_from_native);
     tcase_add_test(tc, test_sha2_change_user);
+    tcase_add_test(tc, test_sha2_single_digest_accounts);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");
