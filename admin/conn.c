@@ -122,15 +122,21 @@ ha_conn_free(struct ha_conn *c)
  * hands its output to the socket bufferevent below it at once, so that
  * one's output is checked too: freeing the filter frees it (and would
  * drop the last reply, an ERR before closing). */
+static size_t
+unsent_bytes(struct ha_conn *c)
+{
+    size_t n = evbuffer_get_length(bufferevent_get_output(c->bev));
+    struct bufferevent *raw = c->tls ? bufferevent_get_underlying(c->bev)
+                                     : NULL;
+
+    return raw != NULL ? n + evbuffer_get_length(bufferevent_get_output(raw))
+                       : n;
+}
+
 static bool
 output_pending(struct ha_conn *c)
 {
-    struct bufferevent *raw;
-
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) > 0)
-        return true;
-    raw = c->tls ? bufferevent_get_underlying(c->bev) : NULL;
-    return raw != NULL && evbuffer_get_length(bufferevent_get_output(raw)) > 0;
+    return unsent_bytes(c) > 0;
 }
 
 /* Queues c->out on the bufferevent. Returns -1 if the connection was
@@ -504,17 +510,24 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
     }
 }
 
-/* Fires when the socket's output shrinks: a TLS connection that is
- * closing is freed once its last reply has reached the socket. */
+/* Fires when the socket's output under a TLS filter shrinks, which the
+ * filter does not report: conn_write_cb is run (deferred) once a closing
+ * connection's last reply has reached the socket, or a client that had
+ * reading paused (max_output) has drained below the bound. */
 static void
 raw_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
                void *arg)
 {
     struct ha_conn *c = arg;
 
-    if (info->n_deleted > 0 && evbuffer_get_length(buf) == 0 &&
-        c->state == HA_CONN_CLOSING && !output_pending(c))
-        ha_conn_free(c);
+    (void)buf;
+    if (info->n_deleted == 0)
+        return;
+    if ((c->state == HA_CONN_CLOSING && !output_pending(c)) ||
+        (c->read_paused && unsent_bytes(c) <= c->env->max_output))
+        bufferevent_trigger(c->bev, EV_WRITE,
+                            BEV_TRIG_IGNORE_WATERMARKS |
+                                BEV_TRIG_DEFER_CALLBACKS);
 }
 
 /* SSLRequest (reference §2.3): the rest of the connection phase runs
@@ -867,14 +880,11 @@ conn_read_cb(struct bufferevent *bev, void *arg)
          * (one reply may exceed it, so a big result still goes out to a
          * client that reads). conn_write_cb resumes once it drained;
          * the write timeout drops a client that never reads. */
-        if (c->env->max_output > 0 &&
-            evbuffer_get_length(bufferevent_get_output(bev)) >
-                c->env->max_output) {
+        if (c->env->max_output > 0 && unsent_bytes(c) > c->env->max_output) {
             if (!c->read_paused)
                 ha_log_debug("connection %u (%s): %zu reply bytes unsent; "
                              "reading paused",
-                             c->id, c->peer,
-                             evbuffer_get_length(bufferevent_get_output(bev)));
+                             c->id, c->peer, unsent_bytes(c));
             c->read_paused = true;
             bufferevent_disable(bev, EV_READ);
             return;

@@ -49,6 +49,7 @@ static atomic_bool stop_loop;
 static int port;
 static struct event *stop_poller;
 static bool running;
+static int max_output; /* admin_variables.max_output_buffer, 0: default */
 
 static void
 poll_stop(evutil_socket_t fd, short what, void *arg)
@@ -106,6 +107,8 @@ start(bool require_tls, const char *plugin)
     strcpy(cfg.ifaces[0].host, "127.0.0.1");
     cfg.ifaces[0].port = 0;
     cfg.require_tls = require_tls;
+    if (max_output > 0)
+        cfg.max_output_buffer = max_output;
     /* Accounts given as one hash only (5A's credential forms). */
     ck_assert_msg(ha_credentials_parse(
                       "sha2only:sha2:3423ed1fe54cb8f9172be25e7144eea4e467593d"
@@ -673,6 +676,52 @@ START_TEST(test_sha2_single_digest_accounts)
 }
 END_TEST
 
+/* Reads one packet of any size, keeping only its first byte. */
+static uint8_t
+skip_pkt(struct cli *c)
+{
+    static uint8_t big[1 << 17];
+    uint8_t h[4];
+    size_t len;
+
+    ck_assert_int_eq(read_full(c, h, 4), 0);
+    len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
+    ck_assert_uint_le(len, sizeof(big));
+    ck_assert_int_eq(read_full(c, big, len), 0);
+    return big[0];
+}
+
+/* Under TLS the filter hands its output straight to the socket's
+ * bufferevent: the max_output_buffer bound must count that too, and
+ * reading must resume once the client drains it. 100 pipelined queries of
+ * 100 kB each, unread for a while, then every reply must arrive. */
+START_TEST(test_tls_output_bound_resumes)
+{
+    const char q[] = "\x03SELECT randomblob(100000)";
+    struct cli c;
+
+    max_output = 64 * 1024;
+    start(false, HA_AUTH_NATIVE_PLUGIN);
+    c = greet();
+    start_tls(&c);
+    send_native_login(&c, 2, "admin");
+    expect_ok(&c, 3);
+    for (int i = 0; i < 100; i++)
+        send_pkt(&c, 0, q, sizeof(q) - 1);
+    usleep(300 * 1000);
+    for (int i = 0; i < 100; i++) {
+        int eofs = 0;
+
+        ck_assert_int_eq(skip_pkt(&c), 1); /* column count */
+        while (eofs < 2)
+            if (skip_pkt(&c) == 0xFE)
+                eofs++;
+    }
+    query_works(&c);
+    cli_close(&c);
+}
+END_TEST
+
 static Suite *
 tls_suite(void)
 {
@@ -689,6 +738,7 @@ tls_suite(void)
     tcase_add_test(tc, test_sha2_switch_from_native);
     tcase_add_test(tc, test_sha2_change_user);
     tcase_add_test(tc, test_sha2_single_digest_accounts);
+    tcase_add_test(tc, test_tls_output_bound_resumes);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");
