@@ -426,6 +426,11 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
     ha_session_set_multi_statements(
         &c->session, (c->caps & HA_CLIENT_MULTI_STATEMENTS) != 0);
     ssl = c->tls ? bufferevent_openssl_get_ssl(c->bev) : NULL;
+    ha_strlcpy(c->session.ssl_version, ssl != NULL ? SSL_get_version(ssl) : "",
+               sizeof(c->session.ssl_version));
+    ha_strlcpy(c->session.ssl_cipher,
+               ssl != NULL ? SSL_get_cipher_name(ssl) : "",
+               sizeof(c->session.ssl_cipher));
     ha_log_info("%s: user '%s' from %s (connection %u, %s, %s%s%s%s%s)",
                 change ? "change of user" : "login", u->name, c->peer, c->id,
                 u->role == HA_ROLE_ADMIN ? "admin" : "stats", c->auth_plugin,

@@ -398,6 +398,10 @@ fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_int64(ctx, (int64_t)reg->questions);
     else if (ha_str_ieq(name, "Max_used_connections"))
         sqlite3_result_int64(ctx, (int64_t)reg->max_used);
+    else if (ha_str_ieq(name, "Ssl_version"))
+        sqlite3_result_text(ctx, s->ssl_version, -1, SQLITE_TRANSIENT);
+    else if (ha_str_ieq(name, "Ssl_cipher"))
+        sqlite3_result_text(ctx, s->ssl_cipher, -1, SQLITE_TRANSIENT);
     else
         sqlite3_result_null(ctx);
 }

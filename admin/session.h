@@ -67,6 +67,8 @@ struct ha_session {
     char host[64];               /* client address, for USER() */
     char peer[80];               /* "address:port" for PROCESSLIST; ""
                                     shows host */
+    char ssl_version[16];        /* "TLSv1.3", or "" without TLS */
+    char ssl_cipher[64];         /* SHOW STATUS Ssl_cipher */
 
     /* MySQL session state */
     char schema[64];             /* current schema; "" = none selected */

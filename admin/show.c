@@ -70,6 +70,8 @@ const char *const ha_show_stats_tables[] = {
     " UNION ALL " STATUS_ROW("Questions")                                  \
     " UNION ALL " STATUS_ROW("Queries")                                    \
     " UNION ALL " STATUS_ROW("Max_used_connections")                       \
+    " UNION ALL " STATUS_ROW("Ssl_cipher")                                 \
+    " UNION ALL " STATUS_ROW("Ssl_version")                                \
     " UNION ALL SELECT 'Jemalloc_' || replace(variable_name, '.', '_'), "  \
     "variable_value FROM stats_memory_jemalloc"
 

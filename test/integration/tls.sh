@@ -47,6 +47,12 @@ ha_like "mariadb --ssl: status shows the cipher in use" \
 HA_OUT=$(ha_mysql -e '\s' 2>&1)
 ha_like "mariadb --skip-ssl: status says TLS is not in use" \
     "SSL:[[:space:]]+Not in use" "$HA_OUT"
+ha_sql "SHOW STATUS LIKE 'Ssl_%'" "${TLS[@]}"
+ha_like "SHOW STATUS over TLS: Ssl_cipher and Ssl_version" \
+    "^Ssl_cipher	[A-Z0-9_-]+
+Ssl_version	TLSv1\.[23]$" "$HA_OUT"
+ha_sql "SHOW STATUS LIKE 'Ssl_cipher'"
+ha_is "SHOW STATUS without TLS: Ssl_cipher is empty" "Ssl_cipher	" "$HA_OUT"
 HA_OUT=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
     -h127.0.0.1 -P"$HA_PORT" -uadmin -padmin -N -B -e "SELECT 1" 2>&1)
 ha_is "mariadb without TLS options still logs in" "1" "$HA_OUT"
