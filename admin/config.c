@@ -58,6 +58,7 @@ struct config_key {
 
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static int validate_auth_plugin(const char *val, char *why, size_t whylen);
+static int validate_socket_mode(const char *val, char *why, size_t whylen);
 
 #define ADMIN "admin_variables"
 #define JEMALLOC "jemalloc_variables"
@@ -74,6 +75,8 @@ static const struct config_key config_keys[] = {
     {ADMIN, "require_tls", KEY_BOOL, 0, 1, NULL, OFF(require_tls), 0},
     {ADMIN, "default_authentication_plugin", KEY_STRING, 1, 31,
      validate_auth_plugin, OFF(default_auth_plugin), 32},
+    {ADMIN, "unix_socket_mode", KEY_STRING, 1, 15, validate_socket_mode,
+     OFF(unix_socket_mode), 16},
     /* Credentials and interfaces are stored raw here and parsed after
      * the table pass (derive()), because duplicate user names are checked
      * across both credential lists. */
@@ -190,6 +193,24 @@ validate_auth_plugin(const char *val, char *why, size_t whylen)
     ha_err_set(why, whylen,
                "'%s' is not an authentication plugin heapadmin offers; use "
                "mysql_native_password or caching_sha2_password",
+               val);
+    return -1;
+}
+
+/* An octal permission mode such as "0660": the socket file's mode decides
+ * which local users may connect (connect(2) needs write permission). */
+static int
+validate_socket_mode(const char *val, char *why, size_t whylen)
+{
+    size_t n = strlen(val);
+
+    if (n >= 3 && n <= 4 && strspn(val, "01234567") == n &&
+        (n == 3 || val[0] == '0'))
+        return 0;
+    ha_err_set(why, whylen,
+               "'%s' is not a permission mode; use 3 or 4 octal digits "
+               "such as \"0660\" (owner and group may connect) or "
+               "\"0600\" (owner only)",
                val);
     return -1;
 }
@@ -637,6 +658,8 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.lg_prof_interval = HA_LG_INTERVAL_UNSET;
     cfg->jemalloc.prof_gdump = HA_UNSET;
     cfg->have_ssl = 1;
+    ha_strlcpy(cfg->unix_socket_mode, HA_DEFAULT_UNIX_SOCKET_MODE,
+               sizeof(cfg->unix_socket_mode));
     ha_strlcpy(cfg->default_auth_plugin, HA_DEFAULT_AUTH_PLUGIN,
                sizeof(cfg->default_auth_plugin));
     cfg->jemalloc.prof_final = HA_UNSET;

@@ -30,6 +30,7 @@
 #define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
 #define HA_DEFAULT_DUMP_PREFIX "proxysql"
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
+#define HA_DEFAULT_UNIX_SOCKET_MODE "0660" /* owner and group may connect */
 
 /* Limits (admin_variables); ranges are in config.c's key table. */
 #define HA_DEFAULT_MAX_CONNECTIONS 256       /* sessions at once */
@@ -80,6 +81,7 @@ struct ha_config {
     char ssl_key[1024];
     int require_tls;            /* refuse plain-TCP logins */
     char default_auth_plugin[32]; /* named in HandshakeV10 */
+    char unix_socket_mode[16];  /* octal permissions of unix sockets */
 
     char *mysql_ifaces;         /* raw spec */
     struct ha_iface *ifaces;

@@ -289,7 +289,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
 /* Creates a listening unix socket at path. A stale socket file left by a
  * crashed daemon is replaced; one a live process answers on is not. */
 static evutil_socket_t
-listen_unix(const char *path, char *err, size_t errlen)
+listen_unix(const char *path, mode_t mode, char *err, size_t errlen)
 {
     struct sockaddr_un sun;
     evutil_socket_t fd;
@@ -329,6 +329,15 @@ listen_unix(const char *path, char *err, size_t errlen)
         close(fd);
         return -1;
     }
+    /* Before listen(), so no client can connect under the umask's mode.
+     * Who may connect is decided by write permission on the file. */
+    if (chmod(path, mode) != 0) {
+        ha_err_set(err, errlen, "%s: chmod %04o: %s", path, (unsigned)mode,
+                   strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
     if (listen(fd, 128) != 0) {
         ha_err_set(err, errlen, "%s: listen: %s", path, strerror(errno));
         close(fd);
@@ -348,7 +357,12 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
 
     li->server = s;
     if (ifc->kind == HA_IFACE_UNIX) {
-        evutil_socket_t fd = listen_unix(ifc->path, err, errlen);
+        mode_t mode =
+            (mode_t)strtoul(s->cfg->unix_socket_mode[0] != '\0'
+                                ? s->cfg->unix_socket_mode
+                                : HA_DEFAULT_UNIX_SOCKET_MODE,
+                            NULL, 8);
+        evutil_socket_t fd = listen_unix(ifc->path, mode, err, errlen);
         if (fd < 0)
             return -1;
         li->l = evconnlistener_new(s->base, accept_cb, li, flags, -1, fd);

@@ -172,6 +172,17 @@ static const char nondefault_cnf[] =
  * core: shipped files
  * --------------------------------------------------------------------- */
 
+START_TEST(test_config_unix_socket_mode)
+{
+    ck_assert_str_eq(cfg.unix_socket_mode, "0660");
+    ck_assert_int_eq(ha_config_load_string(
+                         &cfg, "admin_variables = { unix_socket_mode = \"600\" }",
+                         NAME, err, sizeof(err)),
+                     0);
+    ck_assert_str_eq(cfg.unix_socket_mode, "600");
+}
+END_TEST
+
 START_TEST(test_config_init_defaults)
 {
     assert_defaults(&cfg);
@@ -995,6 +1006,13 @@ static const struct {
      "must be a group", NULL},
     {"\n\n\njemalloc_variables = ( )\n", "jemalloc_variables",
      "must be a group", NULL},
+    /* unix socket permissions */
+    {"admin_variables =\n{\n\n  unix_socket_mode = \"rw-rw----\"\n}\n",
+     "unix_socket_mode", "3 or 4 octal digits", NULL},
+    {"admin_variables =\n{\n\n  unix_socket_mode = \"0668\"\n}\n",
+     "unix_socket_mode", "not a permission mode", NULL},
+    {"admin_variables =\n{\n\n  unix_socket_mode = \"1660\"\n}\n",
+     "unix_socket_mode", "not a permission mode", NULL},
 };
 
 START_TEST(test_config_errors)
@@ -1045,6 +1063,7 @@ config_suite(void)
     tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_config_init_defaults);
+    tcase_add_test(tc, test_config_unix_socket_mode);
     tcase_add_test(tc, test_config_empty_text_gives_defaults);
     tcase_add_test(tc, test_config_sample_quickstart);
     tcase_add_test(tc, test_config_sample_production);

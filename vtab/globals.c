@@ -38,6 +38,8 @@
  *   admin-max_connections, admin-connect_timeout, admin-wait_timeout,
  *   admin-net_write_timeout, admin-max_allowed_packet,
  *   admin-max_output_buffer           RO  the limits, as configured
+ *   admin-unix_socket_mode, admin-have_ssl, admin-require_tls,
+ *   admin-default_authentication_plugin RO  as configured
  *   jemalloc-prof_active              RW P  prof.active
  *   jemalloc-lg_prof_sample           RW P  prof.lg_sample; written with
  *                                           prof.reset(n), 0..62; NULL when
@@ -137,6 +139,10 @@ enum gv_admin {
     GV_ADMIN_NET_WRITE_TIMEOUT,
     GV_ADMIN_MAX_ALLOWED_PACKET,
     GV_ADMIN_MAX_OUTPUT_BUFFER,
+    GV_ADMIN_UNIX_SOCKET_MODE,
+    GV_ADMIN_HAVE_SSL,
+    GV_ADMIN_REQUIRE_TLS,
+    GV_ADMIN_DEFAULT_AUTH_PLUGIN,
     GV_ADMIN_MAX
 };
 
@@ -183,6 +189,13 @@ static const struct gv_row gv_rows[] = {
      GV_ADMIN_MAX_ALLOWED_PACKET, HINT_ADMIN},
     {"admin-max_output_buffer", NULL, GV_ADMIN, 0,
      GV_ADMIN_MAX_OUTPUT_BUFFER, HINT_ADMIN},
+    {"admin-unix_socket_mode", NULL, GV_ADMIN, 0, GV_ADMIN_UNIX_SOCKET_MODE,
+     HINT_ADMIN},
+    {"admin-have_ssl", NULL, GV_ADMIN, 0, GV_ADMIN_HAVE_SSL, HINT_ADMIN},
+    {"admin-require_tls", NULL, GV_ADMIN, 0, GV_ADMIN_REQUIRE_TLS,
+     HINT_ADMIN},
+    {"admin-default_authentication_plugin", NULL, GV_ADMIN, 0,
+     GV_ADMIN_DEFAULT_AUTH_PLUGIN, HINT_ADMIN},
 
     {"jemalloc-prof_active", "prof.active", GV_BOOL, GV_PROF, 0, NULL},
     {"jemalloc-lg_prof_sample", "prof.lg_sample", GV_LG_SAMPLE, GV_PROF, 0,
@@ -334,6 +347,22 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
             snprintf(buf, len, "%d",
                      limits[r->admin - GV_ADMIN_MAX_CONNECTIONS]);
             return true;
+        }
+        switch (r->admin) {
+        case GV_ADMIN_UNIX_SOCKET_MODE:
+            ha_strlcpy(buf, cfg->unix_socket_mode, len);
+            return true;
+        case GV_ADMIN_HAVE_SSL:
+            ha_strlcpy(buf, cfg->have_ssl ? "true" : "false", len);
+            return true;
+        case GV_ADMIN_REQUIRE_TLS:
+            ha_strlcpy(buf, cfg->require_tls ? "true" : "false", len);
+            return true;
+        case GV_ADMIN_DEFAULT_AUTH_PLUGIN:
+            ha_strlcpy(buf, cfg->default_auth_plugin, len);
+            return true;
+        default:
+            break;
         }
         return false;
     case GV_BOOL:

@@ -175,4 +175,34 @@ ha_unlike "a datadir that cannot be created: exits non-zero" "^0$" "$rc"
 ha_like "a datadir that cannot be created: the error names it" \
     "$HA_TMP/plainfile/data.*(cannot be created|Not a directory)" "$out"
 
+# --- unix socket permissions ----------------------------------------------------
+# connect(2) on a unix socket needs write permission on the file, so its
+# mode decides which local users may reach the admin port.
+
+HA_DATADIR=$HA_TMP/sockmode
+if ha_start; then
+    ha_is "unix socket: default mode 0660" 660 "$(stat -c %a "$HA_SOCK")"
+    ha_stop || ha_fail "unix socket: daemon stops on SIGTERM"
+else
+    ha_fail "unix socket: daemon starts"
+fi
+sed -e 's|@SOCKMODE@|0600|' >"$HA_TMP/sockmode.cnf" <<'EOF2'
+datadir = "@DATADIR@";
+admin_variables = {
+    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
+    unix_socket_mode = "@SOCKMODE@";
+};
+EOF2
+if ha_start -C "$HA_TMP/sockmode.cnf"; then
+    ha_is "unix socket: unix_socket_mode = \"0600\" gives mode 0600" 600 \
+        "$(stat -c %a "$HA_SOCK")"
+    HA_OUT=$(timeout 10 mariadb --no-defaults -S "$HA_SOCK" -uadmin -padmin \
+        -N -B -e "SELECT variable_value FROM global_variables WHERE variable_name = 'admin-unix_socket_mode'" 2>&1)
+    ha_is "unix socket: admin-unix_socket_mode shows the setting" 0600 \
+        "$HA_OUT"
+    ha_stop || ha_fail "unix socket: daemon stops on SIGTERM"
+else
+    ha_fail "unix socket: daemon starts with unix_socket_mode = \"0600\""
+fi
+
 ha_done
