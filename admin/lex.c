@@ -329,3 +329,16 @@ ha_lex_text(const struct ha_lex *lx, size_t i, char *buf, size_t buflen)
     }
     buf[o] = '\0';
 }
+
+bool
+ha_lex_only_trivia(const char *s, size_t len)
+{
+    struct ha_lex lx;
+    bool trivia = ha_lex_run(&lx, s, len, NULL, 0) == 0;
+
+    for (size_t i = 0; trivia && i < lx.n; i++)
+        trivia = !ha_lex_is_significant(&lx.toks[i]) ||
+                 ha_lex_is_punct(&lx, i, ';');
+    ha_lex_free(&lx);
+    return trivia;
+}

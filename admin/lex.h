@@ -51,6 +51,12 @@ int ha_lex_run(struct ha_lex *lx, const char *s, size_t len, char *err,
                size_t errlen);
 void ha_lex_free(struct ha_lex *lx);
 
+/* True when s (len bytes) holds nothing but whitespace, comments and
+ * ';': what may follow the one statement of a COM_QUERY or
+ * COM_STMT_PREPARE without CLIENT_MULTI_STATEMENTS. False also when s
+ * does not lex (an unterminated quote is not trivia). */
+bool ha_lex_only_trivia(const char *s, size_t len);
+
 /* Comments, whitespace and the /+! markers are not significant. */
 bool ha_lex_is_significant(const struct ha_tok *t);
 /* Index of the next significant token after i (SIZE_MAX: from the

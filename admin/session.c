@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "dialect.h"
+#include "lex.h"
 #include "log.h"
 #include "proto.h"
 #include "server.h"
@@ -1101,27 +1102,6 @@ exec_simple(struct ha_session *s, const char *sql, struct ha_reply *r)
     return rc == SQLITE_OK ? 0 : -1;
 }
 
-/* True when text holds nothing but whitespace, comments and ';'. */
-static bool
-only_trivia(sqlite3 *db, const char *text)
-{
-    sqlite3_stmt *st = NULL;
-    const char *tail = NULL;
-
-    while (*text != '\0') {
-        if (sqlite3_prepare_v2(db, text, -1, &st, &tail) != SQLITE_OK)
-            return false;
-        if (st != NULL) {
-            sqlite3_finalize(st);
-            return false;
-        }
-        if (tail == text)
-            break;
-        text = tail;
-    }
-    return true;
-}
-
 static struct ha_session *
 find_session(const struct ha_session *s, uint32_t id)
 {
@@ -1253,7 +1233,7 @@ run_one(struct ha_session *s, const char *sql, size_t len, bool more,
         ha_reply_err(r, 1065, "42000", "Query was empty");
         goto out;
     }
-    if (tail != NULL && !only_trivia(s->db, tail)) {
+    if (tail != NULL && !ha_lex_only_trivia(tail, strlen(tail))) {
         ha_reply_err(r, 1064, "42000",
                      "You have an error in your SQL syntax: more than one "
                      "statement in one query needs CLIENT_MULTI_STATEMENTS");

@@ -15,6 +15,7 @@
 
 #include "buf.h"
 #include "dialect.h"
+#include "lex.h"
 #include "log.h"
 #include "proto.h"
 #include "util.h"
@@ -138,27 +139,6 @@ ha_stmt_sql(const struct ha_stmt_table *t, uint32_t id, size_t *len)
 /* COM_STMT_PREPARE                                                     */
 /* ------------------------------------------------------------------ */
 
-/* True when text holds nothing but whitespace, comments and ';'. */
-static bool
-only_trivia(sqlite3 *db, const char *text)
-{
-    sqlite3_stmt *st = NULL;
-    const char *tail = NULL;
-
-    while (*text != '\0') {
-        if (sqlite3_prepare_v2(db, text, -1, &st, &tail) != SQLITE_OK)
-            return false;
-        if (st != NULL) {
-            sqlite3_finalize(st);
-            return false;
-        }
-        if (tail == text)
-            break;
-        text = tail;
-    }
-    return true;
-}
-
 /* Builds the statement for sql; replies ERR and returns NULL when it
  * cannot be prepared. */
 static struct ha_stmt *
@@ -213,7 +193,7 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
         ha_reply_err(r, 1065, "42000", "Query was empty");
         goto fail;
     }
-    if (tail != NULL && !only_trivia(s->db, tail)) {
+    if (tail != NULL && !ha_lex_only_trivia(tail, strlen(tail))) {
         ha_reply_err(r, 1064, "42000",
                      "You have an error in your SQL syntax: a prepared "
                      "statement holds exactly one statement");

@@ -10,6 +10,7 @@
 
 #include "check_main.h"
 #include "dialect.h"
+#include "lex.h"
 #include "setvar.h"
 
 struct rewrite_case {
@@ -375,6 +376,33 @@ START_TEST(test_dialect_every_prefix)
 }
 END_TEST
 
+static const struct {
+    const char *text;
+    bool trivia;
+} trivia_cases[] = {
+    {"", true},
+    {" \t\n", true},
+    {";", true},
+    {" ; ;\n", true},
+    {"-- comment\n;", true},
+    {"/* a */ ; /* b */", true},
+    {"SELECT 1", false},
+    {"; SELECT 1", false},
+    {"-- c\nDROP TABLE t", false},
+    {"'unterminated", false},
+    {"/* unterminated", false},
+};
+
+START_TEST(test_lex_only_trivia)
+{
+    const char *t = trivia_cases[_i].text;
+
+    ck_assert_msg(ha_lex_only_trivia(t, strlen(t)) == trivia_cases[_i].trivia,
+                  "case %d [%s]: want %s", _i, t,
+                  trivia_cases[_i].trivia ? "trivia" : "not trivia");
+}
+END_TEST
+
 static Suite *
 dialect_suite(void)
 {
@@ -386,6 +414,8 @@ dialect_suite(void)
     tcase_add_loop_test(core, test_dialect_rewrite, 0,
                         (int)(sizeof(rewrites) / sizeof(rewrites[0])));
     tcase_add_test(core, test_dialect_use_argument);
+    tcase_add_loop_test(core, test_lex_only_trivia, 0,
+                        (int)(sizeof(trivia_cases) / sizeof(trivia_cases[0])));
     tcase_add_loop_test(core, test_dialect_details, 0,
                         (int)(sizeof(details) / sizeof(details[0])));
     tcase_add_loop_test(core, test_dialect_split, 0,
