@@ -22,6 +22,7 @@
 
 #include "auth.h"
 #include "check_main.h"
+#include "loopback.h"
 #include "admin/config.h"
 #include "mallctl.h"
 #include "proto.h"
@@ -32,66 +33,21 @@
 /* ------------------------------------------------------------------ */
 
 static struct ha_config cfg;
-static struct event_base *base;
-static struct ha_server *server;
-static pthread_t loop_thread;
-static atomic_bool stop_loop;
+static struct lb_server lb;
 static int port;
-static struct event *stop_poller;
-
-static void
-poll_stop(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    if (atomic_load(&stop_loop))
-        event_base_loopbreak(arg);
-}
-
-static void *
-run_loop(void *arg)
-{
-    (void)arg;
-    event_base_dispatch(base);
-    return NULL;
-}
 
 static void
 setup(void)
 {
-    char err[256];
-    struct timeval tick = {0, 5000};
-
-    ha_config_init(&cfg);
-    free(cfg.ifaces);
-    cfg.ifaces = calloc(1, sizeof(*cfg.ifaces));
-    ck_assert_ptr_nonnull(cfg.ifaces);
-    cfg.n_ifaces = 1;
-    cfg.ifaces[0].kind = HA_IFACE_TCP;
-    strcpy(cfg.ifaces[0].host, "127.0.0.1");
-    cfg.ifaces[0].port = 0;
-    base = event_base_new();
-    ck_assert_ptr_nonnull(base);
-    server = ha_server_new(base, &cfg, "/tmp", &ha_mallctl_jemalloc, err,
-                           sizeof(err));
-    ck_assert_msg(server != NULL, "ha_server_new: %s", err);
-    ck_assert_msg(ha_server_listen(server, err, sizeof(err)) == 0,
-                  "listen: %s", err);
-    port = ha_server_port(server, 0);
-    stop_poller = event_new(base, -1, EV_PERSIST, poll_stop, base);
-    event_add(stop_poller, &tick);
-    atomic_store(&stop_loop, false);
-    ck_assert_int_eq(pthread_create(&loop_thread, NULL, run_loop, NULL), 0);
+    lb_config(&cfg);
+    lb_start(&lb, &cfg, "/tmp", false);
+    port = lb.port;
 }
 
 static void
 teardown(void)
 {
-    atomic_store(&stop_loop, true);
-    pthread_join(loop_thread, NULL);
-    event_free(stop_poller);
-    ha_server_free(server);
-    event_base_free(base);
+    lb_stop(&lb);
     ha_config_free(&cfg);
 }
 
@@ -113,31 +69,16 @@ struct cli {
 };
 
 static int
-read_full(int fd, void *buf, size_t n)
-{
-    uint8_t *p = buf;
-
-    while (n > 0) {
-        ssize_t r = recv(fd, p, n, 0);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int
 read_pkt(int fd, struct pkt *p)
 {
     uint8_t h[4];
 
-    if (read_full(fd, h, 4) != 0)
+    if (lb_read_full(fd, h, 4) != 0)
         return -1;
     p->len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
     p->seq = h[3];
     ck_assert_uint_lt(p->len, sizeof(p->data));
-    return read_full(fd, p->data, p->len);
+    return lb_read_full(fd, p->data, p->len);
 }
 
 static void
@@ -145,24 +86,6 @@ expect_pkt(int fd, struct pkt *p, uint8_t seq)
 {
     ck_assert_msg(read_pkt(fd, p) == 0, "no packet (expected seq %u)", seq);
     ck_assert_msg(p->seq == seq, "sequence id %u, expected %u", p->seq, seq);
-}
-
-static void
-send_pkt(int fd, uint8_t seq, const void *payload, size_t len)
-{
-    uint8_t h[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
-                    seq};
-
-    ck_assert_int_eq(send(fd, h, 4, MSG_NOSIGNAL), 4);
-    if (len > 0)
-        ck_assert_int_eq(send(fd, payload, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-static void
-put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 #define CLIENT_CAPS                                                          \
@@ -200,8 +123,8 @@ login_as(const char *user, const char *password, uint32_t extra_caps)
     memcpy(c.scramble + 8, p.data + off + 27, 12);
 
     ha_auth_native_proof(password, strlen(password), c.scramble, proof);
-    put_le(b, CLIENT_CAPS | extra_caps, 4);
-    put_le(b + 4, 16u << 20, 4);
+    lb_put_le(b, CLIENT_CAPS | extra_caps, 4);
+    lb_put_le(b + 4, 16u << 20, 4);
     b[8] = 45;
     memset(b + 9, 0, 23);
     n = 32;
@@ -212,7 +135,7 @@ login_as(const char *user, const char *password, uint32_t extra_caps)
     n += 20;
     strcpy((char *)b + n, "mysql_native_password");
     n += strlen("mysql_native_password") + 1;
-    send_pkt(c.fd, 1, b, n);
+    lb_send_pkt(c.fd, 1, b, n);
     expect_pkt(c.fd, &p, 2);
     ck_assert_msg(p.data[0] == 0x00, "login answered 0x%02x", p.data[0]);
     return c;
@@ -234,7 +157,7 @@ send_cmd(int fd, uint8_t cmd, const void *arg, size_t n)
     b[0] = cmd;
     if (n > 0)
         memcpy(b + 1, arg, n);
-    send_pkt(fd, 0, b, n + 1);
+    lb_send_pkt(fd, 0, b, n + 1);
 }
 
 static void
@@ -409,12 +332,12 @@ START_TEST(test_conn_process_kill)
     struct pkt p;
     uint8_t id[4];
 
-    put_le(id, victim.id, 4);
+    lb_put_le(id, victim.id, 4);
     send_cmd(c.fd, HA_COM_PROCESS_KILL, id, 4);
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(p.data[0], 0x00);
     ck_assert_msg(read_pkt(victim.fd, &p) == -1, "the victim is still open");
-    put_le(id, 999999, 4);
+    lb_put_le(id, 999999, 4);
     send_cmd(c.fd, HA_COM_PROCESS_KILL, id, 4);
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(err_code(&p), 1094);
@@ -464,7 +387,7 @@ START_TEST(test_conn_change_user)
     /* A native proof against the greeting's scramble: OK at once. */
     ha_auth_native_proof("stats", 5, c.scramble, proof);
     n = change_user_pkt(b, "stats", proof, 20, "mysql_native_password");
-    send_pkt(c.fd, 0, b, n);
+    lb_send_pkt(c.fd, 0, b, n);
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(p.data[0], 0x00);
     send_query(c.fd, "SELECT CURRENT_USER()");
@@ -490,7 +413,7 @@ START_TEST(test_conn_change_user_switch)
     memset(junk, 'x', sizeof(junk));
     n = change_user_pkt(b, "admin", junk, sizeof(junk),
                         "caching_sha2_password");
-    send_pkt(c.fd, 0, b, n);
+    lb_send_pkt(c.fd, 0, b, n);
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(p.data[0], 0xFE);
     ck_assert_str_eq((char *)p.data + 1, "mysql_native_password");
@@ -498,7 +421,7 @@ START_TEST(test_conn_change_user_switch)
     memcpy(fresh, p.data + 23, 20);
     ck_assert_msg(memcmp(fresh, c.scramble, 20) != 0, "scramble reused");
     ha_auth_native_proof("admin", 5, fresh, proof);
-    send_pkt(c.fd, 2, proof, 20);
+    lb_send_pkt(c.fd, 2, proof, 20);
     expect_pkt(c.fd, &p, 3);
     ck_assert_int_eq(p.data[0], 0x00);
     send_query(c.fd, "SELECT CURRENT_USER()");
@@ -517,7 +440,7 @@ START_TEST(test_conn_change_user_denied)
 
     ha_auth_native_proof("wrong", 5, c.scramble, proof);
     n = change_user_pkt(b, "admin", proof, 20, "mysql_native_password");
-    send_pkt(c.fd, 0, b, n);
+    lb_send_pkt(c.fd, 0, b, n);
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(err_code(&p), 1045);
     ck_assert_msg(read_pkt(c.fd, &p) == -1, "still open after ERR 1045");
@@ -525,7 +448,7 @@ START_TEST(test_conn_change_user_denied)
 
     /* A truncated payload: ERR, then closed. */
     c = login(0);
-    send_pkt(c.fd, 0, "\x11" "admin", 6);
+    lb_send_pkt(c.fd, 0, "\x11" "admin", 6);
     expect_pkt(c.fd, &p, 1);
     ck_assert_uint_eq(p.data[0], 0xFF);
     ck_assert_msg(read_pkt(c.fd, &p) == -1, "still open after bad packet");
@@ -554,7 +477,7 @@ START_TEST(test_conn_reset_connection)
     /* Rolled back, autocommit on. */
     ck_assert_uint_eq(p.data[3] & (HA_STATUS_IN_TRANS | HA_STATUS_AUTOCOMMIT),
                       HA_STATUS_AUTOCOMMIT);
-    send_pkt(c.fd, 0, exec, sizeof(exec));
+    lb_send_pkt(c.fd, 0, exec, sizeof(exec));
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(err_code(&p), 1243);
     /* Ids keep counting after a reset. */
@@ -587,8 +510,8 @@ START_TEST(test_conn_stmt_no_reply)
     expect_pkt(c.fd, &p, 2); /* the parameter; no EOF */
     expect_pkt(c.fd, &p, 3); /* the column; no EOF */
     ck_assert_int_eq(p.data[0], 0x03);
-    send_pkt(c.fd, 0, ld, sizeof(ld));
-    send_pkt(c.fd, 0, exec, sizeof(exec));
+    lb_send_pkt(c.fd, 0, ld, sizeof(ld));
+    lb_send_pkt(c.fd, 0, exec, sizeof(exec));
     expect_pkt(c.fd, &p, 1);
     ck_assert(p.len == 1 && p.data[0] == 1);
     expect_pkt(c.fd, &p, 2);
@@ -597,15 +520,15 @@ START_TEST(test_conn_stmt_no_reply)
     ck_assert_mem_eq(p.data, "\x00\x00\x02hi", 5);
     expect_pkt(c.fd, &p, 4);
     ck_assert(p.data[0] == 0xFE && p.len == 7);
-    send_pkt(c.fd, 0, fetch, sizeof(fetch));
+    lb_send_pkt(c.fd, 0, fetch, sizeof(fetch));
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(err_code(&p), 1421);
-    send_pkt(c.fd, 0, close_, sizeof(close_));
-    send_pkt(c.fd, 0, close_, sizeof(close_)); /* twice: still silent */
+    lb_send_pkt(c.fd, 0, close_, sizeof(close_));
+    lb_send_pkt(c.fd, 0, close_, sizeof(close_)); /* twice: still silent */
     send_cmd(c.fd, HA_COM_PING, NULL, 0);
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(p.data[0], 0x00);
-    send_pkt(c.fd, 0, exec, sizeof(exec));
+    lb_send_pkt(c.fd, 0, exec, sizeof(exec));
     expect_pkt(c.fd, &p, 1);
     ck_assert_int_eq(err_code(&p), 1243);
     close(c.fd);

@@ -21,6 +21,7 @@
 
 #include "auth.h"
 #include "check_main.h"
+#include "loopback.h"
 #include "admin/config.h"
 #include "mallctl.h"
 #include "proto.h"
@@ -31,67 +32,21 @@
 /* ------------------------------------------------------------------ */
 
 static struct ha_config cfg;
-static struct event_base *base;
-static struct ha_server *server;
-static pthread_t loop_thread;
-static atomic_bool stop_loop;
+static struct lb_server lb;
 static int port;
-static struct event *stop_poller;
-
-static void
-poll_stop(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    if (atomic_load(&stop_loop))
-        event_base_loopbreak(arg);
-}
-
-static void *
-run_loop(void *arg)
-{
-    (void)arg;
-    event_base_dispatch(base);
-    return NULL;
-}
 
 static void
 setup(void)
 {
-    char err[256];
-    struct timeval tick = {0, 5000};
-
-    ha_config_init(&cfg);
-    free(cfg.ifaces);
-    cfg.ifaces = calloc(1, sizeof(*cfg.ifaces));
-    ck_assert_ptr_nonnull(cfg.ifaces);
-    cfg.n_ifaces = 1;
-    cfg.ifaces[0].kind = HA_IFACE_TCP;
-    strcpy(cfg.ifaces[0].host, "127.0.0.1");
-    cfg.ifaces[0].port = 0;
-    base = event_base_new();
-    ck_assert_ptr_nonnull(base);
-    server = ha_server_new(base, &cfg, "/tmp", &ha_mallctl_jemalloc, err,
-                           sizeof(err));
-    ck_assert_msg(server != NULL, "ha_server_new: %s", err);
-    ck_assert_msg(ha_server_listen(server, err, sizeof(err)) == 0,
-                  "listen: %s", err);
-    port = ha_server_port(server, 0);
-    ck_assert_int_gt(port, 0);
-    stop_poller = event_new(base, -1, EV_PERSIST, poll_stop, base);
-    event_add(stop_poller, &tick);
-    atomic_store(&stop_loop, false);
-    ck_assert_int_eq(pthread_create(&loop_thread, NULL, run_loop, NULL), 0);
+    lb_config(&cfg);
+    lb_start(&lb, &cfg, "/tmp", false);
+    port = lb.port;
 }
 
 static void
 teardown(void)
 {
-    atomic_store(&stop_loop, true);
-    pthread_join(loop_thread, NULL);
-    event_free(stop_poller);
-    ha_server_free(server);
-    event_base_free(base);
+    lb_stop(&lb);
     ha_config_free(&cfg);
 }
 
@@ -105,51 +60,19 @@ struct pkt {
     uint8_t *data;   /* malloc'd payload of one physical packet */
 };
 
-static int
-connect_server(void)
-{
-    struct sockaddr_in sin;
-    struct timeval tv = {10, 0};
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    ck_assert_int_ge(fd, 0);
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    return fd;
-}
-
-static int
-read_full(int fd, void *buf, size_t n)
-{
-    uint8_t *p = buf;
-
-    while (n > 0) {
-        ssize_t r = recv(fd, p, n, 0);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
 /* Reads one physical packet; returns -1 on EOF or timeout. */
 static int
 read_pkt(int fd, struct pkt *p)
 {
     uint8_t h[4];
 
-    if (read_full(fd, h, 4) != 0)
+    if (lb_read_full(fd, h, 4) != 0)
         return -1;
     p->len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
     p->seq = h[3];
     p->data = malloc(p->len ? p->len : 1);
     ck_assert_ptr_nonnull(p->data);
-    return read_full(fd, p->data, p->len);
+    return lb_read_full(fd, p->data, p->len);
 }
 
 static void
@@ -157,24 +80,6 @@ expect_pkt(int fd, struct pkt *p, uint8_t seq)
 {
     ck_assert_msg(read_pkt(fd, p) == 0, "no packet (expected seq %u)", seq);
     ck_assert_msg(p->seq == seq, "sequence id %u, expected %u", p->seq, seq);
-}
-
-static void
-send_pkt(int fd, uint8_t seq, const void *payload, size_t len)
-{
-    uint8_t h[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
-                    seq};
-
-    ck_assert_int_eq(send(fd, h, 4, MSG_NOSIGNAL), 4);
-    if (len > 0)
-        ck_assert_int_eq(send(fd, payload, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-static void
-put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 /* Reads HandshakeV10 and returns its 20-byte scramble (byte offsets per
@@ -216,8 +121,8 @@ send_login(int fd, uint32_t caps, const char *user, const uint8_t *auth,
     uint8_t b[512];
     size_t n = 0;
 
-    put_le(b, caps, 4);
-    put_le(b + 4, 16u << 20, 4);
+    lb_put_le(b, caps, 4);
+    lb_put_le(b + 4, 16u << 20, 4);
     b[8] = 45;
     memset(b + 9, 0, 23);
     n = 32;
@@ -228,7 +133,7 @@ send_login(int fd, uint32_t caps, const char *user, const uint8_t *auth,
     n += auth_len;
     strcpy((char *)b + n, plugin);
     n += strlen(plugin) + 1;
-    send_pkt(fd, 1, b, n);
+    lb_send_pkt(fd, 1, b, n);
 }
 
 #define CLIENT_CAPS                                                          \
@@ -243,7 +148,7 @@ login(uint32_t extra_caps)
     uint8_t scramble[20], proof[20];
     uint32_t caps;
     struct pkt p;
-    int fd = connect_server();
+    int fd = lb_connect(port);
 
     read_greeting(fd, scramble, &caps);
     ha_auth_native_proof("admin", 5, scramble, proof);
@@ -263,7 +168,7 @@ send_query(int fd, const char *sql)
 
     b[0] = HA_COM_QUERY;
     memcpy(b + 1, sql, n);
-    send_pkt(fd, 0, b, n + 1);
+    lb_send_pkt(fd, 0, b, n + 1);
     free(b);
 }
 
@@ -281,7 +186,7 @@ START_TEST(test_server_greeting_capabilities)
 {
     uint8_t scramble[20];
     uint32_t caps;
-    int fd = connect_server();
+    int fd = lb_connect(port);
 
     read_greeting(fd, scramble, &caps);
     ck_assert(caps & HA_CLIENT_PROTOCOL_41);
@@ -306,7 +211,7 @@ START_TEST(test_server_login_ok_and_wrong_password)
     int fd = login(0);
 
     close(fd);
-    fd = connect_server();
+    fd = lb_connect(port);
     read_greeting(fd, scramble, &caps);
     ha_auth_native_proof("wrong", 5, scramble, proof);
     send_login(fd, CLIENT_CAPS, "admin", proof, 20, "mysql_native_password");
@@ -328,7 +233,7 @@ START_TEST(test_server_auth_switch)
     uint8_t scramble[20], proof[20], junk[32];
     uint32_t caps;
     struct pkt p;
-    int fd = connect_server();
+    int fd = lb_connect(port);
 
     read_greeting(fd, scramble, &caps);
     memset(junk, 0x5a, sizeof(junk));
@@ -342,7 +247,7 @@ START_TEST(test_server_auth_switch)
     ck_assert(memcmp(p.data + 23, scramble, 20) == 0);
     free(p.data);
     ha_auth_native_proof("admin", 5, scramble, proof);
-    send_pkt(fd, 3, proof, 20);
+    lb_send_pkt(fd, 3, proof, 20);
     expect_pkt(fd, &p, 4);
     ck_assert_int_eq(p.data[0], 0x00);
     free(p.data);
@@ -513,8 +418,8 @@ START_TEST(test_server_split_query)
     memcpy(q + 1, head, hl);
     memset(q + 1 + hl, 'a', body);
     memcpy(q + 1 + hl + body, tail, tl);
-    send_pkt(fd, 0, q, n);
-    send_pkt(fd, 1, NULL, 0);
+    lb_send_pkt(fd, 0, q, n);
+    lb_send_pkt(fd, 1, NULL, 0);
     free(q);
     for (uint8_t seq = 2; seq <= 4; seq++) {
         expect_pkt(fd, &p, seq);
@@ -541,7 +446,7 @@ START_TEST(test_server_out_of_order_sequence)
     uint8_t q[] = {HA_COM_QUERY, 'S', 'E', 'L', 'E', 'C', 'T', ' ', '1'};
     struct pkt p;
 
-    send_pkt(fd, 5, q, sizeof(q));
+    lb_send_pkt(fd, 5, q, sizeof(q));
     ck_assert_int_eq(read_pkt(fd, &p), 0);
     ck_assert_int_eq(p.data[0], 0xFF);
     ck_assert_int_eq(p.data[1] | p.data[2] << 8, 1156);
@@ -558,10 +463,10 @@ START_TEST(test_server_truncated_handshake_response)
     uint32_t caps;
     uint8_t junk[10] = {0};
     struct pkt p;
-    int fd = connect_server();
+    int fd = lb_connect(port);
 
     read_greeting(fd, scramble, &caps);
-    send_pkt(fd, 1, junk, sizeof(junk));
+    lb_send_pkt(fd, 1, junk, sizeof(junk));
     expect_pkt(fd, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFF);
     free(p.data);
@@ -577,12 +482,12 @@ START_TEST(test_server_quit_and_unknown_command)
     uint8_t cmd = 0x7f, quit = HA_COM_QUIT;
     struct pkt p;
 
-    send_pkt(fd, 0, &cmd, 1);
+    lb_send_pkt(fd, 0, &cmd, 1);
     expect_pkt(fd, &p, 1);
     ck_assert_int_eq(p.data[0], 0xFF);
     ck_assert_int_eq(p.data[1] | p.data[2] << 8, 1047);
     free(p.data);
-    send_pkt(fd, 0, &quit, 1);
+    lb_send_pkt(fd, 0, &quit, 1);
     ck_assert_msg(read_pkt(fd, &p) == -1, "COM_QUIT got a reply");
     close(fd);
 }

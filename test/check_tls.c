@@ -31,6 +31,7 @@
 
 #include "auth.h"
 #include "check_main.h"
+#include "loopback.h"
 #include "admin/config.h"
 #include "mallctl.h"
 #include "proto.h"
@@ -42,31 +43,9 @@
 
 static char datadir[] = "/tmp/check_tls.XXXXXX";
 static struct ha_config cfg;
-static struct event_base *base;
-static struct ha_server *server;
-static pthread_t loop_thread;
-static atomic_bool stop_loop;
+static struct lb_server lb;
 static int port;
-static struct event *stop_poller;
-static bool running;
 static int max_output; /* admin_variables.max_output_buffer, 0: default */
-
-static void
-poll_stop(evutil_socket_t fd, short what, void *arg)
-{
-    (void)fd;
-    (void)what;
-    if (atomic_load(&stop_loop))
-        event_base_loopbreak(arg);
-}
-
-static void *
-run_loop(void *arg)
-{
-    (void)arg;
-    event_base_dispatch(base);
-    return NULL;
-}
 
 static void
 make_datadir(void)
@@ -96,16 +75,8 @@ static void
 start(bool require_tls, const char *plugin)
 {
     char err[512];
-    struct timeval tick = {0, 5000};
 
-    ha_config_init(&cfg);
-    free(cfg.ifaces);
-    cfg.ifaces = calloc(1, sizeof(*cfg.ifaces));
-    ck_assert_ptr_nonnull(cfg.ifaces);
-    cfg.n_ifaces = 1;
-    cfg.ifaces[0].kind = HA_IFACE_TCP;
-    strcpy(cfg.ifaces[0].host, "127.0.0.1");
-    cfg.ifaces[0].port = 0;
+    lb_config(&cfg);
     cfg.require_tls = require_tls;
     if (max_output > 0)
         cfg.max_output_buffer = max_output;
@@ -119,34 +90,16 @@ start(bool require_tls, const char *plugin)
                   "credentials: %s", err);
     snprintf(cfg.default_auth_plugin, sizeof(cfg.default_auth_plugin), "%s",
              plugin);
-    base = event_base_new();
-    ck_assert_ptr_nonnull(base);
-    server = ha_server_new(base, &cfg, datadir, &ha_mallctl_jemalloc, err,
-                           sizeof(err));
-    ck_assert_msg(server != NULL, "ha_server_new: %s", err);
-    ck_assert_msg(ha_server_enable_tls(server, err, sizeof(err)) == 0,
-                  "enable_tls: %s", err);
-    ck_assert_msg(ha_server_listen(server, err, sizeof(err)) == 0,
-                  "listen: %s", err);
-    port = ha_server_port(server, 0);
-    stop_poller = event_new(base, -1, EV_PERSIST, poll_stop, base);
-    event_add(stop_poller, &tick);
-    atomic_store(&stop_loop, false);
-    ck_assert_int_eq(pthread_create(&loop_thread, NULL, run_loop, NULL), 0);
-    running = true;
+    lb_start(&lb, &cfg, datadir, true);
+    port = lb.port;
 }
 
 static void
 teardown(void)
 {
-    if (!running)
+    if (!lb.running)
         return;
-    running = false;
-    atomic_store(&stop_loop, true);
-    pthread_join(loop_thread, NULL);
-    event_free(stop_poller);
-    ha_server_free(server);
-    event_base_free(base);
+    lb_stop(&lb);
     ha_config_free(&cfg);
 }
 
@@ -224,13 +177,6 @@ send_pkt(struct cli *c, uint8_t seq, const void *payload, size_t len)
                          (ssize_t)(len + 4));
 }
 
-static void
-put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 #define CLIENT_CAPS                                                          \
     (HA_CLIENT_LONG_PASSWORD | HA_CLIENT_PROTOCOL_41 |                       \
      HA_CLIENT_SECURE_CONNECTION | HA_CLIENT_PLUGIN_AUTH |                   \
@@ -279,8 +225,8 @@ cli_close(struct cli *c)
 static void
 ssl_request(uint8_t b[32])
 {
-    put_le(b, CLIENT_CAPS | HA_CLIENT_SSL, 4);
-    put_le(b + 4, 16u << 20, 4);
+    lb_put_le(b, CLIENT_CAPS | HA_CLIENT_SSL, 4);
+    lb_put_le(b + 4, 16u << 20, 4);
     b[8] = 45;
     memset(b + 9, 0, 23);
 }
@@ -321,8 +267,8 @@ send_response(struct cli *c, uint8_t seq, const char *user,
     uint8_t b[512];
     size_t n = 32;
 
-    put_le(b, CLIENT_CAPS | (c->ssl != NULL ? HA_CLIENT_SSL : 0), 4);
-    put_le(b + 4, 16u << 20, 4);
+    lb_put_le(b, CLIENT_CAPS | (c->ssl != NULL ? HA_CLIENT_SSL : 0), 4);
+    lb_put_le(b + 4, 16u << 20, 4);
     b[8] = 45;
     memset(b + 9, 0, 23);
     strcpy((char *)b + n, user);
@@ -624,7 +570,7 @@ START_TEST(test_sha2_change_user)
     memcpy(b + n, proof, 32);
     n += 32;
     b[n++] = 0; /* no schema */
-    put_le(b + n, 45, 2);
+    lb_put_le(b + n, 45, 2);
     n += 2;
     strcpy((char *)b + n, HA_AUTH_SHA2_PLUGIN);
     n += strlen(HA_AUTH_SHA2_PLUGIN) + 1;

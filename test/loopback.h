@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Test fixture shared by the loopback suites (check_server, check_conn,
+ * check_tls): the real server on 127.0.0.1, port chosen by the kernel,
+ * running its own event loop on a thread, and the plain-socket client
+ * primitives those suites speak the protocol with. Header-only, like
+ * fake_mallctl.h, so each suite links nothing extra.
+ */
+#ifndef HA_TEST_LOOPBACK_H
+#define HA_TEST_LOOPBACK_H
+
+#include <arpa/inet.h>
+#include <check.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include "admin/config.h"
+#include "mallctl.h"
+#include "server.h"
+
+struct lb_server {
+    struct event_base *base;
+    struct ha_server *server;
+    pthread_t thread;        /* runs the event loop */
+    atomic_bool stop;        /* set by lb_stop, polled by the loop */
+    struct event *poller;    /* checks stop every 5 ms */
+    int port;                /* the bound TCP port */
+    bool running;
+};
+
+/* ha_config_init() with one listener, 127.0.0.1 on a kernel-chosen port
+ * (0 is refused in config files, allowed programmatically). */
+static inline void
+lb_config(struct ha_config *cfg)
+{
+    ha_config_init(cfg);
+    free(cfg->ifaces);
+    cfg->ifaces = calloc(1, sizeof(*cfg->ifaces));
+    ck_assert_ptr_nonnull(cfg->ifaces);
+    cfg->n_ifaces = 1;
+    cfg->ifaces[0].kind = HA_IFACE_TCP;
+    strcpy(cfg->ifaces[0].host, "127.0.0.1");
+    cfg->ifaces[0].port = 0;
+}
+
+static inline void
+lb_poll_stop(evutil_socket_t fd, short what, void *arg)
+{
+    struct lb_server *lb = arg;
+
+    (void)fd;
+    (void)what;
+    if (atomic_load(&lb->stop))
+        event_base_loopbreak(lb->base);
+}
+
+static inline void *
+lb_run_loop(void *arg)
+{
+    struct lb_server *lb = arg;
+
+    event_base_dispatch(lb->base);
+    return NULL;
+}
+
+/* Starts a server for cfg (which must outlive it) with dumps and TLS
+ * files in datadir, TLS enabled when tls, and runs its loop on a thread.
+ * libevent is not thread-safe here: the test thread touches the server
+ * only through sockets until lb_stop(). */
+static inline void
+lb_start(struct lb_server *lb, const struct ha_config *cfg,
+         const char *datadir, bool tls)
+{
+    struct timeval tick = {0, 5000};
+    char err[512];
+
+    memset(lb, 0, sizeof(*lb));
+    lb->base = event_base_new();
+    ck_assert_ptr_nonnull(lb->base);
+    lb->server = ha_server_new(lb->base, cfg, datadir, &ha_mallctl_jemalloc,
+                               err, sizeof(err));
+    ck_assert_msg(lb->server != NULL, "ha_server_new: %s", err);
+    if (tls)
+        ck_assert_msg(ha_server_enable_tls(lb->server, err, sizeof(err)) == 0,
+                      "enable_tls: %s", err);
+    ck_assert_msg(ha_server_listen(lb->server, err, sizeof(err)) == 0,
+                  "listen: %s", err);
+    lb->port = ha_server_port(lb->server, 0);
+    ck_assert_int_gt(lb->port, 0);
+    lb->poller = event_new(lb->base, -1, EV_PERSIST, lb_poll_stop, lb);
+    event_add(lb->poller, &tick);
+    atomic_store(&lb->stop, false);
+    ck_assert_int_eq(pthread_create(&lb->thread, NULL, lb_run_loop, lb), 0);
+    lb->running = true;
+}
+
+/* Stops the loop, joins its thread and frees the server. Safe to call
+ * when lb_start() never ran or failed. */
+static inline void
+lb_stop(struct lb_server *lb)
+{
+    if (!lb->running)
+        return;
+    lb->running = false;
+    atomic_store(&lb->stop, true);
+    pthread_join(lb->thread, NULL);
+    event_free(lb->poller);
+    ha_server_free(lb->server);
+    event_base_free(lb->base);
+}
+
+/* A blocking TCP connection to 127.0.0.1:port with a 10 s receive
+ * timeout, so a server that never answers fails the test, not hangs it. */
+static inline int
+lb_connect(int port)
+{
+    struct sockaddr_in sin;
+    struct timeval tv = {10, 0};
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+
+    ck_assert_int_ge(fd, 0);
+    memset(&sin, 0, sizeof(sin));
+    sin.sin_family = AF_INET;
+    sin.sin_port = htons((uint16_t)port);
+    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    return fd;
+}
+
+/* Reads exactly n bytes; -1 on EOF, error or timeout. */
+static inline int
+lb_read_full(int fd, void *buf, size_t n)
+{
+    uint8_t *p = buf;
+
+    while (n > 0) {
+        ssize_t r = recv(fd, p, n, 0);
+        if (r <= 0)
+            return -1;
+        p += r;
+        n -= (size_t)r;
+    }
+    return 0;
+}
+
+/* Sends one physical packet: 3-byte length, sequence id, payload. */
+static inline void
+lb_send_pkt(int fd, uint8_t seq, const void *payload, size_t len)
+{
+    uint8_t h[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
+                    seq};
+
+    ck_assert_int_eq(send(fd, h, 4, MSG_NOSIGNAL), 4);
+    if (len > 0)
+        ck_assert_int_eq(send(fd, payload, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static inline void
+lb_put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+#endif /* HA_TEST_LOOPBACK_H */
