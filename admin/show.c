@@ -136,6 +136,42 @@ parse_name(const struct ha_lex *lx, size_t *i, char *name, size_t len,
     return 0;
 }
 
+/* An optional "FROM|IN db" at *i: the schema goes to from (which the
+ * caller preset to the current schema). Returns -1 with *bad set when
+ * FROM is not followed by a name. */
+static int
+parse_from_db(const struct ha_lex *lx, size_t *i, char *from, size_t fromlen,
+              size_t *bad)
+{
+    if (!ha_lex_is_word(lx, *i, "FROM") && !ha_lex_is_word(lx, *i, "IN"))
+        return 0;
+    *i = ha_lex_next(lx, *i);
+    if (parse_name(lx, i, from, fromlen, NULL, 0) != 0) {
+        *bad = *i;
+        return -1;
+    }
+    return 0;
+}
+
+/* The "FROM|IN [db.]table [FROM|IN db]" of SHOW COLUMNS and SHOW INDEX:
+ * the table goes to table, its schema (if named) to from. Returns -1
+ * with *bad set at the token that does not fit. */
+static int
+parse_from_table(const struct ha_lex *lx, size_t *i, char *table,
+                 size_t tablelen, char *from, size_t fromlen, size_t *bad)
+{
+    if (!ha_lex_is_word(lx, *i, "FROM") && !ha_lex_is_word(lx, *i, "IN")) {
+        *bad = *i;
+        return -1;
+    }
+    *i = ha_lex_next(lx, *i);
+    if (parse_name(lx, i, table, tablelen, from, fromlen) != 0) {
+        *bad = *i;
+        return -1;
+    }
+    return parse_from_db(lx, i, from, fromlen, bad);
+}
+
 /* The LIKE 'pattern' | WHERE expr tail at i around base. like_col is the
  * column LIKE filters. Returns -1 with *bad set on trailing junk. */
 static int
@@ -191,13 +227,8 @@ show_tables(const struct ha_lex *lx, size_t i, bool full, const char *db,
     int rc;
 
     ha_strlcpy(from, db, sizeof(from));
-    if (ha_lex_is_word(lx, i, "FROM") || ha_lex_is_word(lx, i, "IN")) {
-        i = ha_lex_next(lx, i);
-        if (parse_name(lx, &i, from, sizeof(from), NULL, 0) != 0) {
-            *bad = i;
-            return -1;
-        }
-    }
+    if (parse_from_db(lx, &i, from, sizeof(from), bad) != 0)
+        return -1;
     snprintf(col, sizeof(col), "Tables_in_%s", from);
     ha_buf_append_str(&base, "SELECT name AS ");
     put_ident(&base, col);
@@ -221,13 +252,8 @@ show_table_status(const struct ha_lex *lx, size_t i, const char *db,
     int rc;
 
     ha_strlcpy(from, db, sizeof(from));
-    if (ha_lex_is_word(lx, i, "FROM") || ha_lex_is_word(lx, i, "IN")) {
-        i = ha_lex_next(lx, i);
-        if (parse_name(lx, &i, from, sizeof(from), NULL, 0) != 0) {
-            *bad = i;
-            return -1;
-        }
-    }
+    if (parse_from_db(lx, &i, from, sizeof(from), bad) != 0)
+        return -1;
     ha_buf_append_str(
         &base,
         "SELECT name AS Name, CASE type WHEN 'VIEW' THEN NULL ELSE 'SQLite' "
@@ -255,22 +281,9 @@ show_columns(const struct ha_lex *lx, size_t i, bool full, const char *db,
     int rc;
 
     ha_strlcpy(from, db, sizeof(from));
-    if (!ha_lex_is_word(lx, i, "FROM") && !ha_lex_is_word(lx, i, "IN")) {
-        *bad = i;
+    if (parse_from_table(lx, &i, table, sizeof(table), from, sizeof(from),
+                         bad) != 0)
         return -1;
-    }
-    i = ha_lex_next(lx, i);
-    if (parse_name(lx, &i, table, sizeof(table), from, sizeof(from)) != 0) {
-        *bad = i;
-        return -1;
-    }
-    if (ha_lex_is_word(lx, i, "FROM") || ha_lex_is_word(lx, i, "IN")) {
-        i = ha_lex_next(lx, i);
-        if (parse_name(lx, &i, from, sizeof(from), NULL, 0) != 0) {
-            *bad = i;
-            return -1;
-        }
-    }
     ha_buf_append_str(&base,
                       "SELECT name AS Field, CASE WHEN type = '' THEN "
                       "'text' ELSE lower(type) END AS Type, ");
@@ -428,22 +441,9 @@ show_index(const struct ha_lex *lx, size_t i, const char *db,
     char table[128], from[128];
 
     ha_strlcpy(from, db, sizeof(from));
-    if (!ha_lex_is_word(lx, i, "FROM") && !ha_lex_is_word(lx, i, "IN")) {
-        *bad = i;
+    if (parse_from_table(lx, &i, table, sizeof(table), from, sizeof(from),
+                         bad) != 0)
         return -1;
-    }
-    i = ha_lex_next(lx, i);
-    if (parse_name(lx, &i, table, sizeof(table), from, sizeof(from)) != 0) {
-        *bad = i;
-        return -1;
-    }
-    if (ha_lex_is_word(lx, i, "FROM") || ha_lex_is_word(lx, i, "IN")) {
-        i = ha_lex_next(lx, i);
-        if (parse_name(lx, &i, from, sizeof(from), NULL, 0) != 0) {
-            *bad = i;
-            return -1;
-        }
-    }
     if (!at_end(lx, i)) {
         *bad = i;
         return -1;

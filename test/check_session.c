@@ -279,6 +279,18 @@ static const struct {
      "Field,Type,Null,Key,Default,Extra:variable_value,text,YES,,NULL,"},
     {"SHOW COLUMNS FROM nosuch", "ERR 1146"},
     {"SHOW COLUMNS FROM global_variables FROM stats", "ERR 1146"},
+    /* The FROM clauses: db.table, a trailing FROM db, and each malformed
+     * form refused as a syntax error. */
+    {"SHOW COLUMNS IN main.global_variables LIKE 'variable_n%'",
+     "Field,Type,Null,Key,Default,Extra:variable_name,text,NO,PRI,NULL,"},
+    {"SHOW FIELDS FROM stats_memory_metrics FROM stats LIKE 'Variable_V%'",
+     "Field,Type,Null,Key,Default,Extra:Variable_Value,varchar,YES,,NULL,"},
+    {"SHOW COLUMNS global_variables", "ERR 1064"},
+    {"SHOW COLUMNS FROM", "ERR 1064"},
+    {"SHOW COLUMNS FROM global_variables FROM", "ERR 1064"},
+    {"SHOW INDEX FROM global_variables FROM", "ERR 1064"},
+    {"SHOW TABLES FROM", "ERR 1064"},
+    {"SHOW TABLE STATUS IN", "ERR 1064"},
     {"SHOW CREATE TABLE stats.stats_memory_jemalloc",
      "Table,Create Table:stats_memory_jemalloc,CREATE TABLE "
      "`stats_memory_jemalloc` (\n  `variable_name` TEXT,\n"
