@@ -17,7 +17,7 @@
 
 #include "authorizer.h"
 #include "check_main.h"
-#include "fake_mallctl.h"
+#include "session_fixture.h"
 #include "proto.h"
 #include "query.h"
 #include "session.h"
@@ -28,60 +28,21 @@
  * Fixture: session 1 (admin), session 2 (stats)
  * ------------------------------------------------------------------ */
 
-static struct ha_config cfg;
-static struct ha_vtab_ctx ctx;
-static struct ha_session_registry reg;
-static struct ha_session_shared shared;
+static struct sf_fixture fx;
 static struct ha_session admin, stats;
-static sqlite3 *keeper;
 
 #define CAPS (HA_CLIENT_PROTOCOL_41 | HA_CLIENT_MULTI_RESULTS | \
               HA_CLIENT_DEPRECATE_EOF)
 
 static void
-open_session(struct ha_session *s, uint32_t id, const char *user,
-             enum ha_role role)
-{
-    char err[256] = "";
-
-    ck_assert_msg(ha_session_open(s, &shared, id, err, sizeof(err)) == 0,
-                  "open: %s", err);
-    ha_strlcpy(s->user, user, sizeof(s->user));
-    ha_strlcpy(s->host, "127.0.0.1", sizeof(s->host));
-    ha_session_set_role(s, role);
-    ha_session_set_multi_statements(s, false);
-}
-
-static void
 setup(void)
 {
-    static unsigned n;
-
-    fake_reset(true);
-    memset(&cfg, 0, sizeof(cfg));
-    cfg.admin_credentials = "admin:secret1";
-    cfg.stats_credentials = "stats:secret2";
-    cfg.mysql_ifaces = "127.0.0.1:6032";
-    ctx.ops = &fake_ops;
-    ctx.cfg = &cfg;
-    ctx.datadir = "/tmp";
-    memset(&reg, 0, sizeof(reg));
-    reg.started = time(NULL);
-    memset(&shared, 0, sizeof(shared));
-    snprintf(shared.db_uri, sizeof(shared.db_uri),
-             "file:/check-authorizer-%ld-%u?vfs=memdb", (long)getpid(), ++n);
-    shared.vtab = &ctx;
-    shared.registry = &reg;
-    ck_assert_int_eq(sqlite3_open_v2(shared.db_uri, &keeper,
-                                     SQLITE_OPEN_READWRITE |
-                                         SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
-                                     NULL),
-                     SQLITE_OK);
-    ck_assert_int_eq(sqlite3_exec(keeper, "CREATE TABLE t(a)", NULL, NULL,
+    sf_setup(&fx, "check-authorizer", "admin:secret1", "stats:secret2");
+    ck_assert_int_eq(sqlite3_exec(fx.keeper, "CREATE TABLE t(a)", NULL, NULL,
                                   NULL),
                      SQLITE_OK);
-    open_session(&admin, 1, "admin", HA_ROLE_ADMIN);
-    open_session(&stats, 2, "stats", HA_ROLE_STATS);
+    sf_open(&fx, &admin, 1, "admin", HA_ROLE_ADMIN);
+    sf_open(&fx, &stats, 2, "stats", HA_ROLE_STATS);
 }
 
 static void
@@ -89,7 +50,7 @@ teardown(void)
 {
     ha_session_close(&stats);
     ha_session_close(&admin);
-    sqlite3_close(keeper);
+    sf_teardown(&fx);
 }
 
 /* ------------------------------------------------------------------ *
