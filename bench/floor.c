@@ -21,6 +21,7 @@
 #define _GNU_SOURCE     /* accept4 */
 
 #include "lat.h"
+#include "loop.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -50,10 +51,7 @@ enum floor_phase {
 };
 
 struct floor_opts {
-    int conns;                  /* client connections = threads */
-    double seconds;             /* measured duration; unused with -n */
-    unsigned long long total;   /* requests to measure; 0 = by duration */
-    double warmup_s;            /* unrecorded run before measuring, s */
+    struct bench_loop_opts loop;  /* -c -d -n -w */
     size_t req_bytes;           /* request size, bytes */
     size_t resp_bytes;          /* response size, bytes */
 };
@@ -74,9 +72,7 @@ struct floor_client {
 };
 
 static struct floor_opts opts = {
-    .conns = 1,
-    .seconds = 5,
-    .warmup_s = 1,
+    .loop = BENCH_LOOP_DEFAULTS,
     .req_bytes = 13,    /* COM_QUERY "SELECT 1" */
     .resp_bytes = 58,   /* its result set (MariaDB 10.11) */
 };
@@ -351,19 +347,6 @@ client_connect(int port)
     return fd;
 }
 
-static void
-sleep_s(double s)
-{
-    struct timespec ts;
-
-    if (s <= 0)
-        return;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 static int
 parse_size(const char *s, size_t *out)
 {
@@ -384,30 +367,10 @@ parse_opts(int argc, char **argv)
     int c;
     char *end;
 
-    while ((c = getopt(argc, argv, "c:d:n:w:Q:R:")) != -1) {
+    while ((c = getopt(argc, argv, "Q:R:" BENCH_LOOP_GETOPT)) != -1) {
         errno = 0;
         end = NULL;
         switch (c) {
-        case 'c':
-            opts.conns = (int)strtol(optarg, &end, 10);
-            if (opts.conns < 1 || opts.conns > 4096)
-                goto bad;
-            break;
-        case 'd':
-            opts.seconds = strtod(optarg, &end);
-            if (!(opts.seconds > 0))
-                goto bad;
-            break;
-        case 'n':
-            opts.total = strtoull(optarg, &end, 10);
-            if (opts.total == 0)
-                goto bad;
-            break;
-        case 'w':
-            opts.warmup_s = strtod(optarg, &end);
-            if (!(opts.warmup_s >= 0))
-                goto bad;
-            break;
         case 'Q':
             if (parse_size(optarg, &opts.req_bytes) != 0)
                 goto bad;
@@ -417,6 +380,12 @@ parse_opts(int argc, char **argv)
                 goto bad;
             break;
         default:
+            switch (bench_loop_opt(&opts.loop, c, optarg)) {
+            case 1:
+                continue;
+            case -1:
+                goto bad;
+            }
             fprintf(stderr,
                     "usage: floor [-c conns] [-d seconds | -n requests]\n"
                     "             [-w warmup_seconds] [-Q request_bytes]"
@@ -449,7 +418,7 @@ main(int argc, char **argv)
         return 2;
     payload = calloc(1, opts.req_bytes > opts.resp_bytes ? opts.req_bytes
                                                          : opts.resp_bytes);
-    clients = calloc((size_t)opts.conns, sizeof(*clients));
+    clients = calloc((size_t)opts.loop.conns, sizeof(*clients));
     total = calloc(1, sizeof(*total));
     if (payload == NULL || clients == NULL || total == NULL) {
         fprintf(stderr, "floor: out of memory\n");
@@ -457,15 +426,13 @@ main(int argc, char **argv)
     }
     if ((port = server_start(&srv)) < 0)
         return EXIT_FAILURE;
-    for (int i = 0; i < opts.conns; i++) {
+    for (int i = 0; i < opts.loop.conns; i++) {
         clients[i].fd = client_connect(port);
         if (clients[i].fd < 0)
             return EXIT_FAILURE;
-        if (opts.total != 0)
-            clients[i].quota = opts.total / (unsigned)opts.conns +
-                               ((unsigned)i < opts.total % (unsigned)opts.conns);
+        clients[i].quota = bench_loop_quota(&opts.loop, i);
     }
-    for (; started < opts.conns; started++) {
+    for (; started < opts.loop.conns; started++) {
         int e = pthread_create(&clients[started].tid, NULL, client_main,
                                &clients[started]);
         if (e != 0) {
@@ -474,29 +441,29 @@ main(int argc, char **argv)
             break;
         }
     }
-    if (started == opts.conns) {
-        sleep_s(opts.warmup_s);
+    if (started == opts.loop.conns) {
+        bench_loop_sleep(opts.loop.warmup_s);
         t_start = bench_lat_now_ns();
         atomic_store(&phase, FLOOR_MEASURE);
-        if (opts.total == 0) {
-            sleep_s(opts.seconds);
+        if (opts.loop.total == 0) {
+            bench_loop_sleep(opts.loop.seconds);
             t_end = bench_lat_now_ns();
             atomic_store(&phase, FLOOR_STOP);
         }
     }
     for (int i = 0; i < started; i++)
         pthread_join(clients[i].tid, NULL);
-    if (opts.total != 0)
+    if (opts.loop.total != 0)
         t_end = bench_lat_now_ns();
-    for (int i = 0; i < opts.conns; i++) {
+    for (int i = 0; i < opts.loop.conns; i++) {
         bench_lat_merge(total, &clients[i].lat);
         close(clients[i].fd);
     }
     server_stop(&srv);
-    if (started == opts.conns) {
+    if (started == opts.loop.conns) {
         snprintf(extra, sizeof(extra), "req_bytes=%zu resp_bytes=%zu",
                  opts.req_bytes, opts.resp_bytes);
-        bench_lat_print(stdout, total, t_end - t_start, opts.conns, extra);
+        bench_lat_print(stdout, total, t_end - t_start, opts.loop.conns, extra);
         status = total->n > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
     }
     free(clients);

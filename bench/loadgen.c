@@ -29,6 +29,7 @@
  * not one query succeeded.
  */
 #include "lat.h"
+#include "loop.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -66,10 +67,7 @@ struct loadgen_opts {
     unsigned port;
     const char *user;
     const char *password;
-    int conns;                  /* connections = threads */
-    double seconds;             /* measured duration; unused with -n */
-    unsigned long long total;   /* queries to measure; 0 = by duration */
-    double warmup_s;            /* unrecorded run before measuring, s */
+    struct bench_loop_opts loop;  /* -c -d -n -w */
     bool reconnect;             /* connect/query/disconnect per query */
     const char *queries[LOADGEN_MAX_QUERIES];
     unsigned n_queries;
@@ -90,9 +88,7 @@ static struct loadgen_opts opts = {
     .port = 6032,
     .user = "admin",
     .password = "admin",
-    .conns = 1,
-    .seconds = 5,
-    .warmup_s = 1,
+    .loop = BENCH_LOOP_DEFAULTS,
 };
 
 static _Atomic int phase = LOADGEN_WARMUP;
@@ -286,26 +282,13 @@ probe(MYSQL *mysql, uint64_t *req_bytes, uint64_t *resp_bytes, char *err,
     return 0;
 }
 
-static void
-sleep_s(double s)
-{
-    struct timespec ts;
-
-    if (s <= 0)
-        return;
-    ts.tv_sec = (time_t)s;
-    ts.tv_nsec = (long)((s - (double)ts.tv_sec) * 1e9);
-    while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-        ;
-}
-
 static int
 parse_opts(int argc, char **argv)
 {
     int c;
     char *end;
 
-    while ((c = getopt(argc, argv, "h:P:u:p:c:d:n:w:q:r")) != -1) {
+    while ((c = getopt(argc, argv, "h:P:u:p:q:r" BENCH_LOOP_GETOPT)) != -1) {
         errno = 0;
         end = NULL;
         switch (c) {
@@ -323,26 +306,6 @@ parse_opts(int argc, char **argv)
         case 'p':
             opts.password = optarg;
             break;
-        case 'c':
-            opts.conns = (int)strtol(optarg, &end, 10);
-            if (opts.conns < 1 || opts.conns > 4096)
-                goto bad;
-            break;
-        case 'd':
-            opts.seconds = strtod(optarg, &end);
-            if (!(opts.seconds > 0))
-                goto bad;
-            break;
-        case 'n':
-            opts.total = strtoull(optarg, &end, 10);
-            if (opts.total == 0)
-                goto bad;
-            break;
-        case 'w':
-            opts.warmup_s = strtod(optarg, &end);
-            if (!(opts.warmup_s >= 0))
-                goto bad;
-            break;
         case 'q':
             if (opts.n_queries == LOADGEN_MAX_QUERIES) {
                 fprintf(stderr, "loadgen: at most %d -q\n",
@@ -355,8 +318,15 @@ parse_opts(int argc, char **argv)
             opts.reconnect = true;
             break;
         default:
-            usage(stderr);
-            return -1;
+            switch (bench_loop_opt(&opts.loop, c, optarg)) {
+            case 1:
+                break;
+            case 0:
+                usage(stderr);
+                return -1;
+            default:
+                goto bad;
+            }
         }
         if (errno != 0 || (end != NULL && *end != '\0'))
             goto bad;
@@ -390,7 +360,7 @@ main(int argc, char **argv)
         fprintf(stderr, "loadgen: mysql_library_init failed\n");
         return EXIT_FAILURE;
     }
-    workers = calloc((size_t)opts.conns, sizeof(*workers));
+    workers = calloc((size_t)opts.loop.conns, sizeof(*workers));
     total = calloc(1, sizeof(*total));
     if (workers == NULL || total == NULL) {
         fprintf(stderr, "loadgen: out of memory\n");
@@ -414,13 +384,11 @@ main(int argc, char **argv)
         fprintf(stderr, "loadgen: query failed: %s\n", err);
         goto out;
     }
-    for (int i = 0; i < opts.conns; i++) {
+    for (int i = 0; i < opts.loop.conns; i++) {
         struct loadgen_worker *w = &workers[i];
 
         w->id = i;
-        if (opts.total != 0)
-            w->quota = opts.total / (unsigned)opts.conns +
-                       ((unsigned)i < opts.total % (unsigned)opts.conns);
+        w->quota = bench_loop_quota(&opts.loop, i);
         if (opts.reconnect)
             continue;
         if (i == 0) {
@@ -428,7 +396,7 @@ main(int argc, char **argv)
             first = NULL;
         } else if ((w->mysql = open_conn(err, sizeof(err))) == NULL) {
             fprintf(stderr, "loadgen: connection %d of %d: %s\n", i + 1,
-                    opts.conns, err);
+                    opts.loop.conns, err);
             goto out;
         }
     }
@@ -437,7 +405,7 @@ main(int argc, char **argv)
         first = NULL;
     }
 
-    for (; started < opts.conns; started++) {
+    for (; started < opts.loop.conns; started++) {
         int e = pthread_create(&workers[started].tid, NULL, worker_main,
                                &workers[started]);
         if (e != 0) {
@@ -446,11 +414,11 @@ main(int argc, char **argv)
             goto join;
         }
     }
-    sleep_s(opts.warmup_s);
+    bench_loop_sleep(opts.loop.warmup_s);
     t_start = bench_lat_now_ns();
     atomic_store(&phase, LOADGEN_MEASURE);
-    if (opts.total == 0) {
-        sleep_s(opts.seconds);
+    if (opts.loop.total == 0) {
+        bench_loop_sleep(opts.loop.seconds);
         t_end = bench_lat_now_ns();
         atomic_store(&phase, LOADGEN_STOP);
     }
@@ -458,13 +426,13 @@ main(int argc, char **argv)
 join:
     for (int i = 0; i < started; i++)
         pthread_join(workers[i].tid, NULL);
-    if (started < opts.conns)
+    if (started < opts.loop.conns)
         goto out;
-    if (opts.total != 0)
+    if (opts.loop.total != 0)
         t_end = bench_lat_now_ns();
 
     all_queries = opts.n_queries;   /* the probe's */
-    for (int i = 0; i < opts.conns; i++) {
+    for (int i = 0; i < opts.loop.conns; i++) {
         all_queries += workers[i].completed;
         bench_lat_merge(total, &workers[i].lat);
         if (workers[i].first_err[0] != '\0' && total->errors != 0 &&
@@ -477,14 +445,14 @@ join:
              "server_version=%s",
              (unsigned long long)req_bytes, (unsigned long long)resp_bytes,
              all_queries, version);
-    bench_lat_print(stdout, total, t_end - t_start, opts.conns, extra);
+    bench_lat_print(stdout, total, t_end - t_start, opts.loop.conns, extra);
     status = total->n > 0 ? EXIT_SUCCESS : EXIT_FAILURE;
 
 out:
     if (first != NULL)
         mysql_close(first);
     if (workers != NULL) {
-        for (int i = 0; i < opts.conns; i++)
+        for (int i = 0; i < opts.loop.conns; i++)
             if (workers[i].mysql != NULL)
                 mysql_close(workers[i].mysql);
     }
