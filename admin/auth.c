@@ -6,7 +6,7 @@
  * by recovering the client's SHA1(password) from it and hashing once more.
  * Intermediate hashes that would let someone log in are wiped after use.
  */
-#include "auth.h"
+#include "admin/auth.h"
 
 #include <string.h>
 
@@ -16,7 +16,7 @@
 #include <openssl/rand.h>
 #include <openssl/sha.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /* SHA1(scramble || stage2): the mask applied to SHA1(password). */
 static void

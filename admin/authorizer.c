@@ -4,14 +4,14 @@
  * over SQLite's callback arguments, the callback that records refusals for
  * the reply, and the per-connection hardening done before it is armed.
  */
-#include "authorizer.h"
+#include "admin/authorizer.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "util.h"
+#include "core/util.h"
 
 /* The last refusal, for ha_reply_sqlite_err (one SQL thread). */
 static struct ha_authz_denial last_denial;

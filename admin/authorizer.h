@@ -51,7 +51,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "credentials.h"
+#include "admin/credentials.h"
 
 #define HA_AUTHZ_MAX_LENGTH (64 << 20)    /* bytes: SQL text, strings, blobs
                                              (MySQL's max_allowed_packet

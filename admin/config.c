@@ -10,7 +10,7 @@
  * swapped in only when everything validated, so a failed load never leaves
  * a half-applied configuration.
  */
-#include "config.h"
+#include "admin/config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,9 +23,9 @@
 
 #include <libconfig.h>
 
-#include "credentials.h"
-#include "log.h"
-#include "util.h"
+#include "admin/credentials.h"
+#include "core/log.h"
+#include "core/util.h"
 
 /* A config file is a few kilobytes; refusing anything huge keeps a wrong
  * -c argument (a log, /dev/zero) from eating memory. */

@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "credentials.h"
+#include "admin/credentials.h"
 
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"

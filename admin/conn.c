@@ -8,7 +8,7 @@
  * that must close (QUIT, failed login, malformed packet) is freed only
  * when its last reply has been written.
  */
-#include "conn.h"
+#include "admin/conn.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -27,12 +27,12 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "auth.h"
-#include "log.h"
-#include "query.h"
-#include "server.h"
-#include "sysvar.h"
-#include "util.h"
+#include "admin/auth.h"
+#include "core/log.h"
+#include "admin/query.h"
+#include "admin/server.h"
+#include "admin/sysvar.h"
+#include "core/util.h"
 
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);

@@ -18,11 +18,11 @@
 #include <sys/socket.h>
 #include <time.h>
 
-#include "buf.h"
-#include "credentials.h"
-#include "proto.h"
-#include "session.h"
-#include "stmt.h"
+#include "core/buf.h"
+#include "admin/credentials.h"
+#include "admin/proto.h"
+#include "admin/session.h"
+#include "admin/stmt.h"
 
 struct bufferevent;
 struct ha_conn;

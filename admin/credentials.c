@@ -6,13 +6,13 @@
  * the parse. Error messages name items by position and user name, never by
  * their text, because an item without ':' may well be a bare password.
  */
-#include "credentials.h"
+#include "admin/credentials.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "auth.h"
-#include "util.h"
+#include "admin/auth.h"
+#include "core/util.h"
 
 static bool
 is_space(char c)

@@ -6,15 +6,15 @@
  * SQL, rewriting the few constructs SQLite does not share with MySQL.
  * SHOW statements are handed to show.c, which builds a SELECT.
  */
-#include "dialect.h"
+#include "admin/dialect.h"
 
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "show.h"
-#include "util.h"
+#include "admin/show.h"
+#include "core/util.h"
 
 /* ------------------------------------------------------------------ */
 /* Emitter                                                              */

@@ -35,8 +35,8 @@
 
 #include <stdint.h>
 
-#include "buf.h"
-#include "lex.h"
+#include "core/buf.h"
+#include "admin/lex.h"
 
 /* The MySQL version that versioned comments (slash-star-bang NNNNN) are
  * compared against. */

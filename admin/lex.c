@@ -6,14 +6,14 @@
  * lexed as code when the version is at most the server's, so their
  * statements are seen by the classifier like any other.
  */
-#include "lex.h"
+#include "admin/lex.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "util.h"
+#include "core/util.h"
 
 static bool
 is_word_byte(unsigned char c)

@@ -9,13 +9,13 @@
  *
  * Section numbers (§) refer to shared/reference/mysql-protocol.md.
  */
-#include "proto.h"
+#include "admin/proto.h"
 
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
-#include "util.h"
+#include "core/buf.h"
+#include "core/util.h"
 
 /* After a packet this large, give the storage back rather than keep a
  * 16 MiB buffer alive on an idle connection. */

@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 /* Largest payload of one physical packet; a logical payload of this size
  * or more continues in the next packet (Protocol::Packet). */

@@ -8,7 +8,7 @@
  * VAR_STRING in utf8mb4. Because definitions precede rows, the first row
  * is stepped before the definitions are written.
  */
-#include "query.h"
+#include "admin/query.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,8 +16,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "authorizer.h"
-#include "proto.h"
+#include "admin/authorizer.h"
+#include "admin/proto.h"
 
 void
 ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,

@@ -13,7 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "buf.h"
+#include "core/buf.h"
 
 struct ha_reply {
     struct ha_buf *out;      /* framed packets are appended here */

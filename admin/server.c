@@ -4,7 +4,7 @@
  * connections in a doubly linked list, one memdb database shared by all
  * sessions.
  */
-#include "server.h"
+#include "admin/server.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,13 +23,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "conn.h"
-#include "log.h"
-#include "session.h"
-#include "tls.h"
-#include "sysvar.h"
-#include "util.h"
-#include "vtab.h"
+#include "admin/conn.h"
+#include "core/log.h"
+#include "admin/session.h"
+#include "admin/tls.h"
+#include "admin/sysvar.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 /* How long listeners pause when descriptors ran out and the reserve
  * descriptor could not be used to refuse the connection, ms. */

@@ -14,8 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "mallctl.h"
+#include "admin/config.h"
+#include "vtab/mallctl.h"
 
 struct ha_server;
 

@@ -12,23 +12,23 @@
  * one: in SQLite a reader's open transaction would block every other
  * session's writes, where InnoDB's snapshots block nothing.
  */
-#include "session.h"
+#include "admin/session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "dialect.h"
-#include "lex.h"
-#include "log.h"
-#include "proto.h"
-#include "server.h"
-#include "sessions.h"
-#include "setvar.h"
-#include "show.h"
-#include "sysvar.h"
-#include "util.h"
-#include "vtab.h"
+#include "admin/dialect.h"
+#include "admin/lex.h"
+#include "core/log.h"
+#include "admin/proto.h"
+#include "admin/server.h"
+#include "vtab/sessions.h"
+#include "admin/setvar.h"
+#include "admin/show.h"
+#include "admin/sysvar.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 static const char *const schemas[] = {"main", "stats"};
 

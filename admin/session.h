@@ -18,12 +18,12 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "authorizer.h"
-#include "credentials.h"
-#include "query.h"
-#include "stmtcache.h"
-#include "sysvar.h"
-#include "vtab.h"
+#include "admin/authorizer.h"
+#include "admin/credentials.h"
+#include "admin/query.h"
+#include "admin/stmtcache.h"
+#include "admin/sysvar.h"
+#include "vtab/vtab.h"
 
 struct ha_server;
 struct ha_session;

@@ -5,16 +5,16 @@
  * comma, and rewrites each value expression with the dialect emitter so
  * SQLite can evaluate it.
  */
-#include "setvar.h"
+#include "admin/setvar.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
-#include "dialect.h"
-#include "lex.h"
-#include "util.h"
+#include "admin/dialect.h"
+#include "admin/lex.h"
+#include "core/util.h"
 
 static void
 lower(char *s)

@@ -7,15 +7,15 @@
  *   SELECT * FROM (<base>) WHERE "<first column>" LIKE <pat> ESCAPE '\'
  *   SELECT * FROM (<base>) WHERE <the WHERE expression, rewritten>
  */
-#include "show.h"
+#include "admin/show.h"
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "dialect.h"
-#include "util.h"
+#include "admin/dialect.h"
+#include "core/util.h"
 
 const char *const ha_show_stats_tables[] = {
     "stats_admin_sessions",

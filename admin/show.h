@@ -28,8 +28,8 @@
 
 #include <stddef.h>
 
-#include "buf.h"
-#include "lex.h"
+#include "core/buf.h"
+#include "admin/lex.h"
 
 /* The stats schema's tables (eponymous virtual tables living in main). */
 extern const char *const ha_show_stats_tables[];

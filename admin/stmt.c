@@ -7,19 +7,19 @@
  * until the next execute or COM_STMT_RESET consumes it, as in MySQL
  * (libmysqlclient sends a long-data parameter again for each execute).
  */
-#include "stmt.h"
+#include "admin/stmt.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
-#include "dialect.h"
-#include "lex.h"
-#include "log.h"
-#include "proto.h"
-#include "util.h"
-#include "vtab.h"
+#include "core/buf.h"
+#include "admin/dialect.h"
+#include "admin/lex.h"
+#include "core/log.h"
+#include "admin/proto.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 struct ha_stmt {
     /* Identity */

@@ -19,8 +19,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "query.h"
-#include "session.h"
+#include "admin/query.h"
+#include "admin/session.h"
 
 /* Statements one connection may hold open at once (MySQL's
  * max_prepared_stmt_count is server-wide; 16382 by default). */

@@ -4,7 +4,7 @@
  * with least-recently-used eviction; sixteen slots keep the lookup a
  * short linear scan.
  */
-#include "stmtcache.h"
+#include "admin/stmtcache.h"
 
 #include <stdlib.h>
 #include <string.h>

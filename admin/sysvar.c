@@ -4,11 +4,11 @@
  * Session-dependent ones (autocommit, the current schema) are answered by
  * the session layer before this table is consulted.
  */
-#include "sysvar.h"
+#include "admin/sysvar.h"
 
 #include <stddef.h>
 
-#include "util.h"
+#include "core/util.h"
 
 #define INT(n, v) {n, HA_SYSVAR_INT, v, NULL, false}
 #define TEXT(n, v) {n, HA_SYSVAR_TEXT, 0, v, false}

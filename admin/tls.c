@@ -4,7 +4,7 @@
  * material is created once and reused, so a client that pinned the
  * certificate's fingerprint keeps trusting the daemon across restarts.
  */
-#include "tls.h"
+#include "admin/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -25,8 +25,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "log.h"
-#include "util.h"
+#include "core/log.h"
+#include "core/util.h"
 
 /* ------------------------------------------------------------------ */
 /* Files                                                                */

@@ -12,8 +12,8 @@
 
 #include "check_main.h"
 
-#include "auth.h"
-#include "util.h"
+#include "admin/auth.h"
+#include "core/util.h"
 
 /* Fixed 20-byte scramble, printable so a failing vector is easy to redo
  * by hand (python: sha1(scramble + sha1(sha1(pw)))). */

@@ -15,14 +15,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "authorizer.h"
+#include "admin/authorizer.h"
 #include "check_main.h"
 #include "session_fixture.h"
-#include "proto.h"
-#include "query.h"
-#include "session.h"
-#include "util.h"
-#include "vtab.h"
+#include "admin/proto.h"
+#include "admin/query.h"
+#include "admin/session.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 /* ------------------------------------------------------------------ *
  * Fixture: session 1 (admin), session 2 (stats)

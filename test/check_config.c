@@ -15,12 +15,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "admin/auth.h"
 /* Spelled with its directory: plain "config.h" is autoconf's, found first
  * through -I$(top_builddir). */
 #include "admin/config.h"
-#include "credentials.h"
-#include "util.h"
+#include "admin/credentials.h"
+#include "core/util.h"
 
 #include "check_main.h"
 

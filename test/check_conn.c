@@ -20,13 +20,13 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "auth.h"
+#include "admin/auth.h"
 #include "check_main.h"
 #include "loopback.h"
 #include "admin/config.h"
-#include "mallctl.h"
-#include "proto.h"
-#include "server.h"
+#include "vtab/mallctl.h"
+#include "admin/proto.h"
+#include "admin/server.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixture: a server on 127.0.0.1, port chosen by the kernel            */

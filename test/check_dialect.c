@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "check_main.h"
-#include "dialect.h"
-#include "lex.h"
-#include "setvar.h"
+#include "admin/dialect.h"
+#include "admin/lex.h"
+#include "admin/setvar.h"
 
 struct rewrite_case {
     const char *in;

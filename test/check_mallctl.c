@@ -21,10 +21,10 @@
 
 #include "check_main.h"
 #include "fake_mallctl.h"
-#include "log.h"
-#include "profconf.h"
-#include "util.h"
-#include "value.h"
+#include "core/log.h"
+#include "vtab/profconf.h"
+#include "core/util.h"
+#include "vtab/value.h"
 
 #define ck_assert_has(hay, needle)                                        \
     ck_assert_msg(strstr((hay), (needle)) != NULL,                        \

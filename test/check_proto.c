@@ -13,9 +13,9 @@
 
 #include "check_main.h"
 
-#include "buf.h"
-#include "proto.h"
-#include "util.h"
+#include "core/buf.h"
+#include "admin/proto.h"
+#include "core/util.h"
 
 #define BIG_MAX (64u * 1024u * 1024u)
 

@@ -15,11 +15,11 @@
 
 #include "check_main.h"
 #include "session_fixture.h"
-#include "proto.h"
-#include "query.h"
-#include "session.h"
-#include "util.h"
-#include "vtab.h"
+#include "admin/proto.h"
+#include "admin/query.h"
+#include "admin/session.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 /* ------------------------------------------------------------------ *
  * Fixture: sessions 1 (admin) and 2 (stats user)

@@ -15,12 +15,12 @@
 
 #include "check_main.h"
 
-#include "buf.h"
-#include "proto.h"
-#include "query.h"
-#include "session.h"
-#include "stmt.h"
-#include "util.h"
+#include "core/buf.h"
+#include "admin/proto.h"
+#include "admin/query.h"
+#include "admin/session.h"
+#include "admin/stmt.h"
+#include "core/util.h"
 
 #define CAPS_EOF (HA_SERVER_CAPABILITIES & ~HA_CLIENT_DEPRECATE_EOF)
 #define CAPS_NOEOF (HA_SERVER_CAPABILITIES | HA_CLIENT_DEPRECATE_EOF)

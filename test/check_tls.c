@@ -29,13 +29,13 @@
 #include <openssl/pem.h>
 #include <openssl/ssl.h>
 
-#include "auth.h"
+#include "admin/auth.h"
 #include "check_main.h"
 #include "loopback.h"
 #include "admin/config.h"
-#include "mallctl.h"
-#include "proto.h"
-#include "server.h"
+#include "vtab/mallctl.h"
+#include "admin/proto.h"
+#include "admin/server.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixture: a server with TLS on 127.0.0.1, port chosen by the kernel   */

@@ -18,8 +18,8 @@
 
 #include "check_main.h"
 #include "fake_mallctl.h"
-#include "util.h"
-#include "vtab.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 /* ------------------------------------------------------------------
  * Fixture

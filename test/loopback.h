@@ -23,8 +23,8 @@
 #include <sys/time.h>
 
 #include "admin/config.h"
-#include "mallctl.h"
-#include "server.h"
+#include "vtab/mallctl.h"
+#include "admin/server.h"
 
 struct lb_server {
     struct event_base *base;

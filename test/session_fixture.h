@@ -17,9 +17,9 @@
 #include <unistd.h>
 
 #include "fake_mallctl.h"
-#include "session.h"
-#include "util.h"
-#include "vtab.h"
+#include "admin/session.h"
+#include "core/util.h"
+#include "vtab/vtab.h"
 
 struct sf_fixture {
     struct ha_config cfg;             /* only the fields the vtabs read */

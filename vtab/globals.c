@@ -101,12 +101,12 @@
 
 #include <sqlite3.h>
 
-#include "config.h"
-#include "credentials.h"
-#include "mallctl.h"
-#include "util.h"
-#include "value.h"
-#include "vtab_int.h"
+#include "admin/config.h"
+#include "admin/credentials.h"
+#include "vtab/mallctl.h"
+#include "core/util.h"
+#include "vtab/value.h"
+#include "vtab/vtab_int.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"

@@ -5,7 +5,7 @@
  * mallctl errno values, and the heap dump with its file discovery and
  * clean-up.
  */
-#include "mallctl.h"
+#include "vtab/mallctl.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +19,7 @@
 
 #include <jemalloc/jemalloc.h>
 
-#include "util.h"
+#include "core/util.h"
 
 _Static_assert(HA_MALLCTL_ARENAS_ALL == MALLCTL_ARENAS_ALL,
                "HA_MALLCTL_ARENAS_ALL must match jemalloc.h");

@@ -4,7 +4,7 @@
  * MALLOC_CONF re-exec for options jemalloc reads at initialisation, the
  * runtime options through mallctl, and the log line with the result.
  */
-#include "profconf.h"
+#include "vtab/profconf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -13,9 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log.h"
-#include "util.h"
-#include "value.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "vtab/value.h"
 
 /* ------------------------------------------------------------------
  * MALLOC_CONF strings (pure)

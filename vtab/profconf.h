@@ -22,8 +22,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "config.h"
-#include "mallctl.h"
+#include "admin/config.h"
+#include "vtab/mallctl.h"
 
 /* Environment variable that marks the re-executed process (no loop). It
  * stays set in the re-executed daemon. */

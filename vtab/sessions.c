@@ -34,14 +34,14 @@
  *
  * SQLITE_VTAB_INNOCUOUS: reading them has no side effect.
  */
-#include "sessions.h"
+#include "vtab/sessions.h"
 
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
-#include "session.h"
+#include "admin/session.h"
 
 enum sess_kind {
     SESS_PROCESSLIST,   /* stats_admin_sessions */

@@ -70,9 +70,9 @@
 
 #include <sqlite3.h>
 
-#include "mallctl.h"
-#include "util.h"
-#include "vtab_int.h"
+#include "vtab/mallctl.h"
+#include "core/util.h"
+#include "vtab/vtab_int.h"
 
 enum stats_type {
     STATS_SIZE,       /* size_t mallctl */

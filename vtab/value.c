@@ -2,14 +2,14 @@
  *
  * Parsing and formatting of global_variables values (see value.h). Pure.
  */
-#include "value.h"
+#include "vtab/value.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "core/util.h"
 
 static bool
 is_space(char c)

@@ -4,14 +4,14 @@
  * per-connection info-message slot behind ha_vtab_take_info(), and helpers
  * the table files share (error messages, xBestIndex on the name column).
  */
-#include "vtab.h"
+#include "vtab/vtab.h"
 
 #include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
-#include "util.h"
-#include "vtab_int.h"
+#include "core/util.h"
+#include "vtab/vtab_int.h"
 
 /* Connections with modules registered. Sessions may live on several
  * threads, so the list is locked; the slots themselves belong to the

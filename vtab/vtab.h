@@ -25,8 +25,8 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "mallctl.h"
+#include "admin/config.h"
+#include "vtab/mallctl.h"
 
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */

@@ -8,7 +8,7 @@
 
 #include <sqlite3.h>
 
-#include "vtab.h"
+#include "vtab/vtab.h"
 
 /* One per registered sqlite3 connection (ha_vtab_register_all). */
 struct ha_vtab_conn {

@@ -10,7 +10,7 @@
 #   test/compat/run.sh [-b BUILDDIR] [CLIENT...]
 #
 # CLIENT is a script name without .sh: cli capi pymysql node go perl java
-# sysbench slap (a path such as test/compat/go.sh works too). BUILDDIR holds admin/heapadmind (default: $HA_TOP_BUILDDIR,
+# sysbench slap (a path such as test/compat/go.sh works too). BUILDDIR holds daemon/heapadmind (default: $HA_TOP_BUILDDIR,
 # else the source tree). HC_SERVER_PORT=PORT runs the clients against a
 # server already listening on 127.0.0.1:PORT instead (see compat.sh).
 set -u

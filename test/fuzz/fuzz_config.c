@@ -16,7 +16,7 @@
  */
 #include "fuzz.h"
 
-#include "config.h"
+#include "admin/config.h"
 
 static void
 defuse_include(char *text)

@@ -13,8 +13,8 @@
  */
 #include "fuzz.h"
 
-#include "buf.h"
-#include "dialect.h"
+#include "core/buf.h"
+#include "admin/dialect.h"
 
 static void
 rewrite_one(const char *sql, size_t len)

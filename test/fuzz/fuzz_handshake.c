@@ -13,7 +13,7 @@
 
 #include <stdbool.h>
 
-#include "proto.h"
+#include "admin/proto.h"
 
 static void
 check_response(const struct ha_handshake_response *hr)

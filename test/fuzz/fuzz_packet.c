@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 
-#include "proto.h"
+#include "admin/proto.h"
 
 static const size_t max_payloads[] = {
     0, 1, 4, 32, 255, 4096, 16u << 20,

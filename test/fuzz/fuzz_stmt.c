@@ -19,8 +19,8 @@
 
 #include <stdbool.h>
 
-#include "buf.h"
-#include "proto.h"
+#include "core/buf.h"
+#include "admin/proto.h"
 
 #define MAX_PARAMS 512
 

@@ -15,7 +15,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
-#include "value.h"
+#include "vtab/value.h"
 
 static const struct {
     long long min, max;

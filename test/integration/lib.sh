@@ -8,7 +8,7 @@
 # ha_done prints the plan and exits 0 when every check passed, 1 otherwise.
 #
 # Environment (set by make check; defaults work from the source tree):
-#   HA_TOP_BUILDDIR  build tree holding admin/heapadmind
+#   HA_TOP_BUILDDIR  build tree holding daemon/heapadmind
 #   HA_TOP_SRCDIR    source tree
 #   HA_SHARED_DATA   directory with ProxySQL's sample proxysql.cnf
 #   HA_KEEP_TMP=1    keep the private temp dir (its path is printed)
@@ -30,7 +30,7 @@ HA_TEST_NAME=$(basename "$0" .sh)
 HA_SRCDIR=${HA_TOP_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 HA_BUILDDIR=${HA_TOP_BUILDDIR:-$HA_SRCDIR}
 export HA_SHARED_DATA=${HA_SHARED_DATA:-$HA_SRCDIR/../shared/data}
-HA_DAEMON=$HA_BUILDDIR/admin/heapadmind
+HA_DAEMON=$HA_BUILDDIR/daemon/heapadmind
 HA_CLIENT_TIMEOUT=${HA_CLIENT_TIMEOUT:-30}
 HA_START_TIMEOUT=10
 
@@ -225,7 +225,7 @@ ha_require sha256sum coreutils
 
 if [ ! -x "$HA_DAEMON" ]; then
     echo "not ok 1 - no daemon at $HA_DAEMON"
-    echo "# build it first: make admin/heapadmind (HA_TOP_BUILDDIR=$HA_BUILDDIR)"
+    echo "# build it first: make daemon/heapadmind (HA_TOP_BUILDDIR=$HA_BUILDDIR)"
     echo "1..1"
     exit 1
 fi

@@ -79,7 +79,7 @@ if [ -f "$datadir/$first" ]; then
     timeout -k 5 90 jeprof --text "$HA_DAEMON" "$datadir/$first" \
         >"$HA_TMP/jeprof.out" 2>"$HA_TMP/jeprof.err"
     rc=$?
-    ha_is "jeprof --text admin/heapadmind <dump> exits 0" 0 "$rc"
+    ha_is "jeprof --text daemon/heapadmind <dump> exits 0" 0 "$rc"
     ha_file_like "jeprof reads the profile (Total: line)" \
         "$HA_TMP/jeprof.out" "^Total: [0-9.]+ [KMG]?B"
     ha_file_like "jeprof shows SQLite's allocation sites" "$HA_TMP/jeprof.out" \
@@ -89,7 +89,7 @@ if [ -f "$datadir/$first" ]; then
         ha_file_tail "$HA_TMP/jeprof.err"
     fi
 else
-    ha_fail "jeprof --text admin/heapadmind <dump>: no dump to read"
+    ha_fail "jeprof --text daemon/heapadmind <dump>: no dump to read"
 fi
 
 # prof_gdump: a dump at each new high-water mark of virtual memory.

@@ -2,7 +2,7 @@
  *
  * Growable byte buffer with sticky allocation failure (see buf.h).
  */
-#include "buf.h"
+#include "core/buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>

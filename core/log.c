@@ -4,7 +4,7 @@
  * level, written with a single write() so lines from a forked child or a
  * concurrent writer never interleave mid-line.
  */
-#include "log.h"
+#include "core/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  *
  * Small helpers shared by every layer.
  */
-#include "util.h"
+#include "core/util.h"
 
 #include <stdarg.h>
 #include <stdio.h>

@@ -16,14 +16,14 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "daemon.h"
-#include "log.h"
-#include "mallctl.h"
-#include "profconf.h"
-#include "server.h"
-#include "sysvar.h"
-#include "util.h"
+#include "admin/config.h"
+#include "daemon/daemon.h"
+#include "core/log.h"
+#include "vtab/mallctl.h"
+#include "vtab/profconf.h"
+#include "admin/server.h"
+#include "admin/sysvar.h"
+#include "core/util.h"
 
 /* jemalloc reads this at initialisation: profiling is compiled in and
  * switched off, so an operator can turn it on over SQL at no cost until

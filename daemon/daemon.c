@@ -2,7 +2,7 @@
  *
  * Datadir, pid-file lock and daemonizing (see daemon.h).
  */
-#include "daemon.h"
+#include "daemon/daemon.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,7 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util.h"
+#include "core/util.h"
 
 static int
 mkdir_p(const char *path, mode_t mode)
