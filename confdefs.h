@@ -34,3 +34,5 @@
 #define __STDC_WANT_MATH_SPEC_FUNCS__ 1
 #define _TANDEM_SOURCE 1
 #define __EXTENSIONS__ 1
+#define HAVE_DLFCN_H 1
+#define LT_OBJDIR ".libs/"

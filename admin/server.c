@@ -37,6 +37,9 @@
 
 struct listener {
     struct evconnlistener *l;
+    evutil_socket_t fd;            /* the listening socket, or -1 */
+    dev_t dev;                     /* its identity when bound: a host may */
+    ino_t ino;                     /* close it and reuse the number */
     struct ha_iface iface;
     int port;                      /* bound TCP port; 0 for unix */
     char desc[300];                /* "127.0.0.1:6032" or the socket path */
@@ -65,6 +68,7 @@ struct ha_server {
     struct ha_session_registry registry; /* sessions, SHOW STATUS counts */
 
     /* Refusing connections (max_connections, descriptor exhaustion) */
+    ino_t reserve_ino;             /* its identity when opened */
     int reserve_fd;                /* /dev/null, given up to accept and
                                     * refuse one connection at EMFILE */
     struct event *accept_pause;    /* re-enables paused listeners */
@@ -110,8 +114,26 @@ refuse(evutil_socket_t fd)
 static void
 open_reserve(struct ha_server *s)
 {
-    if (s->reserve_fd < 0)
-        s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    struct stat st;
+
+    if (s->reserve_fd >= 0)
+        return;
+    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0)
+        s->reserve_ino = st.st_ino;
+}
+
+/* Closes the reserve descriptor only if it is still our /dev/null: inside
+ * a host that closed it and reused the number, it is the host's now. */
+static void
+close_reserve(struct ha_server *s)
+{
+    struct stat st;
+
+    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0 &&
+        S_ISCHR(st.st_mode) && st.st_ino == s->reserve_ino)
+        close(s->reserve_fd);
+    s->reserve_fd = -1;
 }
 
 static void
@@ -204,8 +226,7 @@ accept_error_cb(struct evconnlistener *l, void *arg)
                      li->desc, evutil_socket_error_to_string(e));
     s->refusing_fds = true;
     if (s->reserve_fd >= 0) {
-        close(s->reserve_fd);
-        s->reserve_fd = -1;
+        close_reserve(s);
         fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
                      SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd >= 0) {
@@ -352,10 +373,13 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
            size_t errlen)
 {
     const struct ha_iface *ifc = &li->iface;
-    unsigned flags = LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC |
-                     LEV_OPT_REUSEABLE;
+    /* No LEV_OPT_CLOSE_ON_FREE: the descriptor is closed only once
+     * fstat() proves it is still ours (close_listener()). */
+    unsigned flags = LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE;
+    struct stat st;
 
     li->server = s;
+    li->fd = -1;
     if (ifc->kind == HA_IFACE_UNIX) {
         mode_t mode =
             (mode_t)strtoul(s->cfg->unix_socket_mode[0] != '\0'
@@ -426,23 +450,51 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
             }
         }
     }
+    li->fd = evconnlistener_get_fd(li->l);
+    if (fstat(li->fd, &st) == 0) {
+        li->dev = st.st_dev;
+        li->ino = st.st_ino;
+    }
     evconnlistener_set_error_cb(li->l, accept_error_cb);
     ha_log_info("listening on %s", li->desc);
     return 0;
 }
 
+/* True when fd is still the socket a listener bound. */
+static bool
+listener_is_ours(const struct listener *li)
+{
+    struct stat st;
+
+    return li->fd >= 0 && fstat(li->fd, &st) == 0 && st.st_dev == li->dev &&
+           st.st_ino == li->ino;
+}
+
+/* Frees the listener and closes its socket if it is still ours; a
+ * descriptor number the host took over is left alone. */
+static void
+close_listener(struct listener *li, bool unlink_path)
+{
+    bool ours;
+
+    if (li->l == NULL)
+        return;
+    ours = listener_is_ours(li);
+    evconnlistener_free(li->l);
+    li->l = NULL;
+    if (ours) {
+        close(li->fd);
+        if (unlink_path && li->iface.kind == HA_IFACE_UNIX)
+            unlink(li->iface.path);
+    }
+    li->fd = -1;
+}
+
 static void
 close_listeners(struct ha_server *s)
 {
-    for (size_t i = 0; i < s->n_listeners; i++) {
-        struct listener *li = &s->listeners[i];
-        if (li->l == NULL)
-            continue;
-        evconnlistener_free(li->l);
-        li->l = NULL;
-        if (li->iface.kind == HA_IFACE_UNIX)
-            unlink(li->iface.path);
-    }
+    for (size_t i = 0; i < s->n_listeners; i++)
+        close_listener(&s->listeners[i], true);
 }
 
 int
@@ -463,6 +515,51 @@ ha_server_listen(struct ha_server *s, char *err, size_t errlen)
         }
     }
     return 0;
+}
+
+int
+ha_server_check_listeners(struct ha_server *s, char *err, size_t errlen)
+{
+    int lost = 0;
+
+    if (s->stopped)
+        return 0;
+    for (size_t i = 0; i < s->n_listeners; i++) {
+        struct listener *li = &s->listeners[i];
+
+        if (li->l == NULL || listener_is_ours(li))
+            continue;
+        ha_log_warn("listener %s: descriptor %d is no longer our socket "
+                    "(the host closed it); binding a new one",
+                    li->desc, (int)li->fd);
+        lost++;
+        close_listener(li, false);
+        if (listen_one(s, li, err, errlen) != 0)
+            return -1;
+    }
+    return lost;
+}
+
+void
+ha_server_abandon(struct ha_server *s)
+{
+    if (s == NULL)
+        return;
+    for (size_t i = 0; i < s->n_listeners; i++) {
+        struct listener *li = &s->listeners[i];
+
+        if (listener_is_ours(li))
+            close(li->fd);
+        li->fd = -1;
+    }
+}
+
+const char *
+ha_server_listener_path(const struct ha_server *s, size_t i)
+{
+    if (i >= s->n_listeners || s->listeners[i].iface.kind != HA_IFACE_UNIX)
+        return NULL;
+    return s->listeners[i].iface.path;
 }
 
 size_t
@@ -576,8 +673,7 @@ ha_server_free(struct ha_server *s)
     ha_server_stop(s);
     if (s->accept_pause != NULL)
         event_free(s->accept_pause);
-    if (s->reserve_fd >= 0)
-        close(s->reserve_fd);
+    close_reserve(s);
     free(s->listeners);
     if (s->keeper != NULL)
         sqlite3_close_v2(s->keeper);

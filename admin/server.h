@@ -46,6 +46,23 @@ int ha_server_listen(struct ha_server *s, char *err, size_t errlen);
 size_t ha_server_n_listeners(const struct ha_server *s);
 int ha_server_port(const struct ha_server *s, size_t i);
 
+/* The socket path of listener i, or NULL for TCP. */
+const char *ha_server_listener_path(const struct ha_server *s, size_t i);
+
+/* Re-checks that every listening descriptor is still the socket it bound
+ * (fstat identity). A host that closes descriptors it does not own (e.g.
+ * varnishd's close_range() at start-up) and reuses the number would
+ * otherwise have its own socket closed by us later; such a listener is
+ * forgotten without closing and bound anew. Returns the number rebound,
+ * or -1 with err when a rebind failed. */
+int ha_server_check_listeners(struct ha_server *s, char *err,
+                              size_t errlen);
+
+/* For a fork child: closes the listening sockets that are provably ours
+ * and touches nothing else (no libevent call: the event loop belongs to
+ * the parent's thread). s must not be used afterwards; it is leaked. */
+void ha_server_abandon(struct ha_server *s);
+
 /* Counters for COM_STATISTICS and SHOW STATUS. */
 struct ha_server_stats {
     uint64_t uptime;             /* seconds since ha_server_new */

@@ -1,13 +1,11 @@
 /* SPDX-License-Identifier: MIT
  *
- * Log sink: one line per event with a UTC timestamp (milliseconds) and the
- * level, written with a single write() so lines from a forked child or a
- * concurrent writer never interleave mid-line.
+ * Log lines with a UTC timestamp (milliseconds) and the level, formatted
+ * here and handed to the sink bound to the calling thread (log.h).
  */
 #include "core/log.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -15,59 +13,52 @@
 #include <time.h>
 #include <unistd.h>
 
-static int log_fd = STDERR_FILENO;
-static enum ha_log_level log_level = HA_LOG_INFO;
+static _Thread_local const struct ha_log_sink *thread_sink;
 
 static const char *const level_names[HA_LOG_LEVEL_MAX] = {
     "error", "warn", "notice", "info", "debug",
 };
 
-int
-ha_log_open_file(const char *path)
+const struct ha_log_sink *
+ha_log_bind(const struct ha_log_sink *sink)
 {
-    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+    const struct ha_log_sink *prev = thread_sink;
 
-    if (fd < 0)
-        return -1;
-    if (log_fd != STDERR_FILENO)
-        close(log_fd);
-    log_fd = fd;
-    return 0;
+    thread_sink = sink;
+    return prev;
 }
 
 void
-ha_log_use_stderr(void)
+ha_log_write_fd(int fd, const char *line)
 {
-    if (log_fd != STDERR_FILENO)
-        close(log_fd);
-    log_fd = STDERR_FILENO;
-}
+    char buf[2100];
+    size_t n = strlen(line);
 
-void
-ha_log_set_level(enum ha_log_level level)
-{
-    log_level = level;
-}
-
-void
-ha_log_close(void)
-{
-    ha_log_use_stderr();
+    if (n > sizeof(buf) - 1)
+        n = sizeof(buf) - 1;
+    memcpy(buf, line, n);
+    buf[n++] = '\n';
+    /* Best effort: a log write failure has nowhere to be reported. */
+    if (write(fd, buf, n) < 0) {
+    }
 }
 
 void
 ha_log(enum ha_log_level level, const char *fmt, ...)
 {
+    const struct ha_log_sink *sink = thread_sink;
     char line[2048];
     struct timeval tv;
     struct tm tm;
     size_t n;
     int m;
     va_list ap;
-    int saved_errno = errno;
+    int saved_errno;
 
-    if (level >= HA_LOG_LEVEL_MAX || level > log_level)
+    if (sink == NULL || sink->fn == NULL || level >= HA_LOG_LEVEL_MAX ||
+        level > sink->level)
         return;
+    saved_errno = errno;
     gettimeofday(&tv, NULL);
     gmtime_r(&tv.tv_sec, &tm);
     n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
@@ -78,14 +69,7 @@ ha_log(enum ha_log_level level, const char *fmt, ...)
     va_start(ap, fmt);
     m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     va_end(ap);
-    if (m < 0)
-        m = 0;
-    n += (size_t)m;
-    if (n > sizeof(line) - 2)
-        n = sizeof(line) - 2; /* truncated; still one whole line */
-    line[n++] = '\n';
-    /* Best effort: a log write failure has nowhere to be reported. */
-    if (write(log_fd, line, n) < 0) {
-    }
+    (void)m; /* truncated lines stay one whole line */
+    sink->fn((int)level, line, sink->arg);
     errno = saved_errno;
 }

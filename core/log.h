@@ -1,7 +1,13 @@
 /* SPDX-License-Identifier: MIT
  *
- * Log lines: "2026-11-21T01:02:03.123Z [info] text". One sink at a time:
- * stderr (foreground) or a file opened in append mode (daemon).
+ * Log lines: "2026-11-21T01:02:03.123Z [info] text", handed to a sink.
+ *
+ * The sink is bound per thread, not per process, because the library runs
+ * inside hosts and possibly as several instances: an instance binds its
+ * sink on the thread that runs its event loop (its own thread, or the
+ * host's thread in host-base mode) and around each public API call. A
+ * thread with no sink bound logs nothing, so nothing ever reaches the
+ * host's stdout or stderr by default.
  */
 #ifndef HA_LOG_H
 #define HA_LOG_H
@@ -15,13 +21,22 @@ enum ha_log_level {
     HA_LOG_LEVEL_MAX
 };
 
-/* Sends log lines to path (append, created 0640). Returns 0, or -1 with
- * errno set; the previous sink stays in use on failure. */
-int ha_log_open_file(const char *path);
-/* Sends log lines to stderr (the default). */
-void ha_log_use_stderr(void);
-void ha_log_set_level(enum ha_log_level level);
-void ha_log_close(void);
+struct ha_log_sink {
+    /* One formatted line, no newline; errno is preserved around it. */
+    void (*fn)(int level, const char *line, void *arg);
+    void *arg;
+    enum ha_log_level level;   /* most verbose level passed on */
+};
+
+/* Binds sink (which must outlive the binding; NULL = silent) to the
+ * calling thread and returns the previous binding, for the caller to
+ * restore. */
+const struct ha_log_sink *ha_log_bind(const struct ha_log_sink *sink);
+
+/* Writes line and a newline to fd with one write(), so lines from several
+ * threads or a forked child never interleave mid-line. Best effort. */
+void ha_log_write_fd(int fd, const char *line);
+
 void ha_log(enum ha_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Process plumbing for heapadmind: the datadir, the pid file that doubles
+ * Process plumbing for heapadmind: the pid file that doubles
  * as the single-instance lock, and daemonizing with a readiness pipe so
  * that start-up errors still reach the terminal that started us.
  */
@@ -9,12 +9,6 @@
 
 #include <stddef.h>
 #include <sys/types.h>
-
-/* Creates datadir (and missing parents, mode 0750) and checks that files
- * can be created in it. Writes its absolute path to abs (abslen bytes).
- * Returns 0, or -1 with err naming the path and the reason. */
-int ha_daemon_prepare_datadir(const char *datadir, char *abs, size_t abslen,
-                              char *err, size_t errlen);
 
 /* Opens and locks path (flock, so the lock survives fork). Returns the
  * descriptor, or -1 with err set; when another process holds the lock,

@@ -1,40 +1,39 @@
 /* SPDX-License-Identifier: MIT
  *
- * heapadmind: argv, signals and wiring. Everything it wires lives in
- * libheapadmin (config, server, vtab, daemon), so tests never need this
- * file.
+ * heapadmind: the admin port as a stand-alone daemon, a thin main over
+ * the public API (include/heapadmin.h). What is here is what a daemon has
+ * and a library must not: argv, re-executing for jemalloc's start-up
+ * options, daemonizing, the pid file, the log file and signals.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <event2/event.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <signal.h>
-#include <sqlite3.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-#include "admin/config.h"
 #include "daemon/daemon.h"
-#include "core/log.h"
-#include "vtab/mallctl.h"
-#include "vtab/profconf.h"
-#include "admin/server.h"
-#include "admin/sysvar.h"
-#include "core/util.h"
+#include "include/heapadmin.h"
 
-/* jemalloc reads this at initialisation: profiling is compiled in and
- * switched off, so an operator can turn it on over SQL at no cost until
- * then. MALLOC_CONF in the environment still overrides it (jemalloc
- * applies the environment after this symbol). */
-const char *malloc_conf = "prof:true,prof_active:false";
+/* Profiling compiled in and switched off, so an operator can turn it on
+ * over SQL at no cost until then. MALLOC_CONF in the environment still
+ * overrides it (jemalloc applies the environment after this symbol). */
+HEAPADMIN_DEFINE_MALLOC_CONF;
 
 #ifndef HA_SYSCONFDIR
 #define HA_SYSCONFDIR "/etc"
 #endif
 #define DEFAULT_CONFIG HA_SYSCONFDIR "/heapadmin.cnf"
+
+/* Marks the re-executed process, so it never loops. */
+#define REEXEC_ENV "HEAPADMIN_REEXECED"
 
 struct options {
     bool foreground;
@@ -42,6 +41,69 @@ struct options {
     bool config_given;
     const char *datadir;
 };
+
+/* Log lines go to stderr in the foreground. In daemon mode they are held
+ * until the log file is open, so start-up messages land in the log rather
+ * than on the terminal the daemon leaves. */
+struct daemon_log {
+    int fd;                  /* where lines go, or -1 while held */
+    char *held;              /* lines waiting for the log file */
+    size_t held_len;
+    const char *path;        /* the log file (daemon mode) */
+};
+
+static void
+daemon_log_line(int level, const char *line, void *arg)
+{
+    struct daemon_log *dl = arg;
+    size_t n = strlen(line);
+    char *p;
+
+    (void)level;
+    if (dl->fd >= 0) {
+        char buf[2100];
+
+        if (n > sizeof(buf) - 1)
+            n = sizeof(buf) - 1;
+        memcpy(buf, line, n);
+        buf[n++] = '\n';
+        if (write(dl->fd, buf, n) < 0) {
+        }
+        return;
+    }
+    p = realloc(dl->held, dl->held_len + n + 1);
+    if (p == NULL)
+        return;
+    dl->held = p;
+    memcpy(p + dl->held_len, line, n);
+    p[dl->held_len + n] = '\n';
+    dl->held_len += n + 1;
+}
+
+static void
+daemon_log_flush(struct daemon_log *dl)
+{
+    if (dl->fd >= 0 && dl->held_len > 0 &&
+        write(dl->fd, dl->held, dl->held_len) < 0) {
+    }
+    free(dl->held);
+    dl->held = NULL;
+    dl->held_len = 0;
+}
+
+static void
+daemon_log_open(struct daemon_log *dl)
+{
+    int fd = open(dl->path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+
+    if (fd < 0)
+        return;
+    /* jemalloc and libraries report on stderr: keep that in the log. */
+    dup2(fd, STDERR_FILENO);
+    if (dl->fd > STDERR_FILENO)
+        close(dl->fd);
+    dl->fd = fd;
+}
 
 static void
 usage(FILE *f)
@@ -77,8 +139,8 @@ parse_args(int argc, char **argv, struct options *o)
             o->datadir = optarg;
             break;
         case 'V':
-            printf("heapadmind %s (MySQL protocol version %s, SQLite %s)\n",
-                   PACKAGE_VERSION, HA_SERVER_VERSION, sqlite3_libversion());
+            printf("heapadmind %s (libheapadmin %s)\n", PACKAGE_VERSION,
+                   heapadmin_version());
             exit(0);
         case 'h':
             usage(stdout);
@@ -97,11 +159,75 @@ parse_args(int argc, char **argv, struct options *o)
     return 0;
 }
 
+/* jemalloc options the config asks for that only a fresh start applies:
+ * execute ourselves again (same pid) with them ahead of the operator's
+ * MALLOC_CONF, at most once. Returns only when no re-exec happened. */
+static void
+reexec_if_needed(struct heapadmin *h, char **argv)
+{
+    const char *env = getenv("MALLOC_CONF");
+    char want[1024], conf[4096];
+    int n;
+
+    if (getenv(REEXEC_ENV) != NULL)
+        return;
+    if (heapadmin_startup_malloc_conf(h, want, sizeof(want)) != 0) {
+        fprintf(stderr, "heapadmind: warning: jemalloc_variables ask for "
+                        "too long a MALLOC_CONF; not re-executing\n");
+        return;
+    }
+    if (want[0] == '\0')
+        return;
+    n = env != NULL && *env != '\0'
+            ? snprintf(conf, sizeof(conf), "%s,%s", want, env)
+            : snprintf(conf, sizeof(conf), "%s", want);
+    if (n < 0 || (size_t)n >= sizeof(conf))
+        return;
+    if (setenv("MALLOC_CONF", conf, 1) != 0 || setenv(REEXEC_ENV, "1", 1))
+        return;
+    execv("/proc/self/exe", argv);
+    fprintf(stderr,
+            "heapadmind: warning: re-executing with MALLOC_CONF=%s failed: "
+            "%s; continuing with jemalloc's start-up settings\n",
+            conf, strerror(errno));
+    if (env != NULL)
+        setenv("MALLOC_CONF", env, 1);
+    else
+        unsetenv("MALLOC_CONF");
+    unsetenv(REEXEC_ENV);
+}
+
 struct runtime {
     struct event_base *base;
-    struct ha_server *server;
-    const char *log_path;   /* NULL when logging to stderr */
+    struct heapadmin *ha;
+    struct daemon_log *log;
 };
+
+static void
+log_self(struct daemon_log *dl, const char *level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* heapadmind's own lines, in the library's format. */
+static void
+log_self(struct daemon_log *dl, const char *level, const char *fmt, ...)
+{
+    char line[1024], ts[32];
+    struct timespec now;
+    struct tm tm;
+    va_list ap;
+    int n;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    n = snprintf(line, sizeof(line), "%s.%03ldZ [%s] ", ts,
+                 now.tv_nsec / 1000000, level);
+    va_start(ap, fmt);
+    if (n > 0 && (size_t)n < sizeof(line))
+        vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
+    va_end(ap);
+    daemon_log_line(0, line, dl);
+}
 
 static void
 on_stop_signal(evutil_socket_t sig, short what, void *arg)
@@ -109,9 +235,9 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
     struct runtime *rt = arg;
 
     (void)what;
-    ha_log_notice("received %s; shutting down",
-                  sig == SIGTERM ? "SIGTERM" : "SIGINT");
-    ha_server_stop(rt->server);
+    log_self(rt->log, "notice", "received %s; shutting down",
+             sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    heapadmin_stop(rt->ha);
     event_base_loopexit(rt->base, NULL);
 }
 
@@ -123,60 +249,45 @@ on_hup_signal(evutil_socket_t sig, short what, void *arg)
     (void)sig;
     (void)what;
     /* logrotate: reopen the log under its name. */
-    if (rt->log_path != NULL) {
-        if (ha_log_open_file(rt->log_path) == 0) {
-            ha_log_notice("SIGHUP: reopened %s", rt->log_path);
-            int fd = open(rt->log_path, O_WRONLY | O_APPEND | O_CLOEXEC);
-            if (fd >= 0) {
-                dup2(fd, STDERR_FILENO);
-                close(fd);
-            }
-        } else {
-            ha_log_error("SIGHUP: cannot reopen %s: %s", rt->log_path,
-                         strerror(errno));
-        }
-    }
+    if (rt->log->path == NULL)
+        return;
+    daemon_log_open(rt->log);
+    log_self(rt->log, "notice", "SIGHUP: reopened %s", rt->log->path);
 }
 
 int
 main(int argc, char **argv)
 {
     struct options opt;
-    struct ha_config cfg;
-    struct runtime rt = {NULL, NULL, NULL};
+    struct daemon_log dl = {STDERR_FILENO, NULL, 0, NULL};
+    struct runtime rt = {NULL, NULL, &dl};
+    struct heapadmin_options ho;
     struct event *ev_term = NULL, *ev_int = NULL, *ev_hup = NULL;
-    char err[PATH_MAX + 512], datadir[PATH_MAX], pidpath[PATH_MAX + 32];
-    char logpath[PATH_MAX + 32];
+    char err[PATH_MAX + 512], pidpath[PATH_MAX + 32];
+    bool have_config;
     int pidfd = -1, ready_fd = -1, status = 1;
 
     if (parse_args(argc, argv, &opt) != 0)
         return 2;
     signal(SIGPIPE, SIG_IGN);
+    if (!opt.foreground)
+        dl.fd = -1; /* hold lines until the log file is open */
 
-    ha_config_init(&cfg);
-    if (opt.config_given || access(opt.config, F_OK) == 0) {
-        if (ha_config_load_file(&cfg, opt.config, err, sizeof(err)) != 0) {
-            fprintf(stderr, "heapadmind: %s\n", err);
-            return 1;
-        }
-    }
-    if (opt.datadir != NULL) {
-        free(cfg.datadir);
-        cfg.datadir = strdup(opt.datadir);
-    }
-
-    /* Options jemalloc reads only at its own start need a fresh process;
-     * do it before anything else is set up (same pid, at most once). */
-    if (ha_profconf_reexec_if_needed(&ha_mallctl_jemalloc, &cfg.jemalloc,
-                                     argv, err, sizeof(err)) != 0)
-        fprintf(stderr, "heapadmind: warning: %s\n", err);
-
-    if (ha_daemon_prepare_datadir(cfg.datadir, datadir, sizeof(datadir), err,
-                                  sizeof(err)) != 0) {
+    have_config = opt.config_given || access(opt.config, F_OK) == 0;
+    memset(&ho, 0, sizeof(ho));
+    ho.config_file = have_config ? opt.config : NULL;
+    ho.datadir = opt.datadir;
+    ho.log = daemon_log_line;
+    ho.log_arg = &dl;
+    if (heapadmin_new(&ho, &rt.ha, err, sizeof(err)) != 0) {
         fprintf(stderr, "heapadmind: %s\n", err);
-        goto out;
+        free(dl.held);
+        return 1;
     }
-    snprintf(pidpath, sizeof(pidpath), "%s/heapadmind.pid", datadir);
+    reexec_if_needed(rt.ha, argv);
+
+    snprintf(pidpath, sizeof(pidpath), "%s/heapadmind.pid",
+             heapadmin_datadir(rt.ha));
     pidfd = ha_daemon_lock_pidfile(pidpath, err, sizeof(err));
     if (pidfd < 0) {
         fprintf(stderr, "heapadmind: %s\n", err);
@@ -189,64 +300,34 @@ main(int argc, char **argv)
             fprintf(stderr, "heapadmind: %s\n", err);
             goto out;
         }
-        if (cfg.errorlog != NULL && *cfg.errorlog != '\0')
-            ha_strlcpy(logpath, cfg.errorlog, sizeof(logpath));
-        else
-            snprintf(logpath, sizeof(logpath), "%s/heapadmind.log", datadir);
-        if (ha_log_open_file(logpath) != 0) {
-            snprintf(err, sizeof(err), "cannot open log %s: %s", logpath,
+        dl.path = heapadmin_log_path(rt.ha);
+        daemon_log_open(&dl);
+        if (dl.fd < 0) {
+            snprintf(err, sizeof(err), "cannot open log %s: %s", dl.path,
                      strerror(errno));
             ha_daemon_ready(ready_fd, err);
             goto out;
         }
-        rt.log_path = logpath;
-        /* jemalloc and libraries report on stderr: keep that in the log. */
-        int lfd = open(logpath, O_WRONLY | O_APPEND | O_CLOEXEC);
-        if (lfd >= 0) {
-            dup2(lfd, STDERR_FILENO);
-            close(lfd);
-        }
-        /* Relative paths (and a relative prof prefix) resolve in the
-         * datadir, as ProxySQL does. */
-        if (chdir(datadir) != 0)
-            ha_log_warn("cannot chdir to %s: %s", datadir, strerror(errno));
+        daemon_log_flush(&dl);
+        /* Relative paths resolve in the datadir, as ProxySQL does. */
+        if (chdir(heapadmin_datadir(rt.ha)) != 0)
+            log_self(&dl, "warn", "cannot chdir to %s: %s",
+                     heapadmin_datadir(rt.ha), strerror(errno));
     }
     if (ha_daemon_write_pid(pidfd, getpid()) != 0)
-        ha_log_warn("cannot write %s: %s", pidpath, strerror(errno));
-
-    ha_log_notice("heapadmind %s starting (pid %ld, config %s)",
-                  PACKAGE_VERSION, (long)getpid(),
-                  opt.config_given || access(opt.config, F_OK) == 0
-                      ? opt.config
-                      : "built-in defaults");
-    for (size_t i = 0; i < cfg.n_messages; i++) {
-        /* Unknown keys are likely typos (warn); ProxySQL sections we do
-         * not use are expected (notice). */
-        if (strstr(cfg.messages[i], "unknown") != NULL)
-            ha_log_warn("%s", cfg.messages[i]);
-        else
-            ha_log_notice("%s", cfg.messages[i]);
-    }
-    ha_config_log(&cfg);
-    if (ha_config_default_exposed(&cfg, err, sizeof(err)))
-        ha_log_warn("%s", err);
-    ha_log_info("datadir %s", datadir);
-
-    if (ha_profconf_apply(&ha_mallctl_jemalloc, &cfg.jemalloc, datadir, err,
-                          sizeof(err)) != 0)
-        ha_log_warn("jemalloc_variables: %s", err);
-    ha_profconf_log_effective(&ha_mallctl_jemalloc);
+        log_self(&dl, "warn", "cannot write %s: %s", pidpath,
+                 strerror(errno));
+    log_self(&dl, "notice", "heapadmind %s starting (pid %ld, config %s)",
+             PACKAGE_VERSION, (long)getpid(),
+             have_config ? opt.config : "built-in defaults");
 
     rt.base = event_base_new();
     if (rt.base == NULL) {
         snprintf(err, sizeof(err), "cannot create the event loop");
         goto fail;
     }
-    rt.server = ha_server_new(rt.base, &cfg, datadir, &ha_mallctl_jemalloc,
-                              err, sizeof(err));
-    if (rt.server == NULL ||
-        ha_server_enable_tls(rt.server, err, sizeof(err)) != 0 ||
-        ha_server_listen(rt.server, err, sizeof(err)))
+    /* The daemon is the library's host: its loop, its thread. */
+    if (heapadmin_start_on_base(rt.ha, rt.base, err, sizeof(err)) != 0)
         goto fail;
     ev_term = evsignal_new(rt.base, SIGTERM, on_stop_signal, &rt);
     ev_int = evsignal_new(rt.base, SIGINT, on_stop_signal, &rt);
@@ -258,16 +339,16 @@ main(int argc, char **argv)
         goto fail;
     }
 
-    ha_log_notice("ready for connections");
+    log_self(&dl, "notice", "ready for connections");
     ha_daemon_ready(ready_fd, NULL);
     ready_fd = -1;
     event_base_dispatch(rt.base);
     status = 0;
-    ha_log_notice("heapadmind stopped");
+    log_self(&dl, "notice", "heapadmind stopped");
     goto out;
 
 fail:
-    ha_log_error("%s", err);
+    log_self(&dl, "error", "%s", err);
     ha_daemon_ready(ready_fd, err);
     ready_fd = -1;
 out:
@@ -277,14 +358,13 @@ out:
         event_free(ev_int);
     if (ev_hup)
         event_free(ev_hup);
-    ha_server_free(rt.server);
+    heapadmin_free(rt.ha);
     if (rt.base)
         event_base_free(rt.base);
     if (pidfd >= 0) {
         unlink(pidpath);
         close(pidfd);
     }
-    ha_config_free(&cfg);
-    ha_log_close();
+    daemon_log_flush(&dl);
     return status;
 }

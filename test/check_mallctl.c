@@ -617,30 +617,36 @@ START_TEST(test_profconf_reexec_conf)
 }
 END_TEST
 
-START_TEST(test_profconf_reexec_skipped)
+START_TEST(test_profconf_startup_conf)
 {
     struct ha_jemalloc_config jc = jc_unset();
-    char *const argv[] = {"x", NULL};
-    char err[256] = "";
+    char out[256];
 
     jc.lg_prof_interval = 20;
+    jc.prof_final = 1;
     /* Profiling off: the init-only options mean nothing. */
     fake_reset(false);
-    unsetenv(HA_PROFCONF_REEXEC_ENV);
-    ck_assert_int_eq(ha_profconf_reexec_if_needed(&fake_ops, &jc, argv, err,
-                                                  sizeof(err)),
-                     0);
-    /* Already re-executed: never again. */
+    ck_assert_int_eq(
+        ha_profconf_startup_conf(&fake_ops, &jc, NULL, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "");
+    /* Missing from the running jemalloc: both asked for. */
     fake_reset(true);
-    setenv(HA_PROFCONF_REEXEC_ENV, "1", 1);
-    ck_assert_int_eq(ha_profconf_reexec_if_needed(&fake_ops, &jc, argv, err,
-                                                  sizeof(err)),
+    ck_assert_int_eq(
+        ha_profconf_startup_conf(&fake_ops, &jc, NULL, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "lg_prof_interval:20,prof_final:true");
+    /* The operator's MALLOC_CONF sets one: theirs wins, only the other. */
+    ck_assert_int_eq(ha_profconf_startup_conf(&fake_ops, &jc,
+                                              "prof:true,lg_prof_interval:25",
+                                              out, sizeof(out)),
                      0);
-    unsetenv(HA_PROFCONF_REEXEC_ENV);
-    /* Nothing differs: no re-exec. */
+    ck_assert_str_eq(out, "prof_final:true");
+    /* Nothing differs: nothing asked for. */
     fake_get("opt.lg_prof_interval")->v.s = 20;
-    ck_assert_int_eq(ha_profconf_reexec_if_needed(&fake_ops, &jc, argv, err,
-                                                  sizeof(err)),
+    fake_get("opt.prof_final")->v.b = true;
+    ck_assert_int_eq(
+        ha_profconf_startup_conf(&fake_ops, &jc, NULL, out, sizeof(out)), 0);
+    ck_assert_str_eq(out, "");
+    ck_assert_int_eq(ha_profconf_startup_conf(&fake_ops, &jc, NULL, out, 1),
                      0);
 }
 END_TEST
@@ -676,7 +682,6 @@ START_TEST(test_profconf_apply)
     /* Profiling off: no prefix, the operator's message, all attempted
      * (the failures after the first go to the log; keep it quiet). */
     fake_reset(false);
-    ha_log_set_level(HA_LOG_ERROR);
     ck_assert_int_eq(ha_profconf_apply(&fake_ops, &jc, dir, err, sizeof(err)),
                      -1);
     ck_assert_has(err, "jemalloc_variables.prof_active = 'true': heap "
@@ -837,7 +842,7 @@ mallctl_suite(void)
     tcase_add_test(profconf, test_profconf_init_only_conf);
     tcase_add_test(profconf, test_profconf_conf_has_key);
     tcase_add_test(profconf, test_profconf_reexec_conf);
-    tcase_add_test(profconf, test_profconf_reexec_skipped);
+    tcase_add_test(profconf, test_profconf_startup_conf);
     tcase_add_test(profconf, test_profconf_apply);
     tcase_add_test(profconf, test_profconf_effective);
     suite_add_tcase(s, profconf);

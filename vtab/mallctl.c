@@ -17,18 +17,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include <jemalloc/jemalloc.h>
-
 #include "core/util.h"
-
-_Static_assert(HA_MALLCTL_ARENAS_ALL == MALLCTL_ARENAS_ALL,
-               "HA_MALLCTL_ARENAS_ALL must match jemalloc.h");
-
-const struct ha_mallctl_ops ha_mallctl_jemalloc = {
-    .mallctl = mallctl,
-    .nametomib = mallctlnametomib,
-    .bymib = mallctlbymib,
-};
 
 /* ------------------------------------------------------------------
  * Typed accessors

@@ -38,8 +38,20 @@ struct ha_mallctl_ops {
                  size_t *oldlenp, void *newp, size_t newlen);
 };
 
-/* The real jemalloc the process is linked with. */
+/* The real jemalloc the executable is linked with (mallctl_link.c: only
+ * the tests link it; the library and the agent resolve jemalloc at run
+ * time with ha_mallctl_resolve() instead, so that they carry no
+ * dependency on libjemalloc). */
 extern const struct ha_mallctl_ops ha_mallctl_jemalloc;
+
+/* Finds jemalloc in the running process (mallctl, mallctlnametomib and
+ * mallctlbymib; or the je_-prefixed names of a static, prefixed build)
+ * and fills ops. Refuses, with err saying why, when there is none, or
+ * when malloc() is not served by the object that exports mallctl (a
+ * jemalloc loaded but not used as the allocator would profile an empty
+ * heap). Returns 0 or -1. */
+int ha_mallctl_resolve(struct ha_mallctl_ops *ops, char *err,
+                       size_t errlen);
 
 /* MALLCTL_ARENAS_ALL: "arena.<i>.*" on every arena at once. */
 #define HA_MALLCTL_ARENAS_ALL 4096

@@ -137,51 +137,46 @@ read_opts(const struct ha_mallctl_ops *ops, struct ha_profconf_opts *cur)
 }
 
 int
-ha_profconf_reexec_if_needed(const struct ha_mallctl_ops *ops,
-                             const struct ha_jemalloc_config *jc,
-                             char *const argv[], char *err, size_t errlen)
+ha_profconf_startup_conf(const struct ha_mallctl_ops *ops,
+                         const struct ha_jemalloc_config *jc,
+                         const char *env_conf, char *out, size_t outlen)
 {
     struct ha_profconf_opts cur;
-    const char *env_conf = getenv("MALLOC_CONF");
-    char conf[2048];
+    size_t n;
 
-    if (getenv(HA_PROFCONF_REEXEC_ENV) != NULL)
-        return 0;
+    if (outlen == 0)
+        return -1;
+    out[0] = '\0';
     /* Without profiling the init-only options mean nothing, and a
      * jemalloc built without it would complain about each pair. */
     if (!ha_mallctl_prof_enabled(ops))
         return 0;
     read_opts(ops, &cur);
-    if (ha_profconf_reexec_conf(jc, &cur, env_conf, conf, sizeof(conf)) <
-        0) {
-        ha_err_set(err, errlen,
-                   "MALLOC_CONF for the profiling re-exec is too long "
-                   "(more than %zu bytes)",
-                   sizeof(conf) - 1);
+    if (ha_profconf_reexec_conf(jc, &cur, NULL, out, outlen) != 0)
         return -1;
-    }
-    if (conf[0] == '\0')
+    if (env_conf == NULL || env_conf[0] == '\0' || out[0] == '\0')
         return 0;
-    ha_log_info("re-executing with MALLOC_CONF=%s to apply "
-                "jemalloc_variables read only at jemalloc start-up",
-                conf);
-    if (setenv("MALLOC_CONF", conf, 1) != 0 ||
-        setenv(HA_PROFCONF_REEXEC_ENV, "1", 1) != 0) {
-        ha_err_set(err, errlen, "setenv MALLOC_CONF: %s", strerror(errno));
-        return -1;
+    /* Drop the pairs the operator's MALLOC_CONF sets: theirs win. */
+    n = 0;
+    for (char *p = out, *next; *p != '\0'; p = next) {
+        size_t len = strcspn(p, ",");
+        char key[64];
+        size_t klen = strcspn(p, ":");
+
+        next = p + len + (p[len] == ',');
+        if (klen >= sizeof(key) || klen > len)
+            klen = 0;
+        memcpy(key, p, klen);
+        key[klen] = '\0';
+        if (klen > 0 && ha_profconf_conf_has_key(env_conf, key))
+            continue;
+        if (n > 0)
+            out[n++] = ',';
+        memmove(out + n, p, len);
+        n += len;
     }
-    execv("/proc/self/exe", argv);
-    ha_err_set(err, errlen,
-               "re-executing /proc/self/exe with MALLOC_CONF=%s failed: %s; "
-               "continuing with jemalloc's start-up settings",
-               conf, strerror(errno));
-    /* Put the operator's environment back for anything we start. */
-    if (env_conf != NULL)
-        setenv("MALLOC_CONF", env_conf, 1);
-    else
-        unsetenv("MALLOC_CONF");
-    unsetenv(HA_PROFCONF_REEXEC_ENV);
-    return -1;
+    out[n] = '\0';
+    return 0;
 }
 
 /* ------------------------------------------------------------------

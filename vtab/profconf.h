@@ -3,17 +3,14 @@
  * Config-driven start-up profiling (jemalloc_variables).
  *
  * Options jemalloc reads only while it initialises (lg_prof_interval,
- * prof_final, prof_leak, prof_accum) are honoured by re-executing the
- * daemon once, early in main(), with the equivalent MALLOC_CONF placed
- * before any MALLOC_CONF the operator set, so the operator's environment
- * still wins (jemalloc applies later pairs over earlier ones). The rest
- * (prof_active, lg_prof_sample, prof_gdump, prefix) is applied at runtime
- * through mallctl.
- *
- * Order in main(): ha_profconf_reexec_if_needed() before anything that
- * matters happens (no sockets, threads or daemonising yet), then after
- * the datadir exists ha_profconf_apply(), then
- * ha_profconf_log_effective().
+ * prof_final, prof_leak, prof_accum) need a process started with the
+ * equivalent MALLOC_CONF: ha_profconf_startup_conf() says which, and
+ * heapadmind re-executes itself with them placed before any MALLOC_CONF
+ * the operator set, so the operator's environment still wins (jemalloc
+ * applies later pairs over earlier ones). The library never re-executes
+ * its host. The rest (prof_active, lg_prof_sample, prof_gdump, prefix) is
+ * applied at runtime through mallctl by ha_profconf_apply(), then
+ * ha_profconf_log_effective() logs what is in force.
  */
 #ifndef HA_PROFCONF_H
 #define HA_PROFCONF_H
@@ -24,10 +21,6 @@
 
 #include "admin/config.h"
 #include "vtab/mallctl.h"
-
-/* Environment variable that marks the re-executed process (no loop). It
- * stays set in the re-executed daemon. */
-#define HA_PROFCONF_REEXEC_ENV "HEAPADMIN_REEXECED"
 
 /* Builds the MALLOC_CONF pairs for the init-only options of jc into out
  * (outlen bytes), e.g. "lg_prof_interval:20,prof_final:true"; "" when
@@ -55,16 +48,16 @@ int ha_profconf_reexec_conf(const struct ha_jemalloc_config *jc,
                             const struct ha_profconf_opts *cur,
                             const char *env_conf, char *out, size_t outlen);
 
-/* If jc sets init-only options that jemalloc does not already have (read
- * back through ops), profiling is on, and this process was not already
- * re-executed, execv()s /proc/self/exe with argv and the combined
- * MALLOC_CONF (same pid). Returns 0 when no re-exec is needed, or -1 with
- * err set when execv failed (the process goes on with jemalloc's
- * settings). */
-int ha_profconf_reexec_if_needed(const struct ha_mallctl_ops *ops,
-                                 const struct ha_jemalloc_config *jc,
-                                 char *const argv[], char *err,
-                                 size_t errlen);
+/* The MALLOC_CONF pairs for the init-only options jc sets that the
+ * running jemalloc (read through ops) lacks and that the operator's
+ * env_conf (MALLOC_CONF, may be NULL) does not set itself, into out
+ * (outlen bytes), e.g. "lg_prof_interval:20,prof_final:true"; "" when
+ * none, or when profiling is unavailable. A process that wants them must
+ * be started again with them (heapadmind re-executes itself). Returns 0,
+ * or -1 when out is too small. */
+int ha_profconf_startup_conf(const struct ha_mallctl_ops *ops,
+                             const struct ha_jemalloc_config *jc,
+                             const char *env_conf, char *out, size_t outlen);
 
 /* Applies the runtime options: prof.prefix = "<datadir>/<dump_prefix>"
  * (datadir made absolute), prof.active, prof.reset(lg_prof_sample) when

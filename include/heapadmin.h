@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * heapadmin: a ProxySQL-style SQL admin port for jemalloc's heap profiler,
+ * embedded in your own service. Any MySQL client (mysql, mariadb, a
+ * driver) connects to the port and reads the allocator and its profiler
+ * through SQL:
+ *
+ *     SELECT * FROM stats_memory_jemalloc;
+ *     UPDATE global_variables SET variable_value='true'
+ *      WHERE variable_name='jemalloc-prof_active';
+ *     UPDATE global_variables SET variable_value='true'
+ *      WHERE variable_name='jemalloc-dump_now';
+ *
+ * Embedding, in four calls:
+ *
+ *     HEAPADMIN_DEFINE_MALLOC_CONF;        // once, in the executable
+ *     struct heapadmin *ha;
+ *     char err[256];
+ *     struct heapadmin_options o = {.config_file = "/etc/myd/admin.cnf"};
+ *     if (heapadmin_new(&o, &ha, err, sizeof(err)) != 0 ||
+ *         heapadmin_start(ha, err, sizeof(err)) != 0)
+ *         fprintf(stderr, "heap admin port disabled: %s\n", err);
+ *     ...
+ *     heapadmin_free(ha);                  // stops, joins, frees
+ *
+ * Link with `pkg-config --libs heapadmin` and with jemalloc as the
+ * process's malloc (-ljemalloc, or LD_PRELOAD). The library finds jemalloc
+ * at run time (mallctl, or je_mallctl for a prefixed build); without it,
+ * or without profiling, the port still serves what it can and each
+ * profiling request fails with a message that says why.
+ *
+ * What the library never does, so that it can live inside any host: no
+ * signal handlers (its thread blocks every signal), no exit(), nothing on
+ * stdout or stderr, no global setters of libraries the host may share
+ * (sqlite3_config, event_set_*, evthread_*, OPENSSL_cleanup). Several
+ * instances may run in one process. jemalloc's own settings (prof.active,
+ * prof.prefix, sampling) are process-wide by nature: every instance in a
+ * process sees and changes the same profiler.
+ *
+ * Conventions: functions return 0 on success and -1 on failure with a
+ * NUL-terminated message in err (errlen bytes; err may be NULL). Sizes
+ * are bytes, times milliseconds unless a name says otherwise.
+ */
+#ifndef HEAPADMIN_H
+#define HEAPADMIN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HEAPADMIN_VERSION "0.1.0"
+
+/* jemalloc reads malloc_conf once, while it initialises, and opt.prof can
+ * never be switched on later. "prof:true,prof_active:false" compiles the
+ * profiler in at no cost until an operator activates it over SQL. Define
+ * the symbol in the host EXECUTABLE (a definition in a shared library
+ * wins or loses by link order); MALLOC_CONF in the environment still
+ * overrides it. */
+#define HEAPADMIN_MALLOC_CONF "prof:true,prof_active:false"
+#define HEAPADMIN_DEFINE_MALLOC_CONF \
+    const char *malloc_conf = HEAPADMIN_MALLOC_CONF
+
+struct heapadmin;
+struct event_base;
+
+enum heapadmin_log_level {
+    HEAPADMIN_LOG_ERROR,
+    HEAPADMIN_LOG_WARN,
+    HEAPADMIN_LOG_NOTICE,
+    HEAPADMIN_LOG_INFO,
+    HEAPADMIN_LOG_DEBUG
+};
+
+/* Receives one log line: "2026-11-24T10:00:00.123Z [info] text", without
+ * a newline. Called on the thread that logs (the admin thread, or the
+ * thread running the host's event_base); it must not call back into
+ * heapadmin. */
+typedef void heapadmin_log_fn(int level, const char *line, void *arg);
+
+/* Zero-initialise, then set what you need. */
+struct heapadmin_options {
+    const char *config_file;  /* libconfig file, proxysql.cnf layout */
+    const char *config_text;  /* ... or its text (config_file wins);
+                                 neither: built-in defaults */
+    const char *datadir;      /* overrides the config's datadir; dumps,
+                                 the TLS key and the default log go here */
+    heapadmin_log_fn *log;    /* NULL: append to the config's errorlog,
+                                 default <datadir>/heapadmind.log */
+    void *log_arg;
+    int log_level;            /* most verbose level passed on;
+                                 0 = HEAPADMIN_LOG_INFO */
+    int no_log;               /* 1: log nowhere (log ignored) */
+    const char *mysql_ifaces; /* overrides admin_variables.mysql_ifaces,
+                                 e.g. "/run/myd/admin.sock" */
+    unsigned listener_check_ms; /* every N ms, check that each listening
+                                 descriptor is still our socket and bind
+                                 a new one if the host closed it (hosts
+                                 that close_range() at start-up); 0: never
+                                 (no timer wakes the loop) */
+};
+
+/* Loads and validates the configuration and prepares the datadir (created
+ * 0750 when missing). Nothing listens yet and no thread runs. On success
+ * *out is the new instance. Errors name the file and line of a bad config
+ * key, or the path and reason of a datadir problem. */
+int heapadmin_new(const struct heapadmin_options *opt,
+                  struct heapadmin **out, char *err, size_t errlen);
+
+/* Binds every configured interface (admin_variables.mysql_ifaces) and
+ * serves it on a thread of its own, named "heapadmin", with every signal
+ * blocked and its own allocations left out of heap profiles. Returns once
+ * the listeners are bound (so a client may connect at once) or with the
+ * reason none could be. */
+int heapadmin_start(struct heapadmin *h, char *err, size_t errlen);
+
+/* The same, on the host's event_base (libevent 2.1, the same libevent
+ * this library links) in the host's thread: no thread is created. The
+ * host must keep SIGPIPE ignored (a client that goes away mid-reply would
+ * otherwise kill the process); -1 when it is not. */
+int heapadmin_start_on_base(struct heapadmin *h, struct event_base *base,
+                            char *err, size_t errlen);
+
+/* Closes every session and listener (unix socket files are removed) and,
+ * in thread mode, joins the thread. Call it from any thread in thread
+ * mode, from the base's thread otherwise. start again afterwards works.
+ * Safe to call when not started. */
+void heapadmin_stop(struct heapadmin *h);
+
+/* Stops if needed and frees everything. NULL is a no-op. */
+void heapadmin_free(struct heapadmin *h);
+
+/* For a fork() child, which inherited h but not its thread: forgets h
+ * without touching its event loop (whose locks and epoll descriptor belong
+ * to the parent), closes only the listening sockets it can prove are its
+ * own (same inode as when bound) and leaks the rest. Unix socket files
+ * stay (the parent still serves them). h must not be used afterwards;
+ * create a new instance to serve from the child. */
+void heapadmin_abandon(struct heapadmin *h);
+
+/* Listeners of a started instance, in mysql_ifaces order: the count, the
+ * TCP port of listener i (the one chosen for a configured port 0; 0 for a
+ * unix socket), the socket path of listener i (NULL for TCP). */
+size_t heapadmin_listener_count(const struct heapadmin *h);
+int heapadmin_listener_port(const struct heapadmin *h, size_t i);
+const char *heapadmin_listener_path(const struct heapadmin *h, size_t i);
+
+/* The absolute datadir. */
+const char *heapadmin_datadir(const struct heapadmin *h);
+
+/* The log file used when heapadmin_options.log is NULL (absolute). */
+const char *heapadmin_log_path(const struct heapadmin *h);
+
+/* jemalloc_variables options that jemalloc honours only when it starts
+ * (lg_prof_interval, prof_final, prof_leak, prof_accum): the MALLOC_CONF
+ * pairs the configuration asks for that the running jemalloc lacks, e.g.
+ * "lg_prof_interval:30,prof_final:true", written to out (outlen bytes);
+ * "" when nothing is missing or profiling is unavailable. A daemon can
+ * re-execute itself with them; a host can log them. -1 when out is too
+ * small. */
+int heapadmin_startup_malloc_conf(const struct heapadmin *h, char *out,
+                                  size_t outlen);
+
+/* The library's version string, e.g. "0.1.0". */
+const char *heapadmin_version(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* HEAPADMIN_H */
