@@ -594,6 +594,14 @@ heapadmin_startup_malloc_conf(const struct heapadmin *h, char *out,
                                     getenv("MALLOC_CONF"), out, outlen);
 }
 
+/* A host that dlclose()s the library must not leave jemalloc holding a
+ * pointer to our dump hook. */
+__attribute__((destructor)) static void
+unload(void)
+{
+    ha_mallctl_detach();
+}
+
 const char *
 heapadmin_version(void)
 {

@@ -8,6 +8,7 @@
 #include "vtab/mallctl.h"
 
 #include <dirent.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -199,10 +200,14 @@ ha_mallctl_prof_enabled(const struct ha_mallctl_ops *ops)
  * prof.prefix memory
  * ------------------------------------------------------------------ */
 
+/* jemalloc's prof.prefix is write-only and process-wide, so the value
+ * last written is remembered process-wide too; the lock is for instances
+ * on different threads. */
 static struct {
+    pthread_mutex_t lock;
     const struct ha_mallctl_ops *ops; /* backend it was set on; NULL: none */
     char prefix[PATH_MAX];            /* value written to prof.prefix */
-} prefix_memory;
+} prefix_memory = {PTHREAD_MUTEX_INITIALIZER, NULL, ""};
 
 int
 ha_mallctl_set_prof_prefix(const struct ha_mallctl_ops *ops,
@@ -212,12 +217,15 @@ ha_mallctl_set_prof_prefix(const struct ha_mallctl_ops *ops,
 
     if (strlen(prefix) >= sizeof(prefix_memory.prefix))
         return EINVAL;
+    pthread_mutex_lock(&prefix_memory.lock);
     rc = ha_mallctl_write_str(ops, "prof.prefix", prefix);
-    if (rc != 0)
-        return rc;
-    ha_strlcpy(prefix_memory.prefix, prefix, sizeof(prefix_memory.prefix));
-    prefix_memory.ops = ops;
-    return 0;
+    if (rc == 0) {
+        ha_strlcpy(prefix_memory.prefix, prefix,
+                   sizeof(prefix_memory.prefix));
+        prefix_memory.ops = ops;
+    }
+    pthread_mutex_unlock(&prefix_memory.lock);
+    return rc;
 }
 
 int
@@ -229,10 +237,15 @@ ha_mallctl_prof_prefix(const struct ha_mallctl_ops *ops, char *out,
 
     if (outlen > 0)
         out[0] = '\0';
-    if (prefix_memory.ops == ops) {
+    pthread_mutex_lock(&prefix_memory.lock);
+    if (prefix_memory.ops == ops ||
+        (prefix_memory.ops != NULL && ops != NULL &&
+         prefix_memory.ops->mallctl == ops->mallctl)) {
         ha_strlcpy(out, prefix_memory.prefix, outlen);
+        pthread_mutex_unlock(&prefix_memory.lock);
         return 0;
     }
+    pthread_mutex_unlock(&prefix_memory.lock);
     rc = ha_mallctl_read_str(ops, "opt.prof_prefix", &opt);
     if (rc != 0)
         return rc;
@@ -243,8 +256,10 @@ ha_mallctl_prof_prefix(const struct ha_mallctl_ops *ops, char *out,
 void
 ha_mallctl_forget_prof_prefix(void)
 {
+    pthread_mutex_lock(&prefix_memory.lock);
     prefix_memory.ops = NULL;
     prefix_memory.prefix[0] = '\0';
+    pthread_mutex_unlock(&prefix_memory.lock);
 }
 
 /* ------------------------------------------------------------------
@@ -503,6 +518,8 @@ static _Thread_local char hook_file[PATH_MAX];
 static _Thread_local bool hook_called;
 /* A hook installed before ours, still called after ours. */
 static _Atomic(ha_mallctl_dump_hook) chained_hook;
+/* The mallctl our hook was installed through, for ha_mallctl_detach(). */
+static _Atomic(ha_mallctl_fn *) hook_mallctl;
 
 static void
 dump_hook(const char *filename)
@@ -532,7 +549,26 @@ install_dump_hook(const struct ha_mallctl_ops *ops)
         return rc;
     if (old != dump_hook)
         atomic_store(&chained_hook, old);
+    atomic_store(&hook_mallctl, ops->mallctl);
     return 0;
+}
+
+void
+ha_mallctl_detach(void)
+{
+    ha_mallctl_fn *ctl = atomic_exchange(&hook_mallctl, NULL);
+    ha_mallctl_dump_hook cur = NULL, prev = atomic_load(&chained_hook);
+    size_t len = sizeof(cur);
+
+    if (ctl == NULL)
+        return;
+    /* Put back the hook we chained to, but only if ours is still the one
+     * installed: a hook installed after ours chains to us, and removing
+     * ours from under it is its owner's business. */
+    if (ctl("experimental.hooks.prof_dump", &cur, &len, NULL, 0) == 0 &&
+        cur == dump_hook)
+        (void)ctl("experimental.hooks.prof_dump", NULL, NULL, &prev,
+                  sizeof(prev));
 }
 
 /* Finds the manual dump with the highest <seq> for prefix and this pid:

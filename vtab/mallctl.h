@@ -29,10 +29,12 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+typedef int ha_mallctl_fn(const char *name, void *oldp, size_t *oldlenp,
+                          void *newp, size_t newlen);
+
 struct ha_mallctl_ops {
     /* Same contract as jemalloc's mallctl(3): 0 or an errno value. */
-    int (*mallctl)(const char *name, void *oldp, size_t *oldlenp,
-                   void *newp, size_t newlen);
+    ha_mallctl_fn *mallctl;
     int (*nametomib)(const char *name, size_t *mibp, size_t *miblenp);
     int (*bymib)(const size_t *mib, size_t miblen, void *oldp,
                  size_t *oldlenp, void *newp, size_t newlen);
@@ -210,6 +212,12 @@ void ha_mallctl_dump_errmsg(int errnum, const char *variable,
 /* ------------------------------------------------------------------
  * Heap dump.
  * ------------------------------------------------------------------ */
+
+/* Removes the prof_dump hook ha_mallctl_dump() installed into jemalloc
+ * (restoring the one it chained to), so that jemalloc never calls into
+ * code that is about to be unmapped: run when the library is unloaded.
+ * Process-wide, like the hook itself. */
+void ha_mallctl_detach(void);
 
 /* Dumps a heap profile with jemalloc's manual-dump name
  * <prefix>.<pid>.<seq>.m<mseq>.heap. Checks the prefix directory first
