@@ -71,7 +71,8 @@ main(int argc, char **argv)
     /* The process-wide name still means the host's function, and the
      * object offers no sqlite3_libversion of its own. */
     *(void **)&libversion = dlsym(RTLD_DEFAULT, "sqlite3_libversion");
-    printf("host_sqlite3_libversion=%s\n", libversion ? libversion() : "(none)");
+    printf("host_sqlite3_libversion=%s\n",
+           libversion ? libversion() : "(none)");
     printf("object_has_sqlite3_libversion=%s\n",
            dlsym(h, "sqlite3_libversion") ? "yes" : "no");
     dlclose(h);

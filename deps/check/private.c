@@ -11,11 +11,14 @@
 #include <stdio.h>
 #include <string.h>
 
-__attribute__((visibility("default"))) int ha_private_probe(char *out, size_t len);
+__attribute__((visibility("default"))) int ha_private_probe(char *out,
+                                                            size_t len);
 
 /* The SQLite options heapadmin's admin database relies on. */
 static const char *const wanted_opts[] = {
-    "THREADSAFE=1", "ENABLE_COLUMN_METADATA", "OMIT_LOAD_EXTENSION",
+    "THREADSAFE=1",
+    "ENABLE_COLUMN_METADATA",
+    "OMIT_LOAD_EXTENSION",
     "ENABLE_DBSTAT_VTAB",
 };
 
@@ -31,18 +34,22 @@ probe_sqlite(char *ver, size_t verlen, char *sqlver, size_t sqllen)
         if (!sqlite3_compileoption_used(wanted_opts[i]))
             return -10 - (int)i;
     if (sqlite3_open_v2("file:/x?vfs=memdb", &db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                            SQLITE_OPEN_URI,
                         NULL) != SQLITE_OK)
         goto out;
     /* heapadmin's authorizer switches extension loading off this way. */
-    if (sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &on) != SQLITE_OK ||
+    if (sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, &on) !=
+            SQLITE_OK ||
         on != 0)
         goto out;
-    if (sqlite3_exec(db, "CREATE TABLE t(v); INSERT INTO t VALUES (sqlite_version());",
-                     NULL, NULL, NULL) != SQLITE_OK)
+    if (sqlite3_exec(
+            db, "CREATE TABLE t(v); INSERT INTO t VALUES (sqlite_version());",
+            NULL, NULL, NULL) != SQLITE_OK)
         goto out;
-    if (sqlite3_prepare_v2(db, "SELECT v, (SELECT count(*) FROM dbstat) > 0 FROM t", -1,
-                           &st, NULL) != SQLITE_OK ||
+    if (sqlite3_prepare_v2(db,
+                           "SELECT v, (SELECT count(*) FROM dbstat) > 0 FROM t",
+                           -1, &st, NULL) != SQLITE_OK ||
         sqlite3_step(st) != SQLITE_ROW || sqlite3_column_int(st, 1) != 1 ||
         /* column metadata: the column comes from main.t.v */
         strcmp(sqlite3_column_table_name(st, 0), "t") != 0)
@@ -83,8 +90,8 @@ ha_private_probe(char *out, size_t len)
     base = event_base_new();
     if (base == NULL)
         return -1;
-    snprintf(out, len, "event_version=%s\nevent_method=%s\n", event_get_version(),
-             event_base_get_method(base));
+    snprintf(out, len, "event_version=%s\nevent_method=%s\n",
+             event_get_version(), event_base_get_method(base));
     event_base_free(base);
 
     rc = probe_sqlite(ver, sizeof ver, sqlver, sizeof sqlver);
@@ -93,7 +100,7 @@ ha_private_probe(char *out, size_t len)
     if (probe_config(&port) != 0)
         return -3;
     snprintf(out + strlen(out), len - strlen(out),
-             "sqlite3_libversion=%s\nsqlite_version=%s\nconfig_port=%lld\n", ver, sqlver,
-             port);
+             "sqlite3_libversion=%s\nsqlite_version=%s\nconfig_port=%lld\n",
+             ver, sqlver, port);
     return 0;
 }
