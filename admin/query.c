@@ -31,6 +31,7 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->warnings = 0;
     r->binary = false;
     r->take_info = NULL;
+    r->authz = NULL;
 }
 
 void
@@ -83,7 +84,7 @@ ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
          (msg != NULL && (strncmp(msg, "not authorized", 14) == 0 ||
                           (strncmp(msg, "access to ", 10) == 0 &&
                            strstr(msg, " is prohibited") != NULL)))) &&
-        ha_authorizer_take_denial(&d)) {
+        ha_authorizer_take_denial(r->authz, &d)) {
         ha_reply_err(r, d.code, d.sqlstate, "%s", d.msg);
         return;
     }

@@ -15,6 +15,8 @@
 
 #include "core/buf.h"
 
+struct ha_authz_who;
+
 struct ha_reply {
     struct ha_buf *out;      /* framed packets are appended here */
     struct ha_buf scratch;   /* one payload being built */
@@ -28,6 +30,10 @@ struct ha_reply {
      * packet's info field (the virtual tables' ha_vtab_take_info, e.g.
      * the name of the dump file written). Returns its length, 0 if none. */
     size_t (*take_info)(sqlite3 *db, char *buf, size_t len);
+    /* Optional: the session whose authorizer refusals an SQLITE_AUTH is
+     * reported with (ha_authorizer_take_denial); NULL sends SQLite's own
+     * message. The session sets it when it starts answering. */
+    struct ha_authz_who *authz;
 };
 
 /* Starts a reply whose first packet has sequence id seq. */

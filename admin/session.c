@@ -1274,6 +1274,7 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
     char err[256];
 
     ha_session_set_command(s, "Query", sql, len);
+    r->authz = &s->authz;
     r->status = ha_session_status(s);
     if (ha_dialect_split(sql, len, &spans, &n, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
@@ -1305,6 +1306,7 @@ ha_session_special(struct ha_session *s, const char *sql, size_t len,
     char err[256];
     int rc;
 
+    r->authz = &s->authz;
     rc = ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
                                sizeof(err));
     ha_buf_free(&text);
@@ -1370,6 +1372,7 @@ ha_session_field_list(struct ha_session *s, const char *table,
     const char *schema = s->schema[0] != '\0' ? s->schema : "main";
     sqlite3_stmt *st = NULL;
 
+    r->authz = &s->authz;
     r->status = ha_session_status(s);
     if (!table_exists(s->db, schema, table)) {
         ha_reply_err(r, 1146, "42S02", "Table '%s.%s' doesn't exist", schema,
