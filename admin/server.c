@@ -275,9 +275,9 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.net_write_timeout = cfg->net_write_timeout;
     s->env.max_output = (size_t)cfg->max_output_buffer;
     /* @@max_allowed_packet and friends report what is enforced. */
-    ha_sysvar_set_int("max_allowed_packet", cfg->max_allowed_packet);
-    ha_sysvar_set_int("wait_timeout", cfg->wait_timeout);
-    ha_sysvar_set_int("net_write_timeout", cfg->net_write_timeout);
+    s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
+    s->shared.limits.wait_timeout = cfg->wait_timeout;
+    s->shared.limits.net_write_timeout = cfg->net_write_timeout;
     open_reserve(s);
     s->env.on_close = server_on_close;
     s->env.require_tls = cfg->require_tls != 0;

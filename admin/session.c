@@ -142,7 +142,7 @@ ha_session_vars_snapshot(const struct ha_session *s, bool global,
             global ? NULL : var_find(s->vars, s->n_vars, sv->name);
         if (o == NULL) {
             tmp.type = sv->type;
-            tmp.ival = sv->ival;
+            tmp.ival = ha_sysvar_int(sv, &s->shared->limits);
             tmp.sval = (char *)sv->sval;
             o = &tmp;
         }
@@ -221,7 +221,8 @@ fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (v == NULL)
         sqlite3_result_null(ctx);
     else
-        result_var(ctx, v->type, v->ival, v->sval);
+        result_var(ctx, v->type, ha_sysvar_int(v, &s->shared->limits),
+                   v->sval);
 }
 
 /* ha_uservar(name): @name, NULL when never set (as in MySQL). */

@@ -45,6 +45,9 @@ struct ha_session_shared {
     struct ha_vtab_ctx *vtab;    /* jemalloc access, config, datadir */
     struct ha_server *server;    /* KILL; NULL: only this process's list */
     struct ha_session_registry *registry; /* NULL: sessions not listed */
+    struct ha_sysvar_limits limits; /* @@max_allowed_packet and the
+                                       timeouts this server enforces;
+                                       zero: the table's defaults */
 };
 
 /* A session or user variable set with SET. */
