@@ -615,7 +615,8 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         }
     }
     if (shared->vtab != NULL &&
-        ha_vtab_register_all(s->db, shared->vtab, &zerr) != SQLITE_OK) {
+        ha_vtab_register_all(s->db, shared->vtab, &s->vtab, &zerr) !=
+            SQLITE_OK) {
         ha_err_set(err, errlen, "cannot register virtual tables: %s",
                    zerr ? zerr : "unknown error");
         sqlite3_free(zerr);
@@ -655,6 +656,8 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
 fail:
     sqlite3_close_v2(s->db);
     s->db = NULL;
+    ha_vtab_release(s->vtab);
+    s->vtab = NULL;
     return -1;
 }
 
@@ -688,6 +691,8 @@ ha_session_close(struct ha_session *s)
     ha_stmtcache_clear(&s->cache);
     sqlite3_close_v2(s->db);
     s->db = NULL;
+    ha_vtab_release(s->vtab);
+    s->vtab = NULL;
     vars_clear(&s->vars, &s->n_vars);
     vars_clear(&s->user_vars, &s->n_user_vars);
     free(s->info);
@@ -973,7 +978,7 @@ set_module_vars(struct ha_session *s, const struct ha_setvar *sv,
     if (sqlite3_exec(s->db, "RELEASE ha_set", NULL, NULL, &zerr) !=
         SQLITE_OK)
         goto sqlite_fail_rollback;
-    ha_vtab_take_info(s->db, info, infolen);
+    ha_vtab_take_info(s->vtab, info, infolen);
     return 0;
 sqlite_fail_rollback:
     ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
@@ -985,7 +990,7 @@ rollback:
     sqlite3_exec(s->db, "RELEASE ha_set", NULL, NULL, NULL);
     {
         char sink[1];
-        ha_vtab_take_info(s->db, sink, sizeof(sink));
+        ha_vtab_take_info(s->vtab, sink, sizeof(sink));
     }
     return -1;
 sqlite_fail:
@@ -1249,12 +1254,12 @@ run_one(struct ha_session *s, const char *sql, size_t len, bool more,
         goto out;
     }
     r->status = ha_session_status(s);
-    r->take_info = ha_vtab_take_info;
+    r->info_from = s->vtab;
     rc = ha_reply_stmt(r, s->db, stmt, NULL);
     {
         /* A failed statement must not leave its message for the next. */
         char sink[1];
-        ha_vtab_take_info(s->db, sink, sizeof(sink));
+        ha_vtab_take_info(s->vtab, sink, sizeof(sink));
     }
     ret = rc == SQLITE_DONE ? 0 : -1;
 out:

@@ -95,6 +95,8 @@ struct ha_session {
 
     struct ha_stmtcache cache;   /* COM_QUERY statements, compiled once */
     struct ha_authz_who authz;   /* what the authorizer checks against */
+    struct ha_vtab_conn *vtab;   /* virtual tables' handle (info
+                                    messages); NULL without shared->vtab */
 
     struct ha_session *prev, *next; /* registry list */
 };

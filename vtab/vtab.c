@@ -1,36 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
  * Registration of heapadmin's virtual tables on a connection, the
- * per-connection info-message slot behind ha_vtab_take_info(), and helpers
- * the table files share (error messages, xBestIndex on the name column).
+ * per-connection handle and its info-message slot (ha_vtab_take_info),
+ * and helpers the table files share (error messages, xBestIndex on the
+ * name column).
  */
 #include "vtab/vtab.h"
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <string.h>
 
 #include "core/util.h"
 #include "vtab/vtab_int.h"
-
-/* Connections with modules registered. Sessions may live on several
- * threads, so the list is locked; the slots themselves belong to the
- * connection's thread. */
-static pthread_mutex_t conns_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct ha_vtab_conn *conns;
-
-static void
-conn_unlink(struct ha_vtab_conn *conn)
-{
-    pthread_mutex_lock(&conns_lock);
-    for (struct ha_vtab_conn **pp = &conns; *pp != NULL; pp = &(*pp)->next) {
-        if (*pp == conn) {
-            *pp = conn->next;
-            break;
-        }
-    }
-    pthread_mutex_unlock(&conns_lock);
-}
 
 void
 ha_vtab_conn_unref(void *p)
@@ -39,56 +20,57 @@ ha_vtab_conn_unref(void *p)
 
     if (--conn->refs > 0)
         return;
-    conn_unlink(conn);
     sqlite3_free(conn);
 }
 
+void
+ha_vtab_release(struct ha_vtab_conn *conn)
+{
+    if (conn != NULL)
+        ha_vtab_conn_unref(conn);
+}
+
 int
-ha_vtab_register_all(sqlite3 *db, struct ha_vtab_ctx *ctx, char **pzErr)
+ha_vtab_register_all(sqlite3 *db, struct ha_vtab_ctx *ctx,
+                     struct ha_vtab_conn **out, char **pzErr)
 {
     struct ha_vtab_conn *conn;
     int rc;
 
+    *out = NULL;
     *pzErr = NULL;
     conn = sqlite3_malloc(sizeof(*conn));
     if (conn == NULL)
         return SQLITE_NOMEM;
     memset(conn, 0, sizeof(*conn));
     conn->ctx = ctx;
-    conn->db = db;
-    conn->refs = 1; /* ours, dropped below */
-    pthread_mutex_lock(&conns_lock);
-    conn->next = conns;
-    conns = conn;
-    pthread_mutex_unlock(&conns_lock);
+    conn->refs = 1; /* the caller's, handed over on success */
 
     rc = ha_stats_register(db, conn);
     if (rc == SQLITE_OK)
         rc = ha_globals_register(db, conn);
-    if (rc != SQLITE_OK)
+    if (rc != SQLITE_OK) {
         *pzErr = sqlite3_mprintf("registering heapadmin virtual tables: %s",
                                  sqlite3_errstr(rc));
-    ha_vtab_conn_unref(conn);
-    return rc;
+        ha_vtab_conn_unref(conn);
+        return rc;
+    }
+    *out = conn;
+    return SQLITE_OK;
 }
 
 size_t
-ha_vtab_take_info(sqlite3 *db, char *buf, size_t len)
+ha_vtab_take_info(struct ha_vtab_conn *conn, char *buf, size_t len)
 {
-    size_t n = 0;
+    size_t n;
 
     if (len > 0)
         buf[0] = '\0';
-    pthread_mutex_lock(&conns_lock);
-    for (struct ha_vtab_conn *c = conns; c != NULL; c = c->next) {
-        if (c->db == db && c->info[0] != '\0') {
-            n = strlen(c->info);
-            ha_strlcpy(buf, c->info, len);
-            c->info[0] = '\0';
-            break;
-        }
-    }
-    pthread_mutex_unlock(&conns_lock);
+    if (conn == NULL || conn->info[0] == '\0')
+        return 0;
+    n = strlen(conn->info);
+    ha_strlcpy(buf, conn->info, len);
+    conn->info[0] = '\0';
     return n;
 }
 

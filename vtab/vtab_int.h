@@ -10,15 +10,13 @@
 
 #include "vtab/vtab.h"
 
-/* One per registered sqlite3 connection (ha_vtab_register_all). */
+/* One per registered sqlite3 connection (ha_vtab_register_all); the
+ * caller keeps it as its handle. Used on the connection's thread only. */
 struct ha_vtab_conn {
     struct ha_vtab_ctx *ctx;      /* shared, outlives the connection */
-    sqlite3 *db;                  /* key for ha_vtab_take_info() */
-    int refs;                     /* modules still holding it */
+    int refs;                     /* modules and the caller holding it */
 
     char info[HA_VTAB_INFO_MAX];  /* OK-packet message, "" when none */
-
-    struct ha_vtab_conn *next;    /* registry list (vtab.c) */
 };
 
 /* idxNum bits shared by every table here (documented in each header). */
