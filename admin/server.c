@@ -231,7 +231,6 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
               const char *datadir, const struct ha_mallctl_ops *ops,
               char *err, size_t errlen)
 {
-    static unsigned instance;
     struct ha_server *s = calloc(1, sizeof(*s));
     int rc;
 
@@ -251,10 +250,12 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->shared.registry = &s->registry;
     s->registry.started = time(NULL);
     /* A leading '/' makes the memdb database shared by every connection of
-     * this process under that name; pid and instance keep two servers in
-     * one process apart. */
+     * this process under that name. The server's own address keeps two
+     * live servers apart without a counter that servers created on two
+     * threads would race on; the keeper opened below holds the database
+     * for as long as s (and so its address) is alive. */
     snprintf(s->shared.db_uri, sizeof(s->shared.db_uri),
-             "file:/heapadmin-%ld-%u?vfs=memdb", (long)getpid(), ++instance);
+             "file:/heapadmin-%ld-%p?vfs=memdb", (long)getpid(), (void *)s);
     rc = sqlite3_open_v2(s->shared.db_uri, &s->keeper,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                              SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,

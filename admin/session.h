@@ -41,7 +41,7 @@ struct ha_session_registry {
 
 /* What every session shares; owned by the server. */
 struct ha_session_shared {
-    char db_uri[128];            /* "file:/heapadmin-<pid>-<n>?vfs=memdb" */
+    char db_uri[128];            /* "file:/heapadmin-<pid>-<addr>?vfs=memdb" */
     struct ha_vtab_ctx *vtab;    /* jemalloc access, config, datadir */
     struct ha_server *server;    /* KILL; NULL: only this process's list */
     struct ha_session_registry *registry; /* NULL: sessions not listed */
