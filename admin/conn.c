@@ -675,11 +675,11 @@ on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
 static void
 on_statistics(struct ha_conn *c, struct ha_reply *r)
 {
-    struct ha_server_stats st;
+    struct ha_session_stats st;
     char text[256];
     int n;
 
-    ha_server_stats(c->env->shared->server, &st);
+    ha_session_stats(c->env->shared->registry, &st);
     n = snprintf(text, sizeof(text),
                  "Uptime: %llu  Threads: %zu  Questions: %llu  Slow "
                  "queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  "

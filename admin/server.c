@@ -58,8 +58,10 @@ struct ha_server {
     size_t n_listeners;
 
     struct ha_conn *conns;         /* live connections */
-    size_t n_conns;
-    uint32_t next_id;
+    size_t n_conns;                /* sockets open, logged in or not: what
+                                    * max_connections admits; the reported
+                                    * counters are the registry's */
+    uint32_t next_id;              /* last connection id handed out */
     bool stopped;
 
     struct ha_session_registry registry; /* sessions, SHOW STATUS counts */
@@ -479,17 +481,9 @@ ha_server_port(const struct ha_server *s, size_t i)
 }
 
 void
-ha_server_stats(const struct ha_server *s, struct ha_server_stats *out)
+ha_server_stats(const struct ha_server *s, struct ha_session_stats *out)
 {
-    time_t now = time(NULL);
-
-    out->uptime = now > s->registry.started
-                      ? (uint64_t)(now - s->registry.started)
-                      : 0;
-    out->threads = s->n_conns;
-    out->questions = s->registry.questions;
-    out->connections = s->next_id;
-    out->max_used = s->registry.max_used;
+    ha_session_stats(&s->registry, out);
 }
 
 static struct ha_conn *

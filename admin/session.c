@@ -371,6 +371,22 @@ fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
+void
+ha_session_stats(const struct ha_session_registry *reg,
+                 struct ha_session_stats *out)
+{
+    time_t now = time(NULL);
+
+    memset(out, 0, sizeof(*out));
+    if (reg == NULL)
+        return;
+    out->uptime = now > reg->started ? (uint64_t)(now - reg->started) : 0;
+    out->threads = reg->n;
+    out->questions = reg->questions;
+    out->connections = reg->connections;
+    out->max_used = reg->max_used;
+}
+
 /* ha_status(name): a SHOW STATUS counter, NULL for unknown names. */
 static void
 fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -378,28 +394,27 @@ fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     struct ha_session *s = sqlite3_user_data(ctx);
     const struct ha_session_registry *reg = s->shared->registry;
     const char *name = (const char *)sqlite3_value_text(argv[0]);
-    time_t now = time(NULL);
-    int64_t up;
+    struct ha_session_stats st;
 
     (void)argc;
     if (name == NULL || reg == NULL) {
         sqlite3_result_null(ctx);
         return;
     }
-    up = now > reg->started ? (int64_t)(now - reg->started) : 0;
+    ha_session_stats(reg, &st);
     if (ha_str_ieq(name, "Uptime") ||
         ha_str_ieq(name, "Uptime_since_flush_status"))
-        sqlite3_result_int64(ctx, up);
+        sqlite3_result_int64(ctx, (int64_t)st.uptime);
     else if (ha_str_ieq(name, "Threads_connected"))
-        sqlite3_result_int64(ctx, (int64_t)reg->n);
+        sqlite3_result_int64(ctx, (int64_t)st.threads);
     else if (ha_str_ieq(name, "Threads_running"))
         sqlite3_result_int64(ctx, 1); /* this one: queries are serial */
     else if (ha_str_ieq(name, "Connections"))
-        sqlite3_result_int64(ctx, (int64_t)reg->connections);
+        sqlite3_result_int64(ctx, (int64_t)st.connections);
     else if (ha_str_ieq(name, "Questions") || ha_str_ieq(name, "Queries"))
-        sqlite3_result_int64(ctx, (int64_t)reg->questions);
+        sqlite3_result_int64(ctx, (int64_t)st.questions);
     else if (ha_str_ieq(name, "Max_used_connections"))
-        sqlite3_result_int64(ctx, (int64_t)reg->max_used);
+        sqlite3_result_int64(ctx, (int64_t)st.max_used);
     else if (ha_str_ieq(name, "Ssl_version"))
         sqlite3_result_text(ctx, s->ssl_version, -1, SQLITE_TRANSIENT);
     else if (ha_str_ieq(name, "Ssl_cipher"))

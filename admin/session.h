@@ -39,6 +39,20 @@ struct ha_session_registry {
     time_t started;              /* for Uptime */
 };
 
+/* Counters for COM_STATISTICS and SHOW STATUS. */
+struct ha_session_stats {
+    uint64_t uptime;             /* seconds since the registry started */
+    size_t threads;              /* sessions open now */
+    uint64_t questions;          /* statements run */
+    uint64_t connections;        /* sessions opened since start */
+    size_t max_used;             /* most sessions open at once */
+};
+
+/* The registry's counters: the one source both COM_STATISTICS and SHOW
+ * STATUS report, so they cannot disagree. reg NULL gives zeros. */
+void ha_session_stats(const struct ha_session_registry *reg,
+                      struct ha_session_stats *out);
+
 /* What every session shares; owned by the server. */
 struct ha_session_shared {
     char db_uri[128];            /* "file:/heapadmin-<pid>-<addr>?vfs=memdb" */
