@@ -75,6 +75,9 @@ struct ha_server {
     uint64_t n_refused;            /* connections refused in the burst */
 };
 
+static int kill_hook(void *arg, uint32_t id, bool query_only, char *err,
+                     size_t errlen);
+
 static void
 server_on_close(struct ha_conn *c, void *arg)
 {
@@ -248,7 +251,8 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->vtab.cfg = cfg;
     s->vtab.datadir = s->datadir;
     s->shared.vtab = &s->vtab;
-    s->shared.server = s;
+    s->shared.kill = kill_hook;
+    s->shared.kill_arg = s;
     s->shared.registry = &s->registry;
     s->registry.started = time(NULL);
     /* A leading '/' makes the memdb database shared by every connection of
@@ -511,13 +515,15 @@ kill_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     free(k);
-    if (c == NULL || c->state == HA_CONN_CLOSING)
-        return;
-    ha_log_info("connection %u (%s): killed", c->id, c->peer);
-    c->state = HA_CONN_CLOSING; /* conn_write_cb frees it once written */
-    bufferevent_disable(c->bev, EV_READ);
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-        ha_conn_free(c);
+    if (c != NULL)
+        ha_conn_close_after_reply(c);
+}
+
+/* struct ha_session_shared's kill callback. */
+static int
+kill_hook(void *arg, uint32_t id, bool query_only, char *err, size_t errlen)
+{
+    return ha_server_kill(arg, id, query_only, err, errlen);
 }
 
 int

@@ -22,7 +22,6 @@
 #include "admin/lex.h"
 #include "core/log.h"
 #include "admin/proto.h"
-#include "admin/server.h"
 #include "vtab/sessions.h"
 #include "admin/setvar.h"
 #include "admin/show.h"
@@ -584,6 +583,76 @@ static const struct {
 /* Lifecycle                                                            */
 /* ------------------------------------------------------------------ */
 
+/* struct ha_sessions_source for the session tables (vtab/sessions.h):
+ * one session's row, every session oldest first, and the variables. */
+static int
+source_row(const struct ha_session *o, const struct ha_session *self,
+           time_t now, int (*row)(void *, const struct ha_sessions_row *),
+           void *ctx)
+{
+    struct ha_sessions_row r = {
+        .id = o->id,
+        .user = o->user,
+        .host = o->peer[0] != '\0' ? o->peer : o->host,
+        .db = o->schema[0] != '\0' ? o->schema : NULL,
+        .command = o->command,
+        .time = now > o->command_since ? (int64_t)(now - o->command_since)
+                                       : 0,
+        .state = o == self ? "executing" : "",
+        .info = o->info,
+    };
+
+    return row(ctx, &r);
+}
+
+static int
+source_sessions(void *arg, int (*row)(void *, const struct ha_sessions_row *),
+                void *ctx)
+{
+    const struct ha_session *self = arg;
+    const struct ha_session_registry *reg = self->shared->registry;
+    const struct ha_session *o, *last = NULL;
+    time_t now = time(NULL);
+
+    if (reg == NULL)
+        return source_row(self, self, now, row, ctx);
+    /* The list is newest first; PROCESSLIST reads better oldest first. */
+    for (o = reg->head; o != NULL; o = o->next)
+        last = o;
+    for (o = last; o != NULL; o = o->prev)
+        if (source_row(o, self, now, row, ctx) != 0)
+            return -1;
+    return 0;
+}
+
+static int
+source_vars(void *arg, bool global,
+            int (*var)(void *, const struct ha_sessions_var *), void *ctx)
+{
+    static const enum ha_sessions_type types[] = {
+        [HA_SYSVAR_INT] = HA_SESSIONS_INT,
+        [HA_SYSVAR_TEXT] = HA_SESSIONS_TEXT,
+        [HA_SYSVAR_NULL] = HA_SESSIONS_NULL,
+    };
+    struct ha_session_var *vars;
+    size_t n;
+    int ret = 0;
+
+    if (ha_session_vars_snapshot(arg, global, &vars, &n) != 0)
+        return -1;
+    for (size_t i = 0; i < n && ret == 0; i++) {
+        struct ha_sessions_var v = {
+            .name = vars[i].name,
+            .type = types[vars[i].type],
+            .ival = vars[i].ival,
+            .sval = vars[i].sval,
+        };
+        ret = var(ctx, &v);
+    }
+    ha_session_vars_free(vars, n);
+    return ret;
+}
+
 /* The virtual tables every session has (vtab.h, sessions.h). */
 static const char *const eponymous[] = {
     "global_variables",     "stats_memory_jemalloc", "stats_memory_metrics",
@@ -637,7 +706,10 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         sqlite3_free(zerr);
         goto fail;
     }
-    if (ha_sessions_register(s->db, s, &zerr) != SQLITE_OK) {
+    s->sessions_src.sessions = source_sessions;
+    s->sessions_src.vars = source_vars;
+    s->sessions_src.arg = s;
+    if (ha_sessions_register(s->db, &s->sessions_src, &zerr) != SQLITE_OK) {
         ha_err_set(err, errlen, "cannot register the session tables: %s",
                    zerr ? zerr : "unknown error");
         sqlite3_free(zerr);
@@ -1124,14 +1196,31 @@ exec_simple(struct ha_session *s, const char *sql, struct ha_reply *r)
 }
 
 static struct ha_session *
-find_session(const struct ha_session *s, uint32_t id)
+registry_find(const struct ha_session_registry *reg, uint32_t id)
 {
-    const struct ha_session_registry *reg = s->shared->registry;
-
     for (struct ha_session *o = reg ? reg->head : NULL; o; o = o->next)
         if (o->id == id)
             return o;
     return NULL;
+}
+
+static struct ha_session *
+find_session(const struct ha_session *s, uint32_t id)
+{
+    return registry_find(s->shared->registry, id);
+}
+
+int
+ha_session_kill(const struct ha_session_shared *shared, uint32_t id,
+                bool query_only, char *err, size_t errlen)
+{
+    if (shared->kill != NULL)
+        return shared->kill(shared->kill_arg, id, query_only, err, errlen);
+    if (registry_find(shared->registry, id) == NULL) {
+        ha_err_set(err, errlen, "Unknown thread id: %u", id);
+        return -1;
+    }
+    return 0;
 }
 
 /* KILL [QUERY|CONNECTION] id. Killing one's own connection answers ERR
@@ -1150,9 +1239,9 @@ exec_kill(struct ha_session *s, uint32_t id, bool query_only,
         ha_reply_err(r, 1095, "HY000", "You are not owner of thread %u", id);
         return -1;
     }
-    if (s->shared->server != NULL) {
-        if (ha_server_kill(s->shared->server, id, query_only, err,
-                           sizeof(err)) != 0) {
+    if (s->shared->kill != NULL) {
+        if (s->shared->kill(s->shared->kill_arg, id, query_only, err,
+                            sizeof(err)) != 0) {
             ha_reply_err(r, 1094, "HY000", "%s", err);
             return -1;
         }
