@@ -248,7 +248,8 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->base = base;
     s->cfg = cfg;
     s->vtab.ops = ops;
-    s->vtab.cfg = cfg;
+    s->vtab.admin_value = ha_config_admin_value;
+    s->vtab.admin_arg = cfg;
     s->vtab.datadir = s->datadir;
     s->shared.vtab = &s->vtab;
     s->shared.kill = kill_hook;

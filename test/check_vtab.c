@@ -18,6 +18,7 @@
 
 #include "check_main.h"
 #include "fake_mallctl.h"
+#include "admin/config.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
 
@@ -45,7 +46,8 @@ open_db(void)
     cfg.max_connections = 7;
     cfg.max_allowed_packet = 1048576;
     ctx.ops = &fake_ops;
-    ctx.cfg = &cfg;
+    ctx.admin_value = ha_config_admin_value;
+    ctx.admin_arg = &cfg;
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vtab.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     ctx.datadir = tmpdir;

@@ -22,7 +22,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "admin/config.h"
+#include "vtab/jeconfig.h"
 #include "vtab/mallctl.h"
 
 /* Environment variable that marks the re-executed process (no loop). It

@@ -27,20 +27,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#include "admin/config.h"
-#include "vtab/mallctl.h"
-
-/* Shared by every session's connection; owned by the server and outliving
- * all connections. Fields not listed in an initialiser stay zero. */
-struct ha_vtab_ctx {
-    const struct ha_mallctl_ops *ops;  /* jemalloc, or a fake in tests */
-    const struct ha_config *cfg;       /* admin-* rows; NULL: rows NULL */
-    const char *datadir;               /* absolute; dumps go here (through
-                                          prof.prefix, ha_profconf_apply) */
-};
-
-/* Longest OK-packet info message, terminating NUL included. */
-#define HA_VTAB_INFO_MAX 1024
+#include "vtab/vtab_util.h"
 
 /* One registered connection's state (its info-message slot); opaque. */
 struct ha_vtab_conn;
