@@ -61,18 +61,6 @@ ha_auth_scramble(uint8_t *scramble, size_t len)
 }
 
 void
-ha_auth_native_stage2(const char *password, size_t len,
-                      uint8_t stage2[HA_SHA1_LEN])
-{
-    uint8_t stage1[HA_SHA1_LEN];
-
-    SHA1((const unsigned char *)password, len, stage1);
-    SHA1(stage1, sizeof(stage1), stage2);
-    /* stage1 is what a client sends the XOR of: enough to log in. */
-    OPENSSL_cleanse(stage1, sizeof(stage1));
-}
-
-void
 ha_auth_native_proof(const char *password, size_t len,
                      const uint8_t scramble[20], uint8_t proof[HA_SHA1_LEN])
 {
@@ -136,17 +124,6 @@ sha2_mask(const uint8_t h2[HA_SHA256_LEN], const uint8_t scramble[20],
 }
 
 void
-ha_auth_sha2_stage2(const char *password, size_t len,
-                    uint8_t h2[HA_SHA256_LEN])
-{
-    uint8_t h1[HA_SHA256_LEN];
-
-    SHA256((const unsigned char *)password, len, h1);
-    SHA256(h1, sizeof(h1), h2);
-    OPENSSL_cleanse(h1, sizeof(h1));
-}
-
-void
 ha_auth_sha2_proof(const char *password, size_t len,
                    const uint8_t scramble[20], uint8_t proof[HA_SHA256_LEN])
 {
@@ -198,10 +175,10 @@ ha_auth_check_clear(const struct ha_user *user, const uint8_t *pw,
     if (len == 0 || user->empty_password)
         return len == 0 && user->empty_password;
     if (user->has_sha2) {
-        ha_auth_sha2_stage2((const char *)pw, len, sha2);
+        ha_digest_sha2_stage2((const char *)pw, len, sha2);
         ok = ha_ct_equal(sha2, user->sha2_stage2, HA_SHA256_LEN);
     } else {
-        ha_auth_native_stage2((const char *)pw, len, sha1);
+        ha_digest_native_stage2((const char *)pw, len, sha1);
         ok = user->has_native &&
              ha_ct_equal(sha1, user->stage2, HA_SHA1_LEN);
     }

@@ -21,7 +21,6 @@
 
 #define HA_AUTH_NATIVE_PLUGIN "mysql_native_password"
 #define HA_AUTH_SHA2_PLUGIN "caching_sha2_password"
-#define HA_SHA256_LEN 32
 
 /* caching_sha2_password AuthMoreData bytes (after the 0x01 marker) and
  * the client's public-key request (MySQL protocol: Caching SHA-2). */
@@ -33,10 +32,6 @@
  * never '$' (MySQL does the same; Connector/J reads the seed as a
  * NUL-terminated string). Returns 0, or -1 if the CSPRNG failed. */
 int ha_auth_scramble(uint8_t *scramble, size_t len);
-
-/* stage2 = SHA1(SHA1(password)), password of len bytes. */
-void ha_auth_native_stage2(const char *password, size_t len,
-                           uint8_t stage2[HA_SHA1_LEN]);
 
 /* The client side of mysql_native_password, for tests and the benchmark:
  * proof = SHA1(pw) XOR SHA1(scramble || SHA1(SHA1(pw))). */
@@ -56,11 +51,10 @@ bool ha_auth_native_check(const struct ha_user *user,
  *   H2    = SHA256(SHA256(password))              (what the server keeps)
  *   proof = SHA256(pw) XOR SHA256(H2 || nonce20)  (client sends 32 bytes)
  *   accept iff SHA256(proof XOR SHA256(H2 || nonce20)) == H2
- * Digest first, nonce second: the opposite order from native. */
-void ha_auth_sha2_stage2(const char *password, size_t len,
-                         uint8_t h2[HA_SHA256_LEN]);
-
-/* The client side of the fast path, for tests and the benchmark. */
+ * Digest first, nonce second: the opposite order from native. H2 is
+ * ha_digest_sha2_stage2 (digest.h).
+ *
+ * The client side of the fast path, for tests and the benchmark. */
 void ha_auth_sha2_proof(const char *password, size_t len,
                         const uint8_t scramble[20],
                         uint8_t proof[HA_SHA256_LEN]);

@@ -13,10 +13,6 @@
 
 #include "core/util.h"
 
-/* The last refusal, for ha_reply_sqlite_err (one SQL thread). */
-static struct ha_authz_denial last_denial;
-static bool have_denial;
-
 /* ------------------------------------------------------------------ */
 /* Lists                                                                */
 /* ------------------------------------------------------------------ */
@@ -255,14 +251,14 @@ static int
 authorize(void *arg, int action, const char *arg1, const char *arg2,
           const char *dbname, const char *inner)
 {
-    const struct ha_authz_who *who = arg;
+    struct ha_authz_who *who = arg;
     struct ha_authz_denial d;
     int rc = ha_authorizer_decide(who, action, arg1, arg2, dbname, inner,
                                   &d);
 
     if (rc == SQLITE_DENY) {
-        last_denial = d;
-        have_denial = true;
+        who->denial = d;
+        who->has_denial = true;
     }
     return rc;
 }
@@ -320,17 +316,17 @@ ha_authorizer_harden(sqlite3 *db, char *err, size_t errlen)
 }
 
 void
-ha_authorizer_arm(sqlite3 *db, const struct ha_authz_who *who)
+ha_authorizer_arm(sqlite3 *db, struct ha_authz_who *who)
 {
-    sqlite3_set_authorizer(db, authorize, (void *)who);
+    sqlite3_set_authorizer(db, authorize, who);
 }
 
 bool
-ha_authorizer_take_denial(struct ha_authz_denial *d)
+ha_authorizer_take_denial(struct ha_authz_who *who, struct ha_authz_denial *d)
 {
-    if (!have_denial)
+    if (who == NULL || !who->has_denial)
         return false;
-    *d = last_denial;
-    have_denial = false;
+    *d = who->denial;
+    who->has_denial = false;
     return true;
 }

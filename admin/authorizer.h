@@ -40,8 +40,11 @@
  *     alike); others ERR 1227.
  *
  * Errors: SQLite answers a refusal with SQLITE_AUTH "not authorized"; the
- * authorizer records why (MySQL code and message) and ha_reply_sqlite_err
- * takes that record (ha_authorizer_take_denial) to send the MySQL error.
+ * authorizer records why (MySQL code and message) in the asking session's
+ * struct ha_authz_who, and ha_reply_sqlite_err takes that record
+ * (ha_authorizer_take_denial) to send the MySQL error. Nothing is kept
+ * process-wide, so sessions of several servers on several threads never
+ * see each other's refusals.
  */
 #ifndef HA_AUTHORIZER_H
 #define HA_AUTHORIZER_H
@@ -71,11 +74,15 @@ struct ha_authz_denial {
     char msg[HA_AUTHZ_MSG_MAX];  /* the whole MySQL message */
 };
 
-/* Who is asking, for the decision and the message. */
+/* Who is asking, for the decision and the message; also where the
+ * callback leaves its most recent refusal (one per session). */
 struct ha_authz_who {
     enum ha_role role;
     const char *user;            /* "stats" */
     const char *host;            /* "127.0.0.1" */
+
+    struct ha_authz_denial denial; /* the last refusal, if has_denial */
+    bool has_denial;             /* cleared by ha_authorizer_take_denial */
 };
 
 /* The pure decision for one authorizer callback (arguments as SQLite
@@ -93,13 +100,16 @@ int ha_authorizer_harden(sqlite3 *db, char *err, size_t errlen);
 
 /* Installs the authorizer on db; who is read at every callback, so the
  * caller may change who->role later (then call this again: re-arming
- * expires db's prepared statements so none keeps an old decision). who
- * must outlive db or the next arm. */
-void ha_authorizer_arm(sqlite3 *db, const struct ha_authz_who *who);
+ * expires db's prepared statements so none keeps an old decision), and
+ * refusals are written to who->denial. who must outlive db or the next
+ * arm. */
+void ha_authorizer_arm(sqlite3 *db, struct ha_authz_who *who);
 
-/* Moves the most recent refusal into *d and forgets it. Returns false
- * when there is none. The daemon runs SQL on one thread, so the last
- * refusal is the one behind the SQLITE_AUTH being reported. */
-bool ha_authorizer_take_denial(struct ha_authz_denial *d);
+/* Moves the most recent refusal recorded in who into *d and forgets it.
+ * Returns false when there is none (or who is NULL). A session runs one
+ * statement at a time, so its last refusal is the one behind the
+ * SQLITE_AUTH being reported. */
+bool ha_authorizer_take_denial(struct ha_authz_who *who,
+                               struct ha_authz_denial *d);
 
 #endif /* HA_AUTHORIZER_H */

@@ -1352,3 +1352,70 @@ ha_config_log(const struct ha_config *cfg)
                 tri_name(j->prof_accum));
     ha_log_info("config: " JEMALLOC ".dump_prefix = \"%s\"", j->dump_prefix);
 }
+
+/* ------------------------------------------------------------------ */
+/* admin-* rows of global_variables                                     */
+/* ------------------------------------------------------------------ */
+
+bool
+ha_config_admin_value(const void *arg, const char *name, char *buf,
+                      size_t len)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } ints[] = {
+        {"admin-max_connections", offsetof(struct ha_config, max_connections)},
+        {"admin-connect_timeout", offsetof(struct ha_config, connect_timeout)},
+        {"admin-wait_timeout", offsetof(struct ha_config, wait_timeout)},
+        {"admin-net_write_timeout",
+         offsetof(struct ha_config, net_write_timeout)},
+        {"admin-max_allowed_packet",
+         offsetof(struct ha_config, max_allowed_packet)},
+        {"admin-max_output_buffer",
+         offsetof(struct ha_config, max_output_buffer)},
+    };
+    const struct ha_config *cfg = arg;
+
+    buf[0] = '\0';
+    if (cfg == NULL || name == NULL)
+        return false;
+    if (strcmp(name, "admin-admin_credentials") == 0) {
+        ha_credentials_mask(cfg->admin_credentials, buf, len);
+        return cfg->admin_credentials != NULL;
+    }
+    if (strcmp(name, "admin-stats_credentials") == 0) {
+        ha_credentials_mask(cfg->stats_credentials, buf, len);
+        return cfg->stats_credentials != NULL;
+    }
+    if (strcmp(name, "admin-mysql_ifaces") == 0) {
+        if (cfg->mysql_ifaces == NULL)
+            return false;
+        ha_strlcpy(buf, cfg->mysql_ifaces, len);
+        return true;
+    }
+    for (size_t i = 0; i < HA_ARRAY_SIZE(ints); i++) {
+        if (strcmp(name, ints[i].name) == 0) {
+            snprintf(buf, len, "%d",
+                     *(const int *)((const char *)cfg + ints[i].offset));
+            return true;
+        }
+    }
+    if (strcmp(name, "admin-unix_socket_mode") == 0) {
+        ha_strlcpy(buf, cfg->unix_socket_mode, len);
+        return true;
+    }
+    if (strcmp(name, "admin-have_ssl") == 0) {
+        ha_strlcpy(buf, cfg->have_ssl ? "true" : "false", len);
+        return true;
+    }
+    if (strcmp(name, "admin-require_tls") == 0) {
+        ha_strlcpy(buf, cfg->require_tls ? "true" : "false", len);
+        return true;
+    }
+    if (strcmp(name, "admin-default_authentication_plugin") == 0) {
+        ha_strlcpy(buf, cfg->default_auth_plugin, len);
+        return true;
+    }
+    return false;
+}

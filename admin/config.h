@@ -24,11 +24,11 @@
 #include <stddef.h>
 
 #include "admin/credentials.h"
+#include "vtab/jeconfig.h"
 
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
 #define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
-#define HA_DEFAULT_DUMP_PREFIX "proxysql"
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
 #define HA_DEFAULT_UNIX_SOCKET_MODE "0660" /* owner and group may connect */
 
@@ -49,20 +49,6 @@ struct ha_iface {
     char path[108];     /* UNIX: socket path (sun_path limit) */
 };
 
-/* Tri-state for optional settings: unset keeps jemalloc's own value. */
-#define HA_UNSET (-1)
-
-struct ha_jemalloc_config {
-    int prof_active;        /* 0/1 or HA_UNSET */
-    int lg_prof_sample;     /* 0..62 or HA_UNSET */
-    int lg_prof_interval;   /* -1..62, HA_UNSET (-2) when absent */
-    int prof_gdump;         /* 0/1 or HA_UNSET */
-    int prof_final;         /* 0/1 or HA_UNSET */
-    int prof_leak;          /* 0/1 or HA_UNSET */
-    int prof_accum;         /* 0/1 or HA_UNSET */
-    char dump_prefix[64];   /* file stem of dumps in the datadir */
-};
-#define HA_LG_INTERVAL_UNSET (-2)
 
 struct ha_config {
     char *path;                 /* file it came from, or "<string>" */
@@ -101,6 +87,14 @@ struct ha_config {
     char **messages;            /* warnings and notices, "file:line: ..." */
     size_t n_messages;
 };
+
+/* The admin-* rows of global_variables, rendered from cfg (a const
+ * struct ha_config *): struct ha_vtab_ctx's admin_value, so vtab/ needs
+ * nothing from admin/. Credentials are masked (user:****). Writes the
+ * value of variable name into buf (len bytes); returns false for NULL
+ * or a name it does not know. */
+bool ha_config_admin_value(const void *cfg, const char *name, char *buf,
+                           size_t len);
 
 /* Sets every field to its default (datadir "."). */
 void ha_config_init(struct ha_config *cfg);

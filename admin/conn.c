@@ -30,7 +30,6 @@
 #include "admin/auth.h"
 #include "core/log.h"
 #include "admin/query.h"
-#include "admin/server.h"
 #include "admin/sysvar.h"
 #include "core/util.h"
 
@@ -116,6 +115,19 @@ ha_conn_free(struct ha_conn *c)
     ha_proto_reader_free(&c->reader);
     ha_buf_free(&c->out);
     free(c);
+}
+
+void
+ha_conn_close_after_reply(struct ha_conn *c)
+{
+    if (c->state == HA_CONN_CLOSING)
+        return;
+    ha_log_info("connection %u (%s): killed", c->id, c->peer);
+    conn_set_state(c, HA_CONN_CLOSING); /* conn_write_cb frees it once
+                                           written */
+    bufferevent_disable(c->bev, EV_READ);
+    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
+        ha_conn_free(c);
 }
 
 /* Whether reply bytes still wait to be written. Under TLS the filter
@@ -675,11 +687,11 @@ on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
 static void
 on_statistics(struct ha_conn *c, struct ha_reply *r)
 {
-    struct ha_server_stats st;
+    struct ha_session_stats st;
     char text[256];
     int n;
 
-    ha_server_stats(c->env->shared->server, &st);
+    ha_session_stats(c->env->shared->registry, &st);
     n = snprintf(text, sizeof(text),
                  "Uptime: %llu  Threads: %zu  Questions: %llu  Slow "
                  "queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  "
@@ -744,8 +756,8 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         /* Killing itself: the server closes this connection once the
          * OK is written. */
         ha_session_set_command(&c->session, "Kill", NULL, 0);
-        if (ha_server_kill(c->env->shared->server, v, false, err,
-                           sizeof(err)) != 0)
+        if (ha_session_kill(c->env->shared, v, false, err, sizeof(err)) !=
+            0)
             ha_reply_err(&r, 1094, "HY000", "%s", err);
         else
             ha_reply_ok(&r, 0, 0, NULL);

@@ -115,6 +115,12 @@ struct ha_conn *ha_conn_new(const struct ha_conn_env *env,
  * memory freed, env->on_close called. */
 void ha_conn_free(struct ha_conn *c);
 
+/* KILL: stops reading from c and closes it once what is queued for it is
+ * written (at once, freeing c, when nothing is). Call it outside c's own
+ * callbacks (the server defers it with event_base_once); c must not be
+ * used afterwards. No-op when c is already closing. */
+void ha_conn_close_after_reply(struct ha_conn *c);
+
 const char *ha_conn_state_name(enum ha_conn_state state);
 
 #endif /* HA_CONN_H */

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin/auth.h"
+#include "admin/digest.h"
 #include "core/util.h"
 
 static bool
@@ -82,8 +82,8 @@ is_default_account(const struct ha_user *u)
 
     if (strcmp(u->name, "admin") != 0 && strcmp(u->name, "stats") != 0)
         return false;
-    ha_auth_native_stage2(u->name, 5, native);
-    ha_auth_sha2_stage2(u->name, 5, sha2);
+    ha_digest_native_stage2(u->name, 5, native);
+    ha_digest_sha2_stage2(u->name, 5, sha2);
     if (u->has_native)
         is = memcmp(native, u->stage2, sizeof(native)) == 0;
     else if (u->has_sha2)
@@ -158,8 +158,8 @@ parse_item(const char *item, size_t len, unsigned index, enum ha_role role,
         u->has_sha2 = true;
     } else {
         u->empty_password = pw_len == 0;
-        ha_auth_native_stage2(pw, pw_len, u->stage2);
-        ha_auth_sha2_stage2(pw, pw_len, u->sha2_stage2);
+        ha_digest_native_stage2(pw, pw_len, u->stage2);
+        ha_digest_sha2_stage2(pw, pw_len, u->sha2_stage2);
         u->has_native = u->has_sha2 = true;
     }
     u->is_default = is_default_account(u);

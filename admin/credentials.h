@@ -11,7 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define HA_SHA1_LEN 20
+#include "admin/digest.h"
+
 #define HA_USER_MAX 128
 
 enum ha_role {
@@ -26,7 +27,7 @@ struct ha_user {
     bool empty_password;          /* the account has no password */
     uint8_t stage2[HA_SHA1_LEN];  /* SHA1(SHA1(password)) */
     bool has_native;              /* stage2 is set */
-    uint8_t sha2_stage2[32];      /* SHA256(SHA256(password)) */
+    uint8_t sha2_stage2[HA_SHA256_LEN]; /* SHA256(SHA256(password)) */
     bool has_sha2;                /* sha2_stage2 is set */
     bool is_default;              /* admin:admin or stats:stats (also
                                      given as a hash) */

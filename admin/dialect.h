@@ -97,12 +97,6 @@ int ha_dialect_split(const char *sql, size_t len,
                      struct ha_dialect_span **spans, size_t *n, char *err,
                      size_t errlen);
 
-/* Appends the SQLite form of tokens [from, to) of lx to out (the rewrites
- * above except SHOW). For show.c and setvar.c, which rewrite parts of a
- * statement. */
-void ha_dialect_emit(const struct ha_lex *lx, size_t from, size_t to,
-                     struct ha_buf *out);
-
 /* Formats MySQL's syntax error text for a statement that goes wrong at
  * byte off: "You have an error in your SQL syntax; ... near '<up to 80
  * bytes from off>' at line <n>". */

@@ -18,6 +18,7 @@
 
 #include "admin/authorizer.h"
 #include "admin/proto.h"
+#include "vtab/vtab.h"
 
 void
 ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
@@ -30,7 +31,8 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->status = status;
     r->warnings = 0;
     r->binary = false;
-    r->take_info = NULL;
+    r->info_from = NULL;
+    r->authz = NULL;
 }
 
 void
@@ -83,7 +85,7 @@ ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
          (msg != NULL && (strncmp(msg, "not authorized", 14) == 0 ||
                           (strncmp(msg, "access to ", 10) == 0 &&
                            strstr(msg, " is prohibited") != NULL)))) &&
-        ha_authorizer_take_denial(&d)) {
+        ha_authorizer_take_denial(r->authz, &d)) {
         ha_reply_err(r, d.code, d.sqlstate, "%s", d.msg);
         return;
     }
@@ -370,8 +372,8 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
             insert_id = (uint64_t)sqlite3_last_insert_rowid(db);
         refresh_in_trans(r, db);
         char msg[1024];
-        if (info == NULL && r->take_info != NULL &&
-            r->take_info(db, msg, sizeof(msg)) > 0)
+        if (info == NULL &&
+            ha_vtab_take_info(r->info_from, msg, sizeof(msg)) > 0)
             info = msg;
         ha_reply_ok(r, affected, insert_id, info);
         return rc;

@@ -15,6 +15,9 @@
 
 #include "core/buf.h"
 
+struct ha_authz_who;
+struct ha_vtab_conn;
+
 struct ha_reply {
     struct ha_buf *out;      /* framed packets are appended here */
     struct ha_buf scratch;   /* one payload being built */
@@ -24,10 +27,14 @@ struct ha_reply {
     uint16_t warnings;
     bool binary;             /* result sets in the binary protocol
                               * (COM_STMT_EXECUTE), else text */
-    /* Optional: after a statement succeeds, fetches a message for the OK
-     * packet's info field (the virtual tables' ha_vtab_take_info, e.g.
-     * the name of the dump file written). Returns its length, 0 if none. */
-    size_t (*take_info)(sqlite3 *db, char *buf, size_t len);
+    /* Optional: after a statement succeeds, the OK packet's info field
+     * comes from this connection's virtual tables (ha_vtab_take_info,
+     * e.g. the name of the dump file written); NULL: none. */
+    struct ha_vtab_conn *info_from;
+    /* Optional: the session whose authorizer refusals an SQLITE_AUTH is
+     * reported with (ha_authorizer_take_denial); NULL sends SQLite's own
+     * message. The session sets it when it starts answering. */
+    struct ha_authz_who *authz;
 };
 
 /* Starts a reply whose first packet has sequence id seq. */
@@ -76,7 +83,7 @@ void ha_reply_single(struct ha_reply *r, const char *name,
  * definition's type) or an OK carrying the rows it changed. On an SQLite error the
  * reply ends with ERR (after any rows already sent, as the protocol
  * allows). info, if not NULL, is sent in the OK's info field; otherwise
- * r->take_info may supply one. Returns the final SQLite code (SQLITE_DONE
+ * r->info_from may supply one. Returns the final SQLite code (SQLITE_DONE
  * on success). */
 int ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
                   const char *info);

@@ -61,8 +61,10 @@ struct ha_server {
     size_t n_listeners;
 
     struct ha_conn *conns;         /* live connections */
-    size_t n_conns;
-    uint32_t next_id;
+    size_t n_conns;                /* sockets open, logged in or not: what
+                                    * max_connections admits; the reported
+                                    * counters are the registry's */
+    uint32_t next_id;              /* last connection id handed out */
     bool stopped;
 
     struct ha_session_registry registry; /* sessions, SHOW STATUS counts */
@@ -76,6 +78,9 @@ struct ha_server {
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
+
+static int kill_hook(void *arg, uint32_t id, bool query_only, char *err,
+                     size_t errlen);
 
 static void
 server_on_close(struct ha_conn *c, void *arg)
@@ -252,7 +257,6 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
               const char *datadir, const struct ha_mallctl_ops *ops,
               char *err, size_t errlen)
 {
-    static unsigned instance;
     struct ha_server *s = calloc(1, sizeof(*s));
     int rc;
 
@@ -265,17 +269,21 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->base = base;
     s->cfg = cfg;
     s->vtab.ops = ops;
-    s->vtab.cfg = cfg;
+    s->vtab.admin_value = ha_config_admin_value;
+    s->vtab.admin_arg = cfg;
     s->vtab.datadir = s->datadir;
     s->shared.vtab = &s->vtab;
-    s->shared.server = s;
+    s->shared.kill = kill_hook;
+    s->shared.kill_arg = s;
     s->shared.registry = &s->registry;
     s->registry.started = time(NULL);
     /* A leading '/' makes the memdb database shared by every connection of
-     * this process under that name; pid and instance keep two servers in
-     * one process apart. */
+     * this process under that name. The server's own address keeps two
+     * live servers apart without a counter that servers created on two
+     * threads would race on; the keeper opened below holds the database
+     * for as long as s (and so its address) is alive. */
     snprintf(s->shared.db_uri, sizeof(s->shared.db_uri),
-             "file:/heapadmin-%ld-%u?vfs=memdb", (long)getpid(), ++instance);
+             "file:/heapadmin-%ld-%p?vfs=memdb", (long)getpid(), (void *)s);
     rc = sqlite3_open_v2(s->shared.db_uri, &s->keeper,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                              SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
@@ -296,9 +304,9 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.net_write_timeout = cfg->net_write_timeout;
     s->env.max_output = (size_t)cfg->max_output_buffer;
     /* @@max_allowed_packet and friends report what is enforced. */
-    ha_sysvar_set_int("max_allowed_packet", cfg->max_allowed_packet);
-    ha_sysvar_set_int("wait_timeout", cfg->wait_timeout);
-    ha_sysvar_set_int("net_write_timeout", cfg->net_write_timeout);
+    s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
+    s->shared.limits.wait_timeout = cfg->wait_timeout;
+    s->shared.limits.net_write_timeout = cfg->net_write_timeout;
     open_reserve(s);
     s->env.on_close = server_on_close;
     s->env.require_tls = cfg->require_tls != 0;
@@ -575,17 +583,9 @@ ha_server_port(const struct ha_server *s, size_t i)
 }
 
 void
-ha_server_stats(const struct ha_server *s, struct ha_server_stats *out)
+ha_server_stats(const struct ha_server *s, struct ha_session_stats *out)
 {
-    time_t now = time(NULL);
-
-    out->uptime = now > s->registry.started
-                      ? (uint64_t)(now - s->registry.started)
-                      : 0;
-    out->threads = s->n_conns;
-    out->questions = s->registry.questions;
-    out->connections = s->next_id;
-    out->max_used = s->registry.max_used;
+    ha_session_stats(&s->registry, out);
 }
 
 static struct ha_conn *
@@ -613,13 +613,15 @@ kill_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     free(k);
-    if (c == NULL || c->state == HA_CONN_CLOSING)
-        return;
-    ha_log_info("connection %u (%s): killed", c->id, c->peer);
-    c->state = HA_CONN_CLOSING; /* conn_write_cb frees it once written */
-    bufferevent_disable(c->bev, EV_READ);
-    if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
-        ha_conn_free(c);
+    if (c != NULL)
+        ha_conn_close_after_reply(c);
+}
+
+/* struct ha_session_shared's kill callback. */
+static int
+kill_hook(void *arg, uint32_t id, bool query_only, char *err, size_t errlen)
+{
+    return ha_server_kill(arg, id, query_only, err, errlen);
 }
 
 int

@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "admin/config.h"
+#include "admin/session.h"
 #include "vtab/mallctl.h"
 
 struct ha_server;
@@ -63,15 +64,9 @@ int ha_server_check_listeners(struct ha_server *s, char *err,
  * the parent's thread). s must not be used afterwards; it is leaked. */
 void ha_server_abandon(struct ha_server *s);
 
-/* Counters for COM_STATISTICS and SHOW STATUS. */
-struct ha_server_stats {
-    uint64_t uptime;             /* seconds since ha_server_new */
-    size_t threads;              /* connections open now */
-    uint64_t questions;          /* statements run */
-    uint64_t connections;        /* connections accepted */
-    size_t max_used;             /* most sessions open at once */
-};
-void ha_server_stats(const struct ha_server *s, struct ha_server_stats *out);
+/* Counters for COM_STATISTICS and SHOW STATUS: the server's session
+ * registry (ha_session_stats), the one set both report. */
+void ha_server_stats(const struct ha_server *s, struct ha_session_stats *out);
 
 /* KILL [QUERY|CONNECTION] id, COM_PROCESS_KILL. Queries run to completion
  * before the next command is read, so KILL QUERY finds nothing running

@@ -22,7 +22,6 @@
 #include "admin/lex.h"
 #include "core/log.h"
 #include "admin/proto.h"
-#include "admin/server.h"
 #include "vtab/sessions.h"
 #include "admin/setvar.h"
 #include "admin/show.h"
@@ -142,7 +141,7 @@ ha_session_vars_snapshot(const struct ha_session *s, bool global,
             global ? NULL : var_find(s->vars, s->n_vars, sv->name);
         if (o == NULL) {
             tmp.type = sv->type;
-            tmp.ival = sv->ival;
+            tmp.ival = ha_sysvar_int(sv, &s->shared->limits);
             tmp.sval = (char *)sv->sval;
             o = &tmp;
         }
@@ -221,7 +220,8 @@ fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     if (v == NULL)
         sqlite3_result_null(ctx);
     else
-        result_var(ctx, v->type, v->ival, v->sval);
+        result_var(ctx, v->type, ha_sysvar_int(v, &s->shared->limits),
+                   v->sval);
 }
 
 /* ha_uservar(name): @name, NULL when never set (as in MySQL). */
@@ -370,6 +370,22 @@ fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
+void
+ha_session_stats(const struct ha_session_registry *reg,
+                 struct ha_session_stats *out)
+{
+    time_t now = time(NULL);
+
+    memset(out, 0, sizeof(*out));
+    if (reg == NULL)
+        return;
+    out->uptime = now > reg->started ? (uint64_t)(now - reg->started) : 0;
+    out->threads = reg->n;
+    out->questions = reg->questions;
+    out->connections = reg->connections;
+    out->max_used = reg->max_used;
+}
+
 /* ha_status(name): a SHOW STATUS counter, NULL for unknown names. */
 static void
 fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -377,28 +393,27 @@ fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     struct ha_session *s = sqlite3_user_data(ctx);
     const struct ha_session_registry *reg = s->shared->registry;
     const char *name = (const char *)sqlite3_value_text(argv[0]);
-    time_t now = time(NULL);
-    int64_t up;
+    struct ha_session_stats st;
 
     (void)argc;
     if (name == NULL || reg == NULL) {
         sqlite3_result_null(ctx);
         return;
     }
-    up = now > reg->started ? (int64_t)(now - reg->started) : 0;
+    ha_session_stats(reg, &st);
     if (ha_str_ieq(name, "Uptime") ||
         ha_str_ieq(name, "Uptime_since_flush_status"))
-        sqlite3_result_int64(ctx, up);
+        sqlite3_result_int64(ctx, (int64_t)st.uptime);
     else if (ha_str_ieq(name, "Threads_connected"))
-        sqlite3_result_int64(ctx, (int64_t)reg->n);
+        sqlite3_result_int64(ctx, (int64_t)st.threads);
     else if (ha_str_ieq(name, "Threads_running"))
         sqlite3_result_int64(ctx, 1); /* this one: queries are serial */
     else if (ha_str_ieq(name, "Connections"))
-        sqlite3_result_int64(ctx, (int64_t)reg->connections);
+        sqlite3_result_int64(ctx, (int64_t)st.connections);
     else if (ha_str_ieq(name, "Questions") || ha_str_ieq(name, "Queries"))
-        sqlite3_result_int64(ctx, (int64_t)reg->questions);
+        sqlite3_result_int64(ctx, (int64_t)st.questions);
     else if (ha_str_ieq(name, "Max_used_connections"))
-        sqlite3_result_int64(ctx, (int64_t)reg->max_used);
+        sqlite3_result_int64(ctx, (int64_t)st.max_used);
     else if (ha_str_ieq(name, "Ssl_version"))
         sqlite3_result_text(ctx, s->ssl_version, -1, SQLITE_TRANSIENT);
     else if (ha_str_ieq(name, "Ssl_cipher"))
@@ -568,6 +583,76 @@ static const struct {
 /* Lifecycle                                                            */
 /* ------------------------------------------------------------------ */
 
+/* struct ha_sessions_source for the session tables (vtab/sessions.h):
+ * one session's row, every session oldest first, and the variables. */
+static int
+source_row(const struct ha_session *o, const struct ha_session *self,
+           time_t now, int (*row)(void *, const struct ha_sessions_row *),
+           void *ctx)
+{
+    struct ha_sessions_row r = {
+        .id = o->id,
+        .user = o->user,
+        .host = o->peer[0] != '\0' ? o->peer : o->host,
+        .db = o->schema[0] != '\0' ? o->schema : NULL,
+        .command = o->command,
+        .time = now > o->command_since ? (int64_t)(now - o->command_since)
+                                       : 0,
+        .state = o == self ? "executing" : "",
+        .info = o->info,
+    };
+
+    return row(ctx, &r);
+}
+
+static int
+source_sessions(void *arg, int (*row)(void *, const struct ha_sessions_row *),
+                void *ctx)
+{
+    const struct ha_session *self = arg;
+    const struct ha_session_registry *reg = self->shared->registry;
+    const struct ha_session *o, *last = NULL;
+    time_t now = time(NULL);
+
+    if (reg == NULL)
+        return source_row(self, self, now, row, ctx);
+    /* The list is newest first; PROCESSLIST reads better oldest first. */
+    for (o = reg->head; o != NULL; o = o->next)
+        last = o;
+    for (o = last; o != NULL; o = o->prev)
+        if (source_row(o, self, now, row, ctx) != 0)
+            return -1;
+    return 0;
+}
+
+static int
+source_vars(void *arg, bool global,
+            int (*var)(void *, const struct ha_sessions_var *), void *ctx)
+{
+    static const enum ha_sessions_type types[] = {
+        [HA_SYSVAR_INT] = HA_SESSIONS_INT,
+        [HA_SYSVAR_TEXT] = HA_SESSIONS_TEXT,
+        [HA_SYSVAR_NULL] = HA_SESSIONS_NULL,
+    };
+    struct ha_session_var *vars;
+    size_t n;
+    int ret = 0;
+
+    if (ha_session_vars_snapshot(arg, global, &vars, &n) != 0)
+        return -1;
+    for (size_t i = 0; i < n && ret == 0; i++) {
+        struct ha_sessions_var v = {
+            .name = vars[i].name,
+            .type = types[vars[i].type],
+            .ival = vars[i].ival,
+            .sval = vars[i].sval,
+        };
+        ret = var(ctx, &v);
+    }
+    ha_session_vars_free(vars, n);
+    return ret;
+}
+
 /* The virtual tables every session has (vtab.h, sessions.h). */
 static const char *const eponymous[] = {
     "global_variables",     "stats_memory_jemalloc", "stats_memory_metrics",
@@ -614,13 +699,17 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         }
     }
     if (shared->vtab != NULL &&
-        ha_vtab_register_all(s->db, shared->vtab, &zerr) != SQLITE_OK) {
+        ha_vtab_register_all(s->db, shared->vtab, &s->vtab, &zerr) !=
+            SQLITE_OK) {
         ha_err_set(err, errlen, "cannot register virtual tables: %s",
                    zerr ? zerr : "unknown error");
         sqlite3_free(zerr);
         goto fail;
     }
-    if (ha_sessions_register(s->db, s, &zerr) != SQLITE_OK) {
+    s->sessions_src.sessions = source_sessions;
+    s->sessions_src.vars = source_vars;
+    s->sessions_src.arg = s;
+    if (ha_sessions_register(s->db, &s->sessions_src, &zerr) != SQLITE_OK) {
         ha_err_set(err, errlen, "cannot register the session tables: %s",
                    zerr ? zerr : "unknown error");
         sqlite3_free(zerr);
@@ -654,6 +743,8 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
 fail:
     sqlite3_close_v2(s->db);
     s->db = NULL;
+    ha_vtab_release(s->vtab);
+    s->vtab = NULL;
     return -1;
 }
 
@@ -687,6 +778,8 @@ ha_session_close(struct ha_session *s)
     ha_stmtcache_clear(&s->cache);
     sqlite3_close_v2(s->db);
     s->db = NULL;
+    ha_vtab_release(s->vtab);
+    s->vtab = NULL;
     vars_clear(&s->vars, &s->n_vars);
     vars_clear(&s->user_vars, &s->n_user_vars);
     free(s->info);
@@ -972,7 +1065,7 @@ set_module_vars(struct ha_session *s, const struct ha_setvar *sv,
     if (sqlite3_exec(s->db, "RELEASE ha_set", NULL, NULL, &zerr) !=
         SQLITE_OK)
         goto sqlite_fail_rollback;
-    ha_vtab_take_info(s->db, info, infolen);
+    ha_vtab_take_info(s->vtab, info, infolen);
     return 0;
 sqlite_fail_rollback:
     ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
@@ -984,7 +1077,7 @@ rollback:
     sqlite3_exec(s->db, "RELEASE ha_set", NULL, NULL, NULL);
     {
         char sink[1];
-        ha_vtab_take_info(s->db, sink, sizeof(sink));
+        ha_vtab_take_info(s->vtab, sink, sizeof(sink));
     }
     return -1;
 sqlite_fail:
@@ -1103,14 +1196,31 @@ exec_simple(struct ha_session *s, const char *sql, struct ha_reply *r)
 }
 
 static struct ha_session *
-find_session(const struct ha_session *s, uint32_t id)
+registry_find(const struct ha_session_registry *reg, uint32_t id)
 {
-    const struct ha_session_registry *reg = s->shared->registry;
-
     for (struct ha_session *o = reg ? reg->head : NULL; o; o = o->next)
         if (o->id == id)
             return o;
     return NULL;
+}
+
+static struct ha_session *
+find_session(const struct ha_session *s, uint32_t id)
+{
+    return registry_find(s->shared->registry, id);
+}
+
+int
+ha_session_kill(const struct ha_session_shared *shared, uint32_t id,
+                bool query_only, char *err, size_t errlen)
+{
+    if (shared->kill != NULL)
+        return shared->kill(shared->kill_arg, id, query_only, err, errlen);
+    if (registry_find(shared->registry, id) == NULL) {
+        ha_err_set(err, errlen, "Unknown thread id: %u", id);
+        return -1;
+    }
+    return 0;
 }
 
 /* KILL [QUERY|CONNECTION] id. Killing one's own connection answers ERR
@@ -1129,9 +1239,9 @@ exec_kill(struct ha_session *s, uint32_t id, bool query_only,
         ha_reply_err(r, 1095, "HY000", "You are not owner of thread %u", id);
         return -1;
     }
-    if (s->shared->server != NULL) {
-        if (ha_server_kill(s->shared->server, id, query_only, err,
-                           sizeof(err)) != 0) {
+    if (s->shared->kill != NULL) {
+        if (s->shared->kill(s->shared->kill_arg, id, query_only, err,
+                            sizeof(err)) != 0) {
             ha_reply_err(r, 1094, "HY000", "%s", err);
             return -1;
         }
@@ -1248,12 +1358,12 @@ run_one(struct ha_session *s, const char *sql, size_t len, bool more,
         goto out;
     }
     r->status = ha_session_status(s);
-    r->take_info = ha_vtab_take_info;
+    r->info_from = s->vtab;
     rc = ha_reply_stmt(r, s->db, stmt, NULL);
     {
         /* A failed statement must not leave its message for the next. */
         char sink[1];
-        ha_vtab_take_info(s->db, sink, sizeof(sink));
+        ha_vtab_take_info(s->vtab, sink, sizeof(sink));
     }
     ret = rc == SQLITE_DONE ? 0 : -1;
 out:
@@ -1274,6 +1384,7 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
     char err[256];
 
     ha_session_set_command(s, "Query", sql, len);
+    r->authz = &s->authz;
     r->status = ha_session_status(s);
     if (ha_dialect_split(sql, len, &spans, &n, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
@@ -1305,6 +1416,7 @@ ha_session_special(struct ha_session *s, const char *sql, size_t len,
     char err[256];
     int rc;
 
+    r->authz = &s->authz;
     rc = ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
                                sizeof(err));
     ha_buf_free(&text);
@@ -1370,6 +1482,7 @@ ha_session_field_list(struct ha_session *s, const char *table,
     const char *schema = s->schema[0] != '\0' ? s->schema : "main";
     sqlite3_stmt *st = NULL;
 
+    r->authz = &s->authz;
     r->status = ha_session_status(s);
     if (!table_exists(s->db, schema, table)) {
         ha_reply_err(r, 1146, "42S02", "Table '%s.%s' doesn't exist", schema,

@@ -23,9 +23,9 @@
 #include "admin/query.h"
 #include "admin/stmtcache.h"
 #include "admin/sysvar.h"
+#include "vtab/sessions.h"
 #include "vtab/vtab.h"
 
-struct ha_server;
 struct ha_session;
 
 /* Every open session and the counters SHOW STATUS reports; owned by the
@@ -39,12 +39,36 @@ struct ha_session_registry {
     time_t started;              /* for Uptime */
 };
 
+/* Counters for COM_STATISTICS and SHOW STATUS. */
+struct ha_session_stats {
+    uint64_t uptime;             /* seconds since the registry started */
+    size_t threads;              /* sessions open now */
+    uint64_t questions;          /* statements run */
+    uint64_t connections;        /* sessions opened since start */
+    size_t max_used;             /* most sessions open at once */
+};
+
+/* The registry's counters: the one source both COM_STATISTICS and SHOW
+ * STATUS report, so they cannot disagree. reg NULL gives zeros. */
+void ha_session_stats(const struct ha_session_registry *reg,
+                      struct ha_session_stats *out);
+
 /* What every session shares; owned by the server. */
 struct ha_session_shared {
-    char db_uri[128];            /* "file:/heapadmin-<pid>-<n>?vfs=memdb" */
+    char db_uri[128];            /* "file:/heapadmin-<pid>-<addr>?vfs=memdb" */
     struct ha_vtab_ctx *vtab;    /* jemalloc access, config, datadir */
-    struct ha_server *server;    /* KILL; NULL: only this process's list */
+    /* KILL [QUERY] id, as its owner (the server) carries it out: closes
+     * connection id after the current callback, or with query_only only
+     * checks it exists. NULL: only the registry is checked and nothing
+     * closes (tests). Returns 0, or -1 with err "Unknown thread id: <id>".
+     * A callback, so the session layer does not include the server. */
+    int (*kill)(void *arg, uint32_t id, bool query_only, char *err,
+                size_t errlen);
+    void *kill_arg;
     struct ha_session_registry *registry; /* NULL: sessions not listed */
+    struct ha_sysvar_limits limits; /* @@max_allowed_packet and the
+                                       timeouts this server enforces;
+                                       zero: the table's defaults */
 };
 
 /* A session or user variable set with SET. */
@@ -92,6 +116,10 @@ struct ha_session {
 
     struct ha_stmtcache cache;   /* COM_QUERY statements, compiled once */
     struct ha_authz_who authz;   /* what the authorizer checks against */
+    struct ha_vtab_conn *vtab;   /* virtual tables' handle (info
+                                    messages); NULL without shared->vtab */
+    struct ha_sessions_source sessions_src; /* what the PROCESSLIST and
+                                    VARIABLES tables read (vtab/sessions.h) */
 
     struct ha_session *prev, *next; /* registry list */
 };
@@ -160,6 +188,13 @@ void ha_session_set_multi_statements(struct ha_session *s, bool on);
  * the SELECT ha_dialect_rewrite_in(sql, len, s->schema, ...) gives. */
 int ha_session_special(struct ha_session *s, const char *sql, size_t len,
                        struct ha_reply *r);
+
+/* KILL [QUERY] id on behalf of a session of shared (COM_PROCESS_KILL and
+ * the KILL statement): shared->kill when set, else only a check that id
+ * is in the registry. Returns 0, or -1 with err "Unknown thread id: <id>"
+ * (MySQL ERR 1094). */
+int ha_session_kill(const struct ha_session_shared *shared, uint32_t id,
+                    bool query_only, char *err, size_t errlen);
 
 /* For the sessions virtual tables (vtab/sessions.c): every variable the
  * session sees (global = the server's defaults, without this session's

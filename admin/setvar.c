@@ -13,6 +13,7 @@
 #include <strings.h>
 
 #include "admin/dialect.h"
+#include "admin/emit.h"
 #include "admin/lex.h"
 #include "core/util.h"
 
@@ -312,7 +313,7 @@ parse(const struct ha_lex *lx, struct ha_setvar *v, size_t *bad)
         } else {
             struct ha_buf expr = HA_BUF_INIT;
             int rc;
-            ha_dialect_emit(lx, i, ha_lex_prev(lx, end) + 1, &expr);
+            ha_emit_sql(lx, i, ha_lex_prev(lx, end) + 1, &expr);
             rc = ha_buf_failed(&expr)
                      ? -1
                      : add_item(v, item_scope, name, HA_SET_EXPR,

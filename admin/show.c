@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "admin/dialect.h"
+#include "admin/emit.h"
 #include "core/util.h"
 
 const char *const ha_show_stats_tables[] = {
@@ -191,7 +191,7 @@ wrap_filter(const struct ha_lex *lx, size_t i, const char *base,
         ha_buf_append_str(out, " WHERE ");
         put_ident(out, like_col);
         ha_buf_append_str(out, " LIKE ");
-        ha_dialect_emit(lx, p, p + 1, out);
+        ha_emit_sql(lx, p, p + 1, out);
         ha_buf_append_str(out, " ESCAPE '\\'");
         i = ha_lex_next(lx, p);
     } else if (ha_lex_is_word(lx, i, "WHERE") && like_col != NULL) {
@@ -203,7 +203,7 @@ wrap_filter(const struct ha_lex *lx, size_t i, const char *base,
             return -1;
         }
         ha_buf_append_str(out, " WHERE ");
-        ha_dialect_emit(lx, i + 1, e, out);
+        ha_emit_sql(lx, i + 1, e, out);
         i = lx->n;
     }
     if (!at_end(lx, i)) {

@@ -235,6 +235,7 @@ ha_stmt_prepare(struct ha_stmt_table *t, struct ha_session *s,
 {
     struct ha_stmt *st;
 
+    r->authz = &s->authz;
     r->status = ha_session_status(s);
     if (t->n >= t->max) {
         ha_reply_err(r, 1461, "42000",
@@ -327,6 +328,7 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
     char err[256];
     int rc;
 
+    r->authz = &s->authz;
     r->status = ha_session_status(s);
     if (ha_proto_decode_stmt_execute(p, len, &h, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1835, "HY000", "Malformed communication packet: %s",
@@ -393,13 +395,13 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
         goto out;
     }
     r->status = ha_session_status(s);
-    r->take_info = ha_vtab_take_info;
+    r->info_from = s->vtab;
     ha_reply_stmt(r, s->db, st->stmt, NULL);
-    r->take_info = NULL;
+    r->info_from = NULL;
     {
         /* A failed statement must not leave its message for the next. */
         char sink[1];
-        ha_vtab_take_info(s->db, sink, sizeof(sink));
+        ha_vtab_take_info(s->vtab, sink, sizeof(sink));
     }
     sqlite3_reset(st->stmt);
     /* Drop bound copies of large values now rather than at the next

@@ -16,9 +16,9 @@
 #define RO_INT(n, v) {n, HA_SYSVAR_INT, v, NULL, true}
 #define RO_TEXT(n, v) {n, HA_SYSVAR_TEXT, 0, v, true}
 
-/* Not const: the limits among them follow the config
- * (ha_sysvar_set_int). */
-static struct ha_sysvar sysvars[] = {
+/* Read-only, shared by every instance: the limits that follow the config
+ * are answered per instance by ha_sysvar_int. */
+static const struct ha_sysvar sysvars[] = {
     RO_TEXT("version", HA_SERVER_VERSION),
     RO_TEXT("version_comment", HA_VERSION_COMMENT),
     RO_TEXT("version_compile_os", "Linux"),
@@ -93,17 +93,20 @@ ha_sysvar_at(size_t i)
     return i < HA_ARRAY_SIZE(sysvars) ? &sysvars[i] : NULL;
 }
 
-int
-ha_sysvar_set_int(const char *name, int64_t value)
+int64_t
+ha_sysvar_int(const struct ha_sysvar *sv, const struct ha_sysvar_limits *lim)
 {
-    for (size_t i = 0; i < HA_ARRAY_SIZE(sysvars); i++) {
-        if (ha_str_ieq(sysvars[i].name, name) &&
-            sysvars[i].type == HA_SYSVAR_INT) {
-            sysvars[i].ival = value;
-            return 0;
-        }
+    int64_t v = 0;
+
+    if (lim != NULL) {
+        if (ha_str_ieq(sv->name, "max_allowed_packet"))
+            v = lim->max_allowed_packet;
+        else if (ha_str_ieq(sv->name, "wait_timeout"))
+            v = lim->wait_timeout;
+        else if (ha_str_ieq(sv->name, "net_write_timeout"))
+            v = lim->net_write_timeout;
     }
-    return -1;
+    return v != 0 ? v : sv->ival;
 }
 
 const struct ha_sysvar *

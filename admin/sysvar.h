@@ -33,10 +33,21 @@ struct ha_sysvar {
  * NULL for names the server does not know. */
 const struct ha_sysvar *ha_sysvar_find(const char *name);
 
-/* Sets the global value of integer variable name (the limits follow
- * the config: max_allowed_packet, wait_timeout, net_write_timeout).
- * Process-wide. Returns 0, or -1 for an unknown or non-integer name. */
-int ha_sysvar_set_int(const char *name, int64_t value);
+/* The variables whose global value follows one instance's config rather
+ * than the table: what that server enforces. Kept per server (in
+ * struct ha_session_shared), never in the table, so two servers in one
+ * process report their own. A field of 0 (never a valid setting; config
+ * minimums are 1) reports the table's default. */
+struct ha_sysvar_limits {
+    int64_t max_allowed_packet;  /* bytes */
+    int64_t wait_timeout;        /* seconds */
+    int64_t net_write_timeout;   /* seconds */
+};
+
+/* The integer global value of sv as an instance with limits lim (NULL:
+ * none) reports it: lim's value for the three above, else sv->ival. */
+int64_t ha_sysvar_int(const struct ha_sysvar *sv,
+                      const struct ha_sysvar_limits *lim);
 
 /* The table in order, for SHOW VARIABLES: entry i, or NULL past the end. */
 const struct ha_sysvar *ha_sysvar_at(size_t i);

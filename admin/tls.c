@@ -32,19 +32,24 @@
 /* Files                                                                */
 /* ------------------------------------------------------------------ */
 
-/* The last OpenSSL error as text, for messages. */
+/* The last OpenSSL error of this thread as text in buf (len bytes), for
+ * messages; returns buf (or a constant when there is none). The caller's
+ * buffer, not a static one: two servers may start TLS on two threads. */
 static const char *
-ssl_reason(void)
+ssl_reason(char *buf, size_t len)
 {
-    static char buf[256];
     unsigned long e = ERR_peek_last_error();
 
     if (e == 0)
         return "unknown OpenSSL error";
-    ERR_error_string_n(e, buf, sizeof(buf));
+    ERR_error_string_n(e, buf, len);
     ERR_clear_error();
     return buf;
 }
+
+/* ssl_reason into a buffer that lives to the end of the enclosing block,
+ * i.e. through the ha_err_set call whose argument it is. */
+#define SSL_REASON() ssl_reason((char[256]){0}, 256)
 
 /* name relative to datadir (absolute names are kept). */
 static void
@@ -93,7 +98,7 @@ write_pem(const char *path, mode_t mode, EVP_PKEY *key, X509 *cert,
         ok = 0;
     if (fclose(f) != 0 || !ok || rename(tmp, path) != 0) {
         ha_err_set(err, errlen, "%s: cannot write: %s", path,
-                   errno != 0 ? strerror(errno) : ssl_reason());
+                   errno != 0 ? strerror(errno) : SSL_REASON());
         unlink(tmp);
         return -1;
     }
@@ -114,7 +119,7 @@ read_private_key(const char *path, char *err, size_t errlen)
     fclose(f);
     if (key == NULL)
         ha_err_set(err, errlen, "%s: not a PEM private key: %s", path,
-                   ssl_reason());
+                   SSL_REASON());
     return key;
 }
 
@@ -190,7 +195,7 @@ generate_cert(const char *cert_path, const char *key_path, char *err,
 
     if (x == NULL) {
         ha_err_set(err, errlen, "cannot generate a certificate: %s",
-                   ssl_reason());
+                   SSL_REASON());
         goto done;
     }
     if (write_pem(key_path, 0600, key, NULL, false, err, errlen) != 0)
@@ -239,7 +244,7 @@ init_ctx(struct ha_tls *t, const struct ha_config *cfg, const char *datadir,
     if (t->ctx == NULL ||
         SSL_CTX_set_min_proto_version(t->ctx, TLS1_2_VERSION) != 1) {
         ha_err_set(err, errlen, "cannot create a TLS context: %s",
-                   ssl_reason());
+                   SSL_REASON());
         return -1;
     }
     SSL_CTX_set_options(t->ctx, SSL_OP_NO_RENEGOTIATION |
@@ -248,13 +253,13 @@ init_ctx(struct ha_tls *t, const struct ha_config *cfg, const char *datadir,
     SSL_CTX_set_mode(t->ctx, SSL_MODE_RELEASE_BUFFERS);
     if (SSL_CTX_use_certificate_chain_file(t->ctx, cert) != 1) {
         ha_err_set(err, errlen, "%s: cannot load the certificate: %s", cert,
-                   ssl_reason());
+                   SSL_REASON());
         return -1;
     }
     if (SSL_CTX_use_PrivateKey_file(t->ctx, key, SSL_FILETYPE_PEM) != 1 ||
         SSL_CTX_check_private_key(t->ctx) != 1) {
         ha_err_set(err, errlen, "%s: cannot load the key for %s: %s", key,
-                   cert, ssl_reason());
+                   cert, SSL_REASON());
         return -1;
     }
     x = SSL_CTX_get0_certificate(t->ctx);
@@ -289,7 +294,7 @@ init_rsa(struct ha_tls *t, const char *datadir, char *err, size_t errlen)
     } else {
         if ((t->rsa = generate_key(EVP_PKEY_RSA)) == NULL) {
             ha_err_set(err, errlen, "cannot generate an RSA key: %s",
-                       ssl_reason());
+                       SSL_REASON());
             return -1;
         }
         if (write_pem(priv, 0600, t->rsa, NULL, false, err, errlen) != 0)
@@ -306,7 +311,7 @@ init_rsa(struct ha_tls *t, const char *datadir, char *err, size_t errlen)
         (n = BIO_get_mem_data(mem, &data)) <= 0 ||
         (t->rsa_public_pem = malloc((size_t)n + 1)) == NULL) {
         ha_err_set(err, errlen, "cannot encode the RSA public key: %s",
-                   ssl_reason());
+                   SSL_REASON());
         BIO_free(mem);
         return -1;
     }

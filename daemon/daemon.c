@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "core/util.h"
+
+/* heapadmind sits above the library's public header only, so it keeps
+ * its own copy of the error-buffer helper. */
+static void set_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static void
+set_err(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (err == NULL || errlen == 0)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+}
 
 int
 ha_daemon_lock_pidfile(const char *path, char *err, size_t errlen)
@@ -25,14 +42,14 @@ ha_daemon_lock_pidfile(const char *path, char *err, size_t errlen)
     ssize_t n;
 
     if (fd < 0) {
-        ha_err_set(err, errlen, "cannot open pid file %s: %s", path,
+        set_err(err, errlen, "cannot open pid file %s: %s", path,
                    strerror(errno));
         return -1;
     }
     if (flock(fd, LOCK_EX | LOCK_NB) == 0)
         return fd;
     if (errno != EWOULDBLOCK) {
-        ha_err_set(err, errlen, "cannot lock pid file %s: %s", path,
+        set_err(err, errlen, "cannot lock pid file %s: %s", path,
                    strerror(errno));
         close(fd);
         return -1;
@@ -40,7 +57,7 @@ ha_daemon_lock_pidfile(const char *path, char *err, size_t errlen)
     n = pread(fd, buf, sizeof(buf) - 1, 0);
     buf[n > 0 ? n : 0] = '\0';
     buf[strcspn(buf, "\n")] = '\0';
-    ha_err_set(err, errlen,
+    set_err(err, errlen,
                "another heapadmind (pid %s) is running on this datadir: %s "
                "is locked",
                buf[0] ? buf : "unknown", path);
@@ -68,12 +85,12 @@ ha_daemon_start(char *err, size_t errlen)
     pid_t pid;
 
     if (pipe2(pfd, O_CLOEXEC) != 0) {
-        ha_err_set(err, errlen, "pipe: %s", strerror(errno));
+        set_err(err, errlen, "pipe: %s", strerror(errno));
         return -1;
     }
     pid = fork();
     if (pid < 0) {
-        ha_err_set(err, errlen, "fork: %s", strerror(errno));
+        set_err(err, errlen, "fork: %s", strerror(errno));
         return -1;
     }
     if (pid > 0) {

@@ -343,7 +343,7 @@ START_TEST(test_config_all_keys)
     ck_assert_int_eq(u->role, HA_ROLE_ADMIN);
     ck_assert(!u->is_default);
     ck_assert(!u->empty_password);
-    ha_auth_native_stage2("s3:cr", 5, want);
+    ha_digest_native_stage2("s3:cr", 5, want);
     ck_assert_mem_eq(u->stage2, want, HA_SHA1_LEN);
     u = ha_credentials_find(cfg.users, cfg.n_users, "ops@host");
     ck_assert_ptr_nonnull(u);
@@ -585,8 +585,8 @@ START_TEST(test_credentials_hashed)
             HA_ROLE_ADMIN, &users, &n, err, sizeof(err)),
         0);
     ck_assert_uint_eq(n, 4);
-    ha_auth_native_stage2("secret", 6, native);
-    ha_auth_sha2_stage2("secret", 6, sha2);
+    ha_digest_native_stage2("secret", 6, native);
+    ha_digest_sha2_stage2("secret", 6, sha2);
     ck_assert(users[0].has_native && !users[0].has_sha2);
     ck_assert_mem_eq(users[0].stage2, native, HA_SHA1_LEN);
     ck_assert_mem_eq(users[1].stage2, native, HA_SHA1_LEN);

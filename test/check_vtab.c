@@ -18,6 +18,7 @@
 
 #include "check_main.h"
 #include "fake_mallctl.h"
+#include "admin/config.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
 
@@ -26,6 +27,7 @@
  * ------------------------------------------------------------------ */
 
 static sqlite3 *db;
+static struct ha_vtab_conn *vconn; /* db's handle */
 static struct ha_config cfg;
 static struct ha_vtab_ctx ctx;
 static char tmpdir[PATH_MAX];
@@ -44,12 +46,14 @@ open_db(void)
     cfg.max_connections = 7;
     cfg.max_allowed_packet = 1048576;
     ctx.ops = &fake_ops;
-    ctx.cfg = &cfg;
+    ctx.admin_value = ha_config_admin_value;
+    ctx.admin_arg = &cfg;
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vtab.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     ctx.datadir = tmpdir;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
-    ck_assert_int_eq(ha_vtab_register_all(db, &ctx, &zerr), SQLITE_OK);
+    ck_assert_int_eq(ha_vtab_register_all(db, &ctx, &vconn, &zerr),
+                     SQLITE_OK);
     ck_assert_ptr_null(zerr);
 }
 
@@ -93,6 +97,8 @@ teardown(void)
 {
     ck_assert_int_eq(sqlite3_close(db), SQLITE_OK);
     db = NULL;
+    ha_vtab_release(vconn);
+    vconn = NULL;
     rm_tree(tmpdir);
 }
 
@@ -180,7 +186,7 @@ gv_set(const char *name, const char *value)
 static void
 take_info(char *buf, size_t len)
 {
-    ha_vtab_take_info(db, buf, len);
+    ha_vtab_take_info(vconn, buf, len);
 }
 
 /* ------------------------------------------------------------------
@@ -529,13 +535,13 @@ START_TEST(test_vtab_globals_lg_prof_sample_info)
     ck_assert_uint_eq(fake_get("prof.reset")->n_writes, 1);
     ck_assert_uint_eq(fake_get("prof.lg_sample")->v.z, 20);
     ck_assert_str_eq(gv("jemalloc-lg_prof_sample"), "20");
-    ck_assert_uint_gt(ha_vtab_take_info(db, info, sizeof(info)), 0);
+    ck_assert_uint_gt(ha_vtab_take_info(vconn, info, sizeof(info)), 0);
     ck_assert_msg(strstr(info, "jemalloc-lg_prof_sample set to 20") != NULL,
                   "%s", info);
     ck_assert_msg(strstr(info, "1 MiB") != NULL, "%s", info);
     ck_assert_msg(strstr(info, "discarded") != NULL, "%s", info);
     /* Taken: the slot is empty now. */
-    ck_assert_uint_eq(ha_vtab_take_info(db, info, sizeof(info)), 0);
+    ck_assert_uint_eq(ha_vtab_take_info(vconn, info, sizeof(info)), 0);
     ck_assert_str_eq(info, "");
 
     /* Same rate again: no reset, samples kept, and the message says so. */
@@ -815,7 +821,7 @@ START_TEST(test_vtab_globals_apply_failure_puts_back)
                       "memory");
     ck_assert_err_has("put back: jemalloc-prof_active");
     ck_assert_int_eq(fake_get("prof.active")->v.b, false);
-    ck_assert_uint_eq(ha_vtab_take_info(db, info, sizeof(info)), 0);
+    ck_assert_uint_eq(ha_vtab_take_info(vconn, info, sizeof(info)), 0);
 
     /* A single failing row: nothing else to undo. */
     ck_assert_int_eq(gv_set("jemalloc-prof_gdump", "true"), SQLITE_ERROR);
@@ -942,12 +948,36 @@ END_TEST
 START_TEST(test_vtab_take_info_unknown_db)
 {
     char buf[16] = "junk";
+
+    /* No handle (tables not registered): nothing, and buf emptied. */
+    ck_assert_uint_eq(ha_vtab_take_info(NULL, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "");
+    ha_vtab_release(NULL);
+}
+END_TEST
+
+/* Two connections' handles are separate: a message left on one is not
+ * taken from the other (there is no process-wide list to search). */
+START_TEST(test_vtab_take_info_per_connection)
+{
+    struct ha_vtab_ctx ctx2 = {.ops = &fake_ops};
+    struct ha_vtab_conn *other_conn = NULL;
     sqlite3 *other;
+    char *zerr = NULL;
+    char info[HA_VTAB_INFO_MAX];
 
     ck_assert_int_eq(sqlite3_open(":memory:", &other), SQLITE_OK);
-    ck_assert_uint_eq(ha_vtab_take_info(other, buf, sizeof(buf)), 0);
-    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(ha_vtab_register_all(other, &ctx2, &other_conn, &zerr),
+                     SQLITE_OK);
+    ck_assert_ptr_nonnull(other_conn);
+    ck_assert_ptr_ne(other_conn, vconn);
+    ck_assert_int_eq(gv_set("jemalloc-dump_now", "true"), SQLITE_OK);
+    ck_assert_uint_eq(ha_vtab_take_info(other_conn, info, sizeof(info)), 0);
+    ck_assert_uint_gt(ha_vtab_take_info(vconn, info, sizeof(info)), 0);
+    /* The handle outlives the connection until released, and back. */
     sqlite3_close(other);
+    ck_assert_uint_eq(ha_vtab_take_info(other_conn, info, sizeof(info)), 0);
+    ha_vtab_release(other_conn);
 }
 END_TEST
 
@@ -993,6 +1023,7 @@ vtab_suite(void)
     tcase_add_test(core, test_vtab_globals_dump_now_without_hook);
     tcase_add_test(core, test_vtab_globals_transaction);
     tcase_add_test(core, test_vtab_take_info_unknown_db);
+    tcase_add_test(core, test_vtab_take_info_per_connection);
     tcase_add_test(core, test_vtab_directonly_and_innocuous);
     suite_add_tcase(s, core);
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "fake_mallctl.h"
+#include "admin/config.h"
 #include "admin/session.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
@@ -43,7 +44,8 @@ sf_setup(struct sf_fixture *f, const char *suite, char *admin_credentials,
     f->cfg.stats_credentials = stats_credentials;
     f->cfg.mysql_ifaces = "127.0.0.1:6032";
     f->ctx.ops = &fake_ops;
-    f->ctx.cfg = &f->cfg;
+    f->ctx.admin_value = ha_config_admin_value;
+    f->ctx.admin_arg = &f->cfg;
     f->ctx.datadir = "/tmp";
     f->reg.started = time(NULL);
     snprintf(f->shared.db_uri, sizeof(f->shared.db_uri),

@@ -101,19 +101,17 @@
 
 #include <sqlite3.h>
 
-#include "admin/config.h"
-#include "admin/credentials.h"
 #include "vtab/mallctl.h"
 #include "core/util.h"
 #include "vtab/value.h"
-#include "vtab/vtab_int.h"
+#include "vtab/vtab_util.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
 
 enum gv_kind {
-    GV_ADMIN,     /* from struct ha_config (admin field), read-only */
+    GV_ADMIN,     /* from the admin layer (ctx->admin_value), read-only */
     GV_BOOL,      /* bool mallctl, read-write */
     GV_LG_SAMPLE, /* reads prof.lg_sample, writes prof.reset(n) */
     GV_DUMP,      /* action: prof.dump */
@@ -276,7 +274,7 @@ struct gv_change {
 typedef struct globals_vtab globals_vtab;
 struct globals_vtab {
     sqlite3_vtab base;             /* Base class - must be first */
-    struct ha_vtab_conn *conn;     /* ctx (ops, cfg) and the info slot */
+    struct ha_vtab_conn *conn;     /* ctx (ops, admin rows) and the info slot */
 
     struct gv_change *changes;     /* staged, in xUpdate order */
     int n_changes;
@@ -313,7 +311,7 @@ static bool
 gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
 {
     const struct ha_mallctl_ops *ops = gv_ops(vt);
-    const struct ha_config *cfg = vt->conn->ctx->cfg;
+    const struct ha_vtab_ctx *ctx = vt->conn->ctx;
     int rc = 0;
 
     buf[0] = '\0';
@@ -323,48 +321,10 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
             ha_strlcpy(buf, PACKAGE_VERSION, len);
             return true;
         }
-        if (cfg == NULL)
+        /* The admin layer owns the config and renders its rows. */
+        if (ctx->admin_value == NULL)
             return false;
-        if (r->admin == GV_ADMIN_CREDENTIALS) {
-            ha_credentials_mask(cfg->admin_credentials, buf, len);
-            return cfg->admin_credentials != NULL;
-        }
-        if (r->admin == GV_ADMIN_STATS_CREDENTIALS) {
-            ha_credentials_mask(cfg->stats_credentials, buf, len);
-            return cfg->stats_credentials != NULL;
-        }
-        if (r->admin == GV_ADMIN_IFACES && cfg->mysql_ifaces != NULL) {
-            ha_strlcpy(buf, cfg->mysql_ifaces, len);
-            return true;
-        }
-        if (r->admin >= GV_ADMIN_MAX_CONNECTIONS &&
-            r->admin <= GV_ADMIN_MAX_OUTPUT_BUFFER) {
-            const int limits[] = {
-                cfg->max_connections,   cfg->connect_timeout,
-                cfg->wait_timeout,      cfg->net_write_timeout,
-                cfg->max_allowed_packet, cfg->max_output_buffer,
-            };
-            snprintf(buf, len, "%d",
-                     limits[r->admin - GV_ADMIN_MAX_CONNECTIONS]);
-            return true;
-        }
-        switch (r->admin) {
-        case GV_ADMIN_UNIX_SOCKET_MODE:
-            ha_strlcpy(buf, cfg->unix_socket_mode, len);
-            return true;
-        case GV_ADMIN_HAVE_SSL:
-            ha_strlcpy(buf, cfg->have_ssl ? "true" : "false", len);
-            return true;
-        case GV_ADMIN_REQUIRE_TLS:
-            ha_strlcpy(buf, cfg->require_tls ? "true" : "false", len);
-            return true;
-        case GV_ADMIN_DEFAULT_AUTH_PLUGIN:
-            ha_strlcpy(buf, cfg->default_auth_plugin, len);
-            return true;
-        default:
-            break;
-        }
-        return false;
+        return ctx->admin_value(ctx->admin_arg, r->name, buf, len);
     case GV_BOOL:
     case GV_RO_BOOL: {
         bool b = false;

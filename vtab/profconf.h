@@ -19,7 +19,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "admin/config.h"
+#include "vtab/jeconfig.h"
 #include "vtab/mallctl.h"
 
 /* Builds the MALLOC_CONF pairs for the init-only options of jc into out

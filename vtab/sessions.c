@@ -39,9 +39,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
-#include "admin/session.h"
 
 enum sess_kind {
     SESS_PROCESSLIST,   /* stats_admin_sessions */
@@ -52,21 +50,25 @@ enum sess_kind {
 typedef struct sess_vtab sess_vtab;
 struct sess_vtab {
     sqlite3_vtab base;
-    struct ha_session *session;  /* the connection's own session */
+    const struct ha_sessions_source *src; /* the admin layer's sessions */
     enum sess_kind kind;
 };
 
+/* A copied row: PROCESSLIST uses id, time and text[0..5] (user, host,
+ * db, command, state, info); the VARIABLES tables use type, id as the
+ * integer value and text[0..1] (name, text value). */
 struct sess_row {
     sqlite3_int64 id, time;
-    char *text[6];               /* user, host, db, command, state, info */
+    enum ha_sessions_type type;
+    char *text[6];
 };
 
 typedef struct sess_cursor sess_cursor;
 struct sess_cursor {
     sqlite3_vtab_cursor base;
-    struct sess_row *rows;       /* PROCESSLIST */
-    struct ha_session_var *vars; /* VARIABLES */
-    size_t n, pos;
+    struct sess_row *rows;       /* sqlite3_malloc'd */
+    size_t n, cap, pos;
+    bool oom;                    /* a copy failed */
 };
 
 #define SESS_COL_ID 0
@@ -107,7 +109,7 @@ sess_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
     if (v == NULL)
         return SQLITE_NOMEM;
     memset(v, 0, sizeof(*v));
-    v->session = aux;
+    v->src = aux;
     v->kind = kind;
     *out = &v->base;
     return SQLITE_OK;
@@ -137,10 +139,38 @@ cursor_clear(sess_cursor *c)
             sqlite3_free(c->rows[i].text[k]);
     sqlite3_free(c->rows);
     c->rows = NULL;
-    if (c->vars != NULL)
-        ha_session_vars_free(c->vars, c->n);
-    c->vars = NULL;
-    c->n = c->pos = 0;
+    c->n = c->cap = c->pos = 0;
+    c->oom = false;
+}
+
+/* A new zeroed row at the end of c->rows, or NULL (OOM, c->oom set). */
+static struct sess_row *
+add_row(sess_cursor *c)
+{
+    if (c->n == c->cap) {
+        size_t cap = c->cap ? 2 * c->cap : 16;
+        struct sess_row *rows =
+            sqlite3_realloc64(c->rows, (sqlite3_uint64)cap * sizeof(*rows));
+        if (rows == NULL) {
+            c->oom = true;
+            return NULL;
+        }
+        c->rows = rows;
+        c->cap = cap;
+    }
+    memset(&c->rows[c->n], 0, sizeof(c->rows[0]));
+    return &c->rows[c->n++];
+}
+
+/* text[k] = copy of s (NULL stays NULL); returns 0 or -1 (OOM). */
+static int
+copy_text(sess_cursor *c, struct sess_row *row, size_t k, const char *s)
+{
+    if (s != NULL && (row->text[k] = sqlite3_mprintf("%s", s)) == NULL) {
+        c->oom = true;
+        return -1;
+    }
+    return 0;
 }
 
 static int
@@ -164,29 +194,38 @@ sess_close(sqlite3_vtab_cursor *cur)
     return SQLITE_OK;
 }
 
-/* Copies one session into row; returns 0 or -1 (OOM). */
+/* Source callbacks: copy one session or variable into the cursor. */
 static int
-fill_row(const struct ha_session *o, const struct ha_session *self,
-         time_t now, struct sess_row *row)
+take_session(void *ctx, const struct ha_sessions_row *r)
 {
-    const char *text[6] = {
-        o->user,
-        o->peer[0] != '\0' ? o->peer : o->host,
-        o->schema[0] != '\0' ? o->schema : NULL,
-        o->command,
-        o == self ? "executing" : "",
-        o->info,
-    };
+    sess_cursor *c = ctx;
+    struct sess_row *row = add_row(c);
+    const char *text[6] = {r->user,    r->host,  r->db,
+                           r->command, r->state, r->info};
 
-    row->id = o->id;
-    row->time = now > o->command_since ? (sqlite3_int64)(now - o->command_since)
-                                       : 0;
-    for (size_t k = 0; k < 6; k++) {
-        row->text[k] = NULL;
-        if (text[k] != NULL &&
-            (row->text[k] = sqlite3_mprintf("%s", text[k])) == NULL)
+    if (row == NULL)
+        return -1;
+    row->id = r->id;
+    row->time = r->time;
+    for (size_t k = 0; k < 6; k++)
+        if (copy_text(c, row, k, text[k]) != 0)
             return -1;
-    }
+    return 0;
+}
+
+static int
+take_var(void *ctx, const struct ha_sessions_var *v)
+{
+    sess_cursor *c = ctx;
+    struct sess_row *row = add_row(c);
+
+    if (row == NULL)
+        return -1;
+    row->type = v->type;
+    row->id = v->ival;
+    if (copy_text(c, row, 0, v->name) != 0 ||
+        (v->type == HA_SESSIONS_TEXT && copy_text(c, row, 1, v->sval) != 0))
+        return -1;
     return 0;
 }
 
@@ -196,46 +235,18 @@ sess_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
 {
     sess_cursor *c = (sess_cursor *)cur;
     sess_vtab *v = (sess_vtab *)cur->pVtab;
-    const struct ha_session *self = v->session;
-    const struct ha_session_registry *reg = self->shared->registry;
-    time_t now = time(NULL);
-    size_t n = 0;
+    int rc;
 
     (void)idxNum;
     (void)idxStr;
     (void)argc;
     (void)argv;
     cursor_clear(c);
-    if (v->kind != SESS_PROCESSLIST) {
-        if (ha_session_vars_snapshot(self, v->kind == SESS_GLOBALS, &c->vars,
-                                     &c->n) != 0)
-            return SQLITE_NOMEM;
-        return SQLITE_OK;
-    }
-    n = reg != NULL ? reg->n : 1;
-    c->rows = sqlite3_malloc64((sqlite3_uint64)(n ? n : 1) * sizeof(*c->rows));
-    if (c->rows == NULL)
-        return SQLITE_NOMEM;
-    memset(c->rows, 0, (n ? n : 1) * sizeof(*c->rows));
-    if (reg == NULL) {
-        c->n = 1;
-        return fill_row(self, self, now, &c->rows[0]) == 0 ? SQLITE_OK
-                                                            : SQLITE_NOMEM;
-    }
-    for (const struct ha_session *o = reg->head; o != NULL && c->n < n;
-         o = o->next) {
-        int rc = fill_row(o, self, now, &c->rows[c->n]);
-        c->n++;
-        if (rc != 0)
-            return SQLITE_NOMEM;
-    }
-    /* The list is newest first; PROCESSLIST reads better oldest first. */
-    for (size_t i = 0; i < c->n / 2; i++) {
-        struct sess_row t = c->rows[i];
-        c->rows[i] = c->rows[c->n - 1 - i];
-        c->rows[c->n - 1 - i] = t;
-    }
-    return SQLITE_OK;
+    if (v->kind == SESS_PROCESSLIST)
+        rc = v->src->sessions(v->src->arg, take_session, c);
+    else
+        rc = v->src->vars(v->src->arg, v->kind == SESS_GLOBALS, take_var, c);
+    return rc == 0 && !c->oom ? SQLITE_OK : SQLITE_NOMEM;
 }
 
 static int
@@ -258,14 +269,14 @@ sess_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     sess_cursor *c = (sess_cursor *)cur;
 
-    if (c->vars != NULL) {
-        const struct ha_session_var *var = &c->vars[c->pos];
+    if (((sess_vtab *)cur->pVtab)->kind != SESS_PROCESSLIST) {
+        const struct sess_row *var = &c->rows[c->pos];
         if (col == 0)
-            sqlite3_result_text(ctx, var->name, -1, SQLITE_TRANSIENT);
-        else if (var->type == HA_SYSVAR_INT)
-            sqlite3_result_int64(ctx, var->ival);
-        else if (var->type == HA_SYSVAR_TEXT)
-            sqlite3_result_text(ctx, var->sval, -1, SQLITE_TRANSIENT);
+            sqlite3_result_text(ctx, var->text[0], -1, SQLITE_TRANSIENT);
+        else if (var->type == HA_SESSIONS_INT)
+            sqlite3_result_int64(ctx, var->id);
+        else if (var->type == HA_SESSIONS_TEXT)
+            sqlite3_result_text(ctx, var->text[1], -1, SQLITE_TRANSIENT);
         else
             sqlite3_result_null(ctx);
         return SQLITE_OK;
@@ -322,7 +333,8 @@ static const sqlite3_module sess_module = {
 };
 
 int
-ha_sessions_register(sqlite3 *db, struct ha_session *s, char **pzErr)
+ha_sessions_register(sqlite3 *db, const struct ha_sessions_source *src,
+                     char **pzErr)
 {
     static const char *const names[] = {
         "stats_admin_sessions", "session_variables", "mysql_variables"};
@@ -330,7 +342,8 @@ ha_sessions_register(sqlite3 *db, struct ha_session *s, char **pzErr)
 
     *pzErr = NULL;
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-        rc = sqlite3_create_module_v2(db, names[i], &sess_module, s, NULL);
+        rc = sqlite3_create_module_v2(db, names[i], &sess_module,
+                                      (void *)src, NULL);
         if (rc != SQLITE_OK) {
             *pzErr = sqlite3_mprintf("registering %s: %s", names[i],
                                      sqlite3_errstr(rc));

@@ -72,7 +72,7 @@
 
 #include "vtab/mallctl.h"
 #include "core/util.h"
-#include "vtab/vtab_int.h"
+#include "vtab/vtab_util.h"
 
 enum stats_type {
     STATS_SIZE,       /* size_t mallctl */

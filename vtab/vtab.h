@@ -9,12 +9,14 @@
  * registered on, with no CREATE VIRTUAL TABLE in the shared schema.
  *
  * What the SQL/session layer does, per connection:
- *   1. after sqlite3_open: ha_vtab_register_all(db, &ctx, &zErr);
- *   2. after every statement that succeeded: ha_vtab_take_info(db, buf,
+ *   1. after sqlite3_open: ha_vtab_register_all(db, &ctx, &conn, &zErr),
+ *      keeping conn (the connection's handle; nothing here is global, so
+ *      servers on several threads share no state and no lock);
+ *   2. after every statement that succeeded: ha_vtab_take_info(conn, buf,
  *      sizeof(buf)); a non-zero return is the text for the OK packet's
  *      info field (the mysql CLI prints it), e.g. the file dump_now wrote
  *      or "samples were discarded" after lg_prof_sample changed;
- *   3. sqlite3_close(db) frees the per-connection state.
+ *   3. sqlite3_close(db), then ha_vtab_release(conn).
  * Errors need nothing special: a refused UPDATE/INSERT/DELETE is an
  * ordinary SQLITE_ERROR whose sqlite3_errmsg() names the variable, the
  * value and what is allowed.
@@ -25,32 +27,31 @@
 #include <sqlite3.h>
 #include <stddef.h>
 
-#include "admin/config.h"
-#include "vtab/mallctl.h"
+#include "vtab/vtab_util.h"
 
-/* Shared by every session's connection; owned by the server and outliving
- * all connections. Fields not listed in an initialiser stay zero. */
-struct ha_vtab_ctx {
-    const struct ha_mallctl_ops *ops;  /* jemalloc, or a fake in tests */
-    const struct ha_config *cfg;       /* admin-* rows; NULL: rows NULL */
-    const char *datadir;               /* absolute; dumps go here (through
-                                          prof.prefix, ha_profconf_apply) */
-};
-
-/* Longest OK-packet info message, terminating NUL included. */
-#define HA_VTAB_INFO_MAX 1024
+/* One registered connection's state (its info-message slot); opaque. */
+struct ha_vtab_conn;
 
 /* Registers all modules on db with ctx as their client data, and creates
- * db's info-message slot (freed by sqlite3_close). Returns SQLITE_OK or an
- * SQLite error code with *pzErr set (sqlite3_malloc'd; the caller
- * sqlite3_free()s it). */
-int ha_vtab_register_all(sqlite3 *db, struct ha_vtab_ctx *ctx, char **pzErr);
+ * db's info-message slot. On SQLITE_OK, *conn is the connection's handle,
+ * holding a reference the caller drops with ha_vtab_release once done
+ * with it (the modules hold their own until sqlite3_close). Otherwise
+ * returns an SQLite error code with *conn NULL and *pzErr set
+ * (sqlite3_malloc'd; the caller sqlite3_free()s it). */
+int ha_vtab_register_all(sqlite3 *db, struct ha_vtab_ctx *ctx,
+                         struct ha_vtab_conn **conn, char **pzErr);
 
 /* Moves the info message the last committed global_variables change left
- * for db into buf (len bytes, NUL-terminated, may be truncated) and clears
- * the slot. Returns the message length, 0 when there is none (buf = "").
- * Call it after every successful statement, so a message never outlives
- * the statement that produced it. Safe on any db, registered or not. */
-size_t ha_vtab_take_info(sqlite3 *db, char *buf, size_t len);
+ * on conn into buf (len bytes, NUL-terminated, may be truncated) and
+ * clears the slot. Returns the message length, 0 when there is none
+ * (buf = ""). Call it after every successful statement, so a message
+ * never outlives the statement that produced it. conn may be NULL (no
+ * tables registered): returns 0. Not locked: call it on the thread that
+ * runs the connection's statements. */
+size_t ha_vtab_take_info(struct ha_vtab_conn *conn, char *buf, size_t len);
+
+/* Drops the caller's reference from ha_vtab_register_all. NULL is a
+ * no-op. */
+void ha_vtab_release(struct ha_vtab_conn *conn);
 
 #endif /* HA_VTAB_H */

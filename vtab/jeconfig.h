@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The jemalloc part of the config (jemalloc_variables): what profconf.c
+ * applies at start-up. Lives in vtab/, beneath admin/config.h which
+ * embeds it, so the jemalloc layer needs nothing from admin/. Plain data.
+ */
+#ifndef HA_JECONFIG_H
+#define HA_JECONFIG_H
+
+/* Tri-state for optional settings: unset keeps jemalloc's own value. */
+#define HA_UNSET (-1)
+
+struct ha_jemalloc_config {
+    int prof_active;        /* 0/1 or HA_UNSET */
+    int lg_prof_sample;     /* 0..62 or HA_UNSET */
+    int lg_prof_interval;   /* -1..62, HA_UNSET (-2) when absent */
+    int prof_gdump;         /* 0/1 or HA_UNSET */
+    int prof_final;         /* 0/1 or HA_UNSET */
+    int prof_leak;          /* 0/1 or HA_UNSET */
+    int prof_accum;         /* 0/1 or HA_UNSET */
+    char dump_prefix[64];   /* file stem of dumps in the datadir */
+};
+#define HA_LG_INTERVAL_UNSET (-2)
+
+/* dump_prefix when the config names none (ProxySQL's file stem). */
+#define HA_DEFAULT_DUMP_PREFIX "proxysql"
+
+#endif /* HA_JECONFIG_H */

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Beneath every table file and vtab.c: the context the tables share
+ * (struct ha_vtab_ctx, public through vtab.h), the per-connection state
+ * every module gets as its client data, and the helpers stats.c and
+ * globals.c share (vtab_util.c). vtab.c, the registration, sits above
+ * the tables, so they include this and never vtab.h.
+ */
+#ifndef HA_VTAB_UTIL_H
+#define HA_VTAB_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <sqlite3.h>
+
+#include "vtab/mallctl.h"
+
+/* Shared by every session's connection; owned by the server and outliving
+ * all connections. Fields not listed in an initialiser stay zero. */
+struct ha_vtab_ctx {
+    const struct ha_mallctl_ops *ops;  /* jemalloc, or a fake in tests */
+    const char *datadir;               /* absolute; dumps go here (through
+                                          prof.prefix, ha_profconf_apply) */
+    /* The admin-* rows of global_variables, which the layer that owns the
+     * config supplies (admin/config.c ha_config_admin_value): the value
+     * of variable name ("admin-max_connections") as text in buf (len
+     * bytes). Returns false for NULL or a name it does not know. NULL:
+     * admin-* rows read NULL (admin-version excepted). */
+    bool (*admin_value)(const void *arg, const char *name, char *buf,
+                        size_t len);
+    const void *admin_arg;             /* passed to admin_value */
+};
+
+/* Longest OK-packet info message, terminating NUL included. */
+#define HA_VTAB_INFO_MAX 1024
+
+/* One per registered sqlite3 connection (ha_vtab_register_all); the
+ * caller keeps it as its handle. Used on the connection's thread only. */
+struct ha_vtab_conn {
+    struct ha_vtab_ctx *ctx;      /* shared, outlives the connection */
+    int refs;                     /* modules and the caller holding it */
+
+    char info[HA_VTAB_INFO_MAX];  /* OK-packet message, "" when none */
+};
+
+/* idxNum bits shared by every table here (documented in each header). */
+#define HA_VTAB_IDX_NAME (1u << 0) /* argv[0] = the name column's value */
+
+/* Sets pVtab->zErrMsg (freeing the previous one) and returns SQLITE_ERROR,
+ * or SQLITE_NOMEM when the message cannot be allocated. */
+int ha_vtab_set_errmsg(sqlite3_vtab *vtab, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Replaces conn's info message. */
+void ha_vtab_set_info(struct ha_vtab_conn *conn, const char *text);
+
+/* xBestIndex for "one row per name" tables: a usable BINARY `=` on column
+ * name_col becomes HA_VTAB_IDX_NAME with argv[0] its value (omitted from
+ * SQLite's own check); otherwise a full scan of n_rows rows. */
+int ha_vtab_best_index_name(sqlite3_index_info *info, int name_col,
+                            int n_rows);
+
+/* Drops one reference to conn (a struct ha_vtab_conn *), freeing it with
+ * the last: the module destructor, and ha_vtab_release's body. */
+void ha_vtab_conn_unref(void *conn);
+
+/* Module registration (stats.c, globals.c), driven by vtab.c's modules[];
+ * conn gains one reference per module, released by the module
+ * destructor ha_vtab_conn_unref. */
+int ha_stats_register(sqlite3 *db, struct ha_vtab_conn *conn);
+int ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn);
+
+#endif /* HA_VTAB_UTIL_H */
