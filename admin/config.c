@@ -112,6 +112,11 @@ static const struct config_key config_keys[] = {
     {JEMALLOC, "prof_final", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_final), 0},
     {JEMALLOC, "prof_leak", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_leak), 0},
     {JEMALLOC, "prof_accum", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_accum), 0},
+    {JEMALLOC, "lg_prof_sample_min", KEY_INT, 0, 62, NULL,
+     OFF(jemalloc.lg_prof_sample_min), 0},
+    /* Up to an hour: figures older than that would mislead. */
+    {JEMALLOC, "stats_max_age_ms", KEY_INT, 0, 3600000, NULL,
+     OFF(jemalloc.stats_max_age_ms), 0},
     {JEMALLOC, "dump_prefix", KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
@@ -665,6 +670,8 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.prof_final = HA_UNSET;
     cfg->jemalloc.prof_leak = HA_UNSET;
     cfg->jemalloc.prof_accum = HA_UNSET;
+    cfg->jemalloc.lg_prof_sample_min = HA_DEFAULT_LG_PROF_SAMPLE_MIN;
+    cfg->jemalloc.stats_max_age_ms = 0;
     ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
                sizeof(cfg->jemalloc.dump_prefix));
 }
@@ -672,7 +679,7 @@ init_scalars(struct ha_config *cfg)
 /* Parses the raw credential and interface specs into users and ifaces.
  * lines[] holds where each came from (0 for a default). */
 static int
-derive(struct ha_config *cfg, const char *name, const unsigned lines[3],
+derive(struct ha_config *cfg, const char *name, const unsigned lines[4],
        char *err, size_t errlen)
 {
     char why[512];
@@ -707,6 +714,20 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[3],
     if (ha_config_parse_ifaces(cfg->mysql_ifaces, &cfg->ifaces, &cfg->n_ifaces,
                                why, sizeof(why)) < 0) {
         loc_err(err, errlen, l, ADMIN ".mysql_ifaces: %s", why);
+        return -1;
+    }
+    if (cfg->jemalloc.lg_prof_sample != HA_UNSET &&
+        cfg->jemalloc.lg_prof_sample < cfg->jemalloc.lg_prof_sample_min) {
+        l.line = lines[3];
+        loc_err(err, errlen, l,
+                   JEMALLOC ".lg_prof_sample = %d is below "
+                   JEMALLOC ".lg_prof_sample_min = %d: jemalloc promotes "
+                   "each sampled small allocation to a 16 KiB extent, so "
+                   "sampling that often can multiply resident memory; "
+                   "allowed: %d..62, or lower lg_prof_sample_min on purpose",
+                   cfg->jemalloc.lg_prof_sample,
+                   cfg->jemalloc.lg_prof_sample_min,
+                   cfg->jemalloc.lg_prof_sample_min);
         return -1;
     }
     return 0;
@@ -759,7 +780,7 @@ ha_config_default_exposed(const struct ha_config *cfg, char *why,
 void
 ha_config_init(struct ha_config *cfg)
 {
-    static const unsigned no_lines[3] = {0, 0, 0};
+    static const unsigned no_lines[4] = {0, 0, 0};
 
     init_scalars(cfg);
     cfg->datadir = strdup(".");
@@ -937,7 +958,7 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
 
 /* Where derive() finds the line of each spec it parses. */
 static unsigned *
-derive_line(unsigned lines[3], const struct config_key *k)
+derive_line(unsigned lines[4], const struct config_key *k)
 {
     if (k->offset == OFF(admin_credentials))
         return &lines[0];
@@ -945,12 +966,14 @@ derive_line(unsigned lines[3], const struct config_key *k)
         return &lines[1];
     if (k->offset == OFF(mysql_ifaces))
         return &lines[2];
+    if (k->offset == OFF(jemalloc.lg_prof_sample))
+        return &lines[3];
     return NULL;
 }
 
 static int
 parse_group(struct ha_config *cfg, const config_setting_t *group,
-            const char *gname, const char *name, unsigned lines[3], char *err,
+            const char *gname, const char *name, unsigned lines[4], char *err,
             size_t errlen)
 {
     int n = config_setting_length(group);
@@ -998,7 +1021,7 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
 
 static int
 parse_root(struct ha_config *cfg, const config_setting_t *root,
-           const char *name, unsigned lines[3], char *err, size_t errlen)
+           const char *name, unsigned lines[4], char *err, size_t errlen)
 {
     int n = config_setting_length(root);
 
@@ -1123,7 +1146,7 @@ load_text(struct ha_config *cfg, const char *text, const char *name,
           const char *include_dir, char *err, size_t errlen)
 {
     struct ha_config tmp;
-    unsigned lines[3] = {0, 0, 0};
+    unsigned lines[4] = {0, 0, 0, 0};
     config_t lc;
     bool lc_live = false;
 
@@ -1350,6 +1373,9 @@ ha_config_log(const struct ha_config *cfg)
     ha_log_info("config: " JEMALLOC ".prof_leak = %s", tri_name(j->prof_leak));
     ha_log_info("config: " JEMALLOC ".prof_accum = %s",
                 tri_name(j->prof_accum));
+    ha_log_info("config: " JEMALLOC ".lg_prof_sample_min = %d, "
+                "stats_max_age_ms = %d", j->lg_prof_sample_min,
+                j->stats_max_age_ms);
     ha_log_info("config: " JEMALLOC ".dump_prefix = \"%s\"", j->dump_prefix);
 }
 

@@ -272,6 +272,8 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->vtab.admin_value = ha_config_admin_value;
     s->vtab.admin_arg = cfg;
     s->vtab.datadir = s->datadir;
+    s->vtab.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
+    s->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
     s->shared.vtab = &s->vtab;
     s->shared.kill = kill_hook;
     s->shared.kill_arg = s;

@@ -165,6 +165,7 @@ static const char nondefault_cnf[] =
     "  net_write_timeout = 3; max_allowed_packet = 2097152;\n"
     "  max_output_buffer = 65536 }\n"
     "jemalloc_variables = { prof_active = true; lg_prof_sample = 1;\n"
+    "  lg_prof_sample_min = 0; stats_max_age_ms = 250;\n"
     "  lg_prof_interval = 2; prof_gdump = 1; prof_final = \"on\";\n"
     "  prof_leak = true; prof_accum = true; dump_prefix = \"x\" }\n";
 
@@ -322,6 +323,7 @@ START_TEST(test_config_all_keys)
         "jemalloc_variables =\n"
         "{\n"
         "    prof_active = true\n"
+        "    lg_prof_sample_min = 0\n"
         "    lg_prof_sample = 0\n"
         "    lg_prof_interval = -1\n"
         "    prof_gdump = \"ON\"\n"
@@ -785,13 +787,13 @@ START_TEST(test_config_include_relative)
     fclose(f);
     f = fopen(inc_path, "w");
     ck_assert_ptr_nonnull(f);
-    fputs("jemalloc_variables = { lg_prof_sample = 7 }\n", f);
+    fputs("jemalloc_variables = { lg_prof_sample = 17 }\n", f);
     fclose(f);
 
     ck_assert_msg(ha_config_load_file(&cfg, main_path, err, sizeof(err)) == 0,
                   "%s", err);
     ck_assert_str_eq(cfg.datadir, "/d");
-    ck_assert_int_eq(cfg.jemalloc.lg_prof_sample, 7);
+    ck_assert_int_eq(cfg.jemalloc.lg_prof_sample, 17);
     unlink(inc_path);
     unlink(main_path);
     rmdir(dir);
@@ -807,8 +809,19 @@ static const struct {
     const char *group;
     bool ok;
 } limit_cases[] = {
-    {"lg_prof_sample = 0", "jemalloc_variables", true},
+    {"lg_prof_sample_min = 0; lg_prof_sample = 0", "jemalloc_variables",
+     true},
     {"lg_prof_sample = 62", "jemalloc_variables", true},
+    /* The floor that protects hosts: 14 unless lowered on purpose. */
+    {"lg_prof_sample = 13", "jemalloc_variables", false},
+    {"lg_prof_sample = 14", "jemalloc_variables", true},
+    {"lg_prof_sample_min = 20; lg_prof_sample = 19", "jemalloc_variables",
+     false},
+    {"lg_prof_sample_min = 63", "jemalloc_variables", false},
+    {"stats_max_age_ms = 0", "jemalloc_variables", true},
+    {"stats_max_age_ms = 3600000", "jemalloc_variables", true},
+    {"stats_max_age_ms = 3600001", "jemalloc_variables", false},
+    {"stats_max_age_ms = -1", "jemalloc_variables", false},
     {"lg_prof_sample = 63", "jemalloc_variables", false},
     {"lg_prof_sample = -1", "jemalloc_variables", false},
     {"lg_prof_interval = -1", "jemalloc_variables", true},

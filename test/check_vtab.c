@@ -211,6 +211,7 @@ static const struct {
     {"narenas", "4"},
     {"prof.lg_sample", "19"},
     {"prof.interval", "0"},
+    {"stats_age_ms", "0"},
 };
 
 START_TEST(test_vtab_stats_every_row)
@@ -241,9 +242,9 @@ END_TEST
 START_TEST(test_vtab_stats_epoch_once_per_scan)
 {
     fake_clear_counts();
-    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 14);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 15);
     ck_assert_uint_eq(fake_get("epoch")->n_writes, 1);
-    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 14);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 15);
     ck_assert_uint_eq(fake_get("epoch")->n_writes, 2);
     ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_metrics"), 7);
     ck_assert_uint_eq(fake_get("epoch")->n_writes, 3);
@@ -276,7 +277,7 @@ START_TEST(test_vtab_stats_where_name_reads_one_row)
     fake_clear_counts();
     ck_assert_int_eq(count_rows("SELECT variable_name FROM "
                                 "stats_memory_jemalloc"),
-                     14);
+                     15);
     ck_assert_uint_eq(fake.n_calls, 1);
 
     /* ProxySQL table, same plan. */
@@ -301,10 +302,10 @@ START_TEST(test_vtab_stats_failing_mallctl_is_null)
     ck_assert_str_eq(query1("SELECT variable_value FROM stats_memory_jemalloc"
                             " WHERE variable_name = 'active'"),
                      "2000");
-    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 14);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 15);
     /* Epoch itself failing (no stats) is not an error either. */
     fake_get("epoch")->fail_errno = EFAULT;
-    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 14);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_memory_jemalloc"), 15);
 }
 END_TEST
 
@@ -391,6 +392,8 @@ static const char *const gv_names[] = {
     "jemalloc-prof_gdump",
     "jemalloc-prof_thread_active_init",
     "jemalloc-background_thread",
+    "jemalloc-lg_prof_sample_min",
+    "jemalloc-stats_max_age_ms",
     "jemalloc-dump_now",
     "jemalloc-reset_now",
     "jemalloc-purge_now",

@@ -122,6 +122,8 @@ enum gv_kind {
     GV_RO_SSIZE,  /* ssize_t mallctl, read-only */
     GV_RO_STR,    /* const char * mallctl, read-only */
     GV_PREFIX,    /* effective prof prefix, read-only */
+    GV_LG_MIN,    /* ctx->lg_prof_sample_min, read-only */
+    GV_STATS_AGE, /* ctx->stats_max_age_ms, read-write */
     GV_KIND_MAX
 };
 
@@ -202,6 +204,11 @@ static const struct gv_row gv_rows[] = {
     {"jemalloc-prof_thread_active_init", "prof.thread_active_init", GV_BOOL,
      GV_PROF, 0, NULL},
     {"jemalloc-background_thread", "background_thread", GV_BOOL, 0, 0, NULL},
+
+    {"jemalloc-lg_prof_sample_min", NULL, GV_LG_MIN, 0, 0,
+     "it guards the host's memory and comes from the config file "
+     "(jemalloc_variables.lg_prof_sample_min); lower it there on purpose"},
+    {"jemalloc-stats_max_age_ms", NULL, GV_STATS_AGE, 0, 0, NULL},
 
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
     {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
@@ -376,6 +383,12 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
     case GV_PREFIX:
         rc = ha_mallctl_prof_prefix(ops, buf, len);
         break;
+    case GV_LG_MIN:
+        snprintf(buf, len, "%u", ctx->lg_prof_sample_min);
+        break;
+    case GV_STATS_AGE:
+        snprintf(buf, len, "%u", ctx->stats_max_age_ms);
+        break;
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -387,7 +400,8 @@ static bool
 gv_writable(const struct gv_row *r)
 {
     return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
-           r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE;
+           r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE ||
+           r->kind == GV_STATS_AGE;
 }
 
 static bool
@@ -511,10 +525,34 @@ gv_validate(globals_vtab *vt, int idx, const char *text)
         return gv_mallctl_error(vt, r, ENOENT, shown, NULL);
 
     if (r->kind == GV_LG_SAMPLE) {
+        unsigned floor = vt->conn->ctx->lg_prof_sample_min;
+        char rate[32];
+
         if (ha_value_parse_int(text, 0, GV_LG_SAMPLE_MAX, &lg) != 0)
             return ha_vtab_set_errmsg(&vt->base,
                                       "%s = '%s': invalid value; allowed: %s",
                                       r->name, shown, GV_LG_SAMPLE_ALLOWED);
+        if (lg < (long long)floor) {
+            ha_value_format_lg_bytes((unsigned)lg, rate, sizeof(rate));
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s' refused: below the floor "
+                "jemalloc-lg_prof_sample_min = %u. A sample every %s would "
+                "cost the host memory: jemalloc promotes each sampled small "
+                "allocation to a 16 KiB extent (measured in redis: 2.8x "
+                "resident memory at 10). Allowed: %u..62; to go lower, "
+                "lower jemalloc_variables.lg_prof_sample_min in the config",
+                r->name, shown, floor, rate, floor);
+        }
+        return gv_stage(vt, idx, lg, text);
+    }
+    if (r->kind == GV_STATS_AGE) {
+        if (ha_value_parse_int(text, 0, 3600000, &lg) != 0)
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': invalid value; allowed: milliseconds from 0 "
+                "(refresh jemalloc's statistics on every scan) to 3600000",
+                r->name, shown);
         return gv_stage(vt, idx, lg, text);
     }
     if (ha_value_parse_bool(text, &b) != 0) {
@@ -644,6 +682,18 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
                      "prof.reset discarded the heap profile samples "
                      "collected so far");
         break;
+    case GV_STATS_AGE:
+        c->old_lg = vt->conn->ctx->stats_max_age_ms;
+        vt->conn->ctx->stats_max_age_ms = (unsigned)c->value;
+        set_text(info, infolen,
+                 c->value == 0
+                     ? "%s set to %lld: every scan refreshes jemalloc's "
+                       "statistics"
+                     : "%s set to %lld: scans share one refresh of "
+                       "jemalloc's statistics for up to that many ms "
+                       "(stats_memory_jemalloc.stats_age_ms shows the age)",
+                 r->name, c->value);
+        break;
     case GV_PURGE:
         f.errnum = ha_mallctl_action(ops, r->mallctl);
         if (f.errnum == 0)
@@ -684,6 +734,8 @@ gv_undo(globals_vtab *vt, int n, char *report, size_t len)
             rc = ha_mallctl_write_bool(ops, r->mallctl, c->old_bool, NULL);
         else if (r->kind == GV_LG_SAMPLE && c->old_lg != (size_t)c->value)
             rc = ha_mallctl_write_size(ops, "prof.reset", c->old_lg);
+        else if (r->kind == GV_STATS_AGE)
+            vt->conn->ctx->stats_max_age_ms = (unsigned)c->old_lg;
         list = !gv_is_action(r) ? (rc == 0 ? undone : failed) : done;
         if (list[0] != '\0')
             strncat(list, ", ", 511 - strlen(list));

@@ -38,6 +38,8 @@
  *   prof.interval                    prof.interval                  uint64
  *                                    (mean bytes between interval dumps,
  *                                    0 = no interval dumps)
+ *   stats_age_ms                     (none: ms since jemalloc's
+ *                                    statistics were last refreshed)
  *
  * Schema of stats_memory_metrics (ProxySQL's, values as text like there):
  *   0 Variable_Name  VARCHAR
@@ -52,7 +54,10 @@
  *   0                     full scan.
  *
  * Every xFilter writes jemalloc's "epoch" exactly once, so each scan sees
- * current values; values are read when a row's value column is first
+ * current values, unless jemalloc-stats_max_age_ms is set: then scans
+ * within that many ms of the last refresh share it (the refresh locks
+ * every arena, which a host with many arenas feels under frequent
+ * polling), and stats_age_ms says how old the figures are; values are read when a row's value column is first
  * asked for. When a mallctl fails (jemalloc without --enable-stats, or an
  * older jemalloc without the name) the value is NULL, not an error. The
  * prof.* rows are NULL while profiling is unavailable (opt.prof=false),
@@ -79,6 +84,7 @@ enum stats_type {
     STATS_U64,        /* uint64_t mallctl */
     STATS_UNSIGNED,   /* unsigned mallctl */
     STATS_SQLITE_MEM, /* sqlite3_memory_used(), no mallctl */
+    STATS_AGE,        /* ms since the figures were refreshed */
     STATS_TYPE_MAX
 };
 
@@ -111,6 +117,7 @@ static const struct stats_row jemalloc_rows[] = {
     {"narenas", "arenas.narenas", STATS_UNSIGNED, 0},
     {"prof.lg_sample", "prof.lg_sample", STATS_SIZE, STATS_NEEDS_PROF},
     {"prof.interval", "prof.interval", STATS_U64, STATS_NEEDS_PROF},
+    {"stats_age_ms", NULL, STATS_AGE, 0},
 };
 
 static const struct stats_row metrics_rows[] = {
@@ -219,6 +226,13 @@ stats_read_row(stats_vtab *vt, stats_cursor *cur)
         case STATS_SQLITE_MEM:
             cur->value = sqlite3_memory_used();
             break;
+        case STATS_AGE: {
+            long long age = ha_vtab_stats_age_ms(vt->conn->ctx);
+
+            rc = age < 0 ? -1 : 0;
+            cur->value = age;
+            break;
+        }
         case STATS_TYPE_MAX:
             rc = -1;
             break;
@@ -371,7 +385,7 @@ stats_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     cur->end = t->n_rows;
     cur->have_value = false;
     /* Failure (stats disabled) shows up as NULL values, row by row. */
-    (void)ha_mallctl_epoch(vt->conn->ctx->ops);
+    ha_vtab_refresh_stats(vt->conn->ctx);
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
         const char *name = (const char *)sqlite3_value_text(argv[0]);
 

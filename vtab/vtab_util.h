@@ -30,7 +30,24 @@ struct ha_vtab_ctx {
     bool (*admin_value)(const void *arg, const char *name, char *buf,
                         size_t len);
     const void *admin_arg;             /* passed to admin_value */
+
+    /* Guards for the host (jemalloc_variables). */
+    unsigned lg_prof_sample_min;       /* lower rates refused; 0: none */
+    /* jemalloc's "epoch" refresh locks every arena (costly with many),
+     * so scans share one refresh for up to stats_max_age_ms; 0: every
+     * scan refreshes. Written by global_variables on the loop's thread. */
+    unsigned stats_max_age_ms;
+    long long stats_epoch_ms;          /* CLOCK_MONOTONIC ms of the last
+                                          refresh; 0: never */
 };
+
+/* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
+ * refresh is younger than ctx->stats_max_age_ms. */
+void ha_vtab_refresh_stats(struct ha_vtab_ctx *ctx);
+
+/* Age of the statistics in ms (time since the last refresh), or -1 when
+ * they were never refreshed. */
+long long ha_vtab_stats_age_ms(const struct ha_vtab_ctx *ctx);
 
 /* Longest OK-packet info message, terminating NUL included. */
 #define HA_VTAB_INFO_MAX 1024

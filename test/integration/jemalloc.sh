@@ -12,6 +12,10 @@
 . "$(dirname "$0")/lib.sh"
 ha_needs_live_jemalloc
 
+# The whole 0..62 range of lg_prof_sample is exercised here, so the floor
+# that protects hosts is lowered on purpose; the floor itself is checked
+# at the end with the default config.
+HA_JEMALLOC='lg_prof_sample_min = 0;'
 ha_start || ha_bail "heapadmind starts and takes logins"
 
 # --- stats_memory_jemalloc ---------------------------------------------------
@@ -230,5 +234,45 @@ ha_sql_is "the row count of global_variables did not change" \
 set_var jemalloc-prof_active false
 var_is "prof_active switched off at the end" jemalloc-prof_active false
 ha_sql_is "the daemon still serves" "SELECT 1+1" 2
+
+# --- the lg_prof_sample floor and the statistics freshness window --------------
+
+HA_JEMALLOC=
+HA_DATADIR=$HA_TMP/floor
+if ha_start; then
+    var_is "jemalloc-lg_prof_sample_min defaults to 14" \
+        jemalloc-lg_prof_sample_min 14
+    HA_OUT=$(ha_mysql -e "UPDATE global_variables SET variable_value = '12' WHERE variable_name = 'jemalloc-lg_prof_sample'" 2>&1)
+    ha_like "lg_prof_sample 12 is refused below the floor, with the memory cost explained" \
+        "below the floor jemalloc-lg_prof_sample_min = 14.*16 KiB extent.*Allowed: 14..62" "$HA_OUT"
+    var_is "the refused UPDATE changed nothing" jemalloc-lg_prof_sample 19
+    set_var jemalloc-lg_prof_sample 14
+    var_is "lg_prof_sample 14, the floor itself, is accepted" \
+        jemalloc-lg_prof_sample 14
+    HA_OUT=$(ha_mysql -e "UPDATE global_variables SET variable_value = '1' WHERE variable_name = 'jemalloc-lg_prof_sample_min'" 2>&1)
+    ha_like "the floor cannot be lowered over SQL" \
+        "jemalloc-lg_prof_sample_min is read-only" "$HA_OUT"
+
+    ha_sql_is "stats_age_ms: every scan refreshes by default (age 0)" \
+        "SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'stats_age_ms'" 0
+    set_var jemalloc-stats_max_age_ms 60000
+    var_is "jemalloc-stats_max_age_ms is settable" jemalloc-stats_max_age_ms 60000
+    ha_sql "SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'allocated'"
+    sleep 1.2
+    ha_sql "SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'stats_age_ms'"
+    ha_like "with a 60 s window, a scan 1.2 s later reuses the refresh (age >= 1000 ms)" \
+        "^0:[1-9][0-9]{3,}$" "$HA_RC:$HA_OUT"
+    set_var jemalloc-stats_max_age_ms 0
+    ha_sql_is "back to 0: the next scan refreshes again" \
+        "SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'stats_age_ms'" 0
+    HA_OUT=$(ha_mysql -e "UPDATE global_variables SET variable_value = '-5' WHERE variable_name = 'jemalloc-stats_max_age_ms'" 2>&1)
+    ha_like "a negative window is refused, naming what is allowed" \
+        "jemalloc-stats_max_age_ms = '-5': invalid value; allowed: milliseconds" "$HA_OUT"
+fi
+
+printf 'jemalloc_variables = { lg_prof_sample = 10 }\n' > "$HA_TMP/floorcfg.cnf"
+HA_OUT=$(timeout 10 "$HA_DAEMON" -f -c "$HA_TMP/floorcfg.cnf" -D "$HA_TMP/floorcfg" 2>&1)
+ha_like "a config asking for lg_prof_sample below the floor is refused at start" \
+    "lg_prof_sample = 10 is below jemalloc_variables.lg_prof_sample_min = 14" "$HA_OUT"
 
 ha_done

@@ -35,6 +35,8 @@ workload() {
 # --- manual dumps and jeprof ----------------------------------------------------
 
 HA_DATADIR=$HA_TMP/data
+# Samples every KiB below: the host-protecting floor lowered on purpose.
+HA_JEMALLOC='lg_prof_sample_min = 0;'
 ha_start || ha_bail "heapadmind starts and takes logins"
 datadir=$(realpath "$HA_DATADIR")
 pid=$HA_PID
@@ -185,7 +187,7 @@ HA_ENV=()
 # --- config-driven start-up profiling: interval and final dumps -------------------
 
 HA_DATADIR=$HA_TMP/interval
-HA_JEMALLOC='prof_active = true; lg_prof_interval = 20; lg_prof_sample = 10; prof_final = true;'
+HA_JEMALLOC='prof_active = true; lg_prof_interval = 20; lg_prof_sample = 10; prof_final = true; lg_prof_sample_min = 10;'
 if ha_start; then
     datadir=$(realpath "$HA_DATADIR")
     pid=$(cat "$datadir/heapadmind.pid" 2>/dev/null)
