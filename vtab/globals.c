@@ -47,6 +47,11 @@
  *   jemalloc-prof_gdump               RW P  prof.gdump
  *   jemalloc-prof_thread_active_init  RW P  prof.thread_active_init
  *   jemalloc-background_thread        RW    background_thread
+ *   jemalloc-lg_prof_sample_min       RO    jemalloc_variables.lg_prof_sample_min:
+ *                                           jemalloc-lg_prof_sample below it
+ *                                           is refused (host memory guard)
+ *   jemalloc-stats_max_age_ms         RW    how long scans of stats_memory_*
+ *                                           share one epoch refresh, ms
  *   jemalloc-dump_now                 A  P  prof.dump (jemalloc's naming,
  *                                           prof.prefix = datadir/stem)
  *   jemalloc-reset_now                A  P  prof.reset at the current rate
