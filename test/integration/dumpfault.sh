@@ -46,7 +46,7 @@ if ! mount -t tmpfs -o size=256k,mode=0755 heapadmin-test "$mnt"; then
 fi
 
 HA_DATADIR=$mnt
-HA_JEMALLOC='prof_active = true; lg_prof_sample = 10;'
+HA_JEMALLOC='prof_active = true; lg_prof_sample = 10; lg_prof_sample_min = 10;'
 ha_start || ha_bail "the daemon did not start on the tmpfs datadir"
 ha_sql "CREATE TABLE w (x TEXT);
     WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 2000)
