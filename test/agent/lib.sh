@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash
+#
+# Shared harness for the agent tests: real, unmodified Debian daemons
+# (redis-server, varnishd, nghttpx) started with the built LD_PRELOAD
+# agent, driven by the real mariadb client on the agent's unix socket and
+# read back with jeprof. On top of test/integration/lib.sh (TAP output,
+# watchdog, private temp dir, cleanup of every pid in HA_PIDS).
+#
+# Environment: HA_AGENT, the agent (default: the build tree's
+# agent/.libs/heapadmin-agent.so).
+
+# shellcheck source=../integration/lib.sh
+. "$(cd "$(dirname "${BASH_SOURCE[0]}")/../integration" && pwd)/lib.sh"
+
+HA_AGENT=${HA_AGENT:-$HA_BUILDDIR/agent/.libs/heapadmin-agent.so}
+if [ ! -f "$HA_AGENT" ]; then
+    echo "not ok 1 - no agent at $HA_AGENT (configure disabled it?)"
+    echo "1..1"
+    exit 1
+fi
+
+# ag_sql SOCK SQL: runs SQL on the agent's socket in batch mode; sets
+# HA_OUT, HA_ERR and HA_RC like ha_sql.
+ag_sql() {
+    local sock=$1 sql=$2
+    HA_OUT=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
+        --protocol=SOCKET -S "$sock" -uadmin -padmin -N -B -e "$sql" \
+        2>"$HA_TMP/.stderr")
+    HA_RC=$?
+    HA_ERR=$(cat "$HA_TMP/.stderr")
+}
+
+# ag_wait_socket PATH SECONDS: 0 once PATH is a socket something answers
+# on, 1 after SECONDS.
+ag_wait_socket() {
+    local path=$1 i n
+    n=$(awk -v s="$2" 'BEGIN { printf "%d", s * 10 }')
+    for ((i = 0; i < n; i++)); do
+        if [ -S "$path" ] &&
+            timeout 2 mariadb --no-defaults --protocol=SOCKET -S "$path" \
+                -uadmin -padmin -N -B -e 'SELECT 1' >/dev/null 2>&1; then
+            return 0
+        fi
+        sleep 0.1
+    done
+    return 1
+}
+
+# ag_set SOCK NAME VALUE: UPDATE global_variables on the agent.
+ag_set() {
+    ag_sql "$1" "UPDATE global_variables SET variable_value = '$3' WHERE variable_name = '$2'"
+}
+
+# ag_dump SOCK: dump_now; prints the file named in the OK message.
+ag_dump() {
+    local out
+    out=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
+        --protocol=SOCKET -S "$1" -uadmin -padmin -vvv -e \
+        "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'" 2>&1)
+    sed -n 's/.*heap profile written to \([^ ]*\) .*/\1/p' <<<"$out" | head -1
+}
+
+# ag_threads PID: the names of PID's threads, one per line.
+ag_threads() {
+    cat /proc/"$1"/task/*/comm 2>/dev/null
+}
+
+# ag_env: the environment every attached daemon gets (an array).
+ag_env() {
+    AG_ENV=(LD_PRELOAD="$HA_AGENT" MALLOC_CONF=prof:true,prof_active:false
+        HEAPADMIN_START_DELAY_MS="${AG_DELAY_MS:-300}"
+        HEAPADMIN_LOG="$HA_TMP/agent.log")
+}
