@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -74,11 +75,13 @@ static int
 write_pem(const char *path, mode_t mode, EVP_PKEY *key, X509 *cert,
           bool public_only, char *err, size_t errlen)
 {
-    char tmp[PATH_MAX + 8];
+    char tmp[PATH_MAX + 32];
     FILE *f = NULL;
     int fd, ok;
 
-    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    /* The pid keeps two processes that share a datadir (an agent in a
+     * host's master and worker) off each other's temporary file. */
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     unlink(tmp);
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0 || (f = fdopen(fd, "w")) == NULL) {
@@ -326,6 +329,9 @@ int
 ha_tls_init(struct ha_tls *t, const struct ha_config *cfg,
             const char *datadir, char *err, size_t errlen)
 {
+    char lock[PATH_MAX];
+    int lfd, ret = 0;
+
     memset(t, 0, sizeof(*t));
     if (cfg->require_tls && !cfg->have_ssl) {
         ha_err_set(err, errlen,
@@ -333,12 +339,23 @@ ha_tls_init(struct ha_tls *t, const struct ha_config *cfg,
                    "no one could log in over TCP");
         return -1;
     }
+    /* Processes that share a datadir (a host's master and workers, each
+     * with an agent) must not generate the key material at once: one
+     * would read another's half-written pair. The lock is held for the
+     * generation only (about 0.1 s, once per datadir). */
+    in_datadir(lock, sizeof(lock), datadir, ".heapadmin-keys.lock");
+    lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (lfd >= 0)
+        while (flock(lfd, LOCK_EX) != 0 && errno == EINTR) {
+        }
     if ((cfg->have_ssl && init_ctx(t, cfg, datadir, err, errlen) != 0) ||
         init_rsa(t, datadir, err, errlen) != 0) {
         ha_tls_free(t);
-        return -1;
+        ret = -1;
     }
-    return 0;
+    if (lfd >= 0)
+        close(lfd);
+    return ret;
 }
 
 void
