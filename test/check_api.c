@@ -1,0 +1,265 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The public API (include/heapadmin.h) as a host uses it: errors come
+ * back as messages, start/stop/start works on the same port, two
+ * instances in one process stay apart, the log goes only to the sink the
+ * host chose, host-base mode refuses a default SIGPIPE, and an abandoned
+ * instance (a fork child's view) releases its listeners.
+ */
+#include <arpa/inet.h>
+#include <check.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "include/heapadmin.h"
+#include "test/check_main.h"
+
+static char tmpdir[] = "/tmp/check_api.XXXXXX";
+
+static void
+setup(void)
+{
+    ck_assert_ptr_nonnull(mkdtemp(tmpdir));
+}
+
+static void
+teardown(void)
+{
+    char cmd[128];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", tmpdir);
+    if (system(cmd) != 0) {
+    }
+    strcpy(tmpdir, "/tmp/check_api.XXXXXX");
+}
+
+/* A free loopback port, chosen by the kernel. */
+static int
+free_port(void)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    socklen_t len = sizeof(a);
+    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
+    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
+    port = ntohs(a.sin_port);
+    close(fd);
+    return port;
+}
+
+/* The first packet on a fresh connection: MySQL's HandshakeV10 starts
+ * with protocol version 10 after the 4-byte header. Returns the byte, or
+ * -1 when nothing answers. */
+static int
+greeting(int port)
+{
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    struct timeval tv = {5, 0};
+    unsigned char buf[16];
+    int fd = socket(AF_INET, SOCK_STREAM, 0), ret = -1;
+
+    a.sin_port = htons((uint16_t)port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
+        recv(fd, buf, sizeof(buf), MSG_WAITALL) == (ssize_t)sizeof(buf))
+        ret = buf[4];
+    close(fd);
+    return ret;
+}
+
+static char *
+config_text(int port, const char *sub)
+{
+    char *text = NULL;
+
+    ck_assert_int_gt(asprintf(&text,
+                              "datadir = \"%s/%s\"\n"
+                              "admin_variables = { mysql_ifaces = "
+                              "\"127.0.0.1:%d;%s/%s.sock\" }\n",
+                              tmpdir, sub, port, tmpdir, sub),
+                     0);
+    return text;
+}
+
+/* A log sink that counts lines and remembers the last one. */
+struct sink {
+    pthread_mutex_t mu;
+    int lines;
+    char last[512];
+};
+
+static void
+sink_fn(int level, const char *line, void *arg)
+{
+    struct sink *s = arg;
+
+    (void)level;
+    pthread_mutex_lock(&s->mu);
+    s->lines++;
+    snprintf(s->last, sizeof(s->last), "%s", line);
+    pthread_mutex_unlock(&s->mu);
+}
+
+START_TEST(test_api_bad_config_is_a_message)
+{
+    struct heapadmin_options o = {
+        .config_text = "admin_variables = { max_connections = 0 }\n",
+        .no_log = 1,
+    };
+    struct heapadmin *h = (struct heapadmin *)&o;
+    char err[512] = "";
+
+    ck_assert_int_eq(heapadmin_new(&o, &h, err, sizeof(err)), -1);
+    ck_assert_ptr_null(h);
+    ck_assert_msg(strstr(err, "config_text:1:") != NULL &&
+                      strstr(err, "max_connections") != NULL,
+                  "%s", err);
+    /* NULL options: built-in defaults, but the default datadir "." must
+     * be writable: run in the temp dir. */
+    heapadmin_free(NULL);
+}
+END_TEST
+
+START_TEST(test_api_start_stop_start)
+{
+    int port = free_port();
+    char *text = config_text(port, "a");
+    struct sink s = {PTHREAD_MUTEX_INITIALIZER, 0, ""};
+    struct heapadmin_options o = {
+        .config_text = text, .log = sink_fn, .log_arg = &s};
+    struct heapadmin *h = NULL;
+    char err[512] = "", path[256];
+    struct stat st;
+
+    ck_assert_msg(heapadmin_new(&o, &h, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(heapadmin_listener_count(h), 0);
+    for (int round = 0; round < 2; round++) {
+        ck_assert_msg(heapadmin_start(h, err, sizeof(err)) == 0, "%s", err);
+        ck_assert_int_eq(heapadmin_listener_count(h), 2);
+        ck_assert_int_eq(heapadmin_listener_port(h, 0), port);
+        ck_assert_ptr_null(heapadmin_listener_path(h, 0));
+        snprintf(path, sizeof(path), "%s/a.sock", tmpdir);
+        ck_assert_str_eq(heapadmin_listener_path(h, 1), path);
+        ck_assert_int_eq(greeting(port), 10);
+        ck_assert_int_eq(heapadmin_start(h, err, sizeof(err)), -1);
+        ck_assert_str_eq(err, "already started");
+        heapadmin_stop(h);
+        ck_assert_int_eq(greeting(port), -1);
+        ck_assert_int_eq(stat(path, &st), -1); /* socket file removed */
+    }
+    heapadmin_stop(h); /* twice is harmless */
+    heapadmin_free(h);
+    ck_assert_int_gt(s.lines, 0);
+    ck_assert_msg(strstr(s.last, "heapadmin stopped") != NULL, "%s", s.last);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_api_two_instances)
+{
+    int p1 = free_port(), p2 = free_port();
+    char *t1 = config_text(p1, "one"), *t2 = config_text(p2, "two");
+    struct heapadmin_options o1 = {.config_text = t1, .no_log = 1};
+    struct heapadmin_options o2 = {.config_text = t2, .no_log = 1};
+    struct heapadmin *h1 = NULL, *h2 = NULL;
+    char err[512] = "";
+
+    ck_assert_msg(heapadmin_new(&o1, &h1, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(heapadmin_new(&o2, &h2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_str_ne(heapadmin_datadir(h1), heapadmin_datadir(h2));
+    ck_assert_msg(heapadmin_start(h1, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(heapadmin_start(h2, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(greeting(p1), 10);
+    ck_assert_int_eq(greeting(p2), 10);
+    heapadmin_free(h1);
+    ck_assert_int_eq(greeting(p1), -1);
+    ck_assert_int_eq(greeting(p2), 10);
+    heapadmin_free(h2);
+    free(t1);
+    free(t2);
+}
+END_TEST
+
+START_TEST(test_api_host_base_needs_sigpipe_ignored)
+{
+    int port = free_port();
+    char *text = config_text(port, "b");
+    struct heapadmin_options o = {.config_text = text, .no_log = 1};
+    struct event_base *base = event_base_new();
+    struct heapadmin *h = NULL;
+    char err[512] = "";
+
+    signal(SIGPIPE, SIG_DFL);
+    ck_assert_msg(heapadmin_new(&o, &h, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_int_eq(heapadmin_start_on_base(h, base, err, sizeof(err)), -1);
+    ck_assert_msg(strstr(err, "SIGPIPE") != NULL, "%s", err);
+    signal(SIGPIPE, SIG_IGN);
+    ck_assert_msg(heapadmin_start_on_base(h, base, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_int_eq(heapadmin_listener_port(h, 0), port);
+    heapadmin_free(h);
+    event_base_free(base);
+    free(text);
+}
+END_TEST
+
+START_TEST(test_api_abandon_closes_only_listeners)
+{
+    int port = free_port();
+    char *text = config_text(port, "c");
+    struct heapadmin_options o = {.config_text = text, .no_log = 1};
+    struct heapadmin *h = NULL;
+    char err[512] = "";
+    pid_t pid;
+    int status;
+
+    ck_assert_msg(heapadmin_new(&o, &h, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(heapadmin_start(h, err, sizeof(err)) == 0, "%s", err);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        /* The child inherited h without its thread. */
+        heapadmin_abandon(h);
+        _exit(0);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_int_eq(WEXITSTATUS(status), 0);
+    /* The parent's listener is untouched by the child's close. */
+    ck_assert_int_eq(greeting(port), 10);
+    heapadmin_free(h);
+    free(text);
+}
+END_TEST
+
+static Suite *
+api_suite(void)
+{
+    Suite *s = suite_create("api");
+    TCase *tc = tcase_create("core");
+
+    tcase_add_checked_fixture(tc, setup, teardown);
+    tcase_set_timeout(tc, 60);
+    tcase_add_test(tc, test_api_bad_config_is_a_message);
+    tcase_add_test(tc, test_api_start_stop_start);
+    tcase_add_test(tc, test_api_two_instances);
+    tcase_add_test(tc, test_api_host_base_needs_sigpipe_ignored);
+    tcase_add_test(tc, test_api_abandon_closes_only_listeners);
+    suite_add_tcase(s, tc);
+    return s;
+}
+
+HA_CHECK_MAIN(api_suite)
