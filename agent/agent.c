@@ -28,6 +28,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <libconfig.h>
+
 #include "include/heapadmin.h"
 
 /* jemalloc reads this when it initialises, before any constructor runs
@@ -249,6 +251,27 @@ remove_if_stale(const char *path)
     close(fd);
 }
 
+/* admin_variables.mysql_ifaces from the config file into out ("" when
+ * the config sets none or cannot be read: heapadmin_new reports the
+ * latter with file and line). */
+static void
+config_ifaces(char *out, size_t len)
+{
+    config_t c;
+    const char *v = NULL;
+
+    out[0] = '\0';
+    if (settings.conf[0] == '\0')
+        return;
+    config_init(&c);
+    if (config_read_file(&c, settings.conf) == CONFIG_TRUE &&
+        config_lookup_string(&c, "admin_variables.mysql_ifaces", &v) ==
+            CONFIG_TRUE &&
+        v != NULL && strlen(v) < len)
+        memcpy(out, v, strlen(v) + 1);
+    config_destroy(&c);
+}
+
 /* ------------------------------------------------------------------
  * Serving
  * ------------------------------------------------------------------ */
@@ -276,7 +299,7 @@ serve(pid_t parent)
     struct heapadmin_options o;
     struct heapadmin *h = NULL;
     char datadir[PATH_MAX], sock[PATH_MAX], ifaces[PATH_MAX + 300];
-    char err[1024];
+    char cfg_ifaces[PATH_MAX], err[1024];
     const char *dd = NULL;
     pid_t pid = getpid();
 
@@ -330,10 +353,36 @@ serve(pid_t parent)
                              (long)parent) < sizeof(old))
             remove_if_stale(old);
     }
-    if (settings.tcp[0] != '\0' && pid == settings.first_pid)
+    /* The config's interfaces belong to the service's own process: the
+     * first one, or the child that took over from a daemonizing parent.
+     * Other children (per-process) get the socket named after their pid,
+     * as the config's addresses are taken. */
+    config_ifaces(cfg_ifaces, sizeof(cfg_ifaces));
+    if (settings.socket_tmpl[0] == '\0' && cfg_ifaces[0] != '\0' &&
+        (pid == settings.first_pid || parent > 0)) {
+        if (expand(cfg_ifaces, pid, ifaces, sizeof(ifaces)) != 0) {
+            agent_log("error", "mysql_ifaces is too long");
+            return;
+        }
+        /* A stale socket of the parent we followed is replaced by the
+         * library's own stale-socket check when it binds. */
+    } else if (settings.tcp[0] != '\0' && pid == settings.first_pid) {
         snprintf(ifaces, sizeof(ifaces), "%s;%s", sock, settings.tcp);
-    else
+    } else {
         snprintf(ifaces, sizeof(ifaces), "%s", sock);
+    }
+    {
+        /* The socket to remove at exit: the first unix path. */
+        const char *semi = strchr(ifaces, ';');
+        size_t n = semi != NULL ? (size_t)(semi - ifaces) : strlen(ifaces);
+
+        if (ifaces[0] == '/' && n < sizeof(sock)) {
+            memcpy(sock, ifaces, n);
+            sock[n] = '\0';
+        } else if (ifaces[0] != '/') {
+            sock[0] = '\0';
+        }
+    }
 
     fill_options(&o, dd, ifaces);
     if (heapadmin_new(&o, &h, err, sizeof(err)) != 0) {

@@ -15,8 +15,11 @@
  *                             /var/lib/heapadmin when writable, else
  *                             /tmp/heapadmin-<uid>
  *   HEAPADMIN_SOCKET          the unix socket; "%p" is replaced by the
- *                             pid and "%n" by the program name; default
- *                             <datadir>/%n.%p.sock
+ *                             pid and "%n" by the program name; default:
+ *                             the config's admin_variables.mysql_ifaces
+ *                             (with %p and %n expanded too) for the
+ *                             service's own process, <datadir>/%n.%p.sock
+ *                             otherwise and for every other process
  *   HEAPADMIN_TCP             also listen on this host:port (first
  *                             process only: a fork child cannot share it)
  *   HEAPADMIN_LOG             log file; default: none unless the config

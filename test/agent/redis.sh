@@ -147,4 +147,33 @@ ha_is "the parent still serves the admin port after BGSAVE" "0:1" "$HA_RC:$HA_OU
 kill -TERM "$dpid"
 ha_ok "SIGTERM stops the daemonized redis" ha_wait_gone "$dpid" 10
 
+# --- HEAPADMIN_CONF: the config's endpoint and credentials -----------------
+
+cat >"$HA_TMP/agent.cnf" <<EOF
+datadir = "$data"
+admin_variables =
+{
+    admin_credentials = "ops:s3cret"
+    mysql_ifaces = "$HA_SOCKDIR/cfg.%n.sock"
+}
+EOF
+port=$(ha_free_port)
+ag_env
+env "${AG_ENV[@]}" HEAPADMIN_CONF="$HA_TMP/agent.cnf" \
+    redis-server --port "$port" --save '' --appendonly no --dir "$HA_TMP" \
+    >"$HA_TMP/redis-c.out" 2>"$HA_TMP/redis-c.err" &
+cpid=$!
+HA_PIDS+=("$cpid")
+csock=$HA_SOCKDIR/cfg.redis-server.sock
+for _ in $(seq 100); do [ -S "$csock" ] && break; sleep 0.1; done
+out=$(timeout 10 mariadb --no-defaults --protocol=SOCKET -S "$csock" \
+    -uops -ps3cret -N -B -e "SELECT variable_value FROM global_variables WHERE variable_name = 'jemalloc-prof'" 2>&1)
+ha_is "the config's mysql_ifaces (%n expanded) and credentials serve redis" \
+    true "$out"
+out=$(timeout 10 mariadb --no-defaults --protocol=SOCKET -S "$csock" \
+    -uadmin -padmin -e "SELECT 1" 2>&1)
+ha_like "... and the default credentials no longer log in" "ERROR 1045" "$out"
+kill -TERM "$cpid"
+ha_ok "SIGTERM stops it" ha_wait_gone "$cpid" 10
+
 ha_done
