@@ -264,7 +264,8 @@ read_hex(const char **pp, const char *e, uint64_t *v)
     return 0;
 }
 
-#define COUNTS_SHAPE "'<objs>: <bytes> [<objs>: <bytes>]'"
+#define COUNTS "<objs>: <bytes> [<objs>: <bytes>]"
+#define COUNTS_SHAPE "'" COUNTS "'"
 
 /* Parses "<n>: <n> [<n>: <n>]" at p; *rest gets what follows. Returns 0,
  * or -1 with err set. */
@@ -403,9 +404,9 @@ read_stack_counts(struct parser *ps)
     size_t save_pos, save_no, save_off;
 
     if (!next_line(ps))
-        return fail(ps, "'t*: " COUNTS_SHAPE "' after the backtrace", true);
+        return fail(ps, "'t*: " COUNTS "' after the backtrace", true);
     if (thread_line(ps, &after) != 1)
-        return fail(ps, "'t*: " COUNTS_SHAPE "' after the backtrace",
+        return fail(ps, "'t*: " COUNTS "' after the backtrace",
                     false);
     if (read_counts(ps, after, &st->raw, &rest) != 0)
         return -1;
@@ -469,9 +470,9 @@ read_header(struct parser *ps)
                     false);
 
     if (!next_line(ps))
-        return fail(ps, "'t*: " COUNTS_SHAPE "' (the process total)", true);
+        return fail(ps, "'t*: " COUNTS "' (the process total)", true);
     if (thread_line(ps, &after) != 1)
-        return fail(ps, "'t*: " COUNTS_SHAPE "' (the process total)",
+        return fail(ps, "'t*: " COUNTS "' (the process total)",
                     false);
     if (read_counts(ps, after, &out->total, &rest) != 0)
         return -1;
