@@ -123,31 +123,115 @@ lookup_pc(const uint64_t *f, size_t i)
     return i == 0 ? f[0] : f[i] - 1;
 }
 
+/* Symbol lookups for one pass over a profile: a hash from lookup pc to
+ * the syms entry (a binary search per frame was a fifth of the time on a
+ * 65k-stack dump), whether each entry is an allocator frame (worked out
+ * once per entry, not per frame), and the current stack's entries. */
+struct resolver {
+    const struct ha_syms *syms;
+    uint64_t *keys;  /* pc; slot empty when vals[j] == 0 */
+    uint32_t *vals;  /* syms->addrs index + 1 */
+    size_t cap;      /* power of two */
+    uint8_t *alloc;  /* per entry: 0 not yet, 1 no, 2 yes */
+    const struct ha_syms_addr **sa; /* the stack's frames' entries */
+    size_t sa_cap;
+};
+
+static size_t
+pc_slot(uint64_t pc, size_t cap)
+{
+    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+static int
+resolver_init(struct resolver *r, const struct ha_syms *syms)
+{
+    memset(r, 0, sizeof(*r));
+    r->syms = syms;
+    r->cap = 64;
+    while (r->cap < syms->n_addrs * 2)
+        r->cap *= 2;
+    r->keys = malloc(r->cap * sizeof(*r->keys));
+    r->vals = calloc(r->cap, sizeof(*r->vals));
+    r->alloc = calloc(syms->n_addrs ? syms->n_addrs : 1, 1);
+    if (r->keys == NULL || r->vals == NULL || r->alloc == NULL)
+        return -1;
+    for (size_t i = 0; i < syms->n_addrs && syms->sorted; i++) {
+        size_t j = pc_slot(syms->addrs[i].pc, r->cap);
+
+        while (r->vals[j] != 0)
+            j = (j + 1) & (r->cap - 1);
+        r->keys[j] = syms->addrs[i].pc;
+        r->vals[j] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+static void
+resolver_free(struct resolver *r)
+{
+    free(r->keys);
+    free(r->vals);
+    free(r->alloc);
+    free(r->sa);
+}
+
+static const struct ha_syms_addr *
+resolve(const struct resolver *r, uint64_t pc)
+{
+    size_t j = pc_slot(pc, r->cap);
+
+    while (r->vals[j] != 0) {
+        if (r->keys[j] == pc)
+            return &r->syms->addrs[r->vals[j] - 1];
+        j = (j + 1) & (r->cap - 1);
+    }
+    return NULL;
+}
+
 /* True when the symbolized address is an allocator frame: its real
  * (outermost) function is on the list, or it lies in the allocator. */
 static bool
-is_alloc_frame(const struct ha_syms *syms, const struct ha_syms_addr *sa)
+is_alloc_frame(struct resolver *r, const struct ha_syms_addr *sa)
 {
+    size_t k;
+
     if (sa == NULL)
         return false;
-    if (sa->flags & HA_SYMS_ALLOCATOR)
-        return true;
-    if (sa->n == 0)
-        return false;
-    return ha_agg_is_allocator_name(
-        ha_syms_str(syms, syms->frames[sa->first + sa->n - 1].func));
+    k = (size_t)(sa - r->syms->addrs);
+    if (r->alloc[k] == 0) {
+        bool yes = (sa->flags & HA_SYMS_ALLOCATOR) ||
+                   (sa->n > 0 &&
+                    ha_agg_is_allocator_name(ha_syms_str(
+                        r->syms,
+                        r->syms->frames[sa->first + sa->n - 1].func)));
+
+        r->alloc[k] = yes ? 2 : 1;
+    }
+    return r->alloc[k] == 2;
 }
 
-/* Index of the first frame of stack i that survives the cut. */
+/* Looks up every frame of stack i into r->sa and returns the index of
+ * the first frame that survives the cut, or SIZE_MAX on OOM. */
 static size_t
-first_kept(const struct ha_heapv2 *p, size_t i, const struct ha_syms *syms)
+resolve_stack(struct resolver *r, const struct ha_heapv2 *p, size_t i)
 {
     const uint64_t *f = ha_heapv2_stack_frames(p, i);
     size_t n = p->stacks[i].n_frames, start = 0;
 
-    for (size_t j = 0; j < n; j++)
-        if (is_alloc_frame(syms, ha_syms_find(syms, lookup_pc(f, j))))
+    if (n > r->sa_cap) {
+        const struct ha_syms_addr **v = realloc(r->sa, n * sizeof(*v));
+
+        if (v == NULL)
+            return SIZE_MAX;
+        r->sa = v;
+        r->sa_cap = n;
+    }
+    for (size_t j = 0; j < n; j++) {
+        r->sa[j] = resolve(r, lookup_pc(f, j));
+        if (is_alloc_frame(r, r->sa[j]))
             start = j + 1;
+    }
     return start;
 }
 
@@ -272,9 +356,12 @@ addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
               const uint32_t **rows, size_t *n_rows)
 {
     size_t k = (size_t)(sa - syms->addrs), need = sa->n + 1;
+    /* jeprof without addr2line -i: the innermost name alone. */
+    bool one = a->jeprof_inline && (sa->flags & HA_SYMS_NO_FINI);
 
     if (ar->slot[k] == 0) {
         size_t at = ar->n;
+        uint32_t nf = one ? 1 : sa->n;
 
         if (ar->n + need > ar->cap) {
             size_t ncap = ar->cap ? ar->cap : 1024;
@@ -287,8 +374,8 @@ addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
             ar->list = l;
             ar->cap = ncap;
         }
-        ar->list[at] = sa->n;
-        for (uint32_t f = 0; f < sa->n; f++) {
+        ar->list[at] = nf;
+        for (uint32_t f = 0; f < nf; f++) {
             const struct ha_syms_frame *fr = &syms->frames[sa->first + f];
             const char *name = ha_syms_str(syms, fr->func);
             long r;
@@ -296,12 +383,13 @@ addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
             if (*name == '\0')
                 r = row_for_addr(a, sa->pc);
             else
-                r = row_for_str(a, name, f + 1 < sa->n ? " (inline)" : "");
+                r = row_for_str(a, name,
+                                f + 1 < sa->n && !one ? " (inline)" : "");
             if (r < 0)
                 return -1;
             ar->list[at + 1 + f] = (uint32_t)r;
         }
-        ar->n += need;
+        ar->n += nf + 1;
         ar->slot[k] = (uint32_t)at + 1;
     }
     *rows = ar->list + ar->slot[k] - 1 + 1;
@@ -315,8 +403,11 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
            size_t errlen)
 {
     struct addr_rows ar = {0};
+    struct resolver rs;
     int ret = -1;
 
+    if (resolver_init(&rs, syms) != 0)
+        goto oom;
     if (syms->n_addrs > 0 &&
         (ar.slot = calloc(syms->n_addrs, sizeof(*ar.slot))) == NULL)
         goto oom;
@@ -326,7 +417,7 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
         const uint64_t *f = ha_heapv2_stack_frames(p, i);
         double bytes = weight * (accum ? st->accum_bytes : st->bytes);
         double objs = weight * (accum ? st->accum_objs : st->objs);
-        size_t n = 0;
+        size_t n = 0, start;
         uint32_t serial;
 
         a->total_bytes += bytes;
@@ -340,7 +431,9 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
         }
         serial = a->serial;
 
-        for (size_t j = first_kept(p, i, syms); j < st->n_frames; j++) {
+        if ((start = resolve_stack(&rs, p, i)) == SIZE_MAX)
+            goto oom;
+        for (size_t j = start; j < st->n_frames; j++) {
             uint64_t pc = lookup_pc(f, j);
             const struct ha_syms_addr *sa;
             const uint32_t *rows;
@@ -349,7 +442,7 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
 
             if (f[j] >= HIGH_ADDR)
                 continue;
-            sa = ha_syms_find(syms, pc);
+            sa = rs.sa[j];
             if (sa != NULL && sa->n > 0) {
                 if (addr_rows_get(a, &ar, syms, sa, &rows, &nr) != 0)
                     goto oom;
@@ -385,6 +478,7 @@ oom:
     ha_err_set(err, errlen, "out of memory aggregating %zu stacks",
                p->n_stacks);
 done:
+    resolver_free(&rs);
     free(ar.slot);
     free(ar.list);
     return ret;
@@ -576,13 +670,18 @@ ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
 {
     struct collapsed c = {0};
     struct ha_buf line = HA_BUF_INIT;
+    struct resolver rs;
     int ret = -1;
 
+    if (resolver_init(&rs, syms) != 0)
+        goto done;
     for (size_t i = 0; i < p->n_stacks; i++) {
         const uint64_t *f = ha_heapv2_stack_frames(p, i);
-        size_t n = p->stacks[i].n_frames, start = first_kept(p, i, syms);
+        size_t n = p->stacks[i].n_frames, start = resolve_stack(&rs, p, i);
         double v = objects ? p->stacks[i].objs : p->stacks[i].bytes;
 
+        if (start == SIZE_MAX)
+            goto done;
         ha_buf_reset(&line);
         /* Root first: outermost frame, and within a frame the real
          * function before what was inlined into it. */
@@ -592,7 +691,7 @@ ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
 
             if (f[j] >= HIGH_ADDR)
                 continue;
-            sa = ha_syms_find(syms, pc);
+            sa = rs.sa[j];
             if (sa == NULL || sa->n == 0) {
                 ha_buf_printf(&line, "%s0x%016" PRIx64,
                               line.len ? ";" : "", pc);
@@ -623,6 +722,7 @@ ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
                       c.values[k]);
     ret = ha_buf_failed(out) ? -1 : 0;
 done:
+    resolver_free(&rs);
     free(c.offs);
     free(c.values);
     free(c.map);
@@ -646,25 +746,45 @@ cmp_u64(const void *x, const void *y)
 int
 ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n)
 {
-    uint64_t *v;
-    size_t k = 0, out = 0;
+    /* Deduplicated through a hash first: sorting every frame (most are
+     * repeats) took a third of a warm query. */
+    size_t cap = 64, out = 0;
+    uint64_t *keys, *v;
+    uint8_t *used;
 
     *pcs = NULL;
     *n = 0;
+    while (cap < p->n_frames * 2)
+        cap *= 2;
+    keys = malloc(cap * sizeof(*keys));
+    used = calloc(cap, 1);
     v = malloc((p->n_frames ? p->n_frames : 1) * sizeof(*v));
-    if (v == NULL)
+    if (keys == NULL || used == NULL || v == NULL) {
+        free(keys);
+        free(used);
+        free(v);
         return -1;
+    }
     for (size_t i = 0; i < p->n_stacks; i++) {
         const uint64_t *f = ha_heapv2_stack_frames(p, i);
 
-        for (size_t j = 0; j < p->stacks[i].n_frames; j++)
-            v[k++] = lookup_pc(f, j);
+        for (size_t j = 0; j < p->stacks[i].n_frames; j++) {
+            uint64_t pc = lookup_pc(f, j);
+            size_t k = pc_slot(pc, cap);
+
+            while (used[k] && keys[k] != pc)
+                k = (k + 1) & (cap - 1);
+            if (used[k])
+                continue;
+            used[k] = 1;
+            keys[k] = pc;
+            v[out++] = pc;
+        }
     }
-    if (k > 1)
-        qsort(v, k, sizeof(*v), cmp_u64);
-    for (size_t i = 0; i < k; i++)
-        if (out == 0 || v[out - 1] != v[i])
-            v[out++] = v[i];
+    free(keys);
+    free(used);
+    if (out > 1)
+        qsort(v, out, sizeof(*v), cmp_u64);
     *pcs = v;
     *n = out;
     return 0;

@@ -21,6 +21,13 @@
  *     stacks holding it anywhere; both in bytes and in objects;
  *   - the total is the sum over all stacks before frames are cut.
  *
+ * jeprof_inline reproduces a jeprof quirk for exact agreement: jeprof
+ * asks addr2line for inline chains (-i) only in files whose own symbol
+ * table (nm) has _fini, so in stripped libraries (debug info found by
+ * build-id) it names an address by its innermost inlined function alone,
+ * with no " (inline)" and no outer function. Off by default: the full
+ * chain is the truth.
+ *
  * A diff (`jeprof --base`) adds the base with weight -1: every figure is
  * a sum over stacks, so current minus base per stack and then per
  * function is the same as per function; negative values are kept.
@@ -63,6 +70,7 @@ struct ha_agg {
     double total_objs;
     size_t n_stacks;    /* stacks added (over all profiles) */
     uint32_t serial;    /* internal: stack counter for dedup */
+    bool jeprof_inline; /* set before adding: see above */
 
     uint32_t *scratch;  /* internal: one stack's entries */
     size_t scratch_cap;

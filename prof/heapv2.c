@@ -590,6 +590,12 @@ ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
              false);
         goto fail;
     }
+    /* Never NULL after success, so frames + frame_off is defined even for
+     * a dump whose backtraces are all empty ("@" alone). */
+    if (out->frames == NULL && (out->frames = calloc(1, 8)) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        goto fail;
+    }
     if (out->maps == NULL) {
         out->maps = calloc(1, 1);
         if (out->maps == NULL) {

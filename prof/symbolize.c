@@ -42,6 +42,7 @@ struct file {
     size_t n_segs;
     char build_id[HA_BUILDID_HEX_MAX]; /* "" when none */
     bool allocator;
+    bool no_fini;        /* no _fini in the file's own .symtab */
 
     struct ha_syms memo; /* resolved addresses, pc = ELF vaddr */
     size_t bytes;        /* accounted for the limit */
@@ -234,6 +235,34 @@ file_bytes(const struct file *f)
            f->memo.strs.buf.cap + f->memo.strs.n_slots * 4;
 }
 
+/* True when the file's own .symtab (not its separate debug file's) has
+ * _fini: what jeprof's nm sees, and its condition for addr2line -i. */
+static bool
+has_fini(Elf *elf)
+{
+    Elf_Scn *scn = NULL;
+
+    while ((scn = elf_nextscn(elf, scn)) != NULL) {
+        GElf_Shdr sh;
+        Elf_Data *d;
+
+        if (gelf_getshdr(scn, &sh) == NULL || sh.sh_type != SHT_SYMTAB ||
+            sh.sh_entsize == 0 || (d = elf_getdata(scn, NULL)) == NULL)
+            continue;
+        for (size_t i = 0; i < d->d_size / sh.sh_entsize; i++) {
+            GElf_Sym sym;
+            const char *name;
+
+            if (gelf_getsym(d, (int)i, &sym) == NULL)
+                break;
+            name = elf_strptr(elf, sh.sh_link, sym.st_name);
+            if (name != NULL && strcmp(name, "_fini") == 0)
+                return true;
+        }
+    }
+    return false;
+}
+
 /* Opens path with libdwfl. A file that cannot be opened is still cached
  * (dwfl NULL) so it is not retried for every address. */
 static void
@@ -269,6 +298,7 @@ file_open(struct ha_symbolizer *s, struct file *f)
         f->segs[f->n_segs].vaddr = ph.p_vaddr;
         f->n_segs++;
     }
+    f->no_fini = !has_fini(elf);
     n = dwfl_module_build_id(f->mod, &id, &id_vaddr);
     if (n > 0 && ha_buildid_to_hex(id, (size_t)n, f->build_id) != 0)
         f->build_id[0] = '\0';
@@ -784,7 +814,8 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
         mstr = ha_strtab_intern(&out->strs, path, strlen(path));
         if (mstr == UINT32_MAX)
             goto oom;
-        flags = f->allocator ? HA_SYMS_ALLOCATOR : 0;
+        flags = (f->allocator ? HA_SYMS_ALLOCATOR : 0) |
+                (f->no_fini ? HA_SYMS_NO_FINI : 0);
 
         for (size_t i = first; i < n; i++) {
             uint64_t va;

@@ -36,6 +36,9 @@ ha_strtab_str(const struct ha_strtab *t, uint32_t off)
 
 #define HA_SYMS_ALLOCATOR (1u << 0) /* in the allocator's own module */
 #define HA_SYMS_NO_MODULE (1u << 1) /* no mapping holds the address */
+#define HA_SYMS_NO_FINI (1u << 2)   /* the file's own symbol table has no
+                                       _fini: jeprof runs addr2line on it
+                                       without -i (see aggregate.h) */
 
 struct ha_syms_frame {
     uint32_t func; /* name (ha_syms.strs), 0 = unknown */
