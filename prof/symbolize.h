@@ -4,8 +4,10 @@
  * process, with elfutils' libdwfl (no addr2line, no nm, no Perl).
  *
  * Addresses are grouped per mapped file and each file is opened once
- * (dwfl_report_offline: separate debug info is found by build-id under
- * /usr/lib/debug/.build-id/, or by .gnu_debuglink). Within a file they are
+ * (dwfl_report_offline; separate debug info is found by build-id under
+ * <debuginfo_path>/.build-id/, i.e. Debian's -dbg/-dbgsym packages; with
+ * limits.debuginfod, libdwfl's standard lookup also follows
+ * .gnu_debuglink and asks debuginfod). Within a file they are
  * grouped per compilation unit and each unit's DIE tree is walked once,
  * pruned by address ranges, collecting for every address its chain of
  * DW_TAG_subprogram / DW_TAG_inlined_subroutine DIEs: one pass instead of
