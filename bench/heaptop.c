@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * bench/heaptop: reads a heap_v2 dump with prof/ (parse, scale,
+ * symbolize with libdwfl, aggregate) and prints the top functions as
+ * `jeprof --text --show_bytes` does, plus the time of each stage on
+ * stderr. With -r N it repeats N times on one symbolizer: run 1 is cold,
+ * later runs are warm (symbol cache kept). bench/heap-profile compares it
+ * with jeprof.
+ *
+ * usage: heaptop [-n ROWS] [-r RUNS] [-c] [-b BASE] DUMP
+ *   -c       collapsed stacks instead of the table
+ *   -j       jeprof's inline quirk (struct ha_agg.jeprof_inline)
+ *   -b BASE  diff: DUMP minus BASE (jeprof --base)
+ *   -s       print the symbol table instead (test/data/heap/<dump>.syms:
+ *            pc, flags, then func, file, line per frame, tab-separated,
+ *            innermost first): the fake symbolizer check_prof reads
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/buf.h"
+#include "prof/aggregate.h"
+#include "prof/heapv2.h"
+#include "prof/maps.h"
+#include "prof/symbolize.h"
+
+static double
+now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static char *
+slurp(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf = NULL;
+    long n;
+
+    if (f == NULL || fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 ||
+        fseek(f, 0, SEEK_SET) != 0 || (buf = malloc((size_t)n + 1)) == NULL ||
+        fread(buf, 1, (size_t)n, f) != (size_t)n) {
+        perror(path);
+        exit(1);
+    }
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+struct loaded {
+    struct ha_heapv2 prof;
+    struct ha_maps maps;
+    struct ha_syms syms;
+};
+
+static void
+load(struct ha_symbolizer *s, const char *path, struct loaded *l,
+     double *t_parse, double *t_sym)
+{
+    char err[256];
+    size_t len, n_pcs;
+    char *buf = slurp(path, &len);
+    uint64_t *pcs;
+    double t0 = now();
+
+    if (ha_heapv2_parse(buf, len, &l->prof, err, sizeof(err)) != 0 ||
+        ha_maps_parse(l->prof.maps, l->prof.maps_len, &l->maps, err,
+                      sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", path, err);
+        exit(1);
+    }
+    *t_parse += now() - t0;
+    free(buf);
+    t0 = now();
+    memset(&l->syms, 0, sizeof(l->syms));
+    if (ha_agg_lookup_pcs(&l->prof, &pcs, &n_pcs) != 0 ||
+        ha_symbolizer_run(s, &l->maps, pcs, n_pcs, &l->syms, err,
+                          sizeof(err)) != 0) {
+        fprintf(stderr, "%s: %s\n", path, err);
+        exit(1);
+    }
+    *t_sym += now() - t0;
+    free(pcs);
+}
+
+static void
+unload(struct loaded *l)
+{
+    ha_heapv2_free(&l->prof);
+    ha_maps_free(&l->maps);
+    ha_syms_free(&l->syms);
+}
+
+int
+main(int argc, char **argv)
+{
+    const char *base = NULL;
+    size_t rows = 20;
+    int runs = 1, opt;
+    bool collapsed = false, symtab = false, jq = false;
+    struct ha_symbolizer *s;
+
+    while ((opt = getopt(argc, argv, "n:r:cb:sj")) != -1) {
+        switch (opt) {
+        case 'n': rows = (size_t)atol(optarg); break;
+        case 'r': runs = atoi(optarg); break;
+        case 'c': collapsed = true; break;
+        case 'b': base = optarg; break;
+        case 's': symtab = true; break;
+        case 'j': jq = true; break;
+        default:
+            fprintf(stderr, "usage: heaptop [-n ROWS] [-r RUNS] [-c] "
+                            "[-b BASE] DUMP\n");
+            return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "usage: heaptop [-n ROWS] [-r RUNS] [-c] [-b BASE] "
+                        "DUMP\n");
+        return 2;
+    }
+    s = ha_symbolizer_new(NULL);
+    for (int r = 0; r < runs; r++) {
+        struct loaded cur, old;
+        struct ha_agg agg = {0};
+        struct ha_buf out = HA_BUF_INIT;
+        double t_parse = 0, t_sym = 0, t0 = now(), t_agg;
+        char err[256];
+
+        load(s, argv[optind], &cur, &t_parse, &t_sym);
+        if (base != NULL)
+            load(s, base, &old, &t_parse, &t_sym);
+        t_agg = now();
+        agg.jeprof_inline = jq;
+        if (symtab) {
+            for (size_t i = 0; i < cur.syms.n_addrs; i++) {
+                const struct ha_syms_addr *a = &cur.syms.addrs[i];
+
+                ha_buf_printf(&out, "%" PRIx64 "\t%u", a->pc, a->flags);
+                for (uint32_t k = 0; k < a->n; k++) {
+                    const struct ha_syms_frame *f =
+                        &cur.syms.frames[a->first + k];
+
+                    ha_buf_printf(&out, "\t%s\t%s\t%u",
+                                  ha_syms_str(&cur.syms, f->func),
+                                  ha_syms_str(&cur.syms, f->file), f->line);
+                }
+                ha_buf_append_u8(&out, '\n');
+            }
+        } else if (collapsed) {
+            ha_agg_collapsed(&cur.prof, &cur.syms, false, &out);
+        } else {
+            if (ha_agg_add(&agg, &cur.prof, &cur.syms, 1, false, err,
+                           sizeof(err)) != 0 ||
+                (base != NULL &&
+                 ha_agg_add(&agg, &old.prof, &old.syms, -1, false, err,
+                            sizeof(err)) != 0)) {
+                fprintf(stderr, "%s\n", err);
+                return 1;
+            }
+            ha_agg_format_text(&agg, false, rows, &out);
+        }
+        t_agg = now() - t_agg;
+        if (r == runs - 1)
+            fwrite(out.data, 1, out.len, stdout);
+        fprintf(stderr, "run %d (%s): parse %.3f s, symbolize %.3f s, "
+                "aggregate %.3f s, total %.3f s; %zu stacks, %zu addresses\n",
+                r + 1, r == 0 ? "cold" : "warm", t_parse, t_sym, t_agg,
+                now() - t0, cur.prof.n_stacks, cur.syms.n_addrs);
+        ha_buf_free(&out);
+        ha_agg_free(&agg);
+        unload(&cur);
+        if (base != NULL)
+            unload(&old);
+    }
+    ha_symbolizer_free(s);
+    return 0;
+}

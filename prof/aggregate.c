@@ -1,0 +1,791 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Per-function flat/cumulative figures, collapsed stacks and diffs of
+ * heap profiles, with jeprof --text semantics (see aggregate.h). Names
+ * are interned; each stack is walked once; the name list of a symbolized
+ * address is worked out once per ha_agg_add() and reused by every stack
+ * that holds the address.
+ */
+#include "prof/aggregate.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+/* ------------------------------------------------------------------ */
+/* Which frames are the allocator's                                    */
+/* ------------------------------------------------------------------ */
+
+/* jeprof 5.3.0 RemoveUninterestingFrames' heap list, plus the three names
+ * jemalloc 5.3.1's jeprof added (je_malloc_default, do_rallocx,
+ * fallbackNewImpl: frames of jemalloc itself that otherwise show up as
+ * allocation sites). Sorted for bsearch (strcmp order). */
+static const char *const alloc_names[] = {
+    "::do_malloc",
+    "::do_malloc_or_cpp_alloc",
+    "DoSampledAllocation",
+    "__builtin_delete",
+    "__builtin_new",
+    "__builtin_vec_delete",
+    "__builtin_vec_new",
+    "__malloc_alloc_template::allocate",
+    "__start_google_malloc",
+    "__start_malloc_hook",
+    "__stop_google_malloc",
+    "__stop_malloc_hook",
+    "aligned_alloc",
+    "calloc",
+    "cfree",
+    "dallocx",
+    "do_malloc",
+    "do_rallocx",
+    "fallbackNewImpl",
+    "free",
+    "je_malloc_default",
+    "malloc",
+    "malloc_zone_calloc",
+    "malloc_zone_free",
+    "malloc_zone_malloc",
+    "malloc_zone_memalign",
+    "malloc_zone_realloc",
+    "malloc_zone_valloc",
+    "mallocx",
+    "memalign",
+    "newImpl",
+    "operator new",
+    "operator new[]",
+    "posix_memalign",
+    "pvalloc",
+    "rallocx",
+    "realloc",
+    "sdallocx",
+    "sdallocx_noflags",
+    "simple_alloc::allocate",
+    "tc_calloc",
+    "tc_cfree",
+    "tc_delete",
+    "tc_deletearray",
+    "tc_free",
+    "tc_malloc",
+    "tc_memalign",
+    "tc_new",
+    "tc_new_nothrow",
+    "tc_newarray",
+    "tc_newarray_nothrow",
+    "tc_posix_memalign",
+    "tc_pvalloc",
+    "tc_realloc",
+    "tc_valloc",
+    "valloc",
+    "void* newImpl",
+    "xallocx",
+};
+
+static int
+cmp_name(const void *k, const void *e)
+{
+    return strcmp(k, *(const char *const *)e);
+}
+
+static bool
+in_list(const char *name)
+{
+    return bsearch(name, alloc_names, HA_ARRAY_SIZE(alloc_names),
+                   sizeof(alloc_names[0]), cmp_name) != NULL;
+}
+
+bool
+ha_agg_is_allocator_name(const char *name)
+{
+    if (name == NULL || *name == '\0')
+        return false;
+    /* jeprof also skips each name with Mach-O's "_" prefix, and anything
+     * matching /TCMalloc|^tcmalloc::/. */
+    if (in_list(name) || (name[0] == '_' && in_list(name + 1)))
+        return true;
+    return strstr(name, "TCMalloc") != NULL ||
+           strncmp(name, "tcmalloc::", 10) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Walking one stack                                                   */
+/* ------------------------------------------------------------------ */
+
+#define HIGH_ADDR (UINT64_C(1) << 63)
+
+static inline uint64_t
+lookup_pc(const uint64_t *f, size_t i)
+{
+    return i == 0 ? f[0] : f[i] - 1;
+}
+
+/* Symbol lookups for one pass over a profile: a hash from lookup pc to
+ * the syms entry (a binary search per frame was a fifth of the time on a
+ * 65k-stack dump), whether each entry is an allocator frame (worked out
+ * once per entry, not per frame), and the current stack's entries. */
+struct resolver {
+    const struct ha_syms *syms;
+    uint64_t *keys;  /* pc; slot empty when vals[j] == 0 */
+    uint32_t *vals;  /* syms->addrs index + 1 */
+    size_t cap;      /* power of two */
+    uint8_t *alloc;  /* per entry: 0 not yet, 1 no, 2 yes */
+    const struct ha_syms_addr **sa; /* the stack's frames' entries */
+    size_t sa_cap;
+};
+
+static size_t
+pc_slot(uint64_t pc, size_t cap)
+{
+    return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+}
+
+static int
+resolver_init(struct resolver *r, const struct ha_syms *syms)
+{
+    memset(r, 0, sizeof(*r));
+    r->syms = syms;
+    r->cap = 64;
+    while (r->cap < syms->n_addrs * 2)
+        r->cap *= 2;
+    r->keys = malloc(r->cap * sizeof(*r->keys));
+    r->vals = calloc(r->cap, sizeof(*r->vals));
+    r->alloc = calloc(syms->n_addrs ? syms->n_addrs : 1, 1);
+    if (r->keys == NULL || r->vals == NULL || r->alloc == NULL)
+        return -1;
+    for (size_t i = 0; i < syms->n_addrs && syms->sorted; i++) {
+        size_t j = pc_slot(syms->addrs[i].pc, r->cap);
+
+        while (r->vals[j] != 0)
+            j = (j + 1) & (r->cap - 1);
+        r->keys[j] = syms->addrs[i].pc;
+        r->vals[j] = (uint32_t)i + 1;
+    }
+    return 0;
+}
+
+static void
+resolver_free(struct resolver *r)
+{
+    free(r->keys);
+    free(r->vals);
+    free(r->alloc);
+    free(r->sa);
+}
+
+static const struct ha_syms_addr *
+resolve(const struct resolver *r, uint64_t pc)
+{
+    size_t j = pc_slot(pc, r->cap);
+
+    while (r->vals[j] != 0) {
+        if (r->keys[j] == pc)
+            return &r->syms->addrs[r->vals[j] - 1];
+        j = (j + 1) & (r->cap - 1);
+    }
+    return NULL;
+}
+
+/* True when the symbolized address is an allocator frame: its real
+ * (outermost) function is on the list, or it lies in the allocator. */
+static bool
+is_alloc_frame(struct resolver *r, const struct ha_syms_addr *sa)
+{
+    size_t k;
+
+    if (sa == NULL)
+        return false;
+    k = (size_t)(sa - r->syms->addrs);
+    if (r->alloc[k] == 0) {
+        bool yes = (sa->flags & HA_SYMS_ALLOCATOR) ||
+                   (sa->n > 0 &&
+                    ha_agg_is_allocator_name(ha_syms_str(
+                        r->syms,
+                        r->syms->frames[sa->first + sa->n - 1].func)));
+
+        r->alloc[k] = yes ? 2 : 1;
+    }
+    return r->alloc[k] == 2;
+}
+
+/* Looks up every frame of stack i into r->sa and returns the index of
+ * the first frame that survives the cut, or SIZE_MAX on OOM. */
+static size_t
+resolve_stack(struct resolver *r, const struct ha_heapv2 *p, size_t i)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+    size_t n = p->stacks[i].n_frames, start = 0;
+
+    if (n > r->sa_cap) {
+        const struct ha_syms_addr **v = realloc(r->sa, n * sizeof(*v));
+
+        if (v == NULL)
+            return SIZE_MAX;
+        r->sa = v;
+        r->sa_cap = n;
+    }
+    for (size_t j = 0; j < n; j++) {
+        r->sa[j] = resolve(r, lookup_pc(f, j));
+        if (is_alloc_frame(r, r->sa[j]))
+            start = j + 1;
+    }
+    return start;
+}
+
+/* ------------------------------------------------------------------ */
+/* Rows                                                                */
+/* ------------------------------------------------------------------ */
+
+static int
+index_rehash(struct ha_agg *a, size_t cap)
+{
+    uint32_t *idx = calloc(cap, sizeof(*idx));
+
+    if (idx == NULL)
+        return -1;
+    for (size_t r = 0; r < a->n_rows; r++) {
+        size_t j = ((size_t)a->rows[r].name * 2654435761u) & (cap - 1);
+
+        while (idx[j] != 0)
+            j = (j + 1) & (cap - 1);
+        idx[j] = (uint32_t)r + 1;
+    }
+    free(a->index);
+    a->index = idx;
+    a->index_cap = cap;
+    return 0;
+}
+
+/* Row for an interned name, created on first use. -1 on OOM. */
+static long
+row_for(struct ha_agg *a, uint32_t name)
+{
+    size_t j;
+
+    if ((a->n_rows + 1) * 2 > a->index_cap &&
+        index_rehash(a, a->index_cap ? a->index_cap * 2 : 1024) != 0)
+        return -1;
+    j = ((size_t)name * 2654435761u) & (a->index_cap - 1);
+    while (a->index[j] != 0) {
+        if (a->rows[a->index[j] - 1].name == name)
+            return (long)a->index[j] - 1;
+        j = (j + 1) & (a->index_cap - 1);
+    }
+    if (a->n_rows == a->rows_cap) {
+        size_t ncap = a->rows_cap ? a->rows_cap * 2 : 256;
+        struct ha_agg_row *r = realloc(a->rows, ncap * sizeof(*r));
+
+        if (r == NULL)
+            return -1;
+        a->rows = r;
+        a->rows_cap = ncap;
+    }
+    if (a->n_rows >= UINT32_MAX - 1)
+        return -1;
+    memset(&a->rows[a->n_rows], 0, sizeof(a->rows[0]));
+    a->rows[a->n_rows].name = name;
+    a->index[j] = (uint32_t)a->n_rows + 1;
+    return (long)a->n_rows++;
+}
+
+static long
+row_for_str(struct ha_agg *a, const char *s, const char *suffix)
+{
+    char buf[512];
+    uint32_t off;
+    size_t n = strlen(s), m = strlen(suffix);
+
+    if (m == 0) {
+        off = ha_strtab_intern(&a->names, s, n);
+    } else if (n + m < sizeof(buf)) {
+        memcpy(buf, s, n);
+        memcpy(buf + n, suffix, m + 1);
+        off = ha_strtab_intern(&a->names, buf, n + m);
+    } else {
+        /* A name this long is cut; the suffix still marks it. */
+        memcpy(buf, s, sizeof(buf) - m - 1);
+        memcpy(buf + sizeof(buf) - m - 1, suffix, m + 1);
+        off = ha_strtab_intern(&a->names, buf, sizeof(buf) - 1);
+    }
+    return off == UINT32_MAX ? -1 : row_for(a, off);
+}
+
+static long
+row_for_addr(struct ha_agg *a, uint64_t pc)
+{
+    char buf[24];
+
+    snprintf(buf, sizeof(buf), "0x%016" PRIx64, pc);
+    return row_for_str(a, buf, "");
+}
+
+static int
+push_scratch(struct ha_agg *a, size_t *n, uint32_t v)
+{
+    if (*n == a->scratch_cap) {
+        size_t ncap = a->scratch_cap ? a->scratch_cap * 2 : 256;
+        uint32_t *s = realloc(a->scratch, ncap * sizeof(*s));
+
+        if (s == NULL)
+            return -1;
+        a->scratch = s;
+        a->scratch_cap = ncap;
+    }
+    a->scratch[(*n)++] = v;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Adding a profile                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Rows of one symbolized address, innermost first, worked out once per
+ * ha_agg_add(): slot[k] is (offset into list) + 1, 0 = not yet. */
+struct addr_rows {
+    uint32_t *slot;  /* per syms->addrs index */
+    uint32_t *list;  /* [count, row, row, ...] runs */
+    size_t n, cap;
+};
+
+static int
+addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
+              const struct ha_syms *syms, const struct ha_syms_addr *sa,
+              const uint32_t **rows, size_t *n_rows)
+{
+    size_t k = (size_t)(sa - syms->addrs), need = sa->n + 1;
+    /* jeprof without addr2line -i: the innermost name alone. */
+    bool one = a->jeprof_inline && (sa->flags & HA_SYMS_NO_FINI);
+
+    if (ar->slot[k] == 0) {
+        size_t at = ar->n;
+        uint32_t nf = one ? 1 : sa->n;
+
+        if (ar->n + need > ar->cap) {
+            size_t ncap = ar->cap ? ar->cap : 1024;
+            uint32_t *l;
+
+            while (ncap < ar->n + need)
+                ncap *= 2;
+            if ((l = realloc(ar->list, ncap * sizeof(*l))) == NULL)
+                return -1;
+            ar->list = l;
+            ar->cap = ncap;
+        }
+        ar->list[at] = nf;
+        for (uint32_t f = 0; f < nf; f++) {
+            const struct ha_syms_frame *fr = &syms->frames[sa->first + f];
+            const char *name = ha_syms_str(syms, fr->func);
+            long r;
+
+            if (*name == '\0')
+                r = row_for_addr(a, sa->pc);
+            else
+                r = row_for_str(a, name,
+                                f + 1 < sa->n && !one ? " (inline)" : "");
+            if (r < 0)
+                return -1;
+            ar->list[at + 1 + f] = (uint32_t)r;
+        }
+        ar->n += nf + 1;
+        ar->slot[k] = (uint32_t)at + 1;
+    }
+    *rows = ar->list + ar->slot[k] - 1 + 1;
+    *n_rows = ar->list[ar->slot[k] - 1];
+    return 0;
+}
+
+int
+ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
+           const struct ha_syms *syms, double weight, bool accum, char *err,
+           size_t errlen)
+{
+    struct addr_rows ar = {0};
+    struct resolver rs;
+    int ret = -1;
+
+    if (resolver_init(&rs, syms) != 0)
+        goto oom;
+    if (syms->n_addrs > 0 &&
+        (ar.slot = calloc(syms->n_addrs, sizeof(*ar.slot))) == NULL)
+        goto oom;
+
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const struct ha_heapv2_stack *st = &p->stacks[i];
+        const uint64_t *f = ha_heapv2_stack_frames(p, i);
+        double bytes = weight * (accum ? st->accum_bytes : st->bytes);
+        double objs = weight * (accum ? st->accum_objs : st->objs);
+        size_t n = 0, start;
+        uint32_t serial;
+
+        a->total_bytes += bytes;
+        a->total_objs += objs;
+        a->n_stacks++;
+        if (++a->serial == 0) {
+            /* 2^32 stacks: restart the dedup stamps. */
+            for (size_t r = 0; r < a->n_rows; r++)
+                a->rows[r].last = 0;
+            a->serial = 1;
+        }
+        serial = a->serial;
+
+        if ((start = resolve_stack(&rs, p, i)) == SIZE_MAX)
+            goto oom;
+        for (size_t j = start; j < st->n_frames; j++) {
+            uint64_t pc = lookup_pc(f, j);
+            const struct ha_syms_addr *sa;
+            const uint32_t *rows;
+            size_t nr;
+            long r;
+
+            if (f[j] >= HIGH_ADDR)
+                continue;
+            sa = rs.sa[j];
+            if (sa != NULL && sa->n > 0) {
+                if (addr_rows_get(a, &ar, syms, sa, &rows, &nr) != 0)
+                    goto oom;
+            } else {
+                if ((r = row_for_addr(a, pc)) < 0)
+                    goto oom;
+                if (push_scratch(a, &n, (uint32_t)r) != 0)
+                    goto oom;
+                continue;
+            }
+            for (size_t k = 0; k < nr; k++)
+                if (push_scratch(a, &n, rows[k]) != 0)
+                    goto oom;
+        }
+        for (size_t k = 0; k < n; k++) {
+            struct ha_agg_row *row = &a->rows[a->scratch[k]];
+
+            if (row->last == serial)
+                continue; /* recursion: once per stack */
+            row->last = serial;
+            if (k == 0) {
+                row->flat_bytes += bytes;
+                row->flat_objs += objs;
+            }
+            row->cum_bytes += bytes;
+            row->cum_objs += objs;
+        }
+    }
+    ret = 0;
+    goto done;
+
+oom:
+    ha_err_set(err, errlen, "out of memory aggregating %zu stacks",
+               p->n_stacks);
+done:
+    resolver_free(&rs);
+    free(ar.slot);
+    free(ar.list);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Ordering and text                                                   */
+/* ------------------------------------------------------------------ */
+
+static const struct ha_agg *sort_agg; /* qsort has no context argument */
+static enum ha_agg_order sort_order;
+
+static double
+key_of(const struct ha_agg_row *r)
+{
+    switch (sort_order) {
+    case HA_AGG_BY_CUM_BYTES:
+        return r->cum_bytes;
+    case HA_AGG_BY_FLAT_OBJS:
+        return r->flat_objs;
+    case HA_AGG_BY_CUM_OBJS:
+        return r->cum_objs;
+    default:
+        return r->flat_bytes;
+    }
+}
+
+static int
+cmp_row(const void *x, const void *y)
+{
+    const struct ha_agg_row *a = x, *b = y;
+    double ka = key_of(a), kb = key_of(b);
+
+    if (ka != kb)
+        return ka > kb ? -1 : 1;
+    return strcmp(ha_agg_name(sort_agg, a), ha_agg_name(sort_agg, b));
+}
+
+void
+ha_agg_sort(struct ha_agg *a, enum ha_agg_order order)
+{
+    /* The index maps names to row positions: rebuilt after sorting. */
+    sort_agg = a;
+    sort_order = order;
+    if (a->n_rows > 1)
+        qsort(a->rows, a->n_rows, sizeof(*a->rows), cmp_row);
+    sort_agg = NULL;
+    if (a->index_cap > 0 && index_rehash(a, a->index_cap) != 0) {
+        /* Without an index ha_agg_add() would duplicate rows: drop it so
+         * the next add rebuilds it from scratch. */
+        free(a->index);
+        a->index = NULL;
+        a->index_cap = 0;
+    }
+}
+
+static void
+pct(char *buf, size_t n, double v, double total)
+{
+    if (total != 0)
+        snprintf(buf, n, "%.1f%%", v * 100.0 / total);
+    else
+        snprintf(buf, n, "%s", v == 0 ? "nan" : v > 0 ? "+inf" : "-inf");
+}
+
+void
+ha_agg_format_text(struct ha_agg *a, bool objects, size_t limit,
+                   struct ha_buf *out)
+{
+    double total = objects ? a->total_objs : a->total_bytes;
+    double flat_total = 0, running = 0;
+    size_t shown = 0;
+
+    ha_agg_sort(a, objects ? HA_AGG_BY_FLAT_OBJS : HA_AGG_BY_FLAT_BYTES);
+    /* Percentages are of the flat total (stacks left after the cut), as
+     * jeprof's PrintText computes them. */
+    for (size_t i = 0; i < a->n_rows; i++)
+        flat_total += objects ? a->rows[i].flat_objs : a->rows[i].flat_bytes;
+    if (total != 0)
+        ha_buf_printf(out, "Total: %.0f %s\n", trunc(total),
+                      objects ? "objects" : "B");
+    for (size_t i = 0; i < a->n_rows && (limit == 0 || shown < limit); i++) {
+        const struct ha_agg_row *r = &a->rows[i];
+        double f = objects ? r->flat_objs : r->flat_bytes;
+        double c = objects ? r->cum_objs : r->cum_bytes;
+        char p1[16], p2[16], p3[16];
+
+        running += f;
+        shown++;
+        if (f == 0 && c == 0)
+            continue;
+        pct(p1, sizeof(p1), f, flat_total);
+        pct(p2, sizeof(p2), running, flat_total);
+        pct(p3, sizeof(p3), c, flat_total);
+        /* %d of a double in Perl truncates toward zero. */
+        ha_buf_printf(out, "%8.0f %6s %6s %8.0f %6s %s\n", trunc(f), p1, p2,
+                      trunc(c), p3, ha_agg_name(a, r));
+    }
+}
+
+void
+ha_agg_free(struct ha_agg *a)
+{
+    if (a == NULL)
+        return;
+    free(a->rows);
+    free(a->index);
+    free(a->scratch);
+    ha_strtab_free(&a->names);
+    memset(a, 0, sizeof(*a));
+}
+
+/* ------------------------------------------------------------------ */
+/* Collapsed stacks                                                    */
+/* ------------------------------------------------------------------ */
+
+/* Merged lines: the string table interns each distinct line once; an
+ * open-addressed map from its offset to a slot in values. */
+struct collapsed {
+    struct ha_strtab lines;
+    uint32_t *offs;   /* per line, in first-seen order */
+    double *values;
+    size_t n, cap;
+    uint32_t *map;    /* offset -> line + 1 */
+    size_t map_cap;
+};
+
+static int
+collapsed_map_grow(struct collapsed *c)
+{
+    size_t cap = c->map_cap ? c->map_cap * 2 : 1024;
+    uint32_t *m = calloc(cap, sizeof(*m));
+
+    if (m == NULL)
+        return -1;
+    for (size_t k = 0; k < c->n; k++) {
+        size_t j = ((size_t)c->offs[k] * 2654435761u) & (cap - 1);
+
+        while (m[j] != 0)
+            j = (j + 1) & (cap - 1);
+        m[j] = (uint32_t)k + 1;
+    }
+    free(c->map);
+    c->map = m;
+    c->map_cap = cap;
+    return 0;
+}
+
+static int
+collapsed_add(struct collapsed *c, const char *text, size_t len, double v)
+{
+    uint32_t off = ha_strtab_intern(&c->lines, text, len);
+    size_t j;
+
+    if (off == UINT32_MAX)
+        return -1;
+    if ((c->n + 1) * 2 > c->map_cap && collapsed_map_grow(c) != 0)
+        return -1;
+    j = ((size_t)off * 2654435761u) & (c->map_cap - 1);
+    while (c->map[j] != 0) {
+        if (c->offs[c->map[j] - 1] == off) {
+            c->values[c->map[j] - 1] += v;
+            return 0;
+        }
+        j = (j + 1) & (c->map_cap - 1);
+    }
+    if (c->n == c->cap) {
+        size_t ncap = c->cap ? c->cap * 2 : 256;
+        uint32_t *o = realloc(c->offs, ncap * sizeof(*o));
+        double *vv;
+
+        if (o == NULL)
+            return -1;
+        c->offs = o;
+        if ((vv = realloc(c->values, ncap * sizeof(*vv))) == NULL)
+            return -1;
+        c->values = vv;
+        c->cap = ncap;
+    }
+    c->offs[c->n] = off;
+    c->values[c->n] = v;
+    c->map[j] = (uint32_t)++c->n;
+    return 0;
+}
+
+int
+ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
+                 bool objects, struct ha_buf *out)
+{
+    struct collapsed c = {0};
+    struct ha_buf line = HA_BUF_INIT;
+    struct resolver rs;
+    int ret = -1;
+
+    if (resolver_init(&rs, syms) != 0)
+        goto done;
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const uint64_t *f = ha_heapv2_stack_frames(p, i);
+        size_t n = p->stacks[i].n_frames, start = resolve_stack(&rs, p, i);
+        double v = objects ? p->stacks[i].objs : p->stacks[i].bytes;
+
+        if (start == SIZE_MAX)
+            goto done;
+        ha_buf_reset(&line);
+        /* Root first: outermost frame, and within a frame the real
+         * function before what was inlined into it. */
+        for (size_t j = n; j-- > start;) {
+            uint64_t pc = lookup_pc(f, j);
+            const struct ha_syms_addr *sa;
+
+            if (f[j] >= HIGH_ADDR)
+                continue;
+            sa = rs.sa[j];
+            if (sa == NULL || sa->n == 0) {
+                ha_buf_printf(&line, "%s0x%016" PRIx64,
+                              line.len ? ";" : "", pc);
+                continue;
+            }
+            for (uint32_t q = sa->n; q-- > 0;) {
+                const char *name =
+                    ha_syms_str(syms, syms->frames[sa->first + q].func);
+
+                if (line.len)
+                    ha_buf_append_u8(&line, ';');
+                if (*name == '\0')
+                    ha_buf_printf(&line, "0x%016" PRIx64, pc);
+                else
+                    ha_buf_append_str(&line, name);
+                if (q + 1 < sa->n) /* inlined into the next outer one */
+                    ha_buf_append_str(&line, "[inline]");
+            }
+        }
+        if (ha_buf_failed(&line))
+            goto done;
+        if (line.len > 0 &&
+            collapsed_add(&c, (const char *)line.data, line.len, v) != 0)
+            goto done;
+    }
+    for (size_t k = 0; k < c.n; k++)
+        ha_buf_printf(out, "%s %.0f\n", ha_strtab_str(&c.lines, c.offs[k]),
+                      c.values[k]);
+    ret = ha_buf_failed(out) ? -1 : 0;
+done:
+    resolver_free(&rs);
+    free(c.offs);
+    free(c.values);
+    free(c.map);
+    ha_strtab_free(&c.lines);
+    ha_buf_free(&line);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Addresses to symbolize                                              */
+/* ------------------------------------------------------------------ */
+
+static int
+cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+    return a < b ? -1 : a > b;
+}
+
+int
+ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n)
+{
+    /* Deduplicated through a hash first: sorting every frame (most are
+     * repeats) took a third of a warm query. */
+    size_t cap = 64, out = 0;
+    uint64_t *keys, *v;
+    uint8_t *used;
+
+    *pcs = NULL;
+    *n = 0;
+    while (cap < p->n_frames * 2)
+        cap *= 2;
+    keys = malloc(cap * sizeof(*keys));
+    used = calloc(cap, 1);
+    v = malloc((p->n_frames ? p->n_frames : 1) * sizeof(*v));
+    if (keys == NULL || used == NULL || v == NULL) {
+        free(keys);
+        free(used);
+        free(v);
+        return -1;
+    }
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const uint64_t *f = ha_heapv2_stack_frames(p, i);
+
+        for (size_t j = 0; j < p->stacks[i].n_frames; j++) {
+            uint64_t pc = lookup_pc(f, j);
+            size_t k = pc_slot(pc, cap);
+
+            while (used[k] && keys[k] != pc)
+                k = (k + 1) & (cap - 1);
+            if (used[k])
+                continue;
+            used[k] = 1;
+            keys[k] = pc;
+            v[out++] = pc;
+        }
+    }
+    free(keys);
+    free(used);
+    if (out > 1)
+        qsort(v, out, sizeof(*v), cmp_u64);
+    *pcs = v;
+    *n = out;
+    return 0;
+}

@@ -1,0 +1,126 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * What holds memory, per function, from parsed and scaled heap_v2
+ * profiles plus their symbolized addresses, with `jeprof --text`
+ * semantics (jemalloc 5.3.0 bin/jeprof, --functions granularity):
+ *
+ *   - every frame but the first is looked up at pc - 1, the call
+ *     instruction rather than the return address (FixCallerAddresses);
+ *   - allocator frames are cut from the top of each stack: everything up
+ *     to and including the deepest frame whose function is one of
+ *     jeprof's allocation entry points (malloc, calloc, realloc, mallocx,
+ *     operator new, ...; RemoveUninterestingFrames) or that lies in the
+ *     allocator's own module (HA_SYMS_ALLOCATOR: Debian's libjemalloc.so.2
+ *     is stripped and jeprof only drops its frames because nm's nearest
+ *     symbol happens to be malloc);
+ *   - each address expands to its inline chain, innermost first, inlined
+ *     callees named "f (inline)" (TranslateStack); unknown addresses are
+ *     named "0x<16 hex digits>"; addresses above 2^63 are dropped;
+ *   - within one stack a name counts once (recursion; ReduceProfile);
+ *   - flat = stacks whose first remaining entry is the function, cum =
+ *     stacks holding it anywhere; both in bytes and in objects;
+ *   - the total is the sum over all stacks before frames are cut.
+ *
+ * jeprof_inline reproduces a jeprof quirk for exact agreement: jeprof
+ * asks addr2line for inline chains (-i) only in files whose own symbol
+ * table (nm) has _fini, so in stripped libraries (debug info found by
+ * build-id) it names an address by its innermost inlined function alone,
+ * with no " (inline)" and no outer function. Off by default: the full
+ * chain is the truth.
+ *
+ * A diff (`jeprof --base`) adds the base with weight -1: every figure is
+ * a sum over stacks, so current minus base per stack and then per
+ * function is the same as per function; negative values are kept.
+ *
+ * Collapsed stacks (`jeprof --collapsed`, for flame graphs): root first,
+ * ';'-joined, inlined frames marked "[inline]", identical lines merged.
+ *
+ * Pure: no ELF, no I/O.
+ */
+#ifndef HA_AGGREGATE_H
+#define HA_AGGREGATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "prof/heapv2.h"
+#include "prof/syms.h"
+
+/* One function (or inlined function, or unknown address). */
+struct ha_agg_row {
+    uint32_t name;      /* in ha_agg.names; "f (inline)" for inlined */
+    uint32_t last;      /* internal: last stack that counted it */
+    double flat_bytes;  /* stacks where it is the allocation site */
+    double flat_objs;
+    double cum_bytes;   /* stacks that hold it at any depth */
+    double cum_objs;
+};
+
+struct ha_agg {
+    struct ha_agg_row *rows;
+    size_t n_rows;
+    size_t rows_cap;
+    uint32_t *index;    /* open-addressed: name -> row + 1 */
+    size_t index_cap;
+    struct ha_strtab names;
+
+    double total_bytes; /* sum over stacks (jeprof's "Total:") */
+    double total_objs;
+    size_t n_stacks;    /* stacks added (over all profiles) */
+    uint32_t serial;    /* internal: stack counter for dedup */
+    bool jeprof_inline; /* set before adding: see above */
+
+    uint32_t *scratch;  /* internal: one stack's entries */
+    size_t scratch_cap;
+};
+
+/* Adds profile p, symbolized by syms, multiplied by weight (1 to add, -1
+ * for a --base). accum selects the cumulative counters (--alloc_space)
+ * instead of in-use ones. Returns 0, or -1 on allocation failure (err
+ * set; the aggregate is then incomplete but valid to free). */
+int ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
+               const struct ha_syms *syms, double weight, bool accum,
+               char *err, size_t errlen);
+
+/* Row order for ha_agg_sorted(). */
+enum ha_agg_order {
+    HA_AGG_BY_FLAT_BYTES, /* jeprof --text default order */
+    HA_AGG_BY_CUM_BYTES,  /* jeprof --cum */
+    HA_AGG_BY_FLAT_OBJS,  /* --inuse_objects */
+    HA_AGG_BY_CUM_OBJS,
+    HA_AGG_ORDER_MAX
+};
+
+/* Sorts rows in place, largest first, ties by name (as jeprof does). */
+void ha_agg_sort(struct ha_agg *a, enum ha_agg_order order);
+
+static inline const char *
+ha_agg_name(const struct ha_agg *a, const struct ha_agg_row *r)
+{
+    return ha_strtab_str(&a->names, r->name);
+}
+
+void ha_agg_free(struct ha_agg *a);
+
+/* Appends `jeprof --text --show_bytes` (or objects) output: the Total
+ * line and up to limit rows (0 = all) with flat, flat%, sum%, cum, cum%.
+ * Sorts a by flat. */
+void ha_agg_format_text(struct ha_agg *a, bool objects, size_t limit,
+                        struct ha_buf *out);
+
+/* Appends collapsed stacks of p ("root;...;leaf <n>\n", merged) for
+ * flame graphs, weighted by bytes (or objects), frames cut as above.
+ * Returns 0 or -1 on allocation failure. */
+int ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
+                     bool objects, struct ha_buf *out);
+
+/* The unique lookup addresses of p (frame 0 as is, others pc - 1), sorted,
+ * for the symbolizer. *pcs is malloc'd (free() it). Returns 0 or -1. */
+int ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n);
+
+/* True when name is one of the allocation entry points jeprof cuts at. */
+bool ha_agg_is_allocator_name(const char *name);
+
+#endif /* HA_AGGREGATE_H */

@@ -1,0 +1,624 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * jemalloc heap_v2 dump parser (format and trust statement in heapv2.h).
+ * One pass over the text with memchr for line ends and hand-written
+ * number readers, writing into arrays that grow by doubling: a 15 MB
+ * dump is read in tens of milliseconds and nothing points into the input.
+ */
+#include "prof/heapv2.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/util.h"
+
+/* ------------------------------------------------------------------ */
+/* Leak lines                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Where a removed `<jemalloc>:` run was: its offset in the cleaned text
+ * and how many newlines it took with it, to give line numbers of the
+ * file as written. */
+struct leak_seg {
+    size_t clean_off;
+    size_t newlines;
+};
+
+#define LEAK_MARK "<jemalloc>:"
+#define LEAK_MARK_LEN (sizeof(LEAK_MARK) - 1)
+
+/* The input with every `<jemalloc>:` through its newline removed, or
+ * the input itself when it holds none (the common case: no copy). */
+struct text {
+    const char *p;
+    size_t len;
+    char *owned;           /* the cleaned copy, or NULL */
+    struct leak_seg *segs; /* removed runs, by clean_off */
+    size_t n_segs;
+};
+
+static int
+text_init(struct text *t, const char *buf, size_t len, char *err,
+          size_t errlen)
+{
+    const char *hit;
+    size_t pos = 0, out = 0, cap = 0;
+
+    memset(t, 0, sizeof(*t));
+    t->p = buf;
+    t->len = len;
+    hit = len >= LEAK_MARK_LEN ? memmem(buf, len, LEAK_MARK, LEAK_MARK_LEN)
+                               : NULL;
+    if (hit == NULL)
+        return 0;
+
+    t->owned = malloc(len);
+    if (t->owned == NULL)
+        goto oom;
+    while (hit != NULL) {
+        size_t at = (size_t)(hit - buf), nl = 0, end;
+        const char *eol;
+
+        memcpy(t->owned + out, buf + pos, at - pos);
+        out += at - pos;
+        /* The run ends after its newline. A run that ends at a newline
+         * glued to more leak text ends after that one too. */
+        end = at;
+        for (;;) {
+            eol = memchr(buf + end, '\n', len - end);
+            end = eol != NULL ? (size_t)(eol - buf) + 1 : len;
+            nl += eol != NULL;
+            if (end + LEAK_MARK_LEN > len ||
+                memcmp(buf + end, LEAK_MARK, LEAK_MARK_LEN) != 0)
+                break;
+        }
+        if (t->n_segs == cap) {
+            size_t ncap = cap ? cap * 2 : 8;
+            struct leak_seg *s = realloc(t->segs, ncap * sizeof(*s));
+
+            if (s == NULL)
+                goto oom;
+            t->segs = s;
+            cap = ncap;
+        }
+        t->segs[t->n_segs].clean_off = out;
+        t->segs[t->n_segs].newlines = nl;
+        t->n_segs++;
+        pos = end;
+        hit = len - pos >= LEAK_MARK_LEN
+                  ? memmem(buf + pos, len - pos, LEAK_MARK, LEAK_MARK_LEN)
+                  : NULL;
+    }
+    memcpy(t->owned + out, buf + pos, len - pos);
+    out += len - pos;
+    t->p = t->owned;
+    t->len = out;
+    return 0;
+
+oom:
+    ha_err_set(err, errlen, "out of memory removing leak report lines");
+    return -1;
+}
+
+static void
+text_free(struct text *t)
+{
+    free(t->owned);
+    free(t->segs);
+}
+
+/* Line number in the file as written of the cleaned line that starts at
+ * line_off and is the clean_line'th of the cleaned text: leak lines that
+ * were removed before it count; a run spliced into it does not. */
+static size_t
+text_orig_line(const struct text *t, size_t clean_line, size_t line_off)
+{
+    size_t n = clean_line;
+
+    for (size_t i = 0; i < t->n_segs && t->segs[i].clean_off <= line_off;
+         i++)
+        n += t->segs[i].newlines;
+    return n;
+}
+
+/* Total newlines removed (what n_leak_lines reports). */
+static size_t
+text_leak_lines(const struct text *t)
+{
+    size_t n = 0;
+
+    for (size_t i = 0; i < t->n_segs; i++)
+        n += t->segs[i].newlines ? t->segs[i].newlines : 1;
+    return n;
+}
+
+/* ------------------------------------------------------------------ */
+/* Lines and tokens                                                    */
+/* ------------------------------------------------------------------ */
+
+struct parser {
+    struct text text;
+    size_t pos;       /* start of the next line */
+    size_t line_no;   /* 1-based number of the current cleaned line */
+    size_t line_off;  /* offset of the current line */
+    const char *s;    /* current line, without "\n" or a trailing "\r" */
+    const char *e;
+    char *err;
+    size_t errlen;
+    struct ha_heapv2 *out;
+    size_t stacks_cap;
+    size_t frames_cap;
+};
+
+/* Advances to the next line. Returns false at end of input. */
+static bool
+next_line(struct parser *ps)
+{
+    const char *base = ps->text.p, *nl;
+    size_t len = ps->text.len;
+
+    if (ps->pos >= len)
+        return false;
+    ps->line_off = ps->pos;
+    ps->line_no++;
+    ps->s = base + ps->pos;
+    nl = memchr(ps->s, '\n', len - ps->pos);
+    ps->e = nl != NULL ? nl : base + len;
+    ps->pos = nl != NULL ? (size_t)(nl - base) + 1 : len;
+    if (ps->e > ps->s && ps->e[-1] == '\r')
+        ps->e--;
+    return true;
+}
+
+/* Sets err to "line N: expected <what>, got '<line>'" for the current
+ * line (or "at end of file"), printing at most 48 bytes of it with
+ * anything unprintable as '?'. Returns -1. */
+static int
+fail(struct parser *ps, const char *what, bool at_eof)
+{
+    char shown[52];
+    size_t n = 0;
+
+    if (at_eof) {
+        ha_err_set(ps->err, ps->errlen, "line %zu: expected %s, got end of "
+                   "file", text_orig_line(&ps->text, ps->line_no + 1,
+                                          ps->text.len), what);
+        return -1;
+    }
+    for (const char *q = ps->s; q < ps->e && n < 48; q++)
+        shown[n++] = (*q >= 0x20 && *q < 0x7f) ? *q : '?';
+    if (ps->e - ps->s > 48) {
+        memcpy(shown + n, "...", 3);
+        n += 3;
+    }
+    shown[n] = '\0';
+    ha_err_set(ps->err, ps->errlen, "line %zu: expected %s, got '%s'",
+               text_orig_line(&ps->text, ps->line_no, ps->line_off), what,
+               shown);
+    return -1;
+}
+
+static const char *
+skip_ws(const char *p, const char *e)
+{
+    while (p < e && (*p == ' ' || *p == '\t'))
+        p++;
+    return p;
+}
+
+/* Reads a decimal uint64 at *pp. Returns 0, or -1 (no digit, overflow);
+ * *overflow tells which. */
+static int
+read_u64(const char **pp, const char *e, uint64_t *v, bool *overflow)
+{
+    const char *p = *pp;
+    uint64_t x = 0;
+
+    *overflow = false;
+    if (p >= e || *p < '0' || *p > '9')
+        return -1;
+    while (p < e && *p >= '0' && *p <= '9') {
+        unsigned d = (unsigned)(*p - '0');
+
+        if (x > (UINT64_MAX - d) / 10) {
+            *overflow = true;
+            return -1;
+        }
+        x = x * 10 + d;
+        p++;
+    }
+    *pp = p;
+    *v = x;
+    return 0;
+}
+
+static const signed char hexval[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+    ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+    ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+
+/* Reads "0x<1..16 hex digits>" (jemalloc's %#x; a bare 0 is also what
+ * %#x prints for zero). Returns 0 or -1. */
+static int
+read_hex(const char **pp, const char *e, uint64_t *v)
+{
+    const char *p = *pp;
+    uint64_t x = 0;
+    int n = 0;
+
+    if (e - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
+        p += 2;
+    while (p < e && hexval[(unsigned char)*p] != 0) {
+        if (++n > 16)
+            return -1;
+        x = (x << 4) | (uint64_t)(hexval[(unsigned char)*p] - 1);
+        p++;
+    }
+    if (n == 0 || (p < e && *p != ' ' && *p != '\t'))
+        return -1;
+    *pp = p;
+    *v = x;
+    return 0;
+}
+
+#define COUNTS "<objs>: <bytes> [<objs>: <bytes>]"
+#define COUNTS_SHAPE "'" COUNTS "'"
+
+/* Parses "<n>: <n> [<n>: <n>]" at p; *rest gets what follows. Returns 0,
+ * or -1 with err set. */
+static int
+read_counts(struct parser *ps, const char *p, struct ha_heapv2_counts *c,
+            const char **rest)
+{
+    const char *e = ps->e;
+    uint64_t v[4];
+    bool ovf;
+
+    for (int i = 0; i < 4; i++) {
+        p = skip_ws(p, e);
+        if (i == 2) {
+            if (p >= e || *p != '[')
+                return fail(ps, "'[' before the cumulative counts in "
+                            COUNTS_SHAPE, false);
+            p = skip_ws(p + 1, e);
+        }
+        if (read_u64(&p, e, &v[i], &ovf) != 0)
+            return fail(ps, ovf ? "a count below 2^64 in " COUNTS_SHAPE
+                                : "a decimal count in " COUNTS_SHAPE,
+                        false);
+        p = skip_ws(p, e);
+        if (i == 0 || i == 2) {
+            if (p >= e || *p != ':')
+                return fail(ps, "':' between the counts in " COUNTS_SHAPE,
+                            false);
+            p++;
+        }
+    }
+    if (p >= e || *p != ']')
+        return fail(ps, "']' after the counts in " COUNTS_SHAPE, false);
+    c->objs = v[0];
+    c->bytes = v[1];
+    c->accum_objs = v[2];
+    c->accum_bytes = v[3];
+    *rest = p + 1;
+    return 0;
+}
+
+/* Classifies the current line: a thread line is "t*:" or "t<digits>:"
+ * after optional blanks. Returns 1 for t*, 2 for t<uid>, 0 otherwise;
+ * *after points past the colon. */
+static int
+thread_line(const struct parser *ps, const char **after)
+{
+    const char *p = skip_ws(ps->s, ps->e), *e = ps->e;
+
+    if (p >= e || *p != 't' || ++p >= e)
+        return 0;
+    if (*p == '*') {
+        if (++p >= e || *p != ':')
+            return 0;
+        *after = p + 1;
+        return 1;
+    }
+    if (*p < '0' || *p > '9')
+        return 0;
+    while (p < e && *p >= '0' && *p <= '9')
+        p++;
+    if (p >= e || *p != ':')
+        return 0;
+    *after = p + 1;
+    return 2;
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                             */
+/* ------------------------------------------------------------------ */
+
+static int
+grow(void **arr, size_t *cap, size_t need, size_t size, struct parser *ps)
+{
+    size_t ncap;
+    void *a;
+
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 256;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > SIZE_MAX / size || (a = realloc(*arr, ncap * size)) == NULL) {
+        ha_err_set(ps->err, ps->errlen, "line %zu: out of memory",
+                   text_orig_line(&ps->text, ps->line_no, ps->line_off));
+        return -1;
+    }
+    *arr = a;
+    *cap = ncap;
+    return 0;
+}
+
+/* Reads the addresses of an '@' line into a new stack record. */
+static int
+read_backtrace(struct parser *ps)
+{
+    struct ha_heapv2 *out = ps->out;
+    struct ha_heapv2_stack *st;
+    const char *p = skip_ws(ps->s, ps->e) + 1, *e = ps->e;
+    size_t first = out->n_frames;
+
+    if (grow((void **)&out->stacks, &ps->stacks_cap, out->n_stacks + 1,
+             sizeof(*out->stacks), ps) != 0)
+        return -1;
+    for (;;) {
+        uint64_t pc;
+
+        p = skip_ws(p, e);
+        if (p >= e)
+            break;
+        if (read_hex(&p, e, &pc) != 0)
+            return fail(ps, "hexadecimal frame addresses (0x<1-16 hex "
+                        "digits>) after '@'", false);
+        if (out->n_frames - first >= UINT32_MAX ||
+            grow((void **)&out->frames, &ps->frames_cap, out->n_frames + 1,
+                 sizeof(*out->frames), ps) != 0)
+            return -1;
+        out->frames[out->n_frames++] = pc;
+    }
+    st = &out->stacks[out->n_stacks];
+    memset(st, 0, sizeof(*st));
+    st->frame_off = (uint32_t)first;
+    st->n_frames = (uint32_t)(out->n_frames - first);
+    st->line = (uint32_t)text_orig_line(&ps->text, ps->line_no,
+                                        ps->line_off);
+    return 0;
+}
+
+/* After an '@' line: its t* line, then any per-thread lines. */
+static int
+read_stack_counts(struct parser *ps)
+{
+    struct ha_heapv2 *out = ps->out;
+    struct ha_heapv2_stack *st = &out->stacks[out->n_stacks];
+    const char *after, *rest;
+    size_t save_pos, save_no, save_off;
+
+    if (!next_line(ps))
+        return fail(ps, "'t*: " COUNTS "' after the backtrace", true);
+    if (thread_line(ps, &after) != 1)
+        return fail(ps, "'t*: " COUNTS "' after the backtrace",
+                    false);
+    if (read_counts(ps, after, &st->raw, &rest) != 0)
+        return -1;
+    if (skip_ws(rest, ps->e) != ps->e)
+        return fail(ps, "end of line after the t* counts", false);
+
+    for (;;) {
+        struct ha_heapv2_counts c;
+
+        save_pos = ps->pos;
+        save_no = ps->line_no;
+        save_off = ps->line_off;
+        if (!next_line(ps))
+            break;
+        if (thread_line(ps, &after) != 2) {
+            /* Not ours: let the caller read it. */
+            ps->pos = save_pos;
+            ps->line_no = save_no;
+            ps->line_off = save_off;
+            break;
+        }
+        if (read_counts(ps, after, &c, &rest) != 0)
+            return -1;
+        if (skip_ws(rest, ps->e) != ps->e)
+            return fail(ps, "end of line after the thread's counts", false);
+        if (st->n_threads < UINT32_MAX)
+            st->n_threads++;
+    }
+
+    ha_heapv2_scale(out->period, st->raw.objs, st->raw.bytes, &st->objs,
+                    &st->bytes);
+    ha_heapv2_scale(out->period, st->raw.accum_objs, st->raw.accum_bytes,
+                    &st->accum_objs, &st->accum_bytes);
+    out->scaled_objs += st->objs;
+    out->scaled_bytes += st->bytes;
+    out->scaled_accum_objs += st->accum_objs;
+    out->scaled_accum_bytes += st->accum_bytes;
+    out->n_stacks++;
+    return 0;
+}
+
+static int
+read_header(struct parser *ps)
+{
+    struct ha_heapv2 *out = ps->out;
+    const char *p, *after, *rest;
+    bool ovf;
+    int kind;
+
+    if (!next_line(ps))
+        return fail(ps, "'heap_v2/<sample period>' (the file is empty)",
+                    true);
+    p = ps->s;
+    if (ps->e - p < 8 || memcmp(p, "heap_v2/", 8) != 0)
+        return fail(ps, "'heap_v2/<sample period>'", false);
+    p += 8;
+    if (read_u64(&p, ps->e, &out->period, &ovf) != 0 ||
+        skip_ws(p, ps->e) != ps->e)
+        return fail(ps, ovf ? "a sample period below 2^64 in 'heap_v2/<n>'"
+                            : "a decimal sample period in 'heap_v2/<n>'",
+                    false);
+
+    if (!next_line(ps))
+        return fail(ps, "'t*: " COUNTS "' (the process total)", true);
+    if (thread_line(ps, &after) != 1)
+        return fail(ps, "'t*: " COUNTS "' (the process total)",
+                    false);
+    if (read_counts(ps, after, &out->total, &rest) != 0)
+        return -1;
+
+    /* Per-thread lines; a thread name may follow the counts. */
+    for (;;) {
+        struct ha_heapv2_counts c;
+        size_t save_pos = ps->pos, save_no = ps->line_no;
+        size_t save_off = ps->line_off;
+
+        if (!next_line(ps))
+            return 0;
+        kind = thread_line(ps, &after);
+        if (kind != 2) {
+            ps->pos = save_pos;
+            ps->line_no = save_no;
+            ps->line_off = save_off;
+            return 0;
+        }
+        if (read_counts(ps, after, &c, &rest) != 0)
+            return -1;
+        if (out->n_threads < UINT32_MAX)
+            out->n_threads++;
+    }
+}
+
+static int
+read_maps(struct parser *ps)
+{
+    struct ha_heapv2 *out = ps->out;
+    size_t n = ps->text.len - ps->pos;
+
+    out->has_maps = true;
+    free(out->maps);
+    out->maps = malloc(n + 1);
+    if (out->maps == NULL) {
+        ha_err_set(ps->err, ps->errlen, "line %zu: out of memory copying "
+                   "MAPPED_LIBRARIES",
+                   text_orig_line(&ps->text, ps->line_no, ps->line_off));
+        return -1;
+    }
+    memcpy(out->maps, ps->text.p + ps->pos, n);
+    out->maps[n] = '\0';
+    out->maps_len = n;
+    ps->pos = ps->text.len;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* API                                                                 */
+/* ------------------------------------------------------------------ */
+
+void
+ha_heapv2_scale(uint64_t period, uint64_t objs, uint64_t bytes,
+                double *sobjs, double *sbytes)
+{
+    double n = (double)objs, s = (double)bytes, factor;
+
+    *sobjs = n;
+    *sbytes = s;
+    if (period == 0 || objs == 0 || bytes == 0)
+        return;
+    factor = 1.0 / (1.0 - exp(-((s / n) / (double)period)));
+    if (!isfinite(factor))
+        return;
+    *sobjs = n * factor;
+    *sbytes = s * factor;
+}
+
+int
+ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
+                char *err, size_t errlen)
+{
+    struct parser ps;
+
+    memset(out, 0, sizeof(*out));
+    memset(&ps, 0, sizeof(ps));
+    ps.err = err;
+    ps.errlen = errlen;
+    ps.out = out;
+    if (len > HA_HEAPV2_MAX_LEN) {
+        ha_err_set(err, errlen, "dump of %zu bytes is larger than the "
+                   "%u accepted", len, HA_HEAPV2_MAX_LEN);
+        return -1;
+    }
+    if (buf == NULL)
+        len = 0;
+    if (text_init(&ps.text, buf != NULL ? buf : "", len, err, errlen) != 0)
+        goto fail;
+    out->n_leak_lines = text_leak_lines(&ps.text);
+    if (read_header(&ps) != 0)
+        goto fail;
+
+    while (next_line(&ps)) {
+        const char *p = skip_ws(ps.s, ps.e);
+
+        if (p == ps.e)
+            continue;
+        if (*p == '@') {
+            if (read_backtrace(&ps) != 0 || read_stack_counts(&ps) != 0)
+                goto fail;
+            continue;
+        }
+        if (ps.e - p >= 17 && memcmp(p, "MAPPED_LIBRARIES:", 17) == 0 &&
+            skip_ws(p + 17, ps.e) == ps.e) {
+            if (read_maps(&ps) != 0)
+                goto fail;
+            break;
+        }
+        if (thread_line(&ps, &p) != 0) {
+            fail(&ps, "'@ <addresses>' before a t line", false);
+            goto fail;
+        }
+        fail(&ps, "'@ <addresses>', a blank line or 'MAPPED_LIBRARIES:'",
+             false);
+        goto fail;
+    }
+    /* Never NULL after success, so frames + frame_off is defined even for
+     * a dump whose backtraces are all empty ("@" alone). */
+    if (out->frames == NULL && (out->frames = calloc(1, 8)) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        goto fail;
+    }
+    if (out->maps == NULL) {
+        out->maps = calloc(1, 1);
+        if (out->maps == NULL) {
+            ha_err_set(err, errlen, "out of memory");
+            goto fail;
+        }
+    }
+    text_free(&ps.text);
+    return 0;
+
+fail:
+    text_free(&ps.text);
+    ha_heapv2_free(out);
+    return -1;
+}
+
+void
+ha_heapv2_free(struct ha_heapv2 *p)
+{
+    if (p == NULL)
+        return;
+    free(p->stacks);
+    free(p->frames);
+    free(p->maps);
+    memset(p, 0, sizeof(*p));
+}

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * jemalloc 5.3 heap_v2 dump parser: the text prof.dump writes ("HEAP
+ * PROFILE FORMAT" in jemalloc(3); writer prof_dump_header/prof_dump_gctx
+ * in src/prof_data.c, maps in src/prof_sys.c) read into flat arrays: one
+ * record per backtrace with its `t*:` counters, all frame addresses in
+ * one uint64_t array, and the MAPPED_LIBRARIES text. Pure: no I/O, no
+ * SQLite, no libevent.
+ *
+ *   heap_v2/<period>                      period = 2^lg_prof_sample
+ *     t*: <objs>: <bytes> [<objs>: <bytes>]   process total, then one
+ *     t<uid>: ... [thread name]               line per thread
+ *   @ 0x<pc> 0x<pc> ...                   one backtrace, frame 0 first
+ *     t*: <objs>: <bytes> [<aobjs>: <abytes>]  the backtrace's total,
+ *     t<uid>: ...                             then per-thread lines
+ *   (blank line)
+ *   MAPPED_LIBRARIES:
+ *   <copy of /proc/<pid>/maps>
+ *
+ * Trust: safe on hostile input. Every number is range-checked, nothing is
+ * read past len, nothing asserts, and memory is O(len) (arrays grow only
+ * as records are read). An error sets err to "line N: expected ..., got
+ * '<text>'" with N counted in the file as given (leak lines included).
+ *
+ * jemalloc's leak report (`<jemalloc>: Leak approximation summary ...`)
+ * goes to fd 2; when the process had closed stderr the dump itself got fd
+ * 2 and those lines land inside the file, before `heap_v2/` in small
+ * dumps or spliced into the middle of a line in large ones (the buffered
+ * writer flushes at arbitrary offsets). The parser removes every
+ * `<jemalloc>: ` run through its newline before reading, so the spliced
+ * line is rejoined; n_leak_lines counts what was removed.
+ *
+ * Scaling: the counters are samples. Each backtrace's t* line is scaled
+ * exactly as jeprof's AdjustSamples does for heap_v2 (see
+ * ha_heapv2_scale()); the doubles are stored next to the raw counters.
+ */
+#ifndef HA_HEAPV2_H
+#define HA_HEAPV2_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Largest dump accepted: offsets and line numbers are 32-bit. */
+#define HA_HEAPV2_MAX_LEN (1024u * 1024u * 1024u)
+
+/* The four counters of a `t*:` or `t<uid>:` line. */
+struct ha_heapv2_counts {
+    uint64_t objs;       /* sampled objects in use */
+    uint64_t bytes;      /* sampled bytes in use */
+    uint64_t accum_objs; /* cumulative (opt.prof_accum), else 0 */
+    uint64_t accum_bytes;
+};
+
+/* One backtrace context. */
+struct ha_heapv2_stack {
+    uint32_t frame_off; /* first frame in ha_heapv2.frames */
+    uint32_t n_frames;  /* frames, allocation site (frame 0) first */
+    uint32_t line;      /* line of the '@' in the file, for messages */
+    uint32_t n_threads; /* per-thread lines that followed t* */
+
+    struct ha_heapv2_counts raw; /* the t* line as written */
+    double objs;                 /* raw.objs/bytes scaled (jeprof) */
+    double bytes;
+    double accum_objs; /* raw.accum_* scaled the same way */
+    double accum_bytes;
+};
+
+/* A parsed dump. Owns every array; free with ha_heapv2_free(). */
+struct ha_heapv2 {
+    uint64_t period;               /* heap_v2/<period> */
+    struct ha_heapv2_counts total; /* header t* line (raw) */
+    uint32_t n_threads;            /* header per-thread lines */
+
+    struct ha_heapv2_stack *stacks; /* in file order */
+    size_t n_stacks;
+    uint64_t *frames; /* all backtraces' addresses, concatenated */
+    size_t n_frames;
+
+    double scaled_objs;  /* sum of stacks[].objs: jeprof's total */
+    double scaled_bytes; /* sum of stacks[].bytes */
+    double scaled_accum_objs;
+    double scaled_accum_bytes;
+
+    bool has_maps;    /* MAPPED_LIBRARIES: was present */
+    char *maps;       /* its text (NUL-terminated; "" when absent) */
+    size_t maps_len;  /* bytes in maps, excluding the NUL */
+    size_t n_leak_lines; /* `<jemalloc>: ` lines removed */
+};
+
+/* Parses buf[0..len) (no NUL needed) into *out, which is zeroed first.
+ * Returns 0, or -1 with the line and expectation in err and *out empty.
+ * Memory: about 8 bytes per frame, 64 per backtrace, plus the maps text. */
+int ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
+                    char *err, size_t errlen);
+
+/* Frees what ha_heapv2_parse() allocated; *p is zeroed. NULL-tolerant. */
+void ha_heapv2_free(struct ha_heapv2 *p);
+
+/* The frames of stack i (n = stacks[i].n_frames). */
+static inline const uint64_t *
+ha_heapv2_stack_frames(const struct ha_heapv2 *p, size_t i)
+{
+    return p->frames + p->stacks[i].frame_off;
+}
+
+/* jeprof's heap_v2 scaling (AdjustSamples, sampling algorithm 2): with
+ * sampling as a Poisson process of rate 1/period, an object of size s is
+ * sampled with probability 1 - exp(-s/period), so a context with `objs`
+ * samples of average size avg = bytes/objs stands for 1/(1-exp(-avg/period))
+ * as many. Both counters are multiplied by that factor, in doubles.
+ *
+ * Like jeprof: objs == 0 leaves both as they are, and period 0 means no
+ * scaling. Unlike jeprof, which dies dividing by zero, objs > 0 with
+ * bytes == 0 (factor infinite; jemalloc never writes it) is also left
+ * unscaled. */
+void ha_heapv2_scale(uint64_t period, uint64_t objs, uint64_t bytes,
+                     double *sobjs, double *sbytes);
+
+#endif /* HA_HEAPV2_H */

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Symbolized-address container and string interning (see syms.h).
+ */
+#include "prof/syms.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------------ */
+/* String table                                                        */
+/* ------------------------------------------------------------------ */
+
+static uint64_t
+hash_bytes(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+static int
+strtab_rehash(struct ha_strtab *t, size_t n_slots)
+{
+    uint32_t *slots = calloc(n_slots, sizeof(*slots));
+
+    if (slots == NULL)
+        return -1;
+    for (size_t i = 0; i < t->n_slots; i++) {
+        uint32_t off = t->slots[i];
+        const char *s;
+        size_t j;
+
+        if (off == 0)
+            continue;
+        s = (const char *)t->buf.data + off;
+        j = hash_bytes(s, strlen(s)) & (n_slots - 1);
+        while (slots[j] != 0)
+            j = (j + 1) & (n_slots - 1);
+        slots[j] = off;
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->n_slots = n_slots;
+    return 0;
+}
+
+uint32_t
+ha_strtab_intern(struct ha_strtab *t, const char *s, size_t n)
+{
+    size_t j, off;
+
+    /* A name with a NUL inside is kept up to the NUL, so every stored
+     * string is exactly its C string. */
+    n = strnlen(s, n);
+    if (n == 0)
+        return 0;
+    if (t->buf.len == 0) {
+        ha_buf_append_u8(&t->buf, 0); /* offset 0 is "" */
+        if (ha_buf_failed(&t->buf))
+            return UINT32_MAX;
+    }
+    /* Keep the load under 1/2. */
+    if ((t->n_strs + 1) * 2 > t->n_slots &&
+        strtab_rehash(t, t->n_slots ? t->n_slots * 2 : 256) != 0)
+        return UINT32_MAX;
+    j = hash_bytes(s, n) & (t->n_slots - 1);
+    while (t->slots[j] != 0) {
+        const char *q = (const char *)t->buf.data + t->slots[j];
+
+        if (strncmp(q, s, n) == 0 && q[n] == '\0')
+            return t->slots[j];
+        j = (j + 1) & (t->n_slots - 1);
+    }
+    off = t->buf.len;
+    if (off + n + 1 > UINT32_MAX)
+        return UINT32_MAX;
+    ha_buf_append(&t->buf, s, n);
+    ha_buf_append_u8(&t->buf, 0);
+    if (ha_buf_failed(&t->buf))
+        return UINT32_MAX;
+    t->slots[j] = (uint32_t)off;
+    t->n_strs++;
+    return (uint32_t)off;
+}
+
+void
+ha_strtab_free(struct ha_strtab *t)
+{
+    ha_buf_free(&t->buf);
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}
+
+/* ------------------------------------------------------------------ */
+/* Addresses                                                           */
+/* ------------------------------------------------------------------ */
+
+static int
+grow(void **arr, size_t *cap, size_t need, size_t size)
+{
+    size_t ncap;
+    void *a;
+
+    if (need <= *cap)
+        return 0;
+    ncap = *cap ? *cap : 64;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > SIZE_MAX / size || (a = realloc(*arr, ncap * size)) == NULL)
+        return -1;
+    *arr = a;
+    *cap = ncap;
+    return 0;
+}
+
+int
+ha_syms_add(struct ha_syms *s, uint64_t pc, uint32_t module, uint32_t flags,
+            const struct ha_syms_frame *frames, size_t n)
+{
+    struct ha_syms_addr *a;
+
+    if (s->n_frames + n > UINT32_MAX ||
+        grow((void **)&s->addrs, &s->addrs_cap, s->n_addrs + 1,
+             sizeof(*s->addrs)) != 0 ||
+        grow((void **)&s->frames, &s->frames_cap, s->n_frames + n,
+             sizeof(*s->frames)) != 0)
+        return -1;
+    a = &s->addrs[s->n_addrs++];
+    a->pc = pc;
+    a->first = (uint32_t)s->n_frames;
+    a->n = (uint32_t)n;
+    a->module = module;
+    a->flags = flags;
+    if (n > 0)
+        memcpy(s->frames + s->n_frames, frames, n * sizeof(*frames));
+    s->n_frames += n;
+    s->sorted = false;
+    return 0;
+}
+
+static int
+cmp_addr(const void *x, const void *y)
+{
+    const struct ha_syms_addr *a = x, *b = y;
+
+    if (a->pc != b->pc)
+        return a->pc < b->pc ? -1 : 1;
+    /* Stable for duplicates: later additions sort after. */
+    return a->first < b->first ? -1 : a->first > b->first;
+}
+
+void
+ha_syms_finish(struct ha_syms *s)
+{
+    size_t out = 0;
+
+    if (s->n_addrs > 1)
+        qsort(s->addrs, s->n_addrs, sizeof(*s->addrs), cmp_addr);
+    for (size_t i = 0; i < s->n_addrs; i++) {
+        if (out > 0 && s->addrs[out - 1].pc == s->addrs[i].pc)
+            out--;
+        s->addrs[out++] = s->addrs[i];
+    }
+    s->n_addrs = out;
+    s->sorted = true;
+}
+
+const struct ha_syms_addr *
+ha_syms_find(const struct ha_syms *s, uint64_t pc)
+{
+    size_t lo = 0, hi = s->n_addrs;
+
+    if (!s->sorted)
+        return NULL;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (s->addrs[mid].pc < pc)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < s->n_addrs && s->addrs[lo].pc == pc ? &s->addrs[lo] : NULL;
+}
+
+void
+ha_syms_free(struct ha_syms *s)
+{
+    if (s == NULL)
+        return;
+    free(s->addrs);
+    free(s->frames);
+    ha_strtab_free(&s->strs);
+    memset(s, 0, sizeof(*s));
+}

@@ -1,0 +1,980 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Unit tests for prof/, the heap-profile model: the heap_v2 parser on
+ * hand-written snippets (every error path, leak lines spliced at every
+ * offset, every truncation), jeprof's scaling, the maps and build-id
+ * parsers, aggregation with a fake symbolizer, and agreement with jeprof:
+ * on the committed real dumps (test/data/heap/, made by gen.c) against
+ * the committed `jeprof --text --show_bytes` output, and live: the test
+ * runs test/prof_gen under MALLOC_CONF=prof:true and compares prof/'s
+ * libdwfl symbolization with jeprof run on the same dump and binary.
+ * Parser inputs are copied into exact-size heap blocks so ASan/valgrind
+ * catch any overread.
+ */
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "check_main.h"
+
+#include "core/buf.h"
+#include "core/util.h"
+#include "prof/aggregate.h"
+#include "prof/buildid.h"
+#include "prof/heapv2.h"
+#include "prof/maps.h"
+#include "prof/symbolize.h"
+#include "prof/syms.h"
+
+static char *
+dup_exact(const char *p, size_t len)
+{
+    char *q = malloc(len ? len : 1);
+
+    ck_assert_ptr_nonnull(q);
+    if (len > 0)
+        memcpy(q, p, len);
+    return q;
+}
+
+static int
+parse_exact(const char *text, size_t len, struct ha_heapv2 *out, char *err,
+            size_t errlen)
+{
+    char *copy = dup_exact(text, len);
+    int rc = ha_heapv2_parse(copy, len, out, err, errlen);
+
+    free(copy);
+    return rc;
+}
+
+static char *
+read_file(const char *path, size_t *len)
+{
+    FILE *f = fopen(path, "rb");
+    char *buf;
+    long n;
+
+    ck_assert_msg(f != NULL, "cannot open %s", path);
+    ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
+    n = ftell(f);
+    ck_assert_int_ge(n, 0);
+    rewind(f);
+    buf = malloc((size_t)n + 1);
+    ck_assert_ptr_nonnull(buf);
+    ck_assert_uint_eq(fread(buf, 1, (size_t)n, f), (size_t)n);
+    buf[n] = '\0';
+    fclose(f);
+    *len = (size_t)n;
+    return buf;
+}
+
+static const char *
+srcdir(void)
+{
+    const char *d = getenv("HA_TOP_SRCDIR");
+
+    return d != NULL ? d : ".";
+}
+
+static const char *
+builddir(void)
+{
+    const char *d = getenv("HA_TOP_BUILDDIR");
+
+    return d != NULL ? d : ".";
+}
+
+/* ------------------------------------------------------------------ */
+/* heap_v2: a valid dump                                                */
+/* ------------------------------------------------------------------ */
+
+static const char good[] =
+    "heap_v2/524288\n"
+    "  t*: 3: 3072 [0: 0]\n"
+    "  t0: 2: 2048 [0: 0]\n"
+    "  t1: 1: 1024 [0: 0] worker thread\n"
+    "@ 0x10 0x20 0x30\n"
+    "  t*: 2: 2048 [0: 0]\n"
+    "  t0: 2: 2048 [0: 0]\n"
+    "@ 0x11 0x21\n"
+    "  t*: 1: 1024 [5: 7000]\n"
+    "  t1: 1: 1024 [5: 7000]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n"
+    "00400000-00401000 r-xp 00000000 08:01 1234 /usr/bin/prog\n";
+
+START_TEST(test_prof_parse_good)
+{
+    struct ha_heapv2 p;
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(good, strlen(good), &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(p.period, 524288);
+    ck_assert_uint_eq(p.total.objs, 3);
+    ck_assert_uint_eq(p.total.bytes, 3072);
+    ck_assert_uint_eq(p.n_threads, 2);
+    ck_assert_uint_eq(p.n_stacks, 2);
+    ck_assert_uint_eq(p.n_frames, 5);
+    ck_assert_uint_eq(p.stacks[0].n_frames, 3);
+    ck_assert_uint_eq(ha_heapv2_stack_frames(&p, 0)[2], 0x30);
+    ck_assert_uint_eq(ha_heapv2_stack_frames(&p, 1)[0], 0x11);
+    ck_assert_uint_eq(p.stacks[0].line, 5);
+    ck_assert_uint_eq(p.stacks[1].line, 8);
+    ck_assert_uint_eq(p.stacks[0].n_threads, 1);
+    ck_assert_uint_eq(p.stacks[1].raw.accum_bytes, 7000);
+    ck_assert(p.has_maps);
+    ck_assert_str_eq(p.maps,
+                     "00400000-00401000 r-xp 00000000 08:01 1234 "
+                     "/usr/bin/prog\n");
+    ck_assert_uint_eq(p.n_leak_lines, 0);
+    ck_assert(p.stacks[0].bytes > 2048 && p.scaled_bytes > 3072);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+START_TEST(test_prof_parse_crlf_no_maps)
+{
+    static const char t[] = "heap_v2/1\r\n  t*: 1: 8 [0: 0]\r\n"
+                            "@ 0xA\r\n  t*: 1: 8 [0: 0]\r\n";
+    struct ha_heapv2 p;
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(t, strlen(t), &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(!p.has_maps);
+    ck_assert_str_eq(p.maps, "");
+    ck_assert_uint_eq(p.n_stacks, 1);
+    ck_assert_uint_eq(p.frames[0], 0xa);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* heap_v2: errors                                                     */
+/* ------------------------------------------------------------------ */
+
+#define HDR "heap_v2/1\n  t*: 1: 1 [0: 0]\n"
+
+static const struct {
+    const char *in;
+    const char *want; /* substring of err */
+} bad_cases[] = {
+    {"", "line 1: expected 'heap_v2/<sample period>' (the file is empty), "
+         "got end of file"},
+    {"heap_v2/\n", "line 1: expected a decimal sample period"},
+    {"heap_v2/99999999999999999999\n", "line 1: expected a sample period "
+                                        "below 2^64"},
+    {"heap_v3/1\n", "line 1: expected 'heap_v2/<sample period>', got "
+                    "'heap_v3/1'"},
+    {"heap_v2/1 x\n", "line 1: expected a decimal sample period"},
+    {"heap_v2/1", "line 2: expected 't*: <objs>: <bytes> [<objs>: "
+                  "<bytes>]' (the process total), got end of file"},
+    {"heap_v2/1\n  t0: 1: 1 [0: 0]\n", "line 2: expected 't*: "},
+    {"heap_v2/1\n  t*: 1 1 [0: 0]\n", "line 2: expected ':' between"},
+    {"heap_v2/1\n  t*: 1: 1 0: 0]\n", "line 2: expected '[' before"},
+    {"heap_v2/1\n  t*: 1: 1 [0: 0\n", "line 2: expected ']' after"},
+    {"heap_v2/1\n  t*: x: 1 [0: 0]\n", "line 2: expected a decimal count"},
+    {"heap_v2/1\n  t*: 18446744073709551616: 1 [0: 0]\n",
+     "line 2: expected a count below 2^64"},
+    {HDR "@ 0x1 0xzz\n  t*: 1: 1 [0: 0]\n",
+     "line 3: expected hexadecimal frame addresses"},
+    {HDR "@ 0x1 0x12345678901234567\n  t*: 1: 1 [0: 0]\n",
+     "line 3: expected hexadecimal frame addresses"},
+    {HDR "@ 0x1\n", "line 4: expected 't*: <objs>: <bytes> [<objs>: "
+                    "<bytes>]' after the backtrace, got end of file"},
+    {HDR "@ 0x1\n@ 0x2\n", "line 4: expected 't*: "},
+    {HDR "@ 0x1\n  t*: 1: 1 [0: 0] junk\n", "line 4: expected end of line"},
+    {HDR "@ 0x1\n  t*: 1: 1 [0: 0]\n  t3: 1: 1 [0: 0] x\n",
+     "line 5: expected end of line after the thread's counts"},
+    {HDR "hello\n", "line 3: expected '@ <addresses>', a blank line or "
+                    "'MAPPED_LIBRARIES:', got 'hello'"},
+    {HDR "\n  t*: 1: 1 [0: 0]\n", "line 4: expected '@ <addresses>' before "
+                                  "a t line"},
+    {"<jemalloc>: a\n<jemalloc>: b\n" HDR "\x01\xff\n",
+     "line 5: expected '@ <addresses>', a blank line or "
+     "'MAPPED_LIBRARIES:', got '?" "?'"},
+    /* Spliced: the leak run is cut out, "0x2" and "3" rejoin as 0x23, and
+     * "bad" is reported at its line in the file (6), not in the text
+     * without the leak lines (4). */
+    {HDR "@ 0x1 0x2<jemalloc>: Leak\n<jemalloc>: Run\n3\nbad\n",
+     "line 6: expected 't*: "},
+};
+
+START_TEST(test_prof_parse_errors)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad_cases); i++) {
+        struct ha_heapv2 p;
+        char err[256] = "";
+        int rc = parse_exact(bad_cases[i].in, strlen(bad_cases[i].in), &p,
+                             err, sizeof(err));
+
+        ck_assert_msg(rc == -1, "case %zu: accepted", i);
+        ck_assert_msg(strstr(err, bad_cases[i].want) != NULL,
+                      "case %zu: expected '%s', got '%s'", i,
+                      bad_cases[i].want, err);
+        ck_assert_ptr_null(p.stacks);
+        ck_assert_ptr_null(p.maps);
+    }
+}
+END_TEST
+
+START_TEST(test_prof_parse_count_max)
+{
+    static const char t[] =
+        "heap_v2/1\n  t*: 18446744073709551615: 18446744073709551615 "
+        "[18446744073709551615: 18446744073709551615]\n";
+    struct ha_heapv2 p;
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(t, strlen(t), &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(p.total.objs, UINT64_MAX);
+    ck_assert_uint_eq(p.total.accum_bytes, UINT64_MAX);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Every prefix of the good dump: accepted or refused with a line number,
+ * never a crash or an overread (exact-size copies). */
+START_TEST(test_prof_parse_truncations)
+{
+    size_t len = strlen(good);
+
+    for (size_t n = 0; n <= len; n++) {
+        struct ha_heapv2 p;
+        char err[256] = "";
+
+        if (parse_exact(good, n, &p, err, sizeof(err)) == 0) {
+            ck_assert_uint_le(p.n_stacks, 2);
+            ha_heapv2_free(&p);
+        } else {
+            ck_assert_msg(strncmp(err, "line ", 5) == 0, "prefix %zu: '%s'",
+                          n, err);
+        }
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* heap_v2: leak lines                                                 */
+/* ------------------------------------------------------------------ */
+
+static const char leak[] =
+    "<jemalloc>: Leak approximation summary: ~3072 bytes, ~3 objects, >= 2 "
+    "contexts\n<jemalloc>: Run jeprof on dump output for leak detail\n";
+
+static void
+assert_same(const struct ha_heapv2 *a, const struct ha_heapv2 *b, size_t at)
+{
+    ck_assert_msg(a->n_stacks == b->n_stacks && a->n_frames == b->n_frames &&
+                      a->period == b->period &&
+                      a->total.bytes == b->total.bytes &&
+                      a->scaled_bytes == b->scaled_bytes &&
+                      a->maps_len == b->maps_len &&
+                      memcmp(a->frames, b->frames,
+                             a->n_frames * sizeof(*a->frames)) == 0 &&
+                      strcmp(a->maps, b->maps) == 0,
+                  "leak lines at offset %zu changed the parse", at);
+}
+
+/* jemalloc writes the leak report to fd 2; when that is the dump, the
+ * report lands wherever its buffer stood: before heap_v2/ or inside any
+ * line. Spliced at every offset, the parse is the clean one. */
+START_TEST(test_prof_parse_leak_lines_anywhere)
+{
+    size_t glen = strlen(good), llen = strlen(leak);
+    struct ha_heapv2 clean;
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(good, glen, &clean, err, sizeof(err)), 0);
+    for (size_t at = 0; at <= glen; at++) {
+        char *t = malloc(glen + llen);
+        struct ha_heapv2 p;
+
+        ck_assert_ptr_nonnull(t);
+        memcpy(t, good, at);
+        memcpy(t + at, leak, llen);
+        memcpy(t + at + llen, good + at, glen - at);
+        ck_assert_msg(parse_exact(t, glen + llen, &p, err, sizeof(err)) == 0,
+                      "offset %zu: %s", at, err);
+        assert_same(&clean, &p, at);
+        ck_assert_uint_eq(p.n_leak_lines, 2);
+        ha_heapv2_free(&p);
+        free(t);
+    }
+    ha_heapv2_free(&clean);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Scaling                                                             */
+/* ------------------------------------------------------------------ */
+
+static const struct {
+    uint64_t period, objs, bytes;
+    double sobjs, sbytes;
+} scale_cases[] = {
+    {0, 2, 100, 2, 100},       /* no period: as written */
+    {1024, 0, 500, 0, 500},    /* count 0: jeprof leaves it */
+    {1024, 4, 0, 4, 0},        /* bytes 0: factor infinite, left */
+    /* avg = period: 1/(1-e^-1) */
+    {1024, 1, 1024, 1.5819767068693265, 1619.9441478341903},
+    /* avg >> period: ~1 */
+    {1, 3, 3000000, 3, 3000000},
+};
+
+START_TEST(test_prof_scale)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(scale_cases); i++) {
+        double n, b;
+
+        ha_heapv2_scale(scale_cases[i].period, scale_cases[i].objs,
+                        scale_cases[i].bytes, &n, &b);
+        ck_assert_msg(fabs(n - scale_cases[i].sobjs) < 1e-9 &&
+                          fabs(b - scale_cases[i].sbytes) < 1e-6,
+                      "case %zu: got %.12g/%.12g, expected %.12g/%.12g", i, n,
+                      b, scale_cases[i].sobjs, scale_cases[i].sbytes);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Maps and build-ids                                                  */
+/* ------------------------------------------------------------------ */
+
+static const char maps_text[] =
+    "55d000000000-55d000001000 r--p 00000000 fe:00 10 /opt/my app/bin\n"
+    "55d000001000-55d000003000 r-xp 00001000 fe:00 10 /opt/my app/bin\n"
+    "55d000010000-55d000020000 rw-p 00000000 00:00 0          [heap]\n"
+    "7f0000000000-7f0000001000 rw-p 00000000 00:00 0 \n"
+    "7f1000000000-7f1000100000 r-xp 00000000 fe:00 11 /lib/libx.so (deleted)\n"
+    "\n";
+
+START_TEST(test_prof_maps_parse_lookup)
+{
+    struct ha_maps m;
+    char err[256] = "";
+    uint64_t off = 0;
+    long e;
+
+    ck_assert_msg(ha_maps_parse(maps_text, strlen(maps_text), &m, err,
+                                sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(m.n_entries, 3);
+    ck_assert_uint_eq(m.n_modules, 2);
+    ck_assert_str_eq(ha_maps_module_path(&m, 0), "/opt/my app/bin");
+    ck_assert_str_eq(ha_maps_module_path(&m, 1), "/lib/libx.so");
+    ck_assert(m.modules[0].exec && !m.modules[0].deleted);
+    ck_assert(m.modules[1].deleted);
+    ck_assert_uint_eq(m.modules[0].base, 0x55d000000000);
+    e = ha_maps_lookup(&m, 0x55d000001234, &off);
+    ck_assert_int_eq(e, 1);
+    ck_assert_uint_eq(off, 0x1234);
+    ck_assert_int_eq(ha_maps_lookup(&m, 0x55d000003000, NULL), -1);
+    ck_assert_int_eq(ha_maps_lookup(&m, 0x55d000010000, NULL), -1);
+    ck_assert_int_eq(ha_maps_lookup(&m, 0, NULL), -1);
+    ck_assert_int_eq(ha_maps_find_module(&m, "/lib/libx.so"), 1);
+    ha_maps_free(&m);
+}
+END_TEST
+
+static const struct {
+    const char *in;
+    const char *want;
+} bad_maps[] = {
+    {"zz-10 r-xp 0 0:0 0 /x\n", "maps line 1: expected '<start>-<end>'"},
+    {"10-5 r-xp 0 0:0 0 /x\n", "maps line 1: expected '<start>-<end>'"},
+    {"\n10-20\n", "maps line 2: expected four permission"},
+    {"10-20 r-xp zz 0:0 0 /x\n", "maps line 1: expected a hex file offset"},
+    {"10-20 r-xp 0\n", "maps line 1: expected a device"},
+    {"10-20 r-xp 0 0:0 x /x\n", "maps line 1: expected a decimal inode"},
+};
+
+START_TEST(test_prof_maps_errors)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad_maps); i++) {
+        struct ha_maps m;
+        char err[256] = "";
+        char *copy = dup_exact(bad_maps[i].in, strlen(bad_maps[i].in));
+
+        ck_assert_int_eq(ha_maps_parse(copy, strlen(bad_maps[i].in), &m, err,
+                                       sizeof(err)),
+                         -1);
+        ck_assert_msg(strstr(err, bad_maps[i].want) != NULL,
+                      "case %zu: expected '%s', got '%s'", i,
+                      bad_maps[i].want, err);
+        free(copy);
+    }
+}
+END_TEST
+
+START_TEST(test_prof_buildids_parse)
+{
+    static const char t[] = "0123ABcd /usr/bin/a b\n\nff00 /lib/x.so\n";
+    static const char *bad[] = {"abc /x\n", "ab x\n", "ab\n", "zz /x\n",
+                                "ab  /x\n"};
+    struct ha_buildids b;
+    char err[256] = "";
+
+    ck_assert_msg(ha_buildids_parse(t, strlen(t), &b, err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(b.n_ids, 2);
+    ck_assert_str_eq(ha_buildids_find(&b, "/usr/bin/a b"), "0123abcd");
+    ck_assert_str_eq(ha_buildids_find(&b, "/lib/x.so"), "ff00");
+    ck_assert_ptr_null(ha_buildids_find(&b, "/lib/y.so"));
+    ha_buildids_free(&b);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad); i++) {
+        ck_assert_int_eq(
+            ha_buildids_parse(bad[i], strlen(bad[i]), &b, err, sizeof(err)),
+            -1);
+        ck_assert_msg(strncmp(err, "buildid line 1: expected", 24) == 0,
+                      "case %zu: %s", i, err);
+    }
+}
+END_TEST
+
+/* The side file written in this process names this executable with the
+ * build-id libelf reads from it on disk; a different id is a mismatch. */
+START_TEST(test_prof_buildid_record_check)
+{
+    char dir[] = "/tmp/check_prof.XXXXXX", dump[128], side[160], exe[4096];
+    char hex[HA_BUILDID_HEX_MAX], err[256] = "";
+    struct ha_buildids b;
+    size_t len;
+    char *text;
+    ssize_t n;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(dump, sizeof(dump), "%s/x.heap", dir);
+    ck_assert_msg(ha_buildid_record(dump, err, sizeof(err)) == 0, "%s", err);
+    snprintf(side, sizeof(side), "%s.buildid", dump);
+    text = read_file(side, &len);
+    ck_assert_msg(ha_buildids_parse(text, len, &b, err, sizeof(err)) == 0,
+                  "%s", err);
+    n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    ck_assert_msg(ha_buildids_find(&b, exe) != NULL, "%s not in %s", exe,
+                  text);
+    ck_assert_int_eq(ha_buildid_from_file(exe, hex, err, sizeof(err)), 0);
+    ck_assert_str_eq(ha_buildids_find(&b, exe), hex);
+    ck_assert_int_eq(ha_buildid_check(&b, exe, NULL), HA_BUILDID_MATCH);
+    ck_assert_int_eq(ha_buildid_check(NULL, exe, NULL), HA_BUILDID_UNKNOWN);
+    ha_buildids_free(&b);
+    free(text);
+
+    {
+        char line[4200];
+
+        snprintf(line, sizeof(line), "00ff %s\n", exe);
+        ck_assert_int_eq(
+            ha_buildids_parse(line, strlen(line), &b, err, sizeof(err)), 0);
+        ck_assert_int_eq(ha_buildid_check(&b, exe, hex), HA_BUILDID_MISMATCH);
+        ha_buildids_free(&b);
+    }
+    ck_assert_int_eq(ha_buildid_from_file(side, hex, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "not an ELF file"));
+    unlink(side);
+    rmdir(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Aggregation with a fake symbolizer                                  */
+/* ------------------------------------------------------------------ */
+
+/* A fake symbol: pc, flags, then up to three names innermost first. */
+struct fake_sym {
+    uint64_t pc;
+    uint32_t flags;
+    const char *names[3];
+};
+
+static void
+fake_syms(struct ha_syms *s, const struct fake_sym *t, size_t n)
+{
+    memset(s, 0, sizeof(*s));
+    for (size_t i = 0; i < n; i++) {
+        struct ha_syms_frame fr[3];
+        size_t k = 0;
+
+        for (; k < 3 && t[i].names[k] != NULL; k++) {
+            fr[k].func = ha_strtab_intern(&s->strs, t[i].names[k],
+                                          strlen(t[i].names[k]));
+            fr[k].file = 0;
+            fr[k].line = 0;
+        }
+        ck_assert_int_eq(ha_syms_add(s, t[i].pc, 0, t[i].flags, fr, k), 0);
+    }
+    ha_syms_finish(s);
+}
+
+/* Frames: 0x100 jemalloc internal, 0x200 malloc, 0x300 f inlined in g,
+ * 0x400 main, 0x500 r (recursive), 0x600 operator new. Lookups of frames
+ * past the first are at pc - 1. */
+static const struct fake_sym agg_syms[] = {
+    {0x100, HA_SYMS_ALLOCATOR, {NULL}},
+    {0x1ff, 0, {"malloc"}},
+    {0x2ff, 0, {"f", "g"}},
+    {0x3ff, 0, {"main"}},
+    {0x4ff, 0, {"r"}},
+    {0x5ff, 0, {"operator new"}},
+};
+
+static const char agg_dump[] =
+    "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+    "@ 0x100 0x200 0x300 0x400\n  t*: 1: 100 [0: 0]\n"
+    "@ 0x100 0x500 0x500 0x500 0x400\n  t*: 1: 10 [0: 0]\n"
+    "@ 0x100 0x600 0x777 0x400\n  t*: 1: 1 [0: 0]\n"
+    "@ 0x100 0x200\n  t*: 1: 1000 [0: 0]\n";
+
+static const struct ha_agg_row *
+row_named(const struct ha_agg *a, const char *name)
+{
+    for (size_t i = 0; i < a->n_rows; i++)
+        if (strcmp(ha_agg_name(a, &a->rows[i]), name) == 0)
+            return &a->rows[i];
+    return NULL;
+}
+
+static const struct {
+    const char *name;
+    double flat, cum;
+} agg_want[] = {
+    {"f (inline)", 100, 100},
+    {"g", 0, 100},
+    {"main", 0, 111},
+    {"r", 10, 10}, /* three frames, counted once */
+    {"0x0000000000000776", 1, 1},
+};
+
+START_TEST(test_prof_agg_jeprof_rules)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    struct ha_buf out = HA_BUF_INIT;
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(agg_dump, strlen(agg_dump), &p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    fake_syms(&s, agg_syms, HA_ARRAY_SIZE(agg_syms));
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(a.total_bytes, 1111);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(agg_want); i++) {
+        const struct ha_agg_row *r = row_named(&a, agg_want[i].name);
+
+        ck_assert_msg(r != NULL, "no row %s", agg_want[i].name);
+        ck_assert_msg(r->flat_bytes == agg_want[i].flat &&
+                          r->cum_bytes == agg_want[i].cum,
+                      "%s: flat %g cum %g, expected %g %g", agg_want[i].name,
+                      r->flat_bytes, r->cum_bytes, agg_want[i].flat,
+                      agg_want[i].cum);
+    }
+    /* Allocator frames never appear. */
+    ck_assert_ptr_null(row_named(&a, "malloc"));
+    ck_assert_ptr_null(row_named(&a, "operator new"));
+    ck_assert_ptr_null(row_named(&a, "0x0000000000000100"));
+
+    ha_agg_format_text(&a, false, 2, &out);
+    ha_buf_append_u8(&out, 0);
+    ck_assert_str_eq((const char *)out.data,
+                     "Total: 1111 B\n"
+                     "     100  90.1%  90.1%      100  90.1% f (inline)\n"
+                     "      10   9.0%  99.1%       10   9.0% r\n");
+    ha_buf_reset(&out);
+
+    ck_assert_int_eq(ha_agg_collapsed(&p, &s, false, &out), 0);
+    ha_buf_append_u8(&out, 0);
+    ck_assert_str_eq((const char *)out.data,
+                     "main;g;f[inline] 100\n"
+                     "main;r;r;r 10\n"
+                     "main;0x0000000000000776 1\n");
+    ha_buf_free(&out);
+    ha_agg_free(&a);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+START_TEST(test_prof_agg_diff)
+{
+    static const char base[] = "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+                               "@ 0x100 0x200 0x300 0x400\n"
+                               "  t*: 1: 40 [0: 0]\n"
+                               "@ 0x100 0x500 0x400\n  t*: 1: 50 [0: 0]\n";
+    struct ha_heapv2 p, q;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    char err[256] = "";
+    const struct ha_agg_row *r;
+
+    ck_assert_int_eq(parse_exact(agg_dump, strlen(agg_dump), &p, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_int_eq(parse_exact(base, strlen(base), &q, err, sizeof(err)),
+                     0);
+    fake_syms(&s, agg_syms, HA_ARRAY_SIZE(agg_syms));
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_agg_add(&a, &q, &s, -1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(a.total_bytes, 1111 - 90);
+    r = row_named(&a, "f (inline)");
+    ck_assert_double_eq(r->flat_bytes, 60);
+    r = row_named(&a, "r");
+    ck_assert_double_eq(r->flat_bytes, -40); /* negatives kept */
+    ck_assert_double_eq(row_named(&a, "main")->cum_bytes, 111 - 90);
+    ha_agg_free(&a);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+    ha_heapv2_free(&q);
+}
+END_TEST
+
+START_TEST(test_prof_agg_allocator_names)
+{
+    ck_assert(ha_agg_is_allocator_name("malloc"));
+    ck_assert(ha_agg_is_allocator_name("_malloc"));
+    ck_assert(ha_agg_is_allocator_name("operator new[]"));
+    ck_assert(ha_agg_is_allocator_name("tcmalloc::Foo"));
+    ck_assert(ha_agg_is_allocator_name("xTCMallocx"));
+    ck_assert(!ha_agg_is_allocator_name("malloc_usable_size"));
+    ck_assert(!ha_agg_is_allocator_name("my_malloc"));
+    ck_assert(!ha_agg_is_allocator_name(""));
+    ck_assert(ha_symbolize_is_allocator_path("/usr/lib/libjemalloc.so.2"));
+    ck_assert(!ha_symbolize_is_allocator_path("/usr/lib/libc.so.6"));
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Agreement with jeprof                                                */
+/* ------------------------------------------------------------------ */
+
+/* A <dump>.syms file (bench/heaptop -s): the fake symbolizer for the
+ * committed dumps, whose binary exists only where they were made. */
+static void
+load_syms_file(const char *path, struct ha_syms *s)
+{
+    size_t len;
+    char *text = read_file(path, &len), *line, *save = NULL;
+
+    memset(s, 0, sizeof(*s));
+    for (line = strtok_r(text, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        struct ha_syms_frame fr[16];
+        char *f[2 + 3 * 16], *tok, *save2 = NULL;
+        size_t nf = 0, k;
+
+        /* strtok_r would merge empty fields: split by hand. */
+        for (tok = line; nf < HA_ARRAY_SIZE(f);) {
+            char *tab = strchr(tok, '\t');
+
+            f[nf++] = tok;
+            if (tab == NULL)
+                break;
+            *tab = '\0';
+            tok = tab + 1;
+        }
+        (void)save2;
+        ck_assert_uint_ge(nf, 2);
+        for (k = 0; 2 + 3 * k + 2 < nf && k < 16; k++) {
+            const char *fn = f[2 + 3 * k], *file = f[3 + 3 * k];
+
+            fr[k].func = ha_strtab_intern(&s->strs, fn, strlen(fn));
+            fr[k].file = ha_strtab_intern(&s->strs, file, strlen(file));
+            fr[k].line = (uint32_t)strtoul(f[4 + 3 * k], NULL, 10);
+        }
+        ck_assert_int_eq(ha_syms_add(s, strtoull(f[0], NULL, 16), 0,
+                                     (uint32_t)strtoul(f[1], NULL, 10), fr,
+                                     k),
+                         0);
+    }
+    ha_syms_finish(s);
+    free(text);
+}
+
+/* jeprof names objects without a symbol table by nm's nearest dynamic
+ * symbol (jemalloc#1418); prof/ shows the address. Such rows, and
+ * jeprof's names with a symbol version, are not compared. */
+static bool
+jeprof_bogus(const char *name)
+{
+    return strstr(name, "@@") != NULL || strncmp(name, "0x", 2) == 0;
+}
+
+static bool
+close_enough(double a, double b)
+{
+    return fabs(a - b) <= 0.01 * fabs(b) + 1.0;
+}
+
+/* Compares a with jeprof --text --show_bytes output: the total, every
+ * row jeprof names (flat and cum within 1%), and the top five. */
+static void
+compare_jeprof(struct ha_agg *a, const char *text, const char *what)
+{
+    char *copy = strdup(text), *line, *save = NULL;
+    double total = NAN;
+    size_t n_rows = 0, n_top = 0;
+
+    ck_assert_ptr_nonnull(copy);
+    ha_agg_sort(a, HA_AGG_BY_FLAT_BYTES);
+    for (line = strtok_r(copy, "\n", &save); line != NULL;
+         line = strtok_r(NULL, "\n", &save)) {
+        double flat, cum;
+        char p1[16], p2[16], p3[16];
+        int used = 0;
+        const char *name;
+        const struct ha_agg_row *r;
+
+        if (sscanf(line, "Total: %lf B", &total) == 1)
+            continue;
+        if (sscanf(line, "%lf %15s %15s %lf %15s %n", &flat, p1, p2, &cum,
+                   p3, &used) < 5 ||
+            used == 0)
+            continue;
+        name = line + used;
+        if (jeprof_bogus(name))
+            continue;
+        r = row_named(a, name);
+        ck_assert_msg(r != NULL, "%s: jeprof row '%s' missing", what, name);
+        ck_assert_msg(close_enough(r->flat_bytes, flat) &&
+                          close_enough(r->cum_bytes, cum),
+                      "%s: %s: flat %.0f cum %.0f, jeprof %.0f %.0f", what,
+                      name, r->flat_bytes, r->cum_bytes, flat, cum);
+        if (n_top < 5 && flat > 0) {
+            /* The top of ours, skipping rows jeprof names differently. */
+            size_t i = 0;
+
+            for (size_t seen = 0; i < a->n_rows; i++) {
+                const char *ours = ha_agg_name(a, &a->rows[i]);
+
+                if (strncmp(ours, "0x", 2) == 0)
+                    continue;
+                if (seen++ == n_top)
+                    break;
+            }
+            ck_assert_msg(i < a->n_rows &&
+                              strcmp(ha_agg_name(a, &a->rows[i]), name) == 0,
+                          "%s: top %zu is %s, jeprof %s", what, n_top + 1,
+                          i < a->n_rows ? ha_agg_name(a, &a->rows[i]) : "-",
+                          name);
+            n_top++;
+        }
+        n_rows++;
+    }
+    ck_assert_msg(!isnan(total) && close_enough(a->total_bytes, total),
+                  "%s: total %.0f, jeprof %.0f", what, a->total_bytes, total);
+    ck_assert_msg(n_rows >= 5, "%s: only %zu rows compared", what, n_rows);
+    free(copy);
+}
+
+static void
+load_committed(const char *name, struct ha_heapv2 *p, struct ha_syms *s)
+{
+    char path[4096], err[256] = "";
+    size_t len;
+    char *text;
+
+    snprintf(path, sizeof(path), "%s/test/data/heap/%s.heap", srcdir(),
+             name);
+    text = read_file(path, &len);
+    ck_assert_msg(ha_heapv2_parse(text, len, p, err, sizeof(err)) == 0,
+                  "%s: %s", path, err);
+    free(text);
+    snprintf(path, sizeof(path), "%s/test/data/heap/%s.syms", srcdir(),
+             name);
+    load_syms_file(path, s);
+}
+
+static char *
+committed_text(const char *name)
+{
+    char path[4096];
+    size_t len;
+
+    snprintf(path, sizeof(path), "%s/test/data/heap/%s", srcdir(), name);
+    return read_file(path, &len);
+}
+
+static const struct {
+    const char *dump, *base, *expected;
+} committed[] = {
+    {"gen.1", NULL, "gen.1.jeprof.txt"},
+    {"gen.2", NULL, "gen.2.jeprof.txt"},
+    {"gen.2", "gen.1", "gen.diff.jeprof.txt"},
+    /* jeprof cannot read it ("header size >= 2**16", jemalloc#1977): its
+     * expected output is from a copy without the leak lines. */
+    {"genf.f", NULL, "genf.jeprof.txt"},
+};
+
+START_TEST(test_prof_committed_dumps_match_jeprof)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(committed); i++) {
+        struct ha_heapv2 p, q;
+        struct ha_syms s, t;
+        struct ha_agg a = {0};
+        char err[256] = "", *want;
+
+        load_committed(committed[i].dump, &p, &s);
+        ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)),
+                         0);
+        if (committed[i].base != NULL) {
+            load_committed(committed[i].base, &q, &t);
+            ck_assert_int_eq(
+                ha_agg_add(&a, &q, &t, -1, false, err, sizeof(err)), 0);
+        }
+        want = committed_text(committed[i].expected);
+        compare_jeprof(&a, want, committed[i].expected);
+        if (strcmp(committed[i].dump, "genf.f") == 0)
+            ck_assert_uint_eq(p.n_leak_lines, 2);
+        free(want);
+        ha_agg_free(&a);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+        if (committed[i].base != NULL) {
+            ha_syms_free(&t);
+            ha_heapv2_free(&q);
+        }
+    }
+}
+END_TEST
+
+/* Runs `cmd` and returns its stdout (malloc'd), or NULL. */
+static char *
+run_capture(const char *cmd)
+{
+    FILE *f = popen(cmd, "r");
+    struct ha_buf b = HA_BUF_INIT;
+    char chunk[4096];
+    size_t n;
+
+    if (f == NULL)
+        return NULL;
+    while ((n = fread(chunk, 1, sizeof(chunk), f)) > 0)
+        ha_buf_append(&b, chunk, n);
+    if (pclose(f) != 0) {
+        ha_buf_free(&b);
+        return NULL;
+    }
+    ha_buf_append_u8(&b, 0);
+    return (char *)b.data;
+}
+
+/* The real thing: prof_gen dumps under MALLOC_CONF=prof:true, prof/
+ * symbolizes with libdwfl, jeprof runs on the same binary and dump. */
+START_TEST(test_prof_live_dump_matches_jeprof)
+{
+    char dir[] = "/tmp/check_prof.XXXXXX", gen[4096], cmd[16384];
+    char err[256] = "";
+    struct ha_symbolizer *sym;
+    struct ha_symbolize_ops ops;
+    struct ha_symbolizer_stats st;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(gen, sizeof(gen), "%s/test/prof_gen", builddir());
+    ck_assert_msg(access(gen, X_OK) == 0, "%s not built", gen);
+    snprintf(cmd, sizeof(cmd),
+             "MALLOC_CONF=prof:true,lg_prof_sample:10 '%s' '%s'", gen, dir);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+
+    sym = ha_symbolizer_new(NULL);
+    ck_assert_ptr_nonnull(sym);
+    ops = ha_symbolizer_ops(sym);
+    for (int n = 1; n <= 2; n++) {
+        char dump[4200], *text, *want;
+        struct ha_heapv2 p;
+        struct ha_maps m;
+        struct ha_syms s = {0};
+        struct ha_agg a = {0};
+        uint64_t *pcs;
+        size_t len, n_pcs;
+
+        snprintf(dump, sizeof(dump), "%s/gen.%d.heap", dir, n);
+        text = read_file(dump, &len);
+        ck_assert_msg(ha_heapv2_parse(text, len, &p, err, sizeof(err)) == 0,
+                      "%s", err);
+        ck_assert_msg(ha_maps_parse(p.maps, p.maps_len, &m, err,
+                                    sizeof(err)) == 0,
+                      "%s", err);
+        ck_assert_int_eq(ha_agg_lookup_pcs(&p, &pcs, &n_pcs), 0);
+        ck_assert_msg(ops.symbolize(ops.ctx, &m, pcs, n_pcs, &s, err,
+                                    sizeof(err)) == 0,
+                      "%s", err);
+        ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)),
+                         0);
+        ck_assert_ptr_nonnull(row_named(&a, "inlined_leaf (inline)"));
+
+        snprintf(cmd, sizeof(cmd),
+                 "jeprof --text --show_bytes '%s' '%s' 2>/dev/null", gen,
+                 dump);
+        want = run_capture(cmd);
+        ck_assert_msg(want != NULL, "%s failed (is jeprof installed?)", cmd);
+        compare_jeprof(&a, want, dump);
+        free(want);
+        free(pcs);
+        free(text);
+        ha_agg_free(&a);
+        ha_syms_free(&s);
+        ha_maps_free(&m);
+        ha_heapv2_free(&p);
+        unlink(dump);
+    }
+    /* The second dump was answered from the cache. */
+    ha_symbolizer_get_stats(sym, &st);
+    ck_assert_uint_gt(st.hits, 0);
+    ck_assert_uint_gt(st.opened, 0);
+    ha_symbolizer_free(sym);
+    rmdir(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Suite                                                               */
+/* ------------------------------------------------------------------ */
+
+static Suite *
+prof_suite(void)
+{
+    Suite *s = suite_create("prof");
+    TCase *core = tcase_create("core");
+    TCase *errors = tcase_create("errors");
+    TCase *limits = tcase_create("limits");
+    TCase *live = tcase_create("live");
+
+    tcase_add_test(core, test_prof_parse_good);
+    tcase_add_test(core, test_prof_parse_crlf_no_maps);
+    tcase_add_test(core, test_prof_scale);
+    tcase_add_test(core, test_prof_maps_parse_lookup);
+    tcase_add_test(core, test_prof_buildids_parse);
+    tcase_add_test(core, test_prof_buildid_record_check);
+    tcase_add_test(core, test_prof_agg_jeprof_rules);
+    tcase_add_test(core, test_prof_agg_diff);
+    tcase_add_test(core, test_prof_agg_allocator_names);
+    tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
+    suite_add_tcase(s, core);
+
+    tcase_add_test(errors, test_prof_parse_errors);
+    tcase_add_test(errors, test_prof_maps_errors);
+    suite_add_tcase(s, errors);
+
+    tcase_add_test(limits, test_prof_parse_count_max);
+    tcase_add_test(limits, test_prof_parse_truncations);
+    tcase_add_test(limits, test_prof_parse_leak_lines_anywhere);
+    suite_add_tcase(s, limits);
+
+    /* Needs jemalloc's profiler in the child (prof_gen is built without
+     * sanitizers) and jeprof; about a second. */
+    tcase_add_test(live, test_prof_live_dump_matches_jeprof);
+    tcase_set_timeout(live, 120);
+    suite_add_tcase(s, live);
+    return s;
+}
+
+HA_CHECK_MAIN(prof_suite)
