@@ -44,7 +44,9 @@
  * Schema of stats_memory_metrics (ProxySQL's, values as text like there):
  *   0 Variable_Name  VARCHAR
  *   1 Variable_Value VARCHAR
- *   SQLite3_memory_bytes (sqlite3_memory_used()), jemalloc_resident,
+ *   SQLite3_memory_bytes (sqlite3_memory_used(): process-wide, so inside
+ *   a host that uses the same SQLite library it includes the host's),
+ *   jemalloc_resident,
  *   jemalloc_active, jemalloc_allocated, jemalloc_mapped, jemalloc_metadata,
  *   jemalloc_retained (stats.<same>), in ProxySQL's order.
  *
