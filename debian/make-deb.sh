@@ -24,6 +24,10 @@ if [ $# -ne 2 ]; then
     echo "usage: $0 BUILDDIR OUTDIR" >&2
     exit 2
 fi
+# Called from make (make deb) or from a test under make check: the inner
+# makes must not try to join the caller's jobserver, whose descriptors
+# they do not have; DEB_BUILD_OPTIONS=parallel= sets the build's -j.
+unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 builddir=$(cd "$1" && pwd)
 mkdir -p "$2"
 outdir=$(cd "$2" && pwd)
@@ -37,10 +41,10 @@ for tool in dpkg-buildpackage dh fakeroot; do
     fi
 done
 
-version=$("$make" -s -C "$builddir" --no-print-directory print-version 2>/dev/null) ||
-    version=
-srcdir=$("$make" -s -C "$builddir" --no-print-directory print-srcdir 2>/dev/null) ||
-    srcdir=
+# Read from the Makefile, not asked of make, which might first regenerate
+# it and print that on stdout.
+version=$(sed -n 's/^PACKAGE_VERSION = //p' "$builddir/Makefile" 2>/dev/null)
+srcdir=$(sed -n 's/^abs_top_srcdir = //p' "$builddir/Makefile" 2>/dev/null)
 if [ -z "$version" ] || [ -z "$srcdir" ]; then
     echo "make-deb: $builddir is not a configured heapadmin build tree" >&2
     exit 1
@@ -53,6 +57,9 @@ tree=$work/heapadmin-$version
 echo "make-deb: copying the distribution into $tree"
 "$make" -s -C "$builddir" --no-print-directory distdir \
     distdir="$tree" top_distdir="$tree" >/dev/null
+# distcheck's source tree is read-only and distdir keeps the modes; the
+# build rewrites some of these files (dh_update_autotools_config).
+chmod -R u+w "$tree"
 # The changelog is the package's version; a mismatch means someone bumped
 # configure.ac without debian/changelog (or the reverse).
 debversion=$(cd "$tree" && dpkg-parsechangelog -S Version)
