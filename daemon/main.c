@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
+#include "daemon/notify.h"
 #include "include/heapadmin.h"
 
 /* Profiling compiled in and switched off, so an operator can turn it on
@@ -237,6 +238,7 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
     (void)what;
     log_self(rt->log, "notice", "received %s; shutting down",
              sig == SIGTERM ? "SIGTERM" : "SIGINT");
+    ha_notify_stopping();
     heapadmin_stop(rt->ha);
     event_base_loopexit(rt->base, NULL);
 }
@@ -294,6 +296,7 @@ main(int argc, char **argv)
         goto out;
     }
 
+    ha_notify_init(); /* before the fork: systemd's WATCHDOG_PID is ours */
     if (!opt.foreground) {
         ready_fd = ha_daemon_start(err, sizeof(err));
         if (ready_fd < 0) {
@@ -340,6 +343,7 @@ main(int argc, char **argv)
     }
 
     log_self(&dl, "notice", "ready for connections");
+    ha_notify_ready(rt.base);
     ha_daemon_ready(ready_fd, NULL);
     ready_fd = -1;
     event_base_dispatch(rt.base);
