@@ -226,7 +226,17 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
         goto fail;
     if (open_log(h, o, err, errlen) != 0)
         goto fail;
-    if (ha_mallctl_resolve(&h->ops, why, sizeof(why)) == 0) {
+    if (o->mallctl != NULL) {
+        /* The host vouches for it. Without the MIB pair, reads go by
+         * name. */
+        memset(&h->ops, 0, sizeof(h->ops));
+        h->ops.mallctl = o->mallctl;
+        if (o->mallctlnametomib != NULL && o->mallctlbymib != NULL) {
+            h->ops.nametomib = o->mallctlnametomib;
+            h->ops.bymib = o->mallctlbymib;
+        }
+        h->have_jemalloc = true;
+    } else if (ha_mallctl_resolve(&h->ops, why, sizeof(why)) == 0) {
         h->have_jemalloc = true;
     } else {
         h->ops = absent_ops;

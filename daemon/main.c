@@ -19,6 +19,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <jemalloc/jemalloc.h>
+
 #include "daemon/daemon.h"
 #include "daemon/notify.h"
 #include "include/heapadmin.h"
@@ -279,6 +281,11 @@ main(int argc, char **argv)
     memset(&ho, 0, sizeof(ho));
     ho.config_file = have_config ? opt.config : NULL;
     ho.datadir = opt.datadir;
+    /* heapadmind links jemalloc: no run-time lookup needed, and the
+     * sanitizer build (whose malloc is ASan's) still reads it. */
+    ho.mallctl = mallctl;
+    ho.mallctlnametomib = mallctlnametomib;
+    ho.mallctlbymib = mallctlbymib;
     ho.log = daemon_log_line;
     ho.log_arg = &dl;
     if (heapadmin_new(&ho, &rt.ha, err, sizeof(err)) != 0) {

@@ -94,6 +94,19 @@ struct heapadmin_options {
     int no_log;               /* 1: log nowhere (log ignored) */
     const char *mysql_ifaces; /* overrides admin_variables.mysql_ifaces,
                                  e.g. "/run/myd/admin.sock" */
+    /* jemalloc's mallctl, when the host knows it better than a run-time
+     * lookup can: a static or prefixed jemalloc (je_mallctl) that the
+     * executable does not export. NULL: mallctl or je_mallctl is looked
+     * up in the process, and refused unless the same object serves
+     * malloc(). */
+    int (*mallctl)(const char *name, void *oldp, size_t *oldlenp,
+                   void *newp, size_t newlen);
+    /* Optional with mallctl: its MIB pair, so that hot statistics skip
+     * jemalloc's name parsing. */
+    int (*mallctlnametomib)(const char *name, size_t *mibp,
+                            size_t *miblenp);
+    int (*mallctlbymib)(const size_t *mib, size_t miblen, void *oldp,
+                        size_t *oldlenp, void *newp, size_t newlen);
     unsigned listener_check_ms; /* every N ms, check that each listening
                                  descriptor is still our socket and bind
                                  a new one if the host closed it (hosts
