@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "admin/catalog.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */
@@ -42,12 +43,6 @@ static const char *const file_tables[] = {
     "fsdir", "zipfile", "sqlite_dbpage", "sqlite_dbdata", "sqlite_dbptr",
 };
 
-/* Tables stats users may read. Names starting "stats_" and "pragma_"
- * are allowed too (a pragma_* table runs its PRAGMA, checked on its own). */
-static const char *const stats_tables[] = {
-    "session_variables", "mysql_variables", "global_variables",
-    "sqlite_master", "sqlite_temp_master",
-};
 
 static bool
 in_list(const char *name, const char *const *list, size_t n)
@@ -148,13 +143,18 @@ decide_all(int action, const char *arg1, const char *arg2,
     }
 }
 
+/* Tables stats users may read: the catalogue's stats-readable ones, and
+ * names starting "stats_" (the stats schema's naming) and "pragma_" (a
+ * pragma_* table runs its PRAGMA, checked on its own). */
 static bool
 stats_may_read(const char *table)
 {
+    const struct ha_catalog_table *t = ha_catalog_find(table);
+
     return table != NULL &&
-           (strncasecmp(table, "stats_", 6) == 0 ||
+           (ha_catalog_is_stats_name(table) ||
             strncasecmp(table, "pragma_", 7) == 0 ||
-            in_list(table, stats_tables, HA_ARRAY_SIZE(stats_tables)));
+            (t != NULL && t->stats_readable));
 }
 
 /* Stats users: read-only. */

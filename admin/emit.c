@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin/catalog.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */
@@ -136,25 +137,6 @@ is_user_var(const struct ha_lex *lx, size_t i)
               lx->toks[i - 1].kind == HA_TOK_QUOTED_ID));
 }
 
-/* Case-insensitive: token i's text (quotes stripped) starts with pfx. */
-static bool
-ident_has_prefix(const struct ha_lex *lx, size_t i, const char *pfx)
-{
-    char name[64];
-
-    if (!ha_lex_is_ident(lx, i))
-        return false;
-    ha_lex_text(lx, i, name, sizeof(name));
-    for (size_t k = 0; pfx[k] != '\0'; k++) {
-        char c = name[k];
-        if (c >= 'A' && c <= 'Z')
-            c = (char)(c + 32);
-        if (c != pfx[k])
-            return false;
-    }
-    return true;
-}
-
 /* Token i is the `stats` of `stats.stats_x`: a qualifier to drop. */
 static bool
 is_stats_qualifier(const struct ha_lex *lx, size_t i)
@@ -166,7 +148,14 @@ is_stats_qualifier(const struct ha_lex *lx, size_t i)
         (i > 0 && ha_lex_is_punct(lx, i - 1, '.')))
         return false;
     ha_lex_text(lx, i, name, sizeof(name));
-    return ha_str_ieq(name, "stats") && ident_has_prefix(lx, i + 2, "stats_");
+    if (!ha_str_ieq(name, "stats") || !ha_lex_is_ident(lx, i + 2))
+        return false;
+    {
+        char table[64];
+
+        ha_lex_text(lx, i + 2, table, sizeof(table));
+        return ha_catalog_is_stats_name(table);
+    }
 }
 
 /* A result column being emitted: where it started and whether it needs

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "admin/catalog.h"
 #include "admin/dialect.h"
 #include "admin/lex.h"
 #include "core/log.h"
@@ -430,13 +431,12 @@ table_exists(sqlite3 *db, const char *schema, const char *table)
     sqlite3_stmt *st = NULL;
     bool found = false;
 
-    for (size_t i = 0; ha_show_stats_tables[i] != NULL; i++)
-        if (ha_str_ieq(table, ha_show_stats_tables[i]))
-            return ha_str_ieq(schema, "stats") || ha_str_ieq(schema, "main");
+    const struct ha_catalog_table *t = ha_catalog_find(table);
+
+    if (t != NULL && t->schema != NULL)
+        return ha_str_ieq(schema, t->schema) || ha_str_ieq(schema, "main");
     if (!ha_str_ieq(schema, "main"))
         return false;
-    if (ha_str_ieq(table, "global_variables"))
-        return true;
     if (sqlite3_prepare_v2(db,
                            "SELECT 1 FROM main.sqlite_schema WHERE type IN "
                            "('table', 'view') AND name = ?1 COLLATE NOCASE",
@@ -653,11 +653,6 @@ source_vars(void *arg, bool global,
     return ret;
 }
 
-/* The virtual tables every session has (vtab.h, sessions.h). */
-static const char *const eponymous[] = {
-    "global_variables",     "stats_memory_jemalloc", "stats_memory_metrics",
-    "stats_admin_sessions", "session_variables",     "mysql_variables",
-};
 
 int
 ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
@@ -717,10 +712,15 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     }
     /* SQLite sets up an eponymous virtual table on first use, parsing
      * its declaration under the authorizer; do it now, unchecked. */
-    for (size_t i = 0; i < HA_ARRAY_SIZE(eponymous); i++) {
+    size_t n_tables;
+    const struct ha_catalog_table *tables = ha_catalog_tables(&n_tables);
+
+    for (size_t i = 0; i < n_tables; i++) {
+        if (!tables[i].eponymous)
+            continue;
         sqlite3_stmt *st = NULL;
         char sql[64];
-        snprintf(sql, sizeof(sql), "SELECT 1 FROM %s", eponymous[i]);
+        snprintf(sql, sizeof(sql), "SELECT 1 FROM %s", tables[i].name);
         sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
         sqlite3_finalize(st);
     }

@@ -14,27 +14,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "admin/catalog.h"
 #include "admin/emit.h"
 #include "core/util.h"
-
-const char *const ha_show_stats_tables[] = {
-    "stats_admin_sessions",
-    "stats_memory_jemalloc",
-    "stats_memory_metrics",
-    NULL,
-};
-
-/* Every table by schema: db, name, type ('BASE TABLE' or 'VIEW'). */
-#define CATALOG                                                             \
-    "SELECT 'stats' AS db, 'stats_admin_sessions' AS name, "                \
-    "'BASE TABLE' AS type "                                                 \
-    "UNION ALL SELECT 'stats', 'stats_memory_jemalloc', 'BASE TABLE' "      \
-    "UNION ALL SELECT 'stats', 'stats_memory_metrics', 'BASE TABLE' "       \
-    "UNION ALL SELECT 'main', 'global_variables', 'BASE TABLE' "            \
-    "UNION ALL SELECT 'main', name, CASE type WHEN 'view' THEN 'VIEW' "     \
-    "ELSE 'BASE TABLE' END FROM main.sqlite_schema "                        \
-    "WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite\\_%' "       \
-    "ESCAPE '\\'"
 
 /* Values MySQL 8.0 reports; connectors pick a collation from these. */
 #define COLLATIONS                                                          \
@@ -234,7 +216,9 @@ show_tables(const struct ha_lex *lx, size_t i, bool full, const char *db,
     put_ident(&base, col);
     if (full)
         ha_buf_append_str(&base, ", type AS Table_type");
-    ha_buf_append_str(&base, " FROM (" CATALOG ") WHERE db = ");
+    ha_buf_append_str(&base, " FROM (");
+    ha_catalog_append_sql(&base);
+    ha_buf_append_str(&base, ") WHERE db = ");
     put_literal(&base, from);
     ha_buf_append_u8(&base, '\0');
     rc = wrap_filter(lx, i, (const char *)base.data, col, "1", out, bad);
@@ -263,7 +247,9 @@ show_table_status(const struct ha_lex *lx, size_t i, const char *db,
         "NULL AS Auto_increment, NULL AS Create_time, NULL AS Update_time, "
         "NULL AS Check_time, 'utf8mb4_0900_ai_ci' AS \"Collation\", "
         "NULL AS Checksum, '' AS Create_options, CASE type WHEN 'VIEW' "
-        "THEN 'VIEW' ELSE '' END AS Comment FROM (" CATALOG ") WHERE db = ");
+        "THEN 'VIEW' ELSE '' END AS Comment FROM (");
+    ha_catalog_append_sql(&base);
+    ha_buf_append_str(&base, ") WHERE db = ");
     put_literal(&base, from);
     ha_buf_append_u8(&base, '\0');
     rc = wrap_filter(lx, i, (const char *)base.data, "Name", "1", out, bad);

@@ -31,8 +31,6 @@
 #include "core/buf.h"
 #include "admin/lex.h"
 
-/* The stats schema's tables (eponymous virtual tables living in main). */
-extern const char *const ha_show_stats_tables[];
 
 /* Appends to out the SELECT for the SHOW statement whose SHOW keyword is
  * token i of lx; schema is the session's current schema ("" or NULL:

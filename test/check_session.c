@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "admin/catalog.h"
 #include "check_main.h"
 #include "session_fixture.h"
 #include "admin/proto.h"
@@ -380,6 +381,34 @@ START_TEST(test_session_statements)
 }
 END_TEST
 
+/* The catalogue drives SHOW TABLES and the session's tables: every
+ * listed table shows in its schema, and every eponymous one answers. */
+START_TEST(test_session_catalog_is_what_shows)
+{
+    size_t n;
+    const struct ha_catalog_table *t = ha_catalog_tables(&n);
+    char sql[256];
+
+    for (size_t i = 0; i < n; i++) {
+        const char *got;
+
+        if (t[i].schema != NULL) {
+            snprintf(sql, sizeof(sql), "SHOW TABLES FROM %s LIKE '%s'",
+                     t[i].schema, t[i].name);
+            got = query(&s1, sql);
+            ck_assert_msg(strstr(got, t[i].name) != NULL, "%s: %s", sql,
+                          got);
+        }
+        if (t[i].eponymous) {
+            snprintf(sql, sizeof(sql), "SELECT count(*) >= 0 FROM %s",
+                     t[i].name);
+            got = query(&s1, sql);
+            ck_assert_msg(strstr(got, "ERR") == NULL, "%s: %s", sql, got);
+        }
+    }
+}
+END_TEST
+
 /* ------------------------------------------------------------------ *
  * Connector/J's start-up SELECT
  * ------------------------------------------------------------------ */
@@ -620,6 +649,7 @@ session_suite(void)
     tcase_add_checked_fixture(core, setup, teardown);
     tcase_add_checked_fixture(limits, setup, teardown);
     tcase_add_checked_fixture(errors, setup, teardown);
+    tcase_add_test(core, test_session_catalog_is_what_shows);
     tcase_add_loop_test(core, test_session_statements, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(core, test_session_connector_j);

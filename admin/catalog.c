@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The one list of admin tables (see catalog.h).
+ */
+#include "admin/catalog.h"
+
+#include "core/util.h"
+
+static const struct ha_catalog_table tables[] = {
+    /* name                  schema   eponymous stats_readable */
+    {"stats_admin_sessions", "stats", true, true},
+    {"stats_memory_jemalloc", "stats", true, true},
+    {"stats_memory_metrics", "stats", true, true},
+    {"global_variables", "main", true, true},
+    {"session_variables", NULL, true, true},
+    {"mysql_variables", NULL, true, true},
+    /* SQLite's own catalogue, which clients read to list tables. */
+    {"sqlite_master", NULL, false, true},
+    {"sqlite_temp_master", NULL, false, true},
+};
+
+const struct ha_catalog_table *
+ha_catalog_tables(size_t *n_out)
+{
+    *n_out = HA_ARRAY_SIZE(tables);
+    return tables;
+}
+
+const struct ha_catalog_table *
+ha_catalog_find(const char *name)
+{
+    if (name == NULL)
+        return NULL;
+    for (size_t i = 0; i < HA_ARRAY_SIZE(tables); i++)
+        if (ha_str_ieq(name, tables[i].name))
+            return &tables[i];
+    return NULL;
+}
+
+bool
+ha_catalog_is_stats_name(const char *name)
+{
+    static const char prefix[] = "stats_";
+
+    if (name == NULL)
+        return false;
+    for (size_t k = 0; k < sizeof(prefix) - 1; k++) {
+        char c = name[k];
+
+        if (c >= 'A' && c <= 'Z')
+            c = (char)(c + 32);
+        if (c != prefix[k])
+            return false;
+    }
+    return true;
+}
+
+void
+ha_catalog_append_sql(struct ha_buf *out)
+{
+    bool first = true;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(tables); i++) {
+        if (tables[i].schema == NULL)
+            continue;
+        /* Names are the constants above: no quoting needed. */
+        ha_buf_printf(out, "%sSELECT '%s'%s, '%s'%s, 'BASE TABLE'%s ",
+                      first ? "" : "UNION ALL ", tables[i].schema,
+                      first ? " AS db" : "", tables[i].name,
+                      first ? " AS name" : "", first ? " AS type" : "");
+        first = false;
+    }
+    ha_buf_append_str(out,
+                      "UNION ALL SELECT 'main', name, CASE type WHEN 'view' "
+                      "THEN 'VIEW' ELSE 'BASE TABLE' END FROM "
+                      "main.sqlite_schema WHERE type IN ('table', 'view') "
+                      "AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\'");
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The admin tables, in one place: which exist, in which schema SHOW
+ * TABLES lists them, which every session has as eponymous virtual tables,
+ * and which stats users may read. A new table (its vtab/ implementation
+ * aside) is one line in catalog.c; SHOW, the session's warm-up and
+ * table_exists, the authorizer and the `stats.` qualifier all read it.
+ */
+#ifndef HA_CATALOG_H
+#define HA_CATALOG_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/buf.h"
+
+struct ha_catalog_table {
+    const char *name;       /* as SQL names it */
+    const char *schema;     /* "stats" or "main": where SHOW TABLES lists
+                               it; NULL: not listed */
+    bool eponymous;         /* a virtual table every session has, set up
+                               (parsed) once when the session opens */
+    bool stats_readable;    /* stats users may SELECT from it */
+};
+
+/* Every table, in SHOW TABLES order; n_out gets the count. */
+const struct ha_catalog_table *ha_catalog_tables(size_t *n_out);
+
+/* The entry for name (case-insensitive), or NULL. */
+const struct ha_catalog_table *ha_catalog_find(const char *name);
+
+/* True when name belongs to the stats schema by ProxySQL's naming: it
+ * starts "stats_" (any case). There `stats.name` and plain `name` are the
+ * same table, and stats users may read it. */
+bool ha_catalog_is_stats_name(const char *name);
+
+/* Appends to out a SELECT of (db, name, type) for every listed table,
+ * then main's own tables and views from sqlite_schema: the body SHOW
+ * TABLES and SHOW TABLE STATUS filter. */
+void ha_catalog_append_sql(struct ha_buf *out);
+
+#endif /* HA_CATALOG_H */
