@@ -55,7 +55,9 @@ set_error(const struct ha_lex *lx, size_t tok, struct ha_dialect_result *res)
     res->kind = HA_STMT_ERROR;
     res->err_code = 1064;
     memcpy(res->sqlstate, "42000", 6);
-    ha_dialect_syntax_error(lx->s, lx->len, off, res->arg, sizeof(res->arg));
+    /* Quoted and counted from the statement's own start. */
+    ha_dialect_syntax_error(lx->s + lx->base, lx->len - lx->base,
+                            off - lx->base, res->arg, sizeof(res->arg));
 }
 
 /* KILL [QUERY | CONNECTION] <id> */
@@ -160,26 +162,36 @@ ha_dialect_rewrite_in(const char *sql, size_t len, const char *schema,
                       char *err, size_t errlen)
 {
     struct ha_lex lx;
+    int rc;
 
     if (ha_lex_run(&lx, sql, len, err, errlen) != 0) {
         ha_lex_free(&lx);
         return -1;
     }
-    classify(&lx, res);
+    rc = ha_dialect_rewrite_lexed(&lx, schema, out, res, err, errlen);
+    ha_lex_free(&lx);
+    return rc;
+}
+
+int
+ha_dialect_rewrite_lexed(const struct ha_lex *lx, const char *schema,
+                         struct ha_buf *out, struct ha_dialect_result *res,
+                         char *err, size_t errlen)
+{
+    classify(lx, res);
     if (res->kind == HA_STMT_SHOW) {
         size_t bad = 0;
-        if (ha_show_rewrite(&lx, ha_lex_next(&lx, SIZE_MAX), schema, out,
+        if (ha_show_rewrite(lx, ha_lex_next(lx, SIZE_MAX), schema, out,
                             &bad) !=
             0) {
             ha_buf_reset(out);
-            set_error(&lx, bad, res);
-            ha_emit_sql(&lx, 0, lx.n, out);
+            set_error(lx, bad, res);
+            ha_emit_sql(lx, 0, lx->n, out);
         }
     } else {
-        ha_emit_sql(&lx, 0, lx.n, out);
+        ha_emit_sql(lx, 0, lx->n, out);
     }
     ha_buf_append_u8(out, '\0');
-    ha_lex_free(&lx);
     if (ha_buf_failed(out)) {
         ha_err_set(err, errlen, "out of memory");
         return -1;
@@ -210,10 +222,7 @@ ha_dialect_split(const char *sql, size_t len, struct ha_dialect_span **spans,
                  size_t *n, char *err, size_t errlen)
 {
     struct ha_lex lx;
-    struct ha_dialect_span *v = NULL;
-    size_t nv = 0, cap = 0, start = 0, first = SIZE_MAX;
-    int exec = 0, block = 0;
-    bool trigger = false;
+    int rc;
 
     *spans = NULL;
     *n = 0;
@@ -221,6 +230,25 @@ ha_dialect_split(const char *sql, size_t len, struct ha_dialect_span **spans,
         ha_lex_free(&lx);
         return -1;
     }
+    rc = ha_dialect_split_lexed(&lx, spans, n, err, errlen);
+    ha_lex_free(&lx);
+    return rc;
+}
+
+int
+ha_dialect_split_lexed(const struct ha_lex *lxp,
+                       struct ha_dialect_span **spans, size_t *n, char *err,
+                       size_t errlen)
+{
+    const struct ha_lex lx = *lxp;
+    struct ha_dialect_span *v = NULL;
+    size_t nv = 0, cap = 0, start = 0, first = SIZE_MAX, tok_start = 0;
+    size_t len = lx.len;
+    int exec = 0, block = 0;
+    bool trigger = false;
+
+    *spans = NULL;
+    *n = 0;
     for (size_t i = 0; i <= lx.n; i++) {
         bool end = i == lx.n;
         if (!end) {
@@ -250,7 +278,6 @@ ha_dialect_split(const char *sql, size_t len, struct ha_dialect_span **spans,
                 struct ha_dialect_span *p = realloc(v, ncap * sizeof(*p));
                 if (p == NULL) {
                     free(v);
-                    ha_lex_free(&lx);
                     ha_err_set(err, errlen, "out of memory");
                     return -1;
                 }
@@ -259,15 +286,18 @@ ha_dialect_split(const char *sql, size_t len, struct ha_dialect_span **spans,
             }
             v[nv].off = start;
             v[nv].len = stop - start;
+            v[nv].tok_from = tok_start;
+            v[nv].tok_to = i;
             nv++;
         }
-        if (!end)
+        if (!end) {
             start = lx.toks[i].start + 1;
+            tok_start = i + 1;
+        }
         first = SIZE_MAX;
         trigger = false;
         block = 0;
     }
-    ha_lex_free(&lx);
     *spans = v;
     *n = nv;
     return 0;

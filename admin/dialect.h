@@ -72,6 +72,8 @@ struct ha_dialect_result {
 struct ha_dialect_span {
     size_t off;
     size_t len;
+    size_t tok_from;        /* its tokens [tok_from, tok_to) in the lex */
+    size_t tok_to;          /* the split ran on (ha_dialect_split_lexed) */
 };
 
 /* Rewrites one MySQL statement (sql, len bytes; need not be
@@ -96,6 +98,20 @@ int ha_dialect_rewrite_in(const char *sql, size_t len, const char *schema,
 int ha_dialect_split(const char *sql, size_t len,
                      struct ha_dialect_span **spans, size_t *n, char *err,
                      size_t errlen);
+
+/* The same on a text already lexed (lx, or a view of it): each span
+ * also names its token range, for ha_lex_view(). */
+int ha_dialect_split_lexed(const struct ha_lex *lx,
+                           struct ha_dialect_span **spans, size_t *n,
+                           char *err, size_t errlen);
+
+/* ha_dialect_rewrite_in() on one statement already lexed (a whole lex, or
+ * a view from ha_dialect_split_lexed's span): the text is never lexed
+ * again. Returns 0, or -1 with err "out of memory". */
+int ha_dialect_rewrite_lexed(const struct ha_lex *lx, const char *schema,
+                             struct ha_buf *out,
+                             struct ha_dialect_result *res, char *err,
+                             size_t errlen);
 
 /* Formats MySQL's syntax error text for a statement that goes wrong at
  * byte off: "You have an error in your SQL syntax; ... near '<up to 80

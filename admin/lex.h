@@ -34,8 +34,10 @@ struct ha_tok {
 };
 
 struct ha_lex {
-    const char *s;       /* the statement (not owned) */
-    size_t len;
+    const char *s;       /* the text (not owned) */
+    size_t len;          /* bytes of it this lex covers */
+    size_t base;         /* a view: where its statement starts in s, for
+                            messages that quote it; 0 otherwise */
     struct ha_tok *toks; /* malloc'd; ha_lex_free() */
     size_t n, cap;
     int exec_depth;      /* open slash-star-! comments being lexed */
@@ -50,6 +52,18 @@ struct ha_lex {
 int ha_lex_run(struct ha_lex *lx, const char *s, size_t len, char *err,
                size_t errlen);
 void ha_lex_free(struct ha_lex *lx);
+
+/* A view of tokens [from, to) of lx, one statement of a text lexed once:
+ * it shares lx's tokens and text (it owns nothing and is never freed),
+ * covers bytes up to token to's start, and quotes its statement from
+ * byte base on in messages. Every function that takes a struct ha_lex
+ * takes a view. */
+void ha_lex_view(const struct ha_lex *lx, size_t from, size_t to,
+                 size_t base, struct ha_lex *view);
+
+/* How many times ha_lex_run() ran on the calling thread: the house rule
+ * is one lex per statement text, and tests count (check_session). */
+unsigned long ha_lex_runs(void);
 
 /* True when s (len bytes) holds nothing but whitespace, comments and
  * ';': what may follow the one statement of a COM_QUERY or

@@ -1091,8 +1091,7 @@ sqlite_fail:
  * changes; then the global_variables rows, then this session's
  * variables. Returns 0 (OK sent) or -1 (ERR sent). */
 static int
-exec_set(struct ha_session *s, const char *sql, size_t len,
-         struct ha_reply *r)
+exec_set(struct ha_session *s, const struct ha_lex *lx, struct ha_reply *r)
 {
     struct ha_setvar sv;
     struct ha_session_var *vals = NULL;
@@ -1100,7 +1099,7 @@ exec_set(struct ha_session *s, const char *sql, size_t len,
     char err[512], info[HA_VTAB_INFO_MAX] = "";
     int rc = -1;
 
-    if (ha_setvar_parse(sql, len, &sv, err, sizeof(err)) != 0) {
+    if (ha_setvar_parse_lexed(lx, &sv, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1064, "42000", "%s", err);
         goto out;
     }
@@ -1271,7 +1270,7 @@ no_implicit_transaction(const char *verb)
  * (SERVER_MORE_RESULTS_EXISTS). Returns 0, or -1 when the reply was an
  * ERR (a batch stops there). */
 static int
-run_one(struct ha_session *s, const char *sql, size_t len, bool more,
+run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
         struct ha_reply *r)
 {
     struct ha_buf text = HA_BUF_INIT;
@@ -1283,10 +1282,9 @@ run_one(struct ha_session *s, const char *sql, size_t len, bool more,
 
     s->more_results = more;
     r->status = ha_session_status(s);
-    if (ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
-                              sizeof(err)) != 0) {
-        ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
-                     "syntax: %s", err);
+    if (ha_dialect_rewrite_lexed(lx, s->schema, &text, &dr, err,
+                                 sizeof(err)) != 0) {
+        ha_reply_err(r, 1105, "HY000", "%s", err);
         goto out;
     }
 
@@ -1298,7 +1296,7 @@ run_one(struct ha_session *s, const char *sql, size_t len, bool more,
         ha_reply_err(r, dr.err_code, dr.sqlstate, "%s", dr.arg);
         goto out;
     case HA_STMT_SET:
-        ret = exec_set(s, sql, len, r);
+        ret = exec_set(s, lx, r);
         goto out;
     case HA_STMT_USE:
         if (ha_session_use(s, dr.arg) != 0) {
@@ -1380,13 +1378,19 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
                  struct ha_reply *r)
 {
     struct ha_dialect_span *spans = NULL;
+    struct ha_lex lx;
     size_t n = 0;
     char err[256];
+    int lexed;
 
     ha_session_set_command(s, "Query", sql, len);
     r->authz = &s->authz;
     r->status = ha_session_status(s);
-    if (ha_dialect_split(sql, len, &spans, &n, err, sizeof(err)) != 0) {
+    /* The text is lexed here, once: the split and every statement's
+     * rewrite and SET parse work on views of these tokens. */
+    lexed = ha_lex_run(&lx, sql, len, err, sizeof(err));
+    if (lexed != 0 ||
+        ha_dialect_split_lexed(&lx, &spans, &n, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
                      "syntax: %s", err);
     } else if (n == 0) {
@@ -1396,12 +1400,17 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
                      "You have an error in your SQL syntax: more than one "
                      "statement in one query needs CLIENT_MULTI_STATEMENTS");
     } else {
-        for (size_t k = 0; k < n; k++)
-            if (run_one(s, sql + spans[k].off, spans[k].len, k + 1 < n, r) !=
-                0)
+        for (size_t k = 0; k < n; k++) {
+            struct ha_lex view;
+
+            ha_lex_view(&lx, spans[k].tok_from, spans[k].tok_to,
+                        spans[k].off, &view);
+            if (run_one(s, &view, k + 1 < n, r) != 0)
                 break;
+        }
     }
     free(spans);
+    ha_lex_free(&lx);
     s->more_results = false;
     r->status = ha_session_status(s);
     ha_session_set_command(s, "Sleep", NULL, 0);
@@ -1411,19 +1420,40 @@ int
 ha_session_special(struct ha_session *s, const char *sql, size_t len,
                    struct ha_reply *r)
 {
+    struct ha_lex lx;
+    char err[256];
+    int rc;
+
+    r->authz = &s->authz;
+    if (ha_lex_run(&lx, sql, len, err, sizeof(err)) != 0) {
+        ha_lex_free(&lx);
+        s->more_results = false;
+        ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
+                     "syntax: %s", err);
+        return 1;
+    }
+    rc = ha_session_special_lexed(s, &lx, r);
+    ha_lex_free(&lx);
+    return rc;
+}
+
+int
+ha_session_special_lexed(struct ha_session *s, const struct ha_lex *lx,
+                         struct ha_reply *r)
+{
     struct ha_buf text = HA_BUF_INIT;
     struct ha_dialect_result dr;
     char err[256];
     int rc;
 
     r->authz = &s->authz;
-    rc = ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
-                               sizeof(err));
+    rc = ha_dialect_rewrite_lexed(lx, s->schema, &text, &dr, err,
+                                  sizeof(err));
     ha_buf_free(&text);
     if (rc == 0 && (dr.kind == HA_STMT_OTHER || dr.kind == HA_STMT_SHOW))
         return 0;
     s->more_results = false;
-    run_one(s, sql, len, false, r);
+    run_one(s, lx, false, r);
     return 1;
 }
 

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "admin/authorizer.h"
+#include "admin/lex.h"
 #include "admin/credentials.h"
 #include "admin/query.h"
 #include "admin/stmtcache.h"
@@ -188,6 +189,10 @@ void ha_session_set_multi_statements(struct ha_session *s, bool on);
  * the SELECT ha_dialect_rewrite_in(sql, len, s->schema, ...) gives. */
 int ha_session_special(struct ha_session *s, const char *sql, size_t len,
                        struct ha_reply *r);
+/* The same on a statement already lexed (stmt.c lexes at prepare time,
+ * so an execute never lexes again). */
+int ha_session_special_lexed(struct ha_session *s, const struct ha_lex *lx,
+                             struct ha_reply *r);
 
 /* KILL [QUERY] id on behalf of a session of shared (COM_PROCESS_KILL and
  * the KILL statement): shared->kill when set, else only a check that id

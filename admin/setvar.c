@@ -339,7 +339,6 @@ ha_setvar_parse(const char *sql, size_t len, struct ha_setvar *out,
                 char *err, size_t errlen)
 {
     struct ha_lex lx;
-    size_t bad = 0;
     int rc;
 
     memset(out, 0, sizeof(*out));
@@ -347,14 +346,28 @@ ha_setvar_parse(const char *sql, size_t len, struct ha_setvar *out,
         ha_lex_free(&lx);
         return -1;
     }
-    rc = parse(&lx, out, &bad);
-    if (rc == -1)
-        ha_dialect_syntax_error(sql, len,
-                                bad < lx.n ? lx.toks[bad].start : len, err,
-                                errlen);
-    else if (rc == -2)
-        ha_err_set(err, errlen, "out of memory");
+    rc = ha_setvar_parse_lexed(&lx, out, err, errlen);
     ha_lex_free(&lx);
+    return rc;
+}
+
+int
+ha_setvar_parse_lexed(const struct ha_lex *lx, struct ha_setvar *out,
+                      char *err, size_t errlen)
+{
+    size_t bad = 0, off;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    rc = parse(lx, out, &bad);
+    if (rc == -1) {
+        off = bad < lx->n ? lx->toks[bad].start : lx->len;
+        /* Quoted and counted from the statement's own start. */
+        ha_dialect_syntax_error(lx->s + lx->base, lx->len - lx->base,
+                                off - lx->base, err, errlen);
+    } else if (rc == -2) {
+        ha_err_set(err, errlen, "out of memory");
+    }
     return rc == 0 ? 0 : -1;
 }
 

@@ -20,6 +20,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "admin/lex.h"
+
 enum ha_set_scope {
     HA_SET_SESSION,   /* default, SESSION, LOCAL, @@session., @@local. */
     HA_SET_GLOBAL,    /* GLOBAL, PERSIST, @@global. */
@@ -54,6 +56,10 @@ struct ha_setvar {
  * memory". out must be freed with ha_setvar_free() either way. */
 int ha_setvar_parse(const char *sql, size_t len, struct ha_setvar *out,
                     char *err, size_t errlen);
+
+/* The same on a statement already lexed (a whole lex or a view). */
+int ha_setvar_parse_lexed(const struct ha_lex *lx, struct ha_setvar *out,
+                          char *err, size_t errlen);
 void ha_setvar_free(struct ha_setvar *v);
 
 #endif /* HA_SETVAR_H */

@@ -28,6 +28,10 @@ struct ha_stmt {
                                 * special statements) */
     size_t sql_len;
 
+    struct ha_lex lex;         /* sql's tokens, lexed at prepare: a
+                                * special statement runs from them at
+                                * every execute, never lexed again */
+
     /* SQLite side */
     sqlite3_stmt *stmt;        /* NULL for a special statement */
     uint16_t n_params;
@@ -66,6 +70,7 @@ stmt_free(struct ha_stmt *st)
     free(st->long_data);
     free(st->has_long_data);
     free(st->types);
+    ha_lex_free(&st->lex);
     free(st->sql);
     free(st);
 }
@@ -152,19 +157,22 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
     char err[256];
     int n;
 
-    /* The schema matters to SHOW TABLES and SHOW COLUMNS. */
-    if (ha_dialect_rewrite_in(sql, len, s->schema, &text, &dr, err,
-                              sizeof(err)) != 0) {
-        ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
-                     "syntax: %s", err);
-        goto fail;
-    }
     st = calloc(1, sizeof(*st));
     if (st == NULL || (st->sql = malloc(len + 1)) == NULL)
         goto oom;
     memcpy(st->sql, sql, len);
     st->sql[len] = '\0';
     st->sql_len = len;
+    /* Lexed once, here, from the statement's own copy of its text. The
+     * schema matters to SHOW TABLES and SHOW COLUMNS. */
+    if (ha_lex_run(&st->lex, st->sql, len, err, sizeof(err)) != 0) {
+        ha_reply_err(r, 1064, "42000", "You have an error in your SQL "
+                     "syntax: %s", err);
+        goto fail;
+    }
+    if (ha_dialect_rewrite_lexed(&st->lex, s->schema, &text, &dr, err,
+                                 sizeof(err)) != 0)
+        goto oom;
 
     switch (dr.kind) {
     case HA_STMT_EMPTY:
@@ -183,6 +191,9 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
         return st;
     }
 
+    /* SQLite holds the statement from here on: the tokens are not needed
+     * again. */
+    ha_lex_free(&st->lex);
     if (sqlite3_prepare_v2(s->db, (const char *)text.data, (int)text.len + 1,
                            &st->stmt, &tail) != SQLITE_OK) {
         ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
@@ -369,7 +380,7 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
     r->binary = true;
     if (st->stmt == NULL) {
         /* SET, USE, BEGIN, COMMIT, ROLLBACK, KILL. */
-        if (ha_session_special(s, st->sql, st->sql_len, r) != 1)
+        if (ha_session_special_lexed(s, &st->lex, r) != 1)
             ha_reply_err(r, 1295, "HY000",
                          "This command is not supported in the prepared "
                          "statement protocol yet");

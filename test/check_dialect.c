@@ -403,6 +403,49 @@ START_TEST(test_lex_only_trivia)
 }
 END_TEST
 
+/* One text lexed once, split into views: each statement rewrites and
+ * parses from its view, and its errors quote it from its own start. */
+START_TEST(test_dialect_views_of_one_lex)
+{
+    const char *sql = "SELECT @@version_comment;\n  SET @x = ;\nSHOW TABLES";
+    struct ha_dialect_span *spans = NULL;
+    struct ha_dialect_result dr;
+    struct ha_setvar sv;
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_lex lx, view;
+    size_t n = 0;
+    char err[512];
+
+    ck_assert_int_eq(ha_lex_run(&lx, sql, strlen(sql), err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_dialect_split_lexed(&lx, &spans, &n, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 3);
+    ha_lex_view(&lx, spans[0].tok_from, spans[0].tok_to, spans[0].off, &view);
+    ck_assert_int_eq(ha_dialect_rewrite_lexed(&view, NULL, &out, &dr, err,
+                                              sizeof(err)),
+                     0);
+    ck_assert_msg(strstr((const char *)out.data, "ha_sysvar") != NULL &&
+                      strstr((const char *)out.data, "SET") == NULL,
+                  "%s", (const char *)out.data);
+    ha_lex_view(&lx, spans[1].tok_from, spans[1].tok_to, spans[1].off, &view);
+    ck_assert_int_eq(ha_setvar_parse_lexed(&view, &sv, err, sizeof(err)), -1);
+    /* Lines count from the byte after the previous ';' (MySQL's way),
+     * which here is the newline: line 2, not line 3 of the whole text. */
+    ck_assert_msg(strstr(err, "at line 2") != NULL &&
+                      strstr(err, "near ''") != NULL,
+                  "%s", err);
+    ha_buf_reset(&out);
+    ha_lex_view(&lx, spans[2].tok_from, spans[2].tok_to, spans[2].off, &view);
+    ck_assert_int_eq(ha_dialect_rewrite_lexed(&view, NULL, &out, &dr, err,
+                                              sizeof(err)),
+                     0);
+    ck_assert_int_eq(dr.kind, HA_STMT_SHOW);
+    ha_buf_free(&out);
+    free(spans);
+    ha_lex_free(&lx);
+}
+END_TEST
+
 static Suite *
 dialect_suite(void)
 {
@@ -414,6 +457,7 @@ dialect_suite(void)
     tcase_add_loop_test(core, test_dialect_rewrite, 0,
                         (int)(sizeof(rewrites) / sizeof(rewrites[0])));
     tcase_add_test(core, test_dialect_use_argument);
+    tcase_add_test(core, test_dialect_views_of_one_lex);
     tcase_add_loop_test(core, test_lex_only_trivia, 0,
                         (int)(sizeof(trivia_cases) / sizeof(trivia_cases[0])));
     tcase_add_loop_test(core, test_dialect_details, 0,

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "admin/catalog.h"
+#include "admin/lex.h"
 #include "check_main.h"
 #include "session_fixture.h"
 #include "admin/proto.h"
@@ -381,6 +382,31 @@ START_TEST(test_session_statements)
 }
 END_TEST
 
+/* The house rule: a COM_QUERY text is lexed once, however many
+ * statements it holds and whatever they are (SET, SHOW, @@vars, plain
+ * SQL); the dialect, SHOW and SET layers work on views of its tokens. */
+START_TEST(test_session_lexes_each_statement_once)
+{
+    unsigned long before;
+    const char *got;
+
+    ha_session_set_multi_statements(&s1, true);
+    before = ha_lex_runs();
+    got = query(&s1, "SET @a = 1, autocommit = 1; SELECT @@version_comment;"
+                     " SHOW TABLES FROM stats LIKE '%metrics'; SELECT @a");
+    ck_assert_msg(strstr(got, "ERR") == NULL, "%s", got);
+    ck_assert_msg(strstr(got, "stats_memory_metrics") != NULL, "%s", got);
+    ck_assert_uint_eq(ha_lex_runs() - before, 1);
+    /* A SET that does not parse, as the second statement of one text:
+     * the first runs, the second is refused with MySQL's syntax error. */
+    before = ha_lex_runs();
+    got = query(&s1, "SELECT 1;\nSET @x = ");
+    ck_assert_str_eq(got, "1:1+ / ERR 1064");
+    ck_assert_uint_eq(ha_lex_runs() - before, 1);
+    ha_session_set_multi_statements(&s1, false);
+}
+END_TEST
+
 /* The catalogue drives SHOW TABLES and the session's tables: every
  * listed table shows in its schema, and every eponymous one answers. */
 START_TEST(test_session_catalog_is_what_shows)
@@ -650,6 +676,7 @@ session_suite(void)
     tcase_add_checked_fixture(limits, setup, teardown);
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(core, test_session_catalog_is_what_shows);
+    tcase_add_test(core, test_session_lexes_each_statement_once);
     tcase_add_loop_test(core, test_session_statements, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
     tcase_add_test(core, test_session_connector_j);
