@@ -682,6 +682,7 @@ ha_server_free(struct ha_server *s)
     if (s->keeper != NULL)
         sqlite3_close_v2(s->keeper);
     ha_tls_free(&s->tls);
+    ha_vtab_ctx_free(&s->vtab);
     free(s->datadir);
     free(s);
 }

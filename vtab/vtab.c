@@ -20,6 +20,7 @@ static const struct {
 } modules[] = {
     {"stats", ha_stats_register},
     {"global_variables", ha_globals_register},
+    {"heap profiles", ha_heap_register},
 };
 
 void

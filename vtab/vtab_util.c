@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "core/util.h"
+#include "prof/symbolize.h"
 
 void
 ha_vtab_conn_unref(void *p)
@@ -100,4 +101,11 @@ ha_vtab_stats_age_ms(const struct ha_vtab_ctx *ctx)
     if (ctx->stats_epoch_ms == 0)
         return -1;
     return now_ms() - ctx->stats_epoch_ms;
+}
+
+void
+ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
+{
+    ha_symbolizer_free(ctx->symbolizer);
+    ctx->symbolizer = NULL;
 }

@@ -16,6 +16,8 @@
 
 #include "vtab/mallctl.h"
 
+struct ha_symbolizer;
+
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */
 struct ha_vtab_ctx {
@@ -39,7 +41,15 @@ struct ha_vtab_ctx {
     unsigned stats_max_age_ms;
     long long stats_epoch_ms;          /* CLOCK_MONOTONIC ms of the last
                                           refresh; 0: never */
+
+    /* Heap-profile tables (heap.c): symbols read from the binaries on
+     * disk, cached across queries; created on first use, freed by the
+     * ctx's owner with ha_vtab_ctx_free(). */
+    struct ha_symbolizer *symbolizer;
 };
+
+/* Frees what the tables created in ctx (the symbolizer). */
+void ha_vtab_ctx_free(struct ha_vtab_ctx *ctx);
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
  * refresh is younger than ctx->stats_max_age_ms. */
@@ -87,5 +97,6 @@ void ha_vtab_conn_unref(void *conn);
  * destructor ha_vtab_conn_unref. */
 int ha_stats_register(sqlite3 *db, struct ha_vtab_conn *conn);
 int ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn);
+int ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn);
 
 #endif /* HA_VTAB_UTIL_H */
