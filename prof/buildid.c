@@ -135,7 +135,10 @@ ha_buildid_record(const char *dump_path, char *err, size_t errlen)
         ha_err_set(err, errlen, "%s: path too long", dump_path);
         return -1;
     }
-    fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* Never through a link planted at the temporary name. */
+    unlink(tmp);
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0644);
     if (fd < 0 || (c.out = fdopen(fd, "w")) == NULL) {
         ha_err_set(err, errlen, "%s: %s", tmp, strerror(errno));
         if (fd >= 0)

@@ -107,7 +107,9 @@
 #include <sqlite3.h>
 
 #include "vtab/mallctl.h"
+#include "core/log.h"
 #include "core/util.h"
+#include "prof/buildid.h"
 #include "vtab/value.h"
 #include "vtab/vtab_util.h"
 
@@ -661,6 +663,16 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
         if (ha_mallctl_dump(ops, r->name, file, sizeof(file), err, errlen) !=
             0)
             return -1;
+        /* Dumps carry no build-ids: record what was running beside the
+         * dump, so a later read can tell an upgraded binary from the one
+         * that wrote it. A dump without it is still a dump. */
+        {
+            char why[512];
+
+            if (file[0] == '/' &&
+                ha_buildid_record(file, why, sizeof(why)) != 0)
+                ha_log_warn("%s: build-ids not recorded: %s", file, why);
+        }
         self_exe(exe, sizeof(exe));
         if (stat(file, &sb) == 0)
             set_text(info, infolen,

@@ -32,6 +32,13 @@ ha_sql "SELECT pid, seq, kind_seq, size_bytes = $(stat -c %s "$datadir/$dump") F
 ha_is "pid, seq, kind_seq and size_bytes read from the name and the file" \
     "0:$HA_PID	1	1	1" "$HA_RC:$HA_OUT"
 
+ha_ok "dump_now recorded the running objects' build-ids beside the dump" \
+    test -s "$datadir/$dump.buildid"
+bid=$(readelf -n "$HA_DAEMON" 2>/dev/null | sed -n 's/.*Build ID: *//p' | head -1)
+if [ -n "$bid" ]; then
+    ha_file_like "... heapadmind's own among them" "$datadir/$dump.buildid" "$bid"
+fi
+
 ha_sql "SELECT count(*) > 5, sum(flat_bytes) FROM heap_top('$dump')"
 ha_like "heap_top ranks the dump's functions" "^0:1	[0-9]+$" "$HA_RC:$HA_OUT"
 sum=${HA_OUT#*	}
