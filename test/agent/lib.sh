@@ -72,3 +72,18 @@ ag_env() {
         HEAPADMIN_START_DELAY_MS="${AG_DELAY_MS:-300}"
         HEAPADMIN_LOG="$HA_TMP/agent.log")
 }
+
+# ag_backend FILES BYTES: an HTTP backend for the proxies under test,
+# serving FILES files f1.txt.. of about BYTES random bytes (base64) from
+# $HA_TMP/www; sets AG_BACKEND_PORT. Killed on exit.
+ag_backend() {
+    local n=$1 bytes=$2 i
+    mkdir -p "$HA_TMP/www"
+    for i in $(seq 1 "$n"); do
+        head -c "$bytes" /dev/urandom | base64 >"$HA_TMP/www/f$i.txt"
+    done
+    AG_BACKEND_PORT=$(ha_free_port)
+    python3 -m http.server "$AG_BACKEND_PORT" --bind 127.0.0.1 \
+        -d "$HA_TMP/www" >"$HA_TMP/backend.log" 2>&1 &
+    HA_PIDS+=("$!")
+}

@@ -23,15 +23,9 @@ ha_like "nghttpx loads libev, which exports libevent's names" "libev\.so" \
 
 data=$HA_TMP/data
 www=$HA_TMP/www
-mkdir -p "$data" "$www"
-for i in $(seq 1 20); do
-    head -c 48000 /dev/urandom | base64 >"$www/f$i.txt"
-done
-
-bport=$(ha_free_port)
-python3 -m http.server "$bport" --bind 127.0.0.1 -d "$www" \
-    >"$HA_TMP/backend.log" 2>&1 &
-HA_PIDS+=("$!")
+mkdir -p "$data"
+ag_backend 20 48000
+bport=$AG_BACKEND_PORT
 port=$(ha_free_port)
 ag_env
 env "${AG_ENV[@]}" HEAPADMIN_DATADIR="$data" HEAPADMIN_FORK=per-process \

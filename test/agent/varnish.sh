@@ -22,15 +22,9 @@ ha_require cc gcc
 
 data=$HA_TMP/data
 www=$HA_TMP/www
-mkdir -p "$data" "$www"
-for i in $(seq 1 40); do
-    head -c 16000 /dev/urandom | base64 >"$www/f$i.txt"
-done
-
-bport=$(ha_free_port)
-python3 -m http.server "$bport" --bind 127.0.0.1 -d "$www" \
-    >"$HA_TMP/backend.log" 2>&1 &
-HA_PIDS+=("$!")
+mkdir -p "$data"
+ag_backend 40 16000
+bport=$AG_BACKEND_PORT
 vport=$(ha_free_port)
 ag_env
 # -j none: varnish's default jail would run the cache process as another
