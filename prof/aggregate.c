@@ -488,13 +488,17 @@ done:
 /* Ordering and text                                                   */
 /* ------------------------------------------------------------------ */
 
-static const struct ha_agg *sort_agg; /* qsort has no context argument */
-static enum ha_agg_order sort_order;
+/* qsort_r's context: two instances on two threads sort at once, so the
+ * order and the names live here, not in statics. */
+struct sort_ctx {
+    const struct ha_agg *agg;
+    enum ha_agg_order order;
+};
 
 static double
-key_of(const struct ha_agg_row *r)
+key_of(const struct ha_agg_row *r, enum ha_agg_order order)
 {
-    switch (sort_order) {
+    switch (order) {
     case HA_AGG_BY_CUM_BYTES:
         return r->cum_bytes;
     case HA_AGG_BY_FLAT_OBJS:
@@ -507,25 +511,25 @@ key_of(const struct ha_agg_row *r)
 }
 
 static int
-cmp_row(const void *x, const void *y)
+cmp_row(const void *x, const void *y, void *arg)
 {
+    const struct sort_ctx *c = arg;
     const struct ha_agg_row *a = x, *b = y;
-    double ka = key_of(a), kb = key_of(b);
+    double ka = key_of(a, c->order), kb = key_of(b, c->order);
 
     if (ka != kb)
         return ka > kb ? -1 : 1;
-    return strcmp(ha_agg_name(sort_agg, a), ha_agg_name(sort_agg, b));
+    return strcmp(ha_agg_name(c->agg, a), ha_agg_name(c->agg, b));
 }
 
 void
 ha_agg_sort(struct ha_agg *a, enum ha_agg_order order)
 {
     /* The index maps names to row positions: rebuilt after sorting. */
-    sort_agg = a;
-    sort_order = order;
+    struct sort_ctx c = {a, order};
+
     if (a->n_rows > 1)
-        qsort(a->rows, a->n_rows, sizeof(*a->rows), cmp_row);
-    sort_agg = NULL;
+        qsort_r(a->rows, a->n_rows, sizeof(*a->rows), cmp_row, &c);
     if (a->index_cap > 0 && index_rehash(a, a->index_cap) != 0) {
         /* Without an index ha_agg_add() would duplicate rows: drop it so
          * the next add rebuilds it from scratch. */
