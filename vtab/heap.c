@@ -44,7 +44,20 @@
  * MAPPED_LIBRARIES names, with libdwfl, and kept per server across
  * queries (vtab_util.h).
  *
- * Both tables only read: INNOCUOUS, readable by stats users.
+ * Schema of heap_profile_diff(<base>, <current>) (`jeprof --base`):
+ *   0 stack_id  INTEGER  row number, in stack order
+ *   1 stack     TEXT     the stack collapsed for flame graphs: root
+ *                        first, frames joined by ';', "[inline]" marks
+ *   2 bytes     INTEGER  current minus base (negative: memory released)
+ *   3 objects   INTEGER  the same for objects
+ *   4 base      HIDDEN   the older dump's file name
+ *   5 current   HIDDEN   the newer dump's file name
+ * One row per stack present in either dump. jemalloc's steady-state
+ * recipe (dump, let it run, dump again, compare) is one SELECT:
+ *   SELECT stack, bytes FROM heap_profile_diff('a.heap', 'b.heap')
+ *    ORDER BY bytes DESC LIMIT 10;
+ *
+ * All three only read: INNOCUOUS, readable by stats users.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -514,9 +527,13 @@ top_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
             return SQLITE_OK;
         }
     }
-    return ha_vtab_set_errmsg(p, "heap_top needs a dump: SELECT * FROM "
-                                 "heap_top('<file name from "
-                                 "stats_heap_dumps>')");
+    /* No argument in this plan. SQLite may be trying one of several
+     * (an OR in the WHERE clause): price it out rather than fail the
+     * query; xFilter says what is missing if it is ever run. */
+    (void)p;
+    info->idxNum = 0;
+    info->estimatedCost = 1e99;
+    return SQLITE_OK;
 }
 
 static int
@@ -542,29 +559,40 @@ top_close(sqlite3_vtab_cursor *cur)
     return SQLITE_OK;
 }
 
-/* Parses, symbolizes and aggregates one dump into agg. Returns 0, or -1
- * with err naming the file and what went wrong. */
-static int
-top_load(struct ha_vtab_ctx *ctx, const char *name, struct ha_agg *agg,
-         char *err, size_t errlen)
+/* One dump, parsed and symbolized. */
+struct profile {
+    struct ha_heapv2 p;
+    struct ha_syms syms;
+};
+
+static void
+profile_free(struct profile *pr)
 {
-    struct ha_heapv2 p = {0};
+    ha_syms_free(&pr->syms);
+    ha_heapv2_free(&pr->p);
+}
+
+/* Reads, parses and symbolizes the dump called name in the datadir, with
+ * the server's cached symbolizer. Returns 0, or -1 with err naming the
+ * file and what went wrong (*pr is then empty). */
+static int
+load_profile(struct ha_vtab_ctx *ctx, const char *name, struct profile *pr,
+             char *err, size_t errlen)
+{
     struct ha_maps m = {0};
-    struct ha_syms syms = {0};
     struct ha_symbolize_ops ops;
     uint64_t *pcs = NULL;
     size_t len, n_pcs = 0;
     char *buf = NULL, why[512];
     int ret = -1;
 
+    memset(pr, 0, sizeof(*pr));
     if (!plain_name(name, err, errlen) ||
         read_dump(ctx->datadir, name, &buf, &len, err, errlen) != 0)
         return -1;
-    if (ha_heapv2_parse(buf, len, &p, why, sizeof(why)) != 0) {
-        ha_err_set(err, errlen, "%s: %s", name, why);
-        goto out;
-    }
-    if (ha_maps_parse(p.maps, p.maps_len, &m, why, sizeof(why)) != 0) {
+    if (ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why)) != 0 ||
+        ha_maps_parse(pr->p.maps, pr->p.maps_len, &m, why, sizeof(why)) !=
+            0) {
         ha_err_set(err, errlen, "%s: %s", name, why);
         goto out;
     }
@@ -574,21 +602,41 @@ top_load(struct ha_vtab_ctx *ctx, const char *name, struct ha_agg *agg,
         goto out;
     }
     ops = ha_symbolizer_ops(ctx->symbolizer);
-    if (ha_agg_lookup_pcs(&p, &pcs, &n_pcs) != 0 ||
-        ops.symbolize(ops.ctx, &m, pcs, n_pcs, &syms, why, sizeof(why)) !=
-            0 ||
-        ha_agg_add(agg, &p, &syms, 1, false, why, sizeof(why)) != 0) {
+    if (ha_agg_lookup_pcs(&pr->p, &pcs, &n_pcs) != 0 ||
+        ops.symbolize(ops.ctx, &m, pcs, n_pcs, &pr->syms, why,
+                      sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", name, why);
         goto out;
     }
-    ha_agg_sort(agg, HA_AGG_BY_FLAT_BYTES);
     ret = 0;
 out:
+    if (ret != 0)
+        profile_free(pr);
     free(pcs);
-    ha_syms_free(&syms);
     ha_maps_free(&m);
-    ha_heapv2_free(&p);
     free(buf);
+    return ret;
+}
+
+/* Parses, symbolizes and aggregates one dump into agg. Returns 0, or -1
+ * with err naming the file and what went wrong. */
+static int
+top_load(struct ha_vtab_ctx *ctx, const char *name, struct ha_agg *agg,
+         char *err, size_t errlen)
+{
+    struct profile pr;
+    char why[512];
+    int ret = 0;
+
+    if (load_profile(ctx, name, &pr, err, errlen) != 0)
+        return -1;
+    if (ha_agg_add(agg, &pr.p, &pr.syms, 1, false, why, sizeof(why)) != 0) {
+        ha_err_set(err, errlen, "%s: %s", name, why);
+        ret = -1;
+    } else {
+        ha_agg_sort(agg, HA_AGG_BY_FLAT_BYTES);
+    }
+    profile_free(&pr);
     return ret;
 }
 
@@ -602,11 +650,15 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                                 : NULL;
     char err[1024];
 
-    (void)idxNum;
     (void)idxStr;
     ha_agg_free(&c->agg);
     memset(&c->agg, 0, sizeof(c->agg));
     c->i = 0;
+    if (idxNum != 1)
+        return ha_vtab_set_errmsg(&vt->base,
+                                  "heap_top needs a dump: SELECT * FROM "
+                                  "heap_top('<file name from "
+                                  "stats_heap_dumps>')");
     if (top_load(vt->conn->ctx, name, &c->agg, err, sizeof(err)) != 0)
         return ha_vtab_set_errmsg(&vt->base, "heap_top: %s", err);
     return SQLITE_OK;
@@ -685,6 +737,279 @@ static sqlite3_module top_module = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
+/* ------------------------------------------------------------------
+ * heap_profile_diff(<base>, <current>)
+ * ------------------------------------------------------------------ */
+
+#define DIFF_SCHEMA                                                       \
+    "CREATE TABLE x(stack_id INTEGER, stack TEXT, bytes INTEGER, "        \
+    "objects INTEGER, base HIDDEN, current HIDDEN)"
+#define DIFF_COL_BASE 4
+#define DIFF_COL_CURRENT 5
+
+/* One collapsed stack and its share of a diff. */
+struct diff_row {
+    char *stack;
+    double bytes;
+    double objs;
+};
+
+typedef struct diff_cursor diff_cursor;
+struct diff_cursor {
+    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    struct diff_row *rows;
+    size_t n, cap, i;
+};
+
+static int
+diff_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+             sqlite3_vtab **pp, char **pzErr)
+{
+    (void)argc;
+    (void)argv;
+    return heap_connect(db, aux, DIFF_SCHEMA, pp, pzErr);
+}
+
+/* Both arguments are required: heap_profile_diff('<base>', '<current>'). */
+static int
+diff_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
+{
+    int have = 0, at[2] = {-1, -1};
+
+    for (int i = 0; i < info->nConstraint; i++) {
+        const struct sqlite3_index_constraint *c = &info->aConstraint[i];
+        int col = c->iColumn;
+
+        if ((col != DIFF_COL_BASE && col != DIFF_COL_CURRENT) ||
+            c->op != SQLITE_INDEX_CONSTRAINT_EQ)
+            continue;
+        if (!c->usable)
+            return SQLITE_CONSTRAINT;
+        at[col == DIFF_COL_BASE ? 0 : 1] = i;
+        have |= col == DIFF_COL_BASE ? 1 : 2;
+    }
+    /* argv positions must run 1..n without gaps: both, or none. */
+    if (have == 3) {
+        for (int k = 0; k < 2; k++) {
+            info->aConstraintUsage[at[k]].argvIndex = k + 1;
+            info->aConstraintUsage[at[k]].omit = 1;
+        }
+    }
+    (void)p;
+    /* A plan without both arguments is priced out, not refused (see
+     * top_best_index); xFilter names what is missing. */
+    info->idxNum = have;
+    info->estimatedCost = have == 3 ? 100 : 1e99;
+    return SQLITE_OK;
+}
+
+static int
+diff_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
+{
+    diff_cursor *c = sqlite3_malloc(sizeof(*c));
+
+    (void)p;
+    if (c == NULL)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof(*c));
+    *pp = &c->base;
+    return SQLITE_OK;
+}
+
+static void
+diff_clear(diff_cursor *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->rows[i].stack);
+    free(c->rows);
+    c->rows = NULL;
+    c->n = c->cap = c->i = 0;
+}
+
+static int
+diff_close(sqlite3_vtab_cursor *cur)
+{
+    diff_clear((diff_cursor *)cur);
+    sqlite3_free(cur);
+    return SQLITE_OK;
+}
+
+/* Adds the lines of a collapsed-stacks text ("a;b;c <n>\n") to c, each
+ * count times sign into bytes (objects false) or objs. */
+static int
+diff_add_lines(diff_cursor *c, const struct ha_buf *text, bool objects,
+               double sign)
+{
+    const char *s = (const char *)text->data, *end = s + text->len;
+
+    while (s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        const char *sp;
+        struct diff_row *r;
+
+        if (nl == NULL)
+            nl = end;
+        for (sp = nl; sp > s && sp[-1] != ' '; sp--)
+            ;
+        if (sp > s) {
+            if (c->n == c->cap) {
+                size_t ncap = c->cap ? c->cap * 2 : 256;
+                struct diff_row *p = realloc(c->rows, ncap * sizeof(*p));
+
+                if (p == NULL)
+                    return -1;
+                c->rows = p;
+                c->cap = ncap;
+            }
+            r = &c->rows[c->n];
+            r->stack = strndup(s, (size_t)(sp - 1 - s));
+            if (r->stack == NULL)
+                return -1;
+            r->bytes = r->objs = 0;
+            *(objects ? &r->objs : &r->bytes) = sign * strtod(sp, NULL);
+            c->n++;
+        }
+        s = nl + 1;
+    }
+    return 0;
+}
+
+static int
+cmp_stack(const void *x, const void *y)
+{
+    return strcmp(((const struct diff_row *)x)->stack,
+                  ((const struct diff_row *)y)->stack);
+}
+
+/* Merges rows of the same stack (sorted), summing their figures. */
+static void
+diff_merge(diff_cursor *c)
+{
+    size_t out = 0;
+
+    if (c->n > 1)
+        qsort(c->rows, c->n, sizeof(*c->rows), cmp_stack);
+    for (size_t i = 0; i < c->n; i++) {
+        if (out > 0 && strcmp(c->rows[out - 1].stack, c->rows[i].stack) == 0) {
+            c->rows[out - 1].bytes += c->rows[i].bytes;
+            c->rows[out - 1].objs += c->rows[i].objs;
+            free(c->rows[i].stack);
+            continue;
+        }
+        c->rows[out++] = c->rows[i];
+    }
+    c->n = out;
+}
+
+/* Loads one side of the diff into c with sign (+1 current, -1 base). */
+static int
+diff_side(diff_cursor *c, struct ha_vtab_ctx *ctx, const char *name,
+          double sign, char *err, size_t errlen)
+{
+    struct ha_buf bytes = HA_BUF_INIT, objs = HA_BUF_INIT;
+    struct profile pr;
+    int ret = -1;
+
+    if (load_profile(ctx, name, &pr, err, errlen) != 0)
+        return -1;
+    if (ha_agg_collapsed(&pr.p, &pr.syms, false, &bytes) != 0 ||
+        ha_agg_collapsed(&pr.p, &pr.syms, true, &objs) != 0 ||
+        ha_buf_failed(&bytes) || ha_buf_failed(&objs) ||
+        diff_add_lines(c, &bytes, false, sign) != 0 ||
+        diff_add_lines(c, &objs, true, sign) != 0)
+        ha_err_set(err, errlen, "%s: out of memory", name);
+    else
+        ret = 0;
+    ha_buf_free(&bytes);
+    ha_buf_free(&objs);
+    profile_free(&pr);
+    return ret;
+}
+
+static int
+diff_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+            int argc, sqlite3_value **argv)
+{
+    diff_cursor *c = (diff_cursor *)cur;
+    heap_vtab *vt = (heap_vtab *)cur->pVtab;
+    const char *base, *current;
+    char err[1024];
+
+    (void)idxStr;
+    diff_clear(c);
+    if (idxNum != 3 || argc < 2)
+        return ha_vtab_set_errmsg(&vt->base,
+                                  "heap_profile_diff needs two dumps: "
+                                  "SELECT * FROM heap_profile_diff("
+                                  "'<base>', '<current>')");
+    base = (const char *)sqlite3_value_text(argv[0]);
+    current = (const char *)sqlite3_value_text(argv[1]);
+    if (diff_side(c, vt->conn->ctx, base, -1, err, sizeof(err)) != 0 ||
+        diff_side(c, vt->conn->ctx, current, 1, err, sizeof(err)) != 0) {
+        diff_clear(c);
+        return ha_vtab_set_errmsg(&vt->base, "heap_profile_diff: %s", err);
+    }
+    diff_merge(c);
+    return SQLITE_OK;
+}
+
+static int
+diff_next(sqlite3_vtab_cursor *cur)
+{
+    ((diff_cursor *)cur)->i++;
+    return SQLITE_OK;
+}
+
+static int
+diff_eof(sqlite3_vtab_cursor *cur)
+{
+    diff_cursor *c = (diff_cursor *)cur;
+
+    return c->i >= c->n;
+}
+
+static int
+diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    diff_cursor *c = (diff_cursor *)cur;
+    const struct diff_row *r = &c->rows[c->i];
+
+    switch (col) {
+    case 0:
+        sqlite3_result_int64(ctx, (sqlite3_int64)c->i + 1);
+        break;
+    case 1:
+        sqlite3_result_text(ctx, r->stack, -1, SQLITE_TRANSIENT);
+        break;
+    case 2:
+        sqlite3_result_int64(ctx, (sqlite3_int64)r->bytes);
+        break;
+    case 3:
+        sqlite3_result_int64(ctx, (sqlite3_int64)r->objs);
+        break;
+    default:
+        break;
+    }
+    return SQLITE_OK;
+}
+
+static sqlite3_module diff_module = {
+    0,               /* iVersion */
+    NULL,            /* xCreate - NULL: eponymous only */
+    diff_connect,    /* xConnect */
+    diff_best_index, /* xBestIndex - both dump arguments */
+    heap_disconnect, /* xDisconnect */
+    NULL,            /* xDestroy */
+    diff_open,       /* xOpen */
+    diff_close,      /* xClose */
+    diff_filter,     /* xFilter - both dumps, collapsed, merged */
+    diff_next,       /* xNext */
+    diff_eof,        /* xEof */
+    diff_column,     /* xColumn */
+    heap_rowid,      /* xRowid */
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
 int
 ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn)
 {
@@ -696,6 +1021,11 @@ ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn)
     if (rc != SQLITE_OK)
         return rc;
     conn->refs++;
-    return sqlite3_create_module_v2(db, "heap_top", &top_module, conn,
-                                    ha_vtab_conn_unref);
+    rc = sqlite3_create_module_v2(db, "heap_top", &top_module, conn,
+                                  ha_vtab_conn_unref);
+    if (rc != SQLITE_OK)
+        return rc;
+    conn->refs++;
+    return sqlite3_create_module_v2(db, "heap_profile_diff", &diff_module,
+                                    conn, ha_vtab_conn_unref);
 }

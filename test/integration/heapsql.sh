@@ -55,6 +55,24 @@ ha_sql "SELECT flat_bytes >= (SELECT max(flat_bytes) FROM heap_top('$dump')), fl
 ha_is "rows come largest first, with shares and cumulative figures" \
     "0:1	1	1" "$HA_RC:$HA_OUT"
 
+ha_sql "SELECT file_name FROM stats_heap_dumps ORDER BY seq LIMIT 1"
+first=$HA_OUT
+ha_sql "SELECT sum(bytes), count(*) > 0, min(stack_id) FROM heap_profile_diff('$first', '$dump')"
+ha_like "heap_profile_diff gives one row per stack" "^0:-?[0-9]+	1	1$" "$HA_RC:$HA_OUT"
+dsum=${HA_OUT%%	*}
+dwant=$(timeout 120 jeprof --text --show_bytes --base="$datadir/$first" \
+    "$HA_DAEMON" "$datadir/$dump" 2>/dev/null |
+    sed -n 's/^Total: \(-\{0,1\}[0-9]*\) B$/\1/p')
+ha_like "jeprof --base reads the same pair" "^-?[0-9]+$" "$dwant"
+if [ -n "$dwant" ] && [ -n "$dsum" ]; then
+    ha_ok "the diff's bytes add up to jeprof --base's Total ($dsum vs $dwant) within 1%" \
+        awk -v a="$dsum" -v b="$dwant" 'BEGIN { d = a - b; if (d < 0) d = -d; m = b < 0 ? -b : b; exit !(d <= m / 100 + 1) }'
+fi
+ha_sql "SELECT count(*) FROM heap_profile_diff('$dump', '$dump') WHERE bytes <> 0 OR objects <> 0"
+ha_is "a dump against itself differs nowhere" "0:0" "$HA_RC:$HA_OUT"
+ha_sql_err "heap_profile_diff wants both dumps" \
+    "SELECT * FROM heap_profile_diff('$dump')" "needs two dumps"
+
 ha_sql_err "a path outside the datadir is refused" \
     "SELECT * FROM heap_top('../heapadmin1.cnf')" \
     "only the name of a file in the datadir is allowed"
