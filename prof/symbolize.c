@@ -27,6 +27,14 @@ struct seg {
     uint64_t vaddr;
 };
 
+/* A function symbol in libdwfl's address space. */
+struct fsym {
+    uint64_t addr;
+    uint64_t size;   /* 0: unknown, good up to the next symbol */
+    const char *name;
+    int rank;        /* GLOBAL 0, WEAK 1, LOCAL 2: the name preferred */
+};
+
 /* One opened file and what was resolved in it. */
 struct file {
     char *path;
@@ -43,6 +51,11 @@ struct file {
     char build_id[HA_BUILDID_HEX_MAX]; /* "" when none */
     bool allocator;
     bool no_fini;        /* no _fini in the file's own .symtab */
+
+    struct fsym *fsyms;  /* function symbols by address, built on first
+                            need (NULL: not yet); names point into libelf */
+    size_t n_fsyms;
+    bool fsyms_built;
 
     struct ha_syms memo; /* resolved addresses, pc = ELF vaddr */
     size_t bytes;        /* accounted for the limit */
@@ -221,6 +234,7 @@ file_free(struct file *f)
     if (f->dwfl != NULL)
         dwfl_end(f->dwfl);
     ha_syms_free(&f->memo);
+    free(f->fsyms);
     free(f->segs);
     free(f->path);
     free(f);
@@ -232,7 +246,8 @@ file_bytes(const struct file *f)
     return (size_t)(f->size > 0 ? f->size : 0) +
            f->memo.addrs_cap * sizeof(*f->memo.addrs) +
            f->memo.frames_cap * sizeof(*f->memo.frames) +
-           f->memo.strs.buf.cap + f->memo.strs.n_slots * 4;
+           f->memo.strs.buf.cap + f->memo.strs.n_slots * 4 +
+           f->n_fsyms * sizeof(*f->fsyms);
 }
 
 /* True when the file's own .symtab (not its separate debug file's) has
@@ -554,6 +569,104 @@ call_file(Dwarf_Die *cu, Dwarf_Die *inl, Dwarf_Word *line)
     return dwarf_filesrc(files, idx, NULL, NULL);
 }
 
+static int
+cmp_fsym(const void *x, const void *y)
+{
+    const struct fsym *a = x, *b = y;
+
+    if (a->addr != b->addr)
+        return a->addr < b->addr ? -1 : 1;
+    if (a->rank != b->rank)
+        return a->rank - b->rank;
+    return (a->size < b->size) - (a->size > b->size); /* larger first */
+}
+
+/* Collects the file's function symbols once, sorted, one per address.
+ * dwfl_module_addrinfo() scans the whole symbol table for every address
+ * (elfutils 0.188, __libdwfl_addrsym): with tens of thousands of
+ * addresses in one library that scan was a fifth of a cold query. */
+static void
+fsyms_build(struct file *f)
+{
+    int n = dwfl_module_getsymtab(f->mod);
+    size_t out = 0;
+
+    f->fsyms_built = true;
+    if (n <= 0 || (f->fsyms = malloc((size_t)n * sizeof(*f->fsyms))) == NULL)
+        return;
+    for (int i = 1; i < n; i++) {
+        GElf_Sym sym;
+        GElf_Addr addr;
+        GElf_Word shndx;
+        const char *name = dwfl_module_getsym_info(f->mod, i, &sym, &addr,
+                                                   &shndx, NULL, NULL);
+        int type = GELF_ST_TYPE(sym.st_info);
+        int bind = GELF_ST_BIND(sym.st_info);
+
+        /* What libdwfl's addrsym considers: not section, file or TLS
+         * symbols, nor undefined ones. Assembly labels (NOTYPE, often
+         * sizeless, like ld.so's _dl_start_user) count. */
+        if (name == NULL || name[0] == '\0' || shndx == SHN_UNDEF ||
+            type == STT_SECTION || type == STT_FILE || type == STT_TLS)
+            continue;
+        f->fsyms[out].addr = addr;
+        f->fsyms[out].size = sym.st_size;
+        f->fsyms[out].name = name;
+        f->fsyms[out].rank = (type == STT_FUNC || type == STT_GNU_IFUNC ? 0
+                                                                       : 3) +
+                             (bind == STB_GLOBAL ? 0
+                              : bind == STB_WEAK ? 1
+                                                 : 2);
+        out++;
+    }
+    qsort(f->fsyms, out, sizeof(*f->fsyms), cmp_fsym);
+    /* One per address: the first after sorting is the preferred name. */
+    f->n_fsyms = 0;
+    for (size_t i = 0; i < out; i++)
+        if (f->n_fsyms == 0 ||
+            f->fsyms[f->n_fsyms - 1].addr != f->fsyms[i].addr)
+            f->fsyms[f->n_fsyms++] = f->fsyms[i];
+}
+
+/* The symbol naming addr (libdwfl address) as dwfl_module_addrinfo()
+ * would: the nearest sized symbol that holds it, else the nearest
+ * sizeless one (an assembly label) below it unless a sized symbol ends
+ * between the two; NULL when none does. Nested and overlapping symbols
+ * are rare: only the 16 symbols below addr are looked at. */
+static const char *
+fsym_lookup(struct file *f, uint64_t addr)
+{
+    const struct fsym *label = NULL;
+    uint64_t sized_end = 0; /* highest end of sized symbols passed */
+    size_t a = 0, b;
+
+    if (!f->fsyms_built)
+        fsyms_build(f);
+    b = f->n_fsyms;
+    while (a < b) { /* first symbol above addr */
+        size_t mid = a + (b - a) / 2;
+
+        if (f->fsyms[mid].addr <= addr)
+            a = mid + 1;
+        else
+            b = mid;
+    }
+    for (size_t k = a, tries = 0; k > 0 && tries < 16; k--, tries++) {
+        const struct fsym *y = &f->fsyms[k - 1];
+
+        if (y->size == 0) {
+            if (label == NULL)
+                label = y;
+            continue;
+        }
+        if (addr - y->addr < y->size)
+            return y->name;
+        if (y->addr + y->size > sized_end)
+            sized_end = y->addr + y->size;
+    }
+    return label != NULL && label->addr >= sized_end ? label->name : NULL;
+}
+
 /* Resolves one miss into f->memo. -1 on allocation failure. */
 static int
 resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
@@ -604,10 +717,7 @@ resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
 
     /* No DWARF function (or it has no name): the ELF symbol. */
     if (n == 0 || fr[n - 1].func == 0) {
-        GElf_Off off;
-        GElf_Sym sym;
-        const char *name = dwfl_module_addrinfo(f->mod, m->addr, &off, &sym,
-                                                NULL, NULL, NULL);
+        const char *name = fsym_lookup(f, m->addr);
         uint32_t fn = intern_func(s, t, name);
 
         if (fn == UINT32_MAX)
