@@ -14,6 +14,8 @@ static const struct ha_catalog_table tables[] = {
     {"stats_heap_dumps", "stats", true, true},
     /* A table-valued function: it needs its argument, so no warm-up. */
     {"heap_top", NULL, false, true},
+    {"heap_stacks", NULL, false, true},
+    {"heap_profile", NULL, false, true},
     {"heap_profile_diff", NULL, false, true},
     {"global_variables", "main", true, true},
     {"session_variables", NULL, true, true},

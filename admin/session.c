@@ -753,6 +753,7 @@ ha_session_set_role(struct ha_session *s, enum ha_role role)
 {
     s->role = role;
     s->authz.role = role;
+    ha_vtab_set_admin(s->vtab, role == HA_ROLE_ADMIN);
     if (s->db != NULL)
         ha_authorizer_arm(s->db, &s->authz);
 }

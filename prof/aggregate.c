@@ -668,6 +668,45 @@ collapsed_add(struct collapsed *c, const char *text, size_t len, double v)
     return 0;
 }
 
+/* Writes stack i (resolved into r->sa, frames from start kept) into line
+ * in collapsed form, replacing what line held. */
+static void
+collapse_one(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
+             size_t start, const struct ha_syms *syms, struct ha_buf *line)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+    size_t n = p->stacks[i].n_frames;
+
+    ha_buf_reset(line);
+    /* Root first: outermost frame, and within a frame the real
+     * function before what was inlined into it. */
+    for (size_t j = n; j-- > start;) {
+        uint64_t pc = lookup_pc(f, j);
+        const struct ha_syms_addr *sa;
+
+        if (f[j] >= HIGH_ADDR)
+            continue;
+        sa = r->sa[j];
+        if (sa == NULL || sa->n == 0) {
+            ha_buf_printf(line, "%s0x%016" PRIx64, line->len ? ";" : "", pc);
+            continue;
+        }
+        for (uint32_t q = sa->n; q-- > 0;) {
+            const char *name =
+                ha_syms_str(syms, syms->frames[sa->first + q].func);
+
+            if (line->len)
+                ha_buf_append_u8(line, ';');
+            if (*name == '\0')
+                ha_buf_printf(line, "0x%016" PRIx64, pc);
+            else
+                ha_buf_append_str(line, name);
+            if (q + 1 < sa->n) /* inlined into the next outer one */
+                ha_buf_append_str(line, "[inline]");
+        }
+    }
+}
+
 int
 ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
                  bool objects, struct ha_buf *out)
@@ -680,41 +719,12 @@ ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
     if (resolver_init(&rs, syms) != 0)
         goto done;
     for (size_t i = 0; i < p->n_stacks; i++) {
-        const uint64_t *f = ha_heapv2_stack_frames(p, i);
-        size_t n = p->stacks[i].n_frames, start = resolve_stack(&rs, p, i);
+        size_t start = resolve_stack(&rs, p, i);
         double v = objects ? p->stacks[i].objs : p->stacks[i].bytes;
 
         if (start == SIZE_MAX)
             goto done;
-        ha_buf_reset(&line);
-        /* Root first: outermost frame, and within a frame the real
-         * function before what was inlined into it. */
-        for (size_t j = n; j-- > start;) {
-            uint64_t pc = lookup_pc(f, j);
-            const struct ha_syms_addr *sa;
-
-            if (f[j] >= HIGH_ADDR)
-                continue;
-            sa = rs.sa[j];
-            if (sa == NULL || sa->n == 0) {
-                ha_buf_printf(&line, "%s0x%016" PRIx64,
-                              line.len ? ";" : "", pc);
-                continue;
-            }
-            for (uint32_t q = sa->n; q-- > 0;) {
-                const char *name =
-                    ha_syms_str(syms, syms->frames[sa->first + q].func);
-
-                if (line.len)
-                    ha_buf_append_u8(&line, ';');
-                if (*name == '\0')
-                    ha_buf_printf(&line, "0x%016" PRIx64, pc);
-                else
-                    ha_buf_append_str(&line, name);
-                if (q + 1 < sa->n) /* inlined into the next outer one */
-                    ha_buf_append_str(&line, "[inline]");
-            }
-        }
+        collapse_one(&rs, p, i, start, syms, &line);
         if (ha_buf_failed(&line))
             goto done;
         if (line.len > 0 &&
@@ -733,6 +743,63 @@ done:
     ha_strtab_free(&c.lines);
     ha_buf_free(&line);
     return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* One stack at a time                                                 */
+/* ------------------------------------------------------------------ */
+
+struct ha_agg_walker {
+    struct resolver r;
+};
+
+struct ha_agg_walker *
+ha_agg_walker_new(const struct ha_syms *syms)
+{
+    struct ha_agg_walker *w = malloc(sizeof(*w));
+
+    if (w == NULL)
+        return NULL;
+    if (resolver_init(&w->r, syms) != 0) {
+        resolver_free(&w->r);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+void
+ha_agg_walker_free(struct ha_agg_walker *w)
+{
+    if (w == NULL)
+        return;
+    resolver_free(&w->r);
+    free(w);
+}
+
+size_t
+ha_agg_walker_stack(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                    size_t i)
+{
+    return resolve_stack(&w->r, p, i);
+}
+
+const struct ha_syms_addr *
+ha_agg_walker_frame(const struct ha_agg_walker *w, size_t j)
+{
+    return w->r.sa[j];
+}
+
+int
+ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                        size_t i, struct ha_buf *line)
+{
+    size_t start = resolve_stack(&w->r, p, i);
+
+    if (start == SIZE_MAX)
+        return -1;
+    collapse_one(&w->r, p, i, start, w->r.syms, line);
+    return ha_buf_failed(line) ? -1 : 0;
 }
 
 /* ------------------------------------------------------------------ */

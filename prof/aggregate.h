@@ -116,6 +116,44 @@ void ha_agg_format_text(struct ha_agg *a, bool objects, size_t limit,
 int ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
                      bool objects, struct ha_buf *out);
 
+/* One stack at a time, with the cut and lookups above, for tables that
+ * show stacks and frames (heap_stacks, heap_profile) without building an
+ * aggregate. Not thread-safe; syms must outlive the walker. */
+struct ha_agg_walker;
+
+/* Returns NULL on allocation failure. */
+struct ha_agg_walker *ha_agg_walker_new(const struct ha_syms *syms);
+void ha_agg_walker_free(struct ha_agg_walker *w);
+
+/* Looks up every frame of stack i of p. Returns the index of the first
+ * frame that survives the allocator cut (frames before it are the
+ * allocator's; n_frames when none survives), or SIZE_MAX on allocation
+ * failure. Frames whose address is at or above 2^63 are kept in the
+ * numbering but name nothing (skip them, as jeprof does). */
+size_t ha_agg_walker_stack(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                           size_t i);
+
+/* The symbolized entry of raw frame j of the stack last walked (looked up
+ * at pc - 1 for j > 0), or NULL when the symbolizer had none. */
+const struct ha_syms_addr *ha_agg_walker_frame(const struct ha_agg_walker *w,
+                                               size_t j);
+
+/* Writes stack i of p into line (reset first) in collapsed form, as one
+ * line of ha_agg_collapsed() without its count. Returns 0 or -1 on
+ * allocation failure. */
+int ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                            size_t i, struct ha_buf *line);
+
+/* The address jeprof looks up for raw frame j of a stack: the return
+ * address minus one for callers (the call instruction), frame 0 as is. */
+static inline uint64_t
+ha_agg_lookup_pc(const uint64_t *frames, size_t j)
+{
+    return j == 0 ? frames[0] : frames[j] - 1;
+}
+
+#define HA_AGG_HIGH_ADDR (UINT64_C(1) << 63) /* not an address: dropped */
+
 /* The unique lookup addresses of p (frame 0 as is, others pc - 1), sorted,
  * for the symbolizer. *pcs is malloc'd (free() it). Returns 0 or -1. */
 int ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n);

@@ -39,6 +39,9 @@ ha_strtab_str(const struct ha_strtab *t, uint32_t off)
 #define HA_SYMS_NO_FINI (1u << 2)   /* the file's own symbol table has no
                                        _fini: jeprof runs addr2line on it
                                        without -i (see aggregate.h) */
+#define HA_SYMS_STALE (1u << 3)     /* the file on disk is not the one the
+                                       dump mapped (build-id): left
+                                       unnamed rather than misnamed */
 
 struct ha_syms_frame {
     uint32_t func; /* name (ha_syms.strs), 0 = unknown */

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -618,6 +619,63 @@ latest_manual_dump(const char *prefix, char *path, size_t pathlen,
     return found;
 }
 
+/* jemalloc's prof.dump creat()s its file and writes its leak report to
+ * fd 2. In a host that closed 0-2 the dump would get one of them and the
+ * report would land inside it (or the dump on the host's "stdin"): hold
+ * every closed one of 0-2 with /dev/null for the length of the call.
+ * held[] gets the fds opened here; release_std_fds() closes them only if
+ * they are still this /dev/null (the host may have reused the number). */
+struct std_hold {
+    int fd[3];
+    struct stat st[3];
+    int n;
+};
+
+static void
+hold_std_fds(struct std_hold *h)
+{
+    h->n = 0;
+    for (int want = 0; want < 3; want++) {
+        int fd;
+
+        if (fcntl(want, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        /* open() returns the lowest free number: 'want' or below. */
+        fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+        if (fd < 0)
+            return;
+        if (fd > 2 || fstat(fd, &h->st[h->n]) != 0) {
+            close(fd);
+            return;
+        }
+        h->fd[h->n++] = fd;
+    }
+}
+
+static void
+release_std_fds(const struct std_hold *h)
+{
+    for (int i = 0; i < h->n; i++) {
+        struct stat now;
+
+        if (fstat(h->fd[i], &now) == 0 && now.st_dev == h->st[i].st_dev &&
+            now.st_ino == h->st[i].st_ino)
+            close(h->fd[i]);
+    }
+}
+
+int
+ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path)
+{
+    struct std_hold h;
+    int rc;
+
+    hold_std_fds(&h);
+    rc = ha_mallctl_write_str(ops, "prof.dump", path);
+    release_std_fds(&h);
+    return rc;
+}
+
 int
 ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                 char *file, size_t filelen, char *err, size_t errlen)
@@ -655,7 +713,13 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                                         &seq_before);
     hook_called = false;
     hook_file[0] = '\0';
-    rc = ha_mallctl_action(ops, "prof.dump");
+    {
+        struct std_hold h;
+
+        hold_std_fds(&h);
+        rc = ha_mallctl_action(ops, "prof.dump");
+        release_std_fds(&h);
+    }
 
     if (hooked && hook_called) {
         ha_strlcpy(path, hook_file, sizeof(path));

@@ -228,4 +228,12 @@ void ha_mallctl_detach(void);
 int ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                     char *file, size_t filelen, char *err, size_t errlen);
 
+/* prof.dump to path (jemalloc creates it, 0644 less the umask), for a
+ * private dump that is read and removed at once (heap_top('live')).
+ * While it runs, any of fds 0-2 the process has closed is held open on
+ * /dev/null, so neither the dump nor jemalloc's leak report can take
+ * them (ha_mallctl_dump() does the same). Returns 0 or mallctl's errno
+ * value (ENOENT: profiling off; EFAULT: the file could not be written). */
+int ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path);
+
 #endif /* HA_MALLCTL_H */

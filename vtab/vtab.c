@@ -10,6 +10,8 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "prof/symbolize.h"
+#include "vtab/heap_load.h"
 #include "vtab/vtab_util.h"
 
 /* Every table family, registered in this order: adding one is a line
@@ -22,6 +24,21 @@ static const struct {
     {"global_variables", ha_globals_register},
     {"heap profiles", ha_heap_register},
 };
+
+void
+ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin)
+{
+    if (conn != NULL)
+        conn->admin = admin;
+}
+
+void
+ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
+{
+    ha_heap_cache_free(ctx);
+    ha_symbolizer_free(ctx->symbolizer);
+    ctx->symbolizer = NULL;
+}
 
 void
 ha_vtab_release(struct ha_vtab_conn *conn)

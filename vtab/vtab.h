@@ -25,6 +25,7 @@
 #define HA_VTAB_H
 
 #include <sqlite3.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "vtab/vtab_util.h"
@@ -49,6 +50,15 @@ int ha_vtab_register_all(sqlite3 *db, struct ha_vtab_ctx *ctx,
  * tables registered): returns 0. Not locked: call it on the thread that
  * runs the connection's statements. */
 size_t ha_vtab_take_info(struct ha_vtab_conn *conn, char *buf, size_t len);
+
+/* Marks conn's session as an admin's (true) or not: admin sessions may
+ * take live heap profiles (heap_top('live') etc.). New connections are
+ * not admin. NULL is a no-op. */
+void ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin);
+
+/* Frees what the tables created in ctx (the symbolizer, the profile
+ * cache), once no connection uses it. */
+void ha_vtab_ctx_free(struct ha_vtab_ctx *ctx);
 
 /* Drops the caller's reference from ha_vtab_register_all. NULL is a
  * no-op. */

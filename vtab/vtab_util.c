@@ -11,7 +11,6 @@
 #include <time.h>
 
 #include "core/util.h"
-#include "prof/symbolize.h"
 
 void
 ha_vtab_conn_unref(void *p)
@@ -103,9 +102,3 @@ ha_vtab_stats_age_ms(const struct ha_vtab_ctx *ctx)
     return now_ms() - ctx->stats_epoch_ms;
 }
 
-void
-ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
-{
-    ha_symbolizer_free(ctx->symbolizer);
-    ctx->symbolizer = NULL;
-}

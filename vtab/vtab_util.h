@@ -17,6 +17,7 @@
 #include "vtab/mallctl.h"
 
 struct ha_symbolizer;
+struct ha_heap_cache;
 
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */
@@ -46,10 +47,8 @@ struct ha_vtab_ctx {
      * disk, cached across queries; created on first use, freed by the
      * ctx's owner with ha_vtab_ctx_free(). */
     struct ha_symbolizer *symbolizer;
+    struct ha_heap_cache *heap_cache; /* loaded profiles (heap_load.h) */
 };
-
-/* Frees what the tables created in ctx (the symbolizer). */
-void ha_vtab_ctx_free(struct ha_vtab_ctx *ctx);
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
  * refresh is younger than ctx->stats_max_age_ms. */
@@ -67,6 +66,8 @@ long long ha_vtab_stats_age_ms(const struct ha_vtab_ctx *ctx);
 struct ha_vtab_conn {
     struct ha_vtab_ctx *ctx;      /* shared, outlives the connection */
     int refs;                     /* modules and the caller holding it */
+    bool admin;                   /* the session is an admin's (live
+                                     heap profiles); ha_vtab_set_admin */
 
     char info[HA_VTAB_INFO_MAX];  /* OK-packet message, "" when none */
 };

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * heap_profile_diff(<base>, <current>): `jeprof --base` as rows, one per
+ * stack (in collapsed form) present in either dump.
+ *
+ *   0 stack_id  INTEGER  row number, in stack order
+ *   1 stack     TEXT     the stack collapsed for flame graphs: root
+ *                        first, frames joined by ';', "[inline]" marks
+ *   2 bytes     INTEGER  current minus base (negative: memory released)
+ *   3 objects   INTEGER  the same for objects
+ *   4 base      HIDDEN   the older dump: a file name, or 'live'
+ *   5 current   HIDDEN   the newer dump: a file name, or 'live'
+ * Stacks are matched by their symbolized form, not by address, so two
+ * dumps of one binary compare even across restarts (ASLR). jemalloc's
+ * steady-state recipe (dump, let it run, dump again, compare) is one
+ * SELECT:
+ *   SELECT stack, bytes FROM heap_profile_diff('a.heap', 'b.heap')
+ *    ORDER BY bytes DESC LIMIT 10;
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/buf.h"
+#include "core/util.h"
+#include "prof/aggregate.h"
+#include "vtab/heap_load.h"
+#include "vtab/heap_vtab.h"
+
+#define DIFF_SCHEMA                                                       \
+    "CREATE TABLE x(stack_id INTEGER, stack TEXT, bytes INTEGER, "        \
+    "objects INTEGER, base HIDDEN, current HIDDEN)"
+#define DIFF_COL_BASE 4
+
+/* One collapsed stack and its share of a diff. */
+struct diff_row {
+    char *stack;
+    double bytes;
+    double objs;
+};
+
+typedef struct diff_cursor diff_cursor;
+struct diff_cursor {
+    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    struct diff_row *rows;
+    size_t n, cap, i;
+};
+
+static int
+diff_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+             sqlite3_vtab **pp, char **pzErr)
+{
+    (void)argc;
+    (void)argv;
+    return ha_heap_connect(db, aux, DIFF_SCHEMA, pp, pzErr);
+}
+
+static int
+diff_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
+{
+    (void)p;
+    return ha_heap_best_index(info, DIFF_COL_BASE, 2, NULL, 0, 10000);
+}
+
+static int
+diff_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
+{
+    diff_cursor *c = sqlite3_malloc(sizeof(*c));
+
+    (void)p;
+    if (c == NULL)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof(*c));
+    *pp = &c->base;
+    return SQLITE_OK;
+}
+
+static void
+diff_clear(diff_cursor *c)
+{
+    for (size_t i = 0; i < c->n; i++)
+        free(c->rows[i].stack);
+    free(c->rows);
+    c->rows = NULL;
+    c->n = c->cap = c->i = 0;
+}
+
+static int
+diff_close(sqlite3_vtab_cursor *cur)
+{
+    diff_clear((diff_cursor *)cur);
+    sqlite3_free(cur);
+    return SQLITE_OK;
+}
+
+static int
+cmp_stack(const void *x, const void *y)
+{
+    return strcmp(((const struct diff_row *)x)->stack,
+                  ((const struct diff_row *)y)->stack);
+}
+
+/* Merges rows of the same stack, summing their figures; rows that sum to
+ * nothing on both counts stay (present in either dump). */
+static void
+diff_merge(diff_cursor *c)
+{
+    size_t out = 0;
+
+    if (c->n > 1)
+        qsort(c->rows, c->n, sizeof(*c->rows), cmp_stack);
+    for (size_t i = 0; i < c->n; i++) {
+        if (out > 0 && strcmp(c->rows[out - 1].stack, c->rows[i].stack) == 0) {
+            c->rows[out - 1].bytes += c->rows[i].bytes;
+            c->rows[out - 1].objs += c->rows[i].objs;
+            free(c->rows[i].stack);
+            continue;
+        }
+        c->rows[out++] = c->rows[i];
+    }
+    c->n = out;
+}
+
+/* Adds every stack of one dump to c with sign (+1 current, -1 base). */
+static int
+diff_side(diff_cursor *c, struct ha_vtab_conn *conn, const char *name,
+          double sign, char *err, size_t errlen)
+{
+    struct ha_buf line = HA_BUF_INIT;
+    struct ha_heap_profile *pr;
+    struct ha_agg_walker *w = NULL;
+    int ret = -1;
+
+    if (ha_heap_profile_get(conn->ctx, name, conn->admin, &pr, err,
+                            errlen) != 0)
+        return -1;
+    if ((w = ha_agg_walker_new(&pr->syms)) == NULL)
+        goto oom;
+    for (size_t i = 0; i < pr->p.n_stacks; i++) {
+        struct diff_row *r;
+
+        if (ha_agg_walker_collapsed(w, &pr->p, i, &line) != 0)
+            goto oom;
+        if (line.len == 0) /* nothing left after the allocator's frames */
+            continue;
+        if (c->n == c->cap) {
+            size_t ncap = c->cap ? c->cap * 2 : 256;
+            struct diff_row *v = realloc(c->rows, ncap * sizeof(*v));
+
+            if (v == NULL)
+                goto oom;
+            c->rows = v;
+            c->cap = ncap;
+        }
+        r = &c->rows[c->n];
+        if ((r->stack = strndup((const char *)line.data, line.len)) == NULL)
+            goto oom;
+        r->bytes = sign * pr->p.stacks[i].bytes;
+        r->objs = sign * pr->p.stacks[i].objs;
+        c->n++;
+    }
+    ret = 0;
+    goto out;
+oom:
+    ha_err_set(err, errlen, "%s: out of memory", name);
+out:
+    ha_agg_walker_free(w);
+    ha_buf_free(&line);
+    ha_heap_profile_put(pr);
+    return ret;
+}
+
+static int
+diff_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+            int argc, sqlite3_value **argv)
+{
+    diff_cursor *c = (diff_cursor *)cur;
+    heap_vtab *vt = (heap_vtab *)cur->pVtab;
+    const char *base, *current;
+    char err[1024];
+
+    (void)idxStr;
+    diff_clear(c);
+    if (!(idxNum & HA_HEAP_IDX_ARGS) || argc < 2)
+        return ha_vtab_set_errmsg(&vt->base,
+                                  "heap_profile_diff needs two dumps: "
+                                  "SELECT * FROM heap_profile_diff("
+                                  "'<base>', '<current>')");
+    base = (const char *)sqlite3_value_text(argv[0]);
+    current = (const char *)sqlite3_value_text(argv[1]);
+    if (diff_side(c, vt->conn, base, -1, err, sizeof(err)) != 0 ||
+        diff_side(c, vt->conn, current, 1, err, sizeof(err)) != 0) {
+        diff_clear(c);
+        return ha_vtab_set_errmsg(&vt->base, "heap_profile_diff: %s", err);
+    }
+    diff_merge(c);
+    return SQLITE_OK;
+}
+
+static int
+diff_next(sqlite3_vtab_cursor *cur)
+{
+    ((diff_cursor *)cur)->i++;
+    return SQLITE_OK;
+}
+
+static int
+diff_eof(sqlite3_vtab_cursor *cur)
+{
+    diff_cursor *c = (diff_cursor *)cur;
+
+    return c->i >= c->n;
+}
+
+static sqlite3_int64
+rounded(double v)
+{
+    return (sqlite3_int64)(v < 0 ? v - 0.5 : v + 0.5);
+}
+
+static int
+diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    diff_cursor *c = (diff_cursor *)cur;
+    const struct diff_row *r = &c->rows[c->i];
+
+    switch (col) {
+    case 0:
+        sqlite3_result_int64(ctx, (sqlite3_int64)c->i + 1);
+        break;
+    case 1:
+        sqlite3_result_text(ctx, r->stack, -1, SQLITE_TRANSIENT);
+        break;
+    case 2:
+        sqlite3_result_int64(ctx, rounded(r->bytes));
+        break;
+    case 3:
+        sqlite3_result_int64(ctx, rounded(r->objs));
+        break;
+    default:
+        break;
+    }
+    return SQLITE_OK;
+}
+
+sqlite3_module ha_heap_diff_module = {
+    0,                  /* iVersion */
+    NULL,               /* xCreate - NULL: eponymous only */
+    diff_connect,       /* xConnect */
+    diff_best_index,    /* xBestIndex - both dump arguments */
+    ha_heap_disconnect, /* xDisconnect */
+    NULL,               /* xDestroy */
+    diff_open,          /* xOpen */
+    diff_close,         /* xClose */
+    diff_filter,        /* xFilter - both dumps, collapsed, merged */
+    diff_next,          /* xNext */
+    diff_eof,           /* xEof */
+    diff_column,        /* xColumn */
+    ha_heap_rowid,      /* xRowid */
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The heap profiles the heap tables read (heap_dumps.c, heap_top.c,
+ * heap_stacks.c, heap_diff.c): dump names in the datadir, a profile
+ * loaded (read, parsed, symbolized with the ctx's cached symbolizer,
+ * checked against the binaries on disk), a bounded cache of loaded
+ * profiles, and the live profile of this process.
+ *
+ * A dump file never changes once written, so a loaded profile is kept,
+ * keyed by name and the file's identity (device, inode, size, mtime), and
+ * a repeated query (a dashboard's refresh, a diff against the same base)
+ * costs no parse and no symbolization. The cache keeps at most
+ * HA_HEAP_CACHE_MAX profiles and HA_HEAP_CACHE_BYTES of them, least
+ * recently used first out; a profile in use by a cursor stays alive
+ * (reference counted) until its cursor closes.
+ *
+ * Build-ids: dumps carry none, so dump_now records them beside the dump
+ * (`<dump>.buildid`, prof/buildid.h). When a module's recorded build-id
+ * differs from the file on disk (the binary was upgraded since), its
+ * addresses are not named from the wrong file: they read as addresses,
+ * flagged HA_SYMS_STALE, and the profile lists the module in `stale`.
+ *
+ * Live: the argument 'live' takes a fresh profile of this process with
+ * prof.dump into a private directory (mode 0700) in the datadir, reads it
+ * and removes both at once; only admin sessions may (HA_VTAB_CONN admin).
+ * Live profiles are never cached.
+ *
+ * Single-threaded, like the ctx: the server's loop thread only.
+ */
+#ifndef HA_HEAP_LOAD_H
+#define HA_HEAP_LOAD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "prof/aggregate.h"
+#include "prof/heapv2.h"
+#include "prof/maps.h"
+#include "prof/syms.h"
+#include "vtab/vtab_util.h"
+
+#define HA_HEAP_CACHE_MAX 4                    /* profiles kept */
+#define HA_HEAP_CACHE_BYTES ((size_t)256 << 20) /* their memory */
+
+/* The argument naming this process's own heap, now. */
+#define HA_HEAP_LIVE "live"
+
+/* jemalloc's dump naming (prof_dump_filename in jemalloc 5.3):
+ * <prefix>.<pid>.<seq>.{m,i,u}<n>.heap or <prefix>.<pid>.<seq>.f.heap. */
+struct ha_heap_dump_name {
+    const char *kind;   /* "manual", "interval", "high-water", "final" */
+    long long pid;
+    long long seq;
+    long long kind_seq; /* -1 for final */
+};
+
+/* Parses a dump's file name (from the right: the prefix may hold dots).
+ * Returns false for any other name. Pure. */
+bool ha_heap_parse_dump_name(const char *name, struct ha_heap_dump_name *d);
+
+/* True when name is a plain file name (no '/', not "." or ".."), the only
+ * names SQL may pass; otherwise false with the reason in why. Pure. */
+bool ha_heap_plain_name(const char *name, char *why, size_t whylen);
+
+/* Reads datadir/name whole into *buf (malloc'd, NUL-terminated) without
+ * following a symlink; *st gets its stat. Returns 0, or -1 with err
+ * naming the file and the reason. */
+int ha_heap_read_file(const char *datadir, const char *name, char **buf,
+                      size_t *len, struct stat *st, char *err, size_t errlen);
+
+/* One loaded profile. Read-only once loaded; share with refs. */
+struct ha_heap_profile {
+    int refs;
+    char *name;            /* file name in the datadir, or "live" */
+    bool live;
+    dev_t dev;             /* the file read: a change is a new dump */
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+
+    struct ha_heapv2 p;    /* stacks, scaled */
+    struct ha_maps maps;   /* MAPPED_LIBRARIES */
+    struct ha_syms syms;   /* every lookup pc of p, symbolized */
+    char *stale;           /* "path (dump build-id X, on disk Y)" per
+                              changed module, "; "-joined; NULL: none */
+    bool has_buildids;     /* a <dump>.buildid was found and read */
+
+    struct ha_agg *top;    /* heap_top's rows (flat order), built on
+                              first use by ha_heap_profile_top() */
+    size_t bytes;          /* accounted against HA_HEAP_CACHE_BYTES */
+    uint64_t last_use;
+    struct ha_heap_profile *next;
+};
+
+/* Gets the profile named name (a dump file name, or HA_HEAP_LIVE for a
+ * fresh one, which needs admin), from the cache or loaded now. On success
+ * *out holds a reference: release it with ha_heap_profile_put(). Returns
+ * 0, or -1 with err naming the file and what was wrong (what is
+ * expected, the line of a bad dump). */
+int ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name,
+                        bool admin, struct ha_heap_profile **out, char *err,
+                        size_t errlen);
+
+/* Drops a reference; the last one frees a profile the cache let go. */
+void ha_heap_profile_put(struct ha_heap_profile *pr);
+
+/* The per-function aggregate of pr, sorted by flat bytes, built once.
+ * NULL on allocation failure (err set). */
+const struct ha_agg *ha_heap_profile_top(struct ha_heap_profile *pr,
+                                         char *err, size_t errlen);
+
+/* The per-module state of a dump's build-ids, for stats_heap_dumps:
+ * "" when every recorded module matches the disk, else what `stale`
+ * would hold; NULL when no build-ids were recorded. Loads nothing but
+ * the side file and the modules' ELF notes (through the symbolizer's
+ * cache). Returns a malloc'd string or NULL. */
+char *ha_heap_buildid_report(struct ha_vtab_ctx *ctx, const char *name);
+
+/* Frees the cache (ha_vtab_ctx_free). Profiles still referenced are
+ * freed by their last ha_heap_profile_put(). */
+void ha_heap_cache_free(struct ha_vtab_ctx *ctx);
+
+#endif /* HA_HEAP_LOAD_H */

@@ -1,0 +1,209 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * heap_top(<dump>): what holds memory, per function, as `jeprof --text
+ * --show_bytes` shows it on the same dump (prof/aggregate.h has the
+ * rules: allocator frames cut, inline chains expanded, a name counted
+ * once per stack).
+ *
+ *   0 function      TEXT     function, "f (inline)" for an inlined one,
+ *                            or the address when it has no name
+ *   1 flat_bytes    INTEGER  bytes allocated by the function itself
+ *   2 flat_pct      REAL     share of the total, percent
+ *   3 cum_bytes     INTEGER  bytes allocated by it or its callees
+ *   4 cum_pct       REAL
+ *   5 flat_objects  INTEGER
+ *   6 cum_objects   INTEGER
+ *   7 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ * Rows come largest flat_bytes first. `function = '...'` is answered
+ * from the aggregate without a scan in SQL. The aggregate is kept with
+ * the cached profile, so a repeated query costs only its rows.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "prof/aggregate.h"
+#include "vtab/heap_load.h"
+#include "vtab/heap_vtab.h"
+
+#define TOP_SCHEMA                                                        \
+    "CREATE TABLE x(function TEXT, flat_bytes INTEGER, flat_pct REAL, "   \
+    "cum_bytes INTEGER, cum_pct REAL, flat_objects INTEGER, "             \
+    "cum_objects INTEGER, dump HIDDEN)"
+#define TOP_COL_FUNCTION 0
+#define TOP_COL_DUMP 7
+
+typedef struct top_cursor top_cursor;
+struct top_cursor {
+    sqlite3_vtab_cursor base;     /* Base class - must be first */
+    struct ha_heap_profile *prof; /* holds agg */
+    const struct ha_agg *agg;     /* rows, sorted by flat bytes */
+    size_t i;
+    char *only;                   /* function = ?, or NULL */
+};
+
+static int
+top_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+            sqlite3_vtab **pp, char **pzErr)
+{
+    (void)argc;
+    (void)argv;
+    return ha_heap_connect(db, aux, TOP_SCHEMA, pp, pzErr);
+}
+
+static int
+top_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
+{
+    static const int push[] = {TOP_COL_FUNCTION};
+
+    (void)p;
+    return ha_heap_best_index(info, TOP_COL_DUMP, 1, push, 1, 1000);
+}
+
+static int
+top_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
+{
+    top_cursor *c = sqlite3_malloc(sizeof(*c));
+
+    (void)p;
+    if (c == NULL)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof(*c));
+    *pp = &c->base;
+    return SQLITE_OK;
+}
+
+static void
+top_clear(top_cursor *c)
+{
+    ha_heap_profile_put(c->prof);
+    c->prof = NULL;
+    c->agg = NULL;
+    free(c->only);
+    c->only = NULL;
+    c->i = 0;
+}
+
+static int
+top_close(sqlite3_vtab_cursor *cur)
+{
+    top_clear((top_cursor *)cur);
+    sqlite3_free(cur);
+    return SQLITE_OK;
+}
+
+/* Skips rows that the function push-down excludes. */
+static void
+top_skip(top_cursor *c)
+{
+    while (c->only != NULL && c->i < c->agg->n_rows &&
+           strcmp(ha_agg_name(c->agg, &c->agg->rows[c->i]), c->only) != 0)
+        c->i++;
+}
+
+static int
+top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+           int argc, sqlite3_value **argv)
+{
+    top_cursor *c = (top_cursor *)cur;
+    heap_vtab *vt = (heap_vtab *)cur->pVtab;
+    char err[1024];
+
+    (void)idxStr;
+    top_clear(c);
+    if (!(idxNum & HA_HEAP_IDX_ARGS) || argc < 1)
+        return ha_vtab_set_errmsg(&vt->base,
+                                  "heap_top needs a dump: SELECT * FROM "
+                                  "heap_top('<file name from "
+                                  "stats_heap_dumps>') or heap_top('live')");
+    if ((idxNum & HA_HEAP_IDX_PUSH(0)) && argc > 1) {
+        const unsigned char *fn = sqlite3_value_text(argv[1]);
+
+        if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
+            return SQLITE_NOMEM;
+    }
+    if (ha_heap_profile_get(vt->conn->ctx,
+                            (const char *)sqlite3_value_text(argv[0]),
+                            vt->conn->admin, &c->prof, err,
+                            sizeof(err)) != 0)
+        return ha_vtab_set_errmsg(&vt->base, "heap_top: %s", err);
+    if ((c->agg = ha_heap_profile_top(c->prof, err, sizeof(err))) == NULL)
+        return ha_vtab_set_errmsg(&vt->base, "heap_top: %s", err);
+    top_skip(c);
+    return SQLITE_OK;
+}
+
+static int
+top_next(sqlite3_vtab_cursor *cur)
+{
+    top_cursor *c = (top_cursor *)cur;
+
+    c->i++;
+    top_skip(c);
+    return SQLITE_OK;
+}
+
+static int
+top_eof(sqlite3_vtab_cursor *cur)
+{
+    top_cursor *c = (top_cursor *)cur;
+
+    return c->agg == NULL || c->i >= c->agg->n_rows;
+}
+
+static double
+pct(double part, double total)
+{
+    return total != 0 ? 100.0 * part / total : 0;
+}
+
+static int
+top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    top_cursor *c = (top_cursor *)cur;
+    const struct ha_agg_row *r = &c->agg->rows[c->i];
+
+    switch (col) {
+    case 0:
+        sqlite3_result_text(ctx, ha_agg_name(c->agg, r), -1,
+                            SQLITE_TRANSIENT);
+        break;
+    case 1:
+        sqlite3_result_int64(ctx, (sqlite3_int64)(r->flat_bytes + 0.5));
+        break;
+    case 2:
+        sqlite3_result_double(ctx, pct(r->flat_bytes, c->agg->total_bytes));
+        break;
+    case 3:
+        sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_bytes + 0.5));
+        break;
+    case 4:
+        sqlite3_result_double(ctx, pct(r->cum_bytes, c->agg->total_bytes));
+        break;
+    case 5:
+        sqlite3_result_int64(ctx, (sqlite3_int64)(r->flat_objs + 0.5));
+        break;
+    case 6:
+        sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_objs + 0.5));
+        break;
+    default:
+        break;
+    }
+    return SQLITE_OK;
+}
+
+sqlite3_module ha_heap_top_module = {
+    0,                  /* iVersion */
+    NULL,               /* xCreate - NULL: eponymous only */
+    top_connect,        /* xConnect */
+    top_best_index,     /* xBestIndex - the dump; function = */
+    ha_heap_disconnect, /* xDisconnect */
+    NULL,               /* xDestroy */
+    top_open,           /* xOpen */
+    top_close,          /* xClose */
+    top_filter,         /* xFilter - the cached profile's aggregate */
+    top_next,           /* xNext */
+    top_eof,            /* xEof */
+    top_column,         /* xColumn */
+    ha_heap_rowid,      /* xRowid */
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};

@@ -1,0 +1,57 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * What the heap-profile tables share (heap.c): the vtab object, connect /
+ * disconnect / rowid, and xBestIndex for table-valued functions with
+ * required arguments and optional `=` push-downs. Each table is a file:
+ *   heap_dumps.c   stats_heap_dumps            the dumps in the datadir
+ *   heap_top.c     heap_top(dump)              per function (jeprof --text)
+ *   heap_stacks.c  heap_stacks(dump),          per stack, and per frame
+ *                  heap_profile(dump)
+ *   heap_diff.c    heap_profile_diff(base, current)   jeprof --base
+ * A dump argument is a file name from stats_heap_dumps.file_name, or
+ * 'live' (admin only) for this process now; see heap_load.h.
+ */
+#ifndef HA_HEAP_VTAB_H
+#define HA_HEAP_VTAB_H
+
+#include <sqlite3.h>
+
+#include "vtab/vtab_util.h"
+
+typedef struct heap_vtab heap_vtab;
+struct heap_vtab {
+    sqlite3_vtab base;         /* Base class - must be first */
+    struct ha_vtab_conn *conn; /* ctx: datadir, symbolizer, cache */
+};
+
+/* xConnect body: declares schema, marks the table innocuous (it only
+ * reads). */
+int ha_heap_connect(sqlite3 *db, void *aux, const char *schema,
+                    sqlite3_vtab **pp, char **pzErr);
+int ha_heap_disconnect(sqlite3_vtab *p);
+int ha_heap_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
+
+/* idxNum of ha_heap_best_index(): HA_HEAP_IDX_ARGS when every argument
+ * is bound (argv[0 .. n_args) in column order), plus HA_HEAP_IDX_PUSH(k)
+ * for each push-down column push[k] bound with `=` (its value follows
+ * the arguments in argv, in k order). */
+#define HA_HEAP_IDX_ARGS 1
+#define HA_HEAP_IDX_PUSH(k) (2 << (k))
+
+/* xBestIndex for a table-valued function whose arguments are the hidden
+ * columns [arg0, arg0 + n_args), which may also take `=` constraints on
+ * the columns push[0 .. n_push) (at most 8). A plan without every
+ * argument is priced out rather than refused (SQLite may be weighing
+ * several, e.g. for an OR); xFilter then says what is missing. rows is
+ * the table's expected size with the arguments alone. */
+int ha_heap_best_index(sqlite3_index_info *info, int arg0, int n_args,
+                       const int *push, int n_push, double rows);
+
+/* The modules, registered by ha_heap_register (heap.c). */
+extern sqlite3_module ha_heap_dumps_module;
+extern sqlite3_module ha_heap_top_module;
+extern sqlite3_module ha_heap_stacks_module;
+extern sqlite3_module ha_heap_profile_module;
+extern sqlite3_module ha_heap_diff_module;
+
+#endif /* HA_HEAP_VTAB_H */
