@@ -846,6 +846,81 @@ START_TEST(test_prof_committed_dumps_match_jeprof)
 }
 END_TEST
 
+/* The per-stack walker (heap_stacks, heap_profile) agrees with the
+ * aggregate: its collapsed lines, merged, are ha_agg_collapsed()'s, and
+ * flat and cum rebuilt from its frames equal heap_top's rows. */
+START_TEST(test_prof_walker_matches_aggregate)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    struct ha_agg_walker *w;
+    struct ha_buf want = HA_BUF_INIT, line = HA_BUF_INIT;
+    char err[256] = "";
+    double flat = 0, cum = 0;
+    const char *top;
+    size_t lines = 0;
+
+    load_committed("gen.2", &p, &s);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ha_agg_sort(&a, HA_AGG_BY_FLAT_BYTES);
+    top = ha_agg_name(&a, &a.rows[0]);
+    ck_assert_int_eq(ha_agg_collapsed(&p, &s, false, &want), 0);
+    ha_buf_append_u8(&want, 0);
+    w = ha_agg_walker_new(&s);
+    ck_assert_ptr_nonnull(w);
+    for (size_t i = 0; i < p.n_stacks; i++) {
+        const uint64_t *f = ha_heapv2_stack_frames(&p, i);
+        size_t n = p.stacks[i].n_frames, start;
+        bool first = true, seen = false;
+
+        ck_assert_int_eq(ha_agg_walker_collapsed(w, &p, i, &line), 0);
+        if (line.len > 0) {
+            ha_buf_append_u8(&line, 0);
+            /* Each line is one of the merged output's stacks. */
+            ck_assert_msg(strstr((const char *)want.data,
+                                 (const char *)line.data) != NULL,
+                          "stack %zu: '%s' not in the collapsed output", i,
+                          (const char *)line.data);
+            lines++;
+        }
+        start = ha_agg_walker_stack(w, &p, i);
+        ck_assert_uint_ne(start, SIZE_MAX);
+        for (size_t j = start; j < n; j++) {
+            const struct ha_syms_addr *sa = ha_agg_walker_frame(w, j);
+            const char *name;
+
+            if (f[j] >= HA_AGG_HIGH_ADDR)
+                continue;
+            /* The outermost frame of the chain carries the plain name;
+             * the top row is a real function (checked below). */
+            name = sa != NULL && sa->n > 0
+                       ? ha_syms_str(&s, s.frames[sa->first + sa->n - 1].func)
+                       : "";
+            if (first && sa != NULL && sa->n == 1 && strcmp(name, top) == 0)
+                flat += p.stacks[i].bytes;
+            if (!seen && strcmp(name, top) == 0) {
+                cum += p.stacks[i].bytes;
+                seen = true;
+            }
+            first = false;
+        }
+    }
+    ck_assert(strstr(top, " (inline)") == NULL && strncmp(top, "0x", 2) != 0);
+    ck_assert_uint_gt(lines, 0);
+    ck_assert_msg(fabs(flat - a.rows[0].flat_bytes) < 1 &&
+                      fabs(cum - a.rows[0].cum_bytes) < 1,
+                  "%s: walker flat %.0f cum %.0f, aggregate %.0f %.0f", top,
+                  flat, cum, a.rows[0].flat_bytes, a.rows[0].cum_bytes);
+    ha_agg_walker_free(w);
+    ha_buf_free(&line);
+    ha_buf_free(&want);
+    ha_agg_free(&a);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
 /* Runs `cmd` and returns its stdout (malloc'd), or NULL. */
 static char *
 run_capture(const char *cmd)
@@ -958,6 +1033,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_agg_diff);
     tcase_add_test(core, test_prof_agg_allocator_names);
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
+    tcase_add_test(core, test_prof_walker_matches_aggregate);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);
