@@ -10,11 +10,13 @@
  * run it alone with CK_RUN_CASE=real_jemalloc.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <jemalloc/jemalloc.h>
@@ -481,6 +483,58 @@ START_TEST(test_mallctl_typed_accessors)
 }
 END_TEST
 
+/* What prof.dump saw of fds 0-2: 1 open, 0 closed. */
+static int dump_saw_std[3];
+
+static int
+std_probe_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
+                  size_t newlen)
+{
+    (void)oldp;
+    (void)oldlenp;
+    (void)newp;
+    (void)newlen;
+    if (strcmp(name, "prof.dump") == 0)
+        for (int k = 0; k < 3; k++)
+            dump_saw_std[k] = fcntl(k, F_GETFD) != -1;
+    return 0;
+}
+
+/* A host that closed stdin and stderr: while prof.dump runs, 0 and 2 are
+ * held (so the dump cannot become the host's fd 0-2 and jemalloc's leak
+ * report cannot land in it), and they are closed again afterwards. In a
+ * child, so the test runner's own descriptors are left alone. */
+START_TEST(test_mallctl_dump_never_takes_std_fds)
+{
+    struct ha_mallctl_ops ops = {.mallctl = std_probe_mallctl};
+    pid_t pid = fork();
+    int status = 0;
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        int bad = 0;
+
+        close(0);
+        close(2);
+        if (ha_mallctl_dump_to(&ops, "/nonexistent/x.heap") != 0)
+            bad |= 1;
+        if (!dump_saw_std[0] || !dump_saw_std[1] || !dump_saw_std[2])
+            bad |= 2;
+        if (fcntl(0, F_GETFD) != -1 || fcntl(2, F_GETFD) != -1)
+            bad |= 4;
+        if (fcntl(1, F_GETFD) == -1)
+            bad |= 8;
+        _exit(bad);
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert(WIFEXITED(status));
+    ck_assert_msg(WEXITSTATUS(status) == 0,
+                  "child: %d (2: fds not held during the dump, 4: not "
+                  "closed after, 8: stdout lost)",
+                  WEXITSTATUS(status));
+}
+END_TEST
+
 START_TEST(test_mallctl_dump_over_fake)
 {
     char dir[] = "/tmp/check_mallctl.XXXXXX";
@@ -829,6 +883,7 @@ mallctl_suite(void)
     tcase_add_test(core, test_mallctl_typed_accessors);
     tcase_add_test(core, test_mallctl_dir_probe);
     tcase_add_test(core, test_mallctl_dump_over_fake);
+    tcase_add_test(core, test_mallctl_dump_never_takes_std_fds);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_mallctl_errmsg_enoent_prof);
