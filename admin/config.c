@@ -85,6 +85,11 @@ static const struct config_key config_keys[] = {
     {ADMIN, "stats_credentials", KEY_STRING, 0, 65535, NULL,
      OFF(stats_credentials), 0},
     {ADMIN, "mysql_ifaces", KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces), 0},
+    /* HTTP (Prometheus /metrics): off unless listed; TCP only. */
+    {ADMIN, "http_ifaces", KEY_STRING, 0, 65535, NULL, OFF(http_ifaces), 0},
+    {ADMIN, "http_max_connections", KEY_INT, 1, 100000, NULL,
+     OFF(http_max_connections), 0},
+    {ADMIN, "http_timeout", KEY_INT, 1, 3600, NULL, OFF(http_timeout), 0},
     /* Limits. Timeouts are seconds, up to a year; sizes are bytes:
      * max_allowed_packet 1 MiB..1 GiB as in MySQL, max_output_buffer
      * from 64 KiB. */
@@ -653,6 +658,8 @@ init_scalars(struct ha_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->max_connections = HA_DEFAULT_MAX_CONNECTIONS;
+    cfg->http_max_connections = HA_DEFAULT_HTTP_MAX_CONNECTIONS;
+    cfg->http_timeout = HA_DEFAULT_HTTP_TIMEOUT;
     cfg->connect_timeout = HA_DEFAULT_CONNECT_TIMEOUT;
     cfg->wait_timeout = HA_DEFAULT_WAIT_TIMEOUT;
     cfg->net_write_timeout = HA_DEFAULT_NET_WRITE_TIMEOUT;
@@ -679,7 +686,7 @@ init_scalars(struct ha_config *cfg)
 /* Parses the raw credential and interface specs into users and ifaces.
  * lines[] holds where each came from (0 for a default). */
 static int
-derive(struct ha_config *cfg, const char *name, const unsigned lines[4],
+derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
        char *err, size_t errlen)
 {
     char why[512];
@@ -691,6 +698,9 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[4],
     free(cfg->ifaces);
     cfg->ifaces = NULL;
     cfg->n_ifaces = 0;
+    free(cfg->http);
+    cfg->http = NULL;
+    cfg->n_http = 0;
 
     l.line = lines[0];
     if (ha_credentials_parse(cfg->admin_credentials, HA_ROLE_ADMIN, &cfg->users,
@@ -715,6 +725,22 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[4],
                                why, sizeof(why)) < 0) {
         loc_err(err, errlen, l, ADMIN ".mysql_ifaces: %s", why);
         return -1;
+    }
+    l.line = lines[4];
+    if (cfg->http_ifaces != NULL && cfg->http_ifaces[0] != '\0') {
+        if (ha_config_parse_ifaces(cfg->http_ifaces, &cfg->http, &cfg->n_http,
+                                   why, sizeof(why)) < 0) {
+            loc_err(err, errlen, l, ADMIN ".http_ifaces: %s", why);
+            return -1;
+        }
+        for (size_t i = 0; i < cfg->n_http; i++)
+            if (cfg->http[i].kind != HA_IFACE_TCP) {
+                loc_err(err, errlen, l,
+                        ADMIN ".http_ifaces: '%s' is a unix socket; HTTP "
+                              "listens on TCP only (host:port; \"\" = off)",
+                        cfg->http[i].path);
+                return -1;
+            }
     }
     if (cfg->jemalloc.lg_prof_sample != HA_UNSET &&
         cfg->jemalloc.lg_prof_sample < cfg->jemalloc.lg_prof_sample_min) {
@@ -780,7 +806,7 @@ ha_config_default_exposed(const struct ha_config *cfg, char *why,
 void
 ha_config_init(struct ha_config *cfg)
 {
-    static const unsigned no_lines[4] = {0, 0, 0};
+    static const unsigned no_lines[5] = {0, 0, 0, 0, 0};
 
     init_scalars(cfg);
     cfg->datadir = strdup(".");
@@ -811,6 +837,8 @@ ha_config_free(struct ha_config *cfg)
     }
     free(cfg->mysql_ifaces);
     free(cfg->ifaces);
+    free(cfg->http_ifaces);
+    free(cfg->http);
     for (size_t i = 0; i < cfg->n_messages; i++)
         free(cfg->messages[i]);
     free(cfg->messages);
@@ -958,7 +986,7 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
 
 /* Where derive() finds the line of each spec it parses. */
 static unsigned *
-derive_line(unsigned lines[4], const struct config_key *k)
+derive_line(unsigned lines[5], const struct config_key *k)
 {
     if (k->offset == OFF(admin_credentials))
         return &lines[0];
@@ -968,12 +996,14 @@ derive_line(unsigned lines[4], const struct config_key *k)
         return &lines[2];
     if (k->offset == OFF(jemalloc.lg_prof_sample))
         return &lines[3];
+    if (k->offset == OFF(http_ifaces))
+        return &lines[4];
     return NULL;
 }
 
 static int
 parse_group(struct ha_config *cfg, const config_setting_t *group,
-            const char *gname, const char *name, unsigned lines[4], char *err,
+            const char *gname, const char *name, unsigned lines[5], char *err,
             size_t errlen)
 {
     int n = config_setting_length(group);
@@ -1021,7 +1051,7 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
 
 static int
 parse_root(struct ha_config *cfg, const config_setting_t *root,
-           const char *name, unsigned lines[4], char *err, size_t errlen)
+           const char *name, unsigned lines[5], char *err, size_t errlen)
 {
     int n = config_setting_length(root);
 
@@ -1146,7 +1176,7 @@ load_text(struct ha_config *cfg, const char *text, const char *name,
           const char *include_dir, char *err, size_t errlen)
 {
     struct ha_config tmp;
-    unsigned lines[4] = {0, 0, 0, 0};
+    unsigned lines[5] = {0, 0, 0, 0, 0};
     config_t lc;
     bool lc_live = false;
 
@@ -1346,6 +1376,14 @@ ha_config_log(const struct ha_config *cfg)
     ha_log_info("config: " ADMIN ".mysql_ifaces = \"%s\" (%zu listener%s)",
                 cfg->mysql_ifaces != NULL ? cfg->mysql_ifaces : "",
                 cfg->n_ifaces, cfg->n_ifaces == 1 ? "" : "s");
+    if (cfg->n_http > 0)
+        ha_log_info("config: " ADMIN ".http_ifaces = \"%s\" (%zu "
+                    "listener%s), http_max_connections = %d, http_timeout "
+                    "= %d s",
+                    cfg->http_ifaces, cfg->n_http, cfg->n_http == 1 ? "" : "s",
+                    cfg->http_max_connections, cfg->http_timeout);
+    else
+        ha_log_info("config: " ADMIN ".http_ifaces = \"\" (HTTP off)");
     ha_log_info("config: " ADMIN ".max_connections = %d, connect_timeout = "
                 "%d s, wait_timeout = %d s, net_write_timeout = %d s, "
                 "max_allowed_packet = %d, max_output_buffer = %d",

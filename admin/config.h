@@ -29,6 +29,8 @@
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
 #define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
+#define HA_DEFAULT_HTTP_MAX_CONNECTIONS 64
+#define HA_DEFAULT_HTTP_TIMEOUT 30           /* s */
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
 #define HA_DEFAULT_UNIX_SOCKET_MODE "0660" /* owner and group may connect */
 
@@ -72,6 +74,14 @@ struct ha_config {
     char *mysql_ifaces;         /* raw spec */
     struct ha_iface *ifaces;
     size_t n_ifaces;
+
+    /* HTTP (/metrics; http/http.h): TCP listeners, none by default */
+    char *http_ifaces;          /* raw spec, NULL or "" = off */
+    struct ha_iface *http;
+    size_t n_http;
+    int http_max_connections;   /* more are closed at once */
+    int http_timeout;           /* s a connection may take to send a
+                                 * request, or stay idle between two */
 
     /* Limits (admin_variables) */
     int max_connections;        /* more get ERR 1040 and are closed */

@@ -590,6 +590,18 @@ ha_server_stats(const struct ha_server *s, struct ha_session_stats *out)
     ha_session_stats(&s->registry, out);
 }
 
+struct ha_vtab_ctx *
+ha_server_vtab(struct ha_server *s)
+{
+    return &s->vtab;
+}
+
+void
+ha_server_set_http_counter(struct ha_server *s, const uint64_t *counter)
+{
+    s->shared.http_requests = counter;
+}
+
 static struct ha_conn *
 find_conn(struct ha_server *s, uint32_t id)
 {

@@ -68,6 +68,14 @@ void ha_server_abandon(struct ha_server *s);
  * registry (ha_session_stats), the one set both report. */
 void ha_server_stats(const struct ha_server *s, struct ha_session_stats *out);
 
+/* The tables' shared context (jemalloc, datadir, caches): what the HTTP
+ * front-end (http/http.h) serves from, on the same loop thread. */
+struct ha_vtab_ctx *ha_server_vtab(struct ha_server *s);
+
+/* Lets SHOW PROMETHEUS METRICS report the HTTP listener's request count
+ * (NULL: HTTP is off). counter must outlive the server or be unset. */
+void ha_server_set_http_counter(struct ha_server *s, const uint64_t *counter);
+
 /* KILL [QUERY|CONNECTION] id, COM_PROCESS_KILL. Queries run to completion
  * before the next command is read, so KILL QUERY finds nothing running
  * and only checks that id exists. KILL CONNECTION closes connection id

@@ -21,6 +21,7 @@
 #include "admin/catalog.h"
 #include "admin/dialect.h"
 #include "admin/lex.h"
+#include "admin/metrics.h"
 #include "core/log.h"
 #include "admin/proto.h"
 #include "vtab/sessions.h"
@@ -387,6 +388,38 @@ ha_session_stats(const struct ha_session_registry *reg,
     out->max_used = reg->max_used;
 }
 
+/* ha_prometheus_metrics(): SHOW PROMETHEUS METRICS' text. */
+static void
+fn_prometheus_metrics(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct ha_session *s = sqlite3_user_data(ctx);
+    struct ha_session_stats st;
+    struct ha_admin_counters c = {0};
+    struct ha_buf out = HA_BUF_INIT;
+
+    (void)argc;
+    (void)argv;
+    ha_session_stats(s->shared->registry, &st);
+    c.uptime_s = st.uptime;
+    c.sessions = st.threads;
+    c.sessions_max = st.max_used;
+    c.connections = st.connections;
+    c.questions = st.questions;
+    if (s->shared->http_requests != NULL) {
+        c.http = true;
+        c.http_requests = *s->shared->http_requests;
+    }
+    if (ha_admin_metrics(s->shared->vtab, &c, HA_EXPO_PROMETHEUS, &out) !=
+        0) {
+        ha_buf_free(&out);
+        sqlite3_result_error_nomem(ctx);
+        return;
+    }
+    sqlite3_result_text(ctx, (const char *)out.data, (int)out.len,
+                        SQLITE_TRANSIENT);
+    ha_buf_free(&out);
+}
+
 /* ha_status(name): a SHOW STATUS counter, NULL for unknown names. */
 static void
 fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -561,6 +594,7 @@ static const struct {
     {"ha_sysvar", 1, false, fn_sysvar},
     {"ha_uservar", 1, false, fn_uservar},
     {"ha_status", 1, false, fn_status},
+    {"ha_prometheus_metrics", 0, false, fn_prometheus_metrics},
     {"ha_table_check", 2, false, fn_table_check},
     {"ha_schema_check", 1, false, fn_schema_check},
     {"ha_create_table", 2, false, fn_create_table},

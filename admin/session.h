@@ -58,6 +58,8 @@ void ha_session_stats(const struct ha_session_registry *reg,
 struct ha_session_shared {
     char db_uri[128];            /* "file:/heapadmin-<pid>-<addr>?vfs=memdb" */
     struct ha_vtab_ctx *vtab;    /* jemalloc access, config, datadir */
+    const uint64_t *http_requests; /* the HTTP listener's counter, NULL
+                                      while it is off (metrics) */
     /* KILL [QUERY] id, as its owner (the server) carries it out: closes
      * connection id after the current callback, or with query_only only
      * checks it exists. NULL: only the registry is checked and nothing

@@ -514,6 +514,18 @@ ha_show_rewrite(const struct ha_lex *lx, size_t i, const char *schema,
         ha_lex_is_word(lx, ha_lex_next(lx, i), "SET"))
         return wrap_filter(lx, ha_lex_next(lx, ha_lex_next(lx, i)), CHARSETS,
                            "Charset", "1", out, bad);
+    if (ha_lex_is_word(lx, i, "PROMETHEUS") &&
+        ha_lex_is_word(lx, ha_lex_next(lx, i), "METRICS")) {
+        size_t end = ha_lex_next(lx, ha_lex_next(lx, i));
+
+        if (!at_end(lx, end)) {
+            *bad = end;
+            return -1;
+        }
+        /* ProxySQL's statement: the /metrics text as one row. */
+        ha_buf_append_str(out, "SELECT ha_prometheus_metrics() AS Metrics");
+        return 0;
+    }
     if (ha_lex_is_word(lx, i, "STORAGE"))
         i = ha_lex_next(lx, i);
     if (ha_lex_is_word(lx, i, "ENGINES")) {

@@ -9,6 +9,7 @@
  *   stats_admin_sessions                 connected sessions (PROCESSLIST)
  *   global_variables, stats_memory_jemalloc
  *   ha_status(name)                      Uptime, Threads_connected, ...
+ *   ha_prometheus_metrics()              the /metrics text (admin/metrics.h)
  *   ha_table_check(db, t)                t, or "no such table: db.t"
  *   ha_create_table(db, t)               CREATE TABLE text
  *
@@ -20,7 +21,8 @@
  * [FULL] COLUMNS|FIELDS, INDEX|INDEXES|KEYS, CREATE TABLE|DATABASE,
  * [GLOBAL|SESSION] VARIABLES, [GLOBAL|SESSION] STATUS, WARNINGS, ERRORS,
  * COUNT(*) WARNINGS|ERRORS, [FULL] PROCESSLIST, COLLATION,
- * CHARACTER SET|CHARSET, [STORAGE] ENGINES, each with the optional
+ * CHARACTER SET|CHARSET, [STORAGE] ENGINES, PROMETHEUS METRICS (ProxySQL's:
+ * one row, the Prometheus text), each with the optional
  * FROM/IN db and LIKE 'pattern' | WHERE expr that MySQL allows.
  */
 #ifndef HA_SHOW_H

@@ -23,6 +23,7 @@
 
 #include "admin/config.h"
 #include "admin/server.h"
+#include "http/http.h"
 #include "core/datadir.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -54,6 +55,7 @@ struct heapadmin {
     struct event_base *base;
     bool own_thread;               /* thread mode: base is ours */
     struct ha_server *server;
+    struct ha_http *http;        /* NULL: http_ifaces is empty */
     struct event *stop_ev;         /* thread mode: stop_fds[0] readable */
     struct event *check_ev;        /* listener re-check timer */
     int stop_fds[2];
@@ -280,6 +282,8 @@ teardown(struct heapadmin *h)
     if (h->stop_ev != NULL)
         event_free(h->stop_ev);
     h->stop_ev = NULL;
+    ha_http_free(h->http);
+    h->http = NULL;
     ha_server_free(h->server);
     h->server = NULL;
     if (h->own_thread && h->base != NULL)
@@ -302,6 +306,11 @@ setup(struct heapadmin *h, char *err, size_t errlen)
                               errlen);
     if (h->server == NULL || ha_server_enable_tls(h->server, err, errlen) ||
         ha_server_listen(h->server, err, errlen))
+        return -1;
+    if (h->cfg.n_http > 0 &&
+        ((h->http = ha_http_new(h->base, &h->cfg, h->server, err, errlen)) ==
+             NULL ||
+         ha_http_listen(h->http, err, errlen) != 0))
         return -1;
     if (h->check_ms > 0) {
         struct timeval tv = {h->check_ms / 1000,
@@ -361,6 +370,8 @@ stop_cb(evutil_socket_t fd, short what, void *arg)
     while (read(fd, &c, 1) > 0) {
     }
     ha_server_stop(h->server);
+    ha_http_free(h->http);
+    h->http = NULL;
     event_base_loopbreak(h->base);
 }
 
@@ -520,6 +531,8 @@ heapadmin_stop(struct heapadmin *h)
         close_stop_pipe(h);
     } else {
         ha_server_stop(h->server);
+        ha_http_free(h->http);
+        h->http = NULL;
         ha_log_notice("heapadmin stopped");
         teardown(h);
         ha_log_bind(h->host_prev_sink);
@@ -534,6 +547,7 @@ heapadmin_abandon(struct heapadmin *h)
         return;
     /* No libevent call, no join, no free: the loop's thread does not
      * exist in this process and its locks may be held forever. */
+    ha_http_abandon(h->http);
     ha_server_abandon(h->server);
 }
 

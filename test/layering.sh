@@ -11,6 +11,7 @@
 #        prof    -> core, prof           (the heap-profile model)
 #        vtab    -> core, prof, vtab
 #        admin   -> core, prof, vtab, admin
+#        http    -> core, prof, vtab, admin, http   (the HTTP front-end)
 #        api     -> all of the above, include (the public API's body)
 #        include -> include              (the public header stands alone)
 #        daemon, agent, example -> include and their own folder only: the
@@ -36,7 +37,8 @@ ALLOWED = {
     'prof': {'core', 'prof'},
     'vtab': {'core', 'prof', 'vtab'},
     'admin': {'core', 'prof', 'vtab', 'admin'},
-    'api': {'core', 'prof', 'vtab', 'admin', 'api', 'include'},
+    'http': {'core', 'prof', 'vtab', 'admin', 'http'},
+    'api': {'core', 'prof', 'vtab', 'admin', 'http', 'api', 'include'},
     'include': {'include'},
     'daemon': {'daemon', 'include'},
     'agent': {'agent', 'include'},

@@ -192,7 +192,9 @@ fi
 
 quick=$HA_SRCDIR/etc/heapadmin.cnf
 template=$HA_TMP/quick.cnf.in
-sed 's|^\([[:space:]]*mysql_ifaces[[:space:]]*=[[:space:]]*\)"[^"]*"|\1"127.0.0.1:@PORT@;@SOCK@"|' \
+hport=$(ha_free_port)
+sed -e 's|^\([[:space:]]*mysql_ifaces[[:space:]]*=[[:space:]]*\)"[^"]*"|\1"127.0.0.1:@PORT@;@SOCK@"|' \
+    -e "s|^\\([[:space:]]*http_ifaces[[:space:]]*=[[:space:]]*\\)\"[^\"]*\"|\\1\"127.0.0.1:$hport\"|" \
     "$quick" >"$template"
 HA_DATADIR=$HA_TMP/quick
 if grep -q '@PORT@' "$template" &&
@@ -200,6 +202,8 @@ if grep -q '@PORT@' "$template" &&
     ha_pass "etc/heapadmin.cnf loads (with -D and a free port)"
     ha_unlike "etc/heapadmin.cnf: no warnings at start-up" "\[(warn|error)\]" \
         "$(cat "$HA_LOG")"
+    ha_like "etc/heapadmin.cnf: /metrics on loopback (here on port $hport)" \
+        "200" "$(curl -s -o /dev/null -w '%{http_code}' -u stats:stats "http://127.0.0.1:$hport/metrics")"
     ha_stop || ha_fail "etc/heapadmin.cnf: daemon stops on SIGTERM"
 else
     ha_fail "etc/heapadmin.cnf loads (with -D and a free port)"

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * One admin server's Prometheus exposition (see metrics.h).
+ */
+#include "admin/metrics.h"
+
+#include "vtab/metrics.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+int
+ha_admin_metrics(struct ha_vtab_ctx *vtab, const struct ha_admin_counters *c,
+                 enum ha_expo_format fmt, struct ha_buf *out)
+{
+    static const char *const info[] = {"version", PACKAGE_VERSION, NULL};
+    struct ha_expo e;
+
+    ha_expo_init(&e, out, fmt);
+    ha_expo_family(&e, "heapadmin_info", HA_EXPO_GAUGE,
+                   "heapadmin's build; always 1.");
+    ha_expo_sample(&e, info, 1);
+    ha_expo_one(&e, "heapadmin_uptime_seconds", HA_EXPO_GAUGE,
+                "Seconds since the admin server started.",
+                (double)c->uptime_s);
+    ha_expo_one(&e, "heapadmin_admin_sessions", HA_EXPO_GAUGE,
+                "Admin sessions (MySQL protocol) open now.",
+                (double)c->sessions);
+    ha_expo_one(&e, "heapadmin_admin_sessions_max", HA_EXPO_GAUGE,
+                "Most admin sessions open at once since the start.",
+                (double)c->sessions_max);
+    ha_expo_one(&e, "heapadmin_admin_connections", HA_EXPO_COUNTER,
+                "Admin sessions opened since the start.",
+                (double)c->connections);
+    ha_expo_one(&e, "heapadmin_admin_questions", HA_EXPO_COUNTER,
+                "Statements the admin sessions ran since the start.",
+                (double)c->questions);
+    if (c->http)
+        ha_expo_one(&e, "heapadmin_http_requests", HA_EXPO_COUNTER,
+                    "HTTP requests answered since the start.",
+                    (double)c->http_requests);
+    if (vtab != NULL && vtab->ops != NULL)
+        ha_metrics_jemalloc(vtab, &e);
+    return ha_expo_finish(&e);
+}

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The whole Prometheus exposition of one admin server: jemalloc and its
+ * profiler (vtab/metrics.h), the admin port's own counters and build
+ * information. What `SHOW PROMETHEUS METRICS` returns and the HTTP
+ * listener serves at /metrics.
+ *
+ *   heapadmin_info{version="..."}                1
+ *   heapadmin_uptime_seconds                     gauge
+ *   heapadmin_admin_sessions                     gauge    open now
+ *   heapadmin_admin_sessions_max                 gauge    most at once
+ *   heapadmin_admin_connections_total            counter  sessions opened
+ *   heapadmin_admin_questions_total              counter  statements run
+ *   heapadmin_http_requests_total                counter  (when HTTP is on)
+ */
+#ifndef HA_ADMIN_METRICS_H
+#define HA_ADMIN_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/buf.h"
+#include "core/expo.h"
+#include "vtab/vtab_util.h"
+
+/* The admin port's counters, filled by the caller from its registry
+ * (admin/session.h ha_session_stats). */
+struct ha_admin_counters {
+    uint64_t uptime_s;
+    size_t sessions;
+    size_t sessions_max;
+    uint64_t connections;
+    uint64_t questions;
+    bool http;               /* the HTTP listener is on: */
+    uint64_t http_requests;  /* requests answered */
+};
+
+/* Appends the exposition in fmt to out. Returns 0, or -1 when out could
+ * not grow. */
+int ha_admin_metrics(struct ha_vtab_ctx *vtab, const struct ha_admin_counters *c,
+                     enum ha_expo_format fmt, struct ha_buf *out);
+
+#endif /* HA_ADMIN_METRICS_H */

@@ -1,0 +1,532 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The HTTP front-end (see http.h): evhttp listeners, Basic
+ * authentication, connection bounds and the routes.
+ *
+ * Connection bounds need to know when evhttp frees a connection, which
+ * evhttp 2.1 does not tell for connections that never sent a request.
+ * So every connection's bufferevent is one we create (evhttp_set_bevcb)
+ * and hold a reference to: when evhttp frees it, bufferevent_free()
+ * clears its callbacks but our reference keeps it allocated, and a sweep
+ * (at each new connection and each deadline) that finds the callbacks
+ * gone drops it from the count and releases it. A timer per connection
+ * enforces http_timeout by shutting the socket down; evhttp then sees
+ * the end of the stream and frees the connection itself (never freed
+ * under it).
+ */
+#include "http/http.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/http.h>
+#include <event2/keyvalq_struct.h>
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "admin/credentials.h"
+#include "admin/digest.h"
+#include "admin/metrics.h"
+#include "core/buf.h"
+#include "core/expo.h"
+#include "core/log.h"
+#include "core/util.h"
+
+#define HTTP_MAX_HEADERS 8192 /* bytes of request headers */
+#define HTTP_MAX_BODY 1024    /* bytes of request body (GET needs none) */
+
+struct http_listener {
+    struct evhttp_bound_socket *bound;
+    evutil_socket_t fd;
+    dev_t dev;          /* fstat identity, for ha_http_abandon */
+    ino_t ino;
+    int port;
+    char desc[300];
+};
+
+struct http_conn {
+    struct ha_http *h;
+    struct bufferevent *bev; /* evhttp's, with our reference */
+    struct event *deadline;
+    bool over;               /* beyond http_max_connections: waits one
+                                loop turn for a slot, then is closed */
+    struct http_conn *prev, *next;
+};
+
+struct ha_http {
+    struct event_base *base;
+    const struct ha_config *cfg;
+    struct ha_server *server;
+    struct evhttp *eh;
+    struct http_listener *ls;
+    size_t n_ls;
+    struct http_conn *conns;
+    size_t n_conns;
+    size_t n_active;         /* connections within the cap */
+    uint64_t requests;       /* answered (SHOW PROMETHEUS METRICS) */
+    uint64_t refused;        /* closed for the connection cap */
+};
+
+/* ------------------------------------------------------------------
+ * Connections
+ * ------------------------------------------------------------------ */
+
+/* True while evhttp still uses c's bufferevent: bufferevent_free()
+ * clears the callbacks evhttp set. */
+static bool
+conn_alive(const struct http_conn *c)
+{
+    bufferevent_data_cb r = NULL, w = NULL;
+    bufferevent_event_cb e = NULL;
+    void *arg = NULL;
+
+    bufferevent_getcb(c->bev, &r, &w, &e, &arg);
+    return r != NULL || e != NULL;
+}
+
+static void
+conn_release(struct ha_http *h, struct http_conn *c)
+{
+    if (c->prev != NULL)
+        c->prev->next = c->next;
+    else
+        h->conns = c->next;
+    if (c->next != NULL)
+        c->next->prev = c->prev;
+    h->n_conns--;
+    if (!c->over)
+        h->n_active--;
+    event_free(c->deadline);
+    bufferevent_decref(c->bev);
+    free(c);
+}
+
+/* Releases the connections evhttp has freed. */
+static void
+sweep(struct ha_http *h)
+{
+    struct http_conn *c = h->conns, *next;
+
+    for (; c != NULL; c = next) {
+        next = c->next;
+        if (!conn_alive(c))
+            conn_release(h, c);
+    }
+}
+
+static void
+arm(struct http_conn *c, int seconds)
+{
+    struct timeval tv = {seconds, 0};
+
+    evtimer_add(c->deadline, &tv);
+}
+
+static void
+deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_conn *c = arg;
+    struct ha_http *h = c->h;
+    evutil_socket_t s;
+
+    (void)fd;
+    (void)what;
+    if (!conn_alive(c)) { /* evhttp is done with it */
+        conn_release(h, c);
+        return;
+    }
+    s = bufferevent_getfd(c->bev);
+    sweep(h); /* c is alive: the sweep keeps it */
+    /* Connections that ended in the same loop turn as this one arrived
+     * have been freed by now: if a slot is free, take it. */
+    if (c->over && h->n_active < (size_t)h->cfg->http_max_connections) {
+        c->over = false;
+        h->n_active++;
+        arm(c, h->cfg->http_timeout);
+        return;
+    }
+    if (c->over && h->refused++ % 100 == 0)
+        ha_log_warn("http: %zu connections open, http_max_connections is "
+                    "%d: closing new ones (%llu so far)",
+                    h->n_active, h->cfg->http_max_connections,
+                    (unsigned long long)h->refused);
+    /* evhttp reads the end of the stream and frees the connection. */
+    if (s >= 0)
+        shutdown(s, SHUT_RDWR);
+}
+
+/* evhttp's bufferevent for a new connection, as evhttp would make it
+ * (no BEV_OPT_CLOSE_ON_FREE: evhttp closes the socket itself), plus our
+ * reference. */
+static struct bufferevent *
+new_bev(struct event_base *base, void *arg)
+{
+    struct ha_http *h = arg;
+    struct http_conn *c;
+
+    sweep(h);
+    if ((c = calloc(1, sizeof(*c))) == NULL)
+        return NULL;
+    c->h = h;
+    c->deadline = evtimer_new(base, deadline_cb, c);
+    c->bev = bufferevent_socket_new(base, -1, 0);
+    if (c->deadline == NULL || c->bev == NULL) {
+        if (c->bev != NULL)
+            bufferevent_free(c->bev);
+        if (c->deadline != NULL)
+            event_free(c->deadline);
+        free(c);
+        return NULL;
+    }
+    bufferevent_incref(c->bev);
+    c->next = h->conns;
+    if (h->conns != NULL)
+        h->conns->prev = c;
+    h->conns = c;
+    h->n_conns++;
+    c->over = h->n_active >= (size_t)h->cfg->http_max_connections;
+    if (!c->over)
+        h->n_active++;
+    /* Over the cap: looked at again on the next loop turn, once evhttp
+     * has set the socket (deadline_cb). */
+    arm(c, c->over ? 0 : h->cfg->http_timeout);
+    return c->bev;
+}
+
+static struct http_conn *
+conn_of(struct ha_http *h, struct evhttp_request *req)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    struct bufferevent *bev =
+        evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
+
+    for (struct http_conn *c = h->conns; c != NULL; c = c->next)
+        if (c->bev == bev)
+            return c;
+    return NULL;
+}
+
+/* ------------------------------------------------------------------
+ * Authentication
+ * ------------------------------------------------------------------ */
+
+static bool
+peer_is_local(struct evhttp_request *req)
+{
+    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+    char *addr = NULL;
+    ev_uint16_t port = 0;
+
+    if (evcon == NULL)
+        return false;
+    evhttp_connection_get_peer(evcon, &addr, &port);
+    return addr != NULL &&
+           (strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
+            strncmp(addr, "::ffff:127.", 11) == 0);
+}
+
+static bool
+password_ok(const struct ha_user *u, const char *pw, size_t len)
+{
+    uint8_t d1[HA_SHA1_LEN], d2[HA_SHA256_LEN];
+
+    if (u->empty_password)
+        return len == 0;
+    if (u->has_native) {
+        ha_digest_native_stage2(pw, len, d1);
+        return CRYPTO_memcmp(d1, u->stage2, sizeof(d1)) == 0;
+    }
+    if (u->has_sha2) {
+        ha_digest_sha2_stage2(pw, len, d2);
+        return CRYPTO_memcmp(d2, u->sha2_stage2, sizeof(d2)) == 0;
+    }
+    return false;
+}
+
+/* The user a request's Basic credentials (RFC 7617) name, or NULL;
+ * *why says what was wrong, for the log. */
+static const struct ha_user *
+authenticate(struct ha_http *h, struct evhttp_request *req,
+             const char **why)
+{
+    const char *hdr = evhttp_find_header(evhttp_request_get_input_headers(req),
+                                         "Authorization");
+    unsigned char dec[512];
+    const struct ha_user *u;
+    size_t n, len;
+    int got;
+    char *colon;
+
+    *why = "no credentials";
+    if (hdr == NULL || strncasecmp(hdr, "Basic ", 6) != 0)
+        return NULL;
+    hdr += 6;
+    while (*hdr == ' ')
+        hdr++;
+    n = strlen(hdr);
+    *why = "malformed credentials";
+    if (n == 0 || n % 4 != 0 || n / 4 * 3 >= sizeof(dec))
+        return NULL;
+    got = EVP_DecodeBlock(dec, (const unsigned char *)hdr, (int)n);
+    if (got < 0)
+        return NULL;
+    len = (size_t)got;
+    /* EVP_DecodeBlock counts the padding as zero bytes. */
+    if (n >= 1 && hdr[n - 1] == '=')
+        len--;
+    if (n >= 2 && hdr[n - 2] == '=')
+        len--;
+    dec[len] = '\0';
+    colon = memchr(dec, ':', len);
+    if (colon == NULL || memchr(dec, '\0', len) != NULL)
+        return NULL;
+    *colon = '\0';
+    *why = "unknown user or wrong password";
+    u = ha_credentials_find(h->cfg->users, h->cfg->n_users,
+                            (const char *)dec);
+    if (u == NULL ||
+        !password_ok(u, colon + 1, len - (size_t)(colon + 1 - (char *)dec))) {
+        OPENSSL_cleanse(dec, sizeof(dec));
+        return NULL;
+    }
+    OPENSSL_cleanse(dec, sizeof(dec));
+    if (!ha_credentials_allows_from(u, peer_is_local(req))) {
+        *why = "default credentials, which are accepted only from "
+               "loopback";
+        return NULL;
+    }
+    return u;
+}
+
+/* ------------------------------------------------------------------
+ * Replies and routes
+ * ------------------------------------------------------------------ */
+
+static void
+reply_text(struct evhttp_request *req, int code, const char *reason,
+           const char *text)
+{
+    struct evbuffer *b = evbuffer_new();
+
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      "text/plain; charset=utf-8");
+    if (b != NULL)
+        evbuffer_add(b, text, strlen(text));
+    evhttp_send_reply(req, code, reason, b);
+    if (b != NULL)
+        evbuffer_free(b);
+}
+
+static void
+serve_metrics(struct ha_http *h, struct evhttp_request *req)
+{
+    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
+    enum ha_expo_format fmt =
+        ha_expo_negotiate(evhttp_find_header(in, "Accept"));
+    struct ha_session_stats st;
+    struct ha_admin_counters c = {0};
+    struct ha_buf out = HA_BUF_INIT;
+    struct evbuffer *b;
+
+    ha_server_stats(h->server, &st);
+    c.uptime_s = st.uptime;
+    c.sessions = st.threads;
+    c.sessions_max = st.max_used;
+    c.connections = st.connections;
+    c.questions = st.questions;
+    c.http = true;
+    c.http_requests = h->requests;
+    if (ha_admin_metrics(ha_server_vtab(h->server), &c, fmt, &out) != 0 ||
+        (b = evbuffer_new()) == NULL) {
+        ha_buf_free(&out);
+        reply_text(req, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    evbuffer_add(b, out.data, out.len);
+    ha_buf_free(&out);
+    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                      ha_expo_content_type(fmt));
+    evhttp_send_reply(req, 200, "OK", b);
+    evbuffer_free(b);
+}
+
+static void
+on_request(struct evhttp_request *req, void *arg)
+{
+    struct ha_http *h = arg;
+    struct http_conn *c = conn_of(h, req);
+    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
+    const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
+    const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
+    const struct ha_user *u;
+    const char *why;
+
+    h->requests++;
+    if (c != NULL && !c->over) /* the next request: a full http_timeout */
+        arm(c, h->cfg->http_timeout);
+    if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
+                          "GET, HEAD");
+        reply_text(req, 405, "Method Not Allowed",
+                   "only GET and HEAD are served here\n");
+        return;
+    }
+    u = authenticate(h, req, &why);
+    if (u == NULL) {
+        struct evhttp_connection *evcon = evhttp_request_get_connection(req);
+        char *addr = NULL;
+        ev_uint16_t port = 0;
+
+        if (evcon != NULL)
+            evhttp_connection_get_peer(evcon, &addr, &port);
+        if (strcmp(why, "no credentials") != 0)
+            ha_log_warn("http: %s:%u: %s %s refused: %s",
+                        addr ? addr : "?", port, "GET",
+                        path ? path : "?", why);
+        evhttp_add_header(evhttp_request_get_output_headers(req),
+                          "WWW-Authenticate",
+                          "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
+        reply_text(req, 401, "Unauthorized",
+                   "authentication required: HTTP Basic with an "
+                   "admin_credentials or stats_credentials account\n");
+        return;
+    }
+    if (path != NULL && strcmp(path, "/metrics") == 0) {
+        serve_metrics(h, req);
+        return;
+    }
+    if (path != NULL && strcmp(path, "/") == 0) {
+        reply_text(req, 200, "OK",
+                   "heapadmin\n"
+                   "  /metrics   Prometheus metrics (OpenMetrics on "
+                   "request)\n");
+        return;
+    }
+    reply_text(req, 404, "Not Found",
+               "no such page; /metrics is served here\n");
+}
+
+/* ------------------------------------------------------------------
+ * Life cycle
+ * ------------------------------------------------------------------ */
+
+struct ha_http *
+ha_http_new(struct event_base *base, const struct ha_config *cfg,
+            struct ha_server *server, char *err, size_t errlen)
+{
+    struct ha_http *h = calloc(1, sizeof(*h));
+
+    if (h == NULL || (h->eh = evhttp_new(base)) == NULL) {
+        free(h);
+        ha_err_set(err, errlen, "http: cannot create the listener");
+        return NULL;
+    }
+    h->base = base;
+    h->cfg = cfg;
+    h->server = server;
+    evhttp_set_bevcb(h->eh, new_bev, h);
+    evhttp_set_gencb(h->eh, on_request, h);
+    evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
+    evhttp_set_max_body_size(h->eh, HTTP_MAX_BODY);
+    evhttp_set_timeout(h->eh, cfg->http_timeout);
+    /* Every method reaches on_request, which answers 405 itself (evhttp
+     * would say 501). */
+    evhttp_set_allowed_methods(
+        h->eh, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
+                   EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
+                   EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
+    ha_server_set_http_counter(server, &h->requests);
+    return h;
+}
+
+int
+ha_http_listen(struct ha_http *h, char *err, size_t errlen)
+{
+    h->ls = calloc(h->cfg->n_http ? h->cfg->n_http : 1, sizeof(*h->ls));
+    if (h->ls == NULL) {
+        ha_err_set(err, errlen, "http: out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < h->cfg->n_http; i++) {
+        const struct ha_iface *f = &h->cfg->http[i];
+        struct http_listener *l = &h->ls[h->n_ls];
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        struct stat st;
+
+        snprintf(l->desc, sizeof(l->desc), "%s%s%s:%d",
+                 strchr(f->host, ':') ? "[" : "", f->host,
+                 strchr(f->host, ':') ? "]" : "", f->port);
+        l->bound = evhttp_bind_socket_with_handle(h->eh, f->host,
+                                                  (ev_uint16_t)f->port);
+        if (l->bound == NULL) {
+            ha_err_set(err, errlen, "http_ifaces: cannot listen on %s: %s",
+                       l->desc, strerror(errno));
+            return -1;
+        }
+        l->fd = evhttp_bound_socket_get_fd(l->bound);
+        if (fstat(l->fd, &st) == 0) {
+            l->dev = st.st_dev;
+            l->ino = st.st_ino;
+        }
+        l->port = f->port;
+        if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) == 0)
+            l->port = ntohs(ss.ss_family == AF_INET6
+                                ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                : ((struct sockaddr_in *)&ss)->sin_port);
+        h->n_ls++;
+        ha_log_info("http: listening on %s%s%s:%d (/metrics)",
+                    strchr(f->host, ':') ? "[" : "", f->host,
+                    strchr(f->host, ':') ? "]" : "", l->port);
+    }
+    return 0;
+}
+
+size_t
+ha_http_n_listeners(const struct ha_http *h)
+{
+    return h != NULL ? h->n_ls : 0;
+}
+
+int
+ha_http_port(const struct ha_http *h, size_t i)
+{
+    return h != NULL && i < h->n_ls ? h->ls[i].port : -1;
+}
+
+void
+ha_http_abandon(struct ha_http *h)
+{
+    if (h == NULL)
+        return;
+    for (size_t i = 0; i < h->n_ls; i++) {
+        struct stat st;
+
+        if (fstat(h->ls[i].fd, &st) == 0 && st.st_dev == h->ls[i].dev &&
+            st.st_ino == h->ls[i].ino)
+            close(h->ls[i].fd);
+    }
+}
+
+void
+ha_http_free(struct ha_http *h)
+{
+    if (h == NULL)
+        return;
+    ha_server_set_http_counter(h->server, NULL);
+    /* Frees every connection and listener; then our references go. */
+    evhttp_free(h->eh);
+    while (h->conns != NULL)
+        conn_release(h, h->conns);
+    free(h->ls);
+    free(h);
+}

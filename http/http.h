@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The HTTP front-end of one admin server, on the server's event_base
+ * (libevent's evhttp), for what HTTP tools read:
+ *
+ *   GET /metrics   Prometheus text exposition, or OpenMetrics 1.0 when
+ *                  the scraper's Accept asks for it (admin/metrics.h)
+ *   GET /          a short index of the endpoints
+ *
+ * Listeners: admin_variables.http_ifaces (TCP host:port list; off when
+ * empty). Authentication: HTTP Basic (RFC 7617) against the same
+ * accounts as the MySQL port (admin_credentials, stats_credentials); the
+ * default passwords only from loopback, as for MySQL logins. Stats users
+ * may read everything served here.
+ *
+ * Bounds, so a slow or hostile client cannot hold the port (the same
+ * guarantees as the MySQL listeners):
+ *   - at most http_max_connections connections; more are closed at once;
+ *   - a connection gets http_timeout seconds to send a complete request,
+ *     and again after each response (slowloris cannot trickle headers
+ *     forever; an idle keep-alive connection is closed);
+ *   - request headers up to 8 KiB and bodies up to 1 KiB (answers 4xx);
+ *   - only GET and HEAD (405 with Allow otherwise).
+ * Nothing here blocks: a scrape is answered in the loop's callback.
+ */
+#ifndef HA_HTTP_H
+#define HA_HTTP_H
+
+#include <event2/event.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "admin/config.h"
+#include "admin/server.h"
+
+struct ha_http;
+
+/* Creates the front-end for cfg's http_ifaces over server (both must
+ * outlive it). Returns NULL with err set. Nothing listens yet. */
+struct ha_http *ha_http_new(struct event_base *base,
+                            const struct ha_config *cfg,
+                            struct ha_server *server, char *err,
+                            size_t errlen);
+
+/* Binds every http_ifaces entry, logging each. All or nothing: returns 0,
+ * or -1 with err naming the interface and the reason. */
+int ha_http_listen(struct ha_http *h, char *err, size_t errlen);
+
+/* Listeners, and the TCP port listener i is bound to. */
+size_t ha_http_n_listeners(const struct ha_http *h);
+int ha_http_port(const struct ha_http *h, size_t i);
+
+/* For a fork child: closes the listening sockets that are provably ours
+ * (fstat identity) and nothing else; h is leaked. */
+void ha_http_abandon(struct ha_http *h);
+
+/* Closes every listener and connection. NULL is a no-op. */
+void ha_http_free(struct ha_http *h);
+
+#endif /* HA_HTTP_H */

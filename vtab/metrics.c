@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * jemalloc as Prometheus metrics (see metrics.h).
+ */
+#include "vtab/metrics.h"
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "vtab/mallctl.h"
+
+static const struct {
+    const char *name;    /* heapadmin_jemalloc_<name>_bytes */
+    const char *mallctl;
+    const char *help;
+} bytes_rows[] = {
+    {"allocated", "stats.allocated",
+     "Bytes allocated by the application (stats.allocated)."},
+    {"active", "stats.active",
+     "Bytes in active pages allocated by the application (stats.active)."},
+    {"metadata", "stats.metadata",
+     "Bytes dedicated to jemalloc's metadata (stats.metadata)."},
+    {"metadata_thp", "stats.metadata_thp",
+     "Bytes of metadata backed by transparent huge pages "
+     "(stats.metadata_thp)."},
+    {"resident", "stats.resident",
+     "Bytes in physically resident data pages mapped by jemalloc "
+     "(stats.resident)."},
+    {"mapped", "stats.mapped",
+     "Bytes in active extents mapped by jemalloc (stats.mapped)."},
+    {"retained", "stats.retained",
+     "Bytes in virtual memory mappings retained rather than returned to "
+     "the operating system (stats.retained)."},
+};
+
+/* ProxySQL's proxysql_jemalloc_bytes{type=...}. */
+static const char *const proxysql_types[] = {
+    "resident", "active", "mapped", "metadata", "retained",
+};
+
+static int
+read_size(struct ha_vtab_ctx *ctx, const char *name, double *v)
+{
+    size_t z;
+
+    if (ha_mallctl_read_size(ctx->ops, name, &z) != 0)
+        return -1;
+    *v = (double)z;
+    return 0;
+}
+
+void
+ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
+{
+    char name[96];
+    double v;
+    uint64_t u;
+    unsigned n;
+    bool b;
+    size_t z;
+    long long age;
+
+    ha_vtab_refresh_stats(ctx);
+    for (size_t i = 0; i < sizeof(bytes_rows) / sizeof(bytes_rows[0]); i++) {
+        if (read_size(ctx, bytes_rows[i].mallctl, &v) != 0)
+            continue;
+        snprintf(name, sizeof(name), "heapadmin_jemalloc_%s_bytes",
+                 bytes_rows[i].name);
+        ha_expo_one(e, name, HA_EXPO_GAUGE, bytes_rows[i].help, v);
+    }
+    if (ha_mallctl_read_unsigned(ctx->ops, "arenas.narenas", &n) == 0)
+        ha_expo_one(e, "heapadmin_jemalloc_arenas", HA_EXPO_GAUGE,
+                    "Arenas jemalloc has (arenas.narenas).", n);
+    if (read_size(ctx, "stats.background_thread.num_threads", &v) == 0)
+        ha_expo_one(e, "heapadmin_jemalloc_background_threads",
+                    HA_EXPO_GAUGE,
+                    "jemalloc background threads running "
+                    "(stats.background_thread.num_threads).",
+                    v);
+    if (ha_mallctl_read_u64(ctx->ops, "stats.background_thread.num_runs",
+                            &u) == 0)
+        ha_expo_one(e, "heapadmin_jemalloc_background_thread_runs",
+                    HA_EXPO_COUNTER,
+                    "Runs of jemalloc's background threads "
+                    "(stats.background_thread.num_runs).",
+                    (double)u);
+    if (read_size(ctx, "stats.zero_reallocs", &v) == 0)
+        ha_expo_one(e, "heapadmin_jemalloc_zero_reallocs", HA_EXPO_COUNTER,
+                    "realloc(p, 0) calls (stats.zero_reallocs).", v);
+    age = ha_vtab_stats_age_ms(ctx);
+    if (age >= 0)
+        ha_expo_one(e, "heapadmin_jemalloc_stats_age_seconds", HA_EXPO_GAUGE,
+                    "Age of jemalloc's statistics: time since the last "
+                    "epoch refresh (bounded by jemalloc-stats_max_age_ms).",
+                    (double)age / 1000.0);
+
+    /* The profiler. */
+    b = ha_mallctl_prof_enabled(ctx->ops);
+    ha_expo_one(e, "heapadmin_jemalloc_prof_enabled", HA_EXPO_GAUGE,
+                "1 when heap profiling is available in this process "
+                "(opt.prof).",
+                b);
+    if (b && ha_mallctl_read_bool(ctx->ops, "prof.active", &b) == 0)
+        ha_expo_one(e, "heapadmin_jemalloc_prof_active", HA_EXPO_GAUGE,
+                    "1 while allocations are being sampled (prof.active).",
+                    b);
+    if (ha_mallctl_prof_enabled(ctx->ops) &&
+        ha_mallctl_read_size(ctx->ops, "prof.lg_sample", &z) == 0 && z < 64)
+        ha_expo_one(e, "heapadmin_jemalloc_prof_sample_period_bytes",
+                    HA_EXPO_GAUGE,
+                    "Mean bytes allocated between samples "
+                    "(2^prof.lg_sample).",
+                    (double)((uint64_t)1 << z));
+    if (ha_mallctl_prof_enabled(ctx->ops) &&
+        ha_mallctl_read_u64(ctx->ops, "prof.interval", &u) == 0)
+        ha_expo_one(e, "heapadmin_jemalloc_prof_interval_bytes",
+                    HA_EXPO_GAUGE,
+                    "Mean bytes allocated between interval dumps "
+                    "(prof.interval; 0: no interval dumps).",
+                    (double)u);
+
+    /* ProxySQL's names. */
+    ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,
+                   "Jemalloc memory statistics, as ProxySQL names them.");
+    for (size_t i = 0; i < sizeof(proxysql_types) / sizeof(*proxysql_types);
+         i++) {
+        const char *labels[] = {"type", proxysql_types[i], NULL};
+
+        snprintf(name, sizeof(name), "stats.%s", proxysql_types[i]);
+        if (read_size(ctx, name, &v) == 0)
+            ha_expo_sample(e, labels, v);
+    }
+    if (read_size(ctx, "stats.allocated", &v) == 0)
+        ha_expo_one(e, "proxysql_jemalloc_allocated_bytes", HA_EXPO_COUNTER,
+                    "Bytes allocated by the application, as ProxySQL "
+                    "names it.",
+                    v);
+    ha_expo_one(e, "proxysql_sqlite3_memory_bytes", HA_EXPO_GAUGE,
+                "Memory used by SQLite (sqlite3_memory_used(); "
+                "process-wide).",
+                (double)sqlite3_memory_used());
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * jemalloc's figures and the profiler's state as Prometheus metric
+ * families (core/expo.h), from the same mallctls as stats_memory_jemalloc
+ * and refreshed the same way (one "epoch" per scrape, shared within
+ * jemalloc-stats_max_age_ms). Names follow Prometheus' conventions (base
+ * units: _bytes, _seconds; counters _total):
+ *
+ *   heapadmin_jemalloc_{allocated,active,metadata,metadata_thp,resident,
+ *                       mapped,retained}_bytes           gauge  stats.*
+ *   heapadmin_jemalloc_arenas                            gauge  arenas.narenas
+ *   heapadmin_jemalloc_background_threads                gauge
+ *   heapadmin_jemalloc_background_thread_runs_total      counter
+ *   heapadmin_jemalloc_zero_reallocs_total               counter
+ *   heapadmin_jemalloc_stats_age_seconds                 gauge
+ *   heapadmin_jemalloc_prof_enabled, _prof_active        gauge  0/1
+ *   heapadmin_jemalloc_prof_sample_period_bytes          gauge  2^lg_sample
+ *   heapadmin_jemalloc_prof_interval_bytes               gauge  0 = off
+ * and ProxySQL's, so its dashboards keep working:
+ *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}
+ *   proxysql_jemalloc_allocated_bytes_total   (a counter in ProxySQL)
+ *   proxysql_sqlite3_memory_bytes
+ * A figure whose mallctl fails (no --enable-stats, profiling off) is left
+ * out rather than reported as 0.
+ */
+#ifndef HA_VTAB_METRICS_H
+#define HA_VTAB_METRICS_H
+
+#include "core/expo.h"
+#include "vtab/vtab_util.h"
+
+/* Writes the families above into e. */
+void ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e);
+
+#endif /* HA_VTAB_METRICS_H */
