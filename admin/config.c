@@ -122,6 +122,8 @@ static const struct config_key config_keys[] = {
     /* Up to an hour: figures older than that would mislead. */
     {JEMALLOC, "stats_max_age_ms", KEY_INT, 0, 3600000, NULL,
      OFF(jemalloc.stats_max_age_ms), 0},
+    {JEMALLOC, "dump_symbolized", KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.dump_symbolized), 0},
     {JEMALLOC, "dump_prefix", KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
@@ -679,6 +681,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.prof_accum = HA_UNSET;
     cfg->jemalloc.lg_prof_sample_min = HA_DEFAULT_LG_PROF_SAMPLE_MIN;
     cfg->jemalloc.stats_max_age_ms = 0;
+    cfg->jemalloc.dump_symbolized = 0;
     ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
                sizeof(cfg->jemalloc.dump_prefix));
 }
@@ -1412,8 +1415,9 @@ ha_config_log(const struct ha_config *cfg)
     ha_log_info("config: " JEMALLOC ".prof_accum = %s",
                 tri_name(j->prof_accum));
     ha_log_info("config: " JEMALLOC ".lg_prof_sample_min = %d, "
-                "stats_max_age_ms = %d", j->lg_prof_sample_min,
-                j->stats_max_age_ms);
+                "stats_max_age_ms = %d, dump_symbolized = %s",
+                j->lg_prof_sample_min, j->stats_max_age_ms,
+                j->dump_symbolized ? "true" : "false");
     ha_log_info("config: " JEMALLOC ".dump_prefix = \"%s\"", j->dump_prefix);
 }
 

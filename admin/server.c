@@ -274,6 +274,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->vtab.datadir = s->datadir;
     s->vtab.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
     s->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
+    s->vtab.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
     s->shared.vtab = &s->vtab;
     s->shared.kill = kill_hook;
     s->shared.kill_arg = s;

@@ -133,6 +133,19 @@ text_leak_lines(const struct text *t)
     return n;
 }
 
+int
+ha_heapv2_clean(const char *buf, size_t len, struct ha_buf *out)
+{
+    struct text t;
+    char err[64];
+
+    if (text_init(&t, buf, len, err, sizeof(err)) != 0)
+        return -1;
+    ha_buf_append(out, t.p, t.len);
+    text_free(&t);
+    return ha_buf_failed(out) ? -1 : 0;
+}
+
 /* ------------------------------------------------------------------ */
 /* Lines and tokens                                                    */
 /* ------------------------------------------------------------------ */

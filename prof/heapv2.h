@@ -41,6 +41,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/buf.h"
+
 /* Largest dump accepted: offsets and line numbers are 32-bit. */
 #define HA_HEAPV2_MAX_LEN (1024u * 1024u * 1024u)
 
@@ -93,6 +95,11 @@ struct ha_heapv2 {
  * Memory: about 8 bytes per frame, 64 per backtrace, plus the maps text. */
 int ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
                     char *err, size_t errlen);
+
+/* Appends buf[0..len) to out with every `<jemalloc>: ` leak-report run
+ * removed, as the parser sees it: the text jeprof can read. Returns 0 or
+ * -1 on allocation failure. */
+int ha_heapv2_clean(const char *buf, size_t len, struct ha_buf *out);
 
 /* Frees what ha_heapv2_parse() allocated; *p is zeroed. NULL-tolerant. */
 void ha_heapv2_free(struct ha_heapv2 *p);

@@ -28,6 +28,7 @@
 #include "prof/heapv2.h"
 #include "prof/maps.h"
 #include "prof/symbolize.h"
+#include "prof/symfile.h"
 #include "prof/syms.h"
 
 static char *
@@ -921,6 +922,45 @@ START_TEST(test_prof_walker_matches_aggregate)
 }
 END_TEST
 
+/* The symbolized copy's text: the symbol section, outermost-first
+ * inline chains, names made safe, allocator internals named for
+ * jeprof's cut, and the heap text after "--- heap". */
+START_TEST(test_prof_symfile_format)
+{
+    struct ha_syms s = {0};
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_syms_frame fr[2];
+    const char *heap = "heap_v2/524288\n  t*: 1: 8 [0: 0]\n";
+    char *t;
+
+    fr[0].func = ha_strtab_intern(&s.strs, "inner", 5);
+    fr[0].file = fr[0].line = 0;
+    fr[1].func = ha_strtab_intern(&s.strs, "outer", 5);
+    fr[1].file = fr[1].line = 0;
+    ck_assert_int_eq(ha_syms_add(&s, 0x1000, 0, 0, fr, 2), 0);
+    fr[0].func = ha_strtab_intern(&s.strs, "operator--\nx", 12);
+    ck_assert_int_eq(ha_syms_add(&s, 0x2000, 0, 0, fr, 1), 0);
+    ck_assert_int_eq(ha_syms_add(&s, 0x3000, 0, 0, NULL, 0), 0);
+    ck_assert_int_eq(ha_syms_add(&s, 0x4000, 0, HA_SYMS_ALLOCATOR, NULL, 0),
+                     0);
+    ha_syms_finish(&s);
+    ck_assert_int_eq(ha_symfile_write(&s, heap, strlen(heap), "/bin/x", &out),
+                     0);
+    ha_buf_append_u8(&out, 0);
+    t = (char *)out.data;
+    ck_assert_str_eq(t, "--- symbol\n"
+                        "binary=/bin/x\n"
+                        "0x1000 outer--inner\n"
+                        "0x2000 operator-~ x\n"
+                        "0x4000 malloc\n"
+                        "---\n"
+                        "--- heap\n"
+                        "heap_v2/524288\n  t*: 1: 8 [0: 0]\n");
+    ha_buf_free(&out);
+    ha_syms_free(&s);
+}
+END_TEST
+
 /* Runs `cmd` and returns its stdout (malloc'd), or NULL. */
 static char *
 run_capture(const char *cmd)
@@ -1034,6 +1074,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_agg_allocator_names);
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
     tcase_add_test(core, test_prof_walker_matches_aggregate);
+    tcase_add_test(core, test_prof_symfile_format);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);

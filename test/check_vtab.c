@@ -398,6 +398,7 @@ static const char *const gv_names[] = {
     "jemalloc-background_thread",
     "jemalloc-lg_prof_sample_min",
     "jemalloc-stats_max_age_ms",
+    "jemalloc-dump_symbolized",
     "jemalloc-dump_now",
     "jemalloc-reset_now",
     "jemalloc-purge_now",

@@ -52,6 +52,9 @@
  *                                           is refused (host memory guard)
  *   jemalloc-stats_max_age_ms         RW    how long scans of stats_memory_*
  *                                           share one epoch refresh, ms
+ *   jemalloc-dump_symbolized          RW    dump_now also writes <dump>.sym,
+ *                                           jeprof's symbolized profile
+ *                                           (vtab/symcopy.h)
  *   jemalloc-dump_now                 A  P  prof.dump (jemalloc's naming,
  *                                           prof.prefix = datadir/stem)
  *   jemalloc-reset_now                A  P  prof.reset at the current rate
@@ -110,6 +113,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/buildid.h"
+#include "vtab/symcopy.h"
 #include "vtab/value.h"
 #include "vtab/vtab_util.h"
 
@@ -131,6 +135,7 @@ enum gv_kind {
     GV_PREFIX,    /* effective prof prefix, read-only */
     GV_LG_MIN,    /* ctx->lg_prof_sample_min, read-only */
     GV_STATS_AGE, /* ctx->stats_max_age_ms, read-write */
+    GV_DUMP_SYM,  /* ctx->dump_symbolized, read-write */
     GV_KIND_MAX
 };
 
@@ -216,6 +221,7 @@ static const struct gv_row gv_rows[] = {
      "it guards the host's memory and comes from the config file "
      "(jemalloc_variables.lg_prof_sample_min); lower it there on purpose"},
     {"jemalloc-stats_max_age_ms", NULL, GV_STATS_AGE, 0, 0, NULL},
+    {"jemalloc-dump_symbolized", NULL, GV_DUMP_SYM, 0, 0, NULL},
 
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
     {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
@@ -396,6 +402,9 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
     case GV_STATS_AGE:
         snprintf(buf, len, "%u", ctx->stats_max_age_ms);
         break;
+    case GV_DUMP_SYM:
+        ha_strlcpy(buf, ctx->dump_symbolized ? "true" : "false", len);
+        break;
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -408,7 +417,7 @@ gv_writable(const struct gv_row *r)
 {
     return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
            r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE ||
-           r->kind == GV_STATS_AGE;
+           r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM;
 }
 
 static bool
@@ -684,6 +693,24 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
                      "heap profile written to %s; read it with: jeprof "
                      "--text %s %s",
                      file, exe, file);
+        /* The portable copy: a failure leaves the dump a dump. */
+        if (vt->conn->ctx->dump_symbolized && file[0] == '/') {
+            char sym[PATH_MAX + 8], why[512];
+            size_t at = strlen(info);
+
+            if (ha_symcopy_write(vt->conn->ctx, file, sym, sizeof(sym), why,
+                                 sizeof(why)) == 0)
+                snprintf(info + at, infolen - at,
+                         "; symbolized copy %.400s (jeprof --text %.400s, "
+                         "no binary needed)",
+                         sym, sym);
+            else {
+                ha_log_warn("%s: no symbolized copy: %s", file, why);
+                snprintf(info + at, infolen - at,
+                         "; the symbolized copy was not written: %.400s",
+                         why);
+            }
+        }
         c->applied = true;
         return 0;
     case GV_RESET:
@@ -698,6 +725,16 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
             set_text(info, infolen,
                      "prof.reset discarded the heap profile samples "
                      "collected so far");
+        break;
+    case GV_DUMP_SYM:
+        c->old_bool = vt->conn->ctx->dump_symbolized;
+        vt->conn->ctx->dump_symbolized = c->value != 0;
+        set_text(info, infolen,
+                 c->value != 0
+                     ? "%s set to true: dump_now also writes <dump>.sym, "
+                       "which jeprof --text reads with no binary"
+                     : "%s set to false: dump_now writes the dump alone",
+                 r->name);
         break;
     case GV_STATS_AGE:
         c->old_lg = vt->conn->ctx->stats_max_age_ms;
@@ -753,6 +790,8 @@ gv_undo(globals_vtab *vt, int n, char *report, size_t len)
             rc = ha_mallctl_write_size(ops, "prof.reset", c->old_lg);
         else if (r->kind == GV_STATS_AGE)
             vt->conn->ctx->stats_max_age_ms = (unsigned)c->old_lg;
+        else if (r->kind == GV_DUMP_SYM)
+            vt->conn->ctx->dump_symbolized = c->old_bool;
         list = !gv_is_action(r) ? (rc == 0 ? undone : failed) : done;
         if (list[0] != '\0')
             strncat(list, ", ", 511 - strlen(list));

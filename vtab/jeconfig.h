@@ -21,6 +21,7 @@ struct ha_jemalloc_config {
     char dump_prefix[64];   /* file stem of dumps in the datadir */
     int lg_prof_sample_min; /* lowest lg_prof_sample accepted, 0..62 */
     int stats_max_age_ms;   /* statistics refreshed at most this often */
+    int dump_symbolized;    /* 0/1: dump_now also writes <dump>.sym */
 };
 #define HA_LG_INTERVAL_UNSET (-2)
 

@@ -42,6 +42,8 @@ struct ha_vtab_ctx {
     unsigned stats_max_age_ms;
     long long stats_epoch_ms;          /* CLOCK_MONOTONIC ms of the last
                                           refresh; 0: never */
+    bool dump_symbolized;              /* dump_now also writes <dump>.sym
+                                          (symcopy.h) */
 
     /* Heap-profile tables (heap.c): symbols read from the binaries on
      * disk, cached across queries; created on first use, freed by the

@@ -131,6 +131,34 @@ else
     ha_fail "heapadmind's build-id is recorded beside the dump"
 fi
 
+# The portable copy: off by default, then jeprof reads it with no binary.
+ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
+ha_sql "SELECT file_name FROM stats_heap_dumps ORDER BY seq DESC LIMIT 1"
+plain=$HA_OUT
+ha_ok "no symbolized copy while jemalloc-dump_symbolized is false" \
+    test ! -e "$datadir/$plain.sym"
+ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_symbolized'"
+out=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults -h 127.0.0.1 -P "$HA_PORT" \
+    -uadmin -padmin -vvv -e "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'" 2>&1)
+ha_sql "SELECT file_name FROM stats_heap_dumps ORDER BY seq DESC LIMIT 1"
+symd=$HA_OUT
+ha_like "dump_now names the symbolized copy" "symbolized copy $datadir/$symd.sym \(jeprof --text" "$out"
+if [ -s "$datadir/$symd.sym" ]; then
+    mkdir -p "$HA_TMP/elsewhere"
+    cp "$datadir/$symd.sym" "$HA_TMP/elsewhere/copy.heap"
+    (cd "$HA_TMP/elsewhere" && timeout 120 jeprof --text --show_bytes copy.heap) \
+        >"$HA_TMP/sym.txt" 2>/dev/null
+    stotal=$(sed -n 's/^Total: \([0-9]*\) B.*/\1/p' "$HA_TMP/sym.txt")
+    ha_sql "SELECT sum(bytes) FROM heap_stacks('$symd')"
+    ha_ok "jeprof --text reads the copy with no binary: Total $stotal, SQL $HA_OUT (1%)" \
+        awk -v a="$stotal" -v b="$HA_OUT" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= b / 100 + 1) }'
+    ha_sql "SELECT function FROM heap_top('$symd') WHERE function NOT LIKE '0x%' LIMIT 1"
+    ha_file_like "... and names heap_top's top function ($HA_OUT)" "$HA_TMP/sym.txt" \
+        " $(sed 's/[][().*^$]/\\&/g' <<<"$HA_OUT")\$"
+else
+    ha_fail "the symbolized copy $symd.sym exists"
+fi
+
 # Stats users read dumps but may not take a live profile.
 HA_USER=stats HA_PASS=stats
 ha_sql "SELECT count(*) > 0 FROM heap_stacks('$dump')"
