@@ -40,9 +40,12 @@
 #include "core/expo.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "http/pprof.h"
+#include "http/reply.h"
 
 #define HTTP_MAX_HEADERS 8192 /* bytes of request headers */
-#define HTTP_MAX_BODY 1024    /* bytes of request body (GET needs none) */
+#define HTTP_MAX_BODY (4 << 20) /* bytes of request body: a symbol
+                                   request's addresses (~19 bytes each) */
 
 struct http_listener {
     struct evhttp_bound_socket *bound;
@@ -312,21 +315,6 @@ authenticate(struct ha_http *h, struct evhttp_request *req,
  * ------------------------------------------------------------------ */
 
 static void
-reply_text(struct evhttp_request *req, int code, const char *reason,
-           const char *text)
-{
-    struct evbuffer *b = evbuffer_new();
-
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      "text/plain; charset=utf-8");
-    if (b != NULL)
-        evbuffer_add(b, text, strlen(text));
-    evhttp_send_reply(req, code, reason, b);
-    if (b != NULL)
-        evbuffer_free(b);
-}
-
-static void
 serve_metrics(struct ha_http *h, struct evhttp_request *req)
 {
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
@@ -348,7 +336,7 @@ serve_metrics(struct ha_http *h, struct evhttp_request *req)
     if (ha_admin_metrics(ha_server_vtab(h->server), &c, fmt, &out) != 0 ||
         (b = evbuffer_new()) == NULL) {
         ha_buf_free(&out);
-        reply_text(req, 500, "Internal Server Error", "out of memory\n");
+        ha_http_reply_text(req, 500, "Internal Server Error", "out of memory\n");
         return;
     }
     evbuffer_add(b, out.data, out.len);
@@ -373,11 +361,17 @@ on_request(struct evhttp_request *req, void *arg)
     h->requests++;
     if (c != NULL && !c->over) /* the next request: a full http_timeout */
         arm(c, h->cfg->http_timeout);
-    if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD) {
+    if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
+        !(cmd == EVHTTP_REQ_POST && path != NULL &&
+          strcmp(path, "/debug/pprof/symbol") == 0)) {
         evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-                          "GET, HEAD");
-        reply_text(req, 405, "Method Not Allowed",
-                   "only GET and HEAD are served here\n");
+                          path != NULL &&
+                                  strcmp(path, "/debug/pprof/symbol") == 0
+                              ? "GET, HEAD, POST"
+                              : "GET, HEAD");
+        ha_http_reply_text(req, 405, "Method Not Allowed",
+                           "only GET and HEAD are served here (and POST to "
+                           "/debug/pprof/symbol)\n");
         return;
     }
     u = authenticate(h, req, &why);
@@ -395,7 +389,7 @@ on_request(struct evhttp_request *req, void *arg)
         evhttp_add_header(evhttp_request_get_output_headers(req),
                           "WWW-Authenticate",
                           "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
-        reply_text(req, 401, "Unauthorized",
+        ha_http_reply_text(req, 401, "Unauthorized",
                    "authentication required: HTTP Basic with an "
                    "admin_credentials or stats_credentials account\n");
         return;
@@ -404,15 +398,21 @@ on_request(struct evhttp_request *req, void *arg)
         serve_metrics(h, req);
         return;
     }
+    if (ha_http_pprof(req, ha_server_vtab(h->server),
+                      u->role == HA_ROLE_ADMIN))
+        return;
     if (path != NULL && strcmp(path, "/") == 0) {
-        reply_text(req, 200, "OK",
+        ha_http_reply_text(req, 200, "OK",
                    "heapadmin\n"
-                   "  /metrics   Prometheus metrics (OpenMetrics on "
-                   "request)\n");
+                   "  /metrics              Prometheus metrics "
+                   "(OpenMetrics on request)\n"
+                   "  /debug/pprof/heap     heap profile (live: admin; "
+                   "?dump=<file>, ?base=<file>, ?format=pprof|jemalloc)\n"
+                   "  /debug/pprof/symbol   jeprof's remote symbols\n");
         return;
     }
-    reply_text(req, 404, "Not Found",
-               "no such page; /metrics is served here\n");
+    ha_http_reply_text(req, 404, "Not Found",
+               "no such page; see / for what is served here\n");
 }
 
 /* ------------------------------------------------------------------

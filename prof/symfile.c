@@ -23,12 +23,8 @@ put_name(struct ha_buf *out, const char *s)
 }
 
 int
-ha_symfile_write(const struct ha_syms *syms, const char *text, size_t len,
-                 const char *binary, struct ha_buf *out)
+ha_symfile_symbols(const struct ha_syms *syms, struct ha_buf *out)
 {
-    ha_buf_append_str(out, "--- symbol\n");
-    if (binary != NULL && strchr(binary, '\n') == NULL)
-        ha_buf_printf(out, "binary=%s\n", binary);
     for (size_t i = 0; i < syms->n_addrs; i++) {
         const struct ha_syms_addr *a = &syms->addrs[i];
         bool named = false;
@@ -58,6 +54,17 @@ ha_symfile_write(const struct ha_syms *syms, const char *text, size_t len,
         }
         ha_buf_append_u8(out, '\n');
     }
+    return ha_buf_failed(out) ? -1 : 0;
+}
+
+int
+ha_symfile_write(const struct ha_syms *syms, const char *text, size_t len,
+                 const char *binary, struct ha_buf *out)
+{
+    ha_buf_append_str(out, "--- symbol\n");
+    if (binary != NULL && strchr(binary, '\n') == NULL)
+        ha_buf_printf(out, "binary=%s\n", binary);
+    ha_symfile_symbols(syms, out);
     ha_buf_append_str(out, "---\n--- heap\n");
     ha_buf_append(out, text, len);
     if (len > 0 && text[len - 1] != '\n')

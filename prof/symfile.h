@@ -34,6 +34,11 @@
 #include "core/buf.h"
 #include "prof/syms.h"
 
+/* Appends just the symbol lines ("0x<pc> <names>\n" per named pc, as
+ * above): also the answer of gperftools' remote symbol protocol
+ * (http/pprof.c). Returns 0, or -1 when out could not grow. */
+int ha_symfile_symbols(const struct ha_syms *syms, struct ha_buf *out);
+
 /* Appends the symbolized profile to out: syms for the symbol section
  * (every entry with a name), text[0..len) (already cleaned with
  * ha_heapv2_clean) as the heap section, binary for "binary=" (NULL:

@@ -19,6 +19,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <zlib.h>
+
 #include "check_main.h"
 
 #include "core/buf.h"
@@ -27,6 +29,7 @@
 #include "prof/buildid.h"
 #include "prof/heapv2.h"
 #include "prof/maps.h"
+#include "prof/pprof.h"
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
@@ -961,6 +964,156 @@ START_TEST(test_prof_symfile_format)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* pprof                                                               */
+/* ------------------------------------------------------------------ */
+
+static uint64_t
+pb_get_varint(const uint8_t **p, const uint8_t *end)
+{
+    uint64_t v = 0;
+
+    for (int shift = 0; *p < end && shift < 64; shift += 7) {
+        uint8_t b = *(*p)++;
+
+        v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80))
+            break;
+    }
+    return v;
+}
+
+/* Walks a serialized Profile: counts samples, sums their two values,
+ * checks the first string is "" and every field is well formed. */
+static void
+pb_scan_profile(const uint8_t *p, size_t len, size_t *samples,
+                int64_t sums[2], size_t *strings, bool *first_empty)
+{
+    const uint8_t *end = p + len;
+
+    *samples = *strings = 0;
+    sums[0] = sums[1] = 0;
+    *first_empty = false;
+    while (p < end) {
+        uint64_t key = pb_get_varint(&p, end), n;
+        const uint8_t *sub;
+
+        if ((key & 7) == 0) {
+            pb_get_varint(&p, end);
+            continue;
+        }
+        ck_assert_uint_eq(key & 7, 2);
+        n = pb_get_varint(&p, end);
+        ck_assert_uint_le(n, (uint64_t)(end - p));
+        sub = p;
+        p += n;
+        if (key >> 3 == 6 && (*strings)++ == 0)
+            *first_empty = n == 0;
+        if (key >> 3 != 2)
+            continue;
+        (*samples)++;
+        while (sub < p) { /* Sample: field 2 = packed values */
+            uint64_t k = pb_get_varint(&sub, p), m = pb_get_varint(&sub, p);
+            const uint8_t *v = sub;
+
+            if (k >> 3 == 2) {
+                sums[0] += (int64_t)pb_get_varint(&v, sub + m);
+                sums[1] += (int64_t)pb_get_varint(&v, sub + m);
+            }
+            sub += m;
+        }
+    }
+}
+
+START_TEST(test_prof_pprof_encode)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_maps m = {0};
+    struct ha_pprof_input in[2];
+    struct ha_buf raw = HA_BUF_INIT, gz = HA_BUF_INIT;
+    char err[256] = "";
+    size_t samples, strings, with_frames = 0;
+    int64_t sums[2];
+    double objs = 0, bytes = 0;
+    bool first_empty;
+    uint8_t out[1 << 16];
+    z_stream z;
+
+    load_committed("gen.1", &p, &s);
+    ck_assert_int_eq(ha_maps_parse(p.maps, p.maps_len, &m, err, sizeof(err)),
+                     0);
+    memset(in, 0, sizeof(in));
+    in[0].p = &p;
+    in[0].maps = &m;
+    in[0].syms = &s;
+    in[0].weight = 1;
+    ck_assert_int_eq(ha_pprof_serialize(in, 1, 0, &raw, err, sizeof(err)), 0);
+    pb_scan_profile(raw.data, raw.len, &samples, sums, &strings,
+                    &first_empty);
+    {
+        struct ha_agg_walker *w = ha_agg_walker_new(&s);
+
+        for (size_t i = 0; i < p.n_stacks; i++) {
+            size_t start = ha_agg_walker_stack(w, &p, i);
+
+            if (start < p.stacks[i].n_frames) {
+                with_frames++;
+                objs += (double)(int64_t)(p.stacks[i].objs + 0.5);
+                bytes += (double)(int64_t)(p.stacks[i].bytes + 0.5);
+            }
+        }
+        ha_agg_walker_free(w);
+    }
+    ck_assert_uint_eq(samples, with_frames);
+    ck_assert(first_empty);
+    ck_assert_uint_gt(strings, 5);
+    ck_assert_int_eq(sums[0], (int64_t)objs);
+    ck_assert_int_eq(sums[1], (int64_t)bytes);
+
+    /* A base subtracts: the profile minus itself sums to zero. */
+    in[1] = in[0];
+    in[1].weight = -1;
+    ha_buf_reset(&raw);
+    ck_assert_int_eq(ha_pprof_serialize(in, 2, 0, &raw, err, sizeof(err)), 0);
+    pb_scan_profile(raw.data, raw.len, &samples, sums, &strings,
+                    &first_empty);
+    ck_assert_uint_eq(samples, 2 * with_frames);
+    ck_assert_int_eq(sums[0], 0);
+    ck_assert_int_eq(sums[1], 0);
+
+    /* Gzipped: inflates back to the serialized bytes' length. */
+    ha_buf_reset(&raw);
+    ck_assert_int_eq(ha_pprof_serialize(in, 1, 0, &raw, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_pprof_encode(in, 1, 0, &gz, err, sizeof(err)), 0);
+    ck_assert_uint_eq(gz.data[0], 0x1f);
+    ck_assert_uint_eq(gz.data[1], 0x8b);
+    memset(&z, 0, sizeof(z));
+    ck_assert_int_eq(inflateInit2(&z, 15 + 16), Z_OK);
+    z.next_in = gz.data;
+    z.avail_in = (uInt)gz.len;
+    {
+        size_t total = 0;
+        int rc;
+
+        do {
+            z.next_out = out;
+            z.avail_out = sizeof(out);
+            rc = inflate(&z, Z_NO_FLUSH);
+            ck_assert(rc == Z_OK || rc == Z_STREAM_END);
+            total += sizeof(out) - z.avail_out;
+        } while (rc != Z_STREAM_END);
+        ck_assert_uint_eq(total, raw.len);
+    }
+    inflateEnd(&z);
+    ha_buf_free(&gz);
+    ha_buf_free(&raw);
+    ha_maps_free(&m);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
 /* Runs `cmd` and returns its stdout (malloc'd), or NULL. */
 static char *
 run_capture(const char *cmd)
@@ -1075,6 +1228,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
     tcase_add_test(core, test_prof_walker_matches_aggregate);
     tcase_add_test(core, test_prof_symfile_format);
+    tcase_add_test(core, test_prof_pprof_encode);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);

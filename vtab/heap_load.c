@@ -381,19 +381,17 @@ read_side(const char *datadir, const char *name, size_t *len)
     return buf;
 }
 
-/* A fresh profile of this process: prof.dump into a private directory,
- * read, removed. */
-static int
-load_live(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr, char *err,
-          size_t errlen)
+int
+ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
+                  char *err, size_t errlen)
 {
     struct ha_heap_cache *c = cache_of(ctx);
     char dir[PATH_MAX], file[PATH_MAX + 16];
     struct stat st;
-    char *buf = NULL;
-    size_t len = 0;
     int rc, fd, ret = -1;
 
+    *buf = NULL;
+    *len = 0;
     if (c == NULL || ctx->datadir == NULL || ctx->ops == NULL) {
         ha_err_set(err, errlen, "a live profile needs a datadir and "
                                 "jemalloc");
@@ -432,14 +430,26 @@ load_live(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr, char *err,
             close(fd);
         goto out;
     }
-    rc = read_fd(fd, HA_HEAP_LIVE, &st, &buf, &len, err, errlen);
+    ret = read_fd(fd, HA_HEAP_LIVE, &st, buf, len, err, errlen);
     close(fd);
-    if (rc == 0 && profile_load(ctx, pr, buf, len, NULL, 0, err, errlen) ==
-                       0)
-        ret = 0;
 out:
     unlink(file);
     rmdir(dir);
+    return ret;
+}
+
+/* A fresh profile of this process, loaded. */
+static int
+load_live(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr, char *err,
+          size_t errlen)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    int ret = -1;
+
+    if (ha_heap_live_text(ctx, &buf, &len, err, errlen) == 0 &&
+        profile_load(ctx, pr, buf, len, NULL, 0, err, errlen) == 0)
+        ret = 0;
     free(buf);
     return ret;
 }

@@ -105,6 +105,12 @@ int ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name,
                         bool admin, struct ha_heap_profile **out, char *err,
                         size_t errlen);
 
+/* The raw text of a fresh profile of this process (the private dump is
+ * removed at once): *buf malloc'd, NUL-terminated. The caller checks
+ * that its user may (admin). Returns 0, or -1 with err set. */
+int ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
+                      char *err, size_t errlen);
+
 /* Drops a reference; the last one frees a profile the cache let go. */
 void ha_heap_profile_put(struct ha_heap_profile *pr);
 

@@ -15,6 +15,9 @@
 ha_require curl curl
 ha_require promtool prometheus
 ha_require prometheus prometheus
+ha_require go golang-go
+ha_require jeprof libjemalloc-dev
+ha_needs_live_jemalloc
 
 hport=$(ha_free_port)
 cat >"$HA_TMP/http.tmpl" <<CNF
@@ -27,6 +30,11 @@ admin_variables =
     http_ifaces = "127.0.0.1:$hport";
     http_timeout = 2;
     http_max_connections = 4;
+};
+jemalloc_variables =
+{
+    prof_active = true;
+    lg_prof_sample = 14;
 };
 CNF
 ha_start -C "$HA_TMP/http.tmpl" || ha_bail "heapadmind starts with http_ifaces"
@@ -122,6 +130,41 @@ ha_like "oversized headers get 400" "big HTTP/1.1 400" "$out"
 ha_is "... and /metrics still answers" 200 "$(code "$url/metrics" -u stats:stats)"
 ha_sql "SELECT 1"
 ha_is "... and so does the MySQL port" "0:1" "$HA_RC:$HA_OUT"
+
+# Heap profiles for pprof and jeprof.
+ha_sql "CREATE TABLE w(x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) INSERT INTO w SELECT randomblob(300) FROM n"
+ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
+ha_sql "SELECT file_name FROM stats_heap_dumps ORDER BY seq DESC LIMIT 1"
+dump=$HA_OUT
+ha_is "a stats user may not take a live profile" 403 \
+    "$(code "$url/debug/pprof/heap" -u monitor:S3cret-pass -A Go-http-client/1.1)"
+ha_is "... but reads a dump's" 200 \
+    "$(code "$url/debug/pprof/heap?dump=$dump" -u monitor:S3cret-pass -A Go-http-client/1.1)"
+ha_is "... as gzip" "1f8b" "$(head -c 2 "$HA_TMP/b" | od -An -tx1 | tr -d ' \n')"
+export GOCACHE=$HA_TMP/gocache GOPATH=$HA_TMP/gopath HOME=$HA_TMP
+pp=$(timeout 120 go tool pprof -top -unit=B -sample_index=inuse_space \
+    "http://monitor:S3cret-pass@127.0.0.1:$hport/debug/pprof/heap?dump=$dump" 2>&1)
+ha_like "go tool pprof fetches and reads /debug/pprof/heap" "Type: inuse_space" "$pp"
+ha_like "... with heapadmind's build-id" "Build ID: [0-9a-f]{40}" "$pp"
+ha_sql "SELECT sum(bytes) FROM heap_stacks('$dump')"
+ha_like "... its total is the SQL total ($HA_OUT B)" "of ${HA_OUT}B total" "$pp"
+ha_sql "SELECT function FROM heap_top('$dump') WHERE function NOT LIKE '0x%' AND function NOT LIKE '% (inline)' LIMIT 3"
+while read -r fn; do
+    [ -n "$fn" ] && ha_like "... and lists heap_top's $fn" " $fn\$" "$(sed 's/ (inline)$//' <<<"$pp")"
+done <<<"$HA_OUT"
+pp=$(timeout 120 go tool pprof -top -unit=B -sample_index=inuse_space \
+    "http://monitor:S3cret-pass@127.0.0.1:$hport/debug/pprof/allocs?dump=$dump&base=$dump" 2>&1)
+ha_like "a dump minus itself (?base=) is empty" "of 0 total|of 0B total" "$pp"
+pp=$(cd "$HA_TMP" && timeout 120 jeprof --text --show_bytes \
+    "http://admin:admin@127.0.0.1:$hport/debug/pprof/heap" 2>/dev/null)
+ha_like "jeprof --text reads the live profile over HTTP, symbols from /debug/pprof/symbol" \
+    "^Total: [1-9][0-9]* B" "$pp"
+ha_like "... naming heapadmind's functions" "(heapadmin_new|ha_server_new|main)" "$pp"
+ha_is "/debug/pprof/symbol says symbols are served" "num_symbols: 1" \
+    "$(curl -s -u stats:stats "$url/debug/pprof/symbol")"
+ha_is "... and refuses what is not an address" 400 \
+    "$(code "$url/debug/pprof/symbol" -u stats:stats --data-binary 'zz+0x1')"
+ha_sql "DROP TABLE w"
 
 # A real Prometheus scrapes it.
 pport=$(ha_free_port)
