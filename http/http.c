@@ -40,6 +40,7 @@
 #include "core/expo.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "http/flame.h"
 #include "http/pprof.h"
 #include "http/reply.h"
 
@@ -399,6 +400,8 @@ on_request(struct evhttp_request *req, void *arg)
         return;
     }
     if (ha_http_pprof(req, ha_server_vtab(h->server),
+                      u->role == HA_ROLE_ADMIN) ||
+        ha_http_flame(req, ha_server_vtab(h->server),
                       u->role == HA_ROLE_ADMIN))
         return;
     if (path != NULL && strcmp(path, "/") == 0) {
@@ -408,7 +411,9 @@ on_request(struct evhttp_request *req, void *arg)
                    "(OpenMetrics on request)\n"
                    "  /debug/pprof/heap     heap profile (live: admin; "
                    "?dump=<file>, ?base=<file>, ?format=pprof|jemalloc)\n"
-                   "  /debug/pprof/symbol   jeprof's remote symbols\n");
+                   "  /debug/pprof/symbol   jeprof's remote symbols\n"
+                   "  /heap                 flame graph, top functions, "
+                   "diffs\n");
         return;
     }
     ha_http_reply_text(req, 404, "Not Found",
