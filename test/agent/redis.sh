@@ -149,12 +149,14 @@ ha_ok "SIGTERM stops the daemonized redis" ha_wait_gone "$dpid" 10
 
 # --- HEAPADMIN_CONF: the config's endpoint and credentials -----------------
 
+hport=$(ha_free_port)
 cat >"$HA_TMP/agent.cnf" <<EOF
 datadir = "$data"
 admin_variables =
 {
     admin_credentials = "ops:s3cret"
     mysql_ifaces = "$HA_SOCKDIR/cfg.%n.sock"
+    http_ifaces = "127.0.0.1:$hport"
 }
 EOF
 port=$(ha_free_port)
@@ -173,6 +175,13 @@ ha_is "the config's mysql_ifaces (%n expanded) and credentials serve redis" \
 out=$(timeout 10 mariadb --no-defaults --protocol=SOCKET -S "$csock" \
     -uadmin -padmin -e "SELECT 1" 2>&1)
 ha_like "... and the default credentials no longer log in" "ERROR 1045" "$out"
+out=$(curl -s --max-time 10 -u ops:s3cret "http://127.0.0.1:$hport/metrics")
+ha_like "the agent serves Prometheus metrics from inside redis (http_ifaces)" \
+    "heapadmin_jemalloc_resident_bytes [1-9]" "$out"
+code=$(curl -s --max-time 30 -o "$HA_TMP/redis.pb.gz" -w '%{http_code}' \
+    -A Go-http-client/1.1 -u ops:s3cret "http://127.0.0.1:$hport/debug/pprof/heap")
+ha_is "... and redis's live heap profile as pprof" "200:1f8b" \
+    "$code:$(head -c 2 "$HA_TMP/redis.pb.gz" | od -An -tx1 | tr -d ' \n')"
 kill -TERM "$cpid"
 ha_ok "SIGTERM stops it" ha_wait_gone "$cpid" 10
 
