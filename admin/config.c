@@ -90,6 +90,7 @@ static const struct config_key config_keys[] = {
     {ADMIN, "http_max_connections", KEY_INT, 1, 100000, NULL,
      OFF(http_max_connections), 0},
     {ADMIN, "http_timeout", KEY_INT, 1, 3600, NULL, OFF(http_timeout), 0},
+    {ADMIN, "http_tls", KEY_BOOL, 0, 1, NULL, OFF(http_tls), 0},
     /* Limits. Timeouts are seconds, up to a year; sizes are bytes:
      * max_allowed_packet 1 MiB..1 GiB as in MySQL, max_output_buffer
      * from 64 KiB. */
@@ -734,6 +735,13 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
         if (ha_config_parse_ifaces(cfg->http_ifaces, &cfg->http, &cfg->n_http,
                                    why, sizeof(why)) < 0) {
             loc_err(err, errlen, l, ADMIN ".http_ifaces: %s", why);
+            return -1;
+        }
+        if (cfg->http_tls && !cfg->have_ssl) {
+            loc_err(err, errlen, l,
+                    ADMIN ".http_tls = true needs the TLS certificate: set "
+                          "have_ssl = true as well (the MySQL port's "
+                          "certificate serves HTTPS too)");
             return -1;
         }
         for (size_t i = 0; i < cfg->n_http; i++)
@@ -1382,9 +1390,10 @@ ha_config_log(const struct ha_config *cfg)
     if (cfg->n_http > 0)
         ha_log_info("config: " ADMIN ".http_ifaces = \"%s\" (%zu "
                     "listener%s), http_max_connections = %d, http_timeout "
-                    "= %d s",
+                    "= %d s, http_tls = %s",
                     cfg->http_ifaces, cfg->n_http, cfg->n_http == 1 ? "" : "s",
-                    cfg->http_max_connections, cfg->http_timeout);
+                    cfg->http_max_connections, cfg->http_timeout,
+                    cfg->http_tls ? "true (HTTPS)" : "false");
     else
         ha_log_info("config: " ADMIN ".http_ifaces = \"\" (HTTP off)");
     ha_log_info("config: " ADMIN ".max_connections = %d, connect_timeout = "

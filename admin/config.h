@@ -82,6 +82,7 @@ struct ha_config {
     int http_max_connections;   /* more are closed at once */
     int http_timeout;           /* s a connection may take to send a
                                  * request, or stay idle between two */
+    int http_tls;               /* serve HTTPS with the TLS certificate */
 
     /* Limits (admin_variables) */
     int max_connections;        /* more get ERR 1040 and are closed */

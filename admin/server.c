@@ -591,6 +591,12 @@ ha_server_stats(const struct ha_server *s, struct ha_session_stats *out)
     ha_session_stats(&s->registry, out);
 }
 
+SSL_CTX *
+ha_server_ssl_ctx(struct ha_server *s)
+{
+    return s->tls.ctx;
+}
+
 struct ha_vtab_ctx *
 ha_server_vtab(struct ha_server *s)
 {

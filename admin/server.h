@@ -10,6 +10,7 @@
 #define HA_SERVER_H
 
 #include <event2/event.h>
+#include <openssl/ssl.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -67,6 +68,10 @@ void ha_server_abandon(struct ha_server *s);
 /* Counters for COM_STATISTICS and SHOW STATUS: the server's session
  * registry (ha_session_stats), the one set both report. */
 void ha_server_stats(const struct ha_server *s, struct ha_session_stats *out);
+
+/* The TLS context ha_server_enable_tls() made (NULL: have_ssl is off):
+ * the HTTP front-end serves HTTPS with the same certificate. */
+SSL_CTX *ha_server_ssl_ctx(struct ha_server *s);
 
 /* The tables' shared context (jemalloc, datadir, caches): what the HTTP
  * front-end (http/http.h) serves from, on the same loop thread. */

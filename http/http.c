@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
+#include <event2/bufferevent_ssl.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/crypto.h>
@@ -76,6 +77,7 @@ struct ha_http {
     struct http_conn *conns;
     size_t n_conns;
     size_t n_active;         /* connections within the cap */
+    SSL_CTX *tls;            /* HTTPS (http_tls), or NULL */
     uint64_t requests;       /* answered (SHOW PROMETHEUS METRICS) */
     uint64_t refused;        /* closed for the connection cap */
 };
@@ -182,7 +184,22 @@ new_bev(struct event_base *base, void *arg)
         return NULL;
     c->h = h;
     c->deadline = evtimer_new(base, deadline_cb, c);
-    c->bev = bufferevent_socket_new(base, -1, 0);
+    if (h->tls != NULL) {
+        /* BEV_OPT_CLOSE_ON_FREE: it frees the SSL, and evhttp, seeing
+         * the flag, leaves the socket to it. */
+        SSL *ssl = SSL_new(h->tls);
+
+        c->bev = ssl != NULL ? bufferevent_openssl_socket_new(
+                                   base, -1, ssl, BUFFEREVENT_SSL_ACCEPTING,
+                                   BEV_OPT_CLOSE_ON_FREE)
+                             : NULL;
+        if (c->bev == NULL && ssl != NULL)
+            SSL_free(ssl);
+        if (c->bev != NULL)
+            bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
+    } else {
+        c->bev = bufferevent_socket_new(base, -1, 0);
+    }
     if (c->deadline == NULL || c->bev == NULL) {
         if (c->bev != NULL)
             bufferevent_free(c->bev);
@@ -438,6 +455,13 @@ ha_http_new(struct event_base *base, const struct ha_config *cfg,
     h->base = base;
     h->cfg = cfg;
     h->server = server;
+    if (cfg->http_tls && (h->tls = ha_server_ssl_ctx(server)) == NULL) {
+        evhttp_free(h->eh);
+        free(h);
+        ha_err_set(err, errlen, "http: http_tls is on but the server has "
+                                "no TLS certificate (have_ssl)");
+        return NULL;
+    }
     evhttp_set_bevcb(h->eh, new_bev, h);
     evhttp_set_gencb(h->eh, on_request, h);
     evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
@@ -489,7 +513,9 @@ ha_http_listen(struct ha_http *h, char *err, size_t errlen)
                                 ? ((struct sockaddr_in6 *)&ss)->sin6_port
                                 : ((struct sockaddr_in *)&ss)->sin_port);
         h->n_ls++;
-        ha_log_info("http: listening on %s%s%s:%d (/metrics)",
+        ha_log_info("http: listening on %s://%s%s%s:%d/ (/metrics, "
+                    "/debug/pprof/, /heap)",
+                    h->tls != NULL ? "https" : "http",
                     strchr(f->host, ':') ? "[" : "", f->host,
                     strchr(f->host, ':') ? "]" : "", l->port);
     }

@@ -39,7 +39,7 @@ jemalloc_variables =
 CNF
 ha_start -C "$HA_TMP/http.tmpl" || ha_bail "heapadmind starts with http_ifaces"
 url=http://127.0.0.1:$hport
-ha_file_like "the log names the HTTP listener" "$HA_LOG" "http: listening on 127.0.0.1:$hport"
+ha_file_like "the log names the HTTP listener" "$HA_LOG" "http: listening on http://127.0.0.1:$hport/"
 
 # code URL [curl args...]: the HTTP status, headers in $HA_TMP/h, body in
 # $HA_TMP/b.
@@ -208,5 +208,24 @@ ha_like "... ProxySQL's series included (resident $v)" "^[1-9][0-9]*$" "$v"
 ha_sql "SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'resident'"
 ha_ok "... within 50% of the resident bytes SQL reads now ($v vs $HA_OUT)" \
     awk -v a="$v" -v b="$HA_OUT" 'BEGIN { exit !(a > b / 2 && a < b * 2) }'
+
+# HTTPS with the MySQL port's certificate.
+sport=$(ha_free_port)
+sed -e "s|http_ifaces = \"127.0.0.1:$hport\";|http_ifaces = \"127.0.0.1:$sport\"; http_tls = true;|" \
+    "$HA_TMP/http.tmpl" >"$HA_TMP/https.tmpl"
+HA_DATADIR=$HA_TMP/https-data
+if ha_start -C "$HA_TMP/https.tmpl"; then
+    ha_file_like "http_tls: the log says https" "$HA_LOG" "http: listening on https://127.0.0.1:$sport/"
+    ha_is "HTTPS serves /metrics with the TLS certificate" 200 \
+        "$(code "https://127.0.0.1:$sport/metrics" -k -u stats:stats)"
+    ha_like "... the datadir's certificate" "CN ?= ?heapadmin|subject:.*heapadmin" \
+        "$(curl -skv -u stats:stats -o /dev/null "https://127.0.0.1:$sport/metrics" 2>&1 | grep -i 'subject')"
+    ha_unlike "plain HTTP gets no page from the HTTPS port" "^200$" \
+        "$(code "http://127.0.0.1:$sport/metrics" -u stats:stats)"
+    ha_is "... and the HTTPS port keeps answering" 200 \
+        "$(code "https://127.0.0.1:$sport/metrics" -k -u stats:stats)"
+else
+    ha_fail "heapadmind starts with http_tls = true"
+fi
 
 ha_done
