@@ -32,6 +32,7 @@
 #include "admin/query.h"
 #include "admin/sysvar.h"
 #include "core/util.h"
+#include "vtab/vtab.h"
 
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
@@ -432,6 +433,13 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
      * for the unix socket, as MySQL does. */
     ha_strlcpy(c->session.peer, c->peer_is_unix ? "localhost" : c->peer,
                sizeof(c->session.peer));
+    {
+        char who[192];
+
+        snprintf(who, sizeof(who), "%.100s@%.64s (connection %u)", u->name,
+                 c->peer, c->id);
+        ha_vtab_set_who(c->session.vtab, who);
+    }
     c->session.schema[0] = '\0';
     if (c->db[0] != '\0')
         ha_session_use(&c->session, c->db);

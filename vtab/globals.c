@@ -1000,7 +1000,16 @@ globals_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
             "variable_name = '%s'",
             gv_rows[rowid].name, name != NULL ? name : "NULL",
             gv_rows[rowid].name);
-    return gv_validate(vt, (int)rowid, value);
+    {
+        int rc = gv_validate(vt, (int)rowid, value);
+
+        if (rc != SQLITE_OK)
+            ha_log_warn("control: %s: %s = '%.100s' refused: %s",
+                        vt->conn->who[0] ? vt->conn->who : "(unknown)",
+                        gv_rows[rowid].name, value != NULL ? value : "NULL",
+                        vtab->zErrMsg != NULL ? vtab->zErrMsg : "");
+        return rc;
+    }
 }
 
 static int
@@ -1020,13 +1029,23 @@ globals_sync(sqlite3_vtab *vtab)
     char err[PATH_MAX + 512], report[1536];
 
     for (int i = 0; i < vt->n_changes; i++) {
+        const struct gv_change *c = &vt->changes[i];
+
         if (gv_apply(vt, &vt->changes[i], msg, sizeof(msg), err,
                      sizeof(err)) != 0) {
             gv_undo(vt, i, report, sizeof(report));
+            /* The audit trail: who, from where, what, the result. */
+            ha_log_warn("control: %s: %s = '%s' failed: %s%s",
+                        vt->conn->who[0] ? vt->conn->who : "(unknown)",
+                        gv_rows[c->row].name, c->text, err, report);
             gv_clear(vt);
             ha_vtab_set_info(vt->conn, "");
             return ha_vtab_set_errmsg(vtab, "%s%s", err, report);
         }
+        ha_log_notice("control: %s: %s = '%s': %s",
+                      vt->conn->who[0] ? vt->conn->who : "(unknown)",
+                      gv_rows[c->row].name, c->text,
+                      msg[0] != '\0' ? msg : "done");
         if (msg[0] != '\0') {
             size_t used = strlen(info);
 

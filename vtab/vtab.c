@@ -33,6 +33,13 @@ ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin)
 }
 
 void
+ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who)
+{
+    if (conn != NULL)
+        ha_strlcpy(conn->who, who != NULL ? who : "", sizeof(conn->who));
+}
+
+void
 ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
 {
     ha_heap_cache_free(ctx);

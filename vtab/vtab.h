@@ -56,6 +56,11 @@ size_t ha_vtab_take_info(struct ha_vtab_conn *conn, char *buf, size_t len);
  * not admin. NULL is a no-op. */
 void ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin);
 
+/* Names conn's user and peer ("admin@127.0.0.1:5555") in the log lines
+ * every control write (global_variables UPDATE, dump_now) leaves. NULL
+ * conn is a no-op. */
+void ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who);
+
 /* Frees what the tables created in ctx (the symbolizer, the profile
  * cache), once no connection uses it. */
 void ha_vtab_ctx_free(struct ha_vtab_ctx *ctx);

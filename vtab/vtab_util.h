@@ -70,6 +70,8 @@ struct ha_vtab_conn {
     int refs;                     /* modules and the caller holding it */
     bool admin;                   /* the session is an admin's (live
                                      heap profiles); ha_vtab_set_admin */
+    char who[192];                /* "user@peer" for the audit log of
+                                     control writes; ha_vtab_set_who */
 
     char info[HA_VTAB_INFO_MAX];  /* OK-packet message, "" when none */
 };

@@ -159,6 +159,14 @@ else
     ha_fail "the symbolized copy $symd.sym exists"
 fi
 
+# The audit trail: every control write, with who, from where and the
+# result, refusals included.
+ha_file_like "dump_now is logged with the user, the peer and the file" "$HA_LOG" \
+    "\\[notice\\] control: admin@127\\.0\\.0\\.1:[0-9]+ \\(connection [0-9]+\\): jemalloc-dump_now = 'true': heap profile written to $datadir/$symd"
+ha_sql "UPDATE global_variables SET variable_value = '3' WHERE variable_name = 'jemalloc-lg_prof_sample'"
+ha_file_like "... and so is a refused write" "$HA_LOG" \
+    "\\[warn\\] control: admin@127\\.0\\.0\\.1:[0-9]+ \\(connection [0-9]+\\): jemalloc-lg_prof_sample = '3' refused: .*below the floor"
+
 # Stats users read dumps but may not take a live profile.
 HA_USER=stats HA_PASS=stats
 ha_sql "SELECT count(*) > 0 FROM heap_stacks('$dump')"
