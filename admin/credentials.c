@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "admin/digest.h"
 #include "core/util.h"
 
@@ -39,9 +41,10 @@ next_item(const char **p, const char **item, size_t *len)
 
     if (*s == '\0')
         return false;
-    end = strchr(s, ';');
-    if (end == NULL)
-        end = s + strlen(s);
+    /* The first ';' not escaped as "\;" ends the item. */
+    for (end = s; *end != '\0' && *end != ';'; end++)
+        if (end[0] == '\\' && (end[1] == ';' || end[1] == '\\'))
+            end++;
     *p = *end == ';' ? end + 1 : end;
     while (s < end && is_space(*s))
         s++;
@@ -99,6 +102,7 @@ parse_item(const char *item, size_t len, unsigned index, enum ha_role role,
 {
     const char *colon = memchr(item, ':', len);
     const char *pw;
+    char pwbuf[1024];
     size_t name_len, pw_len;
 
     if (colon == NULL) {
@@ -131,9 +135,25 @@ parse_item(const char *item, size_t len, unsigned index, enum ha_role role,
     u->name[name_len] = '\0';
     u->role = role;
     /* The password is everything after the first ':', so it may itself
-     * contain ':' (but not ';', the item separator). */
-    pw = colon + 1;
-    pw_len = len - name_len - 1;
+     * contain ':'; ';' (the item separator) is written "\;" and a
+     * backslash before ';' or '\' is written "\\". */
+    pw_len = 0;
+    for (const char *q = colon + 1; q < item + len; q++) {
+        if (q[0] == '\\' && q + 1 < item + len &&
+            (q[1] == ';' || q[1] == '\\'))
+            q++;
+        if (pw_len < sizeof(pwbuf))
+            pwbuf[pw_len] = *q;
+        pw_len++;
+    }
+    if (pw_len > sizeof(pwbuf)) {
+        ha_err_set(err, errlen,
+                   "item %u: the password of user '%.*s' is longer than %zu "
+                   "bytes",
+                   index, (int)name_len, item, sizeof(pwbuf));
+        return -1;
+    }
+    pw = pwbuf;
     if (pw_len > 0 && pw[0] == '*') {
         if (pw_len != 1 + 2 * HA_SHA1_LEN ||
             unhex(pw + 1, u->stage2, HA_SHA1_LEN) != 0) {
@@ -163,6 +183,7 @@ parse_item(const char *item, size_t len, unsigned index, enum ha_role role,
         u->has_native = u->has_sha2 = true;
     }
     u->is_default = is_default_account(u);
+    OPENSSL_cleanse(pwbuf, sizeof(pwbuf));
     return 0;
 }
 

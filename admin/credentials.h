@@ -44,8 +44,10 @@ struct ha_user {
  * (MySQL's own "$A$005$" caching_sha2 storage is a salted crypt and
  * cannot serve the fast path, so it is not accepted.) A password in
  * clear gets both digests. A password starting with '*' or "sha2:" must
- * be such a hash. Appends one struct ha_user per pair to *users
- * (realloc'd; *n_users updated). A user name is 1..128 characters of
+ * be such a hash. A password may contain ':'; a ';' in it is written
+ * "\;" (else it would end the item: "admin:Ab3;k:9" is two users, admin
+ * and k), and a backslash before ';' or '\' is written "\\". Appends
+ * one struct ha_user per pair to *users (realloc'd; *n_users updated). A user name is 1..128 characters of
  * [A-Za-z0-9_.@-]; a name already in *users, a missing ':' or a bad name
  * is an error. Returns 0, or -1 with err naming the item and what is
  * allowed; on error *users and *n_users are unchanged. */

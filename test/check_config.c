@@ -570,6 +570,42 @@ START_TEST(test_credentials_parse_and_find)
 }
 END_TEST
 
+/* A ';' in a password is written "\;" (and a backslash before ';' or
+ * '\' as "\\"): "admin:Ab3;k:9" would be two users. */
+START_TEST(test_credentials_escaped_semicolon)
+{
+    struct ha_user *users = NULL;
+    size_t n = 0;
+    uint8_t want[HA_SHA1_LEN];
+    char masked[128];
+
+    ck_assert_int_eq(ha_credentials_parse("admin:Ab3\\;k:9;ops:a\\\\b",
+                                          HA_ROLE_ADMIN, &users, &n, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(users[0].name, "admin");
+    ha_digest_native_stage2("Ab3;k:9", 7, want);
+    ck_assert_mem_eq(users[0].stage2, want, sizeof(want));
+    ck_assert_str_eq(users[1].name, "ops");
+    ha_digest_native_stage2("a\\b", 3, want);
+    ck_assert_mem_eq(users[1].stage2, want, sizeof(want));
+    ck_assert_ptr_null(ha_credentials_find(users, n, "k"));
+    ha_credentials_mask("admin:Ab3\\;k:9;ops:x", masked, sizeof(masked));
+    ck_assert_str_eq(masked, "admin:****;ops:****");
+    free(users);
+
+    /* Unescaped, it is two users, as before. */
+    users = NULL;
+    n = 0;
+    ck_assert_int_eq(ha_credentials_parse("admin:Ab3;k:9", HA_ROLE_ADMIN,
+                                          &users, &n, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(n, 2);
+    free(users);
+}
+END_TEST
+
 /* Hashed passwords: '*' + SHA1(SHA1(pw)) as PASSWORD() shows it, and
  * sha2: + SHA256(SHA256(pw)); each gives only its own digest. */
 START_TEST(test_credentials_hashed)
@@ -1091,6 +1127,7 @@ config_suite(void)
     tcase_add_test(tc, test_config_typo_key_suggests);
     tcase_add_test(tc, test_config_proxysql_keys_notice);
     tcase_add_test(tc, test_credentials_parse_and_find);
+    tcase_add_test(tc, test_credentials_escaped_semicolon);
     tcase_add_test(tc, test_credentials_hashed);
     tcase_add_test(tc, test_credentials_default_policy);
     tcase_add_test(tc, test_config_default_exposed);
