@@ -106,6 +106,9 @@ static const struct config_key config_keys[] = {
      OFF(max_allowed_packet), 0},
     {ADMIN, "max_output_buffer", KEY_INT, 64 << 10, 1 << 30, NULL,
      OFF(max_output_buffer), 0},
+    /* ms, up to a day; 0 = no limit (MySQL's name and unit). */
+    {ADMIN, "max_execution_time", KEY_INT, 0, 86400000, NULL,
+     OFF(max_execution_time), 0},
     /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
      * lg_prof_interval -1 meaning "no interval dumps". */
     {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
@@ -662,6 +665,7 @@ init_scalars(struct ha_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->max_connections = HA_DEFAULT_MAX_CONNECTIONS;
     cfg->http_max_connections = HA_DEFAULT_HTTP_MAX_CONNECTIONS;
+    cfg->max_execution_time = HA_DEFAULT_MAX_EXECUTION_TIME;
     cfg->http_timeout = HA_DEFAULT_HTTP_TIMEOUT;
     cfg->connect_timeout = HA_DEFAULT_CONNECT_TIMEOUT;
     cfg->wait_timeout = HA_DEFAULT_WAIT_TIMEOUT;
@@ -1451,6 +1455,8 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
          offsetof(struct ha_config, max_allowed_packet)},
         {"admin-max_output_buffer",
          offsetof(struct ha_config, max_output_buffer)},
+        {"admin-max_execution_time",
+         offsetof(struct ha_config, max_execution_time)},
     };
     const struct ha_config *cfg = arg;
 

@@ -30,6 +30,7 @@
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
 #define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
 #define HA_DEFAULT_HTTP_MAX_CONNECTIONS 64
+#define HA_DEFAULT_MAX_EXECUTION_TIME 10000  /* ms */
 #define HA_DEFAULT_HTTP_TIMEOUT 30           /* s */
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
 #define HA_DEFAULT_UNIX_SOCKET_MODE "0660" /* owner and group may connect */
@@ -92,6 +93,8 @@ struct ha_config {
     int max_allowed_packet;     /* largest request payload, bytes */
     int max_output_buffer;      /* unsent reply bytes before a session
                                  * stops reading requests, bytes */
+    int max_execution_time;     /* ms a statement may run (ERR 3024);
+                                 * 0 = no limit */
 
     struct ha_jemalloc_config jemalloc;
 

@@ -89,6 +89,14 @@ ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
         ha_reply_err(r, d.code, d.sqlstate, "%s", d.msg);
         return;
     }
+    if (prim == SQLITE_INTERRUPT && r->timeout_ms > 0) {
+        /* MySQL: ER_QUERY_TIMEOUT. */
+        ha_reply_err(r, 3024, "HY000",
+                     "Query execution was interrupted, maximum statement "
+                     "execution time exceeded (max_execution_time = %lld ms)",
+                     (long long)r->timeout_ms);
+        return;
+    }
     if (msg == NULL)
         msg = sqlite3_errstr(rc);
     if (strstr(msg, "syntax error") != NULL ||

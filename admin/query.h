@@ -35,6 +35,9 @@ struct ha_reply {
      * reported with (ha_authorizer_take_denial); NULL sends SQLite's own
      * message. The session sets it when it starts answering. */
     struct ha_authz_who *authz;
+    /* The statement's max_execution_time in ms when one applies: an
+     * SQLITE_INTERRUPT is then MySQL's ERR 3024. 0: none. */
+    int64_t timeout_ms;
 };
 
 /* Starts a reply whose first packet has sequence id seq. */

@@ -309,6 +309,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     /* @@max_allowed_packet and friends report what is enforced. */
     s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
     s->shared.limits.wait_timeout = cfg->wait_timeout;
+    s->shared.limits.max_execution_time = cfg->max_execution_time;
     s->shared.limits.net_write_timeout = cfg->net_write_timeout;
     open_reserve(s);
     s->env.on_close = server_on_close;

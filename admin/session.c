@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "admin/catalog.h"
 #include "admin/dialect.h"
@@ -388,6 +389,49 @@ ha_session_stats(const struct ha_session_registry *reg,
     out->max_used = reg->max_used;
 }
 
+/* ------------------------------------------------------------------
+ * max_execution_time
+ * ------------------------------------------------------------------ */
+
+static int64_t
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* SQLite's progress handler, every 1000 VM steps: a statement past its
+ * deadline is interrupted (SQLITE_INTERRUPT, ERR 3024). */
+static int
+progress_cb(void *arg)
+{
+    const struct ha_session *s = arg;
+
+    return s->deadline_ns != 0 && now_ns() > s->deadline_ns;
+}
+
+int64_t
+ha_session_arm_deadline(struct ha_session *s)
+{
+    int64_t ceiling = s->shared->limits.max_execution_time, ms = ceiling;
+
+    for (size_t i = 0; i < s->n_vars; i++)
+        if (strcmp(s->vars[i].name, "max_execution_time") == 0 &&
+            s->vars[i].type == HA_SYSVAR_INT && s->vars[i].ival > 0 &&
+            (ceiling == 0 || s->vars[i].ival < ceiling))
+            ms = s->vars[i].ival;
+    s->deadline_ns = ms > 0 ? now_ns() + ms * 1000000 : 0;
+    return ms;
+}
+
+void
+ha_session_disarm_deadline(struct ha_session *s)
+{
+    s->deadline_ns = 0;
+}
+
 /* ha_prometheus_metrics(): SHOW PROMETHEUS METRICS' text. */
 static void
 fn_prometheus_metrics(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -712,6 +756,8 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         goto fail;
     }
     sqlite3_extended_result_codes(s->db, 1);
+    /* Every 1000 VM steps: the max_execution_time deadline. */
+    sqlite3_progress_handler(s->db, 1000, progress_cb, s);
     if (ha_authorizer_harden(s->db, err, errlen) != 0)
         goto fail;
     for (size_t i = 0; i < HA_ARRAY_SIZE(functions); i++) {
@@ -987,7 +1033,8 @@ eval_value(struct ha_session *s, const struct ha_set_item *it,
  * with MySQL's error. */
 static int
 check_mysql_var(const struct ha_set_item *it, struct ha_session_var *v,
-                bool is_default, struct ha_reply *r)
+                bool is_default, const struct ha_sysvar_limits *lim,
+                struct ha_reply *r)
 {
     const struct ha_sysvar *sv = ha_sysvar_find(it->name);
     char num[32];
@@ -1043,6 +1090,24 @@ check_mysql_var(const struct ha_set_item *it, struct ha_session_var *v,
         if (v->sval == NULL)
             return -1;
         v->type = HA_SYSVAR_TEXT;
+    }
+    /* Honoured (run_deadline), so only what it can mean: 0 (the admin
+     * ceiling) up to the ceiling admin_variables.max_execution_time. */
+    if (ha_str_ieq(it->name, "max_execution_time") &&
+        v->type == HA_SYSVAR_INT &&
+        (v->ival < 0 ||
+         (lim->max_execution_time > 0 && v->ival > lim->max_execution_time))) {
+        ha_reply_err(r, 1231, "42000",
+                     "Variable 'max_execution_time' can't be set to the value "
+                     "of '%lld': allowed 0..%lld ms (0: the server's limit, "
+                     "admin_variables.max_execution_time = %lld ms, which a "
+                     "session may lower but not raise)",
+                     (long long)v->ival,
+                     (long long)(lim->max_execution_time > 0
+                                     ? lim->max_execution_time
+                                     : INT64_MAX),
+                     (long long)lim->max_execution_time);
+        return -1;
     }
     return 0;
 }
@@ -1152,7 +1217,8 @@ exec_set(struct ha_session *s, const struct ha_lex *lx, struct ha_reply *r)
         if (it->is_module)
             any_module = true;
         else if (it->scope != HA_SET_USER &&
-                 check_mysql_var(it, &vals[k], dflt[k], r) != 0)
+                 check_mysql_var(it, &vals[k], dflt[k], &s->shared->limits,
+                                 r) != 0)
             goto out;
     }
     if (any_module &&
@@ -1392,7 +1458,10 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
     }
     r->status = ha_session_status(s);
     r->info_from = s->vtab;
+    r->timeout_ms = ha_session_arm_deadline(s);
     rc = ha_reply_stmt(r, s->db, stmt, NULL);
+    ha_session_disarm_deadline(s);
+    r->timeout_ms = 0;
     {
         /* A failed statement must not leave its message for the next. */
         char sink[1];

@@ -96,6 +96,8 @@ struct ha_session {
                                     shows host */
     char ssl_version[16];        /* "TLSv1.3", or "" without TLS */
     char ssl_cipher[64];         /* SHOW STATUS Ssl_cipher */
+    int64_t deadline_ns;         /* CLOCK_MONOTONIC ns the running
+                                    statement must end by; 0: none */
 
     /* MySQL session state */
     char schema[64];             /* current schema; "" = none selected */
@@ -144,6 +146,15 @@ void ha_session_close(struct ha_session *s);
  * ha_session_open arms the admin policy, which already refuses what no
  * user may do; user and host must be set before this call. */
 void ha_session_set_role(struct ha_session *s, enum ha_role role);
+
+/* max_execution_time: arms the running statement's deadline from the
+ * session's SET max_execution_time (ms; may lower, never raise) and the
+ * server's admin_variables.max_execution_time, and returns the limit in
+ * ms (0: none). SQLite's progress handler interrupts the statement past
+ * it; the reply then says ERR 3024 (struct ha_reply.timeout_ms).
+ * Disarm after the statement. */
+int64_t ha_session_arm_deadline(struct ha_session *s);
+void ha_session_disarm_deadline(struct ha_session *s);
 
 /* Server status flags for OK/EOF packets: AUTOCOMMIT and IN_TRANS. */
 uint16_t ha_session_status(const struct ha_session *s);

@@ -407,7 +407,10 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
     }
     r->status = ha_session_status(s);
     r->info_from = s->vtab;
+    r->timeout_ms = ha_session_arm_deadline(s);
     ha_reply_stmt(r, s->db, st->stmt, NULL);
+    ha_session_disarm_deadline(s);
+    r->timeout_ms = 0;
     r->info_from = NULL;
     {
         /* A failed statement must not leave its message for the next. */

@@ -105,6 +105,8 @@ ha_sysvar_int(const struct ha_sysvar *sv, const struct ha_sysvar_limits *lim)
             v = lim->wait_timeout;
         else if (ha_str_ieq(sv->name, "net_write_timeout"))
             v = lim->net_write_timeout;
+        else if (ha_str_ieq(sv->name, "max_execution_time"))
+            v = lim->max_execution_time;
     }
     return v != 0 ? v : sv->ival;
 }

@@ -42,6 +42,7 @@ struct ha_sysvar_limits {
     int64_t max_allowed_packet;  /* bytes */
     int64_t wait_timeout;        /* seconds */
     int64_t net_write_timeout;   /* seconds */
+    int64_t max_execution_time;  /* ms; the ceiling SET may lower */
 };
 
 /* The integer global value of sv as an instance with limits lim (NULL:

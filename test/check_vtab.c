@@ -387,6 +387,7 @@ static const char *const gv_names[] = {
     "admin-net_write_timeout",
     "admin-max_allowed_packet",
     "admin-max_output_buffer",
+    "admin-max_execution_time",
     "admin-unix_socket_mode",
     "admin-have_ssl",
     "admin-require_tls",
