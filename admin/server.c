@@ -75,6 +75,8 @@ struct ha_server {
                                     * refuse one connection at EMFILE */
     struct event *accept_pause;    /* re-enables paused listeners */
     bool refusing_max;             /* in a max_connections burst (logged) */
+    uint64_t n_evicted;            /* unauthenticated connections closed
+                                      to admit new ones at the cap */
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
@@ -175,6 +177,28 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->refusing_fds = false;
         s->n_refused = 0;
         open_reserve(s);
+    }
+    if (s->n_conns >= (size_t)s->cfg->max_connections) {
+        /* Full. Sockets that never finished a login must not lock
+         * everyone out (256 silent ones did, the admin included): the
+         * oldest still logging in makes room. Logged-in sessions are
+         * never evicted; with only those, the new one is refused. */
+        struct ha_conn *old = NULL;
+
+        for (struct ha_conn *o = s->conns; o != NULL; o = o->next)
+            if (o->state == HA_CONN_HANDSHAKE ||
+                o->state == HA_CONN_AUTH_SWITCH ||
+                o->state == HA_CONN_AUTH_FULL)
+                old = o; /* the list is newest first: keep the last */
+        if (old != NULL) {
+            if (s->n_evicted++ % 100 == 0)
+                ha_log_warn("max_connections (%d) reached: closing "
+                            "connection %u (%s), which had not logged in, "
+                            "to admit a new one (%llu so far)",
+                            s->cfg->max_connections, old->id, old->peer,
+                            (unsigned long long)s->n_evicted);
+            ha_conn_free(old);
+        }
     }
     if (s->n_conns >= (size_t)s->cfg->max_connections) {
         if (!s->refusing_max)

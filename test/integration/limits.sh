@@ -84,6 +84,26 @@ done
 ha_is "a session is possible again once they closed" "0:1" "$HA_RC:$HA_OUT"
 ha_file_like "the log says so" "$HA_LOG" 'accepting connections again \([0-9]+ refused at max_connections\)'
 
+# max_connections filled with sockets that never log in: they make room.
+python3 - "$HA_PORT" >/dev/null <<'PY' &
+import socket, sys, time
+port = int(sys.argv[1])
+socks = []
+for _ in range(5):
+    s = socket.create_connection(("127.0.0.1", port))
+    s.recv(1024)              # the greeting; never answered
+    socks.append(s)
+time.sleep(8)                 # held while the admin logs in
+PY
+silent=$!
+sleep 1
+ha_sql "SELECT 1"
+ha_is "5 silent sockets at max_connections 5: an admin still logs in" "0:1" "$HA_RC:$HA_OUT"
+ha_file_like "... one silent socket was closed to make room, and logged" "$HA_LOG" \
+    'max_connections \(5\) reached: closing connection [0-9]+ \([^)]*\), which had not logged in, to admit a new one'
+kill "$silent" 2>/dev/null
+wait "$silent" 2>/dev/null
+
 # connect_timeout
 ha_like "a silent client is closed after connect_timeout" \
     '^closed after [23]s$' "$(raw length_beyond_data 8)"
