@@ -107,6 +107,9 @@ ha_conn_free(struct ha_conn *c)
         ha_session_close(&c->session);
     if (c->login_timer != NULL)
         event_free(c->login_timer);
+    if (c->deny_timer != NULL)
+        event_free(c->deny_timer);
+    ha_buf_free(&c->deny_pkt);
     if (c->raw_drained != NULL)
         evbuffer_remove_cb_entry(
             bufferevent_get_output(bufferevent_get_underlying(c->bev)),
@@ -274,11 +277,32 @@ send_handshake(struct ha_conn *c)
     return 0;
 }
 
-/* Sends ERR 1045 for c->user and closes. */
+/* A throttled login failure: its ERR 1045 goes out now. */
+static void
+conn_deny_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (c->state == HA_CONN_CLOSING)
+        return;
+    c->deny_pending = false;
+    send_payload(c, &c->deny_pkt);
+    ha_buf_free(&c->deny_pkt);
+    conn_set_state(c, HA_CONN_CLOSING);
+    conn_flush(c); /* may free c */
+}
+
+/* Sends ERR 1045 for c->user and closes; after a delay when the peer
+ * failed too often (env->login_failed). */
 static void
 deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
 {
     char err[512];
+    int64_t delay = c->env->login_failed != NULL
+                        ? c->env->login_failed(c->env->arg, c->host)
+                        : 0;
 
     ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
                 c->changing_user ? "change of user" : "login", c->user,
@@ -288,6 +312,26 @@ deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
     snprintf(err, sizeof(err),
              "Access denied for user '%s'@'%s' (using password: %s)",
              c->user, c->host, with_password ? "YES" : "NO");
+    if (delay > 0 && c->deny_timer == NULL &&
+        (c->deny_timer = evtimer_new(c->env->base, conn_deny_cb, c)) !=
+            NULL) {
+        struct timeval tv = {(time_t)(delay / 1000),
+                             (suseconds_t)(delay % 1000) * 1000};
+
+        /* Nothing more is read; the answer waits (conn_deny_cb), then
+         * the connection closes once it is written. */
+        ha_buf_init(&c->deny_pkt);
+        ha_proto_encode_err(&c->deny_pkt, 1045, "28000", err);
+        bufferevent_disable(c->bev, EV_READ);
+        if (evtimer_add(c->deny_timer, &tv) == 0) {
+            c->deny_pending = true;
+            ha_log_info("connection %u (%s): failed logins from %s are "
+                        "throttled: answering in %lld ms",
+                        c->id, c->peer, c->host, (long long)delay);
+            return;
+        }
+        ha_buf_free(&c->deny_pkt);
+    }
     fail_and_close(c, 1045, "28000", err);
 }
 
@@ -403,6 +447,8 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
         fail_and_close(c, 1045, "28000", err);
         return;
     }
+    if (c->env->login_ok != NULL)
+        c->env->login_ok(c->env->arg, c->host);
     if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
         ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",
@@ -893,7 +939,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
     struct evbuffer *input = bufferevent_get_input(bev);
     char err[256];
 
-    while (c->state != HA_CONN_CLOSING) {
+    while (c->state != HA_CONN_CLOSING && !c->deny_pending) {
         struct evbuffer_iovec v;
         bool ready = false;
         ssize_t used;

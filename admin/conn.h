@@ -59,6 +59,11 @@ struct ha_conn_env {
     int net_write_timeout;                /* s unsent replies may stall */
     size_t max_output;                    /* unsent bytes above which no
                                            * further request is read */
+    /* Login throttling (admin/throttle.h), by the owner: a failed login
+     * from host returns the ms to wait before answering it; a success
+     * forgets the host's failures. NULL: no throttling. */
+    int64_t (*login_failed)(void *arg, const char *host);
+    void (*login_ok)(void *arg, const char *host);
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;
@@ -80,6 +85,9 @@ struct ha_conn {
     struct ha_pkt_reader reader;          /* input framing */
     struct ha_buf out;                    /* replies not yet queued */
     struct event *login_timer;            /* connect_timeout; NULL after */
+    struct event *deny_timer;             /* a throttled ERR 1045 waits */
+    struct ha_buf deny_pkt;               /* ... with this payload */
+    bool deny_pending;                    /* no input is read meanwhile */
     bool read_paused;                     /* output over env->max_output:
                                            * requests wait until it drains */
 

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "admin/conn.h"
+#include "admin/throttle.h"
 #include "core/log.h"
 #include "admin/session.h"
 #include "admin/tls.h"
@@ -77,12 +78,38 @@ struct ha_server {
     bool refusing_max;             /* in a max_connections burst (logged) */
     uint64_t n_evicted;            /* unauthenticated connections closed
                                       to admit new ones at the cap */
+    struct ha_throttle throttle;   /* failed logins per peer address */
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
 
 static int kill_hook(void *arg, uint32_t id, bool query_only, char *err,
                      size_t errlen);
+
+static int64_t
+mono_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t
+server_login_failed(void *arg, const char *host)
+{
+    struct ha_server *s = arg;
+
+    return ha_throttle_failed(&s->throttle, host, mono_ms());
+}
+
+static void
+server_login_ok(void *arg, const char *host)
+{
+    struct ha_server *s = arg;
+
+    ha_throttle_succeeded(&s->throttle, host);
+}
 
 static void
 server_on_close(struct ha_conn *c, void *arg)
@@ -337,6 +364,8 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->shared.limits.net_write_timeout = cfg->net_write_timeout;
     open_reserve(s);
     s->env.on_close = server_on_close;
+    s->env.login_failed = server_login_failed;
+    s->env.login_ok = server_login_ok;
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;

@@ -2,7 +2,8 @@
  *
  * Unit tests for admin/auth.c: mysql_native_password hashing against known
  * MySQL PASSWORD() values, proof verification (accept, and reject every
- * kind of wrong response), and the scramble alphabet.
+ * kind of wrong response), the scramble alphabet, and failed-login
+ * throttling (admin/throttle.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -13,6 +14,7 @@
 #include "check_main.h"
 
 #include "admin/auth.h"
+#include "admin/throttle.h"
 #include "core/util.h"
 
 /* Fixed 20-byte scramble, printable so a failing vector is easy to redo
@@ -405,6 +407,62 @@ START_TEST(test_auth_sha2_rsa_round_trip)
 }
 END_TEST
 
+/* Login throttling: a few failures free, then growing waits, answers to
+ * one address spaced out even when they arrive together, other addresses
+ * unaffected, success and a quiet minute forgetting. */
+START_TEST(test_throttle_grows_and_spaces)
+{
+    static struct ha_throttle t;
+    int64_t now = 1000000;
+
+    memset(&t, 0, sizeof(t));
+    for (int i = 0; i < HA_THROTTLE_FREE; i++)
+        ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now), 0);
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now),
+                     HA_THROTTLE_STEP_MS);
+    /* Arriving together: the next answer comes after the previous one
+     * plus the spacing, not at its own (shorter) delay. */
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now),
+                     2 * HA_THROTTLE_STEP_MS);
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now),
+                     3 * HA_THROTTLE_STEP_MS);
+    /* Another address starts free. */
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.2", now), 0);
+    /* The wait is capped per failure... */
+    for (int i = 0; i < 40; i++)
+        now += 5000, (void)ha_throttle_failed(&t, "10.0.0.1", now);
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now + 5000),
+                     HA_THROTTLE_MAX_MS);
+    /* ... and a quiet minute forgets it. */
+    now += 5000 + HA_THROTTLE_FORGET_MS + 1;
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now), 0);
+    /* A success forgets it at once. */
+    for (int i = 0; i < 10; i++)
+        (void)ha_throttle_failed(&t, "10.0.0.1", now);
+    ha_throttle_succeeded(&t, "10.0.0.1");
+    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now), 0);
+}
+END_TEST
+
+START_TEST(test_throttle_table_is_bounded)
+{
+    static struct ha_throttle t;
+    char host[32];
+    int64_t now = 1;
+
+    memset(&t, 0, sizeof(t));
+    for (int i = 0; i < 10; i++)
+        (void)ha_throttle_failed(&t, "192.0.2.1", now);
+    /* More addresses than slots: the least recently failed goes, so the
+     * table never grows and the old address starts afresh. */
+    for (int i = 0; i < HA_THROTTLE_SLOTS; i++) {
+        snprintf(host, sizeof(host), "198.51.100.%d/%d", i % 256, i);
+        ck_assert_int_eq(ha_throttle_failed(&t, host, ++now), 0);
+    }
+    ck_assert_int_eq(ha_throttle_failed(&t, "192.0.2.1", ++now), 0);
+}
+END_TEST
+
 static Suite *
 auth_suite(void)
 {
@@ -428,6 +486,8 @@ auth_suite(void)
     tcase_add_test(tc, test_auth_scramble_zero_len);
     tcase_add_test(tc, test_auth_check_wrong_lengths);
     tcase_add_test(tc, test_auth_sha2_check_wrong_lengths);
+    tcase_add_test(tc, test_throttle_grows_and_spaces);
+    tcase_add_test(tc, test_throttle_table_is_bounded);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

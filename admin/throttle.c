@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Per-address login throttling (see throttle.h).
+ */
+#include "admin/throttle.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+#include "core/util.h"
+
+static struct ha_throttle_entry *
+find(struct ha_throttle *t, const char *host, bool create)
+{
+    struct ha_throttle_entry *lru = &t->e[0];
+
+    for (size_t i = 0; i < HA_THROTTLE_SLOTS; i++) {
+        struct ha_throttle_entry *e = &t->e[i];
+
+        if (e->host[0] != '\0' && strcmp(e->host, host) == 0)
+            return e;
+        if (e->host[0] == '\0' ||
+            (lru->host[0] != '\0' && e->last_ms < lru->last_ms))
+            lru = e;
+    }
+    if (!create)
+        return NULL;
+    memset(lru, 0, sizeof(*lru));
+    ha_strlcpy(lru->host, host, sizeof(lru->host));
+    return lru;
+}
+
+int64_t
+ha_throttle_failed(struct ha_throttle *t, const char *host, int64_t now_ms)
+{
+    struct ha_throttle_entry *e = find(t, host, true);
+    int64_t delay, at;
+
+    if (e->fails > 0 && now_ms - e->last_ms > HA_THROTTLE_FORGET_MS) {
+        e->fails = 0;
+        e->next_ms = 0;
+    }
+    e->fails++;
+    e->last_ms = now_ms;
+    if (e->fails <= HA_THROTTLE_FREE)
+        return 0;
+    delay = (int64_t)(e->fails - HA_THROTTLE_FREE) * HA_THROTTLE_STEP_MS;
+    if (delay > HA_THROTTLE_MAX_MS)
+        delay = HA_THROTTLE_MAX_MS;
+    at = now_ms + delay;
+    if (at < e->next_ms)
+        at = e->next_ms;
+    e->next_ms = at + HA_THROTTLE_SPACING_MS;
+    return at - now_ms;
+}
+
+void
+ha_throttle_succeeded(struct ha_throttle *t, const char *host)
+{
+    struct ha_throttle_entry *e = find(t, host, false);
+
+    if (e != NULL)
+        memset(e, 0, sizeof(*e));
+}
