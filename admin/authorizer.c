@@ -158,6 +158,15 @@ stats_may_read(const char *table)
 }
 
 /* Stats users: read-only. */
+static bool
+is_schema_table(const char *table)
+{
+    return table != NULL && (strcasecmp(table, "sqlite_master") == 0 ||
+                             strcasecmp(table, "sqlite_schema") == 0 ||
+                             strcasecmp(table, "sqlite_temp_master") == 0 ||
+                             strcasecmp(table, "sqlite_temp_schema") == 0);
+}
+
 static int
 decide_stats(const struct ha_authz_who *who, int action, const char *arg1,
              const char *arg2, struct ha_authz_denial *d)
@@ -170,6 +179,12 @@ decide_stats(const struct ha_authz_who *who, int action, const char *arg1,
     case SQLITE_SAVEPOINT:
         return SQLITE_OK;
     case SQLITE_READ:
+        /* The schema table holds the definitions of the tables admins
+         * created; SHOW TABLES reads it, and for stats users sees none
+         * of them (their columns read as NULL). */
+        if (is_schema_table(arg1))
+            return who->in_show ? SQLITE_IGNORE
+                                : deny_table(d, who, "SELECT", arg1);
         if (!stats_may_read(arg1))
             return deny_table(d, who, "SELECT", arg1);
         /* Values may hold admin settings and the credential lists. */

@@ -81,6 +81,10 @@ struct ha_authz_who {
     const char *user;            /* "stats" */
     const char *host;            /* "127.0.0.1" */
 
+    bool in_show;                /* preparing or running a SHOW rewrite:
+                                    the schema table reads as NULL for
+                                    stats users instead of being refused */
+
     struct ha_authz_denial denial; /* the last refusal, if has_denial */
     bool has_denial;             /* cleared by ha_authorizer_take_denial */
 };

@@ -20,9 +20,10 @@ static const struct ha_catalog_table tables[] = {
     {"global_variables", "main", true, true},
     {"session_variables", NULL, true, true},
     {"mysql_variables", NULL, true, true},
-    /* SQLite's own catalogue, which clients read to list tables. */
-    {"sqlite_master", NULL, false, true},
-    {"sqlite_temp_master", NULL, false, true},
+    /* SQLite's own catalogue, which admin clients read to list tables;
+     * it holds what admins created, so stats users may not. */
+    {"sqlite_master", NULL, false, false},
+    {"sqlite_temp_master", NULL, false, false},
 };
 
 const struct ha_catalog_table *

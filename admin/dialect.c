@@ -60,6 +60,23 @@ set_error(const struct ha_lex *lx, size_t tok, struct ha_dialect_result *res)
                             off - lx->base, res->arg, sizeof(res->arg));
 }
 
+/* Every statement commits as it runs (admin/session.c says why), so
+ * BEGIN, COMMIT and ROLLBACK answer OK; what needs a transaction to be
+ * open is refused, ER_NOT_SUPPORTED_YET. */
+static void
+refuse_transaction(struct ha_dialect_result *res, const char *what)
+{
+    res->kind = HA_STMT_ERROR;
+    res->err_code = 1235;
+    memcpy(res->sqlstate, "42000", 6);
+    snprintf(res->arg, sizeof(res->arg),
+             "This version of heapadmin doesn't yet support '%s': on the "
+             "admin interface every statement commits as it runs (BEGIN, "
+             "COMMIT and ROLLBACK are accepted and do nothing, as in "
+             "ProxySQL's admin)",
+             what);
+}
+
 /* KILL [QUERY | CONNECTION] <id> */
 static void
 classify_kill(const struct ha_lex *lx, size_t i, struct ha_dialect_result *res)
@@ -142,6 +159,13 @@ classify(const struct ha_lex *lx, struct ha_dialect_result *res)
         size_t k = ha_lex_is_word(lx, j, "WORK") ? ha_lex_next(lx, j) : j;
         if (!ha_lex_is_word(lx, k, "TO"))
             res->kind = HA_STMT_ROLLBACK;
+        else
+            refuse_transaction(res, "ROLLBACK TO SAVEPOINT");
+    } else if (ha_lex_is_word(lx, i, "SAVEPOINT") ||
+               ha_lex_is_word(lx, i, "RELEASE")) {
+        refuse_transaction(res, "SAVEPOINT and RELEASE");
+    } else if (ha_lex_is_word(lx, i, "END")) {
+        refuse_transaction(res, "END TRANSACTION");
     } else if (ha_lex_is_word(lx, i, "SHOW")) {
         res->kind = HA_STMT_SHOW;
     } else if (ha_lex_is_word(lx, i, "KILL")) {

@@ -6,11 +6,16 @@
  * transaction; the server keeps one connection open so it outlives
  * sessions.
  *
- * autocommit=0 follows MySQL for writes: a statement that writes opens a
- * transaction that lasts until COMMIT or ROLLBACK (so UPDATEs of
- * global_variables act at COMMIT). A read-only statement does not open
- * one: in SQLite a reader's open transaction would block every other
- * session's writes, where InnoDB's snapshots block nothing.
+ * Every statement commits as it runs, whatever the client's autocommit,
+ * as in ProxySQL's admin: BEGIN, START TRANSACTION, COMMIT and ROLLBACK
+ * answer OK and do nothing, SET autocommit = 0 is kept for @@autocommit
+ * and the status flags but opens nothing, and SAVEPOINT (which would open
+ * a transaction in SQLite) is refused by the authorizer. The memdb
+ * database is one lock for every session: a transaction left open by one
+ * client (PyMySQL's default autocommit off, a stats user's BEGIN) would
+ * make every other session's reads or control writes fail with ERR 1205,
+ * and a control write (prof_active, dump_now) acts on jemalloc at once,
+ * so it must never be answered ERR after it acted.
  */
 #include "admin/session.h"
 
@@ -1236,15 +1241,7 @@ exec_set(struct ha_session *s, const struct ha_lex *lx, struct ha_reply *r)
         } else if (ha_str_ieq(it->name, "autocommit")) {
             if (!dflt[k])
                 parse_bool(&vals[k], &b);
-            /* Turning autocommit on commits, as in MySQL. */
-            if (b && !s->autocommit && !sqlite3_get_autocommit(s->db) &&
-                sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) !=
-                    SQLITE_OK) {
-                ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
-                                    sqlite3_errmsg(s->db));
-                goto out;
-            }
-            s->autocommit = b;
+            s->autocommit = b; /* reported, never acted on */
         } else if (dflt[k]) {
             var_unset(s->vars, &s->n_vars, it->name);
         } else if (var_set(&s->vars, &s->n_vars, it->name, &vals[k]) !=
@@ -1271,29 +1268,6 @@ out:
 /* ------------------------------------------------------------------ */
 /* Statements                                                           */
 /* ------------------------------------------------------------------ */
-
-static bool
-in_transaction(const struct ha_session *s)
-{
-    return !sqlite3_get_autocommit(s->db);
-}
-
-/* Runs a fixed statement (BEGIN/COMMIT/ROLLBACK) and replies OK or ERR.
- * Returns 0 or -1 like the reply. */
-static int
-exec_simple(struct ha_session *s, const char *sql, struct ha_reply *r)
-{
-    char *zerr = NULL;
-    int rc = sqlite3_exec(s->db, sql, NULL, NULL, &zerr);
-
-    r->status = ha_session_status(s);
-    if (rc != SQLITE_OK)
-        ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db), zerr);
-    else
-        ha_reply_ok(r, 0, 0, NULL);
-    sqlite3_free(zerr);
-    return rc == SQLITE_OK ? 0 : -1;
-}
 
 static struct ha_session *
 registry_find(const struct ha_session_registry *reg, uint32_t id)
@@ -1357,16 +1331,6 @@ exec_kill(struct ha_session *s, uint32_t id, bool query_only,
     return 0;
 }
 
-/* Statements that SQLite refuses inside a transaction, so autocommit=0
- * must not open one first. */
-static bool
-no_implicit_transaction(const char *verb)
-{
-    return ha_str_ieq(verb, "VACUUM") || ha_str_ieq(verb, "ATTACH") ||
-           ha_str_ieq(verb, "DETACH") || ha_str_ieq(verb, "SAVEPOINT") ||
-           ha_str_ieq(verb, "RELEASE");
-}
-
 /* Runs one statement and replies. more: another result follows
  * (SERVER_MORE_RESULTS_EXISTS). Returns 0, or -1 when the reply was an
  * ERR (a batch stops there). */
@@ -1408,21 +1372,11 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
         ret = 0;
         goto out;
     case HA_STMT_BEGIN:
-        /* MySQL commits an open transaction implicitly on BEGIN. */
-        if (in_transaction(s))
-            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL);
-        ret = exec_simple(s, "BEGIN", r);
-        goto out;
     case HA_STMT_COMMIT:
     case HA_STMT_ROLLBACK:
-        /* SQLite refuses COMMIT without a transaction; MySQL answers OK. */
-        if (!in_transaction(s)) {
-            ha_reply_ok(r, 0, 0, NULL);
-            ret = 0;
-        } else {
-            ret = exec_simple(
-                s, dr.kind == HA_STMT_COMMIT ? "COMMIT" : "ROLLBACK", r);
-        }
+        /* Statements commit as they run (see the top of this file). */
+        ha_reply_ok(r, 0, 0, NULL);
+        ret = 0;
         goto out;
     case HA_STMT_KILL:
         ret = exec_kill(s, dr.kill_id, dr.kill_query, r);
@@ -1431,6 +1385,9 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
         break;
     }
 
+    /* A SHOW is prepared and run (SQLite may prepare it again) with the
+     * authorizer told so: see ha_authz_who.in_show. */
+    s->authz.in_show = dr.kind == HA_STMT_SHOW;
     stmt = ha_stmtcache_get(&s->cache, s->db, (const char *)text.data,
                             text.len, &tail, &rc);
     if (rc != SQLITE_OK) {
@@ -1448,14 +1405,6 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
                      "statement in one query needs CLIENT_MULTI_STATEMENTS");
         goto out;
     }
-    /* autocommit=0: a write opens the transaction COMMIT ends. */
-    if (!s->autocommit && !in_transaction(s) && !sqlite3_stmt_readonly(stmt) &&
-        !no_implicit_transaction(dr.verb) &&
-        sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
-                            sqlite3_errmsg(s->db));
-        goto out;
-    }
     r->status = ha_session_status(s);
     r->info_from = s->vtab;
     r->timeout_ms = ha_session_arm_deadline(s);
@@ -1469,6 +1418,7 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
     }
     ret = rc == SQLITE_DONE ? 0 : -1;
 out:
+    s->authz.in_show = false;
     if (s->shared->registry != NULL)
         s->shared->registry->questions++;
     r->status = ha_session_status(s);

@@ -35,9 +35,9 @@ struct ha_stmt {
     /* SQLite side */
     sqlite3_stmt *stmt;        /* NULL for a special statement */
     uint16_t n_params;
-    bool may_begin;            /* under autocommit=0 a write may open a
-                                * transaction first (not VACUUM, ATTACH,
-                                * DETACH, SAVEPOINT, RELEASE) */
+    bool is_show;              /* a SHOW rewrite: the authorizer hides
+                                * the schema table instead of refusing
+                                * it (ha_authz_who.in_show) */
 
     /* Carried between executions */
     uint8_t *types;            /* 2 * n_params: (type, flag) pairs */
@@ -155,7 +155,7 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
     struct ha_stmt *st = NULL;
     const char *tail = NULL;
     char err[256];
-    int n;
+    int n, rc;
 
     st = calloc(1, sizeof(*st));
     if (st == NULL || (st->sql = malloc(len + 1)) == NULL)
@@ -194,8 +194,12 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
     /* SQLite holds the statement from here on: the tokens are not needed
      * again. */
     ha_lex_free(&st->lex);
-    if (sqlite3_prepare_v2(s->db, (const char *)text.data, (int)text.len + 1,
-                           &st->stmt, &tail) != SQLITE_OK) {
+    st->is_show = dr.kind == HA_STMT_SHOW;
+    s->authz.in_show = st->is_show;
+    rc = sqlite3_prepare_v2(s->db, (const char *)text.data,
+                            (int)text.len + 1, &st->stmt, &tail);
+    s->authz.in_show = false;
+    if (rc != SQLITE_OK) {
         ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
                             sqlite3_errmsg(s->db));
         goto fail;
@@ -210,10 +214,6 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
                      "statement holds exactly one statement");
         goto fail;
     }
-    st->may_begin =
-        !(ha_str_ieq(dr.verb, "VACUUM") || ha_str_ieq(dr.verb, "ATTACH") ||
-          ha_str_ieq(dr.verb, "DETACH") || ha_str_ieq(dr.verb, "SAVEPOINT") ||
-          ha_str_ieq(dr.verb, "RELEASE"));
     n = sqlite3_bind_parameter_count(st->stmt);
     if (n > 0xFFFF) {
         ha_reply_err(r, 1390, "HY000",
@@ -396,19 +396,12 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
             goto out;
         }
     }
-    /* autocommit=0: a write opens the transaction COMMIT ends, as
-     * COM_QUERY does. */
-    if (!s->autocommit && sqlite3_get_autocommit(s->db) && st->may_begin &&
-        !sqlite3_stmt_readonly(st->stmt) &&
-        sqlite3_exec(s->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-        ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
-                            sqlite3_errmsg(s->db));
-        goto out;
-    }
     r->status = ha_session_status(s);
     r->info_from = s->vtab;
     r->timeout_ms = ha_session_arm_deadline(s);
+    s->authz.in_show = st->is_show; /* SQLite may prepare it again */
     ha_reply_stmt(r, s->db, st->stmt, NULL);
+    s->authz.in_show = false;
     ha_session_disarm_deadline(s);
     r->timeout_ms = 0;
     r->info_from = NULL;

@@ -150,6 +150,13 @@ static const struct {
     {"SELECT * FROM t", DENIED("SELECT", "t")},
     {"SELECT count(*) FROM main.t", DENIED("SELECT", "t")},
     {"SELECT * FROM stats_memory_metrics, t", DENIED("SELECT", "t")},
+    /* The schema table holds what admins created. */
+    {"SELECT sql FROM sqlite_master", DENIED("SELECT", "sqlite_master")},
+    {"SELECT name FROM main.sqlite_schema", DENIED("SELECT", "sqlite_master")},
+    {"SELECT * FROM sqlite_temp_master",
+     DENIED("SELECT", "sqlite_temp_master")},
+    {"SHOW TABLES WHERE (SELECT sql FROM sqlite_master) IS NOT NULL",
+     "ROWS:"},
     {"CREATE TABLE u(a)", DENIED("CREATE", "u")},
     {"CREATE TEMP TABLE u(a)", DENIED("CREATE", "u")},
     {"CREATE VIEW v AS SELECT 1", DENIED("CREATE", "v")},
@@ -208,6 +215,8 @@ static const char *const stats_allowed[] = {
     "SHOW DATABASES",
     "SHOW TABLES",
     "SHOW FULL TABLES FROM stats",
+    "SHOW TABLES FROM main",
+    "SHOW TABLE STATUS FROM main",
     "SHOW TABLE STATUS",
     "SHOW VARIABLES",
     "SHOW GLOBAL VARIABLES LIKE 'jemalloc%'",
@@ -321,7 +330,6 @@ static const char *const admin_allowed[] = {
     "ANALYZE",
     "DELETE FROM t",
     "DROP TABLE t",
-    "SAVEPOINT a",
 };
 
 START_TEST(test_authorizer_admin_allowed)

@@ -80,7 +80,10 @@ static const struct rewrite_case rewrites[] = {
      HA_STMT_BEGIN},
     {"commit work", "commit work", HA_STMT_COMMIT},
     {"ROLLBACK", "ROLLBACK", HA_STMT_ROLLBACK},
-    {"ROLLBACK TO SAVEPOINT a", "ROLLBACK TO SAVEPOINT a", HA_STMT_OTHER},
+    {"ROLLBACK TO SAVEPOINT a", "ROLLBACK TO SAVEPOINT a", HA_STMT_ERROR},
+    {"SAVEPOINT a", "SAVEPOINT a", HA_STMT_ERROR},
+    {"release a", "release a", HA_STMT_ERROR},
+    {"END TRANSACTION", "END TRANSACTION", HA_STMT_ERROR},
     {"UPDATE global_variables SET variable_value='true'",
      "UPDATE global_variables SET variable_value='true'", HA_STMT_OTHER},
     /* User variables, module variables, the stats. qualifier. */
