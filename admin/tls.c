@@ -108,13 +108,44 @@ write_pem(const char *path, mode_t mode, EVP_PKEY *key, X509 *cert,
     return 0;
 }
 
+int
+ha_tls_key_private(const char *path, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (stat(path, &st) != 0) {
+        ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
+        return -1;
+    }
+    /* As sshd's StrictModes treats keys: one any local user can read is
+     * no longer private, and one another user owns can be swapped. A
+     * group may read it (Debian's 0640 root:ssl-cert). */
+    if ((st.st_mode & 007) != 0) {
+        ha_err_set(err, errlen,
+                   "%s: private key is accessible by others (mode %04o): "
+                   "refusing it; run chmod o-rwx %s",
+                   path, (unsigned)(st.st_mode & 07777), path);
+        return -1;
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        ha_err_set(err, errlen,
+                   "%s: private key is owned by uid %u, not by this "
+                   "process's user (uid %u) or root: refusing it",
+                   path, (unsigned)st.st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    return 0;
+}
+
 static EVP_PKEY *
 read_private_key(const char *path, char *err, size_t errlen)
 {
-    FILE *f = fopen(path, "r");
+    FILE *f;
     EVP_PKEY *key;
 
-    if (f == NULL) {
+    if (ha_tls_key_private(path, err, errlen) != 0)
+        return NULL;
+    if ((f = fopen(path, "r")) == NULL) {
         ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
         return NULL;
     }
@@ -259,6 +290,8 @@ init_ctx(struct ha_tls *t, const struct ha_config *cfg, const char *datadir,
                    SSL_REASON());
         return -1;
     }
+    if (ha_tls_key_private(key, err, errlen) != 0)
+        return -1;
     if (SSL_CTX_use_PrivateKey_file(t->ctx, key, SSL_FILETYPE_PEM) != 1 ||
         SSL_CTX_check_private_key(t->ctx) != 1) {
         ha_err_set(err, errlen, "%s: cannot load the key for %s: %s", key,

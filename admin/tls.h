@@ -44,4 +44,10 @@ int ha_tls_init(struct ha_tls *t, const struct ha_config *cfg,
 
 void ha_tls_free(struct ha_tls *t);
 
+/* Whether the private key at path may be used: not accessible by others
+ * (a group may read it) and owned by this process's user or root.
+ * Returns 0, or -1 with err naming the file, its mode or owner, and the
+ * fix. */
+int ha_tls_key_private(const char *path, char *err, size_t errlen);
+
 #endif /* HA_TLS_H */

@@ -45,6 +45,40 @@ mkdir_p(const char *path, mode_t mode)
 }
 
 int
+ha_datadir_check_owner(const char *abs, char *err, size_t errlen)
+{
+    struct stat st;
+
+    if (stat(abs, &st) != 0) {
+        ha_err_set(err, errlen, "datadir %s: %s", abs, strerror(errno));
+        return -1;
+    }
+    /* sshd's StrictModes, for the same reason: whoever else may create
+     * or rename files here can plant a symlink at the next dump's name
+     * (jemalloc creat()s it, following links) and make this process
+     * overwrite a file of theirs choosing, or swap the TLS key. */
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        ha_err_set(err, errlen,
+                   "datadir %s is writable by %s (mode %04o): refusing it, "
+                   "as other users could plant files or symlinks at dump "
+                   "names; run chmod go-w %s, or choose a private datadir",
+                   abs, (st.st_mode & S_IWOTH) ? "others" : "its group",
+                   (unsigned)(st.st_mode & 07777), abs);
+        return -1;
+    }
+    if (st.st_uid != geteuid() && st.st_uid != 0) {
+        ha_err_set(err, errlen,
+                   "datadir %s is owned by uid %u, not by this process's "
+                   "user (uid %u) or root: refusing it, as its owner could "
+                   "replace what is written there; chown it or choose "
+                   "another datadir",
+                   abs, (unsigned)st.st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    return 0;
+}
+
+int
 ha_datadir_prepare(const char *datadir, char *abs, size_t abslen,
                           char *err, size_t errlen)
 {
@@ -66,6 +100,8 @@ ha_datadir_prepare(const char *datadir, char *abs, size_t abslen,
                    datadir, strerror(errno));
         return -1;
     }
+    if (ha_datadir_check_owner(abs, err, errlen) != 0)
+        return -1;
     /* access(W_OK) says yes to root on a read-only mount; creating a file
      * is the test that matches what dumps and the pid file will do. */
     snprintf(probe, sizeof(probe), "%s/.heapadmin-probe.%ld", abs,

@@ -175,6 +175,41 @@ ha_unlike "a datadir that cannot be created: exits non-zero" "^0$" "$rc"
 ha_like "a datadir that cannot be created: the error names it" \
     "$HA_TMP/plainfile/data.*(cannot be created|Not a directory)" "$out"
 
+# --- a datadir others can write to, a key others can read ------------------------
+# sshd's StrictModes: in a world-writable datadir another user could plant
+# a symlink at the next dump's name and have the daemon overwrite a file
+# of their choosing (measured as root before: a root-owned 0600 file).
+
+for mode in 1777 0777 0770; do
+    mkdir -p "$HA_TMP/open$mode"
+    chmod "$mode" "$HA_TMP/open$mode"
+    out=$(timeout 10 "$HA_DAEMON" -f -c "$HA_TMP/second.cnf" \
+        -D "$HA_TMP/open$mode" 2>&1)
+    rc=$?
+    ha_unlike "a datadir with mode $mode: refused (exit non-zero)" "^0$" "$rc"
+    ha_like "... the error names it, its mode and the fix" \
+        "datadir $HA_TMP/open$mode is writable by (others|its group) \(mode 0?$mode\).*chmod go-w" \
+        "$out"
+done
+ha_is "... and nothing was written there" "" \
+    "$(find "$HA_TMP/open1777" "$HA_TMP/open0777" -mindepth 1 2>/dev/null)"
+
+HA_DATADIR=$HA_TMP/keymode
+if ha_start; then
+    ha_stop || ha_fail "keymode: daemon stops on SIGTERM"
+    key=$(find "$HA_DATADIR" -maxdepth 1 -name '*key*.pem' ! -name '*public*' | head -1)
+    ha_like "the generated private keys are 0600" "^600$" \
+        "$(stat -c %a "$key" 2>/dev/null)"
+    chmod 0644 "$key"
+    out=$(timeout 10 "$HA_DAEMON" -f -c "$HA_CONF" 2>&1)
+    rc=$?
+    ha_unlike "a private key readable by others: refused (exit non-zero)" "^0$" "$rc"
+    ha_like "... the error names the key, its mode and the fix" \
+        "$key: private key is accessible by others \(mode 0644\).*chmod o-rwx" "$out"
+else
+    ha_fail "keymode: daemon starts"
+fi
+
 # --- unix socket permissions ----------------------------------------------------
 # connect(2) on a unix socket needs write permission on the file, so its
 # mode decides which local users may reach the admin port.
