@@ -182,6 +182,12 @@ decide_stats(const struct ha_authz_who *who, int action, const char *arg1,
         /* The schema table holds the definitions of the tables admins
          * created; SHOW TABLES reads it, and for stats users sees none
          * of them (their columns read as NULL). */
+        /* SQLite itself reads the rowid when it first sets up a table-
+         * valued function (heap_top) on the connection; a rowid tells
+         * nothing. */
+        if (is_schema_table(arg1) && arg2 != NULL &&
+            strcasecmp(arg2, "ROWID") == 0)
+            return SQLITE_OK;
         if (is_schema_table(arg1))
             return who->in_show ? SQLITE_IGNORE
                                 : deny_table(d, who, "SELECT", arg1);
@@ -268,6 +274,7 @@ authorize(void *arg, int action, const char *arg1, const char *arg2,
 {
     struct ha_authz_who *who = arg;
     struct ha_authz_denial d;
+
     int rc = ha_authorizer_decide(who, action, arg1, arg2, dbname, inner,
                                   &d);
 

@@ -9,8 +9,11 @@
  * build (HA_SANITIZERS) replaces malloc, so that TCase is not added there;
  * run it alone with CK_RUN_CASE=real_jemalloc.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <time.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +27,7 @@
 #include "check_main.h"
 #include "fake_mallctl.h"
 #include "core/log.h"
+#include "vtab/dumpfiles.h"
 #include "vtab/profconf.h"
 #include "core/util.h"
 #include "vtab/value.h"
@@ -535,6 +539,76 @@ START_TEST(test_mallctl_dump_never_takes_std_fds)
 }
 END_TEST
 
+/* Regular files in dir[/sub] (sub NULL: dir itself; a subdirectory of
+ * earlier-runs counts its files). */
+static int
+count_files(const char *dir, const char *sub)
+{
+    char path[PATH_MAX], inner[PATH_MAX + 256];
+    struct dirent *de;
+    struct stat st;
+    int n = 0;
+    DIR *d;
+
+    snprintf(path, sizeof(path), "%s%s%s", dir, sub ? "/" : "",
+             sub ? sub : "");
+    if ((d = opendir(path)) == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        if (de->d_name[0] == '.' && (de->d_name[1] == '\0' ||
+                                     strcmp(de->d_name, "..") == 0))
+            continue;
+        snprintf(inner, sizeof(inner), "%s/%s", path, de->d_name);
+        if (lstat(inner, &st) != 0)
+            continue;
+        if (S_ISREG(st.st_mode))
+            n++;
+        else if (S_ISDIR(st.st_mode) && sub != NULL)
+            n += count_files(path, de->d_name);
+    }
+    closedir(d);
+    return n;
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)flag;
+    (void)ftw;
+    return remove(path);
+}
+
+static void
+rm_tree(const char *dir)
+{
+    nftw(dir, rm_one, 8, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+
+    ck_assert_ptr_nonnull(f);
+    fputs(text, f);
+    ck_assert_int_eq(fclose(f), 0);
+}
+
+static const char *
+read_small(const char *path)
+{
+    static char buf[256];
+    FILE *f = fopen(path, "r");
+    size_t n;
+
+    ck_assert_ptr_nonnull(f);
+    n = fread(buf, 1, sizeof(buf) - 1, f);
+    buf[n] = '\0';
+    fclose(f);
+    return buf;
+}
+
 START_TEST(test_mallctl_dump_over_fake)
 {
     char dir[] = "/tmp/check_mallctl.XXXXXX";
@@ -550,6 +624,10 @@ START_TEST(test_mallctl_dump_over_fake)
     snprintf(want, sizeof(want), "%s.%ld.0.m0.heap", prefix, (long)getpid());
     ck_assert_str_eq(file, want);
     ck_assert_int_eq(access(file, R_OK), 0);
+    /* Written in the staging directory, then published whole: nothing
+     * stays behind, and jemalloc's prefix is the datadir's again. */
+    ck_assert_int_eq(count_files(dir, HA_DUMPFILES_STAGING), 0);
+    ck_assert_str_eq(fake_get("prof.prefix")->str, prefix);
     unlink(file);
 
     /* jemalloc failing after creating the file: gone afterwards. */
@@ -561,7 +639,94 @@ START_TEST(test_mallctl_dump_over_fake)
     ck_assert_has(err, want);
     ck_assert_has(err, "the partial file was removed");
     ck_assert_int_ne(access(want, F_OK), 0);
-    rmdir(dir);
+    ck_assert_int_eq(count_files(dir, HA_DUMPFILES_STAGING), 0);
+    ck_assert_str_eq(fake_get("prof.prefix")->str, prefix);
+    rm_tree(dir);
+}
+END_TEST
+
+/* Publishing never replaces a file: an earlier run's dump under the same
+ * name (same pid after a restart) is moved to earlier-runs first. */
+START_TEST(test_dumpfiles_publish_keeps_earlier)
+{
+    char dir[] = "/tmp/check_dumpfiles.XXXXXX";
+    char prefix[PATH_MAX], staged[PATH_MAX], path[PATH_MAX + 64];
+    char out[PATH_MAX + 64];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(prefix, sizeof(prefix), "%s/proxysql", dir);
+    ck_assert_int_eq(ha_dumpfiles_staging_prefix(prefix, staged,
+                                                 sizeof(staged)),
+                     0);
+    snprintf(path, sizeof(path), "%s.1.0.m0.heap", staged);
+    write_file(path, "new run");
+    snprintf(out, sizeof(out), "%s/proxysql.1.0.m0.heap", dir);
+    write_file(out, "earlier run");
+    ck_assert_int_eq(ha_dumpfiles_publish(path, dir, out, sizeof(out)), 0);
+    ck_assert_str_eq(read_small(out), "new run");
+    ck_assert_int_ne(access(path, F_OK), 0);
+    ck_assert_int_eq(count_files(dir, HA_DUMPFILES_EARLIER), 1);
+    /* A symlink planted at the staging name is refused, never followed. */
+    rm_tree(dir);
+    memcpy(dir + strlen(dir) - 6, "XXXXXX", 6);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(prefix, sizeof(prefix), "%s/proxysql", dir);
+    snprintf(path, sizeof(path), "%s/%s", dir, HA_DUMPFILES_STAGING);
+    ck_assert_int_eq(symlink("/tmp", path), 0);
+    ck_assert_int_eq(ha_dumpfiles_staging_prefix(prefix, staged,
+                                                 sizeof(staged)),
+                     ENOTDIR);
+    rm_tree(dir);
+}
+END_TEST
+
+/* Start-up: an earlier run's files under this pid (older than this
+ * process) move to earlier-runs, this run's stay; a staged dump of a
+ * process that is gone is removed, one of a live process is not. */
+START_TEST(test_dumpfiles_start)
+{
+    char dir[] = "/tmp/check_dumpfiles.XXXXXX";
+    char prefix[PATH_MAX], staged[PATH_MAX], path[PATH_MAX + 64];
+    struct timespec old[2] = {{.tv_sec = time(NULL) - 3600},
+                              {.tv_sec = time(NULL) - 3600}};
+    long me = (long)getpid();
+    pid_t dead;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(prefix, sizeof(prefix), "%s/proxysql", dir);
+    for (int i = 0; i < 3; i++) {
+        snprintf(path, sizeof(path), "%s.%ld.%d.m%d.heap", prefix, me, i, i);
+        write_file(path, "earlier");
+        ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+    }
+    snprintf(path, sizeof(path), "%s.%ld.0.m0.heap.sym", prefix, me);
+    write_file(path, "earlier sidecar");
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+    snprintf(path, sizeof(path), "%s.%ld.5.i0.heap", prefix, me);
+    write_file(path, "this run");
+    snprintf(path, sizeof(path), "%s.%ld.0.m0.heap", prefix, me + 1);
+    write_file(path, "another pid");
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, old, 0), 0);
+
+    ck_assert_int_eq(ha_dumpfiles_staging_prefix(prefix, staged,
+                                                 sizeof(staged)),
+                     0);
+    if ((dead = fork()) == 0)
+        _exit(0);
+    ck_assert_int_eq(waitpid(dead, NULL, 0), dead);
+    snprintf(path, sizeof(path), "%s.%ld.0.m0.heap", staged, (long)dead);
+    write_file(path, "half a dump");
+    snprintf(path, sizeof(path), "%s.1.0.m0.heap", staged);
+    write_file(path, "pid 1 is alive: its dump is in progress");
+
+    ck_assert_int_eq(ha_dumpfiles_start(prefix, me), 4);
+    ck_assert_int_eq(count_files(dir, NULL), 2); /* this run, other pid */
+    ck_assert_int_eq(count_files(dir, HA_DUMPFILES_STAGING), 1);
+    snprintf(path, sizeof(path), "%s.1.0.m0.heap", staged);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    /* Again: nothing more to move (this run's file is too new). */
+    ck_assert_int_eq(ha_dumpfiles_start(prefix, me), 0);
+    rm_tree(dir);
 }
 END_TEST
 
@@ -884,6 +1049,8 @@ mallctl_suite(void)
     tcase_add_test(core, test_mallctl_dir_probe);
     tcase_add_test(core, test_mallctl_dump_over_fake);
     tcase_add_test(core, test_mallctl_dump_never_takes_std_fds);
+    tcase_add_test(core, test_dumpfiles_publish_keeps_earlier);
+    tcase_add_test(core, test_dumpfiles_start);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_mallctl_errmsg_enoent_prof);

@@ -19,7 +19,9 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/util.h"
+#include "vtab/dumpfiles.h"
 
 /* ------------------------------------------------------------------
  * Typed accessors
@@ -682,10 +684,12 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
 {
     struct ha_mallctl_dirstate before, after;
     char prefix[PATH_MAX], path[PATH_MAX], reason[PATH_MAX + 128];
+    char staged_prefix[PATH_MAX];
     unsigned long long seq_before = 0, seq_after = 0;
     bool prof_built = ha_mallctl_prof_built(ops);
     bool hooked, had_before = false, found = false, removed = false;
-    int rc;
+    bool staged = false;
+    int rc, prc;
 
     if (filelen > 0)
         file[0] = '\0';
@@ -707,10 +711,19 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         return -1;
     }
 
+    /* jemalloc writes the file in place under its final name: have it
+     * write into the staging directory instead (its naming and counters
+     * kept), then publish the whole file (vtab/dumpfiles.h). The prefix
+     * lock keeps other instances from changing prof.prefix meanwhile. */
+    pthread_mutex_lock(&prefix_memory.lock);
+    if (ha_dumpfiles_staging_prefix(prefix, staged_prefix,
+                                    sizeof(staged_prefix)) == 0 &&
+        ha_mallctl_write_str(ops, "prof.prefix", staged_prefix) == 0)
+        staged = true;
     hooked = install_dump_hook(ops) == 0;
     if (!hooked)
-        had_before = latest_manual_dump(prefix, path, sizeof(path),
-                                        &seq_before);
+        had_before = latest_manual_dump(staged ? staged_prefix : prefix,
+                                        path, sizeof(path), &seq_before);
     hook_called = false;
     hook_file[0] = '\0';
     {
@@ -720,14 +733,39 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         rc = ha_mallctl_action(ops, "prof.dump");
         release_std_fds(&h);
     }
+    if (staged && (prc = ha_mallctl_write_str(ops, "prof.prefix", prefix)) !=
+                      0)
+        ha_log_error("cannot set prof.prefix back to %s after a dump: %s; "
+                     "jemalloc's own dumps now go to %s",
+                     prefix, strerror(prc), staged_prefix);
+    pthread_mutex_unlock(&prefix_memory.lock);
 
     if (hooked && hook_called) {
         ha_strlcpy(path, hook_file, sizeof(path));
         found = true;
     } else if (!hooked &&
-               latest_manual_dump(prefix, path, sizeof(path), &seq_after) &&
+               latest_manual_dump(staged ? staged_prefix : prefix, path,
+                                  sizeof(path), &seq_after) &&
                (!had_before || seq_after > seq_before)) {
         found = true;
+    }
+    if (rc == 0 && staged && found) {
+        char final[PATH_MAX], dir[PATH_MAX];
+        const char *slash = strrchr(prefix, '/');
+
+        snprintf(dir, sizeof(dir), "%.*s",
+                 slash == NULL ? 1 : (int)(slash == prefix ? 1 : slash - prefix),
+                 slash == NULL ? "." : prefix);
+        if ((prc = ha_dumpfiles_publish(path, dir, final, sizeof(final))) !=
+            0) {
+            unlink(path);
+            ha_err_set(err, errlen,
+                       "%s: the dump was written but cannot be moved into "
+                       "%s: %s; nothing was kept",
+                       variable, dir, strerror(prc));
+            return -1;
+        }
+        ha_strlcpy(path, final, sizeof(path));
     }
     if (rc == 0) {
         if (found)
@@ -738,12 +776,28 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         return 0;
     }
 
-    ha_mallctl_dir_probe(found ? path : prefix, &after);
-    /* jemalloc creat()s the file before writing: a write error (disk full)
-     * leaves a truncated profile under a valid dump name. */
-    if (found && unlink(path) == 0)
-        removed = true;
-    ha_mallctl_dump_errmsg(rc, variable, found ? path : NULL, prefix,
-                           prof_built, &before, &after, removed, err, errlen);
+    {
+        /* The operator is told of the dump's name in the datadir, not of
+         * the staging file it would have been published from. */
+        char shown[PATH_MAX];
+        const char *slash = strrchr(prefix, '/');
+        const char *base = found ? strrchr(path, '/') : NULL;
+
+        int n = -1;
+
+        if (found && staged && slash != NULL && base != NULL)
+            n = snprintf(shown, sizeof(shown), "%.*s%s",
+                         (int)(slash - prefix), prefix, base);
+        if (n < 0 || (size_t)n >= sizeof(shown))
+            ha_strlcpy(shown, found ? path : "", sizeof(shown));
+        ha_mallctl_dir_probe(found ? shown : prefix, &after);
+        /* jemalloc creat()s the file before writing: a write error (disk
+         * full) leaves a truncated profile under a valid dump name. */
+        if (found && unlink(path) == 0)
+            removed = true;
+        ha_mallctl_dump_errmsg(rc, variable, found ? shown : NULL, prefix,
+                               prof_built, &before, &after, removed, err,
+                               errlen);
+    }
     return -1;
 }

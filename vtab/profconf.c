@@ -15,6 +15,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "vtab/dumpfiles.h"
 #include "vtab/value.h"
 
 /* ------------------------------------------------------------------
@@ -251,6 +252,10 @@ ha_profconf_apply(const struct ha_mallctl_ops *ops,
         } else if ((rc = ha_mallctl_set_prof_prefix(ops, prefix)) != 0) {
             apply_mallctl_fail(&status, err, errlen, rc, "prof.prefix",
                                "jemalloc prof.prefix", prefix, prof_built);
+        } else {
+            /* Before this run dumps anything: an earlier run's files
+             * under this pid are moved aside, interrupted dumps removed. */
+            (void)ha_dumpfiles_start(prefix, (long)getpid());
         }
     }
     if (jc->prof_active != HA_UNSET && (prof || jc->prof_active)) {

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Dump files in the datadir, kept whole and never overwritten.
+ *
+ * jemalloc creat()s a dump under its final name and writes it in place:
+ * a kill -9 or a full disk mid-write leaves a truncated profile under a
+ * valid name, and a restarted process with the same pid (pid 1 in every
+ * container run) truncates the previous run's proxysql.1.0.m0.heap. So:
+ *   - heapadmin's own dumps are written into a staging directory next to
+ *     the dumps (<dir>/.heapadmin-staging, jemalloc's naming kept) and
+ *     published with link(2), which never replaces a file;
+ *   - at start, staged leftovers of dead processes are removed, and an
+ *     earlier run's files under this process's pid are moved to
+ *     <dir>/earlier-runs/<stem>.<pid>.<UTC time of its newest file>/,
+ *     before this run can write a single dump.
+ */
+#ifndef HA_DUMPFILES_H
+#define HA_DUMPFILES_H
+
+#include <stddef.h>
+
+#define HA_DUMPFILES_STAGING ".heapadmin-staging" /* under the dump dir */
+#define HA_DUMPFILES_EARLIER "earlier-runs"       /* under the dump dir */
+
+/* The staging prefix for prefix ("<dir>/<stem>"): "<dir>/.heapadmin-
+ * staging/<stem>" into out, the directory created (0700) when missing.
+ * Returns 0, or an errno value: ENAMETOOLONG, ENOTDIR when the staging
+ * name is taken by something other than a directory of this user's (a
+ * symlink is never followed), or mkdir's. */
+int ha_dumpfiles_staging_prefix(const char *prefix, char *out,
+                                size_t outlen);
+
+/* Publishes the staged dump staged (a file in the staging directory) as
+ * "<dir>/<its name>", never replacing a file: one already there (an
+ * earlier run's, same pid) is first moved to earlier-runs. The final path
+ * goes to out. Returns 0 (the staged name is gone), or an errno value
+ * with the staged file left for the caller to remove. */
+int ha_dumpfiles_publish(const char *staged, const char *dir, char *out,
+                         size_t outlen);
+
+/* Start-up housekeeping for prefix ("<dir>/<stem>") in process pid:
+ * removes staged files of processes that no longer run (or of pid: an
+ * earlier run's) and moves every "<stem>.<pid>.*" file in dir to
+ * earlier-runs. Logs what it did. Returns the number of files moved, or
+ * -1 when the directory cannot be read (logged). */
+int ha_dumpfiles_start(const char *prefix, long pid);
+
+#endif /* HA_DUMPFILES_H */
