@@ -11,6 +11,7 @@
 #include "admin/query.h"
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,12 @@ ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
                            strstr(msg, " is prohibited") != NULL)))) &&
         ha_authorizer_take_denial(r->authz, &d)) {
         ha_reply_err(r, d.code, d.sqlstate, "%s", d.msg);
+        return;
+    }
+    if (prim == SQLITE_INTERRUPT && r->shutdown != NULL &&
+        atomic_load(r->shutdown)) {
+        /* MySQL: ER_SERVER_SHUTDOWN. */
+        ha_reply_err(r, 1053, "08S01", "Server shutdown in progress");
         return;
     }
     if (prim == SQLITE_INTERRUPT && r->timeout_ms > 0) {

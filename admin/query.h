@@ -9,6 +9,7 @@
 #define HA_QUERY_H
 
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -38,6 +39,10 @@ struct ha_reply {
     /* The statement's max_execution_time in ms when one applies: an
      * SQLITE_INTERRUPT is then MySQL's ERR 3024. 0: none. */
     int64_t timeout_ms;
+    /* Optional: set (from any thread or a signal handler) when the server
+     * is shutting down: an SQLITE_INTERRUPT is then MySQL's ERR 1053.
+     * NULL: never. */
+    const _Atomic bool *shutdown;
 };
 
 /* Starts a reply whose first packet has sequence id seq. */

@@ -729,6 +729,12 @@ ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
 }
 
 void
+ha_server_set_shutdown_flag(struct ha_server *s, const _Atomic bool *flag)
+{
+    s->shared.shutdown = flag;
+}
+
+void
 ha_server_stop(struct ha_server *s)
 {
     if (s->stopped)

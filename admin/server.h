@@ -11,6 +11,7 @@
 
 #include <event2/event.h>
 #include <openssl/ssl.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -89,6 +90,13 @@ void ha_server_set_http_counter(struct ha_server *s, const uint64_t *counter);
  * with err "Unknown thread id: <id>" (MySQL ERR 1094). */
 int ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
                    char *err, size_t errlen);
+
+/* flag, once set (from any thread or a signal handler), ends every
+ * statement running on this server at its next progress check with ERR
+ * 1053 (Server shutdown in progress). The owner keeps flag alive as long
+ * as the server. */
+void ha_server_set_shutdown_flag(struct ha_server *s,
+                                 const _Atomic bool *flag);
 
 /* Stops accepting, closes every session and removes the unix socket
  * files. Safe to call twice. */

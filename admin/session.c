@@ -19,6 +19,7 @@
  */
 #include "admin/session.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -408,12 +409,15 @@ now_ns(void)
 }
 
 /* SQLite's progress handler, every 1000 VM steps: a statement past its
- * deadline is interrupted (SQLITE_INTERRUPT, ERR 3024). */
+ * deadline (ERR 3024) or running when the server is told to stop (ERR
+ * 1053, so SIGTERM is obeyed at once) is interrupted. */
 static int
 progress_cb(void *arg)
 {
     const struct ha_session *s = arg;
 
+    if (s->shared->shutdown != NULL && atomic_load(s->shared->shutdown))
+        return 1;
     return s->deadline_ns != 0 && now_ns() > s->deadline_ns;
 }
 
@@ -1439,6 +1443,7 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
 
     ha_session_set_command(s, "Query", sql, len);
     r->authz = &s->authz;
+    r->shutdown = s->shared->shutdown;
     r->status = ha_session_status(s);
     /* The text is lexed here, once: the split and every statement's
      * rewrite and SET parse work on views of these tokens. */
@@ -1479,6 +1484,7 @@ ha_session_special(struct ha_session *s, const char *sql, size_t len,
     int rc;
 
     r->authz = &s->authz;
+    r->shutdown = s->shared->shutdown;
     if (ha_lex_run(&lx, sql, len, err, sizeof(err)) != 0) {
         ha_lex_free(&lx);
         s->more_results = false;
@@ -1501,6 +1507,7 @@ ha_session_special_lexed(struct ha_session *s, const struct ha_lex *lx,
     int rc;
 
     r->authz = &s->authz;
+    r->shutdown = s->shared->shutdown;
     rc = ha_dialect_rewrite_lexed(lx, s->schema, &text, &dr, err,
                                   sizeof(err));
     ha_buf_free(&text);
@@ -1567,6 +1574,7 @@ ha_session_field_list(struct ha_session *s, const char *table,
     sqlite3_stmt *st = NULL;
 
     r->authz = &s->authz;
+    r->shutdown = s->shared->shutdown;
     r->status = ha_session_status(s);
     if (!table_exists(s->db, schema, table)) {
         ha_reply_err(r, 1146, "42S02", "Table '%s.%s' doesn't exist", schema,

@@ -72,6 +72,10 @@ struct ha_session_shared {
     struct ha_sysvar_limits limits; /* @@max_allowed_packet and the
                                        timeouts this server enforces;
                                        zero: the table's defaults */
+    const _Atomic bool *shutdown; /* set when the owner stops: running
+                                     statements end with ERR 1053 at
+                                     their next progress check; NULL:
+                                     never */
 };
 
 /* A session or user variable set with SET. */

@@ -247,6 +247,7 @@ ha_stmt_prepare(struct ha_stmt_table *t, struct ha_session *s,
     struct ha_stmt *st;
 
     r->authz = &s->authz;
+    r->shutdown = s->shared->shutdown;
     r->status = ha_session_status(s);
     if (t->n >= t->max) {
         ha_reply_err(r, 1461, "42000",
@@ -340,6 +341,7 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
     int rc;
 
     r->authz = &s->authz;
+    r->shutdown = s->shared->shutdown;
     r->status = ha_session_status(s);
     if (ha_proto_decode_stmt_execute(p, len, &h, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1835, "HY000", "Malformed communication packet: %s",

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -61,6 +62,8 @@ struct heapadmin {
     int stop_fds[2];
     pthread_t thread;
     const struct ha_log_sink *host_prev_sink; /* host-base mode */
+    _Atomic bool interrupt;        /* heapadmin_interrupt(): running
+                                      statements end (ERR 1053) */
 
     /* Thread start-up handshake */
     pthread_mutex_t mu;
@@ -304,6 +307,9 @@ setup(struct heapadmin *h, char *err, size_t errlen)
         ha_profconf_log_effective(&h->ops);
     h->server = ha_server_new(h->base, &h->cfg, h->datadir, &h->ops, err,
                               errlen);
+    atomic_store(&h->interrupt, false);
+    if (h->server != NULL)
+        ha_server_set_shutdown_flag(h->server, &h->interrupt);
     if (h->server == NULL || ha_server_enable_tls(h->server, err, errlen) ||
         ha_server_listen(h->server, err, errlen))
         return -1;
@@ -524,6 +530,9 @@ heapadmin_stop(struct heapadmin *h)
 {
     if (h == NULL || h->state != RUN_RUNNING)
         return;
+    /* A statement running on the admin thread ends now, not at its
+     * max_execution_time: the join below is prompt. */
+    atomic_store(&h->interrupt, true);
     if (h->own_thread) {
         if (write(h->stop_fds[1], "x", 1) < 0) {
         }
@@ -538,6 +547,13 @@ heapadmin_stop(struct heapadmin *h)
         ha_log_bind(h->host_prev_sink);
     }
     h->state = RUN_STOPPED;
+}
+
+void
+heapadmin_interrupt(struct heapadmin *h)
+{
+    if (h != NULL)
+        atomic_store(&h->interrupt, true);
 }
 
 void

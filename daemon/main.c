@@ -245,6 +245,67 @@ on_stop_signal(evutil_socket_t sig, short what, void *arg)
     event_base_loopexit(rt->base, NULL);
 }
 
+/* SIGTERM and SIGINT: a handler of our own rather than libevent's, which
+ * only notes the signal for the loop: while a statement runs the loop
+ * does not turn, and the stop would wait for max_execution_time. The
+ * handler interrupts the running statement (async-signal-safe) and wakes
+ * the loop through a pipe; on_stop_pipe does the rest. The daemon is the
+ * process's main, so these two statics are its own. */
+static struct heapadmin *stop_target;
+static int stop_pipe[2] = {-1, -1};
+
+static void
+stop_handler(int sig)
+{
+    int saved = errno;
+    unsigned char c = (unsigned char)sig;
+
+    heapadmin_interrupt(stop_target);
+    if (write(stop_pipe[1], &c, 1) < 0) {
+        /* Full: a stop is already pending. */
+    }
+    errno = saved;
+}
+
+static void
+on_stop_pipe(evutil_socket_t fd, short what, void *arg)
+{
+    unsigned char c = 0;
+
+    if (read(fd, &c, 1) == 1)
+        on_stop_signal(c, what, arg);
+}
+
+/* Installs stop_handler for SIGTERM and SIGINT and an event on the pipe
+ * it writes. Returns the event, or NULL. */
+static struct event *
+install_stop_signals(struct runtime *rt)
+{
+    struct sigaction sa;
+    struct event *ev;
+
+    if (pipe2(stop_pipe, O_CLOEXEC | O_NONBLOCK) != 0)
+        return NULL;
+    ev = event_new(rt->base, stop_pipe[0], EV_READ | EV_PERSIST,
+                   on_stop_pipe, rt);
+    if (ev == NULL || event_add(ev, NULL) != 0) {
+        if (ev != NULL)
+            event_free(ev);
+        return NULL;
+    }
+    stop_target = rt->ha;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = stop_handler;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    if (sigaction(SIGTERM, &sa, NULL) != 0 ||
+        sigaction(SIGINT, &sa, NULL) != 0) {
+        event_free(ev);
+        return NULL;
+    }
+    return ev;
+}
+
 static void
 on_hup_signal(evutil_socket_t sig, short what, void *arg)
 {
@@ -266,7 +327,7 @@ main(int argc, char **argv)
     struct daemon_log dl = {STDERR_FILENO, NULL, 0, NULL};
     struct runtime rt = {NULL, NULL, &dl};
     struct heapadmin_options ho;
-    struct event *ev_term = NULL, *ev_int = NULL, *ev_hup = NULL;
+    struct event *ev_term = NULL, *ev_hup = NULL;
     char err[PATH_MAX + 512], pidpath[PATH_MAX + 32];
     bool have_config;
     int pidfd = -1, ready_fd = -1, status = 1;
@@ -339,12 +400,9 @@ main(int argc, char **argv)
     /* The daemon is the library's host: its loop, its thread. */
     if (heapadmin_start_on_base(rt.ha, rt.base, err, sizeof(err)) != 0)
         goto fail;
-    ev_term = evsignal_new(rt.base, SIGTERM, on_stop_signal, &rt);
-    ev_int = evsignal_new(rt.base, SIGINT, on_stop_signal, &rt);
+    ev_term = install_stop_signals(&rt);
     ev_hup = evsignal_new(rt.base, SIGHUP, on_hup_signal, &rt);
-    if (ev_term == NULL || ev_int == NULL || ev_hup == NULL ||
-        evsignal_add(ev_term, NULL) || evsignal_add(ev_int, NULL) ||
-        evsignal_add(ev_hup, NULL)) {
+    if (ev_term == NULL || ev_hup == NULL || evsignal_add(ev_hup, NULL)) {
         snprintf(err, sizeof(err), "cannot install signal handlers");
         goto fail;
     }
@@ -363,10 +421,11 @@ fail:
     ha_daemon_ready(ready_fd, err);
     ready_fd = -1;
 out:
-    if (ev_term)
+    if (ev_term) {
+        signal(SIGTERM, SIG_DFL);
+        signal(SIGINT, SIG_DFL);
         event_free(ev_term);
-    if (ev_int)
-        event_free(ev_int);
+    }
     if (ev_hup)
         event_free(ev_hup);
     heapadmin_free(rt.ha);

@@ -141,6 +141,14 @@ int heapadmin_start_on_base(struct heapadmin *h, struct event_base *base,
  * Safe to call when not started. */
 void heapadmin_stop(struct heapadmin *h);
 
+/* Ends every statement running now on h's admin port at its next
+ * progress check (about every 1000 SQLite VM steps; the client gets ERR
+ * 1053, Server shutdown in progress), until h is started again. For a
+ * host about to stop: async-signal-safe (one atomic store), so a SIGTERM
+ * handler may call it and the loop is free to see the stop at once
+ * instead of after max_execution_time. heapadmin_stop() does it too. */
+void heapadmin_interrupt(struct heapadmin *h);
+
 /* Stops if needed and frees everything. NULL is a no-op. */
 void heapadmin_free(struct heapadmin *h);
 

@@ -58,5 +58,29 @@ ha_like "a stats user's 7-way join is bounded the same way" "ERROR 3024" "$HA_ER
 HA_USER=admin HA_PASS=admin
 ha_sql "SELECT 1"
 ha_is "the daemon answers afterwards" "0:1" "$HA_RC:$HA_OUT"
+ha_stop
+
+# SIGTERM while a statement runs, with no max_execution_time to end it:
+# the daemon stops at once (the statement is interrupted, its client told
+# ERR 1053), not when the statement would end (here: never).
+sed -e 's/max_execution_time = 1500;/max_execution_time = 0;/' \
+    "$HA_TMP/t.tmpl" >"$HA_TMP/none.tmpl"
+ha_start -C "$HA_TMP/none.tmpl" || ha_bail "heapadmind starts with no limit"
+ha_mysql -e "$forever" >"$HA_TMP/forever.out" 2>&1 &
+client=$!
+# The statement holds the event loop (statements still run on it), so no
+# query can ask whether it started: give the client a second to send it.
+sleep 1
+t0=$(date +%s%N)
+kill -TERM "$HA_PID"
+ha_wait_gone "$HA_PID" 10
+t1=$(date +%s%N)
+ms=$(( (t1 - t0) / 1000000 ))
+ha_ok "SIGTERM during a statement that never ends: stopped within 2 s ($ms ms)" \
+    test "$ms" -lt 2000
+wait "$client"
+ha_file_like "... its client got ERR 1053" "$HA_TMP/forever.out" \
+    "ERROR 1053 \(08S01\).*Server shutdown in progress"
+ha_forget "$HA_PID"
 
 ha_done
