@@ -449,6 +449,16 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
     }
     if (c->env->login_ok != NULL)
         c->env->login_ok(c->env->arg, c->host);
+    if (!change && c->env->admit != NULL &&
+        !c->env->admit(c->env->arg, u->role)) {
+        /* The extra connection max_connections allows is an admin's. */
+        ha_log_warn("login refused: user '%s' from %s (connection %u): "
+                    "max_connections reached; the one connection kept "
+                    "beyond it is for admin users",
+                    u->name, c->peer, c->id);
+        fail_and_close(c, 1040, "08004", "Too many connections");
+        return;
+    }
     if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
         ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",

@@ -64,6 +64,10 @@ struct ha_conn_env {
      * forgets the host's failures. NULL: no throttling. */
     int64_t (*login_failed)(void *arg, const char *host);
     void (*login_ok)(void *arg, const char *host);
+    /* Whether a user with role may have a session now (max_connections
+     * keeps one slot for admin users, as MySQL does for SUPER). NULL:
+     * always. */
+    bool (*admit)(void *arg, enum ha_role role);
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;

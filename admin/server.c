@@ -111,6 +111,18 @@ server_login_ok(void *arg, const char *host)
     ha_throttle_succeeded(&s->throttle, host);
 }
 
+/* MySQL's rule for SUPER: max_connections + 1 sockets are accepted, and
+ * past max_connections only an admin may log in, so monitoring that
+ * fills every slot never locks the admin out. */
+static bool
+server_admit(void *arg, enum ha_role role)
+{
+    struct ha_server *s = arg;
+
+    return role == HA_ROLE_ADMIN ||
+           s->n_conns <= (size_t)s->cfg->max_connections;
+}
+
 static void
 server_on_close(struct ha_conn *c, void *arg)
 {
@@ -205,8 +217,8 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->n_refused = 0;
         open_reserve(s);
     }
-    if (s->n_conns >= (size_t)s->cfg->max_connections) {
-        /* Full. Sockets that never finished a login must not lock
+    if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
+        /* Full (max_connections and the admin's extra one). Sockets that never finished a login must not lock
          * everyone out (256 silent ones did, the admin included): the
          * oldest still logging in makes room. Logged-in sessions are
          * never evicted; with only those, the new one is refused. */
@@ -227,7 +239,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
             ha_conn_free(old);
         }
     }
-    if (s->n_conns >= (size_t)s->cfg->max_connections) {
+    if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
         if (!s->refusing_max)
             ha_log_warn("max_connections (%d) reached: refusing new "
                         "connections with ERR 1040 until one closes",
@@ -366,6 +378,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.on_close = server_on_close;
     s->env.login_failed = server_login_failed;
     s->env.login_ok = server_login_ok;
+    s->env.admit = server_admit;
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;

@@ -64,11 +64,26 @@ ha_sql_err "global_variables limits are read-only" \
     "UPDATE global_variables SET variable_value = '9' WHERE variable_name = 'admin-max_connections'" \
     "read-only"
 
-# max_connections: five sessions held, the sixth is refused.
-exec 7< <(raw hold 5 4)
+# max_connections: with five sessions held, one more is let in for an
+# admin only (MySQL keeps one for SUPER), so monitoring that fills every
+# slot never locks the admin out.
+exec 7< <(raw hold 5 6)
 read -r -t 10 held <&7
 ha_is "five sessions are open" "held 5" "${held:-}"
-ha_is "the sixth connection gets ERR 1040 without SQLSTATE, then EOF" \
+ha_sql "SELECT 1" -ustats -pstats
+ha_like "the sixth, a stats user, gets ERROR 1040 after its login" \
+    "ERROR 1040 .*Too many connections" "$HA_ERR"
+ha_file_like "... and the log says the extra slot is for admins" "$HA_LOG" \
+    "login refused: user 'stats' .*max_connections reached; the one connection kept beyond it is for admin users"
+ha_sql "SELECT 1"
+ha_is "the sixth, an admin, gets in" "0:1" "$HA_RC:$HA_OUT"
+cat <&7 >/dev/null
+exec 7<&-
+# Six held (the admin slot taken too): a seventh is refused at once.
+exec 7< <(raw hold 6 4)
+read -r -t 10 held <&7
+ha_is "six admin sessions are open" "held 6" "${held:-}"
+ha_is "the seventh connection gets ERR 1040 without SQLSTATE, then EOF" \
     "err 1040 nostate Too many connections / closed" "$(raw first_packet)"
 ha_sql "SELECT 1"
 ha_like "the mariadb client reports ERROR 1040" "ERROR 1040 .*Too many connections" "$HA_ERR"
@@ -89,7 +104,7 @@ python3 - "$HA_PORT" >/dev/null <<'PY' &
 import socket, sys, time
 port = int(sys.argv[1])
 socks = []
-for _ in range(5):
+for _ in range(6):
     s = socket.create_connection(("127.0.0.1", port))
     s.recv(1024)              # the greeting; never answered
     socks.append(s)
@@ -98,7 +113,7 @@ PY
 silent=$!
 sleep 1
 ha_sql "SELECT 1"
-ha_is "5 silent sockets at max_connections 5: an admin still logs in" "0:1" "$HA_RC:$HA_OUT"
+ha_is "6 silent sockets at max_connections 5 (+1): an admin still logs in" "0:1" "$HA_RC:$HA_OUT"
 ha_file_like "... one silent socket was closed to make room, and logged" "$HA_LOG" \
     'max_connections \(5\) reached: closing connection [0-9]+ \([^)]*\), which had not logged in, to admit a new one'
 kill "$silent" 2>/dev/null
