@@ -39,6 +39,7 @@ enum key_type {
     KEY_STRING, /* libconfig string */
     KEY_INT,    /* libconfig int or int64 */
     KEY_BOOL,   /* libconfig bool, 0/1, or "true"/"false"/"on"/"off" */
+    KEY_INT64,  /* libconfig int or int64, into a long long */
     KEY_TYPE_MAX
 };
 
@@ -128,6 +129,18 @@ static const struct config_key config_keys[] = {
      OFF(jemalloc.stats_max_age_ms), 0},
     {JEMALLOC, "dump_symbolized", KEY_BOOL, 0, 1, NULL,
      OFF(jemalloc.dump_symbolized), 0},
+    /* Dump housekeeping: counts, bytes (libconfig's 64-bit ints: write
+     * 1073741824L), seconds up to a week. */
+    {JEMALLOC, "dump_retention_count", KEY_INT64, 0, 1000000, NULL,
+     OFF(jemalloc.dump_retention_count), 0},
+    {JEMALLOC, "dump_retention_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+     OFF(jemalloc.dump_retention_bytes), 0},
+    {JEMALLOC, "dump_min_free_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+     OFF(jemalloc.dump_min_free_bytes), 0},
+    {JEMALLOC, "dump_interval_s", KEY_INT64, 0, 604800, NULL,
+     OFF(jemalloc.dump_interval_s), 0},
+    {JEMALLOC, "dump_resident_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+     OFF(jemalloc.dump_resident_bytes), 0},
     {JEMALLOC, "dump_prefix", KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
@@ -687,6 +700,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.lg_prof_sample_min = HA_DEFAULT_LG_PROF_SAMPLE_MIN;
     cfg->jemalloc.stats_max_age_ms = 0;
     cfg->jemalloc.dump_symbolized = 0;
+    cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
     ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
                sizeof(cfg->jemalloc.dump_prefix));
 }
@@ -961,7 +975,8 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
         }
         return 0;
     }
-    case KEY_INT: {
+    case KEY_INT:
+    case KEY_INT64: {
         long long v;
 
         if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64) {
@@ -977,7 +992,10 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
                     k->min, k->max);
             return -1;
         }
-        *(int *)field = (int)v;
+        if (k->type == KEY_INT64)
+            *(long long *)field = v;
+        else
+            *(int *)field = (int)v;
         return 0;
     }
     case KEY_BOOL: {
@@ -1432,6 +1450,13 @@ ha_config_log(const struct ha_config *cfg)
                 j->lg_prof_sample_min, j->stats_max_age_ms,
                 j->dump_symbolized ? "true" : "false");
     ha_log_info("config: " JEMALLOC ".dump_prefix = \"%s\"", j->dump_prefix);
+    ha_log_info("config: " JEMALLOC ".dump_retention_count = %lld, "
+                "dump_retention_bytes = %lld, dump_min_free_bytes = %lld, "
+                "dump_interval_s = %lld, dump_resident_bytes = %lld "
+                "(0: off)",
+                j->dump_retention_count, j->dump_retention_bytes,
+                j->dump_min_free_bytes, j->dump_interval_s,
+                j->dump_resident_bytes);
 }
 
 /* ------------------------------------------------------------------ */

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "admin/conn.h"
+#include "admin/dumptimer.h"
 #include "admin/throttle.h"
 #include "core/log.h"
 #include "admin/session.h"
@@ -79,6 +80,7 @@ struct ha_server {
     uint64_t n_evicted;            /* unauthenticated connections closed
                                       to admit new ones at the cap */
     struct ha_throttle throttle;   /* failed logins per peer address */
+    struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
@@ -338,6 +340,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->vtab.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
     s->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
     s->vtab.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
+    s->vtab.je = &cfg->jemalloc;
     s->shared.vtab = &s->vtab;
     s->shared.kill = kill_hook;
     s->shared.kill_arg = s;
@@ -382,6 +385,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;
+    s->dumptimer = ha_dumptimer_new(base, &s->vtab);
     return s;
 }
 
@@ -767,6 +771,7 @@ ha_server_free(struct ha_server *s)
     if (s == NULL)
         return;
     ha_server_stop(s);
+    ha_dumptimer_free(s->dumptimer);
     if (s->accept_pause != NULL)
         event_free(s->accept_pause);
     close_reserve(s);

@@ -730,6 +730,58 @@ START_TEST(test_dumpfiles_start)
 }
 END_TEST
 
+/* Retention: oldest first, sidecars with their dump, the newest always
+ * kept, other stems and names left alone. */
+START_TEST(test_dumpfiles_retain)
+{
+    char dir[] = "/tmp/check_dumpfiles.XXXXXX";
+    char prefix[PATH_MAX], path[PATH_MAX + 64];
+    time_t base = time(NULL) - 1000;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(prefix, sizeof(prefix), "%s/proxysql", dir);
+    for (int i = 0; i < 5; i++) {
+        struct timespec ts[2] = {{.tv_sec = base + i}, {.tv_sec = base + i}};
+
+        snprintf(path, sizeof(path), "%s.42.%d.i%d.heap", prefix, i, i);
+        write_file(path, "0123456789"); /* 10 bytes */
+        ck_assert_int_eq(utimensat(AT_FDCWD, path, ts, 0), 0);
+        snprintf(path, sizeof(path), "%s.42.%d.i%d.heap.buildid", prefix, i,
+                 i);
+        write_file(path, "01234"); /* 5 bytes */
+    }
+    snprintf(path, sizeof(path), "%s/other.42.0.i0.heap", dir);
+    write_file(path, "not ours");
+    snprintf(path, sizeof(path), "%s/notes.txt", dir);
+    write_file(path, "not a dump");
+
+    ck_assert_int_eq(ha_dumpfiles_retain(prefix, 0, 0), 0);
+    ck_assert_int_eq(ha_dumpfiles_retain(prefix, 3, 0), 2);
+    ck_assert_int_eq(count_files(dir, NULL), 3 * 2 + 2);
+    snprintf(path, sizeof(path), "%s.42.0.i0.heap", prefix);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    snprintf(path, sizeof(path), "%s.42.1.i1.heap.buildid", prefix);
+    ck_assert_int_ne(access(path, F_OK), 0);
+    /* 3 x 15 bytes kept; 31 allows two. */
+    ck_assert_int_eq(ha_dumpfiles_retain(prefix, 0, 31), 1);
+    ck_assert_int_eq(count_files(dir, NULL), 2 * 2 + 2);
+    /* The newest stays even when it alone is over the limit. */
+    ck_assert_int_eq(ha_dumpfiles_retain(prefix, 0, 1), 1);
+    snprintf(path, sizeof(path), "%s.42.4.i4.heap", prefix);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    ck_assert_int_eq(count_files(dir, NULL), 1 * 2 + 2);
+    ck_assert_int_gt(ha_dumpfiles_free_bytes(prefix), 0);
+    /* Only jemalloc's automatic kinds, this pid, newer than since. */
+    snprintf(path, sizeof(path), "%s.42.5.m0.heap", prefix);
+    write_file(path, "manual");
+    ck_assert_int_eq(ha_dumpfiles_drop_automatic(prefix, 42, base + 100), 0);
+    ck_assert_int_eq(ha_dumpfiles_drop_automatic(prefix, 43, 0), 0);
+    ck_assert_int_eq(ha_dumpfiles_drop_automatic(prefix, 42, 0), 1);
+    ck_assert_int_eq(access(path, F_OK), 0);
+    rm_tree(dir);
+}
+END_TEST
+
 /* ------------------------------------------------------------------
  * profconf
  * ------------------------------------------------------------------ */
@@ -1051,6 +1103,7 @@ mallctl_suite(void)
     tcase_add_test(core, test_mallctl_dump_never_takes_std_fds);
     tcase_add_test(core, test_dumpfiles_publish_keeps_earlier);
     tcase_add_test(core, test_dumpfiles_start);
+    tcase_add_test(core, test_dumpfiles_retain);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_mallctl_errmsg_enoent_prof);

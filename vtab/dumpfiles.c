@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -308,4 +309,196 @@ ha_dumpfiles_start(const char *prefix, long pid)
         return -1;
     snprintf(label, sizeof(label), "%s.%ld", stem, pid);
     return move_aside(dir, head, label, started);
+}
+
+/* ------------------------------------------------------------------
+ * Retention
+ * ------------------------------------------------------------------ */
+
+struct kept {
+    char name[NAME_MAX + 1];
+    struct timespec mtime;
+    long long seq;
+    long long bytes;           /* the dump and its sidecars */
+};
+
+static int
+older_first(const void *a, const void *b)
+{
+    const struct kept *x = a, *y = b;
+
+    if (x->mtime.tv_sec != y->mtime.tv_sec)
+        return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
+    if (x->mtime.tv_nsec != y->mtime.tv_nsec)
+        return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Adds the sizes of "<name>.*" files (sidecars) in dir, or removes them
+ * when remove is set. */
+static long long
+sidecars(const char *dir, const char *name, bool remove)
+{
+    char path[PATH_MAX];
+    size_t len = strlen(name);
+    long long total = 0;
+    struct dirent *de;
+    DIR *d = opendir(dir);
+
+    if (d == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        int n;
+
+        if (strncmp(de->d_name, name, len) != 0 || de->d_name[len] != '.')
+            continue;
+        n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        total += (long long)st.st_size;
+        if (remove)
+            unlink(path);
+    }
+    closedir(d);
+    return total;
+}
+
+int
+ha_dumpfiles_retain(const char *prefix, long long max_count,
+                    long long max_bytes)
+{
+    char dir[PATH_MAX], path[PATH_MAX], head[NAME_MAX + 2];
+    struct kept *k = NULL;
+    size_t n = 0, cap = 0, count, first = 0;
+    long long total = 0;
+    const char *stem;
+    struct dirent *de;
+    int removed = 0;
+    DIR *d;
+
+    if (max_count <= 0 && max_bytes <= 0)
+        return 0;
+    if (split_prefix(prefix, dir, sizeof(dir), &stem) != 0)
+        return -1;
+    snprintf(head, sizeof(head), "%s.", stem);
+    if ((d = opendir(dir)) == NULL)
+        return -1;
+    while ((de = readdir(d)) != NULL) {
+        struct ha_heap_dump_name dn;
+        struct stat st;
+        int len;
+
+        if (strncmp(de->d_name, head, strlen(head)) != 0 ||
+            !ha_heap_parse_dump_name(de->d_name, &dn))
+            continue;
+        /* Only "<stem>.<pid>...": another stem with dots is not ours. */
+        if (strchr(de->d_name + strlen(head), '.') == NULL)
+            continue;
+        len = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode))
+            continue;
+        if (n == cap) {
+            size_t ncap = cap == 0 ? 32 : cap * 2;
+            struct kept *p = realloc(k, ncap * sizeof(*k));
+
+            if (p == NULL)
+                break;
+            k = p;
+            cap = ncap;
+        }
+        ha_strlcpy(k[n].name, de->d_name, sizeof(k[n].name));
+        k[n].mtime = st.st_mtim;
+        k[n].seq = dn.seq;
+        k[n].bytes = (long long)st.st_size;
+        n++;
+    }
+    closedir(d);
+    for (size_t i = 0; i < n; i++) {
+        k[i].bytes += sidecars(dir, k[i].name, false);
+        total += k[i].bytes;
+    }
+    qsort(k, n, sizeof(*k), older_first);
+    count = n;
+    /* The newest always stays: it is the one just written. */
+    while (count > 1 && first + 1 < n &&
+           ((max_count > 0 && (long long)count > max_count) ||
+            (max_bytes > 0 && total > max_bytes))) {
+        struct kept *o = &k[first++];
+        int len = snprintf(path, sizeof(path), "%s/%s", dir, o->name);
+
+        if (len < 0 || (size_t)len >= sizeof(path))
+            continue;
+        if (unlink(path) != 0 && errno != ENOENT) {
+            ha_log_warn("dump retention: cannot remove %s: %s", path,
+                        strerror(errno));
+            continue;
+        }
+        sidecars(dir, o->name, true);
+        count--;
+        total -= o->bytes;
+        removed++;
+        ha_log_info("dump retention: removed %s (%lld bytes); %zu dumps, "
+                    "%lld bytes kept (dump_retention_count = %lld, "
+                    "dump_retention_bytes = %lld)",
+                    path, o->bytes, count, total, max_count, max_bytes);
+    }
+    free(k);
+    return removed;
+}
+
+long long
+ha_dumpfiles_free_bytes(const char *prefix)
+{
+    char dir[PATH_MAX];
+    const char *stem;
+    struct statvfs sv;
+
+    if (split_prefix(prefix, dir, sizeof(dir), &stem) != 0) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    if (statvfs(dir, &sv) != 0)
+        return -1;
+    return (long long)sv.f_bavail * (long long)sv.f_frsize;
+}
+
+int
+ha_dumpfiles_drop_automatic(const char *prefix, long pid, time_t since)
+{
+    char dir[PATH_MAX], path[PATH_MAX];
+    const char *stem;
+    struct dirent *de;
+    int dropped = 0;
+    DIR *d;
+
+    if (split_prefix(prefix, dir, sizeof(dir), &stem) != 0 ||
+        (d = opendir(dir)) == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL) {
+        struct ha_heap_dump_name dn;
+        struct stat st;
+        int n;
+
+        if (strncmp(de->d_name, stem, strlen(stem)) != 0 ||
+            !ha_heap_parse_dump_name(de->d_name, &dn) || dn.pid != pid ||
+            (strcmp(dn.kind, "interval") != 0 &&
+             strcmp(dn.kind, "high-water") != 0))
+            continue;
+        n = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+        if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) != 0 ||
+            !S_ISREG(st.st_mode) || st.st_mtime < since)
+            continue;
+        if (unlink(path) == 0) {
+            sidecars(dir, de->d_name, true);
+            dropped++;
+            ha_log_warn("dump housekeeping: removed %s, written by jemalloc "
+                        "while free space is below dump_min_free_bytes",
+                        path);
+        }
+    }
+    closedir(d);
+    return dropped;
 }

@@ -18,6 +18,7 @@
 #define HA_DUMPFILES_H
 
 #include <stddef.h>
+#include <time.h>
 
 #define HA_DUMPFILES_STAGING ".heapadmin-staging" /* under the dump dir */
 #define HA_DUMPFILES_EARLIER "earlier-runs"       /* under the dump dir */
@@ -44,5 +45,24 @@ int ha_dumpfiles_publish(const char *staged, const char *dir, char *out,
  * earlier-runs. Logs what it did. Returns the number of files moved, or
  * -1 when the directory cannot be read (logged). */
 int ha_dumpfiles_start(const char *prefix, long pid);
+
+/* Retention for prefix's dumps ("<dir>/<stem>.<pid>.<seq>.<kind>.heap",
+ * any pid, with their "<dump>.*" sidecars): while more than max_count
+ * dumps, or more than max_bytes in all, are in dir, the oldest (by mtime)
+ * is removed, never the newest. 0 disables either limit. Logs each
+ * removal. Returns the number of dumps removed, or -1 when dir cannot be
+ * read. */
+int ha_dumpfiles_retain(const char *prefix, long long max_count,
+                        long long max_bytes);
+
+/* Removes jemalloc's own automatic dumps (interval "i" and high-water
+ * "u" kinds) of process pid under prefix modified after since (epoch
+ * seconds): dumps the free-space floor says to skip, which jemalloc
+ * cannot be told not to write. Logs each. Returns how many. */
+int ha_dumpfiles_drop_automatic(const char *prefix, long pid, time_t since);
+
+/* Bytes an unprivileged process may still write in the directory of
+ * prefix (statvfs f_bavail), or -1 with errno. */
+long long ha_dumpfiles_free_bytes(const char *prefix);
 
 #endif /* HA_DUMPFILES_H */

@@ -55,8 +55,13 @@
  *   jemalloc-dump_symbolized          RW    dump_now also writes <dump>.sym,
  *                                           jeprof's symbolized profile
  *                                           (vtab/symcopy.h)
+ *   jemalloc-dump_retention_count, jemalloc-dump_retention_bytes,
+ *   jemalloc-dump_min_free_bytes, jemalloc-dump_interval_s,
+ *   jemalloc-dump_resident_bytes      RO    dump housekeeping, as configured
+ *                                           (jemalloc_variables; 0 = off)
  *   jemalloc-dump_now                 A  P  prof.dump (jemalloc's naming,
- *                                           prof.prefix = datadir/stem)
+ *                                           prof.prefix = datadir/stem),
+ *                                           then dump_retention_*
  *   jemalloc-reset_now                A  P  prof.reset at the current rate
  *   jemalloc-purge_now                A     arena.4096.purge (all arenas)
  *   jemalloc-prof                     RO  opt.prof ('false' also when
@@ -113,6 +118,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/buildid.h"
+#include "vtab/dumpfiles.h"
 #include "vtab/symcopy.h"
 #include "vtab/value.h"
 #include "vtab/vtab_util.h"
@@ -136,6 +142,7 @@ enum gv_kind {
     GV_LG_MIN,    /* ctx->lg_prof_sample_min, read-only */
     GV_STATS_AGE, /* ctx->stats_max_age_ms, read-write */
     GV_DUMP_SYM,  /* ctx->dump_symbolized, read-write */
+    GV_KEEP,      /* ctx->je dump housekeeping setting, read-only */
     GV_KIND_MAX
 };
 
@@ -178,6 +185,9 @@ struct gv_row {
     "jemalloc reads it only when the process starts; set it in the "   \
     "config file (jemalloc_variables) or in MALLOC_CONF and restart "  \
     "heapadmind"
+#define HINT_KEEP                                                       \
+    "dump housekeeping is set in the config file (jemalloc_variables) "  \
+    "and read when heapadmin starts"
 #define HINT_OPT                                                        \
     "it is the start-up value; the live setting is the same name "      \
     "without 'opt_'"
@@ -225,6 +235,11 @@ static const struct gv_row gv_rows[] = {
      "(jemalloc_variables.lg_prof_sample_min); lower it there on purpose"},
     {"jemalloc-stats_max_age_ms", NULL, GV_STATS_AGE, 0, 0, NULL},
     {"jemalloc-dump_symbolized", NULL, GV_DUMP_SYM, 0, 0, NULL},
+    {"jemalloc-dump_retention_count", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_retention_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_min_free_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_interval_s", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_resident_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
 
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
     {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
@@ -408,6 +423,22 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
     case GV_DUMP_SYM:
         ha_strlcpy(buf, ctx->dump_symbolized ? "true" : "false", len);
         break;
+    case GV_KEEP: {
+        const struct ha_jemalloc_config *je = ctx->je;
+        const char *n = r->name + strlen("jemalloc-dump_");
+        long long v = je == NULL                        ? 0
+                      : strcmp(n, "retention_count") == 0 ? je->dump_retention_count
+                      : strcmp(n, "retention_bytes") == 0 ? je->dump_retention_bytes
+                      : strcmp(n, "min_free_bytes") == 0  ? je->dump_min_free_bytes
+                      : strcmp(n, "interval_s") == 0      ? je->dump_interval_s
+                                                          : je->dump_resident_bytes;
+
+        if (je == NULL)
+            rc = -1;
+        else
+            snprintf(buf, len, "%lld", v);
+        break;
+    }
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -684,6 +715,14 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
             if (file[0] == '/' &&
                 ha_buildid_record(file, why, sizeof(why)) != 0)
                 ha_log_warn("%s: build-ids not recorded: %s", file, why);
+        }
+        if (vt->conn->ctx->je != NULL) {
+            char prefix[PATH_MAX];
+
+            if (ha_mallctl_prof_prefix(ops, prefix, sizeof(prefix)) == 0)
+                (void)ha_dumpfiles_retain(
+                    prefix, vt->conn->ctx->je->dump_retention_count,
+                    vt->conn->ctx->je->dump_retention_bytes);
         }
         self_exe(exe, sizeof(exe));
         if (stat(file, &sb) == 0)

@@ -22,7 +22,23 @@ struct ha_jemalloc_config {
     int lg_prof_sample_min; /* lowest lg_prof_sample accepted, 0..62 */
     int stats_max_age_ms;   /* statistics refreshed at most this often */
     int dump_symbolized;    /* 0/1: dump_now also writes <dump>.sym */
+
+    /* Dump housekeeping (vtab/dumpfiles.h, admin/dumptimer.h) */
+    long long dump_retention_count; /* dumps kept in the datadir, oldest
+                                       removed first; 0: no limit */
+    long long dump_retention_bytes; /* their total size kept under this;
+                                       0: no limit */
+    long long dump_min_free_bytes;  /* automatic dumps skipped while the
+                                       datadir's free space is below it;
+                                       0: no floor */
+    long long dump_interval_s;      /* a dump every this many s; 0: none */
+    long long dump_resident_bytes;  /* a dump when stats.resident rises
+                                       past it; 0: none */
 };
+
+/* dump_min_free_bytes when the config says nothing: 256 MiB left for the
+ * host, whatever the interval dumps want. */
+#define HA_DEFAULT_DUMP_MIN_FREE_BYTES (256LL << 20)
 #define HA_LG_INTERVAL_UNSET (-2)
 
 /* jemalloc 5.3 promotes every sampled small allocation to a 16 KiB

@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "vtab/jeconfig.h"
 #include "vtab/mallctl.h"
 
 struct ha_symbolizer;
@@ -44,6 +45,10 @@ struct ha_vtab_ctx {
                                           refresh; 0: never */
     bool dump_symbolized;              /* dump_now also writes <dump>.sym
                                           (symcopy.h) */
+    const struct ha_jemalloc_config *je; /* dump housekeeping settings
+                                            (retention after dump_now,
+                                            global_variables); NULL:
+                                            none */
 
     /* Heap-profile tables (heap.c): symbols read from the binaries on
      * disk, cached across queries; created on first use, freed by the
