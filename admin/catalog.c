@@ -18,6 +18,7 @@ static const struct ha_catalog_table tables[] = {
     {"heap_profile", NULL, false, true},
     {"heap_profile_diff", NULL, false, true},
     {"global_variables", "main", true, true},
+    {"runtime_global_variables", "main", true, true},
     {"session_variables", NULL, true, true},
     {"mysql_variables", NULL, true, true},
     /* SQLite's own catalogue, which admin clients read to list tables;

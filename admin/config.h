@@ -24,6 +24,7 @@
 #include <stddef.h>
 
 #include "admin/credentials.h"
+#include "core/buf.h"
 #include "vtab/jeconfig.h"
 
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
@@ -141,6 +142,15 @@ int ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
 /* Writes the effective configuration (passwords masked) as one line per
  * setting to the log at info level. */
 void ha_config_log(const struct ha_config *cfg);
+
+/* Writes cfg as a config file ha_config_load_string() reads back to the
+ * same settings (SAVE CONFIG TO FILE): every key of the key table with
+ * its value, libconfig strings escaped, unset tri-states left out (they
+ * keep jemalloc's own value), 64-bit values with libconfig's L. datadir
+ * is written as abs_datadir when given. header is a comment put first
+ * (NULL: none). Appends to out. */
+void ha_config_write(const struct ha_config *cfg, const char *abs_datadir,
+                     const char *header, struct ha_buf *out);
 
 /* True when a default credential (admin:admin, stats:stats; struct
  * ha_user.is_default) is configured while a mysql_ifaces entry listens

@@ -170,6 +170,9 @@ classify(const struct ha_lex *lx, struct ha_dialect_result *res)
         res->kind = HA_STMT_SHOW;
     } else if (ha_lex_is_word(lx, i, "KILL")) {
         classify_kill(lx, i, res);
+    } else if (ha_lex_is_word(lx, i, "SAVE") ||
+               ha_lex_is_word(lx, i, "LOAD")) {
+        res->kind = HA_STMT_PERSIST;
     }
 }
 

@@ -158,6 +158,33 @@ is_stats_qualifier(const struct ha_lex *lx, size_t i)
     }
 }
 
+/* Token i is a bare global_variables (no schema before it, no column or
+ * call after it, not an alias or a pragma's argument): it is emitted
+ * main.global_variables.
+ * Sessions attach the disk layer as schema "disk", whose real table
+ * global_variables would win the lookup of the bare name over the
+ * eponymous virtual table (SQLite looks for real tables in every schema
+ * first), and every UPDATE would go to the read-only saved copy. */
+static bool
+is_bare_global_variables(const struct ha_lex *lx, size_t i)
+{
+    char name[24];
+    size_t prev = ha_lex_prev(lx, i), next = ha_lex_next(lx, i);
+
+    if (!ha_lex_is_ident(lx, i))
+        return false;
+    ha_lex_text(lx, i, name, sizeof(name));
+    if (!ha_str_ieq(name, "global_variables"))
+        return false;
+    /* "(global_variables)" is PRAGMA table_info's argument. */
+    if (prev < lx->n &&
+        (ha_lex_is_punct(lx, prev, '.') || ha_lex_is_word(lx, prev, "AS") ||
+         ha_lex_is_punct(lx, prev, '(')))
+        return false;
+    return !(next < lx->n && (ha_lex_is_punct(lx, next, '.') ||
+                              ha_lex_is_punct(lx, next, '(')));
+}
+
 /* A result column being emitted: where it started and whether it needs
  * its MySQL label because a rewrite changed its text. */
 struct column {
@@ -269,6 +296,8 @@ ha_emit_sql(const struct ha_lex *lx, size_t from, size_t to,
                 i++; /* and the '.' */
                 break;
             }
+            if (is_bare_global_variables(lx, i))
+                ha_buf_append_str(out, "main.");
             if (ha_lex_is_word(lx, i, "LIMIT")) {
                 /* LIMIT a, b  ->  LIMIT b OFFSET a */
                 size_t a = ha_lex_next(lx, i), c = ha_lex_next(lx, a),

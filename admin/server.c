@@ -25,6 +25,8 @@
 
 #include "admin/conn.h"
 #include "admin/dumptimer.h"
+#include "admin/diskstore.h"
+#include "admin/persist.h"
 #include "admin/throttle.h"
 #include "core/log.h"
 #include "admin/session.h"
@@ -345,6 +347,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->shared.kill = kill_hook;
     s->shared.kill_arg = s;
     s->shared.registry = &s->registry;
+    s->shared.config = cfg;
     s->registry.started = time(NULL);
     /* A leading '/' makes the memdb database shared by every connection of
      * this process under that name. The server's own address keeps two
@@ -386,6 +389,15 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;
     s->dumptimer = ha_dumptimer_new(base, &s->vtab);
+    /* The disk layer exists before the first session, which attaches
+     * it; a failure only means SAVE will report it. */
+    {
+        char why[PATH_MAX + 128];
+
+        if (s->datadir != NULL &&
+            ha_diskstore_init(s->datadir, why, sizeof(why)) != 0)
+            ha_log_warn("disk layer: %s", why);
+    }
     return s;
 }
 
@@ -743,6 +755,33 @@ ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
         return -1;
     }
     return 0;
+}
+
+int
+ha_server_apply_saved(struct ha_server *s, bool initial)
+{
+    struct ha_session session;
+    struct ha_persist_ctx ctx;
+    char err[512];
+    int n;
+
+    memset(&session, 0, sizeof(session));
+    if (ha_session_open(&session, &s->shared, 0, err, sizeof(err)) != 0) {
+        ha_log_error("saved variables not applied: %s", err);
+        return -1;
+    }
+    ha_strlcpy(session.user, "start-up", sizeof(session.user));
+    ha_session_set_role(&session, HA_ROLE_ADMIN);
+    ha_vtab_set_who(session.vtab, "start-up (saved on disk)");
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.db = session.db;
+    ctx.admin = true;
+    ctx.who = "start-up";
+    ctx.datadir = s->datadir;
+    ctx.cfg = s->cfg;
+    n = s->datadir != NULL ? ha_persist_apply_saved(&ctx, initial) : 0;
+    ha_session_close(&session);
+    return n;
 }
 
 void

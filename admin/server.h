@@ -91,6 +91,12 @@ void ha_server_set_http_counter(struct ha_server *s, const uint64_t *counter);
 int ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
                    char *err, size_t errlen);
 
+/* Start-up precedence: applies the jemalloc variables saved on disk
+ * (<datadir>/heapadmin.db) over what the config set, each one logged, or
+ * with initial discards them. Call once after ha_server_new. Returns the
+ * number applied or -1 (logged). */
+int ha_server_apply_saved(struct ha_server *s, bool initial);
+
 /* flag, once set (from any thread or a signal handler), ends every
  * statement running on this server at its next progress check with ERR
  * 1053 (Server shutdown in progress). The owner keeps flag alive as long

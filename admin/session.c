@@ -20,15 +20,19 @@
 #include "admin/session.h"
 
 #include <stdatomic.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "admin/catalog.h"
 #include "admin/dialect.h"
+#include "admin/diskstore.h"
 #include "admin/lex.h"
 #include "admin/metrics.h"
+#include "admin/persist.h"
 #include "core/log.h"
 #include "admin/proto.h"
 #include "vtab/sessions.h"
@@ -210,7 +214,7 @@ fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_stmt *st = NULL;
         sqlite3_result_null(ctx);
         if (sqlite3_prepare_v2(s->db,
-                               "SELECT variable_value FROM global_variables "
+                               "SELECT variable_value FROM main.global_variables "
                                "WHERE variable_name = ?1",
                                -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -406,6 +410,43 @@ now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ProxySQL's schema "disk": <datadir>/heapadmin.db (admin/diskstore.h),
+ * attached read-only, so disk.global_variables compares the saved layer
+ * with global_variables. Without the file the schema is missing, and
+ * SAVE ... TO DISK still works (it opens the file itself). */
+static void
+attach_disk(sqlite3 *db, const char *datadir)
+{
+    char path[PATH_MAX];
+    sqlite3_str *uri;
+    char *sql;
+
+    if (ha_diskstore_path(datadir, path, sizeof(path)) != 0 ||
+        access(path, F_OK) != 0)
+        return;
+    /* A URI: the path's reserved characters percent-encoded. */
+    uri = sqlite3_str_new(db);
+    sqlite3_str_appendall(uri, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e)
+            sqlite3_str_appendf(uri, "%%%02X", *p);
+        else
+            sqlite3_str_appendchar(uri, 1, (char)*p);
+    }
+    /* ATTACH would use the main database's VFS (memdb) unless told. */
+    sqlite3_str_appendf(uri, "?mode=ro&vfs=%s",
+                        sqlite3_vfs_find(NULL) != NULL
+                            ? sqlite3_vfs_find(NULL)->zName
+                            : "unix");
+    sql = sqlite3_mprintf("ATTACH DATABASE %Q AS disk",
+                          sqlite3_str_value(uri));
+    if (sql == NULL || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
+        ha_log_warn("%s: not attached as schema disk: %s", path,
+                    sqlite3_errmsg(db));
+    sqlite3_free(sql);
+    sqlite3_free(sqlite3_str_finish(uri));
 }
 
 /* SQLite's progress handler, every 1000 VM steps: a statement past its
@@ -767,6 +808,9 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     sqlite3_extended_result_codes(s->db, 1);
     /* Every 1000 VM steps: the max_execution_time deadline. */
     sqlite3_progress_handler(s->db, 1000, progress_cb, s);
+    /* Before hardening forbids ATTACH: the disk layer, read-only. */
+    if (shared->vtab != NULL && shared->vtab->datadir != NULL)
+        attach_disk(s->db, shared->vtab->datadir);
     if (ha_authorizer_harden(s->db, err, errlen) != 0)
         goto fail;
     for (size_t i = 0; i < HA_ARRAY_SIZE(functions); i++) {
@@ -1137,7 +1181,7 @@ set_module_vars(struct ha_session *s, const struct ha_setvar *sv,
         SQLITE_OK)
         goto sqlite_fail;
     rc = sqlite3_prepare_v2(s->db,
-                            "UPDATE global_variables SET variable_value = ?1 "
+                            "UPDATE main.global_variables SET variable_value = ?1 "
                             "WHERE variable_name = ?2",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
@@ -1335,6 +1379,37 @@ exec_kill(struct ha_session *s, uint32_t id, bool query_only,
     return 0;
 }
 
+/* SAVE/LOAD: parsed from the statement's tokens, run by admin/persist.c
+ * with what it needs of the session. */
+static int
+exec_persist(struct ha_session *s, const struct ha_lex *lx,
+             struct ha_reply *r)
+{
+    struct ha_persist_cmd cmd;
+    struct ha_persist_ctx ctx;
+    char err[512], who[256];
+
+    if (ha_persist_parse(lx, ha_lex_next(lx, SIZE_MAX), &cmd, err,
+                         sizeof(err)) != 0) {
+        ha_reply_err(r, 1064, "42000",
+                     "You have an error in your SQL syntax: %s", err);
+        return -1;
+    }
+    snprintf(who, sizeof(who), "%.64s@%.100s (connection %u)", s->user,
+             s->peer[0] ? s->peer : s->host, s->id);
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.db = s->db;
+    ctx.admin = s->role == HA_ROLE_ADMIN;
+    ctx.who = who;
+    ctx.datadir = s->shared->vtab != NULL ? s->shared->vtab->datadir : NULL;
+    ctx.cfg = s->shared->config;
+    if (ctx.datadir == NULL) {
+        ha_reply_err(r, 1105, "HY000", "no datadir: nothing can be saved");
+        return -1;
+    }
+    return ha_persist_exec(&ctx, &cmd, r);
+}
+
 /* Runs one statement and replies. more: another result follows
  * (SERVER_MORE_RESULTS_EXISTS). Returns 0, or -1 when the reply was an
  * ERR (a batch stops there). */
@@ -1384,6 +1459,9 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
         goto out;
     case HA_STMT_KILL:
         ret = exec_kill(s, dr.kill_id, dr.kill_query, r);
+        goto out;
+    case HA_STMT_PERSIST:
+        ret = exec_persist(s, lx, r);
         goto out;
     default:
         break;

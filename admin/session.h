@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "admin/authorizer.h"
+#include "admin/config.h"
 #include "admin/lex.h"
 #include "admin/credentials.h"
 #include "admin/query.h"
@@ -72,6 +73,8 @@ struct ha_session_shared {
     struct ha_sysvar_limits limits; /* @@max_allowed_packet and the
                                        timeouts this server enforces;
                                        zero: the table's defaults */
+    const struct ha_config *config; /* as loaded (SAVE CONFIG TO FILE);
+                                       NULL: none */
     const _Atomic bool *shutdown; /* set when the owner stops: running
                                      statements end with ERR 1053 at
                                      their next progress check; NULL:

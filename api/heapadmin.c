@@ -41,6 +41,8 @@ struct heapadmin {
     char datadir[PATH_MAX];        /* absolute */
     char log_path[PATH_MAX];       /* default sink's file (absolute) */
     unsigned check_ms;             /* listener re-check period, 0: none */
+    bool initial;                  /* discard saved variables (--initial) */
+    bool applied_saved;            /* ... done (first start only) */
 
     /* Logging */
     int log_fd;                    /* default sink's file, or -1 */
@@ -201,6 +203,7 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
     h->log_fd = -1;
     h->stop_fds[0] = h->stop_fds[1] = -1;
     h->check_ms = o->listener_check_ms;
+    h->initial = o->initial != 0;
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
     ha_config_init(&h->cfg);
@@ -308,8 +311,16 @@ setup(struct heapadmin *h, char *err, size_t errlen)
     h->server = ha_server_new(h->base, &h->cfg, h->datadir, &h->ops, err,
                               errlen);
     atomic_store(&h->interrupt, false);
-    if (h->server != NULL)
+    if (h->server != NULL) {
         ha_server_set_shutdown_flag(h->server, &h->interrupt);
+        /* Config first, then what SAVE ... TO DISK kept (each logged),
+         * unless --initial: once per instance, not at each restart of
+         * the instance (a later start keeps what runs now). */
+        if (!h->applied_saved) {
+            (void)ha_server_apply_saved(h->server, h->initial);
+            h->applied_saved = true;
+        }
+    }
     if (h->server == NULL || ha_server_enable_tls(h->server, err, errlen) ||
         ha_server_listen(h->server, err, errlen))
         return -1;

@@ -43,6 +43,7 @@ struct options {
     const char *config;
     bool config_given;
     const char *datadir;
+    bool initial;           /* --initial: saved variables discarded */
 };
 
 /* Log lines go to stderr in the foreground. In daemon mode they are held
@@ -112,11 +113,15 @@ static void
 usage(FILE *f)
 {
     fprintf(f,
-            "usage: heapadmind [-f] [-c FILE] [-D DATADIR] [-V] [-h]\n"
+            "usage: heapadmind [-f] [-c FILE] [-D DATADIR] [--initial] "
+            "[-V] [-h]\n"
             "  -f          stay in the foreground and log to stderr\n"
             "  -c FILE     configuration file (default %s)\n"
             "  -D DATADIR  data directory: pid file, log, heap dumps\n"
             "              (overrides the config's datadir)\n"
+            "  --initial   discard the jemalloc variables saved with SAVE\n"
+            "              JEMALLOC VARIABLES TO DISK: the config file alone\n"
+            "              applies (otherwise saved values win, logged)\n"
             "  -V          print the version and exit\n"
             "  -h          print this help and exit\n",
             DEFAULT_CONFIG);
@@ -129,8 +134,18 @@ parse_args(int argc, char **argv, struct options *o)
 
     memset(o, 0, sizeof(*o));
     o->config = DEFAULT_CONFIG;
-    while ((ch = getopt(argc, argv, "fc:D:Vh")) != -1) {
+    static const struct option longopts[] = {
+        {"initial", no_argument, NULL, 'I'},
+        {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},
+        {NULL, 0, NULL, 0},
+    };
+
+    while ((ch = getopt_long(argc, argv, "fc:D:Vh", longopts, NULL)) != -1) {
         switch (ch) {
+        case 'I':
+            o->initial = true;
+            break;
         case 'f':
             o->foreground = true;
             break;
@@ -342,6 +357,7 @@ main(int argc, char **argv)
     memset(&ho, 0, sizeof(ho));
     ho.config_file = have_config ? opt.config : NULL;
     ho.datadir = opt.datadir;
+    ho.initial = opt.initial;
     /* heapadmind links jemalloc: no run-time lookup needed, and the
      * sanitizer build (whose malloc is ASan's) still reads it. */
     ho.mallctl = mallctl;

@@ -112,6 +112,10 @@ struct heapadmin_options {
                                  a new one if the host closed it (hosts
                                  that close_range() at start-up); 0: never
                                  (no timer wakes the loop) */
+    int initial;              /* 1: discard the jemalloc variables saved
+                                 with SAVE ... TO DISK (heapadmind
+                                 --initial); 0: apply them over the config
+                                 at every start, each one logged */
 };
 
 /* Loads and validates the configuration and prepares the datadir (created

@@ -173,6 +173,38 @@ static const char nondefault_cnf[] =
  * core: shipped files
  * --------------------------------------------------------------------- */
 
+/* SAVE CONFIG TO FILE's writer: what it writes loads back to the same
+ * settings (writing that again gives the same text), escapes included. */
+START_TEST(test_config_write_round_trip)
+{
+    struct ha_buf a = HA_BUF_INIT, b = HA_BUF_INIT;
+    struct ha_config back;
+
+    ck_assert_int_eq(load(nondefault_cnf), 0);
+    free(cfg.admin_credentials);
+    cfg.admin_credentials = strdup("root:p\\;w\"q");
+    cfg.jemalloc.dump_retention_bytes = 10737418240LL;
+    ha_config_write(&cfg, NULL, "# test", &a);
+    ha_buf_append_u8(&a, '\0');
+    ha_config_init(&back);
+    ck_assert_msg(ha_config_load_string(&back, (const char *)a.data, "w.cnf",
+                                        err, sizeof(err)) == 0,
+                  "%s\n%s", err, (const char *)a.data);
+    ck_assert_str_eq(back.admin_credentials, "root:p\\;w\"q");
+    ck_assert_int_eq(back.max_connections, 5);
+    ck_assert_int_eq(back.jemalloc.lg_prof_interval, 2);
+    ck_assert_int_eq(back.jemalloc.prof_final, 1);
+    ck_assert(back.jemalloc.dump_retention_bytes == 10737418240LL);
+    ck_assert_str_eq(back.jemalloc.dump_prefix, "x");
+    ha_config_write(&back, NULL, "# test", &b);
+    ha_buf_append_u8(&b, '\0');
+    ck_assert_str_eq((const char *)b.data, (const char *)a.data);
+    ha_config_free(&back);
+    ha_buf_free(&a);
+    ha_buf_free(&b);
+}
+END_TEST
+
 START_TEST(test_config_unix_socket_mode)
 {
     ck_assert_str_eq(cfg.unix_socket_mode, "0660");
@@ -1122,6 +1154,7 @@ config_suite(void)
     tc = tcase_create("core");
     tcase_add_checked_fixture(tc, setup, teardown);
     tcase_add_test(tc, test_config_init_defaults);
+    tcase_add_test(tc, test_config_write_round_trip);
     tcase_add_test(tc, test_config_unix_socket_mode);
     tcase_add_test(tc, test_config_empty_text_gives_defaults);
     tcase_add_test(tc, test_config_sample_quickstart);

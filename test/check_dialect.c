@@ -11,6 +11,7 @@
 #include "check_main.h"
 #include "admin/dialect.h"
 #include "admin/lex.h"
+#include "admin/persist.h"
 #include "admin/setvar.h"
 
 struct rewrite_case {
@@ -84,8 +85,18 @@ static const struct rewrite_case rewrites[] = {
     {"SAVEPOINT a", "SAVEPOINT a", HA_STMT_ERROR},
     {"release a", "release a", HA_STMT_ERROR},
     {"END TRANSACTION", "END TRANSACTION", HA_STMT_ERROR},
+    /* A bare global_variables is main's (the eponymous virtual table),
+     * not the saved copy in the attached schema disk. */
     {"UPDATE global_variables SET variable_value='true'",
-     "UPDATE global_variables SET variable_value='true'", HA_STMT_OTHER},
+     "UPDATE main.global_variables SET variable_value='true'", HA_STMT_OTHER},
+    {"SELECT global_variables.variable_name FROM GLOBAL_VARIABLES g",
+     "SELECT global_variables.variable_name FROM main.GLOBAL_VARIABLES g",
+     HA_STMT_OTHER},
+    {"SELECT * FROM disk.global_variables d JOIN `global_variables` AS v",
+     "SELECT * FROM disk.global_variables d JOIN main.`global_variables` AS v",
+     HA_STMT_OTHER},
+    {"PRAGMA table_info(global_variables)",
+     "PRAGMA table_info(global_variables)", HA_STMT_OTHER},
     /* User variables, module variables, the stats. qualifier. */
     {"SELECT @x, @`y z`", "SELECT ha_uservar('x') AS `@x`, "
      "ha_uservar('y z') AS `@``y z```", HA_STMT_OTHER},
@@ -449,6 +460,70 @@ START_TEST(test_dialect_views_of_one_lex)
 }
 END_TEST
 
+/* ProxySQL's SAVE/LOAD spellings, each mapped to what it means here. */
+static const struct {
+    const char *sql;
+    int module;      /* -1: a parse error */
+    int action;
+    const char *file;
+} persist_cases[] = {
+    {"SAVE JEMALLOC VARIABLES TO DISK", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_DISK, ""},
+    {"save jemalloc variables from memory;", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_DISK, ""},
+    {"SAVE JEMALLOC VARIABLES FROM MEM", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_DISK, ""},
+    {"SAVE JEMALLOC VARIABLES TO MEMORY", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_MEMORY, ""},
+    {"SAVE JEMALLOC VARIABLES FROM RUNTIME", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_MEMORY, ""},
+    {"LOAD JEMALLOC VARIABLES FROM DISK", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_FROM_DISK, ""},
+    {"LOAD JEMALLOC VARIABLES TO MEMORY", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_FROM_DISK, ""},
+    {"LOAD JEMALLOC VARIABLES TO RUNTIME", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_RUNTIME, ""},
+    {"LOAD JEMALLOC VARIABLES TO RUN", HA_PERSIST_JEMALLOC,
+     HA_PERSIST_TO_RUNTIME, ""},
+    {"LOAD ADMIN VARIABLES FROM MEMORY", HA_PERSIST_ADMIN,
+     HA_PERSIST_TO_RUNTIME, ""},
+    {"SAVE CONFIG TO FILE saved.cnf", HA_PERSIST_CONFIG, HA_PERSIST_TO_FILE,
+     "saved.cnf"},
+    {"SAVE CONFIG TO FILE 'my file.cnf';", HA_PERSIST_CONFIG,
+     HA_PERSIST_TO_FILE, "my file.cnf"},
+    {"SAVE JEMALLOC VARIABLES FROM DISK", -1, 0, NULL},
+    {"LOAD JEMALLOC VARIABLES TO DISK", -1, 0, NULL},
+    {"SAVE MYSQL VARIABLES TO DISK", -1, 0, NULL},
+    {"SAVE JEMALLOC VARIABLES TO DISK NOW", -1, 0, NULL},
+    {"LOAD CONFIG FROM FILE x", -1, 0, NULL},
+    {"SAVE CONFIG TO FILE", -1, 0, NULL},
+    {"LOAD DATA INFILE 'x' INTO TABLE t", -1, 0, NULL},
+};
+
+START_TEST(test_dialect_persist_parse)
+{
+    struct ha_persist_cmd cmd;
+    struct ha_lex lx;
+    char err[256];
+    const char *sql = persist_cases[_i].sql;
+    int rc;
+
+    ck_assert_int_eq(ha_lex_run(&lx, sql, strlen(sql), err, sizeof(err)), 0);
+    rc = ha_persist_parse(&lx, ha_lex_next(&lx, SIZE_MAX), &cmd, err,
+                          sizeof(err));
+    if (persist_cases[_i].module < 0) {
+        ck_assert_msg(rc == -1, "%s: parsed", sql);
+        ck_assert_msg(err[0] != '\0', "%s: no message", sql);
+    } else {
+        ck_assert_msg(rc == 0, "%s: %s", sql, err);
+        ck_assert_int_eq(cmd.module, persist_cases[_i].module);
+        ck_assert_int_eq(cmd.action, persist_cases[_i].action);
+        ck_assert_str_eq(cmd.file, persist_cases[_i].file);
+    }
+    ha_lex_free(&lx);
+}
+END_TEST
+
 static Suite *
 dialect_suite(void)
 {
@@ -460,6 +535,8 @@ dialect_suite(void)
     tcase_add_loop_test(core, test_dialect_rewrite, 0,
                         (int)(sizeof(rewrites) / sizeof(rewrites[0])));
     tcase_add_test(core, test_dialect_use_argument);
+    tcase_add_loop_test(core, test_dialect_persist_parse, 0,
+                        (int)(sizeof(persist_cases) / sizeof(persist_cases[0])));
     tcase_add_test(core, test_dialect_views_of_one_lex);
     tcase_add_loop_test(core, test_lex_only_trivia, 0,
                         (int)(sizeof(trivia_cases) / sizeof(trivia_cases[0])));

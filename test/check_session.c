@@ -226,7 +226,8 @@ static const struct {
 } cases[] = {
     {"SHOW DATABASES", "Database:main;stats"},
     {"SHOW SCHEMAS LIKE 'st%'", "Database:stats"},
-    {"SHOW TABLES", "Tables_in_main:global_variables"},
+    {"SHOW TABLES",
+     "Tables_in_main:global_variables;runtime_global_variables"},
     {"SHOW TABLES FROM stats LIKE '%metrics'",
      "Tables_in_stats:stats_memory_metrics"},
     {"SHOW FULL TABLES IN stats WHERE Tables_in_stats LIKE '%sessions'",
@@ -235,7 +236,7 @@ static const struct {
      "OK / Tables_in_stats:stats_memory_jemalloc"},
     {"CREATE TABLE t1 (id INTEGER PRIMARY KEY, name TEXT NOT NULL "
      "DEFAULT 'x')\nSHOW TABLES\nSHOW COLUMNS FROM t1",
-     "OK / Tables_in_main:global_variables;t1 / "
+     "OK / Tables_in_main:global_variables;runtime_global_variables;t1 / "
      "Field,Type,Null,Key,Default,Extra:id,integer,NO,PRI,NULL,;"
      "name,text,NO,,'x',"},
     {"SHOW FIELDS FROM global_variables LIKE 'variable_v%'",

@@ -288,7 +288,7 @@ static const struct gv_row gv_rows[] = {
     "samples; jemalloc's default 19 = 512 KiB)"
 
 #define GLOBALS_SCHEMA                                        \
-    "CREATE TABLE x("                                         \
+    "CREATE TABLE global_variables("                          \
     "variable_name TEXT PRIMARY KEY, " /* 0 GLOBALS_COL_NAME */ \
     "variable_value TEXT"              /* 1 GLOBALS_COL_VALUE */ \
     ")"
@@ -1194,10 +1194,54 @@ static const sqlite3_module globals_module = {
     NULL,                /* xShadowName */
 };
 
+/* runtime_global_variables: the same rows, read-only (ProxySQL's
+ * runtime_ layer; here runtime and memory are one, so it always equals
+ * global_variables). */
+static const sqlite3_module runtime_globals_module = {
+    0,                   /* iVersion */
+    NULL,                /* xCreate - NULL: eponymous only */
+    globals_connect,     /* xConnect */
+    globals_best_index,  /* xBestIndex */
+    globals_disconnect,  /* xDisconnect */
+    NULL,                /* xDestroy */
+    globals_open,        /* xOpen */
+    globals_close,       /* xClose */
+    globals_filter,      /* xFilter */
+    globals_next,        /* xNext */
+    globals_eof,         /* xEof */
+    globals_column,      /* xColumn */
+    globals_rowid,       /* xRowid */
+    NULL,                /* xUpdate - NULL: read-only */
+    NULL, NULL, NULL, NULL, /* xBegin, xSync, xCommit, xRollback */
+    NULL, NULL,             /* xFindFunction, xRename */
+    NULL, NULL, NULL,       /* savepoints (iVersion 2) */
+    NULL,                   /* xShadowName (iVersion 3) */
+};
+
 int
 ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn)
 {
+    int rc;
+
     conn->refs++;
-    return sqlite3_create_module_v2(db, "global_variables", &globals_module,
-                                    conn, ha_vtab_conn_unref);
+    rc = sqlite3_create_module_v2(db, "global_variables", &globals_module,
+                                  conn, ha_vtab_conn_unref);
+    if (rc != SQLITE_OK)
+        return rc;
+    conn->refs++;
+    return sqlite3_create_module_v2(db, "runtime_global_variables",
+                                    &runtime_globals_module, conn,
+                                    ha_vtab_conn_unref);
+}
+
+bool
+ha_globals_persistable(const char *name)
+{
+    for (int i = 0; i < GV_N_ROWS; i++)
+        if (strcmp(gv_rows[i].name, name) == 0)
+            return gv_rows[i].kind == GV_BOOL ||
+                   gv_rows[i].kind == GV_LG_SAMPLE ||
+                   gv_rows[i].kind == GV_STATS_AGE ||
+                   gv_rows[i].kind == GV_DUMP_SYM;
+    return false;
 }

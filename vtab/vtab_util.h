@@ -107,6 +107,10 @@ void ha_vtab_conn_unref(void *conn);
  * destructor ha_vtab_conn_unref. */
 int ha_stats_register(sqlite3 *db, struct ha_vtab_conn *conn);
 int ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn);
+
+/* Whether global_variables row name is a setting SAVE ... TO DISK keeps:
+ * writable and not an action (dump_now, reset_now, purge_now). */
+bool ha_globals_persistable(const char *name);
 int ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn);
 
 #endif /* HA_VTAB_UTIL_H */

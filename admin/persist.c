@@ -1,0 +1,450 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Running SAVE/LOAD and SAVE CONFIG TO FILE (see persist.h), and applying
+ * the saved values at start-up.
+ */
+#include "admin/persist.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "admin/diskstore.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "vtab/heap_load.h"
+#include "vtab/vtab_util.h"
+
+#define JE_PREFIX "jemalloc-"
+
+/* The saved rows of a module, as read back. */
+struct rows {
+    char **names;
+    char **values;
+    size_t n, cap;
+};
+
+static void
+rows_free(struct rows *rw)
+{
+    for (size_t i = 0; i < rw->n; i++) {
+        free(rw->names[i]);
+        free(rw->values[i]);
+    }
+    free(rw->names);
+    free(rw->values);
+    memset(rw, 0, sizeof(*rw));
+}
+
+static int
+rows_add(void *arg, const char *name, const char *value)
+{
+    struct rows *rw = arg;
+
+    if (rw->n == rw->cap) {
+        size_t cap = rw->cap ? rw->cap * 2 : 16;
+        char **a = realloc(rw->names, cap * sizeof(*a));
+
+        if (a == NULL)
+            return -1;
+        rw->names = a;
+        a = realloc(rw->values, cap * sizeof(*a));
+        if (a == NULL)
+            return -1;
+        rw->values = a;
+        rw->cap = cap;
+    }
+    rw->names[rw->n] = strdup(name != NULL ? name : "");
+    rw->values[rw->n] = strdup(value != NULL ? value : "");
+    if (rw->names[rw->n] == NULL || rw->values[rw->n] == NULL)
+        return -1;
+    rw->n++;
+    return 0;
+}
+
+/* The live jemalloc-* settings SAVE keeps, from global_variables. */
+static int
+live_rows(sqlite3 *db, struct rows *rw, char *err, size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT variable_name, variable_value FROM "
+                           "main.global_variables WHERE variable_name "
+                           "LIKE 'jemalloc-%' ORDER BY 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        ha_err_set(err, errlen, "%s", sqlite3_errmsg(db));
+        return -1;
+    }
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        const char *value = (const char *)sqlite3_column_text(st, 1);
+
+        /* NULL: not available now (lg_prof_sample with profiling off);
+         * nothing to keep. */
+        if (name == NULL || value == NULL || !ha_globals_persistable(name))
+            continue;
+        if (rows_add(rw, name, value) != 0) {
+            ha_err_set(err, errlen, "out of memory");
+            sqlite3_finalize(st);
+            return -1;
+        }
+    }
+    if (rc != SQLITE_DONE)
+        ha_err_set(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* UPDATE global_variables for one row, as an operator's UPDATE would be
+ * (validated, logged by the table). Returns 0, or -1 with err. */
+static int
+apply_one(sqlite3 *db, const char *name, const char *value, char *err,
+          size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    rc = sqlite3_prepare_v2(db,
+                            "UPDATE main.global_variables SET variable_value = ?1 "
+                            "WHERE variable_name = ?2",
+                            -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, name, -1, SQLITE_STATIC);
+        rc = sqlite3_step(st);
+    }
+    if (rc != SQLITE_DONE)
+        ha_err_set(err, errlen, "%s = '%s': %s", name, value,
+                   sqlite3_errmsg(db));
+    else if (sqlite3_changes(db) == 0) {
+        ha_err_set(err, errlen, "%s: no such variable", name);
+        rc = SQLITE_ERROR;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? 0 : -1;
+}
+
+/* The current value of one row, or "NULL". */
+static void
+current(sqlite3 *db, const char *name, char *out, size_t outlen)
+{
+    sqlite3_stmt *st = NULL;
+
+    ha_strlcpy(out, "NULL", outlen);
+    if (sqlite3_prepare_v2(db,
+                           "SELECT variable_value FROM main.global_variables "
+                           "WHERE variable_name = ?1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return;
+    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
+    if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0) != NULL)
+        ha_strlcpy(out, (const char *)sqlite3_column_text(st, 0), outlen);
+    sqlite3_finalize(st);
+}
+
+/* ------------------------------------------------------------------
+ * Statements
+ * ------------------------------------------------------------------ */
+
+static int
+save_to_disk(const struct ha_persist_ctx *ctx, struct ha_reply *r)
+{
+    struct rows rw = {0};
+    char err[PATH_MAX + 256], path[PATH_MAX];
+    int ret = -1;
+
+    ha_diskstore_path(ctx->datadir, path, sizeof(path));
+    if (live_rows(ctx->db, &rw, err, sizeof(err)) != 0 ||
+        ha_diskstore_save(ctx->datadir, JE_PREFIX,
+                          (const char *const *)rw.names,
+                          (const char *const *)rw.values, rw.n, err,
+                          sizeof(err)) != 0) {
+        ha_log_warn("control: %s: SAVE JEMALLOC VARIABLES TO DISK "
+                    "failed: %s",
+                    ctx->who, err);
+        ha_reply_err(r, 1105, "HY000", "SAVE JEMALLOC VARIABLES TO DISK: %s",
+                     err);
+        goto out;
+    }
+    ha_log_notice("control: %s: SAVE JEMALLOC VARIABLES TO DISK: %zu "
+                  "variables saved to %s",
+                  ctx->who, rw.n, path);
+    {
+        char info[PATH_MAX + 128];
+
+        snprintf(info, sizeof(info),
+                 "%zu jemalloc variables saved to %s; they apply at every "
+                 "start (heapadmind --initial discards them)",
+                 rw.n, path);
+        ha_reply_ok(r, (uint64_t)rw.n, 0, info);
+    }
+    ret = 0;
+out:
+    rows_free(&rw);
+    return ret;
+}
+
+static int
+load_from_disk(const struct ha_persist_ctx *ctx, struct ha_reply *r)
+{
+    struct rows rw = {0};
+    char err[PATH_MAX + 512], path[PATH_MAX];
+    int ret = -1;
+
+    ha_diskstore_path(ctx->datadir, path, sizeof(path));
+    if (ha_diskstore_load(ctx->datadir, JE_PREFIX, rows_add, &rw, err,
+                          sizeof(err)) != 0) {
+        ha_reply_err(r, 1105, "HY000", "LOAD JEMALLOC VARIABLES FROM DISK: %s",
+                     err);
+        goto out;
+    }
+    /* All or nothing: one savepoint, so the table applies every change
+     * at its end or none. */
+    if (sqlite3_exec(ctx->db, "SAVEPOINT ha_load", NULL, NULL, NULL) !=
+        SQLITE_OK) {
+        ha_reply_sqlite_err(r, sqlite3_extended_errcode(ctx->db),
+                            sqlite3_errmsg(ctx->db));
+        goto out;
+    }
+    for (size_t i = 0; i < rw.n; i++) {
+        if (apply_one(ctx->db, rw.names[i], rw.values[i], err,
+                      sizeof(err)) != 0) {
+            sqlite3_exec(ctx->db, "ROLLBACK TO ha_load", NULL, NULL, NULL);
+            sqlite3_exec(ctx->db, "RELEASE ha_load", NULL, NULL, NULL);
+            ha_log_warn("control: %s: LOAD JEMALLOC VARIABLES FROM DISK "
+                        "refused: %s",
+                        ctx->who, err);
+            ha_reply_err(r, 1231, "42000",
+                         "LOAD JEMALLOC VARIABLES FROM DISK: %s (from %s); "
+                         "nothing was changed",
+                         err, path);
+            goto out;
+        }
+    }
+    if (sqlite3_exec(ctx->db, "RELEASE ha_load", NULL, NULL, NULL) !=
+        SQLITE_OK) {
+        ha_reply_sqlite_err(r, sqlite3_extended_errcode(ctx->db),
+                            sqlite3_errmsg(ctx->db));
+        goto out;
+    }
+    ha_log_notice("control: %s: LOAD JEMALLOC VARIABLES FROM DISK: %zu "
+                  "variables applied from %s",
+                  ctx->who, rw.n, path);
+    {
+        char info[PATH_MAX + 128];
+
+        snprintf(info, sizeof(info),
+                 "%zu jemalloc variables loaded from %s and applied (memory "
+                 "and runtime are one layer)",
+                 rw.n, path);
+        ha_reply_ok(r, (uint64_t)rw.n, 0, info);
+    }
+    ret = 0;
+out:
+    rows_free(&rw);
+    return ret;
+}
+
+/* Reads "true"/"false" or an integer row into an int field. */
+static void
+live_int(sqlite3 *db, const char *name, int *field, bool boolean)
+{
+    char v[64];
+
+    current(db, name, v, sizeof(v));
+    if (strcmp(v, "NULL") == 0)
+        return;
+    if (boolean)
+        *field = strcmp(v, "true") == 0;
+    else
+        *field = atoi(v);
+}
+
+static int
+save_config(const struct ha_persist_ctx *ctx, const char *file,
+            struct ha_reply *r)
+{
+    struct ha_config copy;
+    struct ha_buf text = HA_BUF_INIT;
+    char why[256], path[PATH_MAX], tmp[PATH_MAX + 32], header[256];
+    time_t now = time(NULL);
+    struct tm tm;
+    int fd, n, ret = -1;
+
+    if (ctx->cfg == NULL) {
+        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE: no config");
+        return -1;
+    }
+    /* Only a name in the datadir: SQL never picks where files go. */
+    if (!ha_heap_plain_name(file, why, sizeof(why))) {
+        ha_reply_err(r, 1105, "HY000",
+                     "SAVE CONFIG TO FILE '%s': %s; give a file name, "
+                     "written into the datadir %s",
+                     file, why, ctx->datadir);
+        return -1;
+    }
+    n = snprintf(path, sizeof(path), "%s/%s", ctx->datadir, file);
+    if (n < 0 || (size_t)n >= sizeof(path) ||
+        snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
+            (int)sizeof(tmp)) {
+        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE: name too long");
+        return -1;
+    }
+    /* The config as loaded, with the settings that change at run time
+     * as they are now. */
+    copy = *ctx->cfg;
+    live_int(ctx->db, "jemalloc-prof_active", &copy.jemalloc.prof_active,
+             true);
+    live_int(ctx->db, "jemalloc-lg_prof_sample", &copy.jemalloc.lg_prof_sample,
+             false);
+    live_int(ctx->db, "jemalloc-prof_gdump", &copy.jemalloc.prof_gdump, true);
+    live_int(ctx->db, "jemalloc-stats_max_age_ms",
+             &copy.jemalloc.stats_max_age_ms, false);
+    live_int(ctx->db, "jemalloc-dump_symbolized",
+             &copy.jemalloc.dump_symbolized, true);
+    gmtime_r(&now, &tm);
+    strftime(header, sizeof(header),
+             "# heapadmin config written by SAVE CONFIG TO FILE at "
+             "%Y-%m-%dT%H:%M:%SZ (the config loaded, with the live jemalloc "
+             "settings)",
+             &tm);
+    ha_config_write(&copy, ctx->datadir, header, &text);
+    /* Passwords are in it: 0600, a fresh file, renamed into place. */
+    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0600);
+    if (fd < 0 || ha_buf_failed(&text) ||
+        write(fd, text.data, text.len) != (ssize_t)text.len || fsync(fd) != 0) {
+        int e = fd < 0 ? errno : (errno ? errno : EIO);
+
+        if (fd >= 0) {
+            close(fd);
+            unlink(tmp);
+        }
+        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE %s: %s", path,
+                     strerror(e));
+        goto out;
+    }
+    if (close(fd) != 0 || rename(tmp, path) != 0) {
+        int e = errno;
+
+        unlink(tmp);
+        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE %s: %s", path,
+                     strerror(e));
+        goto out;
+    }
+    ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written", ctx->who,
+                  path);
+    {
+        char info[2 * PATH_MAX + 128];
+
+        snprintf(info, sizeof(info),
+                 "config written to %s; start with it: heapadmind -c %s",
+                 path, path);
+        ha_reply_ok(r, 0, 0, info);
+    }
+    ret = 0;
+out:
+    ha_buf_free(&text);
+    return ret;
+}
+
+int
+ha_persist_exec(const struct ha_persist_ctx *ctx,
+                const struct ha_persist_cmd *cmd, struct ha_reply *r)
+{
+    if (!ctx->admin) {
+        ha_reply_err(r, 1227, "42000",
+                     "Access denied; you need (at least one of) the SUPER "
+                     "privilege(s) for this operation");
+        return -1;
+    }
+    if (cmd->module == HA_PERSIST_CONFIG)
+        return save_config(ctx, cmd->file, r);
+    if (cmd->module == HA_PERSIST_ADMIN) {
+        ha_reply_ok(r, 0, 0,
+                    "admin-* variables are read-only at run time and come "
+                    "from the config file: nothing to save or load (SAVE "
+                    "CONFIG TO FILE writes them with the rest)");
+        return 0;
+    }
+    switch (cmd->action) {
+    case HA_PERSIST_TO_DISK:
+        return save_to_disk(ctx, r);
+    case HA_PERSIST_FROM_DISK:
+        return load_from_disk(ctx, r);
+    case HA_PERSIST_TO_RUNTIME:
+        ha_reply_ok(r, 0, 0,
+                    "nothing to do: an UPDATE of global_variables acts at "
+                    "once, so memory and runtime are one layer");
+        return 0;
+    case HA_PERSIST_TO_MEMORY:
+        ha_reply_ok(r, 0, 0,
+                    "nothing to do: runtime and memory are one layer "
+                    "(SAVE JEMALLOC VARIABLES TO DISK keeps them)");
+        return 0;
+    default:
+        ha_reply_err(r, 1105, "HY000", "unsupported");
+        return -1;
+    }
+}
+
+/* ------------------------------------------------------------------
+ * Start-up
+ * ------------------------------------------------------------------ */
+
+int
+ha_persist_apply_saved(const struct ha_persist_ctx *ctx, bool initial)
+{
+    struct rows rw = {0};
+    char err[PATH_MAX + 512], path[PATH_MAX], was[256];
+    int applied = 0;
+
+    ha_diskstore_path(ctx->datadir, path, sizeof(path));
+    if (initial) {
+        if (ha_diskstore_clear(ctx->datadir, JE_PREFIX, err, sizeof(err)) !=
+            0) {
+            ha_log_error("--initial: cannot discard the saved values: %s",
+                         err);
+            return -1;
+        }
+        ha_log_notice("--initial: saved jemalloc variables in %s discarded; "
+                      "the config file alone applies",
+                      path);
+        return 0;
+    }
+    if (ha_diskstore_load(ctx->datadir, JE_PREFIX, rows_add, &rw, err,
+                          sizeof(err)) != 0) {
+        ha_log_error("saved variables not applied: %s", err);
+        rows_free(&rw);
+        return -1;
+    }
+    for (size_t i = 0; i < rw.n; i++) {
+        current(ctx->db, rw.names[i], was, sizeof(was));
+        if (strcmp(was, rw.values[i]) == 0) {
+            ha_log_info("start-up: %s = '%s' (saved in %s; the same as "
+                        "the config file or jemalloc's default)",
+                        rw.names[i], rw.values[i], path);
+            continue;
+        }
+        if (apply_one(ctx->db, rw.names[i], rw.values[i], err,
+                      sizeof(err)) != 0) {
+            ha_log_warn("start-up: saved %s not applied: %s", rw.names[i],
+                        err);
+            continue;
+        }
+        applied++;
+        ha_log_notice("start-up: %s = '%s' from %s (saved on disk), over "
+                      "'%s' from the config file or jemalloc's default",
+                      rw.names[i], rw.values[i], path, was);
+    }
+    rows_free(&rw);
+    return applied;
+}

@@ -1,0 +1,133 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# Settings that survive a restart, ProxySQL style, on the real daemon:
+# SAVE JEMALLOC VARIABLES TO DISK keeps the live settings in
+# <datadir>/heapadmin.db (disk.global_variables shows them next to
+# global_variables and runtime_global_variables), LOAD ... FROM DISK
+# applies them again (all or nothing), a restart applies them over the
+# config file with a log line per variable, --initial discards them, the
+# TO RUNTIME / TO MEMORY spellings are accepted and say why nothing is
+# left to do, stats users may not, and SAVE CONFIG TO FILE writes a config
+# the daemon starts from with the same settings. Needs a live jemalloc.
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+ha_needs_live_jemalloc
+ha_require sqlite3 sqlite3
+
+var() { # NAME: its value in global_variables
+    ha_sql "SELECT variable_value FROM global_variables WHERE variable_name = '$1'"
+    echo "$HA_OUT"
+}
+set_var() { # NAME VALUE
+    ha_sql "UPDATE global_variables SET variable_value = '$2' WHERE variable_name = '$1'"
+}
+
+HA_DATADIR=$HA_TMP/data
+ha_start || ha_bail "heapadmind starts"
+ha_is "profiling starts inactive (the config says nothing)" false \
+    "$(var jemalloc-prof_active)"
+set_var jemalloc-prof_active true
+set_var jemalloc-lg_prof_sample 20
+set_var jemalloc-dump_symbolized true
+ha_sql "SAVE JEMALLOC VARIABLES TO DISK"
+ha_is "SAVE JEMALLOC VARIABLES TO DISK: OK" "0:" "$HA_RC:$HA_ERR"
+ha_ok "... into a 0600 file in the datadir" \
+    test "$(stat -c %a "$HA_DATADIR/heapadmin.db")" = 600
+ha_file_like "... logged with who did it" "$HA_LOG" \
+    "control: admin@127\.0\.0\.1:[0-9]+ \(connection [0-9]+\): SAVE JEMALLOC VARIABLES TO DISK: 7 variables saved to $HA_DATADIR/heapadmin\.db"
+ha_sql_is "disk.global_variables holds the saved settings" \
+    "SELECT variable_name, variable_value FROM disk.global_variables WHERE variable_name IN ('jemalloc-prof_active', 'jemalloc-lg_prof_sample', 'jemalloc-dump_symbolized') ORDER BY 1" \
+    "jemalloc-dump_symbolized	true
+jemalloc-lg_prof_sample	20
+jemalloc-prof_active	true"
+ha_sql_is "... and no action or read-only row" \
+    "SELECT count(*) FROM disk.global_variables WHERE variable_name IN ('jemalloc-dump_now', 'jemalloc-prof', 'admin-admin_credentials')" 0
+set_var jemalloc-prof_active false
+ha_is "an UPDATE still acts at once (prof_active false)" false \
+    "$(var jemalloc-prof_active)"
+ha_sql_is "runtime_global_variables is the same layer" \
+    "SELECT variable_value FROM runtime_global_variables WHERE variable_name = 'jemalloc-prof_active'" false
+ha_sql_is "runtime and disk compared in one SELECT" \
+    "SELECT r.variable_name, r.variable_value, d.variable_value FROM runtime_global_variables r JOIN disk.global_variables d USING (variable_name) WHERE r.variable_value <> d.variable_value" \
+    "jemalloc-prof_active	false	true"
+ha_sql_err "runtime_global_variables is read-only" \
+    "UPDATE runtime_global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-prof_active'" \
+    "may not be modified|read-only"
+ha_sql_err "disk.global_variables is read-only over SQL" \
+    "DELETE FROM disk.global_variables" "readonly|read-only|denied"
+ha_sql "LOAD JEMALLOC VARIABLES FROM DISK"
+ha_is "LOAD JEMALLOC VARIABLES FROM DISK: OK" "0:" "$HA_RC:$HA_ERR"
+ha_is "... applied the saved prof_active" true "$(var jemalloc-prof_active)"
+for q in "LOAD JEMALLOC VARIABLES TO RUNTIME" "LOAD JEMALLOC VARIABLES FROM MEMORY" \
+    "SAVE JEMALLOC VARIABLES TO MEMORY" "SAVE JEMALLOC VARIABLES FROM RUNTIME" \
+    "LOAD JEMALLOC VARIABLES TO RUN" "SAVE ADMIN VARIABLES TO DISK" \
+    "LOAD ADMIN VARIABLES TO RUNTIME"; do
+    ha_sql_ok "accepted as ProxySQL users type it: $q" "$q"
+done
+ha_sql_err "an unknown module names the ones heapadmin has" \
+    "SAVE MYSQL VARIABLES TO DISK" \
+    "heapadmin has no MYSQL VARIABLES: it keeps JEMALLOC VARIABLES and ADMIN VARIABLES"
+ha_sql_err "a nonsense direction is a syntax error naming the forms" \
+    "SAVE JEMALLOC VARIABLES FROM DISK" "expected SAVE\|LOAD"
+ha_sql_err "stats users may not save" "SAVE JEMALLOC VARIABLES TO DISK" \
+    "ERROR 1227" -ustats -pstats
+
+# A saved value that no longer passes (lg_prof_sample under the floor of
+# a later config) makes LOAD change nothing.
+sqlite3 "$HA_DATADIR/heapadmin.db" \
+    "UPDATE global_variables SET variable_value = '3' WHERE variable_name = 'jemalloc-lg_prof_sample'" ||
+    ha_fail "could not edit the saved file"
+set_var jemalloc-prof_active false
+ha_sql "LOAD JEMALLOC VARIABLES FROM DISK"
+ha_like "LOAD with an invalid saved value: ERR naming it" \
+    "ERROR 1231 .*jemalloc-lg_prof_sample = '3'.*nothing was changed" "$HA_ERR"
+ha_is "... and nothing changed (prof_active still false)" false \
+    "$(var jemalloc-prof_active)"
+sqlite3 "$HA_DATADIR/heapadmin.db" \
+    "UPDATE global_variables SET variable_value = '20' WHERE variable_name = 'jemalloc-lg_prof_sample'"
+
+# --- restart: saved values over the config, each logged ----------------------------
+
+ha_stop
+ha_start || ha_bail "heapadmind restarts"
+ha_is "after a restart the saved prof_active applies" true \
+    "$(var jemalloc-prof_active)"
+ha_is "... and the saved lg_prof_sample" 20 "$(var jemalloc-lg_prof_sample)"
+ha_file_like "the log says which value came from disk, over what" "$HA_LOG" \
+    "start-up: jemalloc-prof_active = 'true' from $HA_DATADIR/heapadmin\.db \(saved on disk\), over 'false'"
+ha_stop
+ha_start -- --initial || ha_bail "heapadmind starts with --initial"
+ha_is "--initial: the config alone applies" false "$(var jemalloc-prof_active)"
+ha_file_like "... and the log says the saved values were discarded" "$HA_LOG" \
+    "--initial: saved jemalloc variables in $HA_DATADIR/heapadmin\.db discarded"
+ha_sql_is "... they are gone from disk" \
+    "SELECT count(*) FROM disk.global_variables" 0
+
+# --- SAVE CONFIG TO FILE ------------------------------------------------------------
+
+set_var jemalloc-prof_active true
+set_var jemalloc-lg_prof_sample 21
+ha_sql "SAVE CONFIG TO FILE saved.cnf"
+ha_is "SAVE CONFIG TO FILE saved.cnf: OK" "0:" "$HA_RC:$HA_ERR"
+ha_ok "... written 0600 into the datadir" \
+    test "$(stat -c %a "$HA_DATADIR/saved.cnf")" = 600
+ha_sql_err "a path is refused: only a file name in the datadir" \
+    "SAVE CONFIG TO FILE '/etc/x.cnf'" "give a file name, written into the datadir"
+ha_sql_err "... as is .." "SAVE CONFIG TO FILE '..'" "give a file name"
+ha_sql "SELECT variable_name, variable_value FROM global_variables WHERE variable_name NOT IN ('jemalloc-prof_prefix') ORDER BY 1"
+before=$HA_OUT
+ha_stop
+old_port=$HA_PORT
+HA_CONF=$HA_DATADIR/saved.cnf
+HA_PORT=$old_port
+if ha_start_foreground; then
+    ha_sql "SELECT variable_name, variable_value FROM global_variables WHERE variable_name NOT IN ('jemalloc-prof_prefix') ORDER BY 1"
+    ha_is "a daemon started from the saved file has the same settings" \
+        "$before" "$HA_OUT"
+    ha_stop
+else
+    ha_fail "heapadmind does not start from the saved config"
+fi
+ha_done
