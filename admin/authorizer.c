@@ -274,8 +274,6 @@ authorize(void *arg, int action, const char *arg1, const char *arg2,
 {
     struct ha_authz_who *who = arg;
     struct ha_authz_denial d;
-
-
     int rc = ha_authorizer_decide(who, action, arg1, arg2, dbname, inner,
                                   &d);
 
