@@ -19,6 +19,11 @@ static const struct ha_catalog_table tables[] = {
     {"heap_profile_diff", NULL, false, true},
     {"global_variables", "main", true, true},
     {"runtime_global_variables", "main", true, true},
+    /* Memory history (admin/history.h): real tables in the attached
+     * schema stats_history, which stats users read too. */
+    {"system_memory", "stats_history", false, true},
+    {"system_memory_hour", "stats_history", false, true},
+    {"system_memory_day", "stats_history", false, true},
     {"session_variables", NULL, true, true},
     {"mysql_variables", NULL, true, true},
     /* SQLite's own catalogue, which admin clients read to list tables;

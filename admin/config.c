@@ -110,6 +110,9 @@ static const struct config_key config_keys[] = {
     /* ms, up to a day; 0 = no limit (MySQL's name and unit). */
     {ADMIN, "max_execution_time", KEY_INT, 0, 86400000, NULL,
      OFF(max_execution_time), 0},
+    /* ProxySQL's admin-stats_system_memory: seconds, up to a day. */
+    {ADMIN, "stats_system_memory", KEY_INT, 0, 86400, NULL,
+     OFF(stats_system_memory), 0},
     /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
      * lg_prof_interval -1 meaning "no interval dumps". */
     {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
@@ -701,6 +704,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.stats_max_age_ms = 0;
     cfg->jemalloc.dump_symbolized = 0;
     cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
+    cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
                sizeof(cfg->jemalloc.dump_prefix));
 }
@@ -1482,6 +1486,8 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
          offsetof(struct ha_config, max_output_buffer)},
         {"admin-max_execution_time",
          offsetof(struct ha_config, max_execution_time)},
+        {"admin-stats_system_memory",
+         offsetof(struct ha_config, stats_system_memory)},
     };
     const struct ha_config *cfg = arg;
 

@@ -96,6 +96,9 @@ struct ha_config {
                                  * stops reading requests, bytes */
     int max_execution_time;     /* ms a statement may run (ERR 3024);
                                  * 0 = no limit */
+    int stats_system_memory;    /* s between stats_history.system_memory
+                                 * samples; 0 = none */
+#define HA_DEFAULT_STATS_SYSTEM_MEMORY 60 /* ProxySQL's default */
 
     struct ha_jemalloc_config jemalloc;
 

@@ -25,6 +25,7 @@
 
 #include "admin/conn.h"
 #include "admin/dumptimer.h"
+#include "admin/history.h"
 #include "admin/diskstore.h"
 #include "admin/persist.h"
 #include "admin/throttle.h"
@@ -83,6 +84,7 @@ struct ha_server {
                                       to admit new ones at the cap */
     struct ha_throttle throttle;   /* failed logins per peer address */
     struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
+    struct ha_history *history;    /* stats_history sampler; NULL: none */
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
@@ -389,6 +391,9 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;
     s->dumptimer = ha_dumptimer_new(base, &s->vtab);
+    if (s->datadir != NULL)
+        s->history = ha_history_new(base, &s->vtab, s->datadir,
+                                    cfg->stats_system_memory);
     /* The disk layer exists before the first session, which attaches
      * it; a failure only means SAVE will report it. */
     {
@@ -811,6 +816,7 @@ ha_server_free(struct ha_server *s)
         return;
     ha_server_stop(s);
     ha_dumptimer_free(s->dumptimer);
+    ha_history_free(s->history);
     if (s->accept_pause != NULL)
         event_free(s->accept_pause);
     close_reserve(s);

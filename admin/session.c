@@ -30,6 +30,7 @@
 #include "admin/catalog.h"
 #include "admin/dialect.h"
 #include "admin/diskstore.h"
+#include "admin/history.h"
 #include "admin/lex.h"
 #include "admin/metrics.h"
 #include "admin/persist.h"
@@ -42,7 +43,7 @@
 #include "core/util.h"
 #include "vtab/vtab.h"
 
-static const char *const schemas[] = {"main", "stats"};
+static const char *const schemas[] = {"main", "stats", "stats_history"};
 
 bool
 ha_session_schema_exists(const char *name)
@@ -412,19 +413,19 @@ now_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
-/* ProxySQL's schema "disk": <datadir>/heapadmin.db (admin/diskstore.h),
- * attached read-only, so disk.global_variables compares the saved layer
- * with global_variables. Without the file the schema is missing, and
- * SAVE ... TO DISK still works (it opens the file itself). */
+/* Attaches the SQLite file datadir/file read-only as schema (ProxySQL's
+ * "disk" and "stats_history"). Without the file the schema is missing;
+ * its writer (SAVE, the sampler) opens the file itself. */
 static void
-attach_disk(sqlite3 *db, const char *datadir)
+attach_ro(sqlite3 *db, const char *datadir, const char *file,
+          const char *schema)
 {
     char path[PATH_MAX];
     sqlite3_str *uri;
     char *sql;
+    int n = snprintf(path, sizeof(path), "%s/%s", datadir, file);
 
-    if (ha_diskstore_path(datadir, path, sizeof(path)) != 0 ||
-        access(path, F_OK) != 0)
+    if (n < 0 || (size_t)n >= sizeof(path) || access(path, F_OK) != 0)
         return;
     /* A URI: the path's reserved characters percent-encoded. */
     uri = sqlite3_str_new(db);
@@ -440,10 +441,10 @@ attach_disk(sqlite3 *db, const char *datadir)
                         sqlite3_vfs_find(NULL) != NULL
                             ? sqlite3_vfs_find(NULL)->zName
                             : "unix");
-    sql = sqlite3_mprintf("ATTACH DATABASE %Q AS disk",
-                          sqlite3_str_value(uri));
+    sql = sqlite3_mprintf("ATTACH DATABASE %Q AS %s",
+                          sqlite3_str_value(uri), schema);
     if (sql == NULL || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        ha_log_warn("%s: not attached as schema disk: %s", path,
+        ha_log_warn("%s: not attached as schema %s: %s", path, schema,
                     sqlite3_errmsg(db));
     sqlite3_free(sql);
     sqlite3_free(sqlite3_str_finish(uri));
@@ -552,6 +553,21 @@ fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
 /* True when table exists in schema db as SHOW TABLES lists it; main also
  * answers for the stats tables, which resolve unqualified there. */
+/* The SQLite schema table lives in: the attached stats_history file for
+ * the history tables, else main. Named explicitly because a table of the
+ * attached disk schema would otherwise win over main's eponymous one of
+ * the same name (global_variables). */
+static const char *
+table_schema(const char *table)
+{
+    const struct ha_catalog_table *t = ha_catalog_find(table);
+
+    return t != NULL && t->schema != NULL &&
+                   ha_str_ieq(t->schema, "stats_history")
+               ? "stats_history"
+               : "main";
+}
+
 static bool
 table_exists(sqlite3 *db, const char *schema, const char *table)
 {
@@ -646,10 +662,11 @@ fn_create_table(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_str_appendf(str, "CREATE TABLE `%w` (", t);
     if (sqlite3_prepare_v2(db,
                            "SELECT name, type, \"notnull\", dflt_value, pk "
-                           "FROM pragma_table_xinfo(?1) WHERE hidden IN "
+                           "FROM pragma_table_xinfo(?1, ?2) WHERE hidden IN "
                            "(0, 2, 3) ORDER BY cid",
                            -1, &st, NULL) == SQLITE_OK) {
         sqlite3_bind_text(st, 1, t, -1, SQLITE_STATIC);
+        sqlite3_bind_text(st, 2, table_schema(t), -1, SQLITE_STATIC);
         while (sqlite3_step(st) == SQLITE_ROW) {
             const char *type = (const char *)sqlite3_column_text(st, 1);
             sqlite3_str_appendf(str, "%s\n  `%w` %s", n++ ? "," : "",
@@ -808,9 +825,14 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     sqlite3_extended_result_codes(s->db, 1);
     /* Every 1000 VM steps: the max_execution_time deadline. */
     sqlite3_progress_handler(s->db, 1000, progress_cb, s);
-    /* Before hardening forbids ATTACH: the disk layer, read-only. */
-    if (shared->vtab != NULL && shared->vtab->datadir != NULL)
-        attach_disk(s->db, shared->vtab->datadir);
+    /* Before hardening forbids ATTACH: the disk layer (SAVE ... TO
+     * DISK, admin/diskstore.h) and the memory history (admin/history.h),
+     * read-only. */
+    if (shared->vtab != NULL && shared->vtab->datadir != NULL) {
+        attach_ro(s->db, shared->vtab->datadir, HA_DISKSTORE_FILE, "disk");
+        attach_ro(s->db, shared->vtab->datadir, HA_HISTORY_FILE,
+                  "stats_history");
+    }
     if (ha_authorizer_harden(s->db, err, errlen) != 0)
         goto fail;
     for (size_t i = 0; i < HA_ARRAY_SIZE(functions); i++) {
@@ -1661,7 +1683,7 @@ ha_session_field_list(struct ha_session *s, const char *table,
     }
     if (sqlite3_prepare_v2(s->db,
                            "SELECT name, type, \"notnull\", pk FROM "
-                           "pragma_table_xinfo(?1) WHERE hidden IN (0, 2, 3) "
+                           "pragma_table_xinfo(?1, ?3) WHERE hidden IN (0, 2, 3) "
                            "AND (?2 IS NULL OR ?2 = '' OR name LIKE ?2) "
                            "ORDER BY cid",
                            -1, &st, NULL) != SQLITE_OK) {
@@ -1671,6 +1693,7 @@ ha_session_field_list(struct ha_session *s, const char *table,
     }
     sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 2, wildcard, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 3, table_schema(table), -1, SQLITE_STATIC);
     while (sqlite3_step(st) == SQLITE_ROW) {
         struct ha_coldef c;
         field_coldef(schema, table, (const char *)sqlite3_column_text(st, 0),

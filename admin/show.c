@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 
 #include "admin/catalog.h"
 #include "admin/emit.h"
@@ -199,6 +200,16 @@ wrap_filter(const struct ha_lex *lx, size_t i, const char *base,
     return 0;
 }
 
+/* The SQLite schema a MySQL database's tables live in: the attached
+ * stats_history file, else main (stats is a naming, not a schema). Named
+ * explicitly because a table of the attached disk schema would otherwise
+ * win over main's eponymous one of the same name (global_variables). */
+static const char *
+sqlite_schema_of(const char *db)
+{
+    return strcasecmp(db, "stats_history") == 0 ? "stats_history" : "main";
+}
+
 /* SHOW [FULL] TABLES [FROM|IN db] [LIKE|WHERE] */
 static int
 show_tables(const struct ha_lex *lx, size_t i, bool full, const char *db,
@@ -290,7 +301,9 @@ show_columns(const struct ha_lex *lx, size_t i, bool full, const char *db,
     put_literal(&base, from);
     ha_buf_append_str(&base, ", ");
     put_literal(&base, table);
-    ha_buf_append_str(&base, ")) WHERE hidden IN (0, 2, 3) ORDER BY cid");
+    ha_buf_append_str(&base, "), ");
+    put_literal(&base, sqlite_schema_of(from));
+    ha_buf_append_str(&base, ") WHERE hidden IN (0, 2, 3) ORDER BY cid");
     ha_buf_append_u8(&base, '\0');
     rc = wrap_filter(lx, i, (const char *)base.data, "Field", NULL, out,
                      bad);
@@ -353,12 +366,12 @@ show_variables(const struct ha_lex *lx, size_t i, bool global,
     const char *base =
         global ? "SELECT variable_name AS Variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') AS Value FROM "
-                 "global_variables UNION ALL SELECT variable_name, "
+                 "main.global_variables UNION ALL SELECT variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') FROM "
                  "mysql_variables"
                : "SELECT variable_name AS Variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') AS Value FROM "
-                 "global_variables UNION ALL SELECT variable_name, "
+                 "main.global_variables UNION ALL SELECT variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') FROM "
                  "session_variables";
 
@@ -447,7 +460,9 @@ show_index(const struct ha_lex *lx, size_t i, const char *db,
     put_literal(out, from);
     ha_buf_append_str(out, ", ");
     put_literal(out, table);
-    ha_buf_append_str(out, ")) WHERE pk > 0 ORDER BY pk");
+    ha_buf_append_str(out, "), ");
+    put_literal(out, sqlite_schema_of(from));
+    ha_buf_append_str(out, ") WHERE pk > 0 ORDER BY pk");
     return 0;
 }
 
@@ -490,7 +505,7 @@ ha_show_rewrite(const struct ha_lex *lx, size_t i, const char *schema,
         ha_lex_is_word(lx, i, "SCHEMAS"))
         return wrap_filter(lx, ha_lex_next(lx, i),
                            "SELECT 'main' AS \"Database\" UNION ALL "
-                           "SELECT 'stats'",
+                           "SELECT 'stats' UNION ALL SELECT 'stats_history'",
                            "Database", "1", out, bad);
     if (ha_lex_is_word(lx, i, "TABLE") &&
         ha_lex_is_word(lx, ha_lex_next(lx, i), "STATUS"))

@@ -113,13 +113,14 @@ static const struct rewrite_case rewrites[] = {
     {"KILL 7", "KILL 7", HA_STMT_KILL},
     {"kill query 8;", "kill query 8;", HA_STMT_KILL},
     {"SHOW DATABASES", "SELECT * FROM (SELECT 'main' AS \"Database\" UNION "
-     "ALL SELECT 'stats') ORDER BY 1", HA_STMT_SHOW},
+     "ALL SELECT 'stats' UNION ALL SELECT 'stats_history') ORDER BY 1",
+     HA_STMT_SHOW},
     {"SHOW PROCESSLIST", "SELECT id AS Id, user AS User, host AS Host, db, "
      "command AS Command, time AS Time, state AS State, substr(info, 1, 100) "
      "AS Info FROM stats_admin_sessions ORDER BY id", HA_STMT_SHOW},
     {"SHOW VARIABLES LIKE 'gtid\\_mode'", "SELECT * FROM (SELECT "
      "variable_name AS Variable_name, ifnull(CAST(variable_value AS TEXT), "
-     "'') AS Value FROM global_variables UNION ALL SELECT variable_name, "
+     "'') AS Value FROM main.global_variables UNION ALL SELECT variable_name, "
      "ifnull(CAST(variable_value AS TEXT), '') FROM session_variables) WHERE "
      "\"Variable_name\" LIKE 'gtid\\_mode' ESCAPE '\\' ORDER BY 1",
      HA_STMT_SHOW},

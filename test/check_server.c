@@ -26,6 +26,7 @@
 #include "vtab/mallctl.h"
 #include "admin/proto.h"
 #include "admin/server.h"
+#include "admin/history.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixture: a server on 127.0.0.1, port chosen by the kernel            */
@@ -493,6 +494,75 @@ START_TEST(test_server_quit_and_unknown_command)
 }
 END_TEST
 
+/* The history store: samples, hour and day averages, retention by age. */
+static int64_t
+one_int(sqlite3 *db, const char *sql)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t v = -1;
+
+    ck_assert_int_eq(sqlite3_prepare_v2(db, sql, -1, &st, NULL), SQLITE_OK);
+    if (sqlite3_step(st) == SQLITE_ROW)
+        v = sqlite3_column_int64(st, 0);
+    sqlite3_finalize(st);
+    return v;
+}
+
+START_TEST(test_server_history_store)
+{
+    char dir[] = "/tmp/check_history.XXXXXX", path[256], err[256];
+    int64_t t0 = 1700000000 / 86400 * 86400; /* a day's start */
+    sqlite3 *db;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/%s", dir, HA_HISTORY_FILE);
+    db = ha_history_open(path, err, sizeof(err));
+    ck_assert_msg(db != NULL, "%s", err);
+    /* Two samples in the first hour, one in the second. */
+    for (int i = 0; i < 3; i++) {
+        struct ha_history_sample smp = {
+            .timestamp = t0 + (i == 2 ? 3600 : i * 60),
+            .allocated = 100 * (i + 1), .resident = 1000 * (i + 1),
+            .active = 1, .mapped = 2, .metadata = 3, .retained = 4};
+
+        ck_assert_msg(ha_history_record(db, &smp, err, sizeof(err)) == 0,
+                      "%s", err);
+    }
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory"), 3);
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory_hour"),
+                     2);
+    ck_assert_int_eq(one_int(db, "SELECT allocated FROM system_memory_hour "
+                                 "ORDER BY timestamp LIMIT 1"),
+                     150);
+    ck_assert_int_eq(one_int(db, "SELECT resident FROM system_memory_day"),
+                     2000);
+    ck_assert_int_eq(one_int(db, "SELECT min(timestamp) FROM "
+                                 "system_memory_day"),
+                     t0);
+    /* 8 days later: the raw rows are gone, the hours and the day stay. */
+    {
+        struct ha_history_sample late = {.timestamp = t0 + 8 * 86400,
+                                         .allocated = 7};
+
+        ck_assert(ha_history_record(db, &late, err, sizeof(err)) == 0);
+    }
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory"), 1);
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory_hour"),
+                     3);
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory_day"),
+                     2);
+    sqlite3_close(db);
+    /* Reopened: everything is still there (a restart). */
+    db = ha_history_open(path, err, sizeof(err));
+    ck_assert_ptr_nonnull(db);
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory_hour"),
+                     3);
+    sqlite3_close(db);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *
 server_suite(void)
 {
@@ -511,6 +581,7 @@ server_suite(void)
     tcase_add_test(core, test_server_resultset_deprecate_eof_framing);
     tcase_add_test(core, test_server_empty_resultset);
     tcase_add_test(core, test_server_ok_counts);
+    tcase_add_test(core, test_server_history_store);
     tcase_add_test(limits, test_server_split_row);
     tcase_add_test(limits, test_server_split_query);
     tcase_set_timeout(limits, 60);

@@ -224,8 +224,8 @@ static const struct {
     const char *script;
     const char *want;
 } cases[] = {
-    {"SHOW DATABASES", "Database:main;stats"},
-    {"SHOW SCHEMAS LIKE 'st%'", "Database:stats"},
+    {"SHOW DATABASES", "Database:main;stats;stats_history"},
+    {"SHOW SCHEMAS LIKE 'st%'", "Database:stats;stats_history"},
     {"SHOW TABLES",
      "Tables_in_main:global_variables;runtime_global_variables"},
     {"SHOW TABLES FROM stats LIKE '%metrics'",

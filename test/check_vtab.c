@@ -388,6 +388,7 @@ static const char *const gv_names[] = {
     "admin-max_allowed_packet",
     "admin-max_output_buffer",
     "admin-max_execution_time",
+    "admin-stats_system_memory",
     "admin-unix_socket_mode",
     "admin-have_ssl",
     "admin-require_tls",

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * stats_history.system_memory and its rollups (see history.h).
+ */
+#include "admin/history.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/util.h"
+#include "vtab/mallctl.h"
+
+/* ProxySQL's columns (include/ProxySQL_Statistics.hpp). */
+#define COLUMNS                                                            \
+    "(timestamp INT NOT NULL, allocated INT NOT NULL, resident INT NOT "   \
+    "NULL, active INT NOT NULL, mapped INT NOT NULL, metadata INT NOT "    \
+    "NULL, retained INT NOT NULL, PRIMARY KEY (timestamp))"
+
+static const char schema[] =
+    "PRAGMA synchronous = NORMAL;"
+    "CREATE TABLE IF NOT EXISTS system_memory " COLUMNS ";"
+    "CREATE TABLE IF NOT EXISTS system_memory_hour " COLUMNS ";"
+    "CREATE TABLE IF NOT EXISTS system_memory_day " COLUMNS ";";
+
+sqlite3 *
+ha_history_open(const char *path, char *err, size_t errlen)
+{
+    sqlite3 *db = NULL;
+    int fd, rc;
+
+    /* 0600 and never through a symlink, before SQLite creates it. */
+    fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
+        return NULL;
+    }
+    close(fd);
+    rc = sqlite3_open_v2(path, &db,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
+                             SQLITE_OPEN_NOFOLLOW,
+                         NULL);
+    if (rc != SQLITE_OK ||
+        sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+        ha_err_set(err, errlen, "%s: %s", path,
+                   db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close_v2(db);
+        return NULL;
+    }
+    sqlite3_busy_timeout(db, 100);
+    return db;
+}
+
+/* The average of a bucket of system_memory into table (bucket_s wide,
+ * starting at from). */
+static int
+rollup(sqlite3 *db, const char *table, int64_t from, int64_t bucket_s)
+{
+    char sql[512];
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    snprintf(sql, sizeof(sql),
+             "INSERT OR REPLACE INTO %s SELECT ?1, CAST(avg(allocated) AS "
+             "INT), CAST(avg(resident) AS INT), CAST(avg(active) AS INT), "
+             "CAST(avg(mapped) AS INT), CAST(avg(metadata) AS INT), "
+             "CAST(avg(retained) AS INT) FROM system_memory WHERE "
+             "timestamp >= ?1 AND timestamp < ?2 HAVING count(*) > 0",
+             table);
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, from);
+        sqlite3_bind_int64(st, 2, from + bucket_s);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+}
+
+static int
+prune(sqlite3 *db, const char *table, int64_t before)
+{
+    char sql[128];
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    snprintf(sql, sizeof(sql), "DELETE FROM %s WHERE timestamp < ?1", table);
+    rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_bind_int64(st, 1, before);
+        rc = sqlite3_step(st);
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR;
+}
+
+int
+ha_history_record(sqlite3 *db, const struct ha_history_sample *s, char *err,
+                  size_t errlen)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t hour = s->timestamp / 3600 * 3600;
+    int64_t day = s->timestamp / 86400 * 86400;
+    int rc;
+
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        goto fail;
+    rc = sqlite3_prepare_v2(db,
+                            "INSERT OR REPLACE INTO system_memory VALUES "
+                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            -1, &st, NULL);
+    if (rc != SQLITE_OK)
+        goto fail_rollback;
+    sqlite3_bind_int64(st, 1, s->timestamp);
+    sqlite3_bind_int64(st, 2, s->allocated);
+    sqlite3_bind_int64(st, 3, s->resident);
+    sqlite3_bind_int64(st, 4, s->active);
+    sqlite3_bind_int64(st, 5, s->mapped);
+    sqlite3_bind_int64(st, 6, s->metadata);
+    sqlite3_bind_int64(st, 7, s->retained);
+    rc = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (rc != SQLITE_DONE ||
+        rollup(db, "system_memory_hour", hour, 3600) != SQLITE_OK ||
+        rollup(db, "system_memory_day", day, 86400) != SQLITE_OK ||
+        prune(db, "system_memory", s->timestamp - HA_HISTORY_RAW_S) !=
+            SQLITE_OK ||
+        prune(db, "system_memory_hour", s->timestamp - HA_HISTORY_HOUR_S) !=
+            SQLITE_OK ||
+        prune(db, "system_memory_day", s->timestamp - HA_HISTORY_DAY_S) !=
+            SQLITE_OK)
+        goto fail_rollback;
+    if (sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+        goto fail_rollback;
+    return 0;
+fail_rollback:
+    ha_err_set(err, errlen, "%s", sqlite3_errmsg(db));
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return -1;
+fail:
+    ha_err_set(err, errlen, "%s", sqlite3_errmsg(db));
+    return -1;
+}
+
+/* ------------------------------------------------------------------
+ * The sampler
+ * ------------------------------------------------------------------ */
+
+struct ha_history {
+    sqlite3 *db;                 /* heapadmin_stats.db */
+    struct ha_vtab_ctx *ctx;     /* jemalloc */
+    struct event *timer;         /* NULL: not sampling */
+    bool warned;                 /* a failure was logged (once) */
+};
+
+static int
+read_stat(const struct ha_mallctl_ops *ops, const char *name, int64_t *out)
+{
+    size_t v = 0;
+    int rc = ha_mallctl_read_size(ops, name, &v);
+
+    *out = (int64_t)v;
+    return rc;
+}
+
+static void
+sample_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_history *h = arg;
+    const struct ha_mallctl_ops *ops = h->ctx->ops;
+    struct ha_history_sample s;
+    char err[256];
+    int rc;
+
+    (void)fd;
+    (void)what;
+    memset(&s, 0, sizeof(s));
+    s.timestamp = (int64_t)time(NULL);
+    ha_vtab_refresh_stats(h->ctx);
+    rc = read_stat(ops, "stats.allocated", &s.allocated);
+    if (rc == 0)
+        rc = read_stat(ops, "stats.resident", &s.resident);
+    if (rc == 0)
+        rc = read_stat(ops, "stats.active", &s.active);
+    if (rc == 0)
+        rc = read_stat(ops, "stats.mapped", &s.mapped);
+    if (rc == 0)
+        rc = read_stat(ops, "stats.metadata", &s.metadata);
+    if (rc == 0)
+        rc = read_stat(ops, "stats.retained", &s.retained);
+    if (rc != 0) {
+        if (!h->warned)
+            ha_log_warn("stats_history.system_memory: no sample: jemalloc's "
+                        "statistics cannot be read (%s)",
+                        strerror(rc));
+        h->warned = true;
+        return;
+    }
+    if (ha_history_record(h->db, &s, err, sizeof(err)) != 0) {
+        if (!h->warned)
+            ha_log_warn("stats_history.system_memory: sample not stored: %s",
+                        err);
+        h->warned = true;
+        return;
+    }
+    h->warned = false;
+}
+
+struct ha_history *
+ha_history_new(struct event_base *base, struct ha_vtab_ctx *ctx,
+               const char *datadir, int interval_s)
+{
+    struct ha_history *h;
+    char path[PATH_MAX], err[PATH_MAX + 256];
+    int n = snprintf(path, sizeof(path), "%s/%s", datadir, HA_HISTORY_FILE);
+
+    if (n < 0 || (size_t)n >= sizeof(path))
+        return NULL;
+    if ((h = calloc(1, sizeof(*h))) == NULL)
+        return NULL;
+    h->ctx = ctx;
+    if ((h->db = ha_history_open(path, err, sizeof(err))) == NULL) {
+        ha_log_warn("stats_history: %s; no memory history", err);
+        free(h);
+        return NULL;
+    }
+    if (interval_s > 0) {
+        struct timeval tv = {interval_s, 0};
+
+        h->timer = event_new(base, -1, EV_PERSIST, sample_cb, h);
+        if (h->timer == NULL || event_add(h->timer, &tv) != 0) {
+            ha_log_warn("stats_history: cannot arm the sampler");
+            ha_history_free(h);
+            return NULL;
+        }
+        ha_log_info("stats_history.system_memory: a sample every %d s "
+                    "into %s (raw rows kept 7 days, hourly 365 days)",
+                    interval_s, path);
+    }
+    return h;
+}
+
+void
+ha_history_free(struct ha_history *h)
+{
+    if (h == NULL)
+        return;
+    if (h->timer != NULL)
+        event_free(h->timer);
+    sqlite3_close_v2(h->db);
+    free(h);
+}

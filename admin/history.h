@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Memory history, as ProxySQL keeps it: stats_history.system_memory (a
+ * sample every admin_variables.stats_system_memory seconds of jemalloc's
+ * stats.allocated, resident, active, mapped, metadata and retained, in
+ * bytes), with system_memory_hour and system_memory_day holding each
+ * hour's and day's averages. Kept in <datadir>/heapadmin_stats.db
+ * (ProxySQL: proxysql_stats.db), one committed transaction per sample, so
+ * a restart or kill -9 loses at most the sample in flight. Raw rows are
+ * kept 7 days, hourly rows 365 days, daily rows 10 years. Sessions attach
+ * the file read-only as schema stats_history. The only timer is the
+ * sampler's: an idle daemon wakes for nothing else.
+ */
+#ifndef HA_HISTORY_H
+#define HA_HISTORY_H
+
+#include <stdint.h>
+
+#include <event2/event.h>
+#include <sqlite3.h>
+
+#include "vtab/vtab_util.h"
+
+#define HA_HISTORY_FILE "heapadmin_stats.db"
+#define HA_HISTORY_RAW_S (7 * 86400)       /* system_memory */
+#define HA_HISTORY_HOUR_S (365 * 86400)    /* system_memory_hour */
+#define HA_HISTORY_DAY_S (3650 * 86400)    /* system_memory_day */
+
+/* One sample: unix seconds and jemalloc's stats.* in bytes. */
+struct ha_history_sample {
+    int64_t timestamp;
+    int64_t allocated, resident, active, mapped, metadata, retained;
+};
+
+/* Opens (creating, mode 0600) path with the three tables. Returns the
+ * connection, or NULL with err naming the file. */
+sqlite3 *ha_history_open(const char *path, char *err, size_t errlen);
+
+/* Stores s, refreshes the averages of its hour and day, and drops rows
+ * past their retention, in one transaction. Pure but for the database.
+ * Returns 0, or -1 with err (nothing stored). */
+int ha_history_record(sqlite3 *db, const struct ha_history_sample *s,
+                      char *err, size_t errlen);
+
+struct ha_history;
+
+/* Samples every interval_s seconds into <datadir>/heapadmin_stats.db
+ * through ctx's jemalloc; the file is created even when interval_s is 0
+ * (no sampling), so stats_history always exists. Returns NULL when the
+ * file cannot be opened (logged). */
+struct ha_history *ha_history_new(struct event_base *base,
+                                  struct ha_vtab_ctx *ctx,
+                                  const char *datadir, int interval_s);
+
+/* NULL is a no-op. */
+void ha_history_free(struct ha_history *h);
+
+#endif /* HA_HISTORY_H */
