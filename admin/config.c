@@ -113,6 +113,9 @@ static const struct config_key config_keys[] = {
     /* ProxySQL's admin-stats_system_memory: seconds, up to a day. */
     {ADMIN, "stats_system_memory", KEY_INT, 0, 86400, NULL,
      OFF(stats_system_memory), 0},
+    /* Bytes; 0 = none, else at least 1 MiB (SQLite needs some). */
+    {ADMIN, "sql_memory_limit", KEY_INT64, 0, 1LL << 40, NULL,
+     OFF(sql_memory_limit), 0},
     /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
      * lg_prof_interval -1 meaning "no interval dumps". */
     {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
@@ -705,6 +708,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.dump_symbolized = 0;
     cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
+    cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;
     ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
                sizeof(cfg->jemalloc.dump_prefix));
 }
@@ -1514,6 +1518,10 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
                      *(const int *)((const char *)cfg + ints[i].offset));
             return true;
         }
+    }
+    if (strcmp(name, "admin-sql_memory_limit") == 0) {
+        snprintf(buf, len, "%lld", cfg->sql_memory_limit);
+        return true;
     }
     if (strcmp(name, "admin-unix_socket_mode") == 0) {
         ha_strlcpy(buf, cfg->unix_socket_mode, len);

@@ -99,6 +99,9 @@ struct ha_config {
     int stats_system_memory;    /* s between stats_history.system_memory
                                  * samples; 0 = none */
 #define HA_DEFAULT_STATS_SYSTEM_MEMORY 60 /* ProxySQL's default */
+    long long sql_memory_limit; /* bytes all admin SQL may hold (SQLite's
+                                 * hard heap limit); 0 = none */
+#define HA_DEFAULT_SQL_MEMORY_LIMIT (256LL << 20)
 
     struct ha_jemalloc_config jemalloc;
 

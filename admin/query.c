@@ -90,6 +90,20 @@ ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
         ha_reply_err(r, d.code, d.sqlstate, "%s", d.msg);
         return;
     }
+    if (prim == SQLITE_NOMEM) {
+        sqlite3_int64 limit = sqlite3_hard_heap_limit64(-1);
+
+        /* MySQL: ER_OUT_OF_RESOURCES. */
+        if (limit > 0)
+            ha_reply_err(r, 1041, "HY000",
+                         "Out of memory: admin SQL may hold %lld bytes "
+                         "(admin_variables.sql_memory_limit) and this "
+                         "statement needed more; nothing was changed",
+                         (long long)limit);
+        else
+            ha_reply_err(r, 1041, "HY000", "Out of memory");
+        return;
+    }
     if (prim == SQLITE_INTERRUPT && r->shutdown != NULL &&
         atomic_load(r->shutdown)) {
         /* MySQL: ER_SERVER_SHUTDOWN. */

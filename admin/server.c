@@ -390,6 +390,14 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;
+    if (cfg->sql_memory_limit > 0) {
+        /* SQLite's limit is per process: the agent and heapadmind have
+         * SQLite to themselves; a host that links the same libsqlite3
+         * shares it (README: Limits). */
+        sqlite3_hard_heap_limit64(cfg->sql_memory_limit);
+        ha_log_info("admin SQL memory limit: %lld bytes (sql_memory_limit)",
+                    cfg->sql_memory_limit);
+    }
     s->dumptimer = ha_dumptimer_new(base, &s->vtab);
     if (s->datadir != NULL)
         s->history = ha_history_new(base, &s->vtab, s->datadir,

@@ -83,4 +83,21 @@ ha_file_like "... its client got ERR 1053" "$HA_TMP/forever.out" \
     "ERROR 1053 \(08S01\).*Server shutdown in progress"
 ha_forget "$HA_PID"
 
+# The memory ceiling for admin SQL (SQLite's hard heap limit): a statement
+# that needs more gets ERR 1041 naming the limit, and the daemon goes on.
+sed -e 's/max_execution_time = 1500;/sql_memory_limit = 8388608;/' \
+    "$HA_TMP/t.tmpl" >"$HA_TMP/mem.tmpl"
+ha_start -C "$HA_TMP/mem.tmpl" || ha_bail "heapadmind starts with an 8 MiB SQL limit"
+ha_sql_is "admin-sql_memory_limit shows it" \
+    "SELECT variable_value FROM global_variables WHERE variable_name = 'admin-sql_memory_limit'" 8388608
+HA_USER=stats HA_PASS=stats
+ha_sql "SELECT length(group_concat(hex(randomblob(1000)))) FROM (WITH RECURSIVE stats_c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM stats_c WHERE x < 20000) SELECT x FROM stats_c)"
+ha_like "a stats user's 40 MB string gets ERR 1041 naming the limit" \
+    "ERROR 1041 \(HY000\).*admin SQL may hold 8388608 bytes \(admin_variables\.sql_memory_limit\)" \
+    "$HA_ERR"
+HA_USER=admin HA_PASS=admin
+ha_sql "SELECT count(*) FROM stats_memory_jemalloc"
+ha_like "... and the daemon answers afterwards" "^0:[0-9]+$" "$HA_RC:$HA_OUT"
+ha_stop
+
 ha_done
