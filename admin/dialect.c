@@ -200,6 +200,17 @@ ha_dialect_rewrite_in(const char *sql, size_t len, const char *schema,
     return rc;
 }
 
+/* The statement is ANALYZE with no argument. */
+static bool
+bare_analyze(const struct ha_lex *lx)
+{
+    size_t i = ha_lex_next(lx, SIZE_MAX), j = ha_lex_next(lx, i);
+
+    return ha_lex_is_word(lx, i, "ANALYZE") &&
+           (j >= lx->n ||
+            (ha_lex_is_punct(lx, j, ';') && ha_lex_next(lx, j) >= lx->n));
+}
+
 int
 ha_dialect_rewrite_lexed(const struct ha_lex *lx, const char *schema,
                          struct ha_buf *out, struct ha_dialect_result *res,
@@ -215,6 +226,10 @@ ha_dialect_rewrite_lexed(const struct ha_lex *lx, const char *schema,
             set_error(lx, bad, res);
             ha_emit_sql(lx, 0, lx->n, out);
         }
+    } else if (bare_analyze(lx)) {
+        /* ANALYZE alone would analyze every schema, and the attached
+         * disk and stats_history files are read-only. */
+        ha_buf_append_str(out, "ANALYZE main");
     } else {
         ha_emit_sql(lx, 0, lx->n, out);
     }

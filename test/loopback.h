@@ -17,6 +17,7 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -34,6 +35,8 @@ struct lb_server {
     struct event *poller;    /* checks stop every 5 ms */
     int port;                /* the bound TCP port */
     bool running;
+    char dir[64];            /* private datadir made for "/tmp", removed
+                                by lb_stop; "" for a caller's */
 };
 
 /* ha_config_init() with one listener, 127.0.0.1 on a kernel-chosen port
@@ -83,6 +86,14 @@ lb_start(struct lb_server *lb, const struct ha_config *cfg,
     char err[512];
 
     memset(lb, 0, sizeof(*lb));
+    /* "/tmp" asks for a datadir of the server's own: tests run in
+     * parallel and must not share the SQLite files a server keeps in its
+     * datadir (heapadmin.db, heapadmin_stats.db). */
+    if (strcmp(datadir, "/tmp") == 0) {
+        snprintf(lb->dir, sizeof(lb->dir), "/tmp/check_lb.XXXXXX");
+        ck_assert_ptr_nonnull(mkdtemp(lb->dir));
+        datadir = lb->dir;
+    }
     lb->base = event_base_new();
     ck_assert_ptr_nonnull(lb->base);
     lb->server = ha_server_new(lb->base, cfg, datadir, &ha_mallctl_jemalloc,
@@ -115,6 +126,13 @@ lb_stop(struct lb_server *lb)
     event_free(lb->poller);
     ha_server_free(lb->server);
     event_base_free(lb->base);
+    if (lb->dir[0] != '\0') {
+        char cmd[96];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf '%s'", lb->dir);
+        if (system(cmd) != 0) {
+        }
+    }
 }
 
 /* A blocking TCP connection to 127.0.0.1:port with a 10 s receive
