@@ -364,9 +364,9 @@ serve_dumps(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
     DIR *d = ctx->datadir != NULL ? opendir(ctx->datadir) : NULL;
 
     while (d != NULL && (de = readdir(d)) != NULL) {
-        struct ha_heap_dump_name dn;
+        struct ha_dump_name dn;
 
-        if (!ha_heap_parse_dump_name(de->d_name, &dn))
+        if (!ha_dumpname_parse(de->d_name, &dn))
             continue;
         if (n == cap) {
             size_t ncap = cap ? cap * 2 : 32;

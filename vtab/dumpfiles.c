@@ -20,7 +20,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "vtab/heap_load.h"
+#include "prof/dumpname.h"
 
 /* Splits prefix into its directory and its stem. */
 static int
@@ -270,10 +270,10 @@ clean_staging(const char *dir, long pid)
         (d = opendir(staging)) == NULL)
         return;
     while ((de = readdir(d)) != NULL) {
-        struct ha_heap_dump_name dn;
+        struct ha_dump_name dn;
         struct stat st;
 
-        if (!ha_heap_parse_dump_name(de->d_name, &dn))
+        if (!ha_dumpname_parse(de->d_name, &dn))
             continue;
         if (dn.pid != pid && (kill((pid_t)dn.pid, 0) == 0 || errno != ESRCH))
             continue; /* another live process's dump in progress */
@@ -386,12 +386,12 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
     if ((d = opendir(dir)) == NULL)
         return -1;
     while ((de = readdir(d)) != NULL) {
-        struct ha_heap_dump_name dn;
+        struct ha_dump_name dn;
         struct stat st;
         int len;
 
         if (strncmp(de->d_name, head, strlen(head)) != 0 ||
-            !ha_heap_parse_dump_name(de->d_name, &dn))
+            !ha_dumpname_parse(de->d_name, &dn))
             continue;
         /* Only "<stem>.<pid>...": another stem with dots is not ours. */
         if (strchr(de->d_name + strlen(head), '.') == NULL)
@@ -478,12 +478,12 @@ ha_dumpfiles_drop_automatic(const char *prefix, long pid, time_t since)
         (d = opendir(dir)) == NULL)
         return 0;
     while ((de = readdir(d)) != NULL) {
-        struct ha_heap_dump_name dn;
+        struct ha_dump_name dn;
         struct stat st;
         int n;
 
         if (strncmp(de->d_name, stem, strlen(stem)) != 0 ||
-            !ha_heap_parse_dump_name(de->d_name, &dn) || dn.pid != pid ||
+            !ha_dumpname_parse(de->d_name, &dn) || dn.pid != pid ||
             (strcmp(dn.kind, "interval") != 0 &&
              strcmp(dn.kind, "high-water") != 0))
             continue;

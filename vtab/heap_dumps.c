@@ -43,7 +43,7 @@
 
 struct dump_row {
     char *name;
-    struct ha_heap_dump_name d;
+    struct ha_dump_name d;
     long long size, mtime;
     bool parsed, ok;        /* columns 7-9 read / readable */
     long long period, bytes, objects;
@@ -129,7 +129,7 @@ dumps_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         char path[PATH_MAX];
 
         memset(&r, 0, sizeof(r));
-        if (!ha_heap_parse_dump_name(de->d_name, &r.d) ||
+        if (!ha_dumpname_parse(de->d_name, &r.d) ||
             (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
                 sizeof(path) ||
             lstat(path, &st) != 0 || !S_ISREG(st.st_mode))

@@ -38,6 +38,7 @@
 #include <time.h>
 
 #include "prof/aggregate.h"
+#include "prof/dumpname.h"
 #include "prof/heapv2.h"
 #include "prof/maps.h"
 #include "prof/syms.h"
@@ -48,19 +49,6 @@
 
 /* The argument naming this process's own heap, now. */
 #define HA_HEAP_LIVE "live"
-
-/* jemalloc's dump naming (prof_dump_filename in jemalloc 5.3):
- * <prefix>.<pid>.<seq>.{m,i,u}<n>.heap or <prefix>.<pid>.<seq>.f.heap. */
-struct ha_heap_dump_name {
-    const char *kind;   /* "manual", "interval", "high-water", "final" */
-    long long pid;
-    long long seq;
-    long long kind_seq; /* -1 for final */
-};
-
-/* Parses a dump's file name (from the right: the prefix may hold dots).
- * Returns false for any other name. Pure. */
-bool ha_heap_parse_dump_name(const char *name, struct ha_heap_dump_name *d);
 
 /* True when name is a plain file name (no '/', not "." or ".."), the only
  * names SQL may pass; otherwise false with the reason in why. Pure. */
