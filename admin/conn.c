@@ -481,6 +481,14 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
             return;
         }
         c->session_open = true;
+        {
+            struct bufferevent *raw = c->tls
+                                          ? bufferevent_get_underlying(c->bev)
+                                          : c->bev;
+
+            c->session.client_fd =
+                raw != NULL ? (int)bufferevent_getfd(raw) : -1;
+        }
     }
     ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
     ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));

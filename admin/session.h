@@ -103,6 +103,10 @@ struct ha_session {
                                     shows host */
     char ssl_version[16];        /* "TLSv1.3", or "" without TLS */
     char ssl_cipher[64];         /* SHOW STATUS Ssl_cipher */
+    int client_fd;               /* the client's socket, peeked while a
+                                    statement runs: a client that went
+                                    away ends it; -1: none */
+    int64_t peeked_ns;           /* when client_fd was last peeked */
     int64_t deadline_ns;         /* CLOCK_MONOTONIC ns the running
                                     statement must end by; 0: none */
 

@@ -66,6 +66,21 @@ ha_stop
 sed -e 's/max_execution_time = 1500;/max_execution_time = 0;/' \
     "$HA_TMP/t.tmpl" >"$HA_TMP/none.tmpl"
 ha_start -C "$HA_TMP/none.tmpl" || ha_bail "heapadmind starts with no limit"
+
+# A client that goes away mid-statement: the statement ends (its socket
+# is peeked every 100 ms while it runs), so the others are served again
+# at once rather than never.
+ha_mysql -e "$forever" >/dev/null 2>&1 &
+gone=$!
+sleep 1
+kill -9 "$gone" 2>/dev/null
+wait "$gone" 2>/dev/null
+ha_sql "SELECT 1"
+ha_is "after its client was killed, the endless statement stopped: others are served" \
+    "0:1" "$HA_RC:$HA_OUT"
+ha_file_like "... and the log says why" "$HA_LOG" \
+    "connection [0-9]+: the client went away; its statement is interrupted"
+
 ha_mysql -e "$forever" >"$HA_TMP/forever.out" 2>&1 &
 client=$!
 # The statement holds the event loop (statements still run on it), so no
