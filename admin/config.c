@@ -116,6 +116,8 @@ static const struct config_key config_keys[] = {
     /* Bytes; 0 = none, else at least 1 MiB (SQLite needs some). */
     {ADMIN, "sql_memory_limit", KEY_INT64, 0, 1LL << 40, NULL,
      OFF(sql_memory_limit), 0},
+    {ADMIN, "max_output_total", KEY_INT64, 0, 1LL << 40, NULL,
+     OFF(max_output_total), 0},
     /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
      * lg_prof_interval -1 meaning "no interval dumps". */
     {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
@@ -709,6 +711,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;
+    cfg->max_output_total = HA_DEFAULT_MAX_OUTPUT_TOTAL;
     ha_strlcpy(cfg->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX,
                sizeof(cfg->jemalloc.dump_prefix));
 }
@@ -1521,6 +1524,10 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
     }
     if (strcmp(name, "admin-sql_memory_limit") == 0) {
         snprintf(buf, len, "%lld", cfg->sql_memory_limit);
+        return true;
+    }
+    if (strcmp(name, "admin-max_output_total") == 0) {
+        snprintf(buf, len, "%lld", cfg->max_output_total);
         return true;
     }
     if (strcmp(name, "admin-unix_socket_mode") == 0) {

@@ -102,6 +102,10 @@ struct ha_config {
     long long sql_memory_limit; /* bytes all admin SQL may hold (SQLite's
                                  * hard heap limit); 0 = none */
 #define HA_DEFAULT_SQL_MEMORY_LIMIT (256LL << 20)
+    long long max_output_total; /* unsent reply bytes all sessions may
+                                 * hold; a result set past what is left
+                                 * gets ERR 1041; 0 = none */
+#define HA_DEFAULT_MAX_OUTPUT_TOTAL (256LL << 20)
 
     struct ha_jemalloc_config jemalloc;
 

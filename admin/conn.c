@@ -149,6 +149,12 @@ unsent_bytes(struct ha_conn *c)
                        : n;
 }
 
+size_t
+ha_conn_held_bytes(struct ha_conn *c)
+{
+    return c->out.len + unsent_bytes(c);
+}
+
 static bool
 output_pending(struct ha_conn *c)
 {
@@ -786,6 +792,17 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 
     ha_reply_init(&r, &c->out, c->seq, c->caps,
                   ha_session_status(&c->session));
+    if (c->env->output_held != NULL && c->env->max_output_total > 0) {
+        /* One budget for every session's unsent replies: a client that
+         * never reads holds at most what was left when it asked. */
+        size_t held = c->env->output_held(c->env->arg);
+
+        r.max_result = held < c->env->max_output_total
+                           ? c->env->max_output_total - held
+                           : 1;
+        r.why_limit = "admin_variables.max_output_total, for all sessions' "
+                      "unsent replies";
+    }
     switch (p[0]) {
     case HA_COM_QUIT:
         conn_set_state(c, HA_CONN_CLOSING);

@@ -68,6 +68,11 @@ struct ha_conn_env {
      * keeps one slot for admin users, as MySQL does for SUPER). NULL:
      * always. */
     bool (*admit)(void *arg, enum ha_role role);
+    /* Unsent reply bytes every connection of the owner holds, and the
+     * most they may hold together (admin_variables.max_output_total; 0:
+     * none): a result set gets only what is left. NULL: no budget. */
+    size_t (*output_held)(void *arg);
+    size_t max_output_total;
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;
@@ -126,6 +131,10 @@ struct ha_conn *ha_conn_new(const struct ha_conn_env *env,
 /* Closes the connection at once (server shutdown): no more callbacks,
  * memory freed, env->on_close called. */
 void ha_conn_free(struct ha_conn *c);
+
+/* Reply bytes c holds: built and not yet queued, and queued but not yet
+ * written to the socket. */
+size_t ha_conn_held_bytes(struct ha_conn *c);
 
 /* KILL: stops reading from c and closes it once what is queued for it is
  * written (at once, freeing c, when nothing is). Call it outside c's own

@@ -34,6 +34,10 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->binary = false;
     r->info_from = NULL;
     r->authz = NULL;
+    r->timeout_ms = 0;
+    r->shutdown = NULL;
+    r->max_result = 0;
+    r->why_limit = NULL;
 }
 
 void
@@ -410,6 +414,10 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
 
     uint8_t *types = NULL;
     struct ha_binval *vals = NULL;
+    /* Where this result set starts, to take it back if it outgrows the
+     * output budget (nothing is sent before the whole reply is built). */
+    size_t start_len = r->out->len;
+    uint8_t start_seq = r->seq;
     if (r->binary) {
         types = malloc((size_t)ncol);
         vals = malloc((size_t)ncol * sizeof(*vals));
@@ -437,6 +445,22 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
             put_binary_row(r, stmt, ncol, types, vals);
         else
             put_row(r, stmt, ncol);
+        if (r->max_result > 0 && r->out->len - start_len > r->max_result) {
+            free(types);
+            free(vals);
+            sqlite3_reset(stmt);
+            r->out->len = start_len;
+            r->seq = start_seq;
+            /* MySQL: ER_OUT_OF_RESOURCES. */
+            ha_reply_err(r, 1041, "HY000",
+                         "Out of memory: the result set is larger than the "
+                         "%zu bytes of output left (%s); add a LIMIT, or "
+                         "read the replies already sent",
+                         r->max_result,
+                         r->why_limit != NULL ? r->why_limit
+                                              : "admin_variables");
+            return SQLITE_NOMEM;
+        }
         rc = sqlite3_step(stmt);
     }
     free(types);

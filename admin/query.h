@@ -39,6 +39,11 @@ struct ha_reply {
     /* The statement's max_execution_time in ms when one applies: an
      * SQLITE_INTERRUPT is then MySQL's ERR 3024. 0: none. */
     int64_t timeout_ms;
+    /* Optional: bytes one result set may add to out (the output budget
+     * left, admin/conn.c); past it the rows built so far are dropped and
+     * the reply is ERR 1041 naming why_limit. 0: no limit. */
+    size_t max_result;
+    const char *why_limit;
     /* Optional: set (from any thread or a signal handler) when the server
      * is shutting down: an SQLITE_INTERRUPT is then MySQL's ERR 1053.
      * NULL: never. */

@@ -129,6 +129,17 @@ server_admit(void *arg, enum ha_role role)
            s->n_conns <= (size_t)s->cfg->max_connections;
 }
 
+static size_t
+server_output_held(void *arg)
+{
+    const struct ha_server *s = arg;
+    size_t held = 0;
+
+    for (struct ha_conn *c = s->conns; c != NULL; c = c->next)
+        held += ha_conn_held_bytes(c);
+    return held;
+}
+
 static void
 server_on_close(struct ha_conn *c, void *arg)
 {
@@ -387,6 +398,10 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.login_failed = server_login_failed;
     s->env.login_ok = server_login_ok;
     s->env.admit = server_admit;
+    s->env.output_held = server_output_held;
+    s->env.max_output_total = cfg->max_output_total > 0
+                                  ? (size_t)cfg->max_output_total
+                                  : 0;
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;

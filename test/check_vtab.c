@@ -390,6 +390,7 @@ static const char *const gv_names[] = {
     "admin-max_execution_time",
     "admin-stats_system_memory",
     "admin-sql_memory_limit",
+    "admin-max_output_total",
     "admin-unix_socket_mode",
     "admin-have_ssl",
     "admin-require_tls",

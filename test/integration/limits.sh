@@ -173,6 +173,34 @@ ha_ok "the daemon is alive" ha_alive "$HA_PID"
 ha_sql_is "and serves SELECT 1" "SELECT 1" 1
 ha_stop
 
+# --- one output budget for all sessions ------------------------------------------
+# A client that never reads holds its reply (less what the kernel's socket
+# buffers take, at most ~4 MB on loopback); every session's unsent replies
+# together stay under max_output_total: a result set bigger than what is
+# left gets ERR 1041, and small answers still go out.
+
+limits_config "$HA_TMP/total.cnf" "max_output_total = 16777216;
+    net_write_timeout = 10;"
+ha_start -C "$HA_TMP/total.cnf" || ha_bail "heapadmind starts with a 16 MiB output budget"
+ha_sql_is "admin-max_output_total shows it" \
+    "SELECT variable_value FROM global_variables WHERE variable_name = 'admin-max_output_total'" 16777216
+exec 7< <(raw no_read "SELECT hex(randomblob(6000000))" 1 4)
+read -r -t 10 sent <&7
+ha_is "a non-reading client asked for a 12 MB result" "sent 1" "${sent:-}"
+sleep 0.5
+ha_sql "SELECT hex(randomblob(6000000))" --max-allowed-packet=64M
+ha_like "a second 12 MB result, with 12 MB held unread, gets ERR 1041 naming the budget" \
+    "ERROR 1041 .*larger than the [0-9]+ bytes of output left \(admin_variables\.max_output_total" \
+    "$HA_ERR"
+ha_sql_is "... small answers still go out" "SELECT 3" 3
+cat <&7 >/dev/null
+exec 7<&-
+ha_sql "SELECT length(hex(randomblob(6000000))) FROM (SELECT hex(randomblob(6000000)) AS h)"
+ha_sql "SELECT hex(randomblob(6000000))" --max-allowed-packet=64M
+ha_is "once that client is gone the budget is back: the 12 MB result goes out" \
+    "0:12000000" "$HA_RC:${#HA_OUT}"
+ha_stop
+
 # --- descriptor exhaustion ---------------------------------------------------
 
 limits_config "$HA_TMP/fds.cnf" "max_connections = 1000;"
