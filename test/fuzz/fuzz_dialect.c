@@ -3,7 +3,8 @@
  * Fuzz target: the MySQL -> SQLite dialect rewriter on any COM_QUERY
  * text. The input is split at top-level ';' (ha_dialect_split) as the
  * session does, each piece is rewritten, and the whole input is rewritten
- * once more as a single statement. Seeds: corpus/dialect/, queries real
+ * once more as a single statement; SAVE/LOAD statements are also parsed
+ * as the session parses them (admin/persist_parse.c). Seeds: corpus/dialect/, queries real
  * clients send at connect time (mysql CLI, Connector/J, .NET, mycli) and
  * ProxySQL admin statements.
  *
@@ -15,6 +16,8 @@
 
 #include "core/buf.h"
 #include "admin/dialect.h"
+#include "admin/lex.h"
+#include "admin/persist.h"
 
 static void
 rewrite_one(const char *sql, size_t len)
@@ -42,6 +45,24 @@ rewrite_one(const char *sql, size_t len)
         FUZZ_CHECK(err[0] != '\0', "error without text");
     }
     ha_buf_free(&out);
+    if (rc == 0 && res.kind == HA_STMT_PERSIST) {
+        /* SAVE/LOAD: what the session parses from the same tokens. */
+        struct ha_persist_cmd cmd;
+        struct ha_lex lx;
+
+        if (ha_lex_run(&lx, sql, len, err, sizeof(err)) == 0) {
+            err[0] = '\0';
+            if (ha_persist_parse(&lx, ha_lex_next(&lx, SIZE_MAX), &cmd, err,
+                                 sizeof(err)) == 0) {
+                FUZZ_CHECK(cmd.module < HA_PERSIST_MODULE_MAX, "module");
+                FUZZ_CHECK(cmd.action < HA_PERSIST_ACTION_MAX, "action");
+                FUZZ_CHECK(fuzz_has_nul(cmd.file, sizeof(cmd.file)), "file");
+            } else {
+                FUZZ_CHECK(err[0] != '\0', "persist error without text");
+            }
+            ha_lex_free(&lx);
+        }
+    }
 }
 
 int
