@@ -167,9 +167,20 @@ is_schema_table(const char *table)
                              strcasecmp(table, "sqlite_temp_schema") == 0);
 }
 
+/* arg1 is one of the statement's CTE names (case-insensitive, as SQL
+ * names are). */
+static bool
+is_cte(const struct ha_authz_who *who, const char *name)
+{
+    for (size_t i = 0; name != NULL && i < who->n_ctes; i++)
+        if (strcasecmp(who->ctes[i], name) == 0)
+            return true;
+    return false;
+}
+
 static int
 decide_stats(const struct ha_authz_who *who, int action, const char *arg1,
-             const char *arg2, struct ha_authz_denial *d)
+             const char *arg2, const char *dbname, struct ha_authz_denial *d)
 {
     switch (action) {
     case SQLITE_SELECT:
@@ -179,15 +190,19 @@ decide_stats(const struct ha_authz_who *who, int action, const char *arg1,
     case SQLITE_SAVEPOINT:
         return SQLITE_OK;
     case SQLITE_READ:
-        /* The schema table holds the definitions of the tables admins
-         * created; SHOW TABLES reads it, and for stats users sees none
-         * of them (their columns read as NULL). */
+        /* A CTE of this statement: no database, and what it reads comes
+         * through here on its own. */
+        if (dbname == NULL && is_cte(who, arg1))
+            return SQLITE_OK;
         /* SQLite itself reads the rowid when it first sets up a table-
          * valued function (heap_top) on the connection; a rowid tells
          * nothing. */
         if (is_schema_table(arg1) && arg2 != NULL &&
             strcasecmp(arg2, "ROWID") == 0)
             return SQLITE_OK;
+        /* The schema table holds the definitions of the tables admins
+         * created; SHOW TABLES reads it, and for stats users sees none
+         * of them (their columns read as NULL). */
         if (is_schema_table(arg1))
             return who->in_show ? SQLITE_IGNORE
                                 : deny_table(d, who, "SELECT", arg1);
@@ -256,12 +271,11 @@ ha_authorizer_decide(const struct ha_authz_who *who, int action,
 {
     int rc;
 
-    (void)dbname;
     (void)inner;
     rc = decide_all(action, arg1, arg2, d);
     if (rc != SQLITE_OK || who->role == HA_ROLE_ADMIN)
         return rc;
-    return decide_stats(who, action, arg1, arg2, d);
+    return decide_stats(who, action, arg1, arg2, dbname, d);
 }
 
 /* ------------------------------------------------------------------ */

@@ -76,6 +76,9 @@ struct ha_authz_denial {
 
 /* Who is asking, for the decision and the message; also where the
  * callback leaves its most recent refusal (one per session). */
+#define HA_AUTHZ_CTE_NAME 64 /* bytes of a CTE name kept */
+#define HA_AUTHZ_MAX_CTES 16  /* CTE names kept per statement */
+
 struct ha_authz_who {
     enum ha_role role;
     const char *user;            /* "stats" */
@@ -84,6 +87,11 @@ struct ha_authz_who {
     bool in_show;                /* preparing or running a SHOW rewrite:
                                     the schema table reads as NULL for
                                     stats users instead of being refused */
+    /* The common table expressions the statement names (WITH x AS ...):
+     * SQLite reports a read of one with no database, as it does a real
+     * table read without columns, so these names are let through then. */
+    const char (*ctes)[HA_AUTHZ_CTE_NAME];
+    size_t n_ctes;
 
     struct ha_authz_denial denial; /* the last refusal, if has_denial */
     bool has_denial;             /* cleared by ha_authorizer_take_denial */

@@ -344,3 +344,65 @@ ha_dialect_split_lexed(const struct ha_lex *lxp,
     *n = nv;
     return 0;
 }
+
+/* ------------------------------------------------------------------ */
+/* Common table expressions                                             */
+/* ------------------------------------------------------------------ */
+
+/* Token i opens a '(': the index of its matching ')', or to. */
+static size_t
+skip_parens(const struct ha_lex *lx, size_t i, size_t to)
+{
+    int depth = 0;
+
+    for (; i < to; i = ha_lex_next(lx, i)) {
+        if (ha_lex_is_punct(lx, i, '('))
+            depth++;
+        else if (ha_lex_is_punct(lx, i, ')') && --depth == 0)
+            return i;
+    }
+    return to;
+}
+
+size_t
+ha_dialect_cte_names(const struct ha_lex *lx, size_t from, size_t to,
+                     char (*names)[64], size_t max)
+{
+    size_t n = 0;
+
+    if (to > lx->n)
+        to = lx->n;
+    for (size_t i = from; i < to && n < max; i = ha_lex_next(lx, i)) {
+        size_t j;
+
+        if (!ha_lex_is_word(lx, i, "WITH"))
+            continue;
+        j = ha_lex_next(lx, i);
+        if (ha_lex_is_word(lx, j, "RECURSIVE"))
+            j = ha_lex_next(lx, j);
+        /* name [(cols)] AS [NOT] [MATERIALIZED] (body) [, ...] */
+        while (j < to && n < max && ha_lex_is_ident(lx, j)) {
+            ha_lex_text(lx, j, names[n], 64);
+            n++;
+            j = ha_lex_next(lx, j);
+            if (ha_lex_is_punct(lx, j, '('))
+                j = ha_lex_next(lx, skip_parens(lx, j, to));
+            if (!ha_lex_is_word(lx, j, "AS"))
+                break;
+            j = ha_lex_next(lx, j);
+            if (ha_lex_is_word(lx, j, "NOT"))
+                j = ha_lex_next(lx, j);
+            if (ha_lex_is_word(lx, j, "MATERIALIZED"))
+                j = ha_lex_next(lx, j);
+            if (!ha_lex_is_punct(lx, j, '('))
+                break;
+            /* A WITH inside the body is found when the outer loop walks
+             * on from i. */
+            j = ha_lex_next(lx, skip_parens(lx, j, to));
+            if (!ha_lex_is_punct(lx, j, ','))
+                break;
+            j = ha_lex_next(lx, j);
+        }
+    }
+    return n;
+}

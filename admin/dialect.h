@@ -117,6 +117,13 @@ int ha_dialect_rewrite_lexed(const struct ha_lex *lx, const char *schema,
 /* Formats MySQL's syntax error text for a statement that goes wrong at
  * byte off: "You have an error in your SQL syntax; ... near '<up to 80
  * bytes from off>' at line <n>". */
+/* The names of the common table expressions in tokens [from, to) of lx
+ * (WITH [RECURSIVE] name [(cols)] AS [NOT] [MATERIALIZED] (...), ...,
+ * nested WITHs too), up to max, each truncated to 63 bytes. Returns how
+ * many. Pure. */
+size_t ha_dialect_cte_names(const struct ha_lex *lx, size_t from, size_t to,
+                            char (*names)[64], size_t max);
+
 void ha_dialect_syntax_error(const char *sql, size_t len, size_t off,
                              char *buf, size_t buflen);
 

@@ -1511,6 +1511,9 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
     /* A SHOW is prepared and run (SQLite may prepare it again) with the
      * authorizer told so: see ha_authz_who.in_show. */
     s->authz.in_show = dr.kind == HA_STMT_SHOW;
+    s->authz.ctes = (const char(*)[HA_AUTHZ_CTE_NAME])s->ctes;
+    s->authz.n_ctes =
+        ha_dialect_cte_names(lx, 0, lx->n, s->ctes, HA_AUTHZ_MAX_CTES);
     stmt = ha_stmtcache_get(&s->cache, s->db, (const char *)text.data,
                             text.len, &tail, &rc);
     if (rc != SQLITE_OK) {
@@ -1542,6 +1545,7 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
     ret = rc == SQLITE_DONE ? 0 : -1;
 out:
     s->authz.in_show = false;
+    s->authz.n_ctes = 0;
     if (s->shared->registry != NULL)
         s->shared->registry->questions++;
     r->status = ha_session_status(s);

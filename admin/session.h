@@ -103,6 +103,8 @@ struct ha_session {
                                     shows host */
     char ssl_version[16];        /* "TLSv1.3", or "" without TLS */
     char ssl_cipher[64];         /* SHOW STATUS Ssl_cipher */
+    char ctes[HA_AUTHZ_MAX_CTES][HA_AUTHZ_CTE_NAME]; /* the running
+                                    statement's CTE names (authz.ctes) */
     int client_fd;               /* the client's socket, peeked while a
                                     statement runs: a client that went
                                     away ends it; -1: none */

@@ -35,6 +35,9 @@ struct ha_stmt {
     /* SQLite side */
     sqlite3_stmt *stmt;        /* NULL for a special statement */
     uint16_t n_params;
+    char (*ctes)[HA_AUTHZ_CTE_NAME]; /* its CTE names (authz.ctes);
+                                * malloc'd, NULL when none */
+    size_t n_ctes;
     bool is_show;              /* a SHOW rewrite: the authorizer hides
                                 * the schema table instead of refusing
                                 * it (ha_authz_who.in_show) */
@@ -70,6 +73,7 @@ stmt_free(struct ha_stmt *st)
     free(st->long_data);
     free(st->has_long_data);
     free(st->types);
+    free(st->ctes);
     ha_lex_free(&st->lex);
     free(st->sql);
     free(st);
@@ -191,14 +195,27 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
         return st;
     }
 
+    {
+        char names[HA_AUTHZ_MAX_CTES][HA_AUTHZ_CTE_NAME];
+        size_t k = ha_dialect_cte_names(&st->lex, 0, st->lex.n, names,
+                                        HA_AUTHZ_MAX_CTES);
+
+        if (k > 0 && (st->ctes = malloc(k * sizeof(*st->ctes))) != NULL) {
+            memcpy(st->ctes, names, k * sizeof(*st->ctes));
+            st->n_ctes = k;
+        }
+    }
     /* SQLite holds the statement from here on: the tokens are not needed
      * again. */
     ha_lex_free(&st->lex);
     st->is_show = dr.kind == HA_STMT_SHOW;
     s->authz.in_show = st->is_show;
+    s->authz.ctes = (const char(*)[HA_AUTHZ_CTE_NAME])st->ctes;
+    s->authz.n_ctes = st->n_ctes;
     rc = sqlite3_prepare_v2(s->db, (const char *)text.data,
                             (int)text.len + 1, &st->stmt, &tail);
     s->authz.in_show = false;
+    s->authz.n_ctes = 0;
     if (rc != SQLITE_OK) {
         ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
                             sqlite3_errmsg(s->db));
@@ -402,8 +419,11 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
     r->info_from = s->vtab;
     r->timeout_ms = ha_session_arm_deadline(s);
     s->authz.in_show = st->is_show; /* SQLite may prepare it again */
+    s->authz.ctes = (const char(*)[HA_AUTHZ_CTE_NAME])st->ctes;
+    s->authz.n_ctes = st->n_ctes;
     ha_reply_stmt(r, s->db, st->stmt, NULL);
     s->authz.in_show = false;
+    s->authz.n_ctes = 0;
     ha_session_disarm_deadline(s);
     r->timeout_ms = 0;
     r->info_from = NULL;

@@ -150,6 +150,9 @@ static const struct {
     {"SELECT * FROM t", DENIED("SELECT", "t")},
     {"SELECT count(*) FROM main.t", DENIED("SELECT", "t")},
     {"SELECT * FROM stats_memory_metrics, t", DENIED("SELECT", "t")},
+    /* A CTE's name lets only the CTE through, not a table of that name. */
+    {"WITH c AS (SELECT 1) SELECT * FROM t", DENIED("SELECT", "t")},
+    {"WITH t AS (SELECT 1) SELECT a FROM main.t", DENIED("SELECT", "t")},
     /* The schema table holds what admins created. */
     {"SELECT sql FROM sqlite_master", DENIED("SELECT", "sqlite_master")},
     {"SELECT name FROM main.sqlite_schema", DENIED("SELECT", "sqlite_master")},
@@ -216,6 +219,12 @@ static const char *const stats_allowed[] = {
     "SHOW TABLES",
     "SHOW FULL TABLES FROM stats",
     "SHOW TABLES FROM main",
+    /* Common table expressions, by any name. */
+    "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE "
+    "x < 3) SELECT count(*) FROM c",
+    "WITH a AS (SELECT 1 AS v), b(w) AS MATERIALIZED (SELECT v FROM a) "
+    "SELECT * FROM b",
+    "SELECT (WITH n AS (SELECT 2) SELECT * FROM n)",
     "SHOW TABLE STATUS FROM main",
     "SHOW TABLE STATUS",
     "SHOW VARIABLES",

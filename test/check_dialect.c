@@ -529,6 +529,48 @@ START_TEST(test_dialect_persist_parse)
 }
 END_TEST
 
+#define HA_DIALECT_TEST_MAX 8
+/* CTE names, as the authorizer gets them. */
+START_TEST(test_dialect_cte_names)
+{
+    static const struct {
+        const char *sql;
+        const char *names; /* joined by ',' */
+    } cases[] = {
+        {"SELECT 1", ""},
+        {"WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
+         "SELECT * FROM c", "c"},
+        {"WITH a AS (SELECT 1), `b b` AS NOT MATERIALIZED (SELECT 2) "
+         "SELECT 1", "a,b b"},
+        {"SELECT (WITH n AS (SELECT (WITH m AS (SELECT 1) SELECT * FROM m)) "
+         "SELECT * FROM n)", "n,m"},
+        {"WITH", ""},
+        {"WITH x AS", "x"},
+        {"with y as (select 1", "y"},
+    };
+
+    for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+        char names[HA_DIALECT_TEST_MAX][64], joined[256] = "";
+        struct ha_lex lx;
+        char err[128];
+        size_t n;
+
+        ck_assert_int_eq(ha_lex_run(&lx, cases[k].sql, strlen(cases[k].sql),
+                                    err, sizeof(err)),
+                         0);
+        n = ha_dialect_cte_names(&lx, 0, lx.n, names, HA_DIALECT_TEST_MAX);
+        for (size_t i = 0; i < n; i++) {
+            if (i > 0)
+                strcat(joined, ",");
+            strcat(joined, names[i]);
+        }
+        ck_assert_msg(strcmp(joined, cases[k].names) == 0, "%s: [%s]",
+                      cases[k].sql, joined);
+        ha_lex_free(&lx);
+    }
+}
+END_TEST
+
 static Suite *
 dialect_suite(void)
 {
@@ -540,6 +582,7 @@ dialect_suite(void)
     tcase_add_loop_test(core, test_dialect_rewrite, 0,
                         (int)(sizeof(rewrites) / sizeof(rewrites[0])));
     tcase_add_test(core, test_dialect_use_argument);
+    tcase_add_test(core, test_dialect_cte_names);
     tcase_add_loop_test(core, test_dialect_persist_parse, 0,
                         (int)(sizeof(persist_cases) / sizeof(persist_cases[0])));
     tcase_add_test(core, test_dialect_views_of_one_lex);
