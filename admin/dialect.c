@@ -166,6 +166,18 @@ classify(const struct ha_lex *lx, struct ha_dialect_result *res)
         refuse_transaction(res, "SAVEPOINT and RELEASE");
     } else if (ha_lex_is_word(lx, i, "END")) {
         refuse_transaction(res, "END TRANSACTION");
+    } else if (ha_lex_is_word(lx, i, "REINDEX") &&
+               (j >= lx->n ||
+                (ha_lex_is_punct(lx, j, ';') && ha_lex_next(lx, j) >= lx->n))) {
+        /* Bare REINDEX rebuilds every schema's indexes, and the attached
+         * disk and stats_history files are read-only. */
+        res->kind = HA_STMT_ERROR;
+        res->err_code = 1235;
+        memcpy(res->sqlstate, "42000", 6);
+        snprintf(res->arg, sizeof(res->arg),
+                 "REINDEX needs a table or index name here (REINDEX "
+                 "main.<table>): the disk and stats_history schemas are "
+                 "read-only");
     } else if (ha_lex_is_word(lx, i, "SHOW")) {
         res->kind = HA_STMT_SHOW;
     } else if (ha_lex_is_word(lx, i, "KILL")) {

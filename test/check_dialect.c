@@ -101,6 +101,8 @@ static const struct rewrite_case rewrites[] = {
     {"ANALYZE", "ANALYZE main", HA_STMT_OTHER},
     {"analyze;", "ANALYZE main", HA_STMT_OTHER},
     {"ANALYZE t1", "ANALYZE t1", HA_STMT_OTHER},
+    {"REINDEX", "REINDEX", HA_STMT_ERROR},
+    {"REINDEX main.t1", "REINDEX main.t1", HA_STMT_OTHER},
     /* User variables, module variables, the stats. qualifier. */
     {"SELECT @x, @`y z`", "SELECT ha_uservar('x') AS `@x`, "
      "ha_uservar('y z') AS `@``y z```", HA_STMT_OTHER},
