@@ -113,8 +113,8 @@ apply_one(sqlite3 *db, const char *name, const char *value, char *err,
     int rc;
 
     rc = sqlite3_prepare_v2(db,
-                            "UPDATE main.global_variables SET variable_value = ?1 "
-                            "WHERE variable_name = ?2",
+                            "UPDATE main.global_variables "
+                            "SET variable_value = ?1 WHERE variable_name = ?2",
                             -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_text(st, 1, value, -1, SQLITE_STATIC);

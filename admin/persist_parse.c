@@ -116,8 +116,8 @@ ha_persist_parse(const struct ha_lex *lx, size_t i,
         bool mem = is_any(lx, l, "MEMORY", "MEM");
         bool run = is_any(lx, l, "RUNTIME", "RUN");
 
-        if ((!to && !ha_lex_is_word(lx, j, "FROM")) || !at_end(lx, ha_lex_next(lx, l)) ||
-            !(disk || mem || run)) {
+        if ((!to && !ha_lex_is_word(lx, j, "FROM")) ||
+            !at_end(lx, ha_lex_next(lx, l)) || !(disk || mem || run)) {
             ha_err_set(err, errlen, "%s", EXPECTED);
             return -1;
         }

@@ -235,9 +235,10 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         open_reserve(s);
     }
     if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
-        /* Full (max_connections and the admin's extra one). Sockets that never finished a login must not lock
-         * everyone out (256 silent ones did, the admin included): the
-         * oldest still logging in makes room. Logged-in sessions are
+        /* Full (max_connections and the admin's extra one). Sockets
+         * that never finished a login must not lock everyone out (256
+         * silent ones did, the admin included): the oldest still
+         * logging in makes room. Logged-in sessions are
          * never evicted; with only those, the new one is refused. */
         struct ha_conn *old = NULL;
 

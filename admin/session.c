@@ -216,7 +216,8 @@ fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_stmt *st = NULL;
         sqlite3_result_null(ctx);
         if (sqlite3_prepare_v2(s->db,
-                               "SELECT variable_value FROM main.global_variables "
+                               "SELECT variable_value FROM "
+                               "main.global_variables "
                                "WHERE variable_name = ?1",
                                -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -1222,7 +1223,8 @@ set_module_vars(struct ha_session *s, const struct ha_setvar *sv,
         SQLITE_OK)
         goto sqlite_fail;
     rc = sqlite3_prepare_v2(s->db,
-                            "UPDATE main.global_variables SET variable_value = ?1 "
+                            "UPDATE main.global_variables "
+                            "SET variable_value = ?1 "
                             "WHERE variable_name = ?2",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
@@ -1706,7 +1708,8 @@ ha_session_field_list(struct ha_session *s, const char *table,
     }
     if (sqlite3_prepare_v2(s->db,
                            "SELECT name, type, \"notnull\", pk FROM "
-                           "pragma_table_xinfo(?1, ?3) WHERE hidden IN (0, 2, 3) "
+                           "pragma_table_xinfo(?1, ?3) "
+                           "WHERE hidden IN (0, 2, 3) "
                            "AND (?2 IS NULL OR ?2 = '' OR name LIKE ?2) "
                            "ORDER BY cid",
                            -1, &st, NULL) != SQLITE_OK) {

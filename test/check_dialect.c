@@ -585,8 +585,9 @@ dialect_suite(void)
                         (int)(sizeof(rewrites) / sizeof(rewrites[0])));
     tcase_add_test(core, test_dialect_use_argument);
     tcase_add_test(core, test_dialect_cte_names);
-    tcase_add_loop_test(core, test_dialect_persist_parse, 0,
-                        (int)(sizeof(persist_cases) / sizeof(persist_cases[0])));
+    tcase_add_loop_test(
+        core, test_dialect_persist_parse, 0,
+        (int)(sizeof(persist_cases) / sizeof(persist_cases[0])));
     tcase_add_test(core, test_dialect_views_of_one_lex);
     tcase_add_loop_test(core, test_lex_only_trivia, 0,
                         (int)(sizeof(trivia_cases) / sizeof(trivia_cases[0])));

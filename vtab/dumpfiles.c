@@ -34,8 +34,8 @@ split_prefix(const char *prefix, char *dir, size_t dirlen, const char **stem)
         n = snprintf(dir, dirlen, ".");
     } else {
         *stem = slash + 1;
-        n = snprintf(dir, dirlen, "%.*s", (int)(slash == prefix ? 1 : slash - prefix),
-                     prefix);
+        n = snprintf(dir, dirlen, "%.*s",
+                     (int)(slash == prefix ? 1 : slash - prefix), prefix);
     }
     return n < 0 || (size_t)n >= dirlen ? ENAMETOOLONG : 0;
 }

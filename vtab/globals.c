@@ -435,17 +435,23 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
     case GV_KEEP: {
         const struct ha_jemalloc_config *je = ctx->je;
         const char *n = r->name + strlen("jemalloc-dump_");
-        long long v = je == NULL                        ? 0
-                      : strcmp(n, "retention_count") == 0 ? je->dump_retention_count
-                      : strcmp(n, "retention_bytes") == 0 ? je->dump_retention_bytes
-                      : strcmp(n, "min_free_bytes") == 0  ? je->dump_min_free_bytes
-                      : strcmp(n, "interval_s") == 0      ? je->dump_interval_s
-                                                          : je->dump_resident_bytes;
+        long long v;
 
-        if (je == NULL)
+        if (je == NULL) {
             rc = -1;
+            break;
+        }
+        if (strcmp(n, "retention_count") == 0)
+            v = je->dump_retention_count;
+        else if (strcmp(n, "retention_bytes") == 0)
+            v = je->dump_retention_bytes;
+        else if (strcmp(n, "min_free_bytes") == 0)
+            v = je->dump_min_free_bytes;
+        else if (strcmp(n, "interval_s") == 0)
+            v = je->dump_interval_s;
         else
-            snprintf(buf, len, "%lld", v);
+            v = je->dump_resident_bytes;
+        snprintf(buf, len, "%lld", v);
         break;
     }
     case GV_KIND_MAX:

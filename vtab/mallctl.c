@@ -753,8 +753,11 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         char final[PATH_MAX], dir[PATH_MAX];
         const char *slash = strrchr(prefix, '/');
 
-        snprintf(dir, sizeof(dir), "%.*s",
-                 slash == NULL ? 1 : (int)(slash == prefix ? 1 : slash - prefix),
+        int dirlen = slash == NULL ? 1
+                     : slash == prefix ? 1
+                                       : (int)(slash - prefix);
+
+        snprintf(dir, sizeof(dir), "%.*s", dirlen,
                  slash == NULL ? "." : prefix);
         if ((prc = ha_dumpfiles_publish(path, dir, final, sizeof(final))) !=
             0) {

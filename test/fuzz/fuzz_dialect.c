@@ -4,9 +4,9 @@
  * text. The input is split at top-level ';' (ha_dialect_split) as the
  * session does, each piece is rewritten, and the whole input is rewritten
  * once more as a single statement; SAVE/LOAD statements are also parsed
- * as the session parses them (admin/persist_parse.c). Seeds: corpus/dialect/, queries real
- * clients send at connect time (mysql CLI, Connector/J, .NET, mycli) and
- * ProxySQL admin statements.
+ * as the session parses them (admin/persist_parse.c). Seeds:
+ * corpus/dialect/, queries real clients send at connect time (mysql CLI,
+ * Connector/J, .NET, mycli) and ProxySQL admin statements.
  *
  * Invariants: rc is 0 or -1; on 0 out holds out.len bytes followed by a
  * NUL and the kind is in range with its text fields terminated; on -1 err
