@@ -782,6 +782,18 @@ on_statistics(struct ha_conn *c, struct ha_reply *r)
                                                              : strlen(text));
 }
 
+/* struct ha_reply.budget: bytes the reply being built may still add,
+ * counting every connection's unsent bytes (this one's, the reply so far
+ * included); negative when they are over already. */
+static long long
+conn_output_left(void *arg)
+{
+    struct ha_conn *c = arg;
+
+    return (long long)c->env->max_output_total -
+           (long long)c->env->output_held(c->env->arg);
+}
+
 static void
 on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 {
@@ -795,11 +807,8 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
     if (c->env->output_held != NULL && c->env->max_output_total > 0) {
         /* One budget for every session's unsent replies: a client that
          * never reads holds at most what was left when it asked. */
-        size_t held = c->env->output_held(c->env->arg);
-
-        r.max_result = held < c->env->max_output_total
-                           ? c->env->max_output_total - held
-                           : 1;
+        r.budget = conn_output_left;
+        r.budget_arg = c;
         r.why_limit = "admin_variables.max_output_total, for all sessions' "
                       "unsent replies";
     }

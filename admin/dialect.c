@@ -10,6 +10,7 @@
 #include "admin/dialect.h"
 
 #include <stdint.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,21 +61,47 @@ set_error(const struct ha_lex *lx, size_t tok, struct ha_dialect_result *res)
                             off - lx->base, res->arg, sizeof(res->arg));
 }
 
-/* Every statement commits as it runs (admin/session.c says why), so
- * BEGIN, COMMIT and ROLLBACK answer OK; what needs a transaction to be
- * open is refused, ER_NOT_SUPPORTED_YET. */
+/* A statement refused as MySQL's ER_NOT_SUPPORTED_YET, with why. */
 static void
-refuse_transaction(struct ha_dialect_result *res, const char *what)
+unsupported(struct ha_dialect_result *res, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+unsupported(struct ha_dialect_result *res, const char *fmt, ...)
 {
+    va_list ap;
+
     res->kind = HA_STMT_ERROR;
     res->err_code = 1235;
     memcpy(res->sqlstate, "42000", 6);
-    snprintf(res->arg, sizeof(res->arg),
-             "This version of heapadmin doesn't yet support '%s': on the "
-             "admin interface every statement commits as it runs (BEGIN, "
-             "COMMIT and ROLLBACK are accepted and do nothing, as in "
-             "ProxySQL's admin)",
-             what);
+    va_start(ap, fmt);
+    vsnprintf(res->arg, sizeof(res->arg), fmt, ap);
+    va_end(ap);
+}
+
+/* Every statement commits as it runs (admin/session.c says why), so
+ * BEGIN, COMMIT and ROLLBACK answer OK; what needs a transaction to be
+ * open is refused. */
+static void
+refuse_transaction(struct ha_dialect_result *res, const char *what)
+{
+    unsupported(res,
+                "This version of heapadmin doesn't yet support '%s': on the "
+                "admin interface every statement commits as it runs (BEGIN, "
+                "COMMIT and ROLLBACK are accepted and do nothing, as in "
+                "ProxySQL's admin)",
+                what);
+}
+
+/* Token i is the whole statement but for a final ';'. */
+static bool
+alone(const struct ha_lex *lx, size_t i)
+{
+    size_t j = ha_lex_next(lx, i);
+
+    return i < lx->n &&
+           (j >= lx->n ||
+            (ha_lex_is_punct(lx, j, ';') && ha_lex_next(lx, j) >= lx->n));
 }
 
 /* KILL [QUERY | CONNECTION] <id> */
@@ -166,18 +193,12 @@ classify(const struct ha_lex *lx, struct ha_dialect_result *res)
         refuse_transaction(res, "SAVEPOINT and RELEASE");
     } else if (ha_lex_is_word(lx, i, "END")) {
         refuse_transaction(res, "END TRANSACTION");
-    } else if (ha_lex_is_word(lx, i, "REINDEX") &&
-               (j >= lx->n ||
-                (ha_lex_is_punct(lx, j, ';') && ha_lex_next(lx, j) >= lx->n))) {
+    } else if (ha_lex_is_word(lx, i, "REINDEX") && alone(lx, i)) {
         /* Bare REINDEX rebuilds every schema's indexes, and the attached
          * disk and stats_history files are read-only. */
-        res->kind = HA_STMT_ERROR;
-        res->err_code = 1235;
-        memcpy(res->sqlstate, "42000", 6);
-        snprintf(res->arg, sizeof(res->arg),
-                 "REINDEX needs a table or index name here (REINDEX "
-                 "main.<table>): the disk and stats_history schemas are "
-                 "read-only");
+        unsupported(res, "REINDEX needs a table or index name here (REINDEX "
+                         "main.<table>): the disk and stats_history schemas "
+                         "are read-only");
     } else if (ha_lex_is_word(lx, i, "SHOW")) {
         res->kind = HA_STMT_SHOW;
     } else if (ha_lex_is_word(lx, i, "KILL")) {
@@ -216,11 +237,9 @@ ha_dialect_rewrite_in(const char *sql, size_t len, const char *schema,
 static bool
 bare_analyze(const struct ha_lex *lx)
 {
-    size_t i = ha_lex_next(lx, SIZE_MAX), j = ha_lex_next(lx, i);
+    size_t i = ha_lex_next(lx, SIZE_MAX);
 
-    return ha_lex_is_word(lx, i, "ANALYZE") &&
-           (j >= lx->n ||
-            (ha_lex_is_punct(lx, j, ';') && ha_lex_next(lx, j) >= lx->n));
+    return ha_lex_is_word(lx, i, "ANALYZE") && alone(lx, i);
 }
 
 int

@@ -36,7 +36,8 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->authz = NULL;
     r->timeout_ms = 0;
     r->shutdown = NULL;
-    r->max_result = 0;
+    r->budget = NULL;
+    r->budget_arg = NULL;
     r->why_limit = NULL;
 }
 
@@ -417,6 +418,7 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
     /* Where this result set starts, to take it back if it outgrows the
      * output budget (nothing is sent before the whole reply is built). */
     size_t start_len = r->out->len;
+    long long max_result = -1; /* -1: the budget was not asked yet */
     uint8_t start_seq = r->seq;
     if (r->binary) {
         types = malloc((size_t)ncol);
@@ -445,7 +447,16 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
             put_binary_row(r, stmt, ncol, types, vals);
         else
             put_row(r, stmt, ncol);
-        if (r->max_result > 0 && r->out->len - start_len > r->max_result) {
+        if (r->budget != NULL && max_result < 0 &&
+            r->out->len - start_len > HA_REPLY_FREE_BYTES) {
+            long long left = r->budget(r->budget_arg);
+
+            max_result = (long long)(r->out->len - start_len) + left;
+            if (max_result < 0)
+                max_result = 0;
+        }
+        if (max_result >= 0 &&
+            (long long)(r->out->len - start_len) > max_result) {
             free(types);
             free(vals);
             sqlite3_reset(stmt);
@@ -454,9 +465,9 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
             /* MySQL: ER_OUT_OF_RESOURCES. */
             ha_reply_err(r, 1041, "HY000",
                          "Out of memory: the result set is larger than the "
-                         "%zu bytes of output left (%s); add a LIMIT, or "
+                         "%lld bytes of output left (%s); add a LIMIT, or "
                          "read the replies already sent",
-                         r->max_result,
+                         max_result,
                          r->why_limit != NULL ? r->why_limit
                                               : "admin_variables");
             return SQLITE_NOMEM;

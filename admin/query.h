@@ -19,6 +19,10 @@
 struct ha_authz_who;
 struct ha_vtab_conn;
 
+#define HA_REPLY_FREE_BYTES (64u << 10) /* a result set this small is
+                                          never checked against the
+                                          output budget */
+
 struct ha_reply {
     struct ha_buf *out;      /* framed packets are appended here */
     struct ha_buf scratch;   /* one payload being built */
@@ -39,10 +43,16 @@ struct ha_reply {
     /* The statement's max_execution_time in ms when one applies: an
      * SQLITE_INTERRUPT is then MySQL's ERR 3024. 0: none. */
     int64_t timeout_ms;
-    /* Optional: bytes one result set may add to out (the output budget
-     * left, admin/conn.c); past it the rows built so far are dropped and
-     * the reply is ERR 1041 naming why_limit. 0: no limit. */
-    size_t max_result;
+    /* Optional: the output budget (admin/conn.c). Once a result set has
+     * grown past HA_REPLY_FREE_BYTES, budget(budget_arg) is asked, once,
+     * how many more bytes may be held now, this result's included
+     * (negative: already over); past that the rows built so far are
+     * dropped and the reply is ERR 1041 naming why_limit. Asking
+     * late keeps the count of every connection's bytes off the path of
+     * small answers, which always go out (an admin can still act). NULL:
+     * no budget. */
+    long long (*budget)(void *budget_arg);
+    void *budget_arg;
     const char *why_limit;
     /* Optional: set (from any thread or a signal handler) when the server
      * is shutting down: an SQLITE_INTERRUPT is then MySQL's ERR 1053.

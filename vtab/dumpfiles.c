@@ -40,6 +40,14 @@ split_prefix(const char *prefix, char *dir, size_t dirlen, const char **stem)
     return n < 0 || (size_t)n >= dirlen ? ENAMETOOLONG : 0;
 }
 
+int
+ha_dumpfiles_dir(const char *prefix, char *dir, size_t dirlen)
+{
+    const char *stem;
+
+    return split_prefix(prefix, dir, dirlen, &stem);
+}
+
 /* A directory of this user's at path (never a symlink), made with mode
  * when missing. Returns 0 or an errno value. */
 static int
@@ -315,12 +323,29 @@ ha_dumpfiles_start(const char *prefix, long pid)
  * Retention
  * ------------------------------------------------------------------ */
 
-struct kept {
+/* A regular file of the dump directory whose name starts "<stem>.". */
+struct entry {
     char name[NAME_MAX + 1];
+    struct timespec mtime;
+    long long size;
+};
+
+/* A dump and its sidecars, which sort right after it by name. */
+struct kept {
+    size_t at;                 /* the dump: entries[at] */
+    size_t end;                /* names extending it: entries[at + 1 ..
+                                  end), sidecars those going on with '.' */
     struct timespec mtime;
     long long seq;
     long long bytes;           /* the dump and its sidecars */
 };
+
+static int
+by_name(const void *a, const void *b)
+{
+    return strcmp(((const struct entry *)a)->name,
+                  ((const struct entry *)b)->name);
+}
 
 static int
 older_first(const void *a, const void *b)
@@ -365,36 +390,26 @@ sidecars(const char *dir, const char *name, bool remove)
     return total;
 }
 
-int
-ha_dumpfiles_retain(const char *prefix, long long max_count,
-                    long long max_bytes)
+/* The regular files of dir whose names start with head, sorted by name,
+ * from one pass over the directory. Returns the count (*out malloc'd),
+ * or -1 when dir cannot be read. */
+static ssize_t
+read_entries(const char *dir, const char *head, struct entry **out)
 {
-    char dir[PATH_MAX], path[PATH_MAX], head[NAME_MAX + 2];
-    struct kept *k = NULL;
-    size_t n = 0, cap = 0, count, first = 0;
-    long long total = 0;
-    const char *stem;
+    char path[PATH_MAX];
+    struct entry *e = NULL;
+    size_t n = 0, cap = 0;
     struct dirent *de;
-    int removed = 0;
-    DIR *d;
+    DIR *d = opendir(dir);
 
-    if (max_count <= 0 && max_bytes <= 0)
-        return 0;
-    if (split_prefix(prefix, dir, sizeof(dir), &stem) != 0)
-        return -1;
-    snprintf(head, sizeof(head), "%s.", stem);
-    if ((d = opendir(dir)) == NULL)
+    *out = NULL;
+    if (d == NULL)
         return -1;
     while ((de = readdir(d)) != NULL) {
-        struct ha_dump_name dn;
         struct stat st;
         int len;
 
-        if (strncmp(de->d_name, head, strlen(head)) != 0 ||
-            !ha_dumpname_parse(de->d_name, &dn))
-            continue;
-        /* Only "<stem>.<pid>...": another stem with dots is not ours. */
-        if (strchr(de->d_name + strlen(head), '.') == NULL)
+        if (strncmp(de->d_name, head, strlen(head)) != 0)
             continue;
         len = snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
         if (len < 0 || (size_t)len >= sizeof(path) || lstat(path, &st) != 0 ||
@@ -402,32 +417,76 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
             continue;
         if (n == cap) {
             size_t ncap = cap == 0 ? 32 : cap * 2;
-            struct kept *p = realloc(k, ncap * sizeof(*k));
+            struct entry *p = realloc(e, ncap * sizeof(*e));
 
             if (p == NULL)
                 break;
-            k = p;
+            e = p;
             cap = ncap;
         }
-        ha_strlcpy(k[n].name, de->d_name, sizeof(k[n].name));
-        k[n].mtime = st.st_mtim;
-        k[n].seq = dn.seq;
-        k[n].bytes = (long long)st.st_size;
+        ha_strlcpy(e[n].name, de->d_name, sizeof(e[n].name));
+        e[n].mtime = st.st_mtim;
+        e[n].size = (long long)st.st_size;
         n++;
     }
     closedir(d);
-    for (size_t i = 0; i < n; i++) {
-        k[i].bytes += sidecars(dir, k[i].name, false);
-        total += k[i].bytes;
+    if (n > 0)
+        qsort(e, n, sizeof(*e), by_name);
+    *out = e;
+    return (ssize_t)n;
+}
+
+int
+ha_dumpfiles_retain(const char *prefix, long long max_count,
+                    long long max_bytes)
+{
+    char dir[PATH_MAX], path[PATH_MAX], head[NAME_MAX + 2];
+    struct entry *e = NULL;
+    struct kept *k = NULL;
+    size_t n_kept = 0, count, first = 0;
+    long long total = 0;
+    const char *stem;
+    ssize_t n;
+    int removed = 0;
+
+    if (max_count <= 0 && max_bytes <= 0)
+        return 0;
+    if (split_prefix(prefix, dir, sizeof(dir), &stem) != 0)
+        return -1;
+    snprintf(head, sizeof(head), "%s.", stem);
+    if ((n = read_entries(dir, head, &e)) < 0)
+        return -1;
+    if (n > 0 && (k = malloc((size_t)n * sizeof(*k))) == NULL) {
+        free(e);
+        return -1;
     }
-    qsort(k, n, sizeof(*k), older_first);
-    count = n;
+    for (size_t i = 0; i < (size_t)n; i++) {
+        struct ha_dump_name dn;
+        size_t len = strlen(e[i].name), j = i + 1;
+
+        /* Only "<stem>.<pid>...": another stem with dots is not ours. */
+        if (!ha_dumpname_parse(e[i].name, &dn) ||
+            strchr(e[i].name + strlen(head), '.') == NULL)
+            continue;
+        k[n_kept] = (struct kept){i, i + 1, e[i].mtime, dn.seq, e[i].size};
+        /* Names that extend this one sort right after it; its sidecars
+         * are those that go on with a '.'. */
+        for (; j < (size_t)n && strncmp(e[j].name, e[i].name, len) == 0;
+             j++)
+            if (e[j].name[len] == '.')
+                k[n_kept].bytes += e[j].size;
+        k[n_kept].end = j;
+        total += k[n_kept].bytes;
+        n_kept++;
+    }
+    qsort(k, n_kept, sizeof(*k), older_first);
+    count = n_kept;
     /* The newest always stays: it is the one just written. */
-    while (count > 1 && first + 1 < n &&
+    while (count > 1 && first + 1 < n_kept &&
            ((max_count > 0 && (long long)count > max_count) ||
             (max_bytes > 0 && total > max_bytes))) {
         struct kept *o = &k[first++];
-        int len = snprintf(path, sizeof(path), "%s/%s", dir, o->name);
+        int len = snprintf(path, sizeof(path), "%s/%s", dir, e[o->at].name);
 
         if (len < 0 || (size_t)len >= sizeof(path))
             continue;
@@ -436,7 +495,15 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
                         strerror(errno));
             continue;
         }
-        sidecars(dir, o->name, true);
+        for (size_t j = o->at + 1; j < o->end; j++) {
+            char side[PATH_MAX];
+            size_t dlen = strlen(e[o->at].name);
+
+            if (e[j].name[dlen] == '.' &&
+                snprintf(side, sizeof(side), "%s/%s", dir, e[j].name) <
+                    (int)sizeof(side))
+                unlink(side);
+        }
         count--;
         total -= o->bytes;
         removed++;
@@ -446,6 +513,7 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
                     path, o->bytes, count, total, max_count, max_bytes);
     }
     free(k);
+    free(e);
     return removed;
 }
 

@@ -23,6 +23,10 @@
 #define HA_DUMPFILES_STAGING ".heapadmin-staging" /* under the dump dir */
 #define HA_DUMPFILES_EARLIER "earlier-runs"       /* under the dump dir */
 
+/* The directory of prefix ("<dir>/<stem>"; "." without a '/') into dir.
+ * Returns 0, or ENAMETOOLONG. */
+int ha_dumpfiles_dir(const char *prefix, char *dir, size_t dirlen);
+
 /* The staging prefix for prefix ("<dir>/<stem>"): "<dir>/.heapadmin-
  * staging/<stem>" into out, the directory created (0700) when missing.
  * Returns 0, or an errno value: ENAMETOOLONG, ENOTDIR when the staging

@@ -588,12 +588,8 @@ latest_manual_dump(const char *prefix, char *path, size_t pathlen,
     struct dirent *de;
     DIR *d;
 
-    if (slash == NULL)
-        ha_strlcpy(dir, ".", sizeof(dir));
-    else if (slash == prefix)
-        ha_strlcpy(dir, "/", sizeof(dir));
-    else
-        snprintf(dir, sizeof(dir), "%.*s", (int)(slash - prefix), prefix);
+    if (ha_dumpfiles_dir(prefix, dir, sizeof(dir)) != 0)
+        return false;
     snprintf(head, sizeof(head), "%s.%ld.", stem, (long)getpid());
     d = opendir(dir);
     if (d == NULL)
@@ -751,16 +747,9 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
     }
     if (rc == 0 && staged && found) {
         char final[PATH_MAX], dir[PATH_MAX];
-        const char *slash = strrchr(prefix, '/');
-
-        int dirlen = slash == NULL ? 1
-                     : slash == prefix ? 1
-                                       : (int)(slash - prefix);
-
-        snprintf(dir, sizeof(dir), "%.*s", dirlen,
-                 slash == NULL ? "." : prefix);
-        if ((prc = ha_dumpfiles_publish(path, dir, final, sizeof(final))) !=
-            0) {
+        if ((prc = ha_dumpfiles_dir(prefix, dir, sizeof(dir))) != 0 ||
+            (prc = ha_dumpfiles_publish(path, dir, final, sizeof(final))) !=
+                0) {
             unlink(path);
             ha_err_set(err, errlen,
                        "%s: the dump was written but cannot be moved into "
@@ -783,14 +772,13 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         /* The operator is told of the dump's name in the datadir, not of
          * the staging file it would have been published from. */
         char shown[PATH_MAX];
-        const char *slash = strrchr(prefix, '/');
+        char dir[PATH_MAX];
         const char *base = found ? strrchr(path, '/') : NULL;
-
         int n = -1;
 
-        if (found && staged && slash != NULL && base != NULL)
-            n = snprintf(shown, sizeof(shown), "%.*s%s",
-                         (int)(slash - prefix), prefix, base);
+        if (found && staged && base != NULL &&
+            ha_dumpfiles_dir(prefix, dir, sizeof(dir)) == 0)
+            n = snprintf(shown, sizeof(shown), "%s%s", dir, base);
         if (n < 0 || (size_t)n >= sizeof(shown))
             ha_strlcpy(shown, found ? path : "", sizeof(shown));
         ha_mallctl_dir_probe(found ? shown : prefix, &after);
