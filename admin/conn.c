@@ -28,6 +28,7 @@
 #include <openssl/ssl.h>
 
 #include "admin/auth.h"
+#include "core/fiber.h"
 #include "core/log.h"
 #include "admin/query.h"
 #include "admin/sysvar.h"
@@ -94,11 +95,29 @@ describe_peer(struct ha_conn *c, const struct sockaddr *sa)
     ha_strlcpy(c->host, addr, sizeof(c->host));
 }
 
+static void finish_command(struct ha_conn *c);
+
 void
 ha_conn_free(struct ha_conn *c)
 {
     if (c == NULL)
         return;
+    if (c->fiber != NULL) {
+        if (!ha_fiber_paused(c->fiber)) {
+            /* From within c's own command: its end frees c. */
+            c->free_pending = true;
+            return;
+        }
+        /* A paused command's frames hold the session's statements: end
+         * it now (it stops at its next VM check). */
+        c->session.killed = true;
+        while (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED)
+            ;
+        ha_fiber_pool_put(c->env->fibers, c->fiber);
+        c->fiber = NULL;
+    }
+    if (c->resume_ev != NULL)
+        event_free(c->resume_ev);
     if (c->env->on_close != NULL)
         c->env->on_close(c, c->env->arg);
     /* Statements first: they belong to the session's SQLite connection. */
@@ -929,6 +948,129 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
+/* Commands on a fiber                                                  */
+/* ------------------------------------------------------------------ */
+
+static void
+command_fiber_fn(void *arg)
+{
+    struct ha_conn *c = arg;
+
+    on_command(c, c->reader.payload.data, c->reader.payload.len);
+}
+
+/* struct ha_session.yield: the command had its slice; the loop serves
+ * the others and resume_cb continues it on its next pass. */
+static void
+conn_yield(void *arg)
+{
+    struct ha_conn *c = arg;
+
+    ha_fiber_yield(c->fiber);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+    static const struct timeval now = {0, 0};
+    struct ha_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED) {
+        /* A zero timeout, not event_active: timers fire after the next
+         * poll, so the sockets ready meanwhile are served first. */
+        if (evtimer_add(c->resume_ev, &now) == 0)
+            return;
+        c->session.yield = NULL; /* no way back: run it to its end */
+        (void)ha_fiber_resume(c->fiber);
+    }
+    finish_command(c);
+}
+
+/* The command paused: no more input is read from c until it ends (its
+ * payload is the reader's), and it goes on at the loop's next pass. */
+static void
+pause_command(struct ha_conn *c)
+{
+    static const struct timeval now = {0, 0};
+
+    bufferevent_disable(c->bev, EV_READ);
+    if (c->resume_ev == NULL)
+        c->resume_ev = evtimer_new(c->env->base, resume_cb, c);
+    if (c->resume_ev == NULL || evtimer_add(c->resume_ev, &now) != 0) {
+        ha_log_error("connection %u (%s): cannot schedule its paused "
+                     "command; it runs to its end",
+                     c->id, c->peer);
+        c->session.yield = NULL;
+        (void)ha_fiber_resume(c->fiber);
+        finish_command(c);
+    }
+}
+
+/* Runs COM_QUERY and COM_STMT_EXECUTE, the commands that run SQL of any
+ * length, on a fiber from env->fibers; the rest (and all of them when no
+ * fiber can be had) on the loop's stack. */
+static void
+run_command(struct ha_conn *c, const uint8_t *p, size_t len)
+{
+    c->session.killed = false;
+    if (c->env->fibers == NULL ||
+        (p[0] != HA_COM_QUERY && p[0] != HA_COM_STMT_EXECUTE)) {
+        on_command(c, p, len);
+        return;
+    }
+    c->fiber = ha_fiber_pool_get(c->env->fibers);
+    if (c->fiber == NULL) {
+        ha_log_warn("connection %u (%s): no stack for the command (%s); "
+                    "it runs on the loop's",
+                    c->id, c->peer, strerror(errno));
+        on_command(c, p, len);
+        return;
+    }
+    c->session.yield = conn_yield;
+    c->session.yield_arg = c;
+    c->session.slice_from_ns = 0;
+    if (ha_fiber_start(c->fiber, command_fiber_fn, c) == HA_FIBER_PAUSED) {
+        pause_command(c);
+        return;
+    }
+    c->session.yield = NULL;
+    ha_fiber_pool_put(c->env->fibers, c->fiber);
+    c->fiber = NULL;
+    /* conn_read_cb goes on with the next request. */
+}
+
+/* A paused command ended: its reply goes out and the requests that came
+ * meanwhile are read. */
+static void
+finish_command(struct ha_conn *c)
+{
+    c->session.yield = NULL;
+    ha_fiber_pool_put(c->env->fibers, c->fiber);
+    c->fiber = NULL;
+    if (c->free_pending) {
+        ha_conn_free(c);
+        return;
+    }
+    ha_proto_reader_next(&c->reader);
+    if (conn_flush(c) != 0)
+        return;
+    if (c->state == HA_CONN_CLOSING)
+        return;
+    if (!c->read_paused)
+        bufferevent_enable(c->bev, EV_READ);
+    conn_read_cb(c->bev, c); /* may free c */
+}
+
+void
+ha_conn_kill_query(struct ha_conn *c)
+{
+    if (c->fiber != NULL)
+        c->session.killed = true;
+}
+
+/* ------------------------------------------------------------------ */
 /* Callbacks                                                            */
 /* ------------------------------------------------------------------ */
 
@@ -969,7 +1111,7 @@ dispatch(struct ha_conn *c)
             fail_and_close(c, 1047, "08S01", "Empty command packet");
             break;
         }
-        on_command(c, p, len);
+        run_command(c, p, len);
         break;
     default:
         break;
@@ -983,6 +1125,8 @@ conn_read_cb(struct bufferevent *bev, void *arg)
     struct evbuffer *input = bufferevent_get_input(bev);
     char err[256];
 
+    if (c->fiber != NULL)
+        return; /* a command is paused; its end reads on */
     while (c->state != HA_CONN_CLOSING && !c->deny_pending) {
         struct evbuffer_iovec v;
         bool ready = false;
@@ -1046,6 +1190,8 @@ conn_read_cb(struct bufferevent *bev, void *arg)
         evbuffer_drain(input, (size_t)used);
         if (ready) {
             dispatch(c);
+            if (c->fiber != NULL)
+                return; /* paused: finish_command goes on */
             ha_proto_reader_next(&c->reader);
             if (conn_flush(c) != 0)
                 return;
@@ -1065,7 +1211,7 @@ conn_write_cb(struct bufferevent *bev, void *arg)
         ha_conn_free(c);
         return;
     }
-    if (c->read_paused) {
+    if (c->read_paused && c->fiber == NULL) {
         /* The output drained: serve the requests that waited. */
         c->read_paused = false;
         bufferevent_enable(bev, EV_READ);

@@ -26,6 +26,8 @@
 
 struct bufferevent;
 struct ha_conn;
+struct ha_fiber;
+struct ha_fiber_pool;
 struct ssl_ctx_st;
 struct evbuffer_cb_entry;
 struct evp_pkey_st;
@@ -73,6 +75,12 @@ struct ha_conn_env {
      * none): a result set gets only what is left. NULL: no budget. */
     size_t (*output_held)(void *arg);
     size_t max_output_total;
+    /* Fibers for running commands (core/fiber.h), the owner's: a
+     * COM_QUERY or COM_STMT_EXECUTE runs on one and yields to the loop
+     * every HA_SESSION_SLICE_NS, so a slow statement delays the other
+     * sessions by a slice, not by its length. NULL: commands run to their
+     * end on the loop's stack. */
+    struct ha_fiber_pool *fibers;
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;
@@ -118,6 +126,12 @@ struct ha_conn {
     struct ha_session session;
     bool session_open;
     struct ha_stmt_table stmts;           /* prepared statements */
+    struct ha_fiber *fiber;               /* the command running or paused
+                                           * on it; NULL: none. Reading
+                                           * waits while there is one */
+    struct event *resume_ev;              /* resumes it on the next loop
+                                           * pass; created at first need */
+    bool free_pending;                    /* freed when its command ends */
 
     struct ha_conn *prev, *next;          /* the server's list */
 };
@@ -129,12 +143,18 @@ struct ha_conn *ha_conn_new(const struct ha_conn_env *env,
                             int addrlen, uint32_t id);
 
 /* Closes the connection at once (server shutdown): no more callbacks,
- * memory freed, env->on_close called. */
+ * memory freed, env->on_close called. A paused command is first ended
+ * there and then (interrupted at its next VM check, as KILL QUERY does);
+ * called from within that command, the free waits for its end. */
 void ha_conn_free(struct ha_conn *c);
 
 /* Reply bytes c holds: built and not yet queued, and queued but not yet
  * written to the socket. */
 size_t ha_conn_held_bytes(struct ha_conn *c);
+
+/* KILL QUERY: the command c is running, if any, stops at its next VM
+ * check and answers ERR 1317; the session goes on. */
+void ha_conn_kill_query(struct ha_conn *c);
 
 /* KILL: stops reading from c and closes it once what is queued for it is
  * written (at once, freeing c, when nothing is). Call it outside c's own

@@ -36,6 +36,7 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->authz = NULL;
     r->timeout_ms = 0;
     r->shutdown = NULL;
+    r->killed = NULL;
     r->budget = NULL;
     r->budget_arg = NULL;
     r->why_limit = NULL;
@@ -113,6 +114,11 @@ ha_reply_sqlite_err(struct ha_reply *r, int rc, const char *msg)
         atomic_load(r->shutdown)) {
         /* MySQL: ER_SERVER_SHUTDOWN. */
         ha_reply_err(r, 1053, "08S01", "Server shutdown in progress");
+        return;
+    }
+    if (prim == SQLITE_INTERRUPT && r->killed != NULL && *r->killed) {
+        /* MySQL: ER_QUERY_INTERRUPTED, what KILL QUERY makes. */
+        ha_reply_err(r, 1317, "70100", "Query execution was interrupted");
         return;
     }
     if (prim == SQLITE_INTERRUPT && r->timeout_ms > 0) {

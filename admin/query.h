@@ -58,6 +58,9 @@ struct ha_reply {
      * is shutting down: an SQLITE_INTERRUPT is then MySQL's ERR 1053.
      * NULL: never. */
     const _Atomic bool *shutdown;
+    /* Optional: true when KILL QUERY stopped the statement: an
+     * SQLITE_INTERRUPT is then MySQL's ERR 1317. NULL: never. */
+    const bool *killed;
 };
 
 /* Starts a reply whose first packet has sequence id seq. */

@@ -33,6 +33,7 @@
 #include "admin/session.h"
 #include "admin/tls.h"
 #include "admin/sysvar.h"
+#include "core/fiber.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
 
@@ -60,6 +61,7 @@ struct ha_server {
     struct ha_session_shared shared;
     sqlite3 *keeper;               /* holds the memdb database open */
     struct ha_conn_env env;
+    struct ha_fiber_pool fibers;   /* stacks for commands (conn.h) */
     struct ha_tls tls;             /* certificate, RSA key (tls.h) */
 
     struct listener *listeners;
@@ -400,6 +402,7 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.login_ok = server_login_ok;
     s->env.admit = server_admit;
     s->env.output_held = server_output_held;
+    s->env.fibers = &s->fibers;
     s->env.max_output_total = cfg->max_output_total > 0
                                   ? (size_t)cfg->max_output_total
                                   : 0;
@@ -769,8 +772,10 @@ ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
         ha_err_set(err, errlen, "Unknown thread id: %u", id);
         return -1;
     }
-    if (query_only)
+    if (query_only) {
+        ha_conn_kill_query(c);
         return 0;
+    }
     k = malloc(sizeof(*k));
     if (k == NULL) {
         ha_err_set(err, errlen, "out of memory");
@@ -839,6 +844,7 @@ ha_server_free(struct ha_server *s)
     if (s == NULL)
         return;
     ha_server_stop(s);
+    ha_fiber_pool_clear(&s->fibers);
     ha_dumptimer_free(s->dumptimer);
     ha_history_free(s->history);
     if (s->accept_pause != NULL)

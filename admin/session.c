@@ -452,18 +452,33 @@ attach_ro(sqlite3 *db, const char *datadir, const char *file,
     sqlite3_free(sqlite3_str_finish(uri));
 }
 
-/* SQLite's progress handler, every 1000 VM steps: a statement past its
- * deadline (ERR 3024) or running when the server is told to stop (ERR
- * 1053, so SIGTERM is obeyed at once) is interrupted. */
+static bool
+shutting_down(const struct ha_session *s)
+{
+    return s->shared->shutdown != NULL && atomic_load(s->shared->shutdown);
+}
+
+/* SQLite's progress handler, every 1000 VM steps: a command that has had
+ * its slice yields (s->yield), so one long statement does not hold the
+ * port; a statement past its deadline (ERR 3024), killed (KILL QUERY, ERR
+ * 1317) or running when the server is told to stop (ERR 1053, so SIGTERM
+ * is obeyed at once) is interrupted. */
 static int
 progress_cb(void *arg)
 {
     struct ha_session *s = arg;
-    int64_t now;
+    int64_t now = now_ns();
 
-    if (s->shared->shutdown != NULL && atomic_load(s->shared->shutdown))
+    if (s->yield != NULL && !s->killed && !shutting_down(s)) {
+        if (s->slice_from_ns == 0) {
+            s->slice_from_ns = now;
+        } else if (now - s->slice_from_ns >= HA_SESSION_SLICE_NS) {
+            s->yield(s->yield_arg);
+            now = s->slice_from_ns = now_ns();
+        }
+    }
+    if (s->killed || shutting_down(s))
         return 1;
-    now = now_ns();
     /* A client that closed its connection is waiting for nothing: at
      * most every 100 ms, a peek at its socket (0 bytes: EOF) ends the
      * statement instead of letting it run to max_execution_time. */
@@ -480,6 +495,25 @@ progress_cb(void *arg)
         }
     }
     return s->deadline_ns != 0 && now > s->deadline_ns;
+}
+
+/* SQLite's busy handler: a lock held by another session's paused
+ * statement (the admin database is shared) is waited for by yielding, so
+ * the holder gets its turns and finishes; without s->yield, or once the
+ * statement is killed, past its deadline or the server stops, the lock
+ * error is returned. Returns nonzero to retry. */
+static int
+busy_cb(void *arg, int n)
+{
+    struct ha_session *s = arg;
+
+    (void)n;
+    if (s->yield == NULL || s->killed || shutting_down(s) ||
+        (s->deadline_ns != 0 && now_ns() > s->deadline_ns))
+        return 0;
+    s->yield(s->yield_arg);
+    s->slice_from_ns = now_ns();
+    return 1;
 }
 
 int64_t
@@ -762,7 +796,9 @@ source_row(const struct ha_session *o, const struct ha_session *self,
         .command = o->command,
         .time = now > o->command_since ? (int64_t)(now - o->command_since)
                                        : 0,
-        .state = o == self ? "executing" : "",
+        /* Another session's command shows too, paused between its
+         * slices (o->yield is set while one runs). */
+        .state = o == self || o->yield != NULL ? "executing" : "",
         .info = o->info,
     };
 
@@ -845,6 +881,7 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     sqlite3_extended_result_codes(s->db, 1);
     /* Every 1000 VM steps: the max_execution_time deadline. */
     sqlite3_progress_handler(s->db, 1000, progress_cb, s);
+    sqlite3_busy_handler(s->db, busy_cb, s);
     /* Before hardening forbids ATTACH: the disk layer (SAVE ... TO
      * DISK, admin/diskstore.h) and the memory history (admin/history.h),
      * read-only. */
@@ -1569,6 +1606,7 @@ ha_session_query(struct ha_session *s, const char *sql, size_t len,
     ha_session_set_command(s, "Query", sql, len);
     r->authz = &s->authz;
     r->shutdown = s->shared->shutdown;
+    r->killed = &s->killed;
     r->status = ha_session_status(s);
     /* The text is lexed here, once: the split and every statement's
      * rewrite and SET parse work on views of these tokens. */
@@ -1610,6 +1648,7 @@ ha_session_special(struct ha_session *s, const char *sql, size_t len,
 
     r->authz = &s->authz;
     r->shutdown = s->shared->shutdown;
+    r->killed = &s->killed;
     if (ha_lex_run(&lx, sql, len, err, sizeof(err)) != 0) {
         ha_lex_free(&lx);
         s->more_results = false;
@@ -1633,6 +1672,7 @@ ha_session_special_lexed(struct ha_session *s, const struct ha_lex *lx,
 
     r->authz = &s->authz;
     r->shutdown = s->shared->shutdown;
+    r->killed = &s->killed;
     rc = ha_dialect_rewrite_lexed(lx, s->schema, &text, &dr, err,
                                   sizeof(err));
     ha_buf_free(&text);
@@ -1700,6 +1740,7 @@ ha_session_field_list(struct ha_session *s, const char *table,
 
     r->authz = &s->authz;
     r->shutdown = s->shared->shutdown;
+    r->killed = &s->killed;
     r->status = ha_session_status(s);
     if (!table_exists(s->db, schema, table)) {
         ha_reply_err(r, 1146, "42S02", "Table '%s.%s' doesn't exist", schema,

@@ -90,6 +90,8 @@ struct ha_session_var {
 };
 
 #define HA_SESSION_INFO_MAX 4096 /* bytes of a statement PROCESSLIST keeps */
+#define HA_SESSION_SLICE_NS 10000000 /* 10 ms: a running command's turn
+                                        before it yields (s->yield) */
 
 struct ha_session {
     /* Identity */
@@ -111,6 +113,17 @@ struct ha_session {
     int64_t peeked_ns;           /* when client_fd was last peeked */
     int64_t deadline_ns;         /* CLOCK_MONOTONIC ns the running
                                     statement must end by; 0: none */
+    bool killed;                 /* KILL QUERY: the running command
+                                    stops at its next VM check (ERR 1317);
+                                    cleared when a command starts */
+    /* Optional: called from SQLite's progress handler once the running
+     * command has had HA_SESSION_SLICE_NS, and from its busy handler,
+     * so the caller can serve others (admin/conn.c runs commands on a
+     * fiber and yields it). NULL: statements run to their end. */
+    void (*yield)(void *yield_arg);
+    void *yield_arg;
+    int64_t slice_from_ns;       /* when the current slice began; 0: the
+                                    next check starts one */
 
     /* MySQL session state */
     char schema[64];             /* current schema; "" = none selected */

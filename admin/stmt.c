@@ -265,6 +265,7 @@ ha_stmt_prepare(struct ha_stmt_table *t, struct ha_session *s,
 
     r->authz = &s->authz;
     r->shutdown = s->shared->shutdown;
+    r->killed = &s->killed;
     r->status = ha_session_status(s);
     if (t->n >= t->max) {
         ha_reply_err(r, 1461, "42000",
@@ -359,6 +360,7 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
 
     r->authz = &s->authz;
     r->shutdown = s->shared->shutdown;
+    r->killed = &s->killed;
     r->status = ha_session_status(s);
     if (ha_proto_decode_stmt_execute(p, len, &h, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1835, "HY000", "Malformed communication packet: %s",

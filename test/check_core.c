@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h).
+ * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h)
+ * and fibers (fiber.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -10,6 +11,7 @@
 
 #include "core/buf.h"
 #include "core/expo.h"
+#include "core/fiber.h"
 
 static char *
 text_of(struct ha_buf *b)
@@ -113,6 +115,118 @@ START_TEST(test_expo_negotiate)
 }
 END_TEST
 
+/* Counts to n, yielding after each step, the way a statement yields from
+ * SQLite's progress handler. */
+struct counter {
+    struct ha_fiber *f;
+    int n, at;
+    char deep[64]; /* written from a deep frame: the stack is usable */
+};
+
+static int
+recurse(int depth, char *out)
+{
+    volatile char pad[4096];
+
+    pad[0] = (char)depth;
+    if (depth == 0) {
+        out[0] = 'x';
+        return pad[0];
+    }
+    return recurse(depth - 1, out) + pad[0];
+}
+
+static void
+count_fn(void *arg)
+{
+    struct counter *c = arg;
+
+    for (c->at = 0; c->at < c->n; c->at++)
+        ha_fiber_yield(c->f);
+    (void)recurse(256, c->deep); /* 1 MiB of frames */
+}
+
+START_TEST(test_fiber_yield_resume)
+{
+    struct counter c = {.n = 3};
+    int resumes = 0;
+
+    c.f = ha_fiber_new(HA_FIBER_STACK);
+    ck_assert_ptr_nonnull(c.f);
+    ck_assert(!ha_fiber_busy(c.f));
+    ck_assert_int_eq(ha_fiber_start(c.f, count_fn, &c), HA_FIBER_PAUSED);
+    ck_assert(ha_fiber_busy(c.f));
+    ck_assert(ha_fiber_paused(c.f));
+    ck_assert_int_eq(c.at, 0);
+    while (ha_fiber_resume(c.f) == HA_FIBER_PAUSED) {
+        resumes++;
+        ck_assert_int_eq(c.at, resumes); /* one step per resume */
+    }
+    ck_assert_int_eq(resumes, 2);
+    ck_assert_int_eq(c.at, 3);
+    ck_assert_int_eq(c.deep[0], 'x');
+    ck_assert(!ha_fiber_busy(c.f));
+    ck_assert(!ha_fiber_paused(c.f));
+    /* Done: resuming again is a no-op, and the fiber can start anew. */
+    ck_assert_int_eq(ha_fiber_resume(c.f), HA_FIBER_DONE);
+    c.n = 0;
+    c.deep[0] = 0;
+    ck_assert_int_eq(ha_fiber_start(c.f, count_fn, &c), HA_FIBER_DONE);
+    ck_assert_int_eq(c.deep[0], 'x');
+    ha_fiber_free(c.f);
+}
+END_TEST
+
+/* Two fibers paused at once, resumed in turn: each keeps its own frames. */
+START_TEST(test_fiber_interleaved)
+{
+    struct counter a = {.n = 5}, b = {.n = 2};
+    struct ha_fiber_pool pool = {0};
+    int turns = 0;
+
+    a.f = ha_fiber_pool_get(&pool);
+    b.f = ha_fiber_pool_get(&pool);
+    ck_assert_ptr_nonnull(a.f);
+    ck_assert_ptr_nonnull(b.f);
+    ck_assert_ptr_ne(a.f, b.f);
+    ck_assert_int_eq(ha_fiber_start(a.f, count_fn, &a), HA_FIBER_PAUSED);
+    ck_assert_int_eq(ha_fiber_start(b.f, count_fn, &b), HA_FIBER_PAUSED);
+    while (ha_fiber_busy(a.f) || ha_fiber_busy(b.f)) {
+        (void)ha_fiber_resume(a.f);
+        (void)ha_fiber_resume(b.f);
+        turns++;
+    }
+    ck_assert_int_eq(turns, 5);
+    ck_assert_int_eq(a.at, 5);
+    ck_assert_int_eq(b.at, 2);
+    /* Idle fibers go back to the pool and come out again. */
+    ha_fiber_pool_put(&pool, a.f);
+    ha_fiber_pool_put(&pool, b.f);
+    ck_assert_uint_eq(pool.n, 2);
+    ck_assert_ptr_eq(ha_fiber_pool_get(&pool), b.f);
+    ha_fiber_pool_put(&pool, b.f);
+    ha_fiber_pool_clear(&pool);
+    ck_assert_uint_eq(pool.n, 0);
+}
+END_TEST
+
+/* A busy fiber is never pooled: its frames are live. */
+START_TEST(test_fiber_pool_refuses_busy)
+{
+    struct counter c = {.n = 1};
+    struct ha_fiber_pool pool = {0};
+
+    c.f = ha_fiber_pool_get(&pool);
+    ck_assert_int_eq(ha_fiber_start(c.f, count_fn, &c), HA_FIBER_PAUSED);
+    ha_fiber_pool_put(&pool, c.f);
+    ck_assert_uint_eq(pool.n, 0);
+    ck_assert_int_eq(ha_fiber_resume(c.f), HA_FIBER_DONE);
+    ha_fiber_pool_put(&pool, c.f);
+    ck_assert_uint_eq(pool.n, 1);
+    ha_fiber_pool_clear(&pool);
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -123,6 +237,11 @@ core_suite(void)
     tcase_add_test(tc, test_expo_openmetrics);
     tcase_add_test(tc, test_expo_bad_names_fail);
     tcase_add_test(tc, test_expo_negotiate);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("fiber");
+    tcase_add_test(tc, test_fiber_yield_resume);
+    tcase_add_test(tc, test_fiber_interleaved);
+    tcase_add_test(tc, test_fiber_pool_refuses_busy);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -22,7 +22,8 @@
  *   3 db       TEXT     current schema, NULL when none
  *   4 command  TEXT     "Sleep", "Query", "Execute", ...
  *   5 time     INTEGER  seconds in this command
- *   6 state    TEXT     "executing" for the session reading the table
+ *   6 state    TEXT     "executing" while a statement runs (the reader's,
+ *                       and others' between their slices), else ""
  *   7 info     TEXT     statement running, NULL when idle
  *
  * Schema of session_variables and mysql_variables:

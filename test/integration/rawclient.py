@@ -127,6 +127,12 @@ def query_result(s, sql):
     """Runs sql and returns the first field of the first row as text, or
     the ERR/OK description."""
     query(s, sql)
+    return read_result(s)
+
+
+def read_result(s):
+    """Reads a text result set and returns the first field of the first
+    row, or the ERR/OK description."""
     _, p = read_packet(s)
     if p[:1] in (b"\xff", b"\x00"):
         return describe(p)
@@ -155,9 +161,14 @@ def sc_first_packet(port):
 
 
 def sc_garbage_first(port):
-    """Garbage before reading the greeting (a valid header, nonsense body)."""
+    """Garbage before reading the greeting (a valid header, nonsense body).
+
+    Random bytes with a NUL in them can be a well-formed
+    HandshakeResponse41 (any flags, a NUL-terminated user name), which
+    the server rightly answers with ERR 1045, so the body holds no NUL:
+    the user name is never terminated and the packet must be refused."""
     s = connect(port)
-    s.sendall(packet(os.urandom(200), 1))
+    s.sendall(packet(bytes(b or 0x5A for b in os.urandom(200)), 1))
     first = outcome(s)
     print(first, "/", outcome(s), "/", after_err(s))
 
@@ -334,6 +345,31 @@ def sc_no_read(port, sql, n, seconds):
         print("open after", total)
 
 
+def sc_slow_execute(port, sql):
+    """COM_STMT_PREPARE sql, COM_STMT_EXECUTE it and, pipelined behind it,
+    a COM_QUERY: prints "sent", then the execute's outcome and the
+    query's answer (the server reads it only once the execute ended)."""
+    s = login(port, timeout=60.0)
+    s.sendall(packet(b"\x16" + sql.encode(), 0))
+    _, p = read_packet(s)
+    if p[:1] != b"\x00":
+        print(describe(p))
+        return
+    stmt_id, n_cols, n_params = struct.unpack("<IHH", p[1:9])
+    for _ in range(2 if n_cols and n_params else 1 if n_cols or n_params
+                   else 0):
+        while True:  # definitions up to EOF
+            _, p = read_packet(s)
+            if p[:1] == b"\xfe" and len(p) < 9:
+                break
+    s.sendall(packet(b"\x17" + struct.pack("<IBI", stmt_id, 0, 1), 0))
+    query(s, "SELECT 'after'")
+    sys.stdout.write("sent\n")
+    sys.stdout.flush()
+    first = outcome(s)
+    print(first, "/", read_result(s))
+
+
 def sc_fd_flood(port, n):
     """Opens n connections and reports what each got first; keeps them
     open until stdin closes."""
@@ -372,6 +408,7 @@ SCENARIOS = {
     "slow_login": sc_slow_login,
     "no_read": sc_no_read,
     "fd_flood": sc_fd_flood,
+    "slow_execute": sc_slow_execute,
 }
 
 if __name__ == "__main__":

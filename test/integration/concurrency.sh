@@ -1,0 +1,207 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# One session's slow statement is invisible to the others: while a stats
+# user's 10 s statement runs, other sessions' SELECT 1 and an admin's
+# UPDATE of jemalloc-prof_active answer at once (each command runs on a
+# fiber that yields to the event loop every 10 ms); SHOW PROCESSLIST
+# shows the running statement; KILL QUERY from another session stops it
+# with ERR 1317 and the session goes on; KILL stops the statement and
+# closes its connection; a prepared statement (COM_STMT_EXECUTE) is
+# interruptible the same way and a request pipelined behind it is served
+# after it. Then the limits: the SQL memory ceiling and the output budget
+# fire with their errors, and the daemon's RSS returns to its baseline.
+#
+# Under AddressSanitizer (whose allocator replaces jemalloc) the checks
+# that need jemalloc (prof_active, its statistics, RSS after a purge) are
+# left out; the rest runs there too, fibers included.
+
+# shellcheck source-path=SCRIPTDIR source=lib.sh
+. "$(dirname "$0")/lib.sh"
+
+RAW=("${HA_PYTHON:-/usr/bin/python3}" "$HA_SRCDIR/test/integration/rawclient.py")
+raw() { timeout -k 2 60 "${RAW[@]}" "$1" "$HA_PORT" "${@:2}"; }
+ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+cat >"$HA_TMP/c.tmpl" <<CNF
+datadir = "@DATADIR@";
+admin_variables =
+{
+    admin_credentials = "admin:admin";
+    stats_credentials = "stats:stats";
+    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
+    max_execution_time = 0;
+    sql_memory_limit = 67108864;
+    max_output_total = 16777216;
+    net_write_timeout = 10;
+};
+CNF
+ha_start -C "$HA_TMP/c.tmpl" || ha_bail "heapadmind starts"
+live_jemalloc=true
+grep -aq __asan_init "$HA_DAEMON" && live_jemalloc=false
+
+forever="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
+
+# running_id USER: the id of USER's session that runs a statement (not
+# the asking one), polled for up to 5 s; "" if none shows.
+running_id() {
+    local id="" i
+    for i in $(seq 50); do
+        ha_sql "SELECT id FROM stats_admin_sessions WHERE user = '$1' AND command IN ('Query', 'Execute') AND id <> CONNECTION_ID() AND state = 'executing'"
+        id=$HA_OUT
+        [ -n "$id" ] && break
+        sleep 0.1
+    done
+    printf '%s' "$id"
+}
+
+# --- a 10 s statement does not hold the port -----------------------------
+
+HA_USER=stats HA_PASS=stats
+t_slow=$(date +%s%N)
+ha_mysql -N -B -e "SET max_execution_time = 10000; $forever" \
+    >"$HA_TMP/slow.out" 2>&1 &
+slow=$!
+HA_USER=admin HA_PASS=admin
+id=$(running_id stats)
+ha_ok "SHOW PROCESSLIST shows the stats user's statement running (id ${id:-none})" \
+    test -n "$id"
+ha_sql "SHOW PROCESSLIST"
+ha_like "... as Query, executing, with its text" \
+    "	stats	[^	]*	[^	]*	Query	[0-9]+	executing	WITH RECURSIVE c" "$HA_OUT"
+
+worst=0
+for i in 1 2 3 4 5; do
+    t0=$(date +%s%N)
+    ha_sql "SELECT $i"
+    ms=$(ms_since "$t0")
+    [ "$HA_OUT" = "$i" ] || worst=99999
+    [ "$ms" -gt "$worst" ] && worst=$ms
+done
+ha_ok "meanwhile five other sessions' SELECTs answer, each within 1 s (slowest $worst ms)" \
+    test "$worst" -lt 1000
+
+if $live_jemalloc; then
+    t0=$(date +%s%N)
+    ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-prof_active'"
+    ms=$(ms_since "$t0")
+    ha_ok "... the admin's UPDATE of jemalloc-prof_active answers within 1 s ($ms ms)" \
+        test "$HA_RC" -eq 0 -a "$ms" -lt 1000
+    ha_sql_is "... and acted" \
+        "SELECT variable_value FROM global_variables WHERE variable_name = 'jemalloc-prof_active'" \
+        true
+    ha_sql "UPDATE global_variables SET variable_value = 'false' WHERE variable_name = 'jemalloc-prof_active'"
+    t0=$(date +%s%N)
+    ha_sql "SELECT count(*) > 0 FROM stats_memory_jemalloc"
+    ms=$(ms_since "$t0")
+    ha_ok "... monitoring reads stats_memory_jemalloc within 1 s ($ms ms)" \
+        test "$HA_OUT" = 1 -a "$ms" -lt 1000
+fi
+
+ha_ok "... all while the slow statement still ran" kill -0 "$slow"
+wait "$slow"
+ms=$(ms_since "$t_slow")
+ha_file_like "the slow statement still ran to its own max_execution_time (ERR 3024)" \
+    "$HA_TMP/slow.out" "ERROR 3024 .*max_execution_time = 10000 ms"
+ha_ok "... after 10 s, not cut short nor starved ($ms ms)" \
+    test "$ms" -ge 9900 -a "$ms" -lt 14000
+
+# Two long statements at once share the loop and both finish right.
+bounded="SELECT count(*) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT x FROM c)"
+ha_mysql -N -B -e "$bounded" >"$HA_TMP/a.out" 2>&1 &
+a=$!
+ha_mysql -N -B -e "$bounded" >"$HA_TMP/b.out" 2>&1 &
+b=$!
+wait "$a" "$b"
+ha_is "two long statements at once both finish with the right answer" \
+    "3000000 3000000" "$(cat "$HA_TMP/a.out") $(cat "$HA_TMP/b.out")"
+
+# --- KILL QUERY and KILL --------------------------------------------------
+
+HA_USER=stats HA_PASS=stats
+printf '%s;\nSELECT CONCAT('"'"'after '"'"', CONNECTION_ID());\n' "$forever" |
+    ha_mysql -N -B --force >"$HA_TMP/kq.out" 2>&1 &
+victim=$!
+HA_USER=admin HA_PASS=admin
+id=$(running_id stats)
+t0=$(date +%s%N)
+ha_sql "KILL QUERY $id"
+ha_is "KILL QUERY from another session is OK" "0:" "$HA_RC:$HA_OUT"
+wait "$victim"
+ms=$(ms_since "$t0")
+ha_file_like "... the statement stops with ERR 1317" "$HA_TMP/kq.out" \
+    "ERROR 1317 \(70100\).*Query execution was interrupted"
+ha_ok "... within a second ($ms ms)" test "$ms" -lt 1000
+ha_file_like "... and the session goes on: its next statement answers" \
+    "$HA_TMP/kq.out" "^after $id\$"
+
+# A stats user may not stop an admin's statement; the admin may.
+ha_mysql -N -B -e "$forever" >"$HA_TMP/adm.out" 2>&1 &
+victim=$!
+id=$(running_id admin)
+HA_USER=stats HA_PASS=stats
+ha_sql "KILL QUERY $id"
+ha_like "a stats user's KILL QUERY of an admin's statement: ERR 1095" \
+    "ERROR 1095 .*You are not owner of thread $id" "$HA_ERR"
+HA_USER=admin HA_PASS=admin
+ha_sql "SELECT command FROM stats_admin_sessions WHERE id = $id"
+ha_is "... which runs on" "Query" "$HA_OUT"
+
+# KILL (CONNECTION): the statement stops and its connection closes.
+ha_sql "KILL $id"
+ha_is "KILL of a session running a statement is OK" "0:" "$HA_RC:$HA_OUT"
+wait "$victim"
+ha_file_like "... its client lost the connection" "$HA_TMP/adm.out" \
+    "ERROR 20(13|06)"
+ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE id = $id"
+ha_is "... and the session is gone" "0" "$HA_OUT"
+
+# A prepared statement (binary protocol) is interruptible the same way,
+# and a query pipelined behind it is answered after it.
+exec 7< <(raw slow_execute "$forever")
+read -r -t 10 sent <&7
+ha_is "COM_STMT_EXECUTE of the endless statement sent" "sent" "${sent:-}"
+id=$(running_id admin)
+ha_sql "SELECT command FROM stats_admin_sessions WHERE id = ${id:-0}"
+ha_is "... it runs as Execute" "Execute" "$HA_OUT"
+ha_sql "KILL QUERY ${id:-0}"
+read -r -t 10 verdict <&7
+exec 7<&-
+ha_is "... KILL QUERY stops it (ERR 1317), then the pipelined query answers" \
+    "err 1317 70100 Query execution was interrupted / after" "${verdict:-}"
+
+# --- the limits fire, and the memory comes back ---------------------------
+
+if $live_jemalloc; then
+    rss() { awk '/^VmRSS/ { print $2 }' "/proc/$HA_PID/status"; }
+    purge() {
+        ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-purge_now'"
+    }
+    purge
+    rss0=$(rss)
+    HA_USER=stats HA_PASS=stats
+    ha_sql "SELECT count(*) FROM (SELECT DISTINCT hex(randomblob(200)) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 3000000) SELECT x FROM c))"
+    ha_like "a stats user's 600 MB DISTINCT gets ERR 1041 naming sql_memory_limit" \
+        "ERROR 1041 .*admin SQL may hold 67108864 bytes \(admin_variables\.sql_memory_limit\)" \
+        "$HA_ERR"
+    HA_USER=admin HA_PASS=admin
+    rss1=$(rss)
+    exec 7< <(raw no_read "SELECT hex(randomblob(6000000))" 1 3)
+    read -r -t 10 sent <&7
+    ha_is "a client asks for a 12 MB result and never reads it" "sent 1" "${sent:-}"
+    sleep 0.5
+    ha_sql "SELECT hex(randomblob(6000000))" --max-allowed-packet=64M
+    ha_like "... another 12 MB result gets ERR 1041 naming max_output_total" \
+        "ERROR 1041 .*admin_variables\.max_output_total" "$HA_ERR"
+    rss2=$(rss)
+    cat <&7 >/dev/null
+    exec 7<&-
+    purge
+    rss3=$(rss)
+    ha_ok "RSS is back to its baseline, within 8 MiB (baseline $rss0 kB; $rss1 kB after the SQL limit, $rss2 kB with the unread reply; $rss3 kB after jemalloc-purge_now)" \
+        test "$rss3" -lt $((rss0 + 8192))
+fi
+ha_sql_is "the daemon serves on" "SELECT 1" 1
+ha_stop
+
+ha_done
