@@ -59,8 +59,13 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
                                         SQLITE_OPEN_NOFOLLOW,
                          NULL);
     if (rc != SQLITE_OK ||
-        sqlite3_exec(db, "PRAGMA synchronous = FULL; " SCHEMA, NULL, NULL,
-                     NULL) != SQLITE_OK) {
+        /* WAL: a session's statement reading disk.global_variables
+         * may pause between slices; in WAL mode it never blocks a SAVE
+         * (nor a SAVE it), and a crash mid-save still leaves the last
+         * committed state. */
+        sqlite3_exec(db, "PRAGMA journal_mode = WAL; "
+                         "PRAGMA synchronous = FULL; " SCHEMA,
+                     NULL, NULL, NULL) != SQLITE_OK) {
         ha_err_set(err, errlen, "%s: %s", path,
                    db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close_v2(db);

@@ -24,7 +24,11 @@
     "NULL, active INT NOT NULL, mapped INT NOT NULL, metadata INT NOT "    \
     "NULL, retained INT NOT NULL, PRIMARY KEY (timestamp))"
 
+/* WAL: sessions read these tables (attached read-only) with statements
+ * that may pause between slices; in WAL mode a paused reader never makes
+ * a sample wait, nor a sample a reader. */
 static const char schema[] =
+    "PRAGMA journal_mode = WAL;"
     "PRAGMA synchronous = NORMAL;"
     "CREATE TABLE IF NOT EXISTS system_memory " COLUMNS ";"
     "CREATE TABLE IF NOT EXISTS system_memory_hour " COLUMNS ";"

@@ -202,6 +202,10 @@ if $live_jemalloc; then
         test "$rss3" -lt $((rss0 + 8192))
 fi
 ha_sql_is "the daemon serves on" "SELECT 1" 1
+# Fibers switch stacks under AddressSanitizer's eyes (core/fiber.c tells
+# it of every switch): any confusion would show here.
+ha_ok "no crash or sanitizer report in the log" \
+    bash -c "! grep -Eq 'AddressSanitizer|runtime error|Segmentation|stack-use' '$HA_LOG'"
 ha_stop
 
 ha_done
