@@ -106,7 +106,7 @@ ha_fiber_free(struct ha_fiber *f)
 /* makecontext passes int arguments only: the fiber's address comes in
  * two halves. */
 static void
-trampoline(unsigned int hi, unsigned int lo)
+fiber_entry(unsigned int hi, unsigned int lo)
 {
     struct ha_fiber *f =
         (struct ha_fiber *)(((uintptr_t)hi << 16 << 16) | (uintptr_t)lo);
@@ -154,7 +154,7 @@ ha_fiber_start(struct ha_fiber *f, ha_fiber_fn fn, void *arg)
     f->arg = arg;
     f->busy = true;
     f->paused = false;
-    makecontext(&f->ctx, (void (*)(void))trampoline, 2,
+    makecontext(&f->ctx, (void (*)(void))fiber_entry, 2,
                 (unsigned int)(p >> 16 >> 16), (unsigned int)(p & 0xffffffffu));
     return enter(f);
 }
