@@ -12,6 +12,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <event2/buffer.h>
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -39,6 +40,11 @@ static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
+static void resume_cb(evutil_socket_t fd, short what, void *arg);
+static int conn_drain(void *arg);
+static bool drained(struct ha_conn *c);
+static int schedule_resume(struct ha_conn *c);
+static void cannot_pause(struct ha_conn *c);
 
 static const char *const state_names[HA_CONN_STATE_MAX] = {
     "handshake", "auth_switch", "auth_full", "command", "closing",
@@ -180,10 +186,11 @@ output_pending(struct ha_conn *c)
     return unsent_bytes(c) > 0;
 }
 
-/* Queues c->out on the bufferevent. Returns -1 if the connection was
- * freed (the caller must not touch c again). */
+/* Moves c->out to the socket, or what it does not take to the
+ * bufferevent. Returns -1 (logged) when the connection failed and must
+ * be freed; c is never freed here. */
 static int
-conn_flush(struct ha_conn *c)
+queue_out(struct ha_conn *c)
 {
     struct evbuffer *output = bufferevent_get_output(c->bev);
 
@@ -191,7 +198,6 @@ conn_flush(struct ha_conn *c)
         ha_log_error("connection %u (%s): out of memory building a reply; "
                      "closing",
                      c->id, c->peer);
-        ha_conn_free(c);
         return -1;
     }
     if (c->out.len > 0 && !c->tls && evbuffer_get_length(output) == 0) {
@@ -207,7 +213,6 @@ conn_flush(struct ha_conn *c)
                    errno != EINTR) {
             ha_log_info("connection %u (%s): closed: %s", c->id, c->peer,
                         strerror(errno));
-            ha_conn_free(c);
             return -1;
         }
     }
@@ -216,7 +221,6 @@ conn_flush(struct ha_conn *c)
             ha_log_error("connection %u (%s): cannot queue %zu bytes; "
                          "closing",
                          c->id, c->peer, c->out.len);
-            ha_conn_free(c);
             return -1;
         }
         ha_buf_reset(&c->out);
@@ -225,6 +229,18 @@ conn_flush(struct ha_conn *c)
      * high-water mark per idle connection. */
     if (c->out.len == 0 && c->out.cap > (1u << 20))
         ha_buf_free(&c->out);
+    return 0;
+}
+
+/* Queues c->out on the bufferevent. Returns -1 if the connection was
+ * freed (the caller must not touch c again). */
+static int
+conn_flush(struct ha_conn *c)
+{
+    if (queue_out(c) != 0) {
+        ha_conn_free(c);
+        return -1;
+    }
     if (c->state == HA_CONN_CLOSING) {
         bufferevent_disable(c->bev, EV_READ);
         if (!output_pending(c)) {
@@ -638,7 +654,8 @@ raw_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     if (info->n_deleted == 0)
         return;
     if ((c->state == HA_CONN_CLOSING && !output_pending(c)) ||
-        (c->read_paused && unsent_bytes(c) <= c->env->max_output))
+        (c->read_paused && unsent_bytes(c) <= c->env->max_output) ||
+        drained(c))
         bufferevent_trigger(c->bev, EV_WRITE,
                             BEV_TRIG_IGNORE_WATERMARKS |
                                 BEV_TRIG_DEFER_CALLBACKS);
@@ -823,6 +840,11 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 
     ha_reply_init(&r, &c->out, c->seq, c->caps,
                   ha_session_status(&c->session));
+    if (c->fiber != NULL) {
+        /* Results stream: big ones hold a window, not their size. */
+        r.drain = conn_drain;
+        r.drain_arg = c;
+    }
     if (c->env->output_held != NULL && c->env->max_output_total > 0) {
         /* One budget for every session's unsent replies: a client that
          * never reads holds at most what was left when it asked. */
@@ -969,21 +991,93 @@ conn_yield(void *arg)
     ha_fiber_yield(c->fiber);
 }
 
+/* struct ha_reply.drain, for a command on a fiber: the result built so
+ * far goes out, and the command pauses while more than
+ * HA_REPLY_STREAM_BYTES of it wait unsent; conn_write_cb (or, under TLS,
+ * raw_drained_cb) resumes it. Returns -1 when the connection failed (it
+ * is freed once the command ends), or the statement was killed or the
+ * server stops meanwhile. */
+static bool
+stopping(const struct ha_conn *c)
+{
+    const _Atomic bool *flag = c->env->shared->shutdown;
+
+    return flag != NULL && atomic_load(flag);
+}
+
+static int
+conn_drain(void *arg)
+{
+    struct ha_conn *c = arg;
+
+    if (queue_out(c) != 0) {
+        c->free_pending = true;
+        return -1;
+    }
+    if (c->no_drain)
+        return 0; /* cannot pause: built whole, as without a fiber */
+    while (unsent_bytes(c) > HA_REPLY_STREAM_BYTES && !c->free_pending &&
+           !c->session.killed && !stopping(c)) {
+        c->waiting_drain = true;
+        ha_fiber_yield(c->fiber);
+        c->waiting_drain = false;
+    }
+    return c->free_pending || c->session.killed || stopping(c) ? -1 : 0;
+}
+
+/* Whether the output a paused command waits for has drained enough. */
+static bool
+drained(struct ha_conn *c)
+{
+    return c->waiting_drain && unsent_bytes(c) <= HA_REPLY_STREAM_BYTES;
+}
+
+/* Goes on with the paused command at the loop's next pass. Returns -1
+ * when that cannot be scheduled. */
+static int
+schedule_resume(struct ha_conn *c)
+{
+    static const struct timeval now = {0, 0};
+
+    if (c->resume_ev == NULL)
+        c->resume_ev = evtimer_new(c->env->base, resume_cb, c);
+    /* A zero timeout, not event_active: timers fire after the next
+     * poll, so the sockets ready meanwhile are served first. */
+    return c->resume_ev != NULL && evtimer_add(c->resume_ev, &now) == 0
+               ? 0
+               : -1;
+}
+
+/* The command paused and cannot be scheduled (out of memory): it runs
+ * to its end now, not yielding, its output bounded by the budget. */
+static void
+cannot_pause(struct ha_conn *c)
+{
+    ha_log_error("connection %u (%s): cannot schedule its paused command; "
+                 "it runs to its end",
+                 c->id, c->peer);
+    c->session.yield = NULL;
+    c->no_drain = true;
+    while (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED)
+        ;
+    finish_command(c);
+}
+
 static void
 resume_cb(evutil_socket_t fd, short what, void *arg)
 {
-    static const struct timeval now = {0, 0};
     struct ha_conn *c = arg;
 
     (void)fd;
     (void)what;
+    if (c->waiting_drain && !drained(c) && !c->session.killed &&
+        !stopping(c))
+        return; /* woken early; conn_write_cb wakes it again */
     if (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED) {
-        /* A zero timeout, not event_active: timers fire after the next
-         * poll, so the sockets ready meanwhile are served first. */
-        if (evtimer_add(c->resume_ev, &now) == 0)
+        if (c->waiting_drain || schedule_resume(c) == 0)
             return;
-        c->session.yield = NULL; /* no way back: run it to its end */
-        (void)ha_fiber_resume(c->fiber);
+        cannot_pause(c);
+        return;
     }
     finish_command(c);
 }
@@ -993,19 +1087,14 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
 static void
 pause_command(struct ha_conn *c)
 {
-    static const struct timeval now = {0, 0};
-
     bufferevent_disable(c->bev, EV_READ);
-    if (c->resume_ev == NULL)
-        c->resume_ev = evtimer_new(c->env->base, resume_cb, c);
-    if (c->resume_ev == NULL || evtimer_add(c->resume_ev, &now) != 0) {
-        ha_log_error("connection %u (%s): cannot schedule its paused "
-                     "command; it runs to its end",
-                     c->id, c->peer);
-        c->session.yield = NULL;
-        (void)ha_fiber_resume(c->fiber);
-        finish_command(c);
+    if (c->waiting_drain) {
+        /* The output may have drained already (the socket took it). */
+        if (!drained(c))
+            return;
     }
+    if (schedule_resume(c) != 0)
+        cannot_pause(c);
 }
 
 /* Runs COM_QUERY and COM_STMT_EXECUTE, the commands that run SQL of any
@@ -1015,6 +1104,7 @@ static void
 run_command(struct ha_conn *c, const uint8_t *p, size_t len)
 {
     c->session.killed = false;
+    c->no_drain = false;
     if (c->env->fibers == NULL ||
         (p[0] != HA_COM_QUERY && p[0] != HA_COM_STMT_EXECUTE)) {
         on_command(c, p, len);
@@ -1066,8 +1156,13 @@ finish_command(struct ha_conn *c)
 void
 ha_conn_kill_query(struct ha_conn *c)
 {
-    if (c->fiber != NULL)
-        c->session.killed = true;
+    if (c->fiber == NULL)
+        return;
+    c->session.killed = true;
+    /* A command waiting for its client to take a streamed result would
+     * not notice before the client reads: it is woken to end. */
+    if (c->waiting_drain && schedule_resume(c) != 0)
+        cannot_pause(c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1209,6 +1304,12 @@ conn_write_cb(struct bufferevent *bev, void *arg)
 
     if (c->state == HA_CONN_CLOSING && !output_pending(c)) {
         ha_conn_free(c);
+        return;
+    }
+    if (c->fiber != NULL && drained(c)) {
+        /* A streaming result's client took enough: more rows. */
+        if (schedule_resume(c) != 0)
+            cannot_pause(c); /* may free c */
         return;
     }
     if (c->read_paused && c->fiber == NULL) {

@@ -132,6 +132,10 @@ struct ha_conn {
     struct event *resume_ev;              /* resumes it on the next loop
                                            * pass; created at first need */
     bool free_pending;                    /* freed when its command ends */
+    bool waiting_drain;                   /* ... paused until its streamed
+                                           * result is taken (conn_drain) */
+    bool no_drain;                        /* ... cannot pause: its result
+                                           * is built whole */
 
     struct ha_conn *prev, *next;          /* the server's list */
 };

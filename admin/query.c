@@ -39,6 +39,8 @@ ha_reply_init(struct ha_reply *r, struct ha_buf *out, uint8_t seq,
     r->killed = NULL;
     r->budget = NULL;
     r->budget_arg = NULL;
+    r->drain = NULL;
+    r->drain_arg = NULL;
     r->why_limit = NULL;
 }
 
@@ -426,6 +428,7 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
     size_t start_len = r->out->len;
     long long max_result = -1; /* -1: the budget was not asked yet */
     uint8_t start_seq = r->seq;
+    bool streamed = false;
     if (r->binary) {
         types = malloc((size_t)ncol);
         vals = malloc((size_t)ncol * sizeof(*vals));
@@ -449,11 +452,26 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
     }
     defs_end(r);
     while (rc == SQLITE_ROW) {
+        /* Before a row, never after: the last row's reply is then
+         * finished whole, as before, and a client that stops reading
+         * holds the command only while it has more rows to get. */
+        if (r->drain != NULL && r->out->len > HA_REPLY_STREAM_BYTES) {
+            if (r->drain(r->drain_arg) != 0) {
+                free(types);
+                free(vals);
+                sqlite3_reset(stmt);
+                ha_reply_sqlite_err(r, SQLITE_INTERRUPT, NULL);
+                return SQLITE_INTERRUPT;
+            }
+            /* What was built is on its way: the budget's count of this
+             * result no longer applies, its memory is bounded. */
+            streamed = true;
+        }
         if (r->binary)
             put_binary_row(r, stmt, ncol, types, vals);
         else
             put_row(r, stmt, ncol);
-        if (r->budget != NULL && max_result < 0 &&
+        if (!streamed && r->budget != NULL && max_result < 0 &&
             r->out->len - start_len > HA_REPLY_FREE_BYTES) {
             long long left = r->budget(r->budget_arg);
 
@@ -461,7 +479,7 @@ ha_reply_stmt(struct ha_reply *r, sqlite3 *db, sqlite3_stmt *stmt,
             if (max_result < 0)
                 max_result = 0;
         }
-        if (max_result >= 0 &&
+        if (!streamed && max_result >= 0 &&
             (long long)(r->out->len - start_len) > max_result) {
             free(types);
             free(vals);

@@ -22,6 +22,9 @@ struct ha_vtab_conn;
 #define HA_REPLY_FREE_BYTES (64u << 10) /* a result set this small is
                                           never checked against the
                                           output budget */
+#define HA_REPLY_STREAM_BYTES (256u << 10) /* built reply bytes that are
+                                             sent on before the next row
+                                             (struct ha_reply.drain) */
 
 struct ha_reply {
     struct ha_buf *out;      /* framed packets are appended here */
@@ -54,6 +57,16 @@ struct ha_reply {
     long long (*budget)(void *budget_arg);
     void *budget_arg;
     const char *why_limit;
+    /* Optional: streaming. Before a result set's next row, when more than
+     * HA_REPLY_STREAM_BYTES are built, drain(drain_arg) sends them on and
+     * returns once the client has taken enough (a command on a fiber
+     * pauses meanwhile, admin/conn.c), so a big result holds about that
+     * much memory, not its size, and the budget is no longer asked.
+     * Nonzero: the connection failed, or the statement was killed or the
+     * server stops while waiting; the result ends with an ERR. NULL:
+     * replies are built whole. */
+    int (*drain)(void *drain_arg);
+    void *drain_arg;
     /* Optional: set (from any thread or a signal handler) when the server
      * is shutting down: an SQLITE_INTERRUPT is then MySQL's ERR 1053.
      * NULL: never. */

@@ -170,6 +170,41 @@ exec 7<&-
 ha_is "... KILL QUERY stops it (ERR 1317), then the pipelined query answers" \
     "err 1317 70100 Query execution was interrupted / after" "${verdict:-}"
 
+# --- results stream ------------------------------------------------------
+# A result set goes out as it is made (256 KiB at a time, the command
+# pausing while the client has not taken them), so an 83 MB result costs
+# the daemon a window, not its size.
+
+big="SELECT x, hex(randomblob(100)) FROM (WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 400000) SELECT x FROM c)"
+hwm() { awk '/^VmHWM/ { print $2 }' "/proc/$HA_PID/status"; }
+hwm0=$(hwm)
+got=$(ha_mysql -N -B --quick -e "$big" | awk '$1 != NR { bad++ } END { print NR, bad + 0, length($2) }')
+hwm1=$(hwm)
+ha_is "an 83 MB result arrives whole and in order" "400000 0 200" "$got"
+if $live_jemalloc; then
+    ha_ok "... while the daemon's peak RSS grew by less than 16 MiB ($hwm0 -> $hwm1 kB)" \
+        test $((hwm1 - hwm0)) -lt 16384
+fi
+got=$(ha_mysql -N -B --quick --ssl -e "$big" | awk '$1 != NR { bad++ } END { print NR, bad + 0 }')
+ha_is "... and over TLS" "400000 0" "$got"
+
+# A client that asks for it and does not read: its command waits (its
+# rows are not built meanwhile) and KILL QUERY still ends it.
+exec 7< <(raw no_read "$big" 1 3)
+read -r -t 10 sent <&7
+ha_is "a client asks for the 83 MB result and does not read" "sent 1" "${sent:-}"
+id=$(running_id admin)
+ha_ok "... its command waits, running (id ${id:-none})" test -n "$id"
+ha_sql "KILL QUERY ${id:-0}"
+for _ in $(seq 50); do
+    ha_sql "SELECT command FROM stats_admin_sessions WHERE id = ${id:-0}"
+    [ "$HA_OUT" = Sleep ] && break
+    sleep 0.1
+done
+ha_is "... KILL QUERY ends it though its client never read" "Sleep" "$HA_OUT"
+cat <&7 >/dev/null
+exec 7<&-
+
 # --- the limits fire, and the memory comes back ---------------------------
 
 if $live_jemalloc; then
