@@ -7,6 +7,12 @@
  * c->out and queued on the bufferevent after each packet; a connection
  * that must close (QUIT, failed login, malformed packet) is freed only
  * when its last reply has been written.
+ *
+ * COM_QUERY and COM_STMT_EXECUTE run on a fiber (core/fiber.h). When the
+ * command pauses (its 10 ms slice is used up, or its streamed result
+ * waits for the client), reading stops on that connection until it ends,
+ * and resume_cb goes on with it from the loop: after a zero timeout for a
+ * slice, from the write callback for a drain.
  */
 #include "admin/conn.h"
 
@@ -991,12 +997,6 @@ conn_yield(void *arg)
     ha_fiber_yield(c->fiber);
 }
 
-/* struct ha_reply.drain, for a command on a fiber: the result built so
- * far goes out, and the command pauses while more than
- * HA_REPLY_STREAM_BYTES of it wait unsent; conn_write_cb (or, under TLS,
- * raw_drained_cb) resumes it. Returns -1 when the connection failed (it
- * is freed once the command ends), or the statement was killed or the
- * server stops meanwhile. */
 static bool
 stopping(const struct ha_conn *c)
 {
@@ -1005,6 +1005,12 @@ stopping(const struct ha_conn *c)
     return flag != NULL && atomic_load(flag);
 }
 
+/* struct ha_reply.drain, for a command on a fiber: the result built so
+ * far goes out, and the command pauses while more than
+ * HA_REPLY_STREAM_BYTES of it wait unsent; conn_write_cb (or, under TLS,
+ * raw_drained_cb) resumes it. Returns -1 when the connection failed (it
+ * is freed once the command ends), or the statement was killed or the
+ * server stops meanwhile. */
 static int
 conn_drain(void *arg)
 {
