@@ -1024,9 +1024,9 @@ conn_drain(void *arg)
         return 0; /* cannot pause: built whole, as without a fiber */
     while (unsent_bytes(c) > HA_REPLY_STREAM_BYTES && !c->free_pending &&
            !c->session.killed && !stopping(c)) {
-        c->waiting_drain = true;
+        c->waiting_drain = c->session.sending = true;
         ha_fiber_yield(c->fiber);
-        c->waiting_drain = false;
+        c->waiting_drain = c->session.sending = false;
     }
     return c->free_pending || c->session.killed || stopping(c) ? -1 : 0;
 }

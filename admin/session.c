@@ -798,7 +798,9 @@ source_row(const struct ha_session *o, const struct ha_session *self,
                                        : 0,
         /* Another session's command shows too, paused between its
          * slices (o->yield is set while one runs). */
-        .state = o == self || o->yield != NULL ? "executing" : "",
+        .state = o->sending                        ? "Sending to client"
+                 : o == self || o->yield != NULL ? "executing"
+                                                 : "",
         .info = o->info,
     };
 

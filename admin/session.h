@@ -124,6 +124,9 @@ struct ha_session {
     void *yield_arg;
     int64_t slice_from_ns;       /* when the current slice began; 0: the
                                     next check starts one */
+    bool sending;                /* paused until the client takes a
+                                    streamed result: PROCESSLIST's State
+                                    says "Sending to client" */
 
     /* MySQL session state */
     char schema[64];             /* current schema; "" = none selected */

@@ -23,7 +23,9 @@
  *   4 command  TEXT     "Sleep", "Query", "Execute", ...
  *   5 time     INTEGER  seconds in this command
  *   6 state    TEXT     "executing" while a statement runs (the reader's,
- *                       and others' between their slices), else ""
+ *                       and others' between their slices), "Sending to
+ *                       client" while one waits for its client to take
+ *                       rows, else ""
  *   7 info     TEXT     statement running, NULL when idle
  *
  * Schema of session_variables and mysql_variables:

@@ -193,8 +193,14 @@ ha_is "... and over TLS" "400000 0" "$got"
 exec 7< <(raw no_read "$big" 1 3)
 read -r -t 10 sent <&7
 ha_is "a client asks for the 83 MB result and does not read" "sent 1" "${sent:-}"
-id=$(running_id admin)
-ha_ok "... its command waits, running (id ${id:-none})" test -n "$id"
+for _ in $(seq 50); do
+    ha_sql "SELECT id FROM stats_admin_sessions WHERE state = 'Sending to client'"
+    [ -n "$HA_OUT" ] && break
+    sleep 0.1
+done
+id=$HA_OUT
+ha_ok "... its command waits, Sending to client in PROCESSLIST (id ${id:-none})" \
+    test -n "$id"
 ha_sql "KILL QUERY ${id:-0}"
 for _ in $(seq 50); do
     ha_sql "SELECT command FROM stats_admin_sessions WHERE id = ${id:-0}"
