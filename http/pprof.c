@@ -176,6 +176,15 @@ disk_build_id(void *arg, const char *path)
 }
 
 static void
+reply_pprof(struct evhttp_request *req, const struct ha_buf *gz)
+{
+    evhttp_add_header(evhttp_request_get_output_headers(req),
+                      "Content-Disposition",
+                      "attachment; filename=\"heap.pb.gz\"");
+    ha_http_reply_body(req, "application/octet-stream", gz->data, gz->len);
+}
+
+static void
 serve_pprof(struct evhttp_request *req, struct ha_vtab_ctx *ctx, bool admin,
             const char *dump, const char *base)
 {
@@ -211,17 +220,31 @@ serve_pprof(struct evhttp_request *req, struct ha_vtab_ctx *ctx, bool admin,
         in[1].weight = -1;
         n = 2;
     }
-    clock_gettime(CLOCK_REALTIME, &now);
+    /* A dump's profile is dated when it was written, so its encoding
+     * never changes and is kept with the cached profile: a repeated
+     * request (a dashboard, pprof -http reloading) costs no encoding,
+     * and nothing that holds the event loop. A live profile is dated
+     * now. */
+    if (pr->live)
+        clock_gettime(CLOCK_REALTIME, &now);
+    else
+        now = pr->mtime;
+    if (pb == NULL && !pr->live && pr->encoded.len > 0) {
+        reply_pprof(req, &pr->encoded);
+        goto done;
+    }
     if (ha_pprof_encode(in, n,
                         (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
                         &out, err, sizeof(err)) != 0) {
         ha_http_reply_text(req, 500, "Internal Server Error", err);
         goto done;
     }
-    evhttp_add_header(evhttp_request_get_output_headers(req),
-                      "Content-Disposition",
-                      "attachment; filename=\"heap.pb.gz\"");
-    ha_http_reply_body(req, "application/octet-stream", out.data, out.len);
+    reply_pprof(req, &out);
+    if (pb == NULL && !pr->live) {
+        pr->encoded = out; /* the profile owns it now */
+        out = (struct ha_buf)HA_BUF_INIT;
+        ha_heap_profile_account(pr);
+    }
 done:
     ha_buf_free(&out);
     ha_heap_profile_put(pb);

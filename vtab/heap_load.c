@@ -130,6 +130,7 @@ profile_free(struct ha_heap_profile *pr)
         ha_agg_free(pr->top);
         free(pr->top);
     }
+    ha_buf_free(&pr->encoded);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
     ha_heapv2_free(&pr->p);
@@ -160,7 +161,13 @@ profile_bytes(const struct ha_heap_profile *pr)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
-    return b;
+    return b + pr->encoded.cap;
+}
+
+void
+ha_heap_profile_account(struct ha_heap_profile *pr)
+{
+    pr->bytes = profile_bytes(pr);
 }
 
 static struct ha_heap_cache *

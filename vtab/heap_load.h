@@ -37,6 +37,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "core/buf.h"
 #include "prof/aggregate.h"
 #include "prof/dumpname.h"
 #include "prof/heapv2.h"
@@ -79,6 +80,10 @@ struct ha_heap_profile {
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */
+    struct ha_buf encoded; /* the profile as a reader above this layer
+                              serialized it once (the HTTP front-end's
+                              gzipped profile.proto), kept with it; set
+                              it, then call ha_heap_profile_account() */
     size_t bytes;          /* accounted against HA_HEAP_CACHE_BYTES */
     uint64_t last_use;
     struct ha_heap_profile *next;
@@ -98,6 +103,10 @@ int ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name,
  * that its user may (admin). Returns 0, or -1 with err set. */
 int ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
                       char *err, size_t errlen);
+
+/* Counts what was added to pr since it was loaded (pr->encoded) in the
+ * cache's memory, so HA_HEAP_CACHE_BYTES bounds it too. */
+void ha_heap_profile_account(struct ha_heap_profile *pr);
 
 /* Drops a reference; the last one frees a profile the cache let go. */
 void ha_heap_profile_put(struct ha_heap_profile *pr);

@@ -141,6 +141,10 @@ ha_is "a stats user may not take a live profile" 403 \
 ha_is "... but reads a dump's" 200 \
     "$(code "$url/debug/pprof/heap?dump=$dump" -u monitor:S3cret-pass -A Go-http-client/1.1)"
 ha_is "... as gzip" "1f8b" "$(head -c 2 "$HA_TMP/b" | od -An -tx1 | tr -d ' \n')"
+cp "$HA_TMP/b" "$HA_TMP/b.first"
+code "$url/debug/pprof/heap?dump=$dump" -u monitor:S3cret-pass -A Go-http-client/1.1 >/dev/null
+ha_ok "... the same bytes again (dated by the dump, kept with the cached profile)" \
+    cmp -s "$HA_TMP/b" "$HA_TMP/b.first"
 export GOCACHE=$HA_TMP/gocache GOPATH=$HA_TMP/gopath HOME=$HA_TMP
 pp=$(timeout 120 go tool pprof -top -unit=B -sample_index=inuse_space \
     "http://monitor:S3cret-pass@127.0.0.1:$hport/debug/pprof/heap?dump=$dump" 2>&1)
