@@ -161,6 +161,8 @@ ha_conn_close_after_reply(struct ha_conn *c)
     conn_set_state(c, HA_CONN_CLOSING); /* conn_write_cb frees it once
                                            written */
     bufferevent_disable(c->bev, EV_READ);
+    if (c->fiber != NULL)
+        ha_conn_kill_query(c); /* its command ends at its next check */
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
         ha_conn_free(c);
 }

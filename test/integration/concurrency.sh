@@ -211,6 +211,27 @@ ha_is "... KILL QUERY ends it though its client never read" "Sleep" "$HA_OUT"
 cat <&7 >/dev/null
 exec 7<&-
 
+# The same with KILL: the statement ends at once (the connection goes
+# once its unsent bytes are written or net_write_timeout passes).
+exec 7< <(raw no_read "$big" 1 3)
+read -r -t 10 sent <&7
+for _ in $(seq 50); do
+    ha_sql "SELECT id FROM stats_admin_sessions WHERE state = 'Sending to client'"
+    [ -n "$HA_OUT" ] && break
+    sleep 0.1
+done
+id=$HA_OUT
+ha_sql "KILL ${id:-0}"
+for _ in $(seq 20); do
+    ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE id = ${id:-0} AND command = 'Query'"
+    [ "$HA_OUT" = 0 ] && break
+    sleep 0.1
+done
+ha_is "KILL of a session streaming to a client that does not read ends its statement within 2 s" \
+    0 "$HA_OUT"
+cat <&7 >/dev/null
+exec 7<&-
+
 # --- the limits fire, and the memory comes back ---------------------------
 
 if $live_jemalloc; then
