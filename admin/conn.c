@@ -1096,11 +1096,8 @@ static void
 pause_command(struct ha_conn *c)
 {
     bufferevent_disable(c->bev, EV_READ);
-    if (c->waiting_drain) {
-        /* The output may have drained already (the socket took it). */
-        if (!drained(c))
-            return;
-    }
+    if (c->waiting_drain && !drained(c))
+        return; /* the write callback resumes it */
     if (schedule_resume(c) != 0)
         cannot_pause(c);
 }

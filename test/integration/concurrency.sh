@@ -42,17 +42,23 @@ grep -aq __asan_init "$HA_DAEMON" && live_jemalloc=false
 
 forever="WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c"
 
-# running_id USER: the id of USER's session that runs a statement (not
-# the asking one), polled for up to 5 s; "" if none shows.
-running_id() {
+# session_id COND: the id of a session other than the asking one that
+# matches COND (SQL on stats_admin_sessions), polled for up to 5 s; ""
+# if none shows.
+session_id() {
     local id="" i
     for i in $(seq 50); do
-        ha_sql "SELECT id FROM stats_admin_sessions WHERE user = '$1' AND command IN ('Query', 'Execute') AND id <> CONNECTION_ID() AND state = 'executing'"
+        ha_sql "SELECT id FROM stats_admin_sessions WHERE id <> CONNECTION_ID() AND $1"
         id=$HA_OUT
         [ -n "$id" ] && break
         sleep 0.1
     done
     printf '%s' "$id"
+}
+
+# running_id USER: USER's session that runs a statement.
+running_id() {
+    session_id "user = '$1' AND command IN ('Query', 'Execute') AND state = 'executing'"
 }
 
 # --- a 10 s statement does not hold the port -----------------------------
@@ -193,12 +199,7 @@ ha_is "... and over TLS" "400000 0" "$got"
 exec 7< <(raw no_read "$big" 1 3)
 read -r -t 10 sent <&7
 ha_is "a client asks for the 83 MB result and does not read" "sent 1" "${sent:-}"
-for _ in $(seq 50); do
-    ha_sql "SELECT id FROM stats_admin_sessions WHERE state = 'Sending to client'"
-    [ -n "$HA_OUT" ] && break
-    sleep 0.1
-done
-id=$HA_OUT
+id=$(session_id "state = 'Sending to client'")
 ha_ok "... its command waits, Sending to client in PROCESSLIST (id ${id:-none})" \
     test -n "$id"
 ha_sql "KILL QUERY ${id:-0}"
@@ -215,12 +216,7 @@ exec 7<&-
 # once its unsent bytes are written or net_write_timeout passes).
 exec 7< <(raw no_read "$big" 1 3)
 read -r -t 10 sent <&7
-for _ in $(seq 50); do
-    ha_sql "SELECT id FROM stats_admin_sessions WHERE state = 'Sending to client'"
-    [ -n "$HA_OUT" ] && break
-    sleep 0.1
-done
-id=$HA_OUT
+id=$(session_id "state = 'Sending to client'")
 ha_sql "KILL ${id:-0}"
 for _ in $(seq 20); do
     ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE id = ${id:-0} AND command = 'Query'"
