@@ -17,7 +17,7 @@
 
 #include <openssl/evp.h>
 
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 
 #define HA_AUTH_NATIVE_PLUGIN "mysql_native_password"
 #define HA_AUTH_SHA2_PLUGIN "caching_sha2_password"

@@ -19,7 +19,7 @@
 #include <time.h>
 
 #include "core/buf.h"
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 #include "admin/proto.h"
 #include "admin/session.h"
 #include "admin/stmt.h"
@@ -61,7 +61,7 @@ struct ha_conn_env {
     int net_write_timeout;                /* s unsent replies may stall */
     size_t max_output;                    /* unsent bytes above which no
                                            * further request is read */
-    /* Login throttling (admin/throttle.h), by the owner: a failed login
+    /* Login throttling (engine/throttle.h), by the owner: a failed login
      * from host returns the ms to wait before answering it; a success
      * forgets the host's failures. NULL: no throttling. */
     int64_t (*login_failed)(void *arg, const char *host);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "admin/catalog.h"
+#include "engine/catalog.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */

@@ -15,7 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admin/diskstore.h"
+#include "engine/diskstore.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "vtab/heap_load.h"

@@ -3,7 +3,7 @@
  * ProxySQL's layer commands: SAVE/LOAD <module> VARIABLES and SAVE CONFIG
  * TO FILE. heapadmin has two layers, not ProxySQL's three: an UPDATE of
  * global_variables acts at once (memory and runtime are one), and the
- * disk (admin/diskstore.h). So:
+ * disk (engine/diskstore.h). So:
  *   SAVE JEMALLOC VARIABLES TO DISK   (= FROM MEMORY)  memory -> disk
  *   LOAD JEMALLOC VARIABLES FROM DISK (= TO MEMORY)    disk -> runtime
  *   LOAD ... TO RUNTIME (= FROM MEMORY), SAVE ... TO MEMORY (= FROM
@@ -22,7 +22,7 @@
 
 #include <sqlite3.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 #include "admin/lex.h"
 #include "admin/query.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "admin/authorizer.h"
+#include "engine/authorizer.h"
 #include "admin/proto.h"
 #include "vtab/vtab.h"
 

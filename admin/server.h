@@ -16,7 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 #include "admin/session.h"
 #include "vtab/mallctl.h"
 

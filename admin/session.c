@@ -28,12 +28,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admin/catalog.h"
+#include "engine/catalog.h"
 #include "admin/dialect.h"
-#include "admin/diskstore.h"
-#include "admin/history.h"
+#include "engine/diskstore.h"
+#include "engine/history.h"
 #include "admin/lex.h"
-#include "admin/metrics.h"
+#include "engine/metrics.h"
 #include "admin/persist.h"
 #include "core/log.h"
 #include "admin/proto.h"
@@ -885,7 +885,7 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     sqlite3_progress_handler(s->db, 1000, progress_cb, s);
     sqlite3_busy_handler(s->db, busy_cb, s);
     /* Before hardening forbids ATTACH: the disk layer (SAVE ... TO
-     * DISK, admin/diskstore.h) and the memory history (admin/history.h),
+     * DISK, engine/diskstore.h) and the memory history (engine/history.h),
      * read-only. */
     if (shared->vtab != NULL && shared->vtab->datadir != NULL) {
         attach_ro(s->db, shared->vtab->datadir, HA_DISKSTORE_FILE, "disk");

@@ -18,10 +18,10 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "admin/authorizer.h"
-#include "admin/config.h"
+#include "engine/authorizer.h"
+#include "engine/config.h"
 #include "admin/lex.h"
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 #include "admin/query.h"
 #include "admin/stmtcache.h"
 #include "admin/sysvar.h"

@@ -15,7 +15,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "admin/catalog.h"
+#include "engine/catalog.h"
 #include "admin/emit.h"
 #include "core/util.h"
 

@@ -9,7 +9,7 @@
  *   stats_admin_sessions                 connected sessions (PROCESSLIST)
  *   global_variables, stats_memory_jemalloc
  *   ha_status(name)                      Uptime, Threads_connected, ...
- *   ha_prometheus_metrics()              the /metrics text (admin/metrics.h)
+ *   ha_prometheus_metrics()              the /metrics text (engine/metrics.h)
  *   ha_table_check(db, t)                t, or "no such table: db.t"
  *   ha_create_table(db, t)               CREATE TABLE text
  *

@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 
 /* "8.0.35-heapadmin-<version>": starts with a decimal major (PyMySQL
  * parses it) and does not say MariaDB (mysql2 would switch dialects). */

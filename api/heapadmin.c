@@ -22,7 +22,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 #include "admin/server.h"
 #include "http/http.h"
 #include "core/datadir.h"

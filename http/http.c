@@ -34,9 +34,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "admin/credentials.h"
-#include "admin/digest.h"
-#include "admin/metrics.h"
+#include "engine/credentials.h"
+#include "engine/digest.h"
+#include "engine/metrics.h"
 #include "core/buf.h"
 #include "core/expo.h"
 #include "core/log.h"

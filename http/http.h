@@ -4,7 +4,7 @@
  * (libevent's evhttp), for what HTTP tools read:
  *
  *   GET /metrics   Prometheus text exposition, or OpenMetrics 1.0 when
- *                  the scraper's Accept asks for it (admin/metrics.h)
+ *                  the scraper's Accept asks for it (engine/metrics.h)
  *   GET /          a short index of the endpoints
  *
  * Listeners: admin_variables.http_ifaces (TCP host:port list; off when
@@ -30,7 +30,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 #include "admin/server.h"
 
 struct ha_http;

@@ -3,7 +3,7 @@
  * Unit tests for admin/auth.c: mysql_native_password hashing against known
  * MySQL PASSWORD() values, proof verification (accept, and reject every
  * kind of wrong response), the scramble alphabet, and failed-login
- * throttling (admin/throttle.c).
+ * throttling (engine/throttle.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +14,7 @@
 #include "check_main.h"
 
 #include "admin/auth.h"
-#include "admin/throttle.h"
+#include "engine/throttle.h"
 #include "core/util.h"
 
 /* Fixed 20-byte scramble, printable so a failing vector is easy to redo

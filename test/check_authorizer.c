@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * The session authorizer (admin/authorizer.c): an admin session and a
+ * The session authorizer (engine/authorizer.c): an admin session and a
  * stats session on one memdb database with the fake jemalloc, statements
  * in through ha_session_query, and the reply reduced to "OK", "ROWS:<first
  * value>" or "ERR <code> <message>". Every class of refusal is checked
@@ -15,7 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "admin/authorizer.h"
+#include "engine/authorizer.h"
 #include "check_main.h"
 #include "session_fixture.h"
 #include "admin/proto.h"

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Unit tests for admin/config.c and admin/credentials.c: the shipped
+ * Unit tests for engine/config.c and engine/credentials.c: the shipped
  * sample configs, ProxySQL's own proxysql.cnf, defaults, limits, and one
  * case per class of bad file, each checking that the message names the
  * file, the line and the key, and that a failed load leaves the defaults.
@@ -18,8 +18,8 @@
 #include "admin/auth.h"
 /* Spelled with its directory: plain "config.h" is autoconf's, found first
  * through -I$(top_builddir). */
-#include "admin/config.h"
-#include "admin/credentials.h"
+#include "engine/config.h"
+#include "engine/credentials.h"
 #include "core/util.h"
 
 #include "check_main.h"

@@ -15,7 +15,7 @@
 #include <unistd.h>
 
 #include "admin/auth.h"
-#include "admin/config.h"
+#include "engine/config.h"
 #include "admin/proto.h"
 #include "check_main.h"
 #include "loopback.h"

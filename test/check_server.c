@@ -22,11 +22,11 @@
 #include "admin/auth.h"
 #include "check_main.h"
 #include "loopback.h"
-#include "admin/config.h"
+#include "engine/config.h"
 #include "vtab/mallctl.h"
 #include "admin/proto.h"
 #include "admin/server.h"
-#include "admin/history.h"
+#include "engine/history.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixture: a server on 127.0.0.1, port chosen by the kernel            */

@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "admin/catalog.h"
+#include "engine/catalog.h"
 #include "admin/lex.h"
 #include "check_main.h"
 #include "session_fixture.h"

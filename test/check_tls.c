@@ -32,7 +32,7 @@
 #include "admin/auth.h"
 #include "check_main.h"
 #include "loopback.h"
-#include "admin/config.h"
+#include "engine/config.h"
 #include "vtab/mallctl.h"
 #include "admin/proto.h"
 #include "admin/server.h"

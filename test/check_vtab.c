@@ -18,7 +18,7 @@
 
 #include "check_main.h"
 #include "fake_mallctl.h"
-#include "admin/config.h"
+#include "engine/config.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
 

@@ -10,8 +10,11 @@
 #        core    -> core
 #        prof    -> core, prof           (the heap-profile model)
 #        vtab    -> core, prof, vtab
-#        admin   -> core, prof, vtab, admin
-#        http    -> core, prof, vtab, admin, http   (the HTTP front-end)
+#        engine  -> core, prof, vtab, engine  (one instance under both
+#                   front-ends: accounts, throttle, files, executor)
+#        admin   -> core, prof, vtab, engine, admin  (the MySQL front-end)
+#        http    -> core, prof, vtab, engine, http   (the HTTP front-end;
+#                   the two front-ends never include each other)
 #        api     -> all of the above, include (the public API's body)
 #        include -> include              (the public header stands alone)
 #        daemon, agent, example -> include and their own folder only: the
@@ -36,9 +39,11 @@ ALLOWED = {
     'core': {'core'},
     'prof': {'core', 'prof'},
     'vtab': {'core', 'prof', 'vtab'},
-    'admin': {'core', 'prof', 'vtab', 'admin'},
-    'http': {'core', 'prof', 'vtab', 'admin', 'http'},
-    'api': {'core', 'prof', 'vtab', 'admin', 'http', 'api', 'include'},
+    'engine': {'core', 'prof', 'vtab', 'engine'},
+    'admin': {'core', 'prof', 'vtab', 'engine', 'admin'},
+    'http': {'core', 'prof', 'vtab', 'engine', 'http'},
+    'api': {'core', 'prof', 'vtab', 'engine', 'admin', 'http', 'api',
+            'include'},
     'include': {'include'},
     'daemon': {'daemon', 'include'},
     'agent': {'agent', 'include'},

@@ -23,7 +23,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 #include "vtab/mallctl.h"
 #include "admin/server.h"
 

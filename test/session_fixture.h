@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "fake_mallctl.h"
-#include "admin/config.h"
+#include "engine/config.h"
 #include "admin/session.h"
 #include "core/util.h"
 #include "vtab/vtab.h"

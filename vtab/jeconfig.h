@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * The jemalloc part of the config (jemalloc_variables): what profconf.c
- * applies at start-up. Lives in vtab/, beneath admin/config.h which
+ * applies at start-up. Lives in vtab/, beneath engine/config.h which
  * embeds it, so the jemalloc layer needs nothing from admin/. Plain data.
  */
 #ifndef HA_JECONFIG_H
@@ -23,7 +23,7 @@ struct ha_jemalloc_config {
     int stats_max_age_ms;   /* statistics refreshed at most this often */
     int dump_symbolized;    /* 0/1: dump_now also writes <dump>.sym */
 
-    /* Dump housekeeping (vtab/dumpfiles.h, admin/dumptimer.h) */
+    /* Dump housekeeping (vtab/dumpfiles.h, engine/dumptimer.h) */
     long long dump_retention_count; /* dumps kept in the datadir, oldest
                                        removed first; 0: no limit */
     long long dump_retention_bytes; /* their total size kept under this;

@@ -27,7 +27,7 @@ struct ha_vtab_ctx {
     const char *datadir;               /* absolute; dumps go here (through
                                           prof.prefix, ha_profconf_apply) */
     /* The admin-* rows of global_variables, which the layer that owns the
-     * config supplies (admin/config.c ha_config_admin_value): the value
+     * config supplies (engine/config.c ha_config_admin_value): the value
      * of variable name ("admin-max_connections") as text in buf (len
      * bytes). Returns false for NULL or a name it does not know. NULL:
      * admin-* rows read NULL (admin-version excepted). */

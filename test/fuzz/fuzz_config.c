@@ -16,7 +16,7 @@
  */
 #include "fuzz.h"
 
-#include "admin/config.h"
+#include "engine/config.h"
 
 static void
 defuse_include(char *text)

@@ -13,8 +13,8 @@
  */
 #include "fuzz.h"
 
-#include "admin/config.h"
-#include "admin/credentials.h"
+#include "engine/config.h"
+#include "engine/credentials.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

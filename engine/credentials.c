@@ -6,14 +6,14 @@
  * the parse. Error messages name items by position and user name, never by
  * their text, because an item without ':' may well be a bare password.
  */
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include <openssl/crypto.h>
 
-#include "admin/digest.h"
+#include "engine/digest.h"
 #include "core/util.h"
 
 static bool

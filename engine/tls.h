@@ -20,7 +20,7 @@
 #include <openssl/evp.h>
 #include <openssl/ssl.h>
 
-#include "admin/config.h"
+#include "engine/config.h"
 
 #define HA_TLS_CERT_FILE "heapadmin-cert.pem"
 #define HA_TLS_KEY_FILE "heapadmin-key.pem"

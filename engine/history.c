@@ -2,7 +2,7 @@
  *
  * stats_history.system_memory and its rollups (see history.h).
  */
-#include "admin/history.h"
+#include "engine/history.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -4,14 +4,14 @@
  * over SQLite's callback arguments, the callback that records refusals for
  * the reply, and the per-connection hardening done before it is armed.
  */
-#include "admin/authorizer.h"
+#include "engine/authorizer.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
-#include "admin/catalog.h"
+#include "engine/catalog.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */

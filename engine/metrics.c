@@ -2,7 +2,7 @@
  *
  * One admin server's Prometheus exposition (see metrics.h).
  */
-#include "admin/metrics.h"
+#include "engine/metrics.h"
 
 #include "vtab/metrics.h"
 

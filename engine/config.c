@@ -10,7 +10,7 @@
  * swapped in only when everything validated, so a failed load never leaves
  * a half-applied configuration.
  */
-#include "admin/config.h"
+#include "engine/config.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -23,7 +23,7 @@
 
 #include <libconfig.h>
 
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 #include "core/log.h"
 #include "core/util.h"
 

@@ -4,7 +4,7 @@
  * material is created once and reused, so a client that pinned the
  * certificate's fingerprint keeps trusting the daemon across restarts.
  */
-#include "admin/tls.h"
+#include "engine/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>

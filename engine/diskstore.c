@@ -2,7 +2,7 @@
  *
  * The disk layer: <datadir>/heapadmin.db (see diskstore.h).
  */
-#include "admin/diskstore.h"
+#include "engine/diskstore.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -2,7 +2,7 @@
  *
  * Per-address login throttling (see throttle.h).
  */
-#include "admin/throttle.h"
+#include "engine/throttle.h"
 
 #include <stdbool.h>
 #include <string.h>

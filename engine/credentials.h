@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admin/digest.h"
+#include "engine/digest.h"
 
 #define HA_USER_MAX 128
 

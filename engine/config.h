@@ -23,7 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 #include "core/buf.h"
 #include "vtab/jeconfig.h"
 

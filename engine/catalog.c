@@ -2,7 +2,7 @@
  *
  * The one list of admin tables (see catalog.h).
  */
-#include "admin/catalog.h"
+#include "engine/catalog.h"
 
 #include "core/util.h"
 
@@ -19,7 +19,7 @@ static const struct ha_catalog_table tables[] = {
     {"heap_profile_diff", NULL, false, true},
     {"global_variables", "main", true, true},
     {"runtime_global_variables", "main", true, true},
-    /* Memory history (admin/history.h): real tables in the attached
+    /* Memory history (engine/history.h): real tables in the attached
      * schema stats_history, which stats users read too. */
     {"system_memory", "stats_history", false, true},
     {"system_memory_hour", "stats_history", false, true},

@@ -54,7 +54,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "admin/credentials.h"
+#include "engine/credentials.h"
 
 #define HA_AUTHZ_MAX_LENGTH (64 << 20)    /* bytes: SQL text, strings, blobs
                                              (MySQL's max_allowed_packet

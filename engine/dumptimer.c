@@ -2,7 +2,7 @@
  *
  * Automatic dumps and dump housekeeping on timers (see dumptimer.h).
  */
-#include "admin/dumptimer.h"
+#include "engine/dumptimer.h"
 
 #include <limits.h>
 #include <stdbool.h>

@@ -2,7 +2,7 @@
  *
  * Password digests (see digest.h).
  */
-#include "admin/digest.h"
+#include "engine/digest.h"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
