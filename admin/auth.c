@@ -161,32 +161,6 @@ ha_auth_sha2_check(const struct ha_user *user, const uint8_t scramble[20],
     return ok;
 }
 
-bool
-ha_auth_check_clear(const struct ha_user *user, const uint8_t *pw,
-                    size_t len)
-{
-    uint8_t sha2[HA_SHA256_LEN], sha1[HA_SHA1_LEN];
-    bool ok;
-
-    if (user == NULL)
-        return false;
-    if (len > 0 && pw[len - 1] == 0x00)
-        len--;
-    if (len == 0 || user->empty_password)
-        return len == 0 && user->empty_password;
-    if (user->has_sha2) {
-        ha_digest_sha2_stage2((const char *)pw, len, sha2);
-        ok = ha_ct_equal(sha2, user->sha2_stage2, HA_SHA256_LEN);
-    } else {
-        ha_digest_native_stage2((const char *)pw, len, sha1);
-        ok = user->has_native &&
-             ha_ct_equal(sha1, user->stage2, HA_SHA1_LEN);
-    }
-    OPENSSL_cleanse(sha2, sizeof(sha2));
-    OPENSSL_cleanse(sha1, sizeof(sha1));
-    return ok;
-}
-
 int
 ha_auth_sha2_decrypt(EVP_PKEY *key, const uint8_t scramble[20],
                      const uint8_t *in, size_t in_len, uint8_t *out,

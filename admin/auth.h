@@ -66,12 +66,6 @@ bool ha_auth_sha2_check(const struct ha_user *user,
                         const uint8_t scramble[20], const uint8_t *resp,
                         size_t resp_len);
 
-/* Verifies a clear-text password (full authentication; one trailing NUL
- * is ignored) against the user's SHA-256 digest, or its native digest when
- * it has none. */
-bool ha_auth_check_clear(const struct ha_user *user, const uint8_t *pw,
-                         size_t len);
-
 /* Full authentication over plain TCP: decrypts in (RSA PKCS#1 OAEP with
  * the server's private key) and undoes the XOR with the 20-byte scramble
  * repeated. Writes the password bytes (trailing NUL included, as sent) to

@@ -8,11 +8,12 @@
  * that must close (QUIT, failed login, malformed packet) is freed only
  * when its last reply has been written.
  *
- * COM_QUERY and COM_STMT_EXECUTE run on a fiber (core/fiber.h). When the
- * command pauses (its 10 ms slice is used up, or its streamed result
- * waits for the client), reading stops on that connection until it ends,
- * and resume_cb goes on with it from the loop: after a zero timeout for a
- * slice, from the write callback for a drain.
+ * COM_QUERY and COM_STMT_EXECUTE run as a task (core/task.h). When the
+ * command pauses (its 10 ms slice is used up, its streamed result waits
+ * for the client, or work it handed to the worker thread is not done),
+ * reading stops on that connection until it ends; the task layer goes
+ * on with it from the loop, and the write callback wakes a command that
+ * waits for its client to take rows.
  */
 #include "admin/conn.h"
 
@@ -35,7 +36,8 @@
 #include <openssl/ssl.h>
 
 #include "admin/auth.h"
-#include "core/fiber.h"
+#include "engine/accounts.h"
+#include "core/task.h"
 #include "core/log.h"
 #include "admin/query.h"
 #include "admin/sysvar.h"
@@ -46,11 +48,8 @@ static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
-static void resume_cb(evutil_socket_t fd, short what, void *arg);
 static int conn_drain(void *arg);
 static bool drained(struct ha_conn *c);
-static int schedule_resume(struct ha_conn *c);
-static void cannot_pause(struct ha_conn *c);
 
 static const char *const state_names[HA_CONN_STATE_MAX] = {
     "handshake", "auth_switch", "auth_full", "command", "closing",
@@ -107,15 +106,14 @@ describe_peer(struct ha_conn *c, const struct sockaddr *sa)
     ha_strlcpy(c->host, addr, sizeof(c->host));
 }
 
-static void finish_command(struct ha_conn *c);
 
 void
 ha_conn_free(struct ha_conn *c)
 {
     if (c == NULL)
         return;
-    if (c->fiber != NULL) {
-        if (!ha_fiber_paused(c->fiber)) {
+    if (ha_task_busy(&c->task)) {
+        if (ha_task_current() == &c->task) {
             /* From within c's own command: its end frees c. */
             c->free_pending = true;
             return;
@@ -123,13 +121,9 @@ ha_conn_free(struct ha_conn *c)
         /* A paused command's frames hold the session's statements: end
          * it now (it stops at its next VM check). */
         c->session.killed = true;
-        while (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED)
-            ;
-        ha_fiber_pool_put(c->env->fibers, c->fiber);
-        c->fiber = NULL;
+        ha_task_abort(&c->task);
     }
-    if (c->resume_ev != NULL)
-        event_free(c->resume_ev);
+    ha_task_release(&c->task);
     if (c->env->on_close != NULL)
         c->env->on_close(c, c->env->arg);
     /* Statements first: they belong to the session's SQLite connection. */
@@ -161,7 +155,7 @@ ha_conn_close_after_reply(struct ha_conn *c)
     conn_set_state(c, HA_CONN_CLOSING); /* conn_write_cb frees it once
                                            written */
     bufferevent_disable(c->bev, EV_READ);
-    if (c->fiber != NULL)
+    if (ha_task_busy(&c->task))
         ha_conn_kill_query(c); /* its command ends at its next check */
     if (evbuffer_get_length(bufferevent_get_output(c->bev)) == 0)
         ha_conn_free(c);
@@ -397,6 +391,78 @@ send_more_data(struct ha_conn *c, const void *data, size_t len)
 }
 
 static void accept_login(struct ha_conn *c, const struct ha_user *u);
+static const struct ha_client_ops conn_client_ops;
+
+/* ------------------------------------------------------------------ */
+/* The connection as a client of the engine                             */
+/* ------------------------------------------------------------------ */
+
+static struct ha_conn *
+conn_of_client(const struct ha_client *cl)
+{
+    struct ha_session *s = HA_CONTAINER_OF(cl, struct ha_session, client);
+
+    return HA_CONTAINER_OF(s, struct ha_conn, session);
+}
+
+struct kill_req {
+    struct ha_clients *clients;
+    uint32_t id;
+};
+
+/* Runs after the callback that asked for the kill: the connection may
+ * be the caller, whose reply must go out before it closes. Looked up
+ * again by id: it may have gone meanwhile. */
+static void
+kill_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct kill_req *k = arg;
+    struct ha_client *cl = ha_clients_find(k->clients, k->id);
+
+    (void)fd;
+    (void)what;
+    free(k);
+    if (cl != NULL && cl->ops == &conn_client_ops)
+        ha_conn_close_after_reply(conn_of_client(cl));
+}
+
+static void
+conn_client_kill(struct ha_client *cl, bool query_only)
+{
+    struct ha_conn *c = conn_of_client(cl);
+    struct timeval now = {0, 0};
+    struct kill_req *k;
+
+    if (c->state == HA_CONN_CLOSING)
+        return;
+    if (query_only) {
+        ha_conn_kill_query(c);
+        return;
+    }
+    k = malloc(sizeof(*k));
+    if (k != NULL) {
+        k->clients = c->env->shared->clients;
+        k->id = cl->id;
+        if (event_base_once(c->env->base, -1, EV_TIMEOUT, kill_cb, k,
+                            &now) == 0)
+            return;
+        free(k);
+    }
+    /* Cannot defer: its command stops at least. */
+    ha_conn_kill_query(c);
+}
+
+static size_t
+conn_client_held(const struct ha_client *cl)
+{
+    return ha_conn_held_bytes(conn_of_client(cl));
+}
+
+static const struct ha_client_ops conn_client_ops = {
+    .row = ha_session_client_row,
+    .kill = conn_client_kill,
+    .held = conn_client_held,
+};
 
 /* Verifies resp with c->auth_plugin against the account and either
  * accepts the login (accept_login) or sends ERR 1045 and closes.
@@ -460,11 +526,11 @@ on_full_auth(struct ha_conn *c, const uint8_t *p, size_t len)
         return;
     }
     if (secure)
-        ok = ha_auth_check_clear(u, p, len);
+        ok = ha_accounts_check_clear(u, p, len);
     else
         ok = ha_auth_sha2_decrypt(c->env->rsa_key, c->scramble, p, len, pw,
                                   sizeof(pw), &pw_len) == 0 &&
-             ha_auth_check_clear(u, pw, pw_len);
+             ha_accounts_check_clear(u, pw, pw_len);
     OPENSSL_cleanse(pw, sizeof(pw));
     if (!ok) {
         deny_login(c, u, true);
@@ -530,6 +596,7 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
             return;
         }
         c->session_open = true;
+        c->session.client.ops = &conn_client_ops;
         {
             struct bufferevent *raw = c->tls
                                           ? bufferevent_get_underlying(c->bev)
@@ -809,11 +876,11 @@ on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
 static void
 on_statistics(struct ha_conn *c, struct ha_reply *r)
 {
-    struct ha_session_stats st;
+    struct ha_clients_stats st;
     char text[256];
     int n;
 
-    ha_session_stats(c->env->shared->registry, &st);
+    ha_clients_stats(c->env->shared->clients, &st);
     n = snprintf(text, sizeof(text),
                  "Uptime: %llu  Threads: %zu  Questions: %llu  Slow "
                  "queries: 0  Opens: 0  Flush tables: 1  Open tables: 0  "
@@ -848,7 +915,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 
     ha_reply_init(&r, &c->out, c->seq, c->caps,
                   ha_session_status(&c->session));
-    if (c->fiber != NULL) {
+    if (ha_task_busy(&c->task)) {
         /* Results stream: big ones hold a window, not their size. */
         r.drain = conn_drain;
         r.drain_arg = c;
@@ -903,11 +970,15 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         /* Killing itself: the server closes this connection once the
          * OK is written. */
         ha_session_set_command(&c->session, "Kill", NULL, 0);
-        if (ha_session_kill(c->env->shared, v, false, err, sizeof(err)) !=
-            0)
-            ha_reply_err(&r, 1094, "HY000", "%s", err);
-        else
-            ha_reply_ok(&r, 0, 0, NULL);
+        {
+            int code = 0;
+
+            if (ha_session_kill(&c->session, v, false, &code, err,
+                                sizeof(err)) != 0)
+                ha_reply_err(&r, (uint16_t)code, "HY000", "%s", err);
+            else
+                ha_reply_ok(&r, 0, 0, NULL);
+        }
         break;
     case HA_COM_DEBUG:
         ha_reply_eof(&r);
@@ -978,7 +1049,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
 }
 
 /* ------------------------------------------------------------------ */
-/* Commands on a fiber                                                  */
+/* Commands as tasks                                                    */
 /* ------------------------------------------------------------------ */
 
 static void
@@ -990,13 +1061,13 @@ command_fiber_fn(void *arg)
 }
 
 /* struct ha_session.yield: the command had its slice; the loop serves
- * the others and resume_cb continues it on its next pass. */
+ * the others and goes on with it at its next pass. */
 static void
 conn_yield(void *arg)
 {
     struct ha_conn *c = arg;
 
-    ha_fiber_yield(c->fiber);
+    ha_task_slice(&c->task);
 }
 
 static bool
@@ -1007,10 +1078,10 @@ stopping(const struct ha_conn *c)
     return flag != NULL && atomic_load(flag);
 }
 
-/* struct ha_reply.drain, for a command on a fiber: the result built so
- * far goes out, and the command pauses while more than
+/* struct ha_reply.drain, for a command running as a task: the result
+ * built so far goes out, and the command waits while more than
  * HA_REPLY_STREAM_BYTES of it wait unsent; conn_write_cb (or, under TLS,
- * raw_drained_cb) resumes it. Returns -1 when the connection failed (it
+ * raw_drained_cb) wakes it. Returns -1 when the connection failed (it
  * is freed once the command ends), or the statement was killed or the
  * server stops meanwhile. */
 static int
@@ -1023,12 +1094,14 @@ conn_drain(void *arg)
         return -1;
     }
     if (c->no_drain)
-        return 0; /* cannot pause: built whole, as without a fiber */
+        return 0; /* cannot pause: built whole, as without a task */
     while (unsent_bytes(c) > HA_REPLY_STREAM_BYTES && !c->free_pending &&
            !c->session.killed && !stopping(c)) {
         c->waiting_drain = c->session.sending = true;
-        ha_fiber_yield(c->fiber);
+        ha_task_wait(&c->task);
         c->waiting_drain = c->session.sending = false;
+        if (ha_task_stopped(&c->task) == HA_TASK_KILLED)
+            c->session.killed = true;
     }
     return c->free_pending || c->session.killed || stopping(c) ? -1 : 0;
 }
@@ -1040,110 +1113,14 @@ drained(struct ha_conn *c)
     return c->waiting_drain && unsent_bytes(c) <= HA_REPLY_STREAM_BYTES;
 }
 
-/* Goes on with the paused command at the loop's next pass. Returns -1
- * when that cannot be scheduled. */
-static int
-schedule_resume(struct ha_conn *c)
-{
-    static const struct timeval now = {0, 0};
-
-    if (c->resume_ev == NULL)
-        c->resume_ev = evtimer_new(c->env->base, resume_cb, c);
-    /* A zero timeout, not event_active: timers fire after the next
-     * poll, so the sockets ready meanwhile are served first. */
-    return c->resume_ev != NULL && evtimer_add(c->resume_ev, &now) == 0
-               ? 0
-               : -1;
-}
-
-/* The command paused and cannot be scheduled (out of memory): it runs
- * to its end now, not yielding, its output bounded by the budget. */
-static void
-cannot_pause(struct ha_conn *c)
-{
-    ha_log_error("connection %u (%s): cannot schedule its paused command; "
-                 "it runs to its end",
-                 c->id, c->peer);
-    c->session.yield = NULL;
-    c->no_drain = true;
-    while (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED)
-        ;
-    finish_command(c);
-}
-
-static void
-resume_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct ha_conn *c = arg;
-
-    (void)fd;
-    (void)what;
-    if (c->waiting_drain && !drained(c) && !c->session.killed &&
-        !stopping(c))
-        return; /* woken early; conn_write_cb wakes it again */
-    if (ha_fiber_resume(c->fiber) == HA_FIBER_PAUSED) {
-        if (c->waiting_drain || schedule_resume(c) == 0)
-            return;
-        cannot_pause(c);
-        return;
-    }
-    finish_command(c);
-}
-
-/* The command paused: no more input is read from c until it ends (its
- * payload is the reader's), and it goes on at the loop's next pass. */
-static void
-pause_command(struct ha_conn *c)
-{
-    bufferevent_disable(c->bev, EV_READ);
-    if (c->waiting_drain && !drained(c))
-        return; /* the write callback resumes it */
-    if (schedule_resume(c) != 0)
-        cannot_pause(c);
-}
-
-/* Runs COM_QUERY and COM_STMT_EXECUTE, the commands that run SQL of any
- * length, on a fiber from env->fibers; the rest (and all of them when no
- * fiber can be had) on the loop's stack. */
-static void
-run_command(struct ha_conn *c, const uint8_t *p, size_t len)
-{
-    c->session.killed = false;
-    c->no_drain = false;
-    if (c->env->fibers == NULL ||
-        (p[0] != HA_COM_QUERY && p[0] != HA_COM_STMT_EXECUTE)) {
-        on_command(c, p, len);
-        return;
-    }
-    c->fiber = ha_fiber_pool_get(c->env->fibers);
-    if (c->fiber == NULL) {
-        ha_log_warn("connection %u (%s): no stack for the command (%s); "
-                    "it runs on the loop's",
-                    c->id, c->peer, strerror(errno));
-        on_command(c, p, len);
-        return;
-    }
-    c->session.yield = conn_yield;
-    c->session.yield_arg = c;
-    c->session.slice_from_ns = 0;
-    if (ha_fiber_start(c->fiber, command_fiber_fn, c) == HA_FIBER_PAUSED) {
-        pause_command(c);
-        return;
-    }
-    c->session.yield = NULL;
-    ha_fiber_pool_put(c->env->fibers, c->fiber);
-    c->fiber = NULL;
-    /* conn_read_cb goes on with the next request. */
-}
-
 /* A paused command ended: its reply goes out and the requests that came
  * meanwhile are read. */
 static void
-finish_command(struct ha_conn *c)
+finish_command(void *arg)
 {
+    struct ha_conn *c = arg;
+
     c->session.yield = NULL;
-    ha_fiber_pool_put(c->env->fibers, c->fiber);
-    c->fiber = NULL;
     if (c->free_pending) {
         ha_conn_free(c);
         return;
@@ -1158,16 +1135,40 @@ finish_command(struct ha_conn *c)
     conn_read_cb(c->bev, c); /* may free c */
 }
 
+/* Runs COM_QUERY and COM_STMT_EXECUTE, the commands that run SQL of any
+ * length, as a task; the rest on the loop's stack. When the command
+ * pauses, no more input is read from c until it ends (its payload is
+ * the reader's); finish_command then goes on. */
+static void
+run_command(struct ha_conn *c, const uint8_t *p, size_t len)
+{
+    c->session.killed = false;
+    c->no_drain = false;
+    if (c->env->tasks == NULL ||
+        (p[0] != HA_COM_QUERY && p[0] != HA_COM_STMT_EXECUTE)) {
+        on_command(c, p, len);
+        return;
+    }
+    c->session.yield = conn_yield;
+    c->session.yield_arg = c;
+    c->session.slice_from_ns = 0;
+    if (ha_task_run(&c->task, command_fiber_fn, finish_command, c) == 1) {
+        bufferevent_disable(c->bev, EV_READ);
+        return;
+    }
+    c->session.yield = NULL;
+    /* conn_read_cb goes on with the next request. */
+}
+
 void
 ha_conn_kill_query(struct ha_conn *c)
 {
-    if (c->fiber == NULL)
+    if (!ha_task_busy(&c->task))
         return;
     c->session.killed = true;
-    /* A command waiting for its client to take a streamed result would
-     * not notice before the client reads: it is woken to end. */
-    if (c->waiting_drain && schedule_resume(c) != 0)
-        cannot_pause(c);
+    /* A command waiting for its client or for the worker would not
+     * notice before they answer: it is woken to end. */
+    ha_task_kill(&c->task);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1225,7 +1226,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
     struct evbuffer *input = bufferevent_get_input(bev);
     char err[256];
 
-    if (c->fiber != NULL)
+    if (ha_task_busy(&c->task))
         return; /* a command is paused; its end reads on */
     while (c->state != HA_CONN_CLOSING && !c->deny_pending) {
         struct evbuffer_iovec v;
@@ -1290,7 +1291,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
         evbuffer_drain(input, (size_t)used);
         if (ready) {
             dispatch(c);
-            if (c->fiber != NULL)
+            if (ha_task_busy(&c->task))
                 return; /* paused: finish_command goes on */
             ha_proto_reader_next(&c->reader);
             if (conn_flush(c) != 0)
@@ -1311,13 +1312,12 @@ conn_write_cb(struct bufferevent *bev, void *arg)
         ha_conn_free(c);
         return;
     }
-    if (c->fiber != NULL && drained(c)) {
+    if (ha_task_busy(&c->task) && drained(c)) {
         /* A streaming result's client took enough: more rows. */
-        if (schedule_resume(c) != 0)
-            cannot_pause(c); /* may free c */
+        ha_task_wake(&c->task);
         return;
     }
-    if (c->read_paused && c->fiber == NULL) {
+    if (c->read_paused && !ha_task_busy(&c->task)) {
         /* The output drained: serve the requests that waited. */
         c->read_paused = false;
         bufferevent_enable(bev, EV_READ);
@@ -1418,6 +1418,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
     ha_proto_reader_init(&c->reader, env->max_packet);
     ha_buf_init(&c->out);
     ha_stmt_table_init(&c->stmts);
+    ha_task_init(&c->task, env->tasks);
     if (addr->sa_family != AF_UNIX)
         /* Replies are written whole; don't let Nagle hold the last one. */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));

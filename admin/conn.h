@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "core/buf.h"
+#include "core/task.h"
 #include "engine/credentials.h"
 #include "admin/proto.h"
 #include "admin/session.h"
@@ -26,8 +27,6 @@
 
 struct bufferevent;
 struct ha_conn;
-struct ha_fiber;
-struct ha_fiber_pool;
 struct ssl_ctx_st;
 struct evbuffer_cb_entry;
 struct evp_pkey_st;
@@ -75,12 +74,13 @@ struct ha_conn_env {
      * none): a result set gets only what is left. NULL: no budget. */
     size_t (*output_held)(void *arg);
     size_t max_output_total;
-    /* Fibers for running commands (core/fiber.h), the owner's: a
-     * COM_QUERY or COM_STMT_EXECUTE runs on one and yields to the loop
-     * every HA_SESSION_SLICE_NS, so a slow statement delays the other
-     * sessions by a slice, not by its length. NULL: commands run to their
-     * end on the loop's stack. */
-    struct ha_fiber_pool *fibers;
+    /* Tasks for running commands (core/task.h), the engine's executor: a
+     * COM_QUERY or COM_STMT_EXECUTE runs as one and yields to the loop
+     * every HA_SESSION_SLICE_NS (and while the worker thread does its
+     * long work), so a slow statement delays the other sessions by a
+     * slice, not by its length. NULL: commands run to their end on the
+     * loop's stack. */
+    const struct ha_task_env *tasks;
     /* Called once when the connection is about to be freed. */
     void (*on_close)(struct ha_conn *c, void *arg);
     void *arg;
@@ -126,11 +126,9 @@ struct ha_conn {
     struct ha_session session;
     bool session_open;
     struct ha_stmt_table stmts;           /* prepared statements */
-    struct ha_fiber *fiber;               /* the command running or paused
-                                           * on it; NULL: none. Reading
-                                           * waits while there is one */
-    struct event *resume_ev;              /* resumes it on the next loop
-                                           * pass; created at first need */
+    struct ha_task task;                  /* the command running or paused
+                                           * (ha_task_busy); reading waits
+                                           * while there is one */
     bool free_pending;                    /* freed when its command ends */
     bool waiting_drain;                   /* ... paused until its streamed
                                            * result is taken (conn_drain) */

@@ -52,7 +52,7 @@ enum ha_stmt_kind {
     HA_STMT_ROLLBACK,       /* ROLLBACK [WORK] (not TO SAVEPOINT) */
     HA_STMT_SHOW,           /* SHOW ...: the output is its SELECT */
     HA_STMT_KILL,           /* KILL [QUERY|CONNECTION] id */
-    HA_STMT_PERSIST,        /* SAVE ... / LOAD ... (admin/persist.h) */
+    HA_STMT_PERSIST,        /* SAVE ... / LOAD ... (admin/persist_stmt.h) */
     HA_STMT_ERROR,          /* refused as MySQL 8.0 would refuse it */
     HA_STMT_KIND_MAX
 };

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * The admin server (see server.h): evconnlistener per interface,
- * connections in a doubly linked list, one memdb database shared by all
- * sessions.
+ * The MySQL server (see server.h): evconnlistener per interface,
+ * connections in a doubly linked list, the engine underneath.
  */
 #include "admin/server.h"
 
@@ -24,18 +23,10 @@
 #include <unistd.h>
 
 #include "admin/conn.h"
-#include "engine/dumptimer.h"
-#include "engine/history.h"
-#include "engine/diskstore.h"
-#include "admin/persist.h"
-#include "engine/throttle.h"
-#include "core/log.h"
 #include "admin/session.h"
-#include "engine/tls.h"
 #include "admin/sysvar.h"
-#include "core/fiber.h"
+#include "core/log.h"
 #include "core/util.h"
-#include "vtab/vtab.h"
 
 /* How long listeners pause when descriptors ran out and the reserve
  * descriptor could not be used to refuse the connection, ms. */
@@ -53,16 +44,12 @@ struct listener {
 };
 
 struct ha_server {
+    struct ha_engine *engine;
     struct event_base *base;
     const struct ha_config *cfg;
-    char *datadir;
 
-    struct ha_vtab_ctx vtab;       /* shared by every session */
     struct ha_session_shared shared;
-    sqlite3 *keeper;               /* holds the memdb database open */
     struct ha_conn_env env;
-    struct ha_fiber_pool fibers;   /* stacks for commands (conn.h) */
-    struct ha_tls tls;             /* certificate, RSA key (tls.h) */
 
     struct listener *listeners;
     size_t n_listeners;
@@ -71,10 +58,7 @@ struct ha_server {
     size_t n_conns;                /* sockets open, logged in or not: what
                                     * max_connections admits; the reported
                                     * counters are the registry's */
-    uint32_t next_id;              /* last connection id handed out */
     bool stopped;
-
-    struct ha_session_registry registry; /* sessions, SHOW STATUS counts */
 
     /* Refusing connections (max_connections, descriptor exhaustion) */
     ino_t reserve_ino;             /* its identity when opened */
@@ -84,31 +68,17 @@ struct ha_server {
     bool refusing_max;             /* in a max_connections burst (logged) */
     uint64_t n_evicted;            /* unauthenticated connections closed
                                       to admit new ones at the cap */
-    struct ha_throttle throttle;   /* failed logins per peer address */
-    struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
-    struct ha_history *history;    /* stats_history sampler; NULL: none */
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
 
-static int kill_hook(void *arg, uint32_t id, bool query_only, char *err,
-                     size_t errlen);
-
-static int64_t
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
+/* The engine's throttle: one for every front-end. */
 static int64_t
 server_login_failed(void *arg, const char *host)
 {
     struct ha_server *s = arg;
 
-    return ha_throttle_failed(&s->throttle, host, mono_ms());
+    return ha_accounts_failed(ha_engine_accounts(s->engine), host);
 }
 
 static void
@@ -116,7 +86,7 @@ server_login_ok(void *arg, const char *host)
 {
     struct ha_server *s = arg;
 
-    ha_throttle_succeeded(&s->throttle, host);
+    ha_accounts_succeeded(ha_engine_accounts(s->engine), host);
 }
 
 /* MySQL's rule for SUPER: max_connections + 1 sockets are accepted, and
@@ -131,15 +101,14 @@ server_admit(void *arg, enum ha_role role)
            s->n_conns <= (size_t)s->cfg->max_connections;
 }
 
+/* One output budget for every client of the engine, both front-ends
+ * (connections still logging in hold no reply worth counting). */
 static size_t
 server_output_held(void *arg)
 {
-    const struct ha_server *s = arg;
-    size_t held = 0;
+    struct ha_server *s = arg;
 
-    for (struct ha_conn *c = s->conns; c != NULL; c = c->next)
-        held += ha_conn_held_bytes(c);
-    return held;
+    return ha_clients_held(ha_engine_clients(s->engine));
 }
 
 static void
@@ -276,9 +245,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->refusing_max = false;
         s->n_refused = 0;
     }
-    id = ++s->next_id;
-    if (id == 0)
-        id = ++s->next_id; /* 0 is not a valid connection id */
+    id = ha_clients_next_id(ha_engine_clients(s->engine));
     c = ha_conn_new(&s->env, fd, sa, salen, id);
     if (c == NULL)
         return;
@@ -336,53 +303,32 @@ accept_error_cb(struct evconnlistener *l, void *arg)
 }
 
 struct ha_server *
-ha_server_new(struct event_base *base, const struct ha_config *cfg,
-              const char *datadir, const struct ha_mallctl_ops *ops,
-              char *err, size_t errlen)
+ha_server_new(struct ha_engine *e, char *err, size_t errlen)
 {
     struct ha_server *s = calloc(1, sizeof(*s));
-    int rc;
+    const struct ha_config *cfg = ha_engine_config(e);
+    const struct ha_tls *tls = ha_engine_tls(e);
 
-    if (s == NULL || (s->datadir = strdup(datadir)) == NULL) {
+    if (s == NULL) {
         ha_err_set(err, errlen, "out of memory");
-        free(s);
         return NULL;
     }
     s->reserve_fd = -1;
-    s->base = base;
+    s->engine = e;
+    s->base = ha_engine_base(e);
     s->cfg = cfg;
-    s->vtab.ops = ops;
-    s->vtab.admin_value = ha_config_admin_value;
-    s->vtab.admin_arg = cfg;
-    s->vtab.datadir = s->datadir;
-    s->vtab.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
-    s->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
-    s->vtab.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
-    s->vtab.je = &cfg->jemalloc;
-    s->shared.vtab = &s->vtab;
-    s->shared.kill = kill_hook;
-    s->shared.kill_arg = s;
-    s->shared.registry = &s->registry;
+    ha_strlcpy(s->shared.db_uri, ha_engine_scratch_uri(e),
+               sizeof(s->shared.db_uri));
+    s->shared.vtab = ha_engine_vtab(e);
+    s->shared.clients = ha_engine_clients(e);
     s->shared.config = cfg;
-    s->registry.started = time(NULL);
-    /* A leading '/' makes the memdb database shared by every connection of
-     * this process under that name. The server's own address keeps two
-     * live servers apart without a counter that servers created on two
-     * threads would race on; the keeper opened below holds the database
-     * for as long as s (and so its address) is alive. */
-    snprintf(s->shared.db_uri, sizeof(s->shared.db_uri),
-             "file:/heapadmin-%ld-%p?vfs=memdb", (long)getpid(), (void *)s);
-    rc = sqlite3_open_v2(s->shared.db_uri, &s->keeper,
-                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
-                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
-                         NULL);
-    if (rc != SQLITE_OK) {
-        ha_err_set(err, errlen, "cannot create the admin database: %s",
-                   s->keeper ? sqlite3_errmsg(s->keeper) : sqlite3_errstr(rc));
-        ha_server_free(s);
-        return NULL;
-    }
-    s->env.base = base;
+    s->shared.shutdown = ha_engine_shutdown_flag(e);
+    /* @@max_allowed_packet and friends report what is enforced. */
+    s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
+    s->shared.limits.wait_timeout = cfg->wait_timeout;
+    s->shared.limits.max_execution_time = cfg->max_execution_time;
+    s->shared.limits.net_write_timeout = cfg->net_write_timeout;
+    s->env.base = s->base;
     s->env.users = cfg->users;
     s->env.n_users = cfg->n_users;
     s->env.shared = &s->shared;
@@ -391,45 +337,23 @@ ha_server_new(struct event_base *base, const struct ha_config *cfg,
     s->env.wait_timeout = cfg->wait_timeout;
     s->env.net_write_timeout = cfg->net_write_timeout;
     s->env.max_output = (size_t)cfg->max_output_buffer;
-    /* @@max_allowed_packet and friends report what is enforced. */
-    s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
-    s->shared.limits.wait_timeout = cfg->wait_timeout;
-    s->shared.limits.max_execution_time = cfg->max_execution_time;
-    s->shared.limits.net_write_timeout = cfg->net_write_timeout;
+    s->env.ssl_ctx = tls->ctx;
+    s->env.rsa_key = tls->rsa;
+    s->env.rsa_public_pem = tls->rsa_public_pem;
+    s->env.rsa_public_len = tls->rsa_public_len;
     open_reserve(s);
     s->env.on_close = server_on_close;
     s->env.login_failed = server_login_failed;
     s->env.login_ok = server_login_ok;
     s->env.admit = server_admit;
     s->env.output_held = server_output_held;
-    s->env.fibers = &s->fibers;
+    s->env.tasks = ha_engine_tasks(e);
     s->env.max_output_total = cfg->max_output_total > 0
                                   ? (size_t)cfg->max_output_total
                                   : 0;
     s->env.require_tls = cfg->require_tls != 0;
     s->env.auth_plugin = cfg->default_auth_plugin;
     s->env.arg = s;
-    if (cfg->sql_memory_limit > 0) {
-        /* SQLite's limit is per process: the agent and heapadmind have
-         * SQLite to themselves; a host that links the same libsqlite3
-         * shares it (README: Limits). */
-        sqlite3_hard_heap_limit64(cfg->sql_memory_limit);
-        ha_log_info("admin SQL memory limit: %lld bytes (sql_memory_limit)",
-                    cfg->sql_memory_limit);
-    }
-    s->dumptimer = ha_dumptimer_new(base, &s->vtab);
-    if (s->datadir != NULL)
-        s->history = ha_history_new(base, &s->vtab, s->datadir,
-                                    cfg->stats_system_memory);
-    /* The disk layer exists before the first session, which attaches
-     * it; a failure only means SAVE will report it. */
-    {
-        char why[PATH_MAX + 128];
-
-        if (s->datadir != NULL &&
-            ha_diskstore_init(s->datadir, why, sizeof(why)) != 0)
-            ha_log_warn("disk layer: %s", why);
-    }
     return s;
 }
 
@@ -701,130 +625,6 @@ ha_server_port(const struct ha_server *s, size_t i)
 }
 
 void
-ha_server_stats(const struct ha_server *s, struct ha_session_stats *out)
-{
-    ha_session_stats(&s->registry, out);
-}
-
-SSL_CTX *
-ha_server_ssl_ctx(struct ha_server *s)
-{
-    return s->tls.ctx;
-}
-
-struct ha_vtab_ctx *
-ha_server_vtab(struct ha_server *s)
-{
-    return &s->vtab;
-}
-
-void
-ha_server_set_http_counter(struct ha_server *s, const uint64_t *counter)
-{
-    s->shared.http_requests = counter;
-}
-
-static struct ha_conn *
-find_conn(struct ha_server *s, uint32_t id)
-{
-    for (struct ha_conn *c = s->conns; c != NULL; c = c->next)
-        if (c->id == id)
-            return c;
-    return NULL;
-}
-
-struct kill_req {
-    struct ha_server *server;
-    uint32_t id;
-};
-
-/* Runs after the callback that asked for the kill: the connection may
- * be the caller, whose reply must go out before it closes. */
-static void
-kill_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct kill_req *k = arg;
-    struct ha_conn *c = find_conn(k->server, k->id);
-
-    (void)fd;
-    (void)what;
-    free(k);
-    if (c != NULL)
-        ha_conn_close_after_reply(c);
-}
-
-/* struct ha_session_shared's kill callback. */
-static int
-kill_hook(void *arg, uint32_t id, bool query_only, char *err, size_t errlen)
-{
-    return ha_server_kill(arg, id, query_only, err, errlen);
-}
-
-int
-ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
-               char *err, size_t errlen)
-{
-    struct ha_conn *c = find_conn(srv, id);
-    struct timeval now = {0, 0};
-    struct kill_req *k;
-
-    if (c == NULL || c->state == HA_CONN_CLOSING) {
-        ha_err_set(err, errlen, "Unknown thread id: %u", id);
-        return -1;
-    }
-    if (query_only) {
-        ha_conn_kill_query(c);
-        return 0;
-    }
-    k = malloc(sizeof(*k));
-    if (k == NULL) {
-        ha_err_set(err, errlen, "out of memory");
-        return -1;
-    }
-    k->server = srv;
-    k->id = id;
-    if (event_base_once(srv->base, -1, EV_TIMEOUT, kill_cb, k, &now) != 0) {
-        free(k);
-        ha_err_set(err, errlen, "cannot schedule the kill");
-        return -1;
-    }
-    return 0;
-}
-
-int
-ha_server_apply_saved(struct ha_server *s, bool initial)
-{
-    struct ha_session session;
-    struct ha_persist_ctx ctx;
-    char err[512];
-    int n;
-
-    memset(&session, 0, sizeof(session));
-    if (ha_session_open(&session, &s->shared, 0, err, sizeof(err)) != 0) {
-        ha_log_error("saved variables not applied: %s", err);
-        return -1;
-    }
-    ha_strlcpy(session.user, "start-up", sizeof(session.user));
-    ha_session_set_role(&session, HA_ROLE_ADMIN);
-    ha_vtab_set_who(session.vtab, "start-up (saved on disk)");
-    memset(&ctx, 0, sizeof(ctx));
-    ctx.db = session.db;
-    ctx.admin = true;
-    ctx.who = "start-up";
-    ctx.datadir = s->datadir;
-    ctx.cfg = s->cfg;
-    n = s->datadir != NULL ? ha_persist_apply_saved(&ctx, initial) : 0;
-    ha_session_close(&session);
-    return n;
-}
-
-void
-ha_server_set_shutdown_flag(struct ha_server *s, const _Atomic bool *flag)
-{
-    s->shared.shutdown = flag;
-}
-
-void
 ha_server_stop(struct ha_server *s)
 {
     if (s->stopped)
@@ -844,29 +644,9 @@ ha_server_free(struct ha_server *s)
     if (s == NULL)
         return;
     ha_server_stop(s);
-    ha_fiber_pool_clear(&s->fibers);
-    ha_dumptimer_free(s->dumptimer);
-    ha_history_free(s->history);
     if (s->accept_pause != NULL)
         event_free(s->accept_pause);
     close_reserve(s);
     free(s->listeners);
-    if (s->keeper != NULL)
-        sqlite3_close_v2(s->keeper);
-    ha_tls_free(&s->tls);
-    ha_vtab_ctx_free(&s->vtab);
-    free(s->datadir);
     free(s);
-}
-
-int
-ha_server_enable_tls(struct ha_server *s, char *err, size_t errlen)
-{
-    if (ha_tls_init(&s->tls, s->cfg, s->datadir, err, errlen) != 0)
-        return -1;
-    s->env.ssl_ctx = s->tls.ctx;
-    s->env.rsa_key = s->tls.rsa;
-    s->env.rsa_public_pem = s->tls.rsa_public_pem;
-    s->env.rsa_public_len = s->tls.rsa_public_len;
-    return 0;
 }

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT
  *
- * The admin server: listeners for every mysql_ifaces entry (TCP over IPv4
- * and IPv6, unix sockets), the list of live connections, and the shared
- * in-memory admin database. It runs on the caller's event_base in the
- * caller's thread, so it can be embedded in a host process as well as run
- * by heapadmind.
+ * The MySQL front-end's server: listeners for every mysql_ifaces entry
+ * (TCP over IPv4 and IPv6, unix sockets) and the list of live
+ * connections, over the engine (engine/engine.h), whose accounts,
+ * clients, executor and tables every session uses. It runs on the
+ * engine's event_base in the caller's thread.
  */
 #ifndef HA_SERVER_H
 #define HA_SERVER_H
@@ -16,27 +16,15 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/config.h"
-#include "admin/session.h"
-#include "vtab/mallctl.h"
+#include "engine/engine.h"
 
 struct ha_server;
 
-/* Creates a server for cfg (which must outlive it); dumps go to datadir
- * (absolute path, copied). ops is jemalloc's mallctl (or a fake). Returns
- * NULL with err set. Nothing listens until ha_server_listen(). */
-struct ha_server *ha_server_new(struct event_base *base,
-                                const struct ha_config *cfg,
-                                const char *datadir,
-                                const struct ha_mallctl_ops *ops, char *err,
+/* Creates the MySQL server over engine e (which must outlive it), with
+ * e's config, accounts, clients and executor. Returns NULL with err set.
+ * Nothing listens until ha_server_listen(). */
+struct ha_server *ha_server_new(struct ha_engine *e, char *err,
                                 size_t errlen);
-
-/* Loads or generates the key material in the datadir (tls.h): the TLS
- * certificate when admin_variables.have_ssl is on, then CLIENT_SSL is
- * offered on TCP; and the RSA key pair caching_sha2_password's full
- * authentication uses over plain TCP. Without this call neither is
- * available. Returns 0, or -1 with err naming the file and the reason. */
-int ha_server_enable_tls(struct ha_server *s, char *err, size_t errlen);
 
 /* Binds and listens on every configured interface, logging each with its
  * bound address (a configured port 0 shows the port chosen). All or
@@ -65,44 +53,6 @@ int ha_server_check_listeners(struct ha_server *s, char *err,
  * and touches nothing else (no libevent call: the event loop belongs to
  * the parent's thread). s must not be used afterwards; it is leaked. */
 void ha_server_abandon(struct ha_server *s);
-
-/* Counters for COM_STATISTICS and SHOW STATUS: the server's session
- * registry (ha_session_stats), the one set both report. */
-void ha_server_stats(const struct ha_server *s, struct ha_session_stats *out);
-
-/* The TLS context ha_server_enable_tls() made (NULL: have_ssl is off):
- * the HTTP front-end serves HTTPS with the same certificate. */
-SSL_CTX *ha_server_ssl_ctx(struct ha_server *s);
-
-/* The tables' shared context (jemalloc, datadir, caches): what the HTTP
- * front-end (http/http.h) serves from, on the same loop thread. */
-struct ha_vtab_ctx *ha_server_vtab(struct ha_server *s);
-
-/* Lets SHOW PROMETHEUS METRICS report the HTTP listener's request count
- * (NULL: HTTP is off). counter must outlive the server or be unset. */
-void ha_server_set_http_counter(struct ha_server *s, const uint64_t *counter);
-
-/* KILL [QUERY|CONNECTION] id, COM_PROCESS_KILL. Queries run to completion
- * before the next command is read, so KILL QUERY finds nothing running
- * and only checks that id exists. KILL CONNECTION closes connection id
- * after the current callback, once what was queued for it is written (so
- * a session may kill itself and still get its reply). Returns 0, or -1
- * with err "Unknown thread id: <id>" (MySQL ERR 1094). */
-int ha_server_kill(struct ha_server *srv, uint32_t id, bool query_only,
-                   char *err, size_t errlen);
-
-/* Start-up precedence: applies the jemalloc variables saved on disk
- * (<datadir>/heapadmin.db) over what the config set, each one logged, or
- * with initial discards them. Call once after ha_server_new. Returns the
- * number applied or -1 (logged). */
-int ha_server_apply_saved(struct ha_server *s, bool initial);
-
-/* flag, once set (from any thread or a signal handler), ends every
- * statement running on this server at its next progress check with ERR
- * 1053 (Server shutdown in progress). The owner keeps flag alive as long
- * as the server. */
-void ha_server_set_shutdown_flag(struct ha_server *s,
-                                 const _Atomic bool *flag);
 
 /* Stops accepting, closes every session and removes the unix socket
  * files. Safe to call twice. */

@@ -34,7 +34,7 @@
 #include "engine/history.h"
 #include "admin/lex.h"
 #include "engine/metrics.h"
-#include "admin/persist.h"
+#include "admin/persist_stmt.h"
 #include "core/log.h"
 #include "admin/proto.h"
 #include "vtab/sessions.h"
@@ -386,22 +386,6 @@ fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
 
-void
-ha_session_stats(const struct ha_session_registry *reg,
-                 struct ha_session_stats *out)
-{
-    time_t now = time(NULL);
-
-    memset(out, 0, sizeof(*out));
-    if (reg == NULL)
-        return;
-    out->uptime = now > reg->started ? (uint64_t)(now - reg->started) : 0;
-    out->threads = reg->n;
-    out->questions = reg->questions;
-    out->connections = reg->connections;
-    out->max_used = reg->max_used;
-}
-
 /* ------------------------------------------------------------------
  * max_execution_time
  * ------------------------------------------------------------------ */
@@ -541,22 +525,20 @@ static void
 fn_prometheus_metrics(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct ha_session *s = sqlite3_user_data(ctx);
-    struct ha_session_stats st;
+    struct ha_clients_stats st;
     struct ha_admin_counters c = {0};
     struct ha_buf out = HA_BUF_INIT;
 
     (void)argc;
     (void)argv;
-    ha_session_stats(s->shared->registry, &st);
+    ha_clients_stats(s->shared->clients, &st);
     c.uptime_s = st.uptime;
     c.sessions = st.threads;
     c.sessions_max = st.max_used;
     c.connections = st.connections;
     c.questions = st.questions;
-    if (s->shared->http_requests != NULL) {
-        c.http = true;
-        c.http_requests = *s->shared->http_requests;
-    }
+    c.http = s->shared->config != NULL && s->shared->config->n_http > 0;
+    c.http_requests = st.http_requests;
     if (ha_admin_metrics(s->shared->vtab, &c, HA_EXPO_PROMETHEUS, &out) !=
         0) {
         ha_buf_free(&out);
@@ -573,16 +555,16 @@ static void
 fn_status(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct ha_session *s = sqlite3_user_data(ctx);
-    const struct ha_session_registry *reg = s->shared->registry;
+    const struct ha_clients *reg = s->shared->clients;
     const char *name = (const char *)sqlite3_value_text(argv[0]);
-    struct ha_session_stats st;
+    struct ha_clients_stats st;
 
     (void)argc;
     if (name == NULL || reg == NULL) {
         sqlite3_result_null(ctx);
         return;
     }
-    ha_session_stats(reg, &st);
+    ha_clients_stats(reg, &st);
     if (ha_str_ieq(name, "Uptime") ||
         ha_str_ieq(name, "Uptime_since_flush_status"))
         sqlite3_result_int64(ctx, (int64_t)st.uptime);
@@ -782,29 +764,50 @@ static const struct {
 /* ------------------------------------------------------------------ */
 
 /* struct ha_sessions_source for the session tables (vtab/sessions.h):
- * one session's row, every session oldest first, and the variables. */
-static int
-source_row(const struct ha_session *o, const struct ha_session *self,
-           time_t now, int (*row)(void *, const struct ha_sessions_row *),
-           void *ctx)
+ * every client of the engine's registry, both front-ends, oldest
+ * first, and the variables. */
+void
+ha_session_client_row(const struct ha_client *client, time_t now,
+                      struct ha_sessions_row *r)
 {
-    struct ha_sessions_row r = {
-        .id = o->id,
-        .user = o->user,
-        .host = o->peer[0] != '\0' ? o->peer : o->host,
-        .db = o->schema[0] != '\0' ? o->schema : NULL,
-        .command = o->command,
-        .time = now > o->command_since ? (int64_t)(now - o->command_since)
-                                       : 0,
-        /* Another session's command shows too, paused between its
-         * slices (o->yield is set while one runs). */
-        .state = o->sending                        ? "Sending to client"
-                 : o == self || o->yield != NULL ? "executing"
-                                                 : "",
-        .info = o->info,
-    };
+    const struct ha_session *o =
+        HA_CONTAINER_OF(client, const struct ha_session, client);
 
-    return row(ctx, &r);
+    r->id = o->id;
+    r->user = o->user;
+    r->host = o->peer[0] != '\0' ? o->peer : o->host;
+    r->db = o->schema[0] != '\0' ? o->schema : NULL;
+    r->command = o->command;
+    r->time = now > o->command_since ? (int64_t)(now - o->command_since) : 0;
+    /* Another session's command shows too, paused between its slices
+     * (o->yield is set while one runs). */
+    r->state = o->sending                          ? "Sending to client"
+               : o->running || o->yield != NULL ? "executing"
+                                                 : "";
+    r->info = o->info;
+}
+
+static const struct ha_client_ops session_client_ops = {
+    .row = ha_session_client_row,
+};
+
+struct source_walk {
+    time_t now;
+    int (*row)(void *, const struct ha_sessions_row *);
+    void *ctx;
+};
+
+static int
+source_one(const struct ha_client *c, void *arg)
+{
+    struct source_walk *w = arg;
+    struct ha_sessions_row r;
+
+    memset(&r, 0, sizeof(r));
+    if (c->ops == NULL || c->ops->row == NULL)
+        return 0;
+    c->ops->row(c, w->now, &r);
+    return w->row(w->ctx, &r) != 0 ? -1 : 0;
 }
 
 static int
@@ -812,19 +815,11 @@ source_sessions(void *arg, int (*row)(void *, const struct ha_sessions_row *),
                 void *ctx)
 {
     const struct ha_session *self = arg;
-    const struct ha_session_registry *reg = self->shared->registry;
-    const struct ha_session *o, *last = NULL;
-    time_t now = time(NULL);
+    struct source_walk w = {time(NULL), row, ctx};
 
-    if (reg == NULL)
-        return source_row(self, self, now, row, ctx);
-    /* The list is newest first; PROCESSLIST reads better oldest first. */
-    for (o = reg->head; o != NULL; o = o->next)
-        last = o;
-    for (o = last; o != NULL; o = o->prev)
-        if (source_row(o, self, now, row, ctx) != 0)
-            return -1;
-    return 0;
+    if (self->shared->clients == NULL)
+        return source_one(&self->client, &w);
+    return ha_clients_each(self->shared->clients, source_one, &w);
 }
 
 static int
@@ -860,7 +855,7 @@ int
 ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
                 uint32_t id, char *err, size_t errlen)
 {
-    struct ha_session_registry *reg = shared->registry;
+    struct ha_clients *reg = shared->clients;
     char *zerr = NULL;
     int rc;
 
@@ -943,16 +938,12 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     s->authz.user = s->user;
     s->authz.host = s->host;
     ha_authorizer_arm(s->db, &s->authz);
-    if (reg != NULL) {
-        s->next = reg->head;
-        if (reg->head != NULL)
-            reg->head->prev = s;
-        reg->head = s;
-        reg->n++;
-        reg->connections++;
-        if (reg->n > reg->max_used)
-            reg->max_used = reg->n;
-    }
+    s->client.id = id;
+    s->client.role = s->role;
+    s->client.user = s->user;
+    s->client.ops = &session_client_ops;
+    if (reg != NULL)
+        ha_clients_add(reg, &s->client);
     return 0;
 fail:
     sqlite3_close_v2(s->db);
@@ -966,6 +957,7 @@ void
 ha_session_set_role(struct ha_session *s, enum ha_role role)
 {
     s->role = role;
+    s->client.role = role;
     s->authz.role = role;
     ha_vtab_set_admin(s->vtab, role == HA_ROLE_ADMIN);
     if (s->db != NULL)
@@ -975,20 +967,12 @@ ha_session_set_role(struct ha_session *s, enum ha_role role)
 void
 ha_session_close(struct ha_session *s)
 {
-    struct ha_session_registry *reg = s->shared ? s->shared->registry : NULL;
+    struct ha_clients *reg = s->shared ? s->shared->clients : NULL;
 
     if (s->db == NULL)
         return;
-    if (reg != NULL) {
-        if (s->prev != NULL)
-            s->prev->next = s->next;
-        else if (reg->head == s)
-            reg->head = s->next;
-        if (s->next != NULL)
-            s->next->prev = s->prev;
-        s->prev = s->next = NULL;
-        reg->n--;
-    }
+    if (reg != NULL)
+        ha_clients_remove(reg, &s->client);
     /* An open transaction dies with the session, as in MySQL. */
     ha_stmtcache_clear(&s->cache);
     sqlite3_close_v2(s->db);
@@ -1041,6 +1025,7 @@ ha_session_set_command(struct ha_session *s, const char *command,
                        const char *info, size_t info_len)
 {
     ha_strlcpy(s->command, command, sizeof(s->command));
+    s->running = strcmp(command, "Sleep") != 0;
     free(s->info);
     s->info = NULL;
     if (info != NULL) {
@@ -1399,32 +1384,22 @@ out:
 /* Statements                                                           */
 /* ------------------------------------------------------------------ */
 
-static struct ha_session *
-registry_find(const struct ha_session_registry *reg, uint32_t id)
-{
-    for (struct ha_session *o = reg ? reg->head : NULL; o; o = o->next)
-        if (o->id == id)
-            return o;
-    return NULL;
-}
-
-static struct ha_session *
-find_session(const struct ha_session *s, uint32_t id)
-{
-    return registry_find(s->shared->registry, id);
-}
-
 int
-ha_session_kill(const struct ha_session_shared *shared, uint32_t id,
-                bool query_only, char *err, size_t errlen)
+ha_session_kill(struct ha_session *s, uint32_t id, bool query_only,
+                int *code, char *err, size_t errlen)
 {
-    if (shared->kill != NULL)
-        return shared->kill(shared->kill_arg, id, query_only, err, errlen);
-    if (registry_find(shared->registry, id) == NULL) {
-        ha_err_set(err, errlen, "Unknown thread id: %u", id);
-        return -1;
+    if (s->shared->clients == NULL) {
+        /* No registry (tests): only this session is known. */
+        if (id != s->id) {
+            *code = 1094;
+            ha_err_set(err, errlen, "Unknown thread id: %u", id);
+            return -1;
+        }
+        s->killed = s->killed || query_only;
+        return 0;
     }
-    return 0;
+    return ha_clients_kill(s->shared->clients, id, query_only, s->role,
+                           s->user, code, err, errlen);
 }
 
 /* KILL [QUERY|CONNECTION] id. Killing one's own connection answers ERR
@@ -1434,23 +1409,11 @@ static int
 exec_kill(struct ha_session *s, uint32_t id, bool query_only,
           struct ha_reply *r)
 {
-    const struct ha_session *target =
-        id == s->id ? s : find_session(s, id);
     char err[128];
+    int code = 0;
 
-    if (target != NULL && s->role != HA_ROLE_ADMIN &&
-        strcmp(target->user, s->user) != 0) {
-        ha_reply_err(r, 1095, "HY000", "You are not owner of thread %u", id);
-        return -1;
-    }
-    if (s->shared->kill != NULL) {
-        if (s->shared->kill(s->shared->kill_arg, id, query_only, err,
-                            sizeof(err)) != 0) {
-            ha_reply_err(r, 1094, "HY000", "%s", err);
-            return -1;
-        }
-    } else if (target == NULL) {
-        ha_reply_err(r, 1094, "HY000", "Unknown thread id: %u", id);
+    if (ha_session_kill(s, id, query_only, &code, err, sizeof(err)) != 0) {
+        ha_reply_err(r, (uint16_t)code, "HY000", "%s", err);
         return -1;
     }
     if (id == s->id && !query_only) {
@@ -1481,7 +1444,6 @@ exec_persist(struct ha_session *s, const struct ha_lex *lx,
              s->peer[0] ? s->peer : s->host, s->id);
     memset(&ctx, 0, sizeof(ctx));
     ctx.db = s->db;
-    ctx.admin = s->role == HA_ROLE_ADMIN;
     ctx.who = who;
     ctx.datadir = s->shared->vtab != NULL ? s->shared->vtab->datadir : NULL;
     ctx.cfg = s->shared->config;
@@ -1489,7 +1451,7 @@ exec_persist(struct ha_session *s, const struct ha_lex *lx,
         ha_reply_err(r, 1105, "HY000", "no datadir: nothing can be saved");
         return -1;
     }
-    return ha_persist_exec(&ctx, &cmd, r);
+    return ha_persist_exec(&ctx, s->role == HA_ROLE_ADMIN, &cmd, r);
 }
 
 /* Runs one statement and replies. more: another result follows
@@ -1587,8 +1549,8 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
 out:
     s->authz.in_show = false;
     s->authz.n_ctes = 0;
-    if (s->shared->registry != NULL)
-        s->shared->registry->questions++;
+    if (s->shared->clients != NULL)
+        s->shared->clients->questions++;
     r->status = ha_session_status(s);
     ha_stmtcache_done(&s->cache, stmt);
     ha_buf_free(&text);

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "engine/authorizer.h"
+#include "engine/clients.h"
 #include "engine/config.h"
 #include "admin/lex.h"
 #include "engine/credentials.h"
@@ -30,46 +31,15 @@
 
 struct ha_session;
 
-/* Every open session and the counters SHOW STATUS reports; owned by the
- * server (or a test), shared by its sessions. */
-struct ha_session_registry {
-    struct ha_session *head;     /* open sessions, newest first */
-    size_t n;                    /* sessions open now */
-    size_t max_used;             /* most sessions open at once */
-    uint64_t connections;        /* sessions opened since start */
-    uint64_t questions;          /* statements run since start */
-    time_t started;              /* for Uptime */
-};
-
-/* Counters for COM_STATISTICS and SHOW STATUS. */
-struct ha_session_stats {
-    uint64_t uptime;             /* seconds since the registry started */
-    size_t threads;              /* sessions open now */
-    uint64_t questions;          /* statements run */
-    uint64_t connections;        /* sessions opened since start */
-    size_t max_used;             /* most sessions open at once */
-};
-
-/* The registry's counters: the one source both COM_STATISTICS and SHOW
- * STATUS report, so they cannot disagree. reg NULL gives zeros. */
-void ha_session_stats(const struct ha_session_registry *reg,
-                      struct ha_session_stats *out);
-
-/* What every session shares; owned by the server. */
+/* What every session shares; owned by the MySQL server over the engine
+ * (or a test). */
 struct ha_session_shared {
-    char db_uri[128];            /* "file:/heapadmin-<pid>-<addr>?vfs=memdb" */
+    char db_uri[128];            /* the engine's scratch database, where
+                                    admin sessions' own tables live */
     struct ha_vtab_ctx *vtab;    /* jemalloc access, config, datadir */
-    const uint64_t *http_requests; /* the HTTP listener's counter, NULL
-                                      while it is off (metrics) */
-    /* KILL [QUERY] id, as its owner (the server) carries it out: closes
-     * connection id after the current callback, or with query_only only
-     * checks it exists. NULL: only the registry is checked and nothing
-     * closes (tests). Returns 0, or -1 with err "Unknown thread id: <id>".
-     * A callback, so the session layer does not include the server. */
-    int (*kill)(void *arg, uint32_t id, bool query_only, char *err,
-                size_t errlen);
-    void *kill_arg;
-    struct ha_session_registry *registry; /* NULL: sessions not listed */
+    struct ha_clients *clients;  /* the engine's: PROCESSLIST, KILL and
+                                    SHOW STATUS see both front-ends;
+                                    NULL: sessions not listed */
     struct ha_sysvar_limits limits; /* @@max_allowed_packet and the
                                        timeouts this server enforces;
                                        zero: the table's defaults */
@@ -124,6 +94,7 @@ struct ha_session {
     void *yield_arg;
     int64_t slice_from_ns;       /* when the current slice began; 0: the
                                     next check starts one */
+    bool running;                /* a command other than Sleep is on */
     bool sending;                /* paused until the client takes a
                                     streamed result: PROCESSLIST's State
                                     says "Sending to client" */
@@ -155,15 +126,17 @@ struct ha_session {
     struct ha_sessions_source sessions_src; /* what the PROCESSLIST and
                                     VARIABLES tables read (vtab/sessions.h) */
 
-    struct ha_session *prev, *next; /* registry list */
+    struct ha_client client;     /* in shared->clients while open; its
+                                    ops are session_client_ops until the
+                                    owner (conn.c) sets its own */
 };
 
 /* Schemas a client may select (COM_INIT_DB, USE, handshake). */
 bool ha_session_schema_exists(const char *name);
 
 /* Opens the session's SQLite connection on shared->db_uri and registers
- * the virtual tables and MySQL compatibility functions, and adds the
- * session to shared->registry. Returns 0, or -1 with err set (the
+ * the virtual tables and MySQL compatibility functions, and lists the
+ * session in shared->clients (id: from the registry's id space). Returns 0, or -1 with err set (the
  * connection is closed again). */
 int ha_session_open(struct ha_session *s,
                     const struct ha_session_shared *shared, uint32_t id,
@@ -236,12 +209,17 @@ int ha_session_special(struct ha_session *s, const char *sql, size_t len,
 int ha_session_special_lexed(struct ha_session *s, const struct ha_lex *lx,
                              struct ha_reply *r);
 
-/* KILL [QUERY] id on behalf of a session of shared (COM_PROCESS_KILL and
- * the KILL statement): shared->kill when set, else only a check that id
- * is in the registry. Returns 0, or -1 with err "Unknown thread id: <id>"
- * (MySQL ERR 1094). */
-int ha_session_kill(const struct ha_session_shared *shared, uint32_t id,
-                    bool query_only, char *err, size_t errlen);
+/* KILL [QUERY] id on behalf of session s (COM_PROCESS_KILL and the KILL
+ * statement), through the engine's registry: any client of either
+ * front-end; a stats user only its own user's. Returns 0, or -1 with
+ * *code (MySQL's 1094 or 1095) and err set. */
+int ha_session_kill(struct ha_session *s, uint32_t id, bool query_only,
+                    int *code, char *err, size_t errlen);
+
+/* The PROCESSLIST row of the session that embeds client (struct
+ * ha_client_ops.row), for owners that set their own ops. */
+void ha_session_client_row(const struct ha_client *client, time_t now,
+                           struct ha_sessions_row *out);
 
 /* For the sessions virtual tables (vtab/sessions.c): every variable the
  * session sees (global = the server's defaults, without this session's

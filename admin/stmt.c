@@ -439,8 +439,8 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
      * execute. */
     sqlite3_clear_bindings(st->stmt);
 out:
-    if (s->shared->registry != NULL)
-        s->shared->registry->questions++; /* MySQL counts executes */
+    if (s->shared->clients != NULL)
+        s->shared->clients->questions++; /* MySQL counts executes */
     /* Long data serves one execute (MySQL resets it after each). */
     clear_long_data(st);
     free(vals);

@@ -22,8 +22,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "engine/config.h"
 #include "admin/server.h"
+#include "engine/config.h"
+#include "engine/engine.h"
 #include "http/http.h"
 #include "core/datadir.h"
 #include "core/log.h"
@@ -57,8 +58,9 @@ struct heapadmin {
     /* While started */
     struct event_base *base;
     bool own_thread;               /* thread mode: base is ours */
-    struct ha_server *server;
-    struct ha_http *http;        /* NULL: http_ifaces is empty */
+    struct ha_engine *engine;      /* under both front-ends */
+    struct ha_server *server;      /* the MySQL front-end */
+    struct ha_http *http;          /* NULL: http_ifaces is empty */
     struct event *stop_ev;         /* thread mode: stop_fds[0] readable */
     struct event *check_ev;        /* listener re-check timer */
     int stop_fds[2];
@@ -292,9 +294,26 @@ teardown(struct heapadmin *h)
     h->http = NULL;
     ha_server_free(h->server);
     h->server = NULL;
+    ha_engine_free(h->engine);
+    h->engine = NULL;
     if (h->own_thread && h->base != NULL)
         event_base_free(h->base);
     h->base = NULL;
+}
+
+static void hide_thread_from_profiler(struct heapadmin *h);
+
+/* The engine's worker thread starts like the admin thread: logging to
+ * this instance's sink and, in thread mode, out of the host's profiles
+ * and in heapadmin's arena. */
+static void
+worker_thread_init(void *arg)
+{
+    struct heapadmin *h = arg;
+
+    ha_log_bind(&h->sink);
+    if (h->own_thread)
+        hide_thread_from_profiler(h);
 }
 
 static int
@@ -308,25 +327,25 @@ setup(struct heapadmin *h, char *err, size_t errlen)
         ha_log_warn("jemalloc_variables: %s", why);
     if (h->have_jemalloc)
         ha_profconf_log_effective(&h->ops);
-    h->server = ha_server_new(h->base, &h->cfg, h->datadir, &h->ops, err,
-                              errlen);
+    h->engine = ha_engine_new(h->base, &h->cfg, h->datadir, &h->ops,
+                              worker_thread_init, h, err, errlen);
+    if (h->engine == NULL)
+        return -1;
     atomic_store(&h->interrupt, false);
-    if (h->server != NULL) {
-        ha_server_set_shutdown_flag(h->server, &h->interrupt);
-        /* Config first, then what SAVE ... TO DISK kept (each logged),
-         * unless --initial: once per instance, not at each restart of
-         * the instance (a later start keeps what runs now). */
-        if (!h->applied_saved) {
-            (void)ha_server_apply_saved(h->server, h->initial);
-            h->applied_saved = true;
-        }
+    ha_engine_set_shutdown_flag(h->engine, &h->interrupt);
+    /* Config first, then what SAVE ... TO DISK kept (each logged),
+     * unless --initial: once per instance, not at each restart of the
+     * instance (a later start keeps what runs now). */
+    if (!h->applied_saved) {
+        (void)ha_engine_apply_saved(h->engine, h->initial);
+        h->applied_saved = true;
     }
-    if (h->server == NULL || ha_server_enable_tls(h->server, err, errlen) ||
-        ha_server_listen(h->server, err, errlen))
+    if (ha_engine_enable_tls(h->engine, err, errlen) != 0 ||
+        (h->server = ha_server_new(h->engine, err, errlen)) == NULL ||
+        ha_server_listen(h->server, err, errlen) != 0)
         return -1;
     if (h->cfg.n_http > 0 &&
-        ((h->http = ha_http_new(h->base, &h->cfg, h->server, err, errlen)) ==
-             NULL ||
+        ((h->http = ha_http_new(h->engine, err, errlen)) == NULL ||
          ha_http_listen(h->http, err, errlen) != 0))
         return -1;
     if (h->check_ms > 0) {
@@ -576,6 +595,7 @@ heapadmin_abandon(struct heapadmin *h)
      * exist in this process and its locks may be held forever. */
     ha_http_abandon(h->http);
     ha_server_abandon(h->server);
+    ha_engine_abandon(h->engine);
 }
 
 void

@@ -116,3 +116,26 @@ ha_datadir_prepare(const char *datadir, char *abs, size_t abslen,
     unlink(probe);
     return 0;
 }
+
+bool
+ha_datadir_plain_name(const char *name, char *why, size_t whylen)
+{
+    if (name == NULL || name[0] == '\0') {
+        ha_err_set(why, whylen, "no file named");
+        return false;
+    }
+    for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+        if (*p < 0x20 || *p == 0x7f) {
+            ha_err_set(why, whylen, "a file name may not hold control "
+                                    "characters");
+            return false;
+        }
+    if (strchr(name, '/') != NULL || strcmp(name, "..") == 0 ||
+        strcmp(name, ".") == 0) {
+        ha_err_set(why, whylen,
+                   "only the name of a file in the datadir is allowed (no "
+                   "'/', no '..')");
+        return false;
+    }
+    return true;
+}

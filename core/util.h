@@ -32,4 +32,8 @@ bool ha_str_ieq(const char *a, const char *b);
  * bytes are considered); used for "did you mean" hints. */
 int ha_str_distance(const char *a, const char *b);
 
+/* The struct of type that holds member at address ptr. */
+#define HA_CONTAINER_OF(ptr, type, member)                                  \
+    ((type *)(void *)((char *)(ptr)-offsetof(type, member)))
+
 #endif /* HA_UTIL_H */

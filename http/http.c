@@ -34,8 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/credentials.h"
-#include "engine/digest.h"
+#include "engine/accounts.h"
 #include "engine/metrics.h"
 #include "core/buf.h"
 #include "core/expo.h"
@@ -70,7 +69,7 @@ struct http_conn {
 struct ha_http {
     struct event_base *base;
     const struct ha_config *cfg;
-    struct ha_server *server;
+    struct ha_engine *engine;
     struct evhttp *eh;
     struct http_listener *ls;
     size_t n_ls;
@@ -78,7 +77,6 @@ struct ha_http {
     size_t n_conns;
     size_t n_active;         /* connections within the cap */
     SSL_CTX *tls;            /* HTTPS (http_tls), or NULL */
-    uint64_t requests;       /* answered (SHOW PROMETHEUS METRICS) */
     uint64_t refused;        /* closed for the connection cap */
 };
 
@@ -255,24 +253,6 @@ peer_is_local(struct evhttp_request *req)
             strncmp(addr, "::ffff:127.", 11) == 0);
 }
 
-static bool
-password_ok(const struct ha_user *u, const char *pw, size_t len)
-{
-    uint8_t d1[HA_SHA1_LEN], d2[HA_SHA256_LEN];
-
-    if (u->empty_password)
-        return len == 0;
-    if (u->has_native) {
-        ha_digest_native_stage2(pw, len, d1);
-        return CRYPTO_memcmp(d1, u->stage2, sizeof(d1)) == 0;
-    }
-    if (u->has_sha2) {
-        ha_digest_sha2_stage2(pw, len, d2);
-        return CRYPTO_memcmp(d2, u->sha2_stage2, sizeof(d2)) == 0;
-    }
-    return false;
-}
-
 /* The user a request's Basic credentials (RFC 7617) name, or NULL;
  * *why says what was wrong, for the log. */
 static const struct ha_user *
@@ -312,10 +292,10 @@ authenticate(struct ha_http *h, struct evhttp_request *req,
         return NULL;
     *colon = '\0';
     *why = "unknown user or wrong password";
-    u = ha_credentials_find(h->cfg->users, h->cfg->n_users,
-                            (const char *)dec);
+    u = ha_accounts_find(ha_engine_accounts(h->engine), (const char *)dec);
     if (u == NULL ||
-        !password_ok(u, colon + 1, len - (size_t)(colon + 1 - (char *)dec))) {
+        !ha_accounts_check_clear(u, (const uint8_t *)colon + 1,
+                                 len - (size_t)(colon + 1 - (char *)dec))) {
         OPENSSL_cleanse(dec, sizeof(dec));
         return NULL;
     }
@@ -338,20 +318,20 @@ serve_metrics(struct ha_http *h, struct evhttp_request *req)
     struct evkeyvalq *in = evhttp_request_get_input_headers(req);
     enum ha_expo_format fmt =
         ha_expo_negotiate(evhttp_find_header(in, "Accept"));
-    struct ha_session_stats st;
+    struct ha_clients_stats st;
     struct ha_admin_counters c = {0};
     struct ha_buf out = HA_BUF_INIT;
     struct evbuffer *b;
 
-    ha_server_stats(h->server, &st);
+    ha_clients_stats(ha_engine_clients(h->engine), &st);
     c.uptime_s = st.uptime;
     c.sessions = st.threads;
     c.sessions_max = st.max_used;
     c.connections = st.connections;
     c.questions = st.questions;
     c.http = true;
-    c.http_requests = h->requests;
-    if (ha_admin_metrics(ha_server_vtab(h->server), &c, fmt, &out) != 0 ||
+    c.http_requests = st.http_requests;
+    if (ha_admin_metrics(ha_engine_vtab(h->engine), &c, fmt, &out) != 0 ||
         (b = evbuffer_new()) == NULL) {
         ha_buf_free(&out);
         ha_http_reply_text(req, 500, "Internal Server Error", "out of memory\n");
@@ -376,7 +356,7 @@ on_request(struct evhttp_request *req, void *arg)
     const struct ha_user *u;
     const char *why;
 
-    h->requests++;
+    ha_engine_clients(h->engine)->http_requests++;
     if (c != NULL && !c->over) /* the next request: a full http_timeout */
         arm(c, h->cfg->http_timeout);
     if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
@@ -416,9 +396,9 @@ on_request(struct evhttp_request *req, void *arg)
         serve_metrics(h, req);
         return;
     }
-    if (ha_http_pprof(req, ha_server_vtab(h->server),
+    if (ha_http_pprof(req, ha_engine_vtab(h->engine),
                       u->role == HA_ROLE_ADMIN) ||
-        ha_http_flame(req, ha_server_vtab(h->server),
+        ha_http_flame(req, ha_engine_vtab(h->engine),
                       u->role == HA_ROLE_ADMIN))
         return;
     if (path != NULL && strcmp(path, "/") == 0) {
@@ -442,10 +422,11 @@ on_request(struct evhttp_request *req, void *arg)
  * ------------------------------------------------------------------ */
 
 struct ha_http *
-ha_http_new(struct event_base *base, const struct ha_config *cfg,
-            struct ha_server *server, char *err, size_t errlen)
+ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
 {
     struct ha_http *h = calloc(1, sizeof(*h));
+    struct event_base *base = ha_engine_base(engine);
+    const struct ha_config *cfg = ha_engine_config(engine);
 
     if (h == NULL || (h->eh = evhttp_new(base)) == NULL) {
         free(h);
@@ -454,8 +435,8 @@ ha_http_new(struct event_base *base, const struct ha_config *cfg,
     }
     h->base = base;
     h->cfg = cfg;
-    h->server = server;
-    if (cfg->http_tls && (h->tls = ha_server_ssl_ctx(server)) == NULL) {
+    h->engine = engine;
+    if (cfg->http_tls && (h->tls = ha_engine_tls(engine)->ctx) == NULL) {
         evhttp_free(h->eh);
         free(h);
         ha_err_set(err, errlen, "http: http_tls is on but the server has "
@@ -473,7 +454,6 @@ ha_http_new(struct event_base *base, const struct ha_config *cfg,
         h->eh, EVHTTP_REQ_GET | EVHTTP_REQ_HEAD | EVHTTP_REQ_POST |
                    EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE | EVHTTP_REQ_OPTIONS |
                    EVHTTP_REQ_TRACE | EVHTTP_REQ_CONNECT | EVHTTP_REQ_PATCH);
-    ha_server_set_http_counter(server, &h->requests);
     return h;
 }
 
@@ -553,7 +533,6 @@ ha_http_free(struct ha_http *h)
 {
     if (h == NULL)
         return;
-    ha_server_set_http_counter(h->server, NULL);
     /* Frees every connection and listener; then our references go. */
     evhttp_free(h->eh);
     while (h->conns != NULL)

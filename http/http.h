@@ -30,17 +30,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "engine/config.h"
-#include "admin/server.h"
+#include "engine/engine.h"
 
 struct ha_http;
 
-/* Creates the front-end for cfg's http_ifaces over server (both must
- * outlive it). Returns NULL with err set. Nothing listens yet. */
-struct ha_http *ha_http_new(struct event_base *base,
-                            const struct ha_config *cfg,
-                            struct ha_server *server, char *err,
-                            size_t errlen);
+/* Creates the front-end for the http_ifaces of engine e (which must
+ * outlive it), on e's loop, with e's accounts, clients and executor.
+ * Returns NULL with err set. Nothing listens yet. */
+struct ha_http *ha_http_new(struct ha_engine *e, char *err, size_t errlen);
 
 /* Binds every http_ifaces entry, logging each. All or nothing: returns 0,
  * or -1 with err naming the interface and the reason. */

@@ -14,6 +14,7 @@
 #include "check_main.h"
 
 #include "admin/auth.h"
+#include "engine/accounts.h"
 #include "engine/throttle.h"
 #include "core/util.h"
 
@@ -352,26 +353,26 @@ START_TEST(test_auth_check_clear)
     uint8_t native[HA_SHA1_LEN];
 
     make_sha2_user(&u, "secret");
-    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 6));
-    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
-    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secreT", 7));
-    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"", 1));
+    ck_assert(ha_accounts_check_clear(&u, (const uint8_t *)"secret", 6));
+    ck_assert(ha_accounts_check_clear(&u, (const uint8_t *)"secret", 7));
+    ck_assert(!ha_accounts_check_clear(&u, (const uint8_t *)"secreT", 7));
+    ck_assert(!ha_accounts_check_clear(&u, (const uint8_t *)"", 1));
     /* Without a SHA-256 digest the native one is used. */
     u.has_sha2 = false;
-    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
-    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secre", 5));
+    ck_assert(ha_accounts_check_clear(&u, (const uint8_t *)"secret", 7));
+    ck_assert(!ha_accounts_check_clear(&u, (const uint8_t *)"secre", 5));
     /* Neither digest: nothing matches. */
     u.has_native = false;
-    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
+    ck_assert(!ha_accounts_check_clear(&u, (const uint8_t *)"secret", 7));
     /* A SHA-256-only account has no native digest to check against. */
     make_sha2_user(&u, "secret");
     u.has_native = false;
-    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"secret", 7));
+    ck_assert(ha_accounts_check_clear(&u, (const uint8_t *)"secret", 7));
     ha_auth_native_proof("secret", 6, scramble, native);
     ck_assert(!ha_auth_native_check(&u, scramble, native, sizeof(native)));
     make_sha2_user(&u, "");
-    ck_assert(ha_auth_check_clear(&u, (const uint8_t *)"", 1));
-    ck_assert(!ha_auth_check_clear(&u, (const uint8_t *)"x", 2));
+    ck_assert(ha_accounts_check_clear(&u, (const uint8_t *)"", 1));
+    ck_assert(!ha_accounts_check_clear(&u, (const uint8_t *)"x", 2));
 }
 END_TEST
 

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "admin/auth.h"
+#include "engine/accounts.h"
 /* Spelled with its directory: plain "config.h" is autoconf's, found first
  * through -I$(top_builddir). */
 #include "engine/config.h"
@@ -668,9 +669,9 @@ START_TEST(test_credentials_hashed)
     for (size_t i = 0; i < n; i++)
         ck_assert(!users[i].empty_password && !users[i].is_default);
     /* The clear password checks against either digest. */
-    ck_assert(ha_auth_check_clear(&users[0], (const uint8_t *)"secret", 6));
-    ck_assert(ha_auth_check_clear(&users[2], (const uint8_t *)"secret", 6));
-    ck_assert(!ha_auth_check_clear(&users[2], (const uint8_t *)"secreT", 6));
+    ck_assert(ha_accounts_check_clear(&users[0], (const uint8_t *)"secret", 6));
+    ck_assert(ha_accounts_check_clear(&users[2], (const uint8_t *)"secret", 6));
+    ck_assert(!ha_accounts_check_clear(&users[2], (const uint8_t *)"secreT", 6));
     free(users);
 }
 END_TEST

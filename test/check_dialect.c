@@ -11,7 +11,7 @@
 #include "check_main.h"
 #include "admin/dialect.h"
 #include "admin/lex.h"
-#include "admin/persist.h"
+#include "admin/persist_stmt.h"
 #include "admin/setvar.h"
 
 struct rewrite_case {

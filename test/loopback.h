@@ -26,9 +26,11 @@
 #include "engine/config.h"
 #include "vtab/mallctl.h"
 #include "admin/server.h"
+#include "engine/engine.h"
 
 struct lb_server {
     struct event_base *base;
+    struct ha_engine *engine;
     struct ha_server *server;
     pthread_t thread;        /* runs the event loop */
     atomic_bool stop;        /* set by lb_stop, polled by the loop */
@@ -96,12 +98,14 @@ lb_start(struct lb_server *lb, const struct ha_config *cfg,
     }
     lb->base = event_base_new();
     ck_assert_ptr_nonnull(lb->base);
-    lb->server = ha_server_new(lb->base, cfg, datadir, &ha_mallctl_jemalloc,
-                               err, sizeof(err));
-    ck_assert_msg(lb->server != NULL, "ha_server_new: %s", err);
+    lb->engine = ha_engine_new(lb->base, cfg, datadir, &ha_mallctl_jemalloc,
+                               NULL, NULL, err, sizeof(err));
+    ck_assert_msg(lb->engine != NULL, "ha_engine_new: %s", err);
     if (tls)
-        ck_assert_msg(ha_server_enable_tls(lb->server, err, sizeof(err)) == 0,
+        ck_assert_msg(ha_engine_enable_tls(lb->engine, err, sizeof(err)) == 0,
                       "enable_tls: %s", err);
+    lb->server = ha_server_new(lb->engine, err, sizeof(err));
+    ck_assert_msg(lb->server != NULL, "ha_server_new: %s", err);
     ck_assert_msg(ha_server_listen(lb->server, err, sizeof(err)) == 0,
                   "listen: %s", err);
     lb->port = ha_server_port(lb->server, 0);
@@ -125,6 +129,7 @@ lb_stop(struct lb_server *lb)
     pthread_join(lb->thread, NULL);
     event_free(lb->poller);
     ha_server_free(lb->server);
+    ha_engine_free(lb->engine);
     event_base_free(lb->base);
     if (lb->dir[0] != '\0') {
         char cmd[96];

@@ -3,7 +3,7 @@
  * Test fixture shared by the suites that drive sessions without a socket
  * (check_session, check_authorizer): a shared memdb admin database kept
  * open by a keeper connection, the virtual tables on the fake mallctl
- * backend (fake_mallctl.h), a session registry, and sessions opened and
+ * backend (fake_mallctl.h), the engine's client registry, and sessions opened and
  * given their role the way conn.c does after a login. Header-only.
  */
 #ifndef HA_TEST_SESSION_FIXTURE_H
@@ -25,7 +25,7 @@
 struct sf_fixture {
     struct ha_config cfg;             /* only the fields the vtabs read */
     struct ha_vtab_ctx ctx;           /* fake jemalloc, datadir /tmp */
-    struct ha_session_registry reg;   /* PROCESSLIST, KILL, Questions */
+    struct ha_clients reg;            /* PROCESSLIST, KILL, Questions */
     struct ha_session_shared shared;
     sqlite3 *keeper;                  /* holds the memdb database open */
 };
@@ -47,11 +47,11 @@ sf_setup(struct sf_fixture *f, const char *suite, char *admin_credentials,
     f->ctx.admin_value = ha_config_admin_value;
     f->ctx.admin_arg = &f->cfg;
     f->ctx.datadir = "/tmp";
-    f->reg.started = time(NULL);
+    ha_clients_init(&f->reg);
     snprintf(f->shared.db_uri, sizeof(f->shared.db_uri),
              "file:/%s-%ld-%u?vfs=memdb", suite, (long)getpid(), ++n);
     f->shared.vtab = &f->ctx;
-    f->shared.registry = &f->reg;
+    f->shared.clients = &f->reg;
     ck_assert_int_eq(sqlite3_open_v2(f->shared.db_uri, &f->keeper,
                                      SQLITE_OPEN_READWRITE |
                                          SQLITE_OPEN_CREATE | SQLITE_OPEN_URI,

@@ -3,7 +3,7 @@
  * ProxySQL's layer commands: SAVE/LOAD <module> VARIABLES and SAVE CONFIG
  * TO FILE. heapadmin has two layers, not ProxySQL's three: an UPDATE of
  * global_variables acts at once (memory and runtime are one), and the
- * disk (engine/diskstore.h). So:
+ * disk (engine/persist.h runs them). So:
  *   SAVE JEMALLOC VARIABLES TO DISK   (= FROM MEMORY)  memory -> disk
  *   LOAD JEMALLOC VARIABLES FROM DISK (= TO MEMORY)    disk -> runtime
  *   LOAD ... TO RUNTIME (= FROM MEMORY), SAVE ... TO MEMORY (= FROM
@@ -14,17 +14,17 @@
  *                                  settings, as a file in the datadir
  * MEM and RUN are accepted for MEMORY and RUNTIME, as ProxySQL does.
  */
-#ifndef HA_PERSIST_H
-#define HA_PERSIST_H
+#ifndef HA_PERSIST_STMT_H
+#define HA_PERSIST_STMT_H
 
 #include <stdbool.h>
 #include <stddef.h>
 
 #include <sqlite3.h>
 
-#include "engine/config.h"
 #include "admin/lex.h"
 #include "admin/query.h"
+#include "engine/persist.h"
 
 enum ha_persist_module {
     HA_PERSIST_JEMALLOC,   /* JEMALLOC VARIABLES: jemalloc-* rows */
@@ -54,24 +54,10 @@ struct ha_persist_cmd {
 int ha_persist_parse(const struct ha_lex *lx, size_t i,
                      struct ha_persist_cmd *cmd, char *err, size_t errlen);
 
-/* What running a command needs from the session (persist.c does not
- * include the session layer, which calls it). */
-struct ha_persist_ctx {
-    sqlite3 *db;                  /* the session's: global_variables */
-    bool admin;                   /* stats users may not */
-    const char *who;              /* "user@peer (connection N)" for the log */
-    const char *datadir;          /* absolute */
-    const struct ha_config *cfg;  /* SAVE CONFIG TO FILE; NULL: refused */
-};
-
-/* Runs cmd and replies OK (with what was done in the info) or ERR.
- * Returns 0, or -1 for an ERR. */
-int ha_persist_exec(const struct ha_persist_ctx *ctx,
+/* Runs cmd for a session of the given role (who: for the log) against
+ * ctx (engine/persist.h) and replies OK (with what was done in the info)
+ * or ERR. Returns 0, or -1 for an ERR. */
+int ha_persist_exec(const struct ha_persist_ctx *ctx, bool admin,
                     const struct ha_persist_cmd *cmd, struct ha_reply *r);
 
-/* Start-up: applies every saved jemalloc-* value (each on its own, logged
- * with the value it replaces), or with initial discards them (logged).
- * Returns how many were applied, or -1 (logged). */
-int ha_persist_apply_saved(const struct ha_persist_ctx *ctx, bool initial);
-
-#endif /* HA_PERSIST_H */
+#endif /* HA_PERSIST_STMT_H */

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
- * Running SAVE/LOAD and SAVE CONFIG TO FILE (see persist.h), and applying
- * the saved values at start-up.
+ * The disk layer's operations (see persist.h): save, load, write the
+ * config file, and apply the saved values at start-up.
  */
-#include "admin/persist.h"
+#include "engine/persist.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 #include "engine/diskstore.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "vtab/heap_load.h"
+#include "core/datadir.h"
 #include "vtab/vtab_util.h"
 
 #define JE_PREFIX "jemalloc-"
@@ -151,16 +151,18 @@ current(sqlite3 *db, const char *name, char *out, size_t outlen)
 }
 
 /* ------------------------------------------------------------------
- * Statements
+ * Operations
  * ------------------------------------------------------------------ */
 
-static int
-save_to_disk(const struct ha_persist_ctx *ctx, struct ha_reply *r)
+int
+ha_persist_save(const struct ha_persist_ctx *ctx, size_t *n, char *msg,
+                size_t msglen)
 {
     struct rows rw = {0};
     char err[PATH_MAX + 256], path[PATH_MAX];
     int ret = -1;
 
+    *n = 0;
     ha_diskstore_path(ctx->datadir, path, sizeof(path));
     if (live_rows(ctx->db, &rw, err, sizeof(err)) != 0 ||
         ha_diskstore_save(ctx->datadir, JE_PREFIX,
@@ -170,48 +172,46 @@ save_to_disk(const struct ha_persist_ctx *ctx, struct ha_reply *r)
         ha_log_warn("control: %s: SAVE JEMALLOC VARIABLES TO DISK "
                     "failed: %s",
                     ctx->who, err);
-        ha_reply_err(r, 1105, "HY000", "SAVE JEMALLOC VARIABLES TO DISK: %s",
-                     err);
+        ha_err_set(msg, msglen, "SAVE JEMALLOC VARIABLES TO DISK: %s", err);
         goto out;
     }
     ha_log_notice("control: %s: SAVE JEMALLOC VARIABLES TO DISK: %zu "
                   "variables saved to %s",
                   ctx->who, rw.n, path);
-    {
-        char info[PATH_MAX + 128];
-
-        snprintf(info, sizeof(info),
-                 "%zu jemalloc variables saved to %s; they apply at every "
-                 "start (heapadmind --initial discards them)",
-                 rw.n, path);
-        ha_reply_ok(r, (uint64_t)rw.n, 0, info);
-    }
+    ha_err_set(msg, msglen,
+               "%zu jemalloc variables saved to %s; they apply at every "
+               "start (heapadmind --initial discards them)",
+               rw.n, path);
+    *n = rw.n;
     ret = 0;
 out:
     rows_free(&rw);
     return ret;
 }
 
-static int
-load_from_disk(const struct ha_persist_ctx *ctx, struct ha_reply *r)
+int
+ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
+                enum ha_persist_error *why, char *msg, size_t msglen)
 {
     struct rows rw = {0};
     char err[PATH_MAX + 512], path[PATH_MAX];
     int ret = -1;
 
+    *n = 0;
+    *why = HA_PERSIST_IO;
     ha_diskstore_path(ctx->datadir, path, sizeof(path));
     if (ha_diskstore_load(ctx->datadir, JE_PREFIX, rows_add, &rw, err,
                           sizeof(err)) != 0) {
-        ha_reply_err(r, 1105, "HY000", "LOAD JEMALLOC VARIABLES FROM DISK: %s",
-                     err);
+        ha_err_set(msg, msglen, "LOAD JEMALLOC VARIABLES FROM DISK: %s",
+                   err);
         goto out;
     }
     /* All or nothing: one savepoint, so the table applies every change
      * at its end or none. */
     if (sqlite3_exec(ctx->db, "SAVEPOINT ha_load", NULL, NULL, NULL) !=
         SQLITE_OK) {
-        ha_reply_sqlite_err(r, sqlite3_extended_errcode(ctx->db),
-                            sqlite3_errmsg(ctx->db));
+        *why = HA_PERSIST_SQL;
+        ha_err_set(msg, msglen, "%s", sqlite3_errmsg(ctx->db));
         goto out;
     }
     for (size_t i = 0; i < rw.n; i++) {
@@ -222,31 +222,28 @@ load_from_disk(const struct ha_persist_ctx *ctx, struct ha_reply *r)
             ha_log_warn("control: %s: LOAD JEMALLOC VARIABLES FROM DISK "
                         "refused: %s",
                         ctx->who, err);
-            ha_reply_err(r, 1231, "42000",
-                         "LOAD JEMALLOC VARIABLES FROM DISK: %s (from %s); "
-                         "nothing was changed",
-                         err, path);
+            *why = HA_PERSIST_INVALID;
+            ha_err_set(msg, msglen,
+                       "LOAD JEMALLOC VARIABLES FROM DISK: %s (from %s); "
+                       "nothing was changed",
+                       err, path);
             goto out;
         }
     }
     if (sqlite3_exec(ctx->db, "RELEASE ha_load", NULL, NULL, NULL) !=
         SQLITE_OK) {
-        ha_reply_sqlite_err(r, sqlite3_extended_errcode(ctx->db),
-                            sqlite3_errmsg(ctx->db));
+        *why = HA_PERSIST_SQL;
+        ha_err_set(msg, msglen, "%s", sqlite3_errmsg(ctx->db));
         goto out;
     }
     ha_log_notice("control: %s: LOAD JEMALLOC VARIABLES FROM DISK: %zu "
                   "variables applied from %s",
                   ctx->who, rw.n, path);
-    {
-        char info[PATH_MAX + 128];
-
-        snprintf(info, sizeof(info),
-                 "%zu jemalloc variables loaded from %s and applied (memory "
-                 "and runtime are one layer)",
-                 rw.n, path);
-        ha_reply_ok(r, (uint64_t)rw.n, 0, info);
-    }
+    ha_err_set(msg, msglen,
+               "%zu jemalloc variables loaded from %s and applied (memory "
+               "and runtime are one layer)",
+               rw.n, path);
+    *n = rw.n;
     ret = 0;
 out:
     rows_free(&rw);
@@ -268,9 +265,9 @@ live_int(sqlite3 *db, const char *name, int *field, bool boolean)
         *field = atoi(v);
 }
 
-static int
-save_config(const struct ha_persist_ctx *ctx, const char *file,
-            struct ha_reply *r)
+int
+ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
+                       char *msg, size_t msglen)
 {
     struct ha_config copy;
     struct ha_buf text = HA_BUF_INIT;
@@ -280,22 +277,22 @@ save_config(const struct ha_persist_ctx *ctx, const char *file,
     int fd, n, ret = -1;
 
     if (ctx->cfg == NULL) {
-        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE: no config");
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: no config");
         return -1;
     }
     /* Only a name in the datadir: SQL never picks where files go. */
-    if (!ha_heap_plain_name(file, why, sizeof(why))) {
-        ha_reply_err(r, 1105, "HY000",
-                     "SAVE CONFIG TO FILE '%s': %s; give a file name, "
-                     "written into the datadir %s",
-                     file, why, ctx->datadir);
+    if (!ha_datadir_plain_name(file, why, sizeof(why))) {
+        ha_err_set(msg, msglen,
+                   "SAVE CONFIG TO FILE '%s': %s; give a file name, "
+                   "written into the datadir %s",
+                   file, why, ctx->datadir);
         return -1;
     }
     n = snprintf(path, sizeof(path), "%s/%s", ctx->datadir, file);
     if (n < 0 || (size_t)n >= sizeof(path) ||
         snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
             (int)sizeof(tmp)) {
-        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE: name too long");
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: name too long");
         return -1;
     }
     /* The config as loaded, with the settings that change at run time
@@ -328,72 +325,27 @@ save_config(const struct ha_persist_ctx *ctx, const char *file,
             close(fd);
             unlink(tmp);
         }
-        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE %s: %s", path,
-                     strerror(e));
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", path,
+                   strerror(e));
         goto out;
     }
     if (close(fd) != 0 || rename(tmp, path) != 0) {
         int e = errno;
 
         unlink(tmp);
-        ha_reply_err(r, 1105, "HY000", "SAVE CONFIG TO FILE %s: %s", path,
-                     strerror(e));
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", path,
+                   strerror(e));
         goto out;
     }
     ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written", ctx->who,
                   path);
-    {
-        char info[2 * PATH_MAX + 128];
-
-        snprintf(info, sizeof(info),
-                 "config written to %s; start with it: heapadmind -c %s",
-                 path, path);
-        ha_reply_ok(r, 0, 0, info);
-    }
+    ha_err_set(msg, msglen,
+               "config written to %s; start with it: heapadmind -c %s", path,
+               path);
     ret = 0;
 out:
     ha_buf_free(&text);
     return ret;
-}
-
-int
-ha_persist_exec(const struct ha_persist_ctx *ctx,
-                const struct ha_persist_cmd *cmd, struct ha_reply *r)
-{
-    if (!ctx->admin) {
-        ha_reply_err(r, 1227, "42000",
-                     "Access denied; you need (at least one of) the SUPER "
-                     "privilege(s) for this operation");
-        return -1;
-    }
-    if (cmd->module == HA_PERSIST_CONFIG)
-        return save_config(ctx, cmd->file, r);
-    if (cmd->module == HA_PERSIST_ADMIN) {
-        ha_reply_ok(r, 0, 0,
-                    "admin-* variables are read-only at run time and come "
-                    "from the config file: nothing to save or load (SAVE "
-                    "CONFIG TO FILE writes them with the rest)");
-        return 0;
-    }
-    switch (cmd->action) {
-    case HA_PERSIST_TO_DISK:
-        return save_to_disk(ctx, r);
-    case HA_PERSIST_FROM_DISK:
-        return load_from_disk(ctx, r);
-    case HA_PERSIST_TO_RUNTIME:
-        ha_reply_ok(r, 0, 0,
-                    "nothing to do: an UPDATE of global_variables acts at "
-                    "once, so memory and runtime are one layer");
-        return 0;
-    case HA_PERSIST_TO_MEMORY:
-        ha_reply_ok(r, 0, 0,
-                    "nothing to do: runtime and memory are one layer "
-                    "(SAVE JEMALLOC VARIABLES TO DISK keeps them)");
-        return 0;
-    default:
-        ha_reply_err(r, 1105, "HY000", "unsupported");
-        return -1;
-    }
 }
 
 /* ------------------------------------------------------------------

@@ -1,0 +1,335 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Tasks on fibers (see task.h).
+ */
+#include "core/task.h"
+
+#include <event2/event.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/fiber.h"
+#include "core/worker.h"
+
+/* The task whose body runs on this thread now. */
+static _Thread_local struct ha_task *current;
+
+int64_t
+ha_task_now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void
+ha_task_init(struct ha_task *t, const struct ha_task_env *env)
+{
+    memset(t, 0, sizeof(*t));
+    t->env = env;
+}
+
+void
+ha_task_release(struct ha_task *t)
+{
+    if (t->resume_ev != NULL)
+        event_free(t->resume_ev);
+    if (t->deadline_ev != NULL)
+        event_free(t->deadline_ev);
+    t->resume_ev = t->deadline_ev = NULL;
+}
+
+struct ha_task *
+ha_task_current(void)
+{
+    return current;
+}
+
+bool
+ha_task_busy(const struct ha_task *t)
+{
+    return t != NULL && t->fiber != NULL;
+}
+
+static void
+body_entry(void *arg)
+{
+    struct ha_task *t = arg;
+
+    t->body(t->arg);
+}
+
+/* Switches into t's fiber (started or paused) with t current. */
+static enum ha_fiber_status
+enter(struct ha_task *t, bool start)
+{
+    struct ha_task *prev = current;
+    enum ha_fiber_status st;
+
+    current = t;
+    st = start ? ha_fiber_start(t->fiber, body_entry, t)
+               : ha_fiber_resume(t->fiber);
+    current = prev;
+    return st;
+}
+
+/* The body ended: the fiber goes back to the pool. */
+static void
+ended(struct ha_task *t)
+{
+    ha_fiber_pool_put(t->env->fibers, t->fiber);
+    t->fiber = NULL;
+    t->waiting = false;
+    if (t->deadline_ev != NULL)
+        event_del(t->deadline_ev);
+    if (t->resume_ev != NULL)
+        event_del(t->resume_ev);
+}
+
+static void
+resume_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_task *t = arg;
+
+    (void)fd;
+    (void)what;
+    if (t->fiber == NULL || !ha_fiber_paused(t->fiber))
+        return;
+    if (enter(t, false) == HA_FIBER_PAUSED)
+        return; /* whoever paused it scheduled its resumption */
+    ended(t);
+    if (t->finished != NULL)
+        t->finished(t->arg); /* may free t */
+}
+
+/* Resumes t at the loop's next pass: a zero timeout, not event_active,
+ * so the sockets ready meanwhile are served first. Returns -1 when that
+ * cannot be scheduled. */
+static int
+schedule(struct ha_task *t)
+{
+    static const struct timeval now = {0, 0};
+
+    if (t->resume_ev == NULL)
+        t->resume_ev = evtimer_new(t->env->base, resume_cb, t);
+    return t->resume_ev != NULL && evtimer_add(t->resume_ev, &now) == 0
+               ? 0
+               : -1;
+}
+
+int
+ha_task_run(struct ha_task *t, void (*body)(void *),
+            void (*finished)(void *), void *arg)
+{
+    t->body = body;
+    t->finished = finished;
+    t->arg = arg;
+    t->killed = t->timed_out = t->waiting = false;
+    t->deadline_ns = 0;
+    t->fiber = t->env->fibers != NULL ? ha_fiber_pool_get(t->env->fibers)
+                                      : NULL;
+    if (t->fiber == NULL) {
+        struct ha_task *prev = current;
+
+        /* No stack to be had: the body runs to its end here, its slices
+         * and waits returning at once. */
+        current = NULL;
+        body(arg);
+        current = prev;
+        return 0;
+    }
+    if (enter(t, true) == HA_FIBER_PAUSED)
+        return 1;
+    ended(t);
+    return 0;
+}
+
+void
+ha_task_slice(struct ha_task *t)
+{
+    if (t == NULL || t->fiber == NULL || current != t)
+        return;
+    if (schedule(t) != 0)
+        return; /* cannot pause: it runs on */
+    ha_fiber_yield(t->fiber);
+}
+
+void
+ha_task_wait(struct ha_task *t)
+{
+    if (t == NULL || t->fiber == NULL || current != t)
+        return;
+    if (ha_task_stopped(t) != HA_TASK_GO)
+        return;
+    t->waiting = true;
+    ha_fiber_yield(t->fiber);
+    t->waiting = false;
+}
+
+void
+ha_task_wake(struct ha_task *t)
+{
+    if (t != NULL && t->fiber != NULL && t->waiting)
+        (void)schedule(t);
+}
+
+void
+ha_task_kill(struct ha_task *t)
+{
+    if (t == NULL)
+        return;
+    t->killed = true;
+    ha_task_wake(t);
+}
+
+static void
+deadline_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_task *t = arg;
+
+    (void)fd;
+    (void)what;
+    t->timed_out = true;
+    ha_task_wake(t);
+}
+
+void
+ha_task_set_deadline(struct ha_task *t, int64_t deadline_ns)
+{
+    int64_t left;
+    struct timeval tv;
+
+    t->deadline_ns = deadline_ns;
+    t->timed_out = false;
+    if (t->deadline_ev != NULL)
+        event_del(t->deadline_ev);
+    if (deadline_ns == 0 || t->env->base == NULL)
+        return;
+    if (t->deadline_ev == NULL &&
+        (t->deadline_ev = evtimer_new(t->env->base, deadline_cb, t)) == NULL)
+        return; /* checked at each slice all the same */
+    left = deadline_ns - ha_task_now_ns();
+    if (left < 0)
+        left = 0;
+    tv.tv_sec = (time_t)(left / 1000000000);
+    tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+    evtimer_add(t->deadline_ev, &tv);
+}
+
+enum ha_task_stop
+ha_task_stopped(const struct ha_task *t)
+{
+    if (t == NULL)
+        return HA_TASK_GO;
+    if (t->env->shutdown != NULL && atomic_load(t->env->shutdown))
+        return HA_TASK_SHUTDOWN;
+    if (t->killed)
+        return HA_TASK_KILLED;
+    if (t->timed_out ||
+        (t->deadline_ns != 0 && ha_task_now_ns() > t->deadline_ns))
+        return HA_TASK_TIMEOUT;
+    return HA_TASK_GO;
+}
+
+void
+ha_task_abort(struct ha_task *t)
+{
+    if (t->fiber == NULL)
+        return;
+    t->killed = true;
+    if (t->resume_ev != NULL)
+        event_del(t->resume_ev);
+    while (enter(t, false) == HA_FIBER_PAUSED) {
+        if (t->resume_ev != NULL)
+            event_del(t->resume_ev);
+    }
+    ended(t);
+}
+
+/* ------------------------------------------------------------------
+ * Offloading to the worker thread
+ * ------------------------------------------------------------------ */
+
+struct offload {
+    struct ha_job job;
+    struct ha_task *task;          /* waiting for it; NULL: abandoned */
+    void (*run)(void *);
+    void (*discard)(void *);
+    void *arg;
+    bool finished;
+};
+
+static void
+offload_run(void *arg)
+{
+    struct offload *o = arg;
+
+    o->run(o->arg);
+}
+
+static void
+offload_done(void *arg)
+{
+    struct offload *o = arg;
+
+    o->finished = true;
+    if (o->task == NULL) {
+        /* Nobody waits any more: its result goes. */
+        if (o->discard != NULL)
+            o->discard(o->arg);
+        free(o);
+        return;
+    }
+    ha_task_wake(o->task);
+}
+
+int
+ha_task_offload(void (*run)(void *), void (*discard)(void *), void *arg)
+{
+    struct ha_task *t = current;
+    struct offload *o;
+    bool ran;
+
+    if (t == NULL || t->env->worker == NULL || t->fiber == NULL) {
+        run(arg);
+        return 0;
+    }
+    if (ha_task_stopped(t) != HA_TASK_GO) {
+        if (discard != NULL)
+            discard(arg);
+        return -1;
+    }
+    o = calloc(1, sizeof(*o));
+    if (o == NULL) {
+        run(arg); /* no memory to wait with: the loop does it */
+        return 0;
+    }
+    o->job.run = offload_run;
+    o->job.done = offload_done;
+    o->job.arg = o;
+    o->task = t;
+    o->run = run;
+    o->discard = discard;
+    o->arg = arg;
+    if (ha_worker_submit(t->env->worker, &o->job, NULL, 0) != 0) {
+        free(o);
+        run(arg); /* no thread to be had: the loop does it */
+        return 0;
+    }
+    while (!o->finished && ha_task_stopped(t) == HA_TASK_GO)
+        ha_task_wait(t);
+    if (!o->finished) {
+        o->task = NULL; /* offload_done discards it */
+        return -1;
+    }
+    ran = o->job.ran;
+    free(o);
+    if (!ran) {
+        if (discard != NULL)
+            discard(arg);
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * A task: one request of a client (a MySQL command, an HTTP request) run
+ * on a fiber (fiber.h) on the loop's thread, so that it can pause and let
+ * the loop serve everyone else:
+ *   - for a slice: it has run long enough (SQLite's progress handler
+ *     calls ha_task_slice every few ms) and goes on at the loop's next
+ *     pass;
+ *   - to wait: for its client to take a streamed reply, or for work it
+ *     handed to the worker thread (ha_task_offload), until someone calls
+ *     ha_task_wake;
+ * and so that it can be stopped from outside: KILL (ha_task_kill), its
+ * deadline (ha_task_set_deadline: a timer wakes a waiting task), or the
+ * owner's shutdown flag. A stopped task is not torn down: the code
+ * running in it sees ha_task_stopped() at its next check and ends.
+ *
+ * Long work that cannot be cut into slices (libdw reading a library's
+ * DWARF, a protobuf encode) goes to the worker thread with
+ * ha_task_offload: the task waits, the loop runs on, and the task
+ * resumes when the job is done, or gives up waiting when it is stopped
+ * (the job's result is then discarded when it ends).
+ *
+ * Everything here runs on the loop's thread, except the offloaded jobs.
+ */
+#ifndef HA_TASK_H
+#define HA_TASK_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+struct event;
+struct event_base;
+struct ha_fiber;
+struct ha_fiber_pool;
+struct ha_worker;
+
+/* Why a task should stop, most urgent first. */
+enum ha_task_stop {
+    HA_TASK_GO = 0,        /* keep going */
+    HA_TASK_SHUTDOWN,      /* the owner stops (heapadmin_stop, SIGTERM) */
+    HA_TASK_KILLED,        /* KILL [QUERY], or its client went away */
+    HA_TASK_TIMEOUT        /* past its deadline (max_execution_time) */
+};
+
+/* What the tasks of one owner share (the engine's executor). */
+struct ha_task_env {
+    struct event_base *base;
+    struct ha_fiber_pool *fibers;  /* NULL: bodies run on the loop's
+                                      stack, never pausing */
+    struct ha_worker *worker;      /* NULL: offloaded work runs inline */
+    const _Atomic bool *shutdown;  /* NULL: never */
+};
+
+struct ha_task {
+    const struct ha_task_env *env;
+    struct ha_fiber *fiber;        /* while the body runs or is paused */
+    void (*body)(void *arg);
+    void (*finished)(void *arg);   /* the body ended after a pause */
+    void *arg;
+    struct event *resume_ev;       /* resumes it at the loop's next pass */
+    struct event *deadline_ev;     /* wakes it at its deadline */
+    int64_t deadline_ns;           /* CLOCK_MONOTONIC; 0: none */
+    bool waiting;                  /* paused in ha_task_wait */
+    bool killed;                   /* ha_task_kill */
+    bool timed_out;                /* the deadline timer fired */
+};
+
+/* Ready for ha_task_run; env must outlive t. */
+void ha_task_init(struct ha_task *t, const struct ha_task_env *env);
+
+/* Frees t's timers. t must not be running or paused. */
+void ha_task_release(struct ha_task *t);
+
+/* Runs body(arg) on a fiber. Returns 0 when the body ended without
+ * pausing (or ran on the loop's stack: no fiber could be had), 1 when
+ * it paused: finished(arg) is then called on the loop once it ends.
+ * Clears the killed and timeout marks of a previous run. */
+int ha_task_run(struct ha_task *t, void (*body)(void *),
+                void (*finished)(void *), void *arg);
+
+/* True while a body runs or is paused. */
+bool ha_task_busy(const struct ha_task *t);
+
+/* The task whose body is running on this thread now, or NULL (on the
+ * loop's own stack, or on the worker thread). */
+struct ha_task *ha_task_current(void);
+
+/* From the body: pauses until the loop's next pass (after the sockets
+ * ready meanwhile are served). A no-op outside a fiber. */
+void ha_task_slice(struct ha_task *t);
+
+/* From the body: pauses until ha_task_wake (or a kill, the deadline, a
+ * shutdown). Callers re-check what they wait for: a wake may come early. */
+void ha_task_wait(struct ha_task *t);
+
+/* Makes a waiting task go on at the loop's next pass; no-op otherwise. */
+void ha_task_wake(struct ha_task *t);
+
+/* KILL: the body sees HA_TASK_KILLED from now on; a waiting body wakes. */
+void ha_task_kill(struct ha_task *t);
+
+/* The body must end by deadline_ns (CLOCK_MONOTONIC ns; 0: no deadline),
+ * even while it waits. */
+void ha_task_set_deadline(struct ha_task *t, int64_t deadline_ns);
+
+/* Whether, and why, the body should stop now. NULL t: HA_TASK_GO. */
+enum ha_task_stop ha_task_stopped(const struct ha_task *t);
+
+/* For an owner that must free t while its body is paused (a closing
+ * connection): kills it and resumes it until the body has ended, on the
+ * caller's stack; finished is not called. */
+void ha_task_abort(struct ha_task *t);
+
+/* Runs run(arg) on the worker thread of the current task's env while the
+ * task waits, so the loop serves others meanwhile. Without a current
+ * task or worker it runs inline. Returns 0 once run(arg) has returned;
+ * -1 when the task stopped waiting (killed, deadline, shutdown) or the
+ * worker could not take it: then the caller must not touch arg again,
+ * discard(arg) is called (now, or on the loop when the abandoned job
+ * ends). */
+int ha_task_offload(void (*run)(void *), void (*discard)(void *),
+                    void *arg);
+
+/* CLOCK_MONOTONIC in ns. */
+int64_t ha_task_now_ns(void);
+
+#endif /* HA_TASK_H */

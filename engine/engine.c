@@ -1,0 +1,247 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The engine (see engine.h): what ha_engine_new sets up and
+ * ha_engine_free takes down, in that order.
+ */
+#include "engine/engine.h"
+
+#include <event2/event.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "core/fiber.h"
+#include "core/log.h"
+#include "core/util.h"
+#include "core/worker.h"
+#include "engine/diskstore.h"
+#include "engine/dumptimer.h"
+#include "engine/history.h"
+#include "engine/persist.h"
+#include "vtab/vtab.h"
+
+struct ha_engine {
+    struct event_base *base;
+    const struct ha_config *cfg;
+    char *datadir;
+
+    struct ha_vtab_ctx vtab;       /* the tables' shared context */
+    char scratch_uri[128];         /* admin sessions' shared tables */
+    sqlite3 *keeper;               /* holds that database open */
+
+    struct ha_accounts accounts;   /* logins of both front-ends */
+    struct ha_clients clients;     /* PROCESSLIST, KILL, counters */
+    struct ha_tls tls;             /* certificate, RSA key */
+
+    struct ha_fiber_pool fibers;   /* stacks for tasks */
+    struct ha_worker *worker;      /* long work off the loop */
+    struct ha_task_env tasks;      /* what every task shares */
+
+    struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
+    struct ha_history *history;    /* stats_history sampler; NULL: none */
+};
+
+struct ha_engine *
+ha_engine_new(struct event_base *base, const struct ha_config *cfg,
+              const char *datadir, const struct ha_mallctl_ops *ops,
+              void (*thread_init)(void *), void *init_arg, char *err,
+              size_t errlen)
+{
+    struct ha_engine *e = calloc(1, sizeof(*e));
+    char why[PATH_MAX + 128];
+    int rc;
+
+    if (e == NULL || (e->datadir = strdup(datadir)) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        free(e);
+        return NULL;
+    }
+    e->base = base;
+    e->cfg = cfg;
+    e->vtab.ops = ops;
+    e->vtab.admin_value = ha_config_admin_value;
+    e->vtab.admin_arg = cfg;
+    e->vtab.datadir = e->datadir;
+    e->vtab.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
+    e->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
+    e->vtab.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
+    e->vtab.je = &cfg->jemalloc;
+    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users);
+    ha_clients_init(&e->clients);
+    /* A leading '/' makes the memdb database shared by every connection
+     * of this process under that name. The engine's own address keeps
+     * two live engines apart without a counter that engines created on
+     * two threads would race on; the keeper holds the database for as
+     * long as e (and so its address) is alive. */
+    snprintf(e->scratch_uri, sizeof(e->scratch_uri),
+             "file:/heapadmin-%ld-%p?vfs=memdb", (long)getpid(), (void *)e);
+    rc = sqlite3_open_v2(e->scratch_uri, &e->keeper,
+                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                             SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                         NULL);
+    if (rc != SQLITE_OK) {
+        ha_err_set(err, errlen, "cannot create the admin database: %s",
+                   e->keeper ? sqlite3_errmsg(e->keeper) : sqlite3_errstr(rc));
+        ha_engine_free(e);
+        return NULL;
+    }
+    e->worker = ha_worker_new(base, thread_init, init_arg, err, errlen);
+    if (e->worker == NULL) {
+        ha_engine_free(e);
+        return NULL;
+    }
+    e->tasks.base = base;
+    e->tasks.fibers = &e->fibers;
+    e->tasks.worker = e->worker;
+    if (cfg->sql_memory_limit > 0) {
+        /* SQLite's limit is per process: the agent and heapadmind have
+         * SQLite to themselves; a host that links the same libsqlite3
+         * shares it (README: Limits). */
+        sqlite3_hard_heap_limit64(cfg->sql_memory_limit);
+        ha_log_info("admin SQL memory limit: %lld bytes (sql_memory_limit)",
+                    cfg->sql_memory_limit);
+    }
+    e->dumptimer = ha_dumptimer_new(base, &e->vtab);
+    e->history = ha_history_new(base, &e->vtab, e->datadir,
+                                cfg->stats_system_memory);
+    /* The disk layer exists before the first session, which attaches
+     * it; a failure only means SAVE will report it. */
+    if (ha_diskstore_init(e->datadir, why, sizeof(why)) != 0)
+        ha_log_warn("disk layer: %s", why);
+    return e;
+}
+
+int
+ha_engine_enable_tls(struct ha_engine *e, char *err, size_t errlen)
+{
+    return ha_tls_init(&e->tls, e->cfg, e->datadir, err, errlen);
+}
+
+int
+ha_engine_apply_saved(struct ha_engine *e, bool initial)
+{
+    struct ha_vtab_conn *vc = NULL;
+    struct ha_persist_ctx ctx;
+    sqlite3 *db = NULL;
+    char *zerr = NULL;
+    int n = -1;
+
+    /* A private connection with the tables: each saved value goes
+     * through global_variables as an operator's UPDATE would. */
+    if (sqlite3_open_v2(":memory:", &db,
+                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK ||
+        ha_vtab_register_all(db, &e->vtab, &vc, &zerr) != SQLITE_OK) {
+        ha_log_error("saved variables not applied: %s",
+                     zerr != NULL ? zerr : "cannot open a connection");
+        goto out;
+    }
+    ha_vtab_set_admin(vc, true);
+    ha_vtab_set_who(vc, "start-up (saved on disk)");
+    memset(&ctx, 0, sizeof(ctx));
+    ctx.db = db;
+    ctx.who = "start-up";
+    ctx.datadir = e->datadir;
+    ctx.cfg = e->cfg;
+    n = ha_persist_apply_saved(&ctx, initial);
+out:
+    sqlite3_free(zerr);
+    sqlite3_close_v2(db);
+    ha_vtab_release(vc);
+    return n;
+}
+
+void
+ha_engine_set_shutdown_flag(struct ha_engine *e, const _Atomic bool *flag)
+{
+    e->tasks.shutdown = flag;
+}
+
+void
+ha_engine_free(struct ha_engine *e)
+{
+    if (e == NULL)
+        return;
+    /* First: a job still running may use the tables' context. */
+    ha_worker_free(e->worker);
+    ha_fiber_pool_clear(&e->fibers);
+    ha_dumptimer_free(e->dumptimer);
+    ha_history_free(e->history);
+    if (e->keeper != NULL)
+        sqlite3_close_v2(e->keeper);
+    ha_tls_free(&e->tls);
+    ha_vtab_ctx_free(&e->vtab);
+    free(e->datadir);
+    free(e);
+}
+
+void
+ha_engine_abandon(struct ha_engine *e)
+{
+    if (e != NULL)
+        ha_worker_abandon(e->worker);
+}
+
+struct event_base *
+ha_engine_base(const struct ha_engine *e)
+{
+    return e->base;
+}
+
+const struct ha_config *
+ha_engine_config(const struct ha_engine *e)
+{
+    return e->cfg;
+}
+
+const char *
+ha_engine_datadir(const struct ha_engine *e)
+{
+    return e->datadir;
+}
+
+struct ha_vtab_ctx *
+ha_engine_vtab(struct ha_engine *e)
+{
+    return &e->vtab;
+}
+
+struct ha_clients *
+ha_engine_clients(struct ha_engine *e)
+{
+    return &e->clients;
+}
+
+struct ha_accounts *
+ha_engine_accounts(struct ha_engine *e)
+{
+    return &e->accounts;
+}
+
+const struct ha_tls *
+ha_engine_tls(const struct ha_engine *e)
+{
+    return &e->tls;
+}
+
+const struct ha_task_env *
+ha_engine_tasks(const struct ha_engine *e)
+{
+    return &e->tasks;
+}
+
+const _Atomic bool *
+ha_engine_shutdown_flag(const struct ha_engine *e)
+{
+    return e->tasks.shutdown;
+}
+
+const char *
+ha_engine_scratch_uri(const struct ha_engine *e)
+{
+    return e->scratch_uri;
+}

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The engine: one heapadmin instance under both front-ends, the MySQL
+ * server (admin/) and the HTTP server (http/), which are siblings over
+ * it and never reach each other. It owns what must be the same whichever
+ * port a client came through:
+ *   - the config and the datadir;
+ *   - the accounts, the clear-text password check and the failed-login
+ *     throttle (accounts.h);
+ *   - the clients now served, one id space, PROCESSLIST and KILL
+ *     (clients.h);
+ *   - the executor: tasks on fibers with their deadlines and KILL, and
+ *     the worker thread that takes long work off the loop (core/task.h);
+ *   - the tables' context (jemalloc, symbolizer, loaded profiles) and
+ *     the shared scratch database admin sessions create tables in;
+ *   - the TLS certificate and RSA key, persistence, the memory history
+ *     and the automatic dump timers.
+ * It runs on the caller's event_base in the caller's thread.
+ */
+#ifndef HA_ENGINE_H
+#define HA_ENGINE_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "core/task.h"
+#include "engine/accounts.h"
+#include "engine/clients.h"
+#include "engine/config.h"
+#include "engine/tls.h"
+#include "vtab/mallctl.h"
+#include "vtab/vtab_util.h"
+
+struct event_base;
+struct ha_engine;
+
+/* Creates an engine for cfg (which must outlive it) on base; dumps and
+ * state go to datadir (absolute, copied). ops is jemalloc's mallctl (or
+ * a fake). thread_init, if not NULL, runs first on the worker thread
+ * with init_arg (the owner's log sink, arena and profiling switches).
+ * Returns NULL with err set. */
+struct ha_engine *ha_engine_new(struct event_base *base,
+                                const struct ha_config *cfg,
+                                const char *datadir,
+                                const struct ha_mallctl_ops *ops,
+                                void (*thread_init)(void *), void *init_arg,
+                                char *err, size_t errlen);
+
+/* Loads or generates the key material in the datadir (tls.h): the TLS
+ * certificate when have_ssl is on, and the RSA key pair of
+ * caching_sha2_password's full authentication. Returns 0, or -1 with err
+ * naming the file and the reason. */
+int ha_engine_enable_tls(struct ha_engine *e, char *err, size_t errlen);
+
+/* Start-up precedence: applies the jemalloc variables saved on disk over
+ * what the config set, each one logged, or with initial discards them.
+ * Returns the number applied or -1 (logged). */
+int ha_engine_apply_saved(struct ha_engine *e, bool initial);
+
+/* flag, once set (from any thread or a signal handler), stops every task
+ * at its next check (ERR 1053 for SQL). The owner keeps it alive. */
+void ha_engine_set_shutdown_flag(struct ha_engine *e,
+                                 const _Atomic bool *flag);
+
+/* Frees the engine once both front-ends are gone: waits for the worker
+ * thread's running job. NULL is a no-op. */
+void ha_engine_free(struct ha_engine *e);
+
+/* For a fork child: forgets what the parent's threads own (the worker)
+ * without joining or freeing; e is leaked. */
+void ha_engine_abandon(struct ha_engine *e);
+
+/* What the front-ends serve from. */
+struct event_base *ha_engine_base(const struct ha_engine *e);
+const struct ha_config *ha_engine_config(const struct ha_engine *e);
+const char *ha_engine_datadir(const struct ha_engine *e);
+struct ha_vtab_ctx *ha_engine_vtab(struct ha_engine *e);
+struct ha_clients *ha_engine_clients(struct ha_engine *e);
+struct ha_accounts *ha_engine_accounts(struct ha_engine *e);
+const struct ha_tls *ha_engine_tls(const struct ha_engine *e);
+const struct ha_task_env *ha_engine_tasks(const struct ha_engine *e);
+const _Atomic bool *ha_engine_shutdown_flag(const struct ha_engine *e);
+
+/* The URI of the scratch database every admin session shares (tables an
+ * admin creates), for sqlite3_open_v2 / ATTACH with SQLITE_OPEN_URI. */
+const char *ha_engine_scratch_uri(const struct ha_engine *e);
+
+#endif /* HA_ENGINE_H */
