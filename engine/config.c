@@ -91,6 +91,10 @@ static const struct config_key config_keys[] = {
     {ADMIN, "http_max_connections", KEY_INT, 1, 100000, NULL,
      OFF(http_max_connections), 0},
     {ADMIN, "http_timeout", KEY_INT, 1, 3600, NULL, OFF(http_timeout), 0},
+    {ADMIN, "http_header_timeout", KEY_INT, 1, 3600, NULL,
+     OFF(http_header_timeout), 0},
+    {ADMIN, "http_max_per_peer", KEY_INT, 0, 100000, NULL,
+     OFF(http_max_per_peer), 0},
     {ADMIN, "http_tls", KEY_BOOL, 0, 1, NULL, OFF(http_tls), 0},
     /* Limits. Timeouts are seconds, up to a year; sizes are bytes:
      * max_allowed_packet 1 MiB..1 GiB as in MySQL, max_output_buffer
@@ -153,6 +157,10 @@ static const struct config_key config_keys[] = {
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix)},
+    {JEMALLOC, "dump_group", KEY_STRING, 0,
+     sizeof(((struct ha_jemalloc_config *)0)->dump_group) - 1, NULL,
+     OFF(jemalloc.dump_group),
+     sizeof(((struct ha_jemalloc_config *)0)->dump_group)},
 };
 
 /* Groups heapadmin reads; their unknown members get a warning. */
@@ -688,6 +696,7 @@ init_scalars(struct ha_config *cfg)
     cfg->http_max_connections = HA_DEFAULT_HTTP_MAX_CONNECTIONS;
     cfg->max_execution_time = HA_DEFAULT_MAX_EXECUTION_TIME;
     cfg->http_timeout = HA_DEFAULT_HTTP_TIMEOUT;
+    cfg->http_header_timeout = HA_DEFAULT_HTTP_HEADER_TIMEOUT;
     cfg->connect_timeout = HA_DEFAULT_CONNECT_TIMEOUT;
     cfg->wait_timeout = HA_DEFAULT_WAIT_TIMEOUT;
     cfg->net_write_timeout = HA_DEFAULT_NET_WRITE_TIMEOUT;
@@ -1422,10 +1431,12 @@ ha_config_log(const struct ha_config *cfg)
                 cfg->n_ifaces, cfg->n_ifaces == 1 ? "" : "s");
     if (cfg->n_http > 0)
         ha_log_info("config: " ADMIN ".http_ifaces = \"%s\" (%zu "
-                    "listener%s), http_max_connections = %d, http_timeout "
-                    "= %d s, http_tls = %s",
+                    "listener%s), http_max_connections = %d, "
+                    "http_max_per_peer = %d, http_timeout = %d s, "
+                    "http_header_timeout = %d s, http_tls = %s",
                     cfg->http_ifaces, cfg->n_http, cfg->n_http == 1 ? "" : "s",
-                    cfg->http_max_connections, cfg->http_timeout,
+                    cfg->http_max_connections, cfg->http_max_per_peer,
+                    cfg->http_timeout, cfg->http_header_timeout,
                     cfg->http_tls ? "true (HTTPS)" : "false");
     else
         ha_log_info("config: " ADMIN ".http_ifaces = \"\" (HTTP off)");

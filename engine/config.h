@@ -33,6 +33,7 @@
 #define HA_DEFAULT_HTTP_MAX_CONNECTIONS 64
 #define HA_DEFAULT_MAX_EXECUTION_TIME 10000  /* ms */
 #define HA_DEFAULT_HTTP_TIMEOUT 30           /* s */
+#define HA_DEFAULT_HTTP_HEADER_TIMEOUT 10    /* s */
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
 #define HA_DEFAULT_UNIX_SOCKET_MODE "0660" /* owner and group may connect */
 
@@ -84,6 +85,10 @@ struct ha_config {
     int http_max_connections;   /* more are closed at once */
     int http_timeout;           /* s a connection may take to send a
                                  * request, or stay idle between two */
+    int http_header_timeout;    /* s a started request may take to
+                                   deliver its headers */
+    int http_max_per_peer;      /* connections one address may hold;
+                                   0: a quarter of http_max_connections */
     int http_tls;               /* serve HTTPS with the TLS certificate */
 
     /* Limits (admin_variables) */

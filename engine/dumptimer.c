@@ -70,6 +70,8 @@ automatic_dump(struct ha_dumptimer *t, const char *variable,
     }
     if (file[0] == '/' && ha_buildid_record(file, err, sizeof(err)) != 0)
         ha_log_warn("%s: build-ids not recorded: %s", file, err);
+    else if (file[0] == '/')
+        (void)ha_dumpfiles_sidecar_perms(file, ".buildid");
     ha_log_notice("%s: heap profile written to %s", what, file);
     (void)ha_dumpfiles_retain(prefix, je->dump_retention_count,
                               je->dump_retention_bytes);

@@ -6,6 +6,7 @@
 #include "engine/engine.h"
 
 #include <event2/event.h>
+#include <grp.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +23,7 @@
 #include "engine/dumptimer.h"
 #include "engine/history.h"
 #include "engine/persist.h"
+#include "vtab/dumpfiles.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -105,6 +107,25 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_log_info("admin SQL memory limit: %lld bytes (sql_memory_limit)",
                     cfg->sql_memory_limit);
     }
+    /* Dumps are private (0600), or readable by dump_group (0640): made so
+     * as jemalloc writes them, through its dump hook. */
+    if (cfg->jemalloc.dump_group[0] != '\0') {
+        struct group gr, *found = NULL;
+        char buf[4096];
+
+        if (getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
+                       &found) == 0 &&
+            found != NULL)
+            ha_dumpfiles_set_perms(found->gr_gid);
+        else
+            ha_log_warn("jemalloc_variables.dump_group: no group named "
+                        "'%s'; dumps are mode 0600",
+                        cfg->jemalloc.dump_group);
+    }
+    if (ops != NULL && ha_mallctl_prof_enabled(ops) &&
+        ha_mallctl_watch_dumps(ops) != 0)
+        ha_log_info("this jemalloc has no dump hook: dumps it writes on its "
+                    "own (interval, high-water) keep its mode 0644");
     e->dumptimer = ha_dumptimer_new(base, &e->vtab);
     e->history = ha_history_new(base, &e->vtab, e->datadir,
                                 cfg->stats_system_memory);

@@ -13,7 +13,9 @@
 #include "core/buf.h"
 #include "core/util.h"
 #include "http/assets.h"
-#include "http/reply.h"
+#include "core/task.h"
+#include "http/request.h"
+#include "prof/dumpfile.h"
 #include "prof/aggregate.h"
 #include "prof/syms.h"
 #include "vtab/heap_load.h"
@@ -257,18 +259,103 @@ tree_json(const struct tree *t, struct ha_buf *b, bool diff, double min)
  * Routes
  * ------------------------------------------------------------------ */
 
+/* data.json of a profile (and a base), built off the loop. */
+struct data_job {
+    struct ha_heap_profile *pr, *pb; /* references held */
+    char *title;
+    struct ha_buf out;
+    int rc;
+};
+
 static void
-serve_data(struct evhttp_request *req, struct ha_vtab_ctx *ctx, bool admin)
+data_run(void *arg)
 {
-    char *dump = ha_http_query(req, "dump"), *base = ha_http_query(req, "base");
-    struct ha_heap_profile *pr = NULL, *pb = NULL;
-    struct ha_agg diff_agg = {0};
-    const struct ha_agg *top = NULL;
+    struct data_job *j = arg;
+    struct ha_heap_profile *pr = j->pr, *pb = j->pb;
+    struct ha_agg agg = {0};
     struct tree t;
-    struct ha_buf b = HA_BUF_INIT;
-    char err[1024], why[256];
+    struct ha_buf *b = &j->out;
+    char why[256];
     bool tree_ok = false;
 
+    j->rc = -1;
+    if (tree_init(&t) != 0)
+        goto out;
+    tree_ok = true;
+    if (tree_add(&t, pr, 1) != 0 || (pb != NULL && tree_add(&t, pb, -1) != 0))
+        goto out;
+    /* The top table: heap_top's rows, or the diff's (built here, never
+     * kept: the profile's own aggregate is the loop's to set). */
+    if (ha_agg_add(&agg, &pr->p, &pr->syms, 1, false, why, sizeof(why)) !=
+            0 ||
+        (pb != NULL && ha_agg_add(&agg, &pb->p, &pb->syms, -1, false, why,
+                                  sizeof(why)) != 0))
+        goto out;
+    ha_agg_sort(&agg, HA_AGG_BY_FLAT_BYTES);
+    ha_buf_append_str(b, "{\"title\":\"");
+    json_str(b, j->title);
+    ha_buf_printf(b, "\",\"diff\":%s,\"total\":%.0f,\"top\":[",
+                  pb != NULL ? "true" : "false", agg.total_bytes);
+    for (size_t i = 0; i < agg.n_rows && i < TOP_ROWS; i++) {
+        const struct ha_agg_row *r = &agg.rows[i];
+
+        ha_buf_append_str(b, i ? ",{\"f\":\"" : "{\"f\":\"");
+        json_str(b, ha_agg_name(&agg, r));
+        ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f}", r->flat_bytes,
+                      r->cum_bytes);
+    }
+    ha_buf_append_str(b, "],\"tree\":");
+    if (tree_json(&t, b, pb != NULL, t.nodes[0].v * MIN_SHARE) != 0)
+        goto out;
+    ha_buf_append_str(b, "}\n");
+    if (!ha_buf_failed(b))
+        j->rc = 0;
+out:
+    if (tree_ok)
+        tree_free(&t);
+    ha_agg_free(&agg);
+}
+
+static void
+data_free(void *arg)
+{
+    struct data_job *j = arg;
+
+    ha_buf_free(&j->out);
+    ha_heap_profile_put(j->pb);
+    ha_heap_profile_put(j->pr);
+    free(j->title);
+    free(j);
+}
+
+/* A name the file rule refuses: 400 saying what is allowed. */
+static bool
+name_refused(struct ha_http_req *hr, const char *name)
+{
+    char why[512], msg[600];
+
+    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
+                                            sizeof(why)))
+        return false;
+    snprintf(msg, sizeof(msg), "%s\n", why);
+    ha_http_req_text(hr, 400, "Bad Request", msg);
+    return true;
+}
+
+void
+ha_http_flame_data(struct ha_http_req *hr)
+{
+    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    char *dump = NULL, *base = NULL, err[1024], msg[1100];
+    struct data_job *j = NULL;
+    int rc;
+
+    if (ha_http_req_param(hr, "dump", &dump, err, sizeof(err)) < 0 ||
+        ha_http_req_param(hr, "base", &base, err, sizeof(err)) < 0) {
+        snprintf(msg, sizeof(msg), "%s\n", err);
+        ha_http_req_text(hr, 400, "Bad Request", msg);
+        goto done;
+    }
     if (dump != NULL && dump[0] == '\0') {
         free(dump);
         dump = NULL;
@@ -277,73 +364,64 @@ serve_data(struct evhttp_request *req, struct ha_vtab_ctx *ctx, bool admin)
         free(base);
         base = NULL;
     }
-    if (dump == NULL && !admin) {
-        ha_http_reply_text(req, 403, "Forbidden",
-                           "a live profile needs an admin user; stats users "
-                           "may pick a dump\n");
+    if (name_refused(hr, dump) || name_refused(hr, base))
+        goto done;
+    if (dump == NULL && !hr->admin) {
+        ha_http_req_text(hr, 403, "Forbidden",
+                         "a live profile needs an admin user; stats users "
+                         "may pick a dump\n");
         goto done;
     }
-    if (ha_heap_profile_get(ctx, dump != NULL ? dump : HA_HEAP_LIVE, admin,
-                            &pr, err, sizeof(err)) != 0 ||
-        (base != NULL &&
-         ha_heap_profile_get(ctx, base, admin, &pb, err, sizeof(err)) != 0)) {
-        size_t at = strlen(err);
-
-        snprintf(err + at, sizeof(err) - at, "\n");
-        ha_http_reply_text(req, 404, "Not Found", err);
-        goto done;
-    }
-    if (tree_init(&t) != 0)
-        goto oom_notree;
-    tree_ok = true;
-    if (tree_add(&t, pr, 1) != 0 || (pb != NULL && tree_add(&t, pb, -1) != 0))
+    if ((j = calloc(1, sizeof(*j))) == NULL)
         goto oom;
-    if (pb != NULL) {
-        if (ha_agg_add(&diff_agg, &pr->p, &pr->syms, 1, false, why,
-                       sizeof(why)) != 0 ||
-            ha_agg_add(&diff_agg, &pb->p, &pb->syms, -1, false, why,
-                       sizeof(why)) != 0)
+    if ((rc = ha_heap_profile_get(ctx, dump != NULL ? dump : HA_HEAP_LIVE,
+                                  hr->admin, &j->pr, err, sizeof(err))) !=
+            0 ||
+        (base != NULL && (rc = ha_heap_profile_get(ctx, base, hr->admin,
+                                                   &j->pb, err,
+                                                   sizeof(err))) != 0)) {
+        if (rc == HA_HEAP_STOPPED) {
+            ha_http_req_stopped(hr);
+        } else {
+            snprintf(msg, sizeof(msg), "%s\n", err);
+            ha_http_req_text(hr, 404, "Not Found", msg);
+        }
+        goto done;
+    }
+    /* A dump's page data never changes: kept with its profile. */
+    if (j->pb == NULL && !j->pr->live && j->pr->flame.len > 0) {
+        ha_http_req_body(hr, "application/json", j->pr->flame.data,
+                         j->pr->flame.len);
+        goto done;
+    }
+    {
+        size_t tl = strlen(dump != NULL ? dump : "live") +
+                    (base != NULL ? strlen(base) + 8 : 0) + 1;
+
+        if ((j->title = malloc(tl)) == NULL)
             goto oom;
-        ha_agg_sort(&diff_agg, HA_AGG_BY_FLAT_BYTES);
-        top = &diff_agg;
-    } else if ((top = ha_heap_profile_top(pr, err, sizeof(err))) == NULL) {
-        goto oom;
+        snprintf(j->title, tl, "%s%s%s", dump != NULL ? dump : "live",
+                 base != NULL ? " minus " : "", base != NULL ? base : "");
     }
-
-    ha_buf_append_str(&b, "{\"title\":\"");
-    json_str(&b, dump != NULL ? dump : "live");
-    if (base != NULL) {
-        ha_buf_append_str(&b, " minus ");
-        json_str(&b, base);
+    if (ha_task_offload(data_run, data_free, j) != 0) {
+        j = NULL;
+        ha_http_req_stopped(hr);
+        goto done;
     }
-    ha_buf_printf(&b, "\",\"diff\":%s,\"total\":%.0f,\"top\":[",
-                  pb != NULL ? "true" : "false", top->total_bytes);
-    for (size_t i = 0; i < top->n_rows && i < TOP_ROWS; i++) {
-        const struct ha_agg_row *r = &top->rows[i];
-
-        ha_buf_append_str(&b, i ? ",{\"f\":\"" : "{\"f\":\"");
-        json_str(&b, ha_agg_name(top, r));
-        ha_buf_printf(&b, "\",\"flat\":%.0f,\"cum\":%.0f}", r->flat_bytes,
-                      r->cum_bytes);
+    if (j->rc != 0)
+        goto oom;
+    ha_http_req_body(hr, "application/json", j->out.data, j->out.len);
+    if (j->pb == NULL && !j->pr->live && j->pr->flame.len == 0) {
+        j->pr->flame = j->out;
+        ha_buf_init(&j->out);
+        ha_heap_profile_account(j->pr);
     }
-    ha_buf_append_str(&b, "],\"tree\":");
-    if (tree_json(&t, &b, pb != NULL, t.nodes[0].v * MIN_SHARE) != 0)
-        goto oom;
-    ha_buf_append_str(&b, "}\n");
-    if (ha_buf_failed(&b))
-        goto oom;
-    ha_http_reply_body(req, "application/json", b.data, b.len);
     goto done;
 oom:
-oom_notree:
-    ha_http_reply_text(req, 500, "Internal Server Error", "out of memory\n");
+    ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
 done:
-    if (tree_ok)
-        tree_free(&t);
-    ha_agg_free(&diff_agg);
-    ha_buf_free(&b);
-    ha_heap_profile_put(pb);
-    ha_heap_profile_put(pr);
+    if (j != NULL)
+        data_free(j);
     free(dump);
     free(base);
 }
@@ -354,14 +432,20 @@ cmp_str(const void *a, const void *b)
     return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* The datadir's dump names as a JSON array, off the loop. */
+struct dumps_job {
+    const char *datadir;
+    struct ha_buf out;
+};
+
 static void
-serve_dumps(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
+dumps_run(void *arg)
 {
-    struct ha_buf b = HA_BUF_INIT;
+    struct dumps_job *j = arg;
     char **names = NULL;
     size_t n = 0, cap = 0;
     struct dirent *de;
-    DIR *d = ctx->datadir != NULL ? opendir(ctx->datadir) : NULL;
+    DIR *d = j->datadir != NULL ? opendir(j->datadir) : NULL;
 
     while (d != NULL && (de = readdir(d)) != NULL) {
         struct ha_dump_name dn;
@@ -385,21 +469,45 @@ serve_dumps(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
         closedir(d);
     if (n > 1)
         qsort(names, n, sizeof(*names), cmp_str);
-    ha_buf_append_u8(&b, '[');
+    ha_buf_append_u8(&j->out, '[');
     for (size_t i = 0; i < n; i++) {
-        ha_buf_append_str(&b, i ? ",\"" : "\"");
-        json_str(&b, names[i]);
-        ha_buf_append_u8(&b, '"');
+        ha_buf_append_str(&j->out, i ? ",\"" : "\"");
+        json_str(&j->out, names[i]);
+        ha_buf_append_u8(&j->out, '"');
         free(names[i]);
     }
     free(names);
-    ha_buf_append_str(&b, "]\n");
-    if (ha_buf_failed(&b))
-        ha_http_reply_text(req, 500, "Internal Server Error",
-                           "out of memory\n");
+    ha_buf_append_str(&j->out, "]\n");
+}
+
+static void
+dumps_free(void *arg)
+{
+    struct dumps_job *j = arg;
+
+    ha_buf_free(&j->out);
+    free(j);
+}
+
+void
+ha_http_flame_dumps(struct ha_http_req *hr)
+{
+    struct dumps_job *j = calloc(1, sizeof(*j));
+
+    if (j == NULL) {
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    j->datadir = ha_engine_datadir(hr->engine);
+    if (ha_task_offload(dumps_run, dumps_free, j) != 0) {
+        ha_http_req_stopped(hr);
+        return;
+    }
+    if (ha_buf_failed(&j->out))
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
     else
-        ha_http_reply_body(req, "application/json", b.data, b.len);
-    ha_buf_free(&b);
+        ha_http_req_body(hr, "application/json", j->out.data, j->out.len);
+    dumps_free(j);
 }
 
 static const char page[] =
@@ -486,38 +594,23 @@ static const char page[] =
     " 'error'); });\n"
     "</script>\n</body></html>\n";
 
-static void
-serve_asset(struct evhttp_request *req, const char *name)
+void
+ha_http_flame_asset(struct ha_http_req *hr)
 {
+    const char *name = hr->path + strlen("/assets/");
+
     for (size_t i = 0; i < ha_http_n_assets; i++)
         if (strcmp(ha_http_assets[i].name, name) == 0) {
-            evhttp_add_header(evhttp_request_get_output_headers(req),
-                              "Cache-Control", "max-age=86400");
-            ha_http_reply_body(req, ha_http_assets[i].content_type,
-                               ha_http_assets[i].data, ha_http_assets[i].len);
+            ha_http_req_add_header(hr, "Cache-Control", "max-age=86400");
+            ha_http_req_body(hr, ha_http_assets[i].content_type,
+                             ha_http_assets[i].data, ha_http_assets[i].len);
             return;
         }
-    ha_http_reply_text(req, 404, "Not Found", "no such asset\n");
+    ha_http_req_text(hr, 404, "Not Found", "no such asset\n");
 }
 
-bool
-ha_http_flame(struct evhttp_request *req, struct ha_vtab_ctx *ctx,
-              bool admin)
+void
+ha_http_flame_page(struct ha_http_req *hr)
 {
-    const char *path = ha_http_path(req);
-
-    if (path == NULL)
-        return false;
-    if (strcmp(path, "/heap") == 0 || strcmp(path, "/heap/") == 0)
-        ha_http_reply_body(req, "text/html; charset=utf-8", page,
-                           sizeof(page) - 1);
-    else if (strcmp(path, "/heap/data.json") == 0)
-        serve_data(req, ctx, admin);
-    else if (strcmp(path, "/heap/dumps.json") == 0)
-        serve_dumps(req, ctx);
-    else if (strncmp(path, "/assets/", 8) == 0)
-        serve_asset(req, path + 8);
-    else
-        return false;
-    return true;
+    ha_http_req_body(hr, "text/html; charset=utf-8", page, sizeof(page) - 1);
 }

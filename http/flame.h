@@ -19,14 +19,14 @@
 #ifndef HA_HTTP_FLAME_H
 #define HA_HTTP_FLAME_H
 
-#include <event2/http.h>
-#include <stdbool.h>
+#include "http/request.h"
 
-#include "vtab/vtab_util.h"
-
-/* Answers req when its path is one of the routes above and returns
- * true; false otherwise (nothing sent). admin: may take live profiles. */
-bool ha_http_flame(struct evhttp_request *req, struct ha_vtab_ctx *ctx,
-                   bool admin);
+/* The route handlers (routes.h), on the request's task. Building the
+ * data (a tree of 65k stacks, its JSON) runs on the worker thread and a
+ * dump's data is kept with its cached profile. */
+void ha_http_flame_page(struct ha_http_req *hr);
+void ha_http_flame_data(struct ha_http_req *hr);
+void ha_http_flame_dumps(struct ha_http_req *hr);
+void ha_http_flame_asset(struct ha_http_req *hr);
 
 #endif /* HA_HTTP_FLAME_H */

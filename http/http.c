@@ -1,18 +1,31 @@
 /* SPDX-License-Identifier: MIT
  *
- * The HTTP front-end (see http.h): evhttp listeners, Basic
- * authentication, connection bounds and the routes.
+ * The HTTP front-end (see http.h): evhttp listeners, the connections and
+ * their bounds, authentication through the engine's accounts and
+ * throttle, and requests run as tasks of the engine's executor.
  *
- * Connection bounds need to know when evhttp frees a connection, which
- * evhttp 2.1 does not tell for connections that never sent a request.
- * So every connection's bufferevent is one we create (evhttp_set_bevcb)
- * and hold a reference to: when evhttp frees it, bufferevent_free()
- * clears its callbacks but our reference keeps it allocated, and a sweep
- * (at each new connection and each deadline) that finds the callbacks
- * gone drops it from the count and releases it. A timer per connection
- * enforces http_timeout by shutting the socket down; evhttp then sees
- * the end of the stream and frees the connection itself (never freed
- * under it).
+ * Connections. evhttp 2.1 does not tell when it frees a connection that
+ * never sent a request, so every connection's bufferevent is one we
+ * create (evhttp_set_bevcb) and hold a reference to: when evhttp frees
+ * it, bufferevent_free() clears its callbacks but our reference keeps it
+ * allocated, and a sweep (at each new connection and each deadline)
+ * that finds the callbacks gone drops it from the count. We never free a
+ * connection under evhttp: to close one we shut its socket down and
+ * evhttp frees it on the end of stream.
+ *
+ * Bounds nobody can hold without logging in:
+ *   - deadlines: a new connection, and one whose next request has
+ *     started to arrive, must deliver the request's headers within
+ *     http_header_timeout; an idle keep-alive connection lives
+ *     http_timeout; a request being answered has none (its task has
+ *     max_execution_time);
+ *   - at http_max_connections a new connection evicts the oldest one
+ *     that has not delivered a request yet, then the oldest idle one;
+ *     only when every connection is being answered is it refused;
+ *   - one address holds at most http_max_per_peer connections, its own
+ *     oldest waiting one evicted first.
+ * A failed login waits as long as the engine's throttle says (the MySQL
+ * port's rule, per address), then gets 401 and the connection closes.
  */
 #include "http/http.h"
 
@@ -23,28 +36,25 @@
 #include <event2/bufferevent_ssl.h>
 #include <event2/http.h>
 #include <event2/keyvalq_struct.h>
+#include <netinet/in.h>
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "engine/accounts.h"
-#include "engine/metrics.h"
 #include "core/buf.h"
-#include "core/expo.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "http/flame.h"
-#include "http/pprof.h"
-#include "http/reply.h"
+#include "engine/accounts.h"
+#include "http/parse.h"
+#include "http/request.h"
+#include "http/routes.h"
 
-#define HTTP_MAX_HEADERS 8192 /* bytes of request headers */
+#define HTTP_MAX_HEADERS 8192   /* bytes of request headers */
 #define HTTP_MAX_BODY (4 << 20) /* bytes of request body: a symbol
                                    request's addresses (~19 bytes each) */
 
@@ -57,28 +67,50 @@ struct http_listener {
     char desc[300];
 };
 
+/* Where a connection is in its life; what its deadline is. */
+enum conn_phase {
+    PHASE_NEW,          /* accepted, no byte yet: header deadline */
+    PHASE_READING,      /* a request is arriving: header deadline */
+    PHASE_BUSY,         /* a request is being answered: no deadline */
+    PHASE_DENYING,      /* a failed login waits for its 401 */
+    PHASE_IDLE          /* between requests: http_timeout */
+};
+
 struct http_conn {
     struct ha_http *h;
-    struct bufferevent *bev; /* evhttp's, with our reference */
+    struct bufferevent *bev;   /* evhttp's, with our reference */
+    struct evhttp_connection *evcon; /* once its first request came */
     struct event *deadline;
-    bool over;               /* beyond http_max_connections: waits one
-                                loop turn for a slot, then is closed */
-    struct http_conn *prev, *next;
+    struct event *admit;       /* the next loop turn: socket known */
+    enum conn_phase phase;
+    bool admitted;             /* counted against the bounds */
+    bool closing;              /* shut down, evhttp frees it */
+    bool authed;               /* has delivered an authenticated request */
+    char host[64];             /* peer address, once admitted */
+    uint16_t port;
+    struct ha_http_req *cur;   /* the request being answered, or NULL */
+    struct event *deny_timer;  /* PHASE_DENYING */
+    struct http_conn *prev, *next; /* newest first */
 };
 
 struct ha_http {
+    struct ha_engine *engine;
     struct event_base *base;
     const struct ha_config *cfg;
-    struct ha_engine *engine;
     struct evhttp *eh;
     struct http_listener *ls;
     size_t n_ls;
     struct http_conn *conns;
-    size_t n_conns;
-    size_t n_active;         /* connections within the cap */
-    SSL_CTX *tls;            /* HTTPS (http_tls), or NULL */
-    uint64_t refused;        /* closed for the connection cap */
+    size_t n_conns;            /* allocated (some may be freed by evhttp
+                                  and not yet swept) */
+    SSL_CTX *tls;              /* HTTPS (http_tls), or NULL */
+    uint64_t evicted;          /* connections closed to admit others */
+    uint64_t refused;          /* closed: everything busy */
+    uint64_t denied;           /* failed logins */
 };
+
+static void conn_shutdown(struct http_conn *c);
+static void req_free(struct ha_http_req *hr);
 
 /* ------------------------------------------------------------------
  * Connections
@@ -107,14 +139,18 @@ conn_release(struct ha_http *h, struct http_conn *c)
     if (c->next != NULL)
         c->next->prev = c->prev;
     h->n_conns--;
-    if (!c->over)
-        h->n_active--;
+    if (c->cur != NULL)
+        c->cur->conn = NULL;
     event_free(c->deadline);
+    event_free(c->admit);
+    if (c->deny_timer != NULL)
+        event_free(c->deny_timer);
     bufferevent_decref(c->bev);
     free(c);
 }
 
-/* Releases the connections evhttp has freed. */
+/* Releases the connections evhttp has freed (not one with a request
+ * still running: its task holds it until it ends). */
 static void
 sweep(struct ha_http *h)
 {
@@ -122,7 +158,7 @@ sweep(struct ha_http *h)
 
     for (; c != NULL; c = next) {
         next = c->next;
-        if (!conn_alive(c))
+        if (!conn_alive(c) && c->cur == NULL)
             conn_release(h, c);
     }
 }
@@ -136,36 +172,206 @@ arm(struct http_conn *c, int seconds)
 }
 
 static void
+set_phase(struct http_conn *c, enum conn_phase phase)
+{
+    c->phase = phase;
+    switch (phase) {
+    case PHASE_NEW:
+    case PHASE_READING:
+        arm(c, c->h->cfg->http_header_timeout);
+        break;
+    case PHASE_IDLE:
+        arm(c, c->h->cfg->http_timeout);
+        break;
+    default:
+        evtimer_del(c->deadline);
+        break;
+    }
+}
+
+/* Closes c: evhttp reads the end of the stream and frees it. */
+static void
+conn_shutdown(struct http_conn *c)
+{
+    evutil_socket_t s = bufferevent_getfd(c->bev);
+
+    c->closing = true;
+    evtimer_del(c->deadline);
+    if (s >= 0)
+        shutdown(s, SHUT_RDWR);
+}
+
+static void
 deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct http_conn *c = arg;
-    struct ha_http *h = c->h;
-    evutil_socket_t s;
 
     (void)fd;
     (void)what;
-    if (!conn_alive(c)) { /* evhttp is done with it */
-        conn_release(h, c);
+    if (!conn_alive(c) && c->cur == NULL) {
+        conn_release(c->h, c);
         return;
     }
-    s = bufferevent_getfd(c->bev);
-    sweep(h); /* c is alive: the sweep keeps it */
-    /* Connections that ended in the same loop turn as this one arrived
-     * have been freed by now: if a slot is free, take it. */
-    if (c->over && h->n_active < (size_t)h->cfg->http_max_connections) {
-        c->over = false;
-        h->n_active++;
-        arm(c, h->cfg->http_timeout);
+    if (c->phase == PHASE_NEW || c->phase == PHASE_READING)
+        ha_log_debug("http: %s:%u: no complete request within %d s "
+                     "(http_header_timeout); closing",
+                     c->host, c->port, c->h->cfg->http_header_timeout);
+    conn_shutdown(c);
+}
+
+/* Bytes arrived: an idle connection starts a request, whose headers now
+ * have http_header_timeout to arrive. */
+static void
+input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+         void *arg)
+{
+    struct http_conn *c = arg;
+
+    (void)buf;
+    if (info->n_added > 0 && c->phase == PHASE_IDLE)
+        set_phase(c, PHASE_READING);
+}
+
+/* Whether c may be closed to make room: it holds nothing a logged-in
+ * user asked for. */
+static bool
+evictable(const struct http_conn *c)
+{
+    return c->admitted && !c->closing && conn_alive(c) &&
+           (c->phase == PHASE_NEW || c->phase == PHASE_READING ||
+            c->phase == PHASE_DENYING || c->phase == PHASE_IDLE);
+}
+
+/* The best victim among the connections (of host, when not NULL): the
+ * oldest that never delivered an authenticated request, else the oldest
+ * idle one. */
+static struct http_conn *
+victim(struct ha_http *h, const char *host, const struct http_conn *except)
+{
+    struct http_conn *fresh = NULL, *idle = NULL;
+
+    for (struct http_conn *c = h->conns; c != NULL; c = c->next) {
+        if (c == except || !evictable(c) ||
+            (host != NULL && strcmp(c->host, host) != 0))
+            continue;
+        /* The list is newest first: the last seen is the oldest. */
+        if (!c->authed || c->phase != PHASE_IDLE)
+            fresh = c;
+        else
+            idle = c;
+    }
+    return fresh != NULL ? fresh : idle;
+}
+
+static size_t
+count_admitted(const struct ha_http *h, const char *host)
+{
+    size_t n = 0;
+
+    for (const struct http_conn *c = h->conns; c != NULL; c = c->next)
+        if (c->admitted && !c->closing && conn_alive(c) &&
+            (host == NULL || strcmp(c->host, host) == 0))
+            n++;
+    return n;
+}
+
+static size_t
+per_peer(const struct ha_config *cfg)
+{
+    size_t cap = (size_t)cfg->http_max_connections;
+
+    if (cfg->http_max_per_peer > 0)
+        return (size_t)cfg->http_max_per_peer;
+    return cap / 4 > 0 ? cap / 4 : 1;
+}
+
+static void
+describe_peer(struct http_conn *c)
+{
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    evutil_socket_t fd = bufferevent_getfd(c->bev);
+
+    ha_strlcpy(c->host, "?", sizeof(c->host));
+    if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+        return;
+    if (ss.ss_family == AF_INET6) {
+        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
+
+        if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr))
+            inet_ntop(AF_INET, &a->sin6_addr.s6_addr[12], c->host,
+                      sizeof(c->host));
+        else
+            inet_ntop(AF_INET6, &a->sin6_addr, c->host, sizeof(c->host));
+        c->port = ntohs(a->sin6_port);
+    } else if (ss.ss_family == AF_INET) {
+        const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
+
+        inet_ntop(AF_INET, &a->sin_addr, c->host, sizeof(c->host));
+        c->port = ntohs(a->sin_port);
+    }
+}
+
+/* Applies the bounds to a new connection once its socket (and so its
+ * address) is known: at its first loop turn, or at its first request if
+ * that comes sooner. Returns false when c was refused (shut down). */
+static bool
+admit(struct http_conn *c)
+{
+    struct ha_http *h = c->h;
+    struct http_conn *v;
+
+    evtimer_del(c->admit);
+    if (c->admitted)
+        return true;
+    describe_peer(c);
+    if (count_admitted(h, c->host) >= per_peer(h->cfg)) {
+        /* One address holds its share: its own oldest waiting
+         * connection makes room, or this one goes. */
+        if ((v = victim(h, c->host, c)) == NULL)
+            goto refuse;
+        conn_shutdown(v);
+        h->evicted++;
+    }
+    if (count_admitted(h, NULL) >= (size_t)h->cfg->http_max_connections) {
+        if ((v = victim(h, NULL, c)) == NULL)
+            goto refuse;
+        if (h->evicted++ % 100 == 0)
+            ha_log_warn("http: http_max_connections (%d) reached: closing "
+                        "connections that sent no request to admit new "
+                        "ones (%llu so far)",
+                        h->cfg->http_max_connections,
+                        (unsigned long long)h->evicted);
+        conn_shutdown(v);
+    }
+    c->admitted = true;
+    set_phase(c, PHASE_NEW);
+    return true;
+refuse:
+    if (h->refused++ % 100 == 0)
+        ha_log_warn("http: %zu connections open and all are being "
+                    "answered (http_max_connections %d, "
+                    "http_max_per_peer %zu): closing new ones (%llu so "
+                    "far)",
+                    count_admitted(h, NULL), h->cfg->http_max_connections,
+                    per_peer(h->cfg), (unsigned long long)h->refused);
+    conn_shutdown(c);
+    return false;
+}
+
+static void
+admit_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    if (!conn_alive(c)) {
+        conn_release(c->h, c);
         return;
     }
-    if (c->over && h->refused++ % 100 == 0)
-        ha_log_warn("http: %zu connections open, http_max_connections is "
-                    "%d: closing new ones (%llu so far)",
-                    h->n_active, h->cfg->http_max_connections,
-                    (unsigned long long)h->refused);
-    /* evhttp reads the end of the stream and frees the connection. */
-    if (s >= 0)
-        shutdown(s, SHUT_RDWR);
+    sweep(c->h);
+    (void)admit(c);
 }
 
 /* evhttp's bufferevent for a new connection, as evhttp would make it
@@ -175,6 +381,7 @@ static struct bufferevent *
 new_bev(struct event_base *base, void *arg)
 {
     struct ha_http *h = arg;
+    static const struct timeval now = {0, 0};
     struct http_conn *c;
 
     sweep(h);
@@ -182,6 +389,7 @@ new_bev(struct event_base *base, void *arg)
         return NULL;
     c->h = h;
     c->deadline = evtimer_new(base, deadline_cb, c);
+    c->admit = evtimer_new(base, admit_cb, c);
     if (h->tls != NULL) {
         /* BEV_OPT_CLOSE_ON_FREE: it frees the SSL, and evhttp, seeing
          * the flag, leaves the socket to it. */
@@ -198,26 +406,25 @@ new_bev(struct event_base *base, void *arg)
     } else {
         c->bev = bufferevent_socket_new(base, -1, 0);
     }
-    if (c->deadline == NULL || c->bev == NULL) {
+    if (c->deadline == NULL || c->admit == NULL || c->bev == NULL) {
         if (c->bev != NULL)
             bufferevent_free(c->bev);
         if (c->deadline != NULL)
             event_free(c->deadline);
+        if (c->admit != NULL)
+            event_free(c->admit);
         free(c);
         return NULL;
     }
     bufferevent_incref(c->bev);
+    evbuffer_add_cb(bufferevent_get_input(c->bev), input_cb, c);
     c->next = h->conns;
     if (h->conns != NULL)
         h->conns->prev = c;
     h->conns = c;
     h->n_conns++;
-    c->over = h->n_active >= (size_t)h->cfg->http_max_connections;
-    if (!c->over)
-        h->n_active++;
-    /* Over the cap: looked at again on the next loop turn, once evhttp
-     * has set the socket (deadline_cb). */
-    arm(c, c->over ? 0 : h->cfg->http_timeout);
+    arm(c, h->cfg->http_header_timeout);
+    evtimer_add(c->admit, &now);
     return c->bev;
 }
 
@@ -234,73 +441,183 @@ conn_of(struct ha_http *h, struct evhttp_request *req)
     return NULL;
 }
 
-/* ------------------------------------------------------------------
- * Authentication
- * ------------------------------------------------------------------ */
-
-static bool
-peer_is_local(struct evhttp_request *req)
+/* evhttp frees the connection (client gone, or shut down): the request
+ * being answered loses its evhttp_request, and its task stops. */
+static void
+evcon_closed(struct evhttp_connection *evcon, void *arg)
 {
-    struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-    char *addr = NULL;
-    ev_uint16_t port = 0;
+    struct http_conn *c = arg;
 
-    if (evcon == NULL)
-        return false;
-    evhttp_connection_get_peer(evcon, &addr, &port);
-    return addr != NULL &&
-           (strncmp(addr, "127.", 4) == 0 || strcmp(addr, "::1") == 0 ||
-            strncmp(addr, "::ffff:127.", 11) == 0);
+    (void)evcon;
+    c->closing = true;
+    evtimer_del(c->deadline);
+    if (c->deny_timer != NULL)
+        evtimer_del(c->deny_timer);
+    if (c->cur == NULL)
+        return;
+    c->cur->req = NULL;
+    if (c->phase == PHASE_DENYING) {
+        /* Waiting for its 401, which nobody will read now. */
+        req_free(c->cur);
+        c->cur = NULL;
+        return;
+    }
+    ha_task_kill(&c->cur->task);
 }
 
-/* The user a request's Basic credentials (RFC 7617) name, or NULL;
- * *why says what was wrong, for the log. */
+/* ------------------------------------------------------------------
+ * Requests
+ * ------------------------------------------------------------------ */
+
+static void
+req_row(const struct ha_client *cl, time_t now, struct ha_sessions_row *r)
+{
+    const struct ha_http_req *hr =
+        HA_CONTAINER_OF(cl, const struct ha_http_req, client);
+
+    r->id = cl->id;
+    r->user = hr->user->name;
+    r->host = hr->peer;
+    r->db = NULL;
+    r->command = "HTTP";
+    r->time = now > hr->since ? (int64_t)(now - hr->since) : 0;
+    r->state = "executing";
+    r->info = hr->info;
+}
+
+static void
+req_kill(struct ha_client *cl, bool query_only)
+{
+    struct ha_http_req *hr = HA_CONTAINER_OF(cl, struct ha_http_req, client);
+
+    if (!query_only)
+        hr->close_after = true;
+    ha_task_kill(&hr->task);
+}
+
+static size_t
+req_held(const struct ha_client *cl)
+{
+    const struct ha_http_req *hr =
+        HA_CONTAINER_OF(cl, const struct ha_http_req, client);
+    const struct http_conn *c = hr->conn;
+
+    return c != NULL && conn_alive(c)
+               ? evbuffer_get_length(bufferevent_get_output(c->bev))
+               : 0;
+}
+
+static const struct ha_client_ops req_client_ops = {
+    .row = req_row,
+    .kill = req_kill,
+    .held = req_held,
+};
+
+static void
+req_free(struct ha_http_req *hr)
+{
+    ha_task_release(&hr->task);
+    free(hr->path);
+    free(hr->query);
+    ha_buf_free(&hr->body);
+    free(hr);
+}
+
+/* The request's task ended (at once or after pauses). */
+static void
+req_done(void *arg)
+{
+    struct ha_http_req *hr = arg;
+    struct http_conn *c = hr->conn;
+    struct ha_http *h = c != NULL ? c->h : NULL;
+
+    if (hr->req != NULL && !hr->answered) {
+        if (ha_task_stopped(&hr->task) != HA_TASK_GO)
+            ha_http_req_stopped(hr);
+        else
+            ha_http_req_text(hr, 500, "Internal Server Error",
+                             "no reply was made\n");
+    }
+    ha_clients_remove(ha_engine_clients(hr->engine), &hr->client);
+    if (c != NULL) {
+        c->cur = NULL;
+        if (!conn_alive(c))
+            conn_release(h, c);
+        else if (c->closing)
+            ; /* shut down already: evhttp frees it */
+        else if (!hr->answered)
+            conn_shutdown(c); /* nothing could be sent */
+        else
+            /* After a reply with "Connection: close" (KILL), evhttp
+             * closes it itself once the reply is written. */
+            set_phase(c, PHASE_IDLE);
+    }
+    req_free(hr);
+}
+
+static void
+req_body(void *arg)
+{
+    struct ha_http_req *hr = arg;
+
+    ha_http_route(hr);
+}
+
+/* A failed login's 401, after the throttle's wait. */
+static void
+deny_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_conn *c = arg;
+    struct ha_http_req *hr = c->cur;
+
+    (void)fd;
+    (void)what;
+    c->cur = NULL;
+    if (hr == NULL)
+        return;
+    if (hr->req != NULL) {
+        ha_http_req_add_header(hr, "WWW-Authenticate",
+                               "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
+        /* Closed once written: a guesser reconnects, and pays for it. */
+        hr->close_after = true;
+        ha_http_req_text(hr, 401, "Unauthorized",
+                         "authentication required: HTTP Basic with an "
+                         "admin_credentials or stats_credentials "
+                         "account\n");
+        set_phase(c, PHASE_IDLE);
+    } else {
+        conn_shutdown(c);
+    }
+    req_free(hr);
+}
+
+/* Checks the request's Basic credentials against the engine's accounts.
+ * Returns the user, or NULL with *why (for the log) and *counted (a
+ * password was tried: the throttle counts it). */
 static const struct ha_user *
-authenticate(struct ha_http *h, struct evhttp_request *req,
-             const char **why)
+authenticate(struct ha_http *h, struct evhttp_request *req, bool is_local,
+             const char **why, bool *counted)
 {
     const char *hdr = evhttp_find_header(evhttp_request_get_input_headers(req),
                                          "Authorization");
-    unsigned char dec[512];
+    char user[HA_USER_MAX + 1], pw[HA_HTTP_BASIC_MAX + 1];
+    size_t pw_len = 0;
     const struct ha_user *u;
-    size_t n, len;
-    int got;
-    char *colon;
+    bool ok;
 
-    *why = "no credentials";
-    if (hdr == NULL || strncasecmp(hdr, "Basic ", 6) != 0)
+    *counted = false;
+    if (ha_http_basic_parse(hdr, user, sizeof(user), pw, sizeof(pw), &pw_len,
+                            why) != 0)
         return NULL;
-    hdr += 6;
-    while (*hdr == ' ')
-        hdr++;
-    n = strlen(hdr);
-    *why = "malformed credentials";
-    if (n == 0 || n % 4 != 0 || n / 4 * 3 >= sizeof(dec))
-        return NULL;
-    got = EVP_DecodeBlock(dec, (const unsigned char *)hdr, (int)n);
-    if (got < 0)
-        return NULL;
-    len = (size_t)got;
-    /* EVP_DecodeBlock counts the padding as zero bytes. */
-    if (n >= 1 && hdr[n - 1] == '=')
-        len--;
-    if (n >= 2 && hdr[n - 2] == '=')
-        len--;
-    dec[len] = '\0';
-    colon = memchr(dec, ':', len);
-    if (colon == NULL || memchr(dec, '\0', len) != NULL)
-        return NULL;
-    *colon = '\0';
-    *why = "unknown user or wrong password";
-    u = ha_accounts_find(ha_engine_accounts(h->engine), (const char *)dec);
-    if (u == NULL ||
-        !ha_accounts_check_clear(u, (const uint8_t *)colon + 1,
-                                 len - (size_t)(colon + 1 - (char *)dec))) {
-        OPENSSL_cleanse(dec, sizeof(dec));
+    *counted = true;
+    u = ha_accounts_find(ha_engine_accounts(h->engine), user);
+    ok = u != NULL && ha_accounts_check_clear(u, (const uint8_t *)pw, pw_len);
+    OPENSSL_cleanse(pw, sizeof(pw));
+    if (!ok) {
+        *why = u == NULL ? "unknown user" : "wrong password";
         return NULL;
     }
-    OPENSSL_cleanse(dec, sizeof(dec));
-    if (!ha_credentials_allows_from(u, peer_is_local(req))) {
+    if (!ha_credentials_allows_from(u, is_local)) {
         *why = "default credentials, which are accepted only from "
                "loopback";
         return NULL;
@@ -308,41 +625,94 @@ authenticate(struct ha_http *h, struct evhttp_request *req,
     return u;
 }
 
-/* ------------------------------------------------------------------
- * Replies and routes
- * ------------------------------------------------------------------ */
-
-static void
-serve_metrics(struct ha_http *h, struct evhttp_request *req)
+static bool
+host_is_local(const char *host)
 {
-    struct evkeyvalq *in = evhttp_request_get_input_headers(req);
-    enum ha_expo_format fmt =
-        ha_expo_negotiate(evhttp_find_header(in, "Accept"));
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
-    struct ha_buf out = HA_BUF_INIT;
-    struct evbuffer *b;
+    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
+}
 
-    ha_clients_stats(ha_engine_clients(h->engine), &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = true;
-    c.http_requests = st.http_requests;
-    if (ha_admin_metrics(ha_engine_vtab(h->engine), &c, fmt, &out) != 0 ||
-        (b = evbuffer_new()) == NULL) {
-        ha_buf_free(&out);
-        ha_http_reply_text(req, 500, "Internal Server Error", "out of memory\n");
+static const char *
+method_name(enum evhttp_cmd_type cmd)
+{
+    switch (cmd) {
+    case EVHTTP_REQ_GET:
+        return "GET";
+    case EVHTTP_REQ_HEAD:
+        return "HEAD";
+    case EVHTTP_REQ_POST:
+        return "POST";
+    case EVHTTP_REQ_PUT:
+        return "PUT";
+    case EVHTTP_REQ_DELETE:
+        return "DELETE";
+    default:
+        return "OTHER";
+    }
+}
+
+/* A new request from an allocated hr (path, query, method, peer set):
+ * authentication, then the route on a task. */
+static void
+dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
+{
+    const struct ha_user *u;
+    const char *why;
+    bool counted;
+    char allow[64];
+
+    /* A method the path does not take: 405 before any password is
+     * checked (nothing to guess with). */
+    if (!ha_http_route_allows(hr->path, hr->method, allow, sizeof(allow))) {
+        ha_http_req_add_header(hr, "Allow", allow);
+        ha_http_req_text(hr, 405, "Method Not Allowed",
+                         "this path takes only the methods in Allow\n");
+        c->cur = NULL;
+        set_phase(c, PHASE_IDLE);
+        req_free(hr);
         return;
     }
-    evbuffer_add(b, out.data, out.len);
-    ha_buf_free(&out);
-    evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                      ha_expo_content_type(fmt));
-    evhttp_send_reply(req, 200, "OK", b);
-    evbuffer_free(b);
+    u = authenticate(h, hr->req, host_is_local(c->host), &why, &counted);
+    if (u == NULL) {
+        int64_t delay = counted ? ha_accounts_failed(
+                                      ha_engine_accounts(h->engine), c->host)
+                                : 0;
+        struct timeval tv = {(time_t)(delay / 1000),
+                             (suseconds_t)(delay % 1000) * 1000};
+
+        if (counted && h->denied++ % 100 == 0)
+            ha_log_warn("http: %s:%u: %s %s refused: %s (%llu failed "
+                        "logins so far; each answer waits as the "
+                        "throttle says)",
+                        c->host, c->port, method_name(hr->method), hr->path,
+                        why, (unsigned long long)h->denied);
+        c->phase = PHASE_DENYING;
+        evtimer_del(c->deadline);
+        if (c->deny_timer == NULL)
+            c->deny_timer = evtimer_new(h->base, deny_cb, c);
+        if (c->deny_timer == NULL || evtimer_add(c->deny_timer, &tv) != 0)
+            deny_cb(-1, 0, c);
+        return;
+    }
+    if (counted)
+        ha_accounts_succeeded(ha_engine_accounts(h->engine), c->host);
+    c->authed = true;
+    hr->user = u;
+    hr->admin = u->role == HA_ROLE_ADMIN;
+    hr->client.id = ha_clients_next_id(ha_engine_clients(h->engine));
+    hr->client.role = u->role;
+    hr->client.user = u->name;
+    hr->client.ops = &req_client_ops;
+    ha_clients_add(ha_engine_clients(h->engine), &hr->client);
+    ha_engine_clients(h->engine)->http_requests++;
+    ha_engine_clients(h->engine)->questions++;
+    ha_task_init(&hr->task, ha_engine_tasks(h->engine));
+    if (h->cfg->max_execution_time > 0)
+        ha_task_set_deadline(&hr->task,
+                             ha_task_now_ns() +
+                                 (int64_t)h->cfg->max_execution_time *
+                                     1000000);
+    if (ha_task_run(&hr->task, req_body, req_done, hr) == 0)
+        req_done(hr);
 }
 
 static void
@@ -350,71 +720,55 @@ on_request(struct evhttp_request *req, void *arg)
 {
     struct ha_http *h = arg;
     struct http_conn *c = conn_of(h, req);
-    enum evhttp_cmd_type cmd = evhttp_request_get_command(req);
     const struct evhttp_uri *uri = evhttp_request_get_evhttp_uri(req);
     const char *path = uri != NULL ? evhttp_uri_get_path(uri) : NULL;
-    const struct ha_user *u;
-    const char *why;
+    const char *query = uri != NULL ? evhttp_uri_get_query(uri) : NULL;
+    struct evbuffer *in = evhttp_request_get_input_buffer(req);
+    struct ha_http_req *hr;
 
-    ha_engine_clients(h->engine)->http_requests++;
-    if (c != NULL && !c->over) /* the next request: a full http_timeout */
-        arm(c, h->cfg->http_timeout);
-    if (cmd != EVHTTP_REQ_GET && cmd != EVHTTP_REQ_HEAD &&
-        !(cmd == EVHTTP_REQ_POST && path != NULL &&
-          strcmp(path, "/debug/pprof/symbol") == 0)) {
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Allow",
-                          path != NULL &&
-                                  strcmp(path, "/debug/pprof/symbol") == 0
-                              ? "GET, HEAD, POST"
-                              : "GET, HEAD");
-        ha_http_reply_text(req, 405, "Method Not Allowed",
-                           "only GET and HEAD are served here (and POST to "
-                           "/debug/pprof/symbol)\n");
+    if (c == NULL || c->closing || !admit(c)) {
+        evhttp_send_error(req, 503, "Service Unavailable");
         return;
     }
-    u = authenticate(h, req, &why);
-    if (u == NULL) {
-        struct evhttp_connection *evcon = evhttp_request_get_connection(req);
-        char *addr = NULL;
-        ev_uint16_t port = 0;
+    if (c->evcon == NULL) {
+        c->evcon = evhttp_request_get_connection(req);
+        evhttp_connection_set_closecb(c->evcon, evcon_closed, c);
+    }
+    set_phase(c, PHASE_BUSY);
+    hr = calloc(1, sizeof(*hr));
+    if (hr == NULL || (hr->path = strdup(path != NULL ? path : "/")) ==
+                          NULL ||
+        (query != NULL && (hr->query = strdup(query)) == NULL)) {
+        if (hr != NULL)
+            req_free(hr);
+        evhttp_send_error(req, 500, "Internal Server Error");
+        set_phase(c, PHASE_IDLE);
+        return;
+    }
+    hr->engine = h->engine;
+    hr->req = req;
+    hr->conn = c;
+    hr->method = evhttp_request_get_command(req);
+    hr->since = time(NULL);
+    snprintf(hr->peer, sizeof(hr->peer), "%s:%u", c->host, c->port);
+    ha_strlcpy(hr->host, c->host, sizeof(hr->host));
+    snprintf(hr->info, sizeof(hr->info), "%s %s%s%s",
+             method_name(hr->method), hr->path, query != NULL ? "?" : "",
+             query != NULL ? query : "");
+    if (evbuffer_get_length(in) > 0) {
+        size_t len = evbuffer_get_length(in);
 
-        if (evcon != NULL)
-            evhttp_connection_get_peer(evcon, &addr, &port);
-        if (strcmp(why, "no credentials") != 0)
-            ha_log_warn("http: %s:%u: %s %s refused: %s",
-                        addr ? addr : "?", port, "GET",
-                        path ? path : "?", why);
-        evhttp_add_header(evhttp_request_get_output_headers(req),
-                          "WWW-Authenticate",
-                          "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
-        ha_http_reply_text(req, 401, "Unauthorized",
-                   "authentication required: HTTP Basic with an "
-                   "admin_credentials or stats_credentials account\n");
-        return;
+        if (ha_buf_reserve(&hr->body, len) != 0 ||
+            evbuffer_remove(in, hr->body.data, len) != (int)len) {
+            req_free(hr);
+            evhttp_send_error(req, 500, "Internal Server Error");
+            set_phase(c, PHASE_IDLE);
+            return;
+        }
+        hr->body.len = len;
     }
-    if (path != NULL && strcmp(path, "/metrics") == 0) {
-        serve_metrics(h, req);
-        return;
-    }
-    if (ha_http_pprof(req, ha_engine_vtab(h->engine),
-                      u->role == HA_ROLE_ADMIN) ||
-        ha_http_flame(req, ha_engine_vtab(h->engine),
-                      u->role == HA_ROLE_ADMIN))
-        return;
-    if (path != NULL && strcmp(path, "/") == 0) {
-        ha_http_reply_text(req, 200, "OK",
-                   "heapadmin\n"
-                   "  /metrics              Prometheus metrics "
-                   "(OpenMetrics on request)\n"
-                   "  /debug/pprof/heap     heap profile (live: admin; "
-                   "?dump=<file>, ?base=<file>, ?format=pprof|jemalloc)\n"
-                   "  /debug/pprof/symbol   jeprof's remote symbols\n"
-                   "  /heap                 flame graph, top functions, "
-                   "diffs\n");
-        return;
-    }
-    ha_http_reply_text(req, 404, "Not Found",
-               "no such page; see / for what is served here\n");
+    c->cur = hr;
+    dispatch(h, c, hr);
 }
 
 /* ------------------------------------------------------------------
@@ -447,6 +801,7 @@ ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
     evhttp_set_gencb(h->eh, on_request, h);
     evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
     evhttp_set_max_body_size(h->eh, HTTP_MAX_BODY);
+    /* Inactivity of a socket; the deadlines above are the real bounds. */
     evhttp_set_timeout(h->eh, cfg->http_timeout);
     /* Every method reaches on_request, which answers 405 itself (evhttp
      * would say 501). */
@@ -494,7 +849,7 @@ ha_http_listen(struct ha_http *h, char *err, size_t errlen)
                                 : ((struct sockaddr_in *)&ss)->sin_port);
         h->n_ls++;
         ha_log_info("http: listening on %s://%s%s%s:%d/ (/metrics, "
-                    "/debug/pprof/, /heap)",
+                    "/debug/pprof/, /pprof/, /heap)",
                     h->tls != NULL ? "https" : "http",
                     strchr(f->host, ':') ? "[" : "", f->host,
                     strchr(f->host, ':') ? "]" : "", l->port);
@@ -533,6 +888,25 @@ ha_http_free(struct ha_http *h)
 {
     if (h == NULL)
         return;
+    /* Requests still running end now (they see the kill at their next
+     * check), their replies going out as the connections close. */
+    for (struct http_conn *c = h->conns; c != NULL; c = c->next) {
+        struct ha_http_req *hr = c->cur;
+
+        if (hr == NULL)
+            continue;
+        if (c->phase == PHASE_DENYING) {
+            c->cur = NULL;
+            req_free(hr);
+            continue;
+        }
+        hr->conn = NULL; /* req_done must not touch c: it goes below */
+        c->cur = NULL;
+        if (ha_task_busy(&hr->task)) {
+            ha_task_abort(&hr->task);
+            req_done(hr);
+        }
+    }
     /* Frees every connection and listener; then our references go. */
     evhttp_free(h->eh);
     while (h->conns != NULL)

@@ -1,29 +1,26 @@
 /* SPDX-License-Identifier: MIT
  *
- * /debug/pprof/ routes (see pprof.h).
+ * /debug/pprof/ and /pprof/ handlers (see pprof.h).
  */
 #include "http/pprof.h"
 
-#include <event2/buffer.h>
-#include <event2/keyvalq_struct.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
-#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/task.h"
 #include "core/util.h"
+#include "prof/dumpfile.h"
 #include "prof/maps.h"
 #include "prof/pprof.h"
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
-#include "http/reply.h"
 #include "vtab/heap_load.h"
 
 #define SYMBOL_MAX_ADDRS 200000 /* addresses one symbol request may ask */
@@ -44,21 +41,25 @@ read_proc(const char *path, struct ha_buf *out)
     return n < 0 || ha_buf_failed(out) ? -1 : 0;
 }
 
-static void
-serve_cmdline(struct evhttp_request *req)
+void
+ha_http_pprof_cmdline(struct ha_http_req *hr)
 {
     struct ha_buf b = HA_BUF_INIT;
 
     if (read_proc("/proc/self/cmdline", &b) != 0) {
         ha_buf_free(&b);
-        ha_http_reply_text(req, 500, "Internal Server Error",
-                           "cannot read /proc/self/cmdline\n");
+        ha_http_req_text(hr, 500, "Internal Server Error",
+                         "cannot read /proc/self/cmdline\n");
         return;
     }
     ha_buf_append_u8(&b, '\n');
-    ha_http_reply_body(req, "text/plain; charset=utf-8", b.data, b.len);
+    ha_http_req_body(hr, "text/plain; charset=utf-8", b.data, b.len);
     ha_buf_free(&b);
 }
+
+/* ------------------------------------------------------------------
+ * Symbols (worker thread)
+ * ------------------------------------------------------------------ */
 
 static int
 cmp_u64(const void *x, const void *y)
@@ -68,30 +69,35 @@ cmp_u64(const void *x, const void *y)
     return a < b ? -1 : a > b;
 }
 
-/* Names each address of the POST body (gperftools' symbol protocol). */
+struct symbol_job {
+    struct ha_vtab_ctx *ctx;     /* its symbolizer is the worker's */
+    struct ha_buf body;          /* the request's addresses */
+    struct ha_buf out;
+    int code;                    /* 200, or the error's */
+    char err[256];
+};
+
+/* Parses the addresses, names them in this process's mappings now. */
 static void
-serve_symbol(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
+symbol_run(void *arg)
 {
-    struct evbuffer *in = evhttp_request_get_input_buffer(req);
-    size_t len = evbuffer_get_length(in), n = 0, u = 0;
-    char *body = NULL, *p, why[256];
-    uint64_t *pcs = NULL;
-    struct ha_buf maps_text = HA_BUF_INIT, out = HA_BUF_INIT;
+    struct symbol_job *j = arg;
+    struct ha_buf maps_text = HA_BUF_INIT;
     struct ha_maps maps = {0};
     struct ha_syms syms = {0};
     struct ha_symbolize_ops ops;
+    uint64_t *pcs = malloc((j->body.len / 3 + 1) * sizeof(*pcs));
+    size_t n = 0, u = 0;
+    char *p, why[256];
 
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-        ha_http_reply_text(req, 200, "OK", "num_symbols: 1\n");
+    j->code = 500;
+    ha_strlcpy(j->err, "out of memory\n", sizeof(j->err));
+    if (pcs == NULL)
         return;
-    }
-    body = malloc(len + 1);
-    pcs = malloc((len / 3 + 1) * sizeof(*pcs));
-    if (body == NULL || pcs == NULL)
-        goto oom;
-    evbuffer_remove(in, body, len);
-    body[len] = '\0';
-    for (p = body; *p;) {
+    ha_buf_append_u8(&j->body, '\0');
+    if (ha_buf_failed(&j->body))
+        goto done;
+    for (p = (char *)j->body.data; *p;) {
         char *end;
         uint64_t v;
 
@@ -104,14 +110,17 @@ serve_symbol(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
             (v = strtoull(p + 2, &end, 16), end == p + 2) ||
             (*end != '\0' && *end != '+' && *end != ' ' && *end != '\n' &&
              *end != '\r' && *end != '\t')) {
-            ha_http_reply_text(req, 400, "Bad Request",
-                               "expected 0x-prefixed hexadecimal addresses "
-                               "joined by '+'\n");
+            j->code = 400;
+            ha_strlcpy(j->err,
+                       "expected 0x-prefixed hexadecimal addresses joined "
+                       "by '+'\n",
+                       sizeof(j->err));
             goto done;
         }
         if (n == SYMBOL_MAX_ADDRS) {
-            ha_http_reply_text(req, 413, "Payload Too Large",
-                               "at most 200000 addresses per request\n");
+            j->code = 413;
+            ha_strlcpy(j->err, "at most 200000 addresses per request\n",
+                       sizeof(j->err));
             goto done;
         }
         pcs[n++] = v;
@@ -125,203 +134,345 @@ serve_symbol(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
     if (read_proc("/proc/self/maps", &maps_text) != 0 ||
         ha_maps_parse((const char *)maps_text.data, maps_text.len, &maps, why,
                       sizeof(why)) != 0) {
-        ha_http_reply_text(req, 500, "Internal Server Error",
-                           "cannot read this process's mappings\n");
+        ha_strlcpy(j->err, "cannot read this process's mappings\n",
+                   sizeof(j->err));
         goto done;
     }
-    if (ctx->symbolizer == NULL &&
-        (ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL)
-        goto oom;
-    ops = ha_symbolizer_ops(ctx->symbolizer);
+    if (j->ctx->symbolizer == NULL &&
+        (j->ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL)
+        goto done;
+    ops = ha_symbolizer_ops(j->ctx->symbolizer);
     if (ops.symbolize(ops.ctx, &maps, pcs, u, &syms, why, sizeof(why)) != 0)
-        goto oom;
-    ha_symfile_symbols(&syms, &out);
-    if (ha_buf_failed(&out))
-        goto oom;
-    ha_http_reply_body(req, "text/plain; charset=utf-8",
-                       out.len ? (const void *)out.data : "", out.len);
-    goto done;
-oom:
-    ha_http_reply_text(req, 500, "Internal Server Error", "out of memory\n");
+        goto done;
+    ha_symfile_symbols(&syms, &j->out);
+    if (!ha_buf_failed(&j->out))
+        j->code = 200;
 done:
     ha_syms_free(&syms);
     ha_maps_free(&maps);
     ha_buf_free(&maps_text);
-    ha_buf_free(&out);
     free(pcs);
-    free(body);
 }
 
-/* jeprof's fetchers: curl and wget. */
-static bool
-wants_jemalloc_text(struct evhttp_request *req, const char *format)
+static void
+symbol_free(void *arg)
 {
-    const char *ua;
+    struct symbol_job *j = arg;
 
-    if (format != NULL)
-        return strcmp(format, "jemalloc") == 0;
-    ua = evhttp_find_header(evhttp_request_get_input_headers(req),
-                            "User-Agent");
-    return ua != NULL &&
-           (strncasecmp(ua, "curl/", 5) == 0 || strncasecmp(ua, "Wget/", 5) == 0);
+    ha_buf_free(&j->body);
+    ha_buf_free(&j->out);
+    free(j);
+}
+
+void
+ha_http_pprof_symbol(struct ha_http_req *hr)
+{
+    struct symbol_job *j;
+
+    if (hr->method != EVHTTP_REQ_POST) {
+        ha_http_req_text(hr, 200, "OK", "num_symbols: 1\n");
+        return;
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    j->ctx = ha_engine_vtab(hr->engine);
+    j->body = hr->body;
+    ha_buf_init(&hr->body);
+    if (ha_task_offload(symbol_run, symbol_free, j) != 0) {
+        ha_http_req_stopped(hr);
+        return;
+    }
+    if (j->code != 200)
+        ha_http_req_text(hr, j->code,
+                         j->code == 400   ? "Bad Request"
+                         : j->code == 413 ? "Payload Too Large"
+                                          : "Internal Server Error",
+                         j->err);
+    else
+        ha_http_req_body(hr, "text/plain; charset=utf-8",
+                         j->out.len ? (const void *)j->out.data : "",
+                         j->out.len);
+    symbol_free(j);
+}
+
+/* ------------------------------------------------------------------
+ * Heap profiles
+ * ------------------------------------------------------------------ */
+
+/* Answers a failed profile call: stopped, refused name, or not found. */
+static void
+reply_failure(struct ha_http_req *hr, int rc, const char *err)
+{
+    char msg[1100];
+
+    if (rc == HA_HEAP_STOPPED) {
+        ha_http_req_stopped(hr);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "%s\n", err);
+    ha_http_req_text(hr, 404, "Not Found", msg);
+}
+
+/* A name the file rule refuses is the client's mistake: 400, saying
+ * what is allowed; it is never looked up. */
+static bool
+name_refused(struct ha_http_req *hr, const char *name)
+{
+    char why[512], msg[600];
+
+    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
+                                            sizeof(why)))
+        return false;
+    snprintf(msg, sizeof(msg), "%s\n", why);
+    ha_http_req_text(hr, 400, "Bad Request", msg);
+    return true;
 }
 
 /* Build-ids for pprof's mappings: the file's on disk (read once per file
- * by the symbolizer's cache). A module whose recorded build-id differs
- * has its addresses unnamed already (heap_load.h). */
+ * by the symbolizer's cache). Worker thread. */
 static const char *
 disk_build_id(void *arg, const char *path)
 {
-    return ha_symbolizer_build_id(arg, path);
+    struct ha_vtab_ctx *ctx = arg;
+
+    if (ctx->symbolizer == NULL &&
+        (ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL)
+        return NULL;
+    return ha_symbolizer_build_id(ctx->symbolizer, path);
 }
 
-static void
-reply_pprof(struct evhttp_request *req, const struct ha_buf *gz)
-{
-    evhttp_add_header(evhttp_request_get_output_headers(req),
-                      "Content-Disposition",
-                      "attachment; filename=\"heap.pb.gz\"");
-    ha_http_reply_body(req, "application/octet-stream", gz->data, gz->len);
-}
+struct encode_job {
+    struct ha_vtab_ctx *ctx;
+    struct ha_heap_profile *pr, *pb; /* references held */
+    int64_t time_nanos;
+    struct ha_buf out;
+    int rc;
+    char err[512];
+};
 
 static void
-serve_pprof(struct evhttp_request *req, struct ha_vtab_ctx *ctx, bool admin,
-            const char *dump, const char *base)
+encode_run(void *arg)
 {
-    struct ha_heap_profile *pr = NULL, *pb = NULL;
+    struct encode_job *j = arg;
     struct ha_pprof_input in[2];
-    struct ha_buf out = HA_BUF_INIT;
-    struct timespec now;
-    char err[1024];
     size_t n = 1;
 
-    if (ha_heap_profile_get(ctx, dump != NULL ? dump : HA_HEAP_LIVE, admin,
-                            &pr, err, sizeof(err)) != 0 ||
-        (base != NULL && ha_heap_profile_get(ctx, base, admin, &pb, err,
-                                             sizeof(err)) != 0)) {
-        size_t at = strlen(err);
-
-        snprintf(err + at, sizeof(err) - at, "\n");
-        ha_http_reply_text(req, 404, "Not Found", err);
-        goto done;
-    }
     memset(in, 0, sizeof(in));
-    in[0].p = &pr->p;
-    in[0].maps = &pr->maps;
-    in[0].syms = &pr->syms;
+    in[0].p = &j->pr->p;
+    in[0].maps = &j->pr->maps;
+    in[0].syms = &j->pr->syms;
     in[0].build_id = disk_build_id;
-    in[0].build_id_arg = ctx->symbolizer;
+    in[0].build_id_arg = j->ctx;
     in[0].weight = 1;
-    if (pb != NULL) {
+    if (j->pb != NULL) {
         in[1] = in[0];
-        in[1].p = &pb->p;
-        in[1].maps = &pb->maps;
-        in[1].syms = &pb->syms;
+        in[1].p = &j->pb->p;
+        in[1].maps = &j->pb->maps;
+        in[1].syms = &j->pb->syms;
         in[1].weight = -1;
         n = 2;
     }
-    /* A dump's profile is dated when it was written, so its encoding
-     * never changes and is kept with the cached profile: a repeated
-     * request (a dashboard, pprof -http reloading) costs no encoding,
-     * and nothing that holds the event loop. A live profile is dated
-     * now. */
-    if (pr->live)
-        clock_gettime(CLOCK_REALTIME, &now);
-    else
-        now = pr->mtime;
-    if (pb == NULL && !pr->live && pr->encoded.len > 0) {
-        reply_pprof(req, &pr->encoded);
-        goto done;
-    }
-    if (ha_pprof_encode(in, n,
-                        (int64_t)now.tv_sec * 1000000000 + now.tv_nsec,
-                        &out, err, sizeof(err)) != 0) {
-        ha_http_reply_text(req, 500, "Internal Server Error", err);
-        goto done;
-    }
-    reply_pprof(req, &out);
-    if (pb == NULL && !pr->live) {
-        pr->encoded = out; /* the profile owns it now */
-        out = (struct ha_buf)HA_BUF_INIT;
-        ha_heap_profile_account(pr);
-    }
-done:
-    ha_buf_free(&out);
-    ha_heap_profile_put(pb);
-    ha_heap_profile_put(pr);
+    j->rc = ha_pprof_encode(in, n, j->time_nanos, &j->out, j->err,
+                            sizeof(j->err));
 }
 
 static void
-serve_heap(struct evhttp_request *req, struct ha_vtab_ctx *ctx, bool admin)
+encode_free(void *arg)
 {
-    char *dump = ha_http_query(req, "dump"), *base = ha_http_query(req, "base");
-    char *format = ha_http_query(req, "format"), *text = NULL, err[1024];
-    size_t len = 0;
-    struct stat st;
+    struct encode_job *j = arg;
 
-    if (format != NULL && strcmp(format, "jemalloc") != 0 &&
-        strcmp(format, "pprof") != 0) {
-        ha_http_reply_text(req, 400, "Bad Request",
-                           "format: 'pprof' (gzipped profile.proto) or "
-                           "'jemalloc' (heap_v2 text, for jeprof)\n");
-        goto done;
-    }
-    if (dump == NULL && !admin) {
-        ha_http_reply_text(req, 403, "Forbidden",
-                           "a live profile needs an admin user; stats users "
-                           "may read dumps: ?dump=<file name from "
-                           "stats_heap_dumps>\n");
-        goto done;
-    }
-    if (wants_jemalloc_text(req, format)) {
-        if (base != NULL) {
-            ha_http_reply_text(req, 400, "Bad Request",
-                               "base= needs format=pprof; jeprof subtracts "
-                               "a base itself (--base)\n");
-            goto done;
-        }
-        if (dump != NULL
-                ? (!ha_heap_plain_name(dump, err, sizeof(err)) ||
-                   ha_heap_read_file(ctx->datadir, dump, &text, &len, &st,
-                                     err, sizeof(err)) != 0)
-                : ha_heap_live_text(ctx, &text, &len, err, sizeof(err)) !=
-                      0) {
-            size_t at = strlen(err);
-
-            snprintf(err + at, sizeof(err) - at, "\n");
-            ha_http_reply_text(req, dump != NULL ? 404 : 500,
-                               dump != NULL ? "Not Found"
-                                            : "Internal Server Error",
-                               err);
-            goto done;
-        }
-        ha_http_reply_body(req, "text/plain; charset=utf-8", text, len);
-        goto done;
-    }
-    serve_pprof(req, ctx, admin, dump, base);
-done:
-    free(text);
-    free(dump);
-    free(base);
-    free(format);
+    ha_buf_free(&j->out);
+    ha_heap_profile_put(j->pb);
+    ha_heap_profile_put(j->pr);
+    free(j);
 }
 
-bool
-ha_http_pprof(struct evhttp_request *req, struct ha_vtab_ctx *ctx,
-              bool admin)
+static void
+reply_pprof(struct ha_http_req *hr, const struct ha_buf *gz)
 {
-    const char *path = ha_http_path(req);
+    ha_http_req_add_header(hr, "Content-Disposition",
+                           "attachment; filename=\"heap.pb.gz\"");
+    ha_http_req_body(hr, "application/octet-stream", gz->data, gz->len);
+}
 
-    if (path == NULL || strncmp(path, "/debug/pprof/", 13) != 0)
-        return false;
-    path += 13;
-    if (strcmp(path, "heap") == 0 || strcmp(path, "allocs") == 0)
-        serve_heap(req, ctx, admin);
-    else if (strcmp(path, "symbol") == 0)
-        serve_symbol(req, ctx);
-    else if (strcmp(path, "cmdline") == 0)
-        serve_cmdline(req);
+static void
+serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
+{
+    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    struct encode_job *j = calloc(1, sizeof(*j));
+    struct timespec now;
+    char err[1024];
+    int rc;
+
+    if (j == NULL) {
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    j->ctx = ctx;
+    if ((rc = ha_heap_profile_get(ctx, dump != NULL ? dump : HA_HEAP_LIVE,
+                                  hr->admin, &j->pr, err, sizeof(err))) !=
+            0 ||
+        (base != NULL && (rc = ha_heap_profile_get(ctx, base, hr->admin,
+                                                   &j->pb, err,
+                                                   sizeof(err))) != 0)) {
+        encode_free(j);
+        reply_failure(hr, rc, err);
+        return;
+    }
+    /* A dump's profile is dated when it was written, so its encoding
+     * never changes and is kept with the cached profile: a repeated
+     * request (a dashboard, pprof -http reloading) costs no encoding. A
+     * live profile is dated now. */
+    if (j->pb == NULL && !j->pr->live && j->pr->encoded.len > 0) {
+        reply_pprof(hr, &j->pr->encoded);
+        encode_free(j);
+        return;
+    }
+    if (j->pr->live)
+        clock_gettime(CLOCK_REALTIME, &now);
     else
-        return false;
-    return true;
+        now = j->pr->mtime;
+    j->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    if (ha_task_offload(encode_run, encode_free, j) != 0) {
+        ha_http_req_stopped(hr);
+        return;
+    }
+    if (j->rc != 0) {
+        snprintf(err, sizeof(err), "%s\n", j->err);
+        ha_http_req_text(hr, 500, "Internal Server Error", err);
+        encode_free(j);
+        return;
+    }
+    reply_pprof(hr, &j->out);
+    if (j->pb == NULL && !j->pr->live && j->pr->encoded.len == 0) {
+        j->pr->encoded = j->out; /* the profile owns it now */
+        ha_buf_init(&j->out);
+        ha_heap_profile_account(j->pr);
+    }
+    encode_free(j);
+}
+
+/* jemalloc's text, as written (a dump's, checked to parse), or a fresh
+ * one of this process. */
+static void
+serve_text(struct ha_http_req *hr, const char *dump)
+{
+    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    char *text = NULL, err[1024];
+    size_t len = 0;
+    int rc;
+
+    rc = dump != NULL
+             ? ha_heap_dump_text(ctx, dump, &text, &len, err, sizeof(err))
+             : ha_heap_live_text(ctx, &text, &len, err, sizeof(err));
+    if (rc != 0) {
+        reply_failure(hr, rc, err);
+        return;
+    }
+    ha_http_req_body(hr, "text/plain; charset=utf-8", text, len);
+    free(text);
+}
+
+/* The parameters both heap routes take: dump, base, debug, format.
+ * Returns 0, or -1 once it has answered (malformed, refused). */
+static int
+heap_params(struct ha_http_req *hr, char **dump, char **base, bool *text)
+{
+    char *debug = NULL, *format = NULL, err[256], msg[300];
+    int ret = -1;
+
+    *dump = *base = NULL;
+    if (ha_http_req_param(hr, "dump", dump, err, sizeof(err)) < 0 ||
+        ha_http_req_param(hr, "base", base, err, sizeof(err)) < 0 ||
+        ha_http_req_param(hr, "debug", &debug, err, sizeof(err)) < 0 ||
+        ha_http_req_param(hr, "format", &format, err, sizeof(err)) < 0) {
+        snprintf(msg, sizeof(msg), "%s\n", err);
+        ha_http_req_text(hr, 400, "Bad Request", msg);
+        goto out;
+    }
+    if (*dump != NULL && (*dump)[0] == '\0') {
+        free(*dump);
+        *dump = NULL;
+    }
+    if (*base != NULL && (*base)[0] == '\0') {
+        free(*base);
+        *base = NULL;
+    }
+    if (format != NULL && strcmp(format, "jemalloc") != 0 &&
+        strcmp(format, "pprof") != 0) {
+        ha_http_req_text(hr, 400, "Bad Request",
+                         "format: 'pprof' (gzipped profile.proto) or "
+                         "'jemalloc' (heap_v2 text, for jeprof)\n");
+        goto out;
+    }
+    if (debug != NULL && strcmp(debug, "0") != 0 && strcmp(debug, "1") != 0 &&
+        strcmp(debug, "2") != 0) {
+        ha_http_req_text(hr, 400, "Bad Request",
+                         "debug: 0 (gzipped profile.proto), 1 or 2 "
+                         "(jemalloc's heap_v2 text)\n");
+        goto out;
+    }
+    if (format != NULL)
+        *text = strcmp(format, "jemalloc") == 0;
+    else if (debug != NULL)
+        *text = strcmp(debug, "0") != 0;
+    if (name_refused(hr, *dump) || name_refused(hr, *base))
+        goto out;
+    if (*dump == NULL && !hr->admin) {
+        ha_http_req_text(hr, 403, "Forbidden",
+                         "a live profile needs an admin user; stats users "
+                         "may read dumps: ?dump=<file name from "
+                         "stats_heap_dumps>\n");
+        goto out;
+    }
+    if (*text && *base != NULL) {
+        ha_http_req_text(hr, 400, "Bad Request",
+                         "base= needs the pprof format; jeprof subtracts a "
+                         "base itself (--base)\n");
+        goto out;
+    }
+    ret = 0;
+out:
+    if (ret != 0) {
+        free(*dump);
+        free(*base);
+        *dump = *base = NULL;
+    }
+    free(debug);
+    free(format);
+    return ret;
+}
+
+void
+ha_http_pprof_heap(struct ha_http_req *hr)
+{
+    char *dump, *base;
+    bool text = false;
+
+    if (heap_params(hr, &dump, &base, &text) != 0)
+        return;
+    if (text)
+        serve_text(hr, dump);
+    else
+        serve_pprof(hr, dump, base);
+    free(dump);
+    free(base);
+}
+
+void
+ha_http_jeprof_heap(struct ha_http_req *hr)
+{
+    char *dump, *base;
+    bool text = true;
+
+    if (heap_params(hr, &dump, &base, &text) != 0)
+        return;
+    if (text)
+        serve_text(hr, dump);
+    else
+        serve_pprof(hr, dump, base);
+    free(dump);
+    free(base);
 }

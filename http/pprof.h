@@ -1,38 +1,45 @@
 /* SPDX-License-Identifier: MIT
  *
- * The /debug/pprof/ routes: heap profiles for pprof-speaking tools and
- * jeprof's remote protocol (gperftools'), so that `jeprof --text
- * http://user:pass@host:port/debug/pprof/heap` works from a machine
- * without the binary:
+ * Heap profiles where profiling tools look for them, as handlers of the
+ * route table (routes.h), each run on its request's task:
  *
+ * Go's net/http/pprof convention (go tool pprof, Pyroscope, Parca):
  *   /debug/pprof/heap, /debug/pprof/allocs
- *        the live profile (admin users), or ?dump=<file in the datadir>
- *        (any user); ?base=<file> subtracts a base (pprof format only).
- *        Format: ?format=pprof (gzipped profile.proto, the default) or
- *        ?format=jemalloc (the heap_v2 text jeprof reads); without
- *        ?format, jeprof's fetchers (User-Agent curl/ or Wget/) get the
- *        jemalloc text and everyone else pprof.
- *   /debug/pprof/symbol
- *        GET: "num_symbols: 1" (symbols are served). POST: a body of
- *        0x-prefixed addresses joined by '+', answered with one
- *        "0x<addr> <name>" line per address this process can name
- *        (inline chains outermost first, joined by "--"), looked up in
- *        the binaries this process has mapped now.
- *   /debug/pprof/cmdline
- *        this process's command line (jeprof takes the program name).
+ *        always gzipped profile.proto; ?debug=1 (or 2): jemalloc's
+ *        heap_v2 text instead. The live profile (admin users), or
+ *        ?dump=<file in the datadir> (any user, by the datadir's file
+ *        rule: prof/dumpfile.h); ?base=<file> subtracts a base (pprof
+ *        only). No User-Agent sniffing: what a URL returns never depends
+ *        on the client.
+ *   /debug/pprof/symbol, /debug/pprof/cmdline  as below.
+ *
+ * jeprof's remote protocol (gperftools'), at jeprof's own default paths,
+ * so `jeprof --text http://user:pw@host:port` works with no path and no
+ * binary:
+ *   /pprof/heap     jemalloc's heap_v2 text (live: admin; ?dump= as
+ *                   above)
+ *   /pprof/profile  the same: it is what jeprof fetches when given no
+ *                   path (gperftools' CPU page; there is no CPU profiler
+ *                   here), and jeprof reads the profile's type from its
+ *                   header; ?seconds= is ignored
+ *   /pprof/symbol   GET: "num_symbols: 1". POST: a body of 0x-prefixed
+ *                   addresses joined by '+', answered with one
+ *                   "0x<addr> <name>" line per address this process can
+ *                   name (inline chains outermost first, joined by "--")
+ *   /pprof/cmdline  this process's command line (jeprof takes the
+ *                   program name)
+ *
+ * Reading, encoding and symbolizing run on the worker thread; a dump's
+ * profile.proto is encoded once and kept with the cached profile.
  */
 #ifndef HA_HTTP_PPROF_H
 #define HA_HTTP_PPROF_H
 
-#include <event2/http.h>
-#include <stdbool.h>
+#include "http/request.h"
 
-#include "vtab/vtab_util.h"
-
-/* Answers req when its path is one of the routes above and returns
- * true; false otherwise (nothing sent). admin: the user may take live
- * profiles. */
-bool ha_http_pprof(struct evhttp_request *req, struct ha_vtab_ctx *ctx,
-                   bool admin);
+void ha_http_pprof_heap(struct ha_http_req *hr);
+void ha_http_jeprof_heap(struct ha_http_req *hr);
+void ha_http_pprof_symbol(struct ha_http_req *hr);
+void ha_http_pprof_cmdline(struct ha_http_req *hr);
 
 #endif /* HA_HTTP_PPROF_H */

@@ -138,7 +138,7 @@ ha_buildid_record(const char *dump_path, char *err, size_t errlen)
     /* Never through a link planted at the temporary name. */
     unlink(tmp);
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0644);
+              0600);
     if (fd < 0 || (c.out = fdopen(fd, "w")) == NULL) {
         ha_err_set(err, errlen, "%s: %s", tmp, strerror(errno));
         if (fd >= 0)

@@ -174,8 +174,8 @@ static const struct {
     {"heap_v2/\n", "line 1: expected a decimal sample period"},
     {"heap_v2/99999999999999999999\n", "line 1: expected a sample period "
                                         "below 2^64"},
-    {"heap_v3/1\n", "line 1: expected 'heap_v2/<sample period>', got "
-                    "'heap_v3/1'"},
+    {"heap_v3/1\n", "line 1: expected 'heap_v2/<sample period>' (the "
+                    "line, 9 bytes, is not one)"},
     {"heap_v2/1 x\n", "line 1: expected a decimal sample period"},
     {"heap_v2/1", "line 2: expected 't*: <objs>: <bytes> [<objs>: "
                   "<bytes>]' (the process total), got end of file"},
@@ -197,18 +197,45 @@ static const struct {
     {HDR "@ 0x1\n  t*: 1: 1 [0: 0]\n  t3: 1: 1 [0: 0] x\n",
      "line 5: expected end of line after the thread's counts"},
     {HDR "hello\n", "line 3: expected '@ <addresses>', a blank line or "
-                    "'MAPPED_LIBRARIES:', got 'hello'"},
+                    "'MAPPED_LIBRARIES:' (the line, 5 bytes, is not one)"},
     {HDR "\n  t*: 1: 1 [0: 0]\n", "line 4: expected '@ <addresses>' before "
                                   "a t line"},
     {"<jemalloc>: a\n<jemalloc>: b\n" HDR "\x01\xff\n",
      "line 5: expected '@ <addresses>', a blank line or "
-     "'MAPPED_LIBRARIES:', got '?" "?'"},
+     "'MAPPED_LIBRARIES:' (the line, 2 bytes, is not one)"},
     /* Spliced: the leak run is cut out, "0x2" and "3" rejoin as 0x23, and
      * "bad" is reported at its line in the file (6), not in the text
      * without the leak lines (4). */
     {HDR "@ 0x1 0x2<jemalloc>: Leak\n<jemalloc>: Run\n3\nbad\n",
      "line 6: expected 't*: "},
 };
+
+/* A file that is not a dump (a private key, a config with passwords)
+ * is refused without a byte of it in the error. */
+START_TEST(test_prof_parse_error_quotes_nothing)
+{
+    static const char *const secrets[] = {
+        "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC\n",
+        "heap_v2/524288\n  t*: 1: 1 [0: 0]\nadmin_credentials=\"a:hunter2\"\n",
+        "datadir = \"/var/lib/x\"\nadmin_variables = { admin_credentials = "
+        "\"admin:s3cr3t\" }\n",
+    };
+    static const char *const words[] = {"PRIVATE", "MIIEv", "hunter2",
+                                        "s3cr3t", "datadir", "admin_"};
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(secrets); i++) {
+        struct ha_heapv2 p;
+        char err[512] = "";
+
+        ck_assert_int_eq(parse_exact(secrets[i], strlen(secrets[i]), &p, err,
+                                     sizeof(err)),
+                         -1);
+        for (size_t w = 0; w < HA_ARRAY_SIZE(words); w++)
+            ck_assert_msg(strstr(err, words[w]) == NULL,
+                          "case %zu: error quotes the file: %s", i, err);
+    }
+}
+END_TEST
 
 START_TEST(test_prof_parse_errors)
 {
@@ -1232,6 +1259,7 @@ prof_suite(void)
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);
+    tcase_add_test(errors, test_prof_parse_error_quotes_nothing);
     tcase_add_test(errors, test_prof_maps_errors);
     suite_add_tcase(s, errors);
 

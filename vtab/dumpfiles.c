@@ -6,6 +6,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -226,6 +227,36 @@ move_aside(const char *dir, const char *head, const char *label,
     return (int)moved;
 }
 
+/* -1: no group, dumps are 0600. */
+static _Atomic long long dump_gid = -1;
+
+void
+ha_dumpfiles_set_perms(gid_t gid)
+{
+    atomic_store(&dump_gid, gid == (gid_t)-1 ? -1 : (long long)gid);
+}
+
+int
+ha_dumpfiles_perms(const char *path)
+{
+    long long gid = atomic_load(&dump_gid);
+
+    if (gid >= 0 && chown(path, (uid_t)-1, (gid_t)gid) != 0)
+        return errno;
+    return chmod(path, gid >= 0 ? 0640 : 0600) == 0 ? 0 : errno;
+}
+
+int
+ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix)
+{
+    char path[PATH_MAX];
+
+    if ((size_t)snprintf(path, sizeof(path), "%s%s", dump, suffix) >=
+        sizeof(path))
+        return ENAMETOOLONG;
+    return ha_dumpfiles_perms(path);
+}
+
 int
 ha_dumpfiles_publish(const char *staged, const char *dir, char *out,
                      size_t outlen)
@@ -237,6 +268,8 @@ ha_dumpfiles_publish(const char *staged, const char *dir, char *out,
     n = snprintf(out, outlen, "%s/%s", dir, name);
     if (n < 0 || (size_t)n >= outlen)
         return ENAMETOOLONG;
+    /* Private before it has a name anyone can open. */
+    (void)ha_dumpfiles_perms(staged);
     for (int attempt = 0; attempt < 2; attempt++) {
         if (renameat2(AT_FDCWD, staged, AT_FDCWD, out, RENAME_NOREPLACE) ==
             0)

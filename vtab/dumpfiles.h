@@ -18,10 +18,27 @@
 #define HA_DUMPFILES_H
 
 #include <stddef.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define HA_DUMPFILES_STAGING ".heapadmin-staging" /* under the dump dir */
 #define HA_DUMPFILES_EARLIER "earlier-runs"       /* under the dump dir */
+
+/* Who may read dumps and their sidecars (.buildid, .sym): mode 0600,
+ * or 0640 owned by group gid when gid is not -1
+ * (jemalloc_variables.dump_group). Process-wide, like jemalloc's dumps
+ * themselves: set once at start. */
+void ha_dumpfiles_set_perms(gid_t gid);
+
+/* Applies that mode (and group) to path, a dump or sidecar just written.
+ * Async-signal-safe and allocation-free: jemalloc's dump hook calls it,
+ * under jemalloc's dump lock, for every dump it writes (interval,
+ * high-water, final), which jemalloc itself creates 0644. Returns 0 or
+ * an errno value. */
+int ha_dumpfiles_perms(const char *path);
+
+/* ha_dumpfiles_perms on the sidecar "<dump><suffix>" (".buildid"). */
+int ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix);
 
 /* The directory of prefix ("<dir>/<stem>"; "." without a '/') into dir.
  * Returns 0, or ENAMETOOLONG. */

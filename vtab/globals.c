@@ -730,6 +730,8 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
             if (file[0] == '/' &&
                 ha_buildid_record(file, why, sizeof(why)) != 0)
                 ha_log_warn("%s: build-ids not recorded: %s", file, why);
+            else if (file[0] == '/')
+                (void)ha_dumpfiles_sidecar_perms(file, ".buildid");
         }
         if (vt->conn->ctx->je != NULL) {
             char prefix[PATH_MAX];

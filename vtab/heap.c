@@ -18,6 +18,8 @@
  */
 #include "vtab/heap_vtab.h"
 
+#include "vtab/heap_load.h"
+
 #include <string.h>
 
 int
@@ -39,6 +41,16 @@ ha_heap_connect(sqlite3 *db, void *aux, const char *schema,
     sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
     *pp = &vt->base;
     return SQLITE_OK;
+}
+
+int
+ha_heap_fail(sqlite3_vtab *vt, int rc, const char *table, const char *err)
+{
+    if (rc == HA_HEAP_STOPPED) {
+        ha_vtab_set_errmsg(vt, "%s: interrupted", table);
+        return SQLITE_INTERRUPT;
+    }
+    return ha_vtab_set_errmsg(vt, "%s: %s", table, err != NULL ? err : "");
 }
 
 int

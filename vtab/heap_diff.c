@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "core/buf.h"
+#include "core/task.h"
 #include "core/util.h"
 #include "prof/aggregate.h"
 #include "vtab/heap_load.h"
@@ -38,11 +39,17 @@ struct diff_row {
     double objs;
 };
 
+/* The rows of a diff, built off the loop. */
+struct diff_rows {
+    struct diff_row *rows;
+    size_t n, cap;
+};
+
 typedef struct diff_cursor diff_cursor;
 struct diff_cursor {
     sqlite3_vtab_cursor base;  /* Base class - must be first */
-    struct diff_row *rows;
-    size_t n, cap, i;
+    struct diff_rows d;
+    size_t i;
 };
 
 static int
@@ -75,13 +82,19 @@ diff_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 }
 
 static void
+rows_free(struct diff_rows *d)
+{
+    for (size_t i = 0; i < d->n; i++)
+        free(d->rows[i].stack);
+    free(d->rows);
+    memset(d, 0, sizeof(*d));
+}
+
+static void
 diff_clear(diff_cursor *c)
 {
-    for (size_t i = 0; i < c->n; i++)
-        free(c->rows[i].stack);
-    free(c->rows);
-    c->rows = NULL;
-    c->n = c->cap = c->i = 0;
+    rows_free(&c->d);
+    c->i = 0;
 }
 
 static int
@@ -102,7 +115,7 @@ cmp_stack(const void *x, const void *y)
 /* Merges rows of the same stack, summing their figures; rows that sum to
  * nothing on both counts stay (present in either dump). */
 static void
-diff_merge(diff_cursor *c)
+diff_merge(struct diff_rows *c)
 {
     size_t out = 0;
 
@@ -120,19 +133,16 @@ diff_merge(diff_cursor *c)
     c->n = out;
 }
 
-/* Adds every stack of one dump to c with sign (+1 current, -1 base). */
+/* Adds every stack of profile pr to c with sign (+1 current, -1 base).
+ * Worker thread: reads pr only. */
 static int
-diff_side(diff_cursor *c, struct ha_vtab_conn *conn, const char *name,
+diff_side(struct diff_rows *c, const struct ha_heap_profile *pr,
           double sign, char *err, size_t errlen)
 {
     struct ha_buf line = HA_BUF_INIT;
-    struct ha_heap_profile *pr;
     struct ha_agg_walker *w = NULL;
     int ret = -1;
 
-    if (ha_heap_profile_get(conn->ctx, name, conn->admin, &pr, err,
-                            errlen) != 0)
-        return -1;
     if ((w = ha_agg_walker_new(&pr->syms)) == NULL)
         goto oom;
     for (size_t i = 0; i < pr->p.n_stacks; i++) {
@@ -161,12 +171,44 @@ diff_side(diff_cursor *c, struct ha_vtab_conn *conn, const char *name,
     ret = 0;
     goto out;
 oom:
-    ha_err_set(err, errlen, "%s: out of memory", name);
+    ha_err_set(err, errlen, "%s: out of memory", pr->name);
 out:
     ha_agg_walker_free(w);
     ha_buf_free(&line);
-    ha_heap_profile_put(pr);
     return ret;
+}
+
+/* Both sides collapsed and merged, off the loop. */
+struct diff_job {
+    struct ha_heap_profile *base, *current; /* references held */
+    struct diff_rows d;
+    int rc;
+    char err[256];
+};
+
+static void
+diff_run(void *arg)
+{
+    struct diff_job *j = arg;
+
+    j->rc = diff_side(&j->d, j->base, -1, j->err, sizeof(j->err)) != 0 ||
+                    diff_side(&j->d, j->current, 1, j->err,
+                              sizeof(j->err)) != 0
+                ? -1
+                : 0;
+    if (j->rc == 0)
+        diff_merge(&j->d);
+}
+
+static void
+diff_job_free(void *arg)
+{
+    struct diff_job *j = arg;
+
+    rows_free(&j->d);
+    ha_heap_profile_put(j->base);
+    ha_heap_profile_put(j->current);
+    free(j);
 }
 
 static int
@@ -176,7 +218,9 @@ diff_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     diff_cursor *c = (diff_cursor *)cur;
     heap_vtab *vt = (heap_vtab *)cur->pVtab;
     const char *base, *current;
+    struct diff_job *j;
     char err[1024];
+    int rc;
 
     (void)idxStr;
     diff_clear(c);
@@ -187,12 +231,26 @@ diff_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                                   "'<base>', '<current>')");
     base = (const char *)sqlite3_value_text(argv[0]);
     current = (const char *)sqlite3_value_text(argv[1]);
-    if (diff_side(c, vt->conn, base, -1, err, sizeof(err)) != 0 ||
-        diff_side(c, vt->conn, current, 1, err, sizeof(err)) != 0) {
-        diff_clear(c);
-        return ha_vtab_set_errmsg(&vt->base, "heap_profile_diff: %s", err);
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        return SQLITE_NOMEM;
+    if ((rc = ha_heap_profile_get(vt->conn->ctx, base, vt->conn->admin,
+                                  &j->base, err, sizeof(err))) != 0 ||
+        (rc = ha_heap_profile_get(vt->conn->ctx, current, vt->conn->admin,
+                                  &j->current, err, sizeof(err))) != 0) {
+        diff_job_free(j);
+        return ha_heap_fail(&vt->base, rc, "heap_profile_diff", err);
     }
-    diff_merge(c);
+    if (ha_task_offload(diff_run, diff_job_free, j) != 0)
+        return ha_heap_fail(&vt->base, HA_HEAP_STOPPED, "heap_profile_diff",
+                            NULL);
+    if (j->rc != 0) {
+        rc = ha_vtab_set_errmsg(&vt->base, "heap_profile_diff: %s", j->err);
+        diff_job_free(j);
+        return rc;
+    }
+    c->d = j->d;
+    memset(&j->d, 0, sizeof(j->d));
+    diff_job_free(j);
     return SQLITE_OK;
 }
 
@@ -208,7 +266,7 @@ diff_eof(sqlite3_vtab_cursor *cur)
 {
     diff_cursor *c = (diff_cursor *)cur;
 
-    return c->i >= c->n;
+    return c->i >= c->d.n;
 }
 
 static sqlite3_int64
@@ -221,7 +279,7 @@ static int
 diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     diff_cursor *c = (diff_cursor *)cur;
-    const struct diff_row *r = &c->rows[c->i];
+    const struct diff_row *r = &c->d.rows[c->i];
 
     switch (col) {
     case 0:

@@ -2,6 +2,13 @@
  *
  * Loading heap profiles for the heap tables, with a bounded cache and
  * the live profile (see heap_load.h).
+ *
+ * A load is a job for the worker thread (struct load): the job reads,
+ * parses and symbolizes into a profile nobody else sees yet; the loop
+ * then puts it in the cache (load_land) and wakes the tasks that waited
+ * for the same file. load_land runs whether the asking task still waits
+ * or gave up (the offload's discard callback), so a stopped query still
+ * leaves its profile for the next one.
  */
 #include "vtab/heap_load.h"
 
@@ -14,108 +21,32 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/task.h"
 #include "core/util.h"
 #include "prof/buildid.h"
+#include "prof/dumpfile.h"
 #include "prof/symbolize.h"
 #include "vtab/mallctl.h"
+
+/* A load under way, which later askers of the same file wait for. */
+struct inflight {
+    char *name;
+    struct stat st;               /* the file being read */
+    struct ha_task **waiters;     /* woken when it lands */
+    size_t n_waiters, cap_waiters;
+    bool landed;
+    int rc;                       /* its result, once landed */
+    char err[1024];
+    int refs;                     /* the loader and each waiter */
+    struct inflight *next;
+};
 
 struct ha_heap_cache {
     struct ha_heap_profile *list; /* most recently used first */
     uint64_t clock;
     unsigned live_seq;            /* private live-dump directories */
+    struct inflight *inflight;    /* loads under way */
 };
-
-/* ------------------------------------------------------------------
- * Names and files
- * ------------------------------------------------------------------ */
-
-bool
-ha_heap_plain_name(const char *name, char *why, size_t whylen)
-{
-    if (name == NULL || name[0] == '\0') {
-        ha_err_set(why, whylen, "no dump named: give a file name from "
-                                "stats_heap_dumps.file_name, or '"
-                                HA_HEAP_LIVE "'");
-        return false;
-    }
-    if (strchr(name, '/') != NULL || strcmp(name, "..") == 0 ||
-        strcmp(name, ".") == 0) {
-        ha_err_set(why, whylen,
-                   "'%s' is refused: only the name of a file in the "
-                   "datadir is allowed (no '/', no '..'), as "
-                   "stats_heap_dumps.file_name lists them",
-                   name);
-        return false;
-    }
-    return true;
-}
-
-/* Reads the open fd whole into *buf. Returns 0 or -1 with err set. */
-static int
-read_fd(int fd, const char *name, const struct stat *st, char **buf,
-        size_t *len, char *err, size_t errlen)
-{
-    size_t got = 0;
-
-    *buf = NULL;
-    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size > HA_HEAPV2_MAX_LEN) {
-        ha_err_set(err, errlen, "%s: not a regular file of at most %u "
-                                "bytes", name, HA_HEAPV2_MAX_LEN);
-        return -1;
-    }
-    *buf = malloc((size_t)st->st_size + 1);
-    if (*buf == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory reading %lld bytes",
-                   name, (long long)st->st_size);
-        return -1;
-    }
-    while (got < (size_t)st->st_size) {
-        ssize_t n = read(fd, *buf + got, (size_t)st->st_size - got);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            break;
-        got += (size_t)n;
-    }
-    (*buf)[got] = '\0';
-    *len = got;
-    return 0;
-}
-
-int
-ha_heap_read_file(const char *datadir, const char *name, char **buf,
-                  size_t *len, struct stat *st, char *err, size_t errlen)
-{
-    char path[PATH_MAX];
-    int fd, ret;
-
-    *buf = NULL;
-    if (datadir == NULL) {
-        ha_err_set(err, errlen, "%s: no datadir is configured", name);
-        return -1;
-    }
-    if ((size_t)snprintf(path, sizeof(path), "%s/%s", datadir, name) >=
-        sizeof(path)) {
-        ha_err_set(err, errlen, "%s: path too long", name);
-        return -1;
-    }
-    /* O_NOFOLLOW: a symlink planted in the datadir leads nowhere. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-    if (fd < 0 || fstat(fd, st) != 0) {
-        ha_err_set(err, errlen, "%s: cannot read it: %s%s", name,
-                   strerror(errno),
-                   errno == ENOENT ? " (SELECT file_name FROM "
-                                     "stats_heap_dumps lists the dumps)"
-                                   : "");
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    ret = read_fd(fd, name, st, buf, len, err, errlen);
-    close(fd);
-    return ret;
-}
 
 /* ------------------------------------------------------------------
  * Profiles
@@ -131,6 +62,7 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     ha_buf_free(&pr->encoded);
+    ha_buf_free(&pr->flame);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
     ha_heapv2_free(&pr->p);
@@ -161,7 +93,7 @@ profile_bytes(const struct ha_heap_profile *pr)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
-    return b + pr->encoded.cap;
+    return b + pr->encoded.cap + pr->flame.cap;
 }
 
 void
@@ -203,6 +135,52 @@ cache_trim(struct ha_heap_cache *c, const struct ha_heap_profile *keep)
         ha_heap_profile_put(victim);
     }
 }
+
+static bool
+same_file(const struct stat *a, dev_t dev, ino_t ino, off_t size,
+          const struct timespec *mtime)
+{
+    return a->st_dev == dev && a->st_ino == ino && a->st_size == size &&
+           a->st_mtim.tv_sec == mtime->tv_sec &&
+           a->st_mtim.tv_nsec == mtime->tv_nsec;
+}
+
+/* The cached profile of name read from the file st describes, or NULL. */
+static struct ha_heap_profile *
+cache_find(struct ha_heap_cache *c, const char *name, const struct stat *st)
+{
+    for (struct ha_heap_profile *pr = c->list; pr != NULL; pr = pr->next)
+        if (strcmp(pr->name, name) == 0 &&
+            same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime))
+            return pr;
+    return NULL;
+}
+
+/* Puts pr (holding one reference for the cache) in front, replacing an
+ * older file of the same name. */
+static void
+cache_insert(struct ha_heap_cache *c, struct ha_heap_profile *pr)
+{
+    for (struct ha_heap_profile **pp = &c->list; *pp != NULL;
+         pp = &(*pp)->next)
+        if (strcmp((*pp)->name, pr->name) == 0) {
+            struct ha_heap_profile *old = *pp;
+
+            *pp = old->next;
+            old->next = NULL;
+            ha_heap_profile_put(old);
+            break;
+        }
+    pr->bytes = profile_bytes(pr);
+    pr->last_use = ++c->clock;
+    pr->next = c->list;
+    c->list = pr;
+    cache_trim(c, pr);
+}
+
+/* ------------------------------------------------------------------
+ * Loading (worker thread)
+ * ------------------------------------------------------------------ */
 
 /* Modules of pr whose recorded build-id differs from the file on disk:
  * their addresses lose their names (HA_SYMS_STALE) and pr->stale lists
@@ -272,7 +250,8 @@ out:
 }
 
 /* Parses and symbolizes buf into pr (name and identity already set).
- * side: the .buildid text or NULL. Returns 0 or -1 with err set. */
+ * side: the .buildid text or NULL. Worker thread. Returns 0 or -1 with
+ * err set. */
 static int
 profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
              const char *buf, size_t len, const char *side, size_t side_len,
@@ -312,24 +291,190 @@ out:
     return ret;
 }
 
-/* Reads <name>.buildid beside a dump, if there is one. */
-static char *
-read_side(const char *datadir, const char *name, size_t *len)
-{
-    char side[NAME_MAX + 16], *buf, err[64];
-    struct stat st;
+/* One load: a dump by name, or a live dump's text already taken. */
+struct load {
+    struct ha_vtab_ctx *ctx;
+    struct ha_heap_cache *cache;
+    struct ha_heap_profile *pr;   /* being filled; NULL after landing */
+    char *text;                   /* live: the dump's text, else NULL */
+    size_t text_len;
+    struct inflight *fl;          /* dumps: who else waits; NULL: live */
+    int rc;
+    char err[1024];
+};
 
-    if ((size_t)snprintf(side, sizeof(side), "%s.buildid", name) >=
-            sizeof(side) ||
-        ha_heap_read_file(datadir, side, &buf, len, &st, err, sizeof(err)) !=
-            0)
-        return NULL;
-    return buf;
+static void
+load_run(void *arg)
+{
+    struct load *l = arg;
+    struct ha_heap_profile *pr = l->pr;
+    char *buf = NULL, *side = NULL, side_name[NAME_MAX + 16];
+    size_t len = 0, side_len = 0;
+    struct stat st, side_st;
+
+    l->rc = -1;
+    if (pr->live) {
+        l->rc = profile_load(l->ctx, pr, l->text, l->text_len, NULL, 0,
+                             l->err, sizeof(l->err));
+        return;
+    }
+    if (ha_dumpfile_read(l->ctx->datadir, pr->name, HA_DUMPFILE_DUMP, &buf,
+                         &len, &st, l->err, sizeof(l->err)) != 0)
+        return;
+    pr->dev = st.st_dev;
+    pr->ino = st.st_ino;
+    pr->size = st.st_size;
+    pr->mtime = st.st_mtim;
+    if ((size_t)snprintf(side_name, sizeof(side_name), "%s.buildid",
+                         pr->name) < sizeof(side_name) &&
+        ha_dumpfile_read(l->ctx->datadir, side_name, HA_DUMPFILE_BUILDID,
+                         &side, &side_len, &side_st, NULL, 0) != 0)
+        side = NULL;
+    l->rc = profile_load(l->ctx, pr, buf, len, side, side_len, l->err,
+                         sizeof(l->err));
+    free(side);
+    free(buf);
 }
 
-int
-ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
-                  char *err, size_t errlen)
+static void
+inflight_put(struct ha_heap_cache *c, struct inflight *fl)
+{
+    if (fl == NULL || --fl->refs > 0)
+        return;
+    for (struct inflight **pp = &c->inflight; *pp != NULL;
+         pp = &(*pp)->next)
+        if (*pp == fl) {
+            *pp = fl->next;
+            break;
+        }
+    free(fl->waiters);
+    free(fl->name);
+    free(fl);
+}
+
+/* On the loop, once the job ran: the profile goes to the cache and the
+ * waiters wake. Runs whether the asking task still waits or not. */
+static void
+load_land(struct load *l)
+{
+    struct inflight *fl = l->fl;
+
+    if (l->rc == 0 && !l->pr->live && l->cache != NULL) {
+        l->pr->refs++; /* the cache's */
+        cache_insert(l->cache, l->pr);
+    }
+    if (fl != NULL) {
+        fl->landed = true;
+        fl->rc = l->rc;
+        ha_strlcpy(fl->err, l->err, sizeof(fl->err));
+        for (size_t i = 0; i < fl->n_waiters; i++)
+            ha_task_wake(fl->waiters[i]);
+        fl->n_waiters = 0;
+        /* Off the in-flight list: later askers find the cache. */
+        for (struct inflight **pp = &l->cache->inflight; *pp != NULL;
+             pp = &(*pp)->next)
+            if (*pp == fl) {
+                *pp = fl->next;
+                fl->next = NULL;
+                break;
+            }
+    }
+}
+
+/* The asking task gave up: land it anyway, then drop the job's hold. */
+static void
+load_discard(void *arg)
+{
+    struct load *l = arg;
+
+    load_land(l);
+    ha_heap_profile_put(l->pr);
+    free(l->text);
+    if (l->fl != NULL && --l->fl->refs == 0) {
+        free(l->fl->waiters);
+        free(l->fl->name);
+        free(l->fl);
+    }
+    free(l);
+}
+
+/* Waits for fl to land (another task's load of the same file). */
+static int
+wait_inflight(struct ha_heap_cache *c, struct inflight *fl, char *err,
+              size_t errlen)
+{
+    struct ha_task *t = ha_task_current();
+    int rc;
+
+    if (fl->n_waiters == fl->cap_waiters) {
+        size_t cap = fl->cap_waiters ? fl->cap_waiters * 2 : 4;
+        struct ha_task **w = realloc(fl->waiters, cap * sizeof(*w));
+
+        if (w == NULL) {
+            ha_err_set(err, errlen, "out of memory");
+            return HA_HEAP_ERROR;
+        }
+        fl->waiters = w;
+        fl->cap_waiters = cap;
+    }
+    fl->waiters[fl->n_waiters++] = t;
+    fl->refs++;
+    while (!fl->landed && ha_task_stopped(t) == HA_TASK_GO)
+        ha_task_wait(t);
+    if (!fl->landed) {
+        for (size_t i = 0; i < fl->n_waiters; i++)
+            if (fl->waiters[i] == t) {
+                fl->waiters[i] = fl->waiters[--fl->n_waiters];
+                break;
+            }
+        rc = HA_HEAP_STOPPED;
+    } else {
+        rc = fl->rc == 0 ? 0 : HA_HEAP_ERROR;
+        if (rc != 0)
+            ha_err_set(err, errlen, "%s", fl->err);
+    }
+    inflight_put(c, fl);
+    return rc;
+}
+
+/* Runs l off the loop and lands it. Returns 0 (l->pr loaded, l freed
+ * but for the profile, whose reference moves to *out), HA_HEAP_ERROR or
+ * HA_HEAP_STOPPED (l is the discard's then). */
+static int
+run_load(struct load *l, struct ha_heap_profile **out, char *err,
+         size_t errlen)
+{
+    int rc;
+
+    if (ha_task_offload(load_run, load_discard, l) != 0)
+        return HA_HEAP_STOPPED;
+    load_land(l);
+    rc = l->rc;
+    if (rc == 0)
+        *out = l->pr;
+    else {
+        ha_err_set(err, errlen, "%s", l->err);
+        ha_heap_profile_put(l->pr);
+    }
+    free(l->text);
+    if (l->fl != NULL && --l->fl->refs == 0) {
+        free(l->fl->waiters);
+        free(l->fl->name);
+        free(l->fl);
+    }
+    free(l);
+    return rc == 0 ? 0 : HA_HEAP_ERROR;
+}
+
+/* ------------------------------------------------------------------
+ * Live profiles
+ * ------------------------------------------------------------------ */
+
+/* prof.dump into a private directory, read back and removed: the text of
+ * a fresh profile. On the loop: jemalloc writes it. */
+static int
+live_dump(struct ha_vtab_ctx *ctx, char **buf, size_t *len, char *err,
+          size_t errlen)
 {
     struct ha_heap_cache *c = cache_of(ctx);
     char dir[PATH_MAX], file[PATH_MAX + 16];
@@ -376,7 +521,7 @@ ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
             close(fd);
         goto out;
     }
-    ret = read_fd(fd, HA_HEAP_LIVE, &st, buf, len, err, errlen);
+    ret = ha_dumpfile_read_fd(fd, HA_HEAP_LIVE, &st, buf, len, err, errlen);
     close(fd);
 out:
     unlink(file);
@@ -384,20 +529,173 @@ out:
     return ret;
 }
 
-/* A fresh profile of this process, loaded. */
-static int
-load_live(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr, char *err,
-          size_t errlen)
-{
-    char *buf = NULL;
-    size_t len = 0;
-    int ret = -1;
+/* A text checked to parse, off the loop. */
+struct text_check {
+    const char *text;
+    size_t len;
+    char name[NAME_MAX + 1];
+    int rc;
+    char err[1024];
+};
 
-    if (ha_heap_live_text(ctx, &buf, &len, err, errlen) == 0 &&
-        profile_load(ctx, pr, buf, len, NULL, 0, err, errlen) == 0)
-        ret = 0;
-    free(buf);
-    return ret;
+static void
+text_check_run(void *arg)
+{
+    struct text_check *t = arg;
+    struct ha_heapv2 p;
+    char why[512];
+
+    t->rc = ha_heapv2_parse(t->text, t->len, &p, why, sizeof(why));
+    if (t->rc == 0)
+        ha_heapv2_free(&p);
+    else
+        ha_err_set(t->err, sizeof(t->err), "%s: not a heap profile: %s",
+                   t->name, why);
+}
+
+static void
+text_check_discard(void *arg)
+{
+    struct text_check *t = arg;
+
+    free((char *)t->text);
+    free(t);
+}
+
+/* Checks that text parses (a file that is not a dump is never served).
+ * On HA_HEAP_STOPPED the text is freed. */
+static int
+check_text(const char *name, char *text, size_t len, char *err,
+           size_t errlen)
+{
+    struct text_check *t = calloc(1, sizeof(*t));
+    int rc;
+
+    if (t == NULL) {
+        free(text);
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    t->text = text;
+    t->len = len;
+    ha_strlcpy(t->name, name, sizeof(t->name));
+    if (ha_task_offload(text_check_run, text_check_discard, t) != 0)
+        return HA_HEAP_STOPPED;
+    rc = t->rc;
+    if (rc != 0)
+        ha_err_set(err, errlen, "%s", t->err);
+    free(t);
+    return rc == 0 ? 0 : HA_HEAP_ERROR;
+}
+
+int
+ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
+                  char *err, size_t errlen)
+{
+    int rc;
+
+    if (live_dump(ctx, buf, len, err, errlen) != 0)
+        return HA_HEAP_ERROR;
+    rc = check_text(HA_HEAP_LIVE, *buf, *len, err, errlen);
+    if (rc == HA_HEAP_ERROR)
+        free(*buf);
+    if (rc != 0)
+        *buf = NULL;
+    return rc;
+}
+
+/* Reading a dump whole, off the loop. */
+struct text_read {
+    const char *datadir;
+    char name[NAME_MAX + 1];
+    char *buf;
+    size_t len;
+    int rc;
+    char err[1024];
+};
+
+static void
+text_read_run(void *arg)
+{
+    struct text_read *t = arg;
+    struct stat st;
+
+    t->rc = ha_dumpfile_read(t->datadir, t->name, HA_DUMPFILE_DUMP, &t->buf,
+                             &t->len, &st, t->err, sizeof(t->err));
+}
+
+static void
+text_read_discard(void *arg)
+{
+    struct text_read *t = arg;
+
+    free(t->buf);
+    free(t);
+}
+
+int
+ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
+                  size_t *len, char *err, size_t errlen)
+{
+    struct text_read *t;
+    int rc;
+
+    *buf = NULL;
+    *len = 0;
+    if (!ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, err, errlen))
+        return HA_HEAP_ERROR;
+    if ((t = calloc(1, sizeof(*t))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    t->datadir = ctx->datadir;
+    ha_strlcpy(t->name, name, sizeof(t->name));
+    if (ha_task_offload(text_read_run, text_read_discard, t) != 0)
+        return HA_HEAP_STOPPED;
+    if (t->rc != 0) {
+        ha_err_set(err, errlen, "%s", t->err);
+        free(t);
+        return HA_HEAP_ERROR;
+    }
+    *buf = t->buf;
+    *len = t->len;
+    free(t);
+    rc = check_text(name, *buf, *len, err, errlen);
+    if (rc == HA_HEAP_ERROR)
+        free(*buf);
+    if (rc != 0) {
+        *buf = NULL;
+        *len = 0;
+    }
+    return rc;
+}
+
+/* ------------------------------------------------------------------
+ * Getting a profile
+ * ------------------------------------------------------------------ */
+
+static struct load *
+load_new(struct ha_vtab_ctx *ctx, struct ha_heap_cache *c, const char *name,
+         bool live)
+{
+    struct load *l = calloc(1, sizeof(*l));
+
+    if (l == NULL)
+        return NULL;
+    l->ctx = ctx;
+    l->cache = c;
+    l->pr = calloc(1, sizeof(*l->pr));
+    if (l->pr == NULL || (l->pr->name = strdup(name)) == NULL) {
+        free(l->pr);
+        free(l);
+        return NULL;
+    }
+    l->pr->refs = 1; /* the load's, then the caller's */
+    l->pr->live = live;
+    /* What lands if the job never runs (the worker went away). */
+    l->rc = -1;
+    ha_err_set(l->err, sizeof(l->err), "%s: the load was abandoned", name);
+    return l;
 }
 
 int
@@ -406,125 +704,173 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
 {
     struct ha_heap_cache *c = cache_of(ctx);
     struct ha_heap_profile *pr;
+    struct inflight *fl;
+    struct load *l;
     struct stat st;
-    char *buf = NULL, *side = NULL;
-    size_t len = 0, side_len = 0;
     bool live = name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
 
     *out = NULL;
     if (c == NULL) {
         ha_err_set(err, errlen, "out of memory");
-        return -1;
+        return HA_HEAP_ERROR;
     }
     if (live && !admin) {
         ha_err_set(err, errlen, "a live profile ('" HA_HEAP_LIVE "') "
                                 "needs an admin user; stats users may "
                                 "read the dumps in stats_heap_dumps");
-        return -1;
+        return HA_HEAP_ERROR;
     }
-    if (!live && (!ha_heap_plain_name(name, err, errlen) ||
-                  ha_heap_read_file(ctx->datadir, name, &buf, &len, &st, err,
-                                    errlen) != 0))
-        return -1;
-    if (!live) {
-        for (pr = c->list; pr != NULL; pr = pr->next)
-            if (strcmp(pr->name, name) == 0 && pr->dev == st.st_dev &&
-                pr->ino == st.st_ino && pr->size == st.st_size &&
-                pr->mtime.tv_sec == st.st_mtim.tv_sec &&
-                pr->mtime.tv_nsec == st.st_mtim.tv_nsec)
-                break;
-        if (pr != NULL) {
-            free(buf);
+    if (live) {
+        if ((l = load_new(ctx, c, name, true)) == NULL) {
+            ha_err_set(err, errlen, "out of memory");
+            return HA_HEAP_ERROR;
+        }
+        if (live_dump(ctx, &l->text, &l->text_len, err, errlen) != 0) {
+            ha_heap_profile_put(l->pr);
+            free(l);
+            return HA_HEAP_ERROR;
+        }
+        return run_load(l, out, err, errlen);
+    }
+    /* The identity first: a cached profile costs no read at all. */
+    if (ha_dumpfile_stat(ctx->datadir, name, HA_DUMPFILE_DUMP, &st, err,
+                         errlen) != 0)
+        return HA_HEAP_ERROR;
+    for (;;) {
+        if ((pr = cache_find(c, name, &st)) != NULL) {
             pr->last_use = ++c->clock;
             pr->refs++;
             *out = pr;
             return 0;
         }
-    }
-    pr = calloc(1, sizeof(*pr));
-    if (pr == NULL || (pr->name = strdup(name)) == NULL) {
-        free(pr);
-        free(buf);
-        ha_err_set(err, errlen, "out of memory");
-        return -1;
-    }
-    pr->refs = 1;
-    pr->live = live;
-    if (live) {
-        if (load_live(ctx, pr, err, errlen) != 0) {
-            profile_free(pr);
-            return -1;
-        }
-        *out = pr;
-        return 0;
-    }
-    pr->dev = st.st_dev;
-    pr->ino = st.st_ino;
-    pr->size = st.st_size;
-    pr->mtime = st.st_mtim;
-    side = read_side(ctx->datadir, name, &side_len);
-    if (profile_load(ctx, pr, buf, len, side, side_len, err, errlen) != 0) {
-        free(side);
-        free(buf);
-        profile_free(pr);
-        return -1;
-    }
-    free(side);
-    free(buf);
-    pr->bytes = profile_bytes(pr);
-    pr->last_use = ++c->clock;
-    /* Another profile of this name is an older file: replace it. */
-    for (struct ha_heap_profile **pp = &c->list; *pp != NULL;
-         pp = &(*pp)->next)
-        if (strcmp((*pp)->name, name) == 0) {
-            struct ha_heap_profile *old = *pp;
-
-            *pp = old->next;
-            old->next = NULL;
-            ha_heap_profile_put(old);
+        for (fl = c->inflight; fl != NULL; fl = fl->next)
+            if (strcmp(fl->name, name) == 0 &&
+                same_file(&st, fl->st.st_dev, fl->st.st_ino,
+                          fl->st.st_size, &fl->st.st_mtim))
+                break;
+        if (fl == NULL || ha_task_current() == NULL)
             break;
+        /* Someone reads this file already: its result is ours. */
+        {
+            int rc = wait_inflight(c, fl, err, errlen);
+
+            if (rc != 0)
+                return rc;
         }
-    pr->next = c->list;
-    c->list = pr;
-    pr->refs++; /* the cache's */
-    cache_trim(c, pr);
-    *out = pr;
+    }
+    if ((l = load_new(ctx, c, name, false)) == NULL ||
+        (fl = calloc(1, sizeof(*fl))) == NULL ||
+        (fl->name = strdup(name)) == NULL) {
+        if (l != NULL) {
+            ha_heap_profile_put(l->pr);
+            free(l);
+        }
+        if (fl != NULL)
+            free(fl);
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    fl->st = st;
+    fl->refs = 1; /* the load's */
+    fl->next = c->inflight;
+    c->inflight = fl;
+    l->fl = fl;
+    return run_load(l, out, err, errlen);
+}
+
+/* Building heap_top's aggregate, off the loop. */
+struct top_job {
+    struct ha_heap_profile *pr;   /* a reference held for the job */
+    struct ha_agg *agg;
+    int rc;
+};
+
+static void
+top_run(void *arg)
+{
+    struct top_job *j = arg;
+    char why[256];
+
+    j->rc = -1;
+    if ((j->agg = calloc(1, sizeof(*j->agg))) == NULL)
+        return;
+    if (ha_agg_add(j->agg, &j->pr->p, &j->pr->syms, 1, false, why,
+                   sizeof(why)) != 0)
+        return;
+    ha_agg_sort(j->agg, HA_AGG_BY_FLAT_BYTES);
+    j->rc = 0;
+}
+
+/* Lands the aggregate on its profile (on the loop), unless one landed
+ * meanwhile. */
+static void
+top_land(struct top_job *j)
+{
+    if (j->rc == 0 && j->pr->top == NULL) {
+        j->pr->top = j->agg;
+        j->agg = NULL;
+        j->pr->bytes = profile_bytes(j->pr);
+    }
+    if (j->agg != NULL) {
+        ha_agg_free(j->agg);
+        free(j->agg);
+        j->agg = NULL;
+    }
+}
+
+static void
+top_discard(void *arg)
+{
+    struct top_job *j = arg;
+
+    top_land(j);
+    ha_heap_profile_put(j->pr);
+    free(j);
+}
+
+int
+ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
+                    char *err, size_t errlen)
+{
+    struct top_job *j;
+    int rc;
+
+    *out = pr->top;
+    if (pr->top != NULL)
+        return 0;
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        return HA_HEAP_ERROR;
+    }
+    j->pr = pr;
+    pr->refs++;
+    if (ha_task_offload(top_run, top_discard, j) != 0)
+        return HA_HEAP_STOPPED;
+    rc = j->rc;
+    top_land(j);
+    ha_heap_profile_put(pr);
+    free(j);
+    if (rc != 0 || pr->top == NULL) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        return HA_HEAP_ERROR;
+    }
+    *out = pr->top;
     return 0;
 }
 
-const struct ha_agg *
-ha_heap_profile_top(struct ha_heap_profile *pr, char *err, size_t errlen)
-{
-    struct ha_agg *a;
-    char why[256];
-
-    if (pr->top != NULL)
-        return pr->top;
-    a = calloc(1, sizeof(*a));
-    if (a == NULL ||
-        ha_agg_add(a, &pr->p, &pr->syms, 1, false, why, sizeof(why)) != 0) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        if (a != NULL) {
-            ha_agg_free(a);
-            free(a);
-        }
-        return NULL;
-    }
-    ha_agg_sort(a, HA_AGG_BY_FLAT_BYTES);
-    pr->top = a;
-    pr->bytes = profile_bytes(pr);
-    return a;
-}
-
 char *
-ha_heap_buildid_report(struct ha_vtab_ctx *ctx, const char *name)
+ha_heap_buildid_report(const char *datadir, const char *name)
 {
     struct ha_buildids ids = {0};
     struct ha_buf report = HA_BUF_INIT;
-    size_t len;
-    char *side = read_side(ctx->datadir, name, &len), why[128], *ret = NULL;
+    char side_name[NAME_MAX + 16], *side = NULL, why[128], *ret = NULL;
+    size_t len = 0;
+    struct stat st;
 
-    if (side == NULL)
+    if ((size_t)snprintf(side_name, sizeof(side_name), "%s.buildid", name) >=
+            sizeof(side_name) ||
+        ha_dumpfile_read(datadir, side_name, HA_DUMPFILE_BUILDID, &side, &len,
+                         &st, why, sizeof(why)) != 0)
         return NULL;
     if (ha_buildids_parse(side, len, &ids, why, sizeof(why)) != 0) {
         free(side);
@@ -562,6 +908,8 @@ ha_heap_cache_free(struct ha_vtab_ctx *ctx)
         pr->next = NULL;
         ha_heap_profile_put(pr);
     }
+    /* Loads still in flight were discarded with the worker (it is freed
+     * first), so nothing refers to c now. */
     free(c);
     ctx->heap_cache = NULL;
 }

@@ -25,7 +25,20 @@
  * and removes both at once; only admin sessions may (HA_VTAB_CONN admin).
  * Live profiles are never cached.
  *
- * Single-threaded, like the ctx: the server's loop thread only.
+ * Files: only dumps, by the datadir's file rule (prof/dumpfile.h), and
+ * only once they parse.
+ *
+ * Off the loop: reading, parsing and symbolizing a dump (0.2 s and more
+ * for a 15 MB one), and building heap_top's aggregate, run on the
+ * engine's worker thread (core/task.h ha_task_offload) while the asking
+ * task waits; the loop serves everyone else. Several tasks asking for
+ * the same dump wait for one load. A task stopped while it waits (KILL,
+ * max_execution_time) gets HA_HEAP_STOPPED at once; the load goes on and
+ * its profile still lands in the cache. The symbolizer is the worker's
+ * alone: loop code never touches ctx->symbolizer.
+ *
+ * The cache and the profiles' reference counts belong to the loop's
+ * thread.
  */
 #ifndef HA_HEAP_LOAD_H
 #define HA_HEAP_LOAD_H
@@ -51,15 +64,10 @@
 /* The argument naming this process's own heap, now. */
 #define HA_HEAP_LIVE "live"
 
-/* True when name is a plain file name (no '/', not "." or ".."), the only
- * names SQL may pass; otherwise false with the reason in why. Pure. */
-bool ha_heap_plain_name(const char *name, char *why, size_t whylen);
-
-/* Reads datadir/name whole into *buf (malloc'd, NUL-terminated) without
- * following a symlink; *st gets its stat. Returns 0, or -1 with err
- * naming the file and the reason. */
-int ha_heap_read_file(const char *datadir, const char *name, char **buf,
-                      size_t *len, struct stat *st, char *err, size_t errlen);
+/* What ha_heap_profile_get and friends return besides 0. */
+#define HA_HEAP_ERROR (-1)   /* err says what was wrong */
+#define HA_HEAP_STOPPED (-2) /* the asking task was stopped while it
+                                waited (ha_task_stopped says why) */
 
 /* One loaded profile. Read-only once loaded; share with refs. */
 struct ha_heap_profile {
@@ -84,23 +92,26 @@ struct ha_heap_profile {
                               serialized it once (the HTTP front-end's
                               gzipped profile.proto), kept with it; set
                               it, then call ha_heap_profile_account() */
+    struct ha_buf flame;   /* ... and its flame graph data (JSON) */
     size_t bytes;          /* accounted against HA_HEAP_CACHE_BYTES */
     uint64_t last_use;
     struct ha_heap_profile *next;
 };
 
 /* Gets the profile named name (a dump file name, or HA_HEAP_LIVE for a
- * fresh one, which needs admin), from the cache or loaded now. On success
- * *out holds a reference: release it with ha_heap_profile_put(). Returns
- * 0, or -1 with err naming the file and what was wrong (what is
- * expected, the line of a bad dump). */
+ * fresh one, which needs admin), from the cache or loaded now (off the
+ * loop). On success *out holds a reference: release it with
+ * ha_heap_profile_put(). Returns 0, HA_HEAP_ERROR with err naming the
+ * file and what was wrong (what is expected, the line of a bad dump), or
+ * HA_HEAP_STOPPED. */
 int ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name,
                         bool admin, struct ha_heap_profile **out, char *err,
                         size_t errlen);
 
 /* The raw text of a fresh profile of this process (the private dump is
- * removed at once): *buf malloc'd, NUL-terminated. The caller checks
- * that its user may (admin). Returns 0, or -1 with err set. */
+ * removed at once): *buf malloc'd, NUL-terminated, checked to parse. The
+ * caller checks that its user may (admin). Returns 0, HA_HEAP_ERROR with
+ * err set, or HA_HEAP_STOPPED. */
 int ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
                       char *err, size_t errlen);
 
@@ -111,17 +122,24 @@ void ha_heap_profile_account(struct ha_heap_profile *pr);
 /* Drops a reference; the last one frees a profile the cache let go. */
 void ha_heap_profile_put(struct ha_heap_profile *pr);
 
-/* The per-function aggregate of pr, sorted by flat bytes, built once.
- * NULL on allocation failure (err set). */
-const struct ha_agg *ha_heap_profile_top(struct ha_heap_profile *pr,
-                                         char *err, size_t errlen);
+/* The per-function aggregate of pr, sorted by flat bytes, built once
+ * (off the loop) and kept with it. Returns 0 with *out set, HA_HEAP_ERROR
+ * (err set) or HA_HEAP_STOPPED. */
+int ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
+                        char *err, size_t errlen);
+
+/* The raw text of dump name, for serving as it is (jeprof's format):
+ * the file rule applies and the text must parse as a heap profile, off
+ * the loop. *buf malloc'd. Returns 0, HA_HEAP_ERROR or HA_HEAP_STOPPED. */
+int ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
+                      size_t *len, char *err, size_t errlen);
 
 /* The per-module state of a dump's build-ids, for stats_heap_dumps:
  * "" when every recorded module matches the disk, else what `stale`
- * would hold; NULL when no build-ids were recorded. Loads nothing but
- * the side file and the modules' ELF notes (through the symbolizer's
- * cache). Returns a malloc'd string or NULL. */
-char *ha_heap_buildid_report(struct ha_vtab_ctx *ctx, const char *name);
+ * would hold; NULL when no build-ids were recorded. Reads nothing but
+ * the side file and the modules' ELF notes; safe on the worker thread.
+ * Returns a malloc'd string or NULL. */
+char *ha_heap_buildid_report(const char *datadir, const char *name);
 
 /* Frees the cache (ha_vtab_ctx_free). Profiles still referenced are
  * freed by their last ha_heap_profile_put(). */

@@ -261,6 +261,7 @@ stacks_filter_common(stacks_cursor *c, const char *what, int idxNum,
 {
     heap_vtab *vt = (heap_vtab *)c->base.pVtab;
     char err[1024];
+    int rc;
     int at = 1;
     long long only_id = -1;
 
@@ -285,11 +286,11 @@ stacks_filter_common(stacks_cursor *c, const char *what, int idxNum,
         if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
             return SQLITE_NOMEM;
     }
-    if (ha_heap_profile_get(vt->conn->ctx,
-                            (const char *)sqlite3_value_text(argv[0]),
-                            vt->conn->admin, &c->prof, err,
-                            sizeof(err)) != 0)
-        return ha_vtab_set_errmsg(&vt->base, "%s: %s", what, err);
+    if ((rc = ha_heap_profile_get(vt->conn->ctx,
+                                  (const char *)sqlite3_value_text(argv[0]),
+                                  vt->conn->admin, &c->prof, err,
+                                  sizeof(err))) != 0)
+        return ha_heap_fail(&vt->base, rc, what, err);
     if ((c->walker = ha_agg_walker_new(&c->prof->syms)) == NULL)
         return SQLITE_NOMEM;
     c->i = 0;

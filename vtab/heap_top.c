@@ -107,6 +107,7 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     top_cursor *c = (top_cursor *)cur;
     heap_vtab *vt = (heap_vtab *)cur->pVtab;
     char err[1024];
+    int rc;
 
     (void)idxStr;
     top_clear(c);
@@ -121,13 +122,12 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
             return SQLITE_NOMEM;
     }
-    if (ha_heap_profile_get(vt->conn->ctx,
-                            (const char *)sqlite3_value_text(argv[0]),
-                            vt->conn->admin, &c->prof, err,
-                            sizeof(err)) != 0)
-        return ha_vtab_set_errmsg(&vt->base, "heap_top: %s", err);
-    if ((c->agg = ha_heap_profile_top(c->prof, err, sizeof(err))) == NULL)
-        return ha_vtab_set_errmsg(&vt->base, "heap_top: %s", err);
+    if ((rc = ha_heap_profile_get(vt->conn->ctx,
+                                  (const char *)sqlite3_value_text(argv[0]),
+                                  vt->conn->admin, &c->prof, err,
+                                  sizeof(err))) != 0 ||
+        (rc = ha_heap_profile_top(c->prof, &c->agg, err, sizeof(err))) != 0)
+        return ha_heap_fail(&vt->base, rc, "heap_top", err);
     top_skip(c);
     return SQLITE_OK;
 }

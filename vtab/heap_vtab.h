@@ -47,6 +47,14 @@ int ha_heap_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
 int ha_heap_best_index(sqlite3_index_info *info, int arg0, int n_args,
                        const int *push, int n_push, double rows);
 
+/* A heap table's call failed with rc from heap_load.h: HA_HEAP_STOPPED
+ * (the statement was killed, timed out or the server stops while it
+ * waited) becomes SQLITE_INTERRUPT, which the session reports as ERR
+ * 1317, 3024 or 1053; HA_HEAP_ERROR sets "<table>: <err>" and returns
+ * SQLITE_ERROR. */
+int ha_heap_fail(sqlite3_vtab *vt, int rc, const char *table,
+                 const char *err);
+
 /* The modules, registered by ha_heap_register (heap.c). */
 extern sqlite3_module ha_heap_dumps_module;
 extern sqlite3_module ha_heap_top_module;

@@ -19,6 +19,8 @@ struct ha_jemalloc_config {
     int prof_leak;          /* 0/1 or HA_UNSET */
     int prof_accum;         /* 0/1 or HA_UNSET */
     char dump_prefix[64];   /* file stem of dumps in the datadir */
+    char dump_group[64];    /* group that may read dumps (mode 0640);
+                               "": none (0600) */
     int lg_prof_sample_min; /* lowest lg_prof_sample accepted, 0..62 */
     int stats_max_age_ms;   /* statistics refreshed at most this often */
     int dump_symbolized;    /* 0/1: dump_now also writes <dump>.sym */

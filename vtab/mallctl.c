@@ -532,6 +532,9 @@ dump_hook(const char *filename)
     if (filename != NULL) {
         ha_strlcpy(hook_file, filename, sizeof(hook_file));
         hook_called = true;
+        /* jemalloc creat()s every dump 0644: no dump stays readable by
+         * others (a staged one is made private again when published). */
+        (void)ha_dumpfiles_perms(filename);
     }
     if (next != NULL)
         next(filename);
@@ -554,6 +557,12 @@ install_dump_hook(const struct ha_mallctl_ops *ops)
         atomic_store(&chained_hook, old);
     atomic_store(&hook_mallctl, ops->mallctl);
     return 0;
+}
+
+int
+ha_mallctl_watch_dumps(const struct ha_mallctl_ops *ops)
+{
+    return install_dump_hook(ops);
 }
 
 void

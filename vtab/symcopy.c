@@ -15,6 +15,8 @@
 
 #include "core/buf.h"
 #include "core/util.h"
+#include "prof/dumpfile.h"
+#include "vtab/dumpfiles.h"
 #include "prof/heapv2.h"
 #include "prof/symfile.h"
 #include "vtab/heap_load.h"
@@ -47,7 +49,7 @@ ha_symcopy_write(struct ha_vtab_ctx *ctx, const char *dump_path, char *out,
     struct ha_heap_profile *pr = NULL;
     struct ha_buf clean = HA_BUF_INIT, text = HA_BUF_INIT;
     struct stat st;
-    char *raw = NULL, why[512];
+    char *raw = NULL, why[512] = "";
     size_t len = 0;
     ssize_t n;
     int fd = -1, ret = -1;
@@ -65,9 +67,9 @@ ha_symcopy_write(struct ha_vtab_ctx *ctx, const char *dump_path, char *out,
         return -1;
     }
     if (ha_heap_profile_get(ctx, name, true, &pr, why, sizeof(why)) != 0 ||
-        ha_heap_read_file(ctx->datadir, name, &raw, &len, &st, why,
-                          sizeof(why)) != 0) {
-        ha_err_set(err, errlen, "%s", why);
+        ha_dumpfile_read(ctx->datadir, name, HA_DUMPFILE_DUMP, &raw, &len,
+                         &st, why, sizeof(why)) != 0) {
+        ha_err_set(err, errlen, "%s", why[0] ? why : "interrupted");
         goto out;
     }
     n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
@@ -82,7 +84,7 @@ ha_symcopy_write(struct ha_vtab_ctx *ctx, const char *dump_path, char *out,
     snprintf(tmp, sizeof(tmp), "%s.sym.tmp", dump_path);
     unlink(tmp); /* a leftover, or a planted link: never written through */
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0644);
+              0600);
     if (fd < 0 || write_all(fd, &text) != 0 || fsync(fd) != 0) {
         ha_err_set(err, errlen, "%s: %s", tmp, strerror(errno));
         if (fd >= 0)
@@ -95,6 +97,7 @@ ha_symcopy_write(struct ha_vtab_ctx *ctx, const char *dump_path, char *out,
         unlink(tmp);
         goto out;
     }
+    (void)ha_dumpfiles_perms(path);
     ha_strlcpy(out, path, outlen);
     ret = 0;
 out:

@@ -45,6 +45,8 @@ ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
     ha_heap_cache_free(ctx);
     ha_symbolizer_free(ctx->symbolizer);
     ctx->symbolizer = NULL;
+    ha_dump_totals_free(ctx->dump_totals);
+    ctx->dump_totals = NULL;
 }
 
 void

@@ -19,6 +19,7 @@
 
 struct ha_symbolizer;
 struct ha_heap_cache;
+struct ha_dump_totals;
 
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */
@@ -55,7 +56,13 @@ struct ha_vtab_ctx {
      * ctx's owner with ha_vtab_ctx_free(). */
     struct ha_symbolizer *symbolizer;
     struct ha_heap_cache *heap_cache; /* loaded profiles (heap_load.h) */
+    struct ha_dump_totals *dump_totals; /* stats_heap_dumps' parsed totals
+                                           (the worker's, like the
+                                           symbolizer) */
 };
+
+/* Frees stats_heap_dumps' totals (heap_dumps.c). */
+void ha_dump_totals_free(struct ha_dump_totals *t);
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
  * refresh is younger than ctx->stats_max_age_ms. */

@@ -29,7 +29,9 @@ admin_variables =
     mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
     http_ifaces = "127.0.0.1:$hport";
     http_timeout = 2;
+    http_header_timeout = 2;
     http_max_connections = 4;
+    http_max_per_peer = 4;
 };
 jemalloc_variables =
 {
@@ -52,7 +54,7 @@ code() {
 ha_is "no credentials: 401" 401 "$(code "$url/metrics")"
 ha_file_like "... with a Basic challenge" "$HA_TMP/h" '^WWW-Authenticate: Basic realm="heapadmin"'
 ha_is "a wrong password: 401" 401 "$(code "$url/metrics" -u monitor:wrong)"
-ha_file_like "... logged with the peer" "$HA_LOG" "http: 127.0.0.1:[0-9]+: GET /metrics refused: unknown user or wrong password"
+ha_file_like "... logged with the peer" "$HA_LOG" "http: 127.0.0.1:[0-9]+: GET /metrics refused: wrong password"
 ha_is "a stats user reads /metrics" 200 "$(code "$url/metrics" -u monitor:S3cret-pass)"
 ha_file_like "... as Prometheus text 0.0.4" "$HA_TMP/h" '^Content-Type: text/plain; version=0.0.4'
 cp "$HA_TMP/b" "$HA_TMP/metrics.txt"
@@ -124,8 +126,8 @@ res.append("big " + y.recv(200).split(b"\r\n")[0].decode(errors="replace"))
 print(";".join(res))
 PY
 )
-ha_like "a client that never finishes its request is cut after http_timeout (2 s)" "slowloris [23];" "$out"
-ha_like "6 idle connections with http_max_connections 4: 2 are closed" "capped 2;" "$out"
+ha_like "a client that never finishes its request is cut after http_header_timeout (2 s)" "slowloris [23];" "$out"
+ha_like "6 silent connections with http_max_connections 4: the 2 oldest are evicted" "capped 2;" "$out"
 ha_like "oversized headers get 400" "big HTTP/1.1 400" "$out"
 ha_is "... and /metrics still answers" 200 "$(code "$url/metrics" -u stats:stats)"
 ha_sql "SELECT 1"
@@ -160,10 +162,25 @@ pp=$(timeout 120 go tool pprof -top -unit=B -sample_index=inuse_space \
     "http://monitor:S3cret-pass@127.0.0.1:$hport/debug/pprof/allocs?dump=$dump&base=$dump" 2>&1)
 ha_like "a dump minus itself (?base=) is empty" "of 0 total|of 0B total" "$pp"
 pp=$(cd "$HA_TMP" && timeout 120 jeprof --text --show_bytes \
-    "http://admin:admin@127.0.0.1:$hport/debug/pprof/heap" 2>/dev/null)
-ha_like "jeprof --text reads the live profile over HTTP, symbols from /debug/pprof/symbol" \
+    "http://admin:admin@127.0.0.1:$hport" 2>/dev/null)
+ha_like "jeprof --text http://host:port (its default /pprof/ paths) reads the live profile" \
     "^Total: [1-9][0-9]* B" "$pp"
-ha_like "... naming heapadmind's functions" "(heapadmin_new|ha_server_new|main)" "$pp"
+ha_like "... naming heapadmind's functions (symbols from /pprof/symbol)" \
+    "(heapadmin_new|ha_engine_new|ha_server_new|main)" "$pp"
+# Go's convention: /debug/pprof/heap is profile.proto whoever asks; a
+# file saved with curl is what go tool pprof reads.
+ha_is "curl -o heap.pb.gz /debug/pprof/heap?dump= (no User-Agent games)" 200 \
+    "$(curl -s -u stats:stats -o "$HA_TMP/heap.pb.gz" -w '%{http_code}' "$url/debug/pprof/heap?dump=$dump")"
+pp=$(timeout 120 go tool pprof -top -unit=B -sample_index=inuse_space "$HA_TMP/heap.pb.gz" 2>&1)
+ha_like "... and go tool pprof reads the file" "Type: inuse_space" "$pp"
+ha_is "?debug=1 gives jemalloc's text" "heap_v2/" \
+    "$(curl -s -u stats:stats "$url/debug/pprof/heap?dump=$dump&debug=1" | head -c 8)"
+ha_is "/pprof/heap?dump= is the dump's text, for jeprof" "heap_v2/" \
+    "$(curl -s -u stats:stats "$url/pprof/heap?dump=$dump" | head -c 8)"
+curl -s -u stats:stats -o "$HA_TMP/dump.heap" "$url/pprof/heap?dump=$dump"
+pp=$(cd "$HA_TMP" && timeout 120 jeprof --text --show_bytes \
+    "$HA_BUILDDIR/daemon/heapadmind" "$HA_TMP/dump.heap" 2>/dev/null)
+ha_like "... which jeprof reads with the binary" "^Total: [1-9][0-9]* B" "$pp"
 ha_is "/debug/pprof/symbol says symbols are served" "num_symbols: 1" \
     "$(curl -s -u stats:stats "$url/debug/pprof/symbol")"
 ha_is "... and refuses what is not an address" 400 \

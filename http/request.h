@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * One HTTP request being answered: what every route handler gets. A
+ * handler runs as a task of the engine's executor (core/task.h), like a
+ * MySQL command: it may hand long work to the worker thread
+ * (ha_task_offload) and wait, is bounded by max_execution_time, shows in
+ * SHOW PROCESSLIST as Command "HTTP" with the request line as Info, and
+ * stops on KILL. The client may go away meanwhile: every reply function
+ * here is then a no-op, and ha_http_req_gone() says so.
+ *
+ * Loop thread only (handlers run on the loop's thread, on a fiber).
+ */
+#ifndef HA_HTTP_REQUEST_H
+#define HA_HTTP_REQUEST_H
+
+#include <event2/http.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <time.h>
+
+#include "core/buf.h"
+#include "core/task.h"
+#include "engine/clients.h"
+#include "engine/engine.h"
+
+#define HA_HTTP_INFO_MAX 512 /* bytes of the request line PROCESSLIST keeps */
+
+struct ha_http_req {
+    /* Identity */
+    struct ha_engine *engine;
+    const struct ha_user *user;     /* authenticated */
+    bool admin;                     /* may take live profiles */
+    char peer[80];                  /* "address:port" */
+    char host[64];                  /* address */
+
+    /* The request (copied: evhttp frees its own when the client goes) */
+    struct evhttp_request *req;     /* NULL once gone or answered */
+    enum evhttp_cmd_type method;
+    char *path;                     /* decoded path, malloc'd */
+    char *query;                    /* raw query string or NULL */
+    struct ha_buf body;             /* POST body */
+    char info[HA_HTTP_INFO_MAX];    /* "GET /debug/pprof/heap?dump=x" */
+
+    /* Running */
+    struct ha_task task;
+    struct ha_client client;        /* in the engine's registry */
+    time_t since;
+    bool answered;                  /* a reply went out (or was meant to) */
+    bool close_after;               /* KILL: close the connection too */
+    void (*gone_hook)(struct ha_http_req *hr); /* the front-end's */
+    void *conn;                     /* the front-end's connection */
+};
+
+/* The value of query parameter name: returns 1 with *out malloc'd (URL
+ * decoded), 0 when absent (*out NULL), or -1 when it is malformed: bad
+ * escapes, or a NUL inside ("dump=x%00.txt" is not cut to "x") — with
+ * err saying so. */
+int ha_http_req_param(const struct ha_http_req *hr, const char *name,
+                      char **out, char *err, size_t errlen);
+
+/* A request header's value, or NULL (also when the client is gone). */
+const char *ha_http_req_header(const struct ha_http_req *hr,
+                               const char *name);
+
+/* Adds a header to the reply. */
+void ha_http_req_add_header(struct ha_http_req *hr, const char *name,
+                            const char *value);
+
+/* Replies text/plain (charset utf-8) with code and reason. */
+void ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
+                      const char *text);
+
+/* Replies 200 with body[0..len) as content_type. The engine's output
+ * budget (max_output_total, shared with every MySQL session's unsent
+ * replies) bounds it: over it, 503 saying so. */
+void ha_http_req_body(struct ha_http_req *hr, const char *content_type,
+                      const void *body, size_t len);
+
+/* Replies for a task that stopped (ha_task_stopped): 503 naming
+ * max_execution_time, KILL or shutdown. */
+void ha_http_req_stopped(struct ha_http_req *hr);
+
+/* True when the client went away (or the reply was sent): stop working. */
+bool ha_http_req_gone(const struct ha_http_req *hr);
+
+#endif /* HA_HTTP_REQUEST_H */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The file rule for heap profiles (see dumpfile.h).
+ */
+#include "prof/dumpfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/datadir.h"
+#include "core/util.h"
+#include "prof/dumpname.h"
+#include "prof/heapv2.h"
+
+static const char *const suffix[] = {
+    [HA_DUMPFILE_DUMP] = "",
+    [HA_DUMPFILE_BUILDID] = ".buildid",
+    [HA_DUMPFILE_SYM] = ".sym",
+};
+
+bool
+ha_dumpfile_name_ok(const char *name, enum ha_dumpfile_kind kind,
+                    char *why, size_t whylen)
+{
+    char dump[NAME_MAX + 1], plain[160];
+    size_t len, slen = strlen(suffix[kind]);
+    struct ha_dump_name d;
+
+    if (!ha_datadir_plain_name(name, plain, sizeof(plain))) {
+        ha_err_set(why, whylen,
+                   "'%.200s' is refused: %s; give a dump's file name, as "
+                   "stats_heap_dumps.file_name lists them",
+                   name != NULL ? name : "", plain);
+        return false;
+    }
+    len = strlen(name);
+    if (len <= slen || len - slen >= sizeof(dump) ||
+        strcmp(name + len - slen, suffix[kind]) != 0)
+        goto refused;
+    memcpy(dump, name, len - slen);
+    dump[len - slen] = '\0';
+    if (ha_dumpname_parse(dump, &d))
+        return true;
+refused:
+    ha_err_set(why, whylen,
+               "'%.200s' is refused: only heap dumps of the datadir may be "
+               "read, named <prefix>.<pid>.<seq>.<m|i|u><n>.heap or "
+               "<prefix>.<pid>.<seq>.f.heap as jemalloc writes them "
+               "(SELECT file_name FROM stats_heap_dumps lists them)",
+               name);
+    return false;
+}
+
+/* Opens datadir/name for reading after the name rules. Returns the
+ * descriptor and its stat, or -1 with err set. */
+static int
+open_checked(const char *datadir, const char *name,
+             enum ha_dumpfile_kind kind, struct stat *st, char *err,
+             size_t errlen)
+{
+    char path[PATH_MAX];
+    int fd, e;
+
+    if (!ha_dumpfile_name_ok(name, kind, err, errlen))
+        return -1;
+    if (datadir == NULL) {
+        ha_err_set(err, errlen, "%s: no datadir is configured", name);
+        return -1;
+    }
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", datadir, name) >=
+        sizeof(path)) {
+        ha_err_set(err, errlen, "%s: path too long", name);
+        return -1;
+    }
+    /* O_NOFOLLOW: a symlink planted in the datadir leads nowhere;
+     * O_NONBLOCK: a FIFO planted there cannot hang the open. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, st) != 0) {
+        e = errno;
+        ha_err_set(err, errlen, "%s: cannot read it: %s%s", name,
+                   strerror(e),
+                   e == ENOENT ? " (SELECT file_name FROM stats_heap_dumps "
+                                 "lists the dumps)"
+                   : e == ELOOP ? " (a symlink: only regular files are "
+                                  "read)"
+                                : "");
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size > HA_HEAPV2_MAX_LEN) {
+        ha_err_set(err, errlen, "%s: not a regular file of at most %u bytes",
+                   name, HA_HEAPV2_MAX_LEN);
+        close(fd);
+        return -1;
+    }
+    return fd;
+}
+
+int
+ha_dumpfile_stat(const char *datadir, const char *name,
+                 enum ha_dumpfile_kind kind, struct stat *st, char *err,
+                 size_t errlen)
+{
+    int fd = open_checked(datadir, name, kind, st, err, errlen);
+
+    if (fd < 0)
+        return -1;
+    close(fd);
+    return 0;
+}
+
+int
+ha_dumpfile_read_fd(int fd, const char *name, const struct stat *st,
+                    char **buf, size_t *len, char *err, size_t errlen)
+{
+    size_t got = 0;
+
+    *buf = NULL;
+    *len = 0;
+    if (!S_ISREG(st->st_mode) || (uint64_t)st->st_size > HA_HEAPV2_MAX_LEN) {
+        ha_err_set(err, errlen, "%s: not a regular file of at most %u bytes",
+                   name, HA_HEAPV2_MAX_LEN);
+        return -1;
+    }
+    *buf = malloc((size_t)st->st_size + 1);
+    if (*buf == NULL) {
+        ha_err_set(err, errlen, "%s: out of memory reading %lld bytes", name,
+                   (long long)st->st_size);
+        return -1;
+    }
+    while (got < (size_t)st->st_size) {
+        ssize_t n = read(fd, *buf + got, (size_t)st->st_size - got);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    (*buf)[got] = '\0';
+    *len = got;
+    return 0;
+}
+
+int
+ha_dumpfile_read(const char *datadir, const char *name,
+                 enum ha_dumpfile_kind kind, char **buf, size_t *len,
+                 struct stat *st, char *err, size_t errlen)
+{
+    int fd = open_checked(datadir, name, kind, st, err, errlen);
+    int ret;
+
+    *buf = NULL;
+    *len = 0;
+    if (fd < 0)
+        return -1;
+    ret = ha_dumpfile_read_fd(fd, name, st, buf, len, err, errlen);
+    close(fd);
+    return ret;
+}
