@@ -50,6 +50,7 @@ static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
 static int conn_drain(void *arg);
 static bool drained(struct ha_conn *c);
+static void read_on(struct ha_conn *c);
 
 static const char *const state_names[HA_CONN_STATE_MAX] = {
     "handshake", "auth_switch", "auth_full", "command", "closing",
@@ -132,9 +133,8 @@ ha_conn_free(struct ha_conn *c)
         ha_session_close(&c->session);
     if (c->login_timer != NULL)
         event_free(c->login_timer);
-    if (c->deny_timer != NULL)
-        event_free(c->deny_timer);
-    ha_buf_free(&c->deny_pkt);
+    if (c->admit_timer != NULL)
+        event_free(c->admit_timer);
     if (c->raw_drained != NULL)
         evbuffer_remove_cb_entry(
             bufferevent_get_output(bufferevent_get_underlying(c->bev)),
@@ -320,32 +320,16 @@ send_handshake(struct ha_conn *c)
     return 0;
 }
 
-/* A throttled login failure: its ERR 1045 goes out now. */
-static void
-conn_deny_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct ha_conn *c = arg;
-
-    (void)fd;
-    (void)what;
-    if (c->state == HA_CONN_CLOSING)
-        return;
-    c->deny_pending = false;
-    send_payload(c, &c->deny_pkt);
-    ha_buf_free(&c->deny_pkt);
-    conn_set_state(c, HA_CONN_CLOSING);
-    conn_flush(c); /* may free c */
-}
-
-/* Sends ERR 1045 for c->user and closes; after a delay when the peer
- * failed too often (env->login_failed). */
+/* Sends ERR 1045 for c->user and closes; the throttle counts the
+ * failure (env->login_failed), which makes the next credential from this
+ * address wait before it is checked (see admit_login). */
 static void
 deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
 {
     char err[512];
-    int64_t delay = c->env->login_failed != NULL
-                        ? c->env->login_failed(c->env->arg, c->host)
-                        : 0;
+
+    if (c->env->login_failed != NULL)
+        c->env->login_failed(c->env->arg, c->host);
 
     ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
                 c->changing_user ? "change of user" : "login", c->user,
@@ -355,26 +339,6 @@ deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
     snprintf(err, sizeof(err),
              "Access denied for user '%s'@'%s' (using password: %s)",
              c->user, c->host, with_password ? "YES" : "NO");
-    if (delay > 0 && c->deny_timer == NULL &&
-        (c->deny_timer = evtimer_new(c->env->base, conn_deny_cb, c)) !=
-            NULL) {
-        struct timeval tv = {(time_t)(delay / 1000),
-                             (suseconds_t)(delay % 1000) * 1000};
-
-        /* Nothing more is read; the answer waits (conn_deny_cb), then
-         * the connection closes once it is written. */
-        ha_buf_init(&c->deny_pkt);
-        ha_proto_encode_err(&c->deny_pkt, 1045, "28000", err);
-        bufferevent_disable(c->bev, EV_READ);
-        if (evtimer_add(c->deny_timer, &tv) == 0) {
-            c->deny_pending = true;
-            ha_log_info("connection %u (%s): failed logins from %s are "
-                        "throttled: answering in %lld ms",
-                        c->id, c->peer, c->host, (long long)delay);
-            return;
-        }
-        ha_buf_free(&c->deny_pkt);
-    }
     fail_and_close(c, 1045, "28000", err);
 }
 
@@ -1125,6 +1089,14 @@ finish_command(void *arg)
         ha_conn_free(c);
         return;
     }
+    read_on(c); /* may free c */
+}
+
+/* After a held or paused packet was handled: its reply goes out and the
+ * requests that came meanwhile are read. */
+static void
+read_on(struct ha_conn *c)
+{
     ha_proto_reader_next(&c->reader);
     if (conn_flush(c) != 0)
         return;
@@ -1175,6 +1147,55 @@ ha_conn_kill_query(struct ha_conn *c)
 /* Callbacks                                                            */
 /* ------------------------------------------------------------------ */
 
+static void dispatch(struct ha_conn *c);
+
+/* The throttle's wait is over: the held packet is checked now. */
+static void
+admit_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_conn *c = arg;
+
+    (void)fd;
+    (void)what;
+    c->admit_waiting = false;
+    if (c->state == HA_CONN_CLOSING)
+        return;
+    dispatch(c);
+    read_on(c); /* may free c */
+}
+
+/* A packet that carries a credential, from an address whose recent
+ * logins failed too often, waits as long as the throttle says before it
+ * is even looked at (engine/throttle.h): a guesser's parallel
+ * connections get a few checks a second. Once per connection. Returns
+ * true when the packet is held (nothing more is read meanwhile). */
+static bool
+admit_login(struct ha_conn *c)
+{
+    int64_t wait;
+    struct timeval tv;
+
+    if (c->login_admitted || c->env->login_admit == NULL)
+        return false;
+    c->login_admitted = true;
+    wait = c->env->login_admit(c->env->arg, c->host);
+    if (wait <= 0)
+        return false;
+    if (c->admit_timer == NULL &&
+        (c->admit_timer = evtimer_new(c->env->base, admit_cb, c)) == NULL)
+        return false;
+    tv.tv_sec = (time_t)(wait / 1000);
+    tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
+    if (evtimer_add(c->admit_timer, &tv) != 0)
+        return false;
+    ha_log_info("connection %u (%s): logins from %s failed too often: this "
+                "one is checked in %lld ms",
+                c->id, c->peer, c->host, (long long)wait);
+    c->admit_waiting = true;
+    bufferevent_disable(c->bev, EV_READ);
+    return true;
+}
+
 static void
 dispatch(struct ha_conn *c)
 {
@@ -1184,6 +1205,12 @@ dispatch(struct ha_conn *c)
      * the numbering (MySQL protocol: Sequence ID). */
     uint8_t want = c->state == HA_CONN_COMMAND ? 0 : c->seq;
 
+    /* An SSLRequest (32 bytes) carries no credential; everything else
+     * of the connection phase may. Held before anything of it is taken
+     * (its sequence id is checked when it is let through). */
+    if (c->state != HA_CONN_COMMAND &&
+        !(c->state == HA_CONN_HANDSHAKE && len == 32) && admit_login(c))
+        return;
     if (c->reader.first_seq != want) {
         char msg[128];
         ha_log_warn("connection %u (%s): packet with sequence id %u, "
@@ -1228,7 +1255,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 
     if (ha_task_busy(&c->task))
         return; /* a command is paused; its end reads on */
-    while (c->state != HA_CONN_CLOSING && !c->deny_pending) {
+    while (c->state != HA_CONN_CLOSING && !c->admit_waiting) {
         struct evbuffer_iovec v;
         bool ready = false;
         ssize_t used;
@@ -1293,6 +1320,8 @@ conn_read_cb(struct bufferevent *bev, void *arg)
             dispatch(c);
             if (ha_task_busy(&c->task))
                 return; /* paused: finish_command goes on */
+            if (c->admit_waiting)
+                return; /* held: admit_cb goes on */
             ha_proto_reader_next(&c->reader);
             if (conn_flush(c) != 0)
                 return;

@@ -60,10 +60,12 @@ struct ha_conn_env {
     int net_write_timeout;                /* s unsent replies may stall */
     size_t max_output;                    /* unsent bytes above which no
                                            * further request is read */
-    /* Login throttling (engine/throttle.h), by the owner: a failed login
-     * from host returns the ms to wait before answering it; a success
-     * forgets the host's failures. NULL: no throttling. */
-    int64_t (*login_failed)(void *arg, const char *host);
+    /* Login throttling (engine/throttle.h), the owner's: how long a
+     * credential from host waits before it is checked; a failed check;
+     * a success, which forgets the host's failures (login_ok). NULL: no
+     * throttling. */
+    int64_t (*login_admit)(void *arg, const char *host);
+    void (*login_failed)(void *arg, const char *host);
     void (*login_ok)(void *arg, const char *host);
     /* Whether a user with role may have a session now (max_connections
      * keeps one slot for admin users, as MySQL does for SUPER). NULL:
@@ -102,9 +104,10 @@ struct ha_conn {
     struct ha_pkt_reader reader;          /* input framing */
     struct ha_buf out;                    /* replies not yet queued */
     struct event *login_timer;            /* connect_timeout; NULL after */
-    struct event *deny_timer;             /* a throttled ERR 1045 waits */
-    struct ha_buf deny_pkt;               /* ... with this payload */
-    bool deny_pending;                    /* no input is read meanwhile */
+    struct event *admit_timer;            /* a credential waits for the
+                                           * throttle before its check */
+    bool admit_waiting;                   /* ... now: no input is read */
+    bool login_admitted;                  /* the throttle was asked */
     bool read_paused;                     /* output over env->max_output:
                                            * requests wait until it drains */
 

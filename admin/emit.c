@@ -160,11 +160,10 @@ is_stats_qualifier(const struct ha_lex *lx, size_t i)
 
 /* Token i is a bare global_variables (no schema before it, no column or
  * call after it, not an alias or a pragma's argument): it is emitted
- * main.global_variables.
- * Sessions attach the disk layer as schema "disk", whose real table
- * global_variables would win the lookup of the bare name over the
- * eponymous virtual table (SQLite looks for real tables in every schema
- * first), and every UPDATE would go to the read-only saved copy. */
+ * temp.global_variables, the session's own instance (session.c), which
+ * takes no lock of the shared scratch database. Named explicitly: the
+ * disk layer's real table global_variables (schema "disk") must never
+ * win the lookup, or an UPDATE would go to the read-only saved copy. */
 static bool
 is_bare_global_variables(const struct ha_lex *lx, size_t i)
 {
@@ -183,6 +182,28 @@ is_bare_global_variables(const struct ha_lex *lx, size_t i)
         return false;
     return !(next < lx->n && (ha_lex_is_punct(lx, next, '.') ||
                               ha_lex_is_punct(lx, next, '(')));
+}
+
+/* Token i is "main" in front of one of heapadmin's tables
+ * (main.global_variables): emitted "temp", the session's own instance,
+ * which takes no lock of the shared scratch database. */
+static bool
+is_main_of_table(const struct ha_lex *lx, size_t i)
+{
+    size_t dot = ha_lex_next(lx, i), t, prev = ha_lex_prev(lx, i);
+    const struct ha_catalog_table *c;
+    char name[64];
+
+    if (!ha_lex_is_word(lx, i, "MAIN") || dot >= lx->n ||
+        !ha_lex_is_punct(lx, dot, '.') ||
+        (prev < lx->n && ha_lex_is_punct(lx, prev, '.')))
+        return false;
+    t = ha_lex_next(lx, dot);
+    if (t >= lx->n || !ha_lex_is_ident(lx, t))
+        return false;
+    ha_lex_text(lx, t, name, sizeof(name));
+    c = ha_catalog_find(name);
+    return c != NULL && c->module;
 }
 
 /* A result column being emitted: where it started and whether it needs
@@ -297,7 +318,13 @@ ha_emit_sql(const struct ha_lex *lx, size_t from, size_t to,
                 break;
             }
             if (is_bare_global_variables(lx, i))
-                ha_buf_append_str(out, "main.");
+                ha_buf_append_str(out, "temp.");
+            if (is_main_of_table(lx, i)) {
+                /* main.<one of heapadmin's tables>: the session's own,
+                 * as for a bare name. */
+                ha_buf_append_str(out, "temp");
+                break;
+            }
             if (ha_lex_is_word(lx, i, "LIMIT")) {
                 /* LIMIT a, b  ->  LIMIT b OFFSET a */
                 size_t a = ha_lex_next(lx, i), c = ha_lex_next(lx, a),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * ProxySQL's layer commands: SAVE/LOAD <module> VARIABLES and SAVE CONFIG
+ * Running ProxySQL's layer commands (parsed by persist_parse.h): SAVE/LOAD <module> VARIABLES and SAVE CONFIG
  * TO FILE. heapadmin has two layers, not ProxySQL's three: an UPDATE of
  * global_variables acts at once (memory and runtime are one), and the
  * disk (engine/persist.h runs them). So:
@@ -22,37 +22,9 @@
 
 #include <sqlite3.h>
 
-#include "admin/lex.h"
+#include "admin/persist_parse.h"
 #include "admin/query.h"
 #include "engine/persist.h"
-
-enum ha_persist_module {
-    HA_PERSIST_JEMALLOC,   /* JEMALLOC VARIABLES: jemalloc-* rows */
-    HA_PERSIST_ADMIN,      /* ADMIN VARIABLES: admin-* rows */
-    HA_PERSIST_CONFIG,     /* CONFIG (TO FILE) */
-    HA_PERSIST_MODULE_MAX
-};
-
-enum ha_persist_action {
-    HA_PERSIST_TO_DISK,      /* SAVE ... TO DISK / FROM MEMORY */
-    HA_PERSIST_FROM_DISK,    /* LOAD ... FROM DISK / TO MEMORY */
-    HA_PERSIST_TO_RUNTIME,   /* LOAD ... TO RUNTIME / FROM MEMORY */
-    HA_PERSIST_TO_MEMORY,    /* SAVE ... TO MEMORY / FROM RUNTIME */
-    HA_PERSIST_TO_FILE,      /* SAVE CONFIG TO FILE */
-    HA_PERSIST_ACTION_MAX
-};
-
-struct ha_persist_cmd {
-    enum ha_persist_module module;
-    enum ha_persist_action action;
-    char file[256];          /* TO_FILE: a plain file name */
-};
-
-/* Parses the statement whose first significant token is i (SAVE or LOAD)
- * into cmd. Returns 0, or -1 with err saying what was expected (the
- * statements and modules heapadmin has). Pure. */
-int ha_persist_parse(const struct ha_lex *lx, size_t i,
-                     struct ha_persist_cmd *cmd, char *err, size_t errlen);
 
 /* Runs cmd for a session of the given role (who: for the log) against
  * ctx (engine/persist.h) and replies OK (with what was done in the info)

@@ -74,11 +74,19 @@ struct ha_server {
 
 /* The engine's throttle: one for every front-end. */
 static int64_t
+server_login_admit(void *arg, const char *host)
+{
+    struct ha_server *s = arg;
+
+    return ha_accounts_admit(ha_engine_accounts(s->engine), host);
+}
+
+static void
 server_login_failed(void *arg, const char *host)
 {
     struct ha_server *s = arg;
 
-    return ha_accounts_failed(ha_engine_accounts(s->engine), host);
+    ha_accounts_failed(ha_engine_accounts(s->engine), host);
 }
 
 static void
@@ -343,6 +351,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->env.rsa_public_len = tls->rsa_public_len;
     open_reserve(s);
     s->env.on_close = server_on_close;
+    s->env.login_admit = server_login_admit;
     s->env.login_failed = server_login_failed;
     s->env.login_ok = server_login_ok;
     s->env.admit = server_admit;

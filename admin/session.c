@@ -37,6 +37,7 @@
 #include "admin/persist_stmt.h"
 #include "core/log.h"
 #include "admin/proto.h"
+#include "admin/schemas.h"
 #include "vtab/sessions.h"
 #include "admin/setvar.h"
 #include "admin/show.h"
@@ -217,7 +218,7 @@ fn_sysvar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         sqlite3_result_null(ctx);
         if (sqlite3_prepare_v2(s->db,
                                "SELECT variable_value FROM "
-                               "main.global_variables "
+                               "temp.global_variables "
                                "WHERE variable_name = ?1",
                                -1, &st, NULL) == SQLITE_OK) {
             sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
@@ -397,43 +398,6 @@ now_ns(void)
 
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-/* Attaches the SQLite file datadir/file read-only as schema (ProxySQL's
- * "disk" and "stats_history"). Without the file the schema is missing;
- * its writer (SAVE, the sampler) opens the file itself. */
-static void
-attach_ro(sqlite3 *db, const char *datadir, const char *file,
-          const char *schema)
-{
-    char path[PATH_MAX];
-    sqlite3_str *uri;
-    char *sql;
-    int n = snprintf(path, sizeof(path), "%s/%s", datadir, file);
-
-    if (n < 0 || (size_t)n >= sizeof(path) || access(path, F_OK) != 0)
-        return;
-    /* A URI: the path's reserved characters percent-encoded. */
-    uri = sqlite3_str_new(db);
-    sqlite3_str_appendall(uri, "file:");
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e)
-            sqlite3_str_appendf(uri, "%%%02X", *p);
-        else
-            sqlite3_str_appendchar(uri, 1, (char)*p);
-    }
-    /* ATTACH would use the main database's VFS (memdb) unless told. */
-    sqlite3_str_appendf(uri, "?mode=ro&vfs=%s",
-                        sqlite3_vfs_find(NULL) != NULL
-                            ? sqlite3_vfs_find(NULL)->zName
-                            : "unix");
-    sql = sqlite3_mprintf("ATTACH DATABASE %Q AS %s",
-                          sqlite3_str_value(uri), schema);
-    if (sql == NULL || sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK)
-        ha_log_warn("%s: not attached as schema %s: %s", path, schema,
-                    sqlite3_errmsg(db));
-    sqlite3_free(sql);
-    sqlite3_free(sqlite3_str_finish(uri));
 }
 
 static bool
@@ -882,11 +846,9 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     /* Before hardening forbids ATTACH: the disk layer (SAVE ... TO
      * DISK, engine/diskstore.h) and the memory history (engine/history.h),
      * read-only. */
-    if (shared->vtab != NULL && shared->vtab->datadir != NULL) {
-        attach_ro(s->db, shared->vtab->datadir, HA_DISKSTORE_FILE, "disk");
-        attach_ro(s->db, shared->vtab->datadir, HA_HISTORY_FILE,
-                  "stats_history");
-    }
+    ha_schemas_open(s->db,
+                    shared->vtab != NULL ? shared->vtab->datadir : NULL,
+                    &s->schemas);
     if (ha_authorizer_harden(s->db, err, errlen) != 0)
         goto fail;
     for (size_t i = 0; i < HA_ARRAY_SIZE(functions); i++) {
@@ -919,19 +881,26 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         sqlite3_free(zerr);
         goto fail;
     }
-    /* SQLite sets up an eponymous virtual table on first use, parsing
-     * its declaration under the authorizer; do it now, unchecked. */
+    /* Each table a private instance in this connection's temp schema,
+     * which bare names resolve to before main and the attached files:
+     * statements on them take no lock of the shared scratch database,
+     * so a paused reader never holds up a control write, a long write to
+     * a scratch table never holds up a reader of the tables, and the
+     * disk schema's saved global_variables never shadows the live one.
+     * Made before the authorizer is armed (it refuses CREATE VIRTUAL
+     * TABLE); a module not registered here (tests) is skipped. */
     size_t n_tables;
     const struct ha_catalog_table *tables = ha_catalog_tables(&n_tables);
 
     for (size_t i = 0; i < n_tables; i++) {
-        if (!tables[i].eponymous)
+        char sql[160];
+
+        if (!tables[i].module)
             continue;
-        sqlite3_stmt *st = NULL;
-        char sql[64];
-        snprintf(sql, sizeof(sql), "SELECT 1 FROM %s", tables[i].name);
-        sqlite3_prepare_v2(s->db, sql, -1, &st, NULL);
-        sqlite3_finalize(st);
+        snprintf(sql, sizeof(sql),
+                 "CREATE VIRTUAL TABLE temp.\"%s\" USING \"%s\"",
+                 tables[i].name, tables[i].name);
+        (void)sqlite3_exec(s->db, sql, NULL, NULL, NULL);
     }
     /* Armed last: the setup above runs unchecked. */
     s->authz.role = s->role;
@@ -1247,7 +1216,7 @@ set_module_vars(struct ha_session *s, const struct ha_setvar *sv,
         SQLITE_OK)
         goto sqlite_fail;
     rc = sqlite3_prepare_v2(s->db,
-                            "UPDATE main.global_variables "
+                            "UPDATE temp.global_variables "
                             "SET variable_value = ?1 "
                             "WHERE variable_name = ?2",
                             -1, &st, NULL);
@@ -1465,7 +1434,7 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
     struct ha_dialect_result dr;
     sqlite3_stmt *stmt = NULL;
     const char *tail = NULL;
-    char err[256];
+    char err[640];
     int rc, ret = -1;
 
     s->more_results = more;
@@ -1511,6 +1480,16 @@ run_one(struct ha_session *s, const struct ha_lex *lx, bool more,
         break;
     }
 
+    /* Every schema it names is there, or it fails saying why. */
+    {
+        int code = 0;
+
+        if (ha_schemas_check(s->db, &s->schemas, lx, 0, lx->n, &s->authz,
+                             &code, err, sizeof(err)) != 0) {
+            ha_reply_err(r, (uint16_t)code, "42S02", "%s", err);
+            goto out;
+        }
+    }
     /* A SHOW is prepared and run (SQLite may prepare it again) with the
      * authorizer told so: see ha_authz_who.in_show. */
     s->authz.in_show = dr.kind == HA_STMT_SHOW;

@@ -24,6 +24,7 @@
 #include "admin/lex.h"
 #include "engine/credentials.h"
 #include "admin/query.h"
+#include "admin/schemas.h"
 #include "admin/stmtcache.h"
 #include "admin/sysvar.h"
 #include "vtab/sessions.h"
@@ -120,6 +121,7 @@ struct ha_session {
     bool more_results;
 
     struct ha_stmtcache cache;   /* COM_QUERY statements, compiled once */
+    struct ha_schemas schemas;   /* disk, stats_history (schemas.h) */
     struct ha_authz_who authz;   /* what the authorizer checks against */
     struct ha_vtab_conn *vtab;   /* virtual tables' handle (info
                                     messages); NULL without shared->vtab */

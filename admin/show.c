@@ -366,12 +366,12 @@ show_variables(const struct ha_lex *lx, size_t i, bool global,
     const char *base =
         global ? "SELECT variable_name AS Variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') AS Value FROM "
-                 "main.global_variables UNION ALL SELECT variable_name, "
+                 "temp.global_variables UNION ALL SELECT variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') FROM "
                  "mysql_variables"
                : "SELECT variable_name AS Variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') AS Value FROM "
-                 "main.global_variables UNION ALL SELECT variable_name, "
+                 "temp.global_variables UNION ALL SELECT variable_name, "
                  "ifnull(CAST(variable_value AS TEXT), '') FROM "
                  "session_variables";
 

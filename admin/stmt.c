@@ -196,6 +196,17 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
     }
 
     {
+        char why[640];
+        int code = 0;
+
+        /* Every schema it names is there, or it fails saying why. */
+        if (ha_schemas_check(s->db, &s->schemas, &st->lex, 0, st->lex.n,
+                             &s->authz, &code, why, sizeof(why)) != 0) {
+            ha_reply_err(r, (uint16_t)code, "42S02", "%s", why);
+            goto fail;
+        }
+    }
+    {
         char names[HA_AUTHZ_MAX_CTES][HA_AUTHZ_CTE_NAME];
         size_t k = ha_dialect_cte_names(&st->lex, 0, st->lex.n, names,
                                         HA_AUTHZ_MAX_CTES);

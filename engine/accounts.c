@@ -63,9 +63,15 @@ mono_ms(void)
 }
 
 int64_t
+ha_accounts_admit(struct ha_accounts *a, const char *host)
+{
+    return ha_throttle_admit(&a->throttle, host, mono_ms());
+}
+
+void
 ha_accounts_failed(struct ha_accounts *a, const char *host)
 {
-    return ha_throttle_failed(&a->throttle, host, mono_ms());
+    ha_throttle_failed(&a->throttle, host, mono_ms());
 }
 
 void

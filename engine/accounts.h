@@ -41,9 +41,13 @@ const struct ha_user *ha_accounts_find(const struct ha_accounts *a,
 bool ha_accounts_check_clear(const struct ha_user *user, const uint8_t *pw,
                              size_t len);
 
-/* A login from host (an address, no port) failed: returns the ms to wait
- * before answering it (0: at once). See throttle.h for the rule. */
-int64_t ha_accounts_failed(struct ha_accounts *a, const char *host);
+/* A credential from host (an address, no port) arrived: returns the ms
+ * to wait before checking it (0: at once), the moment reserved. See
+ * throttle.h for the rule. */
+int64_t ha_accounts_admit(struct ha_accounts *a, const char *host);
+
+/* A check of a credential from host failed. */
+void ha_accounts_failed(struct ha_accounts *a, const char *host);
 
 /* A login from host succeeded: its failures are forgotten. */
 void ha_accounts_succeeded(struct ha_accounts *a, const char *host);

@@ -7,29 +7,29 @@
 #include "core/util.h"
 
 static const struct ha_catalog_table tables[] = {
-    /* name                  schema   eponymous stats_readable */
-    {"stats_admin_sessions", "stats", true, true},
-    {"stats_memory_jemalloc", "stats", true, true},
-    {"stats_memory_metrics", "stats", true, true},
-    {"stats_heap_dumps", "stats", true, true},
+    /* name                  schema   eponymous stats_readable module */
+    {"stats_admin_sessions", "stats", true, true, true},
+    {"stats_memory_jemalloc", "stats", true, true, true},
+    {"stats_memory_metrics", "stats", true, true, true},
+    {"stats_heap_dumps", "stats", true, true, true},
     /* A table-valued function: it needs its argument, so no warm-up. */
-    {"heap_top", NULL, false, true},
-    {"heap_stacks", NULL, false, true},
-    {"heap_profile", NULL, false, true},
-    {"heap_profile_diff", NULL, false, true},
-    {"global_variables", "main", true, true},
-    {"runtime_global_variables", "main", true, true},
+    {"heap_top", NULL, false, true, true},
+    {"heap_stacks", NULL, false, true, true},
+    {"heap_profile", NULL, false, true, true},
+    {"heap_profile_diff", NULL, false, true, true},
+    {"global_variables", "main", true, true, true},
+    {"runtime_global_variables", "main", true, true, true},
     /* Memory history (engine/history.h): real tables in the attached
      * schema stats_history, which stats users read too. */
-    {"system_memory", "stats_history", false, true},
-    {"system_memory_hour", "stats_history", false, true},
-    {"system_memory_day", "stats_history", false, true},
-    {"session_variables", NULL, true, true},
-    {"mysql_variables", NULL, true, true},
+    {"system_memory", "stats_history", false, true, false},
+    {"system_memory_hour", "stats_history", false, true, false},
+    {"system_memory_day", "stats_history", false, true, false},
+    {"session_variables", NULL, true, true, true},
+    {"mysql_variables", NULL, true, true, true},
     /* SQLite's own catalogue, which admin clients read to list tables;
      * it holds what admins created, so stats users may not. */
-    {"sqlite_master", NULL, false, false},
-    {"sqlite_temp_master", NULL, false, false},
+    {"sqlite_master", NULL, false, false, false},
+    {"sqlite_temp_master", NULL, false, false, false},
 };
 
 const struct ha_catalog_table *

@@ -21,6 +21,11 @@ struct ha_catalog_table {
     bool eponymous;         /* a virtual table every session has, set up
                                (parsed) once when the session opens */
     bool stats_readable;    /* stats users may SELECT from it */
+    bool module;            /* a virtual table module of vtab/: every
+                               session has a private instance of it in
+                               its temp schema (what bare names resolve
+                               to), so that no statement on it takes a
+                               lock of the shared scratch database */
 };
 
 /* Every table, in SHOW TABLES order; n_out gets the count. */

@@ -77,7 +77,7 @@ live_rows(sqlite3 *db, struct rows *rw, char *err, size_t errlen)
 
     if (sqlite3_prepare_v2(db,
                            "SELECT variable_name, variable_value FROM "
-                           "main.global_variables WHERE variable_name "
+                           "global_variables WHERE variable_name "
                            "LIKE 'jemalloc-%' ORDER BY 1",
                            -1, &st, NULL) != SQLITE_OK) {
         ha_err_set(err, errlen, "%s", sqlite3_errmsg(db));
@@ -113,7 +113,7 @@ apply_one(sqlite3 *db, const char *name, const char *value, char *err,
     int rc;
 
     rc = sqlite3_prepare_v2(db,
-                            "UPDATE main.global_variables "
+                            "UPDATE global_variables "
                             "SET variable_value = ?1 WHERE variable_name = ?2",
                             -1, &st, NULL);
     if (rc == SQLITE_OK) {
@@ -140,7 +140,7 @@ current(sqlite3 *db, const char *name, char *out, size_t outlen)
 
     ha_strlcpy(out, "NULL", outlen);
     if (sqlite3_prepare_v2(db,
-                           "SELECT variable_value FROM main.global_variables "
+                           "SELECT variable_value FROM global_variables "
                            "WHERE variable_name = ?1",
                            -1, &st, NULL) != SQLITE_OK)
         return;

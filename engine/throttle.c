@@ -31,10 +31,29 @@ find(struct ha_throttle *t, const char *host, bool create)
 }
 
 int64_t
+ha_throttle_admit(struct ha_throttle *t, const char *host, int64_t now_ms)
+{
+    struct ha_throttle_entry *e = find(t, host, false);
+    int64_t at;
+
+    if (e == NULL)
+        return 0;
+    if (now_ms - e->last_ms > HA_THROTTLE_FORGET_MS) {
+        memset(e, 0, sizeof(*e));
+        return 0;
+    }
+    if (e->fails < HA_THROTTLE_FREE)
+        return 0;
+    at = now_ms > e->next_ms ? now_ms : e->next_ms;
+    e->next_ms = at + HA_THROTTLE_SPACING_MS;
+    return at - now_ms;
+}
+
+void
 ha_throttle_failed(struct ha_throttle *t, const char *host, int64_t now_ms)
 {
     struct ha_throttle_entry *e = find(t, host, true);
-    int64_t delay, at;
+    int64_t wait;
 
     if (e->fails > 0 && now_ms - e->last_ms > HA_THROTTLE_FORGET_MS) {
         e->fails = 0;
@@ -42,16 +61,13 @@ ha_throttle_failed(struct ha_throttle *t, const char *host, int64_t now_ms)
     }
     e->fails++;
     e->last_ms = now_ms;
-    if (e->fails <= HA_THROTTLE_FREE)
-        return 0;
-    delay = (int64_t)(e->fails - HA_THROTTLE_FREE) * HA_THROTTLE_STEP_MS;
-    if (delay > HA_THROTTLE_MAX_MS)
-        delay = HA_THROTTLE_MAX_MS;
-    at = now_ms + delay;
-    if (at < e->next_ms)
-        at = e->next_ms;
-    e->next_ms = at + HA_THROTTLE_SPACING_MS;
-    return at - now_ms;
+    if (e->fails < HA_THROTTLE_FREE)
+        return;
+    wait = (int64_t)(e->fails - HA_THROTTLE_FREE + 1) * HA_THROTTLE_STEP_MS;
+    if (wait > HA_THROTTLE_MAX_MS)
+        wait = HA_THROTTLE_MAX_MS;
+    if (e->next_ms < now_ms + wait)
+        e->next_ms = now_ms + wait;
 }
 
 void

@@ -1,13 +1,17 @@
 /* SPDX-License-Identifier: MIT
  *
- * Failed logins throttled per peer address: the first few failures from
- * an address are answered at once; after that each ERR 1045 waits, longer
- * the more failures there were, and failures from one address are
- * answered one at a time, HA_THROTTLE_SPACING_MS apart, so guessing
- * passwords in a loop gets a few answers a second instead of thousands.
- * A successful login, or HA_THROTTLE_FORGET_MS without a failure, clears
- * the address. A bounded table (least recently failed out). Pure: time
- * comes in as an argument.
+ * Password guessing throttled per peer address, for every front-end:
+ * the first few failures from an address cost nothing; after that, the
+ * next credential from that address is not even checked before a wait
+ * that grows with the failures (HA_THROTTLE_STEP_MS more each, at most
+ * HA_THROTTLE_MAX_MS), and credentials from it are checked one at a
+ * time, HA_THROTTLE_SPACING_MS apart, however many arrive at once. The
+ * wait comes before the check, not before the answer: a flood of
+ * parallel guesses from one address gets a few checks a second, and the
+ * right password is no quicker to find. Other addresses are not held
+ * up. A successful login, or HA_THROTTLE_FORGET_MS without a failure,
+ * clears the address. A bounded table (least recently failed out).
+ * Pure: time comes in as an argument.
  */
 #ifndef HA_THROTTLE_H
 #define HA_THROTTLE_H
@@ -18,7 +22,7 @@
 #define HA_THROTTLE_FREE 3          /* failures answered at once */
 #define HA_THROTTLE_STEP_MS 250     /* added wait per further failure */
 #define HA_THROTTLE_MAX_MS 3000     /* longest wait */
-#define HA_THROTTLE_SPACING_MS 250  /* between two answers to one address */
+#define HA_THROTTLE_SPACING_MS 250  /* between two checks for one address */
 #define HA_THROTTLE_FORGET_MS 60000 /* a quiet address starts afresh */
 
 struct ha_throttle {
@@ -26,14 +30,19 @@ struct ha_throttle {
         char host[64];     /* "" = free */
         unsigned fails;
         int64_t last_ms;   /* last failure */
-        int64_t next_ms;   /* earliest time for the next answer */
+        int64_t next_ms;   /* earliest time for the next check */
     } e[HA_THROTTLE_SLOTS];
 };
 
-/* A failed login from host at now_ms (monotonic). Returns the ms to wait
- * before answering it (0: at once). */
-int64_t ha_throttle_failed(struct ha_throttle *t, const char *host,
-                           int64_t now_ms);
+/* A credential from host arrived at now_ms (monotonic): returns the ms
+ * to wait before checking it (0: at once), and reserves that moment, so
+ * the next one from host waits for the one after. */
+int64_t ha_throttle_admit(struct ha_throttle *t, const char *host,
+                          int64_t now_ms);
+
+/* A check from host failed at now_ms. */
+void ha_throttle_failed(struct ha_throttle *t, const char *host,
+                        int64_t now_ms);
 
 /* A successful login from host: its failures are forgotten. */
 void ha_throttle_succeeded(struct ha_throttle *t, const char *host);

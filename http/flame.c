@@ -356,7 +356,8 @@ ha_http_flame_data(struct ha_http_req *hr)
         ha_http_req_text(hr, 400, "Bad Request", msg);
         goto done;
     }
-    if (dump != NULL && dump[0] == '\0') {
+    if (dump != NULL &&
+        (dump[0] == '\0' || strcmp(dump, HA_HEAP_LIVE) == 0)) {
         free(dump);
         dump = NULL;
     }

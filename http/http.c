@@ -4,12 +4,19 @@
  * their bounds, authentication through the engine's accounts and
  * throttle, and requests run as tasks of the engine's executor.
  *
- * Connections. evhttp 2.1 does not tell when it frees a connection that
- * never sent a request, so every connection's bufferevent is one we
- * create (evhttp_set_bevcb) and hold a reference to: when evhttp frees
- * it, bufferevent_free() clears its callbacks but our reference keeps it
- * allocated, and a sweep (at each new connection and each deadline)
- * that finds the callbacks gone drops it from the count. We never free a
+ * Connections. Every connection's bufferevent is one we create
+ * (evhttp_set_bevcb), with BEV_OPT_CLOSE_ON_FREE, and hold a reference
+ * to until a loop turn after evhttp let it go: evhttp then leaves the
+ * socket to the bufferevent, which closes it (after removing its
+ * events) only when our reference goes. So a descriptor number is never
+ * reused while a bufferevent evhttp freed still has events registered on
+ * it (which would leave a new connection on that number never woken),
+ * and evhttp's own shutdown() after freeing still finds its socket.
+ * evhttp tells us it frees a connection through the connection's close
+ * callback, installed at its first loop turn (from the event callback's
+ * argument, which is evhttp's connection); one freed sooner shows as
+ * callbacks cleared, which a sweep (at each new connection and each
+ * deadline) and the first loop turn both check. We never free a
  * connection under evhttp: to close one we shut its socket down and
  * evhttp frees it on the end of stream.
  *
@@ -24,8 +31,10 @@
  *     only when every connection is being answered is it refused;
  *   - one address holds at most http_max_per_peer connections, its own
  *     oldest waiting one evicted first.
- * A failed login waits as long as the engine's throttle says (the MySQL
- * port's rule, per address), then gets 401 and the connection closes.
+ * A credential from an address whose logins failed too often waits as
+ * long as the engine's throttle says before it is checked (the MySQL
+ * port's rule: a few checks a second per address, however many
+ * connections); a wrong one gets 401 and the connection closes.
  */
 #include "http/http.h"
 
@@ -72,13 +81,15 @@ enum conn_phase {
     PHASE_NEW,          /* accepted, no byte yet: header deadline */
     PHASE_READING,      /* a request is arriving: header deadline */
     PHASE_BUSY,         /* a request is being answered: no deadline */
-    PHASE_DENYING,      /* a failed login waits for its 401 */
+    PHASE_WAITING,      /* a credential waits for the throttle */
     PHASE_IDLE          /* between requests: http_timeout */
 };
 
 struct http_conn {
     struct ha_http *h;
-    struct bufferevent *bev;   /* evhttp's, with our reference */
+    struct bufferevent *bev;   /* evhttp's, with our reference; NULL once
+                                  evhttp freed it (gone) */
+    bool gone;                 /* evhttp freed the connection */
     struct evhttp_connection *evcon; /* once its first request came */
     struct event *deadline;
     struct event *admit;       /* the next loop turn: socket known */
@@ -89,7 +100,7 @@ struct http_conn {
     char host[64];             /* peer address, once admitted */
     uint16_t port;
     struct ha_http_req *cur;   /* the request being answered, or NULL */
-    struct event *deny_timer;  /* PHASE_DENYING */
+    struct event *admit_timer; /* PHASE_WAITING */
     struct http_conn *prev, *next; /* newest first */
 };
 
@@ -110,6 +121,8 @@ struct ha_http {
 };
 
 static void conn_shutdown(struct http_conn *c);
+static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+                     void *arg);
 static void req_free(struct ha_http_req *hr);
 
 /* ------------------------------------------------------------------
@@ -125,8 +138,23 @@ conn_alive(const struct http_conn *c)
     bufferevent_event_cb e = NULL;
     void *arg = NULL;
 
+    if (c->gone || c->bev == NULL)
+        return false;
     bufferevent_getcb(c->bev, &r, &w, &e, &arg);
     return r != NULL || e != NULL;
+}
+
+/* Drops our reference to c's bufferevent: evhttp is done with it, so
+ * this may close the socket (its events removed first). */
+static void
+conn_let_go(struct http_conn *c)
+{
+    if (c->bev == NULL)
+        return;
+    evbuffer_remove_cb(bufferevent_get_input(c->bev), input_cb, c);
+    bufferevent_decref(c->bev);
+    c->bev = NULL;
+    c->gone = true;
 }
 
 static void
@@ -143,9 +171,9 @@ conn_release(struct ha_http *h, struct http_conn *c)
         c->cur->conn = NULL;
     event_free(c->deadline);
     event_free(c->admit);
-    if (c->deny_timer != NULL)
-        event_free(c->deny_timer);
-    bufferevent_decref(c->bev);
+    if (c->admit_timer != NULL)
+        event_free(c->admit_timer);
+    conn_let_go(c);
     free(c);
 }
 
@@ -175,6 +203,10 @@ static void
 set_phase(struct http_conn *c, enum conn_phase phase)
 {
     c->phase = phase;
+    if (c->gone) {
+        arm(c, 0); /* its release, at the next loop turn */
+        return;
+    }
     switch (phase) {
     case PHASE_NEW:
     case PHASE_READING:
@@ -193,8 +225,10 @@ set_phase(struct http_conn *c, enum conn_phase phase)
 static void
 conn_shutdown(struct http_conn *c)
 {
-    evutil_socket_t s = bufferevent_getfd(c->bev);
+    evutil_socket_t s = conn_alive(c) ? bufferevent_getfd(c->bev) : -1;
 
+    if (c->gone)
+        return; /* evhttp freed it; its release is armed */
     c->closing = true;
     evtimer_del(c->deadline);
     if (s >= 0)
@@ -239,7 +273,7 @@ evictable(const struct http_conn *c)
 {
     return c->admitted && !c->closing && conn_alive(c) &&
            (c->phase == PHASE_NEW || c->phase == PHASE_READING ||
-            c->phase == PHASE_DENYING || c->phase == PHASE_IDLE);
+            c->phase == PHASE_WAITING || c->phase == PHASE_IDLE);
 }
 
 /* The best victim among the connections (of host, when not NULL): the
@@ -359,6 +393,26 @@ refuse:
     return false;
 }
 
+static void evcon_closed(struct evhttp_connection *evcon, void *arg);
+
+/* evhttp's connection for c: the argument of the event callback evhttp
+ * set on its bufferevent. */
+static void
+watch_close(struct http_conn *c)
+{
+    bufferevent_data_cb r = NULL, w = NULL;
+    bufferevent_event_cb e = NULL;
+    void *evcon = NULL;
+
+    if (c->evcon != NULL || !conn_alive(c))
+        return;
+    bufferevent_getcb(c->bev, &r, &w, &e, &evcon);
+    if (evcon == NULL)
+        return;
+    c->evcon = evcon;
+    evhttp_connection_set_closecb(c->evcon, evcon_closed, c);
+}
+
 static void
 admit_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -370,6 +424,7 @@ admit_cb(evutil_socket_t fd, short what, void *arg)
         conn_release(c->h, c);
         return;
     }
+    watch_close(c);
     sweep(c->h);
     (void)admit(c);
 }
@@ -404,7 +459,9 @@ new_bev(struct event_base *base, void *arg)
         if (c->bev != NULL)
             bufferevent_openssl_set_allow_dirty_shutdown(c->bev, 1);
     } else {
-        c->bev = bufferevent_socket_new(base, -1, 0);
+        /* BEV_OPT_CLOSE_ON_FREE: the socket closes with the last
+         * reference (ours, or evhttp's), never under live events. */
+        c->bev = bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
     }
     if (c->deadline == NULL || c->admit == NULL || c->bev == NULL) {
         if (c->bev != NULL)
@@ -450,18 +507,24 @@ evcon_closed(struct evhttp_connection *evcon, void *arg)
 
     (void)evcon;
     c->closing = true;
-    evtimer_del(c->deadline);
-    if (c->deny_timer != NULL)
-        evtimer_del(c->deny_timer);
+    c->gone = true;
+    c->evcon = NULL;
+    evhttp_connection_set_closecb(evcon, NULL, NULL);
+    /* Our reference goes at the next loop turn (deadline_cb), once
+     * evhttp is done with the socket. */
+    arm(c, 0);
+    if (c->admit_timer != NULL)
+        evtimer_del(c->admit_timer);
     if (c->cur == NULL)
         return;
     c->cur->req = NULL;
-    if (c->phase == PHASE_DENYING) {
+    if (c->phase == PHASE_WAITING) {
         /* Waiting for its 401, which nobody will read now. */
         req_free(c->cur);
         c->cur = NULL;
         return;
     }
+    /* Its task ends at its next check; req_done releases c. */
     ha_task_kill(&c->cur->task);
 }
 
@@ -563,34 +626,6 @@ req_body(void *arg)
     ha_http_route(hr);
 }
 
-/* A failed login's 401, after the throttle's wait. */
-static void
-deny_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct http_conn *c = arg;
-    struct ha_http_req *hr = c->cur;
-
-    (void)fd;
-    (void)what;
-    c->cur = NULL;
-    if (hr == NULL)
-        return;
-    if (hr->req != NULL) {
-        ha_http_req_add_header(hr, "WWW-Authenticate",
-                               "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
-        /* Closed once written: a guesser reconnects, and pays for it. */
-        hr->close_after = true;
-        ha_http_req_text(hr, 401, "Unauthorized",
-                         "authentication required: HTTP Basic with an "
-                         "admin_credentials or stats_credentials "
-                         "account\n");
-        set_phase(c, PHASE_IDLE);
-    } else {
-        conn_shutdown(c);
-    }
-    req_free(hr);
-}
-
 /* Checks the request's Basic credentials against the engine's accounts.
  * Returns the user, or NULL with *why (for the log) and *counted (a
  * password was tried: the throttle counts it). */
@@ -650,47 +685,41 @@ method_name(enum evhttp_cmd_type cmd)
     }
 }
 
-/* A new request from an allocated hr (path, query, method, peer set):
- * authentication, then the route on a task. */
+/* The credential is checked (its throttle wait over): the route runs on
+ * a task, or 401 and close. */
 static void
-dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
+check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
 {
     const struct ha_user *u;
     const char *why;
     bool counted;
-    char allow[64];
 
-    /* A method the path does not take: 405 before any password is
-     * checked (nothing to guess with). */
-    if (!ha_http_route_allows(hr->path, hr->method, allow, sizeof(allow))) {
-        ha_http_req_add_header(hr, "Allow", allow);
-        ha_http_req_text(hr, 405, "Method Not Allowed",
-                         "this path takes only the methods in Allow\n");
+    if (hr->req == NULL) { /* gone while it waited */
         c->cur = NULL;
-        set_phase(c, PHASE_IDLE);
         req_free(hr);
         return;
     }
     u = authenticate(h, hr->req, host_is_local(c->host), &why, &counted);
     if (u == NULL) {
-        int64_t delay = counted ? ha_accounts_failed(
-                                      ha_engine_accounts(h->engine), c->host)
-                                : 0;
-        struct timeval tv = {(time_t)(delay / 1000),
-                             (suseconds_t)(delay % 1000) * 1000};
-
-        if (counted && h->denied++ % 100 == 0)
-            ha_log_warn("http: %s:%u: %s %s refused: %s (%llu failed "
-                        "logins so far; each answer waits as the "
-                        "throttle says)",
-                        c->host, c->port, method_name(hr->method), hr->path,
-                        why, (unsigned long long)h->denied);
-        c->phase = PHASE_DENYING;
-        evtimer_del(c->deadline);
-        if (c->deny_timer == NULL)
-            c->deny_timer = evtimer_new(h->base, deny_cb, c);
-        if (c->deny_timer == NULL || evtimer_add(c->deny_timer, &tv) != 0)
-            deny_cb(-1, 0, c);
+        if (counted) {
+            ha_accounts_failed(ha_engine_accounts(h->engine), c->host);
+            if (h->denied++ % 100 == 0)
+                ha_log_warn("http: %s:%u: %s %s refused: %s (%llu failed "
+                            "logins so far; later ones from an address "
+                            "wait as the throttle says)",
+                            c->host, c->port, method_name(hr->method),
+                            hr->path, why, (unsigned long long)h->denied);
+        }
+        ha_http_req_add_header(hr, "WWW-Authenticate",
+                               "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
+        /* Closed once written: a guesser reconnects, and pays for it. */
+        hr->close_after = counted;
+        ha_http_req_text(hr, 401, "Unauthorized",
+                         "authentication required: HTTP Basic with an "
+                         "admin_credentials or stats_credentials account\n");
+        c->cur = NULL;
+        set_phase(c, PHASE_IDLE);
+        req_free(hr);
         return;
     }
     if (counted)
@@ -705,6 +734,7 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
     ha_clients_add(ha_engine_clients(h->engine), &hr->client);
     ha_engine_clients(h->engine)->http_requests++;
     ha_engine_clients(h->engine)->questions++;
+    c->phase = PHASE_BUSY;
     ha_task_init(&hr->task, ha_engine_tasks(h->engine));
     if (h->cfg->max_execution_time > 0)
         ha_task_set_deadline(&hr->task,
@@ -713,6 +743,56 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
                                      1000000);
     if (ha_task_run(&hr->task, req_body, req_done, hr) == 0)
         req_done(hr);
+}
+
+/* The throttle's wait is over. */
+static void
+throttle_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct http_conn *c = arg;
+    struct ha_http_req *hr = c->cur;
+
+    (void)fd;
+    (void)what;
+    if (hr != NULL)
+        check_and_run(c->h, c, hr);
+}
+
+/* A new request from an allocated hr (path, query, method, peer set):
+ * the method, the throttle's wait for its credential, then the check. */
+static void
+dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
+{
+    char allow[64];
+    int64_t wait = 0;
+    struct timeval tv;
+
+    /* A method the path does not take: 405 before any password is
+     * checked (nothing to guess with). */
+    if (!ha_http_route_allows(hr->path, hr->method, allow, sizeof(allow))) {
+        ha_http_req_add_header(hr, "Allow", allow);
+        ha_http_req_text(hr, 405, "Method Not Allowed",
+                         "this path takes only the methods in Allow\n");
+        c->cur = NULL;
+        set_phase(c, PHASE_IDLE);
+        req_free(hr);
+        return;
+    }
+    if (evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+                           "Authorization") != NULL)
+        wait = ha_accounts_admit(ha_engine_accounts(h->engine), c->host);
+    if (wait <= 0) {
+        check_and_run(h, c, hr);
+        return;
+    }
+    c->phase = PHASE_WAITING;
+    evtimer_del(c->deadline);
+    if (c->admit_timer == NULL)
+        c->admit_timer = evtimer_new(h->base, throttle_cb, c);
+    tv.tv_sec = (time_t)(wait / 1000);
+    tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
+    if (c->admit_timer == NULL || evtimer_add(c->admit_timer, &tv) != 0)
+        check_and_run(h, c, hr);
 }
 
 static void
@@ -895,7 +975,7 @@ ha_http_free(struct ha_http *h)
 
         if (hr == NULL)
             continue;
-        if (c->phase == PHASE_DENYING) {
+        if (c->phase == PHASE_WAITING) {
             c->cur = NULL;
             req_free(hr);
             continue;

@@ -392,7 +392,9 @@ heap_params(struct ha_http_req *hr, char **dump, char **base, bool *text)
         ha_http_req_text(hr, 400, "Bad Request", msg);
         goto out;
     }
-    if (*dump != NULL && (*dump)[0] == '\0') {
+    /* "" and "live" (SQL's name for it) both mean this process now. */
+    if (*dump != NULL &&
+        ((*dump)[0] == '\0' || strcmp(*dump, HA_HEAP_LIVE) == 0)) {
         free(*dump);
         *dump = NULL;
     }

@@ -408,40 +408,51 @@ START_TEST(test_auth_sha2_rsa_round_trip)
 }
 END_TEST
 
-/* Login throttling: a few failures free, then growing waits, answers to
- * one address spaced out even when they arrive together, other addresses
- * unaffected, success and a quiet minute forgetting. */
+/* Login throttling: a few failures free, then each further credential
+ * from the address waits before it is checked, longer the more
+ * failures; credentials arriving together are checked one at a time,
+ * spaced out; other addresses are unaffected; success and a quiet
+ * minute forget. */
 START_TEST(test_throttle_grows_and_spaces)
 {
     static struct ha_throttle t;
     int64_t now = 1000000;
 
     memset(&t, 0, sizeof(t));
-    for (int i = 0; i < HA_THROTTLE_FREE; i++)
-        ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now), 0);
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now),
+    /* Unknown and lightly failed addresses are checked at once. */
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
+    for (int i = 0; i < HA_THROTTLE_FREE - 1; i++) {
+        ha_throttle_failed(&t, "10.0.0.1", now);
+        ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
+    }
+    ha_throttle_failed(&t, "10.0.0.1", now);
+    /* Past the free ones: the next check waits a step... */
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
                      HA_THROTTLE_STEP_MS);
-    /* Arriving together: the next answer comes after the previous one
-     * plus the spacing, not at its own (shorter) delay. */
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now),
-                     2 * HA_THROTTLE_STEP_MS);
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now),
-                     3 * HA_THROTTLE_STEP_MS);
-    /* Another address starts free. */
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.2", now), 0);
-    /* The wait is capped per failure... */
-    for (int i = 0; i < 40; i++)
-        now += 5000, (void)ha_throttle_failed(&t, "10.0.0.1", now);
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now + 5000),
+    /* ... and the ones arriving with it are spaced after it, even
+     * before any of them failed: a parallel flood is paced. */
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
+                     HA_THROTTLE_STEP_MS + HA_THROTTLE_SPACING_MS);
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
+                     HA_THROTTLE_STEP_MS + 2 * HA_THROTTLE_SPACING_MS);
+    /* Another address is checked at once. */
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.2", now), 0);
+    /* Each failure makes the next wait longer, up to the cap. */
+    for (int i = 0; i < 40; i++) {
+        now += 5000;
+        ha_throttle_failed(&t, "10.0.0.1", now);
+    }
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
                      HA_THROTTLE_MAX_MS);
-    /* ... and a quiet minute forgets it. */
-    now += 5000 + HA_THROTTLE_FORGET_MS + 1;
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now), 0);
+    /* A quiet minute forgets it. */
+    now += HA_THROTTLE_MAX_MS + HA_THROTTLE_FORGET_MS + 1;
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
     /* A success forgets it at once. */
     for (int i = 0; i < 10; i++)
-        (void)ha_throttle_failed(&t, "10.0.0.1", now);
+        ha_throttle_failed(&t, "10.0.0.1", now);
+    ck_assert_int_gt(ha_throttle_admit(&t, "10.0.0.1", now), 0);
     ha_throttle_succeeded(&t, "10.0.0.1");
-    ck_assert_int_eq(ha_throttle_failed(&t, "10.0.0.1", now), 0);
+    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
 }
 END_TEST
 
@@ -453,14 +464,16 @@ START_TEST(test_throttle_table_is_bounded)
 
     memset(&t, 0, sizeof(t));
     for (int i = 0; i < 10; i++)
-        (void)ha_throttle_failed(&t, "192.0.2.1", now);
+        ha_throttle_failed(&t, "192.0.2.1", now);
+    ck_assert_int_gt(ha_throttle_admit(&t, "192.0.2.1", now), 0);
     /* More addresses than slots: the least recently failed goes, so the
      * table never grows and the old address starts afresh. */
     for (int i = 0; i < HA_THROTTLE_SLOTS; i++) {
         snprintf(host, sizeof(host), "198.51.100.%d/%d", i % 256, i);
-        ck_assert_int_eq(ha_throttle_failed(&t, host, ++now), 0);
+        ha_throttle_failed(&t, host, ++now);
+        ck_assert_int_eq(ha_throttle_admit(&t, host, now), 0);
     }
-    ck_assert_int_eq(ha_throttle_failed(&t, "192.0.2.1", ++now), 0);
+    ck_assert_int_eq(ha_throttle_admit(&t, "192.0.2.1", ++now), 0);
 }
 END_TEST
 

@@ -11,7 +11,7 @@
 #include "check_main.h"
 #include "admin/dialect.h"
 #include "admin/lex.h"
-#include "admin/persist_stmt.h"
+#include "admin/persist_parse.h"
 #include "admin/setvar.h"
 
 struct rewrite_case {
@@ -88,13 +88,19 @@ static const struct rewrite_case rewrites[] = {
     /* A bare global_variables is main's (the eponymous virtual table),
      * not the saved copy in the attached schema disk. */
     {"UPDATE global_variables SET variable_value='true'",
-     "UPDATE main.global_variables SET variable_value='true'", HA_STMT_OTHER},
+     "UPDATE temp.global_variables SET variable_value='true'", HA_STMT_OTHER},
     {"SELECT global_variables.variable_name FROM GLOBAL_VARIABLES g",
-     "SELECT global_variables.variable_name FROM main.GLOBAL_VARIABLES g",
+     "SELECT global_variables.variable_name FROM temp.GLOBAL_VARIABLES g",
      HA_STMT_OTHER},
     {"SELECT * FROM disk.global_variables d JOIN `global_variables` AS v",
-     "SELECT * FROM disk.global_variables d JOIN main.`global_variables` AS v",
+     "SELECT * FROM disk.global_variables d JOIN temp.`global_variables` AS v",
      HA_STMT_OTHER},
+    /* main.<one of heapadmin's tables>: the session's own instance;
+     * main.<anything else> (a scratch table) stays. */
+    {"UPDATE main.global_variables SET variable_value = 1",
+     "UPDATE temp.global_variables SET variable_value = 1", HA_STMT_OTHER},
+    {"SELECT * FROM main.stats_memory_jemalloc, main.w",
+     "SELECT * FROM temp.stats_memory_jemalloc, main.w", HA_STMT_OTHER},
     {"PRAGMA table_info(global_variables)",
      "PRAGMA table_info(global_variables)", HA_STMT_OTHER},
     /* Every schema would include the read-only attached files. */
@@ -126,7 +132,7 @@ static const struct rewrite_case rewrites[] = {
      "AS Info FROM stats_admin_sessions ORDER BY id", HA_STMT_SHOW},
     {"SHOW VARIABLES LIKE 'gtid\\_mode'", "SELECT * FROM (SELECT "
      "variable_name AS Variable_name, ifnull(CAST(variable_value AS TEXT), "
-     "'') AS Value FROM main.global_variables UNION ALL SELECT variable_name, "
+     "'') AS Value FROM temp.global_variables UNION ALL SELECT variable_name, "
      "ifnull(CAST(variable_value AS TEXT), '') FROM session_variables) WHERE "
      "\"Variable_name\" LIKE 'gtid\\_mode' ESCAPE '\\' ORDER BY 1",
      HA_STMT_SHOW},

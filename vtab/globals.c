@@ -1186,11 +1186,11 @@ globals_rollback_to(sqlite3_vtab *vtab, int i)
 
 static const sqlite3_module globals_module = {
     3,                   /* iVersion - savepoints */
-    NULL,                /* xCreate - NULL: eponymous only */
+    globals_connect,    /* xCreate: a session's own (temp) */
     globals_connect,     /* xConnect - declare schema, allocate vtab */
     globals_best_index,  /* xBestIndex - variable_name = ? or full scan */
     globals_disconnect,  /* xDisconnect */
-    NULL,                /* xDestroy */
+    globals_disconnect, /* xDestroy */
     globals_open,        /* xOpen - open a cursor */
     globals_close,       /* xClose - close a cursor */
     globals_filter,      /* xFilter - position the cursor */
@@ -1216,11 +1216,11 @@ static const sqlite3_module globals_module = {
  * global_variables). */
 static const sqlite3_module runtime_globals_module = {
     0,                   /* iVersion */
-    NULL,                /* xCreate - NULL: eponymous only */
+    globals_connect,    /* xCreate: a session's own (temp) */
     globals_connect,     /* xConnect */
     globals_best_index,  /* xBestIndex */
     globals_disconnect,  /* xDisconnect */
-    NULL,                /* xDestroy */
+    globals_disconnect, /* xDestroy */
     globals_open,        /* xOpen */
     globals_close,       /* xClose */
     globals_filter,      /* xFilter */

@@ -302,11 +302,11 @@ diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
 sqlite3_module ha_heap_diff_module = {
     0,                  /* iVersion */
-    NULL,               /* xCreate - NULL: eponymous only */
+    diff_connect,       /* xCreate: a session's own (temp) */
     diff_connect,       /* xConnect */
     diff_best_index,    /* xBestIndex - both dump arguments */
     ha_heap_disconnect, /* xDisconnect */
-    NULL,               /* xDestroy */
+    ha_heap_disconnect, /* xDestroy */
     diff_open,          /* xOpen */
     diff_close,         /* xClose */
     diff_filter,        /* xFilter - both dumps, collapsed, merged */

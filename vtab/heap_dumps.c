@@ -395,11 +395,11 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
 sqlite3_module ha_heap_dumps_module = {
     0,                  /* iVersion */
-    NULL,               /* xCreate - NULL: eponymous only */
+    dumps_connect,      /* xCreate: a session's own (temp) */
     dumps_connect,      /* xConnect */
     dumps_best_index,   /* xBestIndex */
     ha_heap_disconnect, /* xDisconnect */
-    NULL,               /* xDestroy */
+    ha_heap_disconnect, /* xDestroy */
     dumps_open,         /* xOpen */
     dumps_close,        /* xClose */
     dumps_filter,       /* xFilter - list the datadir */

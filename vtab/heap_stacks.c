@@ -475,11 +475,11 @@ profile_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
 sqlite3_module ha_heap_stacks_module = {
     0,                  /* iVersion */
-    NULL,               /* xCreate - NULL: eponymous only */
+    stacks_connect,     /* xCreate: a session's own (temp) */
     stacks_connect,     /* xConnect */
     stacks_best_index,  /* xBestIndex - the dump; stack_id = */
     ha_heap_disconnect, /* xDisconnect */
-    NULL,               /* xDestroy */
+    ha_heap_disconnect, /* xDestroy */
     stacks_open,        /* xOpen */
     stacks_close,       /* xClose */
     stacks_filter,      /* xFilter */
@@ -492,11 +492,11 @@ sqlite3_module ha_heap_stacks_module = {
 
 sqlite3_module ha_heap_profile_module = {
     0,                  /* iVersion */
-    NULL,               /* xCreate - NULL: eponymous only */
+    profile_connect,    /* xCreate: a session's own (temp) */
     profile_connect,    /* xConnect */
     profile_best_index, /* xBestIndex - the dump; stack_id =, function = */
     ha_heap_disconnect, /* xDisconnect */
-    NULL,               /* xDestroy */
+    ha_heap_disconnect, /* xDestroy */
     stacks_open,        /* xOpen */
     stacks_close,       /* xClose */
     profile_filter,     /* xFilter */

@@ -193,11 +193,11 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
 sqlite3_module ha_heap_top_module = {
     0,                  /* iVersion */
-    NULL,               /* xCreate - NULL: eponymous only */
+    top_connect,        /* xCreate: a session's own (temp) */
     top_connect,        /* xConnect */
     top_best_index,     /* xBestIndex - the dump; function = */
     ha_heap_disconnect, /* xDisconnect */
-    NULL,               /* xDestroy */
+    ha_heap_disconnect, /* xDestroy */
     top_open,           /* xOpen */
     top_close,          /* xClose */
     top_filter,         /* xFilter - the cached profile's aggregate */

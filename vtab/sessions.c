@@ -310,11 +310,11 @@ sess_rowid(sqlite3_vtab_cursor *cur, sqlite_int64 *rowid)
 
 static const sqlite3_module sess_module = {
     0,               /* iVersion */
-    NULL,            /* xCreate - NULL: eponymous only */
+    sess_connect,       /* xCreate: a session's own (temp) */
     sess_connect,    /* xConnect */
     sess_best_index, /* xBestIndex - always a full scan */
     sess_disconnect, /* xDisconnect */
-    NULL,            /* xDestroy */
+    sess_disconnect,    /* xDestroy */
     sess_open,       /* xOpen */
     sess_close,      /* xClose */
     sess_filter,     /* xFilter - snapshot the rows */

@@ -414,11 +414,11 @@ stats_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 #define STATS_MODULE(connect_fn)                                             \
     {                                                                        \
         0,                /* iVersion */                                     \
-        NULL,             /* xCreate - NULL: eponymous only */               \
+        connect_fn,       /* xCreate - a session's own (temp) */             \
         connect_fn,       /* xConnect - declare schema, allocate vtab */     \
         stats_best_index, /* xBestIndex - name = ? or full scan */           \
         stats_disconnect, /* xDisconnect */                                  \
-        NULL,             /* xDestroy */                                     \
+        stats_disconnect, /* xDestroy */                                     \
         stats_open,       /* xOpen - open a cursor */                        \
         stats_close,      /* xClose - close a cursor */                      \
         stats_filter,     /* xFilter - epoch, then position the cursor */    \

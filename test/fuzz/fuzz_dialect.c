@@ -4,7 +4,7 @@
  * text. The input is split at top-level ';' (ha_dialect_split) as the
  * session does, each piece is rewritten, and the whole input is rewritten
  * once more as a single statement; SAVE/LOAD statements are also parsed
- * as the session parses them (admin/persist_stmt.c). Seeds:
+ * as the session parses them (admin/persist_parse.c). Seeds:
  * corpus/dialect/, queries real clients send at connect time (mysql CLI,
  * Connector/J, .NET, mycli) and ProxySQL admin statements.
  *
@@ -17,7 +17,7 @@
 #include "core/buf.h"
 #include "admin/dialect.h"
 #include "admin/lex.h"
-#include "admin/persist_stmt.h"
+#include "admin/persist_parse.h"
 
 static void
 rewrite_one(const char *sql, size_t len)

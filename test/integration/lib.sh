@@ -216,6 +216,12 @@ ha_require() {
     fi
 }
 
+# ha_require_python_module NAME: the system python3 has module NAME.
+ha_require_python_module() {
+    "${HA_PYTHON:-/usr/bin/python3}" -c "import $1" 2>/dev/null ||
+        ha_bail "python3 module $1 missing (./bootstrap installs python3-$1)"
+}
+
 ha_require mariadb mariadb-client
 ha_require jeprof libjemalloc-dev
 ha_require nm binutils

@@ -11,10 +11,6 @@
 
 # shellcheck source-path=SCRIPTDIR source=lib.sh
 . "$(dirname "$0")/lib.sh"
-ha_require_python_module() {
-    "${HA_PYTHON:-/usr/bin/python3}" -c "import $1" 2>/dev/null ||
-        ha_bail "python3 module $1 missing (./bootstrap installs python3-$1)"
-}
 ha_require_python_module pymysql
 
 cat >"$HA_TMP/s.tmpl" <<CNF

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The attached files of a session (see schemas.h).
+ */
+#include "admin/schemas.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/util.h"
+#include "engine/catalog.h"
+#include "engine/diskstore.h"
+#include "engine/history.h"
+
+static const struct {
+    const char *schema;
+    const char *file;
+    const char *absent;      /* what a missing file means */
+} files[HA_SCHEMAS_N] = {
+    {"disk", HA_DISKSTORE_FILE,
+     "it does not exist (it is created at start and by SAVE JEMALLOC "
+     "VARIABLES TO DISK)"},
+    {"stats_history", HA_HISTORY_FILE,
+     "it does not exist (the memory history is written there every "
+     "admin-stats_system_memory seconds; 0 turns it off)"},
+};
+
+/* Attaches file i read-only. Returns 0, or -1 with sc->why[i] set. */
+static int
+attach(sqlite3 *db, struct ha_schemas *sc, size_t i)
+{
+    char path[PATH_MAX], *sql;
+    sqlite3_str *uri;
+    struct stat st;
+    int rc;
+
+    if (sc->datadir == NULL) {
+        ha_err_set(sc->why[i], sizeof(sc->why[i]), "no datadir");
+        return -1;
+    }
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s", sc->datadir,
+                         files[i].file) >= sizeof(path)) {
+        ha_err_set(sc->why[i], sizeof(sc->why[i]), "path too long");
+        return -1;
+    }
+    if (stat(path, &st) != 0) {
+        ha_err_set(sc->why[i], sizeof(sc->why[i]), "%s: %s", path,
+                   errno == ENOENT ? files[i].absent : strerror(errno));
+        return -1;
+    }
+    /* A URI: the path's reserved characters percent-encoded. */
+    uri = sqlite3_str_new(db);
+    sqlite3_str_appendall(uri, "file:");
+    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
+        if (*p == '%' || *p == '?' || *p == '#' || *p < 0x21 || *p > 0x7e)
+            sqlite3_str_appendf(uri, "%%%02X", *p);
+        else
+            sqlite3_str_appendchar(uri, 1, (char)*p);
+    }
+    /* ATTACH would use the main database's VFS (memdb) unless told. */
+    sqlite3_str_appendf(uri, "?mode=ro&vfs=%s",
+                        sqlite3_vfs_find(NULL) != NULL
+                            ? sqlite3_vfs_find(NULL)->zName
+                            : "unix");
+    sql = sqlite3_mprintf("ATTACH DATABASE %Q AS %s", sqlite3_str_value(uri),
+                          files[i].schema);
+    sqlite3_free(sqlite3_str_finish(uri));
+    rc = sql != NULL ? sqlite3_exec(db, sql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(sql);
+    if (rc == SQLITE_OK) {
+        /* Read its schema now: a file that is not a database (or is
+         * locked) says so here, not as "no such table" later. */
+        sql = sqlite3_mprintf("SELECT count(*) FROM %s.sqlite_schema",
+                              files[i].schema);
+        rc = sql != NULL ? sqlite3_exec(db, sql, NULL, NULL, NULL)
+                         : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc != SQLITE_OK) {
+            ha_err_set(sc->why[i], sizeof(sc->why[i]), "%s: %s", path,
+                       sqlite3_errmsg(db));
+            sql = sqlite3_mprintf("DETACH DATABASE %s", files[i].schema);
+            if (sql != NULL)
+                (void)sqlite3_exec(db, sql, NULL, NULL, NULL);
+            sqlite3_free(sql);
+            return -1;
+        }
+        sc->attached[i] = true;
+        sc->why[i][0] = '\0';
+        return 0;
+    }
+    ha_err_set(sc->why[i], sizeof(sc->why[i]), "%s: %s", path,
+               sqlite3_errmsg(db));
+    return -1;
+}
+
+void
+ha_schemas_open(sqlite3 *db, const char *datadir, struct ha_schemas *sc)
+{
+    memset(sc, 0, sizeof(*sc));
+    sc->datadir = datadir;
+    for (size_t i = 0; i < HA_SCHEMAS_N; i++)
+        (void)attach(db, sc, i);
+}
+
+/* Attaches file i after the session opened: the authorizer and the
+ * attach limit hardening set are lifted for the one ATTACH. */
+static int
+attach_late(sqlite3 *db, struct ha_schemas *sc, size_t i,
+            struct ha_authz_who *authz)
+{
+    int limit = sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1);
+    int rc;
+
+    sqlite3_set_authorizer(db, NULL, NULL);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, HA_SCHEMAS_N);
+    rc = attach(db, sc, i);
+    sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, limit);
+    ha_authorizer_arm(db, authz);
+    return rc;
+}
+
+/* Whether schema sc[i] holds table (asked of SQLite's schema, not by
+ * SQL: the authorizer keeps stats users out of the schema table). */
+static bool
+holds(sqlite3 *db, size_t i, const char *table)
+{
+    return sqlite3_table_column_metadata(db, files[i].schema, table, NULL,
+                                         NULL, NULL, NULL, NULL,
+                                         NULL) == SQLITE_OK;
+}
+
+int
+ha_schemas_check(sqlite3 *db, struct ha_schemas *sc, const struct ha_lex *lx,
+                 size_t from, size_t to, struct ha_authz_who *authz,
+                 int *code, char *err, size_t errlen)
+{
+    if (to > lx->n)
+        to = lx->n;
+    for (size_t i = from; i < to; i++) {
+        size_t dot, t, prev;
+        char schema[64], table[128];
+        size_t k;
+
+        if (!ha_lex_is_ident(lx, i))
+            continue;
+        dot = ha_lex_next(lx, i);
+        t = dot < to ? ha_lex_next(lx, dot) : to;
+        if (t >= to || !ha_lex_is_punct(lx, dot, '.') ||
+            !ha_lex_is_ident(lx, t))
+            continue;
+        prev = ha_lex_prev(lx, i);
+        if (prev < lx->n && ha_lex_is_punct(lx, prev, '.'))
+            continue; /* the middle of a.b.c: b is no schema */
+        ha_lex_text(lx, i, schema, sizeof(schema));
+        ha_lex_text(lx, t, table, sizeof(table));
+        for (k = 0; k < HA_SCHEMAS_N; k++)
+            if (ha_str_ieq(schema, files[k].schema))
+                break;
+        if (k == HA_SCHEMAS_N) {
+            const struct ha_catalog_table *c = ha_catalog_find(table);
+
+            /* Another qualifier on one of heapadmin's own tables: only
+             * the schemas it lives in (an alias never precedes a table
+             * name; a column is never named like one). */
+            if (c != NULL && c->module && !ha_str_ieq(schema, "main") &&
+                !ha_str_ieq(schema, "temp") &&
+                !ha_str_ieq(schema, "stats")) {
+                *code = 1146;
+                ha_err_set(err, errlen,
+                           "Table '%s.%s' doesn't exist (%s is in main%s)",
+                           schema, table, table,
+                           c->schema != NULL && strcmp(c->schema, "stats") ==
+                                   0
+                               ? " and stats"
+                               : "");
+                return -1;
+            }
+            continue;
+        }
+        if (!sc->attached[k] && attach_late(db, sc, k, authz) != 0) {
+            *code = 1146;
+            ha_err_set(err, errlen,
+                       "Table '%s.%s' cannot be read: schema %s is %s",
+                       schema, table, files[k].schema, sc->why[k]);
+            return -1;
+        }
+        if (strncasecmp(table, "sqlite_", 7) != 0 && !holds(db, k, table)) {
+            *code = 1146;
+            ha_err_set(err, errlen, "Table '%s.%s' doesn't exist", schema,
+                       table);
+            return -1;
+        }
+        i = t;
+    }
+    return 0;
+}
