@@ -129,8 +129,7 @@ serve_symbol(struct evhttp_request *req, struct ha_vtab_ctx *ctx)
                            "cannot read this process's mappings\n");
         goto done;
     }
-    if (ctx->symbolizer == NULL &&
-        (ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL)
+    if (ha_heap_symbolizer(ctx) == NULL)
         goto oom;
     ops = ha_symbolizer_ops(ctx->symbolizer);
     if (ops.symbolize(ops.ctx, &maps, pcs, u, &syms, why, sizeof(why)) != 0)

@@ -83,14 +83,15 @@ read_fd(int fd, const char *name, const struct stat *st, char **buf,
     return 0;
 }
 
-int
-ha_heap_read_file(const char *datadir, const char *name, char **buf,
-                  size_t *len, struct stat *st, char *err, size_t errlen)
+/* Opens datadir/name for reading without following a symlink; *st gets
+ * its stat. Returns the fd, or -1 with err naming the file and why. */
+static int
+open_file(const char *datadir, const char *name, struct stat *st, char *err,
+          size_t errlen)
 {
     char path[PATH_MAX];
-    int fd, ret;
+    int fd;
 
-    *buf = NULL;
     if (datadir == NULL) {
         ha_err_set(err, errlen, "%s: no datadir is configured", name);
         return -1;
@@ -112,6 +113,18 @@ ha_heap_read_file(const char *datadir, const char *name, char **buf,
             close(fd);
         return -1;
     }
+    return fd;
+}
+
+int
+ha_heap_read_file(const char *datadir, const char *name, char **buf,
+                  size_t *len, struct stat *st, char *err, size_t errlen)
+{
+    int fd, ret;
+
+    *buf = NULL;
+    if ((fd = open_file(datadir, name, st, err, errlen)) < 0)
+        return -1;
     ret = read_fd(fd, name, st, buf, len, err, errlen);
     close(fd);
     return ret;
@@ -213,7 +226,7 @@ mark_stale(struct ha_symbolizer *s, struct ha_heap_profile *pr,
 {
     struct ha_buildids ids = {0};
     struct ha_buf report = HA_BUF_INIT;
-    char why[256];
+    char why[384];
     uint32_t *stale_mods = NULL;
     size_t n_stale = 0;
     int ret = -1;
@@ -238,22 +251,42 @@ mark_stale(struct ha_symbolizer *s, struct ha_heap_profile *pr,
         disk = ha_symbolizer_build_id(s, path);
         if (disk != NULL && strcmp(disk, rec) == 0)
             continue;
-        ha_buf_printf(&report, "%s%s (dump build-id %s, on disk %s)",
-                      report.len ? "; " : "", path, rec,
-                      disk != NULL ? disk : "none or unreadable");
+        snprintf(why, sizeof(why), "dump build-id %s, on disk %s",
+                 rec, disk != NULL ? disk : "none or unreadable");
+        ha_buf_printf(&report, "%s%s (%s)", report.len ? "; " : "", path,
+                      why);
         off = ha_strtab_intern(&pr->syms.strs, path, strlen(path));
         if (off == UINT32_MAX)
             goto out;
         stale_mods[n_stale++] = off;
+        {
+            char detail[sizeof(why) + 96];
+
+            snprintf(detail, sizeof(detail), "replaced on disk since the "
+                                             "dump (%s): left unnamed",
+                     why);
+            if (ha_syms_set_module(&pr->syms, path, rec, HA_SYMS_SRC_NONE,
+                                   detail) != 0)
+                goto out;
+        }
     }
-    /* The symbolizer named them from the file on disk: forget it. */
+    /* The symbolizer named them from the file on disk: forget it. The
+     * offset comes from the mapping alone (the file that was mapped is
+     * gone): its file offset, which is its ELF address in GNU ld's
+     * shared objects and PIEs. */
     for (size_t i = 0; i < pr->syms.n_addrs && n_stale > 0; i++) {
         struct ha_syms_addr *a = &pr->syms.addrs[i];
 
         for (size_t k = 0; k < n_stale; k++)
             if (a->module == stale_mods[k]) {
-                a->n = 0;
-                a->flags |= HA_SYMS_STALE;
+                uint64_t foff = 0;
+
+                ha_maps_lookup(&pr->maps, a->pc, &foff);
+                if (ha_syms_rename_unnamed(&pr->syms, i, HA_SYMS_STALE,
+                                           ha_syms_str(&pr->syms,
+                                                       a->module),
+                                           foff) != 0)
+                    goto out;
                 break;
             }
     }
@@ -269,6 +302,34 @@ out:
     ha_buf_free(&report);
     ha_buildids_free(&ids);
     return ret;
+}
+
+struct ha_symbolizer *
+ha_heap_symbolizer(struct ha_vtab_ctx *ctx)
+{
+    struct ha_symbolizer_limits lim;
+
+    if (ctx->symbolizer != NULL)
+        return ctx->symbolizer;
+    memset(&lim, 0, sizeof(lim));
+    if (ctx->je != NULL) {
+        lim.debug_root = ctx->je->debug_root;
+        lim.debuginfod = ctx->je->debuginfod != 0;
+        lim.debuginfod_timeout_ms = (unsigned)ctx->je->debuginfod_timeout_ms;
+    }
+    lim.thread_init = ctx->thread_init;
+    lim.thread_init_arg = ctx->thread_init_arg;
+    ctx->symbolizer = ha_symbolizer_new(&lim);
+    return ctx->symbolizer;
+}
+
+/* True when pr was symbolized while debuginfod answers were pending and
+ * some answer has come since. */
+static bool
+has_news(const struct ha_vtab_ctx *ctx, const struct ha_heap_profile *pr)
+{
+    return pr->syms.pending > 0 && ctx->symbolizer != NULL &&
+           ha_symbolizer_generation(ctx->symbolizer) != pr->generation;
 }
 
 /* Parses and symbolizes buf into pr (name and identity already set).
@@ -290,12 +351,13 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
         return -1;
     }
-    if (ctx->symbolizer == NULL &&
-        (ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL) {
+    if (ha_heap_symbolizer(ctx) == NULL) {
         ha_err_set(err, errlen, "out of memory");
         return -1;
     }
     ops = ha_symbolizer_ops(ctx->symbolizer);
+    /* Before: an answer that lands while this runs makes a difference. */
+    pr->generation = ha_symbolizer_generation(ctx->symbolizer);
     if (ha_agg_lookup_pcs(&pr->p, &pcs, &n_pcs) != 0 ||
         ops.symbolize(ops.ctx, &pr->maps, pcs, n_pcs, &pr->syms, why,
                       sizeof(why)) != 0) {
@@ -410,6 +472,7 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
     char *buf = NULL, *side = NULL;
     size_t len = 0, side_len = 0;
     bool live = name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
+    int fd = -1;
 
     *out = NULL;
     if (c == NULL) {
@@ -423,23 +486,30 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
         return -1;
     }
     if (!live && (!ha_heap_plain_name(name, err, errlen) ||
-                  ha_heap_read_file(ctx->datadir, name, &buf, &len, &st, err,
-                                    errlen) != 0))
+                  (fd = open_file(ctx->datadir, name, &st, err, errlen)) <
+                      0))
         return -1;
     if (!live) {
+        /* The file's identity is enough to know the cache has it: a
+         * repeated query reads nothing (15 MB for a big dump). */
         for (pr = c->list; pr != NULL; pr = pr->next)
             if (strcmp(pr->name, name) == 0 && pr->dev == st.st_dev &&
                 pr->ino == st.st_ino && pr->size == st.st_size &&
                 pr->mtime.tv_sec == st.st_mtim.tv_sec &&
-                pr->mtime.tv_nsec == st.st_mtim.tv_nsec)
+                pr->mtime.tv_nsec == st.st_mtim.tv_nsec && !has_news(ctx, pr))
                 break;
         if (pr != NULL) {
-            free(buf);
+            close(fd);
             pr->last_use = ++c->clock;
             pr->refs++;
             *out = pr;
             return 0;
         }
+        if (read_fd(fd, name, &st, &buf, &len, err, errlen) != 0) {
+            close(fd);
+            return -1;
+        }
+        close(fd);
     }
     pr = calloc(1, sizeof(*pr));
     if (pr == NULL || (pr->name = strdup(name)) == NULL) {

@@ -25,7 +25,13 @@
  * and removes both at once; only admin sessions may (HA_VTAB_CONN admin).
  * Live profiles are never cached.
  *
- * Single-threaded, like the ctx: the server's loop thread only.
+ * Debug info that debuginfod was still fetching when a profile was
+ * symbolized: the profile is kept, and read again at the first request
+ * after the symbolizer has news (ha_symbolizer_generation), so a
+ * dashboard's next refresh gets the names.
+ *
+ * One thread at a time, like the ctx (the loop's, or the worker's that
+ * loads profiles for it).
  */
 #ifndef HA_HEAP_LOAD_H
 #define HA_HEAP_LOAD_H
@@ -76,6 +82,9 @@ struct ha_heap_profile {
     struct ha_syms syms;   /* every lookup pc of p, symbolized */
     char *stale;           /* "path (dump build-id X, on disk Y)" per
                               changed module, "; "-joined; NULL: none */
+    uint64_t generation;   /* ha_symbolizer_generation() before it was
+                              symbolized: with syms.pending, a change
+                              means names are worth making again */
     bool has_buildids;     /* a <dump>.buildid was found and read */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
@@ -88,6 +97,10 @@ struct ha_heap_profile {
     uint64_t last_use;
     struct ha_heap_profile *next;
 };
+
+/* The ctx's symbolizer, created on first use with the config's debug
+ * root and debuginfod settings (ctx->je). NULL on allocation failure. */
+struct ha_symbolizer *ha_heap_symbolizer(struct ha_vtab_ctx *ctx);
 
 /* Gets the profile named name (a dump file name, or HA_HEAP_LIVE for a
  * fresh one, which needs admin), from the cache or loaded now. On success

@@ -55,6 +55,10 @@ struct ha_vtab_ctx {
      * ctx's owner with ha_vtab_ctx_free(). */
     struct ha_symbolizer *symbolizer;
     struct ha_heap_cache *heap_cache; /* loaded profiles (heap_load.h) */
+    /* Run first on the symbolizer's debuginfod fetch threads, as on the
+     * owner's worker thread (log sink, profiling switches); NULL: none. */
+    void (*thread_init)(void *arg);
+    void *thread_init_arg;
 };
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
