@@ -20,10 +20,15 @@
 /* Which frames are the allocator's                                    */
 /* ------------------------------------------------------------------ */
 
-/* jeprof 5.3.0 RemoveUninterestingFrames' heap list, plus the three names
+/* Where an allocation's stack stops being the allocator's (aggregate.h):
+ * jeprof 5.3.0 RemoveUninterestingFrames' heap list; the three names
  * jemalloc 5.3.1's jeprof added (je_malloc_default, do_rallocx,
  * fallbackNewImpl: frames of jemalloc itself that otherwise show up as
- * allocation sites). Sorted for bsearch (strcmp order). */
+ * allocation sites); and the rest of jemalloc's public API
+ * (malloc_usable_size, nallocx, sallocx, mallctl*, malloc_stats_print,
+ * operator delete): none allocates, so a frame so named in an
+ * allocation's stack is allocator code named after its neighbour.
+ * Sorted for bsearch (strcmp order). */
 static const char *const alloc_names[] = {
     "::do_malloc",
     "::do_malloc_or_cpp_alloc",
@@ -46,7 +51,12 @@ static const char *const alloc_names[] = {
     "fallbackNewImpl",
     "free",
     "je_malloc_default",
+    "mallctl",
+    "mallctlbymib",
+    "mallctlnametomib",
     "malloc",
+    "malloc_stats_print",
+    "malloc_usable_size",
     "malloc_zone_calloc",
     "malloc_zone_free",
     "malloc_zone_malloc",
@@ -55,16 +65,21 @@ static const char *const alloc_names[] = {
     "malloc_zone_valloc",
     "mallocx",
     "memalign",
+    "nallocx",
     "newImpl",
+    "operator delete",
+    "operator delete[]",
     "operator new",
     "operator new[]",
     "posix_memalign",
     "pvalloc",
     "rallocx",
     "realloc",
+    "sallocx",
     "sdallocx",
     "sdallocx_noflags",
     "simple_alloc::allocate",
+    "smallocx",
     "tc_calloc",
     "tc_cfree",
     "tc_delete",
@@ -104,8 +119,10 @@ ha_agg_is_allocator_name(const char *name)
     if (name == NULL || *name == '\0')
         return false;
     /* jeprof also skips each name with Mach-O's "_" prefix, and anything
-     * matching /TCMalloc|^tcmalloc::/. */
-    if (in_list(name) || (name[0] == '_' && in_list(name + 1)))
+     * matching /TCMalloc|^tcmalloc::/; a jemalloc built with
+     * --with-jemalloc-prefix=je_ exports je_malloc and the like. */
+    if (in_list(name) || (name[0] == '_' && in_list(name + 1)) ||
+        (strncmp(name, "je_", 3) == 0 && in_list(name + 3)))
         return true;
     return strstr(name, "TCMalloc") != NULL ||
            strncmp(name, "tcmalloc::", 10) == 0;
@@ -317,9 +334,35 @@ static long
 row_for_addr(struct ha_agg *a, uint64_t pc)
 {
     char buf[24];
+    long r;
 
     snprintf(buf, sizeof(buf), "0x%016" PRIx64, pc);
-    return row_for_str(a, buf, "");
+    if ((r = row_for_str(a, buf, "")) >= 0)
+        a->rows[r].unnamed = true;
+    return r;
+}
+
+/* Notes on a row what its first address says: whether it has a name,
+ * and its module. Returns 0 or -1 on allocation failure. */
+static int
+row_note(struct ha_agg *a, long r, const struct ha_syms *syms,
+         const struct ha_syms_addr *sa, bool outermost)
+{
+    struct ha_agg_row *row = &a->rows[r];
+
+    /* Only the outermost frame of an unnamed address carries its
+     * "<module>+0x..." name; inlined callees are named. */
+    if (outermost && (sa->flags & HA_SYMS_UNNAMED))
+        row->unnamed = true;
+    if (row->module == 0 && sa->module != 0) {
+        const char *m = ha_syms_str(syms, sa->module);
+        uint32_t off = ha_strtab_intern(&a->names, m, strlen(m));
+
+        if (off == UINT32_MAX)
+            return -1;
+        row->module = off;
+    }
+    return 0;
 }
 
 static int
@@ -385,7 +428,7 @@ addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
             else
                 r = row_for_str(a, name,
                                 f + 1 < sa->n && !one ? " (inline)" : "");
-            if (r < 0)
+            if (r < 0 || row_note(a, r, syms, sa, f + 1 == sa->n) != 0)
                 return -1;
             ar->list[at + 1 + f] = (uint32_t)r;
         }
@@ -519,6 +562,10 @@ cmp_row(const void *x, const void *y, void *arg)
 
     if (ka != kb)
         return ka > kb ? -1 : 1;
+    /* "0x..." and "libfoo.so+0x..." sort before letters: a name that
+     * says nothing would push named functions of equal weight down. */
+    if (a->unnamed != b->unnamed)
+        return a->unnamed ? 1 : -1;
     return strcmp(ha_agg_name(c->agg, a), ha_agg_name(c->agg, b));
 }
 

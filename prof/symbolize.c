@@ -471,10 +471,10 @@ file_get(struct ha_symbolizer *s, const char *path)
         if (strcmp(f->path, path) != 0)
             continue;
         /* The running call holds it (a path mapped twice): keep it. */
-        if (!f->pinned && (!have || f->dev != sb.st_dev || f->ino != sb.st_ino ||
-            f->size != sb.st_size ||
-            f->mtime.tv_sec != sb.st_mtim.tv_sec ||
-            f->mtime.tv_nsec != sb.st_mtim.tv_nsec)) {
+        if (!f->pinned &&
+            (!have || f->dev != sb.st_dev || f->ino != sb.st_ino ||
+             f->size != sb.st_size || f->mtime.tv_sec != sb.st_mtim.tv_sec ||
+             f->mtime.tv_nsec != sb.st_mtim.tv_nsec)) {
             *pp = f->next;
             file_free(f);
             s->st.evicted++;

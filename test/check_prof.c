@@ -646,13 +646,197 @@ START_TEST(test_prof_agg_allocator_names)
     ck_assert(ha_agg_is_allocator_name("malloc"));
     ck_assert(ha_agg_is_allocator_name("_malloc"));
     ck_assert(ha_agg_is_allocator_name("operator new[]"));
+    ck_assert(ha_agg_is_allocator_name("operator delete"));
     ck_assert(ha_agg_is_allocator_name("tcmalloc::Foo"));
     ck_assert(ha_agg_is_allocator_name("xTCMallocx"));
-    ck_assert(!ha_agg_is_allocator_name("malloc_usable_size"));
+    /* jemalloc's API, with and without a prefixed build's je_; those
+     * that do not allocate too (a frame so named is misnamed jemalloc
+     * code, never an allocation site). */
+    ck_assert(ha_agg_is_allocator_name("je_malloc"));
+    ck_assert(ha_agg_is_allocator_name("je_mallocx"));
+    ck_assert(ha_agg_is_allocator_name("nallocx"));
+    ck_assert(ha_agg_is_allocator_name("malloc_usable_size"));
+    ck_assert(ha_agg_is_allocator_name("je_malloc_usable_size"));
+    ck_assert(ha_agg_is_allocator_name("sdallocx"));
+    ck_assert(ha_agg_is_allocator_name("mallctl"));
+    ck_assert(!ha_agg_is_allocator_name("je_arena_malloc_hard"));
     ck_assert(!ha_agg_is_allocator_name("my_malloc"));
+    ck_assert(!ha_agg_is_allocator_name("malloc_wrapper"));
     ck_assert(!ha_agg_is_allocator_name(""));
     ck_assert(ha_symbolize_is_allocator_path("/usr/lib/libjemalloc.so.2"));
     ck_assert(!ha_symbolize_is_allocator_path("/usr/lib/libc.so.6"));
+}
+END_TEST
+
+static uint64_t pb_get_varint(const uint8_t **p, const uint8_t *end);
+
+/* Reads a serialized Profile's samples: for each, the address of its
+ * first location (the allocation site). */
+static size_t
+pb_sample_sites(const uint8_t *p, size_t len, uint64_t *sites, size_t max)
+{
+    const uint8_t *end = p + len;
+    uint64_t loc_ids[64], loc_addrs[64], first_ids[64];
+    size_t n_locs = 0, n_samples = 0;
+
+    while (p < end) {
+        uint64_t key = pb_get_varint(&p, end), n;
+        const uint8_t *sub, *q;
+
+        if ((key & 7) == 0) {
+            pb_get_varint(&p, end);
+            continue;
+        }
+        n = pb_get_varint(&p, end);
+        sub = p;
+        p += n;
+        if (key >> 3 == 4 && n_locs < 64) { /* Location: id 1, address 3 */
+            uint64_t id = 0, addr = 0;
+
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), v;
+
+                if ((k & 7) == 2) {
+                    q += pb_get_varint(&q, p);
+                    continue;
+                }
+                v = pb_get_varint(&q, p);
+                if (k >> 3 == 1)
+                    id = v;
+                else if (k >> 3 == 3)
+                    addr = v;
+            }
+            loc_ids[n_locs] = id;
+            loc_addrs[n_locs++] = addr;
+        } else if (key >> 3 == 2 && n_samples < 64) { /* Sample */
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), m = pb_get_varint(&q, p);
+                const uint8_t *v = q;
+
+                if (k >> 3 == 1) /* packed location ids, leaf first */
+                    first_ids[n_samples] = pb_get_varint(&v, q + m);
+                q += m;
+            }
+            n_samples++;
+        }
+    }
+    for (size_t i = 0; i < n_samples && i < max; i++) {
+        sites[i] = 0;
+        for (size_t k = 0; k < n_locs; k++)
+            if (loc_ids[k] == first_ids[i])
+                sites[i] = loc_addrs[k];
+    }
+    return n_samples;
+}
+
+/* The allocation site is the first frame after the allocator's, by one
+ * rule in the aggregate and in pprof: jemalloc's own (stripped) frames
+ * and a frame named after an API call that does not allocate
+ * (malloc_usable_size: how jeprof names stripped jemalloc code) are the
+ * allocator's; a prefixed build's je_mallocx too. */
+START_TEST(test_prof_alloc_site_rule)
+{
+    static const struct fake_sym syms[] = {
+        {0x100, HA_SYMS_ALLOCATOR | HA_SYMS_UNNAMED,
+         {"libjemalloc.so.2+0x100"}},
+        {0x1ff, 0, {"malloc_usable_size"}},
+        {0x2ff, 0, {"caller"}},
+        {0x3ff, 0, {"main"}},
+        {0x4ff, 0, {"je_mallocx"}},
+        {0x5ff, 0, {"other"}},
+    };
+    static const char dump[] = "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+                               "@ 0x100 0x200 0x300 0x400\n"
+                               "  t*: 1: 100 [0: 0]\n"
+                               "@ 0x100 0x500 0x600 0x400\n"
+                               "  t*: 1: 7 [0: 0]\n";
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_maps m = {0};
+    struct ha_agg a = {0};
+    struct ha_pprof_input in;
+    struct ha_buf raw = HA_BUF_INIT;
+    uint64_t sites[4];
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(dump, strlen(dump), &p, err, sizeof(err)),
+                     0);
+    fake_syms(&s, syms, HA_ARRAY_SIZE(syms));
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(row_named(&a, "caller")->flat_bytes, 100);
+    ck_assert_double_eq(row_named(&a, "other")->flat_bytes, 7);
+    ck_assert_ptr_null(row_named(&a, "malloc_usable_size"));
+    ck_assert_ptr_null(row_named(&a, "je_mallocx"));
+
+    memset(&in, 0, sizeof(in));
+    in.p = &p;
+    in.maps = &m;
+    in.syms = &s;
+    in.weight = 1;
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &raw, err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(pb_sample_sites(raw.data, raw.len, sites, 4), 2);
+    ck_assert_uint_eq(sites[0], 0x2ff); /* caller, looked up at pc - 1 */
+    ck_assert_uint_eq(sites[1], 0x5ff); /* other */
+    ha_buf_free(&raw);
+    ha_agg_free(&a);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Equal values: named functions first, then unnamed ones, each by name
+ * (a "0x..." or "libx.so+0x..." would otherwise sort before letters). A
+ * row carries the module of its code. */
+START_TEST(test_prof_agg_tie_order)
+{
+    static const char dump[] = "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+                               "@ 0x100 0x200 0x300\n  t*: 1: 50 [0: 0]\n"
+                               "@ 0x100 0x400 0x300\n  t*: 1: 50 [0: 0]\n"
+                               "@ 0x100 0x500 0x300\n  t*: 1: 50 [0: 0]\n"
+                               "@ 0x100 0x600 0x300\n  t*: 1: 50 [0: 0]\n";
+    const char *want[] = {"alpha", "zeta", "0x00000000000003ff",
+                          "libx.so+0x1ff"};
+    struct ha_heapv2 p;
+    struct ha_syms s = {0};
+    struct ha_agg a = {0};
+    struct ha_syms_frame fr = {0, 0, 0};
+    uint32_t lib = 0, exe = 0;
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(dump, strlen(dump), &p, err, sizeof(err)),
+                     0);
+    lib = ha_strtab_intern(&s.strs, "/lib/libx.so", 12);
+    exe = ha_strtab_intern(&s.strs, "/bin/prog", 9);
+    ck_assert_int_eq(ha_syms_add(&s, 0x100, 0, HA_SYMS_ALLOCATOR, NULL, 0),
+                     0);
+    ck_assert_int_eq(
+        ha_syms_add_unnamed(&s, 0x1ff, lib, 0, "/lib/libx.so", 0x1ff), 0);
+    fr.func = ha_strtab_intern(&s.strs, "main", 4);
+    ck_assert_int_eq(ha_syms_add(&s, 0x2ff, exe, 0, &fr, 1), 0);
+    ck_assert_int_eq(ha_syms_add_unnamed(&s, 0x3ff, 0, HA_SYMS_NO_MODULE,
+                                         NULL, 0),
+                     0);
+    fr.func = ha_strtab_intern(&s.strs, "zeta", 4);
+    ck_assert_int_eq(ha_syms_add(&s, 0x4ff, lib, 0, &fr, 1), 0);
+    fr.func = ha_strtab_intern(&s.strs, "alpha", 5);
+    ck_assert_int_eq(ha_syms_add(&s, 0x5ff, exe, 0, &fr, 1), 0);
+    ha_syms_finish(&s);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ha_agg_sort(&a, HA_AGG_BY_FLAT_BYTES);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(want); i++)
+        ck_assert_msg(strcmp(ha_agg_name(&a, &a.rows[i]), want[i]) == 0,
+                      "row %zu is %s, expected %s", i,
+                      ha_agg_name(&a, &a.rows[i]), want[i]);
+    ck_assert_str_eq(ha_agg_module(&a, row_named(&a, "zeta")),
+                     "/lib/libx.so");
+    ck_assert_str_eq(ha_agg_module(&a, row_named(&a, "libx.so+0x1ff")),
+                     "/lib/libx.so");
+    ck_assert_str_eq(ha_agg_module(&a, row_named(&a, "main")), "/bin/prog");
+    ck_assert_ptr_null(ha_agg_module(&a, row_named(&a, "0x00000000000003ff")));
+    ha_agg_free(&a);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
 }
 END_TEST
 
@@ -1249,6 +1433,8 @@ prof_suite(void)
     tcase_add_test(core, test_prof_agg_jeprof_rules);
     tcase_add_test(core, test_prof_agg_diff);
     tcase_add_test(core, test_prof_agg_allocator_names);
+    tcase_add_test(core, test_prof_alloc_site_rule);
+    tcase_add_test(core, test_prof_agg_tie_order);
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
     tcase_add_test(core, test_prof_walker_matches_aggregate);
     tcase_add_test(core, test_prof_symfile_format);
