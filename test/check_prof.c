@@ -1412,6 +1412,186 @@ START_TEST(test_prof_live_dump_matches_jeprof)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Names only where certain                                            */
+/* ------------------------------------------------------------------ */
+
+/* The ELF address of sym in lib, from nm. */
+static uint64_t
+nm_addr(const char *lib, const char *sym)
+{
+    char cmd[8192], *out;
+    uint64_t v;
+
+    snprintf(cmd, sizeof(cmd), "nm '%s' | awk '$3 == \"%s\" { print $1 }'",
+             lib, sym);
+    out = run_capture(cmd);
+    ck_assert_msg(out != NULL && *out != '\0', "%s: no symbol %s", lib, sym);
+    v = strtoull(out, NULL, 16);
+    free(out);
+    return v;
+}
+
+/* Symbolizes the ELF addresses va[0 .. n) of lib, mapped whole at a
+ * fixed base as a process would map it, into out. */
+static void
+symbolize_at(struct ha_symbolizer *sym, const char *lib, const uint64_t *va,
+             size_t n, struct ha_syms *out)
+{
+    const uint64_t base = UINT64_C(0x7f0000000000);
+    char maps_text[8192], err[256] = "";
+    struct ha_symbolize_ops ops = ha_symbolizer_ops(sym);
+    struct ha_maps m;
+    uint64_t pcs[8];
+
+    ck_assert_uint_le(n, 8);
+    snprintf(maps_text, sizeof(maps_text),
+             "%" PRIx64 "-%" PRIx64 " r-xp 00000000 08:01 4242 %s\n", base,
+             base + 0x100000, lib);
+    ck_assert_msg(ha_maps_parse(maps_text, strlen(maps_text), &m, err,
+                                sizeof(err)) == 0,
+                  "%s", err);
+    for (size_t i = 0; i < n; i++)
+        pcs[i] = base + va[i];
+    memset(out, 0, sizeof(*out));
+    ck_assert_msg(ops.symbolize(ops.ctx, &m, pcs, n, out, err,
+                                sizeof(err)) == 0,
+                  "%s", err);
+    ha_maps_free(&m);
+}
+
+/* The one name of the address at ELF address va (symbolize_at). */
+static const char *
+name_at(const struct ha_syms *s, uint64_t va, uint32_t *flags)
+{
+    const struct ha_syms_addr *a =
+        ha_syms_find(s, UINT64_C(0x7f0000000000) + va);
+
+    ck_assert_ptr_nonnull(a);
+    ck_assert_uint_ge(a->n, 1);
+    if (flags != NULL)
+        *flags = a->flags;
+    return ha_syms_str(s, s->frames[a->first + a->n - 1].func);
+}
+
+static enum ha_syms_source
+source_of(const struct ha_syms *s, const char *path, const char **detail)
+{
+    uint32_t off = ha_strtab_intern((struct ha_strtab *)&s->strs, path,
+                                    strlen(path));
+    const struct ha_syms_module *m = ha_syms_find_module(s, off);
+
+    ck_assert_msg(m != NULL, "no module record for %s", path);
+    *detail = ha_syms_str(s, m->detail);
+    return m->from;
+}
+
+/* test/data/names/nameslib.c, built -g, then stripped (its DWARF split
+ * off to a debug root by build-id, as a -dbgsym package installs it):
+ *   - an exported sized function is named from .dynsym when stripped;
+ *   - a static function right after it is "<module>+0x<ELF address>"
+ *     when stripped, never the exported neighbour's name (jeprof's
+ *     nearest-symbol rule), and eu-addr2line given that module, offset
+ *     and the debug file names it;
+ *   - code after a sizeless label is unnamed even with its symbol
+ *     present: nothing says where the label's code ends;
+ *   - with the debug root configured, the stripped copy's static
+ *     function is named again, and the module says where from. */
+START_TEST(test_prof_names_only_where_certain)
+{
+    char dir[] = "/tmp/check_prof_names.XXXXXX", cmd[16384], lib[4200],
+         strip_lib[4200], root[4200], want[512], *out;
+    struct ha_symbolizer *plain, *rooted;
+    struct ha_symbolizer_limits lim;
+    struct ha_syms s;
+    uint64_t va[3];
+    uint32_t flags;
+    const char *detail;
+    bool x86 = false;
+
+#if defined(__x86_64__)
+    x86 = true;
+#endif
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(lib, sizeof(lib), "%s/libnames.so", dir);
+    snprintf(strip_lib, sizeof(strip_lib), "%s/libstripped.so", dir);
+    snprintf(root, sizeof(root), "%s/root", dir);
+    snprintf(cmd, sizeof(cmd),
+             "cc -O0 -g -fno-toplevel-reorder -fPIC -shared "
+             "-Wl,--build-id -o '%s' '%s/test/data/names/nameslib.c' && "
+             "cp '%s' '%s' && strip --strip-all '%s' && "
+             "bid=$(eu-readelf -n '%s' | sed -n 's/.*Build ID: *//p') && "
+             "mkdir -p \"%s/.build-id/$(echo $bid | cut -c1-2)\" && "
+             "objcopy --only-keep-debug '%s' "
+             "\"%s/.build-id/$(echo $bid | cut -c1-2)/$(echo $bid | "
+             "cut -c3-).debug\"",
+             lib, srcdir(), lib, strip_lib, strip_lib, lib, root, lib, root);
+    ck_assert_msg(system(cmd) == 0, "%s failed (cc, binutils, elfutils?)",
+                  cmd);
+    va[0] = nm_addr(lib, "names_lib_alloc") + 4;
+    va[1] = nm_addr(lib, "hidden_grow") + 4;
+    va[2] = nm_addr(lib, "names_label_alloc") + 4;
+
+    plain = ha_symbolizer_new(NULL);
+    memset(&lim, 0, sizeof(lim));
+    lim.debug_root = root;
+    rooted = ha_symbolizer_new(&lim);
+    ck_assert_ptr_nonnull(plain);
+    ck_assert_ptr_nonnull(rooted);
+
+    /* With its symbols and DWARF. */
+    symbolize_at(plain, lib, va, 3, &s);
+    ck_assert_str_eq(name_at(&s, va[0], NULL), "names_lib_alloc");
+    ck_assert_str_eq(name_at(&s, va[1], NULL), "hidden_grow");
+    ck_assert_int_eq(source_of(&s, lib, &detail), HA_SYMS_SRC_DWARF);
+    if (x86) {
+        snprintf(want, sizeof(want), "libnames.so+0x%" PRIx64, va[2]);
+        ck_assert_str_eq(name_at(&s, va[2], &flags), want);
+        ck_assert(flags & HA_SYMS_UNNAMED);
+    }
+    ha_syms_free(&s);
+
+    /* Stripped: .dynsym only. */
+    symbolize_at(plain, strip_lib, va, 3, &s);
+    ck_assert_str_eq(name_at(&s, va[0], NULL), "names_lib_alloc");
+    snprintf(want, sizeof(want), "libstripped.so+0x%" PRIx64, va[1]);
+    ck_assert_str_eq(name_at(&s, va[1], &flags), want);
+    ck_assert(flags & HA_SYMS_UNNAMED);
+    ck_assert_int_eq(source_of(&s, strip_lib, &detail), HA_SYMS_SRC_DYNSYM);
+    ck_assert_msg(strstr(detail, "/usr/lib/debug/.build-id/") != NULL,
+                  "detail says where the debug file would be: %s", detail);
+    if (x86) {
+        snprintf(want, sizeof(want), "libstripped.so+0x%" PRIx64, va[2]);
+        ck_assert_str_eq(name_at(&s, va[2], NULL), want);
+    }
+    ha_syms_free(&s);
+
+    /* eu-addr2line takes the module and the offset as they are shown. */
+    snprintf(cmd, sizeof(cmd),
+             "eu-addr2line --debuginfo-path='%s' -e '%s' -f 0x%" PRIx64
+             " | head -1",
+             root, strip_lib, va[1]);
+    out = run_capture(cmd);
+    ck_assert_ptr_nonnull(out);
+    ck_assert_str_eq(out, "hidden_grow\n");
+    free(out);
+
+    /* The debug root names it again. */
+    symbolize_at(rooted, strip_lib, va, 3, &s);
+    ck_assert_str_eq(name_at(&s, va[1], &flags), "hidden_grow");
+    ck_assert(!(flags & HA_SYMS_UNNAMED));
+    ck_assert_int_eq(source_of(&s, strip_lib, &detail), HA_SYMS_SRC_DWARF);
+    ck_assert_msg(strstr(detail, root) != NULL, "detail names %s: %s", root,
+                  detail);
+    ha_syms_free(&s);
+
+    ha_symbolizer_free(plain);
+    ha_symbolizer_free(rooted);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Suite                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -1453,6 +1633,7 @@ prof_suite(void)
     /* Needs jemalloc's profiler in the child (prof_gen is built without
      * sanitizers) and jeprof; about a second. */
     tcase_add_test(live, test_prof_live_dump_matches_jeprof);
+    tcase_add_test(live, test_prof_names_only_where_certain);
     tcase_set_timeout(live, 120);
     suite_add_tcase(s, live);
     return s;
