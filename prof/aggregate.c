@@ -850,6 +850,61 @@ ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
 }
 
 /* ------------------------------------------------------------------ */
+/* Per module                                                          */
+/* ------------------------------------------------------------------ */
+
+int
+ha_agg_modules(const struct ha_heapv2 *p, const struct ha_syms *syms,
+               struct ha_agg_module *out)
+{
+    struct resolver rs;
+    uint32_t *mod_of = NULL; /* per syms->addrs: module index + 1 */
+    uint32_t *seen = NULL;   /* per module: last stack + 1 counted */
+    int ret = -1;
+
+    memset(out, 0, syms->n_modules * sizeof(*out));
+    if (resolver_init(&rs, syms) != 0)
+        goto done;
+    mod_of = calloc(syms->n_addrs ? syms->n_addrs : 1, sizeof(*mod_of));
+    seen = calloc(syms->n_modules ? syms->n_modules : 1, sizeof(*seen));
+    if (mod_of == NULL || seen == NULL)
+        goto done;
+    /* A dump maps tens of modules: a scan per address is cheap. */
+    for (size_t i = 0; i < syms->n_addrs; i++) {
+        const struct ha_syms_addr *a = &syms->addrs[i];
+
+        for (size_t k = 0; a->module != 0 && k < syms->n_modules; k++)
+            if (syms->modules[k].path == a->module) {
+                mod_of[i] = (uint32_t)k + 1;
+                out[k].frames++;
+                out[k].named += a->n > 0 && !(a->flags & HA_SYMS_UNNAMED);
+                break;
+            }
+    }
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const uint64_t *f = ha_heapv2_stack_frames(p, i);
+
+        for (size_t j = 0; j < p->stacks[i].n_frames; j++) {
+            const struct ha_syms_addr *a = resolve(&rs, lookup_pc(f, j));
+            uint32_t k;
+
+            if (a == NULL || (k = mod_of[a - syms->addrs]) == 0 ||
+                seen[k - 1] == i + 1)
+                continue;
+            seen[k - 1] = (uint32_t)i + 1;
+            out[k - 1].bytes += p->stacks[i].bytes;
+            out[k - 1].objs += p->stacks[i].objs;
+        }
+    }
+    ret = 0;
+done:
+    resolver_free(&rs);
+    free(mod_of);
+    free(seen);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Addresses to symbolize                                              */
 /* ------------------------------------------------------------------ */
 

@@ -181,6 +181,21 @@ ha_agg_lookup_pc(const uint64_t *frames, size_t j)
  * for the symbolizer. *pcs is malloc'd (free() it). Returns 0 or -1. */
 int ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n);
 
+/* Per module of a profile (ha_syms.modules, same order). */
+struct ha_agg_module {
+    size_t frames;  /* distinct addresses looked up in it */
+    size_t named;   /* ... of which have a certain name */
+    double bytes;   /* in-use bytes of the stacks with a frame in it
+                       (allocator frames included: the allocator's
+                       module has its bytes too) */
+    double objs;
+};
+
+/* Fills out[0 .. syms->n_modules) for profile p. Returns 0, or -1 on
+ * allocation failure. */
+int ha_agg_modules(const struct ha_heapv2 *p, const struct ha_syms *syms,
+                   struct ha_agg_module *out);
+
 /* True when name is one of the allocator functions the cut above stops
  * at (with or without jemalloc's "je_" prefix). */
 bool ha_agg_is_allocator_name(const char *name);

@@ -144,6 +144,7 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     ha_buf_free(&pr->encoded);
+    free(pr->modules);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
     ha_heapv2_free(&pr->p);
@@ -168,12 +169,15 @@ profile_bytes(const struct ha_heap_profile *pr)
                pr->maps.n_entries * sizeof(*pr->maps.entries) +
                pr->syms.addrs_cap * sizeof(*pr->syms.addrs) +
                pr->syms.frames_cap * sizeof(*pr->syms.frames) +
-               pr->syms.strs.buf.cap + pr->syms.strs.n_slots * 4;
+               pr->syms.strs.buf.cap + pr->syms.strs.n_slots * 4 +
+               pr->syms.modules_cap * sizeof(*pr->syms.modules);
 
     if (pr->top != NULL)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
+    if (pr->modules != NULL)
+        b += pr->syms.n_modules * sizeof(*pr->modules);
     return b + pr->encoded.cap;
 }
 
@@ -584,6 +588,25 @@ ha_heap_profile_top(struct ha_heap_profile *pr, char *err, size_t errlen)
     pr->top = a;
     pr->bytes = profile_bytes(pr);
     return a;
+}
+
+const struct ha_agg_module *
+ha_heap_profile_modules(struct ha_heap_profile *pr, char *err,
+                        size_t errlen)
+{
+    struct ha_agg_module *m;
+
+    if (pr->modules != NULL)
+        return pr->modules;
+    m = calloc(pr->syms.n_modules ? pr->syms.n_modules : 1, sizeof(*m));
+    if (m == NULL || ha_agg_modules(&pr->p, &pr->syms, m) != 0) {
+        free(m);
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        return NULL;
+    }
+    pr->modules = m;
+    pr->bytes = profile_bytes(pr);
+    return m;
 }
 
 char *

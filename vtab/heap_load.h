@@ -89,6 +89,9 @@ struct ha_heap_profile {
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */
+    struct ha_agg_module *modules; /* heap_modules' figures, per
+                              syms.modules, built on first use by
+                              ha_heap_profile_modules() */
     struct ha_buf encoded; /* the profile as a reader above this layer
                               serialized it once (the HTTP front-end's
                               gzipped profile.proto), kept with it; set
@@ -128,6 +131,11 @@ void ha_heap_profile_put(struct ha_heap_profile *pr);
  * NULL on allocation failure (err set). */
 const struct ha_agg *ha_heap_profile_top(struct ha_heap_profile *pr,
                                          char *err, size_t errlen);
+
+/* The per-module figures of pr (ha_agg_modules), built once. NULL on
+ * allocation failure (err set). */
+const struct ha_agg_module *ha_heap_profile_modules(
+    struct ha_heap_profile *pr, char *err, size_t errlen);
 
 /* The per-module state of a dump's build-ids, for stats_heap_dumps:
  * "" when every recorded module matches the disk, else what `stale`
