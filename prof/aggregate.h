@@ -181,6 +181,13 @@ ha_agg_lookup_pc(const uint64_t *frames, size_t j)
  * for the symbolizer. *pcs is malloc'd (free() it). Returns 0 or -1. */
 int ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n);
 
+/* The same, and *index (malloc'd, p->n_frames entries): per frame of p,
+ * the place of its lookup address in *pcs. A symbolizer's answer for
+ * *pcs has its addresses in that order, so the index is what
+ * ha_syms_set_frame_index() wants (index may be NULL). */
+int ha_agg_lookup_index(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n,
+                        uint32_t **index);
+
 /* Per module of a profile (ha_syms.modules, same order). */
 struct ha_agg_module {
     size_t frames;  /* distinct addresses looked up in it */

@@ -19,12 +19,23 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/radix.h"
 #include "core/util.h"
 #include "prof/debuginfod.h"
 
 /* ------------------------------------------------------------------ */
 /* Types                                                               */
 /* ------------------------------------------------------------------ */
+
+/* An open-addressed map from a 64-bit key to a 32-bit value: a DIE's
+ * offset to its function's interned name, a string of one table to the
+ * same string in another. */
+struct idmap {
+    uint64_t *keys;
+    uint32_t *vals;  /* value + 1; 0: empty */
+    size_t cap;      /* power of two, or 0 */
+    size_t n;
+};
 
 /* A PT_LOAD segment: turns a file offset into the ELF address space. */
 struct seg {
@@ -79,6 +90,8 @@ struct file {
     bool fsyms_built;
 
     struct ha_syms memo; /* resolved addresses, pc = ELF vaddr */
+    struct idmap die_names; /* DIE offset -> its name in memo.strs: a
+                               function's many addresses share it */
     size_t bytes;        /* accounted for the limit */
     uint64_t last_use;
     struct file *next;
@@ -148,6 +161,89 @@ find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
     (void)file_name;
     (void)elfp;
     return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* A map of ids                                                        */
+/* ------------------------------------------------------------------ */
+
+static size_t
+idmap_slot(uint64_t key, size_t cap)
+{
+    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 24) & (cap - 1);
+}
+
+static bool
+idmap_get(const struct idmap *m, uint64_t key, uint32_t *val)
+{
+    if (m->cap == 0)
+        return false;
+    for (size_t j = idmap_slot(key, m->cap); m->vals[j] != 0;
+         j = (j + 1) & (m->cap - 1))
+        if (m->keys[j] == key) {
+            *val = m->vals[j] - 1;
+            return true;
+        }
+    return false;
+}
+
+/* Adds key (not yet in m). Returns 0, or -1 on allocation failure (the
+ * map is then unchanged: a cache that stays smaller). */
+static int
+idmap_put(struct idmap *m, uint64_t key, uint32_t val)
+{
+    size_t j;
+
+    if (val == UINT32_MAX)
+        return -1;
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t nc = m->cap ? m->cap * 2 : 1024;
+        uint64_t *k = malloc(nc * sizeof(*k));
+        uint32_t *v = calloc(nc, sizeof(*v));
+
+        if (k == NULL || v == NULL) {
+            free(k);
+            free(v);
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->vals[i] == 0)
+                continue;
+            for (j = idmap_slot(m->keys[i], nc); v[j] != 0;
+                 j = (j + 1) & (nc - 1))
+                ;
+            k[j] = m->keys[i];
+            v[j] = m->vals[i];
+        }
+        free(m->keys);
+        free(m->vals);
+        m->keys = k;
+        m->vals = v;
+        m->cap = nc;
+    }
+    for (j = idmap_slot(key, m->cap); m->vals[j] != 0;
+         j = (j + 1) & (m->cap - 1))
+        ;
+    m->keys[j] = key;
+    m->vals[j] = val + 1;
+    m->n++;
+    return 0;
+}
+
+static void
+idmap_clear(struct idmap *m)
+{
+    if (m->n > 0)
+        memset(m->vals, 0, m->cap * sizeof(*m->vals));
+    m->n = 0;
+}
+
+static void
+idmap_free(struct idmap *m)
+{
+    free(m->keys);
+    free(m->vals);
+    memset(m, 0, sizeof(*m));
 }
 
 /* ------------------------------------------------------------------ */
@@ -274,6 +370,7 @@ file_free(struct file *f)
     if (f->dwfl != NULL)
         dwfl_end(f->dwfl);
     ha_syms_free(&f->memo);
+    idmap_free(&f->die_names);
     free(f->fsyms);
     free(f->segs);
     free(f->local_debug);
@@ -289,7 +386,7 @@ file_bytes(const struct file *f)
            f->memo.addrs_cap * sizeof(*f->memo.addrs) +
            f->memo.frames_cap * sizeof(*f->memo.frames) +
            f->memo.strs.buf.cap + f->memo.strs.n_slots * 4 +
-           f->n_fsyms * sizeof(*f->fsyms);
+           f->n_fsyms * sizeof(*f->fsyms) + f->die_names.cap * 12;
 }
 
 /* What the file itself holds: a .symtab (and whether it has _fini: what
@@ -572,6 +669,7 @@ struct walk {
     struct miss *m;  /* this CU's misses, sorted by cu_addr */
     size_t n;
     struct links *links;
+    bool cplusplus;  /* the CU is C++: types may hold code */
     bool oom;
 };
 
@@ -656,16 +754,39 @@ walk_die(struct walk *w, Dwarf_Die *parent, int depth)
                 walk_die(w, &child, depth + 1);
             break;
         case DW_TAG_namespace:
+        case DW_TAG_module:
+            walk_die(w, &child, depth + 1);
+            break;
         case DW_TAG_class_type:
         case DW_TAG_structure_type:
         case DW_TAG_union_type:
-        case DW_TAG_module:
-            walk_die(w, &child, depth + 1);
+            /* Code inside a type only in C++ (and there compilers put
+             * definitions outside the class); a C unit's structs hold
+             * members, thousands per unit in libc: not walked. */
+            if (w->cplusplus)
+                walk_die(w, &child, depth + 1);
             break;
         default:
             break;
         }
     } while (!w->oom && dwarf_siblingof(&child, &child) == 0);
+}
+
+/* True unless the unit says it is C or another language whose types hold
+ * no code (an unknown language is walked as C++ would be). */
+static bool
+is_cplusplus(Dwarf_Die *cu)
+{
+    switch (dwarf_srclang(cu)) {
+    case DW_LANG_C:
+    case DW_LANG_C89:
+    case DW_LANG_C99:
+    case DW_LANG_C11:
+    case DW_LANG_Mips_Assembler:
+        return false;
+    default:
+        return true;
+    }
 }
 
 static int
@@ -676,6 +797,36 @@ cmp_miss(const void *x, const void *y)
     if (a->cu_off != b->cu_off)
         return a->cu_off < b->cu_off ? -1 : 1;
     return a->cu_addr < b->cu_addr ? -1 : a->cu_addr > b->cu_addr;
+}
+
+/* Groups misses by CU, each group by address (cmp_miss order). They come
+ * in address order, so a stable radix sort by CU keeps each group
+ * sorted; qsort when that does not hold or scratch is short. */
+static void
+sort_misses(struct miss *m, size_t n)
+{
+    struct ha_radix_item *it = malloc(n * sizeof(*it));
+    struct miss *out = malloc(n * sizeof(*out));
+    bool ok = it != NULL && out != NULL;
+
+    for (size_t i = 0; ok && i < n; i++) {
+        it[i].key = m[i].cu_off;
+        it[i].val = i;
+    }
+    if (ok && ha_radix_sort(it, n) == 0) {
+        for (size_t i = 0; i < n; i++)
+            out[i] = m[it[i].val];
+        for (size_t i = 1; i < n && ok; i++)
+            ok = cmp_miss(&out[i - 1], &out[i]) <= 0;
+        if (ok)
+            memcpy(m, out, n * sizeof(*m));
+    } else {
+        ok = false;
+    }
+    free(it);
+    free(out);
+    if (!ok)
+        qsort(m, n, sizeof(*m), cmp_miss);
 }
 
 /* File name of a DW_AT_call_file index in the CU, or NULL. */
@@ -805,9 +956,14 @@ resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
 
     for (int k = m->head; k >= 0 && n < MAX_INLINE; k = l->v[k].next) {
         struct link *lk = &l->v[k];
-        const char *name = die_name(&lk->die);
+        Dwarf_Off off = dwarf_dieoffset(&lk->die);
 
-        fr[n].func = intern_func(s, t, name);
+        /* A name takes three attribute lookups through abstract origins
+         * and a demangling: once per DIE, not once per address. */
+        if (!idmap_get(&f->die_names, off, &fr[n].func)) {
+            fr[n].func = intern_func(s, t, die_name(&lk->die));
+            (void)idmap_put(&f->die_names, off, fr[n].func);
+        }
         if (n == 0) {
             fr[n].file = src ? ha_strtab_intern(t, src, strlen(src)) : 0;
             fr[n].line = lineno > 0 ? (uint32_t)lineno : 0;
@@ -896,7 +1052,7 @@ resolve_misses(struct ha_symbolizer *s, struct file *f, struct miss *m,
             m[i].cu_addr = m[i].addr;
         }
     }
-    qsort(m, n, sizeof(*m), cmp_miss);
+    sort_misses(m, n);
     for (size_t i = 0; i < n;) {
         size_t j = i;
         struct walk w;
@@ -908,6 +1064,7 @@ resolve_misses(struct ha_symbolizer *s, struct file *f, struct miss *m,
             w.n = j - i;
             w.links = &links;
             w.oom = false;
+            w.cplusplus = is_cplusplus(&m[i].cu);
             walk_die(&w, &m[i].cu, 0);
             if (w.oom)
                 goto done;
@@ -1010,10 +1167,32 @@ ha_symbolizer_ops(struct ha_symbolizer *s)
     return ops;
 }
 
-/* Copies a memo entry into out, re-interning its strings. */
+/* The string at memo offset off, interned in out; strs maps memo offsets
+ * to out's for the module being copied, so each string is hashed once.
+ * UINT32_MAX on allocation failure. */
+static uint32_t
+copy_str(struct ha_syms *out, const struct ha_syms *memo, uint32_t off,
+         struct idmap *strs)
+{
+    uint32_t o;
+    const char *str;
+
+    if (off == 0)
+        return 0;
+    if (idmap_get(strs, off, &o))
+        return o;
+    str = ha_syms_str(memo, off);
+    o = ha_strtab_intern(&out->strs, str, strlen(str));
+    if (o != UINT32_MAX)
+        (void)idmap_put(strs, off, o);
+    return o;
+}
+
+/* Copies a memo entry into out, its strings interned there. */
 static int
 copy_entry(struct ha_syms *out, uint64_t pc, uint32_t module, uint32_t flags,
-           const struct ha_syms *memo, const struct ha_syms_addr *ma)
+           const struct ha_syms *memo, const struct ha_syms_addr *ma,
+           struct idmap *strs)
 {
     struct ha_syms_frame fr[MAX_INLINE];
     size_t n = ma != NULL ? ma->n : 0;
@@ -1022,11 +1201,9 @@ copy_entry(struct ha_syms *out, uint64_t pc, uint32_t module, uint32_t flags,
         n = MAX_INLINE;
     for (size_t i = 0; i < n; i++) {
         const struct ha_syms_frame *src = &memo->frames[ma->first + i];
-        const char *fn = ha_syms_str(memo, src->func);
-        const char *file = ha_syms_str(memo, src->file);
 
-        fr[i].func = ha_strtab_intern(&out->strs, fn, strlen(fn));
-        fr[i].file = ha_strtab_intern(&out->strs, file, strlen(file));
+        fr[i].func = copy_str(out, memo, src->func, strs);
+        fr[i].file = copy_str(out, memo, src->file, strs);
         fr[i].line = src->line;
         if (fr[i].func == UINT32_MAX || fr[i].file == UINT32_MAX)
             return -1;
@@ -1207,6 +1384,7 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
     struct miss *m = NULL;
     struct file **files = NULL;
     size_t *first = NULL;
+    struct idmap strs = {0};
     int pending, ret = -1;
 
     if (n > 0) {
@@ -1262,6 +1440,7 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
             goto oom;
         flags = (f->allocator ? HA_SYMS_ALLOCATOR : 0) |
                 (f->no_fini ? HA_SYMS_NO_FINI : 0);
+        idmap_clear(&strs); /* offsets of another file's memo */
 
         for (size_t i = first[mod]; i < n; i++) {
             uint64_t va;
@@ -1295,7 +1474,7 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
             /* An unreadable file, or an offset outside its segments:
              * the offset in the file is all there is to give. */
             rc = ma != NULL ? copy_entry(out, pcs[i], mstr, flags, &f->memo,
-                                         ma)
+                                         ma, &strs)
                             : ha_syms_add_unnamed(out, pcs[i], mstr, flags,
                                                   path, foff[i]);
             if (rc != 0)
@@ -1320,6 +1499,7 @@ done:
             files[mod]->pinned = false;
     if (files != NULL)
         evict_over_limits(s, NULL);
+    idmap_free(&strs);
     free(files);
     free(first);
     free(ent);

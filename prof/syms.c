@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/radix.h"
+
 /* ------------------------------------------------------------------ */
 /* String table                                                        */
 /* ------------------------------------------------------------------ */
@@ -268,20 +270,96 @@ cmp_addr(const void *x, const void *y)
     return a->first < b->first ? -1 : a->first > b->first;
 }
 
+/* Sorts addrs[from .. n) by pc, keeping the order of equal pcs (their
+ * order of addition): a radix sort, qsort when its scratch cannot be
+ * had. */
+static void
+sort_range(struct ha_syms *s, size_t from)
+{
+    size_t n = s->n_addrs - from;
+    struct ha_radix_item *it = malloc(n * sizeof(*it));
+    struct ha_syms_addr *out = malloc(n * sizeof(*out));
+
+    if (it != NULL && out != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            it[i].key = s->addrs[from + i].pc;
+            it[i].val = i;
+        }
+        if (ha_radix_sort(it, n) == 0) {
+            for (size_t i = 0; i < n; i++)
+                out[i] = s->addrs[from + it[i].val];
+            memcpy(s->addrs + from, out, n * sizeof(*out));
+            free(it);
+            free(out);
+            return;
+        }
+    }
+    free(it);
+    free(out);
+    qsort(s->addrs + from, n, sizeof(*s->addrs), cmp_addr);
+}
+
+/* Sorts addrs[from .. n) and merges it into the sorted addrs[0 .. from),
+ * newer entries after older ones of the same pc. -1 when the merge's
+ * scratch cannot be had (the caller sorts it all instead). */
+static int
+merge_tail(struct ha_syms *s, size_t from)
+{
+    size_t n_new = s->n_addrs - from, i = from, j = n_new, k = s->n_addrs;
+    struct ha_syms_addr *tail = malloc(n_new * sizeof(*tail));
+
+    if (tail == NULL)
+        return -1;
+    sort_range(s, from);
+    memcpy(tail, s->addrs + from, n_new * sizeof(*tail));
+    /* From the back: on equal pcs the newer (tail) one goes last. */
+    while (j > 0) {
+        if (i > 0 && s->addrs[i - 1].pc > tail[j - 1].pc)
+            s->addrs[--k] = s->addrs[--i];
+        else
+            s->addrs[--k] = tail[--j];
+    }
+    free(tail);
+    return 0;
+}
+
 void
 ha_syms_finish(struct ha_syms *s)
 {
     size_t out = 0;
+    bool in_order = true;
 
-    if (s->n_addrs > 1)
-        qsort(s->addrs, s->n_addrs, sizeof(*s->addrs), cmp_addr);
+    /* The symbolizer adds a module's addresses in order, and modules in
+     * the order of the maps: often nothing to sort. A file's memo grows
+     * by a batch per call: only the batch is sorted, then merged. */
+    for (size_t i = 1; i < s->n_addrs && in_order; i++)
+        in_order = s->addrs[i - 1].pc < s->addrs[i].pc;
+    if (!in_order && (s->n_sorted == 0 || s->n_sorted >= s->n_addrs ||
+                      merge_tail(s, s->n_sorted) != 0))
+        sort_range(s, 0);
     for (size_t i = 0; i < s->n_addrs; i++) {
         if (out > 0 && s->addrs[out - 1].pc == s->addrs[i].pc)
             out--;
         s->addrs[out++] = s->addrs[i];
     }
     s->n_addrs = out;
+    s->n_sorted = out;
     s->sorted = true;
+}
+
+void
+ha_syms_set_frame_index(struct ha_syms *s, const uint64_t *pcs, size_t n,
+                        uint32_t *index, size_t n_frames)
+{
+    bool same = s->sorted && s->n_addrs == n;
+
+    for (size_t i = 0; same && i < n; i++)
+        same = s->addrs[i].pc == pcs[i];
+    free(s->by_frame);
+    s->by_frame = same ? index : NULL;
+    s->n_by_frame = same ? n_frames : 0;
+    if (!same)
+        free(index);
 }
 
 const struct ha_syms_addr *
@@ -310,6 +388,7 @@ ha_syms_free(struct ha_syms *s)
     free(s->addrs);
     free(s->frames);
     free(s->modules);
+    free(s->by_frame);
     ha_strtab_free(&s->strs);
     memset(s, 0, sizeof(*s));
 }

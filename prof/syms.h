@@ -97,12 +97,21 @@ struct ha_syms {
     size_t frames_cap;
     struct ha_strtab strs;
     bool sorted;
+    size_t n_sorted;            /* addrs[0 .. n_sorted) are sorted (the
+                                   last ha_syms_finish) */
 
     struct ha_syms_module *modules; /* in the order they were added */
     size_t n_modules;
     size_t modules_cap;
     unsigned pending;           /* modules whose debug info was still
                                    being fetched (symbolize.h) */
+
+    /* Per frame of the profile these addresses were made for, the index
+     * of its entry in addrs (ha_syms_set_frame_index): every pass over
+     * the stacks (aggregate, walker, pprof) then finds a frame's entry
+     * without hashing it. NULL: looked up by pc. */
+    uint32_t *by_frame;
+    size_t n_by_frame;
 };
 
 /* Appends an address with n frames (innermost first; copied). Returns 0
@@ -144,6 +153,13 @@ const char *ha_syms_source_name(enum ha_syms_source from);
 
 /* Sorts by pc so ha_syms_find() works; the last of duplicates wins. */
 void ha_syms_finish(struct ha_syms *s);
+
+/* Takes index (malloc'd; see ha_agg_lookup_index) as by_frame when s has
+ * exactly one entry per address of pcs[0 .. n), in that order (what the
+ * symbolizer makes of sorted unique pcs); otherwise frees it and s keeps
+ * looking frames up by pc. Call after ha_syms_finish(). */
+void ha_syms_set_frame_index(struct ha_syms *s, const uint64_t *pcs,
+                             size_t n, uint32_t *index, size_t n_frames);
 
 /* The entry for pc, or NULL. */
 const struct ha_syms_addr *ha_syms_find(const struct ha_syms *s,

@@ -1368,8 +1368,9 @@ START_TEST(test_prof_live_dump_matches_jeprof)
         struct ha_heapv2 p;
         struct ha_maps m;
         struct ha_syms s = {0};
-        struct ha_agg a = {0};
+        struct ha_agg a = {0}, b = {0};
         uint64_t *pcs;
+        uint32_t *index;
         size_t len, n_pcs;
 
         snprintf(dump, sizeof(dump), "%s/gen.%d.heap", dir, n);
@@ -1379,13 +1380,30 @@ START_TEST(test_prof_live_dump_matches_jeprof)
         ck_assert_msg(ha_maps_parse(p.maps, p.maps_len, &m, err,
                                     sizeof(err)) == 0,
                       "%s", err);
-        ck_assert_int_eq(ha_agg_lookup_pcs(&p, &pcs, &n_pcs), 0);
+        ck_assert_int_eq(ha_agg_lookup_index(&p, &pcs, &n_pcs, &index), 0);
         ck_assert_msg(ops.symbolize(ops.ctx, &m, pcs, n_pcs, &s, err,
                                     sizeof(err)) == 0,
                       "%s", err);
         ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)),
                          0);
         ck_assert_ptr_nonnull(row_named(&a, "inlined_leaf (inline)"));
+        /* Frames found through the frame index give the same rows as
+         * frames looked up by pc. */
+        ha_syms_set_frame_index(&s, pcs, n_pcs, index, p.n_frames);
+        ck_assert_ptr_nonnull(s.by_frame);
+        ck_assert_int_eq(ha_agg_add(&b, &p, &s, 1, false, err, sizeof(err)),
+                         0);
+        ck_assert_uint_eq(a.n_rows, b.n_rows);
+        ck_assert_double_eq(a.total_bytes, b.total_bytes);
+        for (size_t r = 0; r < a.n_rows; r++) {
+            const struct ha_agg_row *o =
+                row_named(&b, ha_agg_name(&a, &a.rows[r]));
+
+            ck_assert_ptr_nonnull(o);
+            ck_assert_double_eq(o->flat_bytes, a.rows[r].flat_bytes);
+            ck_assert_double_eq(o->cum_bytes, a.rows[r].cum_bytes);
+        }
+        ha_agg_free(&b);
 
         snprintf(cmd, sizeof(cmd),
                  "jeprof --text --show_bytes '%s' '%s' 2>/dev/null", gen,

@@ -345,6 +345,7 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
 {
     struct ha_symbolize_ops ops;
     uint64_t *pcs = NULL;
+    uint32_t *index = NULL;
     size_t n_pcs = 0;
     char why[512];
     int ret = -1;
@@ -362,12 +363,18 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
     ops = ha_symbolizer_ops(ctx->symbolizer);
     /* Before: an answer that lands while this runs makes a difference. */
     pr->generation = ha_symbolizer_generation(ctx->symbolizer);
-    if (ha_agg_lookup_pcs(&pr->p, &pcs, &n_pcs) != 0 ||
-        ops.symbolize(ops.ctx, &pr->maps, pcs, n_pcs, &pr->syms, why,
+    if (ha_agg_lookup_index(&pr->p, &pcs, &n_pcs, &index) != 0) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        goto out;
+    }
+    if (ops.symbolize(ops.ctx, &pr->maps, pcs, n_pcs, &pr->syms, why,
                       sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
         goto out;
     }
+    /* Every later pass over the stacks finds frames by index. */
+    ha_syms_set_frame_index(&pr->syms, pcs, n_pcs, index, pr->p.n_frames);
+    index = NULL;
     if (mark_stale(ctx->symbolizer, pr, side, side_len) != 0) {
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
@@ -375,6 +382,7 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
     ret = 0;
 out:
     free(pcs);
+    free(index);
     return ret;
 }
 
