@@ -604,26 +604,36 @@ file_get(struct ha_symbolizer *s, const char *path)
     return f;
 }
 
-/* Drops f and opens its path again (a debug file arrived since libdwfl
- * looked for one). NULL only on allocation failure. */
-static struct file *
+/* Opens f's file again in place (a debug file arrived since libdwfl
+ * looked for one): what was resolved goes, the struct stays, so every
+ * pointer to it stays good. */
+static void
 file_reopen(struct ha_symbolizer *s, struct file *f)
 {
-    char *path = strdup(f->path);
-    struct file *g;
-
-    if (path == NULL)
-        return NULL;
-    for (struct file **pp = &s->files; *pp != NULL; pp = &(*pp)->next)
-        if (*pp == f) {
-            *pp = f->next;
-            break;
-        }
-    file_free(f);
+    if (f->dwfl != NULL)
+        dwfl_end(f->dwfl);
+    f->dwfl = NULL;
+    f->mod = NULL;
+    ha_syms_free(&f->memo);
+    idmap_free(&f->die_names);
+    free(f->fsyms);
+    f->fsyms = NULL;
+    f->n_fsyms = 0;
+    f->fsyms_built = false;
+    free(f->segs);
+    f->segs = NULL;
+    f->n_segs = 0;
+    free(f->local_debug);
+    f->local_debug = NULL;
+    free(f->dbgi_path);
+    f->dbgi_path = NULL;
+    f->build_id[0] = '\0';
+    f->own_symtab = f->own_dwarf = false;
+    f->open_err[0] = '\0';
+    f->touched = false;
     s->st.evicted++;
-    g = file_get(s, path);
-    free(path);
-    return g;
+    file_open(s, f);
+    f->bytes = file_bytes(f);
 }
 
 /* File offset to ELF vaddr through the PT_LOAD that holds it. */
@@ -1262,16 +1272,14 @@ ask_debuginfod(struct ha_symbolizer *s, struct file **files, size_t n)
                                      sizeof(what))) {
         case HA_DEBUGINFOD_FOUND:
             if (f->touched) {
-                f->pinned = false;
-                if ((f = file_reopen(s, f)) == NULL)
-                    return -1;
-                f->pinned = true;
-                files[k] = f;
-                /* The same file may stand for another module too. */
-                for (size_t j = k + 1; j < n; j++)
-                    if (files[j] != NULL &&
-                        strcmp(files[j]->path, f->path) == 0)
-                        files[j] = f;
+                char id[HA_BUILDID_HEX_MAX];
+
+                memcpy(id, f->build_id, sizeof(id));
+                file_reopen(s, f);
+                /* The build-id is read again: the answer is for it
+                 * unless the file was replaced meanwhile. */
+                if (strcmp(id, f->build_id) != 0)
+                    break;
             }
             if ((f->dbgi_path = strdup(what)) == NULL)
                 return -1;

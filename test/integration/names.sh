@@ -14,7 +14,8 @@
 #     line; rows of equal bytes put a named function before an unnamed one.
 #   - From a real debuginfod server on loopback (Debian's debuginfod
 #     indexing the .debug files): the same names, heap_modules says
-#     'debuginfod'.
+#     'debuginfod'. Behind a proxy that answers after the query's
+#     timeout: the download goes on, and a later query has the names.
 #   - With the server stopped, or one that never answers: heap_modules
 #     says so, once per module, and no query waits longer than
 #     debuginfod_timeout_ms (compared with a query without debuginfod
@@ -191,6 +192,58 @@ debuginfod	1" "$HA_RC:$HA_OUT"
 ha_file_like "the log says which server is asked" "$HA_LOG" \
     "missing debug info is asked of debuginfod at http://127\.0\.0\.1:$dport"
 ha_stop || ha_fail "the daemon stops"
+
+# --- 3b. A slow server: the answer comes after the query gave up --------------
+# A proxy that holds each request 3 s before passing it to debuginfod: the
+# first query waits its 1 s and names nothing; the download goes on, and
+# a later query reads the dump again with it (the module reopened).
+pport=$(ha_free_port) || ha_bail "a port for a slow proxy"
+python3 -c '
+import http.server, socketserver, sys, time, urllib.request, urllib.error
+up = "http://127.0.0.1:%s" % sys.argv[2]
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        time.sleep(3)
+        try:
+            r = urllib.request.urlopen(up + self.path, timeout=30)
+            body, code = r.read(), r.status
+        except urllib.error.HTTPError as e:
+            body, code = b"", e.code
+        self.send_response(code)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+    def log_message(self, *a):
+        pass
+class S(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+S(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+' "$pport" "$dport" >"$HA_TMP/proxy.log" 2>&1 &
+ppid=$!
+HA_PIDS+=("$ppid")
+for _ in $(seq 1 50); do
+    timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$pport" 2>/dev/null && break
+    sleep 0.1
+done
+HA_JEMALLOC="debuginfod = true; debuginfod_urls = \"http://127.0.0.1:$pport\"; debuginfod_timeout_ms = 1000;"
+HA_ENV=("DEBUGINFOD_CACHE_PATH=$HA_TMP/cache4")
+ha_start || ha_bail "heapadmind starts with a slow debuginfod"
+ha_sql "SELECT names_from, detail FROM heap_modules('$dump') WHERE path = '$fix/libnames.so'"
+ha_like "the first query gives up waiting after 1 s" \
+    "^0:dynsym	.*no answer within 1000 ms; still fetching" "$HA_RC:$HA_OUT"
+got=
+for _ in $(seq 1 100); do
+    ha_sql "SELECT names_from FROM heap_modules('$dump') WHERE path = '$fix/libnames.so'"
+    got=$HA_OUT
+    [ "$got" = debuginfod ] && break
+    sleep 0.2
+done
+ha_is "a later query has the debug info the download brought" "debuginfod" "$got"
+ha_sql "SELECT count(*) FROM heap_top('$dump') WHERE function IN ('hidden_grow', 'hidden_fill') AND flat_bytes > 0"
+ha_is "... and heap_top names the library's functions" "0:2" "$HA_RC:$HA_OUT"
+ha_stop || ha_fail "the daemon stops"
+kill "$ppid" 2>/dev/null
+ha_forget "$ppid"
 
 # --- 4. The server stopped -----------------------------------------------------
 kill -TERM "$dpid" 2>/dev/null
