@@ -316,6 +316,34 @@ worker_thread_init(void *arg)
         hide_thread_from_profiler(h);
 }
 
+/* libdebuginfod reads its servers from DEBUGINFOD_URLS alone, and the
+ * library never writes a host's environment: say what will be asked. */
+static void
+log_debuginfod(const struct ha_jemalloc_config *j)
+{
+    const char *env = getenv("DEBUGINFOD_URLS");
+
+    if (!j->debuginfod)
+        return;
+    if (env == NULL || *env == '\0')
+        ha_log_warn("jemalloc_variables.debuginfod is on but DEBUGINFOD_URLS "
+                    "is not set in this process's environment: no server "
+                    "will be asked%s",
+                    j->debuginfod_urls[0] ? " (debuginfod_urls applies only "
+                                            "to heapadmind, which sets it at "
+                                            "start; a host sets it itself)"
+                                          : "");
+    else if (j->debuginfod_urls[0] && strcmp(env, j->debuginfod_urls) != 0)
+        ha_log_warn("jemalloc_variables.debuginfod_urls is not this "
+                    "process's DEBUGINFOD_URLS, which is what will be asked "
+                    "(\"%.200s\"): only heapadmind sets it from the config",
+                    env);
+    else
+        ha_log_info("heap profiles: missing debug info is asked of "
+                    "debuginfod at %.200s (jemalloc_variables.debuginfod)",
+                    env);
+}
+
 static int
 setup(struct heapadmin *h, char *err, size_t errlen)
 {
@@ -327,6 +355,7 @@ setup(struct heapadmin *h, char *err, size_t errlen)
         ha_log_warn("jemalloc_variables: %s", why);
     if (h->have_jemalloc)
         ha_profconf_log_effective(&h->ops);
+    log_debuginfod(&h->cfg.jemalloc);
     h->engine = ha_engine_new(h->base, &h->cfg, h->datadir, &h->ops,
                               worker_thread_init, h, err, errlen);
     if (h->engine == NULL)
@@ -671,6 +700,15 @@ __attribute__((destructor)) static void
 unload(void)
 {
     ha_mallctl_detach();
+}
+
+const char *
+heapadmin_debuginfod_urls(const struct heapadmin *h)
+{
+    const struct ha_jemalloc_config *j = &h->cfg.jemalloc;
+
+    return j->debuginfod && j->debuginfod_urls[0] ? j->debuginfod_urls
+                                                  : NULL;
 }
 
 const char *

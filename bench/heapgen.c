@@ -9,7 +9,16 @@
  * both symbolize it with this binary as the program. Not part of make
  * check.
  *
- * usage: heapgen OUT [STACKS [ADDRESSES [SEED]]]   (65536 40000 1)
+ * usage: heapgen OUT [STACKS [ADDRESSES [SEED [SHAPE]]]]
+ *        (65536 40000 1 libc)
+ *
+ * SHAPE says where the application frames are and how deep stacks go:
+ *   libc     7 in 8 call sites in libc, the rest in this program; 4..14
+ *            application frames (the default)
+ *   self     every call site in this program's own functions (256 of
+ *            them, full symbols): few distinct addresses
+ *   deep     as libc, 30..60 application frames
+ *   shallow  as libc, 1..3 application frames
  *
  * Frame choice is skewed (a few hot callers, a long tail), so a top-20 is
  * meaningful; counts are sampled-looking (objs 1..64, sizes 16 B..1 MiB)
@@ -19,6 +28,7 @@
 #include <dlfcn.h>
 #include <inttypes.h>
 #include <link.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +38,37 @@
 
 struct range {
     uint64_t lo, hi;
+};
+
+/* The "self" shape's call sites: 256 small functions of this program. */
+#define GEN_FN(n)                                                         \
+    __attribute__((noinline, used)) static uint64_t gen_fn_##n(uint64_t x) \
+    {                                                                     \
+        x ^= x >> 7;                                                      \
+        x *= 0x9E3779B97F4A7C15ull + (n);                                 \
+        x ^= x >> 13;                                                     \
+        return x * (2 * (n) + 1);                                         \
+    }
+#define GEN_FN16(h)                                                       \
+    GEN_FN(h##0) GEN_FN(h##1) GEN_FN(h##2) GEN_FN(h##3) GEN_FN(h##4)      \
+    GEN_FN(h##5) GEN_FN(h##6) GEN_FN(h##7) GEN_FN(h##8) GEN_FN(h##9)      \
+    GEN_FN(h##a) GEN_FN(h##b) GEN_FN(h##c) GEN_FN(h##d) GEN_FN(h##e)      \
+    GEN_FN(h##f)
+#define GEN_REF(n) &gen_fn_##n,
+#define GEN_REF16(h)                                                      \
+    GEN_REF(h##0) GEN_REF(h##1) GEN_REF(h##2) GEN_REF(h##3)               \
+    GEN_REF(h##4) GEN_REF(h##5) GEN_REF(h##6) GEN_REF(h##7)               \
+    GEN_REF(h##8) GEN_REF(h##9) GEN_REF(h##a) GEN_REF(h##b)               \
+    GEN_REF(h##c) GEN_REF(h##d) GEN_REF(h##e) GEN_REF(h##f)
+GEN_FN16(0x0) GEN_FN16(0x1) GEN_FN16(0x2) GEN_FN16(0x3)
+GEN_FN16(0x4) GEN_FN16(0x5) GEN_FN16(0x6) GEN_FN16(0x7)
+GEN_FN16(0x8) GEN_FN16(0x9) GEN_FN16(0xa) GEN_FN16(0xb)
+GEN_FN16(0xc) GEN_FN16(0xd) GEN_FN16(0xe) GEN_FN16(0xf)
+static uint64_t (*const gen_fns[256])(uint64_t) = {
+    GEN_REF16(0x0) GEN_REF16(0x1) GEN_REF16(0x2) GEN_REF16(0x3)
+    GEN_REF16(0x4) GEN_REF16(0x5) GEN_REF16(0x6) GEN_REF16(0x7)
+    GEN_REF16(0x8) GEN_REF16(0x9) GEN_REF16(0xa) GEN_REF16(0xb)
+    GEN_REF16(0xc) GEN_REF16(0xd) GEN_REF16(0xe) GEN_REF16(0xf)
 };
 
 static uint64_t rng_state;
@@ -106,6 +147,9 @@ main(int argc, char **argv)
 {
     size_t n_stacks = argc > 2 ? strtoul(argv[2], NULL, 0) : 65536;
     size_t n_addrs = argc > 3 ? strtoul(argv[3], NULL, 0) : 40000;
+    const char *shape = argc > 5 ? argv[5] : "libc";
+    size_t dmin = 4, dspan = 11; /* application frames: dmin + [0, dspan) */
+    bool self_only = false;
     struct range libc, jem, self;
     uint64_t *pool, jpool[24], malloc_pc, main_pc, tot_objs = 0;
     uint64_t tot_bytes = 0;
@@ -122,6 +166,20 @@ main(int argc, char **argv)
         return 2;
     }
     rng_state = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;
+    if (strcmp(shape, "self") == 0) {
+        self_only = true;
+    } else if (strcmp(shape, "deep") == 0) {
+        dmin = 30;
+        dspan = 31;
+    } else if (strcmp(shape, "shallow") == 0) {
+        dmin = 1;
+        dspan = 3;
+    } else if (strcmp(shape, "libc") != 0) {
+        fprintf(stderr, "heapgen: shape '%s' is none of libc, self, deep, "
+                        "shallow\n",
+                shape);
+        return 2;
+    }
     libc = text_of("libc.so");
     jem = text_of("libjemalloc");
     self = text_of("");
@@ -143,8 +201,10 @@ main(int argc, char **argv)
                                 (uint64_t)(uintptr_t)&find_text};
 
         for (size_t i = 0; i < n_addrs; i++)
-            pool[i] = i % 8 == 7 ? fns[rnd() % 4] + 4 + rnd() % 24
-                                 : in(libc);
+            pool[i] = self_only ? (uint64_t)(uintptr_t)gen_fns[rnd() % 256] +
+                                      4 + rnd() % 12
+                      : i % 8 == 7 ? fns[rnd() % 4] + 4 + rnd() % 24
+                                   : in(libc);
     }
     (void)self;
     /* jemalloc's own frames: a real dump has only a few distinct ones. */
@@ -155,7 +215,7 @@ main(int argc, char **argv)
 
         st[i].objs = objs;
         st[i].bytes = objs * size;
-        depth[i] = 4 + rnd() % 11;
+        depth[i] = dmin + rnd() % dspan;
         tot_objs += objs;
         tot_bytes += st[i].bytes;
     }

@@ -69,6 +69,7 @@ load(struct ha_symbolizer *s, const char *path, struct loaded *l,
     size_t len, n_pcs;
     char *buf = slurp(path, &len);
     uint64_t *pcs;
+    uint32_t *index;
     double t0 = now();
 
     if (ha_heapv2_parse(buf, len, &l->prof, err, sizeof(err)) != 0 ||
@@ -81,12 +82,13 @@ load(struct ha_symbolizer *s, const char *path, struct loaded *l,
     free(buf);
     t0 = now();
     memset(&l->syms, 0, sizeof(l->syms));
-    if (ha_agg_lookup_pcs(&l->prof, &pcs, &n_pcs) != 0 ||
+    if (ha_agg_lookup_index(&l->prof, &pcs, &n_pcs, &index) != 0 ||
         ha_symbolizer_run(s, &l->maps, pcs, n_pcs, &l->syms, err,
                           sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", path, err);
         exit(1);
     }
+    ha_syms_set_frame_index(&l->syms, pcs, n_pcs, index, l->prof.n_frames);
     *t_sym += now() - t0;
     free(pcs);
 }

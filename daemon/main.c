@@ -371,6 +371,14 @@ main(int argc, char **argv)
         return 1;
     }
     reexec_if_needed(rt.ha, argv);
+    /* heapadmind owns its process, and no thread runs yet: the config's
+     * debuginfod servers go where elfutils' client reads them (the
+     * library itself never writes the environment). */
+    if (heapadmin_debuginfod_urls(rt.ha) != NULL &&
+        setenv("DEBUGINFOD_URLS", heapadmin_debuginfod_urls(rt.ha), 1) != 0)
+        fprintf(stderr, "heapadmind: warning: cannot set DEBUGINFOD_URLS: "
+                        "%s\n",
+                strerror(errno));
 
     snprintf(pidpath, sizeof(pidpath), "%s/heapadmind.pid",
              heapadmin_datadir(rt.ha));

@@ -17,6 +17,7 @@ static const struct ha_catalog_table tables[] = {
     {"heap_stacks", NULL, false, true, true},
     {"heap_profile", NULL, false, true, true},
     {"heap_profile_diff", NULL, false, true, true},
+    {"heap_modules", NULL, false, true, true},
     {"global_variables", "main", true, true, true},
     {"runtime_global_variables", "main", true, true, true},
     /* Memory history (engine/history.h): real tables in the attached

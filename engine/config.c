@@ -60,6 +60,9 @@ struct config_key {
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static int validate_auth_plugin(const char *val, char *why, size_t whylen);
 static int validate_socket_mode(const char *val, char *why, size_t whylen);
+static int validate_debug_root(const char *val, char *why, size_t whylen);
+static int validate_debuginfod_urls(const char *val, char *why,
+                                    size_t whylen);
 
 #define ADMIN "admin_variables"
 #define JEMALLOC "jemalloc_variables"
@@ -141,6 +144,22 @@ static const struct config_key config_keys[] = {
      OFF(jemalloc.stats_max_age_ms), 0},
     {JEMALLOC, "dump_symbolized", KEY_BOOL, 0, 1, NULL,
      OFF(jemalloc.dump_symbolized), 0},
+    /* Names in heap profiles: another debug root beside /usr/lib/debug,
+     * and debuginfod (off unless asked: it loads libcurl into the
+     * process and talks to the network). The timeout bounds one query's
+     * wait, 0.1 s .. 10 min. */
+    {JEMALLOC, "debug_root", KEY_STRING, 0,
+     sizeof(((struct ha_jemalloc_config *)0)->debug_root) - 1,
+     validate_debug_root, OFF(jemalloc.debug_root),
+     sizeof(((struct ha_jemalloc_config *)0)->debug_root)},
+    {JEMALLOC, "debuginfod", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.debuginfod),
+     0},
+    {JEMALLOC, "debuginfod_urls", KEY_STRING, 0,
+     sizeof(((struct ha_jemalloc_config *)0)->debuginfod_urls) - 1,
+     validate_debuginfod_urls, OFF(jemalloc.debuginfod_urls),
+     sizeof(((struct ha_jemalloc_config *)0)->debuginfod_urls)},
+    {JEMALLOC, "debuginfod_timeout_ms", KEY_INT, 100, 600000, NULL,
+     OFF(jemalloc.debuginfod_timeout_ms), 0},
     /* Dump housekeeping: counts, bytes (libconfig's 64-bit ints: write
      * 1073741824L), seconds up to a week. */
     {JEMALLOC, "dump_retention_count", KEY_INT64, 0, 1000000, NULL,
@@ -452,6 +471,70 @@ validate_dump_prefix(const char *val, char *why, size_t whylen)
     return 0;
 }
 
+/* A directory searched like /usr/lib/debug: absolute, and without ':',
+ * which separates libdwfl's search path. */
+static int
+validate_debug_root(const char *val, char *why, size_t whylen)
+{
+    if (*val == '\0')
+        return 0;
+    if (val[0] != '/') {
+        ha_err_set(why, whylen,
+                   "'%s' is not an absolute path; give a directory such "
+                   "as \"/srv/debug\" that holds .build-id/xx/yyyy.debug "
+                   "files, or \"\" for none",
+                   val);
+        return -1;
+    }
+    for (const char *p = val; *p != '\0'; p++)
+        if (*p == ':' || (unsigned char)*p < 0x20) {
+            ha_err_set(why, whylen,
+                       "'%s' has a %s; a directory path without ':' or "
+                       "control characters is allowed",
+                       val, *p == ':' ? "':'" : "control character");
+            return -1;
+        }
+    return 0;
+}
+
+/* DEBUGINFOD_URLS' syntax: http://, https:// or file:// URLs separated
+ * by spaces. */
+static int
+validate_debuginfod_urls(const char *val, char *why, size_t whylen)
+{
+    static const char *const schemes[] = {"http://", "https://", "file://"};
+    const char *p = val;
+
+    while (*p != '\0') {
+        size_t n;
+        bool ok = false;
+
+        while (*p == ' ')
+            p++;
+        if (*p == '\0')
+            break;
+        n = strcspn(p, " ");
+        for (size_t k = 0; k < HA_ARRAY_SIZE(schemes); k++)
+            if (n > strlen(schemes[k]) &&
+                strncmp(p, schemes[k], strlen(schemes[k])) == 0)
+                ok = true;
+        for (size_t k = 0; ok && k < n; k++)
+            if ((unsigned char)p[k] < 0x20 || p[k] == 0x7f)
+                ok = false;
+        if (!ok) {
+            ha_err_set(why, whylen,
+                       "'%.*s' is not a debuginfod server URL; allowed: "
+                       "http://, https:// or file:// URLs separated by "
+                       "spaces, or \"\" for DEBUGINFOD_URLS of the "
+                       "environment",
+                       (int)(n > 200 ? 200 : n), p);
+            return -1;
+        }
+        p += n;
+    }
+    return 0;
+}
+
 /* ------------------------------------------------------------------------
  * Interfaces
  * --------------------------------------------------------------------- */
@@ -717,6 +800,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.lg_prof_sample_min = HA_DEFAULT_LG_PROF_SAMPLE_MIN;
     cfg->jemalloc.stats_max_age_ms = 0;
     cfg->jemalloc.dump_symbolized = 0;
+    cfg->jemalloc.debuginfod_timeout_ms = HA_DEFAULT_DEBUGINFOD_TIMEOUT_MS;
     cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;
@@ -1472,6 +1556,13 @@ ha_config_log(const struct ha_config *cfg)
                 j->lg_prof_sample_min, j->stats_max_age_ms,
                 j->dump_symbolized ? "true" : "false");
     ha_log_info("config: " JEMALLOC ".dump_prefix = \"%s\"", j->dump_prefix);
+    ha_log_info("config: " JEMALLOC ".debug_root = \"%s\" (then "
+                "/usr/lib/debug), debuginfod = %s, debuginfod_urls = "
+                "\"%s\"%s, debuginfod_timeout_ms = %d",
+                j->debug_root, j->debuginfod ? "true" : "false",
+                j->debuginfod_urls,
+                j->debuginfod_urls[0] ? "" : " (the environment's)",
+                j->debuginfod_timeout_ms);
     ha_log_info("config: " JEMALLOC ".dump_retention_count = %lld, "
                 "dump_retention_bytes = %lld, dump_min_free_bytes = %lld, "
                 "dump_interval_s = %lld, dump_resident_bytes = %lld "

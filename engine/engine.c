@@ -72,6 +72,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
     e->vtab.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
     e->vtab.je = &cfg->jemalloc;
+    e->vtab.thread_init = thread_init;
+    e->vtab.thread_init_arg = init_arg;
     ha_accounts_init(&e->accounts, cfg->users, cfg->n_users);
     ha_clients_init(&e->clients);
     /* A leading '/' makes the memdb database shared by every connection

@@ -138,8 +138,7 @@ symbol_run(void *arg)
                    sizeof(j->err));
         goto done;
     }
-    if (j->ctx->symbolizer == NULL &&
-        (j->ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL)
+    if (ha_heap_symbolizer(j->ctx) == NULL)
         goto done;
     ops = ha_symbolizer_ops(j->ctx->symbolizer);
     if (ops.symbolize(ops.ctx, &maps, pcs, u, &syms, why, sizeof(why)) != 0)
@@ -178,6 +177,12 @@ ha_http_pprof_symbol(struct ha_http_req *hr)
         return;
     }
     j->ctx = ha_engine_vtab(hr->engine);
+    /* Made on the loop before any job uses it (heap_load.h). */
+    if (ha_heap_symbolizer(j->ctx) == NULL) {
+        free(j);
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
     j->body = hr->body;
     ha_buf_init(&hr->body);
     if (ha_task_offload(symbol_run, symbol_free, j) != 0) {
@@ -237,8 +242,7 @@ disk_build_id(void *arg, const char *path)
 {
     struct ha_vtab_ctx *ctx = arg;
 
-    if (ctx->symbolizer == NULL &&
-        (ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL)
+    if (ha_heap_symbolizer(ctx) == NULL)
         return NULL;
     return ha_symbolizer_build_id(ctx->symbolizer, path);
 }

@@ -187,6 +187,14 @@ const char *heapadmin_log_path(const struct heapadmin *h);
 int heapadmin_startup_malloc_conf(const struct heapadmin *h, char *out,
                                   size_t outlen);
 
+/* The debuginfod servers the configuration names
+ * (jemalloc_variables.debuginfod_urls, with debuginfod on), or NULL.
+ * elfutils' client reads its servers only from DEBUGINFOD_URLS in the
+ * environment, and the library never writes a host's environment: a
+ * program that owns its process (heapadmind) may export this as
+ * DEBUGINFOD_URLS before it starts threads; a host sets its own. */
+const char *heapadmin_debuginfod_urls(const struct heapadmin *h);
+
 /* The library's version string, e.g. "0.1.0". */
 const char *heapadmin_version(void);
 

@@ -14,16 +14,22 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/radix.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */
 /* Which frames are the allocator's                                    */
 /* ------------------------------------------------------------------ */
 
-/* jeprof 5.3.0 RemoveUninterestingFrames' heap list, plus the three names
+/* Where an allocation's stack stops being the allocator's (aggregate.h):
+ * jeprof 5.3.0 RemoveUninterestingFrames' heap list; the three names
  * jemalloc 5.3.1's jeprof added (je_malloc_default, do_rallocx,
  * fallbackNewImpl: frames of jemalloc itself that otherwise show up as
- * allocation sites). Sorted for bsearch (strcmp order). */
+ * allocation sites); and the rest of jemalloc's public API
+ * (malloc_usable_size, nallocx, sallocx, mallctl*, malloc_stats_print,
+ * operator delete): none allocates, so a frame so named in an
+ * allocation's stack is allocator code named after its neighbour.
+ * Sorted for bsearch (strcmp order). */
 static const char *const alloc_names[] = {
     "::do_malloc",
     "::do_malloc_or_cpp_alloc",
@@ -46,7 +52,12 @@ static const char *const alloc_names[] = {
     "fallbackNewImpl",
     "free",
     "je_malloc_default",
+    "mallctl",
+    "mallctlbymib",
+    "mallctlnametomib",
     "malloc",
+    "malloc_stats_print",
+    "malloc_usable_size",
     "malloc_zone_calloc",
     "malloc_zone_free",
     "malloc_zone_malloc",
@@ -55,16 +66,21 @@ static const char *const alloc_names[] = {
     "malloc_zone_valloc",
     "mallocx",
     "memalign",
+    "nallocx",
     "newImpl",
+    "operator delete",
+    "operator delete[]",
     "operator new",
     "operator new[]",
     "posix_memalign",
     "pvalloc",
     "rallocx",
     "realloc",
+    "sallocx",
     "sdallocx",
     "sdallocx_noflags",
     "simple_alloc::allocate",
+    "smallocx",
     "tc_calloc",
     "tc_cfree",
     "tc_delete",
@@ -104,8 +120,10 @@ ha_agg_is_allocator_name(const char *name)
     if (name == NULL || *name == '\0')
         return false;
     /* jeprof also skips each name with Mach-O's "_" prefix, and anything
-     * matching /TCMalloc|^tcmalloc::/. */
-    if (in_list(name) || (name[0] == '_' && in_list(name + 1)))
+     * matching /TCMalloc|^tcmalloc::/; a jemalloc built with
+     * --with-jemalloc-prefix=je_ exports je_malloc and the like. */
+    if (in_list(name) || (name[0] == '_' && in_list(name + 1)) ||
+        (strncmp(name, "je_", 3) == 0 && in_list(name + 3)))
         return true;
     return strstr(name, "TCMalloc") != NULL ||
            strncmp(name, "tcmalloc::", 10) == 0;
@@ -133,6 +151,10 @@ struct resolver {
     uint32_t *vals;  /* syms->addrs index + 1 */
     size_t cap;      /* power of two */
     uint8_t *alloc;  /* per entry: 0 not yet, 1 no, 2 yes */
+    uint32_t *name_keys; /* outermost name (strs offset) -> alloc */
+    uint8_t *name_vals;  /* 0: empty slot, else 1 no, 2 yes */
+    size_t name_cap;     /* SIZE_MAX: no table */
+    size_t name_n;
     const struct ha_syms_addr **sa; /* the stack's frames' entries */
     size_t sa_cap;
 };
@@ -146,16 +168,32 @@ pc_slot(uint64_t pc, size_t cap)
 static int
 resolver_init(struct resolver *r, const struct ha_syms *syms)
 {
-    memset(r, 0, sizeof(*r));
+    memset(r, 0, sizeof(r[0]));
     r->syms = syms;
+    r->alloc = calloc(syms->n_addrs ? syms->n_addrs : 1, 1);
+    return r->alloc != NULL ? 0 : -1;
+}
+
+/* The pc hash, built on the first lookup that needs it: not at all when
+ * the syms carry a frame index. */
+static int
+resolver_hash(struct resolver *r)
+{
+    const struct ha_syms *syms = r->syms;
+
     r->cap = 64;
     while (r->cap < syms->n_addrs * 2)
         r->cap *= 2;
     r->keys = malloc(r->cap * sizeof(*r->keys));
     r->vals = calloc(r->cap, sizeof(*r->vals));
-    r->alloc = calloc(syms->n_addrs ? syms->n_addrs : 1, 1);
-    if (r->keys == NULL || r->vals == NULL || r->alloc == NULL)
+    if (r->keys == NULL || r->vals == NULL) {
+        free(r->keys);
+        free(r->vals);
+        r->keys = NULL;
+        r->vals = NULL;
+        r->cap = 0;
         return -1;
+    }
     for (size_t i = 0; i < syms->n_addrs && syms->sorted; i++) {
         size_t j = pc_slot(syms->addrs[i].pc, r->cap);
 
@@ -173,20 +211,66 @@ resolver_free(struct resolver *r)
     free(r->keys);
     free(r->vals);
     free(r->alloc);
+    free(r->name_keys);
+    free(r->name_vals);
     free(r->sa);
 }
 
 static const struct ha_syms_addr *
-resolve(const struct resolver *r, uint64_t pc)
+resolve(struct resolver *r, uint64_t pc)
 {
-    size_t j = pc_slot(pc, r->cap);
+    size_t j;
 
+    if (r->cap == 0 && resolver_hash(r) != 0)
+        return NULL;
+    j = pc_slot(pc, r->cap);
     while (r->vals[j] != 0) {
         if (r->keys[j] == pc)
             return &r->syms->addrs[r->vals[j] - 1];
         j = (j + 1) & (r->cap - 1);
     }
     return NULL;
+}
+
+/* Whether the function named by strs offset name is the allocator's:
+ * worked out once per name (a function's addresses share it), through a
+ * small open-addressed table; without memory for one, every time. */
+static bool
+name_is_alloc(struct resolver *r, uint32_t name)
+{
+    size_t j;
+
+    if (r->name_cap == 0) {
+        r->name_cap = 1024;
+        while (r->name_cap < r->syms->n_addrs * 2 && r->name_cap < (1u << 20))
+            r->name_cap *= 2;
+        r->name_keys = malloc(r->name_cap * sizeof(*r->name_keys));
+        r->name_vals = calloc(r->name_cap, 1);
+        if (r->name_keys == NULL || r->name_vals == NULL) {
+            free(r->name_keys);
+            free(r->name_vals);
+            r->name_keys = NULL;
+            r->name_vals = NULL;
+            r->name_cap = SIZE_MAX;
+        }
+    }
+    if (r->name_cap == SIZE_MAX)
+        return ha_agg_is_allocator_name(ha_syms_str(r->syms, name));
+    for (j = ((size_t)name * 2654435761u) & (r->name_cap - 1);
+         r->name_vals[j] != 0; j = (j + 1) & (r->name_cap - 1))
+        if (r->name_keys[j] == name)
+            return r->name_vals[j] == 2;
+    {
+        bool yes = ha_agg_is_allocator_name(ha_syms_str(r->syms, name));
+
+        /* A half-full table stops caching rather than grow. */
+        if ((r->name_n + 1) * 2 <= r->name_cap) {
+            r->name_keys[j] = name;
+            r->name_vals[j] = yes ? 2 : 1;
+            r->name_n++;
+        }
+        return yes;
+    }
 }
 
 /* True when the symbolized address is an allocator frame: its real
@@ -202,13 +286,30 @@ is_alloc_frame(struct resolver *r, const struct ha_syms_addr *sa)
     if (r->alloc[k] == 0) {
         bool yes = (sa->flags & HA_SYMS_ALLOCATOR) ||
                    (sa->n > 0 &&
-                    ha_agg_is_allocator_name(ha_syms_str(
-                        r->syms,
-                        r->syms->frames[sa->first + sa->n - 1].func)));
+                    name_is_alloc(r, r->syms->frames[sa->first + sa->n - 1]
+                                         .func));
 
         r->alloc[k] = yes ? 2 : 1;
     }
     return r->alloc[k] == 2;
+}
+
+/* The entry of raw frame j of stack i (frames f): by the syms' frame
+ * index when it was made for p (checked by its pc), else by pc. */
+static inline const struct ha_syms_addr *
+frame_entry(struct resolver *r, const struct ha_heapv2 *p, size_t i,
+            size_t j, const uint64_t *f)
+{
+    const struct ha_syms *s = r->syms;
+    uint64_t pc = lookup_pc(f, j);
+
+    if (s->by_frame != NULL && s->n_by_frame == p->n_frames) {
+        uint32_t k = s->by_frame[p->stacks[i].frame_off + j];
+
+        if (k < s->n_addrs && s->addrs[k].pc == pc)
+            return &s->addrs[k];
+    }
+    return resolve(r, pc);
 }
 
 /* Looks up every frame of stack i into r->sa and returns the index of
@@ -228,7 +329,7 @@ resolve_stack(struct resolver *r, const struct ha_heapv2 *p, size_t i)
         r->sa_cap = n;
     }
     for (size_t j = 0; j < n; j++) {
-        r->sa[j] = resolve(r, lookup_pc(f, j));
+        r->sa[j] = frame_entry(r, p, i, j, f);
         if (is_alloc_frame(r, r->sa[j]))
             start = j + 1;
     }
@@ -317,9 +418,35 @@ static long
 row_for_addr(struct ha_agg *a, uint64_t pc)
 {
     char buf[24];
+    long r;
 
     snprintf(buf, sizeof(buf), "0x%016" PRIx64, pc);
-    return row_for_str(a, buf, "");
+    if ((r = row_for_str(a, buf, "")) >= 0)
+        a->rows[r].unnamed = true;
+    return r;
+}
+
+/* Notes on a row what its first address says: whether it has a name,
+ * and its module. Returns 0 or -1 on allocation failure. */
+static int
+row_note(struct ha_agg *a, long r, const struct ha_syms *syms,
+         const struct ha_syms_addr *sa, bool outermost)
+{
+    struct ha_agg_row *row = &a->rows[r];
+
+    /* Only the outermost frame of an unnamed address carries its
+     * "<module>+0x..." name; inlined callees are named. */
+    if (outermost && (sa->flags & HA_SYMS_UNNAMED))
+        row->unnamed = true;
+    if (row->module == 0 && sa->module != 0) {
+        const char *m = ha_syms_str(syms, sa->module);
+        uint32_t off = ha_strtab_intern(&a->names, m, strlen(m));
+
+        if (off == UINT32_MAX)
+            return -1;
+        row->module = off;
+    }
+    return 0;
 }
 
 static int
@@ -385,7 +512,7 @@ addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
             else
                 r = row_for_str(a, name,
                                 f + 1 < sa->n && !one ? " (inline)" : "");
-            if (r < 0)
+            if (r < 0 || row_note(a, r, syms, sa, f + 1 == sa->n) != 0)
                 return -1;
             ar->list[at + 1 + f] = (uint32_t)r;
         }
@@ -519,6 +646,10 @@ cmp_row(const void *x, const void *y, void *arg)
 
     if (ka != kb)
         return ka > kb ? -1 : 1;
+    /* "0x..." and "libfoo.so+0x..." sort before letters: a name that
+     * says nothing would push named functions of equal weight down. */
+    if (a->unnamed != b->unnamed)
+        return a->unnamed ? 1 : -1;
     return strcmp(ha_agg_name(c->agg, a), ha_agg_name(c->agg, b));
 }
 
@@ -803,39 +934,90 @@ ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
 }
 
 /* ------------------------------------------------------------------ */
+/* Per module                                                          */
+/* ------------------------------------------------------------------ */
+
+int
+ha_agg_modules(const struct ha_heapv2 *p, const struct ha_syms *syms,
+               struct ha_agg_module *out)
+{
+    struct resolver rs;
+    uint32_t *mod_of = NULL; /* per syms->addrs: module index + 1 */
+    uint32_t *seen = NULL;   /* per module: last stack + 1 counted */
+    int ret = -1;
+
+    memset(out, 0, syms->n_modules * sizeof(*out));
+    if (resolver_init(&rs, syms) != 0)
+        goto done;
+    mod_of = calloc(syms->n_addrs ? syms->n_addrs : 1, sizeof(*mod_of));
+    seen = calloc(syms->n_modules ? syms->n_modules : 1, sizeof(*seen));
+    if (mod_of == NULL || seen == NULL)
+        goto done;
+    /* A dump maps tens of modules: a scan per address is cheap. */
+    for (size_t i = 0; i < syms->n_addrs; i++) {
+        const struct ha_syms_addr *a = &syms->addrs[i];
+
+        for (size_t k = 0; a->module != 0 && k < syms->n_modules; k++)
+            if (syms->modules[k].path == a->module) {
+                mod_of[i] = (uint32_t)k + 1;
+                out[k].frames++;
+                out[k].named += a->n > 0 && !(a->flags & HA_SYMS_UNNAMED);
+                break;
+            }
+    }
+    for (size_t i = 0; i < p->n_stacks; i++) {
+        const uint64_t *f = ha_heapv2_stack_frames(p, i);
+
+        for (size_t j = 0; j < p->stacks[i].n_frames; j++) {
+            const struct ha_syms_addr *a = frame_entry(&rs, p, i, j, f);
+            uint32_t k;
+
+            if (a == NULL || (k = mod_of[a - syms->addrs]) == 0 ||
+                seen[k - 1] == i + 1)
+                continue;
+            seen[k - 1] = (uint32_t)i + 1;
+            out[k - 1].bytes += p->stacks[i].bytes;
+            out[k - 1].objs += p->stacks[i].objs;
+        }
+    }
+    ret = 0;
+done:
+    resolver_free(&rs);
+    free(mod_of);
+    free(seen);
+    return ret;
+}
+
+/* ------------------------------------------------------------------ */
 /* Addresses to symbolize                                              */
 /* ------------------------------------------------------------------ */
 
-static int
-cmp_u64(const void *x, const void *y)
-{
-    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
-
-    return a < b ? -1 : a > b;
-}
-
 int
-ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n)
+ha_agg_lookup_index(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n,
+                    uint32_t **index)
 {
     /* Deduplicated through a hash first: sorting every frame (most are
-     * repeats) took a third of a warm query. */
-    size_t cap = 64, out = 0;
-    uint64_t *keys, *v;
-    uint8_t *used;
+     * repeats) took a third of a warm query. The table grows with the
+     * distinct pcs, not with the frames: sized for the frames, its
+     * zeroed pages cost a 15 MB dump more than the hashing. */
+    size_t cap = 4096, n_seen = 0;
+    uint64_t *keys = NULL, *v = NULL;
+    uint32_t *ids = NULL, *rank = NULL, *idx = NULL;
+    struct ha_radix_item *seen = NULL; /* pc, order first seen */
+    size_t seen_cap = 0;
+    int ret = -1;
 
     *pcs = NULL;
     *n = 0;
-    while (cap < p->n_frames * 2)
-        cap *= 2;
+    if (index != NULL)
+        *index = NULL;
     keys = malloc(cap * sizeof(*keys));
-    used = calloc(cap, 1);
-    v = malloc((p->n_frames ? p->n_frames : 1) * sizeof(*v));
-    if (keys == NULL || used == NULL || v == NULL) {
-        free(keys);
-        free(used);
-        free(v);
-        return -1;
-    }
+    ids = malloc(cap * sizeof(*ids));
+    if (index != NULL)
+        idx = malloc((p->n_frames ? p->n_frames : 1) * sizeof(*idx));
+    if (keys == NULL || ids == NULL || (index != NULL && idx == NULL))
+        goto done;
+    memset(ids, 0xff, cap * sizeof(*ids));
     for (size_t i = 0; i < p->n_stacks; i++) {
         const uint64_t *f = ha_heapv2_stack_frames(p, i);
 
@@ -843,20 +1025,95 @@ ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n)
             uint64_t pc = lookup_pc(f, j);
             size_t k = pc_slot(pc, cap);
 
-            while (used[k] && keys[k] != pc)
+            while (ids[k] != UINT32_MAX && keys[k] != pc)
                 k = (k + 1) & (cap - 1);
-            if (used[k])
-                continue;
-            used[k] = 1;
-            keys[k] = pc;
-            v[out++] = pc;
+            if (ids[k] == UINT32_MAX) {
+                if (n_seen == seen_cap) {
+                    size_t nc = seen_cap ? seen_cap * 2 : 4096;
+                    struct ha_radix_item *ns = realloc(seen,
+                                                       nc * sizeof(*ns));
+
+                    if (ns == NULL)
+                        goto done;
+                    seen = ns;
+                    seen_cap = nc;
+                }
+                keys[k] = pc;
+                ids[k] = (uint32_t)n_seen;
+                seen[n_seen].key = pc;
+                seen[n_seen].val = n_seen;
+                n_seen++;
+                if (n_seen * 2 > cap) {
+                    /* Grow: rehash what is there. */
+                    size_t nc = cap * 2;
+                    uint64_t *nk = malloc(nc * sizeof(*nk));
+                    uint32_t *ni = malloc(nc * sizeof(*ni));
+
+                    if (nk == NULL || ni == NULL) {
+                        free(nk);
+                        free(ni);
+                        goto done;
+                    }
+                    memset(ni, 0xff, nc * sizeof(*ni));
+                    for (size_t q = 0; q < cap; q++) {
+                        size_t r;
+
+                        if (ids[q] == UINT32_MAX)
+                            continue;
+                        for (r = pc_slot(keys[q], nc); ni[r] != UINT32_MAX;
+                             r = (r + 1) & (nc - 1))
+                            ;
+                        nk[r] = keys[q];
+                        ni[r] = ids[q];
+                    }
+                    free(keys);
+                    free(ids);
+                    keys = nk;
+                    ids = ni;
+                    cap = nc;
+                    if (idx != NULL)
+                        idx[p->stacks[i].frame_off + j] =
+                            (uint32_t)n_seen - 1;
+                    continue;
+                }
+            }
+            if (idx != NULL)
+                idx[p->stacks[i].frame_off + j] = ids[k];
         }
     }
-    free(keys);
-    free(used);
-    if (out > 1)
-        qsort(v, out, sizeof(*v), cmp_u64);
+    if (ha_radix_sort(seen, n_seen) != 0)
+        goto done;
+    v = malloc((n_seen ? n_seen : 1) * sizeof(*v));
+    rank = malloc((n_seen ? n_seen : 1) * sizeof(*rank));
+    if (v == NULL || rank == NULL)
+        goto done;
+    for (size_t k = 0; k < n_seen; k++) {
+        v[k] = seen[k].key;
+        rank[seen[k].val] = (uint32_t)k;
+    }
+    /* First-seen ids to places in the sorted list. */
+    for (size_t k = 0; idx != NULL && k < p->n_frames; k++)
+        idx[k] = rank[idx[k]];
     *pcs = v;
-    *n = out;
-    return 0;
+    *n = n_seen;
+    v = NULL;
+    if (index != NULL) {
+        *index = idx;
+        idx = NULL;
+    }
+    ret = 0;
+done:
+    free(keys);
+    free(ids);
+    free(seen);
+    free(rank);
+    free(v);
+    free(idx);
+    return ret;
+}
+
+int
+ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n)
+{
+    return ha_agg_lookup_index(p, pcs, n, NULL);
 }

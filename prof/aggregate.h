@@ -6,16 +6,27 @@
  *
  *   - every frame but the first is looked up at pc - 1, the call
  *     instruction rather than the return address (FixCallerAddresses);
- *   - allocator frames are cut from the top of each stack: everything up
- *     to and including the deepest frame whose function is one of
- *     jeprof's allocation entry points (malloc, calloc, realloc, mallocx,
- *     operator new, ...; RemoveUninterestingFrames) or that lies in the
- *     allocator's own module (HA_SYMS_ALLOCATOR: Debian's libjemalloc.so.2
- *     is stripped and jeprof only drops its frames because nm's nearest
- *     symbol happens to be malloc);
+ *   - the allocation site is the first frame after the allocator's:
+ *     every frame up to and including the deepest allocator frame is cut.
+ *     An allocator frame lies in the allocator's own module
+ *     (HA_SYMS_ALLOCATOR, a mapped libjemalloc*: Debian's is stripped, so
+ *     its internals have no names of their own), or its function is one
+ *     of jemalloc's entry points, with or without a prefixed build's
+ *     "je_" (malloc, calloc, realloc, free, posix_memalign,
+ *     aligned_alloc, mallocx, rallocx, xallocx, dallocx, sdallocx,
+ *     nallocx, sallocx, malloc_usable_size, mallctl*, operator new and
+ *     delete, ...), or one of jeprof's other allocators
+ *     (RemoveUninterestingFrames: tcmalloc's, the C++ runtime's). Entry
+ *     points that do not allocate (malloc_usable_size, sdallocx, free)
+ *     are on the list because a frame so named in an allocation's stack
+ *     is allocator code named after its neighbour: jeprof names stripped
+ *     jemalloc code after the nearest exported symbol and keeps, say,
+ *     "malloc_usable_size" as an allocation site; heapadmin does not.
+ *     pprof (prof/pprof.c) and every table cut with this same rule;
  *   - each address expands to its inline chain, innermost first, inlined
- *     callees named "f (inline)" (TranslateStack); unknown addresses are
- *     named "0x<16 hex digits>"; addresses above 2^63 are dropped;
+ *     callees named "f (inline)" (TranslateStack); an address with no
+ *     certain name is its one frame, "<module>+0x<offset>" (syms.h);
+ *     addresses above 2^63 are dropped;
  *   - within one stack a name counts once (recursion; ReduceProfile);
  *   - flat = stacks whose first remaining entry is the function, cum =
  *     stacks holding it anywhere; both in bytes and in objects;
@@ -48,9 +59,13 @@
 #include "prof/heapv2.h"
 #include "prof/syms.h"
 
-/* One function (or inlined function, or unknown address). */
+/* One function (or inlined function, or unnamed address). */
 struct ha_agg_row {
     uint32_t name;      /* in ha_agg.names; "f (inline)" for inlined */
+    uint32_t module;    /* (names) path of the module of its first frame
+                           seen; 0 = none */
+    bool unnamed;       /* "<module>+0x<offset>" or an address: ranks
+                           after named rows of equal value */
     uint32_t last;      /* internal: last stack that counted it */
     double flat_bytes;  /* stacks where it is the allocation site */
     double flat_objs;
@@ -93,13 +108,21 @@ enum ha_agg_order {
     HA_AGG_ORDER_MAX
 };
 
-/* Sorts rows in place, largest first, ties by name (as jeprof does). */
+/* Sorts rows in place, largest first; equal values put named rows before
+ * unnamed ones, then go by name. */
 void ha_agg_sort(struct ha_agg *a, enum ha_agg_order order);
 
 static inline const char *
 ha_agg_name(const struct ha_agg *a, const struct ha_agg_row *r)
 {
     return ha_strtab_str(&a->names, r->name);
+}
+
+/* The module path of row r, or NULL. */
+static inline const char *
+ha_agg_module(const struct ha_agg *a, const struct ha_agg_row *r)
+{
+    return r->module != 0 ? ha_strtab_str(&a->names, r->module) : NULL;
 }
 
 void ha_agg_free(struct ha_agg *a);
@@ -158,7 +181,30 @@ ha_agg_lookup_pc(const uint64_t *frames, size_t j)
  * for the symbolizer. *pcs is malloc'd (free() it). Returns 0 or -1. */
 int ha_agg_lookup_pcs(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n);
 
-/* True when name is one of the allocation entry points jeprof cuts at. */
+/* The same, and *index (malloc'd, p->n_frames entries): per frame of p,
+ * the place of its lookup address in *pcs. A symbolizer's answer for
+ * *pcs has its addresses in that order, so the index is what
+ * ha_syms_set_frame_index() wants (index may be NULL). */
+int ha_agg_lookup_index(const struct ha_heapv2 *p, uint64_t **pcs, size_t *n,
+                        uint32_t **index);
+
+/* Per module of a profile (ha_syms.modules, same order). */
+struct ha_agg_module {
+    size_t frames;  /* distinct addresses looked up in it */
+    size_t named;   /* ... of which have a certain name */
+    double bytes;   /* in-use bytes of the stacks with a frame in it
+                       (allocator frames included: the allocator's
+                       module has its bytes too) */
+    double objs;
+};
+
+/* Fills out[0 .. syms->n_modules) for profile p. Returns 0, or -1 on
+ * allocation failure. */
+int ha_agg_modules(const struct ha_heapv2 *p, const struct ha_syms *syms,
+                   struct ha_agg_module *out);
+
+/* True when name is one of the allocator functions the cut above stops
+ * at (with or without jemalloc's "je_" prefix). */
 bool ha_agg_is_allocator_name(const char *name);
 
 #endif /* HA_AGGREGATE_H */

@@ -310,7 +310,8 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
         for (uint32_t q = 0; q < a->n; q++) {
             const struct ha_syms_frame *fr = &syms->frames[a->first + q];
 
-            mods[m].funcs |= fr->func != 0;
+            /* "<module>+0x..." is a name we made, not a function. */
+            mods[m].funcs |= fr->func != 0 && !(a->flags & HA_SYMS_UNNAMED);
             mods[m].files |= fr->file != 0;
             mods[m].lines |= fr->line != 0;
         }

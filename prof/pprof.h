@@ -15,8 +15,9 @@
  *   location     one per address looked up (the call instruction for
  *                callers): mapping, address, and its lines innermost
  *                first (pprof: line[0] is the innermost inlined function,
- *                the last the function it was inlined into); none when
- *                the address has no name
+ *                the last the function it was inlined into); an address
+ *                with no certain name has one line, its function named
+ *                "<module>+0x<offset>" as in every table (syms.h)
  *   function     one per (name, source file)
  *   mapping      one per mapped file holding an address: start, limit,
  *                file offset, path, GNU build-id, and has_functions /

@@ -4,32 +4,44 @@
  * process, with elfutils' libdwfl (no addr2line, no nm, no Perl).
  *
  * Addresses are grouped per mapped file and each file is opened once
- * (dwfl_report_offline; separate debug info is found by build-id under
- * <debuginfo_path>/.build-id/, i.e. Debian's -dbg/-dbgsym packages; with
- * limits.debuginfod, libdwfl's standard lookup also follows
- * .gnu_debuglink and asks debuginfod). Within a file they are
- * grouped per compilation unit and each unit's DIE tree is walked once,
- * pruned by address ranges, collecting for every address its chain of
- * DW_TAG_subprogram / DW_TAG_inlined_subroutine DIEs: one pass instead of
- * a dwarf_getscopes() per address, ~50x slower on big units (reference
- * §14). The innermost frame's file:line is the line table's entry for the
- * address; an inlined callee's caller line is the callee's DW_AT_call_*.
- * Without DWARF the name is the ELF symbol (.symtab when present, from
- * the file or its debug file, else .dynsym).
+ * (dwfl_report_offline). Within a file they are grouped per compilation
+ * unit and each unit's DIE tree is walked once, pruned by address
+ * ranges, collecting for every address its chain of DW_TAG_subprogram /
+ * DW_TAG_inlined_subroutine DIEs: one pass instead of a dwarf_getscopes()
+ * per address, ~50x slower on big units (reference §14). The innermost
+ * frame's file:line is the line table's entry for the address; an
+ * inlined callee's caller line is the callee's DW_AT_call_*.
+ *
+ * Names are given only where they are certain: a DWARF subprogram, or
+ * else an ELF symbol (.symtab of the file or of its debug file, else
+ * .dynsym) whose [st_value, st_value + st_size) holds the address.
+ * Never the nearest symbol below it: in a stripped object that is some
+ * exported function the address has nothing to do with (jeprof's
+ * misnaming, reference §15). Other addresses are "<module
+ * basename>+0x<ELF address>" (syms.h, HA_SYMS_UNNAMED).
+ *
+ * Debug info of a stripped file is looked for by GNU build-id:
+ * <root>/.build-id/xx/yyyy.debug under limits.debug_root, then
+ * /usr/lib/debug (what Debian's -dbgsym packages install); then, with
+ * limits.debuginfod, from a debuginfod server (debuginfod.h), every
+ * module of one run asked at once and waited for at most
+ * limits.debuginfod_timeout_ms in all. A module whose answer is still
+ * pending is reported so (ha_syms.pending) and reopened with its debug
+ * file once the answer is there. Each module's source of names lands in
+ * ha_syms.modules.
  *
  * A cache keeps each opened file (and every address already resolved in
  * it) across calls, keyed by path plus the file's device, inode, size and
  * mtime, so a replaced binary is reopened; its GNU build-id is read at
  * open and kept for comparison with a dump's side file. The cache is
  * bounded in files and in bytes (file sizes plus resolved entries) and
- * evicts least recently used files.
- *
- * debuginfod: never called unless limits.debuginfod is set (then libdwfl's
- * standard lookup runs, which may use DEBUGINFOD_URLS). We do not link
- * libdebuginfod.
+ * evicts least recently used files (never one in use by the running
+ * call).
  *
  * Callers use struct ha_symbolize_ops, so tests can replace the whole
- * thing with a table. Not thread-safe: one symbolizer per thread.
+ * thing with a table. One thread at a time may use a symbolizer (any
+ * thread: it keeps no state outside itself); only its debuginfod fetches
+ * run on threads of their own.
  */
 #ifndef HA_SYMBOLIZE_H
 #define HA_SYMBOLIZE_H
@@ -55,9 +67,18 @@ struct ha_symbolize_ops {
 struct ha_symbolizer_limits {
     size_t max_files;  /* files kept open [32] */
     size_t max_bytes;  /* file sizes + resolved entries [512 MiB] */
-    bool debuginfod;   /* let libdwfl ask debuginfod [false] */
-    const char *debuginfo_path; /* libdwfl syntax [":.debug:/usr/lib/debug"] */
+    const char *debug_root; /* a directory holding .build-id/xx/yyyy.debug
+                               files, searched before /usr/lib/debug;
+                               NULL or "": none (copied) */
+    bool debuginfod;   /* ask debuginfod for what no root has [false] */
+    unsigned debuginfod_timeout_ms; /* the longest one call waits for
+                                       debuginfod's answers [5000] */
+    void (*thread_init)(void *arg); /* run first on fetch threads */
+    void *thread_init_arg;
 };
+
+#define HA_SYMBOLIZE_DEBUG_DIR "/usr/lib/debug"
+#define HA_SYMBOLIZE_DEBUGINFOD_TIMEOUT_MS 5000
 
 struct ha_symbolizer_stats {
     size_t files;      /* files in the cache now */
@@ -92,6 +113,11 @@ const char *ha_symbolizer_build_id(struct ha_symbolizer *s,
 
 void ha_symbolizer_get_stats(const struct ha_symbolizer *s,
                              struct ha_symbolizer_stats *st);
+
+/* A number that changes whenever a debuginfod answer arrives: symbols
+ * made while answers were pending (ha_syms.pending) are worth making
+ * again once it differs from what it was then. */
+uint64_t ha_symbolizer_generation(const struct ha_symbolizer *s);
 
 /* True when path names the allocator (libjemalloc*): its frames are
  * flagged HA_SYMS_ALLOCATOR. */

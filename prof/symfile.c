@@ -29,10 +29,13 @@ ha_symfile_symbols(const struct ha_syms *syms, struct ha_buf *out)
         const struct ha_syms_addr *a = &syms->addrs[i];
         bool named = false;
 
+        if (a->flags & HA_SYMS_NO_MODULE)
+            continue;
         for (uint32_t q = 0; q < a->n; q++)
             if (*ha_syms_str(syms, syms->frames[a->first + q].func))
                 named = true;
-        if (!named && (a->flags & HA_SYMS_ALLOCATOR)) {
+        if ((!named || (a->flags & HA_SYMS_UNNAMED)) &&
+            (a->flags & HA_SYMS_ALLOCATOR)) {
             /* Inside the allocator with no symbol (Debian's libjemalloc
              * is stripped): jeprof must still cut it (see symfile.h). */
             ha_buf_printf(out, "0x%" PRIx64 " malloc\n", a->pc);

@@ -17,13 +17,16 @@
  * other frame minus one (its FixCallerAddresses does the same to a
  * symbolized profile's stacks), i.e. ha_agg_lookup_pcs(). Per pc the
  * inline chain is joined by "--", outermost first: jeprof marks all but
- * the first "(inline)". Addresses with no name are left out (jeprof shows
- * the address), except inside the allocator (HA_SYMS_ALLOCATOR): jeprof
- * cuts a heap stack at its deepest allocator entry point by name, and
- * with the binary it names a stripped libjemalloc's internals after the
- * nearest exported symbol, malloc; they are written "malloc" so the copy
- * is cut the same way (such frames are never shown). "--" cannot appear inside a name (C++'s operator--
- * would): it is written "-~"; newlines and NULs become spaces.
+ * the first "(inline)". An address with no certain name is written with
+ * its "<module>+0x<offset>" (syms.h), as every table shows it; one
+ * outside every module is left out (jeprof shows the address). Inside
+ * the allocator (HA_SYMS_ALLOCATOR) an unnamed address is written
+ * "malloc": jeprof cuts a heap stack at its deepest allocator entry point
+ * by name, and with the binary it names a stripped libjemalloc's
+ * internals after the nearest exported symbol, malloc; so the copy is
+ * cut the same way (such frames are never shown). "--" cannot appear
+ * inside a name (C++'s operator-- would): it is written "-~"; newlines
+ * and NULs become spaces.
  * Pure: no I/O.
  */
 #ifndef HA_SYMFILE_H

@@ -4,8 +4,12 @@
  */
 #include "prof/syms.h"
 
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "core/radix.h"
 
 /* ------------------------------------------------------------------ */
 /* String table                                                        */
@@ -143,6 +147,118 @@ ha_syms_add(struct ha_syms *s, uint64_t pc, uint32_t module, uint32_t flags,
     return 0;
 }
 
+void
+ha_syms_unnamed_name(char *buf, size_t len, const char *path, uint64_t off)
+{
+    const char *base;
+
+    if (path == NULL || *path == '\0') {
+        snprintf(buf, len, "0x%016" PRIx64, off);
+        return;
+    }
+    base = strrchr(path, '/');
+    base = base != NULL ? base + 1 : path;
+    snprintf(buf, len, "%s+0x%" PRIx64, base, off);
+}
+
+int
+ha_syms_add_unnamed(struct ha_syms *s, uint64_t pc, uint32_t module,
+                    uint32_t flags, const char *path, uint64_t off)
+{
+    char name[320];
+    struct ha_syms_frame fr = {0, 0, 0};
+
+    ha_syms_unnamed_name(name, sizeof(name), path,
+                         path != NULL && *path ? off : pc);
+    fr.func = ha_strtab_intern(&s->strs, name, strlen(name));
+    if (fr.func == UINT32_MAX)
+        return -1;
+    return ha_syms_add(s, pc, module, flags | HA_SYMS_UNNAMED, &fr, 1);
+}
+
+int
+ha_syms_rename_unnamed(struct ha_syms *s, size_t i, uint32_t flags,
+                       const char *path, uint64_t off)
+{
+    char name[320];
+    struct ha_syms_addr *a = &s->addrs[i];
+    uint32_t func;
+
+    ha_syms_unnamed_name(name, sizeof(name), path,
+                         path != NULL && *path ? off : a->pc);
+    func = ha_strtab_intern(&s->strs, name, strlen(name));
+    if (func == UINT32_MAX || s->n_frames + 1 > UINT32_MAX ||
+        grow((void **)&s->frames, &s->frames_cap, s->n_frames + 1,
+             sizeof(*s->frames)) != 0)
+        return -1;
+    s->frames[s->n_frames].func = func;
+    s->frames[s->n_frames].file = 0;
+    s->frames[s->n_frames].line = 0;
+    a->first = (uint32_t)s->n_frames++;
+    a->n = 1;
+    a->flags |= flags | HA_SYMS_UNNAMED;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Modules                                                             */
+/* ------------------------------------------------------------------ */
+
+int
+ha_syms_set_module(struct ha_syms *s, const char *path, const char *build_id,
+                   enum ha_syms_source from, const char *detail)
+{
+    uint32_t p = ha_strtab_intern(&s->strs, path, strlen(path));
+    uint32_t b = build_id != NULL
+                     ? ha_strtab_intern(&s->strs, build_id, strlen(build_id))
+                     : 0;
+    uint32_t d = detail != NULL
+                     ? ha_strtab_intern(&s->strs, detail, strlen(detail))
+                     : 0;
+    struct ha_syms_module *m = NULL;
+
+    if (p == UINT32_MAX || b == UINT32_MAX || d == UINT32_MAX)
+        return -1;
+    /* A dump maps tens of modules: a scan is cheaper than an index. */
+    for (size_t i = 0; i < s->n_modules; i++)
+        if (s->modules[i].path == p)
+            m = &s->modules[i];
+    if (m == NULL) {
+        if (grow((void **)&s->modules, &s->modules_cap, s->n_modules + 1,
+                 sizeof(*s->modules)) != 0)
+            return -1;
+        m = &s->modules[s->n_modules++];
+    }
+    m->path = p;
+    m->build_id = b;
+    m->detail = d;
+    m->from = from;
+    return 0;
+}
+
+const struct ha_syms_module *
+ha_syms_find_module(const struct ha_syms *s, uint32_t path)
+{
+    for (size_t i = 0; i < s->n_modules; i++)
+        if (s->modules[i].path == path)
+            return &s->modules[i];
+    return NULL;
+}
+
+const char *
+ha_syms_source_name(enum ha_syms_source from)
+{
+    static const char *const names[HA_SYMS_SRC_MAX] = {
+        [HA_SYMS_SRC_NONE] = "none",
+        [HA_SYMS_SRC_DYNSYM] = "dynsym",
+        [HA_SYMS_SRC_SYMTAB] = "symtab",
+        [HA_SYMS_SRC_DWARF] = "dwarf",
+        [HA_SYMS_SRC_DEBUGINFOD] = "debuginfod",
+    };
+
+    return (unsigned)from < HA_SYMS_SRC_MAX ? names[from] : "none";
+}
+
 static int
 cmp_addr(const void *x, const void *y)
 {
@@ -154,20 +270,96 @@ cmp_addr(const void *x, const void *y)
     return a->first < b->first ? -1 : a->first > b->first;
 }
 
+/* Sorts addrs[from .. n) by pc, keeping the order of equal pcs (their
+ * order of addition): a radix sort, qsort when its scratch cannot be
+ * had. */
+static void
+sort_range(struct ha_syms *s, size_t from)
+{
+    size_t n = s->n_addrs - from;
+    struct ha_radix_item *it = malloc(n * sizeof(*it));
+    struct ha_syms_addr *out = malloc(n * sizeof(*out));
+
+    if (it != NULL && out != NULL) {
+        for (size_t i = 0; i < n; i++) {
+            it[i].key = s->addrs[from + i].pc;
+            it[i].val = i;
+        }
+        if (ha_radix_sort(it, n) == 0) {
+            for (size_t i = 0; i < n; i++)
+                out[i] = s->addrs[from + it[i].val];
+            memcpy(s->addrs + from, out, n * sizeof(*out));
+            free(it);
+            free(out);
+            return;
+        }
+    }
+    free(it);
+    free(out);
+    qsort(s->addrs + from, n, sizeof(*s->addrs), cmp_addr);
+}
+
+/* Sorts addrs[from .. n) and merges it into the sorted addrs[0 .. from),
+ * newer entries after older ones of the same pc. -1 when the merge's
+ * scratch cannot be had (the caller sorts it all instead). */
+static int
+merge_tail(struct ha_syms *s, size_t from)
+{
+    size_t n_new = s->n_addrs - from, i = from, j = n_new, k = s->n_addrs;
+    struct ha_syms_addr *tail = malloc(n_new * sizeof(*tail));
+
+    if (tail == NULL)
+        return -1;
+    sort_range(s, from);
+    memcpy(tail, s->addrs + from, n_new * sizeof(*tail));
+    /* From the back: on equal pcs the newer (tail) one goes last. */
+    while (j > 0) {
+        if (i > 0 && s->addrs[i - 1].pc > tail[j - 1].pc)
+            s->addrs[--k] = s->addrs[--i];
+        else
+            s->addrs[--k] = tail[--j];
+    }
+    free(tail);
+    return 0;
+}
+
 void
 ha_syms_finish(struct ha_syms *s)
 {
     size_t out = 0;
+    bool in_order = true;
 
-    if (s->n_addrs > 1)
-        qsort(s->addrs, s->n_addrs, sizeof(*s->addrs), cmp_addr);
+    /* The symbolizer adds a module's addresses in order, and modules in
+     * the order of the maps: often nothing to sort. A file's memo grows
+     * by a batch per call: only the batch is sorted, then merged. */
+    for (size_t i = 1; i < s->n_addrs && in_order; i++)
+        in_order = s->addrs[i - 1].pc < s->addrs[i].pc;
+    if (!in_order && (s->n_sorted == 0 || s->n_sorted >= s->n_addrs ||
+                      merge_tail(s, s->n_sorted) != 0))
+        sort_range(s, 0);
     for (size_t i = 0; i < s->n_addrs; i++) {
         if (out > 0 && s->addrs[out - 1].pc == s->addrs[i].pc)
             out--;
         s->addrs[out++] = s->addrs[i];
     }
     s->n_addrs = out;
+    s->n_sorted = out;
     s->sorted = true;
+}
+
+void
+ha_syms_set_frame_index(struct ha_syms *s, const uint64_t *pcs, size_t n,
+                        uint32_t *index, size_t n_frames)
+{
+    bool same = s->sorted && s->n_addrs == n;
+
+    for (size_t i = 0; same && i < n; i++)
+        same = s->addrs[i].pc == pcs[i];
+    free(s->by_frame);
+    s->by_frame = same ? index : NULL;
+    s->n_by_frame = same ? n_frames : 0;
+    if (!same)
+        free(index);
 }
 
 const struct ha_syms_addr *
@@ -195,6 +387,8 @@ ha_syms_free(struct ha_syms *s)
         return;
     free(s->addrs);
     free(s->frames);
+    free(s->modules);
+    free(s->by_frame);
     ha_strtab_free(&s->strs);
     memset(s, 0, sizeof(*s));
 }

@@ -145,6 +145,11 @@ assert_defaults(const struct ha_config *c)
     ck_assert_int_eq(c->jemalloc.prof_leak, HA_UNSET);
     ck_assert_int_eq(c->jemalloc.prof_accum, HA_UNSET);
     ck_assert_str_eq(c->jemalloc.dump_prefix, HA_DEFAULT_DUMP_PREFIX);
+    ck_assert_str_eq(c->jemalloc.debug_root, "");
+    ck_assert_int_eq(c->jemalloc.debuginfod, 0);
+    ck_assert_str_eq(c->jemalloc.debuginfod_urls, "");
+    ck_assert_int_eq(c->jemalloc.debuginfod_timeout_ms,
+                     HA_DEFAULT_DEBUGINFOD_TIMEOUT_MS);
     ck_assert_int_eq(c->max_connections, HA_DEFAULT_MAX_CONNECTIONS);
     ck_assert_int_eq(c->connect_timeout, 10);
     ck_assert_int_eq(c->wait_timeout, 28800);
@@ -168,7 +173,10 @@ static const char nondefault_cnf[] =
     "jemalloc_variables = { prof_active = true; lg_prof_sample = 1;\n"
     "  lg_prof_sample_min = 0; stats_max_age_ms = 250;\n"
     "  lg_prof_interval = 2; prof_gdump = 1; prof_final = \"on\";\n"
-    "  prof_leak = true; prof_accum = true; dump_prefix = \"x\" }\n";
+    "  prof_leak = true; prof_accum = true; dump_prefix = \"x\";\n"
+    "  debug_root = \"/srv/debug\"; debuginfod = true;\n"
+    "  debuginfod_urls = \"http://127.0.0.1:8002 https://d.example\";\n"
+    "  debuginfod_timeout_ms = 1500 }\n";
 
 /* ------------------------------------------------------------------------
  * core: shipped files
@@ -197,6 +205,11 @@ START_TEST(test_config_write_round_trip)
     ck_assert_int_eq(back.jemalloc.prof_final, 1);
     ck_assert(back.jemalloc.dump_retention_bytes == 10737418240LL);
     ck_assert_str_eq(back.jemalloc.dump_prefix, "x");
+    ck_assert_str_eq(back.jemalloc.debug_root, "/srv/debug");
+    ck_assert_int_eq(back.jemalloc.debuginfod, 1);
+    ck_assert_str_eq(back.jemalloc.debuginfod_urls,
+                     "http://127.0.0.1:8002 https://d.example");
+    ck_assert_int_eq(back.jemalloc.debuginfod_timeout_ms, 1500);
     ha_config_write(&back, NULL, "# test", &b);
     ha_buf_append_u8(&b, '\0');
     ck_assert_str_eq((const char *)b.data, (const char *)a.data);
@@ -1015,6 +1028,16 @@ static const struct {
     const char *what;  /* and so must this */
     const char *never; /* must not (a password), or NULL */
 } error_cases[] = {
+    /* names in heap profiles */
+    {"jemalloc_variables =\n{\n\n  debug_root = \"debug\"\n}\n",
+     "debug_root", "not an absolute path", NULL},
+    {"jemalloc_variables =\n{\n\n  debug_root = \"/a:/b\"\n}\n",
+     "debug_root", "without ':'", NULL},
+    {"jemalloc_variables =\n{\n\n  debuginfod_urls = \"http://a ftp://b\"\n"
+     "}\n",
+     "debuginfod_urls", "'ftp://b' is not a debuginfod server URL", NULL},
+    {"jemalloc_variables =\n{\n\n  debuginfod_timeout_ms = 50\n}\n",
+     "debuginfod_timeout_ms", "allowed 100..600000", NULL},
     /* syntax */
     {"# c\ndatadir = \"/x\"\n\nadmin_variables = { mysql_ifaces = }\n",
      "admin_variables", "syntax error", NULL},

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h)
- * and fibers (fiber.h).
+ * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h),
+ * fibers (fiber.h) and the radix sort (radix.h).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "core/buf.h"
 #include "core/expo.h"
 #include "core/fiber.h"
+#include "core/radix.h"
 
 static char *
 text_of(struct ha_buf *b)
@@ -227,6 +228,45 @@ START_TEST(test_fiber_pool_refuses_busy)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Radix sort                                                          */
+/* ------------------------------------------------------------------ */
+
+/* Sorted by key, equal keys in their first order (val is the original
+ * place), on keys like a dump's addresses (a few high bits, many equal)
+ * and on arbitrary ones. */
+START_TEST(test_radix_sorts_stably)
+{
+    const size_t n = 50000;
+    struct ha_radix_item *v = malloc(n * sizeof(*v));
+    uint64_t x = 42;
+
+    ck_assert_ptr_nonnull(v);
+    for (int shape = 0; shape < 2; shape++) {
+        for (size_t i = 0; i < n; i++) {
+            x = x * 6364136223846793005ull + 1442695040888963407ull;
+            v[i].key = shape == 0 ? 0x7f0000000000ull + (x >> 50) * 16
+                                  : x;
+            v[i].val = i;
+        }
+        ck_assert_int_eq(ha_radix_sort(v, n), 0);
+        for (size_t i = 1; i < n; i++) {
+            ck_assert_msg(v[i - 1].key <= v[i].key, "shape %d: %zu out of "
+                          "order", shape, i);
+            if (v[i - 1].key == v[i].key)
+                ck_assert_msg(v[i - 1].val < v[i].val,
+                              "shape %d: equal keys reordered at %zu",
+                              shape, i);
+        }
+    }
+    v[0].key = 7;
+    ck_assert_int_eq(ha_radix_sort(v, 1), 0);
+    ck_assert_int_eq(ha_radix_sort(v, 0), 0);
+    ck_assert_uint_eq(v[0].key, 7);
+    free(v);
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -242,6 +282,9 @@ core_suite(void)
     tcase_add_test(tc, test_fiber_yield_resume);
     tcase_add_test(tc, test_fiber_interleaved);
     tcase_add_test(tc, test_fiber_pool_refuses_busy);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("radix");
+    tcase_add_test(tc, test_radix_sorts_stably);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -12,6 +12,7 @@
  *    WHERE stack_id = 17;
  *   SELECT stack, bytes FROM heap_profile_diff('a.heap', 'b.heap')
  *    ORDER BY bytes DESC LIMIT 10;
+ *   SELECT path, names_from, detail FROM heap_modules('live');
  *
  * All only read: INNOCUOUS, readable by stats users; 'live' is for
  * admins. This file holds what they share and their registration.
@@ -137,6 +138,7 @@ ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_stacks", &ha_heap_stacks_module},
         {"heap_profile", &ha_heap_profile_module},
         {"heap_profile_diff", &ha_heap_diff_module},
+        {"heap_modules", &ha_heap_modules_module},
     };
 
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

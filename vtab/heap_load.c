@@ -41,6 +41,9 @@ struct inflight {
     struct inflight *next;
 };
 
+static bool has_news(const struct ha_vtab_ctx *ctx,
+                     const struct ha_heap_profile *pr);
+
 struct ha_heap_cache {
     struct ha_heap_profile *list; /* most recently used first */
     uint64_t clock;
@@ -61,6 +64,7 @@ profile_free(struct ha_heap_profile *pr)
         ha_agg_free(pr->top);
         free(pr->top);
     }
+    free(pr->modules);
     ha_buf_free(&pr->encoded);
     ha_buf_free(&pr->flame);
     ha_syms_free(&pr->syms);
@@ -87,8 +91,11 @@ profile_bytes(const struct ha_heap_profile *pr)
                pr->maps.n_entries * sizeof(*pr->maps.entries) +
                pr->syms.addrs_cap * sizeof(*pr->syms.addrs) +
                pr->syms.frames_cap * sizeof(*pr->syms.frames) +
-               pr->syms.strs.buf.cap + pr->syms.strs.n_slots * 4;
+               pr->syms.strs.buf.cap + pr->syms.strs.n_slots * 4 +
+               pr->syms.modules_cap * sizeof(*pr->syms.modules);
 
+    if (pr->modules != NULL)
+        b += pr->syms.n_modules * sizeof(*pr->modules);
     if (pr->top != NULL)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
@@ -147,11 +154,13 @@ same_file(const struct stat *a, dev_t dev, ino_t ino, off_t size,
 
 /* The cached profile of name read from the file st describes, or NULL. */
 static struct ha_heap_profile *
-cache_find(struct ha_heap_cache *c, const char *name, const struct stat *st)
+cache_find(const struct ha_vtab_ctx *ctx, struct ha_heap_cache *c,
+           const char *name, const struct stat *st)
 {
     for (struct ha_heap_profile *pr = c->list; pr != NULL; pr = pr->next)
         if (strcmp(pr->name, name) == 0 &&
-            same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime))
+            same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime) &&
+            !has_news(ctx, pr))
             return pr;
     return NULL;
 }
@@ -191,7 +200,7 @@ mark_stale(struct ha_symbolizer *s, struct ha_heap_profile *pr,
 {
     struct ha_buildids ids = {0};
     struct ha_buf report = HA_BUF_INIT;
-    char why[256];
+    char why[384];
     uint32_t *stale_mods = NULL;
     size_t n_stale = 0;
     int ret = -1;
@@ -216,22 +225,42 @@ mark_stale(struct ha_symbolizer *s, struct ha_heap_profile *pr,
         disk = ha_symbolizer_build_id(s, path);
         if (disk != NULL && strcmp(disk, rec) == 0)
             continue;
-        ha_buf_printf(&report, "%s%s (dump build-id %s, on disk %s)",
-                      report.len ? "; " : "", path, rec,
-                      disk != NULL ? disk : "none or unreadable");
+        snprintf(why, sizeof(why), "dump build-id %s, on disk %s", rec,
+                 disk != NULL ? disk : "none or unreadable");
+        ha_buf_printf(&report, "%s%s (%s)", report.len ? "; " : "", path,
+                      why);
+        {
+            char detail[sizeof(why) + 96];
+
+            snprintf(detail, sizeof(detail), "replaced on disk since the "
+                                             "dump (%s): left unnamed",
+                     why);
+            if (ha_syms_set_module(&pr->syms, path, rec, HA_SYMS_SRC_NONE,
+                                   detail) != 0)
+                goto out;
+        }
         off = ha_strtab_intern(&pr->syms.strs, path, strlen(path));
         if (off == UINT32_MAX)
             goto out;
         stale_mods[n_stale++] = off;
     }
-    /* The symbolizer named them from the file on disk: forget it. */
+    /* The symbolizer named them from the file on disk: forget it. The
+     * offset comes from the mapping alone (the file that was mapped is
+     * gone): its file offset, which is its ELF address in GNU ld's
+     * shared objects and PIEs. */
     for (size_t i = 0; i < pr->syms.n_addrs && n_stale > 0; i++) {
         struct ha_syms_addr *a = &pr->syms.addrs[i];
 
         for (size_t k = 0; k < n_stale; k++)
             if (a->module == stale_mods[k]) {
-                a->n = 0;
-                a->flags |= HA_SYMS_STALE;
+                uint64_t foff = 0;
+
+                ha_maps_lookup(&pr->maps, a->pc, &foff);
+                if (ha_syms_rename_unnamed(&pr->syms, i, HA_SYMS_STALE,
+                                           ha_syms_str(&pr->syms,
+                                                       a->module),
+                                           foff) != 0)
+                    goto out;
                 break;
             }
     }
@@ -249,6 +278,35 @@ out:
     return ret;
 }
 
+struct ha_symbolizer *
+ha_heap_symbolizer(struct ha_vtab_ctx *ctx)
+{
+    struct ha_symbolizer_limits lim;
+
+    if (ctx->symbolizer != NULL)
+        return ctx->symbolizer;
+    memset(&lim, 0, sizeof(lim));
+    if (ctx->je != NULL) {
+        lim.debug_root = ctx->je->debug_root;
+        lim.debuginfod = ctx->je->debuginfod != 0;
+        lim.debuginfod_timeout_ms = (unsigned)ctx->je->debuginfod_timeout_ms;
+    }
+    lim.thread_init = ctx->thread_init;
+    lim.thread_init_arg = ctx->thread_init_arg;
+    ctx->symbolizer = ha_symbolizer_new(&lim);
+    return ctx->symbolizer;
+}
+
+/* True when pr was symbolized while debuginfod answers were pending and
+ * some answer has come since (the generation is atomic: the loop may ask
+ * while the worker or a fetch thread answers). */
+static bool
+has_news(const struct ha_vtab_ctx *ctx, const struct ha_heap_profile *pr)
+{
+    return pr->syms.pending > 0 && ctx->symbolizer != NULL &&
+           ha_symbolizer_generation(ctx->symbolizer) != pr->generation;
+}
+
 /* Parses and symbolizes buf into pr (name and identity already set).
  * side: the .buildid text or NULL. Worker thread. Returns 0 or -1 with
  * err set. */
@@ -259,6 +317,7 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
 {
     struct ha_symbolize_ops ops;
     uint64_t *pcs = NULL;
+    uint32_t *index = NULL;
     size_t n_pcs = 0;
     char why[512];
     int ret = -1;
@@ -269,18 +328,25 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
         return -1;
     }
-    if (ctx->symbolizer == NULL &&
-        (ctx->symbolizer = ha_symbolizer_new(NULL)) == NULL) {
+    if (ha_heap_symbolizer(ctx) == NULL) {
         ha_err_set(err, errlen, "out of memory");
         return -1;
     }
     ops = ha_symbolizer_ops(ctx->symbolizer);
-    if (ha_agg_lookup_pcs(&pr->p, &pcs, &n_pcs) != 0 ||
-        ops.symbolize(ops.ctx, &pr->maps, pcs, n_pcs, &pr->syms, why,
+    /* Before: an answer that lands while this runs makes a difference. */
+    pr->generation = ha_symbolizer_generation(ctx->symbolizer);
+    if (ha_agg_lookup_index(&pr->p, &pcs, &n_pcs, &index) != 0) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        goto out;
+    }
+    if (ops.symbolize(ops.ctx, &pr->maps, pcs, n_pcs, &pr->syms, why,
                       sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
         goto out;
     }
+    /* Every later pass over the stacks finds frames by index. */
+    ha_syms_set_frame_index(&pr->syms, pcs, n_pcs, index, pr->p.n_frames);
+    index = NULL;
     if (mark_stale(ctx->symbolizer, pr, side, side_len) != 0) {
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
@@ -288,6 +354,7 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
     ret = 0;
 out:
     free(pcs);
+    free(index);
     return ret;
 }
 
@@ -720,6 +787,12 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
                                 "read the dumps in stats_heap_dumps");
         return HA_HEAP_ERROR;
     }
+    /* Made here, on the loop, before any job uses it: from then on its
+     * pointer never changes, and only jobs use it. */
+    if (ha_heap_symbolizer(ctx) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
     if (live) {
         if ((l = load_new(ctx, c, name, true)) == NULL) {
             ha_err_set(err, errlen, "out of memory");
@@ -737,7 +810,7 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
                          errlen) != 0)
         return HA_HEAP_ERROR;
     for (;;) {
-        if ((pr = cache_find(c, name, &st)) != NULL) {
+        if ((pr = cache_find(ctx, c, name, &st)) != NULL) {
             pr->last_use = ++c->clock;
             pr->refs++;
             *out = pr;
@@ -855,6 +928,78 @@ ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
         return HA_HEAP_ERROR;
     }
     *out = pr->top;
+    return 0;
+}
+
+/* The per-module figures, off the loop. */
+struct modules_job {
+    struct ha_heap_profile *pr;   /* a reference held for the job */
+    struct ha_agg_module *m;
+    int rc;
+};
+
+static void
+modules_run(void *arg)
+{
+    struct modules_job *j = arg;
+    size_t n = j->pr->syms.n_modules ? j->pr->syms.n_modules : 1;
+
+    j->rc = -1;
+    if ((j->m = calloc(n, sizeof(*j->m))) != NULL &&
+        ha_agg_modules(&j->pr->p, &j->pr->syms, j->m) == 0)
+        j->rc = 0;
+}
+
+/* Lands the figures on their profile (on the loop), unless some landed
+ * meanwhile. */
+static void
+modules_land(struct modules_job *j)
+{
+    if (j->rc == 0 && j->pr->modules == NULL) {
+        j->pr->modules = j->m;
+        j->m = NULL;
+        j->pr->bytes = profile_bytes(j->pr);
+    }
+    free(j->m);
+    j->m = NULL;
+}
+
+static void
+modules_discard(void *arg)
+{
+    struct modules_job *j = arg;
+
+    modules_land(j);
+    ha_heap_profile_put(j->pr);
+    free(j);
+}
+
+int
+ha_heap_profile_modules(struct ha_heap_profile *pr,
+                        const struct ha_agg_module **out, char *err,
+                        size_t errlen)
+{
+    struct modules_job *j;
+
+    *out = pr->modules;
+    if (pr->modules != NULL)
+        return 0;
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        return HA_HEAP_ERROR;
+    }
+    j->pr = pr;
+    pr->refs++;
+    if (ha_task_offload(modules_run, modules_discard, j) != 0)
+        return HA_HEAP_STOPPED;
+    modules_land(j);
+    ha_heap_profile_put(pr);
+    free(j);
+    if (pr->modules == NULL) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        return HA_HEAP_ERROR;
+    }
+    *out = pr->modules;
     return 0;
 }
 

@@ -39,6 +39,11 @@
  *
  * The cache and the profiles' reference counts belong to the loop's
  * thread.
+ *
+ * Debug info that debuginfod was still fetching when a profile was
+ * symbolized: the profile is kept, and read again at the first request
+ * after the symbolizer has news (ha_symbolizer_generation), so a
+ * dashboard's next refresh gets the names.
  */
 #ifndef HA_HEAP_LOAD_H
 #define HA_HEAP_LOAD_H
@@ -84,10 +89,16 @@ struct ha_heap_profile {
     struct ha_syms syms;   /* every lookup pc of p, symbolized */
     char *stale;           /* "path (dump build-id X, on disk Y)" per
                               changed module, "; "-joined; NULL: none */
+    uint64_t generation;   /* ha_symbolizer_generation() before it was
+                              symbolized: with syms.pending, a change
+                              means names are worth making again */
     bool has_buildids;     /* a <dump>.buildid was found and read */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */
+    struct ha_agg_module *modules; /* heap_modules' figures, per
+                              syms.modules, built on first use by
+                              ha_heap_profile_modules() */
     struct ha_buf encoded; /* the profile as a reader above this layer
                               serialized it once (the HTTP front-end's
                               gzipped profile.proto), kept with it; set
@@ -97,6 +108,10 @@ struct ha_heap_profile {
     uint64_t last_use;
     struct ha_heap_profile *next;
 };
+
+/* The ctx's symbolizer, created on first use with the config's debug
+ * root and debuginfod settings (ctx->je). NULL on allocation failure. */
+struct ha_symbolizer *ha_heap_symbolizer(struct ha_vtab_ctx *ctx);
 
 /* Gets the profile named name (a dump file name, or HA_HEAP_LIVE for a
  * fresh one, which needs admin), from the cache or loaded now (off the
@@ -133,6 +148,13 @@ int ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
  * the loop. *buf malloc'd. Returns 0, HA_HEAP_ERROR or HA_HEAP_STOPPED. */
 int ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
                       size_t *len, char *err, size_t errlen);
+
+/* The per-module figures of pr (ha_agg_modules), built once (off the
+ * loop) and kept with it. Returns 0 with *out set, HA_HEAP_ERROR (err
+ * set) or HA_HEAP_STOPPED. */
+int ha_heap_profile_modules(struct ha_heap_profile *pr,
+                            const struct ha_agg_module **out, char *err,
+                            size_t errlen);
 
 /* The per-module state of a dump's build-ids, for stats_heap_dumps:
  * "" when every recorded module matches the disk, else what `stale`

@@ -22,7 +22,9 @@
  *                              frames, innermost first
  *   2 address         TEXT     the address looked up, hex: the return
  *                              address minus one for callers
- *   3 function        TEXT     name; the address when it has none
+ *   3 function        TEXT     name; "<module>+0x<offset>" when none is
+ *                              certain (prof/syms.h), the address
+ *                              outside every module
  *   4 file            TEXT     source file (NULL: unknown)
  *   5 line            INTEGER  source line (NULL: unknown)
  *   6 module          TEXT     the mapped file holding the address

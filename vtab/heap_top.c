@@ -5,17 +5,24 @@
  * rules: allocator frames cut, inline chains expanded, a name counted
  * once per stack).
  *
- *   0 function      TEXT     function, "f (inline)" for an inlined one,
- *                            or the address when it has no name
+ *   0 function      TEXT     function, "f (inline)" for an inlined one;
+ *                            "<module>+0x<offset>" when no name is
+ *                            certain (the ELF address: eu-addr2line -e
+ *                            <module> takes it), "0x<address>" outside
+ *                            every module
  *   1 flat_bytes    INTEGER  bytes allocated by the function itself
  *   2 flat_pct      REAL     share of the total, percent
  *   3 cum_bytes     INTEGER  bytes allocated by it or its callees
  *   4 cum_pct       REAL
  *   5 flat_objects  INTEGER
  *   6 cum_objects   INTEGER
- *   7 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
- * Rows come largest flat_bytes first. `function = '...'` is answered
- * from the aggregate without a scan in SQL. The aggregate is kept with
+ *   7 module        TEXT     the mapped file of its code (of the first
+ *                            frame seen when a name is defined in
+ *                            several, as static functions may be)
+ *   8 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ * Rows come largest flat_bytes first; rows of equal flat_bytes put named
+ * functions before unnamed ones, then go by name. `function = '...'` is
+ * answered from the aggregate without a scan in SQL. The aggregate is kept with
  * the cached profile, so a repeated query costs only its rows.
  */
 #include <stdlib.h>
@@ -28,9 +35,10 @@
 #define TOP_SCHEMA                                                        \
     "CREATE TABLE x(function TEXT, flat_bytes INTEGER, flat_pct REAL, "   \
     "cum_bytes INTEGER, cum_pct REAL, flat_objects INTEGER, "             \
-    "cum_objects INTEGER, dump HIDDEN)"
+    "cum_objects INTEGER, module TEXT, dump HIDDEN)"
 #define TOP_COL_FUNCTION 0
-#define TOP_COL_DUMP 7
+#define TOP_COL_MODULE 7
+#define TOP_COL_DUMP 8
 
 typedef struct top_cursor top_cursor;
 struct top_cursor {
@@ -184,6 +192,11 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         break;
     case 6:
         sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_objs + 0.5));
+        break;
+    case TOP_COL_MODULE:
+        if (ha_agg_module(c->agg, r) != NULL)
+            sqlite3_result_text(ctx, ha_agg_module(c->agg, r), -1,
+                                SQLITE_TRANSIENT);
         break;
     default:
         break;

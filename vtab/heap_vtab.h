@@ -8,6 +8,8 @@
  *   heap_stacks.c  heap_stacks(dump),          per stack, and per frame
  *                  heap_profile(dump)
  *   heap_diff.c    heap_profile_diff(base, current)   jeprof --base
+ *   heap_modules.c heap_modules(dump)          per mapped module: where
+ *                                              its names came from
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap_load.h.
  */
@@ -61,5 +63,6 @@ extern sqlite3_module ha_heap_top_module;
 extern sqlite3_module ha_heap_stacks_module;
 extern sqlite3_module ha_heap_profile_module;
 extern sqlite3_module ha_heap_diff_module;
+extern sqlite3_module ha_heap_modules_module;
 
 #endif /* HA_HEAP_VTAB_H */

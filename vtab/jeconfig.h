@@ -25,6 +25,14 @@ struct ha_jemalloc_config {
     int stats_max_age_ms;   /* statistics refreshed at most this often */
     int dump_symbolized;    /* 0/1: dump_now also writes <dump>.sym */
 
+    /* Names in heap profiles (prof/symbolize.h) */
+    char debug_root[1024];  /* another directory of .build-id/xx/yyyy.debug
+                               files, before /usr/lib/debug; "": none */
+    int debuginfod;         /* 0/1: ask debuginfod for missing debug info */
+    char debuginfod_urls[1024]; /* its servers, space-separated; "": the
+                                   environment's DEBUGINFOD_URLS */
+    int debuginfod_timeout_ms;  /* the longest a query waits for it */
+
     /* Dump housekeeping (vtab/dumpfiles.h, engine/dumptimer.h) */
     long long dump_retention_count; /* dumps kept in the datadir, oldest
                                        removed first; 0: no limit */
@@ -48,6 +56,11 @@ struct ha_jemalloc_config {
  * (measured: 2.8x RSS at lg 10 in redis); below 2^14 = 16 KiB between
  * samples is refused unless the config lowers this floor. */
 #define HA_DEFAULT_LG_PROF_SAMPLE_MIN 14
+
+/* debuginfod_timeout_ms when the config says nothing: a dashboard's
+ * query may wait this long for a first download; what is not in by then
+ * is named at the next query. */
+#define HA_DEFAULT_DEBUGINFOD_TIMEOUT_MS 5000
 
 /* dump_prefix when the config names none (ProxySQL's file stem). */
 #define HA_DEFAULT_DUMP_PREFIX "proxysql"

@@ -59,6 +59,10 @@ struct ha_vtab_ctx {
     struct ha_dump_totals *dump_totals; /* stats_heap_dumps' parsed totals
                                            (the worker's, like the
                                            symbolizer) */
+    /* Run first on the symbolizer's debuginfod fetch threads, as on the
+     * owner's worker thread (log sink, profiling switches); NULL: none. */
+    void (*thread_init)(void *arg);
+    void *thread_init_arg;
 };
 
 /* Frees stats_heap_dumps' totals (heap_dumps.c). */

@@ -57,14 +57,14 @@ ha_ok "the flame graph has frames ($n labels)" test "$n" -gt 20
 ha_sql "SELECT function FROM heap_top('$d2') WHERE function NOT LIKE '0x%' AND function NOT LIKE '% (inline)' ORDER BY cum_bytes DESC LIMIT 1"
 fn=$HA_OUT
 ha_file_like "... with the workload's function names ($fn, heap_top's largest cum)" \
-    "$HA_TMP/dom.html" "<title>$fn: "
+    "$HA_TMP/dom.html" "<title>$(sed 's/[][().*^$+]/\\&/g' <<<"$fn"): "
 ha_file_like "hovering a frame tells its bytes and share" "$HA_TMP/dom.html" \
     "<title>[^<]*: [0-9.]+ (B|KiB|MiB|GiB) \([0-9.]+%\)</title>"
 rows=$(grep -o '<td class="f">' "$HA_TMP/dom.html" | wc -l)
 ha_ok "the top functions table is filled ($rows rows)" test "$rows" -gt 5
 ha_file_like "... led by heap_top's first row" "$HA_TMP/dom.html" \
     "<td class=\"f\">$(mariadb --no-defaults -h127.0.0.1 -P"$HA_PORT" -uadmin -padmin -N -B \
-        -e "SELECT function FROM heap_top('$d2') LIMIT 1" 2>/dev/null | sed 's/[][().*^$]/\\&/g')</td>"
+        -e "SELECT function FROM heap_top('$d2') LIMIT 1" 2>/dev/null | sed 's/[][().*^$+]/\\&/g')</td>"
 
 curl -s -u stats:stats "http://127.0.0.1:$hport/heap" >"$HA_TMP/page.html"
 ha_unlike "the page loads nothing from elsewhere" "(src|href)=\"(https?:)?//" "$(cat "$HA_TMP/page.html")"

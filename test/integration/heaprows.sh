@@ -156,7 +156,7 @@ if [ -s "$datadir/$symd.sym" ]; then
         awk -v a="$stotal" -v b="$HA_OUT" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(a > 0 && d <= b / 100 + 1) }'
     ha_sql "SELECT function FROM heap_top('$symd') WHERE function NOT LIKE '0x%' LIMIT 1"
     ha_file_like "... and names heap_top's top function ($HA_OUT)" "$HA_TMP/sym.txt" \
-        " $(sed 's/[][().*^$]/\\&/g' <<<"$HA_OUT")\$"
+        " $(sed 's/[][().*^$+]/\\&/g' <<<"$HA_OUT")\$"
 else
     ha_fail "the symbolized copy $symd.sym exists"
 fi

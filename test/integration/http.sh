@@ -156,7 +156,8 @@ ha_sql "SELECT sum(bytes) FROM heap_stacks('$dump')"
 ha_like "... its total is the SQL total ($HA_OUT B)" "of ${HA_OUT}B total" "$pp"
 ha_sql "SELECT function FROM heap_top('$dump') WHERE function NOT LIKE '0x%' AND function NOT LIKE '% (inline)' LIMIT 3"
 while read -r fn; do
-    [ -n "$fn" ] && ha_like "... and lists heap_top's $fn" " $fn\$" "$(sed 's/ (inline)$//' <<<"$pp")"
+    [ -n "$fn" ] && ha_like "... and lists heap_top's $fn" \
+        " $(sed 's/[][().*^$+]/\\&/g' <<<"$fn")\$" "$(sed 's/ (inline)$//' <<<"$pp")"
 done <<<"$HA_OUT"
 pp=$(timeout 120 go tool pprof -top -unit=B -sample_index=inuse_space \
     "http://monitor:S3cret-pass@127.0.0.1:$hport/debug/pprof/allocs?dump=$dump&base=$dump" 2>&1)
