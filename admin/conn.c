@@ -1188,9 +1188,6 @@ admit_login(struct ha_conn *c)
     tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
     if (evtimer_add(c->admit_timer, &tv) != 0)
         return false;
-    ha_log_info("connection %u (%s): logins from %s failed too often: this "
-                "one is checked in %lld ms",
-                c->id, c->peer, c->host, (long long)wait);
     c->admit_waiting = true;
     bufferevent_disable(c->bev, EV_READ);
     return true;
