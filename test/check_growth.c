@@ -11,6 +11,7 @@
  * build too.
  */
 #include <math.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +19,9 @@
 #include "check_main.h"
 
 #include "core/util.h"
+#include "prof/breakdown.h"
 #include "prof/growth.h"
+#include "prof/smaps.h"
 
 /* ------------------------------------------------------------------
  * Helpers
@@ -371,6 +374,312 @@ START_TEST(test_growth_misuse)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------
+ * smaps
+ * ------------------------------------------------------------------ */
+
+/* Field lines every mapping has, around its Rss (kB). */
+#define FIELDS(rss, pss, anon, lazy)                                     \
+    "Size:                132 kB\n"                                       \
+    "KernelPageSize:        4 kB\n"                                       \
+    "Rss:                 " #rss " kB\n"                                  \
+    "Pss:                 " #pss " kB\n"                                  \
+    "Anonymous:           " #anon " kB\n"                                 \
+    "LazyFree:            " #lazy " kB\n"                                 \
+    "Swap:                  1 kB\n"                                       \
+    "THPeligible:    0\n"                                                 \
+    "VmFlags: rd wr mr mw me ac sd\n"
+
+static const char smaps_text[] =
+    "55d0c0a00000-55d0c0a02000 r--p 00000000 fe:00 247134   "
+    "/usr/bin/host\n" FIELDS(8, 8, 0, 0)
+    "55d0c1000000-55d0c1021000 rw-p 00000000 00:00 0   [heap]\n"
+    FIELDS(132, 132, 132, 0)
+    /* jemalloc's extents: anonymous, one with pages MADV_FREE'd */
+    "7f0000000000-7f0000400000 rw-p 00000000 00:00 0 \n"
+    FIELDS(4096, 4096, 4096, 512)
+    "7f0000400000-7f0000800000 rw-p 00000000 00:00 0\n"
+    FIELDS(1024, 1024, 1024, 0)
+    /* a thread stack: guard page, then the stack right above it */
+    "7f1000000000-7f1000001000 ---p 00000000 00:00 0 \n"
+    FIELDS(0, 0, 0, 0)
+    "7f1000001000-7f1000801000 rw-p 00000000 00:00 0 \n"
+    FIELDS(40, 40, 40, 0)
+    /* not a stack: a guard that does not touch the next mapping */
+    "7f2000000000-7f2000001000 ---p 00000000 00:00 0 \n"
+    FIELDS(0, 0, 0, 0)
+    "7f2000002000-7f2000003000 rw-p 00000000 00:00 0 \n"
+    FIELDS(4, 4, 4, 0)
+    /* a library's written data (anonymous pages inside a file mapping),
+     * shared memory with a space in its name */
+    "7f3000000000-7f3000004000 rw-p 00010000 fe:00 99   "
+    "/usr/lib/x86_64-linux-gnu/libfoo.so.1\n" FIELDS(16, 16, 12, 0)
+    "7f4000000000-7f4000010000 rw-s 00000000 00:01 1234   "
+    "/memfd:my buffer (deleted)\n" FIELDS(64, 32, 0, 0)
+    "7ffc00000000-7ffc00021000 rw-p 00000000 00:00 0   [stack]\n"
+    FIELDS(132, 132, 132, 0)
+    "7ffc00100000-7ffc00102000 r-xp 00000000 00:00 0   [vdso]\n"
+    FIELDS(4, 0, 0, 0);
+
+START_TEST(test_smaps_kinds)
+{
+    struct ha_smaps sm;
+    char err[256];
+
+    ck_assert_int_eq(ha_smaps_parse(smaps_text, strlen(smaps_text), &sm,
+                                    err, sizeof(err)),
+                     0);
+    ck_assert_uint_eq(sm.n_mappings, 12);
+    ck_assert_uint_eq(sm.n_stacks, 2);
+    ck_assert_uint_eq(sm.files, (8 + 16 + 64) * 1024);
+    ck_assert_uint_eq(sm.heap, 132 * 1024);
+    ck_assert_uint_eq(sm.stacks, (40 + 132) * 1024);
+    ck_assert_uint_eq(sm.anon, (4096 + 1024 + 4 + 4) * 1024);
+    ck_assert_uint_eq(sm.rss, sm.files + sm.heap + sm.stacks + sm.anon);
+    ck_assert_uint_eq(sm.lazyfree, 512 * 1024);
+    ck_assert_uint_eq(sm.swap, 12 * 1024);
+    ck_assert_uint_eq(sm.pss, sm.rss - 36 * 1024);
+}
+END_TEST
+
+START_TEST(test_smaps_errors)
+{
+    static const struct {
+        const char *text;
+        const char *err;
+    } cases[] = {
+        {"Rss: 4 kB\n", "line 1: expected a mapping before its fields"},
+        {"00400000-00401000 r--p 00000000 fe:00 1 /x\nRss: four kB\n",
+         "line 2: expected 'Rss: <number> kB'"},
+        {"00400000-00401000 r--p 00000000 fe:00 1 /x\nRss: 4 MB\n",
+         "line 2: expected 'Rss: <number> kB'"},
+        {"00400000-00401000 r--p 00000000 fe:00 1 /x\n\nhello world\n",
+         "line 3: expected 'start-end perms offset dev inode [path]' or "
+         "'Name: value'"},
+        {"00401000-00400000 r--p 00000000 fe:00 1 /x\n",
+         "line 1: expected 'start-end perms offset dev inode [path]' or "
+         "'Name: value'"},
+        {"00400000-00401000 rw 00000000 fe:00 1\n",
+         "line 1: expected 'start-end perms offset dev inode [path]' or "
+         "'Name: value'"},
+        {"00400000-00401000 rw-p 00000000 fe00 1\n",
+         "line 1: expected 'start-end perms offset dev inode [path]' or "
+         "'Name: value'"},
+        {"00400000-00401000 rw-p 0 fe:00 1\nRss: 1999999999999999 kB\n",
+         "line 2: expected 'Rss: <number> kB'"},
+    };
+    struct ha_smaps sm;
+    char err[256];
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
+        int rc = ha_smaps_parse(cases[i].text, strlen(cases[i].text), &sm,
+                                err, sizeof(err));
+
+        ck_assert_msg(rc == -1, "case %zu: accepted", i);
+        ck_assert_msg(strcmp(err, cases[i].err) == 0,
+                      "case %zu: expected '%s', got '%s'", i, cases[i].err,
+                      err);
+    }
+    ck_assert_int_eq(ha_smaps_parse("", 0, &sm, err, sizeof(err)), 0);
+    ck_assert_uint_eq(sm.rss, 0);
+    ck_assert_int_eq(ha_smaps_read("/nonexistent/smaps", &sm, err,
+                                   sizeof(err)),
+                     -1);
+    ck_assert_str_eq(err, "/nonexistent/smaps: No such file or directory");
+}
+END_TEST
+
+/* This process's own smaps parses and adds up. */
+START_TEST(test_smaps_self)
+{
+    struct ha_smaps sm;
+    char err[256];
+
+    ck_assert_msg(ha_smaps_read("/proc/self/smaps", &sm, err,
+                                sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_gt(sm.rss, 0);
+    ck_assert_uint_gt(sm.files, 0);
+    ck_assert_uint_ge(sm.n_stacks, 1);
+    ck_assert_uint_eq(sm.rss, sm.files + sm.heap + sm.stacks + sm.anon);
+}
+END_TEST
+
+/* ------------------------------------------------------------------
+ * Breakdown
+ * ------------------------------------------------------------------ */
+
+static const struct ha_breakdown_row *
+brow(const struct ha_breakdown_row *rows, const char *name)
+{
+    for (int i = 0; i < HA_BREAKDOWN_ROWS; i++)
+        if (strcmp(rows[i].component, name) == 0)
+            return &rows[i];
+    ck_abort_msg("no breakdown row '%s'", name);
+    return NULL;
+}
+
+static int64_t
+parts_sum(const struct ha_breakdown_row *rows)
+{
+    int64_t sum = 0;
+
+    for (int i = 0; i < HA_BREAKDOWN_ROWS; i++)
+        if (rows[i].kind == HA_BREAKDOWN_PART && rows[i].known)
+            sum += rows[i].bytes;
+    return sum;
+}
+
+#define MIB (1024 * 1024)
+
+static void
+sample_in(struct ha_breakdown_in *in)
+{
+    memset(in, 0, sizeof(*in));
+    in->have_jemalloc = true;
+    in->allocated = 100 * MIB;
+    in->active = 140 * MIB;
+    in->tcache = 2 * MIB;
+    in->internal = 1 * MIB;
+    in->dirty = 20 * MIB;
+    in->muzzy = 4 * MIB;
+    in->resident = in->active + in->dirty + 3 * MIB;
+    in->metadata = 5 * MIB;
+    in->retained = 900 * MIB;
+    in->mapped = 200 * MIB;
+    in->dirty_decay_ms = 10000;
+    in->narenas = 8;
+    in->have_bins = true;
+    in->slab_free = 30 * MIB;
+    in->worst_size = 4096;
+    in->worst_free = 25 * MIB;
+    in->worst_slabs = 7000;
+    in->worst_util = 0.12;
+    in->have_smaps = true;
+    in->smaps.files = 10 * MIB;
+    in->smaps.stacks = 1 * MIB;
+    in->smaps.heap = 0;
+    in->smaps.lazyfree = 1 * MIB;
+    in->smaps.n_mappings = 100;
+}
+
+START_TEST(test_breakdown_parts_add_up)
+{
+    struct ha_breakdown_row rows[HA_BREAKDOWN_ROWS];
+    struct ha_breakdown_in in;
+
+    sample_in(&in);
+    /* jemalloc's resident 163 MiB + 1 MiB of muzzy still resident, and
+     * 6 MiB of anonymous memory that is someone else's. */
+    in.smaps.anon = 170 * MIB;
+    in.smaps.rss = in.smaps.files + in.smaps.stacks + in.smaps.anon;
+    ha_breakdown_compute(&in, rows);
+
+    ck_assert_int_eq(brow(rows, "rss")->bytes, 181 * MIB);
+    ck_assert_int_eq(parts_sum(rows), 181 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.allocated")->bytes, 97 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.tcache")->bytes, 2 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.internal")->bytes, 1 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.fragmentation")->bytes, 40 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.fragmentation.slabs")->bytes,
+                     30 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.fragmentation.large")->bytes,
+                     10 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.dirty")->bytes, 20 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.muzzy")->bytes, 1 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.metadata")->bytes, 3 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.untouched")->bytes, 0);
+    ck_assert_int_eq(brow(rows, "jemalloc")->bytes, 164 * MIB);
+    ck_assert_int_eq(brow(rows, "other.anonymous")->bytes, 6 * MIB);
+    ck_assert_int_eq(brow(rows, "other")->bytes, 17 * MIB);
+    ck_assert_int_eq(brow(rows, "jemalloc.retained")->kind,
+                     HA_BREAKDOWN_INFO);
+    ck_assert_ptr_nonnull(strstr(brow(rows, "jemalloc.fragmentation.slabs")
+                                     ->detail,
+                                 "most in the 4096-byte class: 25.0 MiB "
+                                 "free in 7000 slabs, 12% used"));
+    ck_assert_ptr_nonnull(strstr(brow(rows, "jemalloc.dirty")->detail,
+                                 "dirty_decay_ms = 10000 ms"));
+}
+END_TEST
+
+/* jemalloc counts more than the kernel backs (pages handed out and never
+ * written): the difference is a negative part, and the sum still holds. */
+START_TEST(test_breakdown_untouched)
+{
+    struct ha_breakdown_row rows[HA_BREAKDOWN_ROWS];
+    struct ha_breakdown_in in;
+
+    sample_in(&in);
+    in.smaps.anon = 150 * MIB;
+    in.smaps.rss = in.smaps.files + in.smaps.stacks + in.smaps.anon;
+    ha_breakdown_compute(&in, rows);
+    ck_assert_int_eq(brow(rows, "jemalloc.untouched")->bytes, -14 * MIB);
+    ck_assert_int_eq(brow(rows, "other.anonymous")->bytes, 0);
+    ck_assert_int_eq(brow(rows, "jemalloc")->bytes, 150 * MIB);
+    ck_assert_int_eq(parts_sum(rows), brow(rows, "rss")->bytes);
+}
+END_TEST
+
+START_TEST(test_breakdown_missing_sources)
+{
+    struct ha_breakdown_row rows[HA_BREAKDOWN_ROWS];
+    struct ha_breakdown_in in;
+
+    /* No smaps: jemalloc's rows only, and muzzy taken as gone. */
+    sample_in(&in);
+    in.have_smaps = false;
+    ha_breakdown_compute(&in, rows);
+    ck_assert(!brow(rows, "rss")->known);
+    ck_assert(!brow(rows, "other.anonymous")->known);
+    ck_assert(!brow(rows, "jemalloc.untouched")->known);
+    ck_assert_int_eq(brow(rows, "jemalloc.muzzy")->bytes, 0);
+    ck_assert_int_eq(brow(rows, "jemalloc")->bytes, 163 * MIB);
+
+    /* No jemalloc: all anonymous memory is "other". */
+    sample_in(&in);
+    in.have_jemalloc = false;
+    in.smaps.anon = 50 * MIB;
+    in.smaps.rss = in.smaps.files + in.smaps.stacks + in.smaps.anon;
+    ha_breakdown_compute(&in, rows);
+    ck_assert(!brow(rows, "jemalloc.allocated")->known);
+    ck_assert(!brow(rows, "jemalloc")->known);
+    ck_assert_int_eq(brow(rows, "other.anonymous")->bytes, 50 * MIB);
+    ck_assert_int_eq(parts_sum(rows), brow(rows, "rss")->bytes);
+
+    /* No bins: the slabs' part is folded into the large one. */
+    sample_in(&in);
+    in.have_bins = false;
+    in.smaps.anon = 170 * MIB;
+    in.smaps.rss = in.smaps.files + in.smaps.stacks + in.smaps.anon;
+    ha_breakdown_compute(&in, rows);
+    ck_assert_int_eq(brow(rows, "jemalloc.fragmentation.slabs")->bytes, 0);
+    ck_assert_int_eq(brow(rows, "jemalloc.fragmentation.large")->bytes,
+                     40 * MIB);
+    ck_assert_int_eq(parts_sum(rows), brow(rows, "rss")->bytes);
+}
+END_TEST
+
+START_TEST(test_breakdown_format_bytes)
+{
+    char buf[32];
+
+    ha_breakdown_format_bytes(0, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "0 B");
+    ha_breakdown_format_bytes(1023, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "1023 B");
+    ha_breakdown_format_bytes(1536, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "1.5 KiB");
+    ha_breakdown_format_bytes(-14 * MIB, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "-14.0 MiB");
+    ha_breakdown_format_bytes(INT64_MAX, buf, sizeof(buf));
+    ck_assert_str_eq(buf, "8192.0 PiB");
+    ck_assert_str_eq(ha_breakdown_kind_name(HA_BREAKDOWN_SUBTOTAL),
+                     "subtotal");
+}
+END_TEST
+
 /* ------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------ */
@@ -387,6 +696,12 @@ growth_suite(void)
     tcase_add_test(core, test_growth_two_dumps);
     tcase_add_test(core, test_growth_matches_two_pass_with_gaps);
     tcase_add_test(core, test_growth_same_key_twice_adds);
+    tcase_add_test(core, test_smaps_kinds);
+    tcase_add_test(core, test_smaps_self);
+    tcase_add_test(core, test_breakdown_parts_add_up);
+    tcase_add_test(core, test_breakdown_untouched);
+    tcase_add_test(core, test_breakdown_missing_sources);
+    tcase_add_test(core, test_breakdown_format_bytes);
     suite_add_tcase(s, core);
 
     tcase_add_test(limits, test_growth_one_dump);
@@ -395,6 +710,7 @@ growth_suite(void)
     suite_add_tcase(s, limits);
 
     tcase_add_test(errors, test_growth_misuse);
+    tcase_add_test(errors, test_smaps_errors);
     suite_add_tcase(s, errors);
     return s;
 }
