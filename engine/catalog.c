@@ -11,6 +11,10 @@ static const struct ha_catalog_table tables[] = {
     {"stats_admin_sessions", "stats", true, true},
     {"stats_memory_jemalloc", "stats", true, true},
     {"stats_memory_metrics", "stats", true, true},
+    {"stats_memory_breakdown", "stats", true, true},
+    {"stats_jemalloc_arenas", "stats", true, true},
+    {"stats_jemalloc_bins", "stats", true, true},
+    {"stats_jemalloc_lextents", "stats", true, true},
     {"stats_heap_dumps", "stats", true, true},
     /* A table-valued function: it needs its argument, so no warm-up. */
     {"heap_top", NULL, false, true},

@@ -93,6 +93,18 @@ struct ha_mallctl_mib {
 int ha_mallctl_read_cached(const struct ha_mallctl_ops *ops, const char *name,
                            struct ha_mallctl_mib *m, void *out, size_t len);
 
+/* Reads a figure of a numbered node, fmt with up to two "%u" fields
+ * ("stats.arenas.%u.bins.%u.curregs"), at indices a and b (b unused
+ * with one field), exactly len bytes into out. The name is resolved once
+ * into m with the indices 0; later reads put a and b into a copy of the
+ * MIB, as jemalloc's own stats.c reads per-arena and per-bin figures, or
+ * format the name when the backend has no MIBs. One m per fmt. Returns 0
+ * or an errno value (ENOENT for an arena that is not initialized). */
+int ha_mallctl_read_at(const struct ha_mallctl_ops *ops, const char *fmt,
+                       struct ha_mallctl_mib *m, unsigned a, unsigned b,
+                       void *out, size_t len)
+    __attribute__((format(printf, 2, 0)));
+
 /* *out points into jemalloc (static storage); do not free it. */
 int ha_mallctl_read_str(const struct ha_mallctl_ops *ops, const char *name,
                         const char **out);
@@ -103,6 +115,10 @@ int ha_mallctl_write_bool(const struct ha_mallctl_ops *ops, const char *name,
                           bool v, bool *old);
 int ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
                           size_t v);
+/* Writes v; old, when not NULL, gets the previous value from the same
+ * call (arena.<i>.dirty_decay_ms). */
+int ha_mallctl_write_ssize(const struct ha_mallctl_ops *ops, const char *name,
+                           ssize_t v, ssize_t *old);
 /* v may be NULL (prof.dump: jemalloc names the file itself). */
 int ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
                          const char *v);

@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "prof/symbolize.h"
 #include "vtab/heap_load.h"
+#include "vtab/jestats.h"
 #include "vtab/vtab_util.h"
 
 /* Every table family, registered in this order: adding one is a line
@@ -21,6 +22,9 @@ static const struct {
     int (*reg)(sqlite3 *db, struct ha_vtab_conn *conn);
 } modules[] = {
     {"stats", ha_stats_register},
+    {"stats_memory_breakdown", ha_rss_register},
+    {"stats_jemalloc_arenas", ha_arenas_register},
+    {"stats_jemalloc_bins", ha_bins_register},
     {"global_variables", ha_globals_register},
     {"heap profiles", ha_heap_register},
 };
