@@ -273,6 +273,80 @@ ha_mallctl_epoch(const struct ha_mallctl_ops *ops)
     return ops->mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch));
 }
 
+/* ------------------------------------------------------------------
+ * Decay settings
+ * ------------------------------------------------------------------ */
+
+int
+ha_mallctl_set_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                     ssize_t ms, struct ha_mallctl_decay_undo *undo)
+{
+    char name[64];
+    unsigned narenas = 0;
+    int rc;
+
+    if (undo != NULL)
+        memset(undo, 0, sizeof(*undo));
+    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+    rc = ha_mallctl_write_ssize(ops, name, ms,
+                                undo != NULL ? &undo->def : NULL);
+    if (rc != 0)
+        return rc;
+    if ((rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
+        0)
+        return rc;
+    if (undo != NULL && narenas > 0) {
+        undo->arena = malloc(narenas * sizeof(*undo->arena));
+        if (undo->arena == NULL)
+            return ENOMEM;
+        undo->n = narenas;
+    }
+    for (unsigned i = 0; i < narenas; i++) {
+        bool init = false;
+        ssize_t old = HA_MALLCTL_DECAY_NONE;
+
+        if (undo != NULL)
+            undo->arena[i] = HA_MALLCTL_DECAY_NONE;
+        snprintf(name, sizeof(name), "arena.%u.initialized", i);
+        if (ha_mallctl_read_bool(ops, name, &init) != 0 || !init)
+            continue;
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
+        if ((rc = ha_mallctl_write_ssize(ops, name, ms, &old)) != 0)
+            return rc;
+        if (undo != NULL)
+            undo->arena[i] = old;
+    }
+    return 0;
+}
+
+int
+ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                         const struct ha_mallctl_decay_undo *undo)
+{
+    char name[64];
+    int rc, first = 0;
+
+    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+    rc = ha_mallctl_write_ssize(ops, name, undo->def, NULL);
+    first = rc;
+    for (unsigned i = 0; i < undo->n; i++) {
+        if (undo->arena[i] == HA_MALLCTL_DECAY_NONE)
+            continue;
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
+        rc = ha_mallctl_write_ssize(ops, name, undo->arena[i], NULL);
+        if (first == 0)
+            first = rc;
+    }
+    return first;
+}
+
+void
+ha_mallctl_decay_undo_free(struct ha_mallctl_decay_undo *undo)
+{
+    free(undo->arena);
+    memset(undo, 0, sizeof(*undo));
+}
+
 bool
 ha_mallctl_prof_built(const struct ha_mallctl_ops *ops)
 {

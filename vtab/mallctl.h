@@ -126,6 +126,31 @@ int ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
  * current rate, prof.dump with jemalloc's automatic name. */
 int ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name);
 
+/* Decay settings as they were before ha_mallctl_set_decay changed them:
+ * arenas.<kind>_decay_ms and each arena's (HA_MALLCTL_DECAY_NONE for an
+ * arena that was not initialized). */
+#define HA_MALLCTL_DECAY_NONE ((ssize_t)-2)
+struct ha_mallctl_decay_undo {
+    ssize_t def;          /* arenas.<kind>_decay_ms */
+    ssize_t *arena;       /* malloc'd, n entries */
+    unsigned n;
+};
+
+/* Sets <kind>_decay_ms (kind "dirty" or "muzzy"; ms -1 = never) for the
+ * arenas jemalloc creates from now on (arenas.<kind>_decay_ms) and for
+ * every initialized arena now (arena.<i>.<kind>_decay_ms): jemalloc's
+ * arenas.* setting alone reaches only new arenas. When undo is not NULL
+ * it gets the previous values (free with ha_mallctl_decay_undo_free).
+ * Returns 0 or the first errno value (the settings made before it stay;
+ * undo covers them). */
+int ha_mallctl_set_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                         ssize_t ms, struct ha_mallctl_decay_undo *undo);
+/* Puts back what undo recorded. Returns 0 or the first errno value. */
+int ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops,
+                             const char *kind,
+                             const struct ha_mallctl_decay_undo *undo);
+void ha_mallctl_decay_undo_free(struct ha_mallctl_decay_undo *undo);
+
 /* Writes "epoch" so the next stats.* reads are current. */
 int ha_mallctl_epoch(const struct ha_mallctl_ops *ops);
 

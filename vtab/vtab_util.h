@@ -34,6 +34,13 @@ struct ha_vtab_ctx {
     bool (*admin_value)(const void *arg, const char *name, char *buf,
                         size_t len);
     const void *admin_arg;             /* passed to admin_value */
+    /* Run-time state of the engine shown as read-only jemalloc-* rows
+     * (jemalloc-leak_watch_state), supplied by the layer that runs it
+     * (engine/leakwatch.c): writes the value of name into buf; false for
+     * NULL or a name it does not know. NULL: such rows read NULL. */
+    bool (*engine_value)(const void *arg, const char *name, char *buf,
+                         size_t len);
+    const void *engine_arg;            /* passed to engine_value */
 
     /* Guards for the host (jemalloc_variables). */
     unsigned lg_prof_sample_min;       /* lower rates refused; 0: none */
