@@ -21,6 +21,8 @@ static const struct ha_catalog_table tables[] = {
     {"heap_stacks", NULL, false, true},
     {"heap_profile", NULL, false, true},
     {"heap_profile_diff", NULL, false, true},
+    {"heap_growth", NULL, false, true},
+    {"heap_growth_stacks", NULL, false, true},
     {"global_variables", "main", true, true},
     {"runtime_global_variables", "main", true, true},
     /* Memory history (engine/history.h): real tables in the attached

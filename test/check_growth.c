@@ -6,7 +6,8 @@
  * cases of one dump, two dumps and equal times, and agreement with a
  * naive two-pass computation on random series with gaps), prof/smaps.c
  * (the /proc/<pid>/smaps reader, thread stacks found by their guard
- * pages) and prof/breakdown.c (RSS split into parts that add up). Pure
+ * pages), prof/breakdown.c (RSS split into parts that add up) and the
+ * dump time recorded in <dump>.buildid (prof/maps.c). Pure
  * code: no jemalloc, no files, so every case runs in the sanitizer
  * build too.
  */
@@ -20,7 +21,9 @@
 
 #include "core/util.h"
 #include "prof/breakdown.h"
+#include "prof/dumpseries.h"
 #include "prof/growth.h"
+#include "prof/maps.h"
 #include "prof/smaps.h"
 
 /* ------------------------------------------------------------------
@@ -681,6 +684,278 @@ START_TEST(test_breakdown_format_bytes)
 END_TEST
 
 /* ------------------------------------------------------------------
+ * Dump times recorded beside a dump
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_buildids_dumped_at)
+{
+    static const char good[] =
+        "# dumped_at 1714557600.123456789\n"
+        "0123abcd /usr/bin/host\n"
+        "# another comment\n";
+    static const char *const bad[] = {
+        "# dumped_at 1714557600\n",            /* no fraction */
+        "# dumped_at 1714557600.12345\n",      /* short fraction */
+        "# dumped_at x.123456789\n",
+        "# dumped_at 1714557600.123456789 x\n",
+        "# dumped_at 9999999999999.000000000\n", /* not a time */
+    };
+    struct ha_buildids b;
+    char err[256];
+
+    ck_assert_int_eq(ha_buildids_parse(good, strlen(good), &b, err,
+                                       sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.dumped_at_ns, 1714557600123456789LL);
+    ck_assert_uint_eq(b.n_ids, 1);
+    ck_assert_str_eq(ha_buildids_find(&b, "/usr/bin/host"), "0123abcd");
+    ha_buildids_free(&b);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad); i++) {
+        ck_assert_int_eq(ha_buildids_parse(bad[i], strlen(bad[i]), &b, err,
+                                           sizeof(err)),
+                         0);
+        ck_assert_msg(b.dumped_at_ns == 0, "case %zu: %lld", i,
+                      (long long)b.dumped_at_ns);
+        ha_buildids_free(&b);
+    }
+}
+END_TEST
+
+/* ------------------------------------------------------------------
+ * Dump series: argument forms and selection
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_dumpseries_parse_time)
+{
+    int64_t ns;
+
+    ck_assert_int_eq(ha_dumpseries_parse_time("1970-01-01 00:00:00", &ns), 0);
+    ck_assert_int_eq(ns, 0);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-05-01 10:00:00", &ns), 0);
+    ck_assert_int_eq(ns, 1714557600LL * 1000000000);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-05-01T10:00Z", &ns), 0);
+    ck_assert_int_eq(ns, 1714557600LL * 1000000000);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-02-29 23:59:59", &ns), 0);
+    ck_assert_int_eq(ns, 1709251199LL * 1000000000);
+    ck_assert_int_eq(ha_dumpseries_parse_time("1714557600", &ns), 0);
+    ck_assert_int_eq(ns, 1714557600LL * 1000000000);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-02-30 00:00", &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-13-01 00:00", &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-05-01", &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("2024-05-01 10:00:00 x", &ns),
+                     -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("", &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time(NULL, &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("9999999999999", &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("9000000001", &ns), -1);
+    ck_assert_int_eq(ha_dumpseries_parse_time("9999-12-31 23:59", &ns), -1);
+}
+END_TEST
+
+static struct ha_dumpseries_arg
+int_arg(long long v)
+{
+    struct ha_dumpseries_arg a = {true, true, v, ""};
+
+    return a;
+}
+
+static struct ha_dumpseries_arg
+text_arg(const char *t)
+{
+    struct ha_dumpseries_arg a = {true, false, 0, t};
+
+    return a;
+}
+
+START_TEST(test_dumpseries_spec_forms)
+{
+    struct ha_dumpseries_arg none = {false, false, 0, NULL};
+    struct ha_dumpseries_arg n12 = int_arg(12), t1 = int_arg(1000),
+                             t2 = int_arg(500);
+    struct ha_dumpseries_arg a = text_arg("p.42.0.m0.heap");
+    struct ha_dumpseries_arg b = text_arg("p.42.9.i3.heap");
+    struct ha_dumpseries_arg d = text_arg("2024-05-01 10:00:00");
+    struct ha_dumpseries_arg kind = text_arg("I");
+    struct ha_dumpseries_spec sp;
+    char err[1024];
+
+    ck_assert_int_eq(ha_dumpseries_spec(&none, &none, &none, &sp, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(sp.form, HA_DUMPSERIES_ALL);
+    ck_assert_ptr_null(sp.kind);
+    ck_assert_int_eq(ha_dumpseries_spec(&n12, NULL, &kind, &sp, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(sp.form, HA_DUMPSERIES_LAST);
+    ck_assert_int_eq(sp.n, 12);
+    ck_assert_str_eq(sp.kind, "interval");
+    ck_assert_int_eq(ha_dumpseries_spec(&a, NULL, NULL, &sp, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(sp.form, HA_DUMPSERIES_FROM);
+    ck_assert_int_eq(ha_dumpseries_spec(&a, &b, NULL, &sp, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(sp.form, HA_DUMPSERIES_NAMES);
+    /* Times in either order, numbers or text. */
+    ck_assert_int_eq(ha_dumpseries_spec(&t1, &t2, NULL, &sp, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(sp.form, HA_DUMPSERIES_TIMES);
+    ck_assert_int_eq(sp.t1_ns, 500LL * 1000000000);
+    ck_assert_int_eq(sp.t2_ns, 1000LL * 1000000000);
+    ck_assert_int_eq(ha_dumpseries_spec(&d, &t1, NULL, &sp, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(sp.form, HA_DUMPSERIES_TIMES);
+
+    /* Refused, each with the forms that are allowed. */
+    ck_assert_int_eq(ha_dumpseries_spec(&none, &a, NULL, &sp, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "an end without a start"));
+    ck_assert_int_eq(ha_dumpseries_spec(&a, &t1, NULL, &sp, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "two dump names or two times"));
+    n12 = int_arg(0);
+    ck_assert_int_eq(ha_dumpseries_spec(&n12, NULL, NULL, &sp, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "must be 1 to 256"));
+    kind = text_arg("weekly");
+    ck_assert_int_eq(ha_dumpseries_spec(&none, NULL, &kind, &sp, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "dump_kind 'weekly'"));
+    d = text_arg("yesterday");
+    ck_assert_int_eq(ha_dumpseries_spec(&d, NULL, NULL, &sp, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "heap_growth(N)"));
+}
+END_TEST
+
+/* Two processes' dumps, listed out of order: 42's five (manual and
+ * interval) and 7's two, 7's written last. */
+static void
+series_fixture(struct ha_dumpseries_dump *d, size_t *n)
+{
+    static const struct {
+        const char *name;
+        long long t;
+    } files[] = {
+        {"p.42.3.m1.heap", 300}, {"p.42.0.m0.heap", 0},
+        {"p.42.4.i2.heap", 400}, {"p.7.0.m0.heap", 900},
+        {"p.42.1.i0.heap", 100}, {"p.42.2.i1.heap", 200},
+        {"p.7.1.m1.heap", 1000},
+    };
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(files); i++) {
+        d[i].name = files[i].name;
+        ck_assert(ha_dumpname_parse(files[i].name, &d[i].d));
+        d[i].t_ns = files[i].t * 1000000000;
+    }
+    *n = HA_ARRAY_SIZE(files);
+}
+
+/* The names of a selection, space-separated. */
+static const char *
+picked(const struct ha_dumpseries_dump *d, const size_t *idx, size_t n)
+{
+    static char buf[512];
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (size_t i = 0; i < n; i++)
+        used += (size_t)snprintf(buf + used, sizeof(buf) - used, "%s%s",
+                                 i ? " " : "", d[idx[i]].name);
+    return buf;
+}
+
+START_TEST(test_dumpseries_select)
+{
+    struct ha_dumpseries_dump d[8];
+    struct ha_dumpseries_spec sp;
+    size_t n, idx[8], k;
+    char err[512];
+
+    series_fixture(d, &n);
+    /* () and (N): the newest process, by seq. */
+    memset(&sp, 0, sizeof(sp));
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_str_eq(picked(d, idx, k), "p.7.0.m0.heap p.7.1.m1.heap");
+    sp.kind = "interval";
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_str_eq(picked(d, idx, k),
+                     "p.42.1.i0.heap p.42.2.i1.heap p.42.4.i2.heap");
+    sp.kind = NULL;
+    /* ('a'): from a dump to its process's newest. */
+    sp.form = HA_DUMPSERIES_FROM;
+    sp.a = "p.42.2.i1.heap";
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_str_eq(picked(d, idx, k),
+                     "p.42.2.i1.heap p.42.3.m1.heap p.42.4.i2.heap");
+    /* ('b', 'a'): either order. */
+    sp.form = HA_DUMPSERIES_NAMES;
+    sp.a = "p.42.3.m1.heap";
+    sp.b = "p.42.1.i0.heap";
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_str_eq(picked(d, idx, k),
+                     "p.42.1.i0.heap p.42.2.i1.heap p.42.3.m1.heap");
+    /* (t1, t2): the newest process within the times. */
+    sp.form = HA_DUMPSERIES_TIMES;
+    sp.t1_ns = 150LL * 1000000000;
+    sp.t2_ns = 450LL * 1000000000;
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_str_eq(picked(d, idx, k),
+                     "p.42.2.i1.heap p.42.3.m1.heap p.42.4.i2.heap");
+    /* (N) keeps the newest N. */
+    sp.form = HA_DUMPSERIES_LAST;
+    sp.n = 1;
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     0);
+    ck_assert_str_eq(picked(d, idx, k), "p.7.1.m1.heap");
+
+    /* Refused. */
+    sp.form = HA_DUMPSERIES_NAMES;
+    sp.a = "p.42.0.m0.heap";
+    sp.b = "p.7.1.m1.heap";
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "dumps of two processes (42 and 7)"));
+    sp.b = "p.42.77.m9.heap";
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "no dump 'p.42.77.m9.heap'"));
+    sp.form = HA_DUMPSERIES_TIMES;
+    sp.t1_ns = 2000LL * 1000000000;
+    sp.t2_ns = 3000LL * 1000000000;
+    ck_assert_int_eq(ha_dumpseries_select(d, n, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     -1);
+    ck_assert_ptr_nonnull(strstr(err, "between those times"));
+    ck_assert_int_eq(ha_dumpseries_select(d, 0, &sp, idx, &k, err,
+                                          sizeof(err)),
+                     -1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------ */
 
@@ -702,6 +977,10 @@ growth_suite(void)
     tcase_add_test(core, test_breakdown_untouched);
     tcase_add_test(core, test_breakdown_missing_sources);
     tcase_add_test(core, test_breakdown_format_bytes);
+    tcase_add_test(core, test_buildids_dumped_at);
+    tcase_add_test(core, test_dumpseries_parse_time);
+    tcase_add_test(core, test_dumpseries_spec_forms);
+    tcase_add_test(core, test_dumpseries_select);
     suite_add_tcase(s, core);
 
     tcase_add_test(limits, test_growth_one_dump);

@@ -8,6 +8,7 @@
  *   heap_stacks.c  heap_stacks(dump),          per stack, and per frame
  *                  heap_profile(dump)
  *   heap_diff.c    heap_profile_diff(base, current)   jeprof --base
+ *   heap_growth.c  heap_growth(...), heap_growth_stacks(...)   a series
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap_load.h.
  */
@@ -53,5 +54,10 @@ extern sqlite3_module ha_heap_top_module;
 extern sqlite3_module ha_heap_stacks_module;
 extern sqlite3_module ha_heap_profile_module;
 extern sqlite3_module ha_heap_diff_module;
+extern sqlite3_module ha_heap_growth_module;
+extern sqlite3_module ha_heap_growth_stacks_module;
+
+/* Frees heap_growth's kept result (ha_vtab_ctx_free). */
+void ha_heap_growth_free(struct ha_vtab_ctx *ctx);
 
 #endif /* HA_HEAP_VTAB_H */

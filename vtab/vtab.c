@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "prof/symbolize.h"
 #include "vtab/heap_load.h"
+#include "vtab/heap_vtab.h"
 #include "vtab/jestats.h"
 #include "vtab/vtab_util.h"
 
@@ -46,6 +47,7 @@ ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who)
 void
 ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
 {
+    ha_heap_growth_free(ctx);
     ha_heap_cache_free(ctx);
     ha_symbolizer_free(ctx->symbolizer);
     ctx->symbolizer = NULL;

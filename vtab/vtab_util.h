@@ -19,6 +19,7 @@
 
 struct ha_symbolizer;
 struct ha_heap_cache;
+struct ha_heap_growth_cache;
 
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */
@@ -62,6 +63,8 @@ struct ha_vtab_ctx {
      * ctx's owner with ha_vtab_ctx_free(). */
     struct ha_symbolizer *symbolizer;
     struct ha_heap_cache *heap_cache; /* loaded profiles (heap_load.h) */
+    struct ha_heap_growth_cache *growth; /* heap_growth's last result
+                                            (heap_growth.c) */
 };
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
