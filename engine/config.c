@@ -827,6 +827,17 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
                 cfg->jemalloc.leak_watch_window_s, cfg->stats_system_memory);
         return -1;
     }
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.dump_retention_count > 0 &&
+        cfg->jemalloc.dump_retention_count < cfg->jemalloc.leak_watch_dumps) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".dump_retention_count = %lld would remove the "
+                "leak watch's own series (leak_watch_dumps = %lld): keep "
+                "at least as many dumps as a series holds",
+                cfg->jemalloc.dump_retention_count,
+                cfg->jemalloc.leak_watch_dumps);
+        return -1;
+    }
     if (cfg->jemalloc.leak_watch_lg_prof_sample != HA_UNSET &&
         cfg->jemalloc.leak_watch_lg_prof_sample <
             cfg->jemalloc.lg_prof_sample_min) {
