@@ -219,8 +219,11 @@ pattern_of(const struct ha_growth_row *r)
         return HA_GROWTH_STEADY;
     if (r->grew == 1 && r->shrank == 0)
         return HA_GROWTH_STEP;
-    if (r->bytes_per_hour < 0 && r->shrank >= r->grew)
+    /* Down overall and at most steps: freed, not cycling. */
+    if (r->bytes_per_hour < 0 && r->last_bytes < r->first_bytes &&
+        r->shrank >= r->grew)
         return HA_GROWTH_SHRINKING;
+    /* Up and down with no clear line up: spikes that are freed. */
     if (r->grew > 0 && r->shrank > 0 &&
         (r->bytes_per_hour <= 0 || isnan(r->r2) ||
          r->r2 < HA_GROWTH_STEADY_R2 / 2))

@@ -93,12 +93,13 @@ START_TEST(test_growth_steady_tops_step_tops_burst)
 {
     struct ha_growth g;
     double t[13];
-    struct series s[5] = {
+    struct series s[6] = {
         {"leak_site", {0}},
         {"burst_site", {0}},
         {"oneoff_site", {0}},
         {"flat_site", {0}},
         {"shrink_site", {0}},
+        {"burst_zero_ends", {0}},
     };
     const struct ha_growth_row *leak, *burst, *one, *flat, *shrink;
     size_t r_leak, r_burst, r_one;
@@ -111,9 +112,10 @@ START_TEST(test_growth_steady_tops_step_tops_burst)
         s[2].bytes[k] = k < 6 ? 0 : 8e6;
         s[3].bytes[k] = 3e6;
         s[4].bytes[k] = 10e6 - 0.5e6 * k;
+        s[5].bytes[k] = (k == 1 || k == 4 || k == 5) ? 2e6 : 0;
     }
-    feed(&g, t, 13, s, 5);
-    ck_assert_uint_eq(g.n_rows, 5);
+    feed(&g, t, 13, s, 6);
+    ck_assert_uint_eq(g.n_rows, 6);
     leak = find_row(&g, "leak_site", &r_leak);
     burst = find_row(&g, "burst_site", &r_burst);
     one = find_row(&g, "oneoff_site", &r_one);
@@ -149,6 +151,10 @@ START_TEST(test_growth_steady_tops_step_tops_burst)
     ck_assert_uint_eq(burst->grew, 4);
     ck_assert_uint_eq(burst->shrank, 3);
     ck_assert_int_eq(burst->pattern, HA_GROWTH_BURSTY);
+    /* Spikes that start and end at nothing are bursty too, not
+     * shrinking, whatever the sign of their slope. */
+    ck_assert_int_eq(find_row(&g, "burst_zero_ends", NULL)->pattern,
+                     HA_GROWTH_BURSTY);
     ck_assert_msg(burst->r2 < 0.1, "burst r2 %g", burst->r2);
     assert_close(burst->max_bytes, 5e6, 0, "burst peak");
 

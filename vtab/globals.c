@@ -489,6 +489,8 @@ gv_read_arena_decay(const struct ha_mallctl_ops *ops, const char *kind,
     int rc;
 
     buf[0] = '\0';
+    /* The arena list and their states are as of the last epoch. */
+    (void)ha_mallctl_epoch(ops);
     snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
     if ((rc = ha_mallctl_read_ssize(ops, name, &def)) != 0 ||
         (rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
@@ -737,6 +739,7 @@ gv_validate_arena_decay(globals_vtab *vt, int idx, const char *text)
     size_t n = 0;
     int rc = SQLITE_OK;
 
+    (void)ha_mallctl_epoch(ops); /* arenas created since the last one */
     if (ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas) != 0)
         return gv_mallctl_error(vt, r, ENOENT, text ? text : "NULL", NULL);
     pairs = sqlite3_malloc64(GV_ARENA_LIST_MAX * sizeof(*pairs));
@@ -781,6 +784,7 @@ gv_validate_purge_arena(globals_vtab *vt, int idx, const char *text)
 
     if (text != NULL && ha_value_parse_int(text, 0, HA_MALLCTL_ARENAS_ALL - 1,
                                            &i) == 0) {
+        (void)ha_mallctl_epoch(ops); /* arenas created since the last one */
         (void)ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas);
         if (i >= (long long)narenas || !gv_arena_in_use(ops, (unsigned)i))
             return ha_vtab_set_errmsg(

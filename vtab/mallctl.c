@@ -287,6 +287,9 @@ ha_mallctl_set_decay(const struct ha_mallctl_ops *ops, const char *kind,
 
     if (undo != NULL)
         memset(undo, 0, sizeof(*undo));
+    /* arenas.narenas and arena.<i>.initialized are as of the last epoch:
+     * an arena created since would be missed. */
+    (void)ha_mallctl_epoch(ops);
     snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
     rc = ha_mallctl_write_ssize(ops, name, ms,
                                 undo != NULL ? &undo->def : NULL);
