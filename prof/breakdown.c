@@ -133,8 +133,9 @@ jemalloc_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
     /* Muzzy pages were given back with MADV_FREE: resident until the
      * kernel reclaims them, which smaps counts as LazyFree. Without
      * smaps they are taken as gone. */
-    uint64_t muzzy = in->have_smaps ? min_u64(in->muzzy, in->smaps.lazyfree)
-                                    : 0;
+    uint64_t muzzy = in->have_smaps && in->smaps.detailed
+                         ? min_u64(in->muzzy, in->smaps.lazyfree)
+                         : 0;
 
     ha_breakdown_format_bytes((int64_t)in->allocated, a, sizeof(a));
     set(&rows[R_ALLOCATED], (int64_t)live,
@@ -187,8 +188,11 @@ jemalloc_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
     set(&rows[R_MUZZY], (int64_t)muzzy,
         "muzzy pages (%s, muzzy_decay_ms = %s) given back with MADV_FREE "
         "that the kernel has not reclaimed: in RSS until memory runs "
-        "short (smaps LazyFree)",
-        d, c);
+        "short (smaps LazyFree%s)",
+        d, c,
+        in->have_smaps && !in->smaps.detailed
+            ? "; not read here, so inside other.anonymous"
+            : "");
     ha_breakdown_format_bytes((int64_t)in->metadata, a, sizeof(a));
     set(&rows[R_METADATA], (int64_t)metadata,
         "jemalloc's resident metadata (stats.resident - active - dirty; "
@@ -221,7 +225,7 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
     }
     if (in->have_jemalloc)
         je = jemalloc_rows(in, rows);
-    if (in->have_smaps) {
+    if (in->have_smaps && sm->detailed) {
         set(&rows[R_RSS], (int64_t)sm->rss,
             "resident pages of this process (sum of Rss over %zu "
             "mappings in /proc/self/smaps)",
@@ -229,7 +233,6 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
         set(&rows[R_PSS], (int64_t)sm->pss,
             "RSS with each shared page divided among the processes that "
             "map it");
-        set(&rows[R_SWAP], (int64_t)sm->swap, "swapped out: not in RSS");
         set(&rows[R_STACKS], (int64_t)sm->stacks,
             "%zu stacks: the main thread's, and thread and fiber stacks "
             "(anonymous mappings above a guard page)",
@@ -237,6 +240,13 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
         set(&rows[R_BRK], (int64_t)sm->heap,
             "the brk heap ([heap]): glibc's malloc, used before jemalloc "
             "was loaded or by code that calls it directly");
+    } else if (in->have_smaps) {
+        set(&rows[R_RSS], (int64_t)sm->rss,
+            "resident pages of this process (RssAnon + RssFile + RssShmem "
+            "in /proc/self/status)");
+    }
+    if (in->have_smaps) {
+        set(&rows[R_SWAP], (int64_t)sm->swap, "swapped out: not in RSS");
         set(&rows[R_FILES], (int64_t)sm->files,
             "file-backed and shared mappings: the binaries and libraries "
             "(code and written data), mapped files, shared memory");
@@ -260,13 +270,16 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
                 untouched < 0 ? a : "");
         }
         ha_breakdown_format_bytes(anon, b, sizeof(b));
-        set(&rows[R_ANON], anon,
+        set(&rows[R_ANON], anon, "%s%s",
             in->have_jemalloc
                 ? "anonymous memory jemalloc does not own: mmap by the "
                   "program or its libraries, another allocator, libraries' "
                   ".bss"
                 : "anonymous memory (jemalloc's figures unavailable, so "
-                  "its pages are in here too)");
+                  "its pages are in here too)",
+            sm->detailed ? ""
+                         : "; stacks and [heap] too (the kernel's counters "
+                           "do not split them)");
         set(&rows[R_OTHER],
             (int64_t)(sm->stacks + sm->heap + sm->files) + anon,
             "resident memory jemalloc does not own");

@@ -43,6 +43,11 @@
  * The parts therefore add up to rss exactly; how well jemalloc's figures
  * explain the anonymous pages shows in how small those two rows are.
  *
+ * From /proc/<pid>/status instead of smaps (smaps.detailed false: the
+ * cheap reading the metrics use), pss, other.stacks and other.brk_heap
+ * are unknown and their pages are in other.anonymous, and muzzy pages
+ * count as 0 (their resident part is not known) so they are there too.
+ *
  * Pure: the figures are read elsewhere (vtab/breakdown.c).
  */
 #ifndef HA_BREAKDOWN_H

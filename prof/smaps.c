@@ -186,6 +186,7 @@ ha_smaps_parse(const char *buf, size_t len, struct ha_smaps *out, char *err,
     size_t pos = 0, line = 0;
 
     memset(out, 0, sizeof(*out));
+    out->detailed = true;
     while (pos < len) {
         const char *s = buf + pos, *e, *nl, *colon;
         size_t flen;
@@ -274,15 +275,16 @@ ha_smaps_parse(const char *buf, size_t len, struct ha_smaps *out, char *err,
     return 0;
 }
 
-int
-ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
-              size_t errlen)
+/* Reads path whole into *buf (malloc'd). /proc files have no size:
+ * read until the end. Returns 0, or -1 with err set. */
+static int
+read_all(const char *path, char **buf, size_t *len, char *err, size_t errlen)
 {
-    char *buf = NULL, why[256];
-    size_t len = 0, cap = 0;
-    int fd, rc;
+    size_t cap = 0;
+    int fd;
 
-    /* /proc files have no size: read until the end. */
+    *buf = NULL;
+    *len = 0;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
         ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
@@ -291,18 +293,18 @@ ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
     for (;;) {
         ssize_t n;
 
-        if (cap - len < 65536) {
+        if (cap - *len < 65536) {
             size_t ncap = cap ? cap * 2 : 262144;
-            char *p = realloc(buf, ncap);
+            char *p = realloc(*buf, ncap);
 
             if (p == NULL) {
                 ha_err_set(err, errlen, "%s: out of memory", path);
                 goto fail;
             }
-            buf = p;
+            *buf = p;
             cap = ncap;
         }
-        n = read(fd, buf + len, cap - len);
+        n = read(fd, *buf + *len, cap - *len);
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0) {
@@ -311,16 +313,85 @@ ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
         }
         if (n == 0)
             break;
-        len += (size_t)n;
+        *len += (size_t)n;
     }
     close(fd);
+    return 0;
+fail:
+    close(fd);
+    free(*buf);
+    *buf = NULL;
+    return -1;
+}
+
+int
+ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
+              size_t errlen)
+{
+    char *buf, why[256];
+    size_t len;
+    int rc;
+
+    if (read_all(path, &buf, &len, err, errlen) != 0)
+        return -1;
     rc = ha_smaps_parse(buf, len, out, why, sizeof(why));
     free(buf);
     if (rc != 0)
         ha_err_set(err, errlen, "%s: %s", path, why);
     return rc;
-fail:
-    close(fd);
+}
+
+int
+ha_smaps_parse_status(const char *buf, size_t len, struct ha_smaps *out,
+                      char *err, size_t errlen)
+{
+    static const char *const names[] = {"RssAnon", "RssFile", "RssShmem",
+                                        "VmSwap"};
+    uint64_t v[4] = {0, 0, 0, 0};
+    bool seen[4] = {false, false, false, false};
+    size_t pos = 0;
+
+    memset(out, 0, sizeof(*out));
+    while (pos < len) {
+        const char *s = buf + pos, *e, *nl, *colon;
+
+        nl = memchr(s, '\n', len - pos);
+        e = nl != NULL ? nl : buf + len;
+        pos = nl != NULL ? (size_t)(nl - buf) + 1 : len;
+        if (!is_field(s, e, &colon))
+            continue;
+        for (int i = 0; i < 4; i++)
+            if ((size_t)(colon - s) == strlen(names[i]) &&
+                memcmp(s, names[i], strlen(names[i])) == 0 &&
+                kb_value(colon + 1, e, &v[i]))
+                seen[i] = true;
+    }
+    for (int i = 0; i < 3; i++)
+        if (!seen[i]) {
+            ha_err_set(err, errlen, "no '%s: <number> kB' line", names[i]);
+            return -1;
+        }
+    out->anon = v[0];
+    out->anonymous = v[0];
+    out->files = v[1] + v[2];
+    out->rss = out->anon + out->files;
+    out->swap = v[3];
+    return 0;
+}
+
+int
+ha_smaps_read_status(const char *path, struct ha_smaps *out, char *err,
+                     size_t errlen)
+{
+    char *buf, why[256];
+    size_t len;
+    int rc;
+
+    if (read_all(path, &buf, &len, err, errlen) != 0)
+        return -1;
+    rc = ha_smaps_parse_status(buf, len, out, why, sizeof(why));
     free(buf);
-    return -1;
+    if (rc != 0)
+        ha_err_set(err, errlen, "%s: %s", path, why);
+    return rc;
 }

@@ -23,6 +23,10 @@
  *           [vdso]/[vvar] pages.
  * Totals are over all mappings, so files + stacks + heap + anon = rss.
  *
+ * /proc/<pid>/status gives the same split coarsely and for nothing (see
+ * ha_smaps_parse_status): files and anonymous, stacks and [heap] inside
+ * the latter, no PSS or LazyFree.
+ *
  * Trust: /proc is the kernel's, but the parser is still safe on any
  * input (fuzzed): nothing is read past len, numbers are range-checked,
  * nothing asserts.
@@ -50,6 +54,10 @@ struct ha_smaps {
 
     size_t n_mappings;
     size_t n_stacks;     /* mappings counted as stacks */
+    bool detailed;       /* from smaps: pss, lazyfree, stacks and heap
+                            are known; from status (the kernel's
+                            counters) they are 0 and stacks and heap are
+                            inside anon */
 };
 
 /* Parses the text of an smaps file, buf[0..len), into *out (zeroed
@@ -59,8 +67,22 @@ int ha_smaps_parse(const char *buf, size_t len, struct ha_smaps *out,
                    char *err, size_t errlen);
 
 /* Reads path (normally "/proc/self/smaps") and parses it. I/O. Returns
- * 0, or -1 with err naming the file and the reason. */
+ * 0, or -1 with err naming the file and the reason. The kernel walks the
+ * page tables of every mapping to write smaps: milliseconds per hundred
+ * MB of a process, with its mmap lock held for reading meanwhile. */
 int ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
                   size_t errlen);
+
+/* The cheap reading: /proc/<pid>/status's RssAnon, RssFile, RssShmem and
+ * VmSwap, counters the kernel keeps (no page-table walk), parsed from
+ * buf[0..len) into *out (zeroed first, detailed = false): files =
+ * RssFile + RssShmem, anon = RssAnon, rss their sum. Returns 0, or -1
+ * with err when a field is missing. Pure. */
+int ha_smaps_parse_status(const char *buf, size_t len, struct ha_smaps *out,
+                          char *err, size_t errlen);
+
+/* Reads path (normally "/proc/self/status") and parses it as above. */
+int ha_smaps_read_status(const char *path, struct ha_smaps *out, char *err,
+                         size_t errlen);
 
 #endif /* HA_SMAPS_H */

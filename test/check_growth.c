@@ -566,6 +566,7 @@ sample_in(struct ha_breakdown_in *in)
     in->worst_slabs = 7000;
     in->worst_util = 0.12;
     in->have_smaps = true;
+    in->smaps.detailed = true;
     in->smaps.files = 10 * MIB;
     in->smaps.stacks = 1 * MIB;
     in->smaps.heap = 0;
@@ -667,6 +668,51 @@ START_TEST(test_breakdown_missing_sources)
     ck_assert_int_eq(brow(rows, "jemalloc.fragmentation.large")->bytes,
                      40 * MIB);
     ck_assert_int_eq(parts_sum(rows), brow(rows, "rss")->bytes);
+}
+END_TEST
+
+/* The kernel's counters instead of smaps: no page-table walk, a coarser
+ * split that still adds up. */
+START_TEST(test_breakdown_from_status)
+{
+    static const char status[] =
+        "Name:\thost\n"
+        "VmRSS:\t  186368 kB\n"
+        "RssAnon:\t  174080 kB\n"
+        "RssFile:\t   10240 kB\n"
+        "RssShmem:\t    2048 kB\n"
+        "VmSwap:\t       4 kB\n"
+        "Threads:\t3\n";
+    struct ha_breakdown_row rows[HA_BREAKDOWN_ROWS];
+    struct ha_breakdown_in in;
+    char err[256];
+
+    sample_in(&in);
+    ck_assert_int_eq(ha_smaps_parse_status(status, strlen(status), &in.smaps,
+                                           err, sizeof(err)),
+                     0);
+    ck_assert(!in.smaps.detailed);
+    ck_assert_uint_eq(in.smaps.rss, 186368 * 1024ULL);
+    ck_assert_uint_eq(in.smaps.files, 12 * MIB);
+    ck_assert_uint_eq(in.smaps.anon, 170 * MIB);
+    ck_assert_uint_eq(in.smaps.swap, 4096);
+    ha_breakdown_compute(&in, rows);
+    ck_assert_int_eq(parts_sum(rows), brow(rows, "rss")->bytes);
+    ck_assert(!brow(rows, "pss")->known);
+    ck_assert(!brow(rows, "other.stacks")->known);
+    ck_assert_int_eq(brow(rows, "jemalloc.muzzy")->bytes, 0);
+    /* 170 MiB anonymous, jemalloc's 163 MiB: 7 MiB someone else's. */
+    ck_assert_int_eq(brow(rows, "other.anonymous")->bytes, 7 * MIB);
+    ck_assert_ptr_nonnull(strstr(brow(rows, "other.anonymous")->detail,
+                                 "stacks and [heap] too"));
+    ck_assert_int_eq(ha_smaps_parse_status("VmRSS: 1 kB\n", 12, &in.smaps,
+                                           err, sizeof(err)),
+                     -1);
+    ck_assert_str_eq(err, "no 'RssAnon: <number> kB' line");
+    ck_assert_int_eq(ha_smaps_read_status("/proc/self/status", &in.smaps,
+                                          err, sizeof(err)),
+                     0);
+    ck_assert_uint_gt(in.smaps.rss, 0);
 }
 END_TEST
 
@@ -983,6 +1029,7 @@ growth_suite(void)
     tcase_add_test(core, test_breakdown_untouched);
     tcase_add_test(core, test_breakdown_missing_sources);
     tcase_add_test(core, test_breakdown_format_bytes);
+    tcase_add_test(core, test_breakdown_from_status);
     tcase_add_test(core, test_buildids_dumped_at);
     tcase_add_test(core, test_dumpseries_parse_time);
     tcase_add_test(core, test_dumpseries_spec_forms);

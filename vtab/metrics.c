@@ -66,11 +66,8 @@ metrics_breakdown(struct ha_vtab_ctx *ctx, struct ha_expo *e)
         const char *help;
     } totals[] = {
         {"rss", "heapadmin_process_resident_memory_bytes",
-         "Resident memory of the process: the sum of Rss in "
-         "/proc/self/smaps."},
-        {"pss", "heapadmin_process_proportional_memory_bytes",
-         "Proportional set size: RSS with shared pages divided among the "
-         "processes that map them."},
+         "Resident memory of the process (RssAnon + RssFile + RssShmem in "
+         "/proc/self/status)."},
         {"swap", "heapadmin_process_swap_bytes",
          "Memory of the process swapped out (not in RSS)."},
     };
@@ -78,7 +75,9 @@ metrics_breakdown(struct ha_vtab_ctx *ctx, struct ha_expo *e)
     bool family = false;
     char err[128];
 
-    if (ha_rss_read(ctx, false, rows, err, sizeof(err)) != 0)
+    /* The kernel's counters, not smaps: a scrape must not walk the
+     * host's page tables. */
+    if (ha_rss_read(ctx, false, false, rows, err, sizeof(err)) != 0)
         return;
     for (size_t t = 0; t < sizeof(totals) / sizeof(totals[0]); t++)
         for (int i = 0; i < HA_BREAKDOWN_ROWS; i++)

@@ -27,7 +27,10 @@
  *
  * No HIDDEN columns, no constraints used: 21 rows, computed whole in
  * xFilter (one epoch, shared within jemalloc-stats_max_age_ms; smaps read
- * on the worker thread).
+ * on the worker thread). Reading smaps makes the kernel walk the host's
+ * page tables (bench/RESULTS-stats.md measures it): this table is for an
+ * operator's question; the Prometheus metrics read /proc/self/status
+ * instead, which costs nothing comparable.
  *
  * SQLITE_VTAB_INNOCUOUS: reading changes nothing.
  */
@@ -152,15 +155,23 @@ smaps_run(void *arg)
 }
 
 int
-ha_rss_read(struct ha_vtab_ctx *ctx, bool refresh,
+ha_rss_read(struct ha_vtab_ctx *ctx, bool refresh, bool detailed,
             struct ha_breakdown_row *rows, char *err, size_t errlen)
 {
     struct ha_breakdown_in in;
-    struct smaps_job *j = calloc(1, sizeof(*j));
+    struct smaps_job *j;
 
     memset(&in, 0, sizeof(in));
     read_jemalloc(ctx, refresh, &in);
-    if (j != NULL) {
+    if (!detailed) {
+        char why[256];
+
+        in.have_smaps = ha_smaps_read_status(HA_RSS_STATUS, &in.smaps, why,
+                                             sizeof(why)) == 0;
+        ha_breakdown_compute(&in, rows);
+        return 0;
+    }
+    if ((j = calloc(1, sizeof(*j))) != NULL) {
         /* On -1 the job is the worker's to finish and free. */
         if (ha_task_offload(smaps_run, free, j) != 0) {
             ha_err_set(err, errlen, "stopped while reading %s",
@@ -242,7 +253,7 @@ rss_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     (void)argc;
     (void)argv;
     ha_jestats_clear(c);
-    if (ha_rss_read(vt->conn->ctx, true, rows, err, sizeof(err)) != 0)
+    if (ha_rss_read(vt->conn->ctx, true, true, rows, err, sizeof(err)) != 0)
         return ha_vtab_set_errmsg(&vt->base, "stats_memory_breakdown: %s",
                                   err);
     have_rss = rows[0].known && rows[0].bytes > 0;

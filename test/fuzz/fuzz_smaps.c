@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * Fuzz target: the /proc/<pid>/smaps reader (prof/smaps.h), and the RSS
+ * Fuzz target: the /proc/<pid>/smaps and /proc/<pid>/status readers
+ * (prof/smaps.h), and the RSS
  * breakdown built on what it parsed (prof/breakdown.h) with jemalloc
  * figures taken from the input's first bytes. Seeds: corpus/smaps/ (real
  * smaps of a jemalloc process, with thread stacks and LazyFree).
@@ -24,6 +25,12 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t sum = 0, rss = 0;
 
     memset(&in, 0, sizeof(in));
+    /* The same bytes as /proc/<pid>/status. */
+    if (ha_smaps_parse_status((const char *)data, size, &in.smaps, err,
+                              sizeof(err)) == 0)
+        FUZZ_CHECK(in.smaps.anon + in.smaps.files == in.smaps.rss &&
+                       !in.smaps.detailed,
+                   "status: kinds do not add up");
     if (ha_smaps_parse((const char *)data, size, &in.smaps, err,
                        sizeof(err)) != 0) {
         FUZZ_CHECK(strncmp(err, "line ", 5) == 0, "smaps: '%s'", err);
