@@ -20,6 +20,7 @@
 #include "check_main.h"
 
 #include "core/util.h"
+#include "engine/leakwatch.h"
 #include "prof/breakdown.h"
 #include "prof/dumpseries.h"
 #include "prof/growth.h"
@@ -1008,6 +1009,29 @@ START_TEST(test_dumpseries_select)
 END_TEST
 
 /* ------------------------------------------------------------------
+ * The leak watch's trigger
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_leakwatch_grown)
+{
+    char why[128];
+
+    ck_assert(ha_leakwatch_grown(64 * MIB, 1000, 100 * MIB, 4600, 300 * MIB,
+                                 why, sizeof(why)));
+    ck_assert_str_eq(why, "+200.0 MiB over 3600 s");
+    /* Not more than the threshold; shrinking; one sample; off. */
+    ck_assert(!ha_leakwatch_grown(64 * MIB, 0, 100 * MIB, 60, 164 * MIB, why,
+                                  sizeof(why)));
+    ck_assert(!ha_leakwatch_grown(64 * MIB, 0, 300 * MIB, 60, 100 * MIB, why,
+                                  sizeof(why)));
+    ck_assert_str_eq(why, "-200.0 MiB over 60 s");
+    ck_assert(!ha_leakwatch_grown(64 * MIB, 60, 0, 60, 300 * MIB, why,
+                                  sizeof(why)));
+    ck_assert(!ha_leakwatch_grown(0, 0, 0, 60, 300 * MIB, why, sizeof(why)));
+}
+END_TEST
+
+/* ------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------ */
 
@@ -1034,6 +1058,7 @@ growth_suite(void)
     tcase_add_test(core, test_dumpseries_parse_time);
     tcase_add_test(core, test_dumpseries_spec_forms);
     tcase_add_test(core, test_dumpseries_select);
+    tcase_add_test(core, test_leakwatch_grown);
     suite_add_tcase(s, core);
 
     tcase_add_test(limits, test_growth_one_dump);
