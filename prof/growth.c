@@ -219,9 +219,11 @@ pattern_of(const struct ha_growth_row *r)
         return HA_GROWTH_STEADY;
     if (r->grew == 1 && r->shrank == 0)
         return HA_GROWTH_STEP;
-    /* Down overall and at most steps: freed, not cycling. */
+    /* Down overall, and falling far more often than rising: freed, not
+     * cycling (a burst caught high at the first dump and low at the last
+     * falls as often as it rises). */
     if (r->bytes_per_hour < 0 && r->last_bytes < r->first_bytes &&
-        r->shrank >= r->grew)
+        r->shrank >= 2 * r->grew)
         return HA_GROWTH_SHRINKING;
     /* Up and down with no clear line up: spikes that are freed. */
     if (r->grew > 0 && r->shrank > 0 &&

@@ -55,7 +55,7 @@ enum ha_growth_pattern {
     HA_GROWTH_STEP,      /* grew at one step, never shrank */
     HA_GROWTH_GROWING,   /* rose overall, irregularly */
     HA_GROWTH_BURSTY,    /* rose and fell, no trend up */
-    HA_GROWTH_SHRINKING, /* fell overall */
+    HA_GROWTH_SHRINKING, /* fell overall, falling at most steps */
     HA_GROWTH_PATTERN_MAX
 };
 

@@ -94,13 +94,14 @@ START_TEST(test_growth_steady_tops_step_tops_burst)
 {
     struct ha_growth g;
     double t[13];
-    struct series s[6] = {
+    struct series s[7] = {
         {"leak_site", {0}},
         {"burst_site", {0}},
         {"oneoff_site", {0}},
         {"flat_site", {0}},
         {"shrink_site", {0}},
         {"burst_zero_ends", {0}},
+        {"burst_high_first", {0}},
     };
     const struct ha_growth_row *leak, *burst, *one, *flat, *shrink;
     size_t r_leak, r_burst, r_one;
@@ -114,9 +115,10 @@ START_TEST(test_growth_steady_tops_step_tops_burst)
         s[3].bytes[k] = 3e6;
         s[4].bytes[k] = 10e6 - 0.5e6 * k;
         s[5].bytes[k] = (k == 1 || k == 4 || k == 5) ? 2e6 : 0;
+        s[6].bytes[k] = (k == 0 || k == 3 || k == 7) ? 6e6 : 0;
     }
-    feed(&g, t, 13, s, 6);
-    ck_assert_uint_eq(g.n_rows, 6);
+    feed(&g, t, 13, s, 7);
+    ck_assert_uint_eq(g.n_rows, 7);
     leak = find_row(&g, "leak_site", &r_leak);
     burst = find_row(&g, "burst_site", &r_burst);
     one = find_row(&g, "oneoff_site", &r_one);
@@ -155,6 +157,10 @@ START_TEST(test_growth_steady_tops_step_tops_burst)
     /* Spikes that start and end at nothing are bursty too, not
      * shrinking, whatever the sign of their slope. */
     ck_assert_int_eq(find_row(&g, "burst_zero_ends", NULL)->pattern,
+                     HA_GROWTH_BURSTY);
+    /* Caught high at the first dump, low at the last: it falls overall
+     * but rises as often as it falls. */
+    ck_assert_int_eq(find_row(&g, "burst_high_first", NULL)->pattern,
                      HA_GROWTH_BURSTY);
     ck_assert_msg(burst->r2 < 0.1, "burst r2 %g", burst->r2);
     assert_close(burst->max_bytes, 5e6, 0, "burst peak");
