@@ -693,6 +693,17 @@ START_TEST(test_vtab_globals_decay_put_back)
     ck_assert_err_has("put back: jemalloc-dirty_decay_ms");
     ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 10000);
     ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 10000);
+
+    /* A per-arena list puts back its arenas and leaves the default. */
+    ck_assert_int_eq(
+        exec("UPDATE global_variables SET variable_value = CASE "
+             "variable_name WHEN 'jemalloc-arena_dirty_decay_ms' THEN '0:7' "
+             "ELSE 'true' END WHERE variable_name IN "
+             "('jemalloc-arena_dirty_decay_ms', 'jemalloc-purge_now')"),
+        SQLITE_ERROR);
+    ck_assert_err_has("put back: jemalloc-arena_dirty_decay_ms");
+    ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 10000);
+    ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 10000);
 }
 END_TEST
 

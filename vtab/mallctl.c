@@ -329,9 +329,12 @@ ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops, const char *kind,
     char name[64];
     int rc, first = 0;
 
-    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
-    rc = ha_mallctl_write_ssize(ops, name, undo->def, NULL);
-    first = rc;
+    /* A per-arena change recorded no default (HA_MALLCTL_DECAY_NONE). */
+    if (undo->def != HA_MALLCTL_DECAY_NONE) {
+        snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+        rc = ha_mallctl_write_ssize(ops, name, undo->def, NULL);
+        first = rc;
+    }
     for (unsigned i = 0; i < undo->n; i++) {
         if (undo->arena[i] == HA_MALLCTL_DECAY_NONE)
             continue;

@@ -145,7 +145,8 @@ struct ha_mallctl_decay_undo {
  * undo covers them). */
 int ha_mallctl_set_decay(const struct ha_mallctl_ops *ops, const char *kind,
                          ssize_t ms, struct ha_mallctl_decay_undo *undo);
-/* Puts back what undo recorded. Returns 0 or the first errno value. */
+/* Puts back what undo recorded (def HA_MALLCTL_DECAY_NONE: the arenas
+ * only). Returns 0 or the first errno value. */
 int ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops,
                              const char *kind,
                              const struct ha_mallctl_decay_undo *undo);
