@@ -5,10 +5,12 @@
 # test/growthhost embeds heapadmin through the library and, on its own
 # timer, leaks 1 MiB/s from one function, allocates and frees 8 MiB
 # bursts from a second, grows once by 12 MiB from a third and leaves the
-# 64-byte class fragmented. With interval dumps every 3 s (dump_interval_s)
-# for about 45 s:
+# 64-byte class fragmented. With dumps every 3 s (dump_interval_s) and
+# jemalloc's own interval dumps every 8 MiB allocated (lg_prof_interval
+# 23) for about 45 s:
 #   - heap_growth ranks the steady leak first, at about its real rate,
-#     and the one-off step above the bursts (every argument form);
+#     and the one-off step above the bursts (every argument form, either
+#     series);
 #   - stats_memory_breakdown's parts add up to its RSS, which agrees
 #     with the kernel's VmRSS, and it names the fragmented 64-byte class,
 #     as stats_jemalloc_bins does;
@@ -44,7 +46,8 @@ jemalloc_variables =
     dirty_decay_ms = -1L;
 };
 EOF
-"$host" -c "$HA_TMP/host.cnf" >"$HA_TMP/host.out" 2>&1 &
+MALLOC_CONF=lg_prof_interval:23 \
+    "$host" -c "$HA_TMP/host.cnf" >"$HA_TMP/host.out" 2>&1 &
 hpid=$!
 HA_PIDS+=("$hpid")
 for _ in $(seq 100); do
@@ -67,12 +70,14 @@ ha_like "... to every arena in use" "^[1-9][0-9]*	0$" "$HA_OUT"
 
 n=0
 for _ in $(seq 150); do
-    ha_sql "SELECT count(*) FROM stats_heap_dumps WHERE pid = $hpid"
+    ha_sql "SELECT count(*) FROM stats_heap_dumps WHERE pid = $hpid AND kind = 'manual'"
     n=${HA_OUT:-0}
     [ "$n" -ge 14 ] && break
     sleep 0.5
 done
-ha_ok "14 interval dumps within 75 s (got $n)" test "$n" -ge 14
+ha_ok "14 dump_interval_s dumps within 75 s (got $n)" test "$n" -ge 14
+ha_sql "SELECT count(*) FROM stats_heap_dumps WHERE pid = $hpid AND kind = 'interval'"
+ha_ok "and jemalloc's own interval dumps ($HA_OUT)" test "${HA_OUT:-0}" -ge 5
 
 # rank_of FUNCTION [ARGS]: its rank in heap_growth(ARGS).
 rank_of() {
@@ -98,13 +103,15 @@ ha_sql "SELECT CAST(bytes_per_hour / $MIB AS INT) FROM heap_growth() WHERE rank 
 rate=${HA_OUT:-0}
 ha_ok "the leak's slope is about 3600 MiB/h (got $rate)" \
     test "$rate" -ge 1800 -a "$rate" -le 5400
-ha_sql "SELECT round(r2, 2) >= 0.95, grew = steps FROM heap_growth() WHERE rank = 1"
-ha_is "... a straight line that grew at every step" "1	1" "$HA_OUT"
+ha_sql "SELECT round(r2, 2) >= 0.95, grew_share >= 0.9 FROM heap_growth() WHERE rank = 1"
+ha_is "... a straight line that grew at nearly every step" "1	1" "$HA_OUT"
+ha_sql "SELECT function, grew = steps FROM heap_growth(NULL, NULL, 'manual') WHERE rank = 1"
+ha_is "... at every step between the 3 s dumps" "growthhost_leak	1" "$HA_OUT"
 
 # The other argument forms agree on the leader.
-ha_sql "SELECT file_name FROM stats_heap_dumps WHERE pid = $hpid ORDER BY seq LIMIT 1"
+ha_sql "SELECT file_name FROM stats_heap_dumps WHERE pid = $hpid AND kind = 'manual' ORDER BY seq LIMIT 1"
 first=$HA_OUT
-ha_sql "SELECT file_name FROM stats_heap_dumps WHERE pid = $hpid ORDER BY seq DESC LIMIT 1"
+ha_sql "SELECT file_name FROM stats_heap_dumps WHERE pid = $hpid AND kind = 'manual' ORDER BY seq DESC LIMIT 1"
 last=$HA_OUT
 ha_is "heap_growth('first', 'last') agrees" "1" \
     "$(rank_of growthhost_leak "'$first', '$last'")"
@@ -113,9 +120,13 @@ ha_is "heap_growth(from, to) in unix seconds agrees" "1" \
     "$(rank_of growthhost_leak "unixepoch() - 3600, unixepoch() + 60")"
 ha_is "heap_growth('first') and dump_kind 'manual' agree" "1" \
     "$(rank_of growthhost_leak "'$first', NULL, 'manual'")"
-ha_sql "SELECT count(*) FROM heap_growth(NULL, NULL, 'interval')"
-ha_like "there are no interval dumps (jemalloc's lg_prof_interval) here" \
-    "no interval dumps" "$HA_ERR"
+ha_sql "SELECT dumps FROM heap_growth('$first', NULL, 'manual') LIMIT 1"
+ha_ok "... over the manual dumps only ($HA_OUT)" \
+    test "${HA_OUT:-0}" -ge 14 -a "${HA_OUT:-99}" -le 20
+ha_is "heap_growth over jemalloc's lg_prof_interval dumps agrees" "1" \
+    "$(rank_of growthhost_leak "NULL, NULL, 'interval'")"
+ha_sql "SELECT count(*) FROM heap_growth(NULL, NULL, 'final')"
+ha_like "a kind with no dumps is said so" "no final dumps" "$HA_ERR"
 ha_sql "SELECT site, stack LIKE '%growthhost_leak' FROM heap_growth_stacks() WHERE rank = 1"
 ha_is "heap_growth_stacks: the top stack ends at the leak" \
     "growthhost_leak	1" "$HA_OUT"
