@@ -103,8 +103,10 @@ ha_sql "SELECT CAST(bytes_per_hour / $MIB AS INT) FROM heap_growth() WHERE rank 
 rate=${HA_OUT:-0}
 ha_ok "the leak's slope is about 3600 MiB/h (got $rate)" \
     test "$rate" -ge 1800 -a "$rate" -le 5400
-ha_sql "SELECT round(r2, 2) >= 0.95, grew_share >= 0.9 FROM heap_growth() WHERE rank = 1"
-ha_is "... a straight line that grew at nearly every step" "1	1" "$HA_OUT"
+# Mixed with jemalloc's interval dumps, two dumps can land milliseconds
+# apart with nothing new between them: the fit, not every step, counts.
+ha_sql "SELECT round(r2, 2) >= 0.95 FROM heap_growth() WHERE rank = 1"
+ha_is "... on a straight line" "1" "$HA_OUT"
 ha_sql "SELECT function, grew = steps FROM heap_growth(NULL, NULL, 'manual') WHERE rank = 1"
 ha_is "... at every step between the 3 s dumps" "growthhost_leak	1" "$HA_OUT"
 
