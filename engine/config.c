@@ -172,6 +172,24 @@ static const struct config_key config_keys[] = {
      OFF(jemalloc.dump_interval_s), 0},
     {JEMALLOC, "dump_resident_bytes", KEY_INT64, 0, 1LL << 50, NULL,
      OFF(jemalloc.dump_resident_bytes), 0},
+    /* Decay, applied to every arena at start: -1 (never) to a year in
+     * ms; absent: jemalloc's own (opt.*_decay_ms, MALLOC_CONF). */
+    {JEMALLOC, "dirty_decay_ms", KEY_INT64, -1, 31536000000LL, NULL,
+     OFF(jemalloc.dirty_decay_ms), 0},
+    {JEMALLOC, "muzzy_decay_ms", KEY_INT64, -1, 31536000000LL, NULL,
+     OFF(jemalloc.muzzy_decay_ms), 0},
+    /* The leak watch (engine/leakwatch.h): bytes (0 = off), seconds up
+     * to a week, a series of 2 to 1000 dumps, a sampling rate. */
+    {JEMALLOC, "leak_watch_growth_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+     OFF(jemalloc.leak_watch_growth_bytes), 0},
+    {JEMALLOC, "leak_watch_window_s", KEY_INT64, 1, 604800, NULL,
+     OFF(jemalloc.leak_watch_window_s), 0},
+    {JEMALLOC, "leak_watch_dump_interval_s", KEY_INT64, 1, 86400, NULL,
+     OFF(jemalloc.leak_watch_dump_interval_s), 0},
+    {JEMALLOC, "leak_watch_dumps", KEY_INT64, 2, 1000, NULL,
+     OFF(jemalloc.leak_watch_dumps), 0},
+    {JEMALLOC, "leak_watch_lg_prof_sample", KEY_INT, 0, 62, NULL,
+     OFF(jemalloc.leak_watch_lg_prof_sample), 0},
     {JEMALLOC, "dump_prefix", KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
@@ -802,6 +820,13 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.dump_symbolized = 0;
     cfg->jemalloc.debuginfod_timeout_ms = HA_DEFAULT_DEBUGINFOD_TIMEOUT_MS;
     cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
+    cfg->jemalloc.dirty_decay_ms = HA_DECAY_UNSET;
+    cfg->jemalloc.muzzy_decay_ms = HA_DECAY_UNSET;
+    cfg->jemalloc.leak_watch_window_s = HA_DEFAULT_LEAK_WATCH_WINDOW_S;
+    cfg->jemalloc.leak_watch_dump_interval_s =
+        HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S;
+    cfg->jemalloc.leak_watch_dumps = HA_DEFAULT_LEAK_WATCH_DUMPS;
+    cfg->jemalloc.leak_watch_lg_prof_sample = HA_UNSET;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;
     cfg->max_output_total = HA_DEFAULT_MAX_OUTPUT_TOTAL;
@@ -874,6 +899,49 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
                         cfg->http[i].path);
                 return -1;
             }
+    }
+    l.line = 0;
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->stats_system_memory == 0) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".leak_watch_growth_bytes is set but "
+                ADMIN ".stats_system_memory = 0: the leak watch reads "
+                "resident memory from stats_history's samples; set "
+                "stats_system_memory (seconds between samples) or "
+                "leak_watch_growth_bytes = 0");
+        return -1;
+    }
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.leak_watch_window_s < cfg->stats_system_memory) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".leak_watch_window_s = %lld is shorter than "
+                ADMIN ".stats_system_memory = %d: the window must hold at "
+                "least two samples",
+                cfg->jemalloc.leak_watch_window_s, cfg->stats_system_memory);
+        return -1;
+    }
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.dump_retention_count > 0 &&
+        cfg->jemalloc.dump_retention_count < cfg->jemalloc.leak_watch_dumps) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".dump_retention_count = %lld would remove the "
+                "leak watch's own series (leak_watch_dumps = %lld): keep "
+                "at least as many dumps as a series holds",
+                cfg->jemalloc.dump_retention_count,
+                cfg->jemalloc.leak_watch_dumps);
+        return -1;
+    }
+    if (cfg->jemalloc.leak_watch_lg_prof_sample != HA_UNSET &&
+        cfg->jemalloc.leak_watch_lg_prof_sample <
+            cfg->jemalloc.lg_prof_sample_min) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".leak_watch_lg_prof_sample = %d is below "
+                JEMALLOC ".lg_prof_sample_min = %d (each sampled small "
+                "allocation costs a 16 KiB extent); allowed: %d..62",
+                cfg->jemalloc.leak_watch_lg_prof_sample,
+                cfg->jemalloc.lg_prof_sample_min,
+                cfg->jemalloc.lg_prof_sample_min);
+        return -1;
     }
     if (cfg->jemalloc.lg_prof_sample != HA_UNSET &&
         cfg->jemalloc.lg_prof_sample < cfg->jemalloc.lg_prof_sample_min) {
@@ -1570,6 +1638,16 @@ ha_config_log(const struct ha_config *cfg)
                 j->dump_retention_count, j->dump_retention_bytes,
                 j->dump_min_free_bytes, j->dump_interval_s,
                 j->dump_resident_bytes);
+    ha_log_info("config: " JEMALLOC ".dirty_decay_ms = %lld, "
+                "muzzy_decay_ms = %lld (-2: jemalloc's own)",
+                j->dirty_decay_ms, j->muzzy_decay_ms);
+    ha_log_info("config: " JEMALLOC ".leak_watch_growth_bytes = %lld "
+                "(0: off), leak_watch_window_s = %lld, "
+                "leak_watch_dump_interval_s = %lld, leak_watch_dumps = %lld, "
+                "leak_watch_lg_prof_sample = %d (-1: the current rate)",
+                j->leak_watch_growth_bytes, j->leak_watch_window_s,
+                j->leak_watch_dump_interval_s, j->leak_watch_dumps,
+                j->leak_watch_lg_prof_sample);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1704,10 +1782,14 @@ put_key(const struct ha_config *cfg, const struct config_key *k,
         ha_buf_printf(out, "%s%s = %d;\n", indent, k->name, v);
         return;
     }
-    case KEY_INT64:
-        ha_buf_printf(out, "%s%s = %lldL;\n", indent, k->name,
-                      *(const long long *)field);
+    case KEY_INT64: {
+        long long v = *(const long long *)field;
+
+        if (v < k->min) /* unset (HA_DECAY_UNSET): the default applies */
+            return;
+        ha_buf_printf(out, "%s%s = %lldL;\n", indent, k->name, v);
         return;
+    }
     case KEY_BOOL: {
         int v = *(const int *)field;
 

@@ -219,6 +219,66 @@ START_TEST(test_config_write_round_trip)
 }
 END_TEST
 
+/* The leak watch's settings, and what they must agree with. */
+START_TEST(test_config_leak_watch)
+{
+    static const struct {
+        const char *text;
+        const char *what;
+    } refused[] = {
+        {"admin_variables = { stats_system_memory = 0 };\n"
+         "jemalloc_variables = { leak_watch_growth_bytes = 1000 };\n",
+         "leak_watch_growth_bytes is set but admin_variables."
+         "stats_system_memory = 0"},
+        {"admin_variables = { stats_system_memory = 60 };\n"
+         "jemalloc_variables = { leak_watch_growth_bytes = 1000; "
+         "leak_watch_window_s = 30L };\n",
+         "leak_watch_window_s = 30 is shorter than"},
+        {"jemalloc_variables = { leak_watch_growth_bytes = 1000; "
+         "dump_retention_count = 5L };\n",
+         "dump_retention_count = 5 would remove the leak watch's own "
+         "series (leak_watch_dumps = 12)"},
+        {"jemalloc_variables = { leak_watch_growth_bytes = 1000; "
+         "leak_watch_lg_prof_sample = 10 };\n",
+         "leak_watch_lg_prof_sample = 10 is below"},
+    };
+    struct ha_buf out = HA_BUF_INIT;
+
+    /* Defaults: off, an hour's window, 12 dumps 5 minutes apart. */
+    ck_assert_int_eq(load(""), 0);
+    ck_assert(cfg.jemalloc.leak_watch_growth_bytes == 0);
+    ck_assert(cfg.jemalloc.leak_watch_window_s == 3600);
+    ck_assert(cfg.jemalloc.leak_watch_dump_interval_s == 300);
+    ck_assert(cfg.jemalloc.leak_watch_dumps == 12);
+    ck_assert_int_eq(cfg.jemalloc.leak_watch_lg_prof_sample, HA_UNSET);
+    ck_assert(cfg.jemalloc.dirty_decay_ms == HA_DECAY_UNSET);
+    ck_assert(cfg.jemalloc.muzzy_decay_ms == HA_DECAY_UNSET);
+    /* Unset decay is not written back; a set one is, -1 included. */
+    ha_config_write(&cfg, NULL, NULL, &out);
+    ha_buf_append_u8(&out, '\0');
+    ck_assert_ptr_null(strstr((const char *)out.data, "decay_ms"));
+    ck_assert_int_eq(load("jemalloc_variables = { dirty_decay_ms = -1; "
+                          "leak_watch_growth_bytes = 268435456L; "
+                          "leak_watch_lg_prof_sample = 16 };\n"),
+                     0);
+    ck_assert(cfg.jemalloc.dirty_decay_ms == -1);
+    ck_assert(cfg.jemalloc.leak_watch_growth_bytes == 268435456LL);
+    ha_buf_reset(&out);
+    ha_config_write(&cfg, NULL, NULL, &out);
+    ha_buf_append_u8(&out, '\0');
+    ck_assert_ptr_nonnull(strstr((const char *)out.data,
+                                 "dirty_decay_ms = -1L;"));
+    ck_assert_ptr_nonnull(strstr((const char *)out.data,
+                                 "leak_watch_lg_prof_sample = 16;"));
+    ha_buf_free(&out);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(refused); i++) {
+        ck_assert_msg(load(refused[i].text) == -1, "case %zu loaded", i);
+        ck_assert_msg(strstr(err, refused[i].what) != NULL,
+                      "case %zu: '%s' lacks '%s'", i, err, refused[i].what);
+    }
+}
+END_TEST
+
 START_TEST(test_config_unix_socket_mode)
 {
     ck_assert_str_eq(cfg.unix_socket_mode, "0660");
@@ -1099,6 +1159,10 @@ static const struct {
      "0..62", NULL},
     {"jemalloc_variables =\n{\n\n  dump_prefix = \"../x\"\n}\n", "dump_prefix",
      "contains '/'", NULL},
+    {"jemalloc_variables =\n{\n\n  dirty_decay_ms = -2\n}\n",
+     "dirty_decay_ms", "-1..31536000000", NULL},
+    {"jemalloc_variables =\n{\n\n  leak_watch_dumps = 1\n}\n",
+     "leak_watch_dumps", "2..1000", NULL},
     {"jemalloc_variables =\n{\n\n  dump_prefix = \"a b\"\n}\n", "dump_prefix",
      "[A-Za-z0-9_.-]", NULL},
     /* wrong types */
@@ -1184,6 +1248,7 @@ config_suite(void)
     tcase_add_test(tc, test_config_sample_quickstart);
     tcase_add_test(tc, test_config_sample_production);
     tcase_add_test(tc, test_config_sample_jemalloc_example);
+    tcase_add_test(tc, test_config_leak_watch);
     tcase_add_test(tc, test_config_proxysql_cnf);
     tcase_add_test(tc, test_config_all_keys);
     tcase_add_loop_test(tc, test_config_bool_forms, 0,

@@ -16,6 +16,13 @@
  *   heapadmin_jemalloc_prof_enabled, _prof_active        gauge  0/1
  *   heapadmin_jemalloc_prof_sample_period_bytes          gauge  2^lg_sample
  *   heapadmin_jemalloc_prof_interval_bytes               gauge  0 = off
+ *   heapadmin_process_resident_memory_bytes              gauge  VmRSS
+ *   heapadmin_process_swap_bytes                         gauge  VmSwap
+ *   heapadmin_memory_breakdown_bytes{component=...}      gauge  the parts
+ *                        of stats_memory_breakdown: they sum to the RSS
+ *                        (read from /proc/self/status, not smaps, so a
+ *                        scrape walks no page tables: stacks and [heap]
+ *                        are inside other.anonymous)
  * and ProxySQL's, so its dashboards keep working:
  *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}
  *   proxysql_jemalloc_allocated_bytes_total   (a counter in ProxySQL)
