@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "engine/metrics.h"
 #include "http/flame.h"
+#include "http/growth.h"
 #include "http/pprof.h"
 
 #define GET_HEAD (1u << 0)
@@ -35,7 +36,9 @@ serve_index(struct ha_http_req *hr)
         "                         /pprof/profile, jeprof's default, is the "
         "same)\n"
         "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol\n"
-        "  /heap                  flame graph, top functions, diffs\n");
+        "  /heap                  flame graph, top functions, diffs;\n"
+        "                         ?view=growth: what grows over a series "
+        "of dumps\n");
 }
 
 static void
@@ -88,6 +91,7 @@ static const struct route {
     {"/heap/", false, GET_HEAD, ha_http_flame_page},
     {"/heap/data.json", false, GET_HEAD, ha_http_flame_data},
     {"/heap/dumps.json", false, GET_HEAD, ha_http_flame_dumps},
+    {"/heap/growth.json", false, GET_HEAD, ha_http_growth_data},
     {"/assets/", true, GET_HEAD, ha_http_flame_asset},
 };
 

@@ -91,6 +91,7 @@
 #include "prof/dumpseries.h"
 #include "prof/growth.h"
 #include "prof/maps.h"
+#include "vtab/heap_growth.h"
 #include "vtab/heap_load.h"
 #include "vtab/heap_vtab.h"
 
@@ -123,23 +124,13 @@ enum {
  * The result, shared by both tables and kept for the next query
  * ------------------------------------------------------------------ */
 
-struct growth_result {
-    int refs;
-    char *key;                 /* the series' files, for the cache */
-    struct ha_growth funcs;    /* per function, finished */
-    struct ha_growth stacks;   /* per stack, finished */
-    size_t n_dumps;
-    double hours;
-    char *first_dump, *last_dump;
-};
-
 /* ctx->growth: the last result (heap_vtab.h). */
 struct ha_heap_growth_cache {
-    struct growth_result *last;
+    struct ha_heap_growth *last;
 };
 
-static void
-result_put(struct growth_result *r)
+void
+ha_heap_growth_put(struct ha_heap_growth *r)
 {
     if (r == NULL || --r->refs > 0)
         return;
@@ -148,6 +139,11 @@ result_put(struct growth_result *r)
     free(r->key);
     free(r->first_dump);
     free(r->last_dump);
+    for (size_t i = 0; r->dumps != NULL && i < r->n_dumps; i++)
+        free(r->dumps[i]);
+    free(r->dumps);
+    free(r->t_s);
+    ha_buf_free(&r->page);
     free(r);
 }
 
@@ -156,7 +152,7 @@ ha_heap_growth_free(struct ha_vtab_ctx *ctx)
 {
     if (ctx->growth == NULL)
         return;
-    result_put(ctx->growth->last);
+    ha_heap_growth_put(ctx->growth->last);
     free(ctx->growth);
     ctx->growth = NULL;
 }
@@ -435,15 +431,15 @@ out:
 
 /* Computes the series' result. Returns it (one reference), or NULL with
  * *why HA_HEAP_ERROR (err set) or HA_HEAP_STOPPED. */
-static struct growth_result *
-compute(struct ha_vtab_conn *conn, const struct listing *l,
+static struct ha_heap_growth *
+compute(struct ha_vtab_ctx *ctx, bool admin, const struct listing *l,
         const size_t *idx, size_t n, char *key, int *why, char *err,
         size_t errlen)
 {
     int rc;
 
     struct growth_run *run = calloc(1, sizeof(*run));
-    struct growth_result *res = NULL;
+    struct ha_heap_growth *res = NULL;
 
     if (run == NULL)
         goto oom;
@@ -451,7 +447,7 @@ compute(struct ha_vtab_conn *conn, const struct listing *l,
         if (k < n) {
             const char *name = l->names[idx[k]];
 
-            if ((rc = ha_heap_profile_get(conn->ctx, name, conn->admin,
+            if ((rc = ha_heap_profile_get(ctx, name, admin,
                                           &run->pr, err, errlen)) != 0) {
                 *why = rc;
                 goto fail_why;
@@ -487,8 +483,17 @@ compute(struct ha_vtab_conn *conn, const struct listing *l,
     res->first_dump = strdup(l->names[idx[0]]);
     res->last_dump = strdup(l->names[idx[n - 1]]);
     run_free(run);
-    if (res->first_dump == NULL || res->last_dump == NULL) {
-        result_put(res);
+    res->dumps = calloc(n, sizeof(*res->dumps));
+    res->t_s = calloc(n, sizeof(*res->t_s));
+    for (size_t k = 0; res->dumps != NULL && res->t_s != NULL && k < n;
+         k++) {
+        if ((res->dumps[k] = strdup(l->names[idx[k]])) == NULL)
+            break;
+        res->t_s[k] = (double)l->dumps[idx[k]].t_ns / 1e9;
+    }
+    if (res->first_dump == NULL || res->last_dump == NULL ||
+        res->dumps == NULL || res->t_s == NULL || res->dumps[n - 1] == NULL) {
+        ha_heap_growth_put(res);
         ha_err_set(err, errlen, "out of memory");
         return NULL;
     }
@@ -517,7 +522,7 @@ struct growth_vtab {
 typedef struct growth_cursor growth_cursor;
 struct growth_cursor {
     sqlite3_vtab_cursor base;  /* Base class - must be first */
-    struct growth_result *res; /* one reference; NULL: no rows */
+    struct ha_heap_growth *res; /* one reference; NULL: no rows */
     size_t i;
     sqlite3_value *args[3];    /* since, until, dump_kind as given */
 };
@@ -618,7 +623,7 @@ growth_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 static void
 growth_clear(growth_cursor *c)
 {
-    result_put(c->res);
+    ha_heap_growth_put(c->res);
     c->res = NULL;
     c->i = 0;
     for (int k = 0; k < 3; k++) {
@@ -649,20 +654,74 @@ to_arg(sqlite3_value *v, struct ha_dumpseries_arg *a)
         a->present = false;
 }
 
+int
+ha_heap_growth_get(struct ha_vtab_ctx *ctx, bool admin,
+                   const struct ha_dumpseries_arg args[3],
+                   struct ha_heap_growth **out, char *err, size_t errlen)
+{
+    struct ha_dumpseries_spec spec;
+    struct listing l;
+    size_t *idx = NULL, n = 0;
+    char *key = NULL;
+    int why = 0;
+
+    *out = NULL;
+    if (ha_dumpseries_spec(&args[0], &args[1], &args[2], &spec, err,
+                           errlen) != 0)
+        return HA_HEAP_ERROR;
+    if ((why = list_dumps_offloaded(ctx->datadir, &l)) != 0) {
+        ha_err_set(err, errlen, "out of memory");
+        return why;
+    }
+    if ((idx = malloc((l.n ? l.n : 1) * sizeof(*idx))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        why = HA_HEAP_ERROR;
+        goto out;
+    }
+    if (ha_dumpseries_select(l.dumps, l.n, &spec, idx, &n, err, errlen) !=
+        0) {
+        why = HA_HEAP_ERROR;
+        goto out;
+    }
+    if ((key = series_key(&l, idx, n)) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        why = HA_HEAP_ERROR;
+        goto out;
+    }
+    if (ctx->growth != NULL && ctx->growth->last != NULL &&
+        strcmp(ctx->growth->last->key, key) == 0) {
+        *out = ctx->growth->last;
+        (*out)->refs++;
+        free(key);
+        goto out;
+    }
+    if ((*out = compute(ctx, admin, &l, idx, n, key, &why, err, errlen)) ==
+        NULL)
+        goto out;
+    /* Keep it for the next query (on the loop, after the jobs). */
+    if (ctx->growth == NULL)
+        ctx->growth = calloc(1, sizeof(*ctx->growth));
+    if (ctx->growth != NULL) {
+        ha_heap_growth_put(ctx->growth->last);
+        ctx->growth->last = *out;
+        (*out)->refs++;
+    }
+out:
+    free(idx);
+    listing_free(&l);
+    return why;
+}
+
 static int
 growth_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
               int argc, sqlite3_value **argv)
 {
     growth_cursor *c = (growth_cursor *)cur;
     growth_vtab *vt = (growth_vtab *)cur->pVtab;
-    struct ha_vtab_ctx *ctx = vt->base.conn->ctx;
     struct ha_dumpseries_arg args[3];
-    struct ha_dumpseries_spec spec;
-    struct listing l;
-    size_t *idx = NULL, n = 0;
-    char err[1024], *key = NULL;
+    char err[1024];
     const char *table = vt->stacks ? "heap_growth_stacks" : "heap_growth";
-    int a = 0, why, rc = SQLITE_OK;
+    int a = 0, rc;
 
     (void)idxStr;
     growth_clear(c);
@@ -674,50 +733,9 @@ growth_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         }
         to_arg(c->args[k], &args[k]);
     }
-    if (ha_dumpseries_spec(&args[0], &args[1], &args[2], &spec, err,
-                           sizeof(err)) != 0)
-        return ha_vtab_set_errmsg(&vt->base.base, "%s: %s", table, err);
-    if ((why = list_dumps_offloaded(ctx->datadir, &l)) != 0)
-        return why == HA_HEAP_STOPPED
-                   ? ha_heap_fail(&vt->base.base, why, table, NULL)
-                   : SQLITE_NOMEM;
-    if ((idx = malloc((l.n ? l.n : 1) * sizeof(*idx))) == NULL) {
-        rc = SQLITE_NOMEM;
-        goto out;
-    }
-    if (ha_dumpseries_select(l.dumps, l.n, &spec, idx, &n, err,
-                             sizeof(err)) != 0) {
-        rc = ha_vtab_set_errmsg(&vt->base.base, "%s: %s", table, err);
-        goto out;
-    }
-    if ((key = series_key(&l, idx, n)) == NULL) {
-        rc = SQLITE_NOMEM;
-        goto out;
-    }
-    if (ctx->growth != NULL && ctx->growth->last != NULL &&
-        strcmp(ctx->growth->last->key, key) == 0) {
-        c->res = ctx->growth->last;
-        c->res->refs++;
-        free(key);
-        goto out;
-    }
-    c->res = compute(vt->base.conn, &l, idx, n, key, &why, err, sizeof(err));
-    if (c->res == NULL) {
-        rc = ha_heap_fail(&vt->base.base, why, table, err);
-        goto out;
-    }
-    /* Keep it for the next query (on the loop, after the jobs). */
-    if (ctx->growth == NULL)
-        ctx->growth = calloc(1, sizeof(*ctx->growth));
-    if (ctx->growth != NULL) {
-        result_put(ctx->growth->last);
-        ctx->growth->last = c->res;
-        c->res->refs++;
-    }
-out:
-    free(idx);
-    listing_free(&l);
-    return rc;
+    rc = ha_heap_growth_get(vt->base.conn->ctx, vt->base.conn->admin, args,
+                            &c->res, err, sizeof(err));
+    return rc == 0 ? SQLITE_OK : ha_heap_fail(&vt->base.base, rc, table, err);
 }
 
 static const struct ha_growth *

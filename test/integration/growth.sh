@@ -22,6 +22,8 @@ HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-240}
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 ha_needs_live_jemalloc
+ha_require curl curl
+ha_require chromium chromium
 
 host=$HA_BUILDDIR/test/growthhost
 if [ ! -x "$host" ]; then
@@ -34,10 +36,11 @@ MIB=1048576
 HA_DATADIR=$HA_TMP/data
 mkdir -m 700 "$HA_DATADIR"
 HA_PORT=$(ha_free_port) || ha_bail "no free port"
+hport=$(ha_free_port) || ha_bail "no free port"
 HA_LOG=$HA_DATADIR/heapadmind.log
 cat >"$HA_TMP/host.cnf" <<EOF
 datadir = "$HA_DATADIR";
-admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; mysql_ifaces = "127.0.0.1:$HA_PORT"; };
+admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; mysql_ifaces = "127.0.0.1:$HA_PORT"; http_ifaces = "127.0.0.1:$hport"; };
 jemalloc_variables =
 {
     prof_active = true;
@@ -134,6 +137,64 @@ ha_is "heap_growth_stacks: the top stack ends at the leak" \
     "growthhost_leak	1" "$HA_OUT"
 ha_sql "SELECT count(*) FROM heap_growth(5)" -ustats -pstats
 ha_like "stats users may read heap_growth" "^[1-9]" "$HA_OUT"
+
+# --- the /heap page's growth view ----------------------------------------------
+
+# The same series as heap_growth('first', 'last'): the same ranking, each
+# top row's bytes at every dump, and a tree of the growing stacks.
+ha_sql "SELECT function FROM heap_growth('$first', '$last') ORDER BY rank LIMIT 3"
+sql_top=$(tr '\n' ' ' <<<"$HA_OUT")
+curl -sS -u stats:stats -o "$HA_TMP/growth.json" -w '%{http_code}' \
+    "http://127.0.0.1:$hport/heap/growth.json?since=$first&until=$last" \
+    >"$HA_TMP/growth.code" 2>&1
+ha_is "growth.json answers a stats user" "200" "$(cat "$HA_TMP/growth.code")"
+got=$(/usr/bin/python3 - "$HA_TMP/growth.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+n = len(d["dumps"])
+top = " ".join(r["f"] for r in d["top"][:3]) + " "
+print("top", top)
+print("series", all(len(r["series"]) == n for r in d["top"] if "series" in r),
+      sum(1 for r in d["top"] if "series" in r), len(d["total"]) == n)
+leak = d["top"][0]
+print("leak", leak["series"][-1] > leak["series"][0] > -1,
+      leak["pattern"], leak["last"] == round(leak["series"][-1]))
+# The tree's root holds the growth; the leak is one of its leaves.
+def find(t, name):
+    return t["n"] == name or any(find(c, name) for c in t["c"])
+print("tree", d["tree"]["v"] > 0, find(d["tree"], "growthhost_leak"))
+PY
+)
+ha_diag "growth.json:" "$got"
+ha_is "... ranks as heap_growth does" "top $sql_top" "$(grep '^top ' <<<"$got")"
+ha_like "... with every drawn row's bytes at each dump, and the total" \
+    "^series True [3-8] True$" "$got"
+ha_like "... the leak's series rises to its last bytes" "^leak True steady True$" "$got"
+ha_like "... and a tree of the growing stacks that holds the leak" \
+    "^tree True True$" "$got"
+code=$(curl -sS -u stats:stats -o "$HA_TMP/bad.txt" -w '%{http_code}' \
+    "http://127.0.0.1:$hport/heap/growth.json?last=many")
+ha_is "last=many is refused" "400" "$code"
+ha_file_like "... saying what is allowed" "$HA_TMP/bad.txt" "a number of dumps"
+code=$(curl -sS -u stats:stats -o "$HA_TMP/bad.txt" -w '%{http_code}' \
+    "http://127.0.0.1:$hport/heap/growth.json?since=../heapadmin.db")
+ha_is "a path for since is refused" "404" "$code"
+ha_file_like "... saying what it is not, quoting nothing of any file" \
+    "$HA_TMP/bad.txt" "'\.\./heapadmin\.db' is neither a dump's name"
+timeout 90 chromium --headless --no-sandbox --disable-gpu \
+    --disable-dev-shm-usage --no-first-run \
+    --user-data-dir="$HA_TMP/chrome" --virtual-time-budget=15000 \
+    --window-size=1280,900 --dump-dom \
+    "http://stats:stats@127.0.0.1:$hport/heap?view=growth&last=12&kind=manual" \
+    >"$HA_TMP/growth.html" 2>"$HA_TMP/chrome.err"
+ha_file_like "Chromium renders the growth view" "$HA_TMP/growth.html" \
+    'data-rendered="yes"'
+n=$(grep -o 'class="series"' "$HA_TMP/growth.html" | wc -l)
+ha_ok "... the top rows drawn over time ($n lines)" test "$n" -ge 3
+ha_file_like "... the leak first in the table" "$HA_TMP/growth.html" \
+    '<tbody><tr><td class="f">growthhost_leak</td><td[^>]*>1</td>'
+ha_file_like "... and in the flame graph" "$HA_TMP/growth.html" \
+    'growthhost_leak: [0-9.]+ [KMG]iB/h'
 
 # --- where RSS goes ---------------------------------------------------------
 
