@@ -36,6 +36,8 @@
 #include <openssl/ssl.h>
 
 #include "admin/auth.h"
+#include "admin/exec.h"
+#include "admin/schemas.h"
 #include "engine/accounts.h"
 #include "core/task.h"
 #include "core/log.h"
@@ -538,7 +540,7 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
         fail_and_close(c, 1040, "08004", "Too many connections");
         return;
     }
-    if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
+    if (c->db[0] != '\0' && !ha_schemas_exists(c->db)) {
         ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",
                     change ? "change of user" : "login", c->user, c->peer,
@@ -832,7 +834,7 @@ on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
         return;
     }
     ha_session_set_command(&c->session, "Field List", table, tn);
-    ha_session_field_list(&c->session, table, wn > 0 ? wild : NULL, r);
+    ha_exec_field_list(&c->session, table, wn > 0 ? wild : NULL, r);
 }
 
 /* COM_STATISTICS: a bare string<EOF>, never an OK (pitfall 18); the
@@ -917,7 +919,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_log_debug("connection %u: query: %.*s", c->id,
                      (int)(len - 1 > 200 ? 200 : len - 1),
                      (const char *)p + 1);
-        ha_session_query(&c->session, (const char *)p + 1, len - 1, &r);
+        ha_exec_query(&c->session, (const char *)p + 1, len - 1, &r);
         break;
     case HA_COM_FIELD_LIST:
         on_field_list(c, p, len, &r);

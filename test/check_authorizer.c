@@ -2,7 +2,7 @@
  *
  * The session authorizer (engine/authorizer.c): an admin session and a
  * stats session on one memdb database with the fake jemalloc, statements
- * in through ha_session_query, and the reply reduced to "OK", "ROWS:<first
+ * in through ha_exec_query, and the reply reduced to "OK", "ROWS:<first
  * value>" or "ERR <code> <message>". Every class of refusal is checked
  * with its exact text, every compatibility query a stats user needs is
  * checked to pass, and the pure decision function covers what the
@@ -20,6 +20,7 @@
 #include "session_fixture.h"
 #include "admin/proto.h"
 #include "admin/query.h"
+#include "admin/exec.h"
 #include "admin/session.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
@@ -69,7 +70,7 @@ run(struct ha_session *s, const char *sql)
     size_t len;
 
     ha_reply_init(&r, &out, 1, CAPS, ha_session_status(s));
-    ha_session_query(s, sql, strlen(sql), &r);
+    ha_exec_query(s, sql, strlen(sql), &r);
     ha_reply_free(&r);
     ck_assert_uint_ge(out.len, 5);
     p = out.data + 4;

@@ -20,6 +20,7 @@
 #include "session_fixture.h"
 #include "admin/proto.h"
 #include "admin/query.h"
+#include "admin/exec.h"
 #include "admin/session.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
@@ -184,7 +185,7 @@ query_caps(struct ha_session *s, const char *sql, uint32_t caps)
     struct ha_reply r;
 
     ha_reply_init(&r, &out, 1, caps, ha_session_status(s));
-    ha_session_query(s, sql, strlen(sql), &r);
+    ha_exec_query(s, sql, strlen(sql), &r);
     ha_reply_free(&r);
     decode(&out, caps);
     ha_buf_free(&out);
@@ -588,7 +589,7 @@ field_list(const char *table, const char *wild, uint32_t caps,
 
     ha_buf_init(&fl_out);
     ha_reply_init(&r, &fl_out, 1, caps, ha_session_status(&s1));
-    ha_session_field_list(&s1, table, wild, &r);
+    ha_exec_field_list(&s1, table, wild, &r);
     ha_reply_free(&r);
     return packets(&fl_out, p, len, 64);
 }
@@ -655,7 +656,7 @@ START_TEST(test_session_special)
         int rc;
 
         ha_reply_init(&r, &out, 1, CAPS_EOF, ha_session_status(&s1));
-        rc = ha_session_special(&s1, sp[i].sql, strlen(sp[i].sql), &r);
+        rc = ha_exec_special(&s1, sp[i].sql, strlen(sp[i].sql), &r);
         ha_reply_free(&r);
         decode(&out, CAPS_EOF);
         ck_assert_msg(rc == sp[i].handled && strcmp(trace, sp[i].trace) == 0,

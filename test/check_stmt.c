@@ -18,6 +18,7 @@
 #include "core/buf.h"
 #include "admin/proto.h"
 #include "admin/query.h"
+#include "admin/exec.h"
 #include "admin/session.h"
 #include "admin/stmt.h"
 #include "core/util.h"
@@ -493,7 +494,7 @@ START_TEST(test_stmt_autocommit_off)
     exec_pkt(&b, create, NULL, 0);
     execute(&b, &k);
     reply_begin(&r);
-    ha_session_query(&sess, "SET autocommit=0", 16, &r);
+    ha_exec_query(&sess, "SET autocommit=0", 16, &r);
     ha_reply_free(&r);
     sel = prepare_ok("SELECT count(*) FROM a", 1, 0);
     ins = prepare_ok("INSERT INTO a VALUES (?)", 0, 1);
