@@ -176,8 +176,9 @@ check_mysql_var(const struct ha_set_item *it, struct ha_session_var *v,
             return -1;
         v->type = HA_SYSVAR_TEXT;
     }
-    /* Honoured (ha_session_arm_deadline), so only what it can mean: 0 (the admin
-     * ceiling) up to the ceiling admin_variables.max_execution_time. */
+    /* Honoured (ha_session_arm_deadline), so only what it can mean: 0
+     * (the admin ceiling) up to the ceiling
+     * admin_variables.max_execution_time. */
     if (ha_str_ieq(it->name, "max_execution_time") &&
         v->type == HA_SYSVAR_INT &&
         (v->ival < 0 ||
