@@ -221,8 +221,8 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
         struct ha_iface *ifaces = NULL;
         size_t n = 0;
 
-        if (ha_config_parse_ifaces(o->mysql_ifaces, &ifaces, &n, why,
-                                   sizeof(why)) != 0) {
+        if (ha_iface_parse(o->mysql_ifaces, &ifaces, &n, why,
+                           sizeof(why)) != 0) {
             ha_err_set(err, errlen, "mysql_ifaces \"%s\": %s",
                        o->mysql_ifaces, why);
             goto fail;

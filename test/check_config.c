@@ -20,6 +20,7 @@
 /* Spelled with its directory: plain "config.h" is autoconf's, found first
  * through -I$(top_builddir). */
 #include "engine/config.h"
+#include "engine/config_write.h"
 #include "engine/credentials.h"
 #include "core/util.h"
 
@@ -819,8 +820,8 @@ START_TEST(test_config_parse_ifaces_direct)
     struct ha_iface *ifs = NULL;
     size_t n = 0;
 
-    ck_assert_int_eq(ha_config_parse_ifaces("localhost:1;[fe80::1]:65535", &ifs,
-                                            &n, err, sizeof(err)),
+    ck_assert_int_eq(ha_iface_parse("localhost:1;[fe80::1]:65535", &ifs, &n,
+                                    err, sizeof(err)),
                      0);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(ifs[0].host, "localhost");
@@ -831,8 +832,8 @@ START_TEST(test_config_parse_ifaces_direct)
 
     ifs = NULL;
     n = 0;
-    ck_assert_int_eq(ha_config_parse_ifaces("1.2.3.4:5;1.2.3.4:5", &ifs, &n,
-                                            err, sizeof(err)),
+    ck_assert_int_eq(ha_iface_parse("1.2.3.4:5;1.2.3.4:5", &ifs, &n, err,
+                                    sizeof(err)),
                      -1);
     ck_assert_ptr_null(ifs);
     ck_assert_uint_eq(n, 0);
