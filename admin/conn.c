@@ -837,7 +837,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
         if (used < 0) {
             ha_log_warn("connection %u (%s): malformed input: %s; closing",
                         c->id, c->peer, err);
-            if (strstr(err, "max") != NULL || strstr(err, "large") != NULL)
+            if (c->reader.error == HA_PROTO_READER_TOO_LARGE)
                 ha_wire_fail(c, 1153, "08S01",
                              "Got a packet bigger than "
                              "'max_allowed_packet' bytes");

@@ -58,6 +58,7 @@ reader_start_chunk(struct ha_pkt_reader *r, char *err, size_t errlen)
                        "packet sequence id %u inside a split packet, "
                        "expected %u",
                        seq, want);
+            r->error = HA_PROTO_READER_OUT_OF_ORDER;
             return -1;
         }
     } else {
@@ -71,6 +72,7 @@ reader_start_chunk(struct ha_pkt_reader *r, char *err, size_t errlen)
         ha_err_set(err, errlen,
                    "packet payload exceeds max_allowed_packet (%zu bytes)",
                    r->max_payload);
+        r->error = HA_PROTO_READER_TOO_LARGE;
         return -1;
     }
     r->chunk_left = chunk_len;
@@ -109,6 +111,7 @@ ha_proto_reader_feed(struct ha_pkt_reader *r, const uint8_t *buf, size_t len,
                 ha_err_set(err, errlen,
                            "out of memory reading a %zu-byte packet",
                            r->payload.len + r->chunk_left);
+                r->error = HA_PROTO_READER_NOMEM;
                 return -1;
             }
             used += n;

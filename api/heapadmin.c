@@ -166,10 +166,10 @@ log_config(struct heapadmin *h)
     for (size_t i = 0; i < h->cfg.n_messages; i++) {
         /* Unknown keys are likely typos (warn); ProxySQL sections we do
          * not use are expected (notice). */
-        if (strstr(h->cfg.messages[i], "unknown") != NULL)
-            ha_log_warn("%s", h->cfg.messages[i]);
+        if (h->cfg.messages[i].severity == HA_CONFIG_WARNING)
+            ha_log_warn("%s", h->cfg.messages[i].text);
         else
-            ha_log_notice("%s", h->cfg.messages[i]);
+            ha_log_notice("%s", h->cfg.messages[i].text);
     }
     ha_config_log(&h->cfg);
     if (ha_config_default_exposed(&h->cfg, why, sizeof(why)))

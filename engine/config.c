@@ -384,16 +384,19 @@ loc_err(char *err, size_t errlen, struct loc l, const char *fmt, ...)
         ha_err_set(err, errlen, "%s: %s", l.file, what);
 }
 
-static int add_message(struct ha_config *cfg, struct loc l, const char *fmt,
-                       ...) __attribute__((format(printf, 3, 4)));
+static int add_message(struct ha_config *cfg,
+                       enum ha_config_severity severity, struct loc l,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-/* Appends "file:line: <fmt>" to cfg->messages. Returns 0, or -1 when out
- * of memory. */
+/* Appends "file:line: <fmt>" with severity to cfg->messages. Returns 0,
+ * or -1 when out of memory. */
 static int
-add_message(struct ha_config *cfg, struct loc l, const char *fmt, ...)
+add_message(struct ha_config *cfg, enum ha_config_severity severity,
+            struct loc l, const char *fmt, ...)
 {
     char what[1024];
-    char **grown;
+    struct ha_config_message *grown;
     char *msg;
     va_list ap;
     int n;
@@ -415,7 +418,8 @@ add_message(struct ha_config *cfg, struct loc l, const char *fmt, ...)
         return -1;
     }
     cfg->messages = grown;
-    cfg->messages[cfg->n_messages++] = msg;
+    cfg->messages[cfg->n_messages].severity = severity;
+    cfg->messages[cfg->n_messages++].text = msg;
     return 0;
 }
 
@@ -721,7 +725,7 @@ ha_config_free(struct ha_config *cfg)
     free(cfg->http_ifaces);
     free(cfg->http);
     for (size_t i = 0; i < cfg->n_messages; i++)
-        free(cfg->messages[i]);
+        free(cfg->messages[i].text);
     free(cfg->messages);
     memset(cfg, 0, sizeof(*cfg));
 }
@@ -913,18 +917,18 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
         if (strcmp(gname, ADMIN) == 0 &&
             in_list(proxysql_admin_keys, HA_ARRAY_SIZE(proxysql_admin_keys),
                     key)) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
                              "%s.%s is a ProxySQL setting not used by "
                              "heapadmin; ignored",
                              gname, key);
         } else if ((hint = suggest(gname, key)) != NULL) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_WARNING, l,
                              "unknown key '%s' in %s, ignored; did you "
                              "mean '%s'?",
                              key, gname, hint);
         } else {
-            rc = add_message(cfg, l, "unknown key '%s' in %s, ignored", key,
-                             gname);
+            rc = add_message(cfg, HA_CONFIG_WARNING, l,
+                             "unknown key '%s' in %s, ignored", key, gname);
         }
         if (rc < 0) {
             loc_err(err, errlen, l, "out of memory");
@@ -966,13 +970,13 @@ parse_root(struct ha_config *cfg, const config_setting_t *root,
             continue;
         }
         if (in_list(proxysql_sections, HA_ARRAY_SIZE(proxysql_sections), key)) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
                              "section '%s' is not used by heapadmin; "
                              "ignored",
                              key);
         } else if (in_list(proxysql_root_keys,
                            HA_ARRAY_SIZE(proxysql_root_keys), key)) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
                              "'%s' is a ProxySQL setting not used by "
                              "heapadmin; ignored",
                              key);
@@ -985,12 +989,13 @@ parse_root(struct ha_config *cfg, const config_setting_t *root,
 
             hint = suggest(NULL, key);
             if (hint != NULL)
-                rc = add_message(cfg, l,
+                rc = add_message(cfg, HA_CONFIG_WARNING, l,
                                  "unknown %s '%s', ignored; did you mean "
                                  "'%s'?",
                                  what, key, hint);
             else
-                rc = add_message(cfg, l, "unknown %s '%s', ignored", what, key);
+                rc = add_message(cfg, HA_CONFIG_WARNING, l,
+                                 "unknown %s '%s', ignored", what, key);
         }
         if (rc < 0) {
             loc_err(err, errlen, l, "out of memory");

@@ -45,6 +45,22 @@
 #define HA_DEFAULT_MAX_ALLOWED_PACKET (64 << 20)  /* bytes, MySQL 8's */
 #define HA_DEFAULT_MAX_OUTPUT_BUFFER (64 << 20)   /* bytes unsent */
 
+/* How much a config message matters, for the log level it is written
+ * at. */
+enum ha_config_severity {
+    HA_CONFIG_NOTICE,           /* expected: a ProxySQL section or setting
+                                 * heapadmin does not use */
+    HA_CONFIG_WARNING,          /* likely a mistake: an unknown key or
+                                 * section (a typo?) */
+    HA_CONFIG_SEVERITY_MAX
+};
+
+/* Something a load noticed that did not stop it. */
+struct ha_config_message {
+    enum ha_config_severity severity;
+    char *text;                 /* "file:line: ...", malloc'd */
+};
+
 struct ha_config {
     char *path;                 /* file it came from, or "<string>" */
     char *datadir;              /* as written (relative = to the cwd) */
@@ -104,7 +120,7 @@ struct ha_config {
 
     struct ha_jemalloc_config jemalloc;
 
-    char **messages;            /* warnings and notices, "file:line: ..." */
+    struct ha_config_message *messages; /* warnings and notices */
     size_t n_messages;
 };
 
@@ -159,7 +175,8 @@ void ha_config_free(struct ha_config *cfg);
  * are freed. The result is always the built-in defaults plus text, never
  * layered over an earlier load. Warnings ("...: unknown key 'x' in
  * admin_variables, ignored; did you mean 'y'?") and notices ("...: section
- * 'mysql_servers' is not used by heapadmin; ignored") go to cfg->messages;
+ * 'mysql_servers' is not used by heapadmin; ignored") go to cfg->messages,
+ * each with its severity (HA_CONFIG_WARNING, HA_CONFIG_NOTICE);
  * cfg->path is name ("<string>" for NULL). */
 int ha_config_load_string(struct ha_config *cfg, const char *text,
                           const char *name, char *err, size_t errlen);
