@@ -18,6 +18,7 @@
 #include "admin/lex.h"
 #include "check_main.h"
 #include "session_fixture.h"
+#include "test/support/replies.h"
 #include "admin/proto.h"
 #include "admin/query.h"
 #include "admin/exec.h"
@@ -70,107 +71,61 @@ append(const char *fmt, const void *p, size_t n)
                  (const char *)p);
 }
 
-/* Splits out into packets, checking sequence ids run on from 1. */
-static size_t
-packets(const struct ha_buf *out, const uint8_t **p, size_t *len, size_t max)
-{
-    size_t n = 0, off = 0;
-    uint8_t seq = 1;
-
-    while (off + 4 <= out->len && n < max) {
-        size_t l = out->data[off] | out->data[off + 1] << 8 |
-                   (size_t)out->data[off + 2] << 16;
-        ck_assert_msg(out->data[off + 3] == seq, "packet %zu: seq %u, want %u",
-                      n, out->data[off + 3], seq);
-        seq++;
-        p[n] = out->data + off + 4;
-        len[n] = l;
-        n++;
-        off += 4 + l;
-    }
-    ck_assert_uint_eq(off, out->len);
-    return n;
-}
-
-static uint16_t
-status_of(const uint8_t *p, size_t len)
-{
-    struct ha_reader r;
-    uint64_t v;
-    uint8_t b;
-
-    ha_reader_init(&r, p, len);
-    ha_proto_get_u8(&r, &b);
-    if (b == 0xFE && len < 9 && len >= 5 && len != 7 && len != 8 &&
-        len == 5) /* EOF: warnings, status */
-        return (uint16_t)(p[3] | p[4] << 8);
-    ha_proto_get_lenenc(&r, &v);
-    ha_proto_get_lenenc(&r, &v);
-    ha_proto_get_le(&r, 2, &v);
-    return (uint16_t)v;
-}
-
-/* Turns every result in out into the trace. */
+/* Turns every result in out into the trace: "OK", "ERR <code>", or
+ * "<columns>:<row>;<row>" with values ',' between, NULL as NULL; " / "
+ * between results, "+" after one flagged SERVER_MORE_RESULTS_EXISTS. */
 static void
 decode(const struct ha_buf *out, uint32_t caps)
 {
-    const uint8_t *p[512];
-    size_t len[512], n = packets(out, p, len, 512), i = 0;
+    static struct rp_pkts k;
+    bool deprecate_eof = (caps & HA_CLIENT_DEPRECATE_EOF) != 0;
+    size_t i = 0;
+    char why[128];
 
     trace[0] = '\0';
-    while (i < n) {
+    ck_assert_msg(rp_split(out->data, out->len, 1, &k, why, sizeof(why)) ==
+                      0,
+                  "%s", why);
+    while (i < k.n) {
+        struct rp_result res;
+
         if (trace[0] != '\0')
             append(" / ", NULL, 0);
-        if (p[i][0] == 0x00) {
-            last_status = status_of(p[i], len[i]);
-            append("OK", NULL, 0);
-            i++;
-        } else if (p[i][0] == 0xFF) {
+        ck_assert_msg(rp_result(&k, &i, deprecate_eof, &res) == 0,
+                      "malformed reply after: %s", trace);
+        if (res.kind == RP_ERR) {
             char code[16];
-            snprintf(code, sizeof(code), "ERR %u", p[i][1] | p[i][2] << 8);
+            snprintf(code, sizeof(code), "ERR %u", res.code);
             append(code, NULL, 0);
-            i++;
             continue;
+        }
+        last_status = res.status;
+        if (res.kind == RP_OK) {
+            append("OK", NULL, 0);
         } else {
-            struct ha_reader r;
-            uint64_t ncol;
-            ha_reader_init(&r, p[i], len[i]);
-            ck_assert_int_eq(ha_proto_get_lenenc(&r, &ncol), 0);
-            i++;
-            for (uint64_t c = 0; c < ncol; c++, i++) {
+            for (uint64_t c = 0; c < res.n_cols; c++) {
                 const uint8_t *s;
                 size_t sl;
-                ha_reader_init(&r, p[i], len[i]);
-                for (int k = 0; k < 5; k++)
-                    ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
+                ck_assert_int_eq(rp_col_name(&k, &res, c, &s, &sl), 0);
                 append(c ? "," : "", NULL, 0);
                 append(NULL, s, sl);
             }
             append(":", NULL, 0);
-            if (!(caps & HA_CLIENT_DEPRECATE_EOF))
-                i++; /* EOF after the definitions */
-            for (int row = 0; i < n && !(p[i][0] == 0xFE && len[i] < 9);
-                 i++, row++) {
-                ha_reader_init(&r, p[i], len[i]);
+            for (size_t row = 0; row < res.n_rows; row++) {
                 append(row ? ";" : "", NULL, 0);
-                for (uint64_t c = 0; c < ncol; c++) {
+                for (uint64_t c = 0; c < res.n_cols; c++) {
                     const uint8_t *s;
                     size_t sl;
+                    int got = rp_value(&k, &res, row, c, &s, &sl);
+
+                    ck_assert_int_ge(got, 0);
                     append(c ? "," : "", NULL, 0);
-                    if (r.p[r.pos] == 0xFB) {
-                        r.pos++;
+                    if (got == 0)
                         append("NULL", NULL, 0);
-                        continue;
-                    }
-                    ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
-                    append(NULL, s, sl);
+                    else
+                        append(NULL, s, sl);
                 }
             }
-            ck_assert_msg(i < n, "result set without terminator: %s", trace);
-            last_status = (caps & HA_CLIENT_DEPRECATE_EOF)
-                              ? status_of(p[i], len[i])
-                              : (uint16_t)(p[i][3] | p[i][4] << 8);
-            i++;
         }
         if (last_status & HA_STATUS_MORE_RESULTS)
             append("+", NULL, 0);
@@ -581,57 +536,61 @@ END_TEST
 
 static struct ha_buf fl_out;
 
+static struct rp_pkts fl;
+
+/* COM_FIELD_LIST's reply for table, split into fl. Returns fl.n. */
 static size_t
-field_list(const char *table, const char *wild, uint32_t caps,
-           const uint8_t **p, size_t *len)
+field_list(const char *table, const char *wild, uint32_t caps)
 {
     struct ha_reply r;
+    char why[128];
 
     ha_buf_init(&fl_out);
     ha_reply_init(&r, &fl_out, 1, caps, ha_session_status(&s1));
     ha_exec_field_list(&s1, table, wild, &r);
     ha_reply_free(&r);
-    return packets(&fl_out, p, len, 64);
+    ck_assert_msg(rp_split(fl_out.data, fl_out.len, 1, &fl, why,
+                           sizeof(why)) == 0,
+                  "%s", why);
+    return fl.n;
 }
 
 START_TEST(test_session_field_list)
 {
-    const uint8_t *p[64];
-    size_t len[64], n;
+    size_t n;
     struct ha_reader r;
     const uint8_t *s;
     size_t sl;
 
-    n = field_list("global_variables", NULL, CAPS_EOF, p, len);
+    n = field_list("global_variables", NULL, CAPS_EOF);
     ck_assert_uint_eq(n, 3);
-    ck_assert_uint_eq(p[2][0], 0xFE);
-    ck_assert_uint_eq(len[2], 5);
+    ck_assert_uint_eq(fl.p[2][0], 0xFE);
+    ck_assert_uint_eq(fl.len[2], 5);
     /* A definition with a default: catalog, schema, table, org_table,
      * name, org_name, 0x0c block (13 bytes), then the default (NULL). */
-    ha_reader_init(&r, p[0], len[0]);
+    ha_reader_init(&r, fl.p[0], fl.len[0]);
     for (int k = 0; k < 5; k++)
         ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
     ck_assert_uint_eq(sl, 13);
     ck_assert_int_eq(memcmp(s, "variable_name", 13), 0);
-    ck_assert_uint_eq(p[0][len[0] - 1], 0xFB);
+    ck_assert_uint_eq(fl.p[0][fl.len[0] - 1], 0xFB);
     ha_buf_free(&fl_out);
 
-    n = field_list("global_variables", "variable_v%", CAPS_DEPRECATE_EOF, p,
-                   len);
+    n = field_list("global_variables", "variable_v%", CAPS_DEPRECATE_EOF);
     ck_assert_uint_eq(n, 2);
-    ck_assert_uint_eq(p[1][0], 0xFE);
-    ck_assert_uint_ge(len[1], 7);
+    ck_assert_uint_eq(fl.p[1][0], 0xFE);
+    ck_assert_uint_ge(fl.len[1], 7);
     ha_buf_free(&fl_out);
 
     ha_session_use(&s1, "stats");
-    n = field_list("stats_admin_sessions", NULL, CAPS_EOF, p, len);
+    n = field_list("stats_admin_sessions", NULL, CAPS_EOF);
     ck_assert_uint_eq(n, 9);
     ha_buf_free(&fl_out);
 
-    n = field_list("global_variables", NULL, CAPS_EOF, p, len);
+    n = field_list("global_variables", NULL, CAPS_EOF);
     ck_assert_uint_eq(n, 1);
-    ck_assert_uint_eq(p[0][0], 0xFF);
-    ck_assert_uint_eq(p[0][1] | p[0][2] << 8, 1146);
+    ck_assert_uint_eq(fl.p[0][0], 0xFF);
+    ck_assert_uint_eq(fl.p[0][1] | fl.p[0][2] << 8, 1146);
     ha_buf_free(&fl_out);
 }
 END_TEST

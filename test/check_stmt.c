@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test/support/replies.h"
 
 #include "core/buf.h"
 #include "admin/proto.h"
@@ -32,13 +33,6 @@ static struct ha_stmt_table tab;
 static struct ha_buf out;
 static uint32_t caps = CAPS_EOF;
 
-/* The packets of one reply. */
-#define MAX_PKTS 64
-struct pkts {
-    size_t n;
-    const uint8_t *p[MAX_PKTS];
-    size_t len[MAX_PKTS];
-};
 
 static void
 setup(void)
@@ -67,25 +61,12 @@ teardown(void)
 
 /* Splits out into packets, checking that sequence ids run from 1. */
 static void
-split(struct pkts *k)
+split(struct rp_pkts *k)
 {
-    size_t pos = 0;
+    char why[128];
 
-    memset(k, 0, sizeof(*k));
-    while (pos < out.len) {
-        size_t len;
-        ck_assert_msg(out.len - pos >= 4, "truncated header at %zu", pos);
-        len = out.data[pos] | out.data[pos + 1] << 8 |
-              (size_t)out.data[pos + 2] << 16;
-        ck_assert_msg(out.data[pos + 3] == (uint8_t)(k->n + 1),
-                      "packet %zu has seq %u", k->n, out.data[pos + 3]);
-        ck_assert_msg(out.len - pos - 4 >= len, "truncated packet %zu", k->n);
-        ck_assert(k->n < MAX_PKTS);
-        k->p[k->n] = out.data + pos + 4;
-        k->len[k->n] = len;
-        k->n++;
-        pos += 4 + len;
-    }
+    ck_assert_msg(rp_split(out.data, out.len, 1, k, why, sizeof(why)) == 0,
+                  "%s", why);
 }
 
 static void
@@ -96,7 +77,7 @@ reply_begin(struct ha_reply *r)
 }
 
 static void
-prepare(const char *sql, struct pkts *k)
+prepare(const char *sql, struct rp_pkts *k)
 {
     struct ha_reply r;
 
@@ -107,7 +88,7 @@ prepare(const char *sql, struct pkts *k)
 }
 
 static void
-execute(const struct ha_buf *pkt, struct pkts *k)
+execute(const struct ha_buf *pkt, struct rp_pkts *k)
 {
     struct ha_reply r;
     /* Exact-size copy so valgrind sees any overread. */
@@ -126,7 +107,7 @@ execute(const struct ha_buf *pkt, struct pkts *k)
 static uint32_t
 prepare_ok(const char *sql, uint16_t ncol, uint16_t nparams)
 {
-    struct pkts k;
+    struct rp_pkts k;
 
     prepare(sql, &k);
     ck_assert_msg(k.n >= 1 && k.p[0][0] == 0x00 && k.len[0] == 12,
@@ -141,7 +122,7 @@ prepare_ok(const char *sql, uint16_t ncol, uint16_t nparams)
 }
 
 static int
-err_code(const struct pkts *k)
+err_code(const struct rp_pkts *k)
 {
     ck_assert_msg(k->n == 1 && k->p[0][0] == 0xFF,
                   "expected one ERR, got %zu packets starting 0x%02x", k->n,
@@ -170,7 +151,7 @@ exec_pkt(struct ha_buf *b, uint32_t id, const void *params, size_t n)
 
 START_TEST(test_stmt_prepare_packets)
 {
-    struct pkts k;
+    struct rp_pkts k;
 
     /* Classic framing: OK, 2 params, EOF, 2 columns, EOF. */
     prepare("SELECT ? + 1 AS a, ? AS b", &k);
@@ -202,7 +183,7 @@ END_TEST
 
 START_TEST(test_stmt_prepare_errors)
 {
-    struct pkts k;
+    struct rp_pkts k;
 
     prepare("SELEC 1", &k);
     ck_assert_int_eq(err_code(&k), 1064);
@@ -221,7 +202,7 @@ END_TEST
 
 START_TEST(test_stmt_limit)
 {
-    struct pkts k;
+    struct rp_pkts k;
     uint8_t close_pkt[5] = {HA_COM_STMT_CLOSE, 2, 0, 0, 0};
 
     tab.max = 3;
@@ -245,7 +226,7 @@ END_TEST
 START_TEST(test_stmt_execute_roundtrip)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t ins, sel;
 
     prepare_ok("CREATE TABLE t (i INTEGER, d REAL, s TEXT, x BLOB)", 0, 0);
@@ -322,7 +303,7 @@ END_TEST
 START_TEST(test_stmt_execute_declared_type)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t id;
 
     prepare_ok("CREATE TABLE t (i INTEGER, d REAL, s TEXT)", 0, 0);
@@ -350,7 +331,7 @@ END_TEST
 START_TEST(test_stmt_execute_errors)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t id = prepare_ok("SELECT ? AS v", 1, 1);
     uint8_t close_pkt[5] = {HA_COM_STMT_CLOSE, 0, 0, 0, 0};
 
@@ -392,7 +373,7 @@ START_TEST(test_stmt_long_data_and_reset)
 {
     struct ha_buf b = HA_BUF_INIT;
     struct ha_reply r;
-    struct pkts k;
+    struct rp_pkts k;
     char err[256];
     uint32_t id = prepare_ok("SELECT ? AS a, ? AS b", 2, 2);
     uint8_t ld1[] = "\x18\x01\x00\x00\x00\x00\x00"
@@ -461,7 +442,7 @@ END_TEST
 START_TEST(test_stmt_special)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t begin = prepare_ok("BEGIN", 0, 0);
     uint32_t commit = prepare_ok("COMMIT", 0, 0);
 
@@ -487,7 +468,7 @@ START_TEST(test_stmt_autocommit_off)
 {
     struct ha_buf b = HA_BUF_INIT;
     struct ha_reply r;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t create = prepare_ok("CREATE TABLE a (i INTEGER)", 0, 0);
     uint32_t sel, ins, commit;
 
