@@ -399,6 +399,88 @@ START_TEST(test_session_catalog_is_what_shows)
 }
 END_TEST
 
+/* The names PRAGMA module_list gives on db, into names (up to max).
+ * Returns how many. */
+static size_t
+module_list(sqlite3 *db, char names[][64], size_t max)
+{
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA module_list", -1, &st,
+                                        NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        ck_assert_uint_lt(n, max);
+        snprintf(names[n++], 64, "%s", sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+static bool
+listed(char names[][64], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ha_str_ieq(names[i], name))
+            return true;
+    return false;
+}
+
+/* The catalogue and the registration agree: every table the catalogue
+ * marks as a module is a virtual table module of an open session's
+ * connection and has its private instance in that session's temp
+ * schema; and every module the session registers beyond SQLite's own
+ * (those of a bare connection) is in the catalogue, as a module. */
+START_TEST(test_session_catalog_matches_modules)
+{
+    static char own[256][64], mods[256][64];
+    size_t n_tables, n_own, n_mods, n_ours = 0;
+    const struct ha_catalog_table *t = ha_catalog_tables(&n_tables);
+    sqlite3 *bare = NULL;
+
+    ck_assert_int_eq(sqlite3_open(":memory:", &bare), SQLITE_OK);
+    n_own = module_list(bare, own, 256);
+    sqlite3_close(bare);
+    /* The session's authorizer refuses PRAGMA module_list to SQL; this
+     * looks at the connection itself. */
+    sqlite3_set_authorizer(s1.db, NULL, NULL);
+    n_mods = module_list(s1.db, mods, 256);
+    for (size_t i = 0; i < n_tables; i++) {
+        sqlite3_stmt *st = NULL;
+
+        if (!t[i].module)
+            continue;
+        n_ours++;
+        ck_assert_msg(listed(mods, n_mods, t[i].name),
+                      "catalogue table %s is no registered module",
+                      t[i].name);
+        ck_assert_int_eq(sqlite3_prepare_v2(s1.db,
+                                            "SELECT 1 FROM temp.sqlite_master "
+                                            "WHERE type = 'table' AND name = ?1",
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(st, 1, t[i].name, -1, SQLITE_STATIC);
+        ck_assert_msg(sqlite3_step(st) == SQLITE_ROW,
+                      "session has no temp instance of %s", t[i].name);
+        sqlite3_finalize(st);
+    }
+    for (size_t i = 0; i < n_mods; i++) {
+        const struct ha_catalog_table *c;
+
+        if (listed(own, n_own, mods[i]))
+            continue;
+        c = ha_catalog_find(mods[i]);
+        ck_assert_msg(c != NULL && c->module,
+                      "registered module %s is not in the catalogue as a "
+                      "module",
+                      mods[i]);
+    }
+    ck_assert_uint_eq(n_mods, n_own + n_ours);
+    ha_authorizer_arm(s1.db, &s1.authz);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ *
  * Connector/J's start-up SELECT
  * ------------------------------------------------------------------ */
@@ -654,6 +736,7 @@ session_suite(void)
     tcase_add_checked_fixture(limits, setup, teardown);
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(core, test_session_catalog_is_what_shows);
+    tcase_add_test(core, test_session_catalog_matches_modules);
     tcase_add_test(core, test_session_lexes_each_statement_once);
     tcase_add_loop_test(core, test_session_statements, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));
