@@ -328,12 +328,13 @@ raw_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
                                 BEV_TRIG_DEFER_CALLBACKS);
 }
 
-/* SSLRequest (reference §2.3): the rest of the connection phase runs
- * inside TLS, continuing the sequence ids (the response comes with seq 2).
- * The TLS filter reads from the socket bufferevent's input, where the
- * start of the ClientHello may already sit (pitfall 25): nothing is
- * lost, but no new bytes may ever arrive to wake the filter, so it is
- * woken here. */
+/* After an SSLRequest (MySQL protocol: Protocol::SSLRequest) the rest of
+ * the connection phase runs inside TLS, continuing the sequence ids (the
+ * response comes with seq 2). The TLS filter reads from the socket
+ * bufferevent's input, where the start of the ClientHello may already
+ * sit (a client may send it in the same segment as the SSLRequest):
+ * nothing is lost, but no new bytes may ever arrive to wake the filter,
+ * so it is woken here. */
 static void
 start_tls(struct ha_conn *c)
 {
@@ -400,8 +401,9 @@ on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
     ha_exec_field_list(&c->session, table, wn > 0 ? wild : NULL, r);
 }
 
-/* COM_STATISTICS: a bare string<EOF>, never an OK (pitfall 18); the
- * mysql CLI's status command reads the leading "Uptime: N". */
+/* COM_STATISTICS: a bare string<EOF>, never an OK (MySQL protocol:
+ * COM_STATISTICS); the mysql CLI's status command reads the leading
+ * "Uptime: N". */
 static void
 on_statistics(struct ha_conn *c, struct ha_reply *r)
 {
@@ -519,7 +521,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
             break;
         }
         /* MYSQL_OPTION_MULTI_STATEMENTS_ON = 0, _OFF = 1. The reply is an
-         * EOF, not an OK (pitfall 18). */
+         * EOF, not an OK (MySQL protocol: COM_SET_OPTION). */
         ha_session_set_multi_statements(&c->session, v == 0);
         ha_reply_eof(&r);
         break;
@@ -545,7 +547,8 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_stmt_execute(&c->stmts, &c->session, p, len, &r);
         break;
     case HA_COM_STMT_SEND_LONG_DATA:
-        /* No reply, ever (§3.1); a problem surfaces at execute. */
+        /* No reply, ever (MySQL protocol: COM_STMT_SEND_LONG_DATA); a
+         * problem surfaces at execute. */
         if (ha_stmt_send_long_data(&c->stmts, p, len, err, sizeof(err)) != 0)
             ha_log_debug("connection %u: COM_STMT_SEND_LONG_DATA ignored: "
                          "%s",

@@ -14,7 +14,7 @@
  *   COM_CHANGE_USER, COM_STMT_PREPARE_OK, COM_STMT_EXECUTE,
  *   COM_STMT_SEND_LONG_DATA, Binary Protocol Resultset Row and Binary
  *   Protocol Value.
- * Client behaviour notes: ../shared/reference/mysql-protocol.md.
+ * Where clients deviate from those pages, the code says which and how.
  */
 #ifndef HA_PROTO_H
 #define HA_PROTO_H
@@ -371,7 +371,7 @@ int ha_proto_decode_u32_arg(const uint8_t *p, size_t len, size_t width,
                             uint32_t *v, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
-/* Prepared statements: the binary protocol (§3.5)                      */
+/* Prepared statements: the binary protocol                            */
 /* ------------------------------------------------------------------ */
 
 /* Flag byte after each parameter type in COM_STMT_EXECUTE. */
@@ -412,8 +412,8 @@ struct ha_binval {
  * v->type, converting the kind if needed (INT <-> DOUBLE; numbers become
  * their decimal text for string types; BYTES become 0 for numeric
  * types), so a row can never disagree with its column definitions, which
- * is what libmysqlclient needs: it advances by the declared type's width
- * (pitfall 17). */
+ * is what libmysqlclient needs: it advances by the declared type's
+ * width. */
 void ha_proto_encode_binary_row(struct ha_buf *b, const struct ha_binval *v,
                                 size_t n);
 
@@ -437,8 +437,8 @@ int ha_proto_decode_stmt_execute(const uint8_t *p, size_t len,
  *
  * types (2 * n_params bytes) and *have_types carry the types between
  * executions of one statement: a packet with new_params_bind_flag = 1
- * stores its types there; one with 0 reuses them (pitfall 17), and is
- * malformed if no execute ever sent types. long_data (may be NULL) marks
+ * stores its types there; one with 0 reuses them (COM_STMT_EXECUTE), and
+ * is malformed if no execute ever sent types. long_data (may be NULL) marks
  * parameters whose value arrived by COM_STMT_SEND_LONG_DATA: those carry
  * no value in the packet and decode as HA_BINVAL_LONG_DATA, whatever
  * their NULL bit says (as in MySQL's server).

@@ -120,7 +120,7 @@ START_TEST(test_conn_statistics)
     mc_must_command(&c, HA_COM_STATISTICS, NULL, 0);
     mc_expect(&c, &p, 1);
     p.data[p.len] = '\0';
-    /* A bare string<EOF>, never an OK (pitfall 18). */
+    /* A bare string<EOF>, never an OK (MySQL protocol: COM_STATISTICS). */
     ck_assert_msg(strncmp((char *)p.data, "Uptime: ", 8) == 0, "got %s",
                   (char *)p.data);
     ck_assert_ptr_nonnull(strstr((char *)p.data, "  Threads: 1  Questions: "));
@@ -168,7 +168,8 @@ START_TEST(test_conn_set_option_and_debug)
     mc_expect(&c, &p, 1);
     ck_assert(mc_is_eof(&p));
 
-    /* DEPRECATE_EOF: the 0xFE-OK form, under 9 bytes (pitfall 2). */
+    /* DEPRECATE_EOF: the 0xFE-OK form, under 9 bytes (longer, clients
+     * read it as a row). */
     mc_must_command(&d, HA_COM_SET_OPTION, "\x00\x00", 2);
     mc_expect(&d, &p, 1);
     ck_assert(p.data[0] == 0xFE && p.len == 7);
@@ -379,7 +380,8 @@ END_TEST
 /* ------------------------------------------------------------------ */
 
 /* SEND_LONG_DATA and CLOSE have no reply: the next packet the client
- * reads is the answer to its next command (§3.1). */
+ * reads is the answer to its next command (MySQL protocol:
+ * COM_STMT_SEND_LONG_DATA, COM_STMT_CLOSE). */
 START_TEST(test_conn_stmt_no_reply)
 {
     struct mc_conn c = login(HA_CLIENT_DEPRECATE_EOF);

@@ -1634,7 +1634,8 @@ START_TEST(test_proto_stmt_execute_types)
 }
 END_TEST
 
-/* libmysqlclient sends types only on the first execute (pitfall 17). */
+/* libmysqlclient sends types only on the first execute
+ * (new_params_bind_flag 0 afterwards: the server keeps them). */
 START_TEST(test_proto_stmt_execute_reuse_types)
 {
     static const uint8_t first[] = EXEC_HEAD "\x00\x01"

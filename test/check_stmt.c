@@ -175,7 +175,8 @@ START_TEST(test_stmt_prepare_packets)
     prepare("CREATE TABLE t (i INTEGER)", &k);
     ck_assert_uint_eq(k.n, 1);
     ck_assert_uint_eq(k.p[0][1], 3);
-    /* "?" inside literals and comments is not a parameter (pitfall 17);
+    /* "?" inside literals and comments is not a parameter (a client
+     * counts only the real ones);
      * the dialect's MySQL escapes and LIMIT a,b apply. */
     prepare_ok("SELECT '?', \"it\\'s ?\" /* ? */, ? LIMIT 1, ?", 3, 2);
 }
@@ -246,7 +247,7 @@ START_TEST(test_stmt_execute_roundtrip)
     execute(&b, &k);
     ck_assert_msg(k.n == 1 && k.p[0][0] == 0x00 && k.p[0][1] == 1,
                   "insert: %zu packets, first 0x%02x", k.n, k.p[0][0]);
-    /* new_params_bind_flag = 0: the same types again (pitfall 17); the
+    /* new_params_bind_flag = 0: the same types again; the
      * string and blob are NULL this time. */
     exec_pkt(&b, ins,
              RAW("\x0C\x00"

@@ -3,7 +3,7 @@
  * TLS and caching_sha2_password on a live server over loopback, driven
  * packet by packet with OpenSSL as the client: SSLRequest at seq 1, the
  * TLS handshake (also with the ClientHello in the same segment as the
- * SSLRequest, pitfall 25), HandshakeResponse41 at seq 2 and OK at seq 3;
+ * SSLRequest), HandshakeResponse41 at seq 2 and OK at seq 3;
  * require_tls refusing a plain login; the caching_sha2 fast path
  * (0x01 0x03, then OK), the AuthSwitchRequest from native to
  * caching_sha2, full authentication in clear over TLS and with the RSA
@@ -73,7 +73,8 @@ start(bool require_tls, const char *plugin)
     cfg.require_tls = require_tls;
     if (max_output > 0)
         cfg.max_output_buffer = max_output;
-    /* Accounts given as one hash only (5A's credential forms). */
+    /* Accounts given as one hash only (user:sha2:<hex> and
+     * user:*<native hex>, the config's credential forms). */
     ck_assert_msg(ha_credentials_parse(
                       "sha2only:sha2:3423ed1fe54cb8f9172be25e7144eea4e467593d"
                       "b1bfe9d83af905b53b833015;"
