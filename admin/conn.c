@@ -574,7 +574,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
     }
     if (c->state == HA_CONN_COMMAND)
         ha_session_set_command(&c->session, "Sleep", NULL, 0);
-    /* COM_CHANGE_USER wrote through send_payload and moved c->seq. */
+    /* COM_CHANGE_USER wrote through ha_wire_send and moved c->seq. */
     if (p[0] != HA_COM_CHANGE_USER)
         c->seq = r.seq;
     ha_reply_free(&r);

@@ -65,7 +65,7 @@ ha_login_greet(struct ha_conn *c)
 
 /* Sends ERR 1045 for c->user and closes; the throttle counts the
  * failure (env->login_failed), which makes the next credential from this
- * address wait before it is checked (see admit_login). */
+ * address wait before it is checked (see ha_login_hold). */
 static void
 deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
 {

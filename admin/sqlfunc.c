@@ -22,6 +22,10 @@
 #include "engine/clients.h"
 #include "engine/metrics.h"
 
+/* ------------------------------------------------------------------ */
+/* @@x and @x                                                         */
+/* ------------------------------------------------------------------ */
+
 static void
 result_var(sqlite3_context *ctx, enum ha_sysvar_type type, int64_t ival,
            const char *sval)
@@ -103,6 +107,10 @@ fn_uservar(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     else
         result_var(ctx, o->type, o->ival, o->sval);
 }
+
+/* ------------------------------------------------------------------ */
+/* MySQL's built-ins                                                  */
+/* ------------------------------------------------------------------ */
 
 static void
 fn_version(sqlite3_context *ctx, int argc, sqlite3_value **argv)
@@ -233,6 +241,10 @@ fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
+
+/* ------------------------------------------------------------------ */
+/* What SHOW reads                                                    */
+/* ------------------------------------------------------------------ */
 
 /* ha_prometheus_metrics(): SHOW PROMETHEUS METRICS' text. */
 static void
@@ -404,6 +416,10 @@ fn_create_table(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     sqlite3_str_appendall(str, "\n)");
     sqlite3_result_text(ctx, sqlite3_str_finish(str), -1, sqlite3_free);
 }
+
+/* ------------------------------------------------------------------ */
+/* Registration                                                       */
+/* ------------------------------------------------------------------ */
 
 static const struct {
     const char *name;
