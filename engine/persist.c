@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "core/log.h"
 #include "core/util.h"

@@ -20,6 +20,7 @@
 /* Spelled with its directory: plain "config.h" is autoconf's, found first
  * through -I$(top_builddir). */
 #include "engine/config.h"
+#include "engine/config_write.h"
 #include "engine/credentials.h"
 #include "core/util.h"
 
@@ -111,8 +112,8 @@ static const char *
 find_message(const struct ha_config *c, const char *needle)
 {
     for (size_t i = 0; i < c->n_messages; i++) {
-        if (strstr(c->messages[i], needle) != NULL)
-            return c->messages[i];
+        if (strstr(c->messages[i].text, needle) != NULL)
+            return c->messages[i].text;
     }
     return NULL;
 }
@@ -328,7 +329,7 @@ START_TEST(test_config_sample_quickstart)
     ck_assert_int_eq(cfg.jemalloc.lg_prof_interval, HA_LG_INTERVAL_UNSET);
     ck_assert_str_eq(cfg.jemalloc.dump_prefix, "proxysql");
     ck_assert_msg(cfg.n_messages == 0, "unexpected message: %s",
-                  cfg.n_messages > 0 ? cfg.messages[0] : "");
+                  cfg.n_messages > 0 ? cfg.messages[0].text : "");
 }
 END_TEST
 
@@ -536,7 +537,7 @@ START_TEST(test_config_null_name)
         ha_config_load_string(&cfg, "x = 1", NULL, err, sizeof(err)), 0);
     ck_assert_str_eq(cfg.path, "<string>");
     ck_assert_uint_eq(cfg.n_messages, 1);
-    ck_assert_ptr_nonnull(strstr(cfg.messages[0], "<string>:1: "));
+    ck_assert_ptr_nonnull(strstr(cfg.messages[0].text, "<string>:1: "));
 }
 END_TEST
 
@@ -568,6 +569,9 @@ START_TEST(test_config_typo_key_suggests)
 
     ck_assert_msg(load(text) == 0, "%s", err);
     ck_assert_uint_eq(cfg.n_messages, 5);
+    for (size_t i = 0; i < cfg.n_messages; i++)
+        ck_assert_msg(cfg.messages[i].severity == HA_CONFIG_WARNING,
+                      "not a warning: %s", cfg.messages[i].text);
     m = find_message(&cfg, "'mysql_iface'");
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m, NAME ":3: unknown key 'mysql_iface' in "
@@ -610,6 +614,9 @@ START_TEST(test_config_proxysql_keys_notice)
 
     ck_assert_msg(load(text) == 0, "%s", err);
     ck_assert_uint_eq(cfg.n_messages, 8);
+    for (size_t i = 0; i < cfg.n_messages; i++)
+        ck_assert_msg(cfg.messages[i].severity == HA_CONFIG_NOTICE,
+                      "not a notice: %s", cfg.messages[i].text);
     ck_assert_ptr_nonnull(find_message(&cfg,
                                        NAME ":1: 'pidfile' is a "
                                             "ProxySQL setting not used by "
@@ -879,8 +886,8 @@ START_TEST(test_config_parse_ifaces_direct)
     struct ha_iface *ifs = NULL;
     size_t n = 0;
 
-    ck_assert_int_eq(ha_config_parse_ifaces("localhost:1;[fe80::1]:65535", &ifs,
-                                            &n, err, sizeof(err)),
+    ck_assert_int_eq(ha_iface_parse("localhost:1;[fe80::1]:65535", &ifs, &n,
+                                    err, sizeof(err)),
                      0);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(ifs[0].host, "localhost");
@@ -891,8 +898,8 @@ START_TEST(test_config_parse_ifaces_direct)
 
     ifs = NULL;
     n = 0;
-    ck_assert_int_eq(ha_config_parse_ifaces("1.2.3.4:5;1.2.3.4:5", &ifs, &n,
-                                            err, sizeof(err)),
+    ck_assert_int_eq(ha_iface_parse("1.2.3.4:5;1.2.3.4:5", &ifs, &n, err,
+                                    sizeof(err)),
                      -1);
     ck_assert_ptr_null(ifs);
     ck_assert_uint_eq(n, 0);

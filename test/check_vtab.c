@@ -20,6 +20,7 @@
 #include "fake_mallctl.h"
 #include "engine/config.h"
 #include "core/util.h"
+#include "vtab/cursor.h"
 #include "vtab/vtab.h"
 
 /* ------------------------------------------------------------------
@@ -1234,6 +1235,61 @@ START_TEST(test_vtab_bins_without_stats)
 END_TEST
 
 /* ------------------------------------------------------------------
+ * The row-array cursor (vtab/cursor.h)
+ * ------------------------------------------------------------------ */
+
+struct odd_cursor {
+    struct ha_cursor rc;
+    const int *rows;
+};
+
+/* Rows holding an odd number are not shown. */
+static bool
+odd_skip(const struct ha_cursor *rc)
+{
+    return ((const struct odd_cursor *)rc)->rows[rc->row] % 2 != 0;
+}
+
+START_TEST(test_vtab_cursor_walks_and_skips)
+{
+    static const int rows[] = {1, 2, 3, 3, 4, 5};
+    sqlite3_vtab_cursor *base = NULL;
+    struct odd_cursor *c;
+    sqlite3_int64 rowid = -1;
+    int seen[8], n = 0;
+
+    ck_assert_int_eq(ha_cursor_open(sizeof(*c), &base), SQLITE_OK);
+    c = (struct odd_cursor *)base;
+    ck_assert_ptr_null(c->rc.skip);
+    ck_assert(ha_cursor_eof(base)); /* zeroed: no rows before xFilter */
+    c->rows = rows;
+    c->rc.skip = odd_skip;
+    ha_cursor_rewind(&c->rc, 0, HA_ARRAY_SIZE(rows));
+    while (!ha_cursor_eof(base)) {
+        ck_assert_int_eq(ha_cursor_rowid(base, &rowid), SQLITE_OK);
+        seen[n++] = (int)rowid;
+        ck_assert_int_eq(ha_cursor_next(base), SQLITE_OK);
+    }
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(seen[0], 1); /* rows[1] = 2 */
+    ck_assert_int_eq(seen[1], 4); /* rows[4] = 4 */
+    /* A window of one row the skip refuses is empty. */
+    ha_cursor_rewind(&c->rc, 2, 3);
+    ck_assert(ha_cursor_eof(base));
+    /* Without a skip, every row of the window. */
+    c->rc.skip = NULL;
+    ha_cursor_rewind(&c->rc, 2, 4);
+    ck_assert(!ha_cursor_eof(base));
+    ha_cursor_next(base);
+    ck_assert_int_eq(ha_cursor_rowid(base, &rowid), SQLITE_OK);
+    ck_assert_int_eq(rowid, 3);
+    ha_cursor_next(base);
+    ck_assert(ha_cursor_eof(base));
+    ck_assert_int_eq(ha_cursor_close(base), SQLITE_OK);
+}
+END_TEST
+
+/* ------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------ */
 
@@ -1247,6 +1303,7 @@ vtab_suite(void)
 
     tcase_add_checked_fixture(core, setup_prof, teardown);
     tcase_add_test(core, test_vtab_stats_every_row);
+    tcase_add_test(core, test_vtab_cursor_walks_and_skips);
     tcase_add_test(core, test_vtab_stats_epoch_once_per_scan);
     tcase_add_test(core, test_vtab_stats_where_name_reads_one_row);
     tcase_add_test(core, test_vtab_stats_failing_mallctl_is_null);

@@ -141,6 +141,7 @@
 
 #include <sqlite3.h>
 
+#include "vtab/cursor.h"
 #include "vtab/mallctl.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -401,9 +402,8 @@ struct globals_vtab {
 
 typedef struct globals_cursor globals_cursor;
 struct globals_cursor {
-    sqlite3_vtab_cursor base;  /* Base class - must be first */
-    int row;                   /* current index into gv_rows */
-    int end;                   /* one past the last row to produce */
+    struct ha_cursor rc;       /* rows [row, end) of gv_rows; must be
+                                * first */
 };
 
 /* snprintf for messages that may be cut at len: info and error text. */
@@ -1335,28 +1335,8 @@ globals_disconnect(sqlite3_vtab *vtab)
 static int
 globals_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
 {
-    globals_cursor *cur = sqlite3_malloc(sizeof(*cur));
-
     (void)vtab;
-    if (cur == NULL)
-        return SQLITE_NOMEM;
-    memset(cur, 0, sizeof(*cur));
-    *ppCursor = &cur->base;
-    return SQLITE_OK;
-}
-
-static int
-globals_close(sqlite3_vtab_cursor *cursor)
-{
-    sqlite3_free(cursor);
-    return SQLITE_OK;
-}
-
-static int
-globals_next(sqlite3_vtab_cursor *cursor)
-{
-    ((globals_cursor *)cursor)->row++;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(globals_cursor), ppCursor);
 }
 
 static int
@@ -1364,7 +1344,7 @@ globals_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
 {
     globals_cursor *cur = (globals_cursor *)cursor;
     globals_vtab *vt = (globals_vtab *)cursor->pVtab;
-    const struct gv_row *r = &gv_rows[cur->row];
+    const struct gv_row *r = &gv_rows[cur->rc.row];
     char buf[PATH_MAX];
 
     if (col == GLOBALS_COL_NAME) {
@@ -1378,21 +1358,6 @@ globals_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int
-globals_rowid(sqlite3_vtab_cursor *cursor, sqlite3_int64 *pRowid)
-{
-    *pRowid = ((globals_cursor *)cursor)->row;
-    return SQLITE_OK;
-}
-
-static int
-globals_eof(sqlite3_vtab_cursor *cursor)
-{
-    globals_cursor *cur = (globals_cursor *)cursor;
-
-    return cur->row >= cur->end;
-}
-
 /* Rewinds the cursor to every row, or to the one row named by argv[0]
  * when idxNum has HA_VTAB_IDX_NAME. Values are read in xColumn. */
 static int
@@ -1402,16 +1367,14 @@ globals_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     globals_cursor *cur = (globals_cursor *)cursor;
 
     (void)idxStr;
-    cur->row = 0;
-    cur->end = GV_N_ROWS;
+    ha_cursor_rewind(&cur->rc, 0, (size_t)GV_N_ROWS);
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
         const char *name = (const char *)sqlite3_value_text(argv[0]);
 
-        cur->end = 0;
+        ha_cursor_rewind(&cur->rc, 0, 0);
         for (int i = 0; name != NULL && i < GV_N_ROWS; i++) {
             if (strcmp(gv_rows[i].name, name) == 0) {
-                cur->row = i;
-                cur->end = i + 1;
+                ha_cursor_rewind(&cur->rc, (size_t)i, (size_t)i + 1);
                 break;
             }
         }
@@ -1604,12 +1567,12 @@ static const sqlite3_module globals_module = {
     globals_disconnect,  /* xDisconnect */
     globals_disconnect, /* xDestroy */
     globals_open,        /* xOpen - open a cursor */
-    globals_close,       /* xClose - close a cursor */
+    ha_cursor_close,     /* xClose - close a cursor */
     globals_filter,      /* xFilter - position the cursor */
-    globals_next,        /* xNext - advance a cursor */
-    globals_eof,         /* xEof - past the last row? */
+    ha_cursor_next,      /* xNext - advance a cursor */
+    ha_cursor_eof,       /* xEof - past the last row? */
     globals_column,      /* xColumn - read a value live */
-    globals_rowid,       /* xRowid - row index */
+    ha_cursor_rowid,     /* xRowid - row index */
     globals_update,      /* xUpdate - validate and stage */
     globals_begin,       /* xBegin */
     globals_sync,        /* xSync - apply the staged changes */
@@ -1634,12 +1597,12 @@ static const sqlite3_module runtime_globals_module = {
     globals_disconnect,  /* xDisconnect */
     globals_disconnect, /* xDestroy */
     globals_open,        /* xOpen */
-    globals_close,       /* xClose */
+    ha_cursor_close,     /* xClose */
     globals_filter,      /* xFilter */
-    globals_next,        /* xNext */
-    globals_eof,         /* xEof */
+    ha_cursor_next,      /* xNext */
+    ha_cursor_eof,       /* xEof */
     globals_column,      /* xColumn */
-    globals_rowid,       /* xRowid */
+    ha_cursor_rowid,     /* xRowid */
     NULL,                /* xUpdate - NULL: read-only */
     NULL, NULL, NULL, NULL, /* xBegin, xSync, xCommit, xRollback */
     NULL, NULL,             /* xFindFunction, xRename */

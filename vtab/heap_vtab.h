@@ -21,6 +21,7 @@
 
 #include <sqlite3.h>
 
+#include "vtab/cursor.h"
 #include "vtab/vtab_util.h"
 
 typedef struct heap_vtab heap_vtab;

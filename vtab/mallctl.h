@@ -17,8 +17,11 @@
  *     (5.3) or a directory listing (5.2), the target directory checked
  *     before and after, and a partial file removed on failure.
  *
- * Errno values follow jemalloc 5.3 src/ctl.c (see
- * ../shared/reference/jemalloc-profilers.md section 1.3).
+ * Errno values follow jemalloc 5.3's src/ctl.c: ENOENT for a name this
+ * build lacks or profiling off (opt.prof=false), EFAULT for a dump that
+ * could not be written, EINVAL for a size mismatch, EPERM for writing a
+ * read-only or reading a write-only name, EAGAIN for an allocation
+ * failure.
  */
 #ifndef HA_MALLCTL_H
 #define HA_MALLCTL_H
