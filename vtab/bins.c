@@ -305,10 +305,10 @@ bins_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
         ha_jestats_open,   /* xOpen */                                     \
         ha_jestats_close,  /* xClose */                                    \
         bins_filter,       /* xFilter - epoch, then the rows */            \
-        ha_jestats_next,   /* xNext */                                     \
-        ha_jestats_eof,    /* xEof */                                      \
+        ha_cursor_next,    /* xNext */                                     \
+        ha_cursor_eof,     /* xEof */                                      \
         ha_jestats_column, /* xColumn */                                   \
-        ha_jestats_rowid,  /* xRowid */                                    \
+        ha_cursor_rowid,   /* xRowid */                                    \
         NULL,              /* xUpdate - read-only */                       \
         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,        \
     }

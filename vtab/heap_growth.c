@@ -91,6 +91,7 @@
 #include "prof/dumpseries.h"
 #include "prof/growth.h"
 #include "prof/maps.h"
+#include "vtab/cursor.h"
 #include "vtab/heap_growth.h"
 #include "vtab/heap_load.h"
 #include "vtab/heap_vtab.h"
@@ -521,9 +522,8 @@ struct growth_vtab {
 
 typedef struct growth_cursor growth_cursor;
 struct growth_cursor {
-    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    struct ha_cursor rc;       /* rows [row, end) of res; must be first */
     struct ha_heap_growth *res; /* one reference; NULL: no rows */
-    size_t i;
     sqlite3_value *args[3];    /* since, until, dump_kind as given */
 };
 
@@ -610,14 +610,8 @@ growth_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 static int
 growth_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 {
-    growth_cursor *c = sqlite3_malloc(sizeof(*c));
-
     (void)p;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *pp = &c->base;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(growth_cursor), pp);
 }
 
 static void
@@ -625,7 +619,7 @@ growth_clear(growth_cursor *c)
 {
     ha_heap_growth_put(c->res);
     c->res = NULL;
-    c->i = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
     for (int k = 0; k < 3; k++) {
         sqlite3_value_free(c->args[k]);
         c->args[k] = NULL;
@@ -712,6 +706,12 @@ out:
     return why;
 }
 
+static const struct ha_growth *
+rows_of(const growth_cursor *c, const growth_vtab *vt)
+{
+    return vt->stacks ? &c->res->stacks : &c->res->funcs;
+}
+
 static int
 growth_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
               int argc, sqlite3_value **argv)
@@ -735,29 +735,10 @@ growth_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     }
     rc = ha_heap_growth_get(vt->base.conn->ctx, vt->base.conn->admin, args,
                             &c->res, err, sizeof(err));
-    return rc == 0 ? SQLITE_OK : ha_heap_fail(&vt->base.base, rc, table, err);
-}
-
-static const struct ha_growth *
-rows_of(const growth_cursor *c, const growth_vtab *vt)
-{
-    return vt->stacks ? &c->res->stacks : &c->res->funcs;
-}
-
-static int
-growth_next(sqlite3_vtab_cursor *cur)
-{
-    ((growth_cursor *)cur)->i++;
+    if (rc != 0)
+        return ha_heap_fail(&vt->base.base, rc, table, err);
+    ha_cursor_rewind(&c->rc, 0, rows_of(c, vt)->n_rows);
     return SQLITE_OK;
-}
-
-static int
-growth_eof(sqlite3_vtab_cursor *cur)
-{
-    growth_cursor *c = (growth_cursor *)cur;
-    growth_vtab *vt = (growth_vtab *)cur->pVtab;
-
-    return c->res == NULL || c->i >= rows_of(c, vt)->n_rows;
 }
 
 static sqlite3_int64
@@ -781,12 +762,12 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     growth_cursor *c = (growth_cursor *)cur;
     growth_vtab *vt = (growth_vtab *)cur->pVtab;
     const struct ha_growth *g = rows_of(c, vt);
-    const struct ha_growth_row *r = &g->rows[c->i];
+    const struct ha_growth_row *r = &g->rows[c->rc.row];
     const char *key = ha_growth_key(g, r);
     int k = col - n_keys(vt);
 
     if (col == 0) {
-        sqlite3_result_int64(ctx, (sqlite3_int64)c->i + 1);
+        sqlite3_result_int64(ctx, (sqlite3_int64)c->rc.row + 1);
         return SQLITE_OK;
     }
     if (col == 1) {
@@ -883,8 +864,8 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         growth_open,        /* xOpen */                                    \
         growth_close,       /* xClose */                                   \
         growth_filter,      /* xFilter - select the series, compute */     \
-        growth_next,        /* xNext */                                    \
-        growth_eof,         /* xEof */                                     \
+        ha_cursor_next,     /* xNext */                                    \
+        ha_cursor_eof,      /* xEof */                                     \
         growth_column,      /* xColumn */                                  \
         ha_heap_rowid,      /* xRowid */                                   \
         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,  \

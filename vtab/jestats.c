@@ -179,6 +179,7 @@ ha_jestats_row(ha_jestats_cursor *c)
     row = &c->cells[c->n_rows * c->n_cols];
     memset(row, 0, c->n_cols * sizeof(*row));
     c->n_rows++;
+    c->rc.end = c->n_rows;
     return row;
 }
 
@@ -210,20 +211,17 @@ ha_jestats_clear(ha_jestats_cursor *c)
     c->strings = NULL;
     c->n_strings = 0;
     c->n_rows = 0;
-    c->i = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
 }
 
 int
 ha_jestats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **pp)
 {
-    ha_jestats_cursor *c = sqlite3_malloc(sizeof(*c));
+    int rc = ha_cursor_open(sizeof(ha_jestats_cursor), pp);
 
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    c->n_cols = ((ha_jestats_vtab *)vtab)->n_cols;
-    *pp = &c->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((ha_jestats_cursor *)*pp)->n_cols = ((ha_jestats_vtab *)vtab)->n_cols;
+    return rc;
 }
 
 int
@@ -238,21 +236,6 @@ ha_jestats_close(sqlite3_vtab_cursor *cur)
 }
 
 int
-ha_jestats_next(sqlite3_vtab_cursor *cur)
-{
-    ((ha_jestats_cursor *)cur)->i++;
-    return SQLITE_OK;
-}
-
-int
-ha_jestats_eof(sqlite3_vtab_cursor *cur)
-{
-    ha_jestats_cursor *c = (ha_jestats_cursor *)cur;
-
-    return c->i >= c->n_rows;
-}
-
-int
 ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     ha_jestats_cursor *c = (ha_jestats_cursor *)cur;
@@ -260,7 +243,7 @@ ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 
     if (col < 0 || (size_t)col >= c->n_cols)
         return SQLITE_OK;
-    cell = &c->cells[c->i * c->n_cols + (size_t)col];
+    cell = &c->cells[c->rc.row * c->n_cols + (size_t)col];
     switch (cell->type) {
     case HA_JESTATS_INT:
         sqlite3_result_int64(ctx, cell->v.i);
@@ -277,9 +260,3 @@ ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-int
-ha_jestats_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = (sqlite3_int64)((ha_jestats_cursor *)cur)->i;
-    return SQLITE_OK;
-}

@@ -23,6 +23,7 @@
 
 #include <sqlite3.h>
 
+#include "vtab/cursor.h"
 #include "vtab/mallctl.h"
 #include "vtab/vtab_util.h"
 
@@ -80,14 +81,14 @@ struct ha_jestats_cell {
     } v;
 };
 
-/* A cursor over rows of n_cols cells built in xFilter. */
+/* A cursor over rows of n_cols cells built in xFilter: the row-array
+ * cursor (vtab/cursor.h) walks them, rc.end following n_rows. */
 typedef struct ha_jestats_cursor ha_jestats_cursor;
 struct ha_jestats_cursor {
-    sqlite3_vtab_cursor base;      /* Base class - must be first */
+    struct ha_cursor rc;           /* Base class - must be first */
     struct ha_jestats_cell *cells; /* n_rows * n_cols */
     size_t n_cols;
     size_t n_rows, cap_rows;
-    size_t i;                      /* current row */
     char **strings;                /* text the cells own */
     size_t n_strings;
 };
@@ -115,10 +116,10 @@ ha_jestats_real(struct ha_jestats_cell *cell, double v)
 int ha_jestats_text(ha_jestats_cursor *c, struct ha_jestats_cell *cell,
                     const char *s);
 
-/* The cursor methods every such table uses: xOpen (n_cols from the
- * vtab: it must start with struct ha_jestats_vtab), xClose, xNext,
- * xEof, xColumn, xRowid; ha_jestats_clear empties the rows for a new
- * xFilter. */
+/* The cursor methods every such table uses besides vtab/cursor.h's
+ * xNext, xEof and xRowid: xOpen (n_cols from the vtab: it must start
+ * with struct ha_jestats_vtab), xClose, xColumn; ha_jestats_clear
+ * empties the rows for a new xFilter. */
 typedef struct ha_jestats_vtab ha_jestats_vtab;
 struct ha_jestats_vtab {
     sqlite3_vtab base;             /* Base class - must be first */
@@ -128,11 +129,8 @@ struct ha_jestats_vtab {
 
 int ha_jestats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **pp);
 int ha_jestats_close(sqlite3_vtab_cursor *cur);
-int ha_jestats_next(sqlite3_vtab_cursor *cur);
-int ha_jestats_eof(sqlite3_vtab_cursor *cur);
 int ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                       int col);
-int ha_jestats_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
 void ha_jestats_clear(ha_jestats_cursor *c);
 
 /* Module registration (arenas.c, bins.c, rss.c), from vtab.c. */

@@ -289,10 +289,10 @@ static const sqlite3_module rss_module = {
     ha_jestats_open,    /* xOpen */
     ha_jestats_close,   /* xClose */
     rss_filter,         /* xFilter - read and compute every row */
-    ha_jestats_next,    /* xNext */
-    ha_jestats_eof,     /* xEof */
+    ha_cursor_next,     /* xNext */
+    ha_cursor_eof,      /* xEof */
     ha_jestats_column,  /* xColumn */
-    ha_jestats_rowid,   /* xRowid */
+    ha_cursor_rowid,    /* xRowid */
     NULL,               /* xUpdate - read-only */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
