@@ -144,6 +144,7 @@
 #include "vtab/cursor.h"
 #include "vtab/mallctl.h"
 #include "core/log.h"
+#include "core/task.h"
 #include "core/util.h"
 #include "prof/breakdown.h"
 #include "prof/buildid.h"
@@ -1038,6 +1039,98 @@ out:
     return rc;
 }
 
+/* dump_now's file work, done on the worker thread: prof.dump writes
+ * the whole profile (megabytes for a big host), then the build-id side
+ * file and retention's directory scan. All of it is mallctl and file
+ * I/O, safe off the loop (ha_mallctl_dump serializes dumps itself). */
+struct gv_dump_job {
+    const struct ha_mallctl_ops *ops;
+    const char *variable;          /* a gv_rows name: static */
+    bool retain;                   /* apply retention after the dump */
+    long long retention_count, retention_bytes;
+    char file[PATH_MAX];           /* out: the dump written */
+    char err[PATH_MAX + 512];      /* out: why not */
+    int rc;                        /* out: 0 or -1 */
+};
+
+static void
+gv_dump_run(void *arg)
+{
+    struct gv_dump_job *j = arg;
+    char why[512], prefix[PATH_MAX];
+
+    j->rc = ha_mallctl_dump(j->ops, j->variable, j->file, sizeof(j->file),
+                            j->err, sizeof(j->err));
+    if (j->rc != 0)
+        return;
+    /* Dumps carry no build-ids: record what was running beside the dump,
+     * so a later read can tell an upgraded binary from the one that
+     * wrote it. A dump without it is still a dump. */
+    if (j->file[0] == '/' &&
+        ha_buildid_record(j->file, why, sizeof(why)) != 0)
+        ha_log_warn("%s: build-ids not recorded: %s", j->file, why);
+    else if (j->file[0] == '/')
+        (void)ha_dumpfiles_sidecar_perms(j->file, ".buildid");
+    if (j->retain &&
+        ha_mallctl_prof_prefix(j->ops, prefix, sizeof(prefix)) == 0)
+        (void)ha_dumpfiles_retain(prefix, j->retention_count,
+                                  j->retention_bytes);
+}
+
+/* The statement stopped waiting (KILL, max_execution_time, shutdown):
+ * the dump still completes, and says where it went. */
+static void
+gv_dump_discard(void *arg)
+{
+    struct gv_dump_job *j = arg;
+
+    if (j->rc == 0 && j->file[0] != '\0')
+        ha_log_notice("%s: heap profile written to %s after the statement "
+                      "that asked for it stopped waiting",
+                      j->variable, j->file);
+    free(j);
+}
+
+/* Writes a heap dump for variable off the loop; file receives its path.
+ * Returns 0, or -1 with the reason in err. */
+static int
+gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
+        char *err, size_t errlen)
+{
+    const struct ha_jemalloc_config *je = vt->conn->ctx->je;
+    struct gv_dump_job *j = calloc(1, sizeof(*j));
+    int rc;
+
+    if (j == NULL) {
+        set_text(err, errlen, "%s: out of memory", variable);
+        return -1;
+    }
+    j->ops = gv_ops(vt);
+    j->variable = variable;
+    j->rc = -1;
+    if (je != NULL) {
+        j->retain = true;
+        j->retention_count = je->dump_retention_count;
+        j->retention_bytes = je->dump_retention_bytes;
+    }
+    /* On -1 the job belongs to gv_dump_discard. */
+    if (ha_task_offload(gv_dump_run, gv_dump_discard, j) != 0) {
+        set_text(err, errlen,
+                 "%s: the statement stopped waiting (KILL, "
+                 "max_execution_time or shutdown); the dump goes on and "
+                 "its file will be in stats_heap_dumps",
+                 variable);
+        return -1;
+    }
+    rc = j->rc;
+    if (rc == 0)
+        ha_strlcpy(file, j->file, filelen);
+    else
+        set_text(err, errlen, "%s", j->err);
+    free(j);
+    return rc;
+}
+
 /* Applies c. Returns 0 with an info message (maybe "") in info, or -1
  * with the reason in err. */
 static int
@@ -1087,29 +1180,8 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
                      r->name, c->value, rate);
         break;
     case GV_DUMP:
-        if (ha_mallctl_dump(ops, r->name, file, sizeof(file), err, errlen) !=
-            0)
+        if (gv_dump(vt, r->name, file, sizeof(file), err, errlen) != 0)
             return -1;
-        /* Dumps carry no build-ids: record what was running beside the
-         * dump, so a later read can tell an upgraded binary from the one
-         * that wrote it. A dump without it is still a dump. */
-        {
-            char why[512];
-
-            if (file[0] == '/' &&
-                ha_buildid_record(file, why, sizeof(why)) != 0)
-                ha_log_warn("%s: build-ids not recorded: %s", file, why);
-            else if (file[0] == '/')
-                (void)ha_dumpfiles_sidecar_perms(file, ".buildid");
-        }
-        if (vt->conn->ctx->je != NULL) {
-            char prefix[PATH_MAX];
-
-            if (ha_mallctl_prof_prefix(ops, prefix, sizeof(prefix)) == 0)
-                (void)ha_dumpfiles_retain(
-                    prefix, vt->conn->ctx->je->dump_retention_count,
-                    vt->conn->ctx->je->dump_retention_bytes);
-        }
         self_exe(exe, sizeof(exe));
         if (stat(file, &sb) == 0)
             set_text(info, infolen,
