@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "core/agentreg.h"
 #include "core/fiber.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -24,6 +25,7 @@
 #include "engine/history.h"
 #include "engine/persist.h"
 #include "vtab/dumpfiles.h"
+#include "vtab/heap_load.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -45,6 +47,10 @@ struct ha_engine {
 
     struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
     struct ha_history *history;    /* stats_history sampler; NULL: none */
+
+    bool gateway;                  /* serves the datadir's agents too */
+    char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
+    char program[64];              /* this process's program name */
 };
 
 struct ha_engine *
@@ -64,6 +70,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     }
     e->base = base;
     e->cfg = cfg;
+    ha_agentreg_self_program(e->program, sizeof(e->program));
     e->vtab.ops = ops;
     e->vtab.admin_value = ha_config_admin_value;
     e->vtab.admin_arg = cfg;
@@ -261,6 +268,45 @@ const _Atomic bool *
 ha_engine_shutdown_flag(const struct ha_engine *e)
 {
     return e->tasks.shutdown;
+}
+
+void
+ha_engine_set_gateway(struct ha_engine *e, bool gateway)
+{
+    e->gateway = gateway;
+}
+
+bool
+ha_engine_is_gateway(const struct ha_engine *e)
+{
+    return e->gateway;
+}
+
+void
+ha_engine_set_endpoint(struct ha_engine *e, const char *endpoint)
+{
+    ha_strlcpy(e->endpoint, endpoint != NULL ? endpoint : "",
+               sizeof(e->endpoint));
+}
+
+const char *
+ha_engine_endpoint(const struct ha_engine *e)
+{
+    return e->endpoint;
+}
+
+const char *
+ha_engine_program(const struct ha_engine *e)
+{
+    return e->program;
+}
+
+int
+ha_engine_release_caches(struct ha_engine *e, unsigned idle_s)
+{
+    if (ha_worker_pending(e->worker) > 0)
+        return -1;
+    return ha_heap_cache_release(&e->vtab, idle_s);
 }
 
 const char *

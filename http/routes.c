@@ -12,6 +12,7 @@
 #include "core/util.h"
 #include "engine/metrics.h"
 #include "http/flame.h"
+#include "http/gateway.h"
 #include "http/pprof.h"
 
 #define GET_HEAD (1u << 0)
@@ -35,7 +36,12 @@ serve_index(struct ha_http_req *hr)
         "                         /pprof/profile, jeprof's default, is the "
         "same)\n"
         "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol\n"
-        "  /heap                  flame graph, top functions, diffs\n");
+        "  /heap                  flame graph, top functions, diffs\n"
+        "  /agent                 this process, as a host gateway lists "
+        "it\n"
+        "A host gateway (heapadmind --gateway) also answers ?pid=N on "
+        "/debug/pprof/,\n/pprof/ and /heap/ from process N, and its "
+        "/metrics covers every process.\n");
 }
 
 static void
@@ -47,6 +53,10 @@ serve_metrics(struct ha_http_req *hr)
     struct ha_admin_counters c = {0};
     struct ha_buf out = HA_BUF_INIT;
 
+    if (ha_engine_is_gateway(hr->engine)) {
+        ha_gateway_metrics(hr);
+        return;
+    }
     ha_clients_stats(ha_engine_clients(hr->engine), &st);
     c.uptime_s = st.uptime;
     c.sessions = st.threads;
@@ -73,6 +83,7 @@ static const struct route {
 } routes[] = {
     {"/", false, GET_HEAD, serve_index},
     {"/metrics", false, GET_HEAD, serve_metrics},
+    {"/agent", false, GET_HEAD, ha_gateway_agent_info},
     {"/debug/pprof/heap", false, GET_HEAD, ha_http_pprof_heap},
     {"/debug/pprof/allocs", false, GET_HEAD, ha_http_pprof_heap},
     {"/debug/pprof/symbol", false, GET_HEAD | POST, ha_http_pprof_symbol},
@@ -135,5 +146,8 @@ ha_http_route(struct ha_http_req *hr)
                          "no such page; see / for what is served here\n");
         return;
     }
+    /* A host gateway answers ?pid=N from process N. */
+    if (ha_gateway_proxy(hr))
+        return;
     r->fn(hr);
 }

@@ -23,6 +23,7 @@ static const struct {
     {"stats", ha_stats_register},
     {"global_variables", ha_globals_register},
     {"heap profiles", ha_heap_register},
+    {"stats_agents", ha_agents_register},
 };
 
 void
