@@ -16,6 +16,10 @@
  *   heapadmin_jemalloc_prof_enabled, _prof_active        gauge  0/1
  *   heapadmin_jemalloc_prof_sample_period_bytes          gauge  2^lg_sample
  *   heapadmin_jemalloc_prof_interval_bytes               gauge  0 = off
+ *   heapadmin_self_{allocated,active,metadata,resident,mapped,
+ *                   retained}_bytes   gauge  heapadmin's own share, which
+ *                   the heapadmin_jemalloc_* figures then leave out (an
+ *                   agent, a library on its own thread); absent otherwise
  * and ProxySQL's, so its dashboards keep working:
  *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}
  *   proxysql_jemalloc_allocated_bytes_total   (a counter in ProxySQL)

@@ -40,6 +40,13 @@
  *                                    0 = no interval dumps)
  *   stats_age_ms                     (none: ms since jemalloc's
  *                                    statistics were last refreshed)
+ *   heapadmin.allocated, .active,    heapadmin's own share of the
+ *   .metadata, .resident, .mapped,   figures of the same names, when it
+ *   .retained                        allocates from an arena of its own
+ *                                    (the agent, a library on its own
+ *                                    thread: api/heapadmin.c); the rows
+ *                                    above are then the host's alone.
+ *                                    NULL otherwise (heapadmind).
  *
  * Schema of stats_memory_metrics (ProxySQL's, values as text like there):
  *   0 Variable_Name  VARCHAR
@@ -120,6 +127,14 @@ static const struct stats_row jemalloc_rows[] = {
     {"prof.lg_sample", "prof.lg_sample", STATS_SIZE, STATS_NEEDS_PROF},
     {"prof.interval", "prof.interval", STATS_U64, STATS_NEEDS_PROF},
     {"stats_age_ms", NULL, STATS_AGE, 0},
+    /* heapadmin's own share, which the rows above leave out when it runs
+     * on a thread of its own (the agent): NULL otherwise. */
+    {"heapadmin.allocated", "heapadmin.allocated", STATS_SIZE, 0},
+    {"heapadmin.active", "heapadmin.active", STATS_SIZE, 0},
+    {"heapadmin.metadata", "heapadmin.metadata", STATS_SIZE, 0},
+    {"heapadmin.resident", "heapadmin.resident", STATS_SIZE, 0},
+    {"heapadmin.mapped", "heapadmin.mapped", STATS_SIZE, 0},
+    {"heapadmin.retained", "heapadmin.retained", STATS_SIZE, 0},
 };
 
 static const struct stats_row metrics_rows[] = {
