@@ -879,9 +879,16 @@ ha_agent_forget_inherited(void)
 {
     struct heapadmin *h = atomic_exchange(&current, NULL);
 
+    struct stat st;
+
     if (h != NULL && atomic_load(&current_pid) != getpid())
         heapadmin_abandon(h);
-    log_fd = -1; /* the parent's; closed by identity or left */
+    /* The parent's log descriptor: closed when it is still that file,
+     * left alone when the number is the host's now. */
+    if (log_fd >= 0 && fstat(log_fd, &st) == 0 && st.st_dev == log_dev &&
+        st.st_ino == log_ino)
+        close(log_fd);
+    log_fd = -1;
     current_sock[0] = current_agent[0] = '\0';
 }
 

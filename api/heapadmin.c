@@ -82,7 +82,14 @@ struct heapadmin {
     int stop_fds[2];
     dev_t stop_dev[2];             /* the stop pipe's identity, so a fork */
     ino_t stop_ino[2];             /* child closes only what is ours */
-    int epoll_fd;                  /* the loop's epoll descriptor, or -1 */
+    struct {
+        int fd;                    /* made by the loop's creation (its
+                                      signal pipe): closed by a fork child
+                                      while still that pipe or socket */
+        dev_t dev;
+        ino_t ino;
+    } base_fds[4];
+    size_t n_base_fds;
     dev_t log_dev;                 /* the default sink's file identity */
     ino_t log_ino;
     pthread_t thread;
@@ -440,7 +447,6 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
     }
     h->log_fd = -1;
     h->stop_fds[0] = h->stop_fds[1] = -1;
-    h->epoll_fd = -1;
     h->check_ms = o->listener_check_ms;
     h->initial = o->initial != 0;
     h->inherit_profiler = o->inherit_profiler != 0;
@@ -810,6 +816,77 @@ report_start(struct heapadmin *h, enum run_state state, const char *err)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* The descriptors open now, into fds (sorted ascending, as the kernel
+ * lists them); returns how many, up to max. */
+static size_t
+list_fds(int *fds, size_t max)
+{
+    char buf[4096];
+    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t n = 0;
+    long k;
+
+    if (dir < 0)
+        return 0;
+    while ((k = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+        for (long off = 0; off < k && n < max;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + off);
+            char *end;
+            long v;
+
+            off += d->reclen;
+            v = strtol(d->name, &end, 10);
+            if (*end == '\0' && end != d->name && v != dir)
+                fds[n++] = (int)v;
+        }
+    close(dir);
+    return n;
+}
+
+/* The loop's own pipes and sockets (libevent's signal pipe), which it
+ * does not name: the descriptors that appeared while it was made. A
+ * host thread opening one at that moment could be counted too; each is
+ * then closed in a fork child only while it is still the same pipe or
+ * socket, which is never the host's. */
+static struct event_base *
+new_base(struct heapadmin *h)
+{
+    enum { MAX = 4096 };
+    int *before = malloc(MAX * sizeof(int)), after[64];
+    size_t nb = before != NULL ? list_fds(before, MAX) : 0, na;
+    struct event_base *base = event_base_new();
+
+    h->n_base_fds = 0;
+    if (base == NULL || before == NULL || nb == MAX) {
+        free(before);
+        return base;
+    }
+    na = list_fds(after, sizeof(after) / sizeof(after[0]));
+    for (size_t i = 0; i < na; i++) {
+        bool old = false;
+        struct stat st;
+
+        for (size_t j = 0; j < nb && !old; j++)
+            old = before[j] == after[i];
+        if (old || h->n_base_fds == HA_ARRAY_SIZE(h->base_fds) ||
+            fstat(after[i], &st) != 0 ||
+            !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+            continue;
+        h->base_fds[h->n_base_fds].fd = after[i];
+        h->base_fds[h->n_base_fds].dev = st.st_dev;
+        h->base_fds[h->n_base_fds].ino = st.st_ino;
+        h->n_base_fds++;
+    }
+    free(before);
+    return base;
+}
+
 static void *
 run_thread(void *arg)
 {
@@ -819,7 +896,7 @@ run_thread(void *arg)
     pthread_setname_np(pthread_self(), "heapadmin");
     ha_log_bind(&h->sink);
     hide_thread_from_profiler(h);
-    h->base = event_base_new();
+    h->base = new_base(h);
     if (h->base == NULL) {
         ha_err_set(err, sizeof(err), "cannot create an event loop");
         goto fail;
@@ -1077,6 +1154,9 @@ heapadmin_abandon(struct heapadmin *h)
     for (int i = 0; i < 2; i++)
         if (fd_is(h->stop_fds[i], h->stop_dev[i], h->stop_ino[i]))
             close(h->stop_fds[i]);
+    for (size_t i = 0; h->own_thread && i < h->n_base_fds; i++)
+        if (fd_is(h->base_fds[i].fd, h->base_fds[i].dev, h->base_fds[i].ino))
+            close(h->base_fds[i].fd);
     if (fd_is(h->log_fd, h->log_dev, h->log_ino))
         close(h->log_fd);
     h->stop_fds[0] = h->stop_fds[1] = h->log_fd = -1;
