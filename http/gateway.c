@@ -136,6 +136,22 @@ own_metrics(struct ha_http_req *hr, struct ha_buf *out)
                             HA_EXPO_PROMETHEUS, out);
 }
 
+/* How long a scrape waits for its agents: METRICS_TIMEOUT_MS, or less
+ * when the scraper says it gives up sooner (Prometheus sends its scrape
+ * timeout): an answer after the scraper left helps no one, and the
+ * worker thread it holds is the gateway's only one. */
+static int
+metrics_timeout_ms(const struct ha_http_req *hr)
+{
+    const char *t = ha_http_req_header(hr, "X-Prometheus-Scrape-Timeout-Seconds");
+    double s = t != NULL ? strtod(t, NULL) : 0;
+    int ms = s > 0 ? (int)(s * 800) : METRICS_TIMEOUT_MS;
+
+    if (ms > METRICS_TIMEOUT_MS)
+        ms = METRICS_TIMEOUT_MS;
+    return ms < 100 ? 100 : ms;
+}
+
 void
 ha_gateway_metrics(struct ha_http_req *hr)
 {
@@ -143,8 +159,8 @@ ha_gateway_metrics(struct ha_http_req *hr)
         ha_expo_negotiate(ha_http_req_header(hr, "Accept"));
     struct ha_exposcan scan = HA_EXPOSCAN_INIT;
     struct ha_buf own = HA_BUF_INIT, out = HA_BUF_INIT;
-    struct ask_job *j = ask_new(hr, "GET", "/metrics", METRICS_TIMEOUT_MS,
-                                METRICS_MAX_BODY);
+    struct ask_job *j = ask_new(hr, "GET", "/metrics",
+                                metrics_timeout_ms(hr), METRICS_MAX_BODY);
     char pid[24];
     struct ha_expo e;
 
