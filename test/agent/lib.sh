@@ -119,7 +119,10 @@ ag_dropin_env() {
 ag_nginx_prefix() {
     local dir=$1 port=$2 i
     mkdir -p "$dir/logs" "$dir/www"
-    cp -a /etc/nginx "$dir/conf"
+    # -L: sites-enabled/default is an absolute link to the system's file,
+    # which must never be written through.
+    cp -rL /etc/nginx "$dir/conf"
+    rm -f "$dir/conf/sites-enabled/default"
     cat >"$dir/conf/sites-enabled/default" <<NGX
 server {
 	listen 127.0.0.1:$port default_server;
