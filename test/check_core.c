@@ -24,6 +24,9 @@
 #include "core/exposcan.h"
 #include "core/fiber.h"
 #include "core/radix.h"
+#include "core/sha.h"
+
+#include <openssl/sha.h>
 
 static char *
 text_of(struct ha_buf *b)
@@ -549,6 +552,38 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* SHA-1, SHA-256                                                      */
+/* ------------------------------------------------------------------ */
+
+/* FIPS 180-4's examples, then every length 0..300 (each padding case)
+ * against OpenSSL's. */
+START_TEST(test_sha_matches_openssl)
+{
+    static const uint8_t abc1[] = {0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81,
+                                   0x6a, 0xba, 0x3e, 0x25, 0x71, 0x78, 0x50,
+                                   0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d};
+    uint8_t buf[300], a[32], b[32];
+
+    ha_sha1("abc", 3, a);
+    ck_assert(memcmp(a, abc1, 20) == 0);
+    ha_sha256("abc", 3, a);
+    ck_assert_uint_eq(a[0], 0xba);
+    ck_assert_uint_eq(a[31], 0xad);
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (uint8_t)(i * 37 + 11);
+    for (size_t n = 0; n <= sizeof(buf); n++) {
+        ha_sha1(buf, n, a);
+        SHA1(buf, n, b);
+        ck_assert_msg(memcmp(a, b, 20) == 0, "sha1 of %zu bytes", n);
+        ha_sha256(buf, n, a);
+        SHA256(buf, n, b);
+        ck_assert_msg(memcmp(a, b, 32) == 0, "sha256 of %zu bytes", n);
+    }
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -567,6 +602,9 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
     tcase_add_test(tc, test_radix_sorts_stably);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("sha");
+    tcase_add_test(tc, test_sha_matches_openssl);
     suite_add_tcase(s, tc);
     tc = tcase_create("agents");
     tcase_add_test(tc, test_exposcan_relabels_and_merges);
