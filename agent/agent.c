@@ -20,6 +20,7 @@
 #include "agent/agent.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -28,6 +29,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -689,6 +691,35 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
  * Serving
  * ------------------------------------------------------------------ */
 
+/* The pages of the agent's own code and read-only data that start-up
+ * touched (the kernel maps them 64 KiB at a time around each fault, so
+ * nearly all of them): dropped from this process's resident set once it
+ * is idle. They stay in the page cache, shared, and the few an idle tick
+ * uses fault back in at once. Only segments no one writes: never the
+ * relocated ones. */
+static int
+drop_segment(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    long page = sysconf(_SC_PAGESIZE);
+
+    (void)size;
+    (void)arg;
+    if (info->dlpi_addr != settings.so_base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start, end;
+
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) != 0)
+            continue;
+        start = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
+        end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
+              ~(uintptr_t)(page - 1);
+        (void)madvise((void *)start, end - start, MADV_DONTNEED);
+    }
+    return 1;
+}
+
 static void
 tick(void *arg)
 {
@@ -702,8 +733,13 @@ tick(void *arg)
         .delay_ms = settings.delay_ms,
     };
 
+    static unsigned ticks;
+
     (void)arg;
     ha_agent_children_tick(&self);
+    /* Once after start-up, then every minute. */
+    if (++ticks % 60 == 3 && settings.so_base != 0)
+        dl_iterate_phdr(drop_segment, NULL);
 }
 
 /* Creates and starts this process's instance. follower: it took over

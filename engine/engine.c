@@ -100,6 +100,9 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_engine_free(e);
         return NULL;
     }
+    /* The keeper only holds the database open: no lookaside memory
+     * (48 KiB per connection by default) for statements it never runs. */
+    (void)sqlite3_db_config(e->keeper, SQLITE_DBCONFIG_LOOKASIDE, NULL, 0, 0);
     e->worker = ha_worker_new(base, thread_init, init_arg, err, errlen);
     if (e->worker == NULL) {
         ha_engine_free(e);
