@@ -57,6 +57,9 @@ __attribute__((visibility("default"))) const char *malloc_conf =
 #define PARENT_POLL_MS 100
 #define LISTENER_CHECK_MS 1000
 #define CONFIG_MAX (1u << 20)  /* bytes of config text kept */
+#define DROP_SETTLE_MS 250     /* a root process's fork child, with
+                                  HEAPADMIN_USERS: time to drop its
+                                  privileges before the agent looks */
 #define PENDING_MAX 8          /* constructor messages kept for the log */
 
 /* Settings, read once in the constructor. */
@@ -737,8 +740,9 @@ tick(void *arg)
 
     (void)arg;
     ha_agent_children_tick(&self);
-    /* Once after start-up, then every minute. */
-    if (++ticks % 60 == 3 && settings.so_base != 0)
+    /* Once start-up (and the first look at the children) is over, then
+     * every minute. */
+    if (++ticks % 60 == 10 && settings.so_base != 0)
         dl_iterate_phdr(drop_segment, NULL);
 }
 
@@ -880,6 +884,11 @@ launcher(void *arg)
             sleep_ms(PARENT_POLL_MS);
         ha_agent_log(3, "parent %ld is gone: taking over", (long)l.parent);
     }
+    /* A worker a root master forks drops privileges right after the
+     * fork: its directory is decided once it has, not before. */
+    if (getpid() != settings.first_pid && geteuid() == 0 &&
+        settings.users[0] != '\0' && l.delay_ms < DROP_SETTLE_MS)
+        l.delay_ms = DROP_SETTLE_MS;
     sleep_ms(l.delay_ms);
     serve(l.wait_parent ? l.parent : 0);
     return NULL;

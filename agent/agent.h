@@ -37,7 +37,10 @@
  *   HEAPADMIN_LOG             log file; default: none unless the config
  *                             names an errorlog (never stdout or stderr)
  *   HEAPADMIN_START_DELAY_MS  wait this long before holding any descriptor
- *                             (hosts close every fd at start-up); 1000
+ *                             (hosts close every fd at start-up); 1000;
+ *                             at least 250 in a root process's fork
+ *                             children when HEAPADMIN_USERS is set (they
+ *                             drop privileges first)
  *   HEAPADMIN_FORK            follow (default) | per-process | none; see
  *                             fork.c
  *   HEAPADMIN_DISABLE=1       do nothing at all

@@ -286,6 +286,18 @@ ha_agentreg_check(struct ha_agent *a)
      * socket? Only the connection says (a pid reused by another program,
      * an agent that stopped serving). Nothing is sent. */
     fd = ha_agentreg_connect(a, err, sizeof(err));
+    if (fd < 0 && strstr(err, "Connection refused") != NULL) {
+        struct stat st;
+
+        /* Bound but not yet listening: a process starting right now
+         * (several start together on one datadir). Not stale. */
+        if (lstat(a->path, &st) == 0 &&
+            time(NULL) - st.st_mtime < HA_AGENTREG_YOUNG_S) {
+            a->state = HA_AGENT_SERVING;
+            snprintf(a->why, sizeof(a->why), "starting");
+            return;
+        }
+    }
     if (fd < 0) {
         a->state = HA_AGENT_GONE;
         snprintf(a->why, sizeof(a->why), "%.159s",

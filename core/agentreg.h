@@ -41,6 +41,8 @@
 #define HA_AGENTREG_HTTP ".http"  /* the registry socket's suffix */
 #define HA_AGENTREG_SQL ".sock"   /* the default MySQL socket's */
 #define HA_AGENTREG_PROGRAM_MAX 64
+#define HA_AGENTREG_YOUNG_S 10     /* a socket this new that refuses is a
+                                      process starting, not a stale one */
 
 enum ha_agent_state {
     HA_AGENT_SERVING,   /* its process lives and answers on the socket */
