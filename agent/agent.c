@@ -26,6 +26,7 @@
 #include <limits.h>
 #include <pthread.h>
 #include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -863,6 +864,8 @@ serve(pid_t parent)
                  settings.program, (long)pid, ifaces, agent);
 }
 
+static _Atomic bool launcher_named;
+
 static struct launch {
     unsigned delay_ms;
     bool wait_parent;
@@ -875,6 +878,7 @@ launcher(void *arg)
     struct launch l = *(struct launch *)arg;
 
     pthread_setname_np(pthread_self(), "heapadmin");
+    atomic_store(&launcher_named, true);
     /* From here on, what the agent allocates is in its own arena. */
     (void)heapadmin_adopt_thread();
     if (l.wait_parent) {
@@ -914,7 +918,14 @@ ha_agent_launch(unsigned delay_ms, bool wait_parent, pid_t parent)
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    (void)pthread_create(&t, &attr, launcher, &launch_args);
+    /* Named before this returns: a helper the host execs at once looks
+     * for this name among its ancestors' threads (is_served). The thread
+     * names itself (it is detached: its handle is not ours to use) and
+     * this waits for it, a few microseconds. */
+    atomic_store(&launcher_named, false);
+    if (pthread_create(&t, &attr, launcher, &launch_args) == 0)
+        for (int i = 0; i < 100000 && !atomic_load(&launcher_named); i++)
+            sched_yield();
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
