@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * mysql_native_password (shared/reference/mysql-protocol.md §2.5.2) and
- * the scramble the server sends in HandshakeV10 and AuthSwitchRequest.
+ * mysql_native_password (MySQL protocol: Native Authentication) and the
+ * scramble the server sends in HandshakeV10 and AuthSwitchRequest.
  * The server keeps only stage2 = SHA1(SHA1(password)); a proof is checked
  * by recovering the client's SHA1(password) from it and hashing once more.
  * Intermediate hashes that would let someone log in are wiped after use.
@@ -27,7 +27,7 @@ native_mask(const uint8_t scramble[20], const uint8_t stage2[HA_SHA1_LEN],
     uint8_t msg[20 + HA_SHA1_LEN];
 
     /* Nonce first, digest second: the order differs from
-     * caching_sha2_password (§2.5.3), so it is easy to get wrong. */
+     * caching_sha2_password (auth.h), so it is easy to get wrong. */
     memcpy(msg, scramble, 20);
     memcpy(msg + 20, stage2, HA_SHA1_LEN);
     ha_sha1(msg, sizeof(msg), mask);
@@ -42,8 +42,9 @@ ha_auth_scramble(uint8_t *scramble, size_t len)
     size_t out = 0;
 
     /* Rejection sampling keeps the 126 allowed values uniform: 0x00
-     * would truncate the seed in Connector/J and '$' is excluded as
-     * MySQL does (§2.1, pitfall 6). About 1.6% of draws are rejected. */
+     * would truncate the seed in Connector/J (it reads the scramble as a
+     * NUL-terminated string) and '$' is excluded as MySQL's server
+     * does. About 1.6% of draws are rejected. */
     while (out < len) {
         if (used == have) {
             /* The kernel's generator, not OpenSSL's: a login on a
@@ -91,8 +92,8 @@ ha_auth_native_check(const struct ha_user *user, const uint8_t scramble[20],
     if (user == NULL || !user->has_native)
         return false;
     /* A client with no password sends nothing, or libmysqlclient a lone
-     * 0x00 (pitfall 9). Such a response proves nothing, so it is
-     * accepted only for an account that has no password; and a
+     * 0x00 (both forms are in use). Such a response proves nothing, so
+     * it is accepted only for an account that has no password; and a
      * passwordless account accepts nothing else. */
     if (resp_len == 0 || (resp_len == 1 && resp[0] == 0x00))
         return user->empty_password;

@@ -46,8 +46,8 @@ bool ha_auth_native_check(const struct ha_user *user,
                           const uint8_t scramble[20], const uint8_t *resp,
                           size_t resp_len);
 
-/* caching_sha2_password (MySQL protocol: Caching SHA-2, reference
- * §2.5.3):
+/* caching_sha2_password (MySQL protocol: Caching SHA-2 Pluggable
+ * Authentication):
  *   H2    = SHA256(SHA256(password))              (what the server keeps)
  *   proof = SHA256(pw) XOR SHA256(H2 || nonce20)  (client sends 32 bytes)
  *   accept iff SHA256(proof XOR SHA256(H2 || nonce20)) == H2

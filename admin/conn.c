@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * Client connections (see conn.h).
+ * Client connections (see conn.h): transport, lifecycle and the command
+ * phase; the connection phase is login.c's.
  *
  * The read callback loops decode -> dispatch -> encode while whole packets
  * are buffered and stops once a close is pending. Replies are built in
@@ -31,18 +32,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include <openssl/crypto.h>
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 
-#include "admin/auth.h"
-#include "engine/accounts.h"
-#include "core/task.h"
-#include "core/log.h"
+#include "admin/exec.h"
+#include "admin/login.h"
 #include "admin/query.h"
 #include "admin/sysvar.h"
+#include "core/log.h"
+#include "core/task.h"
 #include "core/util.h"
-#include "vtab/vtab.h"
 
 static void conn_read_cb(struct bufferevent *bev, void *arg);
 static void conn_write_cb(struct bufferevent *bev, void *arg);
@@ -51,27 +50,7 @@ static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
 static int conn_drain(void *arg);
 static bool drained(struct ha_conn *c);
 static void read_on(struct ha_conn *c);
-
-static const char *const state_names[HA_CONN_STATE_MAX] = {
-    "handshake", "auth_switch", "auth_full", "command", "closing",
-};
-
-const char *
-ha_conn_state_name(enum ha_conn_state state)
-{
-    return state < HA_CONN_STATE_MAX ? state_names[state] : "invalid";
-}
-
-static void
-conn_set_state(struct ha_conn *c, enum ha_conn_state state)
-{
-    if (state >= HA_CONN_STATE_MAX)
-        state = HA_CONN_CLOSING;
-    if (c->state != state)
-        ha_log_debug("connection %u: %s -> %s", c->id,
-                     ha_conn_state_name(c->state), ha_conn_state_name(state));
-    c->state = state;
-}
+static const struct ha_client_ops conn_client_ops;
 
 /* ------------------------------------------------------------------ */
 /* Low level: peers, output, teardown                                   */
@@ -152,8 +131,8 @@ ha_conn_close_after_reply(struct ha_conn *c)
     if (c->state == HA_CONN_CLOSING)
         return;
     ha_log_info("connection %u (%s): killed", c->id, c->peer);
-    conn_set_state(c, HA_CONN_CLOSING); /* conn_write_cb frees it once
-                                           written */
+    /* conn_write_cb frees it once written */
+    ha_wire_set_state(c, HA_CONN_CLOSING);
     bufferevent_disable(c->bev, EV_READ);
     if (ha_task_busy(&c->task))
         ha_conn_kill_query(c); /* its command ends at its next check */
@@ -253,110 +232,6 @@ conn_flush(struct ha_conn *c)
     return 0;
 }
 
-/* Frames payload (built by fn into a scratch buffer) as the next packet. */
-static void
-send_payload(struct ha_conn *c, const struct ha_buf *payload)
-{
-    ha_proto_write_packet(&c->out, &c->seq, payload->data, payload->len);
-}
-
-/* Sends ERR (with SQLSTATE once capabilities are negotiated) and marks
- * the connection to close after it is written. */
-static void
-fail_and_close(struct ha_conn *c, uint16_t code, const char *sqlstate,
-               const char *msg)
-{
-    struct ha_buf p = HA_BUF_INIT;
-
-    ha_proto_encode_err(&p, code, sqlstate, msg);
-    send_payload(c, &p);
-    ha_buf_free(&p);
-    conn_set_state(c, HA_CONN_CLOSING);
-}
-
-static void
-send_ok(struct ha_conn *c, uint16_t status, const char *info)
-{
-    struct ha_buf p = HA_BUF_INIT;
-
-    ha_proto_encode_ok(&p, 0x00, 0, 0, status, 0, info);
-    send_payload(c, &p);
-    ha_buf_free(&p);
-}
-
-/* ------------------------------------------------------------------ */
-/* Connection phase                                                     */
-/* ------------------------------------------------------------------ */
-
-static int
-send_handshake(struct ha_conn *c)
-{
-    struct ha_buf p = HA_BUF_INIT;
-    struct ha_handshake h;
-
-    if (ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
-        ha_log_error("connection %u (%s): the CSPRNG failed; refusing the "
-                     "connection",
-                     c->id, c->peer);
-        return -1;
-    }
-    h.server_version = HA_SERVER_VERSION;
-    h.connection_id = c->id;
-    memcpy(h.scramble, c->scramble, sizeof(h.scramble));
-    /* TLS is offered on TCP only: a unix socket is already private. */
-    c->server_caps = HA_SERVER_CAPABILITIES;
-    if (c->env->ssl_ctx != NULL && !c->peer_is_unix)
-        c->server_caps |= HA_CLIENT_SSL;
-    c->auth_plugin = c->env->auth_plugin != NULL ? c->env->auth_plugin
-                                                 : HA_AUTH_NATIVE_PLUGIN;
-    h.capabilities = c->server_caps;
-    h.collation = HA_COLLATION_UTF8MB4_0900 & 0xff;
-    h.status = HA_STATUS_AUTOCOMMIT;
-    h.auth_plugin = c->auth_plugin;
-    c->seq = 0;
-    ha_proto_encode_handshake(&p, &h);
-    send_payload(c, &p);
-    ha_buf_free(&p);
-    return 0;
-}
-
-/* Sends ERR 1045 for c->user and closes; the throttle counts the
- * failure (env->login_failed), which makes the next credential from this
- * address wait before it is checked (see admit_login). */
-static void
-deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
-{
-    char err[512];
-
-    if (c->env->login_failed != NULL)
-        c->env->login_failed(c->env->arg, c->host);
-
-    ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
-                c->changing_user ? "change of user" : "login", c->user,
-                c->peer, c->id,
-                u == NULL ? "unknown user" : "wrong password");
-    c->changing_user = false;
-    snprintf(err, sizeof(err),
-             "Access denied for user '%s'@'%s' (using password: %s)",
-             c->user, c->host, with_password ? "YES" : "NO");
-    fail_and_close(c, 1045, "28000", err);
-}
-
-/* Sends one AuthMoreData packet: 0x01 then data. */
-static void
-send_more_data(struct ha_conn *c, const void *data, size_t len)
-{
-    struct ha_buf b = HA_BUF_INIT;
-
-    ha_buf_append_u8(&b, 0x01);
-    ha_buf_append(&b, data, len);
-    send_payload(c, &b);
-    ha_buf_free(&b);
-}
-
-static void accept_login(struct ha_conn *c, const struct ha_user *u);
-static const struct ha_client_ops conn_client_ops;
-
 /* ------------------------------------------------------------------ */
 /* The connection as a client of the engine                             */
 /* ------------------------------------------------------------------ */
@@ -428,256 +303,9 @@ static const struct ha_client_ops conn_client_ops = {
     .held = conn_client_held,
 };
 
-/* Verifies resp with c->auth_plugin against the account and either
- * accepts the login (accept_login) or sends ERR 1045 and closes.
- * caching_sha2_password answers a good proof with fast_auth_success
- * before the OK; a wrong one starts full authentication, as MySQL does
- * on a cache miss (the client then proves the password in clear over
- * TLS or the unix socket, or RSA-encrypted). */
-static void
-finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
-{
-    const struct ha_user *u =
-        ha_credentials_find(c->env->users, c->env->n_users, c->user);
-    bool with_password = resp_len > 0 && !(resp_len == 1 && resp[0] == 0);
-    bool sha2 = strcmp(c->auth_plugin, HA_AUTH_SHA2_PLUGIN) == 0;
-
-    if (sha2 && ha_auth_sha2_check(u, c->scramble, resp, resp_len)) {
-        if (with_password) {
-            uint8_t ok = HA_AUTH_SHA2_FAST_OK;
-            send_more_data(c, &ok, 1);
-        }
-        accept_login(c, u);
-        return;
-    }
-    /* Unknown users too: the reply must not tell which users exist. */
-    if (sha2 && resp_len == HA_SHA256_LEN) {
-        uint8_t full = HA_AUTH_SHA2_FULL;
-        send_more_data(c, &full, 1);
-        conn_set_state(c, HA_CONN_AUTH_FULL);
-        return;
-    }
-    if (sha2 || u == NULL ||
-        !ha_auth_native_check(u, c->scramble, resp, resp_len)) {
-        deny_login(c, u, with_password);
-        return;
-    }
-    accept_login(c, u);
-}
-
-/* caching_sha2_password full authentication: p is a public-key request
- * (0x02), the password + NUL in clear (TLS or unix socket), or the
- * password + NUL XOR the scramble, RSA-encrypted with our key. */
-static void
-on_full_auth(struct ha_conn *c, const uint8_t *p, size_t len)
-{
-    const struct ha_user *u =
-        ha_credentials_find(c->env->users, c->env->n_users, c->user);
-    bool secure = c->tls || c->peer_is_unix;
-    uint8_t pw[512];
-    size_t pw_len = 0;
-    bool ok;
-
-    if (!secure && len == 1 && p[0] == HA_AUTH_SHA2_KEY_REQUEST) {
-        if (c->env->rsa_public_pem == NULL) {
-            ha_log_warn("connection %u (%s): public key requested, but "
-                        "no RSA key is loaded",
-                        c->id, c->peer);
-            deny_login(c, u, true);
-            return;
-        }
-        send_more_data(c, c->env->rsa_public_pem, c->env->rsa_public_len);
-        return;
-    }
-    if (secure)
-        ok = ha_accounts_check_clear(u, p, len);
-    else
-        ok = ha_auth_sha2_decrypt(c->env->rsa_key, c->scramble, p, len, pw,
-                                  sizeof(pw), &pw_len) == 0 &&
-             ha_accounts_check_clear(u, pw, pw_len);
-    OPENSSL_cleanse(pw, sizeof(pw));
-    if (!ok) {
-        deny_login(c, u, true);
-        return;
-    }
-    accept_login(c, u);
-}
-
-/* Opens the session (or, for COM_CHANGE_USER, resets it for the new
- * user) and sends OK. */
-static void
-accept_login(struct ha_conn *c, const struct ha_user *u)
-{
-    bool change = c->changing_user;
-    char err[512];
-    SSL *ssl;
-
-    c->changing_user = false;
-    if (!ha_credentials_allows_from(u, c->is_local)) {
-        /* The client gets the usual answer; the log says why. */
-        ha_log_warn("%s refused: user '%s' from %s (connection %u): the "
-                    "default credentials are accepted only over loopback "
-                    "or the unix socket; change the password",
-                    change ? "change of user" : "login", u->name, c->peer,
-                    c->id);
-        snprintf(err, sizeof(err),
-                 "Access denied for user '%s'@'%s' (using password: YES)",
-                 c->user, c->host);
-        fail_and_close(c, 1045, "28000", err);
-        return;
-    }
-    if (c->env->login_ok != NULL)
-        c->env->login_ok(c->env->arg, c->host);
-    if (!change && c->env->admit != NULL &&
-        !c->env->admit(c->env->arg, u->role)) {
-        /* The extra connection max_connections allows is an admin's. */
-        ha_log_warn("login refused: user '%s' from %s (connection %u): "
-                    "max_connections reached; the one connection kept "
-                    "beyond it is for admin users",
-                    u->name, c->peer, c->id);
-        fail_and_close(c, 1040, "08004", "Too many connections");
-        return;
-    }
-    if (c->db[0] != '\0' && !ha_session_schema_exists(c->db)) {
-        ha_log_warn("%s failed: user '%s' from %s (connection %u): "
-                    "unknown database '%s'",
-                    change ? "change of user" : "login", c->user, c->peer,
-                    c->id, c->db);
-        snprintf(err, sizeof(err), "Unknown database '%s'", c->db);
-        fail_and_close(c, 1049, "42000", err);
-        return;
-    }
-    if (change) {
-        /* COM_CHANGE_USER starts a fresh session on the same connection:
-         * statements dropped, transaction rolled back, variables reset. */
-        ha_stmt_table_clear(&c->stmts);
-        ha_session_reset(&c->session);
-    } else {
-        if (ha_session_open(&c->session, c->env->shared, c->id, err,
-                            sizeof(err)) != 0) {
-            ha_log_error("connection %u (%s): %s", c->id, c->peer, err);
-            fail_and_close(c, 1105, "HY000", err);
-            return;
-        }
-        c->session_open = true;
-        c->session.client.ops = &conn_client_ops;
-        {
-            struct bufferevent *raw = c->tls
-                                          ? bufferevent_get_underlying(c->bev)
-                                          : c->bev;
-
-            c->session.client_fd =
-                raw != NULL ? (int)bufferevent_getfd(raw) : -1;
-        }
-    }
-    ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
-    ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));
-    ha_session_set_role(&c->session, u->role);
-    /* PROCESSLIST shows "address:port" for TCP clients and "localhost"
-     * for the unix socket, as MySQL does. */
-    ha_strlcpy(c->session.peer, c->peer_is_unix ? "localhost" : c->peer,
-               sizeof(c->session.peer));
-    {
-        char who[192];
-
-        snprintf(who, sizeof(who), "%.100s@%.64s (connection %u)", u->name,
-                 c->peer, c->id);
-        ha_vtab_set_who(c->session.vtab, who);
-    }
-    c->session.schema[0] = '\0';
-    if (c->db[0] != '\0')
-        ha_session_use(&c->session, c->db);
-    ha_session_set_multi_statements(
-        &c->session, (c->caps & HA_CLIENT_MULTI_STATEMENTS) != 0);
-    ssl = c->tls ? bufferevent_openssl_get_ssl(c->bev) : NULL;
-    ha_strlcpy(c->session.ssl_version, ssl != NULL ? SSL_get_version(ssl) : "",
-               sizeof(c->session.ssl_version));
-    ha_strlcpy(c->session.ssl_cipher,
-               ssl != NULL ? SSL_get_cipher_name(ssl) : "",
-               sizeof(c->session.ssl_cipher));
-    ha_log_info("%s: user '%s' from %s (connection %u, %s, %s%s%s%s%s)",
-                change ? "change of user" : "login", u->name, c->peer, c->id,
-                u->role == HA_ROLE_ADMIN ? "admin" : "stats", c->auth_plugin,
-                ssl != NULL ? ", " : "", ssl != NULL ? SSL_get_version(ssl) : "",
-                ssl != NULL ? " " : "",
-                ssl != NULL ? SSL_get_cipher_name(ssl) : "");
-    send_ok(c, ha_session_status(&c->session), NULL);
-    conn_set_state(c, HA_CONN_COMMAND);
-}
-
-/* Finishes a HandshakeResponse41 or COM_CHANGE_USER whose fields are in
- * hr: a client that answered for another plugin (libmysqlclient <= 8.0.25
- * always names caching_sha2_password) or sent a proof of the wrong size
- * is asked to switch, once (MySQL protocol: Protocol::AuthSwitchRequest);
- * a fresh scramble is sent when fresh is true (COM_CHANGE_USER). */
-static void
-auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
-               bool fresh)
-{
-    const char *plugin = (hr->has_plugin && hr->plugin[0] != '\0')
-                             ? hr->plugin
-                             : HA_AUTH_NATIVE_PLUGIN;
-    const struct ha_user *u =
-        ha_credentials_find(c->env->users, c->env->n_users, c->user);
-    const char *want = c->env->auth_plugin != NULL ? c->env->auth_plugin
-                                                   : HA_AUTH_NATIVE_PLUGIN;
-    bool sha2 = strcmp(plugin, HA_AUTH_SHA2_PLUGIN) == 0;
-    bool advertised = strcmp(plugin, want) == 0;
-    bool usable;
-
-    /* The client's answer is used as it is when it is for a plugin the
-     * account has a digest for and has that plugin's size (or is empty:
-     * no password); otherwise the client is asked to switch, once, to
-     * the server's default plugin if the account has it, else to the
-     * other one. An empty answer for
-     * a plugin the server did not name means "switch me" (libmariadb),
-     * not "no password". */
-    if (sha2)
-        usable = (u == NULL || u->has_sha2) &&
-                 (hr->auth_len == HA_SHA256_LEN ||
-                  (hr->auth_len <= 1 && advertised));
-    else
-        usable = strcmp(plugin, HA_AUTH_NATIVE_PLUGIN) == 0 &&
-                 (u == NULL || u->has_native) &&
-                 (hr->auth_len == HA_SHA1_LEN ||
-                  (hr->auth_len <= 1 && advertised));
-    /* An unsolicited answer (libmysqlclient <= 8.0.25 always answers for
-     * caching_sha2_password) is taken only if it proves the password;
-     * otherwise the client gets the switch to the server's plugin, so a
-     * junk answer costs no full authentication. An unknown user is
-     * switched too, like a known one with a wrong answer. */
-    if (usable && !advertised && (c->caps & HA_CLIENT_PLUGIN_AUTH))
-        usable = sha2 ? ha_auth_sha2_check(u, c->scramble, hr->auth,
-                                           hr->auth_len)
-                      : ha_auth_native_check(u, c->scramble, hr->auth,
-                                             hr->auth_len);
-    if (strcmp(want, HA_AUTH_SHA2_PLUGIN) == 0 && u != NULL && !u->has_sha2)
-        want = HA_AUTH_NATIVE_PLUGIN;
-    else if (strcmp(want, HA_AUTH_NATIVE_PLUGIN) == 0 && u != NULL &&
-             !u->has_native)
-        want = HA_AUTH_SHA2_PLUGIN;
-    if (usable || !(c->caps & HA_CLIENT_PLUGIN_AUTH)) {
-        c->auth_plugin = usable && sha2 ? HA_AUTH_SHA2_PLUGIN
-                                        : HA_AUTH_NATIVE_PLUGIN;
-        finish_auth(c, hr->auth, hr->auth_len);
-        return;
-    }
-    {
-        struct ha_buf b = HA_BUF_INIT;
-        if (fresh &&
-            ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
-            ha_log_error("connection %u (%s): the CSPRNG failed", c->id,
-                         c->peer);
-            fail_and_close(c, 1105, "HY000", "Cannot generate a scramble");
-            return;
-        }
-        c->auth_plugin = want;
-        ha_proto_encode_auth_switch(&b, want, c->scramble);
-        send_payload(c, &b);
-        ha_buf_free(&b);
-        conn_set_state(c, HA_CONN_AUTH_SWITCH);
-    }
-}
+/* ------------------------------------------------------------------ */
+/* TLS                                                                  */
+/* ------------------------------------------------------------------ */
 
 /* Fires when the socket's output under a TLS filter shrinks, which the
  * filter does not report: conn_write_cb is run (deferred) once a closing
@@ -700,12 +328,13 @@ raw_drained_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
                                 BEV_TRIG_DEFER_CALLBACKS);
 }
 
-/* SSLRequest (reference §2.3): the rest of the connection phase runs
- * inside TLS, continuing the sequence ids (the response comes with seq 2).
- * The TLS filter reads from the socket bufferevent's input, where the
- * start of the ClientHello may already sit (pitfall 25): nothing is
- * lost, but no new bytes may ever arrive to wake the filter, so it is
- * woken here. */
+/* After an SSLRequest (MySQL protocol: Protocol::SSLRequest) the rest of
+ * the connection phase runs inside TLS, continuing the sequence ids (the
+ * response comes with seq 2). The TLS filter reads from the socket
+ * bufferevent's input, where the start of the ClientHello may already
+ * sit (a client may send it in the same segment as the SSLRequest):
+ * nothing is lost, but no new bytes may ever arrive to wake the filter,
+ * so it is woken here. */
 static void
 start_tls(struct ha_conn *c)
 {
@@ -719,7 +348,7 @@ start_tls(struct ha_conn *c)
     if (tls == NULL) {
         ha_log_error("connection %u (%s): cannot start TLS", c->id, c->peer);
         SSL_free(ssl);
-        fail_and_close(c, 1105, "HY000", "Cannot start TLS");
+        ha_wire_fail(c, 1105, "HY000", "Cannot start TLS");
         return;
     }
     /* Clients often close without close_notify; that is an EOF. */
@@ -733,48 +362,6 @@ start_tls(struct ha_conn *c)
     if (evbuffer_get_length(bufferevent_get_input(raw)) > 0)
         bufferevent_trigger(raw, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
     ha_log_debug("connection %u (%s): TLS handshake", c->id, c->peer);
-}
-
-static void
-on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
-{
-    struct ha_handshake_response hr;
-    char err[256];
-
-    if (ha_proto_decode_handshake_response(p, len, &hr, err, sizeof(err)) !=
-        0) {
-        ha_log_warn("connection %u (%s): bad HandshakeResponse41: %s", c->id,
-                    c->peer, err);
-        fail_and_close(c, 1043, "08S01", "Bad handshake");
-        return;
-    }
-    c->caps = hr.capabilities & c->server_caps;
-    if (hr.is_ssl_request && !c->tls && (c->server_caps & HA_CLIENT_SSL)) {
-        start_tls(c);
-        return;
-    }
-    if (hr.is_ssl_request) {
-        ha_log_warn("connection %u (%s): client asked for TLS, which this "
-                    "server did not offer",
-                    c->id, c->peer);
-        fail_and_close(c, 1043, "08S01",
-                       "TLS was requested but this server does not offer it "
-                       "(connect without TLS, e.g. mariadb --skip-ssl)");
-        return;
-    }
-    if (c->env->require_tls && !c->tls && !c->peer_is_unix) {
-        ha_log_warn("connection %u (%s): login of user '%.128s' without "
-                    "TLS refused (require_tls)",
-                    c->id, c->peer, hr.user);
-        fail_and_close(c, 3159, "HY000",
-                       "Connections using insecure transport are "
-                       "prohibited while require_tls is true.");
-        return;
-    }
-    ha_strlcpy(c->user, hr.user, sizeof(c->user));
-    if ((c->caps & HA_CLIENT_CONNECT_WITH_DB) && hr.has_db)
-        ha_strlcpy(c->db, hr.db, sizeof(c->db));
-    auth_or_switch(c, &hr, false);
 }
 
 /* ------------------------------------------------------------------ */
@@ -791,27 +378,6 @@ copy_name(char *dst, size_t size, const uint8_t *src, size_t n)
     memcpy(dst, src, n);
     dst[n] = '\0';
     return 0;
-}
-
-/* COM_CHANGE_USER: authenticate again on this connection (MySQL protocol:
- * COM_CHANGE_USER; the reply continues the command's sequence ids). */
-static void
-on_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
-{
-    struct ha_handshake_response hr;
-    char err[256];
-
-    if (ha_proto_decode_change_user(p, len, c->caps, &hr, err,
-                                    sizeof(err)) != 0) {
-        ha_log_warn("connection %u (%s): bad COM_CHANGE_USER: %s", c->id,
-                    c->peer, err);
-        fail_and_close(c, 1043, "08S01", "Bad handshake");
-        return;
-    }
-    ha_strlcpy(c->user, hr.user, sizeof(c->user));
-    ha_strlcpy(c->db, hr.has_db ? hr.db : "", sizeof(c->db));
-    c->changing_user = true;
-    auth_or_switch(c, &hr, true);
 }
 
 static void
@@ -832,11 +398,12 @@ on_field_list(struct ha_conn *c, const uint8_t *p, size_t len,
         return;
     }
     ha_session_set_command(&c->session, "Field List", table, tn);
-    ha_session_field_list(&c->session, table, wn > 0 ? wild : NULL, r);
+    ha_exec_field_list(&c->session, table, wn > 0 ? wild : NULL, r);
 }
 
-/* COM_STATISTICS: a bare string<EOF>, never an OK (pitfall 18); the
- * mysql CLI's status command reads the leading "Uptime: N". */
+/* COM_STATISTICS: a bare string<EOF>, never an OK (MySQL protocol:
+ * COM_STATISTICS); the mysql CLI's status command reads the leading
+ * "Uptime: N". */
 static void
 on_statistics(struct ha_conn *c, struct ha_reply *r)
 {
@@ -894,7 +461,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
     }
     switch (p[0]) {
     case HA_COM_QUIT:
-        conn_set_state(c, HA_CONN_CLOSING);
+        ha_wire_set_state(c, HA_CONN_CLOSING);
         break;
     case HA_COM_PING:
         ha_reply_ok(&r, 0, 0, NULL);
@@ -917,7 +484,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_log_debug("connection %u: query: %.*s", c->id,
                      (int)(len - 1 > 200 ? 200 : len - 1),
                      (const char *)p + 1);
-        ha_session_query(&c->session, (const char *)p + 1, len - 1, &r);
+        ha_exec_query(&c->session, (const char *)p + 1, len - 1, &r);
         break;
     case HA_COM_FIELD_LIST:
         on_field_list(c, p, len, &r);
@@ -954,7 +521,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
             break;
         }
         /* MYSQL_OPTION_MULTI_STATEMENTS_ON = 0, _OFF = 1. The reply is an
-         * EOF, not an OK (pitfall 18). */
+         * EOF, not an OK (MySQL protocol: COM_SET_OPTION). */
         ha_session_set_multi_statements(&c->session, v == 0);
         ha_reply_eof(&r);
         break;
@@ -965,7 +532,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_reply_ok(&r, 0, 0, NULL);
         break;
     case HA_COM_CHANGE_USER:
-        on_change_user(c, p, len);
+        ha_login_change_user(c, p, len);
         break;
     case HA_COM_STMT_PREPARE:
         ha_log_debug("connection %u: prepare: %.*s", c->id,
@@ -980,7 +547,8 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_stmt_execute(&c->stmts, &c->session, p, len, &r);
         break;
     case HA_COM_STMT_SEND_LONG_DATA:
-        /* No reply, ever (§3.1); a problem surfaces at execute. */
+        /* No reply, ever (MySQL protocol: COM_STMT_SEND_LONG_DATA); a
+         * problem surfaces at execute. */
         if (ha_stmt_send_long_data(&c->stmts, p, len, err, sizeof(err)) != 0)
             ha_log_debug("connection %u: COM_STMT_SEND_LONG_DATA ignored: "
                          "%s",
@@ -1006,7 +574,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
     }
     if (c->state == HA_CONN_COMMAND)
         ha_session_set_command(&c->session, "Sleep", NULL, 0);
-    /* COM_CHANGE_USER wrote through send_payload and moved c->seq. */
+    /* COM_CHANGE_USER wrote through ha_wire_send and moved c->seq. */
     if (p[0] != HA_COM_CHANGE_USER)
         c->seq = r.seq;
     ha_reply_free(&r);
@@ -1164,38 +732,6 @@ admit_cb(evutil_socket_t fd, short what, void *arg)
     read_on(c); /* may free c */
 }
 
-/* A packet that carries a credential, from an address whose recent
- * logins failed too often, waits as long as the throttle says before it
- * is even looked at (engine/throttle.h): a guesser's parallel
- * connections get a few checks a second. Once per connection. Returns
- * true when the packet is held (nothing more is read meanwhile). */
-static bool
-admit_login(struct ha_conn *c)
-{
-    int64_t wait;
-    struct timeval tv;
-
-    if (c->login_admitted || c->env->login_admit == NULL)
-        return false;
-    c->login_admitted = true;
-    wait = c->env->login_admit(c->env->arg, c->host);
-    if (wait <= 0)
-        return false;
-    if (c->admit_timer == NULL &&
-        (c->admit_timer = evtimer_new(c->env->base, admit_cb, c)) == NULL)
-        return false;
-    tv.tv_sec = (time_t)(wait / 1000);
-    tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-    if (evtimer_add(c->admit_timer, &tv) != 0)
-        return false;
-    ha_log_info("connection %u (%s): logins from %s failed too often: this "
-                "one is checked in %lld ms",
-                c->id, c->peer, c->host, (long long)wait);
-    c->admit_waiting = true;
-    bufferevent_disable(c->bev, EV_READ);
-    return true;
-}
-
 static void
 dispatch(struct ha_conn *c)
 {
@@ -1209,7 +745,8 @@ dispatch(struct ha_conn *c)
      * of the connection phase may. Held before anything of it is taken
      * (its sequence id is checked when it is let through). */
     if (c->state != HA_CONN_COMMAND &&
-        !(c->state == HA_CONN_HANDSHAKE && len == 32) && admit_login(c))
+        !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
+        ha_login_hold(c, admit_cb))
         return;
     if (c->reader.first_seq != want) {
         char msg[128];
@@ -1220,23 +757,20 @@ dispatch(struct ha_conn *c)
                  "Got packets out of order (sequence id %u, expected %u)",
                  c->reader.first_seq, want);
         c->seq = (uint8_t)(c->reader.last_seq + 1);
-        fail_and_close(c, 1156, "08S01", msg);
+        ha_wire_fail(c, 1156, "08S01", msg);
         return;
     }
     c->seq = (uint8_t)(c->reader.last_seq + 1);
     switch (c->state) {
     case HA_CONN_HANDSHAKE:
-        on_handshake_response(c, p, len);
-        break;
     case HA_CONN_AUTH_SWITCH:
-        finish_auth(c, p, len);
-        break;
     case HA_CONN_AUTH_FULL:
-        on_full_auth(c, p, len);
+        if (ha_login_packet(c, p, len) == 1)
+            start_tls(c);
         break;
     case HA_CONN_COMMAND:
         if (len == 0) {
-            fail_and_close(c, 1047, "08S01", "Empty command packet");
+            ha_wire_fail(c, 1047, "08S01", "Empty command packet");
             break;
         }
         run_command(c, p, len);
@@ -1296,7 +830,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
                          "Got packets out of order (sequence id %u, "
                          "expected %u)",
                          h[3], c->seq);
-                fail_and_close(c, 1156, "08S01", msg);
+                ha_wire_fail(c, 1156, "08S01", msg);
                 evbuffer_drain(input, evbuffer_get_length(input));
                 break;
             }
@@ -1306,12 +840,12 @@ conn_read_cb(struct bufferevent *bev, void *arg)
         if (used < 0) {
             ha_log_warn("connection %u (%s): malformed input: %s; closing",
                         c->id, c->peer, err);
-            if (strstr(err, "max") != NULL || strstr(err, "large") != NULL)
-                fail_and_close(c, 1153, "08S01",
-                               "Got a packet bigger than "
-                               "'max_allowed_packet' bytes");
+            if (c->reader.error == HA_PROTO_READER_TOO_LARGE)
+                ha_wire_fail(c, 1153, "08S01",
+                             "Got a packet bigger than "
+                             "'max_allowed_packet' bytes");
             else
-                fail_and_close(c, 1156, "08S01", err);
+                ha_wire_fail(c, 1156, "08S01", err);
             evbuffer_drain(input, evbuffer_get_length(input));
             break;
         }
@@ -1383,10 +917,10 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
         /* MySQL 8.0.24+ tells the client why (ER_CLIENT_INTERACTION_
          * TIMEOUT) as an unsolicited packet. */
         c->seq = 0;
-        fail_and_close(c, 4031, "HY000",
-                       "The client was disconnected by the server because "
-                       "of inactivity. See wait_timeout and "
-                       "interactive_timeout for configuring this behavior.");
+        ha_wire_fail(c, 4031, "HY000",
+                     "The client was disconnected by the server because "
+                     "of inactivity. See wait_timeout and "
+                     "interactive_timeout for configuring this behavior.");
         conn_flush(c);
         return;
     }
@@ -1422,7 +956,7 @@ conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg)
     ha_log_warn("connection %u (%s): login not finished within %d s "
                 "(connect_timeout, state %s); closing",
                 c->id, c->peer, c->env->connect_timeout,
-                ha_conn_state_name(c->state));
+                ha_wire_state_name(c->state));
     ha_conn_free(c);
 }
 
@@ -1448,6 +982,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
     ha_buf_init(&c->out);
     ha_stmt_table_init(&c->stmts);
     ha_task_init(&c->task, env->tasks);
+    c->client_ops = &conn_client_ops;
     if (addr->sa_family != AF_UNIX)
         /* Replies are written whole; don't let Nagle hold the last one. */
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -1488,7 +1023,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
         }
     }
     ha_log_debug("connection %u from %s", id, c->peer);
-    if (send_handshake(c) != 0 ||
+    if (ha_login_greet(c) != 0 ||
         bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
         bufferevent_free(c->bev);
         ha_proto_reader_free(&c->reader);

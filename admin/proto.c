@@ -5,9 +5,9 @@
  * bounds-checked cursor (struct ha_reader) that fails without moving.
  * Encoders append to a struct ha_buf whose allocation failure is sticky, so
  * they return nothing and the caller checks ha_buf_failed() once. No
- * sockets, libevent or SQLite here; conn.c moves the bytes.
- *
- * Section numbers (§) refer to shared/reference/mysql-protocol.md.
+ * sockets, libevent or SQLite here; conn.c moves the bytes. The packet
+ * each section handles is named in its banner as the MySQL protocol
+ * documentation names it.
  */
 #include "admin/proto.h"
 
@@ -22,7 +22,7 @@
 #define READER_KEEP_CAP (64u * 1024u)
 
 /* ------------------------------------------------------------------ */
-/* Framing (§1.1)                                                       */
+/* Framing (MySQL protocol: Protocol::Packet)                         */
 /* ------------------------------------------------------------------ */
 
 void
@@ -51,13 +51,15 @@ reader_start_chunk(struct ha_pkt_reader *r, char *err, size_t errlen)
 
     if (r->continued) {
         /* Each chunk of a split packet carries the next sequence id
-         * (§1.1, pitfall 16); anything else means we lost sync. */
+         * (Protocol::Packet: payloads of 16 MiB and more are split);
+         * anything else means we lost sync. */
         uint8_t want = (uint8_t)(r->last_seq + 1);
         if (seq != want) {
             ha_err_set(err, errlen,
                        "packet sequence id %u inside a split packet, "
                        "expected %u",
                        seq, want);
+            r->error = HA_PROTO_READER_OUT_OF_ORDER;
             return -1;
         }
     } else {
@@ -71,6 +73,7 @@ reader_start_chunk(struct ha_pkt_reader *r, char *err, size_t errlen)
         ha_err_set(err, errlen,
                    "packet payload exceeds max_allowed_packet (%zu bytes)",
                    r->max_payload);
+        r->error = HA_PROTO_READER_TOO_LARGE;
         return -1;
     }
     r->chunk_left = chunk_len;
@@ -109,6 +112,7 @@ ha_proto_reader_feed(struct ha_pkt_reader *r, const uint8_t *buf, size_t len,
                 ha_err_set(err, errlen,
                            "out of memory reading a %zu-byte packet",
                            r->payload.len + r->chunk_left);
+                r->error = HA_PROTO_READER_NOMEM;
                 return -1;
             }
             used += n;
@@ -157,7 +161,7 @@ ha_proto_write_packet(struct ha_buf *out, uint8_t *seq, const uint8_t *payload,
     (void)ha_buf_reserve(out, len + HA_PROTO_HEADER_LEN *
                                         (len / HA_PROTO_MAX_CHUNK + 1));
     /* A chunk of exactly 0xFFFFFF says "more follows", so an exact
-     * multiple ends with an empty packet (§1.1). */
+     * multiple ends with an empty packet (Protocol::Packet). */
     do {
         chunk = len - off;
         if (chunk > HA_PROTO_MAX_CHUNK)
@@ -172,7 +176,7 @@ ha_proto_write_packet(struct ha_buf *out, uint8_t *seq, const uint8_t *payload,
 }
 
 /* ------------------------------------------------------------------ */
-/* Length-encoded values and the bounds-checked cursor (§1.2)           */
+/* Length-encoded values and the bounds-checked cursor                */
 /* ------------------------------------------------------------------ */
 
 int
@@ -223,7 +227,7 @@ ha_proto_get_lenenc(struct ha_reader *r, uint64_t *v)
         break;
     default:
         /* 0xFB is NULL (only meaningful in rows) and 0xFF is the ERR
-         * header: neither is a length (§1.2). */
+         * header: neither is a length (Protocol::LengthEncodedInteger). */
         r->pos = start;
         return -1;
     }
@@ -326,7 +330,8 @@ ha_proto_put_lenenc_str(struct ha_buf *b, const void *s, size_t n)
 }
 
 /* lenenc string of a C string; NULL is sent as "" because every
- * ColumnDefinition41 string must be present (§3.3). */
+ * ColumnDefinition41 string must be present (Protocol::ColumnDefinition41
+ * has no NULL for them). */
 static void
 put_lenenc_cstr(struct ha_buf *b, const char *s)
 {
@@ -336,7 +341,7 @@ put_lenenc_cstr(struct ha_buf *b, const char *s)
 }
 
 /* ------------------------------------------------------------------ */
-/* Connection phase (§2)                                                */
+/* Connection phase (MySQL protocol: Connection Phase)                */
 /* ------------------------------------------------------------------ */
 
 void
@@ -354,11 +359,11 @@ ha_proto_encode_handshake(struct ha_buf *b, const struct ha_handshake *h)
     ha_buf_append_le(b, h->status, 2);
     ha_buf_append_le(b, h->capabilities >> 16, 2);
     /* 21 = 20 scramble bytes + NUL. Clients disagree on how to find the
-     * plugin name after part 2; only 21 with a 12+NUL part 2 satisfies
-     * all of them (§2.1, pitfall 5). */
+     * plugin name after part 2 (some take this length, some look for the
+     * NUL): only 21 with a 12+NUL part 2 gives all of them the name. */
     ha_buf_append_u8(b, (h->capabilities & HA_CLIENT_PLUGIN_AUTH) ? 21 : 0);
     /* All zero: with CLIENT_MYSQL set MariaDB clients ignore these; we
-     * advertise no MariaDB extended capabilities (§2.1). */
+     * advertise no MariaDB extended capabilities. */
     ha_buf_append(b, reserved, sizeof(reserved));
     if (h->capabilities & HA_CLIENT_SECURE_CONNECTION) {
         ha_buf_append(b, h->scramble + 8, HA_SCRAMBLE_LEN - 8);
@@ -403,7 +408,10 @@ get_strz_field(struct ha_reader *rd, const char *field, char *dst, size_t max,
     return 0;
 }
 
-/* The auth response: its framing depends on the client's flags (§2.4). */
+/* The auth response: its framing depends on the client's flags
+ * (Protocol::HandshakeResponse41: lenenc with
+ * CLIENT_PLUGIN_AUTH_LENENC_CLIENT_DATA, else a 1-byte length with
+ * CLIENT_SECURE_CONNECTION, else NUL-terminated). */
 static int
 get_auth_response(struct ha_reader *rd, struct ha_handshake_response *out,
                   char *err, size_t errlen)
@@ -467,7 +475,7 @@ too_long:
 
 /* Connect attributes: lenenc total, then lenenc key/value pairs filling
  * exactly that total. We have no use for them, but a length that lies is
- * a hostile or broken client, so walk them all (§2.4). */
+ * a hostile or broken client, so walk them all. */
 static int
 skip_connect_attrs(struct ha_reader *rd, char *err, size_t errlen)
 {
@@ -554,15 +562,16 @@ ha_proto_decode_handshake_response(const uint8_t *p, size_t len,
         return -1;
     }
     /* Not checked for zeros: MariaDB clients put extended capabilities
-     * in the last 4 filler bytes (§2.4 rule d). */
+     * in the last 4 filler bytes (bytes 19..22). */
     if (ha_proto_get_bytes(&rd, 23, &filler) != 0) {
         ha_err_set(err, errlen,
                    "malformed HandshakeResponse41: filler is truncated");
         return -1;
     }
 
-    /* SSLRequest is exactly the 32-byte prefix (§2.3). A full response
-     * sent after TLS still carries CLIENT_SSL, so length decides. */
+    /* SSLRequest is exactly the 32-byte prefix of a response
+     * (Protocol::SSLRequest). A full response sent after TLS still
+     * carries CLIENT_SSL, so length decides. */
     if (ha_reader_left(&rd) == 0 && (out->capabilities & HA_CLIENT_SSL)) {
         out->is_ssl_request = true;
         return 0;
@@ -575,7 +584,8 @@ ha_proto_decode_handshake_response(const uint8_t *p, size_t len,
         return -1;
 
     /* Optional trailing fields are present only if bytes remain: clients
-     * set flags without sending the field (§2.4 rules a, c). */
+     * set flags without sending the field (node-mysql2 sets
+     * CLIENT_CONNECT_ATTRS and sends no attributes). */
     if ((out->capabilities & HA_CLIENT_CONNECT_WITH_DB) &&
         ha_reader_left(&rd) > 0) {
         if (get_strz_field(&rd, "database", out->db, HA_PROTO_MAX_DB, err,
@@ -583,7 +593,7 @@ ha_proto_decode_handshake_response(const uint8_t *p, size_t len,
             return -1;
         out->has_db = true;
     }
-    /* May be empty: some JDBC clients send "" meaning native (§2.4). */
+    /* May be empty: some JDBC clients send "" meaning native. */
     if ((out->capabilities & HA_CLIENT_PLUGIN_AUTH) &&
         ha_reader_left(&rd) > 0) {
         if (get_strz_field(&rd, "client_plugin_name", out->plugin,
@@ -609,12 +619,13 @@ ha_proto_encode_auth_switch(struct ha_buf *b, const char *plugin,
     ha_buf_append_strz(b, plugin ? plugin : "");
     ha_buf_append(b, scramble, HA_SCRAMBLE_LEN);
     /* The official client fails without the NUL; sqlx wants exactly 21
-     * bytes of plugin data (§2.5.1, pitfall 4). */
+     * bytes of plugin data (Protocol::AuthSwitchRequest: MySQL and
+     * MariaDB send the scramble and a NUL). */
     ha_buf_append_u8(b, 0x00);
 }
 
 /* ------------------------------------------------------------------ */
-/* Generic responses (§3.2)                                             */
+/* Generic responses (MySQL protocol: OK_Packet, ERR_Packet, EOF)      */
 /* ------------------------------------------------------------------ */
 
 void
@@ -633,7 +644,8 @@ ha_proto_encode_ok(struct ha_buf *b, uint8_t header, uint64_t affected,
      * net_field_length(), so a string<EOF> (as the protocol page says)
      * loses its first byte in the mysql/mariadb CLI. Sent only when
      * non-empty, as those servers do. The 0xFE terminator gets no info:
-     * clients tell it from a row by its length < 9 (§3.4, pitfall 2). */
+     * clients tell it from a row by its length < 9 (OK_Packet under
+     * CLIENT_DEPRECATE_EOF; longer, it reads as a row). */
     if (info != NULL && info[0] != '\0' && header != 0xFE)
         ha_proto_put_lenenc_str(b, info, strlen(info));
 }
@@ -646,7 +658,7 @@ ha_proto_encode_err(struct ha_buf *b, uint16_t code, const char *sqlstate,
     ha_buf_append_le(b, code, 2);
     if (sqlstate != NULL) {
         /* Exactly 5 characters or clients misparse the message (ProxySQL
-         * once sent "#2800", §3.2); fall back to the generic state. */
+         * once sent "#2800"); fall back to the generic state. */
         if (strlen(sqlstate) != 5)
             sqlstate = "HY000";
         ha_buf_append_u8(b, '#');
@@ -664,7 +676,7 @@ ha_proto_encode_eof(struct ha_buf *b, uint16_t warnings, uint16_t status)
 }
 
 /* ------------------------------------------------------------------ */
-/* Text result sets (§3.3)                                              */
+/* Text result sets (MySQL protocol: Text Resultset)                  */
 /* ------------------------------------------------------------------ */
 
 void
@@ -685,8 +697,8 @@ ha_proto_encode_coldef(struct ha_buf *b, const struct ha_coldef *c,
     ha_buf_append_u8(b, c->type);
     ha_buf_append_le(b, c->flags, 2);
     ha_buf_append_u8(b, c->decimals);
-    /* Counted in the 0x0C; PyMySQL and libmariadb break without them
-     * (pitfall 3). */
+    /* Counted in the 0x0C; PyMySQL (a struct error) and libmariadb
+     * (malformed packet) break without them. */
     ha_buf_append(b, filler, sizeof(filler));
     if (with_default && c->default_value != NULL)
         put_lenenc_cstr(b, c->default_value);
@@ -695,7 +707,7 @@ ha_proto_encode_coldef(struct ha_buf *b, const struct ha_coldef *c,
 }
 
 /* ------------------------------------------------------------------ */
-/* Other commands' payloads (§3.1)                                      */
+/* Other commands' payloads (MySQL protocol: Command Phase)           */
 /* ------------------------------------------------------------------ */
 
 int
@@ -727,7 +739,7 @@ ha_proto_decode_change_user(const uint8_t *p, size_t len, uint32_t caps,
                        errlen) != 0)
         return -1;
     out->has_db = out->db[0] != '\0';
-    /* Optional trailing fields, each only if bytes remain (§2.4 rule a). */
+    /* Optional trailing fields, each only if bytes remain. */
     if (ha_reader_left(&rd) >= 2) {
         (void)ha_proto_get_le(&rd, 2, &v);
         out->collation = (uint8_t)v;
@@ -793,7 +805,7 @@ ha_proto_decode_u32_arg(const uint8_t *p, size_t len, size_t width,
 }
 
 /* ------------------------------------------------------------------ */
-/* Binary protocol (§3.5)                                               */
+/* Binary protocol (MySQL protocol: Binary Protocol Resultset)        */
 /* ------------------------------------------------------------------ */
 
 void
@@ -934,7 +946,8 @@ ha_proto_encode_binary_row(struct ha_buf *b, const struct ha_binval *v,
         ha_buf_append_u8(b, 0);
     for (size_t k = 0; k < n; k++) {
         if (v[k].kind == HA_BINVAL_NULL) {
-            /* The row bitmap is offset by 2 bits (§3.5). */
+            /* The row bitmap is offset by 2 bits (Binary Protocol
+             * Resultset Row: column i is bit i + 2). */
             if (!ha_buf_failed(b))
                 b->data[at + (k + 2) / 8] |= (uint8_t)(1u << ((k + 2) % 8));
             continue;
@@ -1151,7 +1164,7 @@ ha_proto_decode_stmt_params(const uint8_t *p, size_t len, size_t pos,
         }
         use = new_types;
     } else if (*have_types) {
-        use = types; /* pitfall 17: reuse the previous execute's types */
+        use = types; /* new_params_bind_flag 0: the previous types */
     } else {
         ha_err_set(err, errlen,
                    "malformed COM_STMT_EXECUTE: new_params_bind_flag is 0 "

@@ -14,7 +14,7 @@
  *   COM_CHANGE_USER, COM_STMT_PREPARE_OK, COM_STMT_EXECUTE,
  *   COM_STMT_SEND_LONG_DATA, Binary Protocol Resultset Row and Binary
  *   Protocol Value.
- * Client behaviour notes: ../shared/reference/mysql-protocol.md.
+ * Where clients deviate from those pages, the code says which and how.
  */
 #ifndef HA_PROTO_H
 #define HA_PROTO_H
@@ -150,6 +150,17 @@ enum ha_proto_type {
 /* Framing                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Why ha_proto_reader_feed() failed (struct ha_pkt_reader.error). */
+enum ha_proto_reader_error {
+    HA_PROTO_READER_OK,          /* no failure */
+    HA_PROTO_READER_TOO_LARGE,   /* the payload exceeds max_payload (MySQL:
+                                    ER_NET_PACKET_TOO_LARGE, 1153) */
+    HA_PROTO_READER_OUT_OF_ORDER, /* a chunk of a split packet with the
+                                    wrong sequence id (1156) */
+    HA_PROTO_READER_NOMEM,       /* no memory for the payload */
+    HA_PROTO_READER_ERROR_MAX
+};
+
 /* Incremental reader that turns a byte stream into logical packets,
  * joining 16 MiB chunks (payload == 0xFFFFFF continues in the next
  * packet) and checking that sequence ids increase by one per chunk. */
@@ -164,6 +175,7 @@ struct ha_pkt_reader {
     uint8_t first_seq;         /* sequence id of the first chunk */
     uint8_t last_seq;          /* sequence id of the last chunk read */
     size_t max_payload;        /* a larger logical payload is an error */
+    enum ha_proto_reader_error error; /* why the last feed returned -1 */
 };
 
 void ha_proto_reader_init(struct ha_pkt_reader *r, size_t max_payload);
@@ -172,9 +184,11 @@ void ha_proto_reader_free(struct ha_pkt_reader *r);
 /* Feeds len bytes. Returns the number of bytes consumed (<= len) and sets
  * *ready when a whole logical packet is in r->payload; the caller takes it
  * (r->payload.data, .len, r->first_seq, r->last_seq) and then calls
- * ha_proto_reader_next() before feeding more. Returns -1 with err set when
- * the stream is malformed (payload over max_payload, out-of-order sequence
- * id within a split packet) or on allocation failure. Feeding again
+ * ha_proto_reader_next() before feeding more. Returns -1 with err set and
+ * r->error saying which when the stream is malformed (payload over
+ * max_payload: HA_PROTO_READER_TOO_LARGE; out-of-order sequence id within
+ * a split packet: HA_PROTO_READER_OUT_OF_ORDER) or on allocation failure
+ * (HA_PROTO_READER_NOMEM). Feeding again
  * before ha_proto_reader_next() consumes nothing and reports the same
  * packet (returns 0, *ready true). After -1 the stream is out of sync:
  * stop feeding, send ERR and close. */
@@ -357,7 +371,7 @@ int ha_proto_decode_u32_arg(const uint8_t *p, size_t len, size_t width,
                             uint32_t *v, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
-/* Prepared statements: the binary protocol (§3.5)                      */
+/* Prepared statements: the binary protocol                            */
 /* ------------------------------------------------------------------ */
 
 /* Flag byte after each parameter type in COM_STMT_EXECUTE. */
@@ -398,8 +412,8 @@ struct ha_binval {
  * v->type, converting the kind if needed (INT <-> DOUBLE; numbers become
  * their decimal text for string types; BYTES become 0 for numeric
  * types), so a row can never disagree with its column definitions, which
- * is what libmysqlclient needs: it advances by the declared type's width
- * (pitfall 17). */
+ * is what libmysqlclient needs: it advances by the declared type's
+ * width. */
 void ha_proto_encode_binary_row(struct ha_buf *b, const struct ha_binval *v,
                                 size_t n);
 
@@ -423,8 +437,8 @@ int ha_proto_decode_stmt_execute(const uint8_t *p, size_t len,
  *
  * types (2 * n_params bytes) and *have_types carry the types between
  * executions of one statement: a packet with new_params_bind_flag = 1
- * stores its types there; one with 0 reuses them (pitfall 17), and is
- * malformed if no execute ever sent types. long_data (may be NULL) marks
+ * stores its types there; one with 0 reuses them (COM_STMT_EXECUTE), and
+ * is malformed if no execute ever sent types. long_data (may be NULL) marks
  * parameters whose value arrived by COM_STMT_SEND_LONG_DATA: those carry
  * no value in the packet and decode as HA_BINVAL_LONG_DATA, whatever
  * their NULL bit says (as in MySQL's server).

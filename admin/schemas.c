@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * The attached files of a session (see schemas.h).
+ * The attached files of a session, the schemas a client may select and
+ * where a table lives (see schemas.h).
  */
 #include "admin/schemas.h"
 
@@ -29,6 +30,51 @@ static const struct {
      "it does not exist (the memory history is written there every "
      "admin-stats_system_memory seconds; 0 turns it off)"},
 };
+
+static const char *const selectable[] = {"main", "stats", "stats_history"};
+
+bool
+ha_schemas_exists(const char *name)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(selectable); i++)
+        if (strcmp(selectable[i], name) == 0)
+            return true;
+    return false;
+}
+
+const char *
+ha_schemas_table_home(const char *table)
+{
+    const struct ha_catalog_table *t = ha_catalog_find(table);
+
+    return t != NULL && t->schema != NULL &&
+                   ha_str_ieq(t->schema, "stats_history")
+               ? "stats_history"
+               : "main";
+}
+
+bool
+ha_schemas_table_exists(sqlite3 *db, const char *schema, const char *table)
+{
+    sqlite3_stmt *st = NULL;
+    bool found = false;
+
+    const struct ha_catalog_table *t = ha_catalog_find(table);
+
+    if (t != NULL && t->schema != NULL)
+        return ha_str_ieq(schema, t->schema) || ha_str_ieq(schema, "main");
+    if (!ha_str_ieq(schema, "main"))
+        return false;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT 1 FROM main.sqlite_schema WHERE type IN "
+                           "('table', 'view') AND name = ?1 COLLATE NOCASE",
+                           -1, &st, NULL) == SQLITE_OK) {
+        sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+        found = sqlite3_step(st) == SQLITE_ROW;
+    }
+    sqlite3_finalize(st);
+    return found;
+}
 
 /* Attaches file i read-only. Returns 0, or -1 with sc->why[i] set. */
 static int

@@ -16,6 +16,9 @@
  * fails naming the file and why (missing, not a database, locked); a
  * table it does not hold fails as unknown; and another schema in front
  * of one of heapadmin's tables is refused.
+ *
+ * Also which schemas a client may select and where a table lives, for
+ * USE, COM_FIELD_LIST and the SQL functions behind SHOW.
  */
 #ifndef HA_SCHEMAS_H
 #define HA_SCHEMAS_H
@@ -28,6 +31,23 @@
 #include "engine/authorizer.h"
 
 #define HA_SCHEMAS_N 2
+
+/* Whether name is a schema a client may select (COM_INIT_DB, USE, the
+ * handshake's database): main, stats, stats_history. */
+bool ha_schemas_exists(const char *name);
+
+/* Whether table exists in schema as SHOW TABLES lists it: one of
+ * heapadmin's tables in its catalogue schema (and main, where it
+ * resolves unqualified too), else a table or view of main that a user
+ * created. */
+bool ha_schemas_table_exists(sqlite3 *db, const char *schema,
+                             const char *table);
+
+/* The SQLite schema whose pragmas describe table: "stats_history" for the
+ * history tables (their attached file), else "main". Named explicitly
+ * because a table of the attached disk schema would otherwise win over
+ * main's eponymous one of the same name (global_variables). */
+const char *ha_schemas_table_home(const char *table);
 
 struct ha_schemas {
     const char *datadir;          /* absolute; NULL: no files */

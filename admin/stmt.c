@@ -15,6 +15,7 @@
 
 #include "core/buf.h"
 #include "admin/dialect.h"
+#include "admin/exec.h"
 #include "admin/lex.h"
 #include "core/log.h"
 #include "admin/proto.h"
@@ -132,6 +133,19 @@ clear_long_data(struct ha_stmt *st)
     st->long_err[0] = '\0';
 }
 
+/* What the authorizer must know of st when it is prepared or run. */
+static struct ha_exec_scope
+stmt_scope(const struct ha_stmt *st)
+{
+    struct ha_exec_scope scope = {
+        .is_show = st->is_show,
+        .ctes = (const char(*)[HA_AUTHZ_CTE_NAME])st->ctes,
+        .n_ctes = st->n_ctes,
+    };
+
+    return scope;
+}
+
 const char *
 ha_stmt_sql(const struct ha_stmt_table *t, uint32_t id, size_t *len)
 {
@@ -154,6 +168,7 @@ static struct ha_stmt *
 stmt_build(struct ha_session *s, const char *sql, size_t len,
            struct ha_reply *r)
 {
+    struct ha_exec_scope scope;
     struct ha_buf text = HA_BUF_INIT;
     struct ha_dialect_result dr;
     struct ha_stmt *st = NULL;
@@ -220,13 +235,11 @@ stmt_build(struct ha_session *s, const char *sql, size_t len,
      * again. */
     ha_lex_free(&st->lex);
     st->is_show = dr.kind == HA_STMT_SHOW;
-    s->authz.in_show = st->is_show;
-    s->authz.ctes = (const char(*)[HA_AUTHZ_CTE_NAME])st->ctes;
-    s->authz.n_ctes = st->n_ctes;
+    scope = stmt_scope(st);
+    ha_exec_scope_set(s, &scope);
     rc = sqlite3_prepare_v2(s->db, (const char *)text.data,
                             (int)text.len + 1, &st->stmt, &tail);
-    s->authz.in_show = false;
-    s->authz.n_ctes = 0;
+    ha_exec_scope_clear(s);
     if (rc != SQLITE_OK) {
         ha_reply_sqlite_err(r, sqlite3_extended_errcode(s->db),
                             sqlite3_errmsg(s->db));
@@ -274,10 +287,7 @@ ha_stmt_prepare(struct ha_stmt_table *t, struct ha_session *s,
 {
     struct ha_stmt *st;
 
-    r->authz = &s->authz;
-    r->shutdown = s->shared->shutdown;
-    r->killed = &s->killed;
-    r->status = ha_session_status(s);
+    ha_exec_begin(s, r);
     if (t->n >= t->max) {
         ha_reply_err(r, 1461, "42000",
                      "Can't create more than max_prepared_stmt_count "
@@ -364,15 +374,13 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
                 const uint8_t *p, size_t len, struct ha_reply *r)
 {
     struct ha_stmt_execute h;
+    struct ha_exec_scope scope;
     struct ha_binval *vals = NULL;
     struct ha_stmt *st;
     char err[256];
     int rc;
 
-    r->authz = &s->authz;
-    r->shutdown = s->shared->shutdown;
-    r->killed = &s->killed;
-    r->status = ha_session_status(s);
+    ha_exec_begin(s, r);
     if (ha_proto_decode_stmt_execute(p, len, &h, err, sizeof(err)) != 0) {
         ha_reply_err(r, 1835, "HY000", "Malformed communication packet: %s",
                      err);
@@ -412,7 +420,7 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
     r->binary = true;
     if (st->stmt == NULL) {
         /* SET, USE, BEGIN, COMMIT, ROLLBACK, KILL. */
-        if (ha_session_special_lexed(s, &st->lex, r) != 1)
+        if (ha_exec_special_lexed(s, &st->lex, r) != 1)
             ha_reply_err(r, 1295, "HY000",
                          "This command is not supported in the prepared "
                          "statement protocol yet");
@@ -428,34 +436,17 @@ ha_stmt_execute(struct ha_stmt_table *t, struct ha_session *s,
             goto out;
         }
     }
-    r->status = ha_session_status(s);
-    r->info_from = s->vtab;
-    r->timeout_ms = ha_session_arm_deadline(s);
-    s->authz.in_show = st->is_show; /* SQLite may prepare it again */
-    s->authz.ctes = (const char(*)[HA_AUTHZ_CTE_NAME])st->ctes;
-    s->authz.n_ctes = st->n_ctes;
-    ha_reply_stmt(r, s->db, st->stmt, NULL);
-    s->authz.in_show = false;
-    s->authz.n_ctes = 0;
-    ha_session_disarm_deadline(s);
-    r->timeout_ms = 0;
-    r->info_from = NULL;
-    {
-        /* A failed statement must not leave its message for the next. */
-        char sink[1];
-        ha_vtab_take_info(s->vtab, sink, sizeof(sink));
-    }
+    scope = stmt_scope(st);
+    (void)ha_exec_step(s, st->stmt, &scope, r);
     sqlite3_reset(st->stmt);
     /* Drop bound copies of large values now rather than at the next
      * execute. */
     sqlite3_clear_bindings(st->stmt);
 out:
-    if (s->shared->clients != NULL)
-        s->shared->clients->questions++; /* MySQL counts executes */
     /* Long data serves one execute (MySQL resets it after each). */
     clear_long_data(st);
     free(vals);
-    r->status = ha_session_status(s);
+    ha_exec_done(s, r); /* MySQL counts executes */
 }
 
 /* ------------------------------------------------------------------ */

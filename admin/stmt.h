@@ -8,7 +8,7 @@
  * and the column count sqlite3_column_count, both known without running
  * anything. Statements SQLite cannot run (SET, USE, BEGIN, COMMIT,
  * ROLLBACK, KILL: sysbench prepares BEGIN and COMMIT) are kept as text and
- * handed to ha_session_special() at execute time.
+ * handed to ha_exec_special() at execute time.
  *
  * Each connection owns one table; statement ids count from 1 and are
  * never reused within it. Execute replies in the binary protocol.

@@ -397,10 +397,10 @@ log_config(struct heapadmin *h)
     for (size_t i = 0; i < h->cfg.n_messages; i++) {
         /* Unknown keys are likely typos (warn); ProxySQL sections we do
          * not use are expected (notice). */
-        if (strstr(h->cfg.messages[i], "unknown") != NULL)
-            ha_log_warn("%s", h->cfg.messages[i]);
+        if (h->cfg.messages[i].severity == HA_CONFIG_WARNING)
+            ha_log_warn("%s", h->cfg.messages[i].text);
         else
-            ha_log_notice("%s", h->cfg.messages[i]);
+            ha_log_notice("%s", h->cfg.messages[i].text);
     }
     ha_config_log(&h->cfg);
     if (ha_config_default_exposed(&h->cfg, why, sizeof(why)))
@@ -480,8 +480,8 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
         struct ha_iface *ifaces = NULL;
         size_t n = 0;
 
-        if (ha_config_parse_ifaces(o->mysql_ifaces, &ifaces, &n, why,
-                                   sizeof(why)) != 0) {
+        if (ha_iface_parse(o->mysql_ifaces, &ifaces, &n, why,
+                           sizeof(why)) != 0) {
             ha_err_set(err, errlen, "mysql_ifaces \"%s\": %s",
                        o->mysql_ifaces, why);
             goto fail;

@@ -13,8 +13,14 @@
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+/* The start-up pipe's first byte: the daemon's verdict; after a failure,
+ * the message follows. */
+#define READY_OK '+'
+#define READY_FAILED '-'
 
 
 /* heapadmind sits above the library's public header only, so it keeps
@@ -110,10 +116,12 @@ ha_daemon_start(char *err, size_t errlen)
         }
         msg[have] = '\0';
         waitpid(pid, NULL, 0); /* the intermediate child exits at once */
-        if (have >= 2 && strncmp(msg, "OK", 2) == 0)
+        /* The first byte is the verdict (see ha_daemon_ready), so no
+         * error text can read as success. */
+        if (have >= 1 && msg[0] == READY_OK)
             _exit(0);
         fprintf(stderr, "heapadmind: %s\n",
-                have ? msg : "the daemon exited during start-up");
+                have > 1 ? msg + 1 : "the daemon exited during start-up");
         _exit(1);
     }
     close(pfd[0]);
@@ -144,11 +152,15 @@ ha_daemon_start(char *err, size_t errlen)
 void
 ha_daemon_ready(int fd, const char *msg)
 {
-    const char *m = msg ? msg : "OK";
+    char verdict = msg == NULL ? READY_OK : READY_FAILED;
+    struct iovec v[2] = {
+        {&verdict, 1},
+        {(void *)(msg != NULL ? msg : ""), msg != NULL ? strlen(msg) : 0},
+    };
 
     if (fd < 0)
         return;
-    if (write(fd, m, strlen(m)) < 0) {
+    if (writev(fd, v, 2) < 0) {
         /* The parent is gone; nothing else to tell. */
     }
     close(fd);

@@ -26,7 +26,8 @@ int ha_daemon_write_pid(int fd, pid_t pid);
 int ha_daemon_start(char *err, size_t errlen);
 
 /* Reports start-up success (msg NULL) or failure (msg) to the waiting
- * parent and closes fd. No-op when fd < 0. */
+ * parent and closes fd: one verdict byte, then the message. No-op when
+ * fd < 0. */
 void ha_daemon_ready(int fd, const char *msg);
 
 #endif /* HA_DAEMON_H */

@@ -409,8 +409,7 @@ main(int argc, char **argv)
         if (dl.fd < 0) {
             snprintf(err, sizeof(err), "cannot open log %s: %s", dl.path,
                      strerror(errno));
-            ha_daemon_ready(ready_fd, err);
-            goto out;
+            goto out; /* the parent is told there, last */
         }
         daemon_log_flush(&dl);
         /* Relative paths resolve in the datadir, as ProxySQL does. */
@@ -451,8 +450,6 @@ main(int argc, char **argv)
 
 fail:
     log_self(&dl, "error", "%s", err);
-    ha_daemon_ready(ready_fd, err);
-    ready_fd = -1;
 out:
     if (ev_term) {
         signal(SIGTERM, SIG_DFL);
@@ -468,6 +465,11 @@ out:
         unlink(pidpath);
         close(pidfd);
     }
+    /* A start-up failure reaches the waiting parent only now, once
+     * nothing of this run is left (the pid file): the parent exits the
+     * moment it hears. */
+    if (ready_fd >= 0)
+        ha_daemon_ready(ready_fd, err);
     daemon_log_flush(&dl);
     return status;
 }

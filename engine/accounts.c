@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "core/log.h"
 #include "engine/digest.h"
 
 void
@@ -65,7 +66,22 @@ mono_ms(void)
 int64_t
 ha_accounts_admit(struct ha_accounts *a, const char *host)
 {
-    return ha_throttle_admit(&a->throttle, host, mono_ms());
+    int64_t now = mono_ms();
+    int64_t wait = ha_throttle_admit(&a->throttle, host, now);
+    unsigned held;
+
+    if (wait > 0 && ha_throttle_say(&a->throttle, host, now, &held)) {
+        if (held > 1)
+            ha_log_info("logins from %s failed too often: this one is "
+                        "checked in %lld ms (%u held since the last such "
+                        "line)",
+                        host, (long long)wait, held);
+        else
+            ha_log_info("logins from %s failed too often: this one is "
+                        "checked in %lld ms",
+                        host, (long long)wait);
+    }
+    return wait;
 }
 
 void

@@ -42,8 +42,9 @@ bool ha_accounts_check_clear(const struct ha_user *user, const uint8_t *pw,
                              size_t len);
 
 /* A credential from host (an address, no port) arrived: returns the ms
- * to wait before checking it (0: at once), the moment reserved. See
- * throttle.h for the rule. */
+ * to wait before checking it (0: at once), the moment reserved. A
+ * held check is logged at most once per HA_THROTTLE_SAY_MS per address,
+ * with the count held since the last line. See throttle.h for the rule. */
 int64_t ha_accounts_admit(struct ha_accounts *a, const char *host);
 
 /* A check of a credential from host failed. */

@@ -11,6 +11,10 @@ static const struct ha_catalog_table tables[] = {
     {"stats_admin_sessions", "stats", true, true, true},
     {"stats_memory_jemalloc", "stats", true, true, true},
     {"stats_memory_metrics", "stats", true, true, true},
+    {"stats_memory_breakdown", "stats", true, true, true},
+    {"stats_jemalloc_arenas", "stats", true, true, true},
+    {"stats_jemalloc_bins", "stats", true, true, true},
+    {"stats_jemalloc_lextents", "stats", true, true, true},
     {"stats_heap_dumps", "stats", true, true, true},
     /* The processes the agent serves in the datadir (a host gateway's
      * view, vtab/agents.c). */
@@ -21,6 +25,8 @@ static const struct ha_catalog_table tables[] = {
     {"heap_profile", NULL, false, true, true},
     {"heap_profile_diff", NULL, false, true, true},
     {"heap_modules", NULL, false, true, true},
+    {"heap_growth", NULL, false, true, true},
+    {"heap_growth_stacks", NULL, false, true, true},
     {"global_variables", "main", true, true, true},
     {"runtime_global_variables", "main", true, true, true},
     /* Memory history (engine/history.h): real tables in the attached

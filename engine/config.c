@@ -8,11 +8,11 @@
  * variables are recognised by name so an existing proxysql.cnf loads with
  * notices instead of errors. Parsing goes into a temporary struct that is
  * swapped in only when everything validated, so a failed load never leaves
- * a half-applied configuration.
+ * a half-applied configuration. The listener lists are parsed by iface.c;
+ * config_write.c writes a configuration back from the same key table.
  */
 #include "engine/config.h"
 
-#include <arpa/inet.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -35,28 +35,6 @@
  * Key table
  * --------------------------------------------------------------------- */
 
-enum key_type {
-    KEY_STRING, /* libconfig string */
-    KEY_INT,    /* libconfig int or int64 */
-    KEY_BOOL,   /* libconfig bool, 0/1, or "true"/"false"/"on"/"off" */
-    KEY_INT64,  /* libconfig int or int64, into a long long */
-    KEY_TYPE_MAX
-};
-
-/* Checks a string value beyond its length; writes why it is wrong. */
-typedef int (*key_validator)(const char *val, char *why, size_t whylen);
-
-struct config_key {
-    const char *group; /* NULL for root-level keys */
-    const char *name;
-    enum key_type type;
-    long long min, max;     /* INT: value range; STRING: length range */
-    key_validator validate; /* STRING only; NULL for none */
-    size_t offset;          /* field in struct ha_config */
-    size_t size;            /* STRING: 0 for a malloc'd char *, else the
-                             * size of a char array */
-};
-
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static int validate_auth_plugin(const char *val, char *why, size_t whylen);
 static int validate_socket_mode(const char *val, char *why, size_t whylen);
@@ -68,115 +46,138 @@ static int validate_debuginfod_urls(const char *val, char *why,
 #define JEMALLOC "jemalloc_variables"
 #define OFF(field) offsetof(struct ha_config, field)
 
-static const struct config_key config_keys[] = {
-    {NULL, "datadir", KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(datadir), 0},
-    {NULL, "errorlog", KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(errorlog), 0},
+static const struct ha_config_key config_keys[] = {
+    {NULL, "datadir", HA_KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(datadir), 0},
+    {NULL, "errorlog", HA_KEY_STRING, 1, PATH_MAX - 1, NULL, OFF(errorlog), 0},
     /* TLS and authentication: certificate paths are relative to the
      * datadir; empty means "generate one there on first start". */
-    {ADMIN, "have_ssl", KEY_BOOL, 0, 1, NULL, OFF(have_ssl), 0},
-    {ADMIN, "ssl_cert", KEY_STRING, 0, 1023, NULL, OFF(ssl_cert), 1024},
-    {ADMIN, "ssl_key", KEY_STRING, 0, 1023, NULL, OFF(ssl_key), 1024},
-    {ADMIN, "require_tls", KEY_BOOL, 0, 1, NULL, OFF(require_tls), 0},
-    {ADMIN, "default_authentication_plugin", KEY_STRING, 1, 31,
+    {ADMIN, "have_ssl", HA_KEY_BOOL, 0, 1, NULL, OFF(have_ssl), 0},
+    {ADMIN, "ssl_cert", HA_KEY_STRING, 0, 1023, NULL, OFF(ssl_cert), 1024},
+    {ADMIN, "ssl_key", HA_KEY_STRING, 0, 1023, NULL, OFF(ssl_key), 1024},
+    {ADMIN, "require_tls", HA_KEY_BOOL, 0, 1, NULL, OFF(require_tls), 0},
+    {ADMIN, "default_authentication_plugin", HA_KEY_STRING, 1, 31,
      validate_auth_plugin, OFF(default_auth_plugin), 32},
-    {ADMIN, "unix_socket_mode", KEY_STRING, 1, 15, validate_socket_mode,
+    {ADMIN, "unix_socket_mode", HA_KEY_STRING, 1, 15, validate_socket_mode,
      OFF(unix_socket_mode), 16},
     /* Credentials and interfaces are stored raw here and parsed after
      * the table pass (derive()), because duplicate user names are checked
      * across both credential lists. */
-    {ADMIN, "admin_credentials", KEY_STRING, 0, 65535, NULL,
+    {ADMIN, "admin_credentials", HA_KEY_STRING, 0, 65535, NULL,
      OFF(admin_credentials), 0},
-    {ADMIN, "stats_credentials", KEY_STRING, 0, 65535, NULL,
+    {ADMIN, "stats_credentials", HA_KEY_STRING, 0, 65535, NULL,
      OFF(stats_credentials), 0},
-    {ADMIN, "mysql_ifaces", KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces), 0},
+    {ADMIN, "mysql_ifaces", HA_KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces),
+     0},
     /* HTTP (Prometheus /metrics): off unless listed; TCP only. */
-    {ADMIN, "http_ifaces", KEY_STRING, 0, 65535, NULL, OFF(http_ifaces), 0},
-    {ADMIN, "http_max_connections", KEY_INT, 1, 100000, NULL,
+    {ADMIN, "http_ifaces", HA_KEY_STRING, 0, 65535, NULL, OFF(http_ifaces), 0},
+    {ADMIN, "http_max_connections", HA_KEY_INT, 1, 100000, NULL,
      OFF(http_max_connections), 0},
-    {ADMIN, "http_timeout", KEY_INT, 1, 3600, NULL, OFF(http_timeout), 0},
-    {ADMIN, "http_header_timeout", KEY_INT, 1, 3600, NULL,
+    {ADMIN, "http_timeout", HA_KEY_INT, 1, 3600, NULL, OFF(http_timeout), 0},
+    {ADMIN, "http_header_timeout", HA_KEY_INT, 1, 3600, NULL,
      OFF(http_header_timeout), 0},
-    {ADMIN, "http_max_per_peer", KEY_INT, 0, 100000, NULL,
+    {ADMIN, "http_max_per_peer", HA_KEY_INT, 0, 100000, NULL,
      OFF(http_max_per_peer), 0},
-    {ADMIN, "http_tls", KEY_BOOL, 0, 1, NULL, OFF(http_tls), 0},
+    {ADMIN, "http_tls", HA_KEY_BOOL, 0, 1, NULL, OFF(http_tls), 0},
     /* Limits. Timeouts are seconds, up to a year; sizes are bytes:
      * max_allowed_packet 1 MiB..1 GiB as in MySQL, max_output_buffer
      * from 64 KiB. */
-    {ADMIN, "max_connections", KEY_INT, 1, 100000, NULL,
+    {ADMIN, "max_connections", HA_KEY_INT, 1, 100000, NULL,
      OFF(max_connections), 0},
-    {ADMIN, "connect_timeout", KEY_INT, 1, 31536000, NULL,
+    {ADMIN, "connect_timeout", HA_KEY_INT, 1, 31536000, NULL,
      OFF(connect_timeout), 0},
-    {ADMIN, "wait_timeout", KEY_INT, 1, 31536000, NULL, OFF(wait_timeout),
+    {ADMIN, "wait_timeout", HA_KEY_INT, 1, 31536000, NULL, OFF(wait_timeout),
      0},
-    {ADMIN, "net_write_timeout", KEY_INT, 1, 31536000, NULL,
+    {ADMIN, "net_write_timeout", HA_KEY_INT, 1, 31536000, NULL,
      OFF(net_write_timeout), 0},
-    {ADMIN, "max_allowed_packet", KEY_INT, 1 << 20, 1 << 30, NULL,
+    {ADMIN, "max_allowed_packet", HA_KEY_INT, 1 << 20, 1 << 30, NULL,
      OFF(max_allowed_packet), 0},
-    {ADMIN, "max_output_buffer", KEY_INT, 64 << 10, 1 << 30, NULL,
+    {ADMIN, "max_output_buffer", HA_KEY_INT, 64 << 10, 1 << 30, NULL,
      OFF(max_output_buffer), 0},
     /* ms, up to a day; 0 = no limit (MySQL's name and unit). */
-    {ADMIN, "max_execution_time", KEY_INT, 0, 86400000, NULL,
+    {ADMIN, "max_execution_time", HA_KEY_INT, 0, 86400000, NULL,
      OFF(max_execution_time), 0},
     /* ProxySQL's admin-stats_system_memory: seconds, up to a day. */
-    {ADMIN, "stats_system_memory", KEY_INT, 0, 86400, NULL,
+    {ADMIN, "stats_system_memory", HA_KEY_INT, 0, 86400, NULL,
      OFF(stats_system_memory), 0},
     /* Bytes; 0 = none, else at least 1 MiB (SQLite needs some). */
-    {ADMIN, "sql_memory_limit", KEY_INT64, 0, 1LL << 40, NULL,
+    {ADMIN, "sql_memory_limit", HA_KEY_INT64, 0, 1LL << 40, NULL,
      OFF(sql_memory_limit), 0},
-    {ADMIN, "max_output_total", KEY_INT64, 0, 1LL << 40, NULL,
+    {ADMIN, "max_output_total", HA_KEY_INT64, 0, 1LL << 40, NULL,
      OFF(max_output_total), 0},
     /* Ranges are jemalloc's: lg_prof_sample below 64 bits, and
      * lg_prof_interval -1 meaning "no interval dumps". */
-    {JEMALLOC, "prof_active", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_active),
-     0},
-    {JEMALLOC, "lg_prof_sample", KEY_INT, 0, 62, NULL,
+    {JEMALLOC, "prof_active", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.prof_active), 0},
+    {JEMALLOC, "lg_prof_sample", HA_KEY_INT, 0, 62, NULL,
      OFF(jemalloc.lg_prof_sample), 0},
-    {JEMALLOC, "lg_prof_interval", KEY_INT, -1, 62, NULL,
+    {JEMALLOC, "lg_prof_interval", HA_KEY_INT, -1, 62, NULL,
      OFF(jemalloc.lg_prof_interval), 0},
-    {JEMALLOC, "prof_gdump", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_gdump), 0},
-    {JEMALLOC, "prof_final", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_final), 0},
-    {JEMALLOC, "prof_leak", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_leak), 0},
-    {JEMALLOC, "prof_accum", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.prof_accum), 0},
-    {JEMALLOC, "lg_prof_sample_min", KEY_INT, 0, 62, NULL,
+    {JEMALLOC, "prof_gdump", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.prof_gdump), 0},
+    {JEMALLOC, "prof_final", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.prof_final), 0},
+    {JEMALLOC, "prof_leak", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.prof_leak), 0},
+    {JEMALLOC, "prof_accum", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.prof_accum), 0},
+    {JEMALLOC, "lg_prof_sample_min", HA_KEY_INT, 0, 62, NULL,
      OFF(jemalloc.lg_prof_sample_min), 0},
     /* Up to an hour: figures older than that would mislead. */
-    {JEMALLOC, "stats_max_age_ms", KEY_INT, 0, 3600000, NULL,
+    {JEMALLOC, "stats_max_age_ms", HA_KEY_INT, 0, 3600000, NULL,
      OFF(jemalloc.stats_max_age_ms), 0},
-    {JEMALLOC, "dump_symbolized", KEY_BOOL, 0, 1, NULL,
+    {JEMALLOC, "dump_symbolized", HA_KEY_BOOL, 0, 1, NULL,
      OFF(jemalloc.dump_symbolized), 0},
     /* Names in heap profiles: another debug root beside /usr/lib/debug,
      * and debuginfod (off unless asked: it loads libcurl into the
      * process and talks to the network). The timeout bounds one query's
      * wait, 0.1 s .. 10 min. */
-    {JEMALLOC, "debug_root", KEY_STRING, 0,
+    {JEMALLOC, "debug_root", HA_KEY_STRING, 0,
      sizeof(((struct ha_jemalloc_config *)0)->debug_root) - 1,
      validate_debug_root, OFF(jemalloc.debug_root),
      sizeof(((struct ha_jemalloc_config *)0)->debug_root)},
-    {JEMALLOC, "debuginfod", KEY_BOOL, 0, 1, NULL, OFF(jemalloc.debuginfod),
+    {JEMALLOC, "debuginfod", HA_KEY_BOOL, 0, 1, NULL, OFF(jemalloc.debuginfod),
      0},
-    {JEMALLOC, "debuginfod_urls", KEY_STRING, 0,
+    {JEMALLOC, "debuginfod_urls", HA_KEY_STRING, 0,
      sizeof(((struct ha_jemalloc_config *)0)->debuginfod_urls) - 1,
      validate_debuginfod_urls, OFF(jemalloc.debuginfod_urls),
      sizeof(((struct ha_jemalloc_config *)0)->debuginfod_urls)},
-    {JEMALLOC, "debuginfod_timeout_ms", KEY_INT, 100, 600000, NULL,
+    {JEMALLOC, "debuginfod_timeout_ms", HA_KEY_INT, 100, 600000, NULL,
      OFF(jemalloc.debuginfod_timeout_ms), 0},
     /* Dump housekeeping: counts, bytes (libconfig's 64-bit ints: write
      * 1073741824L), seconds up to a week. */
-    {JEMALLOC, "dump_retention_count", KEY_INT64, 0, 1000000, NULL,
+    {JEMALLOC, "dump_retention_count", HA_KEY_INT64, 0, 1000000, NULL,
      OFF(jemalloc.dump_retention_count), 0},
-    {JEMALLOC, "dump_retention_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+    {JEMALLOC, "dump_retention_bytes", HA_KEY_INT64, 0, 1LL << 50, NULL,
      OFF(jemalloc.dump_retention_bytes), 0},
-    {JEMALLOC, "dump_min_free_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+    {JEMALLOC, "dump_min_free_bytes", HA_KEY_INT64, 0, 1LL << 50, NULL,
      OFF(jemalloc.dump_min_free_bytes), 0},
-    {JEMALLOC, "dump_interval_s", KEY_INT64, 0, 604800, NULL,
+    {JEMALLOC, "dump_interval_s", HA_KEY_INT64, 0, 604800, NULL,
      OFF(jemalloc.dump_interval_s), 0},
-    {JEMALLOC, "dump_resident_bytes", KEY_INT64, 0, 1LL << 50, NULL,
+    {JEMALLOC, "dump_resident_bytes", HA_KEY_INT64, 0, 1LL << 50, NULL,
      OFF(jemalloc.dump_resident_bytes), 0},
-    {JEMALLOC, "dump_prefix", KEY_STRING, 1,
+    /* Decay, applied to every arena at start: -1 (never) to a year in
+     * ms; absent: jemalloc's own (opt.*_decay_ms, MALLOC_CONF). */
+    {JEMALLOC, "dirty_decay_ms", HA_KEY_INT64, -1, 31536000000LL, NULL,
+     OFF(jemalloc.dirty_decay_ms), 0},
+    {JEMALLOC, "muzzy_decay_ms", HA_KEY_INT64, -1, 31536000000LL, NULL,
+     OFF(jemalloc.muzzy_decay_ms), 0},
+    /* The leak watch (engine/leakwatch.h): bytes (0 = off), seconds up
+     * to a week, a series of 2 to 1000 dumps, a sampling rate. */
+    {JEMALLOC, "leak_watch_growth_bytes", HA_KEY_INT64, 0, 1LL << 50, NULL,
+     OFF(jemalloc.leak_watch_growth_bytes), 0},
+    {JEMALLOC, "leak_watch_window_s", HA_KEY_INT64, 1, 604800, NULL,
+     OFF(jemalloc.leak_watch_window_s), 0},
+    {JEMALLOC, "leak_watch_dump_interval_s", HA_KEY_INT64, 1, 86400, NULL,
+     OFF(jemalloc.leak_watch_dump_interval_s), 0},
+    {JEMALLOC, "leak_watch_dumps", HA_KEY_INT64, 2, 1000, NULL,
+     OFF(jemalloc.leak_watch_dumps), 0},
+    {JEMALLOC, "leak_watch_lg_prof_sample", HA_KEY_INT, 0, 62, NULL,
+     OFF(jemalloc.leak_watch_lg_prof_sample), 0},
+    {JEMALLOC, "dump_prefix", HA_KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix)},
-    {JEMALLOC, "dump_group", KEY_STRING, 0,
+    {JEMALLOC, "dump_group", HA_KEY_STRING, 0,
      sizeof(((struct ha_jemalloc_config *)0)->dump_group) - 1, NULL,
      OFF(jemalloc.dump_group),
      sizeof(((struct ha_jemalloc_config *)0)->dump_group)},
@@ -184,6 +185,20 @@ static const struct config_key config_keys[] = {
 
 /* Groups heapadmin reads; their unknown members get a warning. */
 static const char *const known_groups[] = {ADMIN, JEMALLOC};
+
+const struct ha_config_key *
+ha_config_keys(size_t *n)
+{
+    *n = HA_ARRAY_SIZE(config_keys);
+    return config_keys;
+}
+
+const char *const *
+ha_config_groups(size_t *n)
+{
+    *n = HA_ARRAY_SIZE(known_groups);
+    return known_groups;
+}
 
 /* proxysql.cnf sections heapadmin does not use (ProxySQL 2.7/3.0,
  * lib/ProxySQL_Config.cpp and the *_variables groups). */
@@ -299,11 +314,11 @@ in_list(const char *const *list, size_t n, const char *name)
     return false;
 }
 
-static const struct config_key *
+static const struct ha_config_key *
 find_key(const char *group, const char *name)
 {
     for (size_t i = 0; i < HA_ARRAY_SIZE(config_keys); i++) {
-        const struct config_key *k = &config_keys[i];
+        const struct ha_config_key *k = &config_keys[i];
 
         if (strcmp(k->name, name) != 0)
             continue;
@@ -326,7 +341,7 @@ suggest(const char *group, const char *name)
     int best_d = INT_MAX;
 
     for (size_t i = 0; i < HA_ARRAY_SIZE(config_keys); i++) {
-        const struct config_key *k = &config_keys[i];
+        const struct ha_config_key *k = &config_keys[i];
 
         if ((group == NULL) != (k->group == NULL))
             continue;
@@ -387,16 +402,19 @@ loc_err(char *err, size_t errlen, struct loc l, const char *fmt, ...)
         ha_err_set(err, errlen, "%s: %s", l.file, what);
 }
 
-static int add_message(struct ha_config *cfg, struct loc l, const char *fmt,
-                       ...) __attribute__((format(printf, 3, 4)));
+static int add_message(struct ha_config *cfg,
+                       enum ha_config_severity severity, struct loc l,
+                       const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
 
-/* Appends "file:line: <fmt>" to cfg->messages. Returns 0, or -1 when out
- * of memory. */
+/* Appends "file:line: <fmt>" with severity to cfg->messages. Returns 0,
+ * or -1 when out of memory. */
 static int
-add_message(struct ha_config *cfg, struct loc l, const char *fmt, ...)
+add_message(struct ha_config *cfg, enum ha_config_severity severity,
+            struct loc l, const char *fmt, ...)
 {
     char what[1024];
-    char **grown;
+    struct ha_config_message *grown;
     char *msg;
     va_list ap;
     int n;
@@ -418,7 +436,8 @@ add_message(struct ha_config *cfg, struct loc l, const char *fmt, ...)
         return -1;
     }
     cfg->messages = grown;
-    cfg->messages[cfg->n_messages++] = msg;
+    cfg->messages[cfg->n_messages].severity = severity;
+    cfg->messages[cfg->n_messages++].text = msg;
     return 0;
 }
 
@@ -536,237 +555,6 @@ validate_debuginfod_urls(const char *val, char *why, size_t whylen)
 }
 
 /* ------------------------------------------------------------------------
- * Interfaces
- * --------------------------------------------------------------------- */
-
-static int
-parse_port(const char *item, const char *s, int *port, char *why, size_t whylen)
-{
-    long v = 0;
-
-    if (*s == '\0') {
-        ha_err_set(why, whylen,
-                   "'%s' has no port after ':'; allowed ports "
-                   "are 1..65535",
-                   item);
-        return -1;
-    }
-    for (const char *p = s; *p != '\0'; p++) {
-        if (*p < '0' || *p > '9') {
-            ha_err_set(why, whylen,
-                       "'%s': port '%s' is not a number; allowed ports are "
-                       "1..65535",
-                       item, s);
-            return -1;
-        }
-        if (v <= 65535)
-            v = v * 10 + (*p - '0');
-    }
-    if (v < 1 || v > 65535) {
-        ha_err_set(why, whylen,
-                   "'%s': port %s is out of range; allowed ports are "
-                   "1..65535",
-                   item, s);
-        return -1;
-    }
-    *port = (int)v;
-    return 0;
-}
-
-static bool
-is_host_char(char c)
-{
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-           (c >= '0' && c <= '9') || c == '.' || c == '-' || c == '_';
-}
-
-/* Parses one trimmed, non-empty mysql_ifaces item (a NUL-terminated
- * copy). */
-static int
-parse_iface(char *item, struct ha_iface *out, char *why, size_t whylen)
-{
-    size_t len = strlen(item);
-    char *host, *port, *end;
-
-    memset(out, 0, sizeof(*out));
-    if (item[0] == '/') {
-        if (len >= sizeof(out->path)) {
-            ha_err_set(why, whylen,
-                       "Unix socket path '%s' is %zu bytes long; at most "
-                       "%zu are allowed",
-                       item, len, sizeof(out->path) - 1);
-            return -1;
-        }
-        out->kind = HA_IFACE_UNIX;
-        memcpy(out->path, item, len + 1);
-        return 0;
-    }
-
-    out->kind = HA_IFACE_TCP;
-    if (item[0] == '[') {
-        struct in6_addr a6;
-
-        end = strchr(item, ']');
-        if (end == NULL) {
-            ha_err_set(why, whylen,
-                       "'%s' has no ']' after the IPv6 address; expected "
-                       "[ipv6]:port such as [::1]:6032",
-                       item);
-            return -1;
-        }
-        if (end[1] != ':') {
-            ha_err_set(why, whylen,
-                       "'%s' needs ':port' right after ']'; expected "
-                       "[ipv6]:port such as [::1]:6032",
-                       item);
-            return -1;
-        }
-        *end = '\0';
-        host = item + 1;
-        port = end + 2;
-        if (inet_pton(AF_INET6, host, &a6) != 1) {
-            ha_err_set(why, whylen,
-                       "'[%s]:%s': '%s' is not an IPv6 address; expected "
-                       "[ipv6]:port such as [::1]:6032",
-                       host, port, host);
-            *end = ']';
-            return -1;
-        }
-        *end = ']';
-    } else {
-        end = strrchr(item, ':');
-        if (end == NULL) {
-            ha_err_set(why, whylen,
-                       "'%s' is neither host:port, [ipv6]:port nor an "
-                       "absolute Unix socket path (starting with '/')",
-                       item);
-            return -1;
-        }
-        if (memchr(item, ':', (size_t)(end - item)) != NULL) {
-            ha_err_set(why, whylen,
-                       "'%s': an IPv6 address needs brackets, as in "
-                       "[::1]:6032",
-                       item);
-            return -1;
-        }
-        if (end == item) {
-            ha_err_set(why, whylen,
-                       "'%s' has no host before ':'; use 0.0.0.0 to listen "
-                       "on every IPv4 address",
-                       item);
-            return -1;
-        }
-        for (const char *p = item; p < end; p++) {
-            if (!is_host_char(*p)) {
-                ha_err_set(why, whylen,
-                           "'%s': the host has a character outside "
-                           "[A-Za-z0-9._-]; expected an IPv4 address or "
-                           "a host name",
-                           item);
-                return -1;
-            }
-        }
-        host = item;
-        port = end + 1;
-    }
-
-    if (parse_port(item, port, &out->port, why, whylen) < 0)
-        return -1;
-    len = (size_t)(port - 1 - host);
-    if (item[0] == '[')
-        len--; /* the ']' */
-    if (len >= sizeof(out->host)) {
-        ha_err_set(why, whylen, "'%s': the host is longer than %zu bytes", item,
-                   sizeof(out->host) - 1);
-        return -1;
-    }
-    memcpy(out->host, host, len);
-    out->host[len] = '\0';
-    return 0;
-}
-
-static bool
-same_iface(const struct ha_iface *a, const struct ha_iface *b)
-{
-    if (a->kind != b->kind)
-        return false;
-    if (a->kind == HA_IFACE_UNIX)
-        return strcmp(a->path, b->path) == 0;
-    return a->port == b->port && strcmp(a->host, b->host) == 0;
-}
-
-int
-ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
-                       size_t *n_ifaces, char *err, size_t errlen)
-{
-    struct ha_iface *list = NULL, *grown;
-    size_t n = 0;
-    const char *p = spec;
-
-    if (spec == NULL)
-        spec = p = "";
-    while (*p != '\0') {
-        const char *start = p, *stop;
-        char item[512];
-        size_t len;
-
-        stop = strchr(p, ';');
-        if (stop == NULL)
-            stop = p + strlen(p);
-        p = *stop == ';' ? stop + 1 : stop;
-        while (start < stop && (*start == ' ' || *start == '\t'))
-            start++;
-        while (stop > start && (stop[-1] == ' ' || stop[-1] == '\t'))
-            stop--;
-        len = (size_t)(stop - start);
-        if (len == 0)
-            continue;
-        if (len >= sizeof(item)) {
-            ha_err_set(err, errlen,
-                       "interface '%.40s...' is longer than %zu bytes", start,
-                       sizeof(item) - 1);
-            goto fail;
-        }
-        memcpy(item, start, len);
-        item[len] = '\0';
-
-        grown = realloc(list, (n + 1) * sizeof(*list));
-        if (grown == NULL) {
-            ha_err_set(err, errlen, "out of memory");
-            goto fail;
-        }
-        list = grown;
-        if (parse_iface(item, &list[n], err, errlen) < 0)
-            goto fail;
-        for (size_t i = 0; i < n; i++) {
-            if (same_iface(&list[i], &list[n])) {
-                ha_err_set(err, errlen,
-                           "'%s' is listed twice; each listener may appear "
-                           "once",
-                           item);
-                goto fail;
-            }
-        }
-        n++;
-    }
-    if (n == 0) {
-        ha_err_set(err, errlen,
-                   "no interface given; expected a ';'-separated list of "
-                   "host:port, [ipv6]:port or absolute Unix socket paths, "
-                   "such as \"%s\"",
-                   HA_DEFAULT_MYSQL_IFACES);
-        goto fail;
-    }
-    *ifaces = list;
-    *n_ifaces = n;
-    return 0;
-
-fail:
-    free(list);
-    return -1;
-}
-
-/* ------------------------------------------------------------------------
  * Lifecycle
  * --------------------------------------------------------------------- */
 
@@ -802,6 +590,13 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.dump_symbolized = 0;
     cfg->jemalloc.debuginfod_timeout_ms = HA_DEFAULT_DEBUGINFOD_TIMEOUT_MS;
     cfg->jemalloc.dump_min_free_bytes = HA_DEFAULT_DUMP_MIN_FREE_BYTES;
+    cfg->jemalloc.dirty_decay_ms = HA_DECAY_UNSET;
+    cfg->jemalloc.muzzy_decay_ms = HA_DECAY_UNSET;
+    cfg->jemalloc.leak_watch_window_s = HA_DEFAULT_LEAK_WATCH_WINDOW_S;
+    cfg->jemalloc.leak_watch_dump_interval_s =
+        HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S;
+    cfg->jemalloc.leak_watch_dumps = HA_DEFAULT_LEAK_WATCH_DUMPS;
+    cfg->jemalloc.leak_watch_lg_prof_sample = HA_UNSET;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;
     cfg->max_output_total = HA_DEFAULT_MAX_OUTPUT_TOTAL;
@@ -847,15 +642,15 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
         return -1;
     }
     l.line = lines[2];
-    if (ha_config_parse_ifaces(cfg->mysql_ifaces, &cfg->ifaces, &cfg->n_ifaces,
-                               why, sizeof(why)) < 0) {
+    if (ha_iface_parse(cfg->mysql_ifaces, &cfg->ifaces, &cfg->n_ifaces, why,
+                       sizeof(why)) < 0) {
         loc_err(err, errlen, l, ADMIN ".mysql_ifaces: %s", why);
         return -1;
     }
     l.line = lines[4];
     if (cfg->http_ifaces != NULL && cfg->http_ifaces[0] != '\0') {
-        if (ha_config_parse_ifaces(cfg->http_ifaces, &cfg->http, &cfg->n_http,
-                                   why, sizeof(why)) < 0) {
+        if (ha_iface_parse(cfg->http_ifaces, &cfg->http, &cfg->n_http, why,
+                           sizeof(why)) < 0) {
             loc_err(err, errlen, l, ADMIN ".http_ifaces: %s", why);
             return -1;
         }
@@ -875,6 +670,49 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
                 return -1;
             }
     }
+    l.line = 0;
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->stats_system_memory == 0) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".leak_watch_growth_bytes is set but "
+                ADMIN ".stats_system_memory = 0: the leak watch reads "
+                "resident memory from stats_history's samples; set "
+                "stats_system_memory (seconds between samples) or "
+                "leak_watch_growth_bytes = 0");
+        return -1;
+    }
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.leak_watch_window_s < cfg->stats_system_memory) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".leak_watch_window_s = %lld is shorter than "
+                ADMIN ".stats_system_memory = %d: the window must hold at "
+                "least two samples",
+                cfg->jemalloc.leak_watch_window_s, cfg->stats_system_memory);
+        return -1;
+    }
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.dump_retention_count > 0 &&
+        cfg->jemalloc.dump_retention_count < cfg->jemalloc.leak_watch_dumps) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".dump_retention_count = %lld would remove the "
+                "leak watch's own series (leak_watch_dumps = %lld): keep "
+                "at least as many dumps as a series holds",
+                cfg->jemalloc.dump_retention_count,
+                cfg->jemalloc.leak_watch_dumps);
+        return -1;
+    }
+    if (cfg->jemalloc.leak_watch_lg_prof_sample != HA_UNSET &&
+        cfg->jemalloc.leak_watch_lg_prof_sample <
+            cfg->jemalloc.lg_prof_sample_min) {
+        loc_err(err, errlen, l,
+                JEMALLOC ".leak_watch_lg_prof_sample = %d is below "
+                JEMALLOC ".lg_prof_sample_min = %d (each sampled small "
+                "allocation costs a 16 KiB extent); allowed: %d..62",
+                cfg->jemalloc.leak_watch_lg_prof_sample,
+                cfg->jemalloc.lg_prof_sample_min,
+                cfg->jemalloc.lg_prof_sample_min);
+        return -1;
+    }
     if (cfg->jemalloc.lg_prof_sample != HA_UNSET &&
         cfg->jemalloc.lg_prof_sample < cfg->jemalloc.lg_prof_sample_min) {
         l.line = lines[3];
@@ -892,24 +730,6 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
     return 0;
 }
 
-static bool
-iface_is_local(const struct ha_iface *f)
-{
-    struct in_addr a4;
-    struct in6_addr a6;
-
-    if (f->kind == HA_IFACE_UNIX)
-        return true;
-    if (strcmp(f->host, "localhost") == 0)
-        return true;
-    if (inet_pton(AF_INET, f->host, &a4) == 1)
-        return (ntohl(a4.s_addr) >> 24) == 127;
-    if (inet_pton(AF_INET6, f->host, &a6) == 1)
-        return IN6_IS_ADDR_LOOPBACK(&a6) ||
-               (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
-    return false;
-}
-
 bool
 ha_config_default_exposed(const struct ha_config *cfg, char *why,
                           size_t len)
@@ -921,7 +741,7 @@ ha_config_default_exposed(const struct ha_config *cfg, char *why,
         if (cfg->users[i].is_default)
             u = &cfg->users[i];
     for (size_t i = 0; i < cfg->n_ifaces && f == NULL; i++)
-        if (!iface_is_local(&cfg->ifaces[i]))
+        if (!ha_iface_is_local(&cfg->ifaces[i]))
             f = &cfg->ifaces[i];
     if (u == NULL || f == NULL)
         return false;
@@ -973,7 +793,7 @@ ha_config_free(struct ha_config *cfg)
     free(cfg->http_ifaces);
     free(cfg->http);
     for (size_t i = 0; i < cfg->n_messages; i++)
-        free(cfg->messages[i]);
+        free(cfg->messages[i].text);
     free(cfg->messages);
     memset(cfg, 0, sizeof(*cfg));
 }
@@ -1016,7 +836,7 @@ bool_value(const config_setting_t *s)
 }
 
 static const char *
-key_label(const struct config_key *k, char *buf, size_t len)
+key_label(const struct ha_config_key *k, char *buf, size_t len)
 {
     if (k->group == NULL)
         snprintf(buf, len, "%s", k->name);
@@ -1027,7 +847,7 @@ key_label(const struct config_key *k, char *buf, size_t len)
 
 /* Checks setting s against k and stores it into cfg. */
 static int
-apply_key(struct ha_config *cfg, const struct config_key *k,
+apply_key(struct ha_config *cfg, const struct ha_config_key *k,
           const config_setting_t *s, struct loc l, char *err, size_t errlen)
 {
     char label[128], why[512];
@@ -1036,7 +856,7 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
 
     key_label(k, label, sizeof(label));
     switch (k->type) {
-    case KEY_STRING: {
+    case HA_KEY_STRING: {
         const char *val;
         size_t len;
 
@@ -1079,8 +899,8 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
         }
         return 0;
     }
-    case KEY_INT:
-    case KEY_INT64: {
+    case HA_KEY_INT:
+    case HA_KEY_INT64: {
         long long v;
 
         if (type != CONFIG_TYPE_INT && type != CONFIG_TYPE_INT64) {
@@ -1096,13 +916,13 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
                     k->min, k->max);
             return -1;
         }
-        if (k->type == KEY_INT64)
+        if (k->type == HA_KEY_INT64)
             *(long long *)field = v;
         else
             *(int *)field = (int)v;
         return 0;
     }
-    case KEY_BOOL: {
+    case HA_KEY_BOOL: {
         int v = bool_value(s);
 
         if (v < 0) {
@@ -1123,7 +943,7 @@ apply_key(struct ha_config *cfg, const struct config_key *k,
 
 /* Where derive() finds the line of each spec it parses. */
 static unsigned *
-derive_line(unsigned lines[5], const struct config_key *k)
+derive_line(unsigned lines[5], const struct ha_config_key *k)
 {
     if (k->offset == OFF(admin_credentials))
         return &lines[0];
@@ -1149,7 +969,7 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
         const config_setting_t *s = config_setting_get_elem(group, (unsigned)i);
         const char *key = config_setting_name(s);
         struct loc l = setting_loc(s, name);
-        const struct config_key *k = find_key(gname, key);
+        const struct ha_config_key *k = find_key(gname, key);
         const char *hint;
         int rc;
 
@@ -1165,18 +985,18 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
         if (strcmp(gname, ADMIN) == 0 &&
             in_list(proxysql_admin_keys, HA_ARRAY_SIZE(proxysql_admin_keys),
                     key)) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
                              "%s.%s is a ProxySQL setting not used by "
                              "heapadmin; ignored",
                              gname, key);
         } else if ((hint = suggest(gname, key)) != NULL) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_WARNING, l,
                              "unknown key '%s' in %s, ignored; did you "
                              "mean '%s'?",
                              key, gname, hint);
         } else {
-            rc = add_message(cfg, l, "unknown key '%s' in %s, ignored", key,
-                             gname);
+            rc = add_message(cfg, HA_CONFIG_WARNING, l,
+                             "unknown key '%s' in %s, ignored", key, gname);
         }
         if (rc < 0) {
             loc_err(err, errlen, l, "out of memory");
@@ -1196,7 +1016,7 @@ parse_root(struct ha_config *cfg, const config_setting_t *root,
         const config_setting_t *s = config_setting_get_elem(root, (unsigned)i);
         const char *key = config_setting_name(s);
         struct loc l = setting_loc(s, name);
-        const struct config_key *k = find_key(NULL, key);
+        const struct ha_config_key *k = find_key(NULL, key);
         int type = config_setting_type(s);
         const char *hint;
         int rc;
@@ -1218,13 +1038,13 @@ parse_root(struct ha_config *cfg, const config_setting_t *root,
             continue;
         }
         if (in_list(proxysql_sections, HA_ARRAY_SIZE(proxysql_sections), key)) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
                              "section '%s' is not used by heapadmin; "
                              "ignored",
                              key);
         } else if (in_list(proxysql_root_keys,
                            HA_ARRAY_SIZE(proxysql_root_keys), key)) {
-            rc = add_message(cfg, l,
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
                              "'%s' is a ProxySQL setting not used by "
                              "heapadmin; ignored",
                              key);
@@ -1237,12 +1057,13 @@ parse_root(struct ha_config *cfg, const config_setting_t *root,
 
             hint = suggest(NULL, key);
             if (hint != NULL)
-                rc = add_message(cfg, l,
+                rc = add_message(cfg, HA_CONFIG_WARNING, l,
                                  "unknown %s '%s', ignored; did you mean "
                                  "'%s'?",
                                  what, key, hint);
             else
-                rc = add_message(cfg, l, "unknown %s '%s', ignored", what, key);
+                rc = add_message(cfg, HA_CONFIG_WARNING, l,
+                                 "unknown %s '%s', ignored", what, key);
         }
         if (rc < 0) {
             loc_err(err, errlen, l, "out of memory");
@@ -1570,6 +1391,16 @@ ha_config_log(const struct ha_config *cfg)
                 j->dump_retention_count, j->dump_retention_bytes,
                 j->dump_min_free_bytes, j->dump_interval_s,
                 j->dump_resident_bytes);
+    ha_log_info("config: " JEMALLOC ".dirty_decay_ms = %lld, "
+                "muzzy_decay_ms = %lld (-2: jemalloc's own)",
+                j->dirty_decay_ms, j->muzzy_decay_ms);
+    ha_log_info("config: " JEMALLOC ".leak_watch_growth_bytes = %lld "
+                "(0: off), leak_watch_window_s = %lld, "
+                "leak_watch_dump_interval_s = %lld, leak_watch_dumps = %lld, "
+                "leak_watch_lg_prof_sample = %d (-1: the current rate)",
+                j->leak_watch_growth_bytes, j->leak_watch_window_s,
+                j->leak_watch_dump_interval_s, j->leak_watch_dumps,
+                j->leak_watch_lg_prof_sample);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1649,94 +1480,4 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
         return true;
     }
     return false;
-}
-
-/* ------------------------------------------------------------------ */
-/* Writing a config back (SAVE CONFIG TO FILE)                          */
-/* ------------------------------------------------------------------ */
-
-/* A libconfig string literal: '"' and '\\' escaped, control bytes as
- * \xNN (libconfig's escapes). */
-static void
-put_string(struct ha_buf *out, const char *v)
-{
-    ha_buf_append_u8(out, '"');
-    for (const unsigned char *p = (const unsigned char *)v; *p; p++) {
-        if (*p == '"' || *p == '\\')
-            ha_buf_printf(out, "\\%c", *p);
-        else if (*p < 0x20 || *p == 0x7f)
-            ha_buf_printf(out, "\\x%02x", *p);
-        else
-            ha_buf_append_u8(out, *p);
-    }
-    ha_buf_append_u8(out, '"');
-}
-
-static void
-put_key(const struct ha_config *cfg, const struct config_key *k,
-        const char *abs_datadir, struct ha_buf *out)
-{
-    const char *field = (const char *)cfg + k->offset;
-    const char *indent = k->group != NULL ? "    " : "";
-
-    switch (k->type) {
-    case KEY_STRING: {
-        const char *v = k->size > 0 ? field : *(char *const *)field;
-
-        if (k->group == NULL && strcmp(k->name, "datadir") == 0 &&
-            abs_datadir != NULL)
-            v = abs_datadir;
-        if (v == NULL)
-            return; /* unset: the default applies */
-        ha_buf_printf(out, "%s%s = ", indent, k->name);
-        put_string(out, v);
-        ha_buf_append_str(out, ";\n");
-        return;
-    }
-    case KEY_INT: {
-        int v = *(const int *)field;
-
-        if (v == HA_UNSET && k->min > HA_UNSET)
-            return;
-        if (k->offset == OFF(jemalloc.lg_prof_interval) &&
-            v == HA_LG_INTERVAL_UNSET)
-            return;
-        ha_buf_printf(out, "%s%s = %d;\n", indent, k->name, v);
-        return;
-    }
-    case KEY_INT64:
-        ha_buf_printf(out, "%s%s = %lldL;\n", indent, k->name,
-                      *(const long long *)field);
-        return;
-    case KEY_BOOL: {
-        int v = *(const int *)field;
-
-        if (v == HA_UNSET)
-            return;
-        ha_buf_printf(out, "%s%s = %s;\n", indent, k->name,
-                      v ? "true" : "false");
-        return;
-    }
-    default:
-        return;
-    }
-}
-
-void
-ha_config_write(const struct ha_config *cfg, const char *abs_datadir,
-                const char *header, struct ha_buf *out)
-{
-    if (header != NULL)
-        ha_buf_printf(out, "%s\n", header);
-    for (size_t i = 0; i < HA_ARRAY_SIZE(config_keys); i++)
-        if (config_keys[i].group == NULL)
-            put_key(cfg, &config_keys[i], abs_datadir, out);
-    for (size_t g = 0; g < HA_ARRAY_SIZE(known_groups); g++) {
-        ha_buf_printf(out, "\n%s =\n{\n", known_groups[g]);
-        for (size_t i = 0; i < HA_ARRAY_SIZE(config_keys); i++)
-            if (config_keys[i].group != NULL &&
-                strcmp(config_keys[i].group, known_groups[g]) == 0)
-                put_key(cfg, &config_keys[i], abs_datadir, out);
-        ha_buf_append_str(out, "};\n");
-    }
 }

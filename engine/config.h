@@ -24,12 +24,12 @@
 #include <stddef.h>
 
 #include "engine/credentials.h"
+#include "engine/iface.h"
 #include "core/buf.h"
 #include "vtab/jeconfig.h"
 
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
-#define HA_DEFAULT_MYSQL_IFACES "127.0.0.1:6032"
 #define HA_DEFAULT_HTTP_MAX_CONNECTIONS 64
 #define HA_DEFAULT_MAX_EXECUTION_TIME 10000  /* ms */
 #define HA_DEFAULT_HTTP_TIMEOUT 30           /* s */
@@ -45,15 +45,21 @@
 #define HA_DEFAULT_MAX_ALLOWED_PACKET (64 << 20)  /* bytes, MySQL 8's */
 #define HA_DEFAULT_MAX_OUTPUT_BUFFER (64 << 20)   /* bytes unsent */
 
-enum ha_iface_kind { HA_IFACE_TCP, HA_IFACE_UNIX, HA_IFACE_KIND_MAX };
-
-struct ha_iface {
-    enum ha_iface_kind kind;
-    char host[256];     /* TCP: address without brackets ("::1") */
-    int port;           /* TCP: 1..65535, or 0 for "any free port" */
-    char path[108];     /* UNIX: socket path (sun_path limit) */
+/* How much a config message matters, for the log level it is written
+ * at. */
+enum ha_config_severity {
+    HA_CONFIG_NOTICE,           /* expected: a ProxySQL section or setting
+                                 * heapadmin does not use */
+    HA_CONFIG_WARNING,          /* likely a mistake: an unknown key or
+                                 * section (a typo?) */
+    HA_CONFIG_SEVERITY_MAX
 };
 
+/* Something a load noticed that did not stop it. */
+struct ha_config_message {
+    enum ha_config_severity severity;
+    char *text;                 /* "file:line: ...", malloc'd */
+};
 
 struct ha_config {
     char *path;                 /* file it came from, or "<string>" */
@@ -114,9 +120,40 @@ struct ha_config {
 
     struct ha_jemalloc_config jemalloc;
 
-    char **messages;            /* warnings and notices, "file:line: ..." */
+    struct ha_config_message *messages; /* warnings and notices */
     size_t n_messages;
 };
+
+/* The key table (config.c's config_keys[]): what loading checks a file
+ * against and ha_config_write (config_write.c) writes back. */
+enum ha_config_key_type {
+    HA_KEY_STRING,  /* libconfig string */
+    HA_KEY_INT,     /* libconfig int or int64 */
+    HA_KEY_BOOL,    /* libconfig bool, 0/1, or "true"/"false"/"on"/"off" */
+    HA_KEY_INT64,   /* libconfig int or int64, into a long long */
+    HA_KEY_TYPE_MAX
+};
+
+struct ha_config_key {
+    const char *group;      /* NULL for root-level keys */
+    const char *name;
+    enum ha_config_key_type type;
+    long long min, max;     /* INT: value range; STRING: length range */
+    int (*validate)(const char *val, char *why, size_t whylen);
+                            /* STRING only: checks a value beyond its
+                             * length, writing why it is wrong; NULL for
+                             * none */
+    size_t offset;          /* field in struct ha_config */
+    size_t size;            /* STRING: 0 for a malloc'd char *, else the
+                             * size of a char array */
+};
+
+/* The key table in file order (root keys, then each group's), *n keys. */
+const struct ha_config_key *ha_config_keys(size_t *n);
+
+/* The groups heapadmin reads (admin_variables, jemalloc_variables), in
+ * the order a written file has them; *n groups. */
+const char *const *ha_config_groups(size_t *n);
 
 /* The admin-* rows of global_variables, rendered from cfg (a const
  * struct ha_config *): struct ha_vtab_ctx's admin_value, so vtab/ needs
@@ -138,7 +175,8 @@ void ha_config_free(struct ha_config *cfg);
  * are freed. The result is always the built-in defaults plus text, never
  * layered over an earlier load. Warnings ("...: unknown key 'x' in
  * admin_variables, ignored; did you mean 'y'?") and notices ("...: section
- * 'mysql_servers' is not used by heapadmin; ignored") go to cfg->messages;
+ * 'mysql_servers' is not used by heapadmin; ignored") go to cfg->messages,
+ * each with its severity (HA_CONFIG_WARNING, HA_CONFIG_NOTICE);
  * cfg->path is name ("<string>" for NULL). */
 int ha_config_load_string(struct ha_config *cfg, const char *text,
                           const char *name, char *err, size_t errlen);
@@ -146,26 +184,9 @@ int ha_config_load_string(struct ha_config *cfg, const char *text,
 int ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
                         size_t errlen);
 
-/* Parses one mysql_ifaces spec ("127.0.0.1:6032;[::1]:6032;/tmp/a.sock")
- * into *ifaces (malloc'd). Returns 0, or -1 with err naming the item.
- * Ports must be 1..65535 here (0 is for programmatic use only); an empty
- * list, a duplicate or a relative socket path is an error. On error
- * *ifaces and *n_ifaces are unchanged. */
-int ha_config_parse_ifaces(const char *spec, struct ha_iface **ifaces,
-                           size_t *n_ifaces, char *err, size_t errlen);
-
 /* Writes the effective configuration (passwords masked) as one line per
  * setting to the log at info level. */
 void ha_config_log(const struct ha_config *cfg);
-
-/* Writes cfg as a config file ha_config_load_string() reads back to the
- * same settings (SAVE CONFIG TO FILE): every key of the key table with
- * its value, libconfig strings escaped, unset tri-states left out (they
- * keep jemalloc's own value), 64-bit values with libconfig's L. datadir
- * is written as abs_datadir when given. header is a comment put first
- * (NULL: none). Appends to out. */
-void ha_config_write(const struct ha_config *cfg, const char *abs_datadir,
-                     const char *header, struct ha_buf *out);
 
 /* True when a default credential (admin:admin, stats:stats; struct
  * ha_user.is_default) is configured while a mysql_ifaces entry listens

@@ -28,26 +28,65 @@ struct ha_dumptimer {
                                     new to the watch */
 };
 
-/* Is free space below the floor? Logs the start of an episode. */
+/* Is free space below the floor? Logs the start of an episode (and its
+ * end, when *episode says one was logged). */
 static bool
-below_floor(struct ha_dumptimer *t, const char *prefix, const char *what)
+below_floor(const struct ha_vtab_ctx *ctx, bool *episode, const char *prefix,
+            const char *what)
 {
-    long long floor = t->ctx->je->dump_min_free_bytes;
+    long long floor = ctx->je->dump_min_free_bytes;
     long long avail = floor > 0 ? ha_dumpfiles_free_bytes(prefix) : -1;
 
     if (floor <= 0 || avail < 0 || avail >= floor) {
-        if (t->below_floor && floor > 0 && avail >= 0)
+        if (*episode && floor > 0 && avail >= 0)
             ha_log_notice("automatic dumps resume: %lld bytes free for %s "
                           "(dump_min_free_bytes = %lld)",
                           avail, prefix, floor);
-        t->below_floor = false;
+        *episode = false;
         return false;
     }
     ha_log_warn("%s skipped: %lld bytes free for %s, below "
                 "jemalloc_variables.dump_min_free_bytes = %lld",
                 what, avail, prefix, floor);
-    t->below_floor = true;
+    *episode = true;
     return true;
+}
+
+int
+ha_dumptimer_dump(struct ha_vtab_ctx *ctx, const char *variable,
+                  const char *reason, bool *low_space, char *file,
+                  size_t filelen)
+{
+    const struct ha_jemalloc_config *je = ctx->je;
+    char prefix[PATH_MAX], err[PATH_MAX + 512], what[256], local[PATH_MAX];
+    bool episode = false;
+
+    if (low_space == NULL)
+        low_space = &episode;
+    if (file == NULL || filelen == 0) {
+        file = local;
+        filelen = sizeof(local);
+    }
+    file[0] = '\0';
+    if (ha_mallctl_prof_prefix(ctx->ops, prefix, sizeof(prefix)) != 0)
+        return -1;
+    snprintf(what, sizeof(what), "automatic dump (%s)", reason);
+    if (below_floor(ctx, low_space, prefix, what))
+        return -1;
+    if (ha_mallctl_dump(ctx->ops, variable, file, filelen, err,
+                        sizeof(err)) != 0) {
+        ha_log_warn("%s failed: %s", what, err);
+        return -1;
+    }
+    if (file[0] == '/' && ha_buildid_record(file, err, sizeof(err)) != 0)
+        ha_log_warn("%s: build-ids not recorded: %s", file, err);
+    else if (file[0] == '/')
+        (void)ha_dumpfiles_sidecar_perms(file, ".buildid");
+    ha_log_notice("%s: heap profile written to %s", what, file);
+    if (je != NULL)
+        (void)ha_dumpfiles_retain(prefix, je->dump_retention_count,
+                                  je->dump_retention_bytes);
+    return 0;
 }
 
 /* One automatic dump (reason says why), then retention. */
@@ -55,26 +94,10 @@ static void
 automatic_dump(struct ha_dumptimer *t, const char *variable,
                const char *reason)
 {
-    const struct ha_jemalloc_config *je = t->ctx->je;
-    char prefix[PATH_MAX], file[PATH_MAX], err[PATH_MAX + 512], what[256];
+    char file[PATH_MAX];
 
-    if (ha_mallctl_prof_prefix(t->ctx->ops, prefix, sizeof(prefix)) != 0)
-        return;
-    snprintf(what, sizeof(what), "automatic dump (%s)", reason);
-    if (below_floor(t, prefix, what))
-        return;
-    if (ha_mallctl_dump(t->ctx->ops, variable, file, sizeof(file), err,
-                        sizeof(err)) != 0) {
-        ha_log_warn("%s failed: %s", what, err);
-        return;
-    }
-    if (file[0] == '/' && ha_buildid_record(file, err, sizeof(err)) != 0)
-        ha_log_warn("%s: build-ids not recorded: %s", file, err);
-    else if (file[0] == '/')
-        (void)ha_dumpfiles_sidecar_perms(file, ".buildid");
-    ha_log_notice("%s: heap profile written to %s", what, file);
-    (void)ha_dumpfiles_retain(prefix, je->dump_retention_count,
-                              je->dump_retention_bytes);
+    (void)ha_dumptimer_dump(t->ctx, variable, reason, &t->below_floor, file,
+                            sizeof(file));
 }
 
 static void
@@ -103,7 +126,8 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
     if (ha_mallctl_prof_prefix(t->ctx->ops, prefix, sizeof(prefix)) == 0) {
         /* jemalloc's own interval and high-water dumps since the last
          * look: over the floor they are removed, as skipped. */
-        if (below_floor(t, prefix, "jemalloc's interval dumps are"))
+        if (below_floor(t->ctx, &t->below_floor, prefix,
+                        "jemalloc's interval dumps are"))
             (void)ha_dumpfiles_drop_automatic(prefix, (long)getpid(),
                                               t->last_watch);
         (void)ha_dumpfiles_retain(prefix, je->dump_retention_count,

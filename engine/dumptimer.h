@@ -14,6 +14,9 @@
 #ifndef HA_DUMPTIMER_H
 #define HA_DUMPTIMER_H
 
+#include <stdbool.h>
+#include <stddef.h>
+
 #include <event2/event.h>
 
 #include "vtab/vtab_util.h"
@@ -30,5 +33,16 @@ struct ha_dumptimer *ha_dumptimer_new(struct event_base *base,
 
 /* NULL is a no-op. */
 void ha_dumptimer_free(struct ha_dumptimer *t);
+
+/* One automatic dump, as the timers take them, for another trigger (the
+ * leak watch): skipped while the datadir's free space is below
+ * dump_min_free_bytes (logged; *low_space, when not NULL, remembers the
+ * episode so it is logged once), else prof.dump with jemalloc's naming,
+ * the build-ids and time recorded beside it, and dump_retention_*
+ * applied. variable names the trigger in messages, reason says why.
+ * file gets the dump's path. Returns 0, or -1 (logged). */
+int ha_dumptimer_dump(struct ha_vtab_ctx *ctx, const char *variable,
+                      const char *reason, bool *low_space, char *file,
+                      size_t filelen);
 
 #endif /* HA_DUMPTIMER_H */

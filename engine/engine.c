@@ -23,6 +23,7 @@
 #include "engine/diskstore.h"
 #include "engine/dumptimer.h"
 #include "engine/history.h"
+#include "engine/leakwatch.h"
 #include "engine/persist.h"
 #include "vtab/dumpfiles.h"
 #include "vtab/heap_load.h"
@@ -51,6 +52,8 @@ struct ha_engine {
     bool gateway;                  /* serves the datadir's agents too */
     char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
     char program[64];              /* this process's program name */
+    struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
+                                       off */
 };
 
 struct ha_engine *
@@ -141,6 +144,9 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->dumptimer = ha_dumptimer_new(base, &e->vtab);
     e->history = ha_history_new(base, &e->vtab, e->datadir,
                                 cfg->stats_system_memory);
+    e->leakwatch = ha_leakwatch_new(base, &e->vtab, e->history);
+    e->vtab.engine_value = ha_leakwatch_value;
+    e->vtab.engine_arg = e->leakwatch;
     /* The disk layer exists before the first session, which attaches
      * it; a failure only means SAVE will report it. */
     if (ha_diskstore_init(e->datadir, why, sizeof(why)) != 0)
@@ -203,6 +209,7 @@ ha_engine_free(struct ha_engine *e)
     ha_worker_free(e->worker);
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
+    ha_leakwatch_free(e->leakwatch);
     ha_history_free(e->history);
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);

@@ -13,8 +13,8 @@
  *     the worker thread that takes long work off the loop (core/task.h);
  *   - the tables' context (jemalloc, symbolizer, loaded profiles) and
  *     the shared scratch database admin sessions create tables in;
- *   - the TLS certificate and RSA key, persistence, the memory history
- *     and the automatic dump timers.
+ *   - the TLS certificate and RSA key, persistence, the memory history,
+ *     the automatic dump timers and the leak watch.
  * It runs on the caller's event_base in the caller's thread.
  */
 #ifndef HA_ENGINE_H

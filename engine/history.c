@@ -216,6 +216,8 @@ struct ha_history {
     struct ha_vtab_ctx *ctx;     /* jemalloc */
     struct event *timer;         /* NULL: not sampling */
     bool warned;                 /* a failure was logged (once) */
+    void (*listener)(void *arg, const struct ha_history_sample *s);
+    void *listener_arg;          /* told of each stored sample */
 };
 
 static int
@@ -274,6 +276,58 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
     }
     sqlite3_close_v2(db);
     h->warned = false;
+    if (h->listener != NULL)
+        h->listener(h->listener_arg, &s);
+}
+
+void
+ha_history_set_listener(struct ha_history *h,
+                        void (*fn)(void *arg,
+                                   const struct ha_history_sample *s),
+                        void *arg)
+{
+    h->listener = fn;
+    h->listener_arg = arg;
+}
+
+int
+ha_history_oldest_since(struct ha_history *h, int64_t since,
+                        struct ha_history_sample *out)
+{
+    sqlite3_stmt *st = NULL;
+    char err[PATH_MAX + 256];
+    sqlite3 *db;
+    int rc;
+
+    /* This process's rows only: other processes of the datadir (an
+     * agent's host's other workers) sample into the same file. */
+    if ((db = ha_history_open(h->path, err, sizeof(err))) == NULL)
+        return -1;
+    if (sqlite3_prepare_v2(db,
+                           "SELECT timestamp, allocated, resident, active, "
+                           "mapped, metadata, retained FROM system_memory "
+                           "WHERE timestamp >= ?1 AND pid = ?2 "
+                           "ORDER BY timestamp LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(db);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, since);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->timestamp = sqlite3_column_int64(st, 0);
+        out->allocated = sqlite3_column_int64(st, 1);
+        out->resident = sqlite3_column_int64(st, 2);
+        out->active = sqlite3_column_int64(st, 3);
+        out->mapped = sqlite3_column_int64(st, 4);
+        out->metadata = sqlite3_column_int64(st, 5);
+        out->retained = sqlite3_column_int64(st, 6);
+        out->pid = (int64_t)getpid();
+    }
+    sqlite3_finalize(st);
+    sqlite3_close_v2(db);
+    return rc == SQLITE_ROW ? 0 : -1;
 }
 
 struct ha_history *

@@ -59,6 +59,20 @@ struct ha_history *ha_history_new(struct event_base *base,
                                   struct ha_vtab_ctx *ctx,
                                   const char *datadir, int interval_s);
 
+/* Calls fn(arg, sample) on the loop after each sample is stored (the
+ * leak watch reads resident memory this way, so it needs no timer of its
+ * own). One listener; NULL fn removes it. */
+void ha_history_set_listener(struct ha_history *h,
+                             void (*fn)(void *arg,
+                                        const struct ha_history_sample *s),
+                             void *arg);
+
+/* This process's oldest sample at or after since (unix seconds) into
+ * *out (other processes of the datadir sample into the same file). Returns
+ * 0, or -1 when there is none (or the file cannot be read). */
+int ha_history_oldest_since(struct ha_history *h, int64_t since,
+                            struct ha_history_sample *out);
+
 /* NULL is a no-op. */
 void ha_history_free(struct ha_history *h);
 

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -250,6 +251,17 @@ out:
     return ret;
 }
 
+/* Reads an integer row into a long long field. */
+static void
+live_ll(sqlite3 *db, const char *name, long long *field)
+{
+    char v[64];
+
+    current(db, name, v, sizeof(v));
+    if (strcmp(v, "NULL") != 0)
+        *field = atoll(v);
+}
+
 /* Reads "true"/"false" or an integer row into an int field. */
 static void
 live_int(sqlite3 *db, const char *name, int *field, bool boolean)
@@ -307,6 +319,8 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              &copy.jemalloc.stats_max_age_ms, false);
     live_int(ctx->db, "jemalloc-dump_symbolized",
              &copy.jemalloc.dump_symbolized, true);
+    live_ll(ctx->db, "jemalloc-dirty_decay_ms", &copy.jemalloc.dirty_decay_ms);
+    live_ll(ctx->db, "jemalloc-muzzy_decay_ms", &copy.jemalloc.muzzy_decay_ms);
     gmtime_r(&now, &tm);
     strftime(header, sizeof(header),
              "# heapadmin config written by SAVE CONFIG TO FILE at "

@@ -49,6 +49,24 @@ ha_throttle_admit(struct ha_throttle *t, const char *host, int64_t now_ms)
     return at - now_ms;
 }
 
+bool
+ha_throttle_say(struct ha_throttle *t, const char *host, int64_t now_ms,
+                unsigned *held)
+{
+    struct ha_throttle_entry *e = find(t, host, false);
+
+    *held = 0;
+    if (e == NULL)
+        return false;
+    e->unsaid++;
+    if (e->said_ms != 0 && now_ms - e->said_ms < HA_THROTTLE_SAY_MS)
+        return false;
+    *held = e->unsaid;
+    e->unsaid = 0;
+    e->said_ms = now_ms;
+    return true;
+}
+
 void
 ha_throttle_failed(struct ha_throttle *t, const char *host, int64_t now_ms)
 {

@@ -16,6 +16,7 @@
 #ifndef HA_THROTTLE_H
 #define HA_THROTTLE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define HA_THROTTLE_SLOTS 256       /* addresses remembered */
@@ -24,6 +25,7 @@
 #define HA_THROTTLE_MAX_MS 3000     /* longest wait */
 #define HA_THROTTLE_SPACING_MS 250  /* between two checks for one address */
 #define HA_THROTTLE_FORGET_MS 60000 /* a quiet address starts afresh */
+#define HA_THROTTLE_SAY_MS 10000    /* between two log lines for one address */
 
 struct ha_throttle {
     struct ha_throttle_entry {
@@ -31,6 +33,8 @@ struct ha_throttle {
         unsigned fails;
         int64_t last_ms;   /* last failure */
         int64_t next_ms;   /* earliest time for the next check */
+        int64_t said_ms;   /* last log line about it (0: none yet) */
+        unsigned unsaid;   /* checks held since that line */
     } e[HA_THROTTLE_SLOTS];
 };
 
@@ -39,6 +43,14 @@ struct ha_throttle {
  * the next one from host waits for the one after. */
 int64_t ha_throttle_admit(struct ha_throttle *t, const char *host,
                           int64_t now_ms);
+
+/* A check from host is being held (admit returned > 0) at now_ms:
+ * returns true when it is time to say so in the log (the first time, then
+ * at most once per HA_THROTTLE_SAY_MS per address, so a flood of
+ * connections does not become a flood of lines), with *held set to the
+ * checks held since the last line, this one included. */
+bool ha_throttle_say(struct ha_throttle *t, const char *host, int64_t now_ms,
+                     unsigned *held);
 
 /* A check from host failed at now_ms. */
 void ha_throttle_failed(struct ha_throttle *t, const char *host,

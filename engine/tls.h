@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * Key material for the admin port: the TLS context (CLIENT_SSL,
- * reference §2.3) and the RSA key pair caching_sha2_password uses for
- * full authentication over plain TCP (§2.5.3).
+ * Key material for the admin port: the TLS context (CLIENT_SSL, MySQL
+ * protocol: Protocol::SSLRequest) and the RSA key pair
+ * caching_sha2_password uses for full authentication over plain TCP.
  *
  * Certificate and key come from admin_variables.ssl_cert/ssl_key (paths
  * relative to the datadir), or are generated in the datadir on first

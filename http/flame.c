@@ -13,6 +13,7 @@
 #include "core/buf.h"
 #include "core/util.h"
 #include "http/assets.h"
+#include "http/calltree.h"
 #include "core/task.h"
 #include "http/request.h"
 #include "prof/dumpfile.h"
@@ -21,128 +22,11 @@
 #include "vtab/heap_load.h"
 
 #define TOP_ROWS 40        /* rows of the top functions table */
-#define MIN_SHARE 1e-4     /* frames below this share of the total are left
-                              out of the JSON (invisible at any zoom a
-                              screen shows without clicking into them) */
-
-/* ------------------------------------------------------------------
- * The call tree
- * ------------------------------------------------------------------ */
-
-struct node {
-    uint32_t name;          /* in tree.names */
-    uint32_t child, next;   /* first child, next sibling (index + 1) */
-    double v;               /* bytes under this frame */
-    double d;               /* own delta: stacks ending here, cur - base */
-};
-
-struct tree {
-    struct node *nodes;     /* [0] is the root */
-    size_t n, cap;
-    uint64_t *keys;         /* open-addressed (parent + 1) << 32 | name */
-    uint32_t *vals;         /* node index + 1 */
-    size_t hcap;
-    struct ha_strtab names;
-    bool oom;
-};
-
-static size_t
-slot(uint64_t k, size_t cap)
-{
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static int
-tree_rehash(struct tree *t)
-{
-    size_t ncap = t->hcap ? t->hcap * 2 : 4096;
-    uint64_t *k = malloc(ncap * sizeof(*k));
-    uint32_t *v = calloc(ncap, sizeof(*v));
-
-    if (k == NULL || v == NULL) {
-        free(k);
-        free(v);
-        return -1;
-    }
-    for (size_t i = 0; i < t->hcap; i++) {
-        size_t j;
-
-        if (t->vals[i] == 0)
-            continue;
-        for (j = slot(t->keys[i], ncap); v[j] != 0; j = (j + 1) & (ncap - 1))
-            ;
-        k[j] = t->keys[i];
-        v[j] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->vals);
-    t->keys = k;
-    t->vals = v;
-    t->hcap = ncap;
-    return 0;
-}
-
-/* The child of parent named name, created if new; SIZE_MAX on OOM. */
-static size_t
-tree_child(struct tree *t, size_t parent, const char *name)
-{
-    uint32_t off = ha_strtab_intern(&t->names, name, strlen(name));
-    uint64_t key;
-    size_t j;
-
-    if (off == UINT32_MAX ||
-        ((t->n + 1) * 2 > t->hcap && tree_rehash(t) != 0))
-        return SIZE_MAX;
-    key = (uint64_t)(parent + 1) << 32 | off;
-    for (j = slot(key, t->hcap); t->vals[j] != 0; j = (j + 1) & (t->hcap - 1))
-        if (t->keys[j] == key)
-            return t->vals[j] - 1;
-    if (t->n == t->cap) {
-        size_t ncap = t->cap * 2;
-        struct node *v = realloc(t->nodes, ncap * sizeof(*v));
-
-        if (v == NULL)
-            return SIZE_MAX;
-        t->nodes = v;
-        t->cap = ncap;
-    }
-    t->nodes[t->n] = (struct node){.name = off,
-                                   .child = 0,
-                                   .next = t->nodes[parent].child,
-                                   .v = 0,
-                                   .d = 0};
-    t->nodes[parent].child = (uint32_t)t->n + 1;
-    t->keys[j] = key;
-    t->vals[j] = (uint32_t)++t->n;
-    return t->n - 1;
-}
-
-static int
-tree_init(struct tree *t)
-{
-    memset(t, 0, sizeof(*t));
-    t->cap = 1024;
-    t->nodes = calloc(t->cap, sizeof(*t->nodes));
-    if (t->nodes == NULL)
-        return -1;
-    t->nodes[0].name = ha_strtab_intern(&t->names, "all", 3);
-    t->n = 1;
-    return t->nodes[0].name == UINT32_MAX ? -1 : 0;
-}
-
-static void
-tree_free(struct tree *t)
-{
-    free(t->nodes);
-    free(t->keys);
-    free(t->vals);
-    ha_strtab_free(&t->names);
-}
 
 /* Adds every stack of pr, root first, with weight +1 (current) or -1
  * (base): v grows by the bytes either way, d by weight * bytes. */
 static int
-tree_add(struct tree *t, const struct ha_heap_profile *pr, int weight)
+tree_add(struct ha_calltree *t, const struct ha_heap_profile *pr, int weight)
 {
     struct ha_agg_walker *w = ha_agg_walker_new(&pr->syms);
     const struct ha_syms *syms = &pr->syms;
@@ -176,7 +60,7 @@ tree_add(struct tree *t, const struct ha_heap_profile *pr, int weight)
                              ha_agg_lookup_pc(f, j));
                     name = addr;
                 }
-                if ((at = tree_child(t, at, name)) == SIZE_MAX)
+                if ((at = ha_calltree_child(t, at, name)) == SIZE_MAX)
                     goto oom;
                 t->nodes[at].v += bytes;
             }
@@ -188,71 +72,6 @@ tree_add(struct tree *t, const struct ha_heap_profile *pr, int weight)
 oom:
     ha_agg_walker_free(w);
     return -1;
-}
-
-/* JSON string body (no quotes): RFC 8259 escapes. */
-static void
-json_str(struct ha_buf *b, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-
-        if (c == '"' || c == '\\') {
-            ha_buf_append_u8(b, '\\');
-            ha_buf_append_u8(b, c);
-        } else if (c < 0x20) {
-            ha_buf_printf(b, "\\u%04x", c);
-        } else {
-            ha_buf_append_u8(b, c);
-        }
-    }
-}
-
-/* Writes the tree (iteratively: stacks can be deep). Returns 0 or -1 on
- * allocation failure. */
-static int
-tree_json(const struct tree *t, struct ha_buf *b, bool diff, double min)
-{
-    struct frame {
-        uint32_t node, next_child; /* index + 1 */
-    } *stack = malloc(t->n * sizeof(*stack));
-    size_t depth = 0;
-
-    if (stack == NULL)
-        return -1;
-    stack[depth++] = (struct frame){1, t->nodes[0].child};
-    ha_buf_append_str(b, "{\"n\":\"all\",\"v\":");
-    ha_buf_printf(b, "%.0f", t->nodes[0].v);
-    if (diff)
-        ha_buf_printf(b, ",\"d\":%.0f", t->nodes[0].d);
-    ha_buf_append_str(b, ",\"c\":[");
-    while (depth > 0) {
-        struct frame *fr = &stack[depth - 1];
-        const struct node *c;
-
-        while (fr->next_child != 0 &&
-               t->nodes[fr->next_child - 1].v < min)
-            fr->next_child = t->nodes[fr->next_child - 1].next;
-        if (fr->next_child == 0) {
-            ha_buf_append_str(b, "]}");
-            depth--;
-            continue;
-        }
-        c = &t->nodes[fr->next_child - 1];
-        /* A comma unless this is the parent's first written child. */
-        if (b->len > 0 && b->data[b->len - 1] != '[')
-            ha_buf_append_u8(b, ',');
-        ha_buf_append_str(b, "{\"n\":\"");
-        json_str(b, ha_strtab_str(&t->names, c->name));
-        ha_buf_printf(b, "\",\"v\":%.0f", c->v);
-        if (diff)
-            ha_buf_printf(b, ",\"d\":%.0f", c->d);
-        ha_buf_append_str(b, ",\"c\":[");
-        stack[depth++] = (struct frame){fr->next_child, c->child};
-        fr->next_child = c->next;
-    }
-    free(stack);
-    return 0;
 }
 
 /* ------------------------------------------------------------------
@@ -273,13 +92,13 @@ data_run(void *arg)
     struct data_job *j = arg;
     struct ha_heap_profile *pr = j->pr, *pb = j->pb;
     struct ha_agg agg = {0};
-    struct tree t;
+    struct ha_calltree t;
     struct ha_buf *b = &j->out;
     char why[256];
     bool tree_ok = false;
 
     j->rc = -1;
-    if (tree_init(&t) != 0)
+    if (ha_calltree_init(&t) != 0)
         goto out;
     tree_ok = true;
     if (tree_add(&t, pr, 1) != 0 || (pb != NULL && tree_add(&t, pb, -1) != 0))
@@ -293,26 +112,26 @@ data_run(void *arg)
         goto out;
     ha_agg_sort(&agg, HA_AGG_BY_FLAT_BYTES);
     ha_buf_append_str(b, "{\"title\":\"");
-    json_str(b, j->title);
+    ha_json_str(b, j->title);
     ha_buf_printf(b, "\",\"diff\":%s,\"total\":%.0f,\"top\":[",
                   pb != NULL ? "true" : "false", agg.total_bytes);
     for (size_t i = 0; i < agg.n_rows && i < TOP_ROWS; i++) {
         const struct ha_agg_row *r = &agg.rows[i];
 
         ha_buf_append_str(b, i ? ",{\"f\":\"" : "{\"f\":\"");
-        json_str(b, ha_agg_name(&agg, r));
+        ha_json_str(b, ha_agg_name(&agg, r));
         ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f}", r->flat_bytes,
                       r->cum_bytes);
     }
     ha_buf_append_str(b, "],\"tree\":");
-    if (tree_json(&t, b, pb != NULL, t.nodes[0].v * MIN_SHARE) != 0)
+    if (ha_calltree_json(&t, b, pb != NULL, t.nodes[0].v * HA_CALLTREE_MIN_SHARE) != 0)
         goto out;
     ha_buf_append_str(b, "}\n");
     if (!ha_buf_failed(b))
         j->rc = 0;
 out:
     if (tree_ok)
-        tree_free(&t);
+        ha_calltree_free(&t);
     ha_agg_free(&agg);
 }
 
@@ -473,7 +292,7 @@ dumps_run(void *arg)
     ha_buf_append_u8(&j->out, '[');
     for (size_t i = 0; i < n; i++) {
         ha_buf_append_str(&j->out, i ? ",\"" : "\"");
-        json_str(&j->out, names[i]);
+        ha_json_str(&j->out, names[i]);
         ha_buf_append_u8(&j->out, '"');
         free(names[i]);
     }
@@ -512,88 +331,170 @@ ha_http_flame_dumps(struct ha_http_req *hr)
 }
 
 static const char page[] =
-    "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+    "<!doctype html>\n"
+    "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     "<title>heapadmin: heap profile</title>\n"
     "<link rel=\"stylesheet\" href=\"/assets/d3-flamegraph.css\">\n"
-    "<style>body{font-family:sans-serif;margin:1em 2em}"
-    "table{border-collapse:collapse;margin-top:.5em}"
-    "td,th{padding:2px 10px;text-align:right;border-bottom:1px solid #ddd}"
-    "td.f,th.f{text-align:left;font-family:monospace}"
-    ".grow{color:#b00}.shrink{color:#05b}#details{min-height:1.5em;"
-    "font-family:monospace}#err{color:#b00}</style>\n"
+    "<style>body{font-family:sans-serif;margin:1em 2em}table{border-colla"
+    "pse:collapse;margin-top:.5em}td,th{padding:2px 10px;text-align:right"
+    ";border-bottom:1px solid #ddd}td.f,th.f{text-align:left;font-family:"
+    "monospace}.grow{color:#b00}.shrink{color:#05b}#details{min-height:1."
+    "5em;font-family:monospace}#err{color:#b00}.hide{display:none}#over t"
+    "ext{font-size:11px}</style>\n"
     "</head><body>\n"
     "<h1>heapadmin heap profile</h1>\n"
-    "<form id=\"pick\">profile <select id=\"dump\" name=\"dump\">"
+    "<form id=\"pick\">view <select id=\"view\" name=\"view\"><option val"
+    "ue=\"profile\">one profile</option><option value=\"growth\">growth o"
+    "ver dumps</option></select>\n"
+    "<span id=\"pick-profile\">profile <select id=\"dump\" name=\"dump\">"
     "<option value=\"\">live (admin)</option></select>\n"
-    " minus base <select id=\"base\" name=\"base\"><option value=\"\">"
-    "(none)</option></select> <button type=\"submit\">show</button></form>\n"
+    " minus base <select id=\"base\" name=\"base\"><option value=\"\">(no"
+    "ne)</option></select></span>\n"
+    "<span id=\"pick-growth\">the last <input id=\"last\" name=\"last\" s"
+    "ize=\"4\" placeholder=\"32\"> dumps of <select id=\"kind\" name=\"ki"
+    "nd\"><option value=\"\">any kind</option><option>manual</option><opt"
+    "ion>interval</option><option>high-water</option><option>final</optio"
+    "n></select></span>\n"
+    " <button type=\"submit\">show</button></form>\n"
     "<p id=\"summary\"></p><p id=\"err\"></p>\n"
-    "<p><input id=\"term\" placeholder=\"search (regular expression)\"> "
-    "<button id=\"search\">search</button> <button id=\"clear\">clear"
-    "</button> <button id=\"reset\">reset zoom</button></p>\n"
+    "<p><input id=\"term\" placeholder=\"search (regular expression)\"> <"
+    "button id=\"search\">search</button> <button id=\"clear\">clear</but"
+    "ton> <button id=\"reset\">reset zoom</button></p>\n"
     "<div id=\"chart\"></div><p id=\"details\"></p>\n"
-    "<h2>Top functions</h2>\n"
-    "<table id=\"top\"><thead><tr><th class=\"f\">function</th>"
-    "<th>flat</th><th>flat %</th><th>cum</th><th>cum %</th></tr></thead>"
-    "<tbody></tbody></table>\n"
-    "<p><small>Flame graph by d3-flame-graph (Apache-2.0, <a href=\""
-    "/assets/LICENSE.d3-flame-graph.txt\">licence</a>) on d3 (ISC, "
-    "<a href=\"/assets/LICENSE.d3.txt\">licence</a>), served by heapadmin."
-    "</small></p>\n"
+    "<div id=\"over-box\" class=\"hide\"><h2>Bytes at each dump</h2><svg "
+    "id=\"over\"></svg></div>\n"
+    "<h2 id=\"top-title\">Top functions</h2>\n"
+    "<table id=\"top\"><thead><tr></tr></thead><tbody></tbody></table>\n"
+    "<p><small>Flame graph by d3-flame-graph (Apache-2.0, <a href=\"/asse"
+    "ts/LICENSE.d3-flame-graph.txt\">licence</a>) on d3 (ISC, <a href=\"/"
+    "assets/LICENSE.d3.txt\">licence</a>), served by heapadmin.</small></"
+    "p>\n"
     "<script src=\"/assets/d3.min.js\"></script>\n"
     "<script src=\"/assets/d3-flamegraph.min.js\"></script>\n"
     "<script>\n"
     "'use strict';\n"
     "const q = new URLSearchParams(location.search);\n"
-    "function fmt(b) { const a = Math.abs(b), u = ['B','KiB','MiB','GiB'];"
-    " let i = 0, v = a; while (v >= 1024 && i < 3) { v /= 1024; i++; }"
-    " return (b < 0 ? '-' : '') + (i ? v.toFixed(1) : v) + ' ' + u[i]; }\n"
-    "function opt(sel, name) { const o = document.createElement('option');"
-    " o.value = o.textContent = name; if (q.get(sel.name) === name)"
-    " o.selected = true; sel.appendChild(o); }\n"
-    "// Absolute URLs without the page's user:password, which fetch() refuses;\n"
-    "// the browser sends the credentials it authenticated the page with.\n"
+    "const view = q.get('view') === 'growth' ? 'growth' : 'profile';\n"
+    "const $ = id => document.getElementById(id);\n"
+    "function fmt(b) { const a = Math.abs(b), u = ['B','KiB','MiB','GiB']"
+    "; let i = 0, v = a; while (v >= 1024 && i < 3) { v /= 1024; i++; } r"
+    "eturn (b < 0 ? '-' : '') + (i ? v.toFixed(1) : v) + ' ' + u[i]; }\n"
+    "function opt(sel, name) { const o = document.createElement('option')"
+    "; o.value = o.textContent = name; if (q.get(sel.name) === name) o.se"
+    "lected = true; sel.appendChild(o); }\n"
+    "function head(cols) { const tr = document.querySelector('#top thead "
+    "tr'); cols.forEach((c, i) => { const th = document.createElement('th"
+    "'); th.textContent = c; if (i === 0) th.className = 'f'; tr.appendCh"
+    "ild(th); }); }\n"
+    "function row(cells, cls) { const tr = document.createElement('tr'); "
+    "cells.forEach((c, i) => { const td = document.createElement('td'); t"
+    "d.textContent = c; td.className = i === 0 ? 'f' : (cls || ''); tr.ap"
+    "pendChild(td); }); document.querySelector('#top tbody').appendChild("
+    "tr); }\n"
+    "$('view').value = view;\n"
+    "$('last').value = q.get('last') || '';\n"
+    "$('kind').value = q.get('kind') || '';\n"
+    "$(view === 'growth' ? 'pick-profile' : 'pick-growth').className = 'h"
+    "ide';\n"
+    "$('view').onchange = () => { $('pick-profile').className = $('view')"
+    ".value === 'growth' ? 'hide' : ''; $('pick-growth').className = $('v"
+    "iew').value === 'growth' ? '' : 'hide'; };\n"
+    "// Absolute URLs without the page's user:password, which fetch() ref"
+    "uses;\n"
+    "// the browser sends the credentials it authenticated the page with."
+    "\n"
     "const base = location.origin;\n"
-    "fetch(base + '/heap/dumps.json').then(r => r.json()).then(list => {"
-    " for (const n of list) { opt(document.getElementById('dump'), n);"
-    " opt(document.getElementById('base'), n); } });\n"
-    "const url = base + '/heap/data.json?' + new URLSearchParams("
-    "{dump: q.get('dump') || '', base: q.get('base') || ''});\n"
-    "fetch(url).then(r => r.ok ? r.json() : r.text().then(t => {"
-    " throw new Error(t); })).then(data => {\n"
-    "  const total = data.tree.v || 1;\n"
-    "  document.getElementById('summary').textContent = data.title + ': ' +"
-    " fmt(data.total) + (data.diff ? ' (red: grew, blue: shrank, orange: "
-    "new)' : ' in use');\n"
+    "fetch(base + '/heap/dumps.json').then(r => r.json()).then(list => { "
+    "for (const n of list) { opt($('dump'), n); opt($('base'), n); } });"
+    "\n"
+    "function flame(tree, label, diff) {\n"
     "  const width = Math.max(600, document.body.clientWidth - 40);\n"
-    "  const chart = flamegraph.default().width(width).cellHeight(18)"
-    ".minFrameSize(2).transitionDuration(300).sort(true)"
-    ".setDetailsElement(document.getElementById('details'))"
-    ".label(d => d.data.n + ': ' + fmt(d.data.v) + ' (' +"
-    " (100 * d.data.v / total).toFixed(2) + '%)' + (data.diff ? ', ' +"
-    " (d.delta >= 0 ? '+' : '') + fmt(d.delta || 0) : ''));\n"
-    "  if (data.diff) chart.computeDelta(true)"
-    ".setColorMapper(flamegraph.colorMapper.differentialColorMapper);\n"
-    "  d3.select('#chart').datum(data.tree).call(chart);\n"
-    "  document.getElementById('search').onclick = () =>"
-    " chart.search(document.getElementById('term').value);\n"
-    "  document.getElementById('term').onkeydown = e => { if (e.key ==="
-    " 'Enter') chart.search(e.target.value); };\n"
-    "  document.getElementById('clear').onclick = () => chart.clear();\n"
-    "  document.getElementById('reset').onclick = () => chart.resetZoom();\n"
-    "  const body = document.querySelector('#top tbody');\n"
-    "  for (const r of data.top) { const tr = document.createElement('tr');"
-    " const cells = [r.f, fmt(r.flat), (100 * r.flat / (data.total || 1))"
-    ".toFixed(1), fmt(r.cum), (100 * r.cum / (data.total || 1)).toFixed(1)];"
-    " cells.forEach((c, i) => { const td = document.createElement('td');"
-    " td.textContent = c; if (i === 0) td.className = 'f';"
-    " else if (data.diff) td.className = r.flat >= 0 ? 'grow' : 'shrink';"
-    " tr.appendChild(td); }); body.appendChild(tr); }\n"
+    "  const chart = flamegraph.default().width(width).cellHeight(18).min"
+    "FrameSize(2).transitionDuration(300).sort(true).setDetailsElement($("
+    "'details')).label(label);\n"
+    "  if (diff) chart.computeDelta(true).setColorMapper(flamegraph.color"
+    "Mapper.differentialColorMapper);\n"
+    "  d3.select('#chart').datum(tree).call(chart);\n"
+    "  $('search').onclick = () => chart.search($('term').value);\n"
+    "  $('term').onkeydown = e => { if (e.key === 'Enter') chart.search(e"
+    ".target.value); };\n"
+    "  $('clear').onclick = () => chart.clear();\n"
+    "  $('reset').onclick = () => chart.resetZoom();\n"
+    "}\n"
+    "function profile(data) {\n"
+    "  const total = data.tree.v || 1;\n"
+    "  $('summary').textContent = data.title + ': ' + fmt(data.total) + ("
+    "data.diff ? ' (red: grew, blue: shrank, orange: new)' : ' in use');"
+    "\n"
+    "  flame(data.tree, d => d.data.n + ': ' + fmt(d.data.v) + ' (' + (10"
+    "0 * d.data.v / total).toFixed(2) + '%)' + (data.diff ? ', ' + (d.del"
+    "ta >= 0 ? '+' : '') + fmt(d.delta || 0) : ''), data.diff);\n"
+    "  head(['function', 'flat', 'flat %', 'cum', 'cum %']);\n"
+    "  for (const r of data.top) row([r.f, fmt(r.flat), (100 * r.flat / ("
+    "data.total || 1)).toFixed(1), fmt(r.cum), (100 * r.cum / (data.total"
+    " || 1)).toFixed(1)], data.diff ? (r.flat >= 0 ? 'grow' : 'shrink') :"
+    " '');\n"
+    "}\n"
+    "// The ranking's first rows, bytes at each dump against its time.\n"
+    "function over(data) {\n"
+    "  const lines = data.top.filter(r => r.series);\n"
+    "  if (!lines.length || data.dumps.length < 2) return;\n"
+    "  $('over-box').className = '';\n"
+    "  const w = Math.max(600, document.body.clientWidth - 40), h = 260, "
+    "m = {l: 70, r: 260, t: 10, b: 30};\n"
+    "  const svg = d3.select('#over').attr('width', w).attr('height', h);"
+    "\n"
+    "  const x = d3.scaleTime().domain(d3.extent(data.dumps, d => new Dat"
+    "e(d.t * 1000))).range([m.l, w - m.r]);\n"
+    "  const y = d3.scaleLinear().domain([0, d3.max(lines, r => d3.max(r."
+    "series)) || 1]).nice().range([h - m.b, m.t]);\n"
+    "  const color = d3.scaleOrdinal(d3.schemeCategory10);\n"
+    "  svg.append('g').attr('transform', 'translate(0,' + (h - m.b) + ')'"
+    ").call(d3.axisBottom(x).ticks(6));\n"
+    "  svg.append('g').attr('transform', 'translate(' + m.l + ',0)').call"
+    "(d3.axisLeft(y).ticks(5).tickFormat(fmt));\n"
+    "  const line = d3.line().x((v, k) => x(new Date(data.dumps[k].t * 10"
+    "00))).y(v => y(v));\n"
+    "  lines.forEach((r, i) => {\n"
+    "    svg.append('path').attr('class', 'series').attr('fill', 'none')."
+    "attr('stroke', color(i)).attr('stroke-width', 2).attr('d', line(r.se"
+    "ries)).append('title').text(r.f);\n"
+    "    svg.append('text').attr('x', w - m.r + 8).attr('y', m.t + 14 * i"
+    " + 10).attr('fill', color(i)).text(r.rank + '. ' + (r.f.length > 36 "
+    "? r.f.slice(0, 35) + '\\u2026' : r.f));\n"
+    "  });\n"
+    "}\n"
+    "function growth(data) {\n"
+    "  const total = data.tree.v || 1, n = data.dumps.length;\n"
+    "  $('summary').textContent = 'growth over ' + n + ' dumps, ' + (data"
+    ".hours || 0).toFixed(2) + ' h (' + data.title + '): ' + fmt(data.tot"
+    "al[0] || 0) + ' to ' + fmt(data.total[n - 1] || 0) + ' in use; width"
+    "s are bytes per hour of growing stacks';\n"
+    "  flame(data.tree, d => d.data.n + ': ' + fmt(d.data.v) + '/h (' + ("
+    "100 * d.data.v / total).toFixed(2) + '%)', false);\n"
+    "  over(data);\n"
+    "  $('top-title').textContent = 'Likeliest leaks (heap_growth)';\n"
+    "  head(['function', 'rank', 'per hour', 'R\\u00b2', 'grew at', 'patt"
+    "ern', 'first', 'last']);\n"
+    "  for (const r of data.top) row([r.f, r.rank, r.bph === null ? '' : "
+    "fmt(r.bph) + '/h', r.r2 === null ? '' : r.r2.toFixed(2), r.grew === "
+    "null ? '' : (100 * r.grew).toFixed(0) + '%', r.pattern, fmt(r.first)"
+    ", fmt(r.last)], r.pattern === 'steady' ? 'grow' : '');\n"
+    "}\n"
+    "const url = view === 'growth'\n"
+    "  ? base + '/heap/growth.json?' + new URLSearchParams({last: q.get('"
+    "last') || '', since: q.get('since') || '', until: q.get('until') || "
+    "'', kind: q.get('kind') || ''})\n"
+    "  : base + '/heap/data.json?' + new URLSearchParams({dump: q.get('du"
+    "mp') || '', base: q.get('base') || ''});\n"
+    "fetch(url).then(r => r.ok ? r.json() : r.text().then(t => { throw ne"
+    "w Error(t); })).then(data => {\n"
+    "  (view === 'growth' ? growth : profile)(data);\n"
     "  document.body.setAttribute('data-rendered', 'yes');\n"
-    "}).catch(e => { document.getElementById('err').textContent ="
-    " String(e.message || e); document.body.setAttribute('data-rendered',"
-    " 'error'); });\n"
-    "</script>\n</body></html>\n";
+    "}).catch(e => { $('err').textContent = String(e.message || e); docum"
+    "ent.body.setAttribute('data-rendered', 'error'); });\n"
+    "</script>\n"
+    "</body></html>\n";
 
 void
 ha_http_flame_asset(struct ha_http_req *hr)

@@ -6,7 +6,8 @@
  * diff of two dumps (growth red, shrinkage blue, new stacks orange).
  * Everything it loads is served here (http/assets.h): no CDN.
  *
- *   GET /heap                       the page (dump, base in the query)
+ *   GET /heap                       the page (dump, base in the query;
+ *                                   view=growth: growth.h's view)
  *   GET /heap/data.json?dump=&base= the flame graph tree and top table
  *   GET /heap/dumps.json            the dumps in the datadir
  *   GET /assets/<name>              the vendored scripts and licences

@@ -104,7 +104,7 @@ ha_http_basic_parse(const char *hdr, char *user, size_t user_cap, char *pw,
                     size_t pw_cap, size_t *pw_len, const char **why)
 {
     unsigned char dec[HA_HTTP_BASIC_MAX + 4];
-    size_t n, len, ulen;
+    size_t n, len, ulen, pad;
     int got;
     unsigned char *colon;
 
@@ -119,7 +119,12 @@ ha_http_basic_parse(const char *hdr, char *user, size_t user_cap, char *pw,
     while (n > 0 && (hdr[n - 1] == ' ' || hdr[n - 1] == '\t'))
         n--;
     *why = "malformed credentials";
-    if (n == 0 || n % 4 != 0 || n / 4 * 3 > HA_HTTP_BASIC_MAX)
+    if (n == 0 || n % 4 != 0)
+        return -1;
+    /* Decoded, it is 3 bytes per 4 characters less the padding: a
+     * credential of HA_HTTP_BASIC_MAX bytes comes padded. */
+    pad = (size_t)(hdr[n - 1] == '=') + (size_t)(hdr[n - 2] == '=');
+    if (n / 4 * 3 - pad > HA_HTTP_BASIC_MAX)
         return -1;
     for (size_t i = 0; i < n; i++) {
         char c = hdr[i];

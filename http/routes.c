@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
- * The route table, the index and /metrics (see routes.h).
+ * What each page runs, the index and /metrics (see routes.h); which
+ * paths exist and the methods they take are paths.c's.
  */
 #include "http/routes.h"
 
@@ -13,10 +14,9 @@
 #include "engine/metrics.h"
 #include "http/flame.h"
 #include "http/gateway.h"
+#include "http/growth.h"
+#include "http/paths.h"
 #include "http/pprof.h"
-
-#define GET_HEAD (1u << 0)
-#define POST (1u << 1)
 
 static void
 serve_index(struct ha_http_req *hr)
@@ -36,7 +36,9 @@ serve_index(struct ha_http_req *hr)
         "                         /pprof/profile, jeprof's default, is the "
         "same)\n"
         "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol\n"
-        "  /heap                  flame graph, top functions, diffs\n"
+        "  /heap                  flame graph, top functions, diffs;\n"
+        "                         ?view=growth: what grows over a series "
+        "of dumps\n"
         "  /agent                 this process, as a host gateway lists "
         "it\n"
         "A host gateway (heapadmind --gateway) also answers ?pid=N on "
@@ -75,51 +77,27 @@ serve_metrics(struct ha_http_req *hr)
     ha_buf_free(&out);
 }
 
-static const struct route {
-    const char *path;
-    bool prefix;                     /* path is a prefix ("/assets/") */
-    unsigned methods;
-    void (*fn)(struct ha_http_req *hr);
-} routes[] = {
-    {"/", false, GET_HEAD, serve_index},
-    {"/metrics", false, GET_HEAD, serve_metrics},
-    {"/agent", false, GET_HEAD, ha_gateway_agent_info},
-    {"/debug/pprof/heap", false, GET_HEAD, ha_http_pprof_heap},
-    {"/debug/pprof/allocs", false, GET_HEAD, ha_http_pprof_heap},
-    {"/debug/pprof/symbol", false, GET_HEAD | POST, ha_http_pprof_symbol},
-    {"/debug/pprof/cmdline", false, GET_HEAD, ha_http_pprof_cmdline},
-    {"/pprof/heap", false, GET_HEAD, ha_http_jeprof_heap},
-    /* What jeprof fetches when given no path (its CPU page): there is
-     * no CPU profiler here, so the heap, which jeprof tells by its
-     * header; ?seconds= is ignored. */
-    {"/pprof/profile", false, GET_HEAD, ha_http_jeprof_heap},
-    {"/pprof/symbol", false, GET_HEAD | POST, ha_http_pprof_symbol},
-    {"/pprof/cmdline", false, GET_HEAD, ha_http_pprof_cmdline},
-    {"/heap", false, GET_HEAD, ha_http_flame_page},
-    {"/heap/", false, GET_HEAD, ha_http_flame_page},
-    {"/heap/data.json", false, GET_HEAD, ha_http_flame_data},
-    {"/heap/dumps.json", false, GET_HEAD, ha_http_flame_dumps},
-    {"/assets/", true, GET_HEAD, ha_http_flame_asset},
+/* What each page runs (paths.h names them). */
+static void (*const pages[HA_HTTP_PAGE_MAX])(struct ha_http_req *hr) = {
+    [HA_HTTP_PAGE_INDEX] = serve_index,
+    [HA_HTTP_PAGE_METRICS] = serve_metrics,
+    [HA_HTTP_PAGE_AGENT] = ha_gateway_agent_info,
+    [HA_HTTP_PAGE_PPROF_HEAP] = ha_http_pprof_heap,
+    [HA_HTTP_PAGE_PPROF_SYMBOL] = ha_http_pprof_symbol,
+    [HA_HTTP_PAGE_PPROF_CMDLINE] = ha_http_pprof_cmdline,
+    [HA_HTTP_PAGE_JEPROF_HEAP] = ha_http_jeprof_heap,
+    [HA_HTTP_PAGE_FLAME] = ha_http_flame_page,
+    [HA_HTTP_PAGE_FLAME_DATA] = ha_http_flame_data,
+    [HA_HTTP_PAGE_FLAME_DUMPS] = ha_http_flame_dumps,
+    [HA_HTTP_PAGE_GROWTH_DATA] = ha_http_growth_data,
+    [HA_HTTP_PAGE_ASSET] = ha_http_flame_asset,
 };
-
-static const struct route *
-find(const char *path)
-{
-    for (size_t i = 0; i < HA_ARRAY_SIZE(routes); i++) {
-        const struct route *r = &routes[i];
-
-        if (r->prefix ? strncmp(path, r->path, strlen(r->path)) == 0
-                      : strcmp(path, r->path) == 0)
-            return r;
-    }
-    return NULL;
-}
 
 static unsigned
 method_bit(enum evhttp_cmd_type m)
 {
-    return m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD ? GET_HEAD
-           : m == EVHTTP_REQ_POST                      ? POST
+    return m == EVHTTP_REQ_GET || m == EVHTTP_REQ_HEAD ? HA_HTTP_GET_HEAD
+           : m == EVHTTP_REQ_POST                      ? HA_HTTP_POST
                                                        : 0;
 }
 
@@ -127,21 +105,15 @@ bool
 ha_http_route_allows(const char *path, enum evhttp_cmd_type method,
                      char *allow, size_t allow_len)
 {
-    const struct route *r = find(path != NULL ? path : "");
-
-    if (r == NULL || (r->methods & method_bit(method)) != 0)
-        return true;
-    snprintf(allow, allow_len, "%s", r->methods & POST ? "GET, HEAD, POST"
-                                                       : "GET, HEAD");
-    return false;
+    return ha_http_path_allows(path, method_bit(method), allow, allow_len);
 }
 
 void
 ha_http_route(struct ha_http_req *hr)
 {
-    const struct route *r = find(hr->path);
+    int page = ha_http_path_page(hr->path);
 
-    if (r == NULL) {
+    if (page < 0 || pages[page] == NULL) {
         ha_http_req_text(hr, 404, "Not Found",
                          "no such page; see / for what is served here\n");
         return;
@@ -149,5 +121,5 @@ ha_http_route(struct ha_http_req *hr)
     /* A host gateway answers ?pid=N from process N. */
     if (ha_gateway_proxy(hr))
         return;
-    r->fn(hr);
+    pages[page](hr);
 }

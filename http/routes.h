@@ -19,9 +19,9 @@
 
 #include "http/request.h"
 
-/* Whether path takes method. A path no route has takes every method (it
- * gets 404 once authenticated). When false, allow holds the methods it
- * takes ("GET, HEAD"). Pure. */
+/* Whether path takes method (paths.h's table, for evhttp's method). A
+ * path no route has takes every method (it gets 404 once authenticated).
+ * When false, allow holds the methods it takes ("GET, HEAD"). */
 bool ha_http_route_allows(const char *path, enum evhttp_cmd_type method,
                           char *allow, size_t allow_len);
 

@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/util.h"
@@ -127,6 +128,7 @@ ha_buildid_record(const char *dump_path, char *err, size_t errlen)
 {
     char path[4096], tmp[4096 + 16];
     struct record_ctx c = {NULL, 0};
+    struct stat st;
     int fd;
 
     if ((size_t)snprintf(path, sizeof(path), "%s.buildid", dump_path) >=
@@ -145,6 +147,12 @@ ha_buildid_record(const char *dump_path, char *err, size_t errlen)
             close(fd);
         return -1;
     }
+    /* When the dump was written, with the dump (its mtime would not
+     * survive a copy). */
+    if (stat(dump_path, &st) == 0 &&
+        fprintf(c.out, "# dumped_at %lld.%09ld\n", (long long)st.st_mtim.tv_sec,
+                (long)st.st_mtim.tv_nsec) < 0)
+        c.failed = 1;
     dl_iterate_phdr(record_one, &c);
     if (fclose(c.out) != 0)
         c.failed = 1;

@@ -18,10 +18,11 @@
 int ha_buildid_from_file(const char *path, char *hex, char *err,
                          size_t errlen);
 
-/* Writes "<dump_path>.buildid": the build-id of every object loaded in
- * this process, read from the notes in mapped memory (dl_iterate_phdr),
- * so it is the build-id of what was running even if the file was since
- * replaced. Call right after prof.dump. Written to a temporary name and
+/* Writes "<dump_path>.buildid": the dump's time ("# dumped_at", its
+ * mtime now) and the build-id of every object loaded in this process,
+ * read from the notes in mapped memory (dl_iterate_phdr), so it is the
+ * build-id of what was running even if the file was since replaced.
+ * Call right after prof.dump. Written to a temporary name and
  * renamed. Returns 0, or -1 with err set. */
 int ha_buildid_record(const char *dump_path, char *err, size_t errlen);
 

@@ -306,6 +306,34 @@ ha_buildid_to_hex(const uint8_t *id, size_t n, char *hex)
     return 0;
 }
 
+/* "# dumped_at <s>.<9 digits>" in [s, e) into *ns; other comments are
+ * left alone. */
+static void
+dumped_at(const char *s, const char *e, int64_t *ns)
+{
+    static const char tag[] = "# dumped_at ";
+    const char *p = s + sizeof(tag) - 1;
+    int64_t sec = 0, frac = 0;
+    int n = 0;
+
+    if ((size_t)(e - s) < sizeof(tag) - 1 ||
+        memcmp(s, tag, sizeof(tag) - 1) != 0)
+        return;
+    for (; p < e && *p >= '0' && *p <= '9'; p++, n++) {
+        if (n >= 12) /* past year 33000: not a time */
+            return;
+        sec = sec * 10 + (*p - '0');
+    }
+    if (n == 0 || p >= e || *p != '.')
+        return;
+    p++;
+    for (n = 0; p < e && *p >= '0' && *p <= '9' && n < 9; p++, n++)
+        frac = frac * 10 + (*p - '0');
+    if (n != 9 || p != e)
+        return;
+    *ns = sec * 1000000000 + frac;
+}
+
 int
 ha_buildids_parse(const char *buf, size_t len, struct ha_buildids *out,
                   char *err, size_t errlen)
@@ -330,6 +358,10 @@ ha_buildids_parse(const char *buf, size_t len, struct ha_buildids *out,
             e--;
         if (s == e)
             continue;
+        if (*s == '#') {
+            dumped_at(s, e, &out->dumped_at_ns);
+            continue;
+        }
         if (out->n_ids == cap) {
             size_t ncap = cap ? cap * 2 : 16;
             struct ha_buildid *a = realloc(out->ids, ncap * sizeof(*a));

@@ -86,8 +86,12 @@ long ha_maps_find_module(const struct ha_maps *m, const char *path);
 
 /* `<dump>.buildid`: one "<hex build-id> <path>\n" per mapped file. The id
  * comes first because paths may hold spaces; the path runs to the end of
- * the line. */
+ * the line. Lines starting with '#' are comments, except
+ * "# dumped_at <seconds>.<nanoseconds>": when the dump was written (its
+ * mtime as it was then), which survives copying the two files elsewhere
+ * where the copy's own mtime would not. */
 struct ha_buildids {
+    int64_t dumped_at_ns;             /* unix ns; 0: not recorded */
     struct ha_buildid {
         char hex[HA_BUILDID_HEX_MAX]; /* lower-case hex */
         uint32_t path_off;            /* in paths */

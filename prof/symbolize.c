@@ -922,7 +922,7 @@ fsyms_build(struct file *f)
 /* The symbol whose [value, value + size) holds addr (libdwfl address),
  * or NULL: never the nearest one below it, which in a stripped object
  * is some exported function that has nothing to do with the address
- * (jeprof's misnaming, reference §15). Nested and overlapping symbols
+ * (jeprof's misnaming of static functions). Nested and overlapping symbols
  * are rare: only the 16 symbols below addr are looked at. */
 static const char *
 fsym_lookup(struct file *f, uint64_t addr)

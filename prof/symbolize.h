@@ -8,7 +8,7 @@
  * unit and each unit's DIE tree is walked once, pruned by address
  * ranges, collecting for every address its chain of DW_TAG_subprogram /
  * DW_TAG_inlined_subroutine DIEs: one pass instead of a dwarf_getscopes()
- * per address, ~50x slower on big units (reference §14). The innermost
+ * per address, which measured ~50x slower on big units. The innermost
  * frame's file:line is the line table's entry for the address; an
  * inlined callee's caller line is the callee's DW_AT_call_*.
  *
@@ -16,8 +16,9 @@
  * else an ELF symbol (.symtab of the file or of its debug file, else
  * .dynsym) whose [st_value, st_value + st_size) holds the address.
  * Never the nearest symbol below it: in a stripped object that is some
- * exported function the address has nothing to do with (jeprof's
- * misnaming, reference §15). Other addresses are "<module
+ * exported function the address has nothing to do with (what jeprof
+ * does: it takes the nearest preceding .dynsym entry without checking
+ * its size, and so misnames static functions). Other addresses are "<module
  * basename>+0x<ELF address>" (syms.h, HA_SYMS_UNNAMED).
  *
  * Debug info of a stripped file is looked for by GNU build-id:

@@ -29,6 +29,7 @@
 #include "core/agentreg.h"
 #include "include/heapadmin.h"
 #include "test/check_main.h"
+#include "test/support/client.h"
 
 static char tmpdir[] = "/tmp/check_api.XXXXXX";
 
@@ -66,23 +67,16 @@ free_port(void)
 }
 
 /* The first packet on a fresh connection: MySQL's HandshakeV10 starts
- * with protocol version 10 after the 4-byte header. Returns the byte, or
- * -1 when nothing answers. */
+ * with protocol version 10. Returns it, or -1 when nothing answers. */
 static int
 greeting(int port)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    struct timeval tv = {5, 0};
-    unsigned char buf[16];
-    int fd = socket(AF_INET, SOCK_STREAM, 0), ret = -1;
+    struct mc_conn c;
+    int ret = -1;
 
-    a.sin_port = htons((uint16_t)port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    if (connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0 &&
-        recv(fd, buf, sizeof(buf), MSG_WAITALL) == (ssize_t)sizeof(buf))
-        ret = buf[4];
-    close(fd);
+    if (mc_connect(&c, port) == 0 && mc_greet(&c) == 0)
+        ret = c.protocol;
+    mc_close(&c);
     return ret;
 }
 

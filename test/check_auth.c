@@ -477,6 +477,40 @@ START_TEST(test_throttle_table_is_bounded)
 }
 END_TEST
 
+START_TEST(test_throttle_says_once_per_window)
+{
+    static struct ha_throttle t;
+    unsigned held;
+    int64_t now = 1000;
+
+    memset(&t, 0, sizeof(t));
+    ck_assert(!ha_throttle_say(&t, "10.0.0.1", now, &held));
+    ck_assert_uint_eq(held, 0);
+    for (int i = 0; i < HA_THROTTLE_FREE + 2; i++)
+        ha_throttle_failed(&t, "10.0.0.1", now);
+    /* The first held check is said; a flood within the window is not,
+     * and the next line counts every check held since the last. */
+    ck_assert(ha_throttle_say(&t, "10.0.0.1", now, &held));
+    ck_assert_uint_eq(held, 1);
+    for (int i = 0; i < 500; i++)
+        ck_assert(!ha_throttle_say(&t, "10.0.0.1", now + i, &held));
+    ck_assert(!ha_throttle_say(&t, "10.0.0.1",
+                               now + HA_THROTTLE_SAY_MS - 1, &held));
+    ck_assert(ha_throttle_say(&t, "10.0.0.1", now + HA_THROTTLE_SAY_MS,
+                              &held));
+    ck_assert_uint_eq(held, 502);
+    /* Another address has a window of its own. */
+    ha_throttle_failed(&t, "10.0.0.2", now);
+    ck_assert(ha_throttle_say(&t, "10.0.0.2", now + 1, &held));
+    /* A good login forgets it: the next hold is said at once. */
+    ha_throttle_succeeded(&t, "10.0.0.1");
+    ha_throttle_failed(&t, "10.0.0.1", now + HA_THROTTLE_SAY_MS + 1);
+    ck_assert(ha_throttle_say(&t, "10.0.0.1", now + HA_THROTTLE_SAY_MS + 2,
+                              &held));
+    ck_assert_uint_eq(held, 1);
+}
+END_TEST
+
 static Suite *
 auth_suite(void)
 {
@@ -502,6 +536,7 @@ auth_suite(void)
     tcase_add_test(tc, test_auth_sha2_check_wrong_lengths);
     tcase_add_test(tc, test_throttle_grows_and_spaces);
     tcase_add_test(tc, test_throttle_table_is_bounded);
+    tcase_add_test(tc, test_throttle_says_once_per_window);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

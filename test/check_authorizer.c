@@ -2,7 +2,7 @@
  *
  * The session authorizer (engine/authorizer.c): an admin session and a
  * stats session on one memdb database with the fake jemalloc, statements
- * in through ha_session_query, and the reply reduced to "OK", "ROWS:<first
+ * in through ha_exec_query, and the reply reduced to "OK", "ROWS:<first
  * value>" or "ERR <code> <message>". Every class of refusal is checked
  * with its exact text, every compatibility query a stats user needs is
  * checked to pass, and the pure decision function covers what the
@@ -18,8 +18,10 @@
 #include "engine/authorizer.h"
 #include "check_main.h"
 #include "session_fixture.h"
+#include "test/support/replies.h"
 #include "admin/proto.h"
 #include "admin/query.h"
+#include "admin/exec.h"
 #include "admin/session.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
@@ -59,51 +61,44 @@ teardown(void)
 
 static char result[2048];
 
-/* Runs sql on s and reduces the reply into result. */
+/* Runs sql on s and reduces the reply into result: "OK", "ERR <code>
+ * <SQLSTATE> <message>", or "ROWS:" and the first row's first value
+ * (NULL as NULL; nothing when there is no row). */
 static const char *
 run(struct ha_session *s, const char *sql)
 {
+    static struct rp_pkts k;
     struct ha_buf out = HA_BUF_INIT;
+    struct rp_result res;
     struct ha_reply r;
-    const uint8_t *p;
-    size_t len;
+    size_t i = 0;
+    char why[128];
 
     ha_reply_init(&r, &out, 1, CAPS, ha_session_status(s));
-    ha_session_query(s, sql, strlen(sql), &r);
+    ha_exec_query(s, sql, strlen(sql), &r);
     ha_reply_free(&r);
-    ck_assert_uint_ge(out.len, 5);
-    p = out.data + 4;
-    len = out.data[0] | out.data[1] << 8 | (size_t)out.data[2] << 16;
-    if (p[0] == 0x00) {
+    ck_assert_msg(rp_split(out.data, out.len, 1, &k, why, sizeof(why)) == 0,
+                  "%s: %s", sql, why);
+    ck_assert_msg(rp_result(&k, &i, true, &res) == 0, "%s: malformed reply",
+                  sql);
+    if (res.kind == RP_OK) {
         snprintf(result, sizeof(result), "OK");
-    } else if (p[0] == 0xFF) {
-        /* code, '#', SQLSTATE (5), message */
-        snprintf(result, sizeof(result), "ERR %u %.5s %.*s",
-                 p[1] | p[2] << 8, p + 4, (int)(len - 9), p + 9);
+    } else if (res.kind == RP_ERR) {
+        snprintf(result, sizeof(result), "ERR %u %.5s %.*s", res.code,
+                 res.sqlstate, (int)res.msg_len, (const char *)res.msg);
+    } else if (res.n_rows == 0) {
+        snprintf(result, sizeof(result), "ROWS:");
     } else {
-        struct ha_reader rd;
-        uint64_t ncol;
-        size_t off = 4 + len;
         const uint8_t *v;
         size_t sl;
+        int got = rp_value(&k, &res, 0, 0, &v, &sl);
 
-        ha_reader_init(&rd, p, len);
-        ck_assert_int_eq(ha_proto_get_lenenc(&rd, &ncol), 0);
-        for (uint64_t c = 0; c < ncol; c++)
-            off += 4 + (out.data[off] | out.data[off + 1] << 8 |
-                        (size_t)out.data[off + 2] << 16);
-        p = out.data + off + 4;
-        len = out.data[off] | out.data[off + 1] << 8 |
-              (size_t)out.data[off + 2] << 16;
-        if (p[0] == 0xFE && len < 9)
-            snprintf(result, sizeof(result), "ROWS:");
-        else if (p[0] == 0xFB)
+        ck_assert_int_ge(got, 0);
+        if (got == 0)
             snprintf(result, sizeof(result), "ROWS:NULL");
-        else {
-            ha_reader_init(&rd, p, len);
-            ck_assert_int_eq(ha_proto_get_lenenc_str(&rd, &v, &sl), 0);
-            snprintf(result, sizeof(result), "ROWS:%.*s", (int)sl, v);
-        }
+        else
+            snprintf(result, sizeof(result), "ROWS:%.*s", (int)sl,
+                     (const char *)v);
     }
     ha_buf_free(&out);
     return result;

@@ -20,6 +20,7 @@
 /* Spelled with its directory: plain "config.h" is autoconf's, found first
  * through -I$(top_builddir). */
 #include "engine/config.h"
+#include "engine/config_write.h"
 #include "engine/credentials.h"
 #include "core/util.h"
 
@@ -111,8 +112,8 @@ static const char *
 find_message(const struct ha_config *c, const char *needle)
 {
     for (size_t i = 0; i < c->n_messages; i++) {
-        if (strstr(c->messages[i], needle) != NULL)
-            return c->messages[i];
+        if (strstr(c->messages[i].text, needle) != NULL)
+            return c->messages[i].text;
     }
     return NULL;
 }
@@ -219,6 +220,66 @@ START_TEST(test_config_write_round_trip)
 }
 END_TEST
 
+/* The leak watch's settings, and what they must agree with. */
+START_TEST(test_config_leak_watch)
+{
+    static const struct {
+        const char *text;
+        const char *what;
+    } refused[] = {
+        {"admin_variables = { stats_system_memory = 0 };\n"
+         "jemalloc_variables = { leak_watch_growth_bytes = 1000 };\n",
+         "leak_watch_growth_bytes is set but admin_variables."
+         "stats_system_memory = 0"},
+        {"admin_variables = { stats_system_memory = 60 };\n"
+         "jemalloc_variables = { leak_watch_growth_bytes = 1000; "
+         "leak_watch_window_s = 30L };\n",
+         "leak_watch_window_s = 30 is shorter than"},
+        {"jemalloc_variables = { leak_watch_growth_bytes = 1000; "
+         "dump_retention_count = 5L };\n",
+         "dump_retention_count = 5 would remove the leak watch's own "
+         "series (leak_watch_dumps = 12)"},
+        {"jemalloc_variables = { leak_watch_growth_bytes = 1000; "
+         "leak_watch_lg_prof_sample = 10 };\n",
+         "leak_watch_lg_prof_sample = 10 is below"},
+    };
+    struct ha_buf out = HA_BUF_INIT;
+
+    /* Defaults: off, an hour's window, 12 dumps 5 minutes apart. */
+    ck_assert_int_eq(load(""), 0);
+    ck_assert(cfg.jemalloc.leak_watch_growth_bytes == 0);
+    ck_assert(cfg.jemalloc.leak_watch_window_s == 3600);
+    ck_assert(cfg.jemalloc.leak_watch_dump_interval_s == 300);
+    ck_assert(cfg.jemalloc.leak_watch_dumps == 12);
+    ck_assert_int_eq(cfg.jemalloc.leak_watch_lg_prof_sample, HA_UNSET);
+    ck_assert(cfg.jemalloc.dirty_decay_ms == HA_DECAY_UNSET);
+    ck_assert(cfg.jemalloc.muzzy_decay_ms == HA_DECAY_UNSET);
+    /* Unset decay is not written back; a set one is, -1 included. */
+    ha_config_write(&cfg, NULL, NULL, &out);
+    ha_buf_append_u8(&out, '\0');
+    ck_assert_ptr_null(strstr((const char *)out.data, "decay_ms"));
+    ck_assert_int_eq(load("jemalloc_variables = { dirty_decay_ms = -1; "
+                          "leak_watch_growth_bytes = 268435456L; "
+                          "leak_watch_lg_prof_sample = 16 };\n"),
+                     0);
+    ck_assert(cfg.jemalloc.dirty_decay_ms == -1);
+    ck_assert(cfg.jemalloc.leak_watch_growth_bytes == 268435456LL);
+    ha_buf_reset(&out);
+    ha_config_write(&cfg, NULL, NULL, &out);
+    ha_buf_append_u8(&out, '\0');
+    ck_assert_ptr_nonnull(strstr((const char *)out.data,
+                                 "dirty_decay_ms = -1L;"));
+    ck_assert_ptr_nonnull(strstr((const char *)out.data,
+                                 "leak_watch_lg_prof_sample = 16;"));
+    ha_buf_free(&out);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(refused); i++) {
+        ck_assert_msg(load(refused[i].text) == -1, "case %zu loaded", i);
+        ck_assert_msg(strstr(err, refused[i].what) != NULL,
+                      "case %zu: '%s' lacks '%s'", i, err, refused[i].what);
+    }
+}
+END_TEST
+
 START_TEST(test_config_unix_socket_mode)
 {
     ck_assert_str_eq(cfg.unix_socket_mode, "0660");
@@ -268,7 +329,7 @@ START_TEST(test_config_sample_quickstart)
     ck_assert_int_eq(cfg.jemalloc.lg_prof_interval, HA_LG_INTERVAL_UNSET);
     ck_assert_str_eq(cfg.jemalloc.dump_prefix, "proxysql");
     ck_assert_msg(cfg.n_messages == 0, "unexpected message: %s",
-                  cfg.n_messages > 0 ? cfg.messages[0] : "");
+                  cfg.n_messages > 0 ? cfg.messages[0].text : "");
 }
 END_TEST
 
@@ -476,7 +537,7 @@ START_TEST(test_config_null_name)
         ha_config_load_string(&cfg, "x = 1", NULL, err, sizeof(err)), 0);
     ck_assert_str_eq(cfg.path, "<string>");
     ck_assert_uint_eq(cfg.n_messages, 1);
-    ck_assert_ptr_nonnull(strstr(cfg.messages[0], "<string>:1: "));
+    ck_assert_ptr_nonnull(strstr(cfg.messages[0].text, "<string>:1: "));
 }
 END_TEST
 
@@ -508,6 +569,9 @@ START_TEST(test_config_typo_key_suggests)
 
     ck_assert_msg(load(text) == 0, "%s", err);
     ck_assert_uint_eq(cfg.n_messages, 5);
+    for (size_t i = 0; i < cfg.n_messages; i++)
+        ck_assert_msg(cfg.messages[i].severity == HA_CONFIG_WARNING,
+                      "not a warning: %s", cfg.messages[i].text);
     m = find_message(&cfg, "'mysql_iface'");
     ck_assert_ptr_nonnull(m);
     ck_assert_str_eq(m, NAME ":3: unknown key 'mysql_iface' in "
@@ -550,6 +614,9 @@ START_TEST(test_config_proxysql_keys_notice)
 
     ck_assert_msg(load(text) == 0, "%s", err);
     ck_assert_uint_eq(cfg.n_messages, 8);
+    for (size_t i = 0; i < cfg.n_messages; i++)
+        ck_assert_msg(cfg.messages[i].severity == HA_CONFIG_NOTICE,
+                      "not a notice: %s", cfg.messages[i].text);
     ck_assert_ptr_nonnull(find_message(&cfg,
                                        NAME ":1: 'pidfile' is a "
                                             "ProxySQL setting not used by "
@@ -819,8 +886,8 @@ START_TEST(test_config_parse_ifaces_direct)
     struct ha_iface *ifs = NULL;
     size_t n = 0;
 
-    ck_assert_int_eq(ha_config_parse_ifaces("localhost:1;[fe80::1]:65535", &ifs,
-                                            &n, err, sizeof(err)),
+    ck_assert_int_eq(ha_iface_parse("localhost:1;[fe80::1]:65535", &ifs, &n,
+                                    err, sizeof(err)),
                      0);
     ck_assert_uint_eq(n, 2);
     ck_assert_str_eq(ifs[0].host, "localhost");
@@ -831,8 +898,8 @@ START_TEST(test_config_parse_ifaces_direct)
 
     ifs = NULL;
     n = 0;
-    ck_assert_int_eq(ha_config_parse_ifaces("1.2.3.4:5;1.2.3.4:5", &ifs, &n,
-                                            err, sizeof(err)),
+    ck_assert_int_eq(ha_iface_parse("1.2.3.4:5;1.2.3.4:5", &ifs, &n, err,
+                                    sizeof(err)),
                      -1);
     ck_assert_ptr_null(ifs);
     ck_assert_uint_eq(n, 0);
@@ -1099,6 +1166,10 @@ static const struct {
      "0..62", NULL},
     {"jemalloc_variables =\n{\n\n  dump_prefix = \"../x\"\n}\n", "dump_prefix",
      "contains '/'", NULL},
+    {"jemalloc_variables =\n{\n\n  dirty_decay_ms = -2\n}\n",
+     "dirty_decay_ms", "-1..31536000000", NULL},
+    {"jemalloc_variables =\n{\n\n  leak_watch_dumps = 1\n}\n",
+     "leak_watch_dumps", "2..1000", NULL},
     {"jemalloc_variables =\n{\n\n  dump_prefix = \"a b\"\n}\n", "dump_prefix",
      "[A-Za-z0-9_.-]", NULL},
     /* wrong types */
@@ -1184,6 +1255,7 @@ config_suite(void)
     tcase_add_test(tc, test_config_sample_quickstart);
     tcase_add_test(tc, test_config_sample_production);
     tcase_add_test(tc, test_config_sample_jemalloc_example);
+    tcase_add_test(tc, test_config_leak_watch);
     tcase_add_test(tc, test_config_proxysql_cnf);
     tcase_add_test(tc, test_config_all_keys);
     tcase_add_loop_test(tc, test_config_bool_forms, 0,

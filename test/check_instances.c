@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "admin/auth.h"
-#include "engine/config.h"
-#include "admin/proto.h"
 #include "check_main.h"
-#include "loopback.h"
+#include "core/buf.h"
+#include "engine/config.h"
+#include "test/support/client.h"
+#include "test/support/loopback.h"
+#include "test/support/replies.h"
 
 #define PACKET_A 2097152  /* max_allowed_packet of server A */
 #define PACKET_B 4194304  /* ... and of server B */
@@ -52,164 +52,80 @@ teardown(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* A minimal blocking client; no ck_assert, so client threads may use  */
-/* it: failures come back as -1 or as text the test thread checks.     */
+/* The client (test/support/client.h and replies.h); client_query does */
+/* not ck_assert, so client threads may use it: failures come back as  */
+/* -1 or as text the test thread checks.                               */
 /* ------------------------------------------------------------------ */
 
-/* Reads one packet's payload (at most len bytes; longer ones fail).
- * Returns its length, or -1. */
-static long
-read_pkt(int fd, uint8_t *buf, size_t len)
-{
-    uint8_t h[4];
-    size_t n;
-
-    if (lb_read_full(fd, h, 4) != 0)
-        return -1;
-    n = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
-    if (n > len || lb_read_full(fd, buf, n) != 0)
-        return -1;
-    return (long)n;
-}
-
-/* Sends one packet in one send(): header and payload apart would meet
- * Nagle and delayed ACK, 40 ms a round trip. len < 4096. */
-static void
-send_pkt(int fd, uint8_t seq, const void *p, size_t len)
-{
-    uint8_t b[4 + 4096];
-
-    if (len > sizeof(b) - 4)
-        return;
-    lb_put_le(b, len, 3);
-    b[3] = seq;
-    memcpy(b + 4, p, len);
-    (void)send(fd, b, 4 + len, MSG_NOSIGNAL);
-}
-
-/* Logs in to port as user with password (mysql_native_password).
- * Returns the socket, or -1. */
-static int
-client_login(int port, const char *user, const char *password)
-{
-    uint8_t b[512], scramble[20], proof[20];
-    size_t vlen, off, n;
-    long len;
-    int fd = lb_connect(port);
-
-    len = read_pkt(fd, b, sizeof(b));
-    if (len < 60)
-        goto fail;
-    vlen = strnlen((char *)b + 1, (size_t)len - 1);
-    off = 1 + vlen + 1 + 4;
-    memcpy(scramble, b + off, 8);
-    memcpy(scramble + 8, b + off + 27, 12);
-    ha_auth_native_proof(password, strlen(password), scramble, proof);
-
-    lb_put_le(b, HA_CLIENT_LONG_PASSWORD | HA_CLIENT_PROTOCOL_41 |
-                     HA_CLIENT_SECURE_CONNECTION | HA_CLIENT_PLUGIN_AUTH |
-                     HA_CLIENT_PLUGIN_AUTH_LENENC_DATA |
-                     HA_CLIENT_TRANSACTIONS,
-              4);
-    lb_put_le(b + 4, 16u << 20, 4);
-    b[8] = 45;
-    memset(b + 9, 0, 23);
-    n = 32;
-    strcpy((char *)b + n, user);
-    n += strlen(user) + 1;
-    b[n++] = 20;
-    memcpy(b + n, proof, 20);
-    n += 20;
-    strcpy((char *)b + n, "mysql_native_password");
-    n += strlen("mysql_native_password") + 1;
-    send_pkt(fd, 1, b, n);
-    if (read_pkt(fd, b, sizeof(b)) < 1 || b[0] != 0x00)
-        goto fail;
-    return fd;
-fail:
-    close(fd);
-    return -1;
-}
-
 /* Runs sql and reduces the reply into out: "OK", "ERR <code> <message>",
- * or the first row's values joined by ',' (short text values only).
- * Returns 0, or -1 on a protocol failure. */
+ * or the first row's values joined by ',' (NULL as "NULL"). Returns 0, or
+ * -1 on a protocol failure. */
 static int
-client_query(int fd, const char *sql, char *out, size_t outlen)
+client_query(struct mc_conn *c, const char *sql, char *out, size_t outlen)
 {
-    uint8_t b[4096];
-    size_t n = strlen(sql), ncol, pos, used = 0;
-    long len;
-    bool have_row = false;
+    struct ha_buf b = HA_BUF_INIT;
+    struct rp_pkts *k = malloc(sizeof(*k));
+    struct rp_result res;
+    uint8_t seq = 1;
+    size_t i = 0, used = 0;
+    int rc = -1;
 
     out[0] = '\0';
-    if (n + 1 > sizeof(b))
-        return -1;
-    b[0] = HA_COM_QUERY;
-    memcpy(b + 1, sql, n);
-    send_pkt(fd, 0, b, n + 1);
-    if ((len = read_pkt(fd, b, sizeof(b) - 1)) < 1)
-        return -1;
-    if (b[0] == 0x00) {
+    if (k == NULL || mc_query(c, sql) != 0 ||
+        mc_read_reply(c, 0, &seq, &b) != 0 ||
+        rp_split(b.data, b.len, 1, k, NULL, 0) != 0 ||
+        rp_result(k, &i, false, &res) != 0)
+        goto out;
+    if (res.kind == RP_OK) {
         snprintf(out, outlen, "OK");
-        return 0;
-    }
-    if (b[0] == 0xFF) {
-        /* code (2), '#', SQLSTATE (5), message */
-        snprintf(out, outlen, "ERR %u %.*s", b[1] | b[2] << 8,
-                 (int)(len - 9 < 512 ? len - 9 : 512), (char *)b + 9);
-        return 0;
-    }
-    ncol = b[0];
-    for (size_t i = 0; i < ncol + 1; i++) /* definitions, then EOF */
-        if (read_pkt(fd, b, sizeof(b)) < 1)
-            return -1;
-    for (;;) {
-        if ((len = read_pkt(fd, b, sizeof(b))) < 1)
-            return -1;
-        if (b[0] == 0xFE && len < 9)
-            return 0;
-        if (have_row)
-            continue;
-        have_row = true;
-        pos = 0;
-        for (size_t c = 0; c < ncol && pos < (size_t)len; c++) {
-            size_t vl = b[pos] == 0xFB ? 0 : b[pos];
-            const char *v = b[pos] == 0xFB ? "NULL" : (char *)b + pos + 1;
-            int w;
+    } else if (res.kind == RP_ERR) {
+        snprintf(out, outlen, "ERR %u %.*s", res.code,
+                 (int)(res.msg_len < 512 ? res.msg_len : 512),
+                 (const char *)res.msg);
+    } else {
+        for (uint64_t col = 0; res.n_rows > 0 && col < res.n_cols; col++) {
+            const uint8_t *v;
+            size_t vl;
+            int got = rp_value(k, &res, 0, col, &v, &vl), w;
 
-            if (b[pos] >= 0xFB && b[pos] != 0xFB)
-                return -1; /* long value: not needed here */
-            if (b[pos] == 0xFB)
+            if (got < 0)
+                goto out;
+            if (got == 0) {
+                v = (const uint8_t *)"NULL";
                 vl = 4;
+            }
             w = snprintf(out + used, outlen - used, "%s%.*s",
-                         c > 0 ? "," : "", (int)vl, v);
+                         col > 0 ? "," : "", (int)vl, (const char *)v);
             if (w < 0 || (size_t)w >= outlen - used)
-                return -1;
+                goto out;
             used += (size_t)w;
-            pos += b[pos] == 0xFB ? 1 : 1 + vl;
         }
     }
+    rc = 0;
+out:
+    ha_buf_free(&b);
+    free(k);
+    return rc;
 }
 
 /* client_query under ck_assert, for the test thread. */
 static const char *
-query(int fd, const char *sql)
+query(struct mc_conn *c, const char *sql)
 {
     static char out[1024];
 
-    ck_assert_msg(client_query(fd, sql, out, sizeof(out)) == 0,
+    ck_assert_msg(client_query(c, sql, out, sizeof(out)) == 0,
                   "no reply to %s", sql);
     return out;
 }
 
-static int
+static struct mc_conn
 login(int port, const char *user, const char *password)
 {
-    int fd = client_login(port, user, password);
+    struct mc_conn c;
 
-    ck_assert_msg(fd >= 0, "login as %s on port %d failed", user, port);
-    return fd;
+    mc_must_login(&c, port, user, password, 0);
+    return c;
 }
 
 /* ------------------------------------------------------------------ */
@@ -218,43 +134,43 @@ login(int port, const char *user, const char *password)
 
 START_TEST(test_instances_sysvars_apart)
 {
-    int a = login(lb_a.port, "admin", "admin");
-    int b = login(lb_b.port, "admin", "admin");
+    struct mc_conn a = login(lb_a.port, "admin", "admin");
+    struct mc_conn b = login(lb_b.port, "admin", "admin");
     char want[64];
 
     snprintf(want, sizeof(want), "%d", PACKET_A);
-    ck_assert_str_eq(query(a, "SELECT @@max_allowed_packet"), want);
+    ck_assert_str_eq(query(&a, "SELECT @@max_allowed_packet"), want);
     snprintf(want, sizeof(want), "max_allowed_packet,%d", PACKET_A);
-    ck_assert_str_eq(query(a, "SHOW VARIABLES LIKE 'max_allowed_packet'"),
+    ck_assert_str_eq(query(&a, "SHOW VARIABLES LIKE 'max_allowed_packet'"),
                      want);
     snprintf(want, sizeof(want), "%d", PACKET_B);
-    ck_assert_str_eq(query(b, "SELECT @@max_allowed_packet"), want);
+    ck_assert_str_eq(query(&b, "SELECT @@max_allowed_packet"), want);
     snprintf(want, sizeof(want), "max_allowed_packet,%d", PACKET_B);
-    ck_assert_str_eq(query(b, "SHOW VARIABLES LIKE 'max_allowed_packet'"),
+    ck_assert_str_eq(query(&b, "SHOW VARIABLES LIKE 'max_allowed_packet'"),
                      want);
     /* A, asked again after B started: B did not overwrite it. */
     snprintf(want, sizeof(want), "%d", PACKET_A);
-    ck_assert_str_eq(query(a, "SELECT @@GLOBAL.max_allowed_packet"), want);
-    close(a);
-    close(b);
+    ck_assert_str_eq(query(&a, "SELECT @@GLOBAL.max_allowed_packet"), want);
+    mc_close(&a);
+    mc_close(&b);
 }
 END_TEST
 
 START_TEST(test_instances_tables_apart)
 {
-    int a = login(lb_a.port, "admin", "admin");
-    int b = login(lb_b.port, "admin", "admin");
+    struct mc_conn a = login(lb_a.port, "admin", "admin");
+    struct mc_conn b = login(lb_b.port, "admin", "admin");
 
-    ck_assert_str_eq(query(a, "CREATE TABLE only_in_a (x INTEGER)"), "OK");
-    ck_assert_str_eq(query(a, "INSERT INTO only_in_a VALUES (7)"), "OK");
-    ck_assert_str_eq(query(a, "SELECT x FROM only_in_a"), "7");
-    ck_assert_str_eq(query(b, "SELECT x FROM only_in_a"),
+    ck_assert_str_eq(query(&a, "CREATE TABLE only_in_a (x INTEGER)"), "OK");
+    ck_assert_str_eq(query(&a, "INSERT INTO only_in_a VALUES (7)"), "OK");
+    ck_assert_str_eq(query(&a, "SELECT x FROM only_in_a"), "7");
+    ck_assert_str_eq(query(&b, "SELECT x FROM only_in_a"),
                      "ERR 1146 no such table: only_in_a");
-    ck_assert_str_eq(query(b, "CREATE TABLE only_in_a (y TEXT)"), "OK");
-    ck_assert_str_eq(query(b, "SELECT count(*) FROM only_in_a"), "0");
-    ck_assert_str_eq(query(a, "SELECT count(*) FROM only_in_a"), "1");
-    close(a);
-    close(b);
+    ck_assert_str_eq(query(&b, "CREATE TABLE only_in_a (y TEXT)"), "OK");
+    ck_assert_str_eq(query(&b, "SELECT count(*) FROM only_in_a"), "0");
+    ck_assert_str_eq(query(&a, "SELECT count(*) FROM only_in_a"), "1");
+    mc_close(&a);
+    mc_close(&b);
 }
 END_TEST
 
@@ -272,20 +188,20 @@ refuse_loop(void *arg)
 {
     struct refuser *r = arg;
     char out[512];
-    int fd = client_login(r->port, "stats", "stats");
+    struct mc_conn c;
 
-    if (fd < 0) {
+    if (mc_login(&c, r->port, "stats", "stats", 0) != 0) {
         r->n_wrong = ROUNDS;
         snprintf(r->wrong, sizeof(r->wrong), "login failed");
         return NULL;
     }
     for (int i = 0; i < ROUNDS; i++) {
-        if (client_query(fd, r->sql, out, sizeof(out)) != 0)
+        if (client_query(&c, r->sql, out, sizeof(out)) != 0)
             snprintf(out, sizeof(out), "no reply");
         if (strcmp(out, r->want) != 0 && r->n_wrong++ == 0)
             snprintf(r->wrong, sizeof(r->wrong), "%s", out);
     }
-    close(fd);
+    mc_close(&c);
     return NULL;
 }
 
@@ -307,11 +223,11 @@ START_TEST(test_instances_denials_apart)
                 "for table 'table_b'",
     };
     pthread_t ta, tb;
-    int a = login(lb_a.port, "admin", "admin");
-    int b = login(lb_b.port, "admin", "admin");
+    struct mc_conn a = login(lb_a.port, "admin", "admin");
+    struct mc_conn b = login(lb_b.port, "admin", "admin");
 
-    ck_assert_str_eq(query(a, "CREATE TABLE table_a (x INTEGER)"), "OK");
-    ck_assert_str_eq(query(b, "CREATE TABLE table_b (x INTEGER)"), "OK");
+    ck_assert_str_eq(query(&a, "CREATE TABLE table_a (x INTEGER)"), "OK");
+    ck_assert_str_eq(query(&b, "CREATE TABLE table_b (x INTEGER)"), "OK");
     ck_assert_int_eq(pthread_create(&ta, NULL, refuse_loop, &ra), 0);
     ck_assert_int_eq(pthread_create(&tb, NULL, refuse_loop, &rb), 0);
     pthread_join(ta, NULL);
@@ -320,8 +236,8 @@ START_TEST(test_instances_denials_apart)
                   ra.n_wrong, ra.wrong);
     ck_assert_msg(rb.n_wrong == 0, "server B: %d wrong replies, first: %s",
                   rb.n_wrong, rb.wrong);
-    close(a);
-    close(b);
+    mc_close(&a);
+    mc_close(&b);
 }
 END_TEST
 

@@ -799,6 +799,9 @@ jc_unset(void)
         .prof_leak = HA_UNSET,
         .prof_accum = HA_UNSET,
         .dump_prefix = "proxysql",
+        .dirty_decay_ms = HA_DECAY_UNSET,
+        .muzzy_decay_ms = HA_DECAY_UNSET,
+        .leak_watch_lg_prof_sample = HA_UNSET,
     };
 
     return jc;

@@ -596,6 +596,7 @@ START_TEST(test_proto_reader_max_payload_exact)
         ha_proto_reader_feed(&r, pkt, sizeof(pkt), &ready, err, sizeof(err)),
         8);
     ck_assert(ready);
+    ck_assert_int_eq(r.error, HA_PROTO_READER_OK);
     ha_proto_reader_free(&r);
 }
 END_TEST
@@ -618,6 +619,7 @@ START_TEST(test_proto_reader_over_max)
         -1);
     ck_assert(!ready);
     ck_assert_msg(strstr(err, "max_allowed_packet") != NULL, "err: %s", err);
+    ck_assert_int_eq(r.error, HA_PROTO_READER_TOO_LARGE);
     ck_assert_uint_eq(r.payload.len, 0);
     ha_proto_reader_free(&r);
 }
@@ -640,6 +642,7 @@ START_TEST(test_proto_reader_over_max_split)
         ha_proto_reader_feed(&r, b.data, b.len, &ready, err, sizeof(err)), -1);
     ck_assert(!ready);
     ck_assert_msg(strstr(err, "max_allowed_packet") != NULL, "err: %s", err);
+    ck_assert_int_eq(r.error, HA_PROTO_READER_TOO_LARGE);
     ha_proto_reader_free(&r);
     ha_buf_free(&b);
     free(payload);
@@ -665,6 +668,7 @@ START_TEST(test_proto_reader_bad_seq_in_split)
     ck_assert_msg(strstr(err, "sequence id 5") != NULL &&
                       strstr(err, "expected 4") != NULL,
                   "err: %s", err);
+    ck_assert_int_eq(r.error, HA_PROTO_READER_OUT_OF_ORDER);
     ha_proto_reader_free(&r);
     ha_buf_free(&b);
     free(payload);
@@ -1630,7 +1634,8 @@ START_TEST(test_proto_stmt_execute_types)
 }
 END_TEST
 
-/* libmysqlclient sends types only on the first execute (pitfall 17). */
+/* libmysqlclient sends types only on the first execute
+ * (new_params_bind_flag 0 afterwards: the server keeps them). */
 START_TEST(test_proto_stmt_execute_reuse_types)
 {
     static const uint8_t first[] = EXEC_HEAD "\x00\x01"

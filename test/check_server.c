@@ -1,32 +1,23 @@
 /* SPDX-License-Identifier: MIT
  *
- * The server on loopback, driven byte by byte by a minimal client in this
- * file: the framings and paths the real CLIs never exercise
- * (CLIENT_DEPRECATE_EOF, AuthSwitchRequest, 16 MiB splitting, sequence
- * errors), checked against the protocol rather than against our own
- * decoder. The server runs on its own thread and event loop.
+ * The server on loopback, driven byte by byte by the test client
+ * (test/support/client.h): the framings and paths the real CLIs never
+ * exercise (CLIENT_DEPRECATE_EOF, AuthSwitchRequest, 16 MiB splitting,
+ * sequence errors), checked against the protocol rather than against our
+ * own decoder. The server runs on its own thread and event loop.
  */
-#include <arpa/inet.h>
 #include <check.h>
-#include <errno.h>
-#include <event2/event.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include "admin/auth.h"
-#include "check_main.h"
-#include "loopback.h"
-#include "engine/config.h"
-#include "vtab/mallctl.h"
 #include "admin/proto.h"
-#include "admin/server.h"
+#include "check_main.h"
+#include "engine/config.h"
 #include "engine/history.h"
+#include "test/support/client.h"
+#include "test/support/loopback.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixture: a server on 127.0.0.1, port chosen by the kernel            */
@@ -52,46 +43,18 @@ teardown(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* A minimal blocking client                                            */
+/* The client (test/support/client.h)                                   */
 /* ------------------------------------------------------------------ */
 
-struct pkt {
-    uint8_t seq;
-    size_t len;
-    uint8_t *data;   /* malloc'd payload of one physical packet */
-};
-
-/* Reads one physical packet; returns -1 on EOF or timeout. */
-static int
-read_pkt(int fd, struct pkt *p)
-{
-    uint8_t h[4];
-
-    if (lb_read_full(fd, h, 4) != 0)
-        return -1;
-    p->len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
-    p->seq = h[3];
-    p->data = malloc(p->len ? p->len : 1);
-    ck_assert_ptr_nonnull(p->data);
-    return lb_read_full(fd, p->data, p->len);
-}
-
+/* Reads HandshakeV10 and returns its 20-byte scramble, checking every
+ * byte of its layout (byte offsets per Protocol::HandshakeV10). */
 static void
-expect_pkt(int fd, struct pkt *p, uint8_t seq)
+read_greeting(struct mc_conn *c, uint8_t scramble[20], uint32_t *caps)
 {
-    ck_assert_msg(read_pkt(fd, p) == 0, "no packet (expected seq %u)", seq);
-    ck_assert_msg(p->seq == seq, "sequence id %u, expected %u", p->seq, seq);
-}
-
-/* Reads HandshakeV10 and returns its 20-byte scramble (byte offsets per
- * Protocol::HandshakeV10). */
-static void
-read_greeting(int fd, uint8_t scramble[20], uint32_t *caps)
-{
-    struct pkt p;
+    struct mc_pkt p;
     size_t vlen, off;
 
-    expect_pkt(fd, &p, 0);
+    mc_expect(c, &p, 0);
     ck_assert_int_eq(p.data[0], 10);
     vlen = strnlen((char *)p.data + 1, p.len - 1);
     ck_assert_msg(strncmp((char *)p.data + 1, "8.0.35-heapadmin-", 17) == 0,
@@ -111,72 +74,50 @@ read_greeting(int fd, uint8_t scramble[20], uint32_t *caps)
     for (int i = 0; i < 20; i++)
         ck_assert_msg(scramble[i] != 0 && scramble[i] != '$',
                       "scramble byte %d is %u", i, scramble[i]);
-    free(p.data);
+    mc_pkt_free(&p);
 }
 
 /* Sends HandshakeResponse41 with lenenc auth data. */
 static void
-send_login(int fd, uint32_t caps, const char *user, const uint8_t *auth,
-           size_t auth_len, const char *plugin)
+send_login(struct mc_conn *c, uint32_t caps, const char *user,
+           const uint8_t *auth, size_t auth_len, const char *plugin)
 {
     uint8_t b[512];
-    size_t n = 0;
+    size_t n = mc_response41(b, sizeof(b), caps, user, auth, auth_len, plugin);
 
-    lb_put_le(b, caps, 4);
-    lb_put_le(b + 4, 16u << 20, 4);
-    b[8] = 45;
-    memset(b + 9, 0, 23);
-    n = 32;
-    strcpy((char *)b + n, user);
-    n += strlen(user) + 1;
-    b[n++] = (uint8_t)auth_len;
-    memcpy(b + n, auth, auth_len);
-    n += auth_len;
-    strcpy((char *)b + n, plugin);
-    n += strlen(plugin) + 1;
-    lb_send_pkt(fd, 1, b, n);
+    ck_assert_uint_gt(n, 0);
+    ck_assert_int_eq(mc_write(c, 1, b, n), 0);
 }
 
-#define CLIENT_CAPS                                                          \
-    (HA_CLIENT_LONG_PASSWORD | HA_CLIENT_PROTOCOL_41 |                       \
-     HA_CLIENT_SECURE_CONNECTION | HA_CLIENT_PLUGIN_AUTH |                   \
-     HA_CLIENT_PLUGIN_AUTH_LENENC_DATA | HA_CLIENT_TRANSACTIONS)
+#define CLIENT_CAPS MC_CLIENT_CAPS
 
-/* Logs in as admin:admin; returns the connected socket. */
-static int
+/* Logs in as admin:admin. */
+static struct mc_conn
 login(uint32_t extra_caps)
 {
-    uint8_t scramble[20], proof[20];
-    uint32_t caps;
-    struct pkt p;
-    int fd = lb_connect(port);
+    struct mc_conn c;
 
-    read_greeting(fd, scramble, &caps);
-    ha_auth_native_proof("admin", 5, scramble, proof);
-    send_login(fd, CLIENT_CAPS | extra_caps, "admin", proof, 20,
-               "mysql_native_password");
-    expect_pkt(fd, &p, 2);
-    ck_assert_msg(p.data[0] == 0x00, "login answered 0x%02x", p.data[0]);
-    free(p.data);
-    return fd;
+    mc_must_login(&c, port, "admin", "admin", extra_caps);
+    return c;
 }
 
+/* A connection, not yet greeted. */
+static struct mc_conn
+connect_raw(void)
+{
+    struct mc_conn c;
+
+    ck_assert_int_eq(mc_connect(&c, port), 0);
+    return c;
+}
+
+/* Logs in and out again: the server still serves. */
 static void
-send_query(int fd, const char *sql)
+login_and_close(void)
 {
-    size_t n = strlen(sql);
-    uint8_t *b = malloc(n + 1);
+    struct mc_conn c = login(0);
 
-    b[0] = HA_COM_QUERY;
-    memcpy(b + 1, sql, n);
-    lb_send_pkt(fd, 0, b, n + 1);
-    free(b);
-}
-
-static bool
-is_eof(const struct pkt *p)
-{
-    return p->len < 9 && p->data[0] == 0xFE;
+    mc_close(&c);
 }
 
 /* ------------------------------------------------------------------ */
@@ -187,9 +128,9 @@ START_TEST(test_server_greeting_capabilities)
 {
     uint8_t scramble[20];
     uint32_t caps;
-    int fd = lb_connect(port);
+    struct mc_conn c = connect_raw();
 
-    read_greeting(fd, scramble, &caps);
+    read_greeting(&c, scramble, &caps);
     ck_assert(caps & HA_CLIENT_PROTOCOL_41);
     ck_assert(caps & HA_CLIENT_SECURE_CONNECTION);
     ck_assert(caps & HA_CLIENT_PLUGIN_AUTH);
@@ -200,7 +141,7 @@ START_TEST(test_server_greeting_capabilities)
     ck_assert(!(caps & HA_CLIENT_COMPRESS));
     ck_assert(!(caps & HA_CLIENT_SESSION_TRACK));
     ck_assert(!(caps & (1u << 27)));
-    close(fd);
+    mc_close(&c);
 }
 END_TEST
 
@@ -208,22 +149,22 @@ START_TEST(test_server_login_ok_and_wrong_password)
 {
     uint8_t scramble[20], proof[20];
     uint32_t caps;
-    struct pkt p;
-    int fd = login(0);
+    struct mc_pkt p;
+    struct mc_conn c = login(0);
 
-    close(fd);
-    fd = lb_connect(port);
-    read_greeting(fd, scramble, &caps);
+    mc_close(&c);
+    c = connect_raw();
+    read_greeting(&c, scramble, &caps);
     ha_auth_native_proof("wrong", 5, scramble, proof);
-    send_login(fd, CLIENT_CAPS, "admin", proof, 20, "mysql_native_password");
-    expect_pkt(fd, &p, 2);
+    send_login(&c, CLIENT_CAPS, "admin", proof, 20, "mysql_native_password");
+    mc_expect(&c, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFF);
     ck_assert_int_eq(p.data[1] | p.data[2] << 8, 1045);
     ck_assert(memcmp(p.data + 3, "#28000", 6) == 0);
     ck_assert(memmem(p.data, p.len, "Access denied for user 'admin'", 30));
-    free(p.data);
-    ck_assert_msg(read_pkt(fd, &p) == -1, "connection still open");
-    close(fd);
+    mc_pkt_free(&p);
+    ck_assert_msg(mc_read(&c, &p) == -1, "connection still open");
+    mc_close(&c);
 }
 END_TEST
 
@@ -233,26 +174,26 @@ START_TEST(test_server_auth_switch)
      * 32-byte scramble: the server must switch it to native, once. */
     uint8_t scramble[20], proof[20], junk[32];
     uint32_t caps;
-    struct pkt p;
-    int fd = lb_connect(port);
+    struct mc_pkt p;
+    struct mc_conn c = connect_raw();
 
-    read_greeting(fd, scramble, &caps);
+    read_greeting(&c, scramble, &caps);
     memset(junk, 0x5a, sizeof(junk));
-    send_login(fd, CLIENT_CAPS, "admin", junk, sizeof(junk),
+    send_login(&c, CLIENT_CAPS, "admin", junk, sizeof(junk),
                "caching_sha2_password");
-    expect_pkt(fd, &p, 2);
+    mc_expect(&c, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFE);
     ck_assert_str_eq((char *)p.data + 1, "mysql_native_password");
     ck_assert_uint_eq(p.len, 1 + 22 + 20 + 1);   /* name, NUL, data, NUL */
     ck_assert_int_eq(p.data[p.len - 1], 0);
     ck_assert(memcmp(p.data + 23, scramble, 20) == 0);
-    free(p.data);
+    mc_pkt_free(&p);
     ha_auth_native_proof("admin", 5, scramble, proof);
-    lb_send_pkt(fd, 3, proof, 20);
-    expect_pkt(fd, &p, 4);
+    mc_must_write(&c, 3, proof, 20);
+    mc_expect(&c, &p, 4);
     ck_assert_int_eq(p.data[0], 0x00);
-    free(p.data);
-    close(fd);
+    mc_pkt_free(&p);
+    mc_close(&c);
 }
 END_TEST
 
@@ -265,36 +206,36 @@ END_TEST
 static void
 check_select(bool deprecate_eof)
 {
-    int fd = login(deprecate_eof ? HA_CLIENT_DEPRECATE_EOF : 0);
+    struct mc_conn c = login(deprecate_eof ? HA_CLIENT_DEPRECATE_EOF : 0);
     uint8_t seq = 1;
-    struct pkt p;
+    struct mc_pkt p;
 
-    send_query(fd, "SELECT 1 AS a, NULL AS b, 'x' AS c");
-    expect_pkt(fd, &p, seq++);
+    mc_must_query(&c, "SELECT 1 AS a, NULL AS b, 'x' AS c");
+    mc_expect(&c, &p, seq++);
     ck_assert_uint_eq(p.len, 1);
     ck_assert_int_eq(p.data[0], 3);
-    free(p.data);
+    mc_pkt_free(&p);
     for (int i = 0; i < 3; i++) {
-        expect_pkt(fd, &p, seq++);
+        mc_expect(&c, &p, seq++);
         ck_assert(memcmp(p.data, "\x03" "def", 4) == 0);
         /* The 12-byte fixed part ends with two zero filler bytes. */
         ck_assert_int_eq(p.data[p.len - 1], 0);
         ck_assert_int_eq(p.data[p.len - 2], 0);
         ck_assert_int_eq(p.data[p.len - 13], 0x0c);
-        free(p.data);
+        mc_pkt_free(&p);
     }
     if (!deprecate_eof) {
-        expect_pkt(fd, &p, seq++);
-        ck_assert(is_eof(&p));
+        mc_expect(&c, &p, seq++);
+        ck_assert(mc_is_end(&p));
         ck_assert_uint_eq(p.len, 5);
-        free(p.data);
+        mc_pkt_free(&p);
     }
-    expect_pkt(fd, &p, seq++);
+    mc_expect(&c, &p, seq++);
     ck_assert_uint_eq(p.len, 5);
     ck_assert(memcmp(p.data, "\x01" "1" "\xfb" "\x01" "x", 5) == 0);
-    free(p.data);
-    expect_pkt(fd, &p, seq++);
-    ck_assert(is_eof(&p));
+    mc_pkt_free(&p);
+    mc_expect(&c, &p, seq++);
+    ck_assert(mc_is_end(&p));
     if (deprecate_eof) {
         /* OK with header 0xFE: affected 0, insert id 0, status, warnings */
         ck_assert_uint_eq(p.len, 7);
@@ -305,8 +246,8 @@ check_select(bool deprecate_eof)
         ck_assert_uint_eq(p.len, 5);
         ck_assert(p.data[3] & HA_STATUS_AUTOCOMMIT);
     }
-    free(p.data);
-    close(fd);
+    mc_pkt_free(&p);
+    mc_close(&c);
 }
 
 START_TEST(test_server_resultset_eof_framing)
@@ -323,46 +264,46 @@ END_TEST
 
 START_TEST(test_server_empty_resultset)
 {
-    int fd = login(0);
-    struct pkt p;
+    struct mc_conn c = login(0);
+    struct mc_pkt p;
 
-    send_query(fd, "SELECT 1 WHERE 0");
-    expect_pkt(fd, &p, 1);                 /* column count */
-    free(p.data);
-    expect_pkt(fd, &p, 2);                 /* definition */
-    free(p.data);
-    expect_pkt(fd, &p, 3);
-    ck_assert(is_eof(&p));
-    free(p.data);
-    expect_pkt(fd, &p, 4);
-    ck_assert(is_eof(&p));
-    free(p.data);
-    close(fd);
+    mc_must_query(&c, "SELECT 1 WHERE 0");
+    mc_expect(&c, &p, 1);                 /* column count */
+    mc_pkt_free(&p);
+    mc_expect(&c, &p, 2);                 /* definition */
+    mc_pkt_free(&p);
+    mc_expect(&c, &p, 3);
+    ck_assert(mc_is_end(&p));
+    mc_pkt_free(&p);
+    mc_expect(&c, &p, 4);
+    ck_assert(mc_is_end(&p));
+    mc_pkt_free(&p);
+    mc_close(&c);
 }
 END_TEST
 
 START_TEST(test_server_ok_counts)
 {
-    int fd = login(0);
-    struct pkt p;
+    struct mc_conn c = login(0);
+    struct mc_pkt p;
 
-    send_query(fd, "CREATE TABLE okc(a)");
-    expect_pkt(fd, &p, 1);
+    mc_must_query(&c, "CREATE TABLE okc(a)");
+    mc_expect(&c, &p, 1);
     ck_assert_int_eq(p.data[0], 0x00);
-    free(p.data);
-    send_query(fd, "INSERT INTO okc VALUES (1), (2), (3)");
-    expect_pkt(fd, &p, 1);
+    mc_pkt_free(&p);
+    mc_must_query(&c, "INSERT INTO okc VALUES (1), (2), (3)");
+    mc_expect(&c, &p, 1);
     ck_assert_int_eq(p.data[0], 0x00);
     ck_assert_int_eq(p.data[1], 3);        /* affected rows */
     ck_assert_int_eq(p.data[2], 3);        /* last insert id */
-    free(p.data);
-    send_query(fd, "SELECT * FROM no_such_table");
-    expect_pkt(fd, &p, 1);
+    mc_pkt_free(&p);
+    mc_must_query(&c, "SELECT * FROM no_such_table");
+    mc_expect(&c, &p, 1);
     ck_assert_int_eq(p.data[0], 0xFF);
     ck_assert_int_eq(p.data[1] | p.data[2] << 8, 1146);
     ck_assert(memcmp(p.data + 3, "#42S02", 6) == 0);
-    free(p.data);
-    close(fd);
+    mc_pkt_free(&p);
+    mc_close(&c);
 }
 END_TEST
 
@@ -374,30 +315,30 @@ START_TEST(test_server_split_row)
 {
     /* A 17,000,000-byte value: its row packet is split into one
      * 0xFFFFFF-byte packet and the rest, with consecutive ids. */
-    int fd = login(0);
-    struct pkt p;
+    struct mc_conn c = login(0);
+    struct mc_pkt p;
     size_t total = 0;
     uint8_t seq;
 
-    send_query(fd, "SELECT zeroblob(17000000)");
+    mc_must_query(&c, "SELECT zeroblob(17000000)");
     for (seq = 1; seq <= 3; seq++) {  /* count, definition, EOF */
-        expect_pkt(fd, &p, seq);
-        free(p.data);
+        mc_expect(&c, &p, seq);
+        mc_pkt_free(&p);
     }
-    expect_pkt(fd, &p, seq++);
+    mc_expect(&c, &p, seq++);
     ck_assert_uint_eq(p.len, HA_PROTO_MAX_CHUNK);
     ck_assert_int_eq(p.data[0], 0xFE);     /* 8-byte lenenc length */
     total += p.len;
-    free(p.data);
-    expect_pkt(fd, &p, seq++);
+    mc_pkt_free(&p);
+    mc_expect(&c, &p, seq++);
     ck_assert_uint_lt(p.len, HA_PROTO_MAX_CHUNK);
     total += p.len;
-    free(p.data);
+    mc_pkt_free(&p);
     ck_assert_uint_eq(total, 9 + 17000000);
-    expect_pkt(fd, &p, seq++);
-    ck_assert(is_eof(&p));
-    free(p.data);
-    close(fd);
+    mc_expect(&c, &p, seq++);
+    ck_assert(mc_is_end(&p));
+    mc_pkt_free(&p);
+    mc_close(&c);
 }
 END_TEST
 
@@ -411,29 +352,29 @@ START_TEST(test_server_split_query)
      * 16 MiB expression (and its definition split too). */
     const char *head = "SELECT length('", *tail = "') AS n";
     size_t hl = strlen(head), tl = strlen(tail), body = n - 1 - hl - tl;
-    struct pkt p;
+    struct mc_pkt p;
     char want[32];
-    int fd = login(0);
+    struct mc_conn c = login(0);
 
     q[0] = HA_COM_QUERY;
     memcpy(q + 1, head, hl);
     memset(q + 1 + hl, 'a', body);
     memcpy(q + 1 + hl + body, tail, tl);
-    lb_send_pkt(fd, 0, q, n);
-    lb_send_pkt(fd, 1, NULL, 0);
+    mc_must_write(&c, 0, q, n);
+    mc_must_write(&c, 1, NULL, 0);
     free(q);
     for (uint8_t seq = 2; seq <= 4; seq++) {
-        expect_pkt(fd, &p, seq);
-        free(p.data);
+        mc_expect(&c, &p, seq);
+        mc_pkt_free(&p);
     }
-    expect_pkt(fd, &p, 5);
+    mc_expect(&c, &p, 5);
     snprintf(want, sizeof(want), "%zu", body);
     ck_assert_msg(p.data[0] != 0xFE && p.data[0] != 0xFF,
                   "row expected, got 0x%02x len %zu", p.data[0], p.len);
     ck_assert_uint_eq(p.data[0], strlen(want));
     ck_assert(memcmp(p.data + 1, want, strlen(want)) == 0);
-    free(p.data);
-    close(fd);
+    mc_pkt_free(&p);
+    mc_close(&c);
 }
 END_TEST
 
@@ -443,18 +384,18 @@ END_TEST
 
 START_TEST(test_server_out_of_order_sequence)
 {
-    int fd = login(0);
+    struct mc_conn c = login(0);
     uint8_t q[] = {HA_COM_QUERY, 'S', 'E', 'L', 'E', 'C', 'T', ' ', '1'};
-    struct pkt p;
+    struct mc_pkt p;
 
-    lb_send_pkt(fd, 5, q, sizeof(q));
-    ck_assert_int_eq(read_pkt(fd, &p), 0);
+    mc_must_write(&c, 5, q, sizeof(q));
+    ck_assert_int_eq(mc_read(&c, &p), 0);
     ck_assert_int_eq(p.data[0], 0xFF);
     ck_assert_int_eq(p.data[1] | p.data[2] << 8, 1156);
-    free(p.data);
-    ck_assert_msg(read_pkt(fd, &p) == -1, "connection still open");
-    close(fd);
-    close(login(0)); /* and the server still serves others */
+    mc_pkt_free(&p);
+    ck_assert_msg(mc_read(&c, &p) == -1, "connection still open");
+    mc_close(&c);
+    login_and_close(); /* and the server still serves others */
 }
 END_TEST
 
@@ -463,34 +404,34 @@ START_TEST(test_server_truncated_handshake_response)
     uint8_t scramble[20];
     uint32_t caps;
     uint8_t junk[10] = {0};
-    struct pkt p;
-    int fd = lb_connect(port);
+    struct mc_pkt p;
+    struct mc_conn c = connect_raw();
 
-    read_greeting(fd, scramble, &caps);
-    lb_send_pkt(fd, 1, junk, sizeof(junk));
-    expect_pkt(fd, &p, 2);
+    read_greeting(&c, scramble, &caps);
+    mc_must_write(&c, 1, junk, sizeof(junk));
+    mc_expect(&c, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFF);
-    free(p.data);
-    ck_assert_msg(read_pkt(fd, &p) == -1, "connection still open");
-    close(fd);
-    close(login(0));
+    mc_pkt_free(&p);
+    ck_assert_msg(mc_read(&c, &p) == -1, "connection still open");
+    mc_close(&c);
+    login_and_close();
 }
 END_TEST
 
 START_TEST(test_server_quit_and_unknown_command)
 {
-    int fd = login(0);
+    struct mc_conn c = login(0);
     uint8_t cmd = 0x7f, quit = HA_COM_QUIT;
-    struct pkt p;
+    struct mc_pkt p;
 
-    lb_send_pkt(fd, 0, &cmd, 1);
-    expect_pkt(fd, &p, 1);
+    mc_must_write(&c, 0, &cmd, 1);
+    mc_expect(&c, &p, 1);
     ck_assert_int_eq(p.data[0], 0xFF);
     ck_assert_int_eq(p.data[1] | p.data[2] << 8, 1047);
-    free(p.data);
-    lb_send_pkt(fd, 0, &quit, 1);
-    ck_assert_msg(read_pkt(fd, &p) == -1, "COM_QUIT got a reply");
-    close(fd);
+    mc_pkt_free(&p);
+    mc_must_write(&c, 0, &quit, 1);
+    ck_assert_msg(mc_read(&c, &p) == -1, "COM_QUIT got a reply");
+    mc_close(&c);
 }
 END_TEST
 

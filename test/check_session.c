@@ -18,8 +18,10 @@
 #include "admin/lex.h"
 #include "check_main.h"
 #include "session_fixture.h"
+#include "test/support/replies.h"
 #include "admin/proto.h"
 #include "admin/query.h"
+#include "admin/exec.h"
 #include "admin/session.h"
 #include "core/util.h"
 #include "vtab/vtab.h"
@@ -69,107 +71,61 @@ append(const char *fmt, const void *p, size_t n)
                  (const char *)p);
 }
 
-/* Splits out into packets, checking sequence ids run on from 1. */
-static size_t
-packets(const struct ha_buf *out, const uint8_t **p, size_t *len, size_t max)
-{
-    size_t n = 0, off = 0;
-    uint8_t seq = 1;
-
-    while (off + 4 <= out->len && n < max) {
-        size_t l = out->data[off] | out->data[off + 1] << 8 |
-                   (size_t)out->data[off + 2] << 16;
-        ck_assert_msg(out->data[off + 3] == seq, "packet %zu: seq %u, want %u",
-                      n, out->data[off + 3], seq);
-        seq++;
-        p[n] = out->data + off + 4;
-        len[n] = l;
-        n++;
-        off += 4 + l;
-    }
-    ck_assert_uint_eq(off, out->len);
-    return n;
-}
-
-static uint16_t
-status_of(const uint8_t *p, size_t len)
-{
-    struct ha_reader r;
-    uint64_t v;
-    uint8_t b;
-
-    ha_reader_init(&r, p, len);
-    ha_proto_get_u8(&r, &b);
-    if (b == 0xFE && len < 9 && len >= 5 && len != 7 && len != 8 &&
-        len == 5) /* EOF: warnings, status */
-        return (uint16_t)(p[3] | p[4] << 8);
-    ha_proto_get_lenenc(&r, &v);
-    ha_proto_get_lenenc(&r, &v);
-    ha_proto_get_le(&r, 2, &v);
-    return (uint16_t)v;
-}
-
-/* Turns every result in out into the trace. */
+/* Turns every result in out into the trace: "OK", "ERR <code>", or
+ * "<columns>:<row>;<row>" with values ',' between, NULL as NULL; " / "
+ * between results, "+" after one flagged SERVER_MORE_RESULTS_EXISTS. */
 static void
 decode(const struct ha_buf *out, uint32_t caps)
 {
-    const uint8_t *p[512];
-    size_t len[512], n = packets(out, p, len, 512), i = 0;
+    static struct rp_pkts k;
+    bool deprecate_eof = (caps & HA_CLIENT_DEPRECATE_EOF) != 0;
+    size_t i = 0;
+    char why[128];
 
     trace[0] = '\0';
-    while (i < n) {
+    ck_assert_msg(rp_split(out->data, out->len, 1, &k, why, sizeof(why)) ==
+                      0,
+                  "%s", why);
+    while (i < k.n) {
+        struct rp_result res;
+
         if (trace[0] != '\0')
             append(" / ", NULL, 0);
-        if (p[i][0] == 0x00) {
-            last_status = status_of(p[i], len[i]);
-            append("OK", NULL, 0);
-            i++;
-        } else if (p[i][0] == 0xFF) {
+        ck_assert_msg(rp_result(&k, &i, deprecate_eof, &res) == 0,
+                      "malformed reply after: %s", trace);
+        if (res.kind == RP_ERR) {
             char code[16];
-            snprintf(code, sizeof(code), "ERR %u", p[i][1] | p[i][2] << 8);
+            snprintf(code, sizeof(code), "ERR %u", res.code);
             append(code, NULL, 0);
-            i++;
             continue;
+        }
+        last_status = res.status;
+        if (res.kind == RP_OK) {
+            append("OK", NULL, 0);
         } else {
-            struct ha_reader r;
-            uint64_t ncol;
-            ha_reader_init(&r, p[i], len[i]);
-            ck_assert_int_eq(ha_proto_get_lenenc(&r, &ncol), 0);
-            i++;
-            for (uint64_t c = 0; c < ncol; c++, i++) {
+            for (uint64_t c = 0; c < res.n_cols; c++) {
                 const uint8_t *s;
                 size_t sl;
-                ha_reader_init(&r, p[i], len[i]);
-                for (int k = 0; k < 5; k++)
-                    ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
+                ck_assert_int_eq(rp_col_name(&k, &res, c, &s, &sl), 0);
                 append(c ? "," : "", NULL, 0);
                 append(NULL, s, sl);
             }
             append(":", NULL, 0);
-            if (!(caps & HA_CLIENT_DEPRECATE_EOF))
-                i++; /* EOF after the definitions */
-            for (int row = 0; i < n && !(p[i][0] == 0xFE && len[i] < 9);
-                 i++, row++) {
-                ha_reader_init(&r, p[i], len[i]);
+            for (size_t row = 0; row < res.n_rows; row++) {
                 append(row ? ";" : "", NULL, 0);
-                for (uint64_t c = 0; c < ncol; c++) {
+                for (uint64_t c = 0; c < res.n_cols; c++) {
                     const uint8_t *s;
                     size_t sl;
+                    int got = rp_value(&k, &res, row, c, &s, &sl);
+
+                    ck_assert_int_ge(got, 0);
                     append(c ? "," : "", NULL, 0);
-                    if (r.p[r.pos] == 0xFB) {
-                        r.pos++;
+                    if (got == 0)
                         append("NULL", NULL, 0);
-                        continue;
-                    }
-                    ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
-                    append(NULL, s, sl);
+                    else
+                        append(NULL, s, sl);
                 }
             }
-            ck_assert_msg(i < n, "result set without terminator: %s", trace);
-            last_status = (caps & HA_CLIENT_DEPRECATE_EOF)
-                              ? status_of(p[i], len[i])
-                              : (uint16_t)(p[i][3] | p[i][4] << 8);
-            i++;
         }
         if (last_status & HA_STATUS_MORE_RESULTS)
             append("+", NULL, 0);
@@ -184,7 +140,7 @@ query_caps(struct ha_session *s, const char *sql, uint32_t caps)
     struct ha_reply r;
 
     ha_reply_init(&r, &out, 1, caps, ha_session_status(s));
-    ha_session_query(s, sql, strlen(sql), &r);
+    ha_exec_query(s, sql, strlen(sql), &r);
     ha_reply_free(&r);
     decode(&out, caps);
     ha_buf_free(&out);
@@ -443,6 +399,88 @@ START_TEST(test_session_catalog_is_what_shows)
 }
 END_TEST
 
+/* The names PRAGMA module_list gives on db, into names (up to max).
+ * Returns how many. */
+static size_t
+module_list(sqlite3 *db, char names[][64], size_t max)
+{
+    sqlite3_stmt *st = NULL;
+    size_t n = 0;
+
+    ck_assert_int_eq(sqlite3_prepare_v2(db, "PRAGMA module_list", -1, &st,
+                                        NULL),
+                     SQLITE_OK);
+    while (sqlite3_step(st) == SQLITE_ROW) {
+        ck_assert_uint_lt(n, max);
+        snprintf(names[n++], 64, "%s", sqlite3_column_text(st, 0));
+    }
+    sqlite3_finalize(st);
+    return n;
+}
+
+static bool
+listed(char names[][64], size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ha_str_ieq(names[i], name))
+            return true;
+    return false;
+}
+
+/* The catalogue and the registration agree: every table the catalogue
+ * marks as a module is a virtual table module of an open session's
+ * connection and has its private instance in that session's temp
+ * schema; and every module the session registers beyond SQLite's own
+ * (those of a bare connection) is in the catalogue, as a module. */
+START_TEST(test_session_catalog_matches_modules)
+{
+    static char own[256][64], mods[256][64];
+    size_t n_tables, n_own, n_mods, n_ours = 0;
+    const struct ha_catalog_table *t = ha_catalog_tables(&n_tables);
+    sqlite3 *bare = NULL;
+
+    ck_assert_int_eq(sqlite3_open(":memory:", &bare), SQLITE_OK);
+    n_own = module_list(bare, own, 256);
+    sqlite3_close(bare);
+    /* The session's authorizer refuses PRAGMA module_list to SQL; this
+     * looks at the connection itself. */
+    sqlite3_set_authorizer(s1.db, NULL, NULL);
+    n_mods = module_list(s1.db, mods, 256);
+    for (size_t i = 0; i < n_tables; i++) {
+        sqlite3_stmt *st = NULL;
+
+        if (!t[i].module)
+            continue;
+        n_ours++;
+        ck_assert_msg(listed(mods, n_mods, t[i].name),
+                      "catalogue table %s is no registered module",
+                      t[i].name);
+        ck_assert_int_eq(sqlite3_prepare_v2(s1.db,
+                                            "SELECT 1 FROM temp.sqlite_master "
+                                            "WHERE type = 'table' AND name = ?1",
+                                            -1, &st, NULL),
+                         SQLITE_OK);
+        sqlite3_bind_text(st, 1, t[i].name, -1, SQLITE_STATIC);
+        ck_assert_msg(sqlite3_step(st) == SQLITE_ROW,
+                      "session has no temp instance of %s", t[i].name);
+        sqlite3_finalize(st);
+    }
+    for (size_t i = 0; i < n_mods; i++) {
+        const struct ha_catalog_table *c;
+
+        if (listed(own, n_own, mods[i]))
+            continue;
+        c = ha_catalog_find(mods[i]);
+        ck_assert_msg(c != NULL && c->module,
+                      "registered module %s is not in the catalogue as a "
+                      "module",
+                      mods[i]);
+    }
+    ck_assert_uint_eq(n_mods, n_own + n_ours);
+    ha_authorizer_arm(s1.db, &s1.authz);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ *
  * Connector/J's start-up SELECT
  * ------------------------------------------------------------------ */
@@ -580,57 +618,61 @@ END_TEST
 
 static struct ha_buf fl_out;
 
+static struct rp_pkts fl;
+
+/* COM_FIELD_LIST's reply for table, split into fl. Returns fl.n. */
 static size_t
-field_list(const char *table, const char *wild, uint32_t caps,
-           const uint8_t **p, size_t *len)
+field_list(const char *table, const char *wild, uint32_t caps)
 {
     struct ha_reply r;
+    char why[128];
 
     ha_buf_init(&fl_out);
     ha_reply_init(&r, &fl_out, 1, caps, ha_session_status(&s1));
-    ha_session_field_list(&s1, table, wild, &r);
+    ha_exec_field_list(&s1, table, wild, &r);
     ha_reply_free(&r);
-    return packets(&fl_out, p, len, 64);
+    ck_assert_msg(rp_split(fl_out.data, fl_out.len, 1, &fl, why,
+                           sizeof(why)) == 0,
+                  "%s", why);
+    return fl.n;
 }
 
 START_TEST(test_session_field_list)
 {
-    const uint8_t *p[64];
-    size_t len[64], n;
+    size_t n;
     struct ha_reader r;
     const uint8_t *s;
     size_t sl;
 
-    n = field_list("global_variables", NULL, CAPS_EOF, p, len);
+    n = field_list("global_variables", NULL, CAPS_EOF);
     ck_assert_uint_eq(n, 3);
-    ck_assert_uint_eq(p[2][0], 0xFE);
-    ck_assert_uint_eq(len[2], 5);
+    ck_assert_uint_eq(fl.p[2][0], 0xFE);
+    ck_assert_uint_eq(fl.len[2], 5);
     /* A definition with a default: catalog, schema, table, org_table,
      * name, org_name, 0x0c block (13 bytes), then the default (NULL). */
-    ha_reader_init(&r, p[0], len[0]);
+    ha_reader_init(&r, fl.p[0], fl.len[0]);
     for (int k = 0; k < 5; k++)
         ck_assert_int_eq(ha_proto_get_lenenc_str(&r, &s, &sl), 0);
     ck_assert_uint_eq(sl, 13);
     ck_assert_int_eq(memcmp(s, "variable_name", 13), 0);
-    ck_assert_uint_eq(p[0][len[0] - 1], 0xFB);
+    ck_assert_uint_eq(fl.p[0][fl.len[0] - 1], 0xFB);
     ha_buf_free(&fl_out);
 
-    n = field_list("global_variables", "variable_v%", CAPS_DEPRECATE_EOF, p,
-                   len);
+    n = field_list("global_variables", "variable_v%", CAPS_DEPRECATE_EOF);
     ck_assert_uint_eq(n, 2);
-    ck_assert_uint_eq(p[1][0], 0xFE);
-    ck_assert_uint_ge(len[1], 7);
+    ck_assert_uint_eq(fl.p[1][0], 0xFE);
+    ck_assert_uint_ge(fl.len[1], 7);
     ha_buf_free(&fl_out);
 
     ha_session_use(&s1, "stats");
-    n = field_list("stats_admin_sessions", NULL, CAPS_EOF, p, len);
+    n = field_list("stats_admin_sessions", NULL, CAPS_EOF);
     ck_assert_uint_eq(n, 9);
     ha_buf_free(&fl_out);
 
-    n = field_list("global_variables", NULL, CAPS_EOF, p, len);
+    n = field_list("global_variables", NULL, CAPS_EOF);
     ck_assert_uint_eq(n, 1);
-    ck_assert_uint_eq(p[0][0], 0xFF);
-    ck_assert_uint_eq(p[0][1] | p[0][2] << 8, 1146);
+    ck_assert_uint_eq(fl.p[0][0], 0xFF);
+    ck_assert_uint_eq(fl.p[0][1] | fl.p[0][2] << 8, 1146);
     ha_buf_free(&fl_out);
 }
 END_TEST
@@ -655,7 +697,7 @@ START_TEST(test_session_special)
         int rc;
 
         ha_reply_init(&r, &out, 1, CAPS_EOF, ha_session_status(&s1));
-        rc = ha_session_special(&s1, sp[i].sql, strlen(sp[i].sql), &r);
+        rc = ha_exec_special(&s1, sp[i].sql, strlen(sp[i].sql), &r);
         ha_reply_free(&r);
         decode(&out, CAPS_EOF);
         ck_assert_msg(rc == sp[i].handled && strcmp(trace, sp[i].trace) == 0,
@@ -694,6 +736,7 @@ session_suite(void)
     tcase_add_checked_fixture(limits, setup, teardown);
     tcase_add_checked_fixture(errors, setup, teardown);
     tcase_add_test(core, test_session_catalog_is_what_shows);
+    tcase_add_test(core, test_session_catalog_matches_modules);
     tcase_add_test(core, test_session_lexes_each_statement_once);
     tcase_add_loop_test(core, test_session_statements, 0,
                         (int)(sizeof(cases) / sizeof(cases[0])));

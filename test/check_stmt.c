@@ -14,10 +14,12 @@
 #include <unistd.h>
 
 #include "check_main.h"
+#include "test/support/replies.h"
 
 #include "core/buf.h"
 #include "admin/proto.h"
 #include "admin/query.h"
+#include "admin/exec.h"
 #include "admin/session.h"
 #include "admin/stmt.h"
 #include "core/util.h"
@@ -31,13 +33,6 @@ static struct ha_stmt_table tab;
 static struct ha_buf out;
 static uint32_t caps = CAPS_EOF;
 
-/* The packets of one reply. */
-#define MAX_PKTS 64
-struct pkts {
-    size_t n;
-    const uint8_t *p[MAX_PKTS];
-    size_t len[MAX_PKTS];
-};
 
 static void
 setup(void)
@@ -66,25 +61,12 @@ teardown(void)
 
 /* Splits out into packets, checking that sequence ids run from 1. */
 static void
-split(struct pkts *k)
+split(struct rp_pkts *k)
 {
-    size_t pos = 0;
+    char why[128];
 
-    memset(k, 0, sizeof(*k));
-    while (pos < out.len) {
-        size_t len;
-        ck_assert_msg(out.len - pos >= 4, "truncated header at %zu", pos);
-        len = out.data[pos] | out.data[pos + 1] << 8 |
-              (size_t)out.data[pos + 2] << 16;
-        ck_assert_msg(out.data[pos + 3] == (uint8_t)(k->n + 1),
-                      "packet %zu has seq %u", k->n, out.data[pos + 3]);
-        ck_assert_msg(out.len - pos - 4 >= len, "truncated packet %zu", k->n);
-        ck_assert(k->n < MAX_PKTS);
-        k->p[k->n] = out.data + pos + 4;
-        k->len[k->n] = len;
-        k->n++;
-        pos += 4 + len;
-    }
+    ck_assert_msg(rp_split(out.data, out.len, 1, k, why, sizeof(why)) == 0,
+                  "%s", why);
 }
 
 static void
@@ -95,7 +77,7 @@ reply_begin(struct ha_reply *r)
 }
 
 static void
-prepare(const char *sql, struct pkts *k)
+prepare(const char *sql, struct rp_pkts *k)
 {
     struct ha_reply r;
 
@@ -106,7 +88,7 @@ prepare(const char *sql, struct pkts *k)
 }
 
 static void
-execute(const struct ha_buf *pkt, struct pkts *k)
+execute(const struct ha_buf *pkt, struct rp_pkts *k)
 {
     struct ha_reply r;
     /* Exact-size copy so valgrind sees any overread. */
@@ -125,7 +107,7 @@ execute(const struct ha_buf *pkt, struct pkts *k)
 static uint32_t
 prepare_ok(const char *sql, uint16_t ncol, uint16_t nparams)
 {
-    struct pkts k;
+    struct rp_pkts k;
 
     prepare(sql, &k);
     ck_assert_msg(k.n >= 1 && k.p[0][0] == 0x00 && k.len[0] == 12,
@@ -140,7 +122,7 @@ prepare_ok(const char *sql, uint16_t ncol, uint16_t nparams)
 }
 
 static int
-err_code(const struct pkts *k)
+err_code(const struct rp_pkts *k)
 {
     ck_assert_msg(k->n == 1 && k->p[0][0] == 0xFF,
                   "expected one ERR, got %zu packets starting 0x%02x", k->n,
@@ -169,7 +151,7 @@ exec_pkt(struct ha_buf *b, uint32_t id, const void *params, size_t n)
 
 START_TEST(test_stmt_prepare_packets)
 {
-    struct pkts k;
+    struct rp_pkts k;
 
     /* Classic framing: OK, 2 params, EOF, 2 columns, EOF. */
     prepare("SELECT ? + 1 AS a, ? AS b", &k);
@@ -193,7 +175,8 @@ START_TEST(test_stmt_prepare_packets)
     prepare("CREATE TABLE t (i INTEGER)", &k);
     ck_assert_uint_eq(k.n, 1);
     ck_assert_uint_eq(k.p[0][1], 3);
-    /* "?" inside literals and comments is not a parameter (pitfall 17);
+    /* "?" inside literals and comments is not a parameter (a client
+     * counts only the real ones);
      * the dialect's MySQL escapes and LIMIT a,b apply. */
     prepare_ok("SELECT '?', \"it\\'s ?\" /* ? */, ? LIMIT 1, ?", 3, 2);
 }
@@ -201,7 +184,7 @@ END_TEST
 
 START_TEST(test_stmt_prepare_errors)
 {
-    struct pkts k;
+    struct rp_pkts k;
 
     prepare("SELEC 1", &k);
     ck_assert_int_eq(err_code(&k), 1064);
@@ -220,7 +203,7 @@ END_TEST
 
 START_TEST(test_stmt_limit)
 {
-    struct pkts k;
+    struct rp_pkts k;
     uint8_t close_pkt[5] = {HA_COM_STMT_CLOSE, 2, 0, 0, 0};
 
     tab.max = 3;
@@ -244,7 +227,7 @@ END_TEST
 START_TEST(test_stmt_execute_roundtrip)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t ins, sel;
 
     prepare_ok("CREATE TABLE t (i INTEGER, d REAL, s TEXT, x BLOB)", 0, 0);
@@ -264,7 +247,7 @@ START_TEST(test_stmt_execute_roundtrip)
     execute(&b, &k);
     ck_assert_msg(k.n == 1 && k.p[0][0] == 0x00 && k.p[0][1] == 1,
                   "insert: %zu packets, first 0x%02x", k.n, k.p[0][0]);
-    /* new_params_bind_flag = 0: the same types again (pitfall 17); the
+    /* new_params_bind_flag = 0: the same types again; the
      * string and blob are NULL this time. */
     exec_pkt(&b, ins,
              RAW("\x0C\x00"
@@ -321,7 +304,7 @@ END_TEST
 START_TEST(test_stmt_execute_declared_type)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t id;
 
     prepare_ok("CREATE TABLE t (i INTEGER, d REAL, s TEXT)", 0, 0);
@@ -349,7 +332,7 @@ END_TEST
 START_TEST(test_stmt_execute_errors)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t id = prepare_ok("SELECT ? AS v", 1, 1);
     uint8_t close_pkt[5] = {HA_COM_STMT_CLOSE, 0, 0, 0, 0};
 
@@ -391,7 +374,7 @@ START_TEST(test_stmt_long_data_and_reset)
 {
     struct ha_buf b = HA_BUF_INIT;
     struct ha_reply r;
-    struct pkts k;
+    struct rp_pkts k;
     char err[256];
     uint32_t id = prepare_ok("SELECT ? AS a, ? AS b", 2, 2);
     uint8_t ld1[] = "\x18\x01\x00\x00\x00\x00\x00"
@@ -460,7 +443,7 @@ END_TEST
 START_TEST(test_stmt_special)
 {
     struct ha_buf b = HA_BUF_INIT;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t begin = prepare_ok("BEGIN", 0, 0);
     uint32_t commit = prepare_ok("COMMIT", 0, 0);
 
@@ -486,14 +469,14 @@ START_TEST(test_stmt_autocommit_off)
 {
     struct ha_buf b = HA_BUF_INIT;
     struct ha_reply r;
-    struct pkts k;
+    struct rp_pkts k;
     uint32_t create = prepare_ok("CREATE TABLE a (i INTEGER)", 0, 0);
     uint32_t sel, ins, commit;
 
     exec_pkt(&b, create, NULL, 0);
     execute(&b, &k);
     reply_begin(&r);
-    ha_session_query(&sess, "SET autocommit=0", 16, &r);
+    ha_exec_query(&sess, "SET autocommit=0", 16, &r);
     ha_reply_free(&r);
     sel = prepare_ok("SELECT count(*) FROM a", 1, 0);
     ins = prepare_ok("INSERT INTO a VALUES (?)", 0, 1);

@@ -3,7 +3,7 @@
  * TLS and caching_sha2_password on a live server over loopback, driven
  * packet by packet with OpenSSL as the client: SSLRequest at seq 1, the
  * TLS handshake (also with the ClientHello in the same segment as the
- * SSLRequest, pitfall 25), HandshakeResponse41 at seq 2 and OK at seq 3;
+ * SSLRequest), HandshakeResponse41 at seq 2 and OK at seq 3;
  * require_tls refusing a plain login; the caching_sha2 fast path
  * (0x01 0x03, then OK), the AuthSwitchRequest from native to
  * caching_sha2, full authentication in clear over TLS and with the RSA
@@ -12,17 +12,11 @@
  * The key material is generated once per run in a private datadir by an
  * unchecked fixture, so each test only loads it.
  */
-#include <arpa/inet.h>
 #include <check.h>
-#include <event2/event.h>
-#include <netinet/in.h>
-#include <pthread.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/time.h>
 #include <unistd.h>
 
 #include <openssl/bio.h>
@@ -30,12 +24,11 @@
 #include <openssl/ssl.h>
 
 #include "admin/auth.h"
-#include "check_main.h"
-#include "loopback.h"
-#include "engine/config.h"
-#include "vtab/mallctl.h"
 #include "admin/proto.h"
-#include "admin/server.h"
+#include "check_main.h"
+#include "engine/config.h"
+#include "test/support/client.h"
+#include "test/support/loopback.h"
 
 /* ------------------------------------------------------------------ */
 /* Fixture: a server with TLS on 127.0.0.1, port chosen by the kernel   */
@@ -80,7 +73,8 @@ start(bool require_tls, const char *plugin)
     cfg.require_tls = require_tls;
     if (max_output > 0)
         cfg.max_output_buffer = max_output;
-    /* Accounts given as one hash only (5A's credential forms). */
+    /* Accounts given as one hash only (user:sha2:<hex> and
+     * user:*<native hex>, the config's credential forms). */
     ck_assert_msg(ha_credentials_parse(
                       "sha2only:sha2:3423ed1fe54cb8f9172be25e7144eea4e467593d"
                       "b1bfe9d83af905b53b833015;"
@@ -104,186 +98,44 @@ teardown(void)
 }
 
 /* ------------------------------------------------------------------ */
-/* A minimal blocking client, plain or over TLS                         */
+/* The client (test/support/client.h), plain or over TLS                */
 /* ------------------------------------------------------------------ */
 
-struct pkt {
-    uint8_t seq;
-    size_t len;
-    uint8_t data[4096];
-};
-
-struct cli {
-    int fd;
-    SSL_CTX *ctx;
-    SSL *ssl;            /* NULL until TLS is up */
-    uint32_t caps;       /* the greeting's capabilities */
-    char plugin[64];     /* the greeting's plugin */
-    uint8_t scramble[20];
-};
-
-static int
-read_full(struct cli *c, void *buf, size_t n)
-{
-    uint8_t *p = buf;
-
-    while (n > 0) {
-        int r = c->ssl != NULL ? SSL_read(c->ssl, p, (int)n)
-                               : (int)recv(c->fd, p, n, 0);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-static int
-read_pkt(struct cli *c, struct pkt *p)
-{
-    uint8_t h[4];
-
-    if (read_full(c, h, 4) != 0)
-        return -1;
-    p->len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
-    p->seq = h[3];
-    ck_assert_uint_lt(p->len, sizeof(p->data));
-    return read_full(c, p->data, p->len);
-}
-
-static void
-expect_pkt(struct cli *c, struct pkt *p, uint8_t seq)
-{
-    ck_assert_msg(read_pkt(c, p) == 0, "no packet (expected seq %u)", seq);
-    ck_assert_msg(p->seq == seq, "sequence id %u, expected %u", p->seq, seq);
-}
-
-static void
-send_pkt(struct cli *c, uint8_t seq, const void *payload, size_t len)
-{
-    uint8_t b[4 + 1024];
-
-    ck_assert_uint_le(len, sizeof(b) - 4);
-    b[0] = (uint8_t)len;
-    b[1] = (uint8_t)(len >> 8);
-    b[2] = (uint8_t)(len >> 16);
-    b[3] = seq;
-    memcpy(b + 4, payload, len);
-    if (c->ssl != NULL)
-        ck_assert_int_eq(SSL_write(c->ssl, b, (int)(len + 4)),
-                         (int)(len + 4));
-    else
-        ck_assert_int_eq(send(c->fd, b, len + 4, MSG_NOSIGNAL),
-                         (ssize_t)(len + 4));
-}
-
-#define CLIENT_CAPS                                                          \
-    (HA_CLIENT_LONG_PASSWORD | HA_CLIENT_PROTOCOL_41 |                       \
-     HA_CLIENT_SECURE_CONNECTION | HA_CLIENT_PLUGIN_AUTH |                   \
-     HA_CLIENT_PLUGIN_AUTH_LENENC_DATA | HA_CLIENT_TRANSACTIONS)
-
 /* Connects and reads HandshakeV10. */
-static struct cli
+static struct mc_conn
 greet(void)
 {
-    struct sockaddr_in sin;
-    struct timeval tv = {10, 0};
-    struct cli c;
-    struct pkt p;
-    size_t off;
+    struct mc_conn c;
 
-    memset(&c, 0, sizeof(c));
-    c.fd = socket(AF_INET, SOCK_STREAM, 0);
-    ck_assert_int_ge(c.fd, 0);
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(c.fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ck_assert_int_eq(connect(c.fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    expect_pkt(&c, &p, 0);
-    off = 1 + strnlen((char *)p.data + 1, p.len - 1) + 1 + 4;
-    memcpy(c.scramble, p.data + off, 8);
-    c.caps = (uint32_t)p.data[off + 9] | (uint32_t)p.data[off + 10] << 8 |
-             (uint32_t)p.data[off + 14] << 16 |
-             (uint32_t)p.data[off + 15] << 24;
-    memcpy(c.scramble + 8, p.data + off + 27, 12);
-    snprintf(c.plugin, sizeof(c.plugin), "%s", (char *)p.data + off + 40);
+    mc_must_greet(&c, port);
     return c;
-}
-
-static void
-cli_close(struct cli *c)
-{
-    if (c->ssl != NULL)
-        SSL_free(c->ssl);
-    SSL_CTX_free(c->ctx);
-    close(c->fd);
-}
-
-/* The 32-byte SSLRequest payload. */
-static void
-ssl_request(uint8_t b[32])
-{
-    lb_put_le(b, CLIENT_CAPS | HA_CLIENT_SSL, 4);
-    lb_put_le(b + 4, 16u << 20, 4);
-    b[8] = 45;
-    memset(b + 9, 0, 23);
-}
-
-static void
-new_ssl(struct cli *c)
-{
-    c->ctx = SSL_CTX_new(TLS_client_method());
-    ck_assert_ptr_nonnull(c->ctx);
-    SSL_CTX_set_verify(c->ctx, SSL_VERIFY_NONE, NULL);
-    c->ssl = SSL_new(c->ctx);
-    ck_assert_ptr_nonnull(c->ssl);
 }
 
 /* SSLRequest at seq 1, then the TLS handshake on the socket. */
 static void
-start_tls(struct cli *c)
+start_tls(struct mc_conn *c)
 {
-    uint8_t b[32];
-    SSL *ssl;
-
     ck_assert_msg(c->caps & HA_CLIENT_SSL, "CLIENT_SSL not offered");
-    ssl_request(b);
-    send_pkt(c, 1, b, sizeof(b));
-    new_ssl(c);
-    ssl = c->ssl;
-    c->ssl = NULL; /* not up yet */
-    SSL_set_fd(ssl, c->fd);
-    ck_assert_msg(SSL_connect(ssl) == 1, "TLS handshake failed");
-    c->ssl = ssl;
+    ck_assert_msg(mc_start_tls(c, MC_CLIENT_CAPS) == 0,
+                  "TLS handshake failed");
 }
 
 /* HandshakeResponse41 with auth bytes for plugin at seq. */
 static void
-send_response(struct cli *c, uint8_t seq, const char *user,
+send_response(struct mc_conn *c, uint8_t seq, const char *user,
               const uint8_t *auth, size_t auth_len, const char *plugin)
 {
     uint8_t b[512];
-    size_t n = 32;
+    size_t n = mc_response41(
+        b, sizeof(b), MC_CLIENT_CAPS | (c->ssl != NULL ? HA_CLIENT_SSL : 0),
+        user, auth, auth_len, plugin);
 
-    lb_put_le(b, CLIENT_CAPS | (c->ssl != NULL ? HA_CLIENT_SSL : 0), 4);
-    lb_put_le(b + 4, 16u << 20, 4);
-    b[8] = 45;
-    memset(b + 9, 0, 23);
-    strcpy((char *)b + n, user);
-    n += strlen(user) + 1;
-    b[n++] = (uint8_t)auth_len;
-    if (auth_len > 0)
-        memcpy(b + n, auth, auth_len);
-    n += auth_len;
-    strcpy((char *)b + n, plugin);
-    n += strlen(plugin) + 1;
-    send_pkt(c, seq, b, n);
+    ck_assert_uint_gt(n, 0);
+    mc_must_write(c, seq, b, n);
 }
 
 static void
-send_native_login(struct cli *c, uint8_t seq, const char *password)
+send_native_login(struct mc_conn *c, uint8_t seq, const char *password)
 {
     uint8_t proof[20];
 
@@ -291,32 +143,13 @@ send_native_login(struct cli *c, uint8_t seq, const char *password)
     send_response(c, seq, "admin", proof, 20, HA_AUTH_NATIVE_PLUGIN);
 }
 
+/* AuthMoreData: 0x01, then what (0x03 fast auth OK, 0x04 full auth). */
 static void
-expect_ok(struct cli *c, uint8_t seq)
+expect_more(struct mc_conn *c, uint8_t seq, uint8_t what)
 {
-    struct pkt p;
+    struct mc_pkt p;
 
-    expect_pkt(c, &p, seq);
-    ck_assert_msg(p.data[0] == 0x00, "expected OK, got 0x%02x (%.*s)",
-                  p.data[0], (int)p.len, (char *)p.data);
-}
-
-static void
-expect_err(struct cli *c, uint8_t seq, int code)
-{
-    struct pkt p;
-
-    expect_pkt(c, &p, seq);
-    ck_assert_msg(p.data[0] == 0xFF, "expected ERR, got 0x%02x", p.data[0]);
-    ck_assert_int_eq(p.data[1] | p.data[2] << 8, code);
-}
-
-static void
-expect_more(struct cli *c, uint8_t seq, uint8_t what)
-{
-    struct pkt p;
-
-    expect_pkt(c, &p, seq);
+    mc_expect(c, &p, seq);
     ck_assert_uint_eq(p.len, 2);
     ck_assert_int_eq(p.data[0], 0x01);
     ck_assert_int_eq(p.data[1], what);
@@ -324,13 +157,13 @@ expect_more(struct cli *c, uint8_t seq, uint8_t what)
 
 /* SELECT 1 must come back as a result set (seq 1 = column count). */
 static void
-query_works(struct cli *c)
+query_works(struct mc_conn *c)
 {
     const char q[] = "\x03SELECT 1";
-    struct pkt p;
+    struct mc_pkt p;
 
-    send_pkt(c, 0, q, sizeof(q) - 1);
-    expect_pkt(c, &p, 1);
+    mc_must_write(c, 0, q, sizeof(q) - 1);
+    mc_expect(c, &p, 1);
     ck_assert_int_eq(p.data[0], 1);
 }
 
@@ -340,7 +173,7 @@ query_works(struct cli *c)
 
 START_TEST(test_tls_handshake)
 {
-    struct cli c;
+    struct mc_conn c;
 
     start(false, HA_AUTH_NATIVE_PLUGIN);
     c = greet();
@@ -348,9 +181,9 @@ START_TEST(test_tls_handshake)
     ck_assert_ptr_nonnull(SSL_get_current_cipher(c.ssl));
     ck_assert_int_ge(SSL_version(c.ssl), TLS1_2_VERSION);
     send_native_login(&c, 2, "admin");
-    expect_ok(&c, 3);
+    mc_expect_ok(&c, 3);
     query_works(&c);
-    cli_close(&c);
+    mc_close(&c);
 }
 END_TEST
 
@@ -358,19 +191,19 @@ END_TEST
  * read buffer already holds it when TLS starts. */
 START_TEST(test_tls_clienthello_coalesced)
 {
-    struct cli c;
+    struct mc_conn c;
     uint8_t b[4096], req[32];
     BIO *rb, *wb;
     int n;
 
     start(false, HA_AUTH_NATIVE_PLUGIN);
     c = greet();
-    new_ssl(&c);
+    ck_assert_int_eq(mc_ssl_new(&c), 0);
     rb = BIO_new(BIO_s_mem());
     wb = BIO_new(BIO_s_mem());
     SSL_set_bio(c.ssl, rb, wb);
     ck_assert_int_eq(SSL_connect(c.ssl), -1); /* wants the ServerHello */
-    ssl_request(req);
+    mc_ssl_request(req, MC_CLIENT_CAPS);
     b[0] = 32;
     b[1] = b[2] = 0;
     b[3] = 1;
@@ -382,40 +215,40 @@ START_TEST(test_tls_clienthello_coalesced)
     SSL_set_fd(c.ssl, c.fd);
     ck_assert_msg(SSL_connect(c.ssl) == 1, "TLS handshake failed");
     send_native_login(&c, 2, "admin");
-    expect_ok(&c, 3);
+    mc_expect_ok(&c, 3);
     query_works(&c);
-    cli_close(&c);
+    mc_close(&c);
 }
 END_TEST
 
 START_TEST(test_tls_require_tls)
 {
-    struct cli c;
+    struct mc_conn c;
 
     start(true, HA_AUTH_NATIVE_PLUGIN);
     c = greet();
     send_native_login(&c, 1, "admin");
-    expect_err(&c, 2, 3159);
-    cli_close(&c);
+    mc_expect_err(&c, 2, 3159);
+    mc_close(&c);
     c = greet();
     start_tls(&c);
     send_native_login(&c, 2, "admin");
-    expect_ok(&c, 3);
-    cli_close(&c);
+    mc_expect_ok(&c, 3);
+    mc_close(&c);
 }
 END_TEST
 
 START_TEST(test_tls_wrong_password)
 {
-    struct cli c;
+    struct mc_conn c;
 
     start(false, HA_AUTH_NATIVE_PLUGIN);
     c = greet();
     start_tls(&c);
     send_native_login(&c, 2, "nope");
     /* The ERR must get through the TLS layer before the close. */
-    expect_err(&c, 3, 1045);
-    cli_close(&c);
+    mc_expect_err(&c, 3, 1045);
+    mc_close(&c);
 }
 END_TEST
 
@@ -425,7 +258,7 @@ END_TEST
 
 START_TEST(test_sha2_fast_path)
 {
-    struct cli c;
+    struct mc_conn c;
     uint8_t proof[32];
 
     start(false, HA_AUTH_SHA2_PLUGIN);
@@ -434,9 +267,9 @@ START_TEST(test_sha2_fast_path)
     ha_auth_sha2_proof("admin", 5, c.scramble, proof);
     send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 2, 0x03);
-    expect_ok(&c, 3);
+    mc_expect_ok(&c, 3);
     query_works(&c);
-    cli_close(&c);
+    mc_close(&c);
 }
 END_TEST
 
@@ -444,7 +277,7 @@ END_TEST
  * <= 8.0.25, MySQL 9 clients) is taken as it is. */
 START_TEST(test_sha2_unsolicited_answer)
 {
-    struct cli c;
+    struct mc_conn c;
     uint8_t proof[32];
 
     start(false, HA_AUTH_NATIVE_PLUGIN);
@@ -453,38 +286,38 @@ START_TEST(test_sha2_unsolicited_answer)
     ha_auth_sha2_proof("admin", 5, c.scramble, proof);
     send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 2, 0x03);
-    expect_ok(&c, 3);
-    cli_close(&c);
+    mc_expect_ok(&c, 3);
+    mc_close(&c);
 }
 END_TEST
 
 START_TEST(test_sha2_switch_from_native)
 {
-    struct cli c;
-    struct pkt p;
+    struct mc_conn c;
+    struct mc_pkt p;
     uint8_t proof[32], fresh[20];
 
     start(false, HA_AUTH_SHA2_PLUGIN);
     c = greet();
     /* libmariadb with --default-auth=mysql_native_password: empty. */
     send_response(&c, 1, "admin", NULL, 0, HA_AUTH_NATIVE_PLUGIN);
-    expect_pkt(&c, &p, 2);
+    mc_expect(&c, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFE);
     ck_assert_str_eq((char *)p.data + 1, HA_AUTH_SHA2_PLUGIN);
     ck_assert_uint_eq(p.len, 1 + strlen(HA_AUTH_SHA2_PLUGIN) + 1 + 21);
     memcpy(fresh, p.data + 1 + strlen(HA_AUTH_SHA2_PLUGIN) + 1, 20);
     ha_auth_sha2_proof("admin", 5, fresh, proof);
-    send_pkt(&c, 3, proof, 32);
+    mc_must_write(&c, 3, proof, 32);
     expect_more(&c, 4, 0x03);
-    expect_ok(&c, 5);
-    cli_close(&c);
+    mc_expect_ok(&c, 5);
+    mc_close(&c);
 }
 END_TEST
 
 START_TEST(test_sha2_wrong_password_full_auth_plain)
 {
-    struct cli c;
-    struct pkt p;
+    struct mc_conn c;
+    struct mc_pkt p;
     uint8_t proof[32], blob[256];
     const uint8_t key_request = 0x02;
     EVP_PKEY *key;
@@ -497,8 +330,8 @@ START_TEST(test_sha2_wrong_password_full_auth_plain)
     send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 2, 0x04);
     /* Plain TCP: ask for the public key, encrypt the password with it. */
-    send_pkt(&c, 3, &key_request, 1);
-    expect_pkt(&c, &p, 4);
+    mc_must_write(&c, 3, &key_request, 1);
+    mc_expect(&c, &p, 4);
     ck_assert_int_eq(p.data[0], 0x01);
     ck_assert(memmem(p.data, p.len, "-----BEGIN PUBLIC KEY-----", 26));
     mem = BIO_new_mem_buf(p.data + 1, (int)p.len - 1);
@@ -507,25 +340,25 @@ START_TEST(test_sha2_wrong_password_full_auth_plain)
     ck_assert_ptr_nonnull(key);
     n = ha_auth_sha2_encrypt(key, c.scramble, "admin", blob, sizeof(blob));
     ck_assert_int_eq(n, 256);
-    send_pkt(&c, 5, blob, (size_t)n);
-    expect_ok(&c, 6);
-    cli_close(&c);
+    mc_must_write(&c, 5, blob, (size_t)n);
+    mc_expect_ok(&c, 6);
+    mc_close(&c);
 
     /* The same with the wrong password in the blob: ERR 1045. */
     c = greet();
     send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 2, 0x04);
     n = ha_auth_sha2_encrypt(key, c.scramble, "wrong", blob, sizeof(blob));
-    send_pkt(&c, 3, blob, (size_t)n);
-    expect_err(&c, 4, 1045);
-    cli_close(&c);
+    mc_must_write(&c, 3, blob, (size_t)n);
+    mc_expect_err(&c, 4, 1045);
+    mc_close(&c);
     EVP_PKEY_free(key);
 }
 END_TEST
 
 START_TEST(test_sha2_full_auth_over_tls)
 {
-    struct cli c;
+    struct mc_conn c;
     uint8_t junk[32];
 
     start(false, HA_AUTH_SHA2_PLUGIN);
@@ -534,23 +367,23 @@ START_TEST(test_sha2_full_auth_over_tls)
     memset(junk, 0x5a, sizeof(junk));
     send_response(&c, 2, "admin", junk, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 3, 0x04);
-    send_pkt(&c, 4, "admin", 6); /* password and its NUL, in clear */
-    expect_ok(&c, 5);
-    cli_close(&c);
+    mc_must_write(&c, 4, "admin", 6); /* password and its NUL, in clear */
+    mc_expect_ok(&c, 5);
+    mc_close(&c);
 
     c = greet();
     start_tls(&c);
     send_response(&c, 2, "admin", junk, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 3, 0x04);
-    send_pkt(&c, 4, "admiN", 6);
-    expect_err(&c, 5, 1045);
-    cli_close(&c);
+    mc_must_write(&c, 4, "admiN", 6);
+    mc_expect_err(&c, 5, 1045);
+    mc_close(&c);
 }
 END_TEST
 
 START_TEST(test_sha2_change_user)
 {
-    struct cli c;
+    struct mc_conn c;
     uint8_t proof[32], b[256];
     size_t n = 0;
 
@@ -559,7 +392,7 @@ START_TEST(test_sha2_change_user)
     ha_auth_sha2_proof("admin", 5, c.scramble, proof);
     send_response(&c, 1, "admin", proof, 32, HA_AUTH_SHA2_PLUGIN);
     expect_more(&c, 2, 0x03);
-    expect_ok(&c, 3);
+    mc_expect_ok(&c, 3);
     /* COM_CHANGE_USER: user, auth (1-byte length), db, charset, plugin;
      * the proof uses the connection's scramble. */
     ha_auth_sha2_proof("stats", 5, c.scramble, proof);
@@ -570,15 +403,15 @@ START_TEST(test_sha2_change_user)
     memcpy(b + n, proof, 32);
     n += 32;
     b[n++] = 0; /* no schema */
-    lb_put_le(b + n, 45, 2);
+    mc_put_le(b + n, 45, 2);
     n += 2;
     strcpy((char *)b + n, HA_AUTH_SHA2_PLUGIN);
     n += strlen(HA_AUTH_SHA2_PLUGIN) + 1;
-    send_pkt(&c, 0, b, n);
+    mc_must_write(&c, 0, b, n);
     expect_more(&c, 1, 0x03);
-    expect_ok(&c, 2);
+    mc_expect_ok(&c, 2);
     query_works(&c);
-    cli_close(&c);
+    mc_close(&c);
 }
 END_TEST
 
@@ -587,8 +420,8 @@ END_TEST
  * and the other way round for a native-only account. */
 START_TEST(test_sha2_single_digest_accounts)
 {
-    struct cli c;
-    struct pkt p;
+    struct mc_conn c;
+    struct mc_pkt p;
     uint8_t proof[32], native[20], fresh[20];
     size_t name_len = strlen(HA_AUTH_SHA2_PLUGIN);
 
@@ -596,44 +429,44 @@ START_TEST(test_sha2_single_digest_accounts)
     c = greet();
     ha_auth_native_proof("pw2", 3, c.scramble, native);
     send_response(&c, 1, "sha2only", native, 20, HA_AUTH_NATIVE_PLUGIN);
-    expect_pkt(&c, &p, 2);
+    mc_expect(&c, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFE);
     ck_assert_str_eq((char *)p.data + 1, HA_AUTH_SHA2_PLUGIN);
     memcpy(fresh, p.data + 1 + name_len + 1, 20);
     ha_auth_sha2_proof("pw2", 3, fresh, proof);
-    send_pkt(&c, 3, proof, 32);
+    mc_must_write(&c, 3, proof, 32);
     expect_more(&c, 4, 0x03);
-    expect_ok(&c, 5);
-    cli_close(&c);
+    mc_expect_ok(&c, 5);
+    mc_close(&c);
     teardown();
 
     start(false, HA_AUTH_SHA2_PLUGIN);
     c = greet();
     ha_auth_sha2_proof("password", 8, c.scramble, proof);
     send_response(&c, 1, "nativeonly", proof, 32, HA_AUTH_SHA2_PLUGIN);
-    expect_pkt(&c, &p, 2);
+    mc_expect(&c, &p, 2);
     ck_assert_int_eq(p.data[0], 0xFE);
     ck_assert_str_eq((char *)p.data + 1, HA_AUTH_NATIVE_PLUGIN);
     memcpy(fresh, p.data + 1 + strlen(HA_AUTH_NATIVE_PLUGIN) + 1, 20);
     ha_auth_native_proof("password", 8, fresh, native);
-    send_pkt(&c, 3, native, 20);
-    expect_ok(&c, 4);
-    cli_close(&c);
+    mc_must_write(&c, 3, native, 20);
+    mc_expect_ok(&c, 4);
+    mc_close(&c);
 }
 END_TEST
 
 /* Reads one packet of any size, keeping only its first byte. */
 static uint8_t
-skip_pkt(struct cli *c)
+skip_pkt(struct mc_conn *c)
 {
     static uint8_t big[1 << 17];
     uint8_t h[4];
     size_t len;
 
-    ck_assert_int_eq(read_full(c, h, 4), 0);
+    ck_assert_int_eq(mc_read_full(c, h, 4), 0);
     len = (size_t)h[0] | (size_t)h[1] << 8 | (size_t)h[2] << 16;
     ck_assert_uint_le(len, sizeof(big));
-    ck_assert_int_eq(read_full(c, big, len), 0);
+    ck_assert_int_eq(mc_read_full(c, big, len), 0);
     return big[0];
 }
 
@@ -644,16 +477,16 @@ skip_pkt(struct cli *c)
 START_TEST(test_tls_output_bound_resumes)
 {
     const char q[] = "\x03SELECT randomblob(100000)";
-    struct cli c;
+    struct mc_conn c;
 
     max_output = 64 * 1024;
     start(false, HA_AUTH_NATIVE_PLUGIN);
     c = greet();
     start_tls(&c);
     send_native_login(&c, 2, "admin");
-    expect_ok(&c, 3);
+    mc_expect_ok(&c, 3);
     for (int i = 0; i < 100; i++)
-        send_pkt(&c, 0, q, sizeof(q) - 1);
+        mc_must_write(&c, 0, q, sizeof(q) - 1);
     usleep(300 * 1000);
     for (int i = 0; i < 100; i++) {
         int eofs = 0;
@@ -664,7 +497,7 @@ START_TEST(test_tls_output_bound_resumes)
                 eofs++;
     }
     query_works(&c);
-    cli_close(&c);
+    mc_close(&c);
 }
 END_TEST
 

@@ -20,6 +20,7 @@
 #include "fake_mallctl.h"
 #include "engine/config.h"
 #include "core/util.h"
+#include "vtab/cursor.h"
 #include "vtab/vtab.h"
 
 /* ------------------------------------------------------------------
@@ -414,6 +415,10 @@ static const char *const gv_names[] = {
     "jemalloc-prof_gdump",
     "jemalloc-prof_thread_active_init",
     "jemalloc-background_thread",
+    "jemalloc-dirty_decay_ms",
+    "jemalloc-muzzy_decay_ms",
+    "jemalloc-arena_dirty_decay_ms",
+    "jemalloc-arena_muzzy_decay_ms",
     "jemalloc-lg_prof_sample_min",
     "jemalloc-stats_max_age_ms",
     "jemalloc-dump_symbolized",
@@ -422,9 +427,16 @@ static const char *const gv_names[] = {
     "jemalloc-dump_min_free_bytes",
     "jemalloc-dump_interval_s",
     "jemalloc-dump_resident_bytes",
+    "jemalloc-leak_watch_growth_bytes",
+    "jemalloc-leak_watch_window_s",
+    "jemalloc-leak_watch_dump_interval_s",
+    "jemalloc-leak_watch_dumps",
+    "jemalloc-leak_watch_lg_prof_sample",
+    "jemalloc-leak_watch_state",
     "jemalloc-dump_now",
     "jemalloc-reset_now",
     "jemalloc-purge_now",
+    "jemalloc-purge_arena_now",
     "jemalloc-prof",
     "jemalloc-lg_prof_interval",
     "jemalloc-prof_prefix",
@@ -614,6 +626,124 @@ START_TEST(test_vtab_globals_actions)
     ck_assert_msg(strstr(info, "arena.4096.purge") != NULL, "%s", info);
     /* Actions read back 'false' afterwards. */
     ck_assert_str_eq(gv("jemalloc-purge_now"), "false");
+}
+END_TEST
+
+/* Decay reaches every arena in use, not only the ones to come. */
+START_TEST(test_vtab_globals_decay)
+{
+    char info[HA_VTAB_INFO_MAX];
+
+    ck_assert_str_eq(gv("jemalloc-dirty_decay_ms"), "10000");
+    ck_assert_int_eq(gv_set("jemalloc-dirty_decay_ms", "500"), SQLITE_OK);
+    ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 500);
+    ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 500);
+    take_info(info, sizeof(info));
+    ck_assert_msg(strstr(info, "set to 500 (was 10000)") != NULL, "%s",
+                  info);
+    ck_assert_int_eq(gv_set("jemalloc-muzzy_decay_ms", "-1"), SQLITE_OK);
+    ck_assert_int_eq(fake_get("arena.0.muzzy_decay_ms")->v.s, -1);
+    ck_assert_str_eq(gv("jemalloc-muzzy_decay_ms"), "-1");
+
+    /* One arena of its own: it then reads as an exception. */
+    ck_assert_str_eq(gv("jemalloc-arena_dirty_decay_ms"), "");
+    ck_assert_int_eq(gv_set("jemalloc-arena_dirty_decay_ms", " 0 : 0 "),
+                     SQLITE_OK);
+    ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 0);
+    ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 500);
+    ck_assert_str_eq(gv("jemalloc-arena_dirty_decay_ms"), "0:0");
+    take_info(info, sizeof(info));
+    ck_assert_msg(strstr(info, "arena 0 500 -> 0") != NULL, "%s", info);
+
+    /* Saved by SAVE: the arenas.* rows; arena numbers are per run. */
+    ck_assert(ha_globals_persistable("jemalloc-dirty_decay_ms"));
+    ck_assert(ha_globals_persistable("jemalloc-muzzy_decay_ms"));
+    ck_assert(!ha_globals_persistable("jemalloc-arena_dirty_decay_ms"));
+    ck_assert(!ha_globals_persistable("jemalloc-purge_arena_now"));
+    ck_assert(!ha_globals_persistable("jemalloc-leak_watch_state"));
+}
+END_TEST
+
+START_TEST(test_vtab_globals_decay_refused)
+{
+    ck_assert_int_eq(gv_set("jemalloc-dirty_decay_ms", "-2"), SQLITE_ERROR);
+    ck_assert_err_has("jemalloc-dirty_decay_ms = '-2': invalid value; "
+                      "allowed: -1 (never return freed pages)");
+    ck_assert_int_eq(gv_set("jemalloc-dirty_decay_ms", "31536000001"),
+                     SQLITE_ERROR);
+    ck_assert_int_eq(gv_set("jemalloc-arena_dirty_decay_ms", "1:5"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("arena 1 is not in use");
+    ck_assert_int_eq(gv_set("jemalloc-arena_dirty_decay_ms", "4:5"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("'4' is not an arena: allowed 0 to 3");
+    ck_assert_int_eq(gv_set("jemalloc-arena_dirty_decay_ms", "0:5,0:6"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("arena 0 is listed twice");
+    ck_assert_int_eq(gv_set("jemalloc-arena_dirty_decay_ms", "0=5"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("'0=5' is not '<arena>:<value>'");
+    ck_assert_int_eq(gv_set("jemalloc-arena_dirty_decay_ms", "0:5,"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("a ',' ends the list");
+    ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 10000);
+    ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 10000);
+    ck_assert_int_eq(gv_set("jemalloc-leak_watch_state", "x"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("jemalloc-leak_watch_state is read-only");
+}
+END_TEST
+
+/* A decay applied before a row that fails inside jemalloc is put back,
+ * in every arena. */
+START_TEST(test_vtab_globals_decay_put_back)
+{
+    fake_get("arena.4096.purge")->fail_errno = EAGAIN;
+    ck_assert_int_eq(
+        exec("UPDATE global_variables SET variable_value = CASE "
+             "variable_name WHEN 'jemalloc-dirty_decay_ms' THEN '5' ELSE "
+             "'true' END WHERE variable_name IN ('jemalloc-dirty_decay_ms', "
+             "'jemalloc-purge_now')"),
+        SQLITE_ERROR);
+    ck_assert_err_has("put back: jemalloc-dirty_decay_ms");
+    ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 10000);
+    ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 10000);
+
+    /* A per-arena list puts back its arenas and leaves the default. */
+    ck_assert_int_eq(
+        exec("UPDATE global_variables SET variable_value = CASE "
+             "variable_name WHEN 'jemalloc-arena_dirty_decay_ms' THEN '0:7' "
+             "ELSE 'true' END WHERE variable_name IN "
+             "('jemalloc-arena_dirty_decay_ms', 'jemalloc-purge_now')"),
+        SQLITE_ERROR);
+    ck_assert_err_has("put back: jemalloc-arena_dirty_decay_ms");
+    ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 10000);
+    ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 10000);
+}
+END_TEST
+
+START_TEST(test_vtab_globals_purge_arena)
+{
+    char info[HA_VTAB_INFO_MAX];
+
+    fake_clear_counts();
+    ck_assert_int_eq(gv_set("jemalloc-purge_arena_now", "false"), SQLITE_OK);
+    ck_assert_uint_eq(fake_get("arena.0.purge")->n_calls, 0);
+    ck_assert_int_eq(gv_set("jemalloc-purge_arena_now", "0"), SQLITE_OK);
+    ck_assert_uint_eq(fake_get("arena.0.purge")->n_writes, 1);
+    take_info(info, sizeof(info));
+    ck_assert_msg(strstr(info, "arena 0") != NULL &&
+                      strstr(info, "arena.0.purge") != NULL,
+                  "%s", info);
+    ck_assert_int_eq(gv_set("jemalloc-purge_arena_now", "all"), SQLITE_OK);
+    ck_assert_uint_eq(fake_get("arena.4096.purge")->n_writes, 1);
+    ck_assert_int_eq(gv_set("jemalloc-purge_arena_now", "1"), SQLITE_ERROR);
+    ck_assert_err_has("jemalloc-purge_arena_now = '1': arena 1 is not in "
+                      "use");
+    ck_assert_int_eq(gv_set("jemalloc-purge_arena_now", "most"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("allowed: an arena index");
+    ck_assert_str_eq(gv("jemalloc-purge_arena_now"), "false");
 }
 END_TEST
 
@@ -1029,6 +1159,152 @@ START_TEST(test_vtab_directonly_and_innocuous)
 END_TEST
 
 /* ------------------------------------------------------------------
+ * stats_jemalloc_bins / _lextents / _arenas: the arena column's plans
+ * ------------------------------------------------------------------ */
+
+/* One size class of 48-byte regions, 256 per 12 KiB slab; arena 0 in
+ * use (nthreads reads), arenas 1-3 not (their names are missing: the
+ * ENOENT jemalloc gives). */
+static void
+fake_bins(void)
+{
+    fake_add_size("arenas.page", FAKE_RO, 4096);
+    fake_add("arenas.nbins", FAKE_UNSIGNED, FAKE_RO)->v.n = 1;
+    fake_add("arenas.nlextents", FAKE_UNSIGNED, FAKE_RO)->v.n = 1;
+    fake_add_size("arenas.bin.0.size", FAKE_RO, 48);
+    fake_add("arenas.bin.0.nregs", FAKE_UNSIGNED, FAKE_RO)->v.n = 256;
+    fake_add_size("arenas.bin.0.slab_size", FAKE_RO, 12288);
+    fake_add_size("arenas.lextent.0.size", FAKE_RO, 16384);
+    fake_add("stats.arenas.0.nthreads", FAKE_UNSIGNED, FAKE_RO)->v.n = 3;
+    fake_add("stats.arenas.4096.nthreads", FAKE_UNSIGNED, FAKE_RO)->v.n = 3;
+    fake_add_size("stats.arenas.4096.bins.0.curregs", FAKE_RO, 64);
+    fake_add_size("stats.arenas.4096.bins.0.curslabs", FAKE_RO, 2);
+    fake_add_size("stats.arenas.0.bins.0.curregs", FAKE_RO, 64);
+    fake_add_size("stats.arenas.0.bins.0.curslabs", FAKE_RO, 2);
+    fake_add_size("stats.arenas.4096.lextents.0.curlextents", FAKE_RO, 5);
+    fake_add_size("stats.arenas.4096.pdirty", FAKE_RO, 7);
+}
+
+START_TEST(test_vtab_bins_arena_plans)
+{
+    fake_bins();
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins"), 2);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins WHERE "
+                                "arena IS NULL"),
+                     1);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins WHERE "
+                                "arena = 0"),
+                     1);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins WHERE "
+                                "arena = 1"),
+                     0);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins WHERE "
+                                "arena = 'x'"),
+                     0);
+    /* 64 of 512 regions in use; 24 KiB of slabs hold 3 KiB. */
+    ck_assert_str_eq(query1("SELECT utilization FROM stats_jemalloc_bins "
+                            "WHERE arena IS NULL"),
+                     "0.125");
+    ck_assert_str_eq(query1("SELECT free_bytes FROM stats_jemalloc_bins "
+                            "WHERE arena IS NULL"),
+                     "21504");
+    ck_assert_str_eq(query1("SELECT allocated_bytes FROM "
+                            "stats_jemalloc_lextents WHERE arena IS NULL"),
+                     "81920");
+    /* A figure the backend lacks is NULL, not 0. */
+    ck_assert_ptr_null(query1("SELECT nmalloc FROM stats_jemalloc_bins "
+                              "WHERE arena IS NULL"));
+    /* One epoch per scan. */
+    fake_clear_counts();
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins"), 2);
+    ck_assert_uint_eq(fake_get("epoch")->n_writes, 1);
+    /* The arenas table: merged first, then arena 0; bytes from pages. */
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_arenas"), 2);
+    ck_assert_str_eq(query1("SELECT dirty_bytes FROM stats_jemalloc_arenas "
+                            "WHERE arena IS NULL"),
+                     "28672");
+    ck_assert_str_eq(query1("SELECT dirty_decay_ms FROM "
+                            "stats_jemalloc_arenas WHERE arena IS NULL"),
+                     "10000");
+    ck_assert_str_eq(query1("SELECT threads FROM stats_jemalloc_arenas "
+                            "WHERE arena = 0"),
+                     "3");
+}
+END_TEST
+
+/* Without jemalloc's statistics: no rows, no error. */
+START_TEST(test_vtab_bins_without_stats)
+{
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_bins"), 0);
+    ck_assert_int_eq(count_rows("SELECT * FROM stats_jemalloc_lextents"), 0);
+    ck_assert_int_eq(exec("SELECT * FROM stats_memory_breakdown"), SQLITE_OK);
+    /* rss comes from this process's smaps even so; jemalloc's parts are
+     * NULL (the fake has no stats.arenas.4096.pdirty). */
+    ck_assert_ptr_nonnull(query1("SELECT bytes FROM stats_memory_breakdown "
+                                 "WHERE component = 'rss'"));
+    ck_assert_ptr_null(query1("SELECT bytes FROM stats_memory_breakdown "
+                              "WHERE component = 'jemalloc.dirty'"));
+    ck_assert_str_eq(query1("SELECT count(*) FROM stats_memory_breakdown"),
+                     "21");
+}
+END_TEST
+
+/* ------------------------------------------------------------------
+ * The row-array cursor (vtab/cursor.h)
+ * ------------------------------------------------------------------ */
+
+struct odd_cursor {
+    struct ha_cursor rc;
+    const int *rows;
+};
+
+/* Rows holding an odd number are not shown. */
+static bool
+odd_skip(const struct ha_cursor *rc)
+{
+    return ((const struct odd_cursor *)rc)->rows[rc->row] % 2 != 0;
+}
+
+START_TEST(test_vtab_cursor_walks_and_skips)
+{
+    static const int rows[] = {1, 2, 3, 3, 4, 5};
+    sqlite3_vtab_cursor *base = NULL;
+    struct odd_cursor *c;
+    sqlite3_int64 rowid = -1;
+    int seen[8], n = 0;
+
+    ck_assert_int_eq(ha_cursor_open(sizeof(*c), &base), SQLITE_OK);
+    c = (struct odd_cursor *)base;
+    ck_assert_ptr_null(c->rc.skip);
+    ck_assert(ha_cursor_eof(base)); /* zeroed: no rows before xFilter */
+    c->rows = rows;
+    c->rc.skip = odd_skip;
+    ha_cursor_rewind(&c->rc, 0, HA_ARRAY_SIZE(rows));
+    while (!ha_cursor_eof(base)) {
+        ck_assert_int_eq(ha_cursor_rowid(base, &rowid), SQLITE_OK);
+        seen[n++] = (int)rowid;
+        ck_assert_int_eq(ha_cursor_next(base), SQLITE_OK);
+    }
+    ck_assert_int_eq(n, 2);
+    ck_assert_int_eq(seen[0], 1); /* rows[1] = 2 */
+    ck_assert_int_eq(seen[1], 4); /* rows[4] = 4 */
+    /* A window of one row the skip refuses is empty. */
+    ha_cursor_rewind(&c->rc, 2, 3);
+    ck_assert(ha_cursor_eof(base));
+    /* Without a skip, every row of the window. */
+    c->rc.skip = NULL;
+    ha_cursor_rewind(&c->rc, 2, 4);
+    ck_assert(!ha_cursor_eof(base));
+    ha_cursor_next(base);
+    ck_assert_int_eq(ha_cursor_rowid(base, &rowid), SQLITE_OK);
+    ck_assert_int_eq(rowid, 3);
+    ha_cursor_next(base);
+    ck_assert(ha_cursor_eof(base));
+    ck_assert_int_eq(ha_cursor_close(base), SQLITE_OK);
+}
+END_TEST
+
+/* ------------------------------------------------------------------
  * Suite
  * ------------------------------------------------------------------ */
 
@@ -1042,6 +1318,7 @@ vtab_suite(void)
 
     tcase_add_checked_fixture(core, setup_prof, teardown);
     tcase_add_test(core, test_vtab_stats_every_row);
+    tcase_add_test(core, test_vtab_cursor_walks_and_skips);
     tcase_add_test(core, test_vtab_stats_epoch_once_per_scan);
     tcase_add_test(core, test_vtab_stats_where_name_reads_one_row);
     tcase_add_test(core, test_vtab_stats_failing_mallctl_is_null);
@@ -1052,6 +1329,10 @@ vtab_suite(void)
     tcase_add_test(core, test_vtab_globals_bool_parsing_and_readback);
     tcase_add_test(core, test_vtab_globals_lg_prof_sample_info);
     tcase_add_test(core, test_vtab_globals_actions);
+    tcase_add_test(core, test_vtab_globals_decay);
+    tcase_add_test(core, test_vtab_bins_arena_plans);
+    tcase_add_test(core, test_vtab_bins_without_stats);
+    tcase_add_test(core, test_vtab_globals_purge_arena);
     tcase_add_test(core, test_vtab_globals_dump_now_names_the_file);
     tcase_add_test(core, test_vtab_globals_dump_now_without_hook);
     tcase_add_test(core, test_vtab_globals_transaction);
@@ -1072,6 +1353,8 @@ vtab_suite(void)
     tcase_add_test(errors, test_vtab_globals_read_only_rows);
     tcase_add_test(errors, test_vtab_globals_multi_row_all_or_nothing);
     tcase_add_test(errors, test_vtab_globals_apply_failure_puts_back);
+    tcase_add_test(errors, test_vtab_globals_decay_refused);
+    tcase_add_test(errors, test_vtab_globals_decay_put_back);
     tcase_add_test(errors, test_vtab_globals_insert_delete_rename_refused);
     tcase_add_test(errors, test_vtab_globals_dump_now_failures);
     suite_add_tcase(s, errors);

@@ -64,7 +64,7 @@ struct fake_ctl {
     unsigned n_writes;   /* successful writes */
 };
 
-#define FAKE_MAX_CTLS 64
+#define FAKE_MAX_CTLS 128
 
 static struct {
     struct fake_ctl ctls[FAKE_MAX_CTLS];
@@ -79,7 +79,14 @@ static struct {
 static inline struct fake_ctl *
 fake_add(const char *name, enum fake_type type, unsigned flags)
 {
-    struct fake_ctl *c = &fake.ctls[fake.n_ctls++];
+    struct fake_ctl *c;
+
+    if (fake.n_ctls >= FAKE_MAX_CTLS) {
+        fprintf(stderr, "fake_mallctl: more than %d entries\n",
+                FAKE_MAX_CTLS);
+        abort();
+    }
+    c = &fake.ctls[fake.n_ctls++];
 
     memset(c, 0, sizeof(*c));
     c->name = name;
@@ -145,6 +152,14 @@ fake_reset(bool opt_prof)
     fake_add("prof.dump", FAKE_ACTION, FAKE_WO | FAKE_PROF);
     fake_add("prof.prefix", FAKE_STR, FAKE_WO | FAKE_PROF);
     fake_add("arena.4096.purge", FAKE_ACTION, FAKE_WO);
+    /* Decay and per-arena actions: arena 0 in use, arena 1 not yet. */
+    fake_add("arenas.dirty_decay_ms", FAKE_SSIZE, 0)->v.s = 10000;
+    fake_add("arenas.muzzy_decay_ms", FAKE_SSIZE, 0)->v.s = 0;
+    fake_add_bool("arena.0.initialized", FAKE_RO, true);
+    fake_add_bool("arena.1.initialized", FAKE_RO, false);
+    fake_add("arena.0.dirty_decay_ms", FAKE_SSIZE, 0)->v.s = 10000;
+    fake_add("arena.0.muzzy_decay_ms", FAKE_SSIZE, 0)->v.s = 0;
+    fake_add("arena.0.purge", FAKE_ACTION, FAKE_WO);
     fake_add("experimental.hooks.prof_dump", FAKE_HOOK, FAKE_PROF);
     fake_add_str("version", FAKE_RO, "5.3.0-fake");
     fake_add_str("opt.prof_prefix", FAKE_RO, "jeprof");

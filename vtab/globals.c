@@ -47,6 +47,18 @@
  *   jemalloc-prof_gdump               RW P  prof.gdump
  *   jemalloc-prof_thread_active_init  RW P  prof.thread_active_init
  *   jemalloc-background_thread        RW    background_thread
+ *   jemalloc-dirty_decay_ms,          RW    arenas.dirty_decay_ms (the value
+ *   jemalloc-muzzy_decay_ms                 new arenas get) and, written, also
+ *                                           arena.<i>.*_decay_ms of every
+ *                                           initialized arena, so it acts now;
+ *                                           -1 (never) .. 31536000000 ms
+ *   jemalloc-arena_dirty_decay_ms,    RW    per-arena settings that differ
+ *   jemalloc-arena_muzzy_decay_ms           from the above, read as
+ *                                           "<arena>:<ms>,..." ('' when
+ *                                           none); written as the same list
+ *                                           of arena.<i>.*_decay_ms to set.
+ *                                           Not saved by SAVE: arena numbers
+ *                                           are handed out anew in each run
  *   jemalloc-lg_prof_sample_min       RO    jemalloc_variables.lg_prof_sample_min:
  *                                           jemalloc-lg_prof_sample below it
  *                                           is refused (host memory guard)
@@ -59,11 +71,24 @@
  *   jemalloc-dump_min_free_bytes, jemalloc-dump_interval_s,
  *   jemalloc-dump_resident_bytes      RO    dump housekeeping, as configured
  *                                           (jemalloc_variables; 0 = off)
+ *   jemalloc-leak_watch_growth_bytes, jemalloc-leak_watch_window_s,
+ *   jemalloc-leak_watch_dump_interval_s, jemalloc-leak_watch_dumps,
+ *   jemalloc-leak_watch_lg_prof_sample
+ *                                     RO    the leak watch, as configured
+ *                                           (jemalloc_variables; 0 = off,
+ *                                           -1 = the current rate)
+ *   jemalloc-leak_watch_state         RO    what the leak watch is doing, as
+ *                                           the engine reports it
+ *                                           (ctx->engine_value)
  *   jemalloc-dump_now                 A  P  prof.dump (jemalloc's naming,
  *                                           prof.prefix = datadir/stem),
  *                                           then dump_retention_*
  *   jemalloc-reset_now                A  P  prof.reset at the current rate
- *   jemalloc-purge_now                A     arena.4096.purge (all arenas)
+ *   jemalloc-purge_now                A     arena.4096.purge (all arenas);
+ *                                           the info message says how much
+ *                                           was returned
+ *   jemalloc-purge_arena_now          A     arena.<i>.purge: an arena index,
+ *                                           'all' (or 'true'), or 'false'
  *   jemalloc-prof                     RO  opt.prof ('false' also when
  *                                         jemalloc lacks --enable-prof)
  *   jemalloc-lg_prof_interval         RO  opt.lg_prof_interval (-1 = off)
@@ -106,6 +131,8 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,9 +141,11 @@
 
 #include <sqlite3.h>
 
+#include "vtab/cursor.h"
 #include "vtab/mallctl.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "prof/breakdown.h"
 #include "prof/buildid.h"
 #include "vtab/dumpfiles.h"
 #include "vtab/symcopy.h"
@@ -142,7 +171,12 @@ enum gv_kind {
     GV_LG_MIN,    /* ctx->lg_prof_sample_min, read-only */
     GV_STATS_AGE, /* ctx->stats_max_age_ms, read-write */
     GV_DUMP_SYM,  /* ctx->dump_symbolized, read-write */
-    GV_KEEP,      /* ctx->je dump housekeeping setting, read-only */
+    GV_KEEP,      /* ctx->je setting (dump housekeeping, leak watch),
+                     read-only */
+    GV_DECAY,     /* arenas.<kind>_decay_ms and every arena's, read-write */
+    GV_ARENA_DECAY, /* per-arena <kind>_decay_ms list, read-write */
+    GV_PURGE_ARENA, /* action: arena.<i>.purge, an index or all */
+    GV_ENGINE,    /* run-time state from ctx->engine_value, read-only */
     GV_KIND_MAX
 };
 
@@ -191,6 +225,9 @@ struct gv_row {
 #define HINT_KEEP                                                       \
     "dump housekeeping is set in the config file (jemalloc_variables) "  \
     "and read when heapadmin starts"
+#define HINT_WATCH                                                      \
+    "the leak watch is set in the config file (jemalloc_variables."     \
+    "leak_watch_*) and read when heapadmin starts"
 #define HINT_OPT                                                        \
     "it is the start-up value; the live setting is the same name "      \
     "without 'opt_'"
@@ -238,6 +275,14 @@ static const struct gv_row gv_rows[] = {
     {"jemalloc-prof_thread_active_init", "prof.thread_active_init", GV_BOOL,
      GV_PROF, 0, NULL},
     {"jemalloc-background_thread", "background_thread", GV_BOOL, 0, 0, NULL},
+    {"jemalloc-dirty_decay_ms", "arenas.dirty_decay_ms", GV_DECAY, 0, 0,
+     NULL},
+    {"jemalloc-muzzy_decay_ms", "arenas.muzzy_decay_ms", GV_DECAY, 0, 0,
+     NULL},
+    {"jemalloc-arena_dirty_decay_ms", "arena.<i>.dirty_decay_ms",
+     GV_ARENA_DECAY, 0, 0, NULL},
+    {"jemalloc-arena_muzzy_decay_ms", "arena.<i>.muzzy_decay_ms",
+     GV_ARENA_DECAY, 0, 0, NULL},
 
     {"jemalloc-lg_prof_sample_min", NULL, GV_LG_MIN, 0, 0,
      "it guards the host's memory and comes from the config file "
@@ -249,10 +294,21 @@ static const struct gv_row gv_rows[] = {
     {"jemalloc-dump_min_free_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
     {"jemalloc-dump_interval_s", NULL, GV_KEEP, 0, 0, HINT_KEEP},
     {"jemalloc-dump_resident_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-leak_watch_growth_bytes", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_window_s", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_dump_interval_s", NULL, GV_KEEP, 0, 0,
+     HINT_WATCH},
+    {"jemalloc-leak_watch_dumps", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_lg_prof_sample", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_state", NULL, GV_ENGINE, 0, 0,
+     "it is what the leak watch is doing; configure the watch in the "
+     "config file (jemalloc_variables.leak_watch_*)"},
 
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
     {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
     {"jemalloc-purge_now", HA_MALLCTL_PURGE_ALL, GV_PURGE, 0, 0, NULL},
+    {"jemalloc-purge_arena_now", "arena.<i>.purge", GV_PURGE_ARENA, 0, 0,
+     NULL},
 
     {"jemalloc-prof", "opt.prof", GV_RO_BOOL, GV_ENOENT_FALSE, 0,
      "profiling is chosen when the process starts: MALLOC_CONF=prof:true "
@@ -291,6 +347,15 @@ static const struct gv_row gv_rows[] = {
 };
 
 #define GV_N_ROWS ((int)HA_ARRAY_SIZE(gv_rows))
+/* jemalloc takes any decay from -1 (never) to about 2^64 ns; past a year
+ * a setting is a mistake, not a plan. */
+#define GV_DECAY_MAX 31536000000LL
+#define GV_DECAY_ALLOWED                                                  \
+    "-1 (never return freed pages), 0 (return them at once) or "          \
+    "milliseconds up to 31536000000 (a year); jemalloc's defaults are "   \
+    "10000 for dirty and 0 for muzzy pages"
+/* Arenas one per-arena list may name. */
+#define GV_ARENA_LIST_MAX 1024
 #define GV_LG_SAMPLE_MAX 62
 #define GV_LG_SAMPLE_ALLOWED                                             \
     "an integer from 0 to 62 (log2 of the mean bytes allocated between " \
@@ -316,6 +381,9 @@ struct gv_change {
     bool applied;            /* xSync did it */
     bool old_bool;           /* GV_BOOL: value before, for undo */
     size_t old_lg;           /* GV_LG_SAMPLE: rate before, for undo */
+    struct ha_mallctl_decay_undo undo; /* GV_DECAY, GV_ARENA_DECAY: the
+                                          settings before (freed with the
+                                          change: gv_drop) */
 };
 
 typedef struct globals_vtab globals_vtab;
@@ -334,9 +402,8 @@ struct globals_vtab {
 
 typedef struct globals_cursor globals_cursor;
 struct globals_cursor {
-    sqlite3_vtab_cursor base;  /* Base class - must be first */
-    int row;                   /* current index into gv_rows */
-    int end;                   /* one past the last row to produce */
+    struct ha_cursor rc;       /* rows [row, end) of gv_rows; must be
+                                * first */
 };
 
 /* snprintf for messages that may be cut at len: info and error text. */
@@ -351,6 +418,93 @@ static const struct ha_mallctl_ops *
 gv_ops(globals_vtab *vt)
 {
     return vt->conn->ctx->ops;
+}
+
+/* "dirty" or "muzzy": which decay a GV_DECAY / GV_ARENA_DECAY row is. */
+static const char *
+gv_decay_kind(const struct gv_row *r)
+{
+    return strstr(r->name, "muzzy") != NULL ? "muzzy" : "dirty";
+}
+
+/* The config value behind a GV_KEEP row. */
+static bool
+gv_keep_value(const struct ha_jemalloc_config *je, const char *name,
+              long long *out)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } keep[] = {
+#define KEEP(n) {"jemalloc-" #n, offsetof(struct ha_jemalloc_config, n)}
+        KEEP(dump_retention_count),
+        KEEP(dump_retention_bytes),
+        KEEP(dump_min_free_bytes),
+        KEEP(dump_interval_s),
+        KEEP(dump_resident_bytes),
+        KEEP(leak_watch_growth_bytes),
+        KEEP(leak_watch_window_s),
+        KEEP(leak_watch_dump_interval_s),
+        KEEP(leak_watch_dumps),
+#undef KEEP
+    };
+
+    if (je == NULL)
+        return false;
+    if (strcmp(name, "jemalloc-leak_watch_lg_prof_sample") == 0) {
+        *out = je->leak_watch_lg_prof_sample == HA_UNSET
+                   ? -1
+                   : je->leak_watch_lg_prof_sample;
+        return true;
+    }
+    for (size_t i = 0; i < HA_ARRAY_SIZE(keep); i++)
+        if (strcmp(name, keep[i].name) == 0) {
+            *out = *(const long long *)((const char *)je + keep[i].offset);
+            return true;
+        }
+    return false;
+}
+
+/* Whether arena i is initialized (in use). */
+static bool
+gv_arena_in_use(const struct ha_mallctl_ops *ops, unsigned i)
+{
+    char name[64];
+    bool init = false;
+
+    snprintf(name, sizeof(name), "arena.%u.initialized", i);
+    return ha_mallctl_read_bool(ops, name, &init) == 0 && init;
+}
+
+/* "<arena>:<ms>,..." for the arenas whose <kind>_decay_ms differs from
+ * arenas.<kind>_decay_ms; "" when none. Returns 0 or an errno value. */
+static int
+gv_read_arena_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                    char *buf, size_t len)
+{
+    char name[64];
+    unsigned narenas = 0;
+    ssize_t def = 0, v;
+    size_t used = 0;
+    int rc;
+
+    buf[0] = '\0';
+    /* The arena list and their states are as of the last epoch. */
+    (void)ha_mallctl_epoch(ops);
+    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+    if ((rc = ha_mallctl_read_ssize(ops, name, &def)) != 0 ||
+        (rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
+            0)
+        return rc;
+    for (unsigned i = 0; i < narenas && used + 32 < len; i++) {
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
+        if (!gv_arena_in_use(ops, i) ||
+            ha_mallctl_read_ssize(ops, name, &v) != 0 || v == def)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%u:%zd",
+                                 used ? "," : "", i, v);
+    }
+    return 0;
 }
 
 /* Current value of r as text into buf. Returns false for NULL. */
@@ -433,27 +587,32 @@ gv_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         ha_strlcpy(buf, ctx->dump_symbolized ? "true" : "false", len);
         break;
     case GV_KEEP: {
-        const struct ha_jemalloc_config *je = ctx->je;
-        const char *n = r->name + strlen("jemalloc-dump_");
         long long v;
 
-        if (je == NULL) {
+        if (!gv_keep_value(ctx->je, r->name, &v)) {
             rc = -1;
             break;
         }
-        if (strcmp(n, "retention_count") == 0)
-            v = je->dump_retention_count;
-        else if (strcmp(n, "retention_bytes") == 0)
-            v = je->dump_retention_bytes;
-        else if (strcmp(n, "min_free_bytes") == 0)
-            v = je->dump_min_free_bytes;
-        else if (strcmp(n, "interval_s") == 0)
-            v = je->dump_interval_s;
-        else
-            v = je->dump_resident_bytes;
         snprintf(buf, len, "%lld", v);
         break;
     }
+    case GV_DECAY: {
+        ssize_t v = 0;
+
+        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zd", v);
+        break;
+    }
+    case GV_ARENA_DECAY:
+        rc = gv_read_arena_decay(ops, gv_decay_kind(r), buf, len);
+        break;
+    case GV_PURGE_ARENA:
+        ha_strlcpy(buf, "false", len);
+        break;
+    case GV_ENGINE:
+        if (ctx->engine_value == NULL)
+            return false;
+        return ctx->engine_value(ctx->engine_arg, r->name, buf, len);
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -466,13 +625,16 @@ gv_writable(const struct gv_row *r)
 {
     return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
            r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE ||
-           r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM;
+           r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM ||
+           r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY ||
+           r->kind == GV_PURGE_ARENA;
 }
 
 static bool
 gv_is_action(const struct gv_row *r)
 {
-    return r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE;
+    return r->kind == GV_DUMP || r->kind == GV_RESET ||
+           r->kind == GV_PURGE || r->kind == GV_PURGE_ARENA;
 }
 
 /* "a, b, c": the writable variables, for messages. */
@@ -565,6 +727,86 @@ gv_check_dump_dir(globals_vtab *vt, const struct gv_row *r)
     return ha_vtab_set_errmsg(&vt->base, "%s", err);
 }
 
+/* A per-arena decay list: every arena named must be in use. */
+static int
+gv_validate_arena_decay(globals_vtab *vt, int idx, const char *text)
+{
+    const struct gv_row *r = &gv_rows[idx];
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    struct ha_value_arena_pair *pairs;
+    char why[256];
+    unsigned narenas = 0;
+    size_t n = 0;
+    int rc = SQLITE_OK;
+
+    (void)ha_mallctl_epoch(ops); /* arenas created since the last one */
+    if (ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas) != 0)
+        return gv_mallctl_error(vt, r, ENOENT, text ? text : "NULL", NULL);
+    pairs = sqlite3_malloc64(GV_ARENA_LIST_MAX * sizeof(*pairs));
+    if (pairs == NULL)
+        return SQLITE_NOMEM;
+    if (ha_value_parse_arena_list(text, narenas, -1, GV_DECAY_MAX, pairs,
+                                  GV_ARENA_LIST_MAX, &n, why,
+                                  sizeof(why)) != 0) {
+        rc = ha_vtab_set_errmsg(
+            &vt->base,
+            "%s = '%s': %s; allowed: '<arena>:<ms>[,<arena>:<ms>...]', "
+            "each ms %s",
+            r->name, text != NULL ? text : "NULL", why, GV_DECAY_ALLOWED);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!gv_arena_in_use(ops, pairs[i].arena)) {
+            rc = ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': arena %u is not in use (jemalloc creates arenas "
+                "as threads need them); stats_jemalloc_arenas lists those "
+                "in use",
+                r->name, text, pairs[i].arena);
+            goto out;
+        }
+    rc = gv_stage(vt, idx, (long long)n, text);
+out:
+    sqlite3_free(pairs);
+    return rc;
+}
+
+/* purge_arena_now: an arena index, 'all' or 'true' (-1), 'false'. */
+static int
+gv_validate_purge_arena(globals_vtab *vt, int idx, const char *text)
+{
+    const struct gv_row *r = &gv_rows[idx];
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    const char *shown = text != NULL ? text : "NULL";
+    unsigned narenas = 0;
+    long long i;
+    bool b;
+
+    if (text != NULL && ha_value_parse_int(text, 0, HA_MALLCTL_ARENAS_ALL - 1,
+                                           &i) == 0) {
+        (void)ha_mallctl_epoch(ops); /* arenas created since the last one */
+        (void)ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas);
+        if (i >= (long long)narenas || !gv_arena_in_use(ops, (unsigned)i))
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': arena %lld is not in use (arenas.narenas = %u; "
+                "stats_jemalloc_arenas lists those in use); allowed: an "
+                "arena in use, 'all', or 'false' to do nothing",
+                r->name, shown, i, narenas);
+        return gv_stage(vt, idx, i, text);
+    }
+    if (text != NULL && (ha_str_ieq(text, "all") ||
+                         (ha_value_parse_bool(text, &b) == 0 && b)))
+        return gv_stage(vt, idx, -1, text);
+    if (text != NULL && ha_value_parse_bool(text, &b) == 0 && !b)
+        return SQLITE_OK;
+    return ha_vtab_set_errmsg(&vt->base,
+                              "%s = '%s': invalid value; allowed: an arena "
+                              "index (stats_jemalloc_arenas.arena), 'all' "
+                              "(or 'true'), or 'false' to do nothing",
+                              r->name, shown);
+}
+
 /* Validates `UPDATE ... SET variable_value = text` for row index idx and
  * stages it. Returns SQLITE_OK, or SQLITE_ERROR with zErrMsg naming the
  * variable, the value and what is allowed. */
@@ -611,6 +853,17 @@ gv_validate(globals_vtab *vt, int idx, const char *text)
         }
         return gv_stage(vt, idx, lg, text);
     }
+    if (r->kind == GV_DECAY) {
+        if (ha_value_parse_int(text, -1, GV_DECAY_MAX, &lg) != 0)
+            return ha_vtab_set_errmsg(&vt->base,
+                                      "%s = '%s': invalid value; allowed: %s",
+                                      r->name, shown, GV_DECAY_ALLOWED);
+        return gv_stage(vt, idx, lg, text);
+    }
+    if (r->kind == GV_ARENA_DECAY)
+        return gv_validate_arena_decay(vt, idx, text);
+    if (r->kind == GV_PURGE_ARENA)
+        return gv_validate_purge_arena(vt, idx, text);
     if (r->kind == GV_STATS_AGE) {
         if (ha_value_parse_int(text, 0, 3600000, &lg) != 0)
             return ha_vtab_set_errmsg(
@@ -667,6 +920,122 @@ self_exe(char *buf, size_t len)
         return;
     }
     buf[n] = '\0';
+}
+
+/* arena.<i>.purge (HA_MALLCTL_ARENAS_ALL: every arena), with what it
+ * returned in info: the dirty and muzzy pages before and after, read
+ * around it from a fresh epoch. Returns 0 or mallctl's errno. */
+static int
+gv_purge(globals_vtab *vt, unsigned arena, char *info, size_t infolen)
+{
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    char name[64], ctl[64], who[32];
+    size_t before = 0, after = 0, page = 0, m;
+    bool counted;
+    int rc;
+
+    snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", arena);
+    (void)ha_mallctl_epoch(ops);
+    counted = ha_mallctl_read_size(ops, "arenas.page", &page) == 0 &&
+              ha_mallctl_read_size(ops, name, &before) == 0;
+    snprintf(name, sizeof(name), "stats.arenas.%u.pmuzzy", arena);
+    if (counted && ha_mallctl_read_size(ops, name, &m) == 0)
+        before += m;
+    snprintf(ctl, sizeof(ctl), "arena.%u.purge", arena);
+    if ((rc = ha_mallctl_action(ops, ctl)) != 0)
+        return rc;
+    (void)ha_mallctl_epoch(ops);
+    vt->conn->ctx->stats_epoch_ms = 0; /* the next scan refreshes */
+    snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", arena);
+    counted = counted && ha_mallctl_read_size(ops, name, &after) == 0;
+    snprintf(name, sizeof(name), "stats.arenas.%u.pmuzzy", arena);
+    if (counted && ha_mallctl_read_size(ops, name, &m) == 0)
+        after += m;
+    if (arena == HA_MALLCTL_ARENAS_ALL)
+        ha_strlcpy(who, "all arenas", sizeof(who));
+    else
+        snprintf(who, sizeof(who), "arena %u", arena);
+    if (counted) {
+        char bytes[32];
+
+        ha_breakdown_format_bytes(
+            before > after ? (int64_t)((before - after) * page) : 0, bytes,
+            sizeof(bytes));
+        set_text(info, infolen,
+                 "%s purged (%s): %s of unused pages returned to the "
+                 "system (dirty and muzzy pages %zu -> %zu)",
+                 who, ctl, bytes, before, after);
+    } else {
+        set_text(info, infolen,
+                 "unused dirty pages of %s were returned to the system (%s)",
+                 who, ctl);
+    }
+    return 0;
+}
+
+/* Sets the arenas a per-arena decay list names, recording what they had
+ * in c->undo. Returns 0 or the first errno value. */
+static int
+gv_apply_arena_decay(globals_vtab *vt, struct gv_change *c, char *info,
+                     size_t infolen)
+{
+    const struct ha_mallctl_ops *ops = gv_ops(vt);
+    const struct gv_row *r = &gv_rows[c->row];
+    const char *kind = gv_decay_kind(r);
+    struct ha_value_arena_pair *pairs;
+    char name[64], why[256];
+    unsigned narenas = 0;
+    size_t n = 0, used = 0;
+    int rc = 0;
+
+    memset(&c->undo, 0, sizeof(c->undo));
+    c->undo.def = HA_MALLCTL_DECAY_NONE;
+    if ((rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
+        0)
+        return rc;
+    pairs = malloc(GV_ARENA_LIST_MAX * sizeof(*pairs));
+    c->undo.arena = malloc((narenas ? narenas : 1) * sizeof(ssize_t));
+    if (pairs == NULL || c->undo.arena == NULL) {
+        free(pairs);
+        ha_mallctl_decay_undo_free(&c->undo);
+        return ENOMEM;
+    }
+    c->undo.n = narenas;
+    for (unsigned i = 0; i < narenas; i++)
+        c->undo.arena[i] = HA_MALLCTL_DECAY_NONE;
+    if (ha_value_parse_arena_list(c->text, narenas, -1, GV_DECAY_MAX, pairs,
+                                  GV_ARENA_LIST_MAX, &n, why,
+                                  sizeof(why)) != 0) {
+        rc = EINVAL;
+        goto out;
+    }
+    set_text(info, infolen, "%s:", r->name);
+    used = strlen(info);
+    for (size_t i = 0; i < n; i++) {
+        ssize_t old = 0;
+
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", pairs[i].arena,
+                 kind);
+        rc = ha_mallctl_write_ssize(ops, name, (ssize_t)pairs[i].value, &old);
+        if (rc != 0)
+            break;
+        c->undo.arena[pairs[i].arena] = old;
+        if (used + 1 < infolen) {
+            set_text(info + used, infolen - used, "%s arena %u %zd -> %lld",
+                     i ? "," : "", pairs[i].arena, old, pairs[i].value);
+            used = strlen(info);
+        }
+    }
+    if (n == 0)
+        set_text(info, infolen, "%s: no arena listed, nothing changed",
+                 r->name);
+out:
+    free(pairs);
+    if (rc != 0) {
+        (void)ha_mallctl_restore_decay(ops, kind, &c->undo);
+        ha_mallctl_decay_undo_free(&c->undo);
+    }
+    return rc;
 }
 
 /* Applies c. Returns 0 with an info message (maybe "") in info, or -1
@@ -808,12 +1177,42 @@ gv_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infolen,
                  r->name, c->value);
         break;
     case GV_PURGE:
-        f.errnum = ha_mallctl_action(ops, r->mallctl);
-        if (f.errnum == 0)
-            set_text(info, infolen,
-                     "unused dirty pages of all arenas were returned to the "
-                     "system (%s)",
-                     r->mallctl);
+        f.errnum = gv_purge(vt, HA_MALLCTL_ARENAS_ALL, info, infolen);
+        break;
+    case GV_PURGE_ARENA:
+        f.errnum = gv_purge(vt,
+                            c->value < 0 ? HA_MALLCTL_ARENAS_ALL
+                                         : (unsigned)c->value,
+                            info, infolen);
+        break;
+    case GV_DECAY: {
+        char was[32];
+        ssize_t old = 0;
+
+        (void)ha_mallctl_read_ssize(ops, r->mallctl, &old);
+        f.allowed = GV_DECAY_ALLOWED;
+        f.errnum = ha_mallctl_set_decay(ops, gv_decay_kind(r),
+                                        (ssize_t)c->value, &c->undo);
+        if (f.errnum != 0) {
+            (void)ha_mallctl_restore_decay(ops, gv_decay_kind(r), &c->undo);
+            ha_mallctl_decay_undo_free(&c->undo);
+            break;
+        }
+        snprintf(was, sizeof(was), "%zd", old);
+        set_text(info, infolen,
+                 "%s set to %lld (was %s) in every arena in use and for new "
+                 "ones: %s",
+                 r->name, c->value, was,
+                 c->value < 0 ? "freed pages are kept until purged"
+                 : c->value == 0
+                     ? "freed pages go back to the system at once"
+                     : "freed pages go back to the system over that many "
+                       "ms");
+        break;
+    }
+    case GV_ARENA_DECAY:
+        f.allowed = GV_DECAY_ALLOWED;
+        f.errnum = gv_apply_arena_decay(vt, c, info, infolen);
         break;
     default:
         f.errnum = EPERM;
@@ -851,6 +1250,8 @@ gv_undo(globals_vtab *vt, int n, char *report, size_t len)
             vt->conn->ctx->stats_max_age_ms = (unsigned)c->old_lg;
         else if (r->kind == GV_DUMP_SYM)
             vt->conn->ctx->dump_symbolized = c->old_bool;
+        else if (r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY)
+            rc = ha_mallctl_restore_decay(ops, gv_decay_kind(r), &c->undo);
         list = !gv_is_action(r) ? (rc == 0 ? undone : failed) : done;
         if (list[0] != '\0')
             strncat(list, ", ", 511 - strlen(list));
@@ -872,10 +1273,20 @@ gv_undo(globals_vtab *vt, int n, char *report, size_t len)
                  "; already done and not undoable: %s", done);
 }
 
+/* Forgets the staged changes [from, n_changes), freeing what they own. */
+static void
+gv_drop(globals_vtab *vt, int from)
+{
+    for (int i = from; i < vt->n_changes; i++)
+        ha_mallctl_decay_undo_free(&vt->changes[i].undo);
+    if (from < vt->n_changes)
+        vt->n_changes = from;
+}
+
 static void
 gv_clear(globals_vtab *vt)
 {
-    vt->n_changes = 0;
+    gv_drop(vt, 0);
     vt->n_marks = 0;
 }
 
@@ -914,6 +1325,7 @@ globals_disconnect(sqlite3_vtab *vtab)
 {
     globals_vtab *vt = (globals_vtab *)vtab;
 
+    gv_drop(vt, 0);
     sqlite3_free(vt->changes);
     sqlite3_free(vt->marks);
     sqlite3_free(vt);
@@ -923,28 +1335,8 @@ globals_disconnect(sqlite3_vtab *vtab)
 static int
 globals_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
 {
-    globals_cursor *cur = sqlite3_malloc(sizeof(*cur));
-
     (void)vtab;
-    if (cur == NULL)
-        return SQLITE_NOMEM;
-    memset(cur, 0, sizeof(*cur));
-    *ppCursor = &cur->base;
-    return SQLITE_OK;
-}
-
-static int
-globals_close(sqlite3_vtab_cursor *cursor)
-{
-    sqlite3_free(cursor);
-    return SQLITE_OK;
-}
-
-static int
-globals_next(sqlite3_vtab_cursor *cursor)
-{
-    ((globals_cursor *)cursor)->row++;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(globals_cursor), ppCursor);
 }
 
 static int
@@ -952,7 +1344,7 @@ globals_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
 {
     globals_cursor *cur = (globals_cursor *)cursor;
     globals_vtab *vt = (globals_vtab *)cursor->pVtab;
-    const struct gv_row *r = &gv_rows[cur->row];
+    const struct gv_row *r = &gv_rows[cur->rc.row];
     char buf[PATH_MAX];
 
     if (col == GLOBALS_COL_NAME) {
@@ -966,21 +1358,6 @@ globals_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int
-globals_rowid(sqlite3_vtab_cursor *cursor, sqlite3_int64 *pRowid)
-{
-    *pRowid = ((globals_cursor *)cursor)->row;
-    return SQLITE_OK;
-}
-
-static int
-globals_eof(sqlite3_vtab_cursor *cursor)
-{
-    globals_cursor *cur = (globals_cursor *)cursor;
-
-    return cur->row >= cur->end;
-}
-
 /* Rewinds the cursor to every row, or to the one row named by argv[0]
  * when idxNum has HA_VTAB_IDX_NAME. Values are read in xColumn. */
 static int
@@ -990,16 +1367,14 @@ globals_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     globals_cursor *cur = (globals_cursor *)cursor;
 
     (void)idxStr;
-    cur->row = 0;
-    cur->end = GV_N_ROWS;
+    ha_cursor_rewind(&cur->rc, 0, (size_t)GV_N_ROWS);
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
         const char *name = (const char *)sqlite3_value_text(argv[0]);
 
-        cur->end = 0;
+        ha_cursor_rewind(&cur->rc, 0, 0);
         for (int i = 0; name != NULL && i < GV_N_ROWS; i++) {
             if (strcmp(gv_rows[i].name, name) == 0) {
-                cur->row = i;
-                cur->end = i + 1;
+                ha_cursor_rewind(&cur->rc, (size_t)i, (size_t)i + 1);
                 break;
             }
         }
@@ -1186,10 +1561,10 @@ globals_rollback_to(sqlite3_vtab *vtab, int i)
     globals_vtab *vt = (globals_vtab *)vtab;
 
     if (i < 0) {
-        vt->n_changes = 0;
+        gv_drop(vt, 0);
         vt->n_marks = 0;
     } else if (i < vt->n_marks) {
-        vt->n_changes = vt->marks[i];
+        gv_drop(vt, vt->marks[i]);
         vt->n_marks = i + 1;
     }
     return SQLITE_OK;
@@ -1203,12 +1578,12 @@ static const sqlite3_module globals_module = {
     globals_disconnect,  /* xDisconnect */
     globals_disconnect, /* xDestroy */
     globals_open,        /* xOpen - open a cursor */
-    globals_close,       /* xClose - close a cursor */
+    ha_cursor_close,     /* xClose - close a cursor */
     globals_filter,      /* xFilter - position the cursor */
-    globals_next,        /* xNext - advance a cursor */
-    globals_eof,         /* xEof - past the last row? */
+    ha_cursor_next,      /* xNext - advance a cursor */
+    ha_cursor_eof,       /* xEof - past the last row? */
     globals_column,      /* xColumn - read a value live */
-    globals_rowid,       /* xRowid - row index */
+    ha_cursor_rowid,     /* xRowid - row index */
     globals_update,      /* xUpdate - validate and stage */
     globals_begin,       /* xBegin */
     globals_sync,        /* xSync - apply the staged changes */
@@ -1233,12 +1608,12 @@ static const sqlite3_module runtime_globals_module = {
     globals_disconnect,  /* xDisconnect */
     globals_disconnect, /* xDestroy */
     globals_open,        /* xOpen */
-    globals_close,       /* xClose */
+    ha_cursor_close,     /* xClose */
     globals_filter,      /* xFilter */
-    globals_next,        /* xNext */
-    globals_eof,         /* xEof */
+    ha_cursor_next,      /* xNext */
+    ha_cursor_eof,       /* xEof */
     globals_column,      /* xColumn */
-    globals_rowid,       /* xRowid */
+    ha_cursor_rowid,     /* xRowid */
     NULL,                /* xUpdate - NULL: read-only */
     NULL, NULL, NULL, NULL, /* xBegin, xSync, xCommit, xRollback */
     NULL, NULL,             /* xFindFunction, xRename */
@@ -1270,6 +1645,7 @@ ha_globals_persistable(const char *name)
             return gv_rows[i].kind == GV_BOOL ||
                    gv_rows[i].kind == GV_LG_SAMPLE ||
                    gv_rows[i].kind == GV_STATS_AGE ||
-                   gv_rows[i].kind == GV_DUMP_SYM;
+                   gv_rows[i].kind == GV_DUMP_SYM ||
+                   gv_rows[i].kind == GV_DECAY;
     return false;
 }

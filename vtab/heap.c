@@ -139,6 +139,8 @@ ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_profile", &ha_heap_profile_module},
         {"heap_profile_diff", &ha_heap_diff_module},
         {"heap_modules", &ha_heap_modules_module},
+        {"heap_growth", &ha_heap_growth_module},
+        {"heap_growth_stacks", &ha_heap_growth_stacks_module},
     };
 
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

@@ -47,9 +47,9 @@ struct diff_rows {
 
 typedef struct diff_cursor diff_cursor;
 struct diff_cursor {
-    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    struct ha_cursor rc;       /* rows [row, end) of d.rows; must be
+                                * first */
     struct diff_rows d;
-    size_t i;
 };
 
 static int
@@ -71,14 +71,8 @@ diff_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 static int
 diff_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 {
-    diff_cursor *c = sqlite3_malloc(sizeof(*c));
-
     (void)p;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *pp = &c->base;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(diff_cursor), pp);
 }
 
 static void
@@ -94,7 +88,7 @@ static void
 diff_clear(diff_cursor *c)
 {
     rows_free(&c->d);
-    c->i = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
 }
 
 static int
@@ -251,22 +245,8 @@ diff_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->d = j->d;
     memset(&j->d, 0, sizeof(j->d));
     diff_job_free(j);
+    ha_cursor_rewind(&c->rc, 0, c->d.n);
     return SQLITE_OK;
-}
-
-static int
-diff_next(sqlite3_vtab_cursor *cur)
-{
-    ((diff_cursor *)cur)->i++;
-    return SQLITE_OK;
-}
-
-static int
-diff_eof(sqlite3_vtab_cursor *cur)
-{
-    diff_cursor *c = (diff_cursor *)cur;
-
-    return c->i >= c->d.n;
 }
 
 static sqlite3_int64
@@ -279,11 +259,11 @@ static int
 diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     diff_cursor *c = (diff_cursor *)cur;
-    const struct diff_row *r = &c->d.rows[c->i];
+    const struct diff_row *r = &c->d.rows[c->rc.row];
 
     switch (col) {
     case 0:
-        sqlite3_result_int64(ctx, (sqlite3_int64)c->i + 1);
+        sqlite3_result_int64(ctx, (sqlite3_int64)c->rc.row + 1);
         break;
     case 1:
         sqlite3_result_text(ctx, r->stack, -1, SQLITE_TRANSIENT);
@@ -310,8 +290,8 @@ sqlite3_module ha_heap_diff_module = {
     diff_open,          /* xOpen */
     diff_close,         /* xClose */
     diff_filter,        /* xFilter - both dumps, collapsed, merged */
-    diff_next,          /* xNext */
-    diff_eof,           /* xEof */
+    ha_cursor_next,     /* xNext */
+    ha_cursor_eof,      /* xEof */
     diff_column,        /* xColumn */
     ha_heap_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

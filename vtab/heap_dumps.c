@@ -57,9 +57,9 @@ struct dump_row {
 
 typedef struct dumps_cursor dumps_cursor;
 struct dumps_cursor {
-    sqlite3_vtab_cursor base;  /* Base class - must be first */
+    struct ha_cursor rc;       /* rows [row, end) of rows; must be first */
     struct dump_row *rows;
-    size_t n, i;
+    size_t n;
 };
 
 /* idxNum bits: which costly columns the statement reads (colUsed), so
@@ -112,14 +112,8 @@ dumps_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 static int
 dumps_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 {
-    dumps_cursor *c = sqlite3_malloc(sizeof(*c));
-
     (void)p;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *pp = &c->base;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(dumps_cursor), pp);
 }
 
 static void
@@ -137,7 +131,8 @@ dumps_clear(dumps_cursor *c)
 {
     rows_free(c->rows, c->n);
     c->rows = NULL;
-    c->n = c->i = 0;
+    c->n = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
 }
 
 static int
@@ -332,29 +327,15 @@ dumps_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     c->rows = j->rows;
     c->n = j->n;
     free(j);
+    ha_cursor_rewind(&c->rc, 0, c->n);
     return SQLITE_OK;
-}
-
-static int
-dumps_next(sqlite3_vtab_cursor *cur)
-{
-    ((dumps_cursor *)cur)->i++;
-    return SQLITE_OK;
-}
-
-static int
-dumps_eof(sqlite3_vtab_cursor *cur)
-{
-    dumps_cursor *c = (dumps_cursor *)cur;
-
-    return c->i >= c->n;
 }
 
 static int
 dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     dumps_cursor *c = (dumps_cursor *)cur;
-    struct dump_row *r = &c->rows[c->i];
+    struct dump_row *r = &c->rows[c->rc.row];
 
     switch (col) {
     case 0:
@@ -403,8 +384,8 @@ sqlite3_module ha_heap_dumps_module = {
     dumps_open,         /* xOpen */
     dumps_close,        /* xClose */
     dumps_filter,       /* xFilter - list the datadir */
-    dumps_next,         /* xNext */
-    dumps_eof,          /* xEof */
+    ha_cursor_next,     /* xNext */
+    ha_cursor_eof,      /* xEof */
     dumps_column,       /* xColumn */
     ha_heap_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

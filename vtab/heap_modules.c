@@ -55,10 +55,10 @@
 
 typedef struct modules_cursor modules_cursor;
 struct modules_cursor {
-    sqlite3_vtab_cursor base;         /* Base class - must be first */
+    struct ha_cursor rc;              /* modules [row, end) of
+                                       * prof->syms; must be first */
     struct ha_heap_profile *prof;     /* holds syms and figures */
     const struct ha_agg_module *figs; /* per prof->syms.modules */
-    size_t i;                         /* current module */
 };
 
 static int
@@ -77,17 +77,25 @@ modules_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
     return ha_heap_best_index(info, MODULES_COL_DUMP, 1, NULL, 0, 30);
 }
 
+/* Whether module c->row has no frames (a record the dump's build-ids
+ * made for a module none of its stacks reach): not shown. */
+static bool
+modules_skip(const struct ha_cursor *rc)
+{
+    const modules_cursor *c = (const modules_cursor *)rc;
+
+    return c->figs[rc->row].frames == 0;
+}
+
 static int
 modules_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 {
-    modules_cursor *c = sqlite3_malloc(sizeof(*c));
+    int rc;
 
     (void)p;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *pp = &c->base;
-    return SQLITE_OK;
+    if ((rc = ha_cursor_open(sizeof(modules_cursor), pp)) == SQLITE_OK)
+        ((modules_cursor *)*pp)->rc.skip = modules_skip;
+    return rc;
 }
 
 static void
@@ -96,7 +104,7 @@ modules_clear(modules_cursor *c)
     ha_heap_profile_put(c->prof);
     c->prof = NULL;
     c->figs = NULL;
-    c->i = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
 }
 
 static int
@@ -105,16 +113,6 @@ modules_close(sqlite3_vtab_cursor *cur)
     modules_clear((modules_cursor *)cur);
     sqlite3_free(cur);
     return SQLITE_OK;
-}
-
-/* Skips modules without frames (a record the dump's build-ids made for a
- * module none of its stacks reach). */
-static void
-modules_skip(modules_cursor *c)
-{
-    while (c->figs != NULL && c->i < c->prof->syms.n_modules &&
-           c->figs[c->i].frames == 0)
-        c->i++;
 }
 
 static int
@@ -141,26 +139,8 @@ modules_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         (rc = ha_heap_profile_modules(c->prof, &c->figs, err,
                                       sizeof(err))) != 0)
         return ha_heap_fail(&vt->base, rc, "heap_modules", err);
-    modules_skip(c);
+    ha_cursor_rewind(&c->rc, 0, c->prof->syms.n_modules);
     return SQLITE_OK;
-}
-
-static int
-modules_next(sqlite3_vtab_cursor *cur)
-{
-    modules_cursor *c = (modules_cursor *)cur;
-
-    c->i++;
-    modules_skip(c);
-    return SQLITE_OK;
-}
-
-static int
-modules_eof(sqlite3_vtab_cursor *cur)
-{
-    modules_cursor *c = (modules_cursor *)cur;
-
-    return c->figs == NULL || c->i >= c->prof->syms.n_modules;
 }
 
 /* A string of the profile's table; 0 is NULL in SQL. */
@@ -176,8 +156,8 @@ modules_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     modules_cursor *c = (modules_cursor *)cur;
     const struct ha_syms *s = &c->prof->syms;
-    const struct ha_syms_module *m = &s->modules[c->i];
-    const struct ha_agg_module *f = &c->figs[c->i];
+    const struct ha_syms_module *m = &s->modules[c->rc.row];
+    const struct ha_agg_module *f = &c->figs[c->rc.row];
 
     switch (col) {
     case MODULES_COL_PATH:
@@ -218,8 +198,8 @@ sqlite3_module ha_heap_modules_module = {
     modules_open,       /* xOpen */
     modules_close,      /* xClose */
     modules_filter,     /* xFilter - the cached profile's modules */
-    modules_next,       /* xNext */
-    modules_eof,        /* xEof */
+    ha_cursor_next,     /* xNext */
+    ha_cursor_eof,      /* xEof */
     modules_column,     /* xColumn */
     ha_heap_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

@@ -42,10 +42,10 @@
 
 typedef struct top_cursor top_cursor;
 struct top_cursor {
-    sqlite3_vtab_cursor base;     /* Base class - must be first */
+    struct ha_cursor rc;          /* rows [row, end) of agg->rows; must
+                                   * be first */
     struct ha_heap_profile *prof; /* holds agg */
     const struct ha_agg *agg;     /* rows, sorted by flat bytes */
-    size_t i;
     char *only;                   /* function = ?, or NULL */
 };
 
@@ -67,17 +67,25 @@ top_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
     return ha_heap_best_index(info, TOP_COL_DUMP, 1, push, 1, 1000);
 }
 
+/* Whether the function push-down excludes row c->row. */
+static bool
+top_skip(const struct ha_cursor *rc)
+{
+    const top_cursor *c = (const top_cursor *)rc;
+
+    return c->only != NULL &&
+           strcmp(ha_agg_name(c->agg, &c->agg->rows[rc->row]), c->only) != 0;
+}
+
 static int
 top_open(sqlite3_vtab *p, sqlite3_vtab_cursor **pp)
 {
-    top_cursor *c = sqlite3_malloc(sizeof(*c));
+    int rc;
 
     (void)p;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *pp = &c->base;
-    return SQLITE_OK;
+    if ((rc = ha_cursor_open(sizeof(top_cursor), pp)) == SQLITE_OK)
+        ((top_cursor *)*pp)->rc.skip = top_skip;
+    return rc;
 }
 
 static void
@@ -88,7 +96,7 @@ top_clear(top_cursor *c)
     c->agg = NULL;
     free(c->only);
     c->only = NULL;
-    c->i = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
 }
 
 static int
@@ -97,15 +105,6 @@ top_close(sqlite3_vtab_cursor *cur)
     top_clear((top_cursor *)cur);
     sqlite3_free(cur);
     return SQLITE_OK;
-}
-
-/* Skips rows that the function push-down excludes. */
-static void
-top_skip(top_cursor *c)
-{
-    while (c->only != NULL && c->i < c->agg->n_rows &&
-           strcmp(ha_agg_name(c->agg, &c->agg->rows[c->i]), c->only) != 0)
-        c->i++;
 }
 
 static int
@@ -136,26 +135,8 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                                   sizeof(err))) != 0 ||
         (rc = ha_heap_profile_top(c->prof, &c->agg, err, sizeof(err))) != 0)
         return ha_heap_fail(&vt->base, rc, "heap_top", err);
-    top_skip(c);
+    ha_cursor_rewind(&c->rc, 0, c->agg->n_rows);
     return SQLITE_OK;
-}
-
-static int
-top_next(sqlite3_vtab_cursor *cur)
-{
-    top_cursor *c = (top_cursor *)cur;
-
-    c->i++;
-    top_skip(c);
-    return SQLITE_OK;
-}
-
-static int
-top_eof(sqlite3_vtab_cursor *cur)
-{
-    top_cursor *c = (top_cursor *)cur;
-
-    return c->agg == NULL || c->i >= c->agg->n_rows;
 }
 
 static double
@@ -168,7 +149,7 @@ static int
 top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     top_cursor *c = (top_cursor *)cur;
-    const struct ha_agg_row *r = &c->agg->rows[c->i];
+    const struct ha_agg_row *r = &c->agg->rows[c->rc.row];
 
     switch (col) {
     case 0:
@@ -214,8 +195,8 @@ sqlite3_module ha_heap_top_module = {
     top_open,           /* xOpen */
     top_close,          /* xClose */
     top_filter,         /* xFilter - the cached profile's aggregate */
-    top_next,           /* xNext */
-    top_eof,            /* xEof */
+    ha_cursor_next,     /* xNext */
+    ha_cursor_eof,      /* xEof */
     top_column,         /* xColumn */
     ha_heap_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,

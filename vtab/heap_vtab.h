@@ -10,6 +10,9 @@
  *   heap_diff.c    heap_profile_diff(base, current)   jeprof --base
  *   heap_modules.c heap_modules(dump)          per mapped module: where
  *                                              its names came from
+ *   heap_growth.c  heap_growth(...),           per function, and per stack,
+ *                  heap_growth_stacks(...)     ranked by growth over a
+ *                                              series of dumps
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap_load.h.
  */
@@ -18,6 +21,7 @@
 
 #include <sqlite3.h>
 
+#include "vtab/cursor.h"
 #include "vtab/vtab_util.h"
 
 typedef struct heap_vtab heap_vtab;
@@ -64,5 +68,10 @@ extern sqlite3_module ha_heap_stacks_module;
 extern sqlite3_module ha_heap_profile_module;
 extern sqlite3_module ha_heap_diff_module;
 extern sqlite3_module ha_heap_modules_module;
+extern sqlite3_module ha_heap_growth_module;
+extern sqlite3_module ha_heap_growth_stacks_module;
+
+/* Frees heap_growth's kept result (ha_vtab_ctx_free). */
+void ha_heap_growth_free(struct ha_vtab_ctx *ctx);
 
 #endif /* HA_HEAP_VTAB_H */

@@ -44,7 +44,30 @@ struct ha_jemalloc_config {
     long long dump_interval_s;      /* a dump every this many s; 0: none */
     long long dump_resident_bytes;  /* a dump when stats.resident rises
                                        past it; 0: none */
+
+    /* Decay (arenas.*_decay_ms and every arena's), applied at start */
+    long long dirty_decay_ms;       /* -1..; HA_DECAY_UNSET: jemalloc's */
+    long long muzzy_decay_ms;
+
+    /* The leak watch (engine/leakwatch.h) */
+    long long leak_watch_growth_bytes; /* resident growth over the window
+                                          that starts a series; 0: off */
+    long long leak_watch_window_s;     /* the window, seconds */
+    long long leak_watch_dump_interval_s; /* between the series' dumps */
+    long long leak_watch_dumps;        /* dumps in a series */
+    int leak_watch_lg_prof_sample;     /* sampling rate while watching;
+                                          HA_UNSET: the current one */
 };
+
+/* dirty_decay_ms / muzzy_decay_ms not set: jemalloc's own stay (-1 is a
+ * value: never decay). */
+#define HA_DECAY_UNSET (-2LL)
+
+/* Leak watch defaults: an hour's window, a dump every 5 minutes, a
+ * series of 12 (an hour of evidence). */
+#define HA_DEFAULT_LEAK_WATCH_WINDOW_S 3600
+#define HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S 300
+#define HA_DEFAULT_LEAK_WATCH_DUMPS 12
 
 /* dump_min_free_bytes when the config says nothing: 256 MiB left for the
  * host, whatever the interval dumps want. */

@@ -62,6 +62,83 @@ ha_mallctl_read_cached(const struct ha_mallctl_ops *ops, const char *name,
     return rc;
 }
 
+/* Where the %u fields of fmt sit among its dot-separated components (the
+ * MIB positions), at most two. Returns how many. */
+static int
+index_positions(const char *fmt, size_t pos[2])
+{
+    size_t component = 0;
+    int n = 0;
+
+    for (const char *p = fmt; *p != '\0'; p++) {
+        if (*p == '.')
+            component++;
+        else if (p[0] == '%' && p[1] == 'u' && n < 2)
+            pos[n++] = component;
+    }
+    return n;
+}
+
+/* fmt with its "%u" fields replaced by a, then b (no printf: the format
+ * is data here). */
+static void
+format_at(const char *fmt, unsigned a, unsigned b, char *buf, size_t len)
+{
+    unsigned idx[2] = {a, b};
+    size_t o = 0;
+    int n = 0;
+
+    for (const char *p = fmt; *p != '\0' && o + 1 < len; p++) {
+        if (p[0] == '%' && p[1] == 'u' && n < 2) {
+            char num[16];
+            int k = snprintf(num, sizeof(num), "%u", idx[n++]);
+
+            for (int i = 0; i < k && o + 1 < len; i++)
+                buf[o++] = num[i];
+            p++;
+            continue;
+        }
+        buf[o++] = *p;
+    }
+    buf[o] = '\0';
+}
+
+int
+ha_mallctl_read_at(const struct ha_mallctl_ops *ops, const char *fmt,
+                   struct ha_mallctl_mib *m, unsigned a, unsigned b,
+                   void *out, size_t len)
+{
+    size_t pos[2] = {0, 0}, mib[HA_MALLCTL_MIB_MAX], got = len;
+    unsigned idx[2] = {a, b};
+    char name[128];
+    int n = index_positions(fmt, pos), rc;
+
+    if (m->state == 0) {
+        /* Index 0 exists for every numbered node (arena 0, bin 0,
+         * lextent 0), so the template resolves. */
+        format_at(fmt, 0, 0, name, sizeof(name));
+        m->len = HA_MALLCTL_MIB_MAX;
+        m->state = ops->nametomib != NULL && ops->bymib != NULL &&
+                           ops->nametomib(name, m->mib, &m->len) == 0
+                       ? 1
+                       : -1;
+        for (int i = 0; m->state > 0 && i < n; i++)
+            if (pos[i] >= m->len)
+                m->state = -1;
+    }
+    if (m->state < 0) {
+        format_at(fmt, a, b, name, sizeof(name));
+        return read_exact(ops, name, out, len);
+    }
+    memcpy(mib, m->mib, m->len * sizeof(*mib));
+    for (int i = 0; i < n; i++)
+        mib[pos[i]] = idx[i];
+    rc = ops->bymib(mib, m->len, out, &got, NULL, 0);
+    if (rc == 0 && got != len)
+        return EINVAL;
+    return rc;
+}
+
 int
 ha_mallctl_read_bool(const struct ha_mallctl_ops *ops, const char *name,
                      bool *out)
@@ -162,6 +239,20 @@ ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
 }
 
 int
+ha_mallctl_write_ssize(const struct ha_mallctl_ops *ops, const char *name,
+                       ssize_t v, ssize_t *old)
+{
+    ssize_t prev = 0;
+    size_t len = sizeof(prev);
+    int rc = ops->mallctl(name, old != NULL ? &prev : NULL,
+                          old != NULL ? &len : NULL, &v, sizeof(v));
+
+    if (rc == 0 && old != NULL)
+        *old = prev;
+    return rc;
+}
+
+int
 ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
                      const char *v)
 {
@@ -180,6 +271,86 @@ ha_mallctl_epoch(const struct ha_mallctl_ops *ops)
     uint64_t epoch = 1;
 
     return ops->mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch));
+}
+
+/* ------------------------------------------------------------------
+ * Decay settings
+ * ------------------------------------------------------------------ */
+
+int
+ha_mallctl_set_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                     ssize_t ms, struct ha_mallctl_decay_undo *undo)
+{
+    char name[64];
+    unsigned narenas = 0;
+    int rc;
+
+    if (undo != NULL)
+        memset(undo, 0, sizeof(*undo));
+    /* arenas.narenas and arena.<i>.initialized are as of the last epoch:
+     * an arena created since would be missed. */
+    (void)ha_mallctl_epoch(ops);
+    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+    rc = ha_mallctl_write_ssize(ops, name, ms,
+                                undo != NULL ? &undo->def : NULL);
+    if (rc != 0)
+        return rc;
+    if ((rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
+        0)
+        return rc;
+    if (undo != NULL && narenas > 0) {
+        undo->arena = malloc(narenas * sizeof(*undo->arena));
+        if (undo->arena == NULL)
+            return ENOMEM;
+        undo->n = narenas;
+    }
+    for (unsigned i = 0; i < narenas; i++) {
+        bool init = false;
+        ssize_t old = HA_MALLCTL_DECAY_NONE;
+
+        if (undo != NULL)
+            undo->arena[i] = HA_MALLCTL_DECAY_NONE;
+        snprintf(name, sizeof(name), "arena.%u.initialized", i);
+        if (ha_mallctl_read_bool(ops, name, &init) != 0 || !init)
+            continue;
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
+        if ((rc = ha_mallctl_write_ssize(ops, name, ms, &old)) != 0)
+            return rc;
+        if (undo != NULL)
+            undo->arena[i] = old;
+    }
+    return 0;
+}
+
+int
+ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                         const struct ha_mallctl_decay_undo *undo)
+{
+    char name[64];
+    int rc, first = 0;
+
+    /* A per-arena change recorded no default (HA_MALLCTL_DECAY_NONE). */
+    if (undo->def != HA_MALLCTL_DECAY_NONE) {
+        snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+        rc = ha_mallctl_write_ssize(ops, name, undo->def, NULL);
+        first = rc;
+    }
+    for (unsigned i = 0; i < undo->n; i++) {
+        if (undo->arena[i] == HA_MALLCTL_DECAY_NONE)
+            continue;
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
+        rc = ha_mallctl_write_ssize(ops, name, undo->arena[i], NULL);
+        if (first == 0)
+            first = rc;
+    }
+    return first;
+}
+
+void
+ha_mallctl_decay_undo_free(struct ha_mallctl_decay_undo *undo)
+{
+    free(undo->arena);
+    memset(undo, 0, sizeof(*undo));
 }
 
 bool

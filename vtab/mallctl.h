@@ -17,8 +17,11 @@
  *     (5.3) or a directory listing (5.2), the target directory checked
  *     before and after, and a partial file removed on failure.
  *
- * Errno values follow jemalloc 5.3 src/ctl.c (see
- * ../shared/reference/jemalloc-profilers.md section 1.3).
+ * Errno values follow jemalloc 5.3's src/ctl.c: ENOENT for a name this
+ * build lacks or profiling off (opt.prof=false), EFAULT for a dump that
+ * could not be written, EINVAL for a size mismatch, EPERM for writing a
+ * read-only or reading a write-only name, EAGAIN for an allocation
+ * failure.
  */
 #ifndef HA_MALLCTL_H
 #define HA_MALLCTL_H
@@ -93,6 +96,18 @@ struct ha_mallctl_mib {
 int ha_mallctl_read_cached(const struct ha_mallctl_ops *ops, const char *name,
                            struct ha_mallctl_mib *m, void *out, size_t len);
 
+/* Reads a figure of a numbered node, fmt with up to two "%u" fields
+ * ("stats.arenas.%u.bins.%u.curregs"), at indices a and b (b unused
+ * with one field), exactly len bytes into out. The name is resolved once
+ * into m with the indices 0; later reads put a and b into a copy of the
+ * MIB, as jemalloc's own stats.c reads per-arena and per-bin figures, or
+ * format the name when the backend has no MIBs. One m per fmt. Returns 0
+ * or an errno value (ENOENT for an arena that is not initialized). */
+int ha_mallctl_read_at(const struct ha_mallctl_ops *ops, const char *fmt,
+                       struct ha_mallctl_mib *m, unsigned a, unsigned b,
+                       void *out, size_t len)
+    __attribute__((format(printf, 2, 0)));
+
 /* *out points into jemalloc (static storage); do not free it. */
 int ha_mallctl_read_str(const struct ha_mallctl_ops *ops, const char *name,
                         const char **out);
@@ -103,12 +118,42 @@ int ha_mallctl_write_bool(const struct ha_mallctl_ops *ops, const char *name,
                           bool v, bool *old);
 int ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
                           size_t v);
+/* Writes v; old, when not NULL, gets the previous value from the same
+ * call (arena.<i>.dirty_decay_ms). */
+int ha_mallctl_write_ssize(const struct ha_mallctl_ops *ops, const char *name,
+                           ssize_t v, ssize_t *old);
 /* v may be NULL (prof.dump: jemalloc names the file itself). */
 int ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
                          const char *v);
 /* Write-only call without a value: "arena.4096.purge", prof.reset at the
  * current rate, prof.dump with jemalloc's automatic name. */
 int ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name);
+
+/* Decay settings as they were before ha_mallctl_set_decay changed them:
+ * arenas.<kind>_decay_ms and each arena's (HA_MALLCTL_DECAY_NONE for an
+ * arena that was not initialized). */
+#define HA_MALLCTL_DECAY_NONE ((ssize_t)-2)
+struct ha_mallctl_decay_undo {
+    ssize_t def;          /* arenas.<kind>_decay_ms */
+    ssize_t *arena;       /* malloc'd, n entries */
+    unsigned n;
+};
+
+/* Sets <kind>_decay_ms (kind "dirty" or "muzzy"; ms -1 = never) for the
+ * arenas jemalloc creates from now on (arenas.<kind>_decay_ms) and for
+ * every initialized arena now (arena.<i>.<kind>_decay_ms): jemalloc's
+ * arenas.* setting alone reaches only new arenas. When undo is not NULL
+ * it gets the previous values (free with ha_mallctl_decay_undo_free).
+ * Returns 0 or the first errno value (the settings made before it stay;
+ * undo covers them). */
+int ha_mallctl_set_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                         ssize_t ms, struct ha_mallctl_decay_undo *undo);
+/* Puts back what undo recorded (def HA_MALLCTL_DECAY_NONE: the arenas
+ * only). Returns 0 or the first errno value. */
+int ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops,
+                             const char *kind,
+                             const struct ha_mallctl_decay_undo *undo);
+void ha_mallctl_decay_undo_free(struct ha_mallctl_decay_undo *undo);
 
 /* Writes "epoch" so the next stats.* reads are current. */
 int ha_mallctl_epoch(const struct ha_mallctl_ops *ops);

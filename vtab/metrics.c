@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "vtab/mallctl.h"
+#include "vtab/rss.h"
 
 static const struct {
     const char *name;    /* heapadmin_jemalloc_<name>_bytes */
@@ -51,6 +52,54 @@ read_size(struct ha_vtab_ctx *ctx, const char *name, double *v)
         return -1;
     *v = (double)z;
     return 0;
+}
+
+/* Where resident memory goes (stats_memory_breakdown), as gauges: the
+ * process's RSS, PSS and swap, and one sample per part, so that
+ * sum(heapadmin_memory_breakdown_bytes) is the RSS. */
+static void
+metrics_breakdown(struct ha_vtab_ctx *ctx, struct ha_expo *e)
+{
+    static const struct {
+        const char *component;
+        const char *name;
+        const char *help;
+    } totals[] = {
+        {"rss", "heapadmin_process_resident_memory_bytes",
+         "Resident memory of the process (RssAnon + RssFile + RssShmem in "
+         "/proc/self/status)."},
+        {"swap", "heapadmin_process_swap_bytes",
+         "Memory of the process swapped out (not in RSS)."},
+    };
+    struct ha_breakdown_row rows[HA_BREAKDOWN_ROWS];
+    bool family = false;
+    char err[128];
+
+    /* The kernel's counters, not smaps: a scrape must not walk the
+     * host's page tables. */
+    if (ha_rss_read(ctx, false, false, rows, err, sizeof(err)) != 0)
+        return;
+    for (size_t t = 0; t < sizeof(totals) / sizeof(totals[0]); t++)
+        for (int i = 0; i < HA_BREAKDOWN_ROWS; i++)
+            if (rows[i].known &&
+                strcmp(rows[i].component, totals[t].component) == 0)
+                ha_expo_one(e, totals[t].name, HA_EXPO_GAUGE,
+                            totals[t].help, (double)rows[i].bytes);
+    for (int i = 0; i < HA_BREAKDOWN_ROWS; i++) {
+        const char *labels[] = {"component", rows[i].component, NULL};
+
+        if (rows[i].kind != HA_BREAKDOWN_PART || !rows[i].known)
+            continue;
+        if (!family)
+            ha_expo_family(e, "heapadmin_memory_breakdown_bytes",
+                           HA_EXPO_GAUGE,
+                           "Resident memory by component "
+                           "(stats_memory_breakdown's parts): they add up "
+                           "to heapadmin_process_resident_memory_bytes. "
+                           "jemalloc.untouched is negative.");
+        family = true;
+        ha_expo_sample(e, labels, (double)rows[i].bytes);
+    }
 }
 
 void
@@ -139,6 +188,8 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
                     "Mean bytes allocated between interval dumps "
                     "(prof.interval; 0: no interval dumps).",
                     (double)u);
+
+    metrics_breakdown(ctx, e);
 
     /* ProxySQL's names. */
     ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,

@@ -20,6 +20,13 @@
  *                   retained}_bytes   gauge  heapadmin's own share, which
  *                   the heapadmin_jemalloc_* figures then leave out (an
  *                   agent, a library on its own thread); absent otherwise
+ *   heapadmin_process_resident_memory_bytes              gauge  VmRSS
+ *   heapadmin_process_swap_bytes                         gauge  VmSwap
+ *   heapadmin_memory_breakdown_bytes{component=...}      gauge  the parts
+ *                        of stats_memory_breakdown: they sum to the RSS
+ *                        (read from /proc/self/status, not smaps, so a
+ *                        scrape walks no page tables: stacks and [heap]
+ *                        are inside other.anonymous)
  * and ProxySQL's, so its dashboards keep working:
  *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}
  *   proxysql_jemalloc_allocated_bytes_total   (a counter in ProxySQL)

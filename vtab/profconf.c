@@ -292,6 +292,22 @@ ha_profconf_apply(const struct ha_mallctl_ops *ops,
                                ha_value_bool_str(jc->prof_gdump),
                                prof_built);
     }
+    /* Decay: every arena now and those to come. */
+    for (int k = 0; k < 2; k++) {
+        long long ms = k == 0 ? jc->dirty_decay_ms : jc->muzzy_decay_ms;
+        const char *kind = k == 0 ? "dirty" : "muzzy";
+        char ctl[64], var[64];
+
+        if (ms == HA_DECAY_UNSET)
+            continue;
+        snprintf(num, sizeof(num), "%lld", ms);
+        snprintf(ctl, sizeof(ctl), "arenas.%s_decay_ms", kind);
+        snprintf(var, sizeof(var), "jemalloc_variables.%s_decay_ms", kind);
+        rc = ha_mallctl_set_decay(ops, kind, (ssize_t)ms, NULL);
+        if (rc != 0)
+            apply_mallctl_fail(&status, err, errlen, rc, ctl, var, num,
+                               prof_built);
+    }
     return status;
 }
 

@@ -9,7 +9,8 @@
  * the operator set, so the operator's environment still wins (jemalloc
  * applies later pairs over earlier ones). The library never re-executes
  * its host. The rest (prof_active, lg_prof_sample, prof_gdump, prefix) is
- * applied at runtime through mallctl by ha_profconf_apply(), then
+ * applied at runtime through mallctl by ha_profconf_apply() (with the
+ * decay settings, which reach every arena), then
  * ha_profconf_log_effective() logs what is in force.
  */
 #ifndef HA_PROFCONF_H
@@ -61,7 +62,8 @@ int ha_profconf_startup_conf(const struct ha_mallctl_ops *ops,
 
 /* Applies the runtime options: prof.prefix = "<datadir>/<dump_prefix>"
  * (datadir made absolute), prof.active, prof.reset(lg_prof_sample) when
- * the rate differs, prof.gdump. With profiling unavailable (opt.prof=false)
+ * the rate differs, prof.gdump, and dirty/muzzy_decay_ms for new arenas
+ * and every arena in use (ha_mallctl_set_decay). With profiling unavailable (opt.prof=false)
  * the prefix is skipped and each option that needs profiling (prof_active
  * or prof_gdump true, lg_prof_sample set) fails with the operator-facing
  * message. Every option is attempted; returns 0, or -1 with err holding

@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "vtab/cursor.h"
 
 enum sess_kind {
     SESS_PROCESSLIST,   /* stats_admin_sessions */
@@ -68,9 +69,10 @@ struct sess_row {
 
 typedef struct sess_cursor sess_cursor;
 struct sess_cursor {
-    sqlite3_vtab_cursor base;
+    struct ha_cursor rc;         /* rows [row, end) of rows; must be
+                                  * first */
     struct sess_row *rows;       /* sqlite3_malloc'd */
-    size_t n, cap, pos;
+    size_t n, cap;
     bool oom;                    /* a copy failed */
 };
 
@@ -142,8 +144,9 @@ cursor_clear(sess_cursor *c)
             sqlite3_free(c->rows[i].text[k]);
     sqlite3_free(c->rows);
     c->rows = NULL;
-    c->n = c->cap = c->pos = 0;
+    c->n = c->cap = 0;
     c->oom = false;
+    ha_cursor_rewind(&c->rc, 0, 0);
 }
 
 /* A new zeroed row at the end of c->rows, or NULL (OOM, c->oom set). */
@@ -179,14 +182,8 @@ copy_text(sess_cursor *c, struct sess_row *row, size_t k, const char *s)
 static int
 sess_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **out)
 {
-    sess_cursor *c = sqlite3_malloc(sizeof(*c));
-
     (void)vtab;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *out = &c->base;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(sess_cursor), out);
 }
 
 static int
@@ -249,22 +246,8 @@ sess_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         rc = v->src->sessions(v->src->arg, take_session, c);
     else
         rc = v->src->vars(v->src->arg, v->kind == SESS_GLOBALS, take_var, c);
+    ha_cursor_rewind(&c->rc, 0, c->n);
     return rc == 0 && !c->oom ? SQLITE_OK : SQLITE_NOMEM;
-}
-
-static int
-sess_next(sqlite3_vtab_cursor *cur)
-{
-    ((sess_cursor *)cur)->pos++;
-    return SQLITE_OK;
-}
-
-static int
-sess_eof(sqlite3_vtab_cursor *cur)
-{
-    sess_cursor *c = (sess_cursor *)cur;
-
-    return c->pos >= c->n;
 }
 
 static int
@@ -273,7 +256,7 @@ sess_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     sess_cursor *c = (sess_cursor *)cur;
 
     if (((sess_vtab *)cur->pVtab)->kind != SESS_PROCESSLIST) {
-        const struct sess_row *var = &c->rows[c->pos];
+        const struct sess_row *var = &c->rows[c->rc.row];
         if (col == 0)
             sqlite3_result_text(ctx, var->text[0], -1, SQLITE_TRANSIENT);
         else if (var->type == HA_SESSIONS_INT)
@@ -285,7 +268,7 @@ sess_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         return SQLITE_OK;
     }
     {
-        const struct sess_row *row = &c->rows[c->pos];
+        const struct sess_row *row = &c->rows[c->rc.row];
         static const int text_of[] = {-1, 0, 1, 2, 3, -1, 4, 5};
         if (col == SESS_COL_ID)
             sqlite3_result_int64(ctx, row->id);
@@ -301,13 +284,6 @@ sess_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int
-sess_rowid(sqlite3_vtab_cursor *cur, sqlite_int64 *rowid)
-{
-    *rowid = (sqlite_int64)((sess_cursor *)cur)->pos;
-    return SQLITE_OK;
-}
-
 static const sqlite3_module sess_module = {
     0,               /* iVersion */
     sess_connect,       /* xCreate: a session's own (temp) */
@@ -318,10 +294,10 @@ static const sqlite3_module sess_module = {
     sess_open,       /* xOpen */
     sess_close,      /* xClose */
     sess_filter,     /* xFilter - snapshot the rows */
-    sess_next,       /* xNext */
-    sess_eof,        /* xEof */
+    ha_cursor_next,  /* xNext */
+    ha_cursor_eof,   /* xEof */
     sess_column,     /* xColumn */
-    sess_rowid,      /* xRowid */
+    ha_cursor_rowid, /* xRowid */
     NULL,            /* xUpdate - read-only */
     NULL,            /* xBegin */
     NULL,            /* xSync */

@@ -84,6 +84,7 @@
 
 #include <sqlite3.h>
 
+#include "vtab/cursor.h"
 #include "vtab/mallctl.h"
 #include "core/util.h"
 #include "vtab/vtab_util.h"
@@ -190,9 +191,8 @@ struct stats_vtab {
 
 typedef struct stats_cursor stats_cursor;
 struct stats_cursor {
-    sqlite3_vtab_cursor base;  /* Base class - must be first */
-    int row;                   /* current index into table->rows */
-    int end;                   /* one past the last row to produce */
+    struct ha_cursor rc;       /* rows [row, end) of table->rows; must
+                                * be first */
 
     bool have_value;           /* value/is_null valid for row */
     bool is_null;              /* mallctl failed: NULL */
@@ -208,7 +208,8 @@ static void
 stats_read_row(stats_vtab *vt, stats_cursor *cur)
 {
     const struct ha_mallctl_ops *ops = vt->conn->ctx->ops;
-    const struct stats_row *r = &vt->table->rows[cur->row];
+    const struct stats_row *r = &vt->table->rows[cur->rc.row];
+    struct ha_mallctl_mib *mib = &vt->mibs[cur->rc.row];
     int rc = 0;
 
     cur->is_null = false;
@@ -219,24 +220,24 @@ stats_read_row(stats_vtab *vt, stats_cursor *cur)
         case STATS_SIZE: {
             size_t v = 0;
 
-            rc = ha_mallctl_read_cached(ops, r->mallctl, &vt->mibs[cur->row],
-                                        &v, sizeof(v));
+            rc = ha_mallctl_read_cached(ops, r->mallctl, mib, &v,
+                                        sizeof(v));
             cur->value = (sqlite3_int64)v;
             break;
         }
         case STATS_U64: {
             uint64_t v = 0;
 
-            rc = ha_mallctl_read_cached(ops, r->mallctl, &vt->mibs[cur->row],
-                                        &v, sizeof(v));
+            rc = ha_mallctl_read_cached(ops, r->mallctl, mib, &v,
+                                        sizeof(v));
             cur->value = v > INT64_MAX ? INT64_MAX : (sqlite3_int64)v;
             break;
         }
         case STATS_UNSIGNED: {
             unsigned v = 0;
 
-            rc = ha_mallctl_read_cached(ops, r->mallctl, &vt->mibs[cur->row],
-                                        &v, sizeof(v));
+            rc = ha_mallctl_read_cached(ops, r->mallctl, mib, &v,
+                                        sizeof(v));
             cur->value = v;
             break;
         }
@@ -318,21 +319,8 @@ stats_disconnect(sqlite3_vtab *vtab)
 static int
 stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
 {
-    stats_cursor *cur = sqlite3_malloc(sizeof(*cur));
-
     (void)vtab;
-    if (cur == NULL)
-        return SQLITE_NOMEM;
-    memset(cur, 0, sizeof(*cur));
-    *ppCursor = &cur->base;
-    return SQLITE_OK;
-}
-
-static int
-stats_close(sqlite3_vtab_cursor *cursor)
-{
-    sqlite3_free(cursor);
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(stats_cursor), ppCursor);
 }
 
 static int
@@ -340,9 +328,8 @@ stats_next(sqlite3_vtab_cursor *cursor)
 {
     stats_cursor *cur = (stats_cursor *)cursor;
 
-    cur->row++;
     cur->have_value = false;
-    return SQLITE_OK;
+    return ha_cursor_next(cursor);
 }
 
 static int
@@ -352,7 +339,7 @@ stats_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
     stats_vtab *vt = (stats_vtab *)cursor->pVtab;
 
     if (col == STATS_COL_NAME) {
-        sqlite3_result_text(ctx, vt->table->rows[cur->row].name, -1,
+        sqlite3_result_text(ctx, vt->table->rows[cur->rc.row].name, -1,
                             SQLITE_STATIC);
         return SQLITE_OK;
     }
@@ -371,21 +358,6 @@ stats_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int
-stats_rowid(sqlite3_vtab_cursor *cursor, sqlite3_int64 *pRowid)
-{
-    *pRowid = ((stats_cursor *)cursor)->row;
-    return SQLITE_OK;
-}
-
-static int
-stats_eof(sqlite3_vtab_cursor *cursor)
-{
-    stats_cursor *cur = (stats_cursor *)cursor;
-
-    return cur->row >= cur->end;
-}
-
 /* Rewinds the cursor: writes epoch once, then produces every row, or only
  * the row named by argv[0] when idxNum has HA_VTAB_IDX_NAME. Always called
  * before any xColumn/xRowid/xEof. */
@@ -398,19 +370,17 @@ stats_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     const struct stats_table *t = vt->table;
 
     (void)idxStr;
-    cur->row = 0;
-    cur->end = t->n_rows;
+    ha_cursor_rewind(&cur->rc, 0, (size_t)t->n_rows);
     cur->have_value = false;
     /* Failure (stats disabled) shows up as NULL values, row by row. */
     ha_vtab_refresh_stats(vt->conn->ctx);
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
         const char *name = (const char *)sqlite3_value_text(argv[0]);
 
-        cur->end = 0;
+        ha_cursor_rewind(&cur->rc, 0, 0);
         for (int i = 0; name != NULL && i < t->n_rows; i++) {
             if (strcmp(t->rows[i].name, name) == 0) {
-                cur->row = i;
-                cur->end = i + 1;
+                ha_cursor_rewind(&cur->rc, (size_t)i, (size_t)i + 1);
                 break;
             }
         }
@@ -435,12 +405,12 @@ stats_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
         stats_disconnect, /* xDisconnect */                                  \
         stats_disconnect, /* xDestroy */                                     \
         stats_open,       /* xOpen - open a cursor */                        \
-        stats_close,      /* xClose - close a cursor */                      \
+        ha_cursor_close,  /* xClose - close a cursor */                      \
         stats_filter,     /* xFilter - epoch, then position the cursor */    \
         stats_next,       /* xNext - advance a cursor */                     \
-        stats_eof,        /* xEof - past the last row? */                    \
+        ha_cursor_eof,    /* xEof - past the last row? */                    \
         stats_column,     /* xColumn - read a column (mallctl, cached) */    \
-        stats_rowid,      /* xRowid - row index */                           \
+        ha_cursor_rowid,  /* xRowid - row index */                           \
         NULL,             /* xUpdate - read-only */                          \
         NULL,             /* xBegin */                                       \
         NULL,             /* xSync */                                        \

@@ -104,3 +104,79 @@ ha_value_format_lg_bytes(unsigned lg, char *out, size_t outlen)
     }
     snprintf(out, outlen, "%llu %s", 1ULL << (lg % 10), units[lg / 10]);
 }
+
+int
+ha_value_parse_arena_list(const char *text, unsigned max_arena, long long min,
+                          long long max, struct ha_value_arena_pair *out,
+                          size_t max_pairs, size_t *n, char *why,
+                          size_t whylen)
+{
+    const char *p = text;
+
+    *n = 0;
+    if (text == NULL) {
+        ha_err_set(why, whylen, "NULL is not a list");
+        return -1;
+    }
+    while (is_space(*p))
+        p++;
+    while (*p != '\0') {
+        const char *item = p, *colon, *end;
+        char num[32], val[32];
+        long long a, v;
+        size_t len;
+
+        end = strchr(p, ',');
+        if (end == NULL)
+            end = p + strlen(p);
+        colon = memchr(p, ':', (size_t)(end - p));
+        len = (size_t)(end - item);
+        if (colon == NULL || (size_t)(colon - p) >= sizeof(num) ||
+            (size_t)(end - colon - 1) >= sizeof(val)) {
+            ha_err_set(why, whylen,
+                       "'%.*s' is not '<arena>:<value>'", (int)(len > 40 ? 40
+                                                                 : len),
+                       item);
+            return -1;
+        }
+        memcpy(num, p, (size_t)(colon - p));
+        num[colon - p] = '\0';
+        memcpy(val, colon + 1, (size_t)(end - colon - 1));
+        val[end - colon - 1] = '\0';
+        if (ha_value_parse_int(num, 0, (long long)max_arena - 1, &a) != 0) {
+            ha_err_set(why, whylen,
+                       "'%s' is not an arena: allowed 0 to %u "
+                       "(arenas.narenas - 1)",
+                       num, max_arena > 0 ? max_arena - 1 : 0);
+            return -1;
+        }
+        if (ha_value_parse_int(val, min, max, &v) != 0) {
+            ha_err_set(why, whylen,
+                       "arena %lld: '%s' is out of range: allowed %lld to "
+                       "%lld",
+                       a, val, min, max);
+            return -1;
+        }
+        for (size_t i = 0; i < *n; i++)
+            if (out[i].arena == (unsigned)a) {
+                ha_err_set(why, whylen, "arena %lld is listed twice", a);
+                return -1;
+            }
+        if (*n == max_pairs) {
+            ha_err_set(why, whylen, "more than %zu arenas listed",
+                       max_pairs);
+            return -1;
+        }
+        out[*n].arena = (unsigned)a;
+        out[*n].value = v;
+        (*n)++;
+        p = *end == ',' ? end + 1 : end;
+        while (is_space(*p))
+            p++;
+        if (end[0] == ',' && *p == '\0') {
+            ha_err_set(why, whylen, "a ',' ends the list");
+            return -1;
+        }
+    }
+    return 0;
+}

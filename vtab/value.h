@@ -28,6 +28,23 @@ const char *ha_value_bool_str(bool b);
 int ha_value_parse_int(const char *text, long long min, long long max,
                        long long *out);
 
+/* One "<arena>:<value>" pair of a per-arena setting. */
+struct ha_value_arena_pair {
+    unsigned arena;
+    long long value;
+};
+
+/* Parses a per-arena list "<arena>:<value>[, <arena>:<value>...]" (ASCII
+ * whitespace around items ignored; "" is an empty list): arenas in
+ * [0, max_arena), values in [min, max], each arena at most once, at most
+ * max_pairs pairs, into out[0..*n). Returns 0, or -1 with the offending
+ * item and what is allowed in why. */
+int ha_value_parse_arena_list(const char *text, unsigned max_arena,
+                              long long min, long long max,
+                              struct ha_value_arena_pair *out,
+                              size_t max_pairs, size_t *n, char *why,
+                              size_t whylen);
+
 /* Formats bytes = 2^lg as "512 KiB", "1 MiB", "8 B"... into out (outlen
  * bytes), for messages about lg_* settings. lg above 62 prints "2^lg B". */
 void ha_value_format_lg_bytes(unsigned lg, char *out, size_t outlen);

@@ -12,6 +12,8 @@
 #include "core/util.h"
 #include "prof/symbolize.h"
 #include "vtab/heap_load.h"
+#include "vtab/heap_vtab.h"
+#include "vtab/jestats.h"
 #include "vtab/vtab_util.h"
 
 /* Every table family, registered in this order: adding one is a line
@@ -21,6 +23,9 @@ static const struct {
     int (*reg)(sqlite3 *db, struct ha_vtab_conn *conn);
 } modules[] = {
     {"stats", ha_stats_register},
+    {"stats_memory_breakdown", ha_rss_register},
+    {"stats_jemalloc_arenas", ha_arenas_register},
+    {"stats_jemalloc_bins", ha_bins_register},
     {"global_variables", ha_globals_register},
     {"heap profiles", ha_heap_register},
     {"stats_agents", ha_agents_register},
@@ -43,6 +48,7 @@ ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who)
 void
 ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
 {
+    ha_heap_growth_free(ctx);
     ha_heap_cache_free(ctx);
     ha_symbolizer_free(ctx->symbolizer);
     ctx->symbolizer = NULL;

@@ -20,6 +20,7 @@
 struct ha_symbolizer;
 struct ha_heap_cache;
 struct ha_dump_totals;
+struct ha_heap_growth_cache;
 
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */
@@ -35,6 +36,13 @@ struct ha_vtab_ctx {
     bool (*admin_value)(const void *arg, const char *name, char *buf,
                         size_t len);
     const void *admin_arg;             /* passed to admin_value */
+    /* Run-time state of the engine shown as read-only jemalloc-* rows
+     * (jemalloc-leak_watch_state), supplied by the layer that runs it
+     * (engine/leakwatch.c): writes the value of name into buf; false for
+     * NULL or a name it does not know. NULL: such rows read NULL. */
+    bool (*engine_value)(const void *arg, const char *name, char *buf,
+                         size_t len);
+    const void *engine_arg;            /* passed to engine_value */
 
     /* Guards for the host (jemalloc_variables). */
     unsigned lg_prof_sample_min;       /* lower rates refused; 0: none */
@@ -63,6 +71,8 @@ struct ha_vtab_ctx {
      * owner's worker thread (log sink, profiling switches); NULL: none. */
     void (*thread_init)(void *arg);
     void *thread_init_arg;
+    struct ha_heap_growth_cache *growth; /* heap_growth's last result
+                                            (heap_growth.c) */
 };
 
 /* Frees stats_heap_dumps' totals (heap_dumps.c). */

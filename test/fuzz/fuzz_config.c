@@ -59,7 +59,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                        "iface %zu", i);
         }
         for (size_t i = 0; i < cfg.n_messages; i++)
-            FUZZ_CHECK(cfg.messages[i] != NULL, "message %zu", i);
+            FUZZ_CHECK(cfg.messages[i].text != NULL &&
+                           cfg.messages[i].severity < HA_CONFIG_SEVERITY_MAX,
+                       "message %zu", i);
     } else {
         FUZZ_CHECK(err[0] != '\0', "error without text");
         /* "Fully freed-and-reset to defaults": the built-in users and

@@ -3,8 +3,8 @@
  * Fuzz target: the admin_variables list values, admin_credentials /
  * stats_credentials ("user:pass;user:pass", ha_credentials_parse and
  * ha_credentials_mask) and mysql_ifaces ("host:port;/path.sock",
- * ha_config_parse_ifaces). Input: byte 0 picks the role and the mask
- * buffer size; the rest is the spec. Seeds: corpus/credentials/.
+ * ha_iface_parse). Input: byte 0 picks the role and the mask buffer
+ * size; the rest is the spec. Seeds: corpus/credentials/.
  *
  * Invariants: 0 or -1; on -1 the list is unchanged; on 0 every user has a
  * valid name, is found by ha_credentials_find() and, if any were added,
@@ -15,6 +15,7 @@
 
 #include "engine/config.h"
 #include "engine/credentials.h"
+#include "engine/iface.h"
 
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -76,7 +77,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     free(mask);
 
     err[0] = '\0';
-    rc = ha_config_parse_ifaces(spec, &ifaces, &n_ifaces, err, sizeof(err));
+    rc = ha_iface_parse(spec, &ifaces, &n_ifaces, err, sizeof(err));
     FUZZ_CHECK(rc == 0 || rc == -1, "ifaces rc %d", rc);
     if (rc == 0) {
         FUZZ_CHECK(n_ifaces > 0 && ifaces != NULL, "no interfaces");

@@ -146,6 +146,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                  sizeof(err));
         if (n < 0) {
             FUZZ_CHECK(err[0] != '\0', "feed failed without a message");
+            FUZZ_CHECK(r.error > HA_PROTO_READER_OK &&
+                           r.error < HA_PROTO_READER_ERROR_MAX,
+                       "feed failed without a reason (%d)", (int)r.error);
             break; /* out of sync: conn.c sends ERR and closes */
         }
         FUZZ_CHECK((size_t)n <= slice, "consumed %zd of %zu", n, slice);

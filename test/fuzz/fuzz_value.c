@@ -6,6 +6,9 @@
  * value and buffer size for ha_value_format_lg_bytes(); the rest is the
  * text. Seeds: corpus/value/.
  *
+ * The same text also goes to the per-arena list parser and to
+ * heap_growth's time parser (prof/dumpseries.h).
+ *
  * Invariants: 0 or -1; an accepted integer lies in [min, max] and reads
  * back the same from its own decimal form; an accepted boolean reads back
  * from ha_value_bool_str(); formatting always terminates its buffer.
@@ -15,6 +18,7 @@
 #include <limits.h>
 #include <stdbool.h>
 
+#include "prof/dumpseries.h"
 #include "vtab/value.h"
 
 static const struct {
@@ -65,6 +69,22 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     FUZZ_CHECK(fuzz_has_nul(buf, outlen), "lg %u: not terminated in %zu",
                lg, outlen);
 
+    {
+        struct ha_value_arena_pair pairs[8];
+        int64_t ns;
+        size_t n = 0;
+
+        if (ha_value_parse_arena_list(text, 64, -1, 1000, pairs, 8, &n, buf,
+                                      sizeof(buf)) == 0) {
+            FUZZ_CHECK(n <= 8, "%zu pairs", n);
+            for (size_t i = 0; i < n; i++)
+                FUZZ_CHECK(pairs[i].arena < 64 && pairs[i].value >= -1 &&
+                               pairs[i].value <= 1000,
+                           "pair %zu out of range", i);
+        }
+        if (ha_dumpseries_parse_time(text, &ns) == 0)
+            FUZZ_CHECK(ns >= 0, "negative time %lld", (long long)ns);
+    }
     free(text);
     return 0;
 }

@@ -211,6 +211,9 @@ ha_file_like "the flood is logged, not a line per guess" "$HA_LOG" \
     "http: 127.0.0.3:[0-9]+: GET /metrics refused: wrong password \(1 failed"
 lines=$(grep -c "refused: wrong password" "$HA_LOG")
 ha_ok "... in a line per 100 failures ($lines lines)" test "$lines" -le 2
+held=$(grep -c "logins from 127\.0\.0\.4 failed too often" "$HA_LOG")
+ha_ok "40 held MySQL guessers: the throttle says so once per 10 s, not per connection ($held lines)" \
+    test "$held" -ge 1 -a "$held" -le 2
 ha_sql_is "the MySQL port still answers" "SELECT 1" 1
 
 ha_done

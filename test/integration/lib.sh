@@ -216,6 +216,26 @@ ha_require() {
     fi
 }
 
+# ha_baseline_ms: the slowest of three `SELECT 1` round trips with the
+# real client, now, in ms (HA_OUT etc. are overwritten): what "at once"
+# costs on this machine in this run. Timed assertions are bounded by
+# ha_quick_ms of it, so they hold on a loaded machine (a sanitizer build
+# beside stress-ng) and still catch a stall of seconds.
+ha_baseline_ms() {
+    local worst=0 t0 ms _
+    for _ in 1 2 3; do
+        t0=$(date +%s%N)
+        ha_sql "SELECT 1"
+        ms=$((($(date +%s%N) - t0) / 1000000))
+        [ "$ms" -gt "$worst" ] && worst=$ms
+    done
+    echo "$worst"
+}
+
+# ha_quick_ms BASE: the bound for an answer that waits on nothing: 3x the
+# baseline plus 500 ms.
+ha_quick_ms() { echo $((3 * $1 + 500)); }
+
 # ha_require_python_module NAME: the system python3 has module NAME.
 ha_require_python_module() {
     "${HA_PYTHON:-/usr/bin/python3}" -c "import $1" 2>/dev/null ||

@@ -31,19 +31,22 @@ ha_is "profiling starts inactive (the config says nothing)" false \
 set_var jemalloc-prof_active true
 set_var jemalloc-lg_prof_sample 20
 set_var jemalloc-dump_symbolized true
+set_var jemalloc-dirty_decay_ms 5000
 ha_sql "SAVE JEMALLOC VARIABLES TO DISK"
 ha_is "SAVE JEMALLOC VARIABLES TO DISK: OK" "0:" "$HA_RC:$HA_ERR"
 ha_ok "... into a 0600 file in the datadir" \
     test "$(stat -c %a "$HA_DATADIR/heapadmin.db")" = 600
 ha_file_like "... logged with who did it" "$HA_LOG" \
-    "control: admin@127\.0\.0\.1:[0-9]+ \(connection [0-9]+\): SAVE JEMALLOC VARIABLES TO DISK: 7 variables saved to $HA_DATADIR/heapadmin\.db"
+    "control: admin@127\.0\.0\.1:[0-9]+ \(connection [0-9]+\): SAVE JEMALLOC VARIABLES TO DISK: 9 variables saved to $HA_DATADIR/heapadmin\.db"
 ha_sql_is "disk.global_variables holds the saved settings" \
-    "SELECT variable_name, variable_value FROM disk.global_variables WHERE variable_name IN ('jemalloc-prof_active', 'jemalloc-lg_prof_sample', 'jemalloc-dump_symbolized') ORDER BY 1" \
-    "jemalloc-dump_symbolized	true
+    "SELECT variable_name, variable_value FROM disk.global_variables WHERE variable_name IN ('jemalloc-prof_active', 'jemalloc-lg_prof_sample', 'jemalloc-dump_symbolized', 'jemalloc-dirty_decay_ms', 'jemalloc-muzzy_decay_ms') ORDER BY 1" \
+    "jemalloc-dirty_decay_ms	5000
+jemalloc-dump_symbolized	true
 jemalloc-lg_prof_sample	20
+jemalloc-muzzy_decay_ms	0
 jemalloc-prof_active	true"
 ha_sql_is "... and no action or read-only row" \
-    "SELECT count(*) FROM disk.global_variables WHERE variable_name IN ('jemalloc-dump_now', 'jemalloc-prof', 'admin-admin_credentials')" 0
+    "SELECT count(*) FROM disk.global_variables WHERE variable_name IN ('jemalloc-dump_now', 'jemalloc-prof', 'admin-admin_credentials', 'jemalloc-purge_arena_now', 'jemalloc-arena_dirty_decay_ms', 'jemalloc-leak_watch_state')" 0
 set_var jemalloc-prof_active false
 ha_is "an UPDATE still acts at once (prof_active false)" false \
     "$(var jemalloc-prof_active)"
@@ -95,6 +98,9 @@ ha_start || ha_bail "heapadmind restarts"
 ha_is "after a restart the saved prof_active applies" true \
     "$(var jemalloc-prof_active)"
 ha_is "... and the saved lg_prof_sample" 20 "$(var jemalloc-lg_prof_sample)"
+ha_is "... and the saved dirty_decay_ms" 5000 "$(var jemalloc-dirty_decay_ms)"
+ha_sql_is "... in every arena in use" \
+    "SELECT count(*) FROM stats_jemalloc_arenas WHERE arena IS NOT NULL AND dirty_decay_ms <> 5000" 0
 ha_file_like "the log says which value came from disk, over what" "$HA_LOG" \
     "start-up: jemalloc-prof_active = 'true' from $HA_DATADIR/heapadmin\.db \(saved on disk\), over 'false'"
 ha_stop

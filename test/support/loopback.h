@@ -1,26 +1,22 @@
 /* SPDX-License-Identifier: MIT
  *
  * Test fixture shared by the loopback suites (check_server, check_conn,
- * check_tls): the real server on 127.0.0.1, port chosen by the kernel,
- * running its own event loop on a thread, and the plain-socket client
- * primitives those suites speak the protocol with. Header-only, like
- * fake_mallctl.h, so each suite links nothing extra.
+ * check_tls, check_instances): the real server on 127.0.0.1, port chosen
+ * by the kernel, running its own event loop on a thread. The suites
+ * speak to it with test/support/client.h. Header-only, like
+ * fake_mallctl.h.
  */
 #ifndef HA_TEST_LOOPBACK_H
 #define HA_TEST_LOOPBACK_H
 
-#include <arpa/inet.h>
 #include <check.h>
 #include <event2/event.h>
-#include <netinet/in.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <sys/time.h>
 
 #include "engine/config.h"
@@ -138,60 +134,6 @@ lb_stop(struct lb_server *lb)
         if (system(cmd) != 0) {
         }
     }
-}
-
-/* A blocking TCP connection to 127.0.0.1:port with a 10 s receive
- * timeout, so a server that never answers fails the test, not hangs it. */
-static inline int
-lb_connect(int port)
-{
-    struct sockaddr_in sin;
-    struct timeval tv = {10, 0};
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-
-    ck_assert_int_ge(fd, 0);
-    memset(&sin, 0, sizeof(sin));
-    sin.sin_family = AF_INET;
-    sin.sin_port = htons((uint16_t)port);
-    sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    ck_assert_int_eq(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
-    return fd;
-}
-
-/* Reads exactly n bytes; -1 on EOF, error or timeout. */
-static inline int
-lb_read_full(int fd, void *buf, size_t n)
-{
-    uint8_t *p = buf;
-
-    while (n > 0) {
-        ssize_t r = recv(fd, p, n, 0);
-        if (r <= 0)
-            return -1;
-        p += r;
-        n -= (size_t)r;
-    }
-    return 0;
-}
-
-/* Sends one physical packet: 3-byte length, sequence id, payload. */
-static inline void
-lb_send_pkt(int fd, uint8_t seq, const void *payload, size_t len)
-{
-    uint8_t h[4] = {(uint8_t)len, (uint8_t)(len >> 8), (uint8_t)(len >> 16),
-                    seq};
-
-    ck_assert_int_eq(send(fd, h, 4, MSG_NOSIGNAL), 4);
-    if (len > 0)
-        ck_assert_int_eq(send(fd, payload, len, MSG_NOSIGNAL), (ssize_t)len);
-}
-
-static inline void
-lb_put_le(uint8_t *p, uint64_t v, int n)
-{
-    for (int i = 0; i < n; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
 }
 
 #endif /* HA_TEST_LOOPBACK_H */

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * A configuration written back as a config file (SAVE CONFIG TO FILE):
+ * the inverse of ha_config_load_string() for every key of the key table.
+ */
+#ifndef HA_CONFIG_WRITE_H
+#define HA_CONFIG_WRITE_H
+
+#include "core/buf.h"
+#include "engine/config.h"
+
+/* Writes cfg as a config file ha_config_load_string() reads back to the
+ * same settings (SAVE CONFIG TO FILE): every key of the key table with
+ * its value, libconfig strings escaped, unset tri-states left out (they
+ * keep jemalloc's own value), 64-bit values with libconfig's L. datadir
+ * is written as abs_datadir when given. header is a comment put first
+ * (NULL: none). Appends to out. */
+void ha_config_write(const struct ha_config *cfg, const char *abs_datadir,
+                     const char *header, struct ha_buf *out);
+
+#endif /* HA_CONFIG_WRITE_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The HTTP front-end's path table (see paths.h). Pure.
+ */
+#include "http/paths.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "core/util.h"
+
+static const struct path {
+    const char *path;
+    bool prefix;                     /* path is a prefix ("/assets/") */
+    unsigned methods;
+    enum ha_http_page page;
+} paths[] = {
+    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX},
+    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS},
+    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT},
+    {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP},
+    {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD,
+     HA_HTTP_PAGE_PPROF_HEAP},
+    {"/debug/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
+     HA_HTTP_PAGE_PPROF_SYMBOL},
+    {"/debug/pprof/cmdline", false, HA_HTTP_GET_HEAD,
+     HA_HTTP_PAGE_PPROF_CMDLINE},
+    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP},
+    /* What jeprof fetches when given no path (its CPU page): there is
+     * no CPU profiler here, so the heap, which jeprof tells by its
+     * header; ?seconds= is ignored. */
+    {"/pprof/profile", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP},
+    {"/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
+     HA_HTTP_PAGE_PPROF_SYMBOL},
+    {"/pprof/cmdline", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_CMDLINE},
+    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME},
+    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME},
+    {"/heap/data.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DATA},
+    {"/heap/dumps.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DUMPS},
+    {"/heap/growth.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_GROWTH_DATA},
+    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET},
+};
+
+static const struct path *
+find(const char *path)
+{
+    if (path == NULL)
+        return NULL;
+    for (size_t i = 0; i < HA_ARRAY_SIZE(paths); i++) {
+        const struct path *p = &paths[i];
+
+        if (p->prefix ? strncmp(path, p->path, strlen(p->path)) == 0
+                      : strcmp(path, p->path) == 0)
+            return p;
+    }
+    return NULL;
+}
+
+int
+ha_http_path_page(const char *path)
+{
+    const struct path *p = find(path);
+
+    return p != NULL ? (int)p->page : -1;
+}
+
+bool
+ha_http_path_allows(const char *path, unsigned methods, char *allow,
+                    size_t allow_len)
+{
+    const struct path *p = find(path != NULL ? path : "");
+
+    if (p == NULL || (p->methods & methods) != 0)
+        return true;
+    snprintf(allow, allow_len, "%s",
+             p->methods & HA_HTTP_POST ? "GET, HEAD, POST" : "GET, HEAD");
+    return false;
+}

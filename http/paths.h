@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The HTTP front-end's paths: which exist and which methods each takes.
+ * Pure (no evhttp): routes.c runs the page a path names, http.c answers
+ * 405 with Allow for a method the path does not take, and
+ * test/fuzz/fuzz_http.c feeds it arbitrary paths. A path is matched
+ * exactly, or by prefix for the asset directory.
+ */
+#ifndef HA_HTTP_PATHS_H
+#define HA_HTTP_PATHS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Methods, as the table lists them. */
+#define HA_HTTP_GET_HEAD (1u << 0) /* GET and HEAD */
+#define HA_HTTP_POST (1u << 1)     /* POST */
+
+/* Every page the front-end serves (routes.c runs each). */
+enum ha_http_page {
+    HA_HTTP_PAGE_INDEX,          /* / */
+    HA_HTTP_PAGE_METRICS,        /* /metrics */
+    HA_HTTP_PAGE_AGENT,          /* /agent */
+    HA_HTTP_PAGE_PPROF_HEAP,     /* /debug/pprof/heap, .../allocs */
+    HA_HTTP_PAGE_PPROF_SYMBOL,   /* /debug/pprof/symbol, /pprof/symbol */
+    HA_HTTP_PAGE_PPROF_CMDLINE,  /* /debug/pprof/cmdline, /pprof/cmdline */
+    HA_HTTP_PAGE_JEPROF_HEAP,    /* /pprof/heap, /pprof/profile */
+    HA_HTTP_PAGE_FLAME,          /* /heap, /heap/ */
+    HA_HTTP_PAGE_FLAME_DATA,     /* /heap/data.json */
+    HA_HTTP_PAGE_FLAME_DUMPS,    /* /heap/dumps.json */
+    HA_HTTP_PAGE_GROWTH_DATA,    /* /heap/growth.json */
+    HA_HTTP_PAGE_ASSET,          /* /assets/... */
+    HA_HTTP_PAGE_MAX
+};
+
+/* The page path names, or -1 when none does (path NULL: none). */
+int ha_http_path_page(const char *path);
+
+/* Whether path takes a request whose method is methods (HA_HTTP_GET_HEAD,
+ * HA_HTTP_POST, or 0 for any other). A path no page has takes every
+ * method (it gets 404 once authenticated). When false, allow (allow_len
+ * bytes, terminated) holds the methods it takes ("GET, HEAD"). */
+bool ha_http_path_allows(const char *path, unsigned methods, char *allow,
+                         size_t allow_len);
+
+#endif /* HA_HTTP_PATHS_H */

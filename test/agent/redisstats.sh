@@ -1,0 +1,165 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# stats_memory_breakdown, stats_jemalloc_arenas and stats_jemalloc_bins
+# read inside Debian's unmodified redis-server (the LD_PRELOAD agent)
+# against jemalloc's own malloc_stats_print from the same process.
+#
+# How the two are taken in the same state: redis prints its jemalloc's
+# statistics itself on MEMORY MALLOC-STATS (je_malloc_stats_print into a
+# reply), so the figures come from the very allocator the agent reads,
+# not from a second process or an exit-time dump. Redis is idle (no
+# client but ours), and our tables are read just before and just after
+# the print: each of jemalloc's figures must lie between our two
+# readings, give or take what the print itself allocates (its reply
+# buffer, in redis's arena 0) and redis's timer (serverCron). The
+# comparison is per arena 0, redis's main thread's: the agent's own
+# allocations, which our SQL makes meanwhile, live in an arena of their
+# own. The breakdown's RSS is also checked against redis's own
+# used_memory_rss (INFO memory, from /proc).
+
+HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-180}
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+ha_require redis-server redis-server
+ha_require redis-benchmark redis-tools
+ha_require redis-cli redis-tools
+ha_require python3 python3
+
+data=$HA_TMP/data
+mkdir -p "$data"
+port=$(ha_free_port)
+ag_env
+env "${AG_ENV[@]}" HEAPADMIN_DATADIR="$data" \
+    redis-server --port "$port" --save '' --appendonly no --dir "$HA_TMP" \
+    >"$HA_TMP/redis.out" 2>"$HA_TMP/redis.err" &
+rpid=$!
+HA_PIDS+=("$rpid")
+sock=$data/redis-server.$rpid.sock
+ag_wait_socket "$sock" 15 || ha_bail "the agent does not serve redis on $sock"
+ha_pass "the agent serves redis-server $rpid"
+
+# A heap worth comparing: 50,000 keys of 100-byte values, then quiet.
+timeout 120 redis-benchmark -p "$port" -n 50000 -r 50000 -t set -d 100 -q \
+    >/dev/null 2>&1
+ha_is "redis holds the keys" "ok" \
+    "$(timeout 5 redis-cli -p "$port" dbsize | awk '$1 > 20000 {print "ok"}')"
+# jemalloc returns the benchmark's dirty pages over its decay time (10 s),
+# so RSS would shrink between our reading and redis's: purge them now
+# (MEMORY PURGE purges every arena), so both see the same resident set.
+timeout 10 redis-cli -p "$port" memory purge >/dev/null
+sleep 1
+
+# ours LABEL: our figures for arena 0 and the whole process into files.
+ours() {
+    ag_sql "$sock" "SELECT 'arena', allocated_small, allocated_large, active_bytes, mapped, retained, resident FROM stats_jemalloc_arenas WHERE arena = 0 UNION ALL SELECT 'bin ' || size, curregs, curslabs, nregs, slab_size, nonfull_slabs, 0 FROM stats_jemalloc_bins WHERE arena = 0 AND curregs > 0"
+    printf '%s\n' "$HA_OUT" >"$HA_TMP/ours.$1"
+    ag_sql "$sock" "SELECT component, kind, bytes FROM stats_memory_breakdown"
+    printf '%s\n' "$HA_OUT" >"$HA_TMP/breakdown.$1"
+}
+
+ours before
+timeout 10 redis-cli -p "$port" memory malloc-stats >"$HA_TMP/malloc_stats.txt"
+ours after
+# Redis's used_memory_rss is the reading of its timer (serverCron, every
+# 100 ms), not of the moment asked: let one pass after our last query so
+# it counts the pages that query touched, as our figure does.
+sleep 0.5
+rss_redis=$(timeout 5 redis-cli -p "$port" info memory |
+    sed -n 's/^used_memory_rss:\([0-9]*\).*/\1/p')
+ha_file_like "redis printed jemalloc's statistics" "$HA_TMP/malloc_stats.txt" \
+    "^___ Begin jemalloc statistics ___"
+
+# The comparison: jemalloc's arena 0 (and its bins) from the print,
+# against our two readings.
+out=$(python3 - "$HA_TMP" <<'EOF'
+import re, sys
+tmp = sys.argv[1]
+text = open(tmp + "/malloc_stats.txt").read().splitlines()
+
+def ours(label):
+    rows = {}
+    for line in open("%s/ours.%s" % (tmp, label)):
+        f = line.rstrip("\n").split("\t")
+        if len(f) == 7:
+            rows[f[0]] = [int(x) for x in f[1:]]
+    return rows
+
+before, after = ours("before"), ours("after")
+
+# jemalloc's arena 0 section: its scalar lines and its bins table.
+start = text.index("arenas[0]:")
+end = next((i for i in range(start + 1, len(text))
+            if re.match(r"^arenas\[\d+\]:", text[i]) or
+            text[i].startswith("--- End")), len(text))
+sec = text[start:end]
+scal = {}
+for line in sec:
+    m = re.match(r"^(small|large|active|mapped|retained|resident):\s+(\d+)", line)
+    if m and m.group(1) not in scal:
+        scal[m.group(1)] = int(m.group(2))
+head = next(i for i, l in enumerate(sec) if l.startswith("bins:"))
+cols = sec[head].split()[1:]
+bins = {}
+for line in sec[head + 1:]:
+    f = line.split()
+    if not f or f[0] == "---":
+        continue
+    if not f[0].isdigit():
+        break
+    row = dict(zip(cols, f))
+    bins[int(row["size"])] = row
+
+ok = True
+def check(what, theirs, lo, hi, tol):
+    global ok
+    good = lo - tol <= theirs <= hi + tol
+    print("%s %s: malloc_stats_print %d, ours %d..%d (+-%d)" %
+          ("ok" if good else "BAD", what, theirs, lo, hi, tol))
+    ok = ok and good
+
+names = ["small", "large", "active", "mapped", "retained", "resident"]
+for k, name in enumerate(names):
+    a, b = before["arena"][k], after["arena"][k]
+    check("arena 0 " + name, scal[name], min(a, b), max(a, b),
+          max(a, b) // 100 + 256 * 1024)
+n = 0
+for label, v in before.items():
+    if not label.startswith("bin ") or v[0] < 500:
+        continue
+    size = int(label[4:])
+    w = after.get(label, v)
+    if size not in bins:
+        print("BAD bin %d: not in malloc_stats_print" % size)
+        ok = False
+        continue
+    t = bins[size]
+    check("bin %d curregs" % size, int(t["curregs"]), min(v[0], w[0]),
+          max(v[0], w[0]), max(v[0] // 50, 64))
+    check("bin %d curslabs" % size, int(t["curslabs"]), min(v[1], w[1]),
+          max(v[1], w[1]), max(v[1] // 50, 4))
+    check("bin %d regs per slab" % size, int(t["regs"]), v[2], v[2], 0)
+    check("bin %d pages per slab" % size, int(t["pgs"]) * 4096, v[3], v[3], 0)
+    n += 1
+print("compared %d busy size classes" % n)
+if n < 3:
+    ok = False
+print("ALL OK" if ok else "MISMATCH")
+EOF
+)
+ha_diag "$out"
+ha_like "arena 0 and its bins agree with malloc_stats_print" "ALL OK" "$out"
+ha_like "... over at least three busy size classes" \
+    "compared ([3-9]|[1-9][0-9]+) busy" "$out"
+
+# The breakdown in a real host: its parts add up; its RSS is redis's.
+rss_ours=$(awk '$1 == "rss" {print $3}' "$HA_TMP/breakdown.after")
+parts=$(awk '$2 == "part" {s += $3} END {print s}' "$HA_TMP/breakdown.after")
+ha_is "the breakdown's parts add up to its RSS in redis" "$rss_ours" "$parts"
+ha_ok "its RSS ($rss_ours) is redis's used_memory_rss ($rss_redis) within 3%" \
+    awk -v a="$rss_ours" -v b="$rss_redis" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.03 * b) }'
+
+kill -TERM "$rpid"
+ha_wait_gone "$rpid" 10 || ha_fail "redis stops on SIGTERM"
+ha_forget "$rpid"
+ha_done

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * growthhost: a host for test/integration/growth.sh, embedding heapadmin
+ * through its public header as a service would (heapadmin_start: the
+ * admin port on a thread of its own), whose memory does four things on
+ * its own timer (a 100 ms tick on the main thread), each from a function
+ * of its own so heap profiles tell them apart:
+ *
+ *   growthhost_leak      leaks steadily: 1 MiB a second in 1000-byte
+ *                        blocks, never freed;
+ *   growthhost_burst     every 4 s allocates 8 MiB in 32 KiB blocks,
+ *                        holds them 1.5 s, frees them all;
+ *   growthhost_oneoff    once, GROWTHHOST_ONEOFF_S seconds in, allocates
+ *                        12 MiB and keeps it;
+ *   growthhost_fragment  at start, fills 32 MiB of slabs of the 64-byte
+ *                        class and frees 31 of every 32 regions: slabs
+ *                        about 3% used that jemalloc cannot give back.
+ *
+ *   growthhost -c CONFIG      runs until SIGTERM or SIGINT, exits 0
+ *
+ * Every block is written (so its pages are resident) and kept in a
+ * volatile array: GCC drops allocations it can prove unused. It prints
+ * "ready" once the admin port listens.
+ */
+#include <heapadmin.h>
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+HEAPADMIN_DEFINE_MALLOC_CONF;
+
+#define TICK_MS 100
+#define LEAK_BLOCK 1000                /* bytes */
+#define LEAK_PER_TICK 105              /* ~1 MiB/s */
+#define LEAK_MAX (LEAK_PER_TICK * 10 * 600) /* ten minutes' worth */
+#define BURST_BLOCK (32 << 10)
+#define BURST_BLOCKS 256               /* 8 MiB */
+#define BURST_EVERY_TICKS 40           /* 4 s */
+#define BURST_HOLD_TICKS 15            /* 1.5 s */
+#define ONEOFF_BYTES (12 << 20)
+#define ONEOFF_TICK 200                /* 20 s */
+#define FRAG_SIZE 64
+#define FRAG_COUNT (512 * 1024)        /* 32 MiB of 64-byte regions */
+#define FRAG_KEEP_EVERY 32
+
+static char *volatile leaked[LEAK_MAX];
+static char *volatile burst[BURST_BLOCKS];
+static char *volatile oneoff;
+static char *volatile *frag;
+
+__attribute__((noinline)) char *
+growthhost_leak(size_t n)
+{
+    char *p = malloc(n);
+
+    if (p != NULL)
+        memset(p, 'l', n);
+    return p;
+}
+
+__attribute__((noinline)) char *
+growthhost_burst(size_t n)
+{
+    char *p = malloc(n);
+
+    if (p != NULL)
+        memset(p, 'b', n);
+    return p;
+}
+
+__attribute__((noinline)) char *
+growthhost_oneoff(size_t n)
+{
+    char *p = malloc(n);
+
+    if (p != NULL)
+        memset(p, 'o', n);
+    return p;
+}
+
+__attribute__((noinline)) char *
+growthhost_fragment(size_t n)
+{
+    char *p = malloc(n);
+
+    if (p != NULL)
+        memset(p, 'f', n);
+    return p;
+}
+
+/* Fills the 64-byte class, then frees all but one region in 32. */
+static void
+fragment(void)
+{
+    frag = calloc(FRAG_COUNT, sizeof(*frag));
+    if (frag == NULL)
+        return;
+    for (size_t i = 0; i < FRAG_COUNT; i++)
+        frag[i] = growthhost_fragment(FRAG_SIZE);
+    for (size_t i = 0; i < FRAG_COUNT; i++)
+        if (i % FRAG_KEEP_EVERY != 0) {
+            free(frag[i]);
+            frag[i] = NULL;
+        }
+}
+
+static void
+tick(unsigned long t, size_t *n_leaked)
+{
+    unsigned long phase = t % BURST_EVERY_TICKS;
+
+    for (int i = 0; i < LEAK_PER_TICK && *n_leaked < LEAK_MAX; i++)
+        leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
+    if (phase == 0) {
+        for (int i = 0; i < BURST_BLOCKS; i++)
+            burst[i] = growthhost_burst(BURST_BLOCK);
+    } else if (phase == BURST_HOLD_TICKS) {
+        for (int i = 0; i < BURST_BLOCKS; i++) {
+            free(burst[i]);
+            burst[i] = NULL;
+        }
+    }
+    if (t == ONEOFF_TICK)
+        oneoff = growthhost_oneoff(ONEOFF_BYTES);
+}
+
+int
+main(int argc, char **argv)
+{
+    struct heapadmin_options opt;
+    struct heapadmin *ha = NULL;
+    struct timespec next;
+    unsigned long t = 0;
+    size_t n_leaked = 0;
+    sigset_t sigs;
+    char err[512];
+
+    memset(&opt, 0, sizeof(opt));
+    if (argc != 3 || strcmp(argv[1], "-c") != 0) {
+        fprintf(stderr, "usage: growthhost -c CONFIG\n");
+        return 2;
+    }
+    opt.config_file = argv[2];
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGTERM);
+    sigaddset(&sigs, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+    if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0 ||
+        heapadmin_start(ha, err, sizeof(err)) != 0) {
+        fprintf(stderr, "growthhost: %s\n", err);
+        return 1;
+    }
+    fragment();
+    printf("ready\n");
+    fflush(stdout);
+
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (;;) {
+        struct timespec zero = {0, 0};
+
+        if (sigtimedwait(&sigs, NULL, &zero) > 0)
+            break;
+        tick(t++, &n_leaked);
+        next.tv_nsec += TICK_MS * 1000000L;
+        if (next.tv_nsec >= 1000000000L) {
+            next.tv_sec++;
+            next.tv_nsec -= 1000000000L;
+        }
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    }
+    heapadmin_free(ha);
+    printf("stopped after %lu ticks, %zu blocks leaked\n", t, n_leaked);
+    return 0;
+}

@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# The example alerting rules (etc/heapadmin-alerts.yml) with the real
+# promtool: they load (check rules), they fire on a fragmenting host and
+# on a steady leak and stay quiet on bursts that are freed and on a
+# one-off step (test rules, test/integration/alerts-test.yml), and every
+# metric they name is in a live daemon's exposition, which promtool
+# passes, the RSS breakdown summing to the RSS.
+
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+ha_require promtool prometheus
+ha_needs_live_jemalloc
+
+rules=$HA_SRCDIR/etc/heapadmin-alerts.yml
+out=$(promtool check rules "$rules" 2>&1)
+ha_like "promtool check rules: the two alerts load" "SUCCESS: 2 rules found" \
+    "$out"
+out=$(cd "$HA_SRCDIR/test/integration" && promtool test rules alerts-test.yml 2>&1)
+ha_like "promtool test rules: fragmentation and leak fire, burst and step do not" \
+    "^  SUCCESS" "$out"
+
+ha_start || ha_bail "daemon did not start"
+ha_sql "SHOW PROMETHEUS METRICS"
+# The client escapes the newlines of the one value.
+printf '%b' "$HA_OUT" >"$HA_TMP/metrics.txt"
+out=$(promtool check metrics <"$HA_TMP/metrics.txt" 2>&1)
+ha_is "promtool check metrics passes the exposition" "0:" "$?:$out"
+for name in $(grep -o 'heapadmin_[a-z_]*' "$rules" | sort -u); do
+    ha_file_like "the rules' $name is exposed" "$HA_TMP/metrics.txt" \
+        "^$name "
+done
+rss=$(awk '$1 == "heapadmin_process_resident_memory_bytes" {print $2}' "$HA_TMP/metrics.txt")
+sum=$(awk '/^heapadmin_memory_breakdown_bytes\{/ {s += $2} END {printf "%.0f", s}' "$HA_TMP/metrics.txt")
+ha_is "heapadmin_memory_breakdown_bytes sums to the RSS" "$rss" "$sum"
+ha_file_like "the breakdown names jemalloc's dirty pages" "$HA_TMP/metrics.txt" \
+    '^heapadmin_memory_breakdown_bytes\{component="jemalloc.dirty"\} [0-9]+$'
+ha_done

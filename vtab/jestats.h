@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * What the tables of jemalloc's per-arena and per-size-class statistics
+ * share (arenas.c, bins.c, rss.c): the `arena` column's plan (one
+ * arena, the merged row, or all), the list of arenas to read, the size
+ * classes (read once: they never change), and a cursor over rows built
+ * whole in xFilter from one refresh of the statistics.
+ *
+ * The `arena` column is the arena index, or NULL on the row of all
+ * arenas merged (jemalloc's stats.arenas.4096). xBestIndex takes
+ * `arena = ?` (that arena only) and `arena IS NULL` (the merged row
+ * only); otherwise the merged row comes first, then every initialized
+ * arena in index order. Arenas jemalloc has not initialized (arenas.
+ * narenas counts the slots, threads create arenas as they need them) are
+ * skipped.
+ */
+#ifndef HA_JESTATS_H
+#define HA_JESTATS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+#include "vtab/mallctl.h"
+#include "vtab/vtab_util.h"
+
+/* jemalloc's MALLCTL_ARENAS_ALL: the merged statistics. */
+#define HA_JESTATS_MERGED 4096u
+
+/* idxNum bits of ha_jestats_best_index(). */
+#define HA_JESTATS_IDX_ARENA (1u << 0)  /* argv[0] = the arena index */
+#define HA_JESTATS_IDX_MERGED (1u << 1) /* arena IS NULL */
+
+/* xBestIndex on column arena_col; rows_per_arena prices the plans. */
+int ha_jestats_best_index(sqlite3_index_info *info, int arena_col,
+                          double rows_per_arena);
+
+/* The arenas a scan reads, from xFilter's plan: HA_JESTATS_MERGED first
+ * unless one arena was asked for, then the initialized arenas (the
+ * asked-for one only, when it is). *out is sqlite3_malloc'd. Returns
+ * SQLITE_OK or SQLITE_NOMEM. */
+int ha_jestats_arenas(const struct ha_mallctl_ops *ops, int idxNum,
+                      int argc, sqlite3_value **argv, unsigned **out,
+                      size_t *n);
+
+/* The size classes: small (bins) and large (lextents). */
+struct ha_jestats_classes {
+    bool loaded;          /* read (ok or not) */
+    bool ok;              /* every figure below was read */
+    size_t page;          /* arenas.page */
+    unsigned nbins;       /* arenas.nbins */
+    size_t *bin_size;     /* arenas.bin.<j>.size */
+    uint32_t *bin_nregs;  /* arenas.bin.<j>.nregs */
+    size_t *bin_slab;     /* arenas.bin.<j>.slab_size */
+    unsigned nlextents;   /* arenas.nlextents */
+    size_t *lext_size;    /* arenas.lextent.<j>.size */
+};
+
+/* Reads c once (later calls return at once). Returns true when c->ok. */
+bool ha_jestats_classes_load(const struct ha_mallctl_ops *ops,
+                             struct ha_jestats_classes *c);
+void ha_jestats_classes_free(struct ha_jestats_classes *c);
+
+/* One value of a built row. */
+enum ha_jestats_type {
+    HA_JESTATS_NULL,
+    HA_JESTATS_INT,
+    HA_JESTATS_REAL,
+    HA_JESTATS_TEXT      /* static, or owned by the cursor's strings */
+};
+
+struct ha_jestats_cell {
+    enum ha_jestats_type type;
+    union {
+        sqlite3_int64 i;
+        double d;
+        const char *s;
+    } v;
+};
+
+/* A cursor over rows of n_cols cells built in xFilter. */
+typedef struct ha_jestats_cursor ha_jestats_cursor;
+struct ha_jestats_cursor {
+    sqlite3_vtab_cursor base;      /* Base class - must be first */
+    struct ha_jestats_cell *cells; /* n_rows * n_cols */
+    size_t n_cols;
+    size_t n_rows, cap_rows;
+    size_t i;                      /* current row */
+    char **strings;                /* text the cells own */
+    size_t n_strings;
+};
+
+/* Appends a row of NULL cells; returns it, or NULL on allocation
+ * failure. */
+struct ha_jestats_cell *ha_jestats_row(ha_jestats_cursor *c);
+
+static inline void
+ha_jestats_int(struct ha_jestats_cell *cell, long long v)
+{
+    cell->type = HA_JESTATS_INT;
+    cell->v.i = v;
+}
+
+static inline void
+ha_jestats_real(struct ha_jestats_cell *cell, double v)
+{
+    cell->type = HA_JESTATS_REAL;
+    cell->v.d = v;
+}
+
+/* A text cell the cursor keeps a copy of. Returns SQLITE_OK or
+ * SQLITE_NOMEM. */
+int ha_jestats_text(ha_jestats_cursor *c, struct ha_jestats_cell *cell,
+                    const char *s);
+
+/* The cursor methods every such table uses: xOpen (n_cols from the
+ * vtab: it must start with struct ha_jestats_vtab), xClose, xNext,
+ * xEof, xColumn, xRowid; ha_jestats_clear empties the rows for a new
+ * xFilter. */
+typedef struct ha_jestats_vtab ha_jestats_vtab;
+struct ha_jestats_vtab {
+    sqlite3_vtab base;             /* Base class - must be first */
+    struct ha_vtab_conn *conn;     /* ctx->ops reaches jemalloc */
+    size_t n_cols;                 /* columns of a row */
+};
+
+int ha_jestats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **pp);
+int ha_jestats_close(sqlite3_vtab_cursor *cur);
+int ha_jestats_next(sqlite3_vtab_cursor *cur);
+int ha_jestats_eof(sqlite3_vtab_cursor *cur);
+int ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
+                      int col);
+int ha_jestats_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
+void ha_jestats_clear(ha_jestats_cursor *c);
+
+/* Module registration (arenas.c, bins.c, rss.c), from vtab.c. */
+int ha_arenas_register(sqlite3 *db, struct ha_vtab_conn *conn);
+int ha_bins_register(sqlite3 *db, struct ha_vtab_conn *conn);
+int ha_rss_register(sqlite3 *db, struct ha_vtab_conn *conn);
+
+#endif /* HA_JESTATS_H */
