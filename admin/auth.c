@@ -9,13 +9,14 @@
 #include "admin/auth.h"
 
 #include <string.h>
+#include <sys/random.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/rsa.h>
 #include <openssl/rand.h>
-#include <openssl/sha.h>
 
+#include "core/sha.h"
 #include "core/util.h"
 
 /* SHA1(scramble || stage2): the mask applied to SHA1(password). */
@@ -29,7 +30,7 @@ native_mask(const uint8_t scramble[20], const uint8_t stage2[HA_SHA1_LEN],
      * caching_sha2_password (auth.h), so it is easy to get wrong. */
     memcpy(msg, scramble, 20);
     memcpy(msg + 20, stage2, HA_SHA1_LEN);
-    SHA1(msg, sizeof(msg), mask);
+    ha_sha1(msg, sizeof(msg), mask);
 }
 
 int
@@ -46,7 +47,9 @@ ha_auth_scramble(uint8_t *scramble, size_t len)
      * does. About 1.6% of draws are rejected. */
     while (out < len) {
         if (used == have) {
-            if (RAND_bytes(pool, (int)sizeof(pool)) != 1) {
+            /* The kernel's generator, not OpenSSL's: a login on a
+             * unix socket never initialises OpenSSL (core/sha.h). */
+            if (getrandom(pool, sizeof(pool), 0) != (ssize_t)sizeof(pool)) {
                 OPENSSL_cleanse(pool, sizeof(pool));
                 return -1;
             }
@@ -69,8 +72,8 @@ ha_auth_native_proof(const char *password, size_t len,
     uint8_t stage2[HA_SHA1_LEN];
     uint8_t mask[HA_SHA1_LEN];
 
-    SHA1((const unsigned char *)password, len, stage1);
-    SHA1(stage1, sizeof(stage1), stage2);
+    ha_sha1(password, len, stage1);
+    ha_sha1(stage1, sizeof(stage1), stage2);
     native_mask(scramble, stage2, mask);
     for (size_t i = 0; i < HA_SHA1_LEN; i++)
         proof[i] = stage1[i] ^ mask[i];
@@ -100,7 +103,7 @@ ha_auth_native_check(const struct ha_user *user, const uint8_t scramble[20],
     native_mask(scramble, user->stage2, mask);
     for (size_t i = 0; i < HA_SHA1_LEN; i++)
         stage1[i] = resp[i] ^ mask[i];
-    SHA1(stage1, sizeof(stage1), candidate);
+    ha_sha1(stage1, sizeof(stage1), candidate);
     /* Constant time, so the comparison does not reveal how many leading
      * bytes of a forged proof were right. */
     ok = ha_ct_equal(candidate, user->stage2, HA_SHA1_LEN);
@@ -121,7 +124,7 @@ sha2_mask(const uint8_t h2[HA_SHA256_LEN], const uint8_t scramble[20],
 
     memcpy(msg, h2, HA_SHA256_LEN);
     memcpy(msg + HA_SHA256_LEN, scramble, 20);
-    SHA256(msg, sizeof(msg), mask);
+    ha_sha256(msg, sizeof(msg), mask);
 }
 
 void
@@ -130,8 +133,8 @@ ha_auth_sha2_proof(const char *password, size_t len,
 {
     uint8_t h1[HA_SHA256_LEN], h2[HA_SHA256_LEN], mask[HA_SHA256_LEN];
 
-    SHA256((const unsigned char *)password, len, h1);
-    SHA256(h1, sizeof(h1), h2);
+    ha_sha256(password, len, h1);
+    ha_sha256(h1, sizeof(h1), h2);
     sha2_mask(h2, scramble, mask);
     for (size_t i = 0; i < HA_SHA256_LEN; i++)
         proof[i] = h1[i] ^ mask[i];
@@ -156,7 +159,7 @@ ha_auth_sha2_check(const struct ha_user *user, const uint8_t scramble[20],
     sha2_mask(user->sha2_stage2, scramble, mask);
     for (size_t i = 0; i < HA_SHA256_LEN; i++)
         h1[i] = resp[i] ^ mask[i];
-    SHA256(h1, sizeof(h1), candidate);
+    ha_sha256(h1, sizeof(h1), candidate);
     ok = ha_ct_equal(candidate, user->sha2_stage2, HA_SHA256_LEN);
     OPENSSL_cleanse(h1, sizeof(h1));
     return ok;

@@ -61,8 +61,10 @@ struct ha_server {
     bool stopped;
 
     /* Refusing connections (max_connections, descriptor exhaustion) */
-    ino_t reserve_ino;             /* its identity when opened */
-    int reserve_fd;                /* /dev/null, given up to accept and
+    dev_t reserve_dev;             /* its identity when opened */
+    ino_t reserve_ino;
+    int reserve_fd;                /* a socket of its own, given up to
+                                      accept and
                                     * refuse one connection at EMFILE */
     struct event *accept_pause;    /* re-enables paused listeners */
     bool refusing_max;             /* in a max_connections burst (logged) */
@@ -160,20 +162,26 @@ open_reserve(struct ha_server *s)
 
     if (s->reserve_fd >= 0)
         return;
-    s->reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
-    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0)
+    /* An unbound socket, not /dev/null: its inode is ours alone, so a
+     * fork child (and a host that reused the number) can tell it apart
+     * from the host's own /dev/null. */
+    s->reserve_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0) {
+        s->reserve_dev = st.st_dev;
         s->reserve_ino = st.st_ino;
+    }
 }
 
-/* Closes the reserve descriptor only if it is still our /dev/null: inside
- * a host that closed it and reused the number, it is the host's now. */
+/* Closes the reserve descriptor only if it is still ours: inside a host
+ * that closed it and reused the number, it is the host's now. */
 static void
 close_reserve(struct ha_server *s)
 {
     struct stat st;
 
     if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0 &&
-        S_ISCHR(st.st_mode) && st.st_ino == s->reserve_ino)
+        S_ISSOCK(st.st_mode) && st.st_dev == s->reserve_dev &&
+        st.st_ino == s->reserve_ino)
         close(s->reserve_fd);
     s->reserve_fd = -1;
 }
@@ -611,6 +619,7 @@ ha_server_abandon(struct ha_server *s)
             close(li->fd);
         li->fd = -1;
     }
+    close_reserve(s);
 }
 
 const char *

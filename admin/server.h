@@ -49,8 +49,8 @@ const char *ha_server_listener_path(const struct ha_server *s, size_t i);
 int ha_server_check_listeners(struct ha_server *s, char *err,
                               size_t errlen);
 
-/* For a fork child: closes the listening sockets that are provably ours
- * and touches nothing else (no libevent call: the event loop belongs to
+/* For a fork child: closes the listening sockets and the reserve
+ * descriptor that are provably ours and touches nothing else (no libevent call: the event loop belongs to
  * the parent's thread). s must not be used afterwards; it is leaked. */
 void ha_server_abandon(struct ha_server *s);
 

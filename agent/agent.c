@@ -3,27 +3,42 @@
  * The LD_PRELOAD agent (see agent.h for its environment). A guest in an
  * unmodified daemon: it exports nothing but malloc_conf, writes nothing
  * to stdout or stderr, touches no signal disposition, holds no descriptor
- * until the start delay has passed, and stays inert in every process
- * without jemalloc (LD_PRELOAD is inherited by each helper a daemon
- * exec()s: sh, cc, ...). Its own copies of libevent, SQLite and libconfig
- * are linked in privately (deps/), so the host's symbols can neither
- * replace nor see them.
+ * until the start delay has passed, allocates from an arena of its own
+ * (reported apart from the host's memory), and stays inert in every
+ * process it should not serve (LD_PRELOAD is inherited by each helper a
+ * daemon exec()s: sh, cc, a logging helper, ...). Its own copies of
+ * libevent, SQLite and libconfig are linked in privately (deps/), so the
+ * host's symbols can neither replace nor see them.
+ *
+ * What the host may rewrite is read before it runs: the constructor
+ * takes the program's name from the exec itself (not argv[0], which
+ * nginx overwrites with its process title), reads the config while the
+ * process still has its first user's rights, and, as root, makes the
+ * directories of the users the host drops privileges to. A fork child
+ * keeps all of it.
  */
 #include "agent/agent.h"
 
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
+#include <pwd.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,32 +57,62 @@ __attribute__((visibility("default"))) const char *malloc_conf =
 #define DEFAULT_DELAY_MS 1000
 #define PARENT_POLL_MS 100
 #define LISTENER_CHECK_MS 1000
+#define CONFIG_MAX (1u << 20)  /* bytes of config text kept */
+#define DROP_SETTLE_MS 250     /* a root process's fork child, with
+                                  HEAPADMIN_USERS: time to drop its
+                                  privileges before the agent looks */
+#define PENDING_MAX 8          /* constructor messages kept for the log */
 
 /* Settings, read once in the constructor. */
 static struct {
-    bool disabled;
+    bool active;                 /* this process is one to serve */
     char conf[PATH_MAX];         /* HEAPADMIN_CONF, "" if none */
-    char datadir[PATH_MAX];      /* HEAPADMIN_DATADIR, "" if none */
+    char datadir[PATH_MAX];      /* absolute: the top datadir */
     char socket_tmpl[PATH_MAX];  /* HEAPADMIN_SOCKET, "" if none */
     char tcp[256];               /* HEAPADMIN_TCP, "" if none */
     char log[PATH_MAX];          /* HEAPADMIN_LOG, "" if none */
+    char programs[1024];         /* HEAPADMIN_PROGRAMS, "" if none */
+    char users[1024];            /* HEAPADMIN_USERS, "" if none */
+    char cfg_ifaces[PATH_MAX];   /* the config's mysql_ifaces, "" */
+    char program[128];           /* this process's program name */
+    char so_path[PATH_MAX];      /* this agent's file */
+    unsigned long so_base;       /* ... and where it is mapped */
     unsigned delay_ms;
     enum ha_agent_fork fork;
+    bool bad_fork_policy;        /* HEAPADMIN_FORK was not understood */
     pid_t first_pid;             /* the process the agent was loaded in */
+    char *conf_text;             /* the config, read once (mmap'd: never
+                                    in the host's heap); NULL if none */
+    char conf_err[512];          /* why it could not be read */
 } settings;
+
+/* Messages of the constructor, logged once the log exists. */
+static struct {
+    int level;
+    char text[400];
+} pending[PENDING_MAX];
+static int n_pending;
+
+/* Set once a process has applied the profiler's settings (config, saved
+ * values): a fork child made after that inherits them in jemalloc's own
+ * state and only adopts them; one made before (the host forked during
+ * the start delay) applies them itself. */
+static _Atomic bool profiler_applied;
 
 /* The instance serving this process, and the process it belongs to (a
  * fork child inherits both values but not the thread behind them). */
 static _Atomic(struct heapadmin *) current;
 static _Atomic pid_t current_pid;
-static char current_sock[PATH_MAX]; /* its socket file, for exit() */
+static char current_sock[PATH_MAX];  /* its socket files, for exit() */
+static char current_agent[PATH_MAX];
 static int log_fd = -1;
 static dev_t log_dev;            /* the log file's identity: a host that */
 static ino_t log_ino;            /* closes every fd may reuse the number */
-static bool bad_fork_policy;     /* HEAPADMIN_FORK was not understood */
+static char fallback_log[PATH_MAX]; /* HEAPADMIN_LOG could not be opened
+                                       (another user's): <dir>/agent.log */
 
 /* ------------------------------------------------------------------
- * Logging: to HEAPADMIN_LOG only, never to stdout or stderr
+ * Logging: to the instance's log, or HEAPADMIN_LOG; never stdout/stderr
  * ------------------------------------------------------------------ */
 
 static void open_log(void);
@@ -96,33 +141,6 @@ log_line(int level, const char *line, void *arg)
     }
 }
 
-static void agent_log(const char *level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-/* The agent's own lines, in the library's format. */
-static void
-agent_log(const char *level, const char *fmt, ...)
-{
-    char line[1024], ts[32];
-    struct timespec now;
-    struct tm tm;
-    va_list ap;
-    int n;
-
-    if (settings.log[0] == '\0')
-        return;
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    n = snprintf(line, sizeof(line), "%s.%03ldZ [%s] agent[%ld]: ", ts,
-                 now.tv_nsec / 1000000, level, (long)getpid());
-    va_start(ap, fmt);
-    if (n > 0 && (size_t)n < sizeof(line))
-        vsnprintf(line + n, sizeof(line) - (size_t)n, fmt, ap);
-    va_end(ap);
-    log_line(0, line, NULL);
-}
-
 static void
 open_log(void)
 {
@@ -132,6 +150,12 @@ open_log(void)
         return;
     log_fd = open(settings.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
                   0640);
+    /* Another user's file (a worker after its privilege drop): its own
+     * directory's log instead. */
+    if (log_fd < 0 && fallback_log[0] != '\0')
+        log_fd = open(fallback_log,
+                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
+                      0600);
     if (log_fd >= 0 && fstat(log_fd, &st) == 0) {
         log_dev = st.st_dev;
         log_ino = st.st_ino;
@@ -141,9 +165,78 @@ open_log(void)
     }
 }
 
+void
+ha_agent_log(int level, const char *fmt, ...)
+{
+    static const char *const names[] = {"error", "warn", "notice", "info",
+                                        "debug"};
+    struct heapadmin *h = atomic_load(&current);
+    char text[1024], line[1200], ts[32];
+    struct timespec now;
+    struct tm tm;
+    va_list ap;
+
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (h != NULL && atomic_load(&current_pid) == getpid()) {
+        heapadmin_log(h, level, "agent: %s", text);
+        return;
+    }
+    if (settings.log[0] == '\0')
+        return;
+    clock_gettime(CLOCK_REALTIME, &now);
+    gmtime_r(&now.tv_sec, &tm);
+    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
+    snprintf(line, sizeof(line), "%s.%03ldZ [%s] agent[%ld]: %s", ts,
+             now.tv_nsec / 1000000,
+             level >= 0 && level < 5 ? names[level] : "info",
+             (long)getpid(), text);
+    log_line(level, line, NULL);
+}
+
+/* A constructor's message: kept until there is a log to write it to. */
+static void
+defer_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void
+defer_log(int level, const char *fmt, ...)
+{
+    va_list ap;
+
+    if (n_pending >= PENDING_MAX)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(pending[n_pending].text, sizeof(pending[n_pending].text), fmt,
+              ap);
+    va_end(ap);
+    pending[n_pending++].level = level;
+}
+
+static void
+flush_pending(void)
+{
+    for (int i = 0; i < n_pending; i++)
+        ha_agent_log(pending[i].level, "%s", pending[i].text);
+    n_pending = 0;
+}
+
 /* ------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------ */
+
+bool
+ha_agent_fmt(char *out, size_t len, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    va_start(ap, fmt);
+    n = vsnprintf(out, len, fmt, ap);
+    va_end(ap);
+    return n >= 0 && (size_t)n < len;
+}
 
 static void
 copy_env(char *dst, size_t len, const char *name)
@@ -164,6 +257,14 @@ sleep_ms(unsigned ms)
     }
 }
 
+static const char *
+base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+
+    return s != NULL ? s + 1 : path;
+}
+
 /* jemalloc in this process (or a prefixed copy)? */
 static bool
 have_jemalloc(void)
@@ -172,16 +273,32 @@ have_jemalloc(void)
            dlsym(RTLD_DEFAULT, "je_mallctl") != NULL;
 }
 
-/* This thread's allocations stay out of the host's heap profile. */
+/* The program's name, from what the host cannot rewrite: the path it
+ * was executed as (the kernel's copy, above the environment that
+ * setproctitle overwrites; read here, before the host runs) when it is
+ * the running file or a link to it ("redis-server", not the
+ * "redis-check-rdb" it links to), else /proc/self/exe (a script is named
+ * by its interpreter). exe gets the latter in any case. */
 static void
-quiet_thread(void)
+self_program(char *out, size_t len, char *exe, size_t exelen)
 {
-    int (*ctl)(const char *, void *, size_t *, void *, size_t);
-    bool off = false;
+    char path[PATH_MAX];
+    const char *fn = (const char *)getauxval(AT_EXECFN);
+    ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+    struct stat a, b;
 
-    *(void **)&ctl = dlsym(RTLD_DEFAULT, "mallctl");
-    if (ctl != NULL)
-        (void)ctl("thread.prof.active", NULL, NULL, &off, sizeof(off));
+    out[0] = exe[0] = '\0';
+    if (n > 0) {
+        path[n] = '\0';
+        snprintf(exe, exelen, "%s", base_name(path));
+        snprintf(out, len, "%s", exe);
+    }
+    if (fn != NULL && stat(fn, &a) == 0 && stat("/proc/self/exe", &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
+        *base_name(fn) != '\0')
+        snprintf(out, len, "%s", base_name(fn));
+    if (out[0] == '\0')
+        snprintf(out, len, "unknown");
 }
 
 /* Expands %p (pid) and %n (program name) in tmpl into out. */
@@ -199,7 +316,7 @@ expand(const char *tmpl, pid_t pid, char *out, size_t len)
             snprintf(piece, sizeof(piece), "%ld", (long)pid);
             p++;
         } else if (p[0] == '%' && p[1] == 'n') {
-            add = program_invocation_short_name;
+            add = settings.program;
             p++;
         } else {
             piece[0] = *p;
@@ -215,158 +332,481 @@ expand(const char *tmpl, pid_t pid, char *out, size_t len)
     return 0;
 }
 
-/* The default datadir when neither HEAPADMIN_DATADIR nor a config names
- * one: the system's if this user may write there, else a private one. */
-static void
-default_datadir(char *out, size_t len)
-{
-    if (access("/var/lib/heapadmin", W_OK | X_OK) == 0)
-        snprintf(out, len, "/var/lib/heapadmin");
-    else
-        snprintf(out, len, "/tmp/heapadmin-%ld", (long)getuid());
-}
+/* ------------------------------------------------------------------
+ * Which processes are served
+ * ------------------------------------------------------------------ */
 
-/* A socket file left by a process that is gone (a daemonizing parent
- * exits without stopping us) is removed; one something answers on is
- * not. */
+/* The name of pid's program as another process can learn it: its exe
+ * (when readable), else its comm. */
 static void
-remove_if_stale(const char *path)
+proc_program(pid_t pid, char *out, size_t len)
 {
-    struct sockaddr_un sun;
-    struct stat st;
+    char path[64], buf[PATH_MAX];
+    ssize_t n;
     int fd;
 
-    if (lstat(path, &st) != 0 || !S_ISSOCK(st.st_mode) ||
-        strlen(path) >= sizeof(sun.sun_path))
+    out[0] = '\0';
+    snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
+    n = readlink(path, buf, sizeof(buf) - 1);
+    if (n > 0) {
+        buf[n] = '\0';
+        snprintf(out, len, "%s", base_name(buf));
         return;
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    memcpy(sun.sun_path, path, strlen(path) + 1);
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return;
-    if (connect(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 &&
-        errno == ECONNREFUSED)
-        unlink(path);
+    n = read(fd, buf, sizeof(buf) - 1);
     close(fd);
+    if (n > 0) {
+        buf[n] = '\0';
+        buf[strcspn(buf, "\n")] = '\0';
+        ha_agent_fmt(out, len, "%s", buf);
+    }
 }
 
-/* admin_variables.mysql_ifaces from the config file into out ("" when
- * the config sets none or cannot be read: heapadmin_new reports the
- * latter with file and line). */
+/* True when pid has a thread named "heapadmin": a process the agent
+ * serves or is about to (its start-up thread has that name from the
+ * constructor on). Readable for any process, whatever its user. */
+static bool
+has_agent_thread(pid_t pid)
+{
+    char path[64], comm[32];
+    int dir, fd;
+    bool found = false;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return false;
+    {
+        char buf[4096];
+        long n;
+
+        while (!found &&
+               (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+            for (long off = 0; off < n && !found;) {
+                struct {
+                    unsigned long long ino;
+                    long long off;
+                    unsigned short reclen;
+                    unsigned char type;
+                    char name[];
+                } *d = (void *)(buf + off);
+                char tpath[96];
+                ssize_t k;
+
+                off += d->reclen;
+                if (d->name[0] < '0' || d->name[0] > '9')
+                    continue;
+                snprintf(tpath, sizeof(tpath), "/proc/%ld/task/%s/comm",
+                         (long)pid, d->name);
+                fd = open(tpath, O_RDONLY | O_CLOEXEC);
+                if (fd < 0)
+                    continue;
+                k = read(fd, comm, sizeof(comm) - 1);
+                close(fd);
+                if (k > 0) {
+                    comm[k] = '\0';
+                    found = strcmp(comm, "heapadmin\n") == 0;
+                }
+            }
+        }
+    }
+    close(dir);
+    return found;
+}
+
+static pid_t
+proc_ppid(pid_t pid)
+{
+    char path[64], buf[512], *p;
+    long ppid = 0;
+    int fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = '\0';
+    p = strrchr(buf, ')');
+    if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
+        return 0;
+    return (pid_t)ppid;
+}
+
+/* Whether this exec'd process is one to serve, and if not, why (for the
+ * parent's report; the process itself stays silent). Without
+ * HEAPADMIN_PROGRAMS: the program the operator started, which is the
+ * first that is not a launcher, so a process is a helper when an
+ * ancestor is served (has the agent's thread) and runs another program. */
+static bool
+is_served(const char *exe)
+{
+    pid_t p = getppid();
+
+    if (ha_agent_is_launcher(exe) || ha_agent_is_launcher(settings.program))
+        return false;
+    if (settings.programs[0] != '\0')
+        return ha_agent_in_list(settings.programs, settings.program) ||
+               ha_agent_in_list(settings.programs, exe);
+    for (int depth = 0; p > 1 && depth < 64; depth++) {
+        char prog[128];
+
+        if (has_agent_thread(p)) {
+            proc_program(p, prog, sizeof(prog));
+            return strcmp(prog, settings.program) == 0 ||
+                   strcmp(prog, exe) == 0;
+        }
+        p = proc_ppid(p);
+    }
+    return true;
+}
+
+/* ------------------------------------------------------------------
+ * The config and the datadir, as the first process sees them
+ * ------------------------------------------------------------------ */
+
+/* Reads HEAPADMIN_CONF into mmap'd memory: no heap of the host's holds
+ * it, and fork children keep it. */
 static void
-config_ifaces(char *out, size_t len)
+read_config(void)
+{
+    struct stat st;
+    char *text;
+    ssize_t n;
+    int fd;
+
+    if (settings.conf[0] == '\0')
+        return;
+    fd = open(settings.conf, O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        ha_agent_fmt(settings.conf_err, sizeof(settings.conf_err),
+                 "%s: cannot read: %s", settings.conf, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return;
+    }
+    if (st.st_size >= (off_t)CONFIG_MAX) {
+        ha_agent_fmt(settings.conf_err, sizeof(settings.conf_err),
+                 "%s: larger than %u bytes", settings.conf, CONFIG_MAX);
+        close(fd);
+        return;
+    }
+    text = mmap(NULL, (size_t)st.st_size + 1, PROT_READ | PROT_WRITE,
+                MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (text == MAP_FAILED) {
+        close(fd);
+        return;
+    }
+    n = read(fd, text, (size_t)st.st_size);
+    close(fd);
+    if (n < 0) {
+        ha_agent_fmt(settings.conf_err, sizeof(settings.conf_err),
+                 "%s: cannot read: %s", settings.conf, strerror(errno));
+        munmap(text, (size_t)st.st_size + 1);
+        return;
+    }
+    text[n] = '\0';
+    settings.conf_text = text;
+}
+
+/* The config's datadir and mysql_ifaces (the rest is for
+ * heapadmin_new). */
+static void
+config_keys(char *datadir, size_t dlen)
 {
     config_t c;
     const char *v = NULL;
 
-    out[0] = '\0';
-    if (settings.conf[0] == '\0')
+    datadir[0] = '\0';
+    if (settings.conf_text == NULL)
         return;
     config_init(&c);
-    if (config_read_file(&c, settings.conf) == CONFIG_TRUE &&
-        config_lookup_string(&c, "admin_variables.mysql_ifaces", &v) ==
-            CONFIG_TRUE &&
-        v != NULL && strlen(v) < len)
-        memcpy(out, v, strlen(v) + 1);
+    if (config_read_string(&c, settings.conf_text) == CONFIG_TRUE) {
+        if (config_lookup_string(&c, "datadir", &v) == CONFIG_TRUE &&
+            v != NULL)
+            snprintf(datadir, dlen, "%s", v);
+        v = NULL;
+        if (config_lookup_string(&c, "admin_variables.mysql_ifaces", &v) ==
+                CONFIG_TRUE &&
+            v != NULL && strlen(v) < sizeof(settings.cfg_ifaces))
+            memcpy(settings.cfg_ifaces, v, strlen(v) + 1);
+    }
     config_destroy(&c);
+}
+
+/* The datadir, made absolute now: the host may chdir later (redis does,
+ * to its --dir). */
+static void
+choose_datadir(void)
+{
+    char d[PATH_MAX], cwd[PATH_MAX];
+
+    copy_env(d, sizeof(d), "HEAPADMIN_DATADIR");
+    if (d[0] == '\0')
+        config_keys(d, sizeof(d));
+    else
+        config_keys(cwd, sizeof(cwd)); /* for mysql_ifaces */
+    if (d[0] == '\0') {
+        if (geteuid() == 0 || access("/var/lib/heapadmin", W_OK | X_OK) == 0)
+            snprintf(d, sizeof(d), "/var/lib/heapadmin");
+        else
+            snprintf(d, sizeof(d), "/tmp/heapadmin-%ld", (long)getuid());
+    }
+    if (d[0] != '/' && getcwd(cwd, sizeof(cwd)) != NULL &&
+        strlen(cwd) + strlen(d) + 2 < sizeof(settings.datadir))
+        ha_agent_fmt(settings.datadir, sizeof(settings.datadir), "%s/%s", cwd,
+                 d);
+    else
+        snprintf(settings.datadir, sizeof(settings.datadir), "%s", d);
+}
+
+/* As root, before the host drops privileges: <datadir>/<user>/ (0700,
+ * the user's) for each of HEAPADMIN_USERS, where that user's processes
+ * are served. The datadir stays root's and writable by root alone;
+ * nothing in a user's directory is ever followed by root. */
+static void
+prepare_users(void)
+{
+    char list[sizeof(settings.users)], *save = NULL, *u;
+    int top;
+    struct stat st;
+
+    if (settings.users[0] == '\0' || geteuid() != 0)
+        return;
+    /* The datadir itself: made traversable (not listable, not writable)
+     * for the users when it is new. */
+    if (mkdir(settings.datadir, 0711) != 0 && errno != EEXIST) {
+        defer_log(1, "HEAPADMIN_USERS: cannot make the datadir %s: %s",
+                  settings.datadir, strerror(errno));
+        return;
+    }
+    top = open(settings.datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (top < 0 || fstat(top, &st) != 0) {
+        if (top >= 0)
+            close(top);
+        return;
+    }
+    if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || st.st_uid != 0) {
+        defer_log(1, "HEAPADMIN_USERS: the datadir %s must be root's and "
+                  "writable by root alone (mode %04o, uid %u): no user "
+                  "directories made",
+                  settings.datadir, (unsigned)(st.st_mode & 07777),
+                  (unsigned)st.st_uid);
+        close(top);
+        return;
+    }
+    snprintf(list, sizeof(list), "%s", settings.users);
+    for (u = strtok_r(list, ", ", &save); u != NULL;
+         u = strtok_r(NULL, ", ", &save)) {
+        struct passwd pw, *found = NULL;
+        char buf[1024];
+        int fd;
+
+        if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) != 0 ||
+            found == NULL) {
+            defer_log(1, "HEAPADMIN_USERS: no user named '%s'", u);
+            continue;
+        }
+        if (pw.pw_uid == 0 || strchr(u, '/') != NULL || u[0] == '.')
+            continue;
+        if ((st.st_mode & S_IXOTH) == 0)
+            defer_log(1, "HEAPADMIN_USERS: %s (mode %04o) cannot be "
+                      "traversed by %s: chmod o+x %s (it stays unlistable "
+                      "and unwritable)",
+                      settings.datadir, (unsigned)(st.st_mode & 07777), u,
+                      settings.datadir);
+        (void)mkdirat(top, u, 0700);
+        /* O_NOFOLLOW: a link at the name is never made anyone's. */
+        fd = openat(top, u, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+        if (fd < 0) {
+            defer_log(1, "HEAPADMIN_USERS: %s/%s: %s", settings.datadir, u,
+                      strerror(errno));
+            continue;
+        }
+        {
+            struct stat ds;
+
+            if (fstat(fd, &ds) == 0 && ds.st_uid == 0 &&
+                (fchown(fd, pw.pw_uid, pw.pw_gid) != 0 ||
+                 fchmod(fd, 0700) != 0))
+                defer_log(1, "HEAPADMIN_USERS: %s/%s: %s", settings.datadir,
+                          u, strerror(errno));
+            else if (ds.st_uid != 0 && ds.st_uid != pw.pw_uid)
+                defer_log(1, "HEAPADMIN_USERS: %s/%s belongs to uid %u, "
+                          "not %s: left alone",
+                          settings.datadir, u, (unsigned)ds.st_uid, u);
+        }
+        close(fd);
+    }
+    close(top);
+}
+
+/* This process's own directory: the datadir for its owner (or root),
+ * <datadir>/<user>/ for another user, which must be that user's alone.
+ * Returns 0, or -1 with why. */
+static int
+own_dir(char *out, size_t len, char *why, size_t whylen)
+{
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    struct stat st;
+
+    if (stat(settings.datadir, &st) != 0 && errno == ENOENT) {
+        /* heapadmin_new makes it. */
+        snprintf(out, len, "%s", settings.datadir);
+        return 0;
+    }
+    if (geteuid() == 0 || (stat(settings.datadir, &st) == 0 &&
+                           st.st_uid == geteuid())) {
+        snprintf(out, len, "%s", settings.datadir);
+        return 0;
+    }
+    if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &found) != 0 ||
+        found == NULL) {
+        snprintf(why, whylen, "uid %u has no name", (unsigned)geteuid());
+        return -1;
+    }
+    if ((size_t)snprintf(out, len, "%s/%s", settings.datadir, pw.pw_name) >=
+        len) {
+        snprintf(why, whylen, "path too long");
+        return -1;
+    }
+    if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
+        ha_agent_fmt(why, whylen,
+                 "the datadir %s is not %s's, and %s is not a directory "
+                 "of %s's alone (HEAPADMIN_USERS=%s makes it, as root, "
+                 "before the privilege drop)",
+                 settings.datadir, pw.pw_name, out, pw.pw_name, pw.pw_name);
+        return -1;
+    }
+    return 0;
 }
 
 /* ------------------------------------------------------------------
  * Serving
  * ------------------------------------------------------------------ */
 
-static void
-fill_options(struct heapadmin_options *o, const char *datadir,
-             const char *ifaces)
+/* The pages of the agent's own code and read-only data that start-up
+ * touched (the kernel maps them 64 KiB at a time around each fault, so
+ * nearly all of them): dropped from this process's resident set once it
+ * is idle. They stay in the page cache, shared, and the few an idle tick
+ * uses fault back in at once. Only segments no one writes: never the
+ * relocated ones. */
+static int
+drop_segment(struct dl_phdr_info *info, size_t size, void *arg)
 {
-    memset(o, 0, sizeof(*o));
-    o->config_file = settings.conf[0] != '\0' ? settings.conf : NULL;
-    o->datadir = datadir;
-    o->mysql_ifaces = ifaces;
-    o->listener_check_ms = LISTENER_CHECK_MS;
-    if (settings.log[0] != '\0') {
-        o->log = log_line;
-    } else if (settings.conf[0] == '\0') {
-        o->no_log = 1; /* no config, no HEAPADMIN_LOG: log nowhere */
+    long page = sysconf(_SC_PAGESIZE);
+
+    (void)size;
+    (void)arg;
+    if (info->dlpi_addr != settings.so_base)
+        return 0;
+    for (int i = 0; i < info->dlpi_phnum; i++) {
+        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+        uintptr_t start, end;
+
+        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) != 0)
+            continue;
+        start = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
+        end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
+              ~(uintptr_t)(page - 1);
+        (void)madvise((void *)start, end - start, MADV_DONTNEED);
     }
+    return 1;
 }
 
-/* Creates and starts this process's instance. */
+static void
+tick(void *arg)
+{
+    struct ha_agent_self self = {
+        .program = settings.program,
+        .so_path = settings.so_path,
+        .so_base = settings.so_base,
+        .datadir = settings.datadir,
+        .programs = settings.programs,
+        .fork = settings.fork,
+        .delay_ms = settings.delay_ms,
+    };
+
+    static unsigned ticks;
+
+    (void)arg;
+    ha_agent_children_tick(&self);
+    /* Once start-up (and the first look at the children) is over, then
+     * every minute. */
+    if (++ticks % 60 == 10 && settings.so_base != 0)
+        dl_iterate_phdr(drop_segment, NULL);
+}
+
+/* Creates and starts this process's instance. follower: it took over
+ * from a daemonizing parent that exited. */
 static void
 serve(pid_t parent)
 {
     struct heapadmin_options o;
     struct heapadmin *h = NULL;
-    char datadir[PATH_MAX], sock[PATH_MAX], ifaces[PATH_MAX + 300];
-    char cfg_ifaces[PATH_MAX], err[1024];
-    const char *dd = NULL;
+    char dir[PATH_MAX], sock[PATH_MAX], agent[PATH_MAX];
+    char ifaces[PATH_MAX + 300], err[1024];
     pid_t pid = getpid();
+    bool first = pid == settings.first_pid, fork_child = !first;
+    bool own_endpoint;
 
-    if (!have_jemalloc()) {
-        agent_log("info", "no jemalloc in %s: agent inactive",
-                  program_invocation_short_name);
+    if (!have_jemalloc())
+        return;
+    if (settings.conf[0] != '\0' && settings.conf_text == NULL) {
+        ha_agent_log(0, "not serving %s (pid %ld): %s", settings.program,
+                     (long)pid, settings.conf_err);
         return;
     }
-    if (settings.datadir[0] != '\0') {
-        dd = settings.datadir;
-    } else if (settings.conf[0] == '\0') {
-        default_datadir(datadir, sizeof(datadir));
-        dd = datadir;
+    if (own_dir(dir, sizeof(dir), err, sizeof(err)) != 0) {
+        /* Said by the parent too (children.c), which can write its log;
+         * this process may not be able to. */
+        ha_agent_log(1, "not serving %s (pid %ld): %s", settings.program,
+                     (long)pid, err);
+        return;
+    }
+    if (strcmp(dir, settings.datadir) != 0)
+        ha_agent_fmt(fallback_log, sizeof(fallback_log), "%s/agent.log", dir);
+    if ((size_t)snprintf(agent, sizeof(agent), "%s/%s.%ld.http", dir,
+                         settings.program, (long)pid) >= sizeof(agent) ||
+        strlen(agent) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
+        ha_agent_log(0, "not serving %s (pid %ld): the socket path %s is "
+                     "longer than a unix socket's %zu bytes: choose a "
+                     "shorter datadir",
+                     settings.program, (long)pid, agent,
+                     sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
+        return;
+    }
+    if (settings.socket_tmpl[0] != '\0') {
+        if (expand(settings.socket_tmpl, pid, sock, sizeof(sock)) != 0) {
+            ha_agent_log(0, "HEAPADMIN_SOCKET is too long");
+            return;
+        }
     } else {
-        /* The config decides: learn its datadir first. */
-        fill_options(&o, NULL, "/nonexistent/unused.sock");
-        if (heapadmin_new(&o, &h, err, sizeof(err)) != 0) {
-            agent_log("error", "%s", err);
-            return;
-        }
-        snprintf(datadir, sizeof(datadir), "%s", heapadmin_datadir(h));
-        heapadmin_free(h);
-        h = NULL;
-        dd = datadir;
-    }
-    if (expand(settings.socket_tmpl[0] != '\0' ? settings.socket_tmpl
-                                               : "%d/%n.%p.sock",
-               pid, sock, sizeof(sock)) != 0) {
-        agent_log("error", "HEAPADMIN_SOCKET is too long");
-        return;
-    }
-    /* "%d" in the default only: the datadir (not offered in the template
-     * syntax, so a path containing %d stays literal). */
-    if (settings.socket_tmpl[0] == '\0') {
-        char tail[PATH_MAX];
-
-        snprintf(tail, sizeof(tail), "%s", sock + 2);
-        if ((size_t)snprintf(sock, sizeof(sock), "%s%s", dd, tail) >=
-            sizeof(sock)) {
-            agent_log("error", "socket path too long");
-            return;
-        }
-    }
-    if (parent > 0) {
-        char old[PATH_MAX];
-
-        /* The parent we followed is gone and could not clean up. */
-        if (settings.socket_tmpl[0] == '\0' &&
-            (size_t)snprintf(old, sizeof(old), "%s/%s.%ld.sock", dd,
-                             program_invocation_short_name,
-                             (long)parent) < sizeof(old))
-            remove_if_stale(old);
+        ha_agent_fmt(sock, sizeof(sock), "%s/%s.%ld.sock", dir, settings.program,
+                 (long)pid);
     }
     /* The config's interfaces belong to the service's own process: the
      * first one, or the child that took over from a daemonizing parent.
      * Other children (per-process) get the socket named after their pid,
      * as the config's addresses are taken. */
-    config_ifaces(cfg_ifaces, sizeof(cfg_ifaces));
-    if (settings.socket_tmpl[0] == '\0' && cfg_ifaces[0] != '\0' &&
-        (pid == settings.first_pid || parent > 0)) {
-        if (expand(cfg_ifaces, pid, ifaces, sizeof(ifaces)) != 0) {
-            agent_log("error", "mysql_ifaces is too long");
+    own_endpoint = first || parent > 0;
+    if (settings.socket_tmpl[0] == '\0' && settings.cfg_ifaces[0] != '\0' &&
+        own_endpoint) {
+        if (expand(settings.cfg_ifaces, pid, ifaces, sizeof(ifaces)) != 0) {
+            ha_agent_log(0, "mysql_ifaces is too long");
             return;
         }
-        /* A stale socket of the parent we followed is replaced by the
-         * library's own stale-socket check when it binds. */
-    } else if (settings.tcp[0] != '\0' && pid == settings.first_pid) {
+    } else if (settings.tcp[0] != '\0' && first) {
         snprintf(ifaces, sizeof(ifaces), "%s;%s", sock, settings.tcp);
     } else {
         snprintf(ifaces, sizeof(ifaces), "%s", sock);
@@ -384,48 +824,75 @@ serve(pid_t parent)
         }
     }
 
-    fill_options(&o, dd, ifaces);
+    memset(&o, 0, sizeof(o));
+    o.config_text = settings.conf_text;
+    o.config_name = settings.conf[0] != '\0' ? settings.conf : NULL;
+    o.datadir = dir;
+    o.mysql_ifaces = ifaces;
+    o.listener_check_ms = LISTENER_CHECK_MS;
+    o.agent_socket = agent;
+    /* One fixed address fits one process: a host of several is served
+     * by the gateway instead. */
+    o.refuse_http_ifaces = settings.fork == HA_AGENT_FORK_PER_PROCESS;
+    o.inherit_profiler = fork_child && atomic_load(&profiler_applied);
+    o.tick = tick;
+    if (settings.log[0] != '\0') {
+        o.log = log_line;
+    } else if (settings.conf[0] == '\0') {
+        o.no_log = 1; /* no config, no HEAPADMIN_LOG: log nowhere */
+    }
     if (heapadmin_new(&o, &h, err, sizeof(err)) != 0) {
-        agent_log("error", "%s", err);
+        ha_agent_log(0, "%s", err);
         return;
     }
     if (heapadmin_start(h, err, sizeof(err)) != 0) {
-        agent_log("error", "cannot serve: %s", err);
+        ha_agent_log(0, "cannot serve: %s", err);
         heapadmin_free(h);
         return;
     }
+    atomic_store(&profiler_applied, true);
     snprintf(current_sock, sizeof(current_sock), "%s", sock);
+    snprintf(current_agent, sizeof(current_agent), "%s", agent);
     atomic_store(&current_pid, pid);
     atomic_store(&current, h);
-    agent_log("notice", "serving %s (pid %ld) on %s",
-              program_invocation_short_name, (long)pid, ifaces);
+    flush_pending();
+    if (settings.bad_fork_policy)
+        ha_agent_log(1, "HEAPADMIN_FORK is not follow, per-process or "
+                        "none; using follow");
+    ha_agent_log(2, "serving %s (pid %ld) on %s; a host gateway reaches it "
+                    "at %s",
+                 settings.program, (long)pid, ifaces, agent);
 }
 
-struct launch {
+static _Atomic bool launcher_named;
+
+static struct launch {
     unsigned delay_ms;
     bool wait_parent;
     pid_t parent;
-};
+} launch_args;
 
 static void *
 launcher(void *arg)
 {
     struct launch l = *(struct launch *)arg;
 
-    free(arg);
     pthread_setname_np(pthread_self(), "heapadmin");
-    quiet_thread();
-    if (bad_fork_policy)
-        agent_log("warn", "HEAPADMIN_FORK is not follow, per-process or "
-                          "none; using follow");
+    atomic_store(&launcher_named, true);
+    /* From here on, what the agent allocates is in its own arena. */
+    (void)heapadmin_adopt_thread();
     if (l.wait_parent) {
         /* A BGSAVE-style child exits while its parent lives: this loop
          * ends with it, and it never serves. */
         while (getppid() == l.parent)
             sleep_ms(PARENT_POLL_MS);
-        agent_log("info", "parent %ld is gone: taking over",
-                  (long)l.parent);
+        ha_agent_log(3, "parent %ld is gone: taking over", (long)l.parent);
     }
+    /* A worker a root master forks drops privileges right after the
+     * fork: its directory is decided once it has, not before. */
+    if (getpid() != settings.first_pid && geteuid() == 0 &&
+        settings.users[0] != '\0' && l.delay_ms < DROP_SETTLE_MS)
+        l.delay_ms = DROP_SETTLE_MS;
     sleep_ms(l.delay_ms);
     serve(l.wait_parent ? l.parent : 0);
     return NULL;
@@ -434,23 +901,31 @@ launcher(void *arg)
 void
 ha_agent_launch(unsigned delay_ms, bool wait_parent, pid_t parent)
 {
-    struct launch *l = malloc(sizeof(*l));
     pthread_attr_t attr;
     pthread_t t;
     sigset_t all, old;
 
-    if (l == NULL)
+    if (!settings.active)
         return;
-    l->delay_ms = delay_ms;
-    l->wait_parent = wait_parent;
-    l->parent = parent;
+    /* Static, not malloc'd: this runs on the host's thread (at load, or
+     * in a fork child), whose heap is the host's. One launch at a time
+     * per process. */
+    launch_args.delay_ms = delay_ms;
+    launch_args.wait_parent = wait_parent;
+    launch_args.parent = parent;
     /* No signal of the host's is ever delivered to our threads. */
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     pthread_attr_init(&attr);
     pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-    if (pthread_create(&t, &attr, launcher, l) != 0)
-        free(l);
+    /* Named before this returns: a helper the host execs at once looks
+     * for this name among its ancestors' threads (is_served). The thread
+     * names itself (it is detached: its handle is not ours to use) and
+     * this waits for it, a few microseconds. */
+    atomic_store(&launcher_named, false);
+    if (pthread_create(&t, &attr, launcher, &launch_args) == 0)
+        for (int i = 0; i < 100000 && !atomic_load(&launcher_named); i++)
+            sched_yield();
     pthread_attr_destroy(&attr);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
@@ -460,8 +935,17 @@ ha_agent_forget_inherited(void)
 {
     struct heapadmin *h = atomic_exchange(&current, NULL);
 
+    struct stat st;
+
     if (h != NULL && atomic_load(&current_pid) != getpid())
         heapadmin_abandon(h);
+    /* The parent's log descriptor: closed when it is still that file,
+     * left alone when the number is the host's now. */
+    if (log_fd >= 0 && fstat(log_fd, &st) == 0 && st.st_dev == log_dev &&
+        st.st_ino == log_ino)
+        close(log_fd);
+    log_fd = -1;
+    current_sock[0] = current_agent[0] = '\0';
 }
 
 enum ha_agent_fork
@@ -480,34 +964,53 @@ ha_agent_start_delay_ms(void)
  * Loading and exit
  * ------------------------------------------------------------------ */
 
-/* The host exits without ever stopping us: take our socket file with us,
- * so no stale endpoint is left for a client to hang on. Only the process
- * that bound it does (a fork child running exit() leaves the parent's
- * alone); the file is the only thing touched, the admin thread ends with
- * the process. */
+/* The host exits without ever stopping us: take our socket files with
+ * us, so no stale endpoint is left for a client to hang on. Only the
+ * process that bound them does (a fork child running exit() leaves the
+ * parent's alone); the files are the only thing touched, the admin
+ * thread ends with the process. */
 __attribute__((destructor)) static void
 agent_exit(void)
 {
-    if (atomic_load(&current) != NULL &&
-        atomic_load(&current_pid) == getpid() && current_sock[0] != '\0')
+    if (atomic_load(&current) == NULL ||
+        atomic_load(&current_pid) != getpid())
+        return;
+    if (current_sock[0] != '\0')
         unlink(current_sock);
+    if (current_agent[0] != '\0')
+        unlink(current_agent);
 }
 
 __attribute__((constructor)) static void
 agent_init(void)
 {
+    char exe[128];
     const char *v;
+    Dl_info info;
 
     v = getenv("HEAPADMIN_DISABLE");
-    if (v != NULL && strcmp(v, "1") == 0)
+    if ((v != NULL && strcmp(v, "1") == 0) || !have_jemalloc())
+        return; /* inert: no thread, no file, no word */
+    self_program(settings.program, sizeof(settings.program), exe,
+                 sizeof(exe));
+    copy_env(settings.programs, sizeof(settings.programs),
+             "HEAPADMIN_PROGRAMS");
+    /* A shell, a launcher, a helper of the served program: the agent
+     * passes through it silently (its parent says why, if served). */
+    if (!is_served(exe))
         return;
+    settings.active = true;
+    if (dladdr((void *)agent_init, &info) != 0 && info.dli_fname != NULL) {
+        snprintf(settings.so_path, sizeof(settings.so_path), "%s",
+                 info.dli_fname);
+        settings.so_base = (unsigned long)info.dli_fbase;
+    }
     copy_env(settings.conf, sizeof(settings.conf), "HEAPADMIN_CONF");
-    copy_env(settings.datadir, sizeof(settings.datadir),
-             "HEAPADMIN_DATADIR");
     copy_env(settings.socket_tmpl, sizeof(settings.socket_tmpl),
              "HEAPADMIN_SOCKET");
     copy_env(settings.tcp, sizeof(settings.tcp), "HEAPADMIN_TCP");
     copy_env(settings.log, sizeof(settings.log), "HEAPADMIN_LOG");
+    copy_env(settings.users, sizeof(settings.users), "HEAPADMIN_USERS");
     settings.delay_ms = DEFAULT_DELAY_MS;
     v = getenv("HEAPADMIN_START_DELAY_MS");
     if (v != NULL && *v != '\0') {
@@ -523,11 +1026,16 @@ agent_init(void)
         settings.fork = HA_AGENT_FORK_PER_PROCESS;
     else if (v != NULL && strcmp(v, "none") == 0)
         settings.fork = HA_AGENT_FORK_NONE;
+    settings.bad_fork_policy = v != NULL &&
+                               settings.fork == HA_AGENT_FORK_FOLLOW &&
+                               strcmp(v, "follow") != 0;
     settings.first_pid = getpid();
-    bad_fork_policy = v != NULL && settings.fork == HA_AGENT_FORK_FOLLOW &&
-                      strcmp(v, "follow") != 0;
-    /* No descriptor now, not even the log: the host may close them all
-     * at start-up. The launcher opens what it needs after the delay. */
+    /* Now, with the rights the process started with: the config (0600,
+     * root's) and the users' directories. No descriptor stays open: the
+     * host may close them all at start-up. */
+    read_config();
+    choose_datadir();
+    prepare_users();
     ha_agent_fork_init();
     ha_agent_launch(settings.delay_ms, false, 0);
 }

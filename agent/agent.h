@@ -8,24 +8,39 @@
  *   HEAPADMIN_CONF=/etc/heapadmin/agent.cnf  redis-server ...
  *   mariadb -S /var/lib/heapadmin/redis-server.<pid>.sock -uadmin -p
  *
- * Environment (all optional; read once, when the agent is loaded):
+ * Environment (all optional; read once, when the agent is loaded, before
+ * the host runs, so before it can drop privileges or rewrite anything):
  *   HEAPADMIN_CONF            heapadmin config file (proxysql.cnf layout):
- *                             credentials, jemalloc_variables, datadir
+ *                             credentials, jemalloc_variables, datadir;
+ *                             read once, by the first process, and kept
+ *                             for its children
  *   HEAPADMIN_DATADIR         datadir (dumps); default: the config's, else
- *                             /var/lib/heapadmin when writable, else
- *                             /tmp/heapadmin-<uid>
+ *                             /var/lib/heapadmin when writable (or root),
+ *                             else /tmp/heapadmin-<uid>
+ *   HEAPADMIN_USERS           users the host's processes drop privileges
+ *                             to (nginx's www-data): the first process,
+ *                             as root, makes <datadir>/<user>/ for each
+ *                             (0700, theirs), where those processes are
+ *                             served
+ *   HEAPADMIN_PROGRAMS        programs to serve, by name ("*": all);
+ *                             default: the one the operator started (the
+ *                             first that is not a shell or launcher), not
+ *                             the helpers it runs
  *   HEAPADMIN_SOCKET          the unix socket; "%p" is replaced by the
  *                             pid and "%n" by the program name; default:
  *                             the config's admin_variables.mysql_ifaces
  *                             (with %p and %n expanded too) for the
- *                             service's own process, <datadir>/%n.%p.sock
+ *                             service's own process, <dir>/%n.%p.sock
  *                             otherwise and for every other process
  *   HEAPADMIN_TCP             also listen on this host:port (first
  *                             process only: a fork child cannot share it)
  *   HEAPADMIN_LOG             log file; default: none unless the config
  *                             names an errorlog (never stdout or stderr)
  *   HEAPADMIN_START_DELAY_MS  wait this long before holding any descriptor
- *                             (hosts close every fd at start-up); 1000
+ *                             (hosts close every fd at start-up); 1000;
+ *                             at least 250 in a root process's fork
+ *                             children when HEAPADMIN_USERS is set (they
+ *                             drop privileges first)
  *   HEAPADMIN_FORK            follow (default) | per-process | none; see
  *                             fork.c
  *   HEAPADMIN_DISABLE=1       do nothing at all
@@ -34,6 +49,7 @@
 #define HA_AGENT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <sys/types.h>
 
 enum ha_agent_fork {
@@ -57,7 +73,50 @@ void ha_agent_forget_inherited(void);
 enum ha_agent_fork ha_agent_fork_policy(void);
 unsigned ha_agent_start_delay_ms(void);
 
-/* Registers the pthread_atfork child handler (fork.c). */
+/* Registers the pthread_atfork handlers (fork.c). */
 void ha_agent_fork_init(void);
+
+/* Forks this process made, counted by the atfork parent handler (which
+ * may run on any of the host's threads: an atomic, nothing else). */
+unsigned long ha_agent_forks(void);
+void ha_agent_count_fork(void);
+
+/* snprintf that says whether all of it fit (false: cut). */
+bool ha_agent_fmt(char *out, size_t len, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The agent's log: this process's instance's log once it serves, else
+ * HEAPADMIN_LOG (never stdout or stderr). */
+void ha_agent_log(int level, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* ---- children.c: what the parent says of the children it starts ---- */
+
+/* What children.c needs to know of this process. */
+struct ha_agent_self {
+    const char *program;       /* the registry's name for it */
+    const char *so_path;       /* this agent's file, as mapped */
+    unsigned long so_base;     /* where it is mapped here */
+    const char *datadir;       /* the datadir (top) */
+    const char *programs;      /* HEAPADMIN_PROGRAMS, "" if unset */
+    enum ha_agent_fork fork;
+    unsigned delay_ms;
+};
+
+/* Called every second on the admin thread: after this process forks,
+ * looks at its children (twice: once they had time to exec, and once
+ * their start delay has passed) and says once, in this process's log,
+ * which are not served and why: AT_SECURE (the loader ignored
+ * LD_PRELOAD), no jemalloc, not the served program, no directory for its
+ * user, or a fork child under HEAPADMIN_FORK=follow. */
+void ha_agent_children_tick(const struct ha_agent_self *self);
+
+/* Whether a program name is a shell or launcher, which passes the agent
+ * on to the program it starts and is never served itself. Pure. */
+bool ha_agent_is_launcher(const char *program);
+
+/* Whether program is in list (comma- or space-separated names, "*" for
+ * every one). Pure. */
+bool ha_agent_in_list(const char *list, const char *program);
 
 #endif /* HA_AGENT_H */

@@ -5,8 +5,9 @@
  * and epoll descriptor are the parent's (epoll instances are shared
  * across fork: a DEL from the child would remove the parent's
  * registration). So the child never touches it: heapadmin_abandon()
- * closes only the listening sockets it proves are its own, and the rest
- * is leaked. Then, by policy:
+ * closes only the descriptors it proves are its own (listeners, the
+ * loop's epoll and pipe, the log), and the rest is leaked. Then, by
+ * policy:
  *
  *   follow       the child serves once the parent it was forked from has
  *                exited: the daemonizing fork (redis --daemonize yes) gets
@@ -14,20 +15,33 @@
  *                BGSAVE, a helper) never does.
  *   per-process  every child serves on its own endpoint (its pid in the
  *                socket name), after the start delay: varnishd's cache
- *                process and nghttpx's workers hold the heap that matters.
+ *                process, nghttpx's and nginx's workers hold the heap
+ *                that matters.
  *   none         children never serve.
+ *
+ * The parent only counts its forks (children.c looks at the children
+ * later, from the admin thread): the handler runs on whichever of the
+ * host's threads forked.
  */
 #include "agent/agent.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <unistd.h>
 
 static pid_t parent_at_fork;
+static _Atomic unsigned long forks;
 
 static void
 before_fork(void)
 {
     parent_at_fork = getpid();
+}
+
+static void
+in_parent(void)
+{
+    atomic_fetch_add(&forks, 1);
 }
 
 static void
@@ -47,8 +61,20 @@ in_child(void)
     }
 }
 
+unsigned long
+ha_agent_forks(void)
+{
+    return atomic_load(&forks);
+}
+
+void
+ha_agent_count_fork(void)
+{
+    atomic_fetch_add(&forks, 1);
+}
+
 void
 ha_agent_fork_init(void)
 {
-    (void)pthread_atfork(before_fork, NULL, in_child);
+    (void)pthread_atfork(before_fork, in_parent, in_child);
 }

@@ -13,16 +13,22 @@
 #include <event2/event.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "admin/server.h"
+#include "core/agentreg.h"
 #include "engine/config.h"
 #include "engine/engine.h"
 #include "http/http.h"
@@ -52,8 +58,17 @@ struct heapadmin {
     /* jemalloc */
     struct ha_mallctl_ops ops;     /* resolved at run time, or absent() */
     bool have_jemalloc;
-    unsigned arena;                /* the admin thread's own arena */
-    bool have_arena;
+    bool wrapped;                  /* ops is the host view (own arena
+                                      subtracted) of resolved jemalloc */
+
+    /* What kind of process this instance serves in */
+    char config_name[PATH_MAX];    /* config_text's file, "" if none */
+    bool inherit_profiler;         /* a fork child: profiler as inherited */
+    char agent_socket[PATH_MAX];   /* the gateway's socket, "" if none */
+    bool refuse_http;              /* http_ifaces not served here */
+    bool gateway;                  /* a host gateway */
+    void (*tick)(void *arg);       /* called with the listener check */
+    void *tick_arg;
 
     /* While started */
     struct event_base *base;
@@ -63,7 +78,20 @@ struct heapadmin {
     struct ha_http *http;          /* NULL: http_ifaces is empty */
     struct event *stop_ev;         /* thread mode: stop_fds[0] readable */
     struct event *check_ev;        /* listener re-check timer */
+    struct event *idle_ev;         /* thread mode: caches given back */
     int stop_fds[2];
+    dev_t stop_dev[2];             /* the stop pipe's identity, so a fork */
+    ino_t stop_ino[2];             /* child closes only what is ours */
+    struct {
+        int fd;                    /* made by the loop's creation (its
+                                      signal pipe): closed by a fork child
+                                      while still that pipe or socket */
+        dev_t dev;
+        ino_t ino;
+    } base_fds[4];
+    size_t n_base_fds;
+    dev_t log_dev;                 /* the default sink's file identity */
+    ino_t log_ino;
     pthread_t thread;
     const struct ha_log_sink *host_prev_sink; /* host-base mode */
     _Atomic bool interrupt;        /* heapadmin_interrupt(): running
@@ -97,6 +125,201 @@ absent_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
 static const struct ha_mallctl_ops absent_ops = {
     .mallctl = absent_mallctl,
 };
+
+/* ------------------------------------------------------------------
+ * heapadmin's own memory: one jemalloc arena per process, and the host's
+ * figures without it.
+ *
+ * Every thread that does heapadmin's work (the admin thread, the worker,
+ * debuginfod's fetchers, the agent's start-up) allocates from one arena
+ * of its own, without a thread cache (nothing hoarded between two
+ * queries), with freed pages given back at once (decay 0), and outside
+ * heap profiles. The arena is created once per process and kept across
+ * fork (a child's instance reuses it). What the tables and /metrics call
+ * allocated, active, metadata, resident, mapped and retained is then the
+ * host's alone: the resolved jemalloc is wrapped (host_ops) so that
+ * those statistics come back with the arena's share taken off, and
+ * heapadmin.<same> names read the arena's share itself.
+ * ------------------------------------------------------------------ */
+
+enum arena_state { ARENA_NONE, ARENA_CREATING, ARENA_READY, ARENA_FAILED };
+
+static struct ha_mallctl_ops resolved;  /* jemalloc, as resolved first */
+static _Atomic bool have_resolved;
+static _Atomic int arena_state;
+static unsigned own_arena;               /* valid when ARENA_READY */
+
+/* The statistics that are reported apart, and the arena's share of each
+ * (stats.arenas.<i>.<name>, summed; pactive is in pages). */
+static const struct {
+    const char *global;   /* what the tables read */
+    const char *own;      /* heapadmin's share, as its own name */
+    const char *parts[2]; /* stats.arenas.<i>.<part>, summed */
+} apart[] = {
+    {"stats.allocated", "heapadmin.allocated",
+     {"small.allocated", "large.allocated"}},
+    {"stats.active", "heapadmin.active", {"pactive", NULL}},
+    {"stats.metadata", "heapadmin.metadata", {"base", "internal"}},
+    {"stats.resident", "heapadmin.resident", {"resident", NULL}},
+    {"stats.mapped", "heapadmin.mapped", {"mapped", NULL}},
+    {"stats.retained", "heapadmin.retained", {"retained", NULL}},
+};
+
+/* Creates the arena at the first call; false when there is none. */
+static bool
+arena_ready(void)
+{
+    int st = atomic_load(&arena_state);
+
+    if (st == ARENA_NONE &&
+        atomic_compare_exchange_strong(&arena_state, &st, ARENA_CREATING)) {
+        unsigned a = 0;
+        size_t len = sizeof(a);
+        ssize_t zero = 0;
+        char name[64];
+        bool ok = atomic_load(&have_resolved) &&
+                  resolved.mallctl("arenas.create", &a, &len, NULL, 0) == 0;
+
+        if (ok) {
+            /* Freed pages go back to the system at once: heapadmin is
+             * idle most of the time, and an idle arena never decays. */
+            snprintf(name, sizeof(name), "arena.%u.dirty_decay_ms", a);
+            (void)resolved.mallctl(name, NULL, NULL, &zero, sizeof(zero));
+            snprintf(name, sizeof(name), "arena.%u.muzzy_decay_ms", a);
+            (void)resolved.mallctl(name, NULL, NULL, &zero, sizeof(zero));
+            own_arena = a;
+        }
+        atomic_store(&arena_state, ok ? ARENA_READY : ARENA_FAILED);
+        return ok;
+    }
+    /* Another thread creates it: wait a little (a fork child whose
+     * parent forked mid-creation gives up). */
+    for (int i = 0; i < 1000 && st == ARENA_CREATING; i++) {
+        sched_yield();
+        st = atomic_load(&arena_state);
+    }
+    return st == ARENA_READY;
+}
+
+/* heapadmin's share of the statistic at apart[i], or -1. */
+static int
+own_share(size_t i, size_t *out)
+{
+    char name[96];
+    size_t sum = 0, page = 4096;
+
+    if (atomic_load(&arena_state) != ARENA_READY)
+        return -1;
+    for (size_t k = 0; k < 2 && apart[i].parts[k] != NULL; k++) {
+        size_t v = 0, len = sizeof(v);
+
+        snprintf(name, sizeof(name), "stats.arenas.%u.%s", own_arena,
+                 apart[i].parts[k]);
+        if (resolved.mallctl(name, &v, &len, NULL, 0) != 0)
+            return -1;
+        sum += v;
+    }
+    if (strcmp(apart[i].parts[0], "pactive") == 0) {
+        size_t len = sizeof(page);
+
+        (void)resolved.mallctl("arenas.page", &page, &len, NULL, 0);
+        sum *= page;
+    }
+    *out = sum;
+    return 0;
+}
+
+static int
+host_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
+             size_t newlen)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(apart); i++) {
+        bool global = strcmp(name, apart[i].global) == 0;
+        size_t own, total;
+        int rc;
+
+        if (!global && strcmp(name, apart[i].own) != 0)
+            continue;
+        if (newp != NULL || oldp == NULL || oldlenp == NULL ||
+            *oldlenp != sizeof(size_t))
+            return global ? resolved.mallctl(name, oldp, oldlenp, newp,
+                                             newlen)
+                          : EINVAL;
+        if (!global)
+            return own_share(i, &own) == 0
+                       ? (memcpy(oldp, &own, sizeof(own)), 0)
+                       : ENOENT;
+        rc = resolved.mallctl(name, oldp, oldlenp, NULL, 0);
+        if (rc != 0 || own_share(i, &own) != 0)
+            return rc;
+        memcpy(&total, oldp, sizeof(total));
+        total = total > own ? total - own : 0;
+        memcpy(oldp, &total, sizeof(total));
+        return 0;
+    }
+    return resolved.mallctl(name, oldp, oldlenp, newp, newlen);
+}
+
+/* The wrapped names have no MIB: reads of them go by name, through
+ * host_mallctl. */
+static int
+host_nametomib(const char *name, size_t *mibp, size_t *miblenp)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(apart); i++)
+        if (strcmp(name, apart[i].global) == 0 ||
+            strcmp(name, apart[i].own) == 0)
+            return ENOENT;
+    return resolved.nametomib(name, mibp, miblenp);
+}
+
+static int
+host_bymib(const size_t *mib, size_t miblen, void *oldp, size_t *oldlenp,
+           void *newp, size_t newlen)
+{
+    return resolved.bymib(mib, miblen, oldp, oldlenp, newp, newlen);
+}
+
+/* The calling thread allocates from the arena, uncached and unsampled.
+ * Returns 0, or -1 without an arena. */
+static int
+adopt_thread(const char *prof_name)
+{
+    bool off = false;
+    unsigned a;
+
+    if (!atomic_load(&have_resolved))
+        return -1;
+    (void)resolved.mallctl("thread.prof.active", NULL, NULL, &off,
+                           sizeof(off));
+    if (prof_name != NULL)
+        (void)resolved.mallctl("thread.prof.name", NULL, NULL,
+                               (void *)&prof_name, sizeof(prof_name));
+    if (!arena_ready())
+        return -1;
+    /* No thread cache: what a query frees goes back to the arena (and,
+     * decay 0, to the system), not into a cache no one will use. */
+    (void)resolved.mallctl("thread.tcache.flush", NULL, NULL, NULL, 0);
+    (void)resolved.mallctl("thread.tcache.enabled", NULL, NULL, &off,
+                           sizeof(off));
+    a = own_arena;
+    return resolved.mallctl("thread.arena", NULL, NULL, &a, sizeof(a)) == 0
+               ? 0
+               : -1;
+}
+
+int
+heapadmin_adopt_thread(void)
+{
+    if (!atomic_load(&have_resolved)) {
+        struct ha_mallctl_ops ops;
+
+        if (ha_mallctl_resolve(&ops, NULL, 0) != 0)
+            return -1;
+        resolved = ops;
+        atomic_store(&have_resolved, true);
+    }
+    return adopt_thread(NULL);
+}
 
 /* ------------------------------------------------------------------
  * Logging
@@ -148,6 +371,14 @@ open_log(struct heapadmin *h, const struct heapadmin_options *o, char *err,
                    strerror(errno));
         return -1;
     }
+    {
+        struct stat st;
+
+        if (fstat(h->log_fd, &st) == 0) {
+            h->log_dev = st.st_dev;
+            h->log_ino = st.st_ino;
+        }
+    }
     h->sink.fn = file_sink;
     h->sink.arg = h;
     return 0;
@@ -179,10 +410,22 @@ log_config(struct heapadmin *h)
         (ha_mallctl_read_bool(&h->ops, "opt.prof", &prof) != 0 || !prof))
         ha_log_warn("jemalloc runs without profiling (opt.prof is false): "
                     "statistics work, heap profiles do not. opt.prof is "
-                    "fixed when jemalloc starts: define malloc_conf with "
-                    "HEAPADMIN_DEFINE_MALLOC_CONF in the executable, or "
-                    "start it with MALLOC_CONF=%s",
+                    "fixed when jemalloc starts: start this process with "
+                    "MALLOC_CONF=%s in its environment (a program that "
+                    "defines its own malloc_conf, as kresd does, hides "
+                    "the agent's), or define malloc_conf with "
+                    "HEAPADMIN_DEFINE_MALLOC_CONF in the executable",
                     HEAPADMIN_MALLOC_CONF);
+    if (h->refuse_http && h->cfg.n_http > 0)
+        ha_log_warn("admin_variables.http_ifaces = \"%s\" is not served "
+                    "by this process: in a host of several processes one "
+                    "fixed address fits only one of them (the others fail "
+                    "with \"Address already in use\"), and Prometheus "
+                    "cannot scrape per-process ports it does not know. "
+                    "Run heapadmind --gateway on this datadir instead: "
+                    "one /metrics for every process (pid and program "
+                    "labels) and /debug/pprof/heap?pid=N",
+                    h->cfg.http_ifaces);
 }
 
 int
@@ -206,6 +449,20 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
     h->stop_fds[0] = h->stop_fds[1] = -1;
     h->check_ms = o->listener_check_ms;
     h->initial = o->initial != 0;
+    h->inherit_profiler = o->inherit_profiler != 0;
+    h->refuse_http = o->refuse_http_ifaces != 0;
+    h->gateway = o->gateway != 0;
+    h->tick = o->tick;
+    h->tick_arg = o->tick_arg;
+    if (o->agent_socket != NULL &&
+        ha_strlcpy(h->agent_socket, o->agent_socket,
+                   sizeof(h->agent_socket)) != 0) {
+        ha_err_set(err, errlen, "agent socket path too long");
+        free(h);
+        return -1;
+    }
+    if (o->config_name != NULL)
+        ha_strlcpy(h->config_name, o->config_name, sizeof(h->config_name));
     pthread_mutex_init(&h->mu, NULL);
     pthread_cond_init(&h->cv, NULL);
     ha_config_init(&h->cfg);
@@ -213,7 +470,9 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
         if (ha_config_load_file(&h->cfg, o->config_file, err, errlen) != 0)
             goto fail;
     } else if (o->config_text != NULL) {
-        if (ha_config_load_string(&h->cfg, o->config_text, "config_text",
+        if (ha_config_load_string(&h->cfg, o->config_text,
+                                  h->config_name[0] ? h->config_name
+                                                    : "config_text",
                                   err, errlen) != 0)
             goto fail;
     }
@@ -230,6 +489,9 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
         free(h->cfg.ifaces);
         h->cfg.ifaces = ifaces;
         h->cfg.n_ifaces = n;
+        /* The log names what is listened on, not the config's line. */
+        free(h->cfg.mysql_ifaces);
+        h->cfg.mysql_ifaces = strdup(o->mysql_ifaces);
     }
     if (ha_datadir_prepare(o->datadir != NULL ? o->datadir : h->cfg.datadir,
                            h->datadir, sizeof(h->datadir), err, errlen) != 0)
@@ -248,6 +510,17 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
         h->have_jemalloc = true;
     } else if (ha_mallctl_resolve(&h->ops, why, sizeof(why)) == 0) {
         h->have_jemalloc = true;
+        if (!atomic_load(&have_resolved)) {
+            resolved = h->ops;
+            atomic_store(&have_resolved, true);
+        }
+        /* The host's figures without heapadmin's own arena. */
+        h->ops.mallctl = host_mallctl;
+        if (h->ops.nametomib != NULL && h->ops.bymib != NULL) {
+            h->ops.nametomib = host_nametomib;
+            h->ops.bymib = host_bymib;
+        }
+        h->wrapped = true;
     } else {
         h->ops = absent_ops;
         prev = ha_log_bind(&h->sink);
@@ -279,6 +552,53 @@ check_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (ha_server_check_listeners(h->server, err, sizeof(err)) < 0)
         ha_log_error("cannot bind a listener again: %s", err);
+    if (h->tick != NULL)
+        h->tick(h->tick_arg);
+}
+
+/* ------------------------------------------------------------------
+ * Caches given back when idle (thread mode): the heap profiles and
+ * symbols the last queries loaded are dropped once none was used for
+ * HA_API_IDLE_S (scrapes of /metrics, which use none, do not keep them).
+ * The timer is armed when the last client leaves and runs until they
+ * are dropped: an idle process that has dropped them wakes for nothing.
+ * ------------------------------------------------------------------ */
+
+#define HA_API_IDLE_S 60
+
+static void
+idle_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct heapadmin *h = arg;
+
+    (void)fd;
+    (void)what;
+    if (h->engine != NULL &&
+        ha_engine_release_caches(h->engine, HA_API_IDLE_S) != 0) {
+        /* A job is still running: look again later. */
+        struct timeval tv = {HA_API_IDLE_S, 0};
+
+        event_add(h->idle_ev, &tv);
+    }
+}
+
+static void
+clients_changed(void *arg, size_t n)
+{
+    struct heapadmin *h = arg;
+    struct timeval tv = {HA_API_IDLE_S, 0};
+
+    if (h->idle_ev == NULL || n != 0 || event_pending(h->idle_ev, EV_TIMEOUT,
+                                                        NULL))
+        return;
+    event_add(h->idle_ev, &tv);
+}
+
+static void
+log_removed(void *arg, const char *path, const char *why)
+{
+    (void)arg;
+    ha_log_notice("removed the stale endpoint %s: %s", path, why);
 }
 
 static void
@@ -287,6 +607,9 @@ teardown(struct heapadmin *h)
     if (h->check_ev != NULL)
         event_free(h->check_ev);
     h->check_ev = NULL;
+    if (h->idle_ev != NULL)
+        event_free(h->idle_ev);
+    h->idle_ev = NULL;
     if (h->stop_ev != NULL)
         event_free(h->stop_ev);
     h->stop_ev = NULL;
@@ -314,6 +637,16 @@ worker_thread_init(void *arg)
     ha_log_bind(&h->sink);
     if (h->own_thread)
         hide_thread_from_profiler(h);
+}
+
+/* True when an interface of the list is TCP. */
+static bool
+has_tcp(const struct ha_iface *ifs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ifs[i].kind == HA_IFACE_TCP)
+            return true;
+    return false;
 }
 
 /* libdebuginfod reads its servers from DEBUGINFOD_URLS alone, and the
@@ -348,10 +681,16 @@ static int
 setup(struct heapadmin *h, char *err, size_t errlen)
 {
     char why[HA_API_ERR_MAX];
+    struct ha_jemalloc_config jc = h->cfg.jemalloc;
+    bool http_tcp = h->cfg.n_http > 0 && !h->refuse_http;
 
+    /* A fork child keeps the profiler as its parent left it (an
+     * operator's live changes included); only its dumps' place is its
+     * own. */
+    if (h->inherit_profiler)
+        jc.prof_active = jc.lg_prof_sample = jc.prof_gdump = HA_UNSET;
     if (h->have_jemalloc &&
-        ha_profconf_apply(&h->ops, &h->cfg.jemalloc, h->datadir, why,
-                          sizeof(why)) != 0)
+        ha_profconf_apply(&h->ops, &jc, h->datadir, why, sizeof(why)) != 0)
         ha_log_warn("jemalloc_variables: %s", why);
     if (h->have_jemalloc)
         ha_profconf_log_effective(&h->ops);
@@ -362,21 +701,52 @@ setup(struct heapadmin *h, char *err, size_t errlen)
         return -1;
     atomic_store(&h->interrupt, false);
     ha_engine_set_shutdown_flag(h->engine, &h->interrupt);
+    ha_engine_set_gateway(h->engine, h->gateway);
+    /* Endpoints a process left behind (kill -9, a crash) go at the next
+     * start in the datadir: the agents' and the gateway's. */
+    if (h->agent_socket[0] != '\0' || h->gateway)
+        (void)ha_agentreg_clean(h->datadir, log_removed, h);
     /* Config first, then what SAVE ... TO DISK kept (each logged),
      * unless --initial: once per instance, not at each restart of the
-     * instance (a later start keeps what runs now). */
-    if (!h->applied_saved) {
+     * instance (a later start keeps what runs now). A fork child
+     * inherited what its parent applied. */
+    if (!h->applied_saved && !h->inherit_profiler) {
         (void)ha_engine_apply_saved(h->engine, h->initial);
         h->applied_saved = true;
     }
-    if (ha_engine_enable_tls(h->engine, err, errlen) != 0 ||
-        (h->server = ha_server_new(h->engine, err, errlen)) == NULL ||
+    /* TLS and the RSA key serve TCP clients only: a process served on
+     * unix sockets alone never loads them (nor OpenSSL's memory). */
+    if (has_tcp(h->cfg.ifaces, h->cfg.n_ifaces) || http_tcp) {
+        if (ha_engine_enable_tls(h->engine, err, errlen) != 0)
+            return -1;
+    }
+    if ((h->server = ha_server_new(h->engine, err, errlen)) == NULL ||
         ha_server_listen(h->server, err, errlen) != 0)
         return -1;
-    if (h->cfg.n_http > 0 &&
-        ((h->http = ha_http_new(h->engine, err, errlen)) == NULL ||
-         ha_http_listen(h->http, err, errlen) != 0))
+    if (ha_server_n_listeners(h->server) > 0) {
+        const char *path = ha_server_listener_path(h->server, 0);
+        char desc[PATH_MAX];
+
+        if (path == NULL)
+            snprintf(desc, sizeof(desc), "port %d",
+                     ha_server_port(h->server, 0));
+        ha_engine_set_endpoint(h->engine, path != NULL ? path : desc);
+    }
+    if ((http_tcp || h->agent_socket[0] != '\0') &&
+        (h->http = ha_http_new(h->engine, err, errlen)) == NULL)
         return -1;
+    if (http_tcp && ha_http_listen(h->http, err, errlen) != 0)
+        return -1;
+    if (h->agent_socket[0] != '\0' &&
+        ha_http_listen_agent(h->http, h->agent_socket, err, errlen) != 0)
+        return -1;
+    if (h->own_thread && h->wrapped) {
+        h->idle_ev = event_new(h->base, -1, 0, idle_cb, h);
+        if (h->idle_ev != NULL) {
+            ha_engine_clients(h->engine)->on_change = clients_changed;
+            ha_engine_clients(h->engine)->on_change_arg = h;
+        }
+    }
     if (h->check_ms > 0) {
         struct timeval tv = {h->check_ms / 1000,
                              (suseconds_t)(h->check_ms % 1000) * 1000};
@@ -396,33 +766,28 @@ setup(struct heapadmin *h, char *err, size_t errlen)
  * ------------------------------------------------------------------ */
 
 /* The admin thread's own allocations stay out of the host's heap
- * profiles, and go to an arena of their own so that the host's figures
+ * profiles, and go to heapadmin's own arena so that the host's figures
  * can be told apart from ours. Best effort: without profiling or with an
  * old jemalloc these names do not exist. */
 static void
 hide_thread_from_profiler(struct heapadmin *h)
 {
-    bool off = false;
-    const char *name = "heapadmin";
-
     if (!h->have_jemalloc)
         return;
-    (void)h->ops.mallctl("thread.prof.active", NULL, NULL, &off,
-                         sizeof(off));
-    (void)h->ops.mallctl("thread.prof.name", NULL, NULL, (void *)&name,
-                         sizeof(name));
-    if (!h->have_arena) {
-        size_t len = sizeof(h->arena);
-
-        h->have_arena = h->ops.mallctl("arenas.create", &h->arena, &len,
-                                       NULL, 0) == 0;
-        if (h->have_arena)
-            ha_log_info("admin thread allocates from jemalloc arena %u",
-                        h->arena);
+    if (h->wrapped) {
+        (void)adopt_thread("heapadmin");
+        return;
     }
-    if (h->have_arena)
-        (void)h->ops.mallctl("thread.arena", NULL, NULL, &h->arena,
-                             sizeof(h->arena));
+    /* A jemalloc the host handed over: only its profiling switch. */
+    {
+        bool off = false;
+        const char *name = "heapadmin";
+
+        (void)h->ops.mallctl("thread.prof.active", NULL, NULL, &off,
+                             sizeof(off));
+        (void)h->ops.mallctl("thread.prof.name", NULL, NULL, (void *)&name,
+                             sizeof(name));
+    }
 }
 
 static void
@@ -451,6 +816,77 @@ report_start(struct heapadmin *h, enum run_state state, const char *err)
     pthread_mutex_unlock(&h->mu);
 }
 
+/* The descriptors open now, into fds (sorted ascending, as the kernel
+ * lists them); returns how many, up to max. */
+static size_t
+list_fds(int *fds, size_t max)
+{
+    char buf[4096];
+    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t n = 0;
+    long k;
+
+    if (dir < 0)
+        return 0;
+    while ((k = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+        for (long off = 0; off < k && n < max;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + off);
+            char *end;
+            long v;
+
+            off += d->reclen;
+            v = strtol(d->name, &end, 10);
+            if (*end == '\0' && end != d->name && v != dir)
+                fds[n++] = (int)v;
+        }
+    close(dir);
+    return n;
+}
+
+/* The loop's own pipes and sockets (libevent's signal pipe), which it
+ * does not name: the descriptors that appeared while it was made. A
+ * host thread opening one at that moment could be counted too; each is
+ * then closed in a fork child only while it is still the same pipe or
+ * socket, which is never the host's. */
+static struct event_base *
+new_base(struct heapadmin *h)
+{
+    enum { MAX = 4096 };
+    int *before = malloc(MAX * sizeof(int)), after[64];
+    size_t nb = before != NULL ? list_fds(before, MAX) : 0, na;
+    struct event_base *base = event_base_new();
+
+    h->n_base_fds = 0;
+    if (base == NULL || before == NULL || nb == MAX) {
+        free(before);
+        return base;
+    }
+    na = list_fds(after, sizeof(after) / sizeof(after[0]));
+    for (size_t i = 0; i < na; i++) {
+        bool old = false;
+        struct stat st;
+
+        for (size_t j = 0; j < nb && !old; j++)
+            old = before[j] == after[i];
+        if (old || h->n_base_fds == HA_ARRAY_SIZE(h->base_fds) ||
+            fstat(after[i], &st) != 0 ||
+            !(S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode)))
+            continue;
+        h->base_fds[h->n_base_fds].fd = after[i];
+        h->base_fds[h->n_base_fds].dev = st.st_dev;
+        h->base_fds[h->n_base_fds].ino = st.st_ino;
+        h->n_base_fds++;
+    }
+    free(before);
+    return base;
+}
+
 static void *
 run_thread(void *arg)
 {
@@ -460,7 +896,7 @@ run_thread(void *arg)
     pthread_setname_np(pthread_self(), "heapadmin");
     ha_log_bind(&h->sink);
     hide_thread_from_profiler(h);
-    h->base = event_base_new();
+    h->base = new_base(h);
     if (h->base == NULL) {
         ha_err_set(err, sizeof(err), "cannot create an event loop");
         goto fail;
@@ -509,6 +945,14 @@ heapadmin_start(struct heapadmin *h, char *err, size_t errlen)
     if (pipe2(h->stop_fds, O_CLOEXEC | O_NONBLOCK) != 0) {
         ha_err_set(err, errlen, "pipe: %s", strerror(errno));
         return -1;
+    }
+    for (int i = 0; i < 2; i++) {
+        struct stat st;
+
+        if (fstat(h->stop_fds[i], &st) == 0) {
+            h->stop_dev[i] = st.st_dev;
+            h->stop_ino[i] = st.st_ino;
+        }
     }
     h->own_thread = true;
     h->state = RUN_STARTING;
@@ -615,6 +1059,83 @@ heapadmin_interrupt(struct heapadmin *h)
         atomic_store(&h->interrupt, true);
 }
 
+/* True when fd is still the file (dev, ino) we opened. */
+static bool
+fd_is(int fd, dev_t dev, ino_t ino)
+{
+    struct stat st;
+
+    return fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == dev &&
+           st.st_ino == ino;
+}
+
+/* Closes the epoll descriptor of our loop, found by proof, not by
+ * number: an epoll instance whose watch list holds descriptor fd with
+ * inode ino (our stop pipe; /proc/self/fdinfo lists each watched
+ * descriptor with its inode). Any other epoll is the host's. No memory
+ * is allocated (it runs in a fork child's atfork handler). */
+static void
+close_our_epoll(int fd, ino_t ino)
+{
+    char buf[4096], path[64], link[64], info[4096];
+    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    long n;
+
+    if (dir < 0)
+        return;
+    while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
+        for (long off = 0; off < n;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + off);
+            char *end, *p;
+            long e;
+            ssize_t k;
+            int ifd;
+
+            off += d->reclen;
+            e = strtol(d->name, &end, 10);
+            if (*end != '\0' || e < 0 || e == dir)
+                continue;
+            snprintf(path, sizeof(path), "/proc/self/fd/%ld", e);
+            k = readlink(path, link, sizeof(link) - 1);
+            if (k <= 0)
+                continue;
+            link[k] = '\0';
+            if (strcmp(link, "anon_inode:[eventpoll]") != 0)
+                continue;
+            snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", e);
+            ifd = open(path, O_RDONLY | O_CLOEXEC);
+            if (ifd < 0)
+                continue;
+            k = read(ifd, info, sizeof(info) - 1);
+            close(ifd);
+            if (k <= 0)
+                continue;
+            info[k] = '\0';
+            for (p = strstr(info, "tfd:"); p != NULL;
+                 p = strstr(p + 4, "tfd:")) {
+                int tfd;
+                unsigned long tino;
+                const char *q = strstr(p, " ino:");
+
+                if (sscanf(p, "tfd: %d", &tfd) == 1 && tfd == fd &&
+                    q != NULL && sscanf(q, " ino:%lx", &tino) == 1 &&
+                    (ino_t)tino == ino) {
+                    close((int)e);
+                    close(dir);
+                    return;
+                }
+            }
+        }
+    }
+    close(dir);
+}
+
 void
 heapadmin_abandon(struct heapadmin *h)
 {
@@ -625,6 +1146,20 @@ heapadmin_abandon(struct heapadmin *h)
     ha_http_abandon(h->http);
     ha_server_abandon(h->server);
     ha_engine_abandon(h->engine);
+    /* The descriptors that are provably ours go too (a child need not
+     * carry its parent's loop): the loop's epoll first, then the stop
+     * pipe and the log file. */
+    if (h->own_thread && h->stop_fds[0] >= 0)
+        close_our_epoll(h->stop_fds[0], h->stop_ino[0]);
+    for (int i = 0; i < 2; i++)
+        if (fd_is(h->stop_fds[i], h->stop_dev[i], h->stop_ino[i]))
+            close(h->stop_fds[i]);
+    for (size_t i = 0; h->own_thread && i < h->n_base_fds; i++)
+        if (fd_is(h->base_fds[i].fd, h->base_fds[i].dev, h->base_fds[i].ino))
+            close(h->base_fds[i].fd);
+    if (fd_is(h->log_fd, h->log_dev, h->log_ino))
+        close(h->log_fd);
+    h->stop_fds[0] = h->stop_fds[1] = h->log_fd = -1;
 }
 
 void
@@ -667,6 +1202,23 @@ heapadmin_listener_path(const struct heapadmin *h, size_t i)
     if (i >= heapadmin_listener_count(h))
         return NULL;
     return ha_server_listener_path(h->server, i);
+}
+
+void
+heapadmin_log(struct heapadmin *h, int level, const char *fmt, ...)
+{
+    const struct ha_log_sink *prev;
+    char line[2048];
+    va_list ap;
+
+    if (h == NULL || level < 0 || level >= HA_LOG_LEVEL_MAX)
+        return;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    prev = ha_log_bind(&h->sink);
+    ha_log((enum ha_log_level)level, "%s", line);
+    ha_log_bind(prev);
 }
 
 const char *

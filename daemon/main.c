@@ -44,6 +44,7 @@ struct options {
     bool config_given;
     const char *datadir;
     bool initial;           /* --initial: saved variables discarded */
+    bool gateway;           /* --gateway: one endpoint for the host */
 };
 
 /* Log lines go to stderr in the foreground. In daemon mode they are held
@@ -114,7 +115,7 @@ usage(FILE *f)
 {
     fprintf(f,
             "usage: heapadmind [-f] [-c FILE] [-D DATADIR] [--initial] "
-            "[-V] [-h]\n"
+            "[--gateway] [-V] [-h]\n"
             "  -f          stay in the foreground and log to stderr\n"
             "  -c FILE     configuration file (default %s)\n"
             "  -D DATADIR  data directory: pid file, log, heap dumps\n"
@@ -122,6 +123,9 @@ usage(FILE *f)
             "  --initial   discard the jemalloc variables saved with SAVE\n"
             "              JEMALLOC VARIABLES TO DISK: the config file alone\n"
             "              applies (otherwise saved values win, logged)\n"
+            "  --gateway   also serve the agents of the datadir (the\n"
+            "              LD_PRELOAD agent's processes): stats_agents,\n"
+            "              one /metrics for all, /debug/pprof/heap?pid=N\n"
             "  -V          print the version and exit\n"
             "  -h          print this help and exit\n",
             DEFAULT_CONFIG);
@@ -136,6 +140,7 @@ parse_args(int argc, char **argv, struct options *o)
     o->config = DEFAULT_CONFIG;
     static const struct option longopts[] = {
         {"initial", no_argument, NULL, 'I'},
+        {"gateway", no_argument, NULL, 'G'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {NULL, 0, NULL, 0},
@@ -145,6 +150,9 @@ parse_args(int argc, char **argv, struct options *o)
         switch (ch) {
         case 'I':
             o->initial = true;
+            break;
+        case 'G':
+            o->gateway = true;
             break;
         case 'f':
             o->foreground = true;
@@ -358,6 +366,7 @@ main(int argc, char **argv)
     ho.config_file = have_config ? opt.config : NULL;
     ho.datadir = opt.datadir;
     ho.initial = opt.initial;
+    ho.gateway = opt.gateway;
     /* heapadmind links jemalloc: no run-time lookup needed, and the
      * sanitizer build (whose malloc is ASan's) still reads it. */
     ho.mallctl = mallctl;

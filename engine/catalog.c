@@ -16,6 +16,9 @@ static const struct ha_catalog_table tables[] = {
     {"stats_jemalloc_bins", "stats", true, true, true},
     {"stats_jemalloc_lextents", "stats", true, true, true},
     {"stats_heap_dumps", "stats", true, true, true},
+    /* The processes the agent serves in the datadir (a host gateway's
+     * view, vtab/agents.c). */
+    {"stats_agents", "stats", true, true, true},
     /* A table-valued function: it needs its argument, so no warm-up. */
     {"heap_top", NULL, false, true, true},
     {"heap_stacks", NULL, false, true, true},

@@ -43,6 +43,8 @@ ha_clients_add(struct ha_clients *reg, struct ha_client *c)
     reg->connections++;
     if (reg->n > reg->max_used)
         reg->max_used = reg->n;
+    if (reg->on_change != NULL)
+        reg->on_change(reg->on_change_arg, reg->n);
 }
 
 void
@@ -59,6 +61,8 @@ ha_clients_remove(struct ha_clients *reg, struct ha_client *c)
     c->prev = c->next = NULL;
     c->listed = false;
     reg->n--;
+    if (reg->on_change != NULL)
+        reg->on_change(reg->on_change_arg, reg->n);
 }
 
 struct ha_client *

@@ -66,6 +66,10 @@ struct ha_clients {
     uint64_t http_requests;
     uint32_t last_id;
     time_t started;
+    /* Told how many clients there are after each add and remove (the
+     * owner's idle timer); NULL: nobody. */
+    void (*on_change)(void *arg, size_t n);
+    void *on_change_arg;
 };
 
 void ha_clients_init(struct ha_clients *reg);

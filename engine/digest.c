@@ -5,7 +5,8 @@
 #include "engine/digest.h"
 
 #include <openssl/crypto.h>
-#include <openssl/sha.h>
+
+#include "core/sha.h"
 
 void
 ha_digest_native_stage2(const char *password, size_t len,
@@ -13,8 +14,8 @@ ha_digest_native_stage2(const char *password, size_t len,
 {
     uint8_t stage1[HA_SHA1_LEN];
 
-    SHA1((const unsigned char *)password, len, stage1);
-    SHA1(stage1, sizeof(stage1), stage2);
+    ha_sha1(password, len, stage1);
+    ha_sha1(stage1, sizeof(stage1), stage2);
     /* stage1 is what a client sends the XOR of: enough to log in. */
     OPENSSL_cleanse(stage1, sizeof(stage1));
 }
@@ -25,7 +26,7 @@ ha_digest_sha2_stage2(const char *password, size_t len,
 {
     uint8_t h1[HA_SHA256_LEN];
 
-    SHA256((const unsigned char *)password, len, h1);
-    SHA256(h1, sizeof(h1), h2);
+    ha_sha256(password, len, h1);
+    ha_sha256(h1, sizeof(h1), h2);
     OPENSSL_cleanse(h1, sizeof(h1));
 }

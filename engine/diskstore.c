@@ -58,6 +58,12 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
                                         SQLITE_OPEN_NOMUTEX |
                                         SQLITE_OPEN_NOFOLLOW,
                          NULL);
+    /* Before the first statement: processes starting together on one
+     * datadir (the agent in a host of several) open, switch to WAL and
+     * create the table at once, and each must wait its turn rather than
+     * fail with "database is locked" and lose its saved settings. */
+    if (rc == SQLITE_OK)
+        sqlite3_busy_timeout(db, 2000);
     if (rc != SQLITE_OK ||
         /* WAL: a session's statement reading disk.global_variables
          * may pause between slices; in WAL mode it never blocks a SAVE
@@ -71,7 +77,6 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
         sqlite3_close_v2(db);
         return NULL;
     }
-    sqlite3_busy_timeout(db, 2000);
     return db;
 }
 

@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "core/agentreg.h"
 #include "core/fiber.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -25,6 +26,7 @@
 #include "engine/leakwatch.h"
 #include "engine/persist.h"
 #include "vtab/dumpfiles.h"
+#include "vtab/heap_load.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -46,6 +48,10 @@ struct ha_engine {
 
     struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
     struct ha_history *history;    /* stats_history sampler; NULL: none */
+
+    bool gateway;                  /* serves the datadir's agents too */
+    char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
+    char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
 };
@@ -67,6 +73,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     }
     e->base = base;
     e->cfg = cfg;
+    ha_agentreg_self_program(e->program, sizeof(e->program));
     e->vtab.ops = ops;
     e->vtab.admin_value = ha_config_admin_value;
     e->vtab.admin_arg = cfg;
@@ -96,6 +103,9 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_engine_free(e);
         return NULL;
     }
+    /* The keeper only holds the database open: no lookaside memory
+     * (48 KiB per connection by default) for statements it never runs. */
+    (void)sqlite3_db_config(e->keeper, SQLITE_DBCONFIG_LOOKASIDE, NULL, 0, 0);
     e->worker = ha_worker_new(base, thread_init, init_arg, err, errlen);
     if (e->worker == NULL) {
         ha_engine_free(e);
@@ -268,6 +278,45 @@ const _Atomic bool *
 ha_engine_shutdown_flag(const struct ha_engine *e)
 {
     return e->tasks.shutdown;
+}
+
+void
+ha_engine_set_gateway(struct ha_engine *e, bool gateway)
+{
+    e->gateway = gateway;
+}
+
+bool
+ha_engine_is_gateway(const struct ha_engine *e)
+{
+    return e->gateway;
+}
+
+void
+ha_engine_set_endpoint(struct ha_engine *e, const char *endpoint)
+{
+    ha_strlcpy(e->endpoint, endpoint != NULL ? endpoint : "",
+               sizeof(e->endpoint));
+}
+
+const char *
+ha_engine_endpoint(const struct ha_engine *e)
+{
+    return e->endpoint;
+}
+
+const char *
+ha_engine_program(const struct ha_engine *e)
+{
+    return e->program;
+}
+
+int
+ha_engine_release_caches(struct ha_engine *e, unsigned idle_s)
+{
+    if (ha_worker_pending(e->worker) > 0)
+        return -1;
+    return ha_heap_cache_release(&e->vtab, idle_s);
 }
 
 const char *

@@ -82,6 +82,26 @@ const struct ha_tls *ha_engine_tls(const struct ha_engine *e);
 const struct ha_task_env *ha_engine_tasks(const struct ha_engine *e);
 const _Atomic bool *ha_engine_shutdown_flag(const struct ha_engine *e);
 
+/* A host gateway (heapadmind --gateway): its /metrics also covers the
+ * agents of its datadir and /debug/pprof/heap?pid=N is agent N's
+ * (http/gateway.h). Set once, after ha_engine_new. */
+void ha_engine_set_gateway(struct ha_engine *e, bool gateway);
+bool ha_engine_is_gateway(const struct ha_engine *e);
+
+/* Where the MySQL front-end listens ("/path.sock" or "port 6032"), for
+ * the gateway's stats_agents; "" until set. */
+void ha_engine_set_endpoint(struct ha_engine *e, const char *endpoint);
+const char *ha_engine_endpoint(const struct ha_engine *e);
+
+/* This process's program name, as the agents' registry names it. */
+const char *ha_engine_program(const struct ha_engine *e);
+
+/* Gives back what the tables cached for later queries (loaded heap
+ * profiles; symbols, unless debuginfod fetches may be running) once none
+ * was used for idle_s seconds and no job runs on the worker. Returns 0,
+ * or -1 when not yet (try again later). Loop thread. */
+int ha_engine_release_caches(struct ha_engine *e, unsigned idle_s);
+
 /* The URI of the scratch database every admin session shares (tables an
  * admin creates), for sqlite3_open_v2 / ATTACH with SQLITE_OPEN_URI. */
 const char *ha_engine_scratch_uri(const struct ha_engine *e);

@@ -18,11 +18,20 @@
 #include "core/util.h"
 #include "vtab/mallctl.h"
 
-/* ProxySQL's columns (include/ProxySQL_Statistics.hpp). */
+/* ProxySQL's columns (include/ProxySQL_Statistics.hpp), in its order,
+ * then the pid: several processes may sample into one datadir (the
+ * agent in a host of several processes), each its own rows, and the
+ * hourly and daily averages are each process's. */
 #define COLUMNS                                                            \
     "(timestamp INT NOT NULL, allocated INT NOT NULL, resident INT NOT "   \
     "NULL, active INT NOT NULL, mapped INT NOT NULL, metadata INT NOT "    \
-    "NULL, retained INT NOT NULL, PRIMARY KEY (timestamp))"
+    "NULL, retained INT NOT NULL, pid INT NOT NULL DEFAULT 0, "           \
+    "PRIMARY KEY (timestamp, pid))"
+#define OLD_COLUMNS                                                        \
+    "timestamp, allocated, resident, active, mapped, metadata, retained"
+
+static const char *const tables[] = {"system_memory", "system_memory_hour",
+                                     "system_memory_day"};
 
 /* WAL: sessions read these tables (attached read-only) with statements
  * that may pause between slices; in WAL mode a paused reader never makes
@@ -33,6 +42,40 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS system_memory " COLUMNS ";"
     "CREATE TABLE IF NOT EXISTS system_memory_hour " COLUMNS ";"
     "CREATE TABLE IF NOT EXISTS system_memory_day " COLUMNS ";";
+
+/* A file from before the pid column: its tables are rebuilt with it
+ * (pid 0 for the old rows), in one transaction. */
+static int
+migrate(sqlite3 *db)
+{
+    sqlite3_stmt *st = NULL;
+    bool has_pid = false;
+    char sql[1024];
+
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info("
+                               "'system_memory') WHERE name = 'pid'",
+                           -1, &st, NULL) != SQLITE_OK)
+        return SQLITE_ERROR;
+    has_pid = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    if (has_pid)
+        return SQLITE_OK;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return SQLITE_ERROR;
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        snprintf(sql, sizeof(sql),
+                 "CREATE TABLE %s_new " COLUMNS "; INSERT INTO %s_new ("
+                 OLD_COLUMNS ", pid) SELECT " OLD_COLUMNS ", 0 FROM %s; "
+                 "DROP TABLE %s; ALTER TABLE %s_new RENAME TO %s",
+                 tables[i], tables[i], tables[i], tables[i], tables[i],
+                 tables[i]);
+        if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return SQLITE_ERROR;
+        }
+    }
+    return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+}
 
 sqlite3 *
 ha_history_open(const char *path, char *err, size_t errlen)
@@ -51,21 +94,27 @@ ha_history_open(const char *path, char *err, size_t errlen)
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
                              SQLITE_OPEN_NOFOLLOW,
                          NULL);
+    /* Processes starting together on one datadir (the agent in a host of
+     * several) create and migrate the same file: each waits its turn
+     * rather than failing with "database is locked". */
+    if (rc == SQLITE_OK)
+        sqlite3_busy_timeout(db, HA_HISTORY_BUSY_MS);
     if (rc != SQLITE_OK ||
-        sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK) {
+        sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK ||
+        migrate(db) != SQLITE_OK) {
         ha_err_set(err, errlen, "%s: %s", path,
                    db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close_v2(db);
         return NULL;
     }
-    sqlite3_busy_timeout(db, 100);
     return db;
 }
 
-/* The average of a bucket of system_memory into table (bucket_s wide,
- * starting at from). */
+/* The average of a bucket of process pid's system_memory rows into table
+ * (bucket_s wide, starting at from). */
 static int
-rollup(sqlite3 *db, const char *table, int64_t from, int64_t bucket_s)
+rollup(sqlite3 *db, const char *table, int64_t from, int64_t bucket_s,
+       int64_t pid)
 {
     char sql[512];
     sqlite3_stmt *st = NULL;
@@ -75,13 +124,15 @@ rollup(sqlite3 *db, const char *table, int64_t from, int64_t bucket_s)
              "INSERT OR REPLACE INTO %s SELECT ?1, CAST(avg(allocated) AS "
              "INT), CAST(avg(resident) AS INT), CAST(avg(active) AS INT), "
              "CAST(avg(mapped) AS INT), CAST(avg(metadata) AS INT), "
-             "CAST(avg(retained) AS INT) FROM system_memory WHERE "
-             "timestamp >= ?1 AND timestamp < ?2 HAVING count(*) > 0",
+             "CAST(avg(retained) AS INT), ?3 FROM system_memory WHERE "
+             "timestamp >= ?1 AND timestamp < ?2 AND pid = ?3 "
+             "HAVING count(*) > 0",
              table);
     rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
     if (rc == SQLITE_OK) {
         sqlite3_bind_int64(st, 1, from);
         sqlite3_bind_int64(st, 2, from + bucket_s);
+        sqlite3_bind_int64(st, 3, pid);
         rc = sqlite3_step(st);
     }
     sqlite3_finalize(st);
@@ -118,7 +169,7 @@ ha_history_record(sqlite3 *db, const struct ha_history_sample *s, char *err,
         goto fail;
     rc = sqlite3_prepare_v2(db,
                             "INSERT OR REPLACE INTO system_memory VALUES "
-                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
         goto fail_rollback;
@@ -129,11 +180,12 @@ ha_history_record(sqlite3 *db, const struct ha_history_sample *s, char *err,
     sqlite3_bind_int64(st, 5, s->mapped);
     sqlite3_bind_int64(st, 6, s->metadata);
     sqlite3_bind_int64(st, 7, s->retained);
+    sqlite3_bind_int64(st, 8, s->pid);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE ||
-        rollup(db, "system_memory_hour", hour, 3600) != SQLITE_OK ||
-        rollup(db, "system_memory_day", day, 86400) != SQLITE_OK ||
+        rollup(db, "system_memory_hour", hour, 3600, s->pid) != SQLITE_OK ||
+        rollup(db, "system_memory_day", day, 86400, s->pid) != SQLITE_OK ||
         prune(db, "system_memory", s->timestamp - HA_HISTORY_RAW_S) !=
             SQLITE_OK ||
         prune(db, "system_memory_hour", s->timestamp - HA_HISTORY_HOUR_S) !=
@@ -158,7 +210,9 @@ fail:
  * ------------------------------------------------------------------ */
 
 struct ha_history {
-    sqlite3 *db;                 /* heapadmin_stats.db */
+    char path[PATH_MAX];         /* heapadmin_stats.db, opened per sample:
+                                    no descriptor or cache held between
+                                    two (nor inherited by a fork child) */
     struct ha_vtab_ctx *ctx;     /* jemalloc */
     struct event *timer;         /* NULL: not sampling */
     bool warned;                 /* a failure was logged (once) */
@@ -182,13 +236,15 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
     struct ha_history *h = arg;
     const struct ha_mallctl_ops *ops = h->ctx->ops;
     struct ha_history_sample s;
-    char err[256];
+    char err[PATH_MAX + 256];
+    sqlite3 *db = NULL;
     int rc;
 
     (void)fd;
     (void)what;
     memset(&s, 0, sizeof(s));
     s.timestamp = (int64_t)time(NULL);
+    s.pid = (int64_t)getpid();
     ha_vtab_refresh_stats(h->ctx);
     rc = read_stat(ops, "stats.allocated", &s.allocated);
     if (rc == 0)
@@ -209,13 +265,16 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
         h->warned = true;
         return;
     }
-    if (ha_history_record(h->db, &s, err, sizeof(err)) != 0) {
+    if ((db = ha_history_open(h->path, err, sizeof(err))) == NULL ||
+        ha_history_record(db, &s, err, sizeof(err)) != 0) {
+        sqlite3_close_v2(db);
         if (!h->warned)
             ha_log_warn("stats_history.system_memory: sample not stored: %s",
                         err);
         h->warned = true;
         return;
     }
+    sqlite3_close_v2(db);
     h->warned = false;
     if (h->listener != NULL)
         h->listener(h->listener_arg, &s);
@@ -236,15 +295,25 @@ ha_history_oldest_since(struct ha_history *h, int64_t since,
                         struct ha_history_sample *out)
 {
     sqlite3_stmt *st = NULL;
+    char err[PATH_MAX + 256];
+    sqlite3 *db;
     int rc;
 
-    if (sqlite3_prepare_v2(h->db,
+    /* This process's rows only: other processes of the datadir (an
+     * agent's host's other workers) sample into the same file. */
+    if ((db = ha_history_open(h->path, err, sizeof(err))) == NULL)
+        return -1;
+    if (sqlite3_prepare_v2(db,
                            "SELECT timestamp, allocated, resident, active, "
                            "mapped, metadata, retained FROM system_memory "
-                           "WHERE timestamp >= ?1 ORDER BY timestamp LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK)
+                           "WHERE timestamp >= ?1 AND pid = ?2 "
+                           "ORDER BY timestamp LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK) {
+        sqlite3_close_v2(db);
         return -1;
+    }
     sqlite3_bind_int64(st, 1, since);
+    sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
     rc = sqlite3_step(st);
     if (rc == SQLITE_ROW) {
         out->timestamp = sqlite3_column_int64(st, 0);
@@ -254,8 +323,10 @@ ha_history_oldest_since(struct ha_history *h, int64_t since,
         out->mapped = sqlite3_column_int64(st, 4);
         out->metadata = sqlite3_column_int64(st, 5);
         out->retained = sqlite3_column_int64(st, 6);
+        out->pid = (int64_t)getpid();
     }
     sqlite3_finalize(st);
+    sqlite3_close_v2(db);
     return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -272,10 +343,16 @@ ha_history_new(struct event_base *base, struct ha_vtab_ctx *ctx,
     if ((h = calloc(1, sizeof(*h))) == NULL)
         return NULL;
     h->ctx = ctx;
-    if ((h->db = ha_history_open(path, err, sizeof(err))) == NULL) {
-        ha_log_warn("stats_history: %s; no memory history", err);
-        free(h);
-        return NULL;
+    ha_strlcpy(h->path, path, sizeof(h->path));
+    {
+        sqlite3 *db = ha_history_open(path, err, sizeof(err));
+
+        if (db == NULL) {
+            ha_log_warn("stats_history: %s; no memory history", err);
+            free(h);
+            return NULL;
+        }
+        sqlite3_close_v2(db);
     }
     if (interval_s > 0) {
         struct timeval tv = {interval_s, 0};
@@ -300,6 +377,5 @@ ha_history_free(struct ha_history *h)
         return;
     if (h->timer != NULL)
         event_free(h->timer);
-    sqlite3_close_v2(h->db);
     free(h);
 }

@@ -26,14 +26,21 @@
 #define HA_HISTORY_HOUR_S (365 * 86400)    /* system_memory_hour */
 #define HA_HISTORY_DAY_S (3650 * 86400)    /* system_memory_day */
 
-/* One sample: unix seconds and jemalloc's stats.* in bytes. */
+#define HA_HISTORY_BUSY_MS 2000  /* a write waits this long for another
+                                    process's */
+
+/* One sample: unix seconds, jemalloc's stats.* in bytes, and the process
+ * (several may share a datadir: each has its own rows and averages). */
 struct ha_history_sample {
     int64_t timestamp;
     int64_t allocated, resident, active, mapped, metadata, retained;
+    int64_t pid;
 };
 
-/* Opens (creating, mode 0600) path with the three tables. Returns the
- * connection, or NULL with err naming the file. */
+/* Opens (creating, mode 0600) path with the three tables: ProxySQL's
+ * columns, then pid (a file from before it is migrated, its rows pid 0).
+ * Waits up to HA_HISTORY_BUSY_MS for another process's write. Returns
+ * the connection, or NULL with err naming the file. */
 sqlite3 *ha_history_open(const char *path, char *err, size_t errlen);
 
 /* Stores s, refreshes the averages of its hour and day, and drops rows
@@ -60,7 +67,8 @@ void ha_history_set_listener(struct ha_history *h,
                                         const struct ha_history_sample *s),
                              void *arg);
 
-/* The oldest sample at or after since (unix seconds) into *out. Returns
+/* This process's oldest sample at or after since (unix seconds) into
+ * *out (other processes of the datadir sample into the same file). Returns
  * 0, or -1 when there is none (or the file cannot be read). */
 int ha_history_oldest_since(struct ha_history *h, int64_t since,
                             struct ha_history_sample *out);

@@ -53,6 +53,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -74,6 +75,7 @@ struct http_listener {
     ino_t ino;
     int port;
     char desc[300];
+    char path[108];     /* the agent socket (unix), "" for TCP */
 };
 
 /* Where a connection is in its life; what its deadline is. */
@@ -99,6 +101,9 @@ struct http_conn {
     bool authed;               /* has delivered an authenticated request */
     char host[64];             /* peer address, once admitted */
     uint16_t port;
+    bool unix_peer;            /* came through the agent socket */
+    uid_t peer_uid;            /* ... as this user (SO_PEERCRED) */
+    pid_t peer_pid;
     struct ha_http_req *cur;   /* the request being answered, or NULL */
     struct event *admit_timer; /* PHASE_WAITING */
     struct http_conn *prev, *next; /* newest first */
@@ -329,6 +334,20 @@ describe_peer(struct http_conn *c)
     ha_strlcpy(c->host, "?", sizeof(c->host));
     if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
         return;
+    if (ss.ss_family == AF_UNIX) {
+        struct ucred cr;
+        socklen_t cl = sizeof(cr);
+
+        c->unix_peer = true;
+        c->peer_uid = (uid_t)-1;
+        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0) {
+            c->peer_uid = cr.uid;
+            c->peer_pid = cr.pid;
+        }
+        snprintf(c->host, sizeof(c->host), "unix:pid %ld",
+                 (long)c->peer_pid);
+        return;
+    }
     if (ss.ss_family == AF_INET6) {
         const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
 
@@ -660,6 +679,34 @@ authenticate(struct ha_http *h, struct evhttp_request *req, bool is_local,
     return u;
 }
 
+/* Who a host gateway speaks for on the agent socket: a role, given by
+ * the gateway once it has authenticated its own client. */
+static const struct ha_user gateway_admin = {.name = "gateway",
+                                             .role = HA_ROLE_ADMIN};
+static const struct ha_user gateway_stats = {.name = "gateway",
+                                             .role = HA_ROLE_STATS};
+
+/* A request on the agent socket: only root or this process's own user
+ * (who may read its memory anyway) may speak there, and says whose
+ * behalf in X-Heapadmin-Role (admin or stats; stats when absent). No
+ * password crosses it: the gateway never hands an agent, which may run
+ * as a less trusted user, its clients' credentials. */
+static const struct ha_user *
+authenticate_gateway(const struct http_conn *c, struct evhttp_request *req,
+                     const char **why)
+{
+    const char *role = evhttp_find_header(
+        evhttp_request_get_input_headers(req), "X-Heapadmin-Role");
+
+    if (c->peer_uid != 0 && c->peer_uid != geteuid()) {
+        *why = "this socket answers only a host gateway running as root "
+               "or as this process's user";
+        return NULL;
+    }
+    return role != NULL && strcmp(role, "admin") == 0 ? &gateway_admin
+                                                      : &gateway_stats;
+}
+
 static bool
 host_is_local(const char *host)
 {
@@ -699,6 +746,19 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
+    if (c->unix_peer) {
+        u = authenticate_gateway(c, hr->req, &why);
+        if (u == NULL) {
+            hr->close_after = true;
+            ha_http_req_text(hr, 403, "Forbidden", why);
+            c->cur = NULL;
+            set_phase(c, PHASE_IDLE);
+            req_free(hr);
+            return;
+        }
+        counted = false;
+        goto admitted;
+    }
     u = authenticate(h, hr->req, host_is_local(c->host), &why, &counted);
     if (u == NULL) {
         if (counted) {
@@ -724,6 +784,7 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
     }
     if (counted)
         ha_accounts_succeeded(ha_engine_accounts(h->engine), c->host);
+admitted:
     c->authed = true;
     hr->user = u;
     hr->admin = u->role == HA_ROLE_ADMIN;
@@ -778,7 +839,8 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+    if (!c->unix_peer &&
+        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                            "Authorization") != NULL)
         wait = ha_accounts_admit(ha_engine_accounts(h->engine), c->host);
     if (wait <= 0) {
@@ -937,6 +999,72 @@ ha_http_listen(struct ha_http *h, char *err, size_t errlen)
     return 0;
 }
 
+int
+ha_http_listen_agent(struct ha_http *h, const char *path, char *err,
+                     size_t errlen)
+{
+    struct http_listener *l, *ls;
+    struct sockaddr_un sun;
+    struct stat st;
+    evutil_socket_t fd;
+
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    if (ha_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) != 0) {
+        ha_err_set(err, errlen, "%s: path longer than %zu bytes", path,
+                   sizeof(sun.sun_path) - 1);
+        return -1;
+    }
+    ls = realloc(h->ls, (h->n_ls + 1) * sizeof(*ls));
+    if (ls == NULL) {
+        ha_err_set(err, errlen, "http: out of memory");
+        return -1;
+    }
+    h->ls = ls;
+    l = &h->ls[h->n_ls];
+    memset(l, 0, sizeof(*l));
+    /* A file at the name is a stale socket of a process that had this
+     * pid (the registry's owner removes those at start): replaced. */
+    if (lstat(path, &st) == 0) {
+        if (!S_ISSOCK(st.st_mode)) {
+            ha_err_set(err, errlen, "%s: exists and is not a socket", path);
+            return -1;
+        }
+        unlink(path);
+    }
+    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        ha_err_set(err, errlen, "%s: socket: %s", path, strerror(errno));
+        return -1;
+    }
+    /* 0600 before listen(): connect() needs write permission, and only
+     * root and this user may speak here. */
+    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
+        chmod(path, 0600) != 0 || listen(fd, 16) != 0) {
+        ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    l->bound = evhttp_accept_socket_with_handle(h->eh, fd);
+    if (l->bound == NULL) {
+        ha_err_set(err, errlen, "%s: cannot serve it", path);
+        close(fd);
+        unlink(path);
+        return -1;
+    }
+    l->fd = fd;
+    if (fstat(fd, &st) == 0) {
+        l->dev = st.st_dev;
+        l->ino = st.st_ino;
+    }
+    ha_strlcpy(l->desc, path, sizeof(l->desc));
+    ha_strlcpy(l->path, path, sizeof(l->path));
+    h->n_ls++;
+    ha_log_info("http: answering a host gateway on %s", path);
+    return 0;
+}
+
 size_t
 ha_http_n_listeners(const struct ha_http *h)
 {
@@ -986,6 +1114,15 @@ ha_http_free(struct ha_http *h)
             ha_task_abort(&hr->task);
             req_done(hr);
         }
+    }
+    /* The agent socket's file goes with it (a fork child that never
+     * served it has no ha_http to free). */
+    for (size_t i = 0; i < h->n_ls; i++) {
+        struct stat st;
+
+        if (h->ls[i].path[0] != '\0' && fstat(h->ls[i].fd, &st) == 0 &&
+            st.st_dev == h->ls[i].dev && st.st_ino == h->ls[i].ino)
+            unlink(h->ls[i].path);
     }
     /* Frees every connection and listener; then our references go. */
     evhttp_free(h->eh);

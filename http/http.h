@@ -43,6 +43,14 @@ struct ha_http *ha_http_new(struct ha_engine *e, char *err, size_t errlen);
  * or -1 with err naming the interface and the reason. */
 int ha_http_listen(struct ha_http *h, char *err, size_t errlen);
 
+/* Also answers a host gateway on the unix socket path (the agents'
+ * registry, core/agentreg.h), mode 0600: requests there come from root
+ * or this process's user (SO_PEERCRED), who say whose behalf with
+ * X-Heapadmin-Role (admin or stats); no password. The file is removed
+ * when h is freed. Returns 0, or -1 with err. */
+int ha_http_listen_agent(struct ha_http *h, const char *path, char *err,
+                         size_t errlen);
+
 /* Listeners, and the TCP port listener i is bound to. */
 size_t ha_http_n_listeners(const struct ha_http *h);
 int ha_http_port(const struct ha_http *h, size_t i);

@@ -17,6 +17,7 @@ static const struct path {
 } paths[] = {
     {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX},
     {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS},
+    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT},
     {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP},
     {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD,
      HA_HTTP_PAGE_PPROF_HEAP},

@@ -13,6 +13,7 @@
 #include "core/util.h"
 #include "engine/metrics.h"
 #include "http/flame.h"
+#include "http/gateway.h"
 #include "http/growth.h"
 #include "http/paths.h"
 #include "http/pprof.h"
@@ -37,7 +38,12 @@ serve_index(struct ha_http_req *hr)
         "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol\n"
         "  /heap                  flame graph, top functions, diffs;\n"
         "                         ?view=growth: what grows over a series "
-        "of dumps\n");
+        "of dumps\n"
+        "  /agent                 this process, as a host gateway lists "
+        "it\n"
+        "A host gateway (heapadmind --gateway) also answers ?pid=N on "
+        "/debug/pprof/,\n/pprof/ and /heap/ from process N, and its "
+        "/metrics covers every process.\n");
 }
 
 static void
@@ -49,6 +55,10 @@ serve_metrics(struct ha_http_req *hr)
     struct ha_admin_counters c = {0};
     struct ha_buf out = HA_BUF_INIT;
 
+    if (ha_engine_is_gateway(hr->engine)) {
+        ha_gateway_metrics(hr);
+        return;
+    }
     ha_clients_stats(ha_engine_clients(hr->engine), &st);
     c.uptime_s = st.uptime;
     c.sessions = st.threads;
@@ -71,6 +81,7 @@ serve_metrics(struct ha_http_req *hr)
 static void (*const pages[HA_HTTP_PAGE_MAX])(struct ha_http_req *hr) = {
     [HA_HTTP_PAGE_INDEX] = serve_index,
     [HA_HTTP_PAGE_METRICS] = serve_metrics,
+    [HA_HTTP_PAGE_AGENT] = ha_gateway_agent_info,
     [HA_HTTP_PAGE_PPROF_HEAP] = ha_http_pprof_heap,
     [HA_HTTP_PAGE_PPROF_SYMBOL] = ha_http_pprof_symbol,
     [HA_HTTP_PAGE_PPROF_CMDLINE] = ha_http_pprof_cmdline,
@@ -107,5 +118,8 @@ ha_http_route(struct ha_http_req *hr)
                          "no such page; see / for what is served here\n");
         return;
     }
+    /* A host gateway answers ?pid=N from process N. */
+    if (ha_gateway_proxy(hr))
+        return;
     pages[page](hr);
 }

@@ -116,6 +116,35 @@ struct heapadmin_options {
                                  with SAVE ... TO DISK (heapadmind
                                  --initial); 0: apply them over the config
                                  at every start, each one logged */
+    const char *config_name;  /* with config_text: the file the text was
+                                 read from (a process that read its
+                                 config before dropping privileges),
+                                 named in messages */
+    int inherit_profiler;     /* 1: this process inherited the profiler's
+                                 settings from its parent (a fork child):
+                                 jemalloc_variables and the saved values
+                                 are not applied again, only the dump
+                                 prefix (dumps go to this datadir) */
+    const char *agent_socket; /* a unix socket path: the HTTP front-end
+                                 also answers a host gateway there
+                                 (heapadmind --gateway), trusting peers
+                                 by SO_PEERCRED (root or this process's
+                                 user), and the socket's name registers
+                                 this process with the gateway; it must
+                                 be <datadir or a directory in it>/
+                                 <program>.<pid>.http */
+    int refuse_http_ifaces;   /* 1: admin_variables.http_ifaces is not
+                                 served here (a host of several processes,
+                                 where one fixed address fits only one of
+                                 them); the log points at the gateway */
+    int gateway;              /* 1: a host gateway: /metrics also covers
+                                 every agent of the datadir (pid and
+                                 program labels), and
+                                 /debug/pprof/heap?pid=N is process N's */
+    void (*tick)(void *arg);  /* called on the admin thread every
+                                 listener_check_ms, after the check;
+                                 NULL: none */
+    void *tick_arg;
 };
 
 /* Loads and validates the configuration and prepares the datadir (created
@@ -171,6 +200,13 @@ size_t heapadmin_listener_count(const struct heapadmin *h);
 int heapadmin_listener_port(const struct heapadmin *h, size_t i);
 const char *heapadmin_listener_path(const struct heapadmin *h, size_t i);
 
+/* Writes one line to h's log (where heapadmin_new sent its own lines),
+ * at level (enum heapadmin_log_level), in heapadmin's format: for a host
+ * that reports beside it (the agent tells of the children it cannot
+ * serve). Any thread. */
+void heapadmin_log(struct heapadmin *h, int level, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* The absolute datadir. */
 const char *heapadmin_datadir(const struct heapadmin *h);
 
@@ -194,6 +230,16 @@ int heapadmin_startup_malloc_conf(const struct heapadmin *h, char *out,
  * program that owns its process (heapadmind) may export this as
  * DEBUGINFOD_URLS before it starts threads; a host sets its own. */
 const char *heapadmin_debuginfod_urls(const struct heapadmin *h);
+
+/* Makes the calling thread allocate from heapadmin's own jemalloc arena
+ * (one per process, created at the first call, shared by every instance
+ * and kept by fork children), with no thread cache and left out of heap
+ * profiles: for a thread of the host's that does heapadmin's work (the
+ * agent's start-up). What heapadmin allocates there is reported apart
+ * from the host's figures (stats_memory_jemalloc's heapadmin.* rows).
+ * heapadmin's own threads do this themselves. Returns 0, or -1 without
+ * jemalloc (or an arena). */
+int heapadmin_adopt_thread(void);
 
 /* The library's version string, e.g. "0.1.0". */
 const char *heapadmin_version(void);

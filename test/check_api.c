@@ -4,7 +4,9 @@
  * back as messages, start/stop/start works on the same port, two
  * instances in one process stay apart, the log goes only to the sink the
  * host chose, host-base mode refuses a default SIGPIPE, and an abandoned
- * instance (a fork child's view) releases its listeners.
+ * instance (a fork child's view) releases its listeners. The agent's
+ * socket registers the process for a host gateway and answers it, and a
+ * thread-mode instance reports its own memory apart from the host's.
  */
 #include <arpa/inet.h>
 #include <check.h>
@@ -22,6 +24,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <jemalloc/jemalloc.h>
+
+#include "core/agentreg.h"
 #include "include/heapadmin.h"
 #include "test/check_main.h"
 #include "test/support/client.h"
@@ -239,6 +244,96 @@ START_TEST(test_api_abandon_closes_only_listeners)
 }
 END_TEST
 
+
+/* The value of metric name (unlabelled) in an exposition, or -1. */
+static double
+metric(const char *text, const char *name)
+{
+    size_t n = strlen(name);
+
+    for (const char *p = text; p != NULL && *p; p = strchr(p, '\n')) {
+        if (*p == '\n')
+            p++;
+        if (strncmp(p, name, n) == 0 && p[n] == ' ')
+            return strtod(p + n + 1, NULL);
+    }
+    return -1;
+}
+
+/* agent_socket: the process is in the datadir's registry, a gateway
+ * (this process's own user) is answered without a password, and its
+ * /metrics shows heapadmin's own memory beside the host's, whose
+ * allocated bytes leave the own share out. */
+START_TEST(test_api_agent_socket_and_own_memory)
+{
+    char dir[256], sock[400], text[1024], err[512] = "", prog[64];
+    struct heapadmin_options o = {.no_log = 1};
+    struct heapadmin *h = NULL;
+    struct ha_agent *list = NULL;
+    struct ha_agent_reply rep;
+    size_t n = 0, total = 0, len = sizeof(total);
+    uint64_t epoch = 1;
+    double host, own;
+    void *big;
+
+    ha_agentreg_self_program(prog, sizeof(prog));
+    snprintf(dir, sizeof(dir), "%s/a", tmpdir);
+    snprintf(sock, sizeof(sock), "%s/%s.%ld.http", dir, prog, (long)getpid());
+    snprintf(text, sizeof(text),
+             "datadir = \"%s\"\nadmin_variables = { mysql_ifaces = "
+             "\"%s/m.sock\" }\n",
+             dir, tmpdir);
+    o.config_text = text;
+    o.agent_socket = sock;
+    ck_assert_msg(heapadmin_new(&o, &h, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(heapadmin_start(h, err, sizeof(err)) == 0, "%s", err);
+
+    ck_assert_int_eq(ha_agentreg_list(dir, &list, &n, NULL, 0), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_int_eq(list[0].pid, getpid());
+    ck_assert_int_eq(list[0].state, HA_AGENT_SERVING);
+    ck_assert_str_eq(list[0].program, prog);
+    ha_agentreg_get(list, 1, "GET", "/agent", NULL, NULL, 5000, 65536, &rep);
+    ck_assert_msg(rep.status == 200, "%d %s", rep.status, rep.err);
+    ha_buf_append_u8(&rep.body, 0);
+    ck_assert_msg(strstr((const char *)rep.body.data, "endpoint: ") != NULL,
+                  "%s", (const char *)rep.body.data);
+    ha_agentreg_replies_free(&rep, 1);
+
+    /* heapadmin allocates on its own thread: its share is apart. */
+    big = malloc(8 << 20); /* the host's: counted as the host's */
+    ck_assert_ptr_nonnull(big);
+    memset(big, 1, 8 << 20);
+    ha_agentreg_get(list, 1, "GET", "/metrics", "X-Heapadmin-Role: stats\r\n",
+                    NULL, 5000, 1 << 20, &rep);
+    ck_assert_int_eq(rep.status, 200);
+    ha_buf_append_u8(&rep.body, 0);
+    host = metric((const char *)rep.body.data,
+                  "heapadmin_jemalloc_allocated_bytes");
+    own = metric((const char *)rep.body.data, "heapadmin_self_allocated_bytes");
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (Under ASan, ASan's allocator serves malloc: no jemalloc figures.) */
+    ck_assert(mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch)) == 0);
+    ck_assert(mallctl("stats.allocated", &total, &len, NULL, 0) == 0);
+    ck_assert_msg(own > 0 && host >= 8 << 20, "own %f host %f", own, host);
+    /* host + own is jemalloc's total, within what moved meanwhile. */
+    ck_assert_msg(host + own > (double)total * 0.9 &&
+                      host + own < (double)total * 1.1,
+                  "host %f + own %f vs total %zu", host, own, total);
+#else
+    (void)own;
+    (void)host;
+    (void)epoch;
+    (void)len;
+#endif
+    ha_agentreg_replies_free(&rep, 1);
+    free(big);
+    free(list);
+    heapadmin_free(h);
+    ck_assert_msg(access(sock, F_OK) != 0, "the agent socket outlived it");
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -252,6 +347,7 @@ api_suite(void)
     tcase_add_test(tc, test_api_two_instances);
     tcase_add_test(tc, test_api_host_base_needs_sigpipe_ignored);
     tcase_add_test(tc, test_api_abandon_closes_only_listeners);
+    tcase_add_test(tc, test_api_agent_socket_and_own_memory);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -3,16 +3,30 @@
  * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h),
  * fibers (fiber.h) and the radix sort (radix.h).
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "check_main.h"
 
+#include "core/agentreg.h"
 #include "core/buf.h"
 #include "core/expo.h"
+#include "core/exposcan.h"
 #include "core/fiber.h"
 #include "core/radix.h"
+#include "core/sha.h"
+
+#include <openssl/sha.h>
 
 static char *
 text_of(struct ha_buf *b)
@@ -267,6 +281,309 @@ START_TEST(test_radix_sorts_stably)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------ */
+/* Exposition reader (the gateway's merge)                             */
+/* ------------------------------------------------------------------ */
+
+/* What an agent serves: a gauge, a labelled gauge and a counter. */
+static void
+agent_text(struct ha_buf *out, double resident, double questions)
+{
+    static const char *const labels[] = {"type", "a\"b\\c\nd", NULL};
+    struct ha_expo e;
+
+    ha_expo_init(&e, out, HA_EXPO_PROMETHEUS);
+    ha_expo_one(&e, "x_resident_bytes", HA_EXPO_GAUGE, "Resident\nbytes.",
+                resident);
+    ha_expo_family(&e, "x_bytes", HA_EXPO_GAUGE, "By type.");
+    ha_expo_sample(&e, labels, 7);
+    ha_expo_one(&e, "x_questions", HA_EXPO_COUNTER, "Questions.", questions);
+    ck_assert_int_eq(ha_expo_finish(&e), 0);
+}
+
+/* Two processes' metrics become one exposition: each family announced
+ * once, each sample with its pid and program first, label values and
+ * HELP escapes kept, a counter's _total put back in either format. */
+START_TEST(test_exposcan_relabels_and_merges)
+{
+    struct ha_buf a = HA_BUF_INIT, b = HA_BUF_INIT, out = HA_BUF_INIT;
+    struct ha_exposcan s = HA_EXPOSCAN_INIT;
+    const char *pa[] = {"pid", "10", "program", "nginx", NULL};
+    const char *pb[] = {"pid", "11", "program", "nginx", NULL};
+    struct ha_expo e;
+    const char *t;
+
+    agent_text(&a, 1000, 5);
+    agent_text(&b, 2000, 6);
+    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)a.data, a.len, pa), 0);
+    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)b.data, b.len, pb), 0);
+    ck_assert_uint_eq(s.n, 3);
+    ck_assert_uint_eq(s.skipped, 0);
+    ha_expo_init(&e, &out, HA_EXPO_PROMETHEUS);
+    ha_exposcan_write(&s, &e);
+    ck_assert_int_eq(ha_expo_finish(&e), 0);
+    ha_buf_append_u8(&out, 0);
+    t = (const char *)out.data;
+    ck_assert_msg(strstr(t, "# HELP x_resident_bytes Resident\\nbytes.\n"
+                            "# TYPE x_resident_bytes gauge\n"
+                            "x_resident_bytes{pid=\"10\",program=\"nginx\"} "
+                            "1000\n"
+                            "x_resident_bytes{pid=\"11\",program=\"nginx\"} "
+                            "2000\n") != NULL,
+                  "%s", t);
+    ck_assert_msg(strstr(t, "x_bytes{pid=\"11\",program=\"nginx\",type=\"a\\\"b"
+                            "\\\\c\\nd\"} 7\n") != NULL,
+                  "%s", t);
+    ck_assert_msg(strstr(t, "# TYPE x_questions_total counter\n"
+                            "x_questions_total{pid=\"10\",program=\"nginx\"} "
+                            "5\n") != NULL,
+                  "%s", t);
+    ck_assert_ptr_null(strstr(strstr(t, "# TYPE x_questions") + 1,
+                              "# TYPE x_questions"));
+    ha_buf_reset(&out);
+    ha_expo_init(&e, &out, HA_EXPO_OPENMETRICS);
+    ha_exposcan_write(&s, &e);
+    ck_assert_int_eq(ha_expo_finish(&e), 0);
+    ha_buf_append_u8(&out, 0);
+    t = (const char *)out.data;
+    ck_assert_msg(strstr(t, "# TYPE x_questions counter\n"
+                            "x_questions_total{pid=\"10\",program=\"nginx\"} "
+                            "5\n") != NULL &&
+                      strstr(t, "# EOF\n") != NULL,
+                  "%s", t);
+    ha_exposcan_free(&s);
+    ha_buf_free(&a);
+    ha_buf_free(&b);
+    ha_buf_free(&out);
+}
+END_TEST
+
+/* Malformed lines are skipped and counted, never read past their end. */
+START_TEST(test_exposcan_skips_malformed)
+{
+    static const char text[] =
+        "# TYPE g gauge\n"
+        "g 1\n"
+        "g{a=\"unterminated} 2\n"
+        "g{=\"x\"} 3\n"
+        "g{a=\"1\" 4\n"
+        "g notanumber\n"
+        "9bad 1\n"
+        "g{a=\"1\"} 5 1700000000\n"
+        "# random comment\n"
+        "\r\n"
+        "g";
+    struct ha_exposcan s = HA_EXPOSCAN_INIT;
+
+    ck_assert_int_eq(ha_exposcan_add(&s, text, sizeof(text) - 1, NULL), 0);
+    ck_assert_uint_eq(s.n, 1);
+    ck_assert_uint_eq(s.families[0].n, 2);
+    ck_assert_uint_eq(s.skipped, 6);
+    ck_assert(s.families[0].samples[1].v == 5);
+    ha_exposcan_free(&s);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The agents' registry                                                */
+/* ------------------------------------------------------------------ */
+
+START_TEST(test_agentreg_names)
+{
+    char prog[64];
+    pid_t pid = 0;
+
+    ck_assert(ha_agentreg_parse_name("nginx.1234.http", ".http", prog,
+                                     sizeof(prog), &pid));
+    ck_assert_str_eq(prog, "nginx");
+    ck_assert_int_eq(pid, 1234);
+    ck_assert(ha_agentreg_parse_name("python3.11.77.http", ".http", prog,
+                                     sizeof(prog), &pid));
+    ck_assert_str_eq(prog, "python3.11");
+    ck_assert_int_eq(pid, 77);
+    ck_assert(!ha_agentreg_parse_name("nginx.1234.sock", ".http", prog,
+                                      sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name(".1234.http", ".http", prog,
+                                      sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name("nginx.0.http", ".http", prog,
+                                      sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name("nginx.012.http", ".http", prog,
+                                      sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name("nginx.99999999999.http", ".http",
+                                      prog, sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name("nginx1234.http", ".http", prog,
+                                      sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name("nginx.12a.http", ".http", prog,
+                                      sizeof(prog), &pid));
+    ck_assert(!ha_agentreg_parse_name("averyveryverylongprogramname.1.http",
+                                      ".http", prog, 8, &pid));
+}
+END_TEST
+
+static int
+listen_at(const char *path)
+{
+    struct sockaddr_un sun;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
+    ck_assert_int_eq(listen(fd, 4), 0);
+    return fd;
+}
+
+/* An agent that answers one request with a fixed reply. */
+static void *
+answer_one(void *arg)
+{
+    int lfd = *(int *)arg;
+    char buf[1024];
+    static const char reply[] = "HTTP/1.0 200 OK\r\nContent-Type: "
+                                "text/plain\r\n\r\nhello from the agent";
+
+    /* The listing's probes connected and left without a word first. */
+    for (;;) {
+        int fd = accept(lfd, NULL, NULL);
+
+        if (fd < 0)
+            return NULL;
+        if (read(fd, buf, sizeof(buf)) > 0) {
+            (void)send(fd, reply, sizeof(reply) - 1, MSG_NOSIGNAL);
+            close(fd);
+            return NULL;
+        }
+        close(fd);
+    }
+}
+
+/* A pid no process has. */
+static pid_t
+dead_pid(void)
+{
+    for (pid_t p = 4000000; p > 1000; p -= 7919)
+        if (kill(p, 0) != 0 && errno == ESRCH)
+            return p;
+    return 0;
+}
+
+/* Live and stale entries are told apart; links and FIFOs at registry
+ * names are not entries and are never followed; cleaning removes the
+ * stale entry alone; a peer that is not the named process is not asked;
+ * the live one answers. */
+START_TEST(test_agentreg_lists_cleans_and_asks)
+{
+    char dir[] = "/tmp/check_agentreg.XXXXXX", live[200], stale[200];
+    char link[200], fifo[200], liar[200], target[200];
+    struct ha_agent *list = NULL;
+    struct ha_agent_reply rep;
+    struct stat st;
+    size_t n = 0;
+    pid_t gone = dead_pid();
+    pthread_t t;
+    int lfd, sfd, xfd;
+
+    ck_assert_int_ne(gone, 0);
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(live, sizeof(live), "%s/host.%ld.http", dir, (long)getpid());
+    snprintf(stale, sizeof(stale), "%s/host.%ld.http", dir, (long)gone);
+    snprintf(link, sizeof(link), "%s/evil.%ld.http", dir, (long)getpid());
+    snprintf(fifo, sizeof(fifo), "%s/fifo.%ld.http", dir, (long)getpid());
+    snprintf(liar, sizeof(liar), "%s/liar.%ld.http", dir, (long)getppid());
+    snprintf(target, sizeof(target), "%s/target", dir);
+    lfd = listen_at(live);
+    sfd = listen_at(stale);
+    close(sfd); /* kill -9: the file stays, nobody listens */
+    xfd = listen_at(liar); /* ours, named after another pid */
+    ck_assert_int_eq(symlink(target, link), 0);
+    ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+    ck_assert_int_eq(close(open(target, O_CREAT | O_WRONLY, 0600)), 0);
+
+    ck_assert_int_eq(ha_agentreg_list(dir, &list, &n, NULL, 0), 0);
+    ck_assert_uint_eq(n, 3);
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].pid == getpid())
+            ck_assert_int_eq(list[i].state, HA_AGENT_SERVING);
+        else if (list[i].pid == getppid())
+            ck_assert_msg(list[i].state == HA_AGENT_GONE &&
+                              strstr(list[i].why, "not process") != NULL,
+                          "%s", list[i].why);
+        else
+            ck_assert_int_eq(list[i].state, HA_AGENT_GONE);
+        ck_assert_uint_eq(list[i].uid, geteuid());
+    }
+    /* Asked: the live one answers; nothing is sent to the liar. */
+    for (size_t i = 0; i < n; i++) {
+        if (list[i].pid != getpid())
+            continue;
+        ck_assert_int_eq(pthread_create(&t, NULL, answer_one, &lfd), 0);
+        ha_agentreg_get(&list[i], 1, "GET", "/agent", "X-Test: 1\r\n", NULL,
+                        5000, 1024, &rep);
+        pthread_join(t, NULL);
+        ck_assert_msg(rep.status == 200, "%s", rep.err);
+        ck_assert_str_eq(rep.content_type, "text/plain");
+        ck_assert_uint_eq(rep.body.len, 20);
+        ck_assert(memcmp(rep.body.data, "hello from the agent", 20) == 0);
+        ha_agentreg_replies_free(&rep, 1);
+    }
+    free(list);
+
+    /* The stale one goes (and the liar, whose name promises a process
+     * that is not listening there); links, FIFOs and their targets
+     * stay. */
+    ck_assert_uint_eq(ha_agentreg_clean(dir, NULL, NULL), 2);
+    ck_assert_int_ne(lstat(stale, &st), 0);
+    ck_assert_int_eq(lstat(live, &st), 0);
+    ck_assert_int_eq(lstat(link, &st), 0);
+    ck_assert(S_ISLNK(st.st_mode));
+    ck_assert_int_eq(lstat(fifo, &st), 0);
+    ck_assert_int_eq(stat(target, &st), 0);
+    close(lfd);
+    close(xfd);
+    unlink(live);
+    unlink(link);
+    unlink(fifo);
+    unlink(target);
+    unlink(liar);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+
+/* ------------------------------------------------------------------ */
+/* SHA-1, SHA-256                                                      */
+/* ------------------------------------------------------------------ */
+
+/* FIPS 180-4's examples, then every length 0..300 (each padding case)
+ * against OpenSSL's. */
+START_TEST(test_sha_matches_openssl)
+{
+    static const uint8_t abc1[] = {0xa9, 0x99, 0x3e, 0x36, 0x47, 0x06, 0x81,
+                                   0x6a, 0xba, 0x3e, 0x25, 0x71, 0x78, 0x50,
+                                   0xc2, 0x6c, 0x9c, 0xd0, 0xd8, 0x9d};
+    uint8_t buf[300], a[32], b[32];
+
+    ha_sha1("abc", 3, a);
+    ck_assert(memcmp(a, abc1, 20) == 0);
+    ha_sha256("abc", 3, a);
+    ck_assert_uint_eq(a[0], 0xba);
+    ck_assert_uint_eq(a[31], 0xad);
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (uint8_t)(i * 37 + 11);
+    for (size_t n = 0; n <= sizeof(buf); n++) {
+        ha_sha1(buf, n, a);
+        SHA1(buf, n, b);
+        ck_assert_msg(memcmp(a, b, 20) == 0, "sha1 of %zu bytes", n);
+        ha_sha256(buf, n, a);
+        SHA256(buf, n, b);
+        ck_assert_msg(memcmp(a, b, 32) == 0, "sha256 of %zu bytes", n);
+    }
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -285,6 +602,15 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
     tcase_add_test(tc, test_radix_sorts_stably);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("sha");
+    tcase_add_test(tc, test_sha_matches_openssl);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("agents");
+    tcase_add_test(tc, test_exposcan_relabels_and_merges);
+    tcase_add_test(tc, test_exposcan_skips_malformed);
+    tcase_add_test(tc, test_agentreg_names);
+    tcase_add_test(tc, test_agentreg_lists_cleans_and_asks);
     suite_add_tcase(s, tc);
     return s;
 }

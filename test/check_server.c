@@ -504,6 +504,63 @@ START_TEST(test_server_history_store)
 }
 END_TEST
 
+
+/* Processes sharing a datadir sample into one file: rows carry the pid,
+ * the same second from two processes is two rows, averages are per
+ * process; a file from before the pid column is migrated, rows kept. */
+START_TEST(test_server_history_pids)
+{
+    char dir[] = "/tmp/check_history.XXXXXX", path[256], err[256];
+    int64_t t0 = 1700000000 / 3600 * 3600;
+    sqlite3 *db;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/%s", dir, HA_HISTORY_FILE);
+    ck_assert_int_eq(sqlite3_open(path, &db), SQLITE_OK);
+    ck_assert_int_eq(
+        sqlite3_exec(db,
+                     "CREATE TABLE system_memory (timestamp INT NOT NULL, "
+                     "allocated INT NOT NULL, resident INT NOT NULL, active "
+                     "INT NOT NULL, mapped INT NOT NULL, metadata INT NOT "
+                     "NULL, retained INT NOT NULL, PRIMARY KEY (timestamp));"
+                     "CREATE TABLE system_memory_hour AS SELECT * FROM "
+                     "system_memory; CREATE TABLE system_memory_day AS "
+                     "SELECT * FROM system_memory;"
+                     "INSERT INTO system_memory VALUES (1, 2, 3, 4, 5, 6, 7)",
+                     NULL, NULL, NULL),
+        SQLITE_OK);
+    sqlite3_close(db);
+    db = ha_history_open(path, err, sizeof(err));
+    ck_assert_msg(db != NULL, "%s", err);
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory WHERE "
+                                 "pid = 0 AND allocated = 2"),
+                     1);
+    for (int i = 0; i < 4; i++) {
+        struct ha_history_sample smp = {.timestamp = t0 + (i / 2) * 60,
+                                        .allocated = 100 * (i % 2 + 1),
+                                        .pid = 5 + i % 2};
+
+        ck_assert_msg(ha_history_record(db, &smp, err, sizeof(err)) == 0,
+                      "%s", err);
+    }
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory WHERE "
+                                 "timestamp = " "1699999200"),
+                     2);
+    ck_assert_int_eq(one_int(db, "SELECT count(*) FROM system_memory_hour"),
+                     2);
+    ck_assert_int_eq(one_int(db, "SELECT allocated FROM system_memory_hour "
+                                 "WHERE pid = 6"),
+                     200);
+    sqlite3_close(db);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/%s-wal", dir, HA_HISTORY_FILE);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/%s-shm", dir, HA_HISTORY_FILE);
+    unlink(path);
+    rmdir(dir);
+}
+END_TEST
+
 static Suite *
 server_suite(void)
 {
@@ -523,6 +580,7 @@ server_suite(void)
     tcase_add_test(core, test_server_empty_resultset);
     tcase_add_test(core, test_server_ok_counts);
     tcase_add_test(core, test_server_history_store);
+    tcase_add_test(core, test_server_history_pids);
     tcase_add_test(limits, test_server_split_row);
     tcase_add_test(limits, test_server_split_query);
     tcase_set_timeout(limits, 60);

@@ -1509,7 +1509,18 @@ globals_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
     {
         int rc = gv_validate(vt, (int)rowid, value);
 
-        if (rc != SQLITE_OK)
+        /* Most reasons already name the variable and the value: said
+         * once. */
+        if (rc != SQLITE_OK && vtab->zErrMsg != NULL &&
+            strncmp(vtab->zErrMsg, gv_rows[rowid].name,
+                    strlen(gv_rows[rowid].name)) == 0)
+            ha_log_warn("control: %s: %s%s",
+                        vt->conn->who[0] ? vt->conn->who : "(unknown)",
+                        vtab->zErrMsg,
+                        strstr(vtab->zErrMsg, "refused") != NULL
+                            ? ""
+                            : " (refused)");
+        else if (rc != SQLITE_OK)
             ha_log_warn("control: %s: %s = '%.100s' refused: %s",
                         vt->conn->who[0] ? vt->conn->who : "(unknown)",
                         gv_rows[rowid].name, value != NULL ? value : "NULL",

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -49,6 +50,7 @@ struct ha_heap_cache {
     uint64_t clock;
     unsigned live_seq;            /* private live-dump directories */
     struct inflight *inflight;    /* loads under way */
+    time_t used;                  /* CLOCK_MONOTONIC s of the last use */
 };
 
 /* ------------------------------------------------------------------
@@ -109,11 +111,22 @@ ha_heap_profile_account(struct ha_heap_profile *pr)
     pr->bytes = profile_bytes(pr);
 }
 
+static time_t
+mono_s(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec;
+}
+
 static struct ha_heap_cache *
 cache_of(struct ha_vtab_ctx *ctx)
 {
     if (ctx->heap_cache == NULL)
         ctx->heap_cache = calloc(1, sizeof(*ctx->heap_cache));
+    if (ctx->heap_cache != NULL)
+        ctx->heap_cache->used = mono_s();
     return ctx->heap_cache;
 }
 
@@ -1057,4 +1070,23 @@ ha_heap_cache_free(struct ha_vtab_ctx *ctx)
      * first), so nothing refers to c now. */
     free(c);
     ctx->heap_cache = NULL;
+}
+
+int
+ha_heap_cache_release(struct ha_vtab_ctx *ctx, unsigned idle_s)
+{
+    struct ha_heap_cache *c = ctx->heap_cache;
+
+    if (c != NULL &&
+        (c->inflight != NULL || mono_s() - c->used < (time_t)idle_s))
+        return -1;
+    if (c != NULL)
+        ha_heap_cache_free(ctx);
+    /* The fetch threads of debuginfod would be joined here, on the loop:
+     * with it on, the symbols stay. */
+    if (ctx->symbolizer != NULL && (ctx->je == NULL || !ctx->je->debuginfod)) {
+        ha_symbolizer_free(ctx->symbolizer);
+        ctx->symbolizer = NULL;
+    }
+    return 0;
 }

@@ -167,4 +167,12 @@ char *ha_heap_buildid_report(const char *datadir, const char *name);
  * freed by their last ha_heap_profile_put(). */
 void ha_heap_cache_free(struct ha_vtab_ctx *ctx);
 
+/* Drops the cached profiles no query holds and, unless debuginfod may
+ * have fetches running, the symbolizer with its caches, once no profile
+ * was asked for idle_s seconds: for an owner that gives memory back
+ * while idle. Loop thread, no job running on the worker. Returns 0, or
+ * -1 when they were used more recently or a load is in flight (nothing
+ * done: ask again later). */
+int ha_heap_cache_release(struct ha_vtab_ctx *ctx, unsigned idle_s);
+
 #endif /* HA_HEAP_LOAD_H */

@@ -140,6 +140,23 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
     if (read_size(ctx, "stats.zero_reallocs", &v) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_zero_reallocs", HA_EXPO_COUNTER,
                     "realloc(p, 0) calls (stats.zero_reallocs).", v);
+    /* heapadmin's own share (left out of the figures above), when it has
+     * an arena of its own. */
+    for (size_t i = 0; i < sizeof(bytes_rows) / sizeof(bytes_rows[0]); i++) {
+        char own[64], help[160];
+
+        if (strcmp(bytes_rows[i].name, "metadata_thp") == 0)
+            continue;
+        snprintf(own, sizeof(own), "heapadmin.%s", bytes_rows[i].name);
+        if (read_size(ctx, own, &v) != 0)
+            continue;
+        snprintf(name, sizeof(name), "heapadmin_self_%s_bytes",
+                 bytes_rows[i].name);
+        snprintf(help, sizeof(help), "heapadmin's own %s bytes, left out "
+                 "of heapadmin_jemalloc_%s_bytes.", bytes_rows[i].name,
+                 bytes_rows[i].name);
+        ha_expo_one(e, name, HA_EXPO_GAUGE, help, v);
+    }
     age = ha_vtab_stats_age_ms(ctx);
     if (age >= 0)
         ha_expo_one(e, "heapadmin_jemalloc_stats_age_seconds", HA_EXPO_GAUGE,

@@ -16,6 +16,10 @@
  *   heapadmin_jemalloc_prof_enabled, _prof_active        gauge  0/1
  *   heapadmin_jemalloc_prof_sample_period_bytes          gauge  2^lg_sample
  *   heapadmin_jemalloc_prof_interval_bytes               gauge  0 = off
+ *   heapadmin_self_{allocated,active,metadata,resident,mapped,
+ *                   retained}_bytes   gauge  heapadmin's own share, which
+ *                   the heapadmin_jemalloc_* figures then leave out (an
+ *                   agent, a library on its own thread); absent otherwise
  *   heapadmin_process_resident_memory_bytes              gauge  VmRSS
  *   heapadmin_process_swap_bytes                         gauge  VmSwap
  *   heapadmin_memory_breakdown_bytes{component=...}      gauge  the parts

@@ -40,6 +40,14 @@
  *                                    0 = no interval dumps)
  *   stats_age_ms                     (none: ms since jemalloc's
  *                                    statistics were last refreshed)
+ *   heapadmin.allocated, .active,    heapadmin's own share of the
+ *   .metadata, .resident, .mapped,   figures of the same names, when it
+ *   .retained                        allocates from an arena of its own
+ *                                    (the agent, a library on its own
+ *                                    thread: api/heapadmin.c); the rows
+ *                                    above are then the host's alone.
+ *                                    Absent otherwise (heapadmind), so
+ *                                    every row shown is an integer.
  *
  * Schema of stats_memory_metrics (ProxySQL's, values as text like there):
  *   0 Variable_Name  VARCHAR
@@ -92,6 +100,7 @@ enum stats_type {
 };
 
 #define STATS_NEEDS_PROF (1u << 0) /* NULL unless opt.prof */
+#define STATS_OWN (1u << 1)        /* shown only when it can be read */
 
 #define STATS_ROWS_MAX 32 /* rows in the largest table */
 
@@ -121,6 +130,14 @@ static const struct stats_row jemalloc_rows[] = {
     {"prof.lg_sample", "prof.lg_sample", STATS_SIZE, STATS_NEEDS_PROF},
     {"prof.interval", "prof.interval", STATS_U64, STATS_NEEDS_PROF},
     {"stats_age_ms", NULL, STATS_AGE, 0},
+    /* heapadmin's own share, which the rows above leave out when it runs
+     * on a thread of its own (the agent): absent otherwise. */
+    {"heapadmin.allocated", "heapadmin.allocated", STATS_SIZE, STATS_OWN},
+    {"heapadmin.active", "heapadmin.active", STATS_SIZE, STATS_OWN},
+    {"heapadmin.metadata", "heapadmin.metadata", STATS_SIZE, STATS_OWN},
+    {"heapadmin.resident", "heapadmin.resident", STATS_SIZE, STATS_OWN},
+    {"heapadmin.mapped", "heapadmin.mapped", STATS_SIZE, STATS_OWN},
+    {"heapadmin.retained", "heapadmin.retained", STATS_SIZE, STATS_OWN},
 };
 
 static const struct stats_row metrics_rows[] = {
@@ -179,6 +196,8 @@ struct stats_cursor {
     struct ha_cursor rc;       /* rows [row, end) of table->rows; must
                                 * be first */
 
+    int own_apart;             /* STATS_OWN rows readable: -1 not yet
+                                * asked this scan, 0 no, 1 yes */
     bool have_value;           /* value/is_null valid for row */
     bool is_null;              /* mallctl failed: NULL */
     sqlite3_int64 value;       /* the row's value */
@@ -301,11 +320,34 @@ stats_disconnect(sqlite3_vtab *vtab)
     return SQLITE_OK;
 }
 
+/* STATS_OWN rows are not shown when heapadmin keeps no share apart
+ * (heapadmind, whose memory is all its own): asked once per scan, when
+ * the scan first reaches one, by reading that row. */
+static bool
+stats_skip(const struct ha_cursor *rc)
+{
+    stats_cursor *cur = (stats_cursor *)rc;
+    const stats_vtab *vt = (const stats_vtab *)rc->base.pVtab;
+    const struct stats_row *r = &vt->table->rows[rc->row];
+    size_t v = 0;
+
+    if ((r->flags & STATS_OWN) == 0)
+        return false;
+    if (cur->own_apart < 0)
+        cur->own_apart =
+            ha_mallctl_read_size(vt->conn->ctx->ops, r->mallctl, &v) == 0;
+    return cur->own_apart == 0;
+}
+
 static int
 stats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
 {
+    int rc = ha_cursor_open(sizeof(stats_cursor), ppCursor);
+
     (void)vtab;
-    return ha_cursor_open(sizeof(stats_cursor), ppCursor);
+    if (rc == SQLITE_OK)
+        ((stats_cursor *)*ppCursor)->rc.skip = stats_skip;
+    return rc;
 }
 
 static int
@@ -355,20 +397,22 @@ stats_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     const struct stats_table *t = vt->table;
 
     (void)idxStr;
-    ha_cursor_rewind(&cur->rc, 0, (size_t)t->n_rows);
+    cur->own_apart = -1;
+    ha_cursor_rewind(&cur->rc, 0, 0);
     cur->have_value = false;
     /* Failure (stats disabled) shows up as NULL values, row by row. */
     ha_vtab_refresh_stats(vt->conn->ctx);
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
         const char *name = (const char *)sqlite3_value_text(argv[0]);
 
-        ha_cursor_rewind(&cur->rc, 0, 0);
         for (int i = 0; name != NULL && i < t->n_rows; i++) {
             if (strcmp(t->rows[i].name, name) == 0) {
                 ha_cursor_rewind(&cur->rc, (size_t)i, (size_t)i + 1);
                 break;
             }
         }
+    } else {
+        ha_cursor_rewind(&cur->rc, 0, (size_t)t->n_rows);
     }
     return SQLITE_OK;
 }

@@ -28,6 +28,7 @@ static const struct {
     {"stats_jemalloc_bins", ha_bins_register},
     {"global_variables", ha_globals_register},
     {"heap profiles", ha_heap_register},
+    {"stats_agents", ha_agents_register},
 };
 
 void

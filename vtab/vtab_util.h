@@ -133,5 +133,7 @@ int ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn);
  * writable and not an action (dump_now, reset_now, purge_now). */
 bool ha_globals_persistable(const char *name);
 int ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn);
+/* stats_agents (agents.c): the datadir's agents. */
+int ha_agents_register(sqlite3 *db, struct ha_vtab_conn *conn);
 
 #endif /* HA_VTAB_UTIL_H */

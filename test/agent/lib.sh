@@ -87,3 +87,66 @@ ag_backend() {
         -d "$HA_TMP/www" >"$HA_TMP/backend.log" 2>&1 &
     HA_PIDS+=("$!")
 }
+
+# ag_dropin_env DROPIN [CONF]: the Environment= lines of a shipped systemd
+# drop-in (etc/*.conf.in) as an array AG_DROPIN, the agent's path made the
+# build tree's ($HA_AGENT) and HEAPADMIN_CONF made CONF (when given): the
+# test runs what an operator installs.
+ag_dropin_env() {
+    local file=$1 conf=${2:-} line
+    AG_DROPIN=()
+    while IFS= read -r line; do
+        case $line in
+            Environment=*) ;;
+            *) continue ;;
+        esac
+        line=${line#Environment=}
+        line=${line#\"}
+        line=${line%\"}
+        line=${line//@libdir@\/heapadmin\/heapadmin-agent.so/$HA_AGENT}
+        case $line in
+            HEAPADMIN_CONF=*) [ -n "$conf" ] && line=HEAPADMIN_CONF=$conf ;;
+        esac
+        AG_DROPIN+=("$line")
+    done <"$file"
+}
+
+# ag_nginx_prefix DIR PORT: a private copy of Debian's nginx config in
+# DIR/conf, as the package ships it ("user www-data;" included) but for
+# where it listens (127.0.0.1:PORT), where its pid file, logs and pages
+# are, and worker_processes 2 (Debian's "auto" is one per CPU). Pages in
+# DIR/www. Prints nothing; the config is DIR/conf/nginx.conf.
+ag_nginx_prefix() {
+    local dir=$1 port=$2 i
+    mkdir -p "$dir/logs" "$dir/www"
+    # -L: sites-enabled/default is an absolute link to the system's file,
+    # which must never be written through.
+    cp -rL /etc/nginx "$dir/conf"
+    rm -f "$dir/conf/sites-enabled/default"
+    cat >"$dir/conf/sites-enabled/default" <<NGX
+server {
+	listen 127.0.0.1:$port default_server;
+	root $dir/www;
+	index index.html;
+	server_name _;
+	location / { try_files \$uri \$uri/ =404; }
+}
+NGX
+    sed -i -e "s#^pid .*#pid $dir/logs/nginx.pid;#" \
+        -e "s#/etc/nginx/#$dir/conf/#g" \
+        -e "s#error_log .*#error_log $dir/logs/error.log;#" \
+        -e "s#access_log .*#access_log $dir/logs/access.log;#" \
+        -e "s#^worker_processes .*#worker_processes 2;#" \
+        "$dir/conf/nginx.conf"
+    for i in $(seq 1 20); do
+        head -c 20000 /dev/urandom | base64 >"$dir/www/f$i.txt"
+    done
+    echo hello >"$dir/www/index.html"
+    chmod 755 "$dir" "$dir/www"
+    chmod 644 "$dir"/www/*
+}
+
+# ag_nginx_workers MASTER: the pids of MASTER's workers, one per line.
+ag_nginx_workers() {
+    ps -o pid= --ppid "$1" | tr -d ' '
+}

@@ -57,6 +57,10 @@ ha_like "the admin thread is named heapadmin" "^heapadmin$" "$(ag_threads "$rpid
 
 ag_sql "$sock" "SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'allocated'"
 ha_like "stats_memory_jemalloc shows redis's heap" "^0:[1-9][0-9]+$" "$HA_RC:$HA_OUT"
+# The agent's own share is apart, in rows of its own, each an integer
+# (retained may be 0), allocated above 0 (heapadmind has none of these).
+ag_sql "$sock" "SELECT count(*) FROM stats_memory_jemalloc WHERE variable_name IN ('heapadmin.allocated', 'heapadmin.active', 'heapadmin.resident', 'heapadmin.mapped', 'heapadmin.metadata', 'heapadmin.retained') AND typeof(variable_value) = 'integer' AND variable_value >= 0 AND (variable_value > 0 OR variable_name <> 'heapadmin.allocated')"
+ha_is "the agent's own memory is in six heapadmin.* rows" "0:6" "$HA_RC:$HA_OUT"
 ag_sql "$sock" "SELECT variable_value FROM global_variables WHERE variable_name = 'jemalloc-prof'"
 ha_is "opt.prof is on through the agent's malloc_conf" "0:true" "$HA_RC:$HA_OUT"
 ag_set "$sock" jemalloc-prof_active true

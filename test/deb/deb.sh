@@ -288,6 +288,10 @@ else
         /usr/share/man/man8/heapadmin-agent.8.gz
     has_path "heapadmin-agent ships the redis-server drop-in" heapadmin-agent . \
         /usr/share/doc/heapadmin-agent/examples/redis-server.service.d/heapadmin.conf
+    has_path "heapadmin-agent ships the nginx drop-in" heapadmin-agent . \
+        /usr/share/doc/heapadmin-agent/examples/nginx.service.d/heapadmin.conf
+    has_path "heapadmin-agent ships the host gateway's unit" heapadmin-agent . \
+        /usr/share/doc/heapadmin-agent/examples/heapadmin-gateway.service
 fi
 
 # ---------------------------------------------------------------------------

@@ -48,7 +48,7 @@ ha_like "-V prints the version and exits 0" "^0:heapadmind [0-9]+\.[0-9]+" \
     "$?:$out"
 out=$(timeout 5 "$HA_DAEMON" -h 2>&1)
 ha_like "-h prints the usage and exits 0" \
-    "^0:usage: heapadmind \[-f\] \[-c FILE\] \[-D DATADIR\] \[--initial\] \[-V\] \[-h\]" \
+    "^0:usage: heapadmind \[-f\] \[-c FILE\] \[-D DATADIR\] \[--initial\] \[--gateway\] \[-V\] \[-h\]" \
     "$?:$out"
 timeout 5 "$HA_DAEMON" -Z >/dev/null 2>&1
 ha_is "an unknown option exits 2" 2 "$?"

@@ -37,9 +37,9 @@ for _ in $(seq 60); do
 done
 ha_sql "SELECT count(*) >= 3, min(resident) > 0, min(allocated) > 0, min(mapped) >= min(resident), max(timestamp) - min(timestamp) <= 2 * (count(*) - 1) + 2 FROM stats_history.system_memory"
 ha_is "a sample a second with jemalloc's figures" "0:1	1	1	1	1" "$HA_RC:$HA_OUT"
-ha_sql_is "ProxySQL's columns, in its order" \
+ha_sql_is "ProxySQL's columns, in its order, then the pid" \
     "SELECT group_concat(name, ',') FROM pragma_table_info('system_memory', 'stats_history')" \
-    "timestamp,allocated,resident,active,mapped,metadata,retained"
+    "timestamp,allocated,resident,active,mapped,metadata,retained,pid"
 ha_sql_is "the hour and day rollups follow" \
     "SELECT (SELECT count(*) FROM stats_history.system_memory_hour) >= 1, (SELECT count(*) FROM stats_history.system_memory_day) = 1" \
     "1	1"

@@ -20,7 +20,10 @@ ha_start || ha_bail "heapadmind starts and takes logins"
 
 # --- stats_memory_jemalloc ---------------------------------------------------
 
-ha_sql "SELECT variable_name, variable_value FROM stats_memory_jemalloc"
+# heapadmin.* rows are heapadmin's own share, which heapadmind (whose
+# memory is all heapadmin's) does not keep apart: absent here, checked
+# below; the agent's are in test/agent/.
+ha_sql "SELECT variable_name, variable_value FROM stats_memory_jemalloc WHERE variable_name NOT LIKE 'heapadmin.%'"
 stats=$HA_OUT
 ha_is "SELECT * FROM stats_memory_jemalloc succeeds" "0:" "$HA_RC:$HA_ERR"
 for name in allocated active metadata metadata_thp resident mapped retained \
@@ -32,7 +35,11 @@ done
 ha_unlike "every stats_memory_jemalloc value is a non-negative integer" \
     "	([^0-9]|$)" "$stats"
 ha_sql_is "variable_value is typed INTEGER in SQL" \
-    "SELECT count(*) FROM stats_memory_jemalloc WHERE typeof(variable_value) <> 'integer'" 0
+    "SELECT count(*) FROM stats_memory_jemalloc WHERE typeof(variable_value) <> 'integer' AND variable_name NOT LIKE 'heapadmin.%'" 0
+ha_sql_is "heapadmind keeps no share apart: no heapadmin.* rows" \
+    "SELECT count(*) FROM stats_memory_jemalloc WHERE variable_name LIKE 'heapadmin.%'" 0
+ha_sql_is "... nor does asking for one by name make it appear" \
+    "SELECT count(*) FROM stats_memory_jemalloc WHERE variable_name = 'heapadmin.allocated'" 0
 ha_sql_is "WHERE variable_name = 'allocated' reads one row" \
     "SELECT count(*) FROM stats_memory_jemalloc WHERE variable_name = 'allocated'" 1
 ha_sql_is "jemalloc's invariants: 0 < allocated <= active <= resident, active <= mapped, narenas >= 1" \

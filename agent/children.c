@@ -1,0 +1,456 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * What a served process says of the children it starts (see agent.h):
+ * each one that is not served is named once in this process's log, with
+ * its pid, program and why. A child often cannot say so itself: the
+ * loader never loaded the agent into it (AT_SECURE), it stays silent by
+ * design (a helper, no jemalloc), or it runs as a user who may write
+ * nowhere yet. Everything is learnt from /proc, which the parent may
+ * read of its children (root may read all), on the admin thread, after
+ * a fork and never otherwise: an idle host is not scanned.
+ */
+#include "agent/agent.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pwd.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define TRACKED_MAX 256     /* children remembered as reported */
+#define FIRST_LOOK_MS 1500  /* after a fork: it has exec'd by then */
+#define LAST_LOOK_MS 4000   /* after its start delay: it serves by then */
+
+/* Shells and launchers: they start the program that is served and pass
+ * the agent on to it. */
+static const char *const launchers[] = {
+    "sh",      "dash",       "bash",     "zsh",       "ksh",      "mksh",
+    "busybox", "env",        "nice",     "ionice",    "nohup",    "timeout",
+    "stdbuf",  "taskset",    "chrt",     "setpriv",   "runuser",  "su",
+    "sudo",    "setsid",     "tini",     "dumb-init", "catatonit", "chpst",
+    "xargs",   "flock",      "numactl",  "prlimit",   "unshare",  "nsenter",
+    "start-stop-daemon",     "s6-setuidgid", "s6-envdir", "capsh",
+};
+
+bool
+ha_agent_is_launcher(const char *program)
+{
+    for (size_t i = 0; i < sizeof(launchers) / sizeof(launchers[0]); i++)
+        if (strcmp(program, launchers[i]) == 0)
+            return true;
+    return false;
+}
+
+bool
+ha_agent_in_list(const char *list, const char *program)
+{
+    size_t n = strlen(program);
+
+    for (const char *p = list; *p != '\0';) {
+        size_t k = strcspn(p, ", ");
+
+        if ((k == 1 && *p == '*') || (k == n && strncmp(p, program, n) == 0))
+            return true;
+        p += k;
+        p += strspn(p, ", ");
+    }
+    return false;
+}
+
+/* ------------------------------------------------------------------
+ * What /proc says of a child
+ * ------------------------------------------------------------------ */
+
+struct child {
+    pid_t pid;
+    long long start;        /* its start time (ticks): pids are reused */
+    char program[128];
+    long ruid, euid, rgid, egid;
+    bool maps_read;         /* /proc/<pid>/maps could be read */
+    bool agent;             /* the agent is mapped in it */
+    bool agent_same_base;   /* ... where it is here: a fork, no exec */
+    bool jemalloc;          /* a jemalloc is mapped in it */
+    bool agent_thread;      /* it has the agent's thread */
+};
+
+static ssize_t
+read_file(const char *path, char *buf, size_t len)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n;
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, len - 1);
+    close(fd);
+    if (n >= 0)
+        buf[n] = '\0';
+    return n;
+}
+
+static bool
+thread_named(pid_t pid, const char *name)
+{
+    char path[64], comm[32], buf[4096];
+    int dir;
+    long n;
+    bool found = false;
+
+    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
+    dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return false;
+    while (!found && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+        for (long off = 0; off < n && !found;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + off);
+            char tpath[96];
+
+            off += d->reclen;
+            if (d->name[0] < '0' || d->name[0] > '9')
+                continue;
+            snprintf(tpath, sizeof(tpath), "/proc/%ld/task/%s/comm",
+                     (long)pid, d->name);
+            if (read_file(tpath, comm, sizeof(comm)) > 0) {
+                comm[strcspn(comm, "\n")] = '\0';
+                found = strcmp(comm, name) == 0;
+            }
+        }
+    close(dir);
+    return found;
+}
+
+/* Scans a child's maps line by line (it may be large) for the agent's
+ * file and a jemalloc. */
+static void
+read_maps(struct child *c, const struct ha_agent_self *self)
+{
+    char path[64], buf[16384];
+    size_t have = 0;
+    int fd;
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/maps", (long)c->pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    while ((n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+        char *p = buf, *eol;
+
+        have += (size_t)n;
+        buf[have] = '\0';
+        c->maps_read = true;
+        while ((eol = strchr(p, '\n')) != NULL) {
+            *eol = '\0';
+            if (self->so_path[0] != '\0' && strstr(p, self->so_path) != NULL) {
+                unsigned long start = strtoul(p, NULL, 16);
+
+                if (!c->agent && start == self->so_base)
+                    c->agent_same_base = true;
+                c->agent = true;
+            }
+            if (strstr(p, "jemalloc") != NULL)
+                c->jemalloc = true;
+            p = eol + 1;
+        }
+        have = strlen(p);
+        memmove(buf, p, have);
+        if (have >= sizeof(buf) - 1)
+            have = 0; /* a line longer than the buffer: skipped */
+    }
+    close(fd);
+}
+
+static bool
+describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
+{
+    char path[64], buf[4096], *p;
+
+    memset(c, 0, sizeof(*c));
+    c->pid = pid;
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (read_file(path, buf, sizeof(buf)) <= 0 ||
+        (p = strrchr(buf, ')')) == NULL)
+        return false;
+    {
+        int field = 2;
+
+        for (; field < 22 && p != NULL; field++)
+            p = strchr(p + 1, ' ');
+        if (p == NULL || sscanf(p + 1, "%lld", &c->start) != 1)
+            return false;
+    }
+    snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
+    if (read_file(path, buf, sizeof(buf)) <= 0 ||
+        (p = strstr(buf, "\nUid:")) == NULL ||
+        sscanf(p + 5, "%ld %ld", &c->ruid, &c->euid) != 2 ||
+        (p = strstr(buf, "\nGid:")) == NULL ||
+        sscanf(p + 5, "%ld %ld", &c->rgid, &c->egid) != 2)
+        return false;
+    snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
+    {
+        ssize_t n = readlink(path, buf, sizeof(buf) - 1);
+
+        if (n > 0) {
+            buf[n] = '\0';
+            p = strrchr(buf, '/');
+            ha_agent_fmt(c->program, sizeof(c->program), "%s",
+                     p != NULL ? p + 1 : buf);
+        } else {
+            snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
+            if (read_file(path, buf, sizeof(buf)) > 0) {
+                buf[strcspn(buf, "\n")] = '\0';
+                ha_agent_fmt(c->program, sizeof(c->program), "%s", buf);
+            }
+        }
+    }
+    read_maps(c, self);
+    c->agent_thread = thread_named(pid, "heapadmin");
+    return true;
+}
+
+/* ------------------------------------------------------------------
+ * The reports
+ * ------------------------------------------------------------------ */
+
+static struct {
+    pid_t pid;
+    long long start;
+} reported[TRACKED_MAX];
+static size_t n_reported;
+static bool told_follow;
+
+static bool
+was_reported(const struct child *c)
+{
+    for (size_t i = 0; i < n_reported; i++)
+        if (reported[i].pid == c->pid && reported[i].start == c->start)
+            return true;
+    return false;
+}
+
+static void
+mark_reported(const struct child *c)
+{
+    if (n_reported == TRACKED_MAX) {
+        memmove(reported, reported + 1, (TRACKED_MAX - 1) * sizeof(*reported));
+        n_reported--;
+    }
+    reported[n_reported].pid = c->pid;
+    reported[n_reported].start = c->start;
+    n_reported++;
+}
+
+static void
+user_of(long uid, char *out, size_t len)
+{
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+
+    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &found) == 0 &&
+        found != NULL)
+        snprintf(out, len, "%s", pw.pw_name);
+    else
+        snprintf(out, len, "%ld", uid);
+}
+
+/* Why a child that should serve does not, when its user is the cause:
+ * into why; false when that is not it. */
+static bool
+dir_problem(const struct child *c, const struct ha_agent_self *self,
+            char *why, size_t len)
+{
+    char user[64], dir[4200];
+    struct stat st;
+
+    if (c->euid == 0 || (stat(self->datadir, &st) == 0 &&
+                         (long)st.st_uid == c->euid))
+        return false;
+    user_of(c->euid, user, sizeof(user));
+    snprintf(dir, sizeof(dir), "%s/%s", self->datadir, user);
+    if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) &&
+        (long)st.st_uid == c->euid && (st.st_mode & (S_IWGRP | S_IWOTH)) == 0)
+        return false;
+    ha_agent_fmt(why, len,
+             "it runs as %s, who may not write the datadir %s, and %s is "
+             "not a directory of %s's (set HEAPADMIN_USERS=%s: the first "
+             "process, as root, makes it before the privilege drop)",
+             user, self->datadir, dir, user, user);
+    return true;
+}
+
+/* Looks at child pid; final: its start delay has passed. Returns true
+ * once nothing more is to be said of it. */
+static bool
+look(pid_t pid, const struct ha_agent_self *self, bool final)
+{
+    struct child c;
+    char why[1024];
+
+    if (!describe(pid, &c, self) || was_reported(&c))
+        return true;
+    why[0] = '\0';
+    if (!c.agent && (c.ruid != c.euid || c.rgid != c.egid)) {
+        /* Never loaded: the loader drops LD_PRELOAD for a process that
+         * changes credentials at exec. */
+        snprintf(why, sizeof(why),
+                 "AT_SECURE: it runs with real uid %ld and effective uid "
+                 "%ld (gid %ld/%ld), so the loader ignored LD_PRELOAD and "
+                 "jemalloc ignores MALLOC_CONF; a process started so "
+                 "cannot be attached",
+                 c.ruid, c.euid, c.rgid, c.egid);
+    } else if (!c.maps_read || !c.agent) {
+        return true; /* not ours to judge (its environment was cleared) */
+    } else if (c.agent_same_base) {
+        /* A fork child (no exec): the fork policy decides. */
+        if (self->fork == HA_AGENT_FORK_FOLLOW) {
+            if (!told_follow && final)
+                ha_agent_log(3,
+                             "fork children whose parent lives on, such as "
+                             "pid %ld (%s), are not served: "
+                             "HEAPADMIN_FORK=follow serves only the child "
+                             "that outlives a daemonizing parent; "
+                             "HEAPADMIN_FORK=per-process serves every "
+                             "process (further ones are not reported)",
+                             (long)c.pid, c.program);
+            told_follow = told_follow || final;
+            return final;
+        }
+        if (self->fork == HA_AGENT_FORK_NONE)
+            return true;
+        if (c.agent_thread || !final)
+            return false; /* it serves, or is about to */
+        if (!dir_problem(&c, self, why, sizeof(why)))
+            snprintf(why, sizeof(why), "its agent stopped (its own log "
+                                       "says why)");
+    } else if (c.agent_thread) {
+        return false; /* an exec'd process it serves (or starts to) */
+    } else if (ha_agent_is_launcher(c.program)) {
+        return true; /* a shell passes the agent on, silently */
+    } else if (!c.jemalloc) {
+        snprintf(why, sizeof(why),
+                 "no jemalloc in it (LD_PRELOAD=\"heapadmin-agent.so "
+                 "libjemalloc.so.2\" would give it one)");
+    } else if (self->programs[0] != '\0' || final) {
+        if (!dir_problem(&c, self, why, sizeof(why)))
+            snprintf(why, sizeof(why),
+                     "not the served program: this process serves %s, "
+                     "and %s is a program it runs (HEAPADMIN_PROGRAMS "
+                     "names the programs to serve%s%s)",
+                     self->program, c.program,
+                     self->programs[0] ? "; now: " : "", self->programs);
+    } else {
+        return false;
+    }
+    {
+        char user[64];
+
+        user_of(c.euid, user, sizeof(user));
+        ha_agent_log(1, "child %ld (%s, user %s) is not served: %s",
+                     (long)c.pid, c.program, user, why);
+    }
+    mark_reported(&c);
+    return true;
+}
+
+/* This process's children, from every thread's children list. */
+static size_t
+children(pid_t *out, size_t max)
+{
+    char buf[4096], path[96], list[8192];
+    int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    size_t n = 0;
+    long k;
+
+    if (dir < 0)
+        return 0;
+    while ((k = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
+        for (long off = 0; off < k;) {
+            struct {
+                uint64_t ino;
+                int64_t off;
+                unsigned short reclen;
+                unsigned char type;
+                char name[];
+            } *d = (void *)(buf + off);
+
+            off += d->reclen;
+            if (d->name[0] < '0' || d->name[0] > '9')
+                continue;
+            snprintf(path, sizeof(path), "/proc/self/task/%s/children",
+                     d->name);
+            if (read_file(path, list, sizeof(list)) <= 0)
+                continue;
+            for (char *p = list; *p != '\0' && n < max;) {
+                char *end;
+                long v = strtol(p, &end, 10);
+
+                if (end == p)
+                    break;
+                out[n++] = (pid_t)v;
+                p = end;
+            }
+        }
+    close(dir);
+    return n;
+}
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void
+ha_agent_children_tick(const struct ha_agent_self *self)
+{
+    static unsigned long seen = (unsigned long)-1;
+    static int64_t first_at, last_at;
+    static pid_t owner;
+    unsigned long forks = ha_agent_forks();
+    int64_t now = now_ms();
+
+    /* A fork child starts with its parent's state: its own children are
+     * new to it. */
+    if (owner != getpid()) {
+        owner = getpid();
+        seen = (unsigned long)-1;
+        n_reported = 0;
+        told_follow = false;
+    }
+    if (forks != seen) {
+        /* Children forked since (and, at the first tick, those forked
+         * while this process waited to serve). */
+        seen = forks;
+        first_at = now + FIRST_LOOK_MS;
+        last_at = now + self->delay_ms + LAST_LOOK_MS;
+    }
+    if ((first_at == 0 || now < first_at) && (last_at == 0 || now < last_at))
+        return;
+    {
+        bool final = last_at != 0 && now >= last_at;
+        pid_t kids[512];
+        size_t n = children(kids, sizeof(kids) / sizeof(kids[0]));
+
+        for (size_t i = 0; i < n; i++)
+            (void)look(kids[i], self, final);
+        if (now >= first_at)
+            first_at = 0;
+        if (final)
+            last_at = 0;
+    }
+}

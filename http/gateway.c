@@ -1,0 +1,419 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The host gateway's /metrics and ?pid=N, and every process's /agent
+ * (see gateway.h).
+ */
+#include "http/gateway.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/agentreg.h"
+#include "core/buf.h"
+#include "core/expo.h"
+#include "core/exposcan.h"
+#include "core/log.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "engine/metrics.h"
+#include "vtab/mallctl.h"
+
+#define METRICS_TIMEOUT_MS 3000   /* all agents together, per scrape */
+#define METRICS_MAX_BODY (16u << 20)
+#define PROXY_MAX_BODY ((size_t)512 << 20)
+#define PROXY_TIMEOUT_MS 60000    /* when max_execution_time is 0 */
+
+/* ------------------------------------------------------------------
+ * Asking the agents (worker thread)
+ * ------------------------------------------------------------------ */
+
+struct ask_job {
+    char datadir[4096];
+    pid_t only;                    /* 0: every agent; else this one */
+    char method[8];
+    char target[8192];
+    char headers[256];
+    struct ha_buf body;            /* a POST's, or empty */
+    int timeout_ms;
+    size_t max_body;
+    struct ha_agent *agents;       /* as listed */
+    size_t n;
+    struct ha_agent_reply *replies;
+    char err[512];
+};
+
+static void
+ask_run(void *arg)
+{
+    struct ask_job *j = arg;
+    struct ha_agent *list = NULL;
+    size_t n = 0;
+
+    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
+        0)
+        return;
+    if (j->only != 0) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < n; i++)
+            if (list[i].pid == j->only)
+                list[k++] = list[i];
+        n = k;
+        if (n > 1)
+            n = 1;
+    }
+    j->agents = list;
+    j->n = n;
+    j->replies = calloc(n ? n : 1, sizeof(*j->replies));
+    if (j->replies == NULL) {
+        ha_strlcpy(j->err, "out of memory", sizeof(j->err));
+        j->n = 0;
+        return;
+    }
+    ha_agentreg_get(list, n, j->method, j->target, j->headers,
+                    j->body.len > 0 || strcmp(j->method, "POST") == 0
+                        ? &j->body
+                        : NULL,
+                    j->timeout_ms, j->max_body, j->replies);
+}
+
+static void
+ask_free(void *arg)
+{
+    struct ask_job *j = arg;
+
+    if (j->replies != NULL)
+        ha_agentreg_replies_free(j->replies, j->n);
+    free(j->replies);
+    free(j->agents);
+    ha_buf_free(&j->body);
+    free(j);
+}
+
+static struct ask_job *
+ask_new(struct ha_http_req *hr, const char *method, const char *target,
+        int timeout_ms, size_t max_body)
+{
+    struct ask_job *j = calloc(1, sizeof(*j));
+
+    if (j == NULL)
+        return NULL;
+    ha_strlcpy(j->datadir, ha_engine_datadir(hr->engine), sizeof(j->datadir));
+    ha_strlcpy(j->method, method, sizeof(j->method));
+    ha_strlcpy(j->target, target, sizeof(j->target));
+    snprintf(j->headers, sizeof(j->headers),
+             "X-Heapadmin-Role: %s\r\nAccept: text/plain\r\n",
+             hr->admin ? "admin" : "stats");
+    ha_buf_init(&j->body);
+    j->timeout_ms = timeout_ms;
+    j->max_body = max_body;
+    return j;
+}
+
+/* ------------------------------------------------------------------
+ * /metrics
+ * ------------------------------------------------------------------ */
+
+/* This process's own exposition, in Prometheus text. */
+static int
+own_metrics(struct ha_http_req *hr, struct ha_buf *out)
+{
+    struct ha_clients_stats st;
+    struct ha_admin_counters c = {0};
+
+    ha_clients_stats(ha_engine_clients(hr->engine), &st);
+    c.uptime_s = st.uptime;
+    c.sessions = st.threads;
+    c.sessions_max = st.max_used;
+    c.connections = st.connections;
+    c.questions = st.questions;
+    c.http = true;
+    c.http_requests = st.http_requests;
+    return ha_admin_metrics(ha_engine_vtab(hr->engine), &c,
+                            HA_EXPO_PROMETHEUS, out);
+}
+
+/* How long a scrape waits for its agents: METRICS_TIMEOUT_MS, or less
+ * when the scraper says it gives up sooner (Prometheus sends its scrape
+ * timeout): an answer after the scraper left helps no one, and the
+ * worker thread it holds is the gateway's only one. */
+static int
+metrics_timeout_ms(const struct ha_http_req *hr)
+{
+    const char *t = ha_http_req_header(hr, "X-Prometheus-Scrape-Timeout-Seconds");
+    double s = t != NULL ? strtod(t, NULL) : 0;
+    int ms = s > 0 ? (int)(s * 800) : METRICS_TIMEOUT_MS;
+
+    if (ms > METRICS_TIMEOUT_MS)
+        ms = METRICS_TIMEOUT_MS;
+    return ms < 100 ? 100 : ms;
+}
+
+void
+ha_gateway_metrics(struct ha_http_req *hr)
+{
+    enum ha_expo_format fmt =
+        ha_expo_negotiate(ha_http_req_header(hr, "Accept"));
+    struct ha_exposcan scan = HA_EXPOSCAN_INIT;
+    struct ha_buf own = HA_BUF_INIT, out = HA_BUF_INIT;
+    struct ask_job *j = ask_new(hr, "GET", "/metrics",
+                                metrics_timeout_ms(hr), METRICS_MAX_BODY);
+    char pid[24];
+    struct ha_expo e;
+
+    if (j == NULL) {
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    if (ha_task_offload(ask_run, ask_free, j) != 0) {
+        ha_http_req_stopped(hr);
+        return;
+    }
+    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
+    {
+        const char *self[] = {"pid", pid, "program",
+                              ha_engine_program(hr->engine), NULL};
+
+        if (own_metrics(hr, &own) != 0 ||
+            ha_exposcan_add(&scan, (const char *)own.data, own.len, self) !=
+                0)
+            goto oom;
+    }
+    for (size_t i = 0; i < j->n; i++) {
+        const struct ha_agent *a = &j->agents[i];
+        const struct ha_agent_reply *r = &j->replies[i];
+        char apid[24];
+        const char *labels[] = {"pid", apid, "program", a->program, NULL};
+
+        snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
+        if (r->status == 200 &&
+            ha_exposcan_add(&scan, (const char *)r->body.data, r->body.len,
+                            labels) != 0)
+            goto oom;
+    }
+    ha_expo_init(&e, &out, fmt);
+    ha_exposcan_write(&scan, &e);
+    ha_expo_family(&e, "heapadmin_agent_up", HA_EXPO_GAUGE,
+                   "1 when the agent of this process answered the "
+                   "gateway's scrape, 0 when it did not or is gone "
+                   "(stats_agents says why).");
+    for (size_t i = 0; i < j->n; i++) {
+        const struct ha_agent *a = &j->agents[i];
+        char apid[24];
+        const char *labels[] = {"pid",  apid,    "program", a->program,
+                                "user", a->user, NULL};
+
+        snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
+        ha_expo_sample(&e, labels, j->replies[i].status == 200 ? 1 : 0);
+    }
+    ha_expo_one(&e, "heapadmin_agents", HA_EXPO_GAUGE,
+                "Agents registered in the gateway's datadir, gone ones "
+                "included.",
+                (double)j->n);
+    if (ha_expo_finish(&e) != 0 || ha_buf_failed(&out))
+        goto oom;
+    ha_http_req_body(hr, ha_expo_content_type(fmt), out.data, out.len);
+    goto out;
+oom:
+    ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+out:
+    ha_exposcan_free(&scan);
+    ha_buf_free(&own);
+    ha_buf_free(&out);
+    ask_free(j);
+}
+
+/* ------------------------------------------------------------------
+ * ?pid=N
+ * ------------------------------------------------------------------ */
+
+/* Paths answered by another process on request. */
+static bool
+proxied_path(const char *path)
+{
+    return strncmp(path, "/debug/pprof/", 13) == 0 ||
+           strncmp(path, "/pprof/", 7) == 0 ||
+           strncmp(path, "/heap/", 6) == 0;
+}
+
+/* path?query without its pid= parameter, into out. */
+static int
+target_without_pid(const struct ha_http_req *hr, char *out, size_t len)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    const char *q = hr->query;
+    bool first = true;
+    int rc;
+
+    ha_buf_append_str(&b, hr->path);
+    while (q != NULL && *q != '\0') {
+        const char *amp = strchr(q, '&');
+        size_t n = amp != NULL ? (size_t)(amp - q) : strlen(q);
+
+        if (n > 0 && !(n >= 4 && strncmp(q, "pid=", 4) == 0) &&
+            !(n == 3 && strncmp(q, "pid", 3) == 0)) {
+            ha_buf_append_u8(&b, first ? '?' : '&');
+            ha_buf_append(&b, q, n);
+            first = false;
+        }
+        q = amp != NULL ? amp + 1 : NULL;
+    }
+    ha_buf_append_u8(&b, 0);
+    rc = ha_buf_failed(&b) ? -1 : ha_strlcpy(out, (const char *)b.data, len);
+    ha_buf_free(&b);
+    return rc;
+}
+
+static const char *
+reason_of(int code)
+{
+    switch (code) {
+    case 400:
+        return "Bad Request";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 413:
+        return "Payload Too Large";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    default:
+        return code >= 500 ? "Internal Server Error" : "Error";
+    }
+}
+
+bool
+ha_gateway_proxy(struct ha_http_req *hr)
+{
+    const struct ha_config *cfg = ha_engine_config(hr->engine);
+    char *val = NULL, err[256], target[8192], msg[1024];
+    struct ask_job *j;
+    const struct ha_agent_reply *r;
+    long pid;
+    char *end;
+    int rc;
+
+    if (!ha_engine_is_gateway(hr->engine) || !proxied_path(hr->path))
+        return false;
+    rc = ha_http_req_param(hr, "pid", &val, err, sizeof(err));
+    if (rc == 0)
+        return false;
+    pid = rc > 0 ? strtol(val, &end, 10) : 0;
+    if (rc < 0 || *val == '\0' || *end != '\0' || pid <= 0 ||
+        pid > 2147483647L) {
+        free(val);
+        ha_http_req_text(hr, 400, "Bad Request",
+                         "pid: the decimal pid of a process in "
+                         "stats_agents\n");
+        return true;
+    }
+    free(val);
+    if (pid == (long)getpid())
+        return false;
+    if (target_without_pid(hr, target, sizeof(target)) != 0) {
+        ha_http_req_text(hr, 414, "URI Too Long", "request too long\n");
+        return true;
+    }
+    j = ask_new(hr, hr->method == EVHTTP_REQ_POST ? "POST" : "GET", target,
+                cfg->max_execution_time > 0 ? cfg->max_execution_time
+                                            : PROXY_TIMEOUT_MS,
+                PROXY_MAX_BODY);
+    if (j == NULL) {
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return true;
+    }
+    j->only = (pid_t)pid;
+    if (hr->method == EVHTTP_REQ_POST) {
+        j->body = hr->body;
+        ha_buf_init(&hr->body);
+    }
+    if (ha_task_offload(ask_run, ask_free, j) != 0) {
+        ha_http_req_stopped(hr);
+        return true;
+    }
+    if (j->n == 0) {
+        snprintf(msg, sizeof(msg),
+                 "no agent with pid %ld in %.400s%s%.400s (SELECT * FROM "
+                 "stats_agents lists them)\n",
+                 pid, j->datadir, j->err[0] ? ": " : "", j->err);
+        ha_http_req_text(hr, 404, "Not Found", msg);
+        ask_free(j);
+        return true;
+    }
+    r = &j->replies[0];
+    if (r->status == 0) {
+        snprintf(msg, sizeof(msg), "process %ld (%s) did not answer: %s\n",
+                 pid, j->agents[0].program, r->err);
+        ha_http_req_text(hr, j->agents[0].state == HA_AGENT_GONE ? 404 : 502,
+                         j->agents[0].state == HA_AGENT_GONE ? "Not Found"
+                                                             : "Bad Gateway",
+                         msg);
+    } else if (r->status == 200) {
+        if (r->content_disposition[0] != '\0')
+            ha_http_req_add_header(hr, "Content-Disposition",
+                                   r->content_disposition);
+        ha_http_req_body(hr,
+                         r->content_type[0] ? r->content_type
+                                            : "application/octet-stream",
+                         r->body.len > 0 ? (const void *)r->body.data : "",
+                         r->body.len);
+    } else {
+        struct ha_buf t = HA_BUF_INIT;
+
+        ha_buf_append(&t, r->body.data, r->body.len);
+        ha_buf_append_u8(&t, 0);
+        ha_http_req_text(hr, r->status, reason_of(r->status),
+                         ha_buf_failed(&t) ? "" : (const char *)t.data);
+        ha_buf_free(&t);
+    }
+    ask_free(j);
+    return true;
+}
+
+/* ------------------------------------------------------------------
+ * /agent
+ * ------------------------------------------------------------------ */
+
+void
+ha_gateway_agent_info(struct ha_http_req *hr)
+{
+    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    struct ha_buf b = HA_BUF_INIT;
+    size_t allocated = 0, resident = 0;
+    bool have = false;
+    char user[64];
+
+    if (ctx->ops != NULL) {
+        ha_vtab_refresh_stats(ctx);
+        have = ha_mallctl_read_size(ctx->ops, "stats.allocated",
+                                    &allocated) == 0 &&
+               ha_mallctl_read_size(ctx->ops, "stats.resident",
+                                    &resident) == 0;
+    }
+    snprintf(user, sizeof(user), "%u", (unsigned)geteuid());
+    ha_buf_printf(&b,
+                  "pid: %ld\nprogram: %s\nuid: %s\nstarted: %lld\n"
+                  "endpoint: %s\n",
+                  (long)getpid(), ha_engine_program(hr->engine), user,
+                  (long long)ha_agentreg_started(getpid()),
+                  ha_engine_endpoint(hr->engine));
+    if (have)
+        ha_buf_printf(&b, "allocated: %zu\nresident: %zu\n", allocated,
+                      resident);
+    ha_buf_append_u8(&b, 0);
+    if (ha_buf_failed(&b)) {
+        ha_buf_free(&b);
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        return;
+    }
+    ha_http_req_text(hr, 200, "OK", (const char *)b.data);
+    ha_buf_free(&b);
+}

@@ -1,0 +1,273 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+#
+# One endpoint per host: heapadmind --gateway on the datadir of Debian's
+# nginx (root master, www-data workers, as nginx.sh starts it) and of a
+# redis-server, all with the agent. The gateway lists every process in
+# stats_agents, serves one /metrics for all (pid and program labels) that
+# promtool accepts and a real Prometheus scrapes as one target, and
+# answers /debug/pprof/heap?pid=N from process N under its own accounts.
+# A fixed http_ifaces in the multi-process host is refused with a message
+# that points at the gateway. A process that impersonates an agent is
+# never asked, one that never answers costs a scrape its deadline and
+# never holds the gateway's loop, and after kill -9 the redis shows as
+# gone until the next start in the datadir removes its endpoint.
+
+HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-300}
+# shellcheck source=lib.sh
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+ha_require nginx nginx
+ha_require redis-server redis-server
+ha_require curl curl
+ha_require promtool prometheus
+ha_require prometheus prometheus
+ha_require go golang-go
+ha_require runuser util-linux
+if [ "$(id -u)" != 0 ]; then
+    echo "# SKIP gateway.sh: nginx's master must run as root (www-data workers)"
+    echo "1..0 # SKIP needs root"
+    exit 77
+fi
+
+chmod 711 "$HA_TMP"
+data=$HA_TMP/data
+nport=$(ha_free_port)
+aport=$(ha_free_port)
+prefix=$HA_TMP/nginx
+ag_nginx_prefix "$prefix" "$nport"
+conf=$prefix/conf/nginx.conf
+# The agents' config, with a fixed HTTP address as the issue had it.
+cat >"$HA_TMP/agent.cnf" <<EOF
+datadir = "$data"
+admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; http_ifaces = "127.0.0.1:$aport"; }
+EOF
+cat >"$HA_TMP/redis.cnf" <<EOF
+datadir = "$data"
+admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; }
+EOF
+chmod 600 "$HA_TMP/agent.cnf" "$HA_TMP/redis.cnf"
+ag_dropin_env "$HA_SRCDIR/etc/heapadmin-agent-nginx.conf.in" "$HA_TMP/agent.cnf"
+NGX_ENV=("${AG_DROPIN[@]}" MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:12
+    HEAPADMIN_START_DELAY_MS=300 HEAPADMIN_LOG="$HA_TMP/agent.log")
+env "${NGX_ENV[@]}" /usr/sbin/nginx -c "$conf" -g 'daemon on; master_process on;'
+for _ in $(seq 50); do [ -s "$prefix/logs/nginx.pid" ] && break; sleep 0.1; done
+mpid=$(cat "$prefix/logs/nginx.pid" 2>/dev/null)
+[ -n "$mpid" ] || ha_bail "nginx starts"
+HA_PIDS+=("$mpid")
+mapfile -t workers < <(sleep 0.5; ag_nginx_workers "$mpid")
+ha_is "nginx runs a master and two workers" 2 "${#workers[@]}"
+for w in "${workers[@]}"; do ag_wait_socket "$data/www-data/nginx.$w.sock" 15; done
+
+rport=$(ha_free_port)
+ag_env
+env "${AG_ENV[@]}" HEAPADMIN_CONF="$HA_TMP/redis.cnf" \
+    redis-server --port "$rport" --save '' --appendonly no --dir "$HA_TMP" \
+    >"$HA_TMP/redis.out" 2>&1 &
+rpid=$!
+HA_PIDS+=("$rpid")
+ag_wait_socket "$data/redis-server.$rpid.sock" 15
+ha_is "redis-server is served in the same datadir" 0 "$?"
+
+ha_file_like "a fixed http_ifaces in a multi-process host is refused, pointing at the gateway" \
+    "$HA_TMP/agent.log" "http_ifaces = \"127.0.0.1:$aport\" is not served.*heapadmind --gateway"
+ha_ok "... and no process of nginx took the port" sh -c "! ss -ltn | grep -q ':$aport '"
+ag_sql "$data/www-data/nginx.${workers[0]}.sock" "SELECT 1"
+ha_is "... while every worker keeps its unix socket" "0:1" "$HA_RC:$HA_OUT"
+
+# --- the gateway ---------------------------------------------------------------
+
+gport=$(ha_free_port)
+cat >"$HA_TMP/gateway.cnf" <<EOF
+datadir = "$data"
+admin_variables =
+{
+    admin_credentials = "admin:admin"
+    stats_credentials = "stats:stats"
+    mysql_ifaces = "$HA_TMP/gateway.sock"
+    http_ifaces = "127.0.0.1:$gport"
+}
+EOF
+"$HA_DAEMON" -f --gateway -c "$HA_TMP/gateway.cnf" >"$HA_TMP/gateway.log" 2>&1 &
+gpid=$!
+HA_PIDS+=("$gpid")
+gsql() {
+    HA_OUT=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
+        --protocol=SOCKET -S "$HA_TMP/gateway.sock" -u"${2:-admin}" \
+        -p"${2:-admin}" -N -B -e "$1" 2>"$HA_TMP/.stderr")
+    HA_RC=$?
+    HA_ERR=$(cat "$HA_TMP/.stderr")
+}
+ag_wait_socket "$HA_TMP/gateway.sock" 15 || ha_bail "the gateway starts"
+url=http://127.0.0.1:$gport
+
+gsql "SELECT pid, program, user, state FROM stats_agents ORDER BY pid" stats
+expected=$(printf '%s\n' "$mpid	nginx	root	serving" \
+    "${workers[0]}	nginx	www-data	serving" \
+    "${workers[1]}	nginx	www-data	serving" \
+    "$rpid	redis-server	root	serving" | sort -n)
+ha_is "stats_agents lists the master, the workers and redis, serving (a stats user)" \
+    "0:$expected" "$HA_RC:$(sort -n <<<"$HA_OUT")"
+gsql "SELECT count(*) FROM stats_agents WHERE allocated > 0 AND resident >= allocated AND started > 0 AND socket LIKE '%.sock'"
+ha_is "... with each one's memory, start and admin socket" "0:4" "$HA_RC:$HA_OUT"
+
+curl -s --max-time 10 -u stats:stats "$url/metrics" >"$HA_TMP/metrics.txt"
+ha_is "promtool accepts the host's /metrics" "" \
+    "$(promtool check metrics <"$HA_TMP/metrics.txt" 2>&1)"
+for p in "$mpid" "${workers[@]}" "$rpid" "$gpid"; do
+    ha_file_like "/metrics has process $p, labelled" "$HA_TMP/metrics.txt" \
+        "^heapadmin_jemalloc_allocated_bytes\{pid=\"$p\",program=\"(nginx|redis-server|heapadmind)\"\} [1-9]"
+done
+ha_is "one HELP per family" 0 \
+    "$(grep '^# HELP' "$HA_TMP/metrics.txt" | sort | uniq -d | wc -l)"
+ha_file_like "the agent's own memory is apart" "$HA_TMP/metrics.txt" \
+    "^heapadmin_self_allocated_bytes\{pid=\"${workers[0]}\",program=\"nginx\"\} [1-9]"
+ha_is "OpenMetrics on request" 1 \
+    "$(curl -s --max-time 10 -u stats:stats -H 'Accept: application/openmetrics-text; version=1.0.0' "$url/metrics" | tail -1 | grep -c '^# EOF$')"
+
+# --- a real Prometheus, one target ----------------------------------------------
+
+pport=$(ha_free_port)
+cat >"$HA_TMP/prometheus.yml" <<YML
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: host
+    basic_auth: {username: stats, password: stats}
+    static_configs:
+      - targets: ['127.0.0.1:$gport']
+YML
+prometheus --config.file="$HA_TMP/prometheus.yml" \
+    --storage.tsdb.path="$HA_TMP/prom" --web.listen-address="127.0.0.1:$pport" \
+    >"$HA_TMP/prometheus.log" 2>&1 &
+HA_PIDS+=("$!")
+q() {
+    curl -s --max-time 5 "http://127.0.0.1:$pport/api/v1/query" \
+        --data-urlencode "query=$1" |
+        python3 -c 'import json,sys
+d = json.load(sys.stdin)["data"]["result"]
+print(d[0]["value"][1] if d else "")' 2>/dev/null
+}
+n=
+for _ in $(seq 60); do
+    n=$(q 'count(heapadmin_jemalloc_allocated_bytes{job="host"})')
+    [ "$n" = 5 ] && break
+    sleep 0.5
+done
+ha_is "Prometheus scrapes one target and sees five processes" 5 "$n"
+ha_is "... three of them nginx" 3 "$(q 'count(heapadmin_jemalloc_resident_bytes{program="nginx"})')"
+ha_is "... every agent up" 4 "$(q 'sum(heapadmin_agent_up)')"
+v=$(q "heapadmin_jemalloc_allocated_bytes{pid=\"$rpid\"}")
+ha_like "... redis's allocated bytes by pid ($v)" "^[1-9][0-9]*$" "$v"
+
+# --- ?pid=N: a worker's profiles through the gateway -----------------------------
+
+w=${workers[0]}
+for i in $(seq 1 20); do curl -s -o /dev/null "http://127.0.0.1:$nport/f$i.txt"; done
+code=$(curl -s --max-time 60 -o "$HA_TMP/w.pb.gz" -w '%{http_code}' -u admin:admin "$url/debug/pprof/heap?pid=$w")
+ha_is "/debug/pprof/heap?pid=$w answers with the worker's live profile" "200:1f8b" \
+    "$code:$(head -c 2 "$HA_TMP/w.pb.gz" | od -An -tx1 | tr -d ' \n')"
+timeout 120 go tool pprof -top "$HA_TMP/w.pb.gz" >"$HA_TMP/pprof.top" 2>&1
+ha_file_like "... go tool pprof reads nginx's functions in it" "$HA_TMP/pprof.top" "ngx_"
+ha_is "a stats user may not take a live profile (403)" 403 \
+    "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u stats:stats "$url/debug/pprof/allocs?pid=$w")"
+ha_is "a wrong password is refused by the gateway (401)" 401 \
+    "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u admin:wrong "$url/debug/pprof/heap?pid=$w")"
+dump=$(ag_dump "$data/www-data/nginx.$w.sock")
+code=$(curl -s --max-time 60 -o "$HA_TMP/d.pb.gz" -w '%{http_code}' -u stats:stats \
+    "$url/debug/pprof/heap?pid=$w&dump=$(basename "$dump")")
+ha_is "... but reads the worker's dump by name" 200 "$code"
+ha_like "/debug/pprof/cmdline?pid= is nginx's, not the gateway's" "nginx" \
+    "$(curl -s --max-time 10 -u stats:stats "$url/debug/pprof/cmdline?pid=$w" | tr '\0' ' ')"
+ha_is "an unknown pid is 404" 404 \
+    "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u admin:admin "$url/debug/pprof/heap?pid=999999")"
+
+# --- an impostor is never asked; a mute agent does not hold the gateway --------
+
+# www-data binds a socket in its directory named after a worker's pid: the
+# name and the directory promise that worker, SO_PEERCRED shows another
+# process, and nothing is sent to it.
+cat >"$HA_TMP/impostor.py" <<'PY'
+import os, socket, sys, time
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(8)
+s.settimeout(0.2)
+end = time.time() + float(sys.argv[3])
+got = b""
+while time.time() < end:
+    try:
+        c, _ = s.accept()
+    except socket.timeout:
+        continue
+    c.settimeout(0.5)
+    try:
+        got += c.recv(4096)
+    except OSError:
+        pass
+    if sys.argv[2] == "mute":
+        time.sleep(30)
+    c.close()
+sys.stdout.buffer.write(got)
+PY
+runuser -u www-data -- python3 "$HA_TMP/impostor.py" \
+    "$data/www-data/fake.${workers[1]}.http" listen 6 \
+    >"$HA_TMP/impostor.got" 2>&1 &
+HA_PIDS+=("$!")
+# Root's mute one, registered under its own pid: it accepts, never answers.
+python3 "$HA_TMP/impostor.py" "$data/mute.PID.http" mute 20 >/dev/null &
+mute=$!
+HA_PIDS+=("$mute")
+for _ in $(seq 50); do [ -S "$data/www-data/fake.${workers[1]}.http" ] && [ -S "$data/mute.PID.http" ] && break; sleep 0.1; done
+mv "$data/mute.PID.http" "$data/python3.$mute.http"
+gsql "SELECT state, detail FROM stats_agents WHERE program = 'fake'"
+ha_like "the impostor is listed as gone, the peer named" "^0:gone	.*not process ${workers[1]}" "$HA_RC:$HA_OUT"
+t0=$(date +%s%N)
+gsql "SELECT state FROM stats_agents WHERE pid = $mute"
+t1=$(date +%s%N)
+ha_is "the mute agent shows as 'no answer'" "0:no answer" "$HA_RC:$HA_OUT"
+# Bounded: 2 s for it, plus at most a scrape of Prometheus's queued
+# before it (each bound by Prometheus's own 1 s timeout).
+ms=$(( (t1 - t0) / 1000000 ))
+ha_ok "... after the 2 s bound, not much more ($ms ms)" \
+    test "$ms" -ge 1900 -a "$ms" -lt 6000
+( curl -s --max-time 20 -u stats:stats "$url/metrics" >"$HA_TMP/metrics2.txt" ) &
+scrape=$!
+sleep 0.3
+t0=$(date +%s%N)
+gsql "SELECT 1"
+t1=$(date +%s%N)
+ha_is "while a scrape waits on the mute agent the gateway's SQL answers" "0:1" "$HA_RC:$HA_OUT"
+ha_ok "... at once ($(( (t1 - t0) / 1000000 )) ms)" test $(( (t1 - t0) / 1000000 )) -lt 1500
+wait "$scrape"
+ha_file_like "the scrape completes, the mute agent down" "$HA_TMP/metrics2.txt" \
+    "^heapadmin_agent_up\{pid=\"$mute\",program=\"python3\",user=\"root\"\} 0"
+sleep 1
+ha_is "the impostor received nothing" "" "$(cat "$HA_TMP/impostor.got")"
+kill "$mute" 2>/dev/null
+
+# --- kill -9: gone until the next start in the datadir cleans it ----------------
+
+kill -9 "$rpid"
+ha_wait_gone "$rpid" 5
+gsql "SELECT state FROM stats_agents WHERE pid = $rpid"
+ha_is "after kill -9 stats_agents shows redis as gone" "0:gone" "$HA_RC:$HA_OUT"
+out=$(timeout 5 mariadb --no-defaults --protocol=SOCKET -S "$data/redis-server.$rpid.sock" -uadmin -padmin -e 'SELECT 1' 2>&1)
+ha_like "its stale socket refuses (ERROR 2002)" "ERROR 2002" "$out"
+rport=$(ha_free_port)
+env "${AG_ENV[@]}" HEAPADMIN_CONF="$HA_TMP/redis.cnf" HEAPADMIN_LOG="$HA_TMP/redis2.log" \
+    redis-server --port "$rport" --save '' --appendonly no --dir "$HA_TMP" \
+    >/dev/null 2>&1 &
+r2=$!
+HA_PIDS+=("$r2")
+ag_wait_socket "$data/redis-server.$r2.sock" 15
+ha_is "a new redis in the datadir is served" 0 "$?"
+ha_ok "... and its start removed the stale endpoint" test ! -e "$data/redis-server.$rpid.sock" -a ! -e "$data/redis-server.$rpid.http"
+ha_file_like "... saying so in its log" "$HA_TMP/redis2.log" \
+    "removed the stale endpoint $data/redis-server.$rpid.http: process $rpid is gone"
+gsql "SELECT count(*) FROM stats_agents WHERE pid = $rpid"
+ha_is "... so stats_agents no longer lists it" "0:0" "$HA_RC:$HA_OUT"
+
+env "${NGX_ENV[@]}" /usr/sbin/nginx -c "$conf" -g 'daemon on; master_process on;' -s quit
+ha_wait_gone "$mpid" 15
+ha_done

@@ -1,0 +1,376 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * stats_agents: the processes the LD_PRELOAD agent serves in this
+ * datadir (core/agentreg.h), one row each, as a host gateway sees them.
+ *
+ * Usage:
+ *
+ *   SELECT pid, program, state, allocated, resident FROM stats_agents;
+ *     Every registered process: the serving ones with their memory now,
+ *     the gone ones (kill -9, a crash) until the next start in the
+ *     datadir removes them.
+ *   SELECT socket FROM stats_agents WHERE program = 'nginx';
+ *     Where to point `mariadb -S` for each nginx process.
+ *
+ * Schema:
+ *   0 pid        INTEGER  the process
+ *   1 program    TEXT     its program (the registry's name for it)
+ *   2 user       TEXT     the user it runs as (its directory's owner)
+ *   3 socket     TEXT     its admin endpoint (MySQL; `mariadb -S`), or
+ *                         the registry socket of a gone one
+ *   4 started    INTEGER  when the process started, Unix seconds
+ *   5 allocated  INTEGER  jemalloc's allocated bytes, the host's alone
+ *                         (the agent's own arena left out); NULL unless
+ *                         it answered
+ *   6 resident   INTEGER  the same for resident bytes
+ *   7 state      TEXT     'serving', 'no answer' (it lives but did not
+ *                         answer within 2 s), 'gone'
+ *   8 detail     TEXT     why, for the last two
+ *
+ * No HIDDEN columns, no constraints used (idxNum 0: a full listing).
+ * xFilter lists the datadir and asks every serving agent at once on the
+ * worker thread (ha_task_offload), bounded by 2 s: never on the loop.
+ * SQLITE_VTAB_INNOCUOUS: reading it changes nothing.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "core/agentreg.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "vtab/vtab_util.h"
+
+#define AGENTS_TIMEOUT_MS 2000
+
+#define AGENTS_SCHEMA                                                  \
+    "CREATE TABLE x(pid INTEGER, program TEXT, user TEXT, socket TEXT, " \
+    "started INTEGER, allocated INTEGER, resident INTEGER, state TEXT, " \
+    "detail TEXT)"
+#define AGENTS_COL_PID 0
+#define AGENTS_COL_PROGRAM 1
+#define AGENTS_COL_USER 2
+#define AGENTS_COL_SOCKET 3
+#define AGENTS_COL_STARTED 4
+#define AGENTS_COL_ALLOCATED 5
+#define AGENTS_COL_RESIDENT 6
+#define AGENTS_COL_STATE 7
+#define AGENTS_COL_DETAIL 8
+
+struct agent_row {
+    struct ha_agent a;
+    char socket[4096];
+    long long allocated, resident;
+    bool have_memory;
+    const char *state;
+    char detail[256];
+};
+
+typedef struct agents_vtab agents_vtab;
+struct agents_vtab {
+    sqlite3_vtab base;             /* Base class - must be first */
+    struct ha_vtab_conn *conn;
+};
+
+typedef struct agents_cursor agents_cursor;
+struct agents_cursor {
+    sqlite3_vtab_cursor base;      /* Base class - must be first */
+    struct agent_row *rows;
+    size_t n, i;
+};
+
+/* ------------------------------------------------------------------
+ * The listing (worker thread)
+ * ------------------------------------------------------------------ */
+
+struct list_job {
+    char datadir[4096];
+    struct agent_row *rows;
+    size_t n;
+    char err[512];
+    int rc;
+};
+
+/* "key: value" from an /agent answer, into out; false when absent. */
+static bool
+field(const struct ha_buf *b, const char *key, char *out, size_t len)
+{
+    size_t k = strlen(key);
+    const char *p = (const char *)b->data, *end = p + b->len;
+
+    while (p != NULL && p < end) {
+        const char *eol = memchr(p, '\n', (size_t)(end - p));
+        size_t n = eol != NULL ? (size_t)(eol - p) : (size_t)(end - p);
+
+        if (n > k + 1 && memcmp(p, key, k) == 0 && p[k] == ':') {
+            const char *v = p + k + 1;
+
+            while (v < p + n && *v == ' ')
+                v++;
+            snprintf(out, len, "%.*s", (int)(p + n - v), v);
+            return true;
+        }
+        p = eol != NULL ? eol + 1 : NULL;
+    }
+    return false;
+}
+
+static void
+list_run(void *arg)
+{
+    struct list_job *j = arg;
+    struct ha_agent *list = NULL;
+    struct ha_agent_reply *replies;
+    size_t n = 0;
+
+    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
+        0) {
+        j->rc = -1;
+        return;
+    }
+    replies = calloc(n ? n : 1, sizeof(*replies));
+    j->rows = calloc(n ? n : 1, sizeof(*j->rows));
+    if (replies == NULL || j->rows == NULL) {
+        free(replies);
+        free(list);
+        ha_strlcpy(j->err, "out of memory", sizeof(j->err));
+        j->rc = -1;
+        return;
+    }
+    ha_agentreg_get(list, n, "GET", "/agent", "X-Heapadmin-Role: stats\r\n",
+                    NULL, AGENTS_TIMEOUT_MS, 65536, replies);
+    for (size_t i = 0; i < n; i++) {
+        struct agent_row *r = &j->rows[i];
+        const struct ha_agent_reply *rep = &replies[i];
+        char v[64];
+
+        r->a = list[i];
+        ha_strlcpy(r->socket, list[i].path, sizeof(r->socket));
+        if (list[i].state == HA_AGENT_GONE) {
+            r->state = "gone";
+            ha_strlcpy(r->detail, list[i].why, sizeof(r->detail));
+        } else if (rep->status != 200) {
+            r->state = "no answer";
+            snprintf(r->detail, sizeof(r->detail), "%s",
+                     rep->status == 0 ? rep->err : "an HTTP error");
+        } else {
+            r->state = "serving";
+            (void)field(&rep->body, "endpoint", r->socket,
+                        sizeof(r->socket));
+            r->have_memory =
+                field(&rep->body, "allocated", v, sizeof(v)) &&
+                sscanf(v, "%lld", &r->allocated) == 1 &&
+                field(&rep->body, "resident", v, sizeof(v)) &&
+                sscanf(v, "%lld", &r->resident) == 1;
+        }
+    }
+    j->n = n;
+    ha_agentreg_replies_free(replies, n);
+    free(replies);
+    free(list);
+}
+
+static void
+list_discard(void *arg)
+{
+    struct list_job *j = arg;
+
+    free(j->rows);
+    free(j);
+}
+
+/* ------------------------------------------------------------------
+ * Virtual table methods
+ * ------------------------------------------------------------------ */
+
+static int
+agents_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
+               sqlite3_vtab **ppVtab, char **pzErr)
+{
+    agents_vtab *vt;
+    int rc = sqlite3_declare_vtab(db, AGENTS_SCHEMA);
+
+    (void)argc;
+    (void)argv;
+    if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        return rc;
+    }
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+    vt = sqlite3_malloc(sizeof(*vt));
+    if (vt == NULL)
+        return SQLITE_NOMEM;
+    memset(vt, 0, sizeof(*vt));
+    vt->conn = aux;
+    *ppVtab = &vt->base;
+    return SQLITE_OK;
+}
+
+static int
+agents_disconnect(sqlite3_vtab *vtab)
+{
+    sqlite3_free(vtab);
+    return SQLITE_OK;
+}
+
+static int
+agents_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
+{
+    (void)vtab;
+    info->idxNum = 0;
+    info->estimatedCost = 1000;
+    info->estimatedRows = 16;
+    return SQLITE_OK;
+}
+
+static int
+agents_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
+{
+    agents_cursor *c = sqlite3_malloc(sizeof(*c));
+
+    (void)vtab;
+    if (c == NULL)
+        return SQLITE_NOMEM;
+    memset(c, 0, sizeof(*c));
+    *ppCursor = &c->base;
+    return SQLITE_OK;
+}
+
+static int
+agents_close(sqlite3_vtab_cursor *cur)
+{
+    agents_cursor *c = (agents_cursor *)cur;
+
+    free(c->rows);
+    sqlite3_free(c);
+    return SQLITE_OK;
+}
+
+static int
+agents_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
+              int argc, sqlite3_value **argv)
+{
+    agents_cursor *c = (agents_cursor *)cur;
+    agents_vtab *vt = (agents_vtab *)cur->pVtab;
+    struct list_job *j;
+
+    (void)idxNum;
+    (void)idxStr;
+    (void)argc;
+    (void)argv;
+    free(c->rows);
+    c->rows = NULL;
+    c->n = c->i = 0;
+    if (vt->conn->ctx->datadir == NULL)
+        return SQLITE_OK;
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        return SQLITE_NOMEM;
+    ha_strlcpy(j->datadir, vt->conn->ctx->datadir, sizeof(j->datadir));
+    if (ha_task_offload(list_run, list_discard, j) != 0) {
+        ha_vtab_set_errmsg(&vt->base, "stats_agents: interrupted");
+        return SQLITE_INTERRUPT;
+    }
+    if (j->rc != 0) {
+        int rc = ha_vtab_set_errmsg(&vt->base, "stats_agents: %s", j->err);
+
+        list_discard(j);
+        return rc;
+    }
+    c->rows = j->rows;
+    c->n = j->n;
+    free(j);
+    return SQLITE_OK;
+}
+
+static int
+agents_next(sqlite3_vtab_cursor *cur)
+{
+    ((agents_cursor *)cur)->i++;
+    return SQLITE_OK;
+}
+
+static int
+agents_eof(sqlite3_vtab_cursor *cur)
+{
+    agents_cursor *c = (agents_cursor *)cur;
+
+    return c->i >= c->n;
+}
+
+static int
+agents_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
+{
+    agents_cursor *c = (agents_cursor *)cur;
+    const struct agent_row *r = &c->rows[c->i];
+
+    switch (col) {
+    case AGENTS_COL_PID:
+        sqlite3_result_int64(ctx, r->a.pid);
+        break;
+    case AGENTS_COL_PROGRAM:
+        sqlite3_result_text(ctx, r->a.program, -1, SQLITE_TRANSIENT);
+        break;
+    case AGENTS_COL_USER:
+        sqlite3_result_text(ctx, r->a.user, -1, SQLITE_TRANSIENT);
+        break;
+    case AGENTS_COL_SOCKET:
+        sqlite3_result_text(ctx, r->socket, -1, SQLITE_TRANSIENT);
+        break;
+    case AGENTS_COL_STARTED:
+        if (r->a.started > 0)
+            sqlite3_result_int64(ctx, r->a.started);
+        break;
+    case AGENTS_COL_ALLOCATED:
+        if (r->have_memory)
+            sqlite3_result_int64(ctx, r->allocated);
+        break;
+    case AGENTS_COL_RESIDENT:
+        if (r->have_memory)
+            sqlite3_result_int64(ctx, r->resident);
+        break;
+    case AGENTS_COL_STATE:
+        sqlite3_result_text(ctx, r->state, -1, SQLITE_STATIC);
+        break;
+    case AGENTS_COL_DETAIL:
+        if (r->detail[0] != '\0')
+            sqlite3_result_text(ctx, r->detail, -1, SQLITE_TRANSIENT);
+        break;
+    default:
+        break;
+    }
+    return SQLITE_OK;
+}
+
+static int
+agents_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+{
+    *rowid = (sqlite3_int64)((agents_cursor *)cur)->i;
+    return SQLITE_OK;
+}
+
+static sqlite3_module agents_module = {
+    0,                 /* iVersion */
+    agents_connect,    /* xCreate - a session's own (temp) */
+    agents_connect,    /* xConnect */
+    agents_best_index, /* xBestIndex - always the whole listing */
+    agents_disconnect, /* xDisconnect */
+    agents_disconnect, /* xDestroy */
+    agents_open,       /* xOpen */
+    agents_close,      /* xClose */
+    agents_filter,     /* xFilter - list and ask, off the loop */
+    agents_next,       /* xNext */
+    agents_eof,        /* xEof */
+    agents_column,     /* xColumn */
+    agents_rowid,      /* xRowid */
+    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+};
+
+int
+ha_agents_register(sqlite3 *db, struct ha_vtab_conn *conn)
+{
+    conn->refs++;
+    return sqlite3_create_module_v2(db, "stats_agents", &agents_module, conn,
+                                    ha_vtab_conn_unref);
+}
