@@ -41,6 +41,7 @@
 #include "core/agentreg.h"
 #include "core/task.h"
 #include "core/util.h"
+#include "vtab/cursor.h"
 #include "vtab/vtab_util.h"
 
 #define AGENTS_TIMEOUT_MS 2000
@@ -76,9 +77,8 @@ struct agents_vtab {
 
 typedef struct agents_cursor agents_cursor;
 struct agents_cursor {
-    sqlite3_vtab_cursor base;      /* Base class - must be first */
+    struct ha_cursor rc;           /* rows [row, end); must be first */
     struct agent_row *rows;
-    size_t n, i;
 };
 
 /* ------------------------------------------------------------------
@@ -228,14 +228,8 @@ agents_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 static int
 agents_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **ppCursor)
 {
-    agents_cursor *c = sqlite3_malloc(sizeof(*c));
-
     (void)vtab;
-    if (c == NULL)
-        return SQLITE_NOMEM;
-    memset(c, 0, sizeof(*c));
-    *ppCursor = &c->base;
-    return SQLITE_OK;
+    return ha_cursor_open(sizeof(agents_cursor), ppCursor);
 }
 
 static int
@@ -262,7 +256,7 @@ agents_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     (void)argv;
     free(c->rows);
     c->rows = NULL;
-    c->n = c->i = 0;
+    ha_cursor_rewind(&c->rc, 0, 0);
     if (vt->conn->ctx->datadir == NULL)
         return SQLITE_OK;
     if ((j = calloc(1, sizeof(*j))) == NULL)
@@ -279,31 +273,16 @@ agents_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         return rc;
     }
     c->rows = j->rows;
-    c->n = j->n;
+    ha_cursor_rewind(&c->rc, 0, j->n);
     free(j);
     return SQLITE_OK;
-}
-
-static int
-agents_next(sqlite3_vtab_cursor *cur)
-{
-    ((agents_cursor *)cur)->i++;
-    return SQLITE_OK;
-}
-
-static int
-agents_eof(sqlite3_vtab_cursor *cur)
-{
-    agents_cursor *c = (agents_cursor *)cur;
-
-    return c->i >= c->n;
 }
 
 static int
 agents_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 {
     agents_cursor *c = (agents_cursor *)cur;
-    const struct agent_row *r = &c->rows[c->i];
+    const struct agent_row *r = &c->rows[c->rc.row];
 
     switch (col) {
     case AGENTS_COL_PID:
@@ -343,13 +322,6 @@ agents_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static int
-agents_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
-{
-    *rowid = (sqlite3_int64)((agents_cursor *)cur)->i;
-    return SQLITE_OK;
-}
-
 static sqlite3_module agents_module = {
     0,                 /* iVersion */
     agents_connect,    /* xCreate - a session's own (temp) */
@@ -360,10 +332,10 @@ static sqlite3_module agents_module = {
     agents_open,       /* xOpen */
     agents_close,      /* xClose */
     agents_filter,     /* xFilter - list and ask, off the loop */
-    agents_next,       /* xNext */
-    agents_eof,        /* xEof */
+    ha_cursor_next,    /* xNext */
+    ha_cursor_eof,     /* xEof */
     agents_column,     /* xColumn */
-    agents_rowid,      /* xRowid */
+    ha_cursor_rowid,   /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
