@@ -26,28 +26,45 @@
 #include "agent/agent.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 #include <unistd.h>
+
+#include "include/heapadmin.h"
 
 static pid_t parent_at_fork;
 static _Atomic unsigned long forks;
 
+/* The admin thread's SQLite locks are taken around the fork
+ * (heapadmin_fork_prepare), so the child never inherits one held by a
+ * thread it does not have: nginx forks its workers, and daemonizes,
+ * while the agent's thread is starting. */
 static void
 before_fork(void)
 {
     parent_at_fork = getpid();
+    (void)heapadmin_fork_prepare();
 }
 
 static void
 in_parent(void)
 {
+    heapadmin_fork_parent();
     atomic_fetch_add(&forks, 1);
 }
 
 static void
 in_child(void)
 {
+    bool usable = heapadmin_fork_child() != 0;
+
     ha_agent_forget_inherited();
+    if (!usable && ha_agent_fork_policy() != HA_AGENT_FORK_NONE) {
+        ha_agent_log(1, "not served: forked while the parent's admin "
+                        "thread held SQLite's locks for over 50 ms; "
+                        "a later fork child is served as usual");
+        return;
+    }
     switch (ha_agent_fork_policy()) {
     case HA_AGENT_FORK_FOLLOW:
         ha_agent_launch(ha_agent_start_delay_ms(), true, parent_at_fork);

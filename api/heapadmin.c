@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "admin/server.h"
+#include "api/forksafe.h"
 #include "core/agentreg.h"
 #include "engine/config.h"
 #include "engine/engine.h"
@@ -440,6 +441,7 @@ heapadmin_new(const struct heapadmin_options *o, struct heapadmin **out,
     *out = NULL;
     if (o == NULL)
         o = &none;
+    ha_forksafe_init();
     h = calloc(1, sizeof(*h));
     if (h == NULL) {
         ha_err_set(err, errlen, "out of memory");

@@ -241,6 +241,26 @@ const char *heapadmin_debuginfod_urls(const struct heapadmin *h);
  * jemalloc (or an arena). */
 int heapadmin_adopt_thread(void);
 
+/* fork() while an instance runs on its own thread. A fork child keeps
+ * only the thread that forked, so a lock another thread held at that
+ * instant stays held in the child: SQLite's process-wide mutexes, which
+ * heapadmin's threads take for microseconds at a time, would hang the
+ * child's first SQLite call. A host whose children may use heapadmin
+ * (or SQLite) registers these with pthread_atfork(3):
+ *   heapadmin_fork_prepare  takes those locks, trying for at most 50 ms
+ *                           (a fork never waits longer on heapadmin);
+ *                           1 when it has them all (or no instance
+ *                           exists), 0 when it gave up;
+ *   heapadmin_fork_parent   gives them back;
+ *   heapadmin_fork_child    gives them back and resets heapadmin's own
+ *                           process-wide locks; 1 when the child may
+ *                           start an instance, 0 when the fork happened
+ *                           without the locks (the child must not).
+ * The LD_PRELOAD agent registers them itself. */
+int heapadmin_fork_prepare(void);
+void heapadmin_fork_parent(void);
+int heapadmin_fork_child(void);
+
 /* The library's version string, e.g. "0.1.0". */
 const char *heapadmin_version(void);
 

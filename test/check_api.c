@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -25,6 +26,7 @@
 #include <unistd.h>
 
 #include <jemalloc/jemalloc.h>
+#include <sqlite3.h>
 
 #include "core/agentreg.h"
 #include "include/heapadmin.h"
@@ -334,6 +336,61 @@ START_TEST(test_api_agent_socket_and_own_memory)
 }
 END_TEST
 
+/* fork() beside a running instance: the child gets SQLite's locks free
+ * (it opens and uses a database), and when a lock cannot be had the
+ * prepare gives up within its bound and the child is told. */
+START_TEST(test_api_fork_locks)
+{
+    char text[512], err[512] = "";
+    struct heapadmin_options o = {.no_log = 1};
+    struct heapadmin *h = NULL;
+    sqlite3_mutex *mem;
+    struct timespec t0, t1;
+    long ms;
+    int status = -1, ok;
+    pid_t pid;
+
+    snprintf(text, sizeof(text),
+             "datadir = \"%s/f\"\nadmin_variables = { mysql_ifaces = "
+             "\"%s/f.sock\" }\n",
+             tmpdir, tmpdir);
+    o.config_text = text;
+    ck_assert_msg(heapadmin_new(&o, &h, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(heapadmin_start(h, err, sizeof(err)) == 0, "%s", err);
+
+    ck_assert_int_eq(heapadmin_fork_prepare(), 1);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        sqlite3 *db = NULL;
+
+        ok = heapadmin_fork_child() == 1 &&
+             sqlite3_open(":memory:", &db) == SQLITE_OK &&
+             sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1)",
+                          NULL, NULL, NULL) == SQLITE_OK;
+        sqlite3_close(db);
+        _exit(ok ? 0 : 1);
+    }
+    heapadmin_fork_parent();
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child could not use SQLite (status %d)", status);
+
+    /* A lock held throughout: prepare gives up in about 50 ms. */
+    mem = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM);
+    sqlite3_mutex_enter(mem);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    ok = heapadmin_fork_prepare();
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    heapadmin_fork_parent();
+    sqlite3_mutex_leave(mem);
+    ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    ck_assert_int_eq(ok, 0);
+    ck_assert_msg(ms >= 45 && ms < 5000, "gave up after %ld ms", ms);
+    heapadmin_free(h);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -348,6 +405,7 @@ api_suite(void)
     tcase_add_test(tc, test_api_host_base_needs_sigpipe_ignored);
     tcase_add_test(tc, test_api_abandon_closes_only_listeners);
     tcase_add_test(tc, test_api_agent_socket_and_own_memory);
+    tcase_add_test(tc, test_api_fork_locks);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -383,6 +383,13 @@ static struct {
     char prefix[PATH_MAX];            /* value written to prof.prefix */
 } prefix_memory = {PTHREAD_MUTEX_INITIALIZER, NULL, ""};
 
+void
+ha_mallctl_forget_locks(void)
+{
+    /* The child's only thread holds nothing: whoever held it is gone. */
+    pthread_mutex_init(&prefix_memory.lock, NULL);
+}
+
 int
 ha_mallctl_set_prof_prefix(const struct ha_mallctl_ops *ops,
                            const char *prefix)

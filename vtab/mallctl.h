@@ -62,6 +62,12 @@ int ha_mallctl_resolve(struct ha_mallctl_ops *ops, char *err,
 #define HA_MALLCTL_ARENAS_ALL 4096
 #define HA_MALLCTL_PURGE_ALL "arena.4096.purge"
 
+/* In a fork() child: re-initialises the process-wide lock that
+ * serializes prof.prefix changes and dumps, which a parent's thread may
+ * have held at the fork (api/forksafe.c). Only for the child's single
+ * thread, before it starts anything. */
+void ha_mallctl_forget_locks(void);
+
 /* Signature of jemalloc 5.3's experimental.hooks.prof_dump callback. */
 typedef void (*ha_mallctl_dump_hook)(const char *filename);
 
