@@ -49,18 +49,29 @@ static const int fork_order[] = {
 #define N_FORK_LOCKS (sizeof(fork_order) / sizeof(fork_order[0]))
 
 static sqlite3_mutex *fork_locks[N_FORK_LOCKS];
-static _Atomic bool fork_ready;  /* fork_locks resolved */
+/* NONE: no heapadmin instance yet, so none of its threads uses SQLite;
+ * INIT: sqlite3_initialize() is running (it holds a recursive mutex of
+ * its own that a child could inherit held); READY: fork_locks resolved. */
+enum { FORK_NONE, FORK_INIT, FORK_READY };
+static _Atomic int fork_state;
 static int fork_taken;           /* prepare: locks held; -1 none needed */
 
 void
 ha_forksafe_init(void)
 {
-    if (atomic_load(&fork_ready))
+    int st = FORK_NONE;
+
+    if (atomic_compare_exchange_strong(&fork_state, &st, FORK_INIT)) {
+        /* SQLite initialised here, once, before any of heapadmin's use
+         * of it; then its static mutexes (no allocation). */
+        (void)sqlite3_initialize();
+        for (size_t i = 0; i < N_FORK_LOCKS; i++)
+            fork_locks[i] = sqlite3_mutex_alloc(fork_order[i]);
+        atomic_store(&fork_state, FORK_READY);
         return;
-    /* Static mutexes need only SQLite's mutex layer (no allocation). */
-    for (size_t i = 0; i < N_FORK_LOCKS; i++)
-        fork_locks[i] = sqlite3_mutex_alloc(fork_order[i]);
-    atomic_store(&fork_ready, true);
+    }
+    while (atomic_load(&fork_state) != FORK_READY)
+        sched_yield(); /* another thread is initialising */
 }
 
 static long long
@@ -76,12 +87,20 @@ int
 heapadmin_fork_prepare(void)
 {
     long long deadline;
+    int st = atomic_load(&fork_state);
 
-    if (!atomic_load(&fork_ready)) {
+    if (st == FORK_NONE) {
         fork_taken = -1; /* no heapadmin yet: none of its threads run */
         return 1;
     }
     deadline = now_ms() + HA_FORK_WAIT_MS;
+    while (atomic_load(&fork_state) != FORK_READY) {
+        if (now_ms() >= deadline) {
+            fork_taken = 0;
+            return 0;
+        }
+        sched_yield();
+    }
     for (;;) {
         size_t i = 0;
 

@@ -6,8 +6,9 @@
 #ifndef HA_FORKSAFE_H
 #define HA_FORKSAFE_H
 
-/* Resolves SQLite's static mutexes for heapadmin_fork_prepare. Called
- * by heapadmin_new before any of heapadmin's SQLite use; idempotent. */
+/* Initialises SQLite and resolves its static mutexes for
+ * heapadmin_fork_prepare. Called by heapadmin_new before any of
+ * heapadmin's SQLite use; idempotent, and safe from several threads. */
 void ha_forksafe_init(void);
 
 #endif /* HA_FORKSAFE_H */

@@ -298,6 +298,17 @@ ha_agentreg_check(struct ha_agent *a)
             return;
         }
     }
+    /* Only what proves the entry dead makes it stale: nothing listening
+     * on an old socket, or another process behind it. A listener whose
+     * backlog is full (EAGAIN: it is starting, or busy, while many
+     * siblings ask at once) or slow to answer lives: removing its
+     * socket would take a served process off the datadir. */
+    if (fd < 0 && strstr(err, "Connection refused") == NULL &&
+        strstr(err, "the peer is not") == NULL) {
+        a->state = HA_AGENT_SERVING;
+        snprintf(a->why, sizeof(a->why), "busy: %.150s", err);
+        return;
+    }
     if (fd < 0) {
         a->state = HA_AGENT_GONE;
         snprintf(a->why, sizeof(a->why), "%.159s",

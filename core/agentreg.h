@@ -59,7 +59,7 @@ struct ha_agent {
                                               user the process runs as */
     char user[64];                         /* that user's name, or uid */
     enum ha_agent_state state;
-    char why[160];                         /* for a gone one: why */
+    char why[160];  /* gone: why; starting or busy: what was seen */
     int64_t started;                       /* process start, Unix s; 0 */
 };
 

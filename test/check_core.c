@@ -552,6 +552,50 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
 }
 END_TEST
 
+/* A live agent too busy to accept (its backlog full: it is starting
+ * while many siblings probe it) is not stale: its socket stays. */
+START_TEST(test_agentreg_busy_is_not_stale)
+{
+    char dir[] = "/tmp/check_agentreg.XXXXXX", path[200];
+    struct ha_agent *list = NULL;
+    struct sockaddr_un sun;
+    struct stat st;
+    int lfd, held[64], n_held = 0;
+    size_t n = 0;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/host.%ld.http", dir, (long)getpid());
+    lfd = listen_at(path);
+    ck_assert_int_eq(listen(lfd, 0), 0);
+    memset(&sun, 0, sizeof(sun));
+    sun.sun_family = AF_UNIX;
+    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    /* Fill the backlog: connects that nobody accepts. */
+    for (; n_held < 64; n_held++) {
+        held[n_held] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        ck_assert_int_ge(held[n_held], 0);
+        if (connect(held[n_held], (struct sockaddr *)&sun, sizeof(sun)) != 0) {
+            ck_assert_int_eq(errno, EAGAIN);
+            close(held[n_held]);
+            break;
+        }
+    }
+    ck_assert_int_lt(n_held, 64);
+    ck_assert_int_eq(ha_agentreg_list(dir, &list, &n, NULL, 0), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(list[0].state == HA_AGENT_SERVING &&
+                      strncmp(list[0].why, "busy: ", 6) == 0,
+                  "state %d, %s", list[0].state, list[0].why);
+    free(list);
+    ck_assert_uint_eq(ha_agentreg_clean(dir, NULL, NULL), 0);
+    ck_assert_int_eq(lstat(path, &st), 0);
+    for (int i = 0; i < n_held; i++)
+        close(held[i]);
+    close(lfd);
+    unlink(path);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
 
 /* ------------------------------------------------------------------ */
 /* SHA-1, SHA-256                                                      */
@@ -611,6 +655,7 @@ core_suite(void)
     tcase_add_test(tc, test_exposcan_skips_malformed);
     tcase_add_test(tc, test_agentreg_names);
     tcase_add_test(tc, test_agentreg_lists_cleans_and_asks);
+    tcase_add_test(tc, test_agentreg_busy_is_not_stale);
     suite_add_tcase(s, tc);
     return s;
 }
