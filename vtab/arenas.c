@@ -194,31 +194,10 @@ static int
 arenas_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                sqlite3_vtab **ppVtab, char **pzErr)
 {
-    arenas_vtab *vt;
-    int rc;
-
     (void)argc;
     (void)argv;
-    rc = sqlite3_declare_vtab(db, ARENAS_SCHEMA);
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    if ((vt = sqlite3_malloc(sizeof(*vt))) == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->base.conn = aux;
-    vt->base.n_cols = ARENAS_N_COLS;
-    *ppVtab = &vt->base.base;
-    return SQLITE_OK;
-}
-
-static int
-arenas_disconnect(sqlite3_vtab *vtab)
-{
-    sqlite3_free(vtab);
-    return SQLITE_OK;
+    return ha_jestats_connect(db, aux, ARENAS_SCHEMA, ARENAS_N_COLS,
+                              sizeof(arenas_vtab), ppVtab, pzErr);
 }
 
 static int
@@ -262,8 +241,8 @@ static const sqlite3_module arenas_module = {
     arenas_connect,     /* xCreate - a session's own (temp) */
     arenas_connect,     /* xConnect - declare schema */
     arenas_best_index,  /* xBestIndex - arena = ?, arena IS NULL */
-    arenas_disconnect,  /* xDisconnect */
-    arenas_disconnect,  /* xDestroy */
+    ha_jestats_disconnect,  /* xDisconnect */
+    ha_jestats_disconnect,  /* xDestroy */
     ha_jestats_open,    /* xOpen */
     ha_jestats_close,   /* xClose */
     arenas_filter,      /* xFilter - epoch, then the rows */

@@ -213,23 +213,13 @@ static int
 connect_table(sqlite3 *db, void *aux, bool large, sqlite3_vtab **ppVtab,
               char **pzErr)
 {
-    bins_vtab *vt;
-    int rc;
+    int rc = ha_jestats_connect(db, aux, large ? LEXT_SCHEMA : BINS_SCHEMA,
+                                large ? LEXT_N_COLS : BINS_N_COLS,
+                                sizeof(bins_vtab), ppVtab, pzErr);
 
-    rc = sqlite3_declare_vtab(db, large ? LEXT_SCHEMA : BINS_SCHEMA);
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    if ((vt = sqlite3_malloc(sizeof(*vt))) == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->base.conn = aux;
-    vt->base.n_cols = large ? LEXT_N_COLS : BINS_N_COLS;
-    vt->large = large;
-    *ppVtab = &vt->base.base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((bins_vtab *)*ppVtab)->large = large;
+    return rc;
 }
 
 static int

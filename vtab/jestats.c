@@ -215,6 +215,35 @@ ha_jestats_clear(ha_jestats_cursor *c)
 }
 
 int
+ha_jestats_connect(sqlite3 *db, void *aux, const char *schema,
+                   size_t n_cols, size_t size, sqlite3_vtab **ppVtab,
+                   char **pzErr)
+{
+    ha_jestats_vtab *vt;
+    int rc = sqlite3_declare_vtab(db, schema);
+
+    if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        return rc;
+    }
+    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
+    if ((vt = sqlite3_malloc64(size)) == NULL)
+        return SQLITE_NOMEM;
+    memset(vt, 0, size);
+    vt->conn = aux;
+    vt->n_cols = n_cols;
+    *ppVtab = &vt->base;
+    return SQLITE_OK;
+}
+
+int
+ha_jestats_disconnect(sqlite3_vtab *vtab)
+{
+    sqlite3_free(vtab);
+    return SQLITE_OK;
+}
+
+int
 ha_jestats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **pp)
 {
     int rc = ha_cursor_open(sizeof(ha_jestats_cursor), pp);

@@ -127,6 +127,13 @@ struct ha_jestats_vtab {
     size_t n_cols;                 /* columns of a row */
 };
 
+/* xConnect body: declares schema and allocates a zeroed vtab of size
+ * bytes (a struct starting with ha_jestats_vtab) with conn = aux and
+ * n_cols set. Returns SQLITE_OK, or an error with *pzErr set. */
+int ha_jestats_connect(sqlite3 *db, void *aux, const char *schema,
+                       size_t n_cols, size_t size, sqlite3_vtab **ppVtab,
+                       char **pzErr);
+int ha_jestats_disconnect(sqlite3_vtab *vtab);
 int ha_jestats_open(sqlite3_vtab *vtab, sqlite3_vtab_cursor **pp);
 int ha_jestats_close(sqlite3_vtab_cursor *cur);
 int ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,

@@ -201,31 +201,10 @@ static int
 rss_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
             sqlite3_vtab **ppVtab, char **pzErr)
 {
-    ha_jestats_vtab *vt;
-    int rc;
-
     (void)argc;
     (void)argv;
-    rc = sqlite3_declare_vtab(db, RSS_SCHEMA);
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    if ((vt = sqlite3_malloc(sizeof(*vt))) == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    vt->n_cols = RSS_N_COLS;
-    *ppVtab = &vt->base;
-    return SQLITE_OK;
-}
-
-static int
-rss_disconnect(sqlite3_vtab *vtab)
-{
-    sqlite3_free(vtab);
-    return SQLITE_OK;
+    return ha_jestats_connect(db, aux, RSS_SCHEMA, RSS_N_COLS,
+                              sizeof(ha_jestats_vtab), ppVtab, pzErr);
 }
 
 static int
@@ -284,8 +263,8 @@ static const sqlite3_module rss_module = {
     rss_connect,        /* xCreate - a session's own (temp) */
     rss_connect,        /* xConnect - declare schema */
     rss_best_index,     /* xBestIndex - always the whole table */
-    rss_disconnect,     /* xDisconnect */
-    rss_disconnect,     /* xDestroy */
+    ha_jestats_disconnect,     /* xDisconnect */
+    ha_jestats_disconnect,     /* xDestroy */
     ha_jestats_open,    /* xOpen */
     ha_jestats_close,   /* xClose */
     rss_filter,         /* xFilter - read and compute every row */
