@@ -168,12 +168,8 @@ open_log(void)
 void
 ha_agent_log(int level, const char *fmt, ...)
 {
-    static const char *const names[] = {"error", "warn", "notice", "info",
-                                        "debug"};
     struct heapadmin *h = atomic_load(&current);
-    char text[1024], line[1200], ts[32];
-    struct timespec now;
-    struct tm tm;
+    char text[1024], line[1200];
     va_list ap;
 
     va_start(ap, fmt);
@@ -185,13 +181,10 @@ ha_agent_log(int level, const char *fmt, ...)
     }
     if (settings.log[0] == '\0')
         return;
-    clock_gettime(CLOCK_REALTIME, &now);
-    gmtime_r(&now.tv_sec, &tm);
-    strftime(ts, sizeof(ts), "%Y-%m-%dT%H:%M:%S", &tm);
-    snprintf(line, sizeof(line), "%s.%03ldZ [%s] agent[%ld]: %s", ts,
-             now.tv_nsec / 1000000,
-             level >= 0 && level < 5 ? names[level] : "info",
-             (long)getpid(), text);
+    /* No glibc time conversion: this runs in fork children too, which
+     * may inherit its lock held. */
+    (void)heapadmin_log_format(line, sizeof(line), level, "agent[%ld]: %s",
+                               (long)getpid(), text);
     log_line(level, line, NULL);
 }
 

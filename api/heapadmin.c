@@ -1223,6 +1223,30 @@ heapadmin_log(struct heapadmin *h, int level, const char *fmt, ...)
     ha_log_bind(prev);
 }
 
+size_t
+heapadmin_log_format(char *out, size_t len, int level, const char *fmt, ...)
+{
+    size_t n;
+    va_list ap;
+    int m;
+
+    if (out == NULL || len == 0)
+        return 0;
+    out[0] = '\0';
+    if (len < 40)
+        return 0;
+    n = ha_log_prefix(out, len,
+                      level >= 0 && level < HA_LOG_LEVEL_MAX
+                          ? (enum ha_log_level)level
+                          : HA_LOG_INFO);
+    va_start(ap, fmt);
+    m = vsnprintf(out + n, len - n, fmt, ap);
+    va_end(ap);
+    if (m > 0)
+        n += (size_t)m < len - n ? (size_t)m : len - n - 1;
+    return n;
+}
+
 const char *
 heapadmin_datadir(const struct heapadmin *h)
 {

@@ -4,6 +4,7 @@
  * here and handed to the sink bound to the calling thread (log.h).
  */
 #include "core/log.h"
+#include "core/util.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -43,13 +44,28 @@ ha_log_write_fd(int fd, const char *line)
     }
 }
 
+size_t
+ha_log_prefix(char *line, size_t len, enum ha_log_level level)
+{
+    struct timespec now;
+    size_t n;
+    int m;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    n = (size_t)ha_utc_stamp(line, len, now.tv_sec, 'T');
+    m = snprintf(line + n, len - n, ".%03dZ [%s] ",
+                 (int)(now.tv_nsec / 1000000),
+                 level < HA_LOG_LEVEL_MAX ? level_names[level] : "info");
+    if (m > 0)
+        n += (size_t)m < len - n ? (size_t)m : len - n - 1;
+    return n;
+}
+
 void
 ha_log(enum ha_log_level level, const char *fmt, ...)
 {
     const struct ha_log_sink *sink = thread_sink;
     char line[2048];
-    struct timeval tv;
-    struct tm tm;
     size_t n;
     int m;
     va_list ap;
@@ -59,13 +75,7 @@ ha_log(enum ha_log_level level, const char *fmt, ...)
         level > sink->level)
         return;
     saved_errno = errno;
-    gettimeofday(&tv, NULL);
-    gmtime_r(&tv.tv_sec, &tm);
-    n = strftime(line, sizeof(line), "%Y-%m-%dT%H:%M:%S", &tm);
-    m = snprintf(line + n, sizeof(line) - n, ".%03dZ [%s] ",
-                 (int)(tv.tv_usec / 1000), level_names[level]);
-    if (m > 0)
-        n += (size_t)m;
+    n = ha_log_prefix(line, sizeof(line), level);
     va_start(ap, fmt);
     m = vsnprintf(line + n, sizeof(line) - n, fmt, ap);
     va_end(ap);

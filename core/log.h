@@ -12,6 +12,8 @@
 #ifndef HA_LOG_H
 #define HA_LOG_H
 
+#include <stddef.h>
+
 enum ha_log_level {
     HA_LOG_ERROR,
     HA_LOG_WARN,
@@ -36,6 +38,11 @@ const struct ha_log_sink *ha_log_bind(const struct ha_log_sink *sink);
 /* Writes line and a newline to fd with one write(), so lines from several
  * threads or a forked child never interleave mid-line. Best effort. */
 void ha_log_write_fd(int fd, const char *line);
+
+/* Writes the line's head, "2026-11-24T10:00:00.123Z [info] " (now, UTC),
+ * into line (len bytes, at least 40) and returns its length. Takes no
+ * lock (no glibc time conversion): safe in a fork child. */
+size_t ha_log_prefix(char *line, size_t len, enum ha_log_level level);
 
 void ha_log(enum ha_log_level level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -99,3 +99,57 @@ ha_str_distance(const char *a, const char *b)
     }
     return row[lb];
 }
+
+/* Days since 1970-01-01 to a proleptic Gregorian date, by 400-year eras
+ * of 146,097 days (each era's years counted from March, so that the leap
+ * day falls at the end of one). */
+void
+ha_utc_tm(int64_t t, struct tm *tm)
+{
+    static const int before_month[2][12] = {
+        {0, 31, 59, 90, 120, 151, 181, 212, 243, 273, 304, 334},
+        {0, 31, 60, 91, 121, 152, 182, 213, 244, 274, 305, 335},
+    };
+    int64_t days = t / 86400, secs = t % 86400;
+    int64_t z, era, doe, yoe, doy, mp, y;
+    int m, d, leap;
+
+    if (secs < 0) {
+        secs += 86400;
+        days--;
+    }
+    z = days + 719468; /* from 0000-03-01 */
+    era = (z >= 0 ? z : z - 146096) / 146097;
+    doe = z - era * 146097;
+    yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+    doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    mp = (5 * doy + 2) / 153;
+    d = (int)(doy - (153 * mp + 2) / 5 + 1);
+    m = (int)(mp < 10 ? mp + 3 : mp - 9);
+    y = yoe + era * 400 + (m <= 2);
+    leap = (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+    memset(tm, 0, sizeof(*tm));
+    tm->tm_year = (int)(y - 1900);
+    tm->tm_mon = m - 1;
+    tm->tm_mday = d;
+    tm->tm_hour = (int)(secs / 3600);
+    tm->tm_min = (int)(secs / 60 % 60);
+    tm->tm_sec = (int)(secs % 60);
+    tm->tm_wday = (int)(((days + 4) % 7 + 7) % 7); /* 1970-01-01: Thu */
+    tm->tm_yday = before_month[leap][m - 1] + d - 1;
+}
+
+int
+ha_utc_stamp(char *buf, size_t len, int64_t t, char sep)
+{
+    struct tm tm;
+    int n;
+
+    if (len == 0)
+        return 0;
+    ha_utc_tm(t, &tm);
+    n = snprintf(buf, len, "%04d-%02d-%02d%c%02d:%02d:%02d",
+                 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, sep,
+                 tm.tm_hour, tm.tm_min, tm.tm_sec);
+    return n < 0 ? 0 : (size_t)n >= len ? (int)len - 1 : n;
+}

@@ -8,6 +8,8 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <time.h>
 
 #define HA_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -31,6 +33,18 @@ bool ha_str_ieq(const char *a, const char *b);
 /* Levenshtein distance between two short ASCII strings (each at most 63
  * bytes are considered); used for "did you mean" hints. */
 int ha_str_distance(const char *a, const char *b);
+
+/* gmtime_r without its lock: the UTC calendar time of t (seconds since
+ * the epoch) into *tm (tm_year since 1900, tm_mon 0-11, tm_mday,
+ * tm_hour, tm_min, tm_sec, tm_wday 0 = Sunday, tm_yday 0-365; tm_isdst
+ * 0). glibc's conversions take its time-zone lock, which a fork child
+ * inherits held if another thread was inside one at the fork; every
+ * heapadmin thread stamps log lines, and hosts fork. */
+void ha_utc_tm(int64_t t, struct tm *tm);
+
+/* "YYYY-MM-DD<sep>HH:MM:SS" of t in UTC into buf (len bytes, at least
+ * 20). Returns the length written. */
+int ha_utc_stamp(char *buf, size_t len, int64_t t, char sep);
 
 /* The struct of type that holds member at address ptr. */
 #define HA_CONTAINER_OF(ptr, type, member)                                  \

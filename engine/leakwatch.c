@@ -79,10 +79,7 @@ base_name(const char *path)
 static void
 utc(time_t t, char *buf, size_t len)
 {
-    struct tm tm;
-
-    gmtime_r(&t, &tm);
-    strftime(buf, len, "%Y-%m-%d %H:%M:%S", &tm);
+    (void)ha_utc_stamp(buf, len, t, ' ');
 }
 
 /* ------------------------------------------------------------------

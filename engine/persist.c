@@ -285,7 +285,7 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     struct ha_buf text = HA_BUF_INIT;
     char why[256], path[PATH_MAX], tmp[PATH_MAX + 32], header[256];
     time_t now = time(NULL);
-    struct tm tm;
+    char stamp[32];
     int fd, n, ret = -1;
 
     if (ctx->cfg == NULL) {
@@ -321,12 +321,11 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              &copy.jemalloc.dump_symbolized, true);
     live_ll(ctx->db, "jemalloc-dirty_decay_ms", &copy.jemalloc.dirty_decay_ms);
     live_ll(ctx->db, "jemalloc-muzzy_decay_ms", &copy.jemalloc.muzzy_decay_ms);
-    gmtime_r(&now, &tm);
-    strftime(header, sizeof(header),
-             "# heapadmin config written by SAVE CONFIG TO FILE at "
-             "%Y-%m-%dT%H:%M:%SZ (the config loaded, with the live jemalloc "
-             "settings)",
-             &tm);
+    (void)ha_utc_stamp(stamp, sizeof(stamp), now, 'T');
+    snprintf(header, sizeof(header),
+             "# heapadmin config written by SAVE CONFIG TO FILE at %sZ (the "
+             "config loaded, with the live jemalloc settings)",
+             stamp);
     ha_config_write(&copy, ctx->datadir, header, &text);
     /* Passwords are in it: 0600, a fresh file, renamed into place. */
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,

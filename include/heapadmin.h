@@ -207,6 +207,15 @@ const char *heapadmin_listener_path(const struct heapadmin *h, size_t i);
 void heapadmin_log(struct heapadmin *h, int level, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
+/* Formats one line in heapadmin's log format ("2026-11-24T10:00:00.123Z
+ * [info] " and fmt's text, no newline) into out (len bytes, always
+ * NUL-terminated) for a host that writes its own log beside heapadmin's.
+ * Takes no lock (no glibc time conversion), so it is safe on any thread
+ * and in a fork child's atfork handler. Returns the length written. */
+size_t heapadmin_log_format(char *out, size_t len, int level,
+                            const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
 /* The absolute datadir. */
 const char *heapadmin_datadir(const struct heapadmin *h);
 
@@ -252,11 +261,16 @@ int heapadmin_adopt_thread(void);
  *                           1 when it has them all (or no instance
  *                           exists), 0 when it gave up;
  *   heapadmin_fork_parent   gives them back;
- *   heapadmin_fork_child    gives them back and resets heapadmin's own
- *                           process-wide locks; 1 when the child may
+ *   heapadmin_fork_child    gives them back, resets heapadmin's own
+ *                           process-wide locks and closes the datadir's
+ *                           SQLite files the parent had open (SQLite's
+ *                           unix VFS keeps their lock state per process:
+ *                           a connection the child opened on one would
+ *                           join the parent's); 1 when the child may
  *                           start an instance, 0 when the fork happened
  *                           without the locks (the child must not).
- * The LD_PRELOAD agent registers them itself. */
+ * Each fork's state is its thread's: two threads may fork at once. The
+ * LD_PRELOAD agent registers them itself. */
 int heapadmin_fork_prepare(void);
 void heapadmin_fork_parent(void);
 int heapadmin_fork_child(void);

@@ -25,6 +25,7 @@
 #include "core/fiber.h"
 #include "core/radix.h"
 #include "core/sha.h"
+#include "core/util.h"
 
 #include <openssl/sha.h>
 
@@ -628,6 +629,57 @@ START_TEST(test_sha_matches_openssl)
 }
 END_TEST
 
+/* ha_utc_tm agrees with glibc's gmtime_r field by field: the epoch,
+ * either side of it, leap days (2000 is one, 1900 and 2100 are not),
+ * ends of years, and a spread of times up to the year 9999. */
+START_TEST(test_utc_tm_matches_gmtime)
+{
+    static const int64_t fixed[] = {
+        0,          -1,         86399,       86400,      -86400,
+        951782400,  951868799,  951868800,   -2203891200, 4107456000,
+        4107542400, 1798761599, 1798761600,  253402300799, -62135596800,
+    };
+    uint64_t x = 88172645463325252ull;
+    char buf[40];
+
+    for (int i = 0; i < 20000 + (int)HA_ARRAY_SIZE(fixed); i++) {
+        int64_t t;
+        time_t tt;
+        struct tm want, got;
+
+        if (i < (int)HA_ARRAY_SIZE(fixed)) {
+            t = fixed[i];
+        } else {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t = (int64_t)(x % 253402300800ull) - 2208988800LL;
+        }
+        tt = (time_t)t;
+        ck_assert_ptr_nonnull(gmtime_r(&tt, &want));
+        ha_utc_tm(t, &got);
+        ck_assert_msg(got.tm_year == want.tm_year && got.tm_mon == want.tm_mon &&
+                          got.tm_mday == want.tm_mday &&
+                          got.tm_hour == want.tm_hour &&
+                          got.tm_min == want.tm_min &&
+                          got.tm_sec == want.tm_sec &&
+                          got.tm_wday == want.tm_wday &&
+                          got.tm_yday == want.tm_yday,
+                      "t=%lld: %d-%d-%d %d:%d:%d wday %d yday %d, gmtime "
+                      "%d-%d-%d %d:%d:%d wday %d yday %d",
+                      (long long)t, got.tm_year, got.tm_mon, got.tm_mday,
+                      got.tm_hour, got.tm_min, got.tm_sec, got.tm_wday,
+                      got.tm_yday, want.tm_year, want.tm_mon, want.tm_mday,
+                      want.tm_hour, want.tm_min, want.tm_sec, want.tm_wday,
+                      want.tm_yday);
+    }
+    ck_assert_int_eq(ha_utc_stamp(buf, sizeof(buf), 951782400, 'T'), 19);
+    ck_assert_str_eq(buf, "2000-02-29T00:00:00");
+    ck_assert_int_eq(ha_utc_stamp(buf, 11, 951782400, ' '), 10);
+    ck_assert_str_eq(buf, "2000-02-29");
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -649,6 +701,9 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("sha");
     tcase_add_test(tc, test_sha_matches_openssl);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("time");
+    tcase_add_test(tc, test_utc_tm_matches_gmtime);
     suite_add_tcase(s, tc);
     tc = tcase_create("agents");
     tcase_add_test(tc, test_exposcan_relabels_and_merges);

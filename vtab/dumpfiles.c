@@ -136,7 +136,7 @@ move_aside(const char *dir, const char *head, const char *label,
     char (*names)[NAME_MAX + 1] = NULL;
     size_t cap = 0;
     char base[PATH_MAX], dest[PATH_MAX], from[PATH_MAX], to[PATH_MAX];
-    char stamp[32];
+    char stamp[80];
     time_t newest = 0;
     size_t n = 0, moved = 0;
     struct dirent *de;
@@ -179,8 +179,10 @@ move_aside(const char *dir, const char *head, const char *label,
         free(names);
         return 0;
     }
-    gmtime_r(&newest, &tm);
-    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm);
+    ha_utc_tm(newest, &tm);
+    snprintf(stamp, sizeof(stamp), "%04d%02d%02dT%02d%02d%02dZ",
+             tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
+             tm.tm_min, tm.tm_sec);
     len = snprintf(base, sizeof(base), "%s/%s", dir, HA_DUMPFILES_EARLIER);
     if (len < 0 || (size_t)len >= sizeof(base) ||
         (rc = own_dir(base, 0750)) != 0) {

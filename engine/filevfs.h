@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The SQLite VFS heapadmin opens its datadir's files through (the history
+ * and heapadmin.db, directly and ATTACHed by sessions): SQLite's "unix"
+ * VFS, with every call that takes one of its per-file locks made under
+ * one lock of ours, and a list of the files open.
+ *
+ * Why: SQLite's unix VFS keeps one record per open inode for the whole
+ * process (its POSIX lock counts, the WAL-index and their mutexes). A
+ * fork child inherits the parent's records but not the threads that use
+ * them, and a connection the child opens on the same file joins them:
+ * it waits for ever on a mutex a parent's thread held at the fork, or
+ * trusts lock counts that belong to another process. With this VFS the
+ * fork is taken while no thread is inside such a call (ha_filevfs_fork_try),
+ * and the child closes the inherited files (ha_filevfs_fork_child), so
+ * SQLite forgets them before the child opens its own.
+ */
+#ifndef HA_FILEVFS_H
+#define HA_FILEVFS_H
+
+/* The VFS's name for sqlite3_open_v2 and "vfs=" URIs; registered (not as
+ * the default) on the first call. NULL if SQLite has no "unix" VFS or
+ * cannot register one (the caller then uses the default). */
+const char *ha_filevfs_name(void);
+
+/* Fork protocol (api/forksafe.c). try: 1 with the VFS's lock held (no
+ * thread is inside a locking call, and none can enter one), 0 if another
+ * thread holds it now. parent: gives it back. child: with SQLite's own
+ * static mutexes already given back, closes every file open at the fork
+ * (the parent's, which the child never uses: their connections stay
+ * leaked) and makes the lock new. */
+int ha_filevfs_fork_try(void);
+void ha_filevfs_fork_parent(void);
+void ha_filevfs_fork_child(void);
+
+/* How many files are open through the VFS in this process (tests). */
+int ha_filevfs_open_files(void);
+
+#endif /* HA_FILEVFS_H */
