@@ -16,6 +16,7 @@
 #include "core/util.h"
 #include "engine/catalog.h"
 #include "engine/diskstore.h"
+#include "engine/filevfs.h"
 #include "engine/history.h"
 
 static const struct {
@@ -108,9 +109,11 @@ attach(sqlite3 *db, struct ha_schemas *sc, size_t i)
         else
             sqlite3_str_appendchar(uri, 1, (char)*p);
     }
-    /* ATTACH would use the main database's VFS (memdb) unless told. */
+    /* ATTACH would use the main database's VFS (memdb) unless told; the
+     * datadir's files go through the one that is safe across fork. */
     sqlite3_str_appendf(uri, "?mode=ro&vfs=%s",
-                        sqlite3_vfs_find(NULL) != NULL
+                        ha_filevfs_name() != NULL ? ha_filevfs_name()
+                        : sqlite3_vfs_find(NULL) != NULL
                             ? sqlite3_vfs_find(NULL)->zName
                             : "unix");
     sql = sqlite3_mprintf("ATTACH DATABASE %Q AS %s", sqlite3_str_value(uri),

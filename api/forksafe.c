@@ -13,6 +13,12 @@
  *     so they are tried, never waited on: after HA_FORK_WAIT_MS without
  *     all of them the fork goes ahead untouched and the child is told
  *     not to use SQLite (a host's fork never waits on heapadmin longer);
+ *   - the datadir's SQLite files (engine/filevfs.c): SQLite's unix VFS
+ *     keeps a record per open file for the whole process, with mutexes
+ *     and lock counts, which a connection the child opens on the same
+ *     file would join. Their lock is tried first (every call that takes
+ *     one of those mutexes holds it), and the child closes the files
+ *     open at the fork so that SQLite forgets them;
  *   - heapadmin's own (the prof.prefix lock a dump holds for its whole
  *     write): re-initialised in the child, whose only thread holds none.
  *
@@ -21,6 +27,7 @@
 #include "api/forksafe.h"
 #include "include/heapadmin.h"
 
+#include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -28,6 +35,7 @@
 
 #include <sqlite3.h>
 
+#include "engine/filevfs.h"
 #include "vtab/mallctl.h"
 
 #define HA_FORK_WAIT_MS 50
@@ -50,28 +58,39 @@ static const int fork_order[] = {
 
 static sqlite3_mutex *fork_locks[N_FORK_LOCKS];
 /* NONE: no heapadmin instance yet, so none of its threads uses SQLite;
- * INIT: sqlite3_initialize() is running (it holds a recursive mutex of
- * its own that a child could inherit held); READY: fork_locks resolved. */
-enum { FORK_NONE, FORK_INIT, FORK_READY };
+ * READY: SQLite initialised and fork_locks resolved. The change is made
+ * under init_lock, which a fork at NONE holds across the fork: a child
+ * never inherits SQLite's initialisation half done (sqlite3_initialize
+ * holds a recursive mutex of its own meanwhile). */
+enum { FORK_NONE, FORK_READY };
 static _Atomic int fork_state;
-static int fork_taken;           /* prepare: locks held; -1 none needed */
+static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* What this thread's fork took, for its own parent and child handlers:
+ * two host threads may fork at once, and each must give back only what
+ * it took (the child's one thread is the forking one, with its values). */
+static _Thread_local int fork_taken; /* SQLite locks held; -1 none needed,
+                                      * 0 none taken: child unusable */
+static _Thread_local bool vfs_taken;  /* the file VFS's lock held */
+static _Thread_local bool init_taken; /* init_lock held */
 
 void
 ha_forksafe_init(void)
 {
-    int st = FORK_NONE;
-
-    if (atomic_compare_exchange_strong(&fork_state, &st, FORK_INIT)) {
+    if (atomic_load(&fork_state) == FORK_READY)
+        return;
+    /* Waits at most for another thread's initialisation or a fork. */
+    pthread_mutex_lock(&init_lock);
+    if (atomic_load(&fork_state) != FORK_READY) {
         /* SQLite initialised here, once, before any of heapadmin's use
          * of it; then its static mutexes (no allocation). */
         (void)sqlite3_initialize();
         for (size_t i = 0; i < N_FORK_LOCKS; i++)
             fork_locks[i] = sqlite3_mutex_alloc(fork_order[i]);
+        (void)ha_filevfs_name(); /* registered before any fork needs it */
         atomic_store(&fork_state, FORK_READY);
-        return;
     }
-    while (atomic_load(&fork_state) != FORK_READY)
-        sched_yield(); /* another thread is initialising */
+    pthread_mutex_unlock(&init_lock);
 }
 
 static long long
@@ -86,25 +105,33 @@ now_ms(void)
 int
 heapadmin_fork_prepare(void)
 {
-    long long deadline;
-    int st = atomic_load(&fork_state);
+    long long deadline = now_ms() + HA_FORK_WAIT_MS;
 
-    if (st == FORK_NONE) {
-        fork_taken = -1; /* no heapadmin yet: none of its threads run */
-        return 1;
-    }
-    deadline = now_ms() + HA_FORK_WAIT_MS;
+    fork_taken = 0;
+    vfs_taken = init_taken = false;
     while (atomic_load(&fork_state) != FORK_READY) {
-        if (now_ms() >= deadline) {
-            fork_taken = 0;
-            return 0;
+        if (pthread_mutex_trylock(&init_lock) == 0) {
+            if (atomic_load(&fork_state) != FORK_READY) {
+                /* No heapadmin yet, and none can start until the fork
+                 * is made: none of its threads uses SQLite. */
+                init_taken = true;
+                fork_taken = -1;
+                return 1;
+            }
+            pthread_mutex_unlock(&init_lock); /* finished meanwhile */
+            break;
         }
+        if (now_ms() >= deadline)
+            return 0; /* initialising all along */
         sched_yield();
     }
     for (;;) {
         size_t i = 0;
 
-        while (i < N_FORK_LOCKS &&
+        /* The file VFS's lock first: its calls take SQLite's mutexes
+         * while holding it. */
+        vfs_taken = ha_filevfs_fork_try() != 0;
+        while (vfs_taken && i < N_FORK_LOCKS &&
                sqlite3_mutex_try(fork_locks[i]) == SQLITE_OK)
             i++;
         if (i == N_FORK_LOCKS) {
@@ -114,6 +141,9 @@ heapadmin_fork_prepare(void)
         /* Give back what was taken, so the holder can finish. */
         while (i > 0)
             sqlite3_mutex_leave(fork_locks[--i]);
+        if (vfs_taken)
+            ha_filevfs_fork_parent();
+        vfs_taken = false;
         if (now_ms() >= deadline) {
             fork_taken = 0;
             return 0;
@@ -132,7 +162,13 @@ release(void)
 void
 heapadmin_fork_parent(void)
 {
+    if (init_taken)
+        pthread_mutex_unlock(&init_lock);
+    init_taken = false;
     release();
+    if (vfs_taken)
+        ha_filevfs_fork_parent();
+    vfs_taken = false;
 }
 
 int
@@ -140,7 +176,13 @@ heapadmin_fork_child(void)
 {
     int usable = fork_taken != 0;
 
+    if (init_taken)
+        pthread_mutex_init(&init_lock, NULL);
+    init_taken = false;
     release();
+    if (vfs_taken)
+        ha_filevfs_fork_child(); /* after SQLite's mutexes are free */
+    vfs_taken = false;
     ha_mallctl_forget_locks();
     return usable;
 }

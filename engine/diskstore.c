@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/util.h"
+#include "engine/filevfs.h"
 
 #define SCHEMA                                                              \
     "CREATE TABLE IF NOT EXISTS global_variables (variable_name VARCHAR "   \
@@ -57,7 +58,7 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
     rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
                                         SQLITE_OPEN_NOMUTEX |
                                         SQLITE_OPEN_NOFOLLOW,
-                         NULL);
+                         ha_filevfs_name());
     /* Before the first statement: processes starting together on one
      * datadir (the agent in a host of several) open, switch to WAL and
      * create the table at once, and each must wait its turn rather than

@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "engine/filevfs.h"
 #include "vtab/mallctl.h"
 
 /* ProxySQL's columns (include/ProxySQL_Statistics.hpp), in its order,
@@ -93,7 +94,7 @@ ha_history_open(const char *path, char *err, size_t errlen)
     rc = sqlite3_open_v2(path, &db,
                          SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX |
                              SQLITE_OPEN_NOFOLLOW,
-                         NULL);
+                         ha_filevfs_name());
     /* Processes starting together on one datadir (the agent in a host of
      * several) create and migrate the same file: each waits its turn
      * rather than failing with "database is locked". */

@@ -29,6 +29,8 @@
 #include <sqlite3.h>
 
 #include "core/agentreg.h"
+#include "engine/filevfs.h"
+#include "engine/history.h"
 #include "include/heapadmin.h"
 #include "test/check_main.h"
 #include "test/support/client.h"
@@ -391,6 +393,140 @@ START_TEST(test_api_fork_locks)
 }
 END_TEST
 
+/* How many of this process's descriptors are open on path. */
+static int
+fds_on(const char *path)
+{
+    char link[64], target[4096];
+    int n = 0;
+
+    for (int fd = 0; fd < 1024; fd++) {
+        ssize_t len;
+
+        snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+        len = readlink(link, target, sizeof(target) - 1);
+        if (len <= 0)
+            continue;
+        target[len] = '\0';
+        n += strcmp(target, path) == 0;
+    }
+    return n;
+}
+
+/* fork() while the parent has the history open (a session attached it,
+ * and a connection is inside a read transaction): SQLite's unix VFS
+ * keeps one record per open file for the process, which a connection
+ * the child opened on the same file would join, with the parent's lock
+ * counts and mutexes. The child must have forgotten the parent's files
+ * (none of their descriptors left) and write its own sample, which the
+ * parent then reads, the file intact. */
+START_TEST(test_api_fork_forgets_parent_files)
+{
+    int port = free_port();
+    char *text = config_text(port, "g");
+    char err[512] = "", path[512], real[4096];
+    struct heapadmin_options o = {.config_text = text, .no_log = 1};
+    struct heapadmin *h = NULL;
+    struct mc_conn c;
+    sqlite3 *db, *check = NULL;
+    sqlite3_stmt *st = NULL;
+    int status = -1;
+    pid_t pid;
+
+    ck_assert_msg(heapadmin_new(&o, &h, err, sizeof(err)) == 0, "%s", err);
+    ck_assert_msg(heapadmin_start(h, err, sizeof(err)) == 0, "%s", err);
+    mc_must_login(&c, port, "admin", "admin", 0);
+    snprintf(path, sizeof(path), "%s/g/%s", tmpdir, HA_HISTORY_FILE);
+    ck_assert_ptr_nonnull(realpath(path, real));
+    db = ha_history_open(real, err, sizeof(err));
+    ck_assert_msg(db != NULL, "%s", err);
+    ck_assert_int_eq(sqlite3_exec(db, "BEGIN; SELECT count(*) FROM "
+                                      "system_memory",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    ck_assert_int_ge(fds_on(real), 1);
+
+    ck_assert_int_eq(heapadmin_fork_prepare(), 1);
+    pid = fork();
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct ha_history_sample s = {.timestamp = time(NULL),
+                                      .allocated = 1,
+                                      .resident = 2,
+                                      .pid = getpid()};
+        int usable = heapadmin_fork_child();
+        int left = fds_on(real), files = ha_filevfs_open_files();
+        sqlite3 *mine = ha_history_open(real, err, sizeof(err));
+        int stored = mine != NULL &&
+                     ha_history_record(mine, &s, err, sizeof(err)) == 0;
+
+        if (!usable || left != 0 || files != 0 || !stored) {
+            fprintf(stderr, "child: usable %d, %d descriptors and %d files "
+                            "of the parent's left, sample %s (%s)\n",
+                    usable, left, files, stored ? "stored" : "not stored",
+                    err);
+            _exit(1);
+        }
+        sqlite3_close(mine);
+        _exit(0);
+    }
+    heapadmin_fork_parent();
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the child kept the parent's files (status %d)", status);
+
+    ck_assert_int_eq(sqlite3_exec(db, "COMMIT", NULL, NULL, NULL), SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(db,
+                                        "SELECT count(*) FROM system_memory "
+                                        "WHERE pid = ?1",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    sqlite3_bind_int64(st, 1, pid);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), 1);
+    sqlite3_finalize(st);
+    ck_assert_int_eq(sqlite3_open_v2(real, &check, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(check, "PRAGMA integrity_check", -1,
+                                        &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+    sqlite3_finalize(st);
+    sqlite3_close(check);
+    sqlite3_close(db);
+    mc_close(&c);
+    heapadmin_free(h);
+    free(text);
+}
+END_TEST
+
+/* heapadmin_log_format: heapadmin's line head, the text, always
+ * terminated; a buffer too small for the head gets an empty string. */
+START_TEST(test_api_log_format)
+{
+    char line[128], tiny[8];
+    size_t n = heapadmin_log_format(line, sizeof(line), HEAPADMIN_LOG_WARN,
+                                    "child %d: %s", 7, "not served");
+    int year, mon, day, hh, mm, ss, ms;
+    char level[16], rest[64];
+
+    ck_assert_uint_eq(n, strlen(line));
+    ck_assert_int_eq(sscanf(line, "%4d-%2d-%2dT%2d:%2d:%2d.%3dZ [%15[^]]] %63[^\n]",
+                            &year, &mon, &day, &hh, &mm, &ss, &ms, level, rest),
+                     9);
+    ck_assert_int_ge(year, 2024);
+    ck_assert_str_eq(level, "warn");
+    ck_assert_str_eq(rest, "child 7: not served");
+    n = heapadmin_log_format(line, 50, HEAPADMIN_LOG_INFO, "%s",
+                             "a text far longer than the fifty bytes given");
+    ck_assert_uint_eq(n, 49);
+    ck_assert_uint_eq(strlen(line), 49);
+    ck_assert_uint_eq(heapadmin_log_format(tiny, sizeof(tiny), 0, "x"), 0);
+    ck_assert_str_eq(tiny, "");
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -406,6 +542,8 @@ api_suite(void)
     tcase_add_test(tc, test_api_abandon_closes_only_listeners);
     tcase_add_test(tc, test_api_agent_socket_and_own_memory);
     tcase_add_test(tc, test_api_fork_locks);
+    tcase_add_test(tc, test_api_fork_forgets_parent_files);
+    tcase_add_test(tc, test_api_log_format);
     suite_add_tcase(s, tc);
     return s;
 }
