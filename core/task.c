@@ -288,11 +288,20 @@ offload_done(void *arg)
 int
 ha_task_offload(void (*run)(void *), void (*discard)(void *), void *arg)
 {
+    return ha_task_offload_to(NULL, run, discard, arg);
+}
+
+int
+ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
+                   void (*discard)(void *), void *arg)
+{
     struct ha_task *t = current;
     struct offload *o;
     bool ran;
 
-    if (t == NULL || t->env->worker == NULL || t->fiber == NULL) {
+    if (w == NULL && t != NULL)
+        w = t->env->worker;
+    if (t == NULL || w == NULL || t->fiber == NULL) {
         run(arg);
         return 0;
     }
@@ -313,7 +322,7 @@ ha_task_offload(void (*run)(void *), void (*discard)(void *), void *arg)
     o->run = run;
     o->discard = discard;
     o->arg = arg;
-    if (ha_worker_submit(t->env->worker, &o->job, NULL, 0) != 0) {
+    if (ha_worker_submit(w, &o->job, NULL, 0) != 0) {
         free(o);
         run(arg); /* no thread to be had: the loop does it */
         return 0;

@@ -122,6 +122,13 @@ void ha_task_abort(struct ha_task *t);
 int ha_task_offload(void (*run)(void *), void (*discard)(void *),
                     void *arg);
 
+/* ha_task_offload on worker w (NULL: the env's): work that may block for
+ * long on I/O (a heap dump to a stalled disk) goes to a worker of its
+ * own, so that it never holds up the other tasks' jobs queued behind. */
+struct ha_worker;
+int ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
+                       void (*discard)(void *), void *arg);
+
 /* CLOCK_MONOTONIC in ns. */
 int64_t ha_task_now_ns(void);
 

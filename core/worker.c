@@ -38,6 +38,7 @@ struct ha_worker {
     dev_t efd_dev;                 /* its identity, for abandon */
     ino_t efd_ino;
     struct event *ev;              /* reads efd on the loop */
+    char name[16];                 /* the thread's (ps -L, top -H) */
 };
 
 static void *
@@ -161,7 +162,7 @@ start(struct ha_worker *w, char *err, size_t errlen)
                    strerror(rc));
         goto fail;
     }
-    pthread_setname_np(w->thread, "heapadmin-work");
+    pthread_setname_np(w->thread, w->name[0] ? w->name : "heapadmin-work");
     w->started = true;
     return 0;
 fail:
@@ -253,4 +254,15 @@ ha_worker_abandon(struct ha_worker *w)
     if (efd_is_ours(w))
         close(w->efd);
     w->efd = -1;
+}
+
+void
+ha_worker_set_name(struct ha_worker *w, const char *name)
+{
+    size_t n = strlen(name);
+
+    if (n >= sizeof(w->name))
+        n = sizeof(w->name) - 1;
+    memcpy(w->name, name, n);
+    w->name[n] = '\0';
 }

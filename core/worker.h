@@ -45,6 +45,10 @@ struct ha_worker *ha_worker_new(struct event_base *base,
                                 void (*thread_init)(void *),
                                 void *init_arg, char *err, size_t errlen);
 
+/* Names the thread (at most 15 bytes kept; default "heapadmin-work");
+ * before the first submission. */
+void ha_worker_set_name(struct ha_worker *w, const char *name);
+
 /* Queues job; starts the thread at the first call. Returns 0, or -1 with
  * err set when the thread cannot be started (the job is not queued).
  * Loop thread only. */

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * Automatic dumps and dump housekeeping on timers (see dumptimer.h).
+ * Automatic dumps and dump housekeeping on timers (see dumptimer.h). The
+ * timers run on the loop and only decide; each dump, and each look at
+ * jemalloc's own dumps, is a struct ha_dump_job run on the worker.
  */
 #include "engine/dumptimer.h"
 
@@ -14,90 +16,160 @@
 #include <unistd.h>
 
 #include "core/log.h"
-#include "prof/buildid.h"
-#include "vtab/dumpfiles.h"
+#include "vtab/dumpjob.h"
 #include "vtab/mallctl.h"
+
+struct ha_dump_req {
+    struct ha_job job;           /* first: the worker's */
+    struct ha_dump_job dj;
+    void (*done)(void *arg, const char *file); /* NULL: forgotten */
+    void *arg;
+    bool *low_space;             /* the owner's episode flag */
+};
 
 struct ha_dumptimer {
     struct ha_vtab_ctx *ctx;     /* ops, je */
+    struct ha_worker *worker;
     struct event *every;         /* dump_interval_s; NULL: off */
     struct event *watch;         /* every HA_DUMPTIMER_WATCH_S; NULL: off */
     bool armed;                  /* resident was below the threshold */
     bool below_floor;            /* in a low-space episode (logged once) */
     time_t last_watch;           /* jemalloc's dumps newer than this are
                                     new to the watch */
+    struct ha_dump_req *dumping; /* a dump of ours on the worker */
+    struct ha_dump_req *looking; /* the watch's housekeeping on it */
 };
 
-/* Is free space below the floor? Logs the start of an episode (and its
- * end, when *episode says one was logged). */
-static bool
-below_floor(const struct ha_vtab_ctx *ctx, bool *episode, const char *prefix,
-            const char *what)
-{
-    long long floor = ctx->je->dump_min_free_bytes;
-    long long avail = floor > 0 ? ha_dumpfiles_free_bytes(prefix) : -1;
+/* ------------------------------------------------------------------
+ * Requests
+ * ------------------------------------------------------------------ */
 
-    if (floor <= 0 || avail < 0 || avail >= floor) {
-        if (*episode && floor > 0 && avail >= 0)
-            ha_log_notice("automatic dumps resume: %lld bytes free for %s "
-                          "(dump_min_free_bytes = %lld)",
-                          avail, prefix, floor);
-        *episode = false;
-        return false;
-    }
-    ha_log_warn("%s skipped: %lld bytes free for %s, below "
-                "jemalloc_variables.dump_min_free_bytes = %lld",
-                what, avail, prefix, floor);
-    *episode = true;
-    return true;
+static void
+req_run(void *arg)
+{
+    struct ha_dump_req *r = arg;
+
+    ha_dump_job_run(&r->dj);
 }
 
-int
-ha_dumptimer_dump(struct ha_vtab_ctx *ctx, const char *variable,
-                  const char *reason, bool *low_space, char *file,
-                  size_t filelen)
+static void
+req_done(void *arg)
+{
+    struct ha_dump_req *r = arg;
+
+    if (r->done != NULL) {
+        if (r->low_space != NULL && r->job.ran)
+            *r->low_space = r->dj.low_space;
+        r->done(r->arg,
+                r->job.ran && r->dj.dump && r->dj.rc == 0 ? r->dj.file
+                                                          : NULL);
+    }
+    free(r);
+}
+
+/* The job's configuration, copied on the loop (SET and LOAD change
+ * ctx->je there). */
+static struct ha_dump_req *
+req_new(struct ha_vtab_ctx *ctx, const char *variable, bool *low_space,
+        void (*done)(void *, const char *), void *arg)
 {
     const struct ha_jemalloc_config *je = ctx->je;
-    char prefix[PATH_MAX], err[PATH_MAX + 512], what[256], local[PATH_MAX];
-    bool episode = false;
+    struct ha_dump_req *r = calloc(1, sizeof(*r));
 
-    if (low_space == NULL)
-        low_space = &episode;
-    if (file == NULL || filelen == 0) {
-        file = local;
-        filelen = sizeof(local);
+    if (r == NULL)
+        return NULL;
+    r->job.run = req_run;
+    r->job.done = req_done;
+    r->job.arg = r;
+    r->done = done;
+    r->arg = arg;
+    r->low_space = low_space;
+    r->dj.ops = ctx->ops;
+    r->dj.variable = variable;
+    r->dj.low_space = low_space != NULL && *low_space;
+    if (je != NULL) {
+        r->dj.min_free_bytes = je->dump_min_free_bytes;
+        r->dj.retain = true;
+        r->dj.retention_count = je->dump_retention_count;
+        r->dj.retention_bytes = je->dump_retention_bytes;
     }
-    file[0] = '\0';
-    if (ha_mallctl_prof_prefix(ctx->ops, prefix, sizeof(prefix)) != 0)
-        return -1;
-    snprintf(what, sizeof(what), "automatic dump (%s)", reason);
-    if (below_floor(ctx, low_space, prefix, what))
-        return -1;
-    if (ha_mallctl_dump(ctx->ops, variable, file, filelen, err,
-                        sizeof(err)) != 0) {
-        ha_log_warn("%s failed: %s", what, err);
-        return -1;
-    }
-    if (file[0] == '/' && ha_buildid_record(file, err, sizeof(err)) != 0)
-        ha_log_warn("%s: build-ids not recorded: %s", file, err);
-    else if (file[0] == '/')
-        (void)ha_dumpfiles_sidecar_perms(file, ".buildid");
-    ha_log_notice("%s: heap profile written to %s", what, file);
-    if (je != NULL)
-        (void)ha_dumpfiles_retain(prefix, je->dump_retention_count,
-                                  je->dump_retention_bytes);
-    return 0;
+    return r;
 }
 
-/* One automatic dump (reason says why), then retention. */
+static struct ha_dump_req *
+req_submit(struct ha_worker *worker, struct ha_dump_req *r)
+{
+    char err[256];
+
+    if (ha_worker_submit(worker, &r->job, err, sizeof(err)) != 0) {
+        ha_log_warn("%s: not taken: %s", r->dj.variable, err);
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+struct ha_dump_req *
+ha_dumptimer_dump(struct ha_worker *worker, struct ha_vtab_ctx *ctx,
+                  const char *variable, const char *reason, bool *low_space,
+                  void (*done)(void *arg, const char *file), void *arg)
+{
+    struct ha_dump_req *r = req_new(ctx, variable, low_space, done, arg);
+
+    if (r == NULL) {
+        ha_log_warn("automatic dump (%s) not taken: out of memory", reason);
+        return NULL;
+    }
+    r->dj.dump = true;
+    snprintf(r->dj.what, sizeof(r->dj.what), "automatic dump (%s)", reason);
+    return req_submit(worker, r);
+}
+
+void
+ha_dump_req_forget(struct ha_dump_req *r)
+{
+    if (r != NULL) {
+        r->done = NULL;
+        r->low_space = NULL;
+    }
+}
+
+/* ------------------------------------------------------------------
+ * Timers
+ * ------------------------------------------------------------------ */
+
 static void
+dumped(void *arg, const char *file)
+{
+    struct ha_dumptimer *t = arg;
+
+    (void)file; /* the job logged it */
+    t->dumping = NULL;
+}
+
+static void
+looked(void *arg, const char *file)
+{
+    struct ha_dumptimer *t = arg;
+
+    (void)file;
+    t->looking = NULL;
+}
+
+/* One automatic dump (reason says why), unless one is being written. */
+static bool
 automatic_dump(struct ha_dumptimer *t, const char *variable,
                const char *reason)
 {
-    char file[PATH_MAX];
-
-    (void)ha_dumptimer_dump(t->ctx, variable, reason, &t->below_floor, file,
-                            sizeof(file));
+    if (t->dumping != NULL) {
+        ha_log_info("automatic dump (%s) skipped: the last one is still "
+                    "being written",
+                    reason);
+        return false;
+    }
+    t->dumping = ha_dumptimer_dump(t->worker, t->ctx, variable, reason,
+                                   &t->below_floor, dumped, t);
+    return t->dumping != NULL;
 }
 
 static void
@@ -110,7 +182,7 @@ every_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     snprintf(reason, sizeof(reason), "dump_interval_s = %lld",
              t->ctx->je->dump_interval_s);
-    automatic_dump(t, "jemalloc_variables.dump_interval_s", reason);
+    (void)automatic_dump(t, "jemalloc_variables.dump_interval_s", reason);
 }
 
 static void
@@ -118,22 +190,25 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ha_dumptimer *t = arg;
     const struct ha_jemalloc_config *je = t->ctx->je;
-    char prefix[PATH_MAX];
     time_t now = time(NULL);
 
     (void)fd;
     (void)what;
-    if (ha_mallctl_prof_prefix(t->ctx->ops, prefix, sizeof(prefix)) == 0) {
-        /* jemalloc's own interval and high-water dumps since the last
-         * look: over the floor they are removed, as skipped. */
-        if (below_floor(t->ctx, &t->below_floor, prefix,
-                        "jemalloc's interval dumps are"))
-            (void)ha_dumpfiles_drop_automatic(prefix, (long)getpid(),
-                                              t->last_watch);
-        (void)ha_dumpfiles_retain(prefix, je->dump_retention_count,
-                                  je->dump_retention_bytes);
+    /* jemalloc's own dumps since the last look: the floor and retention,
+     * on the worker. */
+    if (t->looking == NULL) {
+        struct ha_dump_req *r =
+            req_new(t->ctx, "jemalloc_variables.dump_min_free_bytes",
+                    &t->below_floor, looked, t);
+
+        if (r != NULL) {
+            r->dj.dump = false;
+            r->dj.drop_since = t->last_watch;
+            t->looking = req_submit(t->worker, r);
+            if (t->looking != NULL)
+                t->last_watch = now;
+        }
     }
-    t->last_watch = now;
     if (je->dump_resident_bytes > 0) {
         size_t resident = 0;
         char reason[128];
@@ -146,12 +221,13 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
             t->armed = true;
         } else if (t->armed &&
                    (long long)resident >= je->dump_resident_bytes) {
-            t->armed = false;
             snprintf(reason, sizeof(reason),
                      "stats.resident %zu >= dump_resident_bytes %lld",
                      resident, je->dump_resident_bytes);
-            automatic_dump(t, "jemalloc_variables.dump_resident_bytes",
-                           reason);
+            /* Disarmed once a dump is under way; else tried next look. */
+            if (automatic_dump(t, "jemalloc_variables.dump_resident_bytes",
+                               reason))
+                t->armed = false;
         }
     }
 }
@@ -171,13 +247,14 @@ jemalloc_dumps_itself(const struct ha_mallctl_ops *ops)
 }
 
 struct ha_dumptimer *
-ha_dumptimer_new(struct event_base *base, struct ha_vtab_ctx *ctx)
+ha_dumptimer_new(struct event_base *base, struct ha_worker *worker,
+                 struct ha_vtab_ctx *ctx)
 {
     const struct ha_jemalloc_config *je = ctx->je;
     struct ha_dumptimer *t;
     bool every, watch;
 
-    if (je == NULL || !ha_mallctl_prof_enabled(ctx->ops))
+    if (je == NULL || worker == NULL || !ha_mallctl_prof_enabled(ctx->ops))
         return NULL;
     every = je->dump_interval_s > 0;
     watch = je->dump_resident_bytes > 0 || jemalloc_dumps_itself(ctx->ops);
@@ -186,6 +263,7 @@ ha_dumptimer_new(struct event_base *base, struct ha_vtab_ctx *ctx)
     if ((t = calloc(1, sizeof(*t))) == NULL)
         goto oom;
     t->ctx = ctx;
+    t->worker = worker;
     t->armed = true;
     t->last_watch = time(NULL);
     if (every) {
@@ -220,6 +298,8 @@ ha_dumptimer_free(struct ha_dumptimer *t)
 {
     if (t == NULL)
         return;
+    ha_dump_req_forget(t->dumping);
+    ha_dump_req_forget(t->looking);
     if (t->every != NULL)
         event_free(t->every);
     if (t->watch != NULL)

@@ -9,7 +9,10 @@
  * jemalloc's own interval and high-water dumps are checked on the same
  * watch: below the floor the new ones are removed (skipped), and
  * retention applies to them too. No timer exists unless something can
- * write a dump on its own: an idle daemon is never woken for this.
+ * write a dump on its own: an idle daemon is never woken for this. The
+ * timers only decide: the dump, the free-space check and the directory
+ * scans are jobs on the engine's worker thread, and a tick that comes
+ * while the last one's job is still running is skipped.
  */
 #ifndef HA_DUMPTIMER_H
 #define HA_DUMPTIMER_H
@@ -19,30 +22,45 @@
 
 #include <event2/event.h>
 
+#include "core/worker.h"
 #include "vtab/vtab_util.h"
 
 #define HA_DUMPTIMER_WATCH_S 5 /* resident and jemalloc's own dumps */
 
 struct ha_dumptimer;
 
-/* Arms what ctx->je asks for on base. ctx (ops, prefix, je) must outlive
- * the timer. Returns NULL when nothing needs a timer (or out of memory,
- * logged). */
+/* Arms what ctx->je asks for on base; the dumps and the directory work
+ * run on worker's thread (vtab/dumpjob.h), never on the loop. ctx (ops,
+ * prefix, je) and worker must outlive the timer. Returns NULL when
+ * nothing needs a timer (or out of memory, logged). */
 struct ha_dumptimer *ha_dumptimer_new(struct event_base *base,
+                                      struct ha_worker *worker,
                                       struct ha_vtab_ctx *ctx);
 
-/* NULL is a no-op. */
+/* NULL is a no-op. A dump being written completes; nobody is told. */
 void ha_dumptimer_free(struct ha_dumptimer *t);
 
 /* One automatic dump, as the timers take them, for another trigger (the
- * leak watch): skipped while the datadir's free space is below
- * dump_min_free_bytes (logged; *low_space, when not NULL, remembers the
- * episode so it is logged once), else prof.dump with jemalloc's naming,
- * the build-ids and time recorded beside it, and dump_retention_*
- * applied. variable names the trigger in messages, reason says why.
- * file gets the dump's path. Returns 0, or -1 (logged). */
-int ha_dumptimer_dump(struct ha_vtab_ctx *ctx, const char *variable,
-                      const char *reason, bool *low_space, char *file,
-                      size_t filelen);
+ * leak watch), on worker's thread: skipped while the datadir's free space
+ * is below dump_min_free_bytes (logged once an episode; *low_space, when
+ * not NULL, carries the episode from one dump to the next and must stay
+ * alive until done), else prof.dump with jemalloc's naming, the
+ * build-ids recorded beside it, and dump_retention_* applied. variable
+ * names the trigger in messages, reason says why. Then, on the loop,
+ * done(arg, file): the dump's path, or NULL when none was written
+ * (logged). Returns the request, or NULL when it could not be queued
+ * (logged; done is never called). Loop thread only. */
+struct ha_dump_req;
+struct ha_dump_req *ha_dumptimer_dump(struct ha_worker *worker,
+                                      struct ha_vtab_ctx *ctx,
+                                      const char *variable,
+                                      const char *reason, bool *low_space,
+                                      void (*done)(void *arg,
+                                                   const char *file),
+                                      void *arg);
+
+/* For an owner going away before its request's done: done will not be
+ * called (the dump itself completes, and is logged). */
+void ha_dump_req_forget(struct ha_dump_req *r);
 
 #endif /* HA_DUMPTIMER_H */

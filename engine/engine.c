@@ -44,6 +44,7 @@ struct ha_engine {
 
     struct ha_fiber_pool fibers;   /* stacks for tasks */
     struct ha_worker *worker;      /* long work off the loop */
+    struct ha_worker *dump_worker; /* heap dumps (a disk may stall them) */
     struct ha_task_env tasks;      /* what every task shares */
 
     struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
@@ -107,13 +108,20 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
      * (48 KiB per connection by default) for statements it never runs. */
     (void)sqlite3_db_config(e->keeper, SQLITE_DBCONFIG_LOOKASIDE, NULL, 0, 0);
     e->worker = ha_worker_new(base, thread_init, init_arg, err, errlen);
-    if (e->worker == NULL) {
+    /* Its thread starts at the first dump: most instances never have it. */
+    if (e->worker != NULL)
+        e->dump_worker =
+            ha_worker_new(base, thread_init, init_arg, err, errlen);
+    if (e->dump_worker != NULL)
+        ha_worker_set_name(e->dump_worker, "heapadmin-dump");
+    if (e->worker == NULL || e->dump_worker == NULL) {
         ha_engine_free(e);
         return NULL;
     }
     e->tasks.base = base;
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
+    e->vtab.dump_worker = e->dump_worker;
     if (cfg->sql_memory_limit > 0) {
         /* SQLite's limit is per process: the agent and heapadmind have
          * SQLite to themselves; a host that links the same libsqlite3
@@ -141,10 +149,11 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_mallctl_watch_dumps(ops) != 0)
         ha_log_info("this jemalloc has no dump hook: dumps it writes on its "
                     "own (interval, high-water) keep its mode 0644");
-    e->dumptimer = ha_dumptimer_new(base, &e->vtab);
+    e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->vtab);
     e->history = ha_history_new(base, &e->vtab, e->datadir,
                                 cfg->stats_system_memory);
-    e->leakwatch = ha_leakwatch_new(base, &e->vtab, e->history);
+    e->leakwatch =
+        ha_leakwatch_new(base, e->dump_worker, &e->vtab, e->history);
     e->vtab.engine_value = ha_leakwatch_value;
     e->vtab.engine_arg = e->leakwatch;
     /* The disk layer exists before the first session, which attaches
@@ -207,6 +216,7 @@ ha_engine_free(struct ha_engine *e)
         return;
     /* First: a job still running may use the tables' context. */
     ha_worker_free(e->worker);
+    ha_worker_free(e->dump_worker);
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);
@@ -222,8 +232,10 @@ ha_engine_free(struct ha_engine *e)
 void
 ha_engine_abandon(struct ha_engine *e)
 {
-    if (e != NULL)
+    if (e != NULL) {
         ha_worker_abandon(e->worker);
+        ha_worker_abandon(e->dump_worker);
+    }
 }
 
 struct event_base *
@@ -314,7 +326,8 @@ ha_engine_program(const struct ha_engine *e)
 int
 ha_engine_release_caches(struct ha_engine *e, unsigned idle_s)
 {
-    if (ha_worker_pending(e->worker) > 0)
+    if (ha_worker_pending(e->worker) > 0 ||
+        ha_worker_pending(e->dump_worker) > 0)
         return -1;
     return ha_heap_cache_release(&e->vtab, idle_s);
 }

@@ -25,6 +25,7 @@ enum watch_state {
 
 struct ha_leakwatch {
     struct event_base *base;
+    struct ha_worker *worker;      /* where the dumps are written */
     struct ha_vtab_ctx *ctx;       /* jemalloc, je */
     struct ha_history *history;
     enum watch_state state;
@@ -42,6 +43,7 @@ struct ha_leakwatch {
     char last[PATH_MAX];
     char trigger[160];             /* the growth that started it */
     bool low_space;                /* in a low-space episode (logged) */
+    struct ha_dump_req *dumping;   /* a dump of the series on the worker */
 
     /* Sampling as it was before the series, to put back. */
     bool changed_active;           /* prof.active was off: turned on */
@@ -124,25 +126,43 @@ end_series(struct ha_leakwatch *w, const char *how)
                     how, w->taken);
 }
 
-/* One dump of the series. */
+/* A dump of the series has been written (file) or not (NULL); on the
+ * loop. The series ends with its last attempt's answer. */
 static void
-take_dump(struct ha_leakwatch *w)
+series_dumped(void *arg, const char *file)
 {
-    const struct ha_jemalloc_config *je = w->ctx->je;
-    char file[PATH_MAX], reason[128];
+    struct ha_leakwatch *w = arg;
 
-    w->attempts++;
-    snprintf(reason, sizeof(reason), "leak watch, dump %lld of %lld",
-             w->attempts, je->leak_watch_dumps);
-    if (ha_dumptimer_dump(w->ctx, "jemalloc_variables.leak_watch_dumps",
-                          reason, &w->low_space, file, sizeof(file)) == 0) {
+    w->dumping = NULL;
+    if (file != NULL) {
         w->taken++;
         if (w->taken == 1)
             ha_strlcpy(w->first, base_name(file), sizeof(w->first));
         ha_strlcpy(w->last, base_name(file), sizeof(w->last));
     }
-    if (w->attempts >= je->leak_watch_dumps)
+    if (w->state == WATCH_COLLECTING &&
+        w->attempts >= w->ctx->je->leak_watch_dumps)
         end_series(w, "complete");
+}
+
+/* One dump of the series, on the worker; a tick while the last one is
+ * still being written is skipped (the series waits for it). */
+static void
+take_dump(struct ha_leakwatch *w)
+{
+    const struct ha_jemalloc_config *je = w->ctx->je;
+    char reason[128];
+
+    if (w->dumping != NULL || w->attempts >= je->leak_watch_dumps)
+        return;
+    w->attempts++;
+    snprintf(reason, sizeof(reason), "leak watch, dump %lld of %lld",
+             w->attempts, je->leak_watch_dumps);
+    w->dumping = ha_dumptimer_dump(w->worker, w->ctx,
+                                   "jemalloc_variables.leak_watch_dumps",
+                                   reason, &w->low_space, series_dumped, w);
+    if (w->dumping == NULL && w->attempts >= je->leak_watch_dumps)
+        end_series(w, "complete"); /* not queued (logged) */
 }
 
 static void
@@ -247,8 +267,8 @@ on_sample(void *arg, const struct ha_history_sample *s)
 }
 
 struct ha_leakwatch *
-ha_leakwatch_new(struct event_base *base, struct ha_vtab_ctx *ctx,
-                 struct ha_history *h)
+ha_leakwatch_new(struct event_base *base, struct ha_worker *worker,
+                 struct ha_vtab_ctx *ctx, struct ha_history *h)
 {
     const struct ha_jemalloc_config *je = ctx->je;
     struct ha_leakwatch *w;
@@ -264,6 +284,7 @@ ha_leakwatch_new(struct event_base *base, struct ha_vtab_ctx *ctx,
         return NULL;
     }
     w->base = base;
+    w->worker = worker;
     w->ctx = ctx;
     w->history = h;
     /* Growth from before this start is not this run's to judge. */
@@ -284,6 +305,8 @@ ha_leakwatch_free(struct ha_leakwatch *w)
     if (w == NULL)
         return;
     ha_history_set_listener(w->history, NULL, NULL);
+    ha_dump_req_forget(w->dumping);
+    w->dumping = NULL;
     if (w->state == WATCH_COLLECTING)
         end_series(w, "stopped (shutdown)");
     free(w);

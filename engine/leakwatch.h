@@ -32,15 +32,18 @@
 #include <event2/event.h>
 
 #include "engine/history.h"
+#include "core/worker.h"
 #include "vtab/jeconfig.h"
 #include "vtab/vtab_util.h"
 
 struct ha_leakwatch;
 
-/* Starts watching h's samples as ctx->je says. Returns NULL when the
- * watch is off (leak_watch_growth_bytes 0), or cannot run (no history:
- * logged). ctx and h must outlive it. */
+/* Starts watching h's samples as ctx->je says; a series' dumps are
+ * written on worker's thread. Returns NULL when the watch is off
+ * (leak_watch_growth_bytes 0), or cannot run (no history: logged). ctx,
+ * worker and h must outlive it. */
 struct ha_leakwatch *ha_leakwatch_new(struct event_base *base,
+                                      struct ha_worker *worker,
                                       struct ha_vtab_ctx *ctx,
                                       struct ha_history *h);
 

@@ -147,8 +147,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "prof/breakdown.h"
-#include "prof/buildid.h"
-#include "vtab/dumpfiles.h"
+#include "vtab/dumpjob.h"
 #include "vtab/symcopy.h"
 #include "vtab/value.h"
 #include "vtab/vtab_util.h"
@@ -1039,50 +1038,12 @@ out:
     return rc;
 }
 
-/* dump_now's file work, done on the worker thread: prof.dump writes
- * the whole profile (megabytes for a big host), then the build-id side
- * file and retention's directory scan. All of it is mallctl and file
- * I/O, safe off the loop (ha_mallctl_dump serializes dumps itself). */
-struct gv_dump_job {
-    const struct ha_mallctl_ops *ops;
-    const char *variable;          /* a gv_rows name: static */
-    bool retain;                   /* apply retention after the dump */
-    long long retention_count, retention_bytes;
-    char file[PATH_MAX];           /* out: the dump written */
-    char err[PATH_MAX + 512];      /* out: why not */
-    int rc;                        /* out: 0 or -1 */
-};
-
-static void
-gv_dump_run(void *arg)
-{
-    struct gv_dump_job *j = arg;
-    char why[512], prefix[PATH_MAX];
-
-    j->rc = ha_mallctl_dump(j->ops, j->variable, j->file, sizeof(j->file),
-                            j->err, sizeof(j->err));
-    if (j->rc != 0)
-        return;
-    /* Dumps carry no build-ids: record what was running beside the dump,
-     * so a later read can tell an upgraded binary from the one that
-     * wrote it. A dump without it is still a dump. */
-    if (j->file[0] == '/' &&
-        ha_buildid_record(j->file, why, sizeof(why)) != 0)
-        ha_log_warn("%s: build-ids not recorded: %s", j->file, why);
-    else if (j->file[0] == '/')
-        (void)ha_dumpfiles_sidecar_perms(j->file, ".buildid");
-    if (j->retain &&
-        ha_mallctl_prof_prefix(j->ops, prefix, sizeof(prefix)) == 0)
-        (void)ha_dumpfiles_retain(prefix, j->retention_count,
-                                  j->retention_bytes);
-}
-
 /* The statement stopped waiting (KILL, max_execution_time, shutdown):
  * the dump still completes, and says where it went. */
 static void
 gv_dump_discard(void *arg)
 {
-    struct gv_dump_job *j = arg;
+    struct ha_dump_job *j = arg;
 
     if (j->rc == 0 && j->file[0] != '\0')
         ha_log_notice("%s: heap profile written to %s after the statement "
@@ -1098,15 +1059,18 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
         char *err, size_t errlen)
 {
     const struct ha_jemalloc_config *je = vt->conn->ctx->je;
-    struct gv_dump_job *j = calloc(1, sizeof(*j));
+    struct ha_dump_job *j = calloc(1, sizeof(*j));
     int rc;
 
     if (j == NULL) {
         set_text(err, errlen, "%s: out of memory", variable);
         return -1;
     }
+    /* The dump, its build-ids and retention on the worker (dumpjob.h);
+     * no free-space floor: an operator's dump is never skipped. */
     j->ops = gv_ops(vt);
     j->variable = variable;
+    j->dump = true;
     j->rc = -1;
     if (je != NULL) {
         j->retain = true;
@@ -1114,7 +1078,8 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
         j->retention_bytes = je->dump_retention_bytes;
     }
     /* On -1 the job belongs to gv_dump_discard. */
-    if (ha_task_offload(gv_dump_run, gv_dump_discard, j) != 0) {
+    if (ha_task_offload_to(vt->conn->ctx->dump_worker, ha_dump_job_run,
+                           gv_dump_discard, j) != 0) {
         set_text(err, errlen,
                  "%s: the statement stopped waiting (KILL, "
                  "max_execution_time or shutdown); the dump goes on and "

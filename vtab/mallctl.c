@@ -375,18 +375,25 @@ ha_mallctl_prof_enabled(const struct ha_mallctl_ops *ops)
  * ------------------------------------------------------------------ */
 
 /* jemalloc's prof.prefix is write-only and process-wide, so the value
- * last written is remembered process-wide too; the lock is for instances
- * on different threads. */
+ * last written is remembered process-wide too. Two locks: lock guards
+ * the memory and is held for a copy; writing holds writing for as long
+ * as jemalloc's prof.prefix differs from the memory or must not change:
+ * a dump points it at the staging directory for the whole prof.dump,
+ * which can take seconds on a big heap, and reading the prefix (a
+ * statement listing dumps, on the loop) must not wait for that. */
 static struct {
-    pthread_mutex_t lock;
+    pthread_mutex_t writing;          /* prof.prefix writes and dumps */
+    pthread_mutex_t lock;             /* the fields below */
     const struct ha_mallctl_ops *ops; /* backend it was set on; NULL: none */
     char prefix[PATH_MAX];            /* value written to prof.prefix */
-} prefix_memory = {PTHREAD_MUTEX_INITIALIZER, NULL, ""};
+} prefix_memory = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_MUTEX_INITIALIZER,
+                   NULL, ""};
 
 void
 ha_mallctl_forget_locks(void)
 {
     /* The child's only thread holds nothing: whoever held it is gone. */
+    pthread_mutex_init(&prefix_memory.writing, NULL);
     pthread_mutex_init(&prefix_memory.lock, NULL);
 }
 
@@ -398,14 +405,16 @@ ha_mallctl_set_prof_prefix(const struct ha_mallctl_ops *ops,
 
     if (strlen(prefix) >= sizeof(prefix_memory.prefix))
         return EINVAL;
-    pthread_mutex_lock(&prefix_memory.lock);
+    pthread_mutex_lock(&prefix_memory.writing);
     rc = ha_mallctl_write_str(ops, "prof.prefix", prefix);
     if (rc == 0) {
+        pthread_mutex_lock(&prefix_memory.lock);
         ha_strlcpy(prefix_memory.prefix, prefix,
                    sizeof(prefix_memory.prefix));
         prefix_memory.ops = ops;
+        pthread_mutex_unlock(&prefix_memory.lock);
     }
-    pthread_mutex_unlock(&prefix_memory.lock);
+    pthread_mutex_unlock(&prefix_memory.writing);
     return rc;
 }
 
@@ -437,10 +446,12 @@ ha_mallctl_prof_prefix(const struct ha_mallctl_ops *ops, char *out,
 void
 ha_mallctl_forget_prof_prefix(void)
 {
+    pthread_mutex_lock(&prefix_memory.writing);
     pthread_mutex_lock(&prefix_memory.lock);
     prefix_memory.ops = NULL;
     prefix_memory.prefix[0] = '\0';
     pthread_mutex_unlock(&prefix_memory.lock);
+    pthread_mutex_unlock(&prefix_memory.writing);
 }
 
 /* ------------------------------------------------------------------
@@ -896,9 +907,10 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
 
     /* jemalloc writes the file in place under its final name: have it
      * write into the staging directory instead (its naming and counters
-     * kept), then publish the whole file (vtab/dumpfiles.h). The prefix
-     * lock keeps other instances from changing prof.prefix meanwhile. */
-    pthread_mutex_lock(&prefix_memory.lock);
+     * kept), then publish the whole file (vtab/dumpfiles.h). The writing
+     * lock keeps other instances from changing prof.prefix meanwhile;
+     * readers of the prefix get the remembered one without waiting. */
+    pthread_mutex_lock(&prefix_memory.writing);
     if (ha_dumpfiles_staging_prefix(prefix, staged_prefix,
                                     sizeof(staged_prefix)) == 0 &&
         ha_mallctl_write_str(ops, "prof.prefix", staged_prefix) == 0)
@@ -921,7 +933,7 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         ha_log_error("cannot set prof.prefix back to %s after a dump: %s; "
                      "jemalloc's own dumps now go to %s",
                      prefix, strerror(prc), staged_prefix);
-    pthread_mutex_unlock(&prefix_memory.lock);
+    pthread_mutex_unlock(&prefix_memory.writing);
 
     if (hooked && hook_called) {
         ha_strlcpy(path, hook_file, sizeof(path));

@@ -21,6 +21,7 @@ struct ha_symbolizer;
 struct ha_heap_cache;
 struct ha_dump_totals;
 struct ha_heap_growth_cache;
+struct ha_worker;
 
 /* Shared by every session's connection; owned by the server and outliving
  * all connections. Fields not listed in an initialiser stay zero. */
@@ -58,6 +59,11 @@ struct ha_vtab_ctx {
                                             (retention after dump_now,
                                             global_variables); NULL:
                                             none */
+    struct ha_worker *dump_worker;     /* heap dumps are written there
+                                          (vtab/dumpjob.h), apart from the
+                                          worker that loads profiles: a
+                                          stalled disk holds up no one
+                                          else; NULL: the task's */
 
     /* Heap-profile tables (heap.c): symbols read from the binaries on
      * disk, cached across queries; created on first use, freed by the

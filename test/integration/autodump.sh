@@ -83,6 +83,50 @@ ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name 
 ha_is "dump_now, which an operator asked for, still writes" "0:1" "$HA_RC:$(dumps)"
 ha_stop
 
+# --- a dump that cannot finish never stalls the sessions ----------------------------
+# The next timed dump's file is made a FIFO where jemalloc will create it
+# (the staging directory; its naming is the last dump's counters plus
+# one), so prof.dump blocks in open() until something reads it, as on a
+# stalled disk. It is written on the worker: sessions are served
+# meanwhile, the listing of dumps too (it reads the prefix a dump
+# holds), and the next ticks are skipped rather than queued.
+
+HA_DATADIR=$HA_TMP/slow
+HA_JEMALLOC='prof_active = true;
+    dump_interval_s = 2;'
+ha_start || ha_bail "heapadmind starts with a dump every 2 s"
+wait_log "automatic dump \(dump_interval_s = 2\): heap profile written" 10 ||
+    ha_bail "no first timed dump within 10 s"
+last=$(find "$HA_DATADIR" -maxdepth 1 -name 'proxysql.*.m*.heap' -printf '%f\n' |
+    sort -t. -k3,3n | tail -1)
+IFS=. read -r _ dpid seq mseq _ <<<"$last"
+mseq=${mseq#m}
+fifo=$HA_DATADIR/.heapadmin-staging/proxysql.$dpid.$((seq + 1)).m$((mseq + 1)).heap
+mkfifo "$fifo" || ha_bail "cannot make $fifo"
+if wait_log "automatic dump \(dump_interval_s = 2\) skipped: the last one is still being written" 8; then
+    ha_pass "a dump blocked in its write makes the next tick skip, not queue"
+else
+    ha_fail "no skipped tick within 8 s (did the dump not block on $fifo?)"
+fi
+t0=$(date +%s%N)
+ha_sql "SELECT 1" --connect-timeout=5
+t1=$(date +%s%N)
+ha_is "meanwhile a session is answered" "0:1" "$HA_RC:$HA_OUT"
+ha_ok "... at once ($(((t1 - t0) / 1000000)) ms, while the dump has been blocked for seconds)" \
+    test $(((t1 - t0) / 1000000)) -lt 1500
+ha_sql "SELECT count(*) > 0 FROM stats_heap_dumps"
+ha_is "... and the listing of dumps, which reads the prefix a dump holds" \
+    "0:1" "$HA_RC:$HA_OUT"
+timeout 10 cat "$fifo" >/dev/null
+if wait_log "heap profile written to $HA_DATADIR/proxysql\.$dpid\.$((seq + 1))\.m$((mseq + 1))\.heap|automatic dump \(dump_interval_s = 2\) failed" 10; then
+    ha_pass "once read, the blocked dump ends and says so"
+else
+    ha_fail "the blocked dump said nothing within 10 s of being read"
+fi
+ha_sql "SELECT 1"
+ha_is "the daemon serves on" "0:1" "$HA_RC:$HA_OUT"
+ha_stop
+
 # --- no timer unless something dumps on its own -------------------------------------
 
 HA_DATADIR=$HA_TMP/idle

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * A heap dump and the file work around it, as one piece of work for the
+ * worker thread (core/worker.h, the timers' dumps) or for a statement
+ * that waits (ha_task_offload, dump_now): the free-space floor, prof.dump
+ * with jemalloc's naming (ha_mallctl_dump), the build-ids recorded beside
+ * it, retention's directory scan. Or, for the watch on jemalloc's own
+ * dumps, the floor and retention alone. prof.dump writes the whole
+ * profile (megabytes for a big host) and the rest reads directories and
+ * ELF notes: never on the loop. Everything here is mallctl and file I/O,
+ * safe on any thread (ha_mallctl_dump serializes dumps itself); what the
+ * job reads of the configuration is copied into it on the loop.
+ */
+#ifndef HA_DUMPJOB_H
+#define HA_DUMPJOB_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <time.h>
+
+#include "vtab/mallctl.h"
+
+struct ha_dump_job {
+    /* In, set on the loop. */
+    const struct ha_mallctl_ops *ops;
+    const char *variable;        /* names the trigger in messages: static */
+    char what[256];              /* for the log: "automatic dump (why)";
+                                    "" logs nothing of its own (dump_now
+                                    answers its statement instead) */
+    bool dump;                   /* false: housekeeping only (no dump) */
+    long long min_free_bytes;    /* the floor; <= 0: none */
+    bool retain;                 /* apply retention afterwards */
+    long long retention_count, retention_bytes;
+    time_t drop_since;           /* housekeeping: jemalloc's own dumps
+                                    newer than this are dropped when below
+                                    the floor */
+    bool low_space;              /* in/out: a low-space episode is on
+                                    (its end is logged) */
+
+    /* Out. */
+    int rc;                      /* 0: written (or housekeeping done) */
+    bool skipped;                /* below the floor: no dump */
+    char file[PATH_MAX];         /* the dump written */
+    char err[PATH_MAX + 512];    /* why not, when rc is -1 */
+};
+
+/* Runs job (a struct ha_dump_job *) on the calling thread. */
+void ha_dump_job_run(void *job);
+
+#endif /* HA_DUMPJOB_H */
