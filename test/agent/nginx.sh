@@ -151,6 +151,26 @@ runuser -u www-data -- ln -s "$HA_TMP/rootfile" "$data/www-data/redis-server.999
 
 # --- reload: the endpoints move to the new workers ---------------------------
 
+# An operator's session stays open on the master across the reload: it
+# has the master's history attached, so the master holds SQLite files of
+# root's at the fork. The new workers (www-data) must not inherit them:
+# SQLite's per-file state would be stale there, and a root file's
+# descriptor in a dropped-privilege process is a leak.
+mkfifo "$HA_TMP/hold.in"
+timeout 120 mariadb --no-defaults --unbuffered --protocol=SOCKET -S "$data/nginx.$mpid.sock" \
+    -uadmin -padmin -N -B <"$HA_TMP/hold.in" >"$HA_TMP/hold.out" 2>&1 &
+HA_PIDS+=("$!")
+exec 7>"$HA_TMP/hold.in"
+echo "SELECT count(*) >= 0 FROM stats_history.system_memory;" >&7
+for _ in $(seq 50); do [ -s "$HA_TMP/hold.out" ] && break; sleep 0.1; done
+ha_is "a session on the master reads its history" 1 "$(cat "$HA_TMP/hold.out")"
+master_dbs() {
+    for f in /proc/"$1"/fd/*; do readlink "$f"; done |
+        grep -c "^$data/heapadmin[^/]*\.db"
+}
+ha_ok "... so the master holds its SQLite files ($(master_dbs "$mpid"))" \
+    test "$(master_dbs "$mpid")" -ge 1
+
 old=("${workers[@]}")
 ngx -s reload
 ha_is "nginx -s reload (the unit's ExecReload)" 0 "$?"
@@ -172,7 +192,13 @@ for w in "${new[@]}"; do
         ha_fail "new worker $w is served"
     fi
 done
-for w in "${new[@]}"; do check_fds "$w"; done
+for w in "${new[@]}"; do
+    check_fds "$w"
+    ha_is "worker $w holds none of the master's SQLite files" 0 "$(master_dbs "$w")"
+done
+ag_sql "$data/www-data/nginx.${new[0]}.sock" "SELECT count(*) >= 0 FROM stats_history.system_memory"
+ha_is "... and reads its own history" "0:1" "$HA_RC:$HA_OUT"
+exec 7>&-
 ag_sql "$data/www-data/nginx.${new[0]}.sock" "SELECT variable_value FROM global_variables WHERE variable_name = 'jemalloc-prof_active'"
 ha_is "... with the master's profiler settings (active, inherited)" "0:true" "$HA_RC:$HA_OUT"
 for w in "${old[@]}"; do
