@@ -44,7 +44,8 @@ struct ha_engine {
 
     struct ha_fiber_pool fibers;   /* stacks for tasks */
     struct ha_worker *worker;      /* long work off the loop */
-    struct ha_worker *dump_worker; /* heap dumps (a disk may stall them) */
+    struct ha_worker *dump_worker; /* writes to the datadir that a disk may
+                                      stall: heap dumps, history samples */
     struct ha_task_env tasks;      /* what every task shares */
 
     struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
@@ -113,7 +114,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         e->dump_worker =
             ha_worker_new(base, thread_init, init_arg, err, errlen);
     if (e->dump_worker != NULL)
-        ha_worker_set_name(e->dump_worker, "heapadmin-dump");
+        ha_worker_set_name(e->dump_worker, "heapadmin-disk");
     if (e->worker == NULL || e->dump_worker == NULL) {
         ha_engine_free(e);
         return NULL;
@@ -150,7 +151,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_log_info("this jemalloc has no dump hook: dumps it writes on its "
                     "own (interval, high-water) keep its mode 0644");
     e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->vtab);
-    e->history = ha_history_new(base, &e->vtab, e->datadir,
+    e->history = ha_history_new(base, e->dump_worker, &e->vtab, e->datadir,
                                 cfg->stats_system_memory);
     e->leakwatch =
         ha_leakwatch_new(base, e->dump_worker, &e->vtab, e->history);

@@ -16,6 +16,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "core/worker.h"
 #include "engine/filevfs.h"
 #include "vtab/mallctl.h"
 
@@ -210,15 +211,36 @@ fail:
  * The sampler
  * ------------------------------------------------------------------ */
 
+struct sample_job;
+
 struct ha_history {
     char path[PATH_MAX];         /* heapadmin_stats.db, opened per sample:
                                     no descriptor or cache held between
                                     two (nor inherited by a fork child) */
     struct ha_vtab_ctx *ctx;     /* jemalloc */
+    struct ha_worker *worker;    /* where the file is written */
     struct event *timer;         /* NULL: not sampling */
     bool warned;                 /* a failure was logged (once) */
-    void (*listener)(void *arg, const struct ha_history_sample *s);
+    struct sample_job *writing;  /* a sample on the worker */
+    int64_t (*since)(void *arg, int64_t now);
+    void (*listener)(void *arg, const struct ha_history_sample *s,
+                     const struct ha_history_sample *oldest);
     void *listener_arg;          /* told of each stored sample */
+};
+
+/* One sample's file work, on the worker: the write, then the oldest
+ * sample the listener wants, on the same connection. */
+struct sample_job {
+    struct ha_job job;           /* the worker's */
+    struct ha_history *h;        /* NULL: the history was freed */
+    char path[PATH_MAX];
+    struct ha_history_sample s;
+    bool want_oldest;
+    int64_t since;
+    int rc;                      /* out: 0 stored */
+    bool have_oldest;            /* out */
+    struct ha_history_sample oldest;
+    char err[PATH_MAX + 256];
 };
 
 static int
@@ -231,18 +253,98 @@ read_stat(const struct ha_mallctl_ops *ops, const char *name, int64_t *out)
     return rc;
 }
 
+/* Process pid's oldest sample at or after since into *out: 0, or -1 when
+ * there is none (other processes of the datadir sample into the same
+ * file). */
+static int
+oldest_since(sqlite3 *db, int64_t since, int64_t pid,
+             struct ha_history_sample *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc;
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT timestamp, allocated, resident, active, "
+                           "mapped, metadata, retained FROM system_memory "
+                           "WHERE timestamp >= ?1 AND pid = ?2 "
+                           "ORDER BY timestamp LIMIT 1",
+                           -1, &st, NULL) != SQLITE_OK)
+        return -1;
+    sqlite3_bind_int64(st, 1, since);
+    sqlite3_bind_int64(st, 2, pid);
+    rc = sqlite3_step(st);
+    if (rc == SQLITE_ROW) {
+        out->timestamp = sqlite3_column_int64(st, 0);
+        out->allocated = sqlite3_column_int64(st, 1);
+        out->resident = sqlite3_column_int64(st, 2);
+        out->active = sqlite3_column_int64(st, 3);
+        out->mapped = sqlite3_column_int64(st, 4);
+        out->metadata = sqlite3_column_int64(st, 5);
+        out->retained = sqlite3_column_int64(st, 6);
+        out->pid = pid;
+    }
+    sqlite3_finalize(st);
+    return rc == SQLITE_ROW ? 0 : -1;
+}
+
+static void
+sample_run(void *arg)
+{
+    struct sample_job *j = arg;
+    sqlite3 *db = ha_history_open(j->path, j->err, sizeof(j->err));
+
+    j->rc = db != NULL &&
+                    ha_history_record(db, &j->s, j->err, sizeof(j->err)) == 0
+                ? 0
+                : -1;
+    j->have_oldest = j->rc == 0 && j->want_oldest &&
+                     oldest_since(db, j->since, j->s.pid, &j->oldest) == 0;
+    sqlite3_close_v2(db);
+}
+
+static void
+sample_done(void *arg)
+{
+    struct sample_job *j = arg;
+    struct ha_history *h = j->h;
+
+    if (h != NULL) {
+        h->writing = NULL;
+        if (!j->job.ran) {
+            /* the worker went away first: nothing was written */
+        } else if (j->rc != 0) {
+            if (!h->warned)
+                ha_log_warn("stats_history.system_memory: sample not "
+                            "stored: %s",
+                            j->err);
+            h->warned = true;
+        } else {
+            h->warned = false;
+            if (h->listener != NULL)
+                h->listener(h->listener_arg, &j->s,
+                            j->have_oldest ? &j->oldest : NULL);
+        }
+    }
+    free(j);
+}
+
 static void
 sample_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ha_history *h = arg;
     const struct ha_mallctl_ops *ops = h->ctx->ops;
     struct ha_history_sample s;
-    char err[PATH_MAX + 256];
-    sqlite3 *db = NULL;
+    struct sample_job *j;
+    char err[256];
     int rc;
 
     (void)fd;
     (void)what;
+    if (h->writing != NULL) {
+        ha_log_info("stats_history.system_memory: sample skipped: the last "
+                    "one is still being written");
+        return;
+    }
     memset(&s, 0, sizeof(s));
     s.timestamp = (int64_t)time(NULL);
     s.pid = (int64_t)getpid();
@@ -266,74 +368,44 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
         h->warned = true;
         return;
     }
-    if ((db = ha_history_open(h->path, err, sizeof(err))) == NULL ||
-        ha_history_record(db, &s, err, sizeof(err)) != 0) {
-        sqlite3_close_v2(db);
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        return;
+    j->job.run = sample_run;
+    j->job.done = sample_done;
+    j->job.arg = j;
+    j->h = h;
+    ha_strlcpy(j->path, h->path, sizeof(j->path));
+    j->s = s;
+    j->want_oldest = h->listener != NULL && h->since != NULL;
+    if (j->want_oldest)
+        j->since = h->since(h->listener_arg, s.timestamp);
+    if (ha_worker_submit(h->worker, &j->job, err, sizeof(err)) != 0) {
         if (!h->warned)
-            ha_log_warn("stats_history.system_memory: sample not stored: %s",
+            ha_log_warn("stats_history.system_memory: sample not stored: "
+                        "%s",
                         err);
         h->warned = true;
+        free(j);
         return;
     }
-    sqlite3_close_v2(db);
-    h->warned = false;
-    if (h->listener != NULL)
-        h->listener(h->listener_arg, &s);
+    h->writing = j;
 }
 
 void
-ha_history_set_listener(struct ha_history *h,
-                        void (*fn)(void *arg,
-                                   const struct ha_history_sample *s),
-                        void *arg)
+ha_history_set_listener(
+    struct ha_history *h, int64_t (*since)(void *arg, int64_t now),
+    void (*fn)(void *arg, const struct ha_history_sample *s,
+               const struct ha_history_sample *oldest),
+    void *arg)
 {
+    h->since = since;
     h->listener = fn;
     h->listener_arg = arg;
 }
 
-int
-ha_history_oldest_since(struct ha_history *h, int64_t since,
-                        struct ha_history_sample *out)
-{
-    sqlite3_stmt *st = NULL;
-    char err[PATH_MAX + 256];
-    sqlite3 *db;
-    int rc;
-
-    /* This process's rows only: other processes of the datadir (an
-     * agent's host's other workers) sample into the same file. */
-    if ((db = ha_history_open(h->path, err, sizeof(err))) == NULL)
-        return -1;
-    if (sqlite3_prepare_v2(db,
-                           "SELECT timestamp, allocated, resident, active, "
-                           "mapped, metadata, retained FROM system_memory "
-                           "WHERE timestamp >= ?1 AND pid = ?2 "
-                           "ORDER BY timestamp LIMIT 1",
-                           -1, &st, NULL) != SQLITE_OK) {
-        sqlite3_close_v2(db);
-        return -1;
-    }
-    sqlite3_bind_int64(st, 1, since);
-    sqlite3_bind_int64(st, 2, (sqlite3_int64)getpid());
-    rc = sqlite3_step(st);
-    if (rc == SQLITE_ROW) {
-        out->timestamp = sqlite3_column_int64(st, 0);
-        out->allocated = sqlite3_column_int64(st, 1);
-        out->resident = sqlite3_column_int64(st, 2);
-        out->active = sqlite3_column_int64(st, 3);
-        out->mapped = sqlite3_column_int64(st, 4);
-        out->metadata = sqlite3_column_int64(st, 5);
-        out->retained = sqlite3_column_int64(st, 6);
-        out->pid = (int64_t)getpid();
-    }
-    sqlite3_finalize(st);
-    sqlite3_close_v2(db);
-    return rc == SQLITE_ROW ? 0 : -1;
-}
-
 struct ha_history *
-ha_history_new(struct event_base *base, struct ha_vtab_ctx *ctx,
-               const char *datadir, int interval_s)
+ha_history_new(struct event_base *base, struct ha_worker *worker,
+               struct ha_vtab_ctx *ctx, const char *datadir, int interval_s)
 {
     struct ha_history *h;
     char path[PATH_MAX], err[PATH_MAX + 256];
@@ -344,6 +416,7 @@ ha_history_new(struct event_base *base, struct ha_vtab_ctx *ctx,
     if ((h = calloc(1, sizeof(*h))) == NULL)
         return NULL;
     h->ctx = ctx;
+    h->worker = worker;
     ha_strlcpy(h->path, path, sizeof(h->path));
     {
         sqlite3 *db = ha_history_open(path, err, sizeof(err));
@@ -376,6 +449,8 @@ ha_history_free(struct ha_history *h)
 {
     if (h == NULL)
         return;
+    if (h->writing != NULL)
+        h->writing->h = NULL; /* its done only frees it */
     if (h->timer != NULL)
         event_free(h->timer);
     free(h);

@@ -50,28 +50,30 @@ int ha_history_record(sqlite3 *db, const struct ha_history_sample *s,
                       char *err, size_t errlen);
 
 struct ha_history;
+struct ha_worker;
 
 /* Samples every interval_s seconds into <datadir>/heapadmin_stats.db
  * through ctx's jemalloc; the file is created even when interval_s is 0
- * (no sampling), so stats_history always exists. Returns NULL when the
+ * (no sampling), so stats_history always exists. The statistics are read
+ * on the loop, the file is written on worker's thread (a stalled disk
+ * never stalls the loop; a tick while the last write is still under way
+ * is skipped). worker must outlive the history. Returns NULL when the
  * file cannot be opened (logged). */
 struct ha_history *ha_history_new(struct event_base *base,
+                                  struct ha_worker *worker,
                                   struct ha_vtab_ctx *ctx,
                                   const char *datadir, int interval_s);
 
-/* Calls fn(arg, sample) on the loop after each sample is stored (the
- * leak watch reads resident memory this way, so it needs no timer of its
- * own). One listener; NULL fn removes it. */
-void ha_history_set_listener(struct ha_history *h,
-                             void (*fn)(void *arg,
-                                        const struct ha_history_sample *s),
-                             void *arg);
-
-/* This process's oldest sample at or after since (unix seconds) into
- * *out (other processes of the datadir sample into the same file). Returns
- * 0, or -1 when there is none (or the file cannot be read). */
-int ha_history_oldest_since(struct ha_history *h, int64_t since,
-                            struct ha_history_sample *out);
+/* After each sample is stored, fn(arg, sample, oldest) on the loop, with
+ * oldest this process's oldest stored sample at or after since(arg, the
+ * sample's time) (unix seconds), or NULL when there is none: read on the
+ * worker with the write (the leak watch compares the two, and so needs
+ * no timer or file access of its own). One listener; NULL fn removes it. */
+void ha_history_set_listener(
+    struct ha_history *h, int64_t (*since)(void *arg, int64_t now),
+    void (*fn)(void *arg, const struct ha_history_sample *s,
+               const struct ha_history_sample *oldest),
+    void *arg);
 
 /* NULL is a no-op. */
 void ha_history_free(struct ha_history *h);

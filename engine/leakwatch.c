@@ -246,22 +246,29 @@ start_series(struct ha_leakwatch *w, const char *growth)
  * Samples
  * ------------------------------------------------------------------ */
 
+/* The oldest sample the window looks back to (none from before the last
+ * series' end); asked on the loop when a sample is taken. */
+static int64_t
+window_start(void *arg, int64_t now)
+{
+    const struct ha_leakwatch *w = arg;
+    int64_t since = now - w->ctx->je->leak_watch_window_s;
+
+    return since < w->rearm_after ? w->rearm_after : since;
+}
+
 static void
-on_sample(void *arg, const struct ha_history_sample *s)
+on_sample(void *arg, const struct ha_history_sample *s,
+          const struct ha_history_sample *oldest)
 {
     struct ha_leakwatch *w = arg;
     const struct ha_jemalloc_config *je = w->ctx->je;
-    struct ha_history_sample oldest;
-    int64_t since = s->timestamp - je->leak_watch_window_s;
 
-    if (w->state != WATCH_WATCHING)
+    if (w->state != WATCH_WATCHING || oldest == NULL ||
+        oldest->timestamp < w->rearm_after)
         return;
-    if (since < w->rearm_after)
-        since = w->rearm_after;
-    if (ha_history_oldest_since(w->history, since, &oldest) != 0)
-        return;
-    if (ha_leakwatch_grown(je->leak_watch_growth_bytes, oldest.timestamp,
-                           oldest.resident, s->timestamp, s->resident,
+    if (ha_leakwatch_grown(je->leak_watch_growth_bytes, oldest->timestamp,
+                           oldest->resident, s->timestamp, s->resident,
                            w->growth, sizeof(w->growth)))
         start_series(w, w->growth);
 }
@@ -290,7 +297,7 @@ ha_leakwatch_new(struct event_base *base, struct ha_worker *worker,
     /* Growth from before this start is not this run's to judge. */
     w->rearm_after = (int64_t)time(NULL);
     w->growth[0] = '\0';
-    ha_history_set_listener(h, on_sample, w);
+    ha_history_set_listener(h, window_start, on_sample, w);
     ha_log_info("leak watch: a series of %lld dumps, one every %lld s, "
                 "when resident memory grows by more than %lld bytes within "
                 "%lld s",
@@ -304,7 +311,7 @@ ha_leakwatch_free(struct ha_leakwatch *w)
 {
     if (w == NULL)
         return;
-    ha_history_set_listener(w->history, NULL, NULL);
+    ha_history_set_listener(w->history, NULL, NULL, NULL);
     ha_dump_req_forget(w->dumping);
     w->dumping = NULL;
     if (w->state == WATCH_COLLECTING)

@@ -59,11 +59,12 @@ struct ha_vtab_ctx {
                                             (retention after dump_now,
                                             global_variables); NULL:
                                             none */
-    struct ha_worker *dump_worker;     /* heap dumps are written there
-                                          (vtab/dumpjob.h), apart from the
-                                          worker that loads profiles: a
-                                          stalled disk holds up no one
-                                          else; NULL: the task's */
+    struct ha_worker *dump_worker;     /* the datadir's writes: heap
+                                          dumps (vtab/dumpjob.h), history
+                                          samples; apart from the worker
+                                          that loads profiles: a stalled
+                                          disk holds up no one else;
+                                          NULL: the task's */
 
     /* Heap-profile tables (heap.c): symbols read from the binaries on
      * disk, cached across queries; created on first use, freed by the
