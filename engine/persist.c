@@ -18,6 +18,7 @@
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "core/log.h"
+#include "core/task.h"
 #include "core/util.h"
 #include "core/datadir.h"
 #include "vtab/vtab_util.h"
@@ -152,6 +153,67 @@ current(sqlite3 *db, const char *name, char *out, size_t outlen)
 }
 
 /* ------------------------------------------------------------------
+ * heapadmin.db's file work, off the loop
+ * ------------------------------------------------------------------ */
+
+/* A SAVE's write or a LOAD's read of heapadmin.db, as a job for the disk
+ * worker (core/task.h ha_task_offload_to): it owns what it reads and
+ * writes, as a killed statement stops waiting and leaves it to end
+ * alone (disk_discard). */
+struct disk_job {
+    char datadir[PATH_MAX];
+    bool save;                  /* else load */
+    struct rows rw;             /* save: in; load: out */
+    int rc;
+    char err[PATH_MAX + 512];
+};
+
+static void
+disk_run(void *arg)
+{
+    struct disk_job *j = arg;
+
+    if (j->save)
+        j->rc = ha_diskstore_save(j->datadir, JE_PREFIX,
+                                  (const char *const *)j->rw.names,
+                                  (const char *const *)j->rw.values,
+                                  j->rw.n, j->err, sizeof(j->err));
+    else
+        j->rc = ha_diskstore_load(j->datadir, JE_PREFIX, rows_add, &j->rw,
+                                  j->err, sizeof(j->err));
+}
+
+static void
+disk_discard(void *arg)
+{
+    struct disk_job *j = arg;
+
+    if (j->save && j->rc == 0)
+        ha_log_notice("SAVE JEMALLOC VARIABLES TO DISK completed after "
+                      "the statement that asked for it stopped waiting");
+    rows_free(&j->rw);
+    free(j);
+}
+
+/* Runs j on the disk worker while the statement waits. Returns 0 with j
+ * run (the caller frees it), or -1 with err set (j is no longer the
+ * caller's). */
+static int
+disk_do(const struct ha_persist_ctx *ctx, struct disk_job *j, char *err,
+        size_t errlen)
+{
+    j->rc = -1;
+    if (ha_task_offload_to(ctx->disk_worker, disk_run, disk_discard, j) !=
+        0) {
+        ha_err_set(err, errlen,
+                   "the statement stopped waiting (KILL, "
+                   "max_execution_time or shutdown)");
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------
  * Operations
  * ------------------------------------------------------------------ */
 
@@ -160,16 +222,27 @@ ha_persist_save(const struct ha_persist_ctx *ctx, size_t *n, char *msg,
                 size_t msglen)
 {
     struct rows rw = {0};
-    char err[PATH_MAX + 256], path[PATH_MAX];
+    struct disk_job *j = NULL;
+    char err[PATH_MAX + 512], path[PATH_MAX];
     int ret = -1;
 
     *n = 0;
     ha_diskstore_path(ctx->datadir, path, sizeof(path));
-    if (live_rows(ctx->db, &rw, err, sizeof(err)) != 0 ||
-        ha_diskstore_save(ctx->datadir, JE_PREFIX,
-                          (const char *const *)rw.names,
-                          (const char *const *)rw.values, rw.n, err,
-                          sizeof(err)) != 0) {
+    if (live_rows(ctx->db, &rw, err, sizeof(err)) == 0 &&
+        (j = calloc(1, sizeof(*j))) == NULL)
+        ha_err_set(err, sizeof(err), "out of memory");
+    if (j != NULL) {
+        /* The rows are the job's from here. */
+        ha_strlcpy(j->datadir, ctx->datadir, sizeof(j->datadir));
+        j->save = true;
+        j->rw = rw;
+        memset(&rw, 0, sizeof(rw));
+        if (disk_do(ctx, j, err, sizeof(err)) != 0)
+            j = NULL; /* disk_discard's now */
+        else if (j->rc != 0)
+            ha_strlcpy(err, j->err, sizeof(err));
+    }
+    if (j == NULL || j->rc != 0) {
         ha_log_warn("control: %s: SAVE JEMALLOC VARIABLES TO DISK "
                     "failed: %s",
                     ctx->who, err);
@@ -178,15 +251,19 @@ ha_persist_save(const struct ha_persist_ctx *ctx, size_t *n, char *msg,
     }
     ha_log_notice("control: %s: SAVE JEMALLOC VARIABLES TO DISK: %zu "
                   "variables saved to %s",
-                  ctx->who, rw.n, path);
+                  ctx->who, j->rw.n, path);
     ha_err_set(msg, msglen,
                "%zu jemalloc variables saved to %s; they apply at every "
                "start (heapadmind --initial discards them)",
-               rw.n, path);
-    *n = rw.n;
+               j->rw.n, path);
+    *n = j->rw.n;
     ret = 0;
 out:
     rows_free(&rw);
+    if (j != NULL) {
+        rows_free(&j->rw);
+        free(j);
+    }
     return ret;
 }
 
@@ -201,11 +278,32 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
     *n = 0;
     *why = HA_PERSIST_IO;
     ha_diskstore_path(ctx->datadir, path, sizeof(path));
-    if (ha_diskstore_load(ctx->datadir, JE_PREFIX, rows_add, &rw, err,
-                          sizeof(err)) != 0) {
-        ha_err_set(msg, msglen, "LOAD JEMALLOC VARIABLES FROM DISK: %s",
-                   err);
-        goto out;
+    {
+        /* The file is read on the disk worker; the rows applied here. */
+        struct disk_job *j = calloc(1, sizeof(*j));
+
+        if (j == NULL) {
+            ha_err_set(msg, msglen,
+                       "LOAD JEMALLOC VARIABLES FROM DISK: out of memory");
+            goto out;
+        }
+        ha_strlcpy(j->datadir, ctx->datadir, sizeof(j->datadir));
+        if (disk_do(ctx, j, err, sizeof(err)) != 0) {
+            ha_err_set(msg, msglen, "LOAD JEMALLOC VARIABLES FROM DISK: %s",
+                       err);
+            goto out;
+        }
+        rw = j->rw;
+        if (j->rc != 0)
+            ha_err_set(msg, msglen, "LOAD JEMALLOC VARIABLES FROM DISK: %s",
+                       j->err);
+        ret = j->rc;
+        free(j);
+        if (ret != 0) {
+            ret = -1;
+            goto out;
+        }
+        ret = -1;
     }
     /* All or nothing: one savepoint, so the table applies every change
      * at its end or none. */

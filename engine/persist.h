@@ -21,11 +21,17 @@
 #include "engine/config.h"
 
 /* What an operation needs. */
+struct ha_worker;
+
 struct ha_persist_ctx {
     sqlite3 *db;                  /* global_variables lives here */
     const char *who;              /* "user@peer (connection N)" for the log */
     const char *datadir;          /* absolute */
     const struct ha_config *cfg;  /* SAVE CONFIG TO FILE; NULL: refused */
+    struct ha_worker *disk_worker; /* heapadmin.db is read and written
+                                      there while the statement waits (a
+                                      SAVE fsyncs); NULL: the task's
+                                      worker, or inline without a task */
 };
 
 /* Why an operation failed. */

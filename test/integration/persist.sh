@@ -32,8 +32,12 @@ set_var jemalloc-prof_active true
 set_var jemalloc-lg_prof_sample 20
 set_var jemalloc-dump_symbolized true
 set_var jemalloc-dirty_decay_ms 5000
+ha_is "no disk worker before the first write to the datadir" "" \
+    "$(grep -x heapadmin-disk /proc/"$HA_PID"/task/*/comm)"
 ha_sql "SAVE JEMALLOC VARIABLES TO DISK"
 ha_is "SAVE JEMALLOC VARIABLES TO DISK: OK" "0:" "$HA_RC:$HA_ERR"
+ha_is "... written on the disk worker, not the loop (its fsync may stall)" \
+    heapadmin-disk "$(grep -hx heapadmin-disk /proc/"$HA_PID"/task/*/comm)"
 ha_ok "... into a 0600 file in the datadir" \
     test "$(stat -c %a "$HA_DATADIR/heapadmin.db")" = 600
 ha_file_like "... logged with who did it" "$HA_LOG" \
