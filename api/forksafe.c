@@ -35,6 +35,7 @@
 
 #include <sqlite3.h>
 
+#include "core/task.h"
 #include "engine/filevfs.h"
 #include "vtab/mallctl.h"
 
@@ -96,10 +97,7 @@ ha_forksafe_init(void)
 static long long
 now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)(ha_task_now_ns() / 1000000);
 }
 
 int

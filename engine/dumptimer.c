@@ -6,14 +6,10 @@
  */
 #include "engine/dumptimer.h"
 
-#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
-#include <sys/types.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "core/log.h"
 #include "vtab/dumpjob.h"

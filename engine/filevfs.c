@@ -43,8 +43,6 @@ static sqlite3_vfs *unix_vfs;
 static const char *registered;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
-#define UNIX_VFS() (unix_vfs)
-
 /* ------------------------------------------------------------------
  * Files
  * ------------------------------------------------------------------ */
@@ -279,7 +277,7 @@ v_open(sqlite3_vfs *self, sqlite3_filename name, sqlite3_file *f, int flags,
     (void)self;
     memset(v, 0, sizeof(*v));
     pthread_mutex_lock(&lock);
-    rc = UNIX_VFS()->xOpen(UNIX_VFS(), name, REAL(f), flags, out_flags);
+    rc = unix_vfs->xOpen(unix_vfs, name, REAL(f), flags, out_flags);
     m = REAL(f)->pMethods;
     if (rc == SQLITE_OK && m != NULL) {
         v->base.pMethods =
@@ -301,83 +299,83 @@ static int
 v_delete(sqlite3_vfs *self, const char *name, int sync_dir)
 {
     (void)self;
-    return UNIX_VFS()->xDelete(UNIX_VFS(), name, sync_dir);
+    return unix_vfs->xDelete(unix_vfs, name, sync_dir);
 }
 
 static int
 v_access(sqlite3_vfs *self, const char *name, int flags, int *out)
 {
     (void)self;
-    return UNIX_VFS()->xAccess(UNIX_VFS(), name, flags, out);
+    return unix_vfs->xAccess(unix_vfs, name, flags, out);
 }
 
 static int
 v_full_pathname(sqlite3_vfs *self, const char *name, int n, char *out)
 {
     (void)self;
-    return UNIX_VFS()->xFullPathname(UNIX_VFS(), name, n, out);
+    return unix_vfs->xFullPathname(unix_vfs, name, n, out);
 }
 
 static void *
 v_dlopen(sqlite3_vfs *self, const char *name)
 {
     (void)self;
-    return UNIX_VFS()->xDlOpen(UNIX_VFS(), name);
+    return unix_vfs->xDlOpen(unix_vfs, name);
 }
 
 static void
 v_dlerror(sqlite3_vfs *self, int n, char *out)
 {
     (void)self;
-    UNIX_VFS()->xDlError(UNIX_VFS(), n, out);
+    unix_vfs->xDlError(unix_vfs, n, out);
 }
 
 static void (*v_dlsym(sqlite3_vfs *self, void *h, const char *sym))(void)
 {
     (void)self;
-    return UNIX_VFS()->xDlSym(UNIX_VFS(), h, sym);
+    return unix_vfs->xDlSym(unix_vfs, h, sym);
 }
 
 static void
 v_dlclose(sqlite3_vfs *self, void *h)
 {
     (void)self;
-    UNIX_VFS()->xDlClose(UNIX_VFS(), h);
+    unix_vfs->xDlClose(unix_vfs, h);
 }
 
 static int
 v_randomness(sqlite3_vfs *self, int n, char *out)
 {
     (void)self;
-    return UNIX_VFS()->xRandomness(UNIX_VFS(), n, out);
+    return unix_vfs->xRandomness(unix_vfs, n, out);
 }
 
 static int
 v_sleep(sqlite3_vfs *self, int us)
 {
     (void)self;
-    return UNIX_VFS()->xSleep(UNIX_VFS(), us);
+    return unix_vfs->xSleep(unix_vfs, us);
 }
 
 static int
 v_current_time(sqlite3_vfs *self, double *out)
 {
     (void)self;
-    return UNIX_VFS()->xCurrentTime(UNIX_VFS(), out);
+    return unix_vfs->xCurrentTime(unix_vfs, out);
 }
 
 static int
 v_last_error(sqlite3_vfs *self, int n, char *out)
 {
     (void)self;
-    return UNIX_VFS()->xGetLastError(UNIX_VFS(), n, out);
+    return unix_vfs->xGetLastError(unix_vfs, n, out);
 }
 
 static int
 v_current_time64(sqlite3_vfs *self, sqlite3_int64 *out)
 {
     (void)self;
-    return UNIX_VFS()->xCurrentTimeInt64(UNIX_VFS(), out);
+    return unix_vfs->xCurrentTimeInt64(unix_vfs, out);
 }
 
 static void

@@ -293,17 +293,15 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
                        err);
             goto out;
         }
-        rw = j->rw;
-        if (j->rc != 0)
+        int rc = j->rc;
+
+        rw = j->rw; /* the rows are ours now, read or not */
+        if (rc != 0)
             ha_err_set(msg, msglen, "LOAD JEMALLOC VARIABLES FROM DISK: %s",
                        j->err);
-        ret = j->rc;
         free(j);
-        if (ret != 0) {
-            ret = -1;
+        if (rc != 0)
             goto out;
-        }
-        ret = -1;
     }
     /* All or nothing: one savepoint, so the table applies every change
      * at its end or none. */

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/task.h"
 #include "core/util.h"
 
 void
@@ -75,10 +76,7 @@ ha_vtab_best_index_name(sqlite3_index_info *info, int name_col, int n_rows)
 static long long
 now_ms(void)
 {
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (long long)(ha_task_now_ns() / 1000000);
 }
 
 void
