@@ -45,4 +45,11 @@ void ha_conn_kill_query(struct ha_conn *c);
  * used afterwards. No-op when c is already closing. */
 void ha_conn_close_after_reply(struct ha_conn *c);
 
+/* Cancels the KILLs still waiting for the loop's next pass: the server
+ * is stopping, and the registry they would look the victim up in is
+ * about to go (a KILL just before a SIGTERM read it after the engine
+ * was freed: soak.sh under ASan). */
+struct ha_kill_req;
+void ha_conn_cancel_kills(struct ha_kill_req **pending);
+
 #endif /* HA_CONN_H */

@@ -49,6 +49,7 @@ struct ha_server {
     const struct ha_config *cfg;
 
     struct ha_session_shared shared;
+    struct ha_kill_req *kills;   /* deferred KILLs (conn.c) */
     struct ha_conn_env env;
 
     struct listener *listeners;
@@ -337,6 +338,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
                sizeof(s->shared.db_uri));
     s->shared.vtab = ha_engine_vtab(e);
     s->shared.clients = ha_engine_clients(e);
+    s->shared.pending_kills = &s->kills;
     s->shared.config = cfg;
     s->shared.shutdown = ha_engine_shutdown_flag(e);
     /* @@max_allowed_packet and friends report what is enforced. */
@@ -649,6 +651,7 @@ ha_server_stop(struct ha_server *s)
         return;
     s->stopped = true;
     close_listeners(s);
+    ha_conn_cancel_kills(&s->kills);
     if (s->n_conns > 0)
         ha_log_info("closing %zu session%s", s->n_conns,
                     s->n_conns == 1 ? "" : "s");

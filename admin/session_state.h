@@ -38,6 +38,10 @@ struct ha_session_shared {
     struct ha_clients *clients;  /* the engine's: PROCESSLIST, KILL and
                                     SHOW STATUS see both front-ends;
                                     NULL: sessions not listed */
+    struct ha_kill_req **pending_kills; /* the list of KILLs waiting
+                                           for the loop's next pass
+                                           (conn.c), the server's: it
+                                           cancels them when it stops */
     struct ha_sysvar_limits limits; /* @@max_allowed_packet and the
                                        timeouts this server enforces;
                                        zero: the table's defaults */
