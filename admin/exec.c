@@ -136,10 +136,10 @@ exec_persist(struct ha_session *s, const struct ha_lex *lx,
     memset(&ctx, 0, sizeof(ctx));
     ctx.db = s->db;
     ctx.who = who;
-    ctx.datadir = s->shared->vtab != NULL ? s->shared->vtab->datadir : NULL;
+    ctx.datadir = s->shared->vtab != NULL ? s->shared->vtab->heap->datadir : NULL;
     ctx.cfg = s->shared->config;
     ctx.disk_worker =
-        s->shared->vtab != NULL ? s->shared->vtab->dump_worker : NULL;
+        s->shared->vtab != NULL ? s->shared->vtab->heap->dump_worker : NULL;
     if (ctx.datadir == NULL) {
         ha_reply_err(r, 1105, "HY000", "no datadir: nothing can be saved");
         return -1;

@@ -24,6 +24,7 @@
 #include "admin/sqlfunc.h"
 #include "admin/sysvar.h"
 #include "admin/vars.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/catalog.h"
@@ -84,15 +85,6 @@ fail:
 /* While a statement runs: max_execution_time, slices, KILL QUERY       */
 /* ------------------------------------------------------------------ */
 
-static int64_t
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
 static bool
 shutting_down(const struct ha_session *s)
 {
@@ -108,14 +100,14 @@ static int
 progress_cb(void *arg)
 {
     struct ha_session *s = arg;
-    int64_t now = now_ns();
+    int64_t now = ha_clock_ns();
 
     if (s->yield != NULL && !s->killed && !shutting_down(s)) {
         if (s->slice_from_ns == 0) {
             s->slice_from_ns = now;
         } else if (now - s->slice_from_ns >= HA_SESSION_SLICE_NS) {
             s->yield(s->yield_arg);
-            now = s->slice_from_ns = now_ns();
+            now = s->slice_from_ns = ha_clock_ns();
         }
     }
     if (s->killed || shutting_down(s))
@@ -150,10 +142,10 @@ busy_cb(void *arg, int n)
 
     (void)n;
     if (s->yield == NULL || s->killed || shutting_down(s) ||
-        (s->deadline_ns != 0 && now_ns() > s->deadline_ns))
+        (s->deadline_ns != 0 && ha_clock_ns() > s->deadline_ns))
         return 0;
     s->yield(s->yield_arg);
-    s->slice_from_ns = now_ns();
+    s->slice_from_ns = ha_clock_ns();
     return 1;
 }
 
@@ -167,7 +159,7 @@ ha_session_arm_deadline(struct ha_session *s)
             s->vars[i].type == HA_SYSVAR_INT && s->vars[i].ival > 0 &&
             (ceiling == 0 || s->vars[i].ival < ceiling))
             ms = s->vars[i].ival;
-    s->deadline_ns = ms > 0 ? now_ns() + ms * 1000000 : 0;
+    s->deadline_ns = ms > 0 ? ha_clock_ns() + ms * 1000000 : 0;
     return ms;
 }
 
@@ -301,7 +293,7 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
      * DISK, engine/diskstore.h) and the memory history (engine/history.h),
      * read-only. */
     ha_schemas_open(s->db,
-                    shared->vtab != NULL ? shared->vtab->datadir : NULL,
+                    shared->vtab != NULL ? shared->vtab->heap->datadir : NULL,
                     &s->schemas);
     if (ha_authorizer_harden(s->db, err, errlen) != 0)
         goto fail;

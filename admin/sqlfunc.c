@@ -265,7 +265,7 @@ fn_prometheus_metrics(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     c.questions = st.questions;
     c.http = s->shared->config != NULL && s->shared->config->n_http > 0;
     c.http_requests = st.http_requests;
-    if (ha_admin_metrics(s->shared->vtab, &c, HA_EXPO_PROMETHEUS, &out) !=
+    if (ha_admin_metrics(s->shared->vtab != NULL ? s->shared->vtab->heap : NULL, &c, HA_EXPO_PROMETHEUS, &out) !=
         0) {
         ha_buf_free(&out);
         sqlite3_result_error_nomem(ctx);

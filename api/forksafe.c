@@ -25,6 +25,7 @@
  * jemalloc's own locks are jemalloc's: it takes them around fork itself.
  */
 #include "api/forksafe.h"
+#include "core/clock.h"
 #include "include/heapadmin.h"
 
 #include <pthread.h>
@@ -37,7 +38,7 @@
 
 #include "core/task.h"
 #include "engine/filevfs.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 #define HA_FORK_WAIT_MS 50
 
@@ -94,16 +95,10 @@ ha_forksafe_init(void)
     pthread_mutex_unlock(&init_lock);
 }
 
-static long long
-now_ms(void)
-{
-    return (long long)(ha_task_now_ns() / 1000000);
-}
-
 int
 heapadmin_fork_prepare(void)
 {
-    long long deadline = now_ms() + HA_FORK_WAIT_MS;
+    long long deadline = ha_clock_ms() + HA_FORK_WAIT_MS;
 
     fork_taken = 0;
     vfs_taken = init_taken = false;
@@ -119,7 +114,7 @@ heapadmin_fork_prepare(void)
             pthread_mutex_unlock(&init_lock); /* finished meanwhile */
             break;
         }
-        if (now_ms() >= deadline)
+        if (ha_clock_ms() >= deadline)
             return 0; /* initialising all along */
         sched_yield();
     }
@@ -142,7 +137,7 @@ heapadmin_fork_prepare(void)
         if (vfs_taken)
             ha_filevfs_fork_parent();
         vfs_taken = false;
-        if (now_ms() >= deadline) {
+        if (ha_clock_ms() >= deadline) {
             fork_taken = 0;
             return 0;
         }

@@ -36,8 +36,8 @@
 #include "core/datadir.h"
 #include "core/log.h"
 #include "core/util.h"
-#include "vtab/mallctl.h"
-#include "vtab/profconf.h"
+#include "heap/mallctl.h"
+#include "heap/profconf.h"
 
 #define HA_API_ERR_MAX 1024
 

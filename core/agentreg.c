@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/util.h"
 
 #define CONNECT_TIMEOUT_MS 1000 /* a local socket answers at once */
@@ -557,15 +558,6 @@ struct exchange {
     bool done;
 };
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Splits a whole answer into status, headers and body. */
 static void
 parse_reply(struct exchange *x, struct ha_agent_reply *r)
@@ -626,7 +618,7 @@ ha_agentreg_get(const struct ha_agent *agents, size_t n, const char *method,
 {
     struct exchange *xs = calloc(n ? n : 1, sizeof(*xs));
     struct pollfd *pfd = calloc(n ? n : 1, sizeof(*pfd));
-    int64_t deadline = now_ms() + timeout_ms;
+    int64_t deadline = ha_clock_ms() + timeout_ms;
     size_t open_n = 0;
 
     for (size_t i = 0; i < n; i++) {
@@ -677,7 +669,7 @@ ha_agentreg_get(const struct ha_agent *agents, size_t n, const char *method,
         open_n++;
     }
     while (open_n > 0) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - ha_clock_ms();
         size_t k = 0;
         int rc;
 

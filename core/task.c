@@ -9,20 +9,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/fiber.h"
 #include "core/worker.h"
 
 /* The task whose body runs on this thread now. */
 static _Thread_local struct ha_task *current;
-
-int64_t
-ha_task_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 void
 ha_task_init(struct ha_task *t, const struct ha_task_env *env)
@@ -210,7 +202,7 @@ ha_task_set_deadline(struct ha_task *t, int64_t deadline_ns)
     if (t->deadline_ev == NULL &&
         (t->deadline_ev = evtimer_new(t->env->base, deadline_cb, t)) == NULL)
         return; /* checked at each slice all the same */
-    left = deadline_ns - ha_task_now_ns();
+    left = deadline_ns - ha_clock_ns();
     if (left < 0)
         left = 0;
     tv.tv_sec = (time_t)(left / 1000000000);
@@ -228,7 +220,7 @@ ha_task_stopped(const struct ha_task *t)
     if (t->killed)
         return HA_TASK_KILLED;
     if (t->timed_out ||
-        (t->deadline_ns != 0 && ha_task_now_ns() > t->deadline_ns))
+        (t->deadline_ns != 0 && ha_clock_ns() > t->deadline_ns))
         return HA_TASK_TIMEOUT;
     return HA_TASK_GO;
 }

@@ -129,7 +129,4 @@ struct ha_worker;
 int ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
                        void (*discard)(void *), void *arg);
 
-/* CLOCK_MONOTONIC in ns. */
-int64_t ha_task_now_ns(void);
-
 #endif /* HA_TASK_H */

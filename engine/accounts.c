@@ -10,6 +10,7 @@
 
 #include <openssl/crypto.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "engine/digest.h"
 
@@ -54,19 +55,10 @@ ha_accounts_check_clear(const struct ha_user *user, const uint8_t *pw,
     return ok;
 }
 
-static int64_t
-mono_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 int64_t
 ha_accounts_admit(struct ha_accounts *a, const char *host)
 {
-    int64_t now = mono_ms();
+    int64_t now = ha_clock_ms();
     int64_t wait = ha_throttle_admit(&a->throttle, host, now);
     unsigned held;
 
@@ -87,7 +79,7 @@ ha_accounts_admit(struct ha_accounts *a, const char *host)
 void
 ha_accounts_failed(struct ha_accounts *a, const char *host)
 {
-    ha_throttle_failed(&a->throttle, host, mono_ms());
+    ha_throttle_failed(&a->throttle, host, ha_clock_ms());
 }
 
 void

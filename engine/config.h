@@ -26,7 +26,7 @@
 #include "engine/credentials.h"
 #include "engine/iface.h"
 #include "core/buf.h"
-#include "vtab/jeconfig.h"
+#include "heap/jeconfig.h"
 
 #define HA_DEFAULT_ADMIN_CREDENTIALS "admin:admin"
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"

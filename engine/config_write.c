@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "vtab/jeconfig.h"
+#include "heap/jeconfig.h"
 
 /* A libconfig string literal: '"' and '\\' escaped, control bytes as
  * \xNN (libconfig's escapes). */

@@ -12,8 +12,8 @@
 #include <time.h>
 
 #include "core/log.h"
-#include "vtab/dumpjob.h"
-#include "vtab/mallctl.h"
+#include "heap/dumpjob.h"
+#include "heap/mallctl.h"
 
 struct ha_dump_req {
     struct ha_job job;           /* first: the worker's */
@@ -24,7 +24,7 @@ struct ha_dump_req {
 };
 
 struct ha_dumptimer {
-    struct ha_vtab_ctx *ctx;     /* ops, je */
+    struct ha_heap *heap;     /* ops, je */
     struct ha_worker *worker;
     struct event *every;         /* dump_interval_s; NULL: off */
     struct event *watch;         /* every HA_DUMPTIMER_WATCH_S; NULL: off */
@@ -64,12 +64,12 @@ req_done(void *arg)
 }
 
 /* The job's configuration, copied on the loop (SET and LOAD change
- * ctx->je there). */
+ * heap->je there). */
 static struct ha_dump_req *
-req_new(struct ha_vtab_ctx *ctx, const char *variable, bool *low_space,
+req_new(struct ha_heap *heap, const char *variable, bool *low_space,
         void (*done)(void *, const char *), void *arg)
 {
-    const struct ha_jemalloc_config *je = ctx->je;
+    const struct ha_jemalloc_config *je = heap->je;
     struct ha_dump_req *r = calloc(1, sizeof(*r));
 
     if (r == NULL)
@@ -80,7 +80,7 @@ req_new(struct ha_vtab_ctx *ctx, const char *variable, bool *low_space,
     r->done = done;
     r->arg = arg;
     r->low_space = low_space;
-    r->dj.ops = ctx->ops;
+    r->dj.ops = heap->ops;
     r->dj.variable = variable;
     r->dj.low_space = low_space != NULL && *low_space;
     if (je != NULL) {
@@ -106,11 +106,11 @@ req_submit(struct ha_worker *worker, struct ha_dump_req *r)
 }
 
 struct ha_dump_req *
-ha_dumptimer_dump(struct ha_worker *worker, struct ha_vtab_ctx *ctx,
+ha_dumptimer_dump(struct ha_worker *worker, struct ha_heap *heap,
                   const char *variable, const char *reason, bool *low_space,
                   void (*done)(void *arg, const char *file), void *arg)
 {
-    struct ha_dump_req *r = req_new(ctx, variable, low_space, done, arg);
+    struct ha_dump_req *r = req_new(heap, variable, low_space, done, arg);
 
     if (r == NULL) {
         ha_log_warn("automatic dump (%s) not taken: out of memory", reason);
@@ -163,7 +163,7 @@ automatic_dump(struct ha_dumptimer *t, const char *variable,
                     reason);
         return false;
     }
-    t->dumping = ha_dumptimer_dump(t->worker, t->ctx, variable, reason,
+    t->dumping = ha_dumptimer_dump(t->worker, t->heap, variable, reason,
                                    &t->below_floor, dumped, t);
     return t->dumping != NULL;
 }
@@ -177,7 +177,7 @@ every_cb(evutil_socket_t fd, short what, void *arg)
     (void)fd;
     (void)what;
     snprintf(reason, sizeof(reason), "dump_interval_s = %lld",
-             t->ctx->je->dump_interval_s);
+             t->heap->je->dump_interval_s);
     (void)automatic_dump(t, "jemalloc_variables.dump_interval_s", reason);
 }
 
@@ -185,7 +185,7 @@ static void
 watch_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ha_dumptimer *t = arg;
-    const struct ha_jemalloc_config *je = t->ctx->je;
+    const struct ha_jemalloc_config *je = t->heap->je;
     time_t now = time(NULL);
 
     (void)fd;
@@ -194,7 +194,7 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
      * on the worker. */
     if (t->looking == NULL) {
         struct ha_dump_req *r =
-            req_new(t->ctx, "jemalloc_variables.dump_min_free_bytes",
+            req_new(t->heap, "jemalloc_variables.dump_min_free_bytes",
                     &t->below_floor, looked, t);
 
         if (r != NULL) {
@@ -209,8 +209,8 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
         size_t resident = 0;
         char reason[128];
 
-        ha_vtab_refresh_stats(t->ctx);
-        if (ha_mallctl_read_size(t->ctx->ops, "stats.resident", &resident) !=
+        ha_heap_refresh_stats(t->heap);
+        if (ha_mallctl_read_size(t->heap->ops, "stats.resident", &resident) !=
             0)
             return;
         if ((long long)resident < je->dump_resident_bytes / 10 * 9) {
@@ -244,21 +244,21 @@ jemalloc_dumps_itself(const struct ha_mallctl_ops *ops)
 
 struct ha_dumptimer *
 ha_dumptimer_new(struct event_base *base, struct ha_worker *worker,
-                 struct ha_vtab_ctx *ctx)
+                 struct ha_heap *heap)
 {
-    const struct ha_jemalloc_config *je = ctx->je;
+    const struct ha_jemalloc_config *je = heap->je;
     struct ha_dumptimer *t;
     bool every, watch;
 
-    if (je == NULL || worker == NULL || !ha_mallctl_prof_enabled(ctx->ops))
+    if (je == NULL || worker == NULL || !ha_mallctl_prof_enabled(heap->ops))
         return NULL;
     every = je->dump_interval_s > 0;
-    watch = je->dump_resident_bytes > 0 || jemalloc_dumps_itself(ctx->ops);
+    watch = je->dump_resident_bytes > 0 || jemalloc_dumps_itself(heap->ops);
     if (!every && !watch)
         return NULL;
     if ((t = calloc(1, sizeof(*t))) == NULL)
         goto oom;
-    t->ctx = ctx;
+    t->heap = heap;
     t->worker = worker;
     t->armed = true;
     t->last_watch = time(NULL);
@@ -281,7 +281,7 @@ ha_dumptimer_new(struct event_base *base, struct ha_worker *worker,
                 je->dump_interval_s, every ? "" : " (off)",
                 je->dump_resident_bytes,
                 je->dump_resident_bytes > 0 ? "" : " (off)",
-                jemalloc_dumps_itself(ctx->ops) ? "watched" : "off");
+                jemalloc_dumps_itself(heap->ops) ? "watched" : "off");
     return t;
 oom:
     ha_log_error("automatic dumps: cannot arm their timers");

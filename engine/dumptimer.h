@@ -23,19 +23,19 @@
 #include <event2/event.h>
 
 #include "core/worker.h"
-#include "vtab/vtab_util.h"
+#include "heap/heap.h"
 
 #define HA_DUMPTIMER_WATCH_S 5 /* resident and jemalloc's own dumps */
 
 struct ha_dumptimer;
 
-/* Arms what ctx->je asks for on base; the dumps and the directory work
- * run on worker's thread (vtab/dumpjob.h), never on the loop. ctx (ops,
+/* Arms what heap->je asks for on base; the dumps and the directory work
+ * run on worker's thread (heap/dumpjob.h), never on the loop. heap (ops,
  * prefix, je) and worker must outlive the timer. Returns NULL when
  * nothing needs a timer (or out of memory, logged). */
 struct ha_dumptimer *ha_dumptimer_new(struct event_base *base,
                                       struct ha_worker *worker,
-                                      struct ha_vtab_ctx *ctx);
+                                      struct ha_heap *heap);
 
 /* NULL is a no-op. A dump being written completes; nobody is told. */
 void ha_dumptimer_free(struct ha_dumptimer *t);
@@ -52,7 +52,7 @@ void ha_dumptimer_free(struct ha_dumptimer *t);
  * (logged; done is never called). Loop thread only. */
 struct ha_dump_req;
 struct ha_dump_req *ha_dumptimer_dump(struct ha_worker *worker,
-                                      struct ha_vtab_ctx *ctx,
+                                      struct ha_heap *heap,
                                       const char *variable,
                                       const char *reason, bool *low_space,
                                       void (*done)(void *arg,

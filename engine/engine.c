@@ -25,8 +25,9 @@
 #include "engine/history.h"
 #include "engine/leakwatch.h"
 #include "engine/persist.h"
-#include "vtab/dumpfiles.h"
-#include "vtab/heap_load.h"
+#include "heap/caches.h"
+#include "heap/dumpfiles.h"
+#include "heap/heap.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -34,7 +35,9 @@ struct ha_engine {
     const struct ha_config *cfg;
     char *datadir;
 
-    struct ha_vtab_ctx vtab;       /* the tables' shared context */
+    struct ha_heap heap;           /* jemalloc, dumps, profiles */
+    struct ha_vtab_ctx vtab;       /* the tables' context: heap and the
+                                      rows this layer owns */
     char scratch_uri[128];         /* admin sessions' shared tables */
     sqlite3 *keeper;               /* holds that database open */
 
@@ -76,16 +79,17 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->base = base;
     e->cfg = cfg;
     ha_agentreg_self_program(e->program, sizeof(e->program));
-    e->vtab.ops = ops;
+    e->heap.ops = ops;
+    e->vtab.heap = &e->heap;
     e->vtab.admin_value = ha_config_admin_value;
     e->vtab.admin_arg = cfg;
-    e->vtab.datadir = e->datadir;
-    e->vtab.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
-    e->vtab.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
-    e->vtab.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
-    e->vtab.je = &cfg->jemalloc;
-    e->vtab.thread_init = thread_init;
-    e->vtab.thread_init_arg = init_arg;
+    e->heap.datadir = e->datadir;
+    e->heap.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
+    e->heap.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
+    e->heap.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
+    e->heap.je = &cfg->jemalloc;
+    e->heap.thread_init = thread_init;
+    e->heap.thread_init_arg = init_arg;
     ha_accounts_init(&e->accounts, cfg->users, cfg->n_users);
     ha_clients_init(&e->clients);
     /* A leading '/' makes the memdb database shared by every connection
@@ -122,7 +126,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->tasks.base = base;
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
-    e->vtab.dump_worker = e->dump_worker;
+    e->heap.dump_worker = e->dump_worker;
     if (cfg->sql_memory_limit > 0) {
         /* SQLite's limit is per process: the agent and heapadmind have
          * SQLite to themselves; a host that links the same libsqlite3
@@ -150,11 +154,11 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_mallctl_watch_dumps(ops) != 0)
         ha_log_info("this jemalloc has no dump hook: dumps it writes on its "
                     "own (interval, high-water) keep its mode 0644");
-    e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->vtab);
-    e->history = ha_history_new(base, e->dump_worker, &e->vtab, e->datadir,
+    e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->heap);
+    e->history = ha_history_new(base, e->dump_worker, &e->heap, e->datadir,
                                 cfg->stats_system_memory);
     e->leakwatch =
-        ha_leakwatch_new(base, e->dump_worker, &e->vtab, e->history);
+        ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
     e->vtab.engine_value = ha_leakwatch_value;
     e->vtab.engine_arg = e->leakwatch;
     /* The disk layer exists before the first session, which attaches
@@ -225,7 +229,7 @@ ha_engine_free(struct ha_engine *e)
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
-    ha_vtab_ctx_free(&e->vtab);
+    ha_heap_caches_free(&e->heap);
     free(e->datadir);
     free(e);
 }
@@ -261,6 +265,12 @@ struct ha_vtab_ctx *
 ha_engine_vtab(struct ha_engine *e)
 {
     return &e->vtab;
+}
+
+struct ha_heap *
+ha_engine_heap(struct ha_engine *e)
+{
+    return &e->heap;
 }
 
 struct ha_clients *
@@ -330,7 +340,7 @@ ha_engine_release_caches(struct ha_engine *e, unsigned idle_s)
     if (ha_worker_pending(e->worker) > 0 ||
         ha_worker_pending(e->dump_worker) > 0)
         return -1;
-    return ha_heap_cache_release(&e->vtab, idle_s);
+    return ha_heap_caches_release(&e->heap, idle_s);
 }
 
 const char *

@@ -11,8 +11,9 @@
  *     (clients.h);
  *   - the executor: tasks on fibers with their deadlines and KILL, and
  *     the worker thread that takes long work off the loop (core/task.h);
- *   - the tables' context (jemalloc, symbolizer, loaded profiles) and
- *     the shared scratch database admin sessions create tables in;
+ *   - the heap service (heap/heap.h: jemalloc, dumps, loaded profiles),
+ *     the SQL tables' context over it and the shared scratch database
+ *     admin sessions create tables in;
  *   - the TLS certificate and RSA key, persistence, the memory history,
  *     the automatic dump timers and the leak watch.
  * It runs on the caller's event_base in the caller's thread.
@@ -29,11 +30,12 @@
 #include "engine/clients.h"
 #include "engine/config.h"
 #include "engine/tls.h"
-#include "vtab/mallctl.h"
-#include "vtab/vtab_util.h"
+#include "heap/mallctl.h"
 
 struct event_base;
 struct ha_engine;
+struct ha_heap;
+struct ha_vtab_ctx;
 
 /* Creates an engine for cfg (which must outlive it) on base; dumps and
  * state go to datadir (absolute, copied). ops is jemalloc's mallctl (or
@@ -75,6 +77,9 @@ void ha_engine_abandon(struct ha_engine *e);
 struct event_base *ha_engine_base(const struct ha_engine *e);
 const struct ha_config *ha_engine_config(const struct ha_engine *e);
 const char *ha_engine_datadir(const struct ha_engine *e);
+/* The heap service every face reads (heap/heap.h). */
+struct ha_heap *ha_engine_heap(struct ha_engine *e);
+/* The SQL tables' context over it, for the MySQL front-end's sessions. */
 struct ha_vtab_ctx *ha_engine_vtab(struct ha_engine *e);
 struct ha_clients *ha_engine_clients(struct ha_engine *e);
 struct ha_accounts *ha_engine_accounts(struct ha_engine *e);

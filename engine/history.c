@@ -18,7 +18,7 @@
 #include "core/util.h"
 #include "core/worker.h"
 #include "engine/filevfs.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 /* ProxySQL's columns (include/ProxySQL_Statistics.hpp), in its order,
  * then the pid: several processes may sample into one datadir (the
@@ -217,7 +217,7 @@ struct ha_history {
     char path[PATH_MAX];         /* heapadmin_stats.db, opened per sample:
                                     no descriptor or cache held between
                                     two (nor inherited by a fork child) */
-    struct ha_vtab_ctx *ctx;     /* jemalloc */
+    struct ha_heap *heap;     /* jemalloc */
     struct ha_worker *worker;    /* where the file is written */
     struct event *timer;         /* NULL: not sampling */
     bool warned;                 /* a failure was logged (once) */
@@ -332,7 +332,7 @@ static void
 sample_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ha_history *h = arg;
-    const struct ha_mallctl_ops *ops = h->ctx->ops;
+    const struct ha_mallctl_ops *ops = h->heap->ops;
     struct ha_history_sample s;
     struct sample_job *j;
     char err[256];
@@ -348,7 +348,7 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
     memset(&s, 0, sizeof(s));
     s.timestamp = (int64_t)time(NULL);
     s.pid = (int64_t)getpid();
-    ha_vtab_refresh_stats(h->ctx);
+    ha_heap_refresh_stats(h->heap);
     rc = read_stat(ops, "stats.allocated", &s.allocated);
     if (rc == 0)
         rc = read_stat(ops, "stats.resident", &s.resident);
@@ -405,7 +405,7 @@ ha_history_set_listener(
 
 struct ha_history *
 ha_history_new(struct event_base *base, struct ha_worker *worker,
-               struct ha_vtab_ctx *ctx, const char *datadir, int interval_s)
+               struct ha_heap *heap, const char *datadir, int interval_s)
 {
     struct ha_history *h;
     char path[PATH_MAX], err[PATH_MAX + 256];
@@ -415,7 +415,7 @@ ha_history_new(struct event_base *base, struct ha_worker *worker,
         return NULL;
     if ((h = calloc(1, sizeof(*h))) == NULL)
         return NULL;
-    h->ctx = ctx;
+    h->heap = heap;
     h->worker = worker;
     ha_strlcpy(h->path, path, sizeof(h->path));
     {

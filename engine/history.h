@@ -19,7 +19,7 @@
 #include <event2/event.h>
 #include <sqlite3.h>
 
-#include "vtab/vtab_util.h"
+#include "heap/heap.h"
 
 #define HA_HISTORY_FILE "heapadmin_stats.db"
 #define HA_HISTORY_RAW_S (7 * 86400)       /* system_memory */
@@ -61,7 +61,7 @@ struct ha_worker;
  * file cannot be opened (logged). */
 struct ha_history *ha_history_new(struct event_base *base,
                                   struct ha_worker *worker,
-                                  struct ha_vtab_ctx *ctx,
+                                  struct ha_heap *heap,
                                   const char *datadir, int interval_s);
 
 /* After each sample is stored, fn(arg, sample, oldest) on the loop, with

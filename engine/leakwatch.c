@@ -15,7 +15,7 @@
 #include "core/util.h"
 #include "engine/dumptimer.h"
 #include "prof/breakdown.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 enum watch_state {
     WATCH_WATCHING,    /* reading samples */
@@ -26,7 +26,7 @@ enum watch_state {
 struct ha_leakwatch {
     struct event_base *base;
     struct ha_worker *worker;      /* where the dumps are written */
-    struct ha_vtab_ctx *ctx;       /* jemalloc, je */
+    struct ha_heap *heap;       /* jemalloc, je */
     struct ha_history *history;
     enum watch_state state;
 
@@ -92,7 +92,7 @@ utc(time_t t, char *buf, size_t len)
 static void
 restore_sampling(struct ha_leakwatch *w)
 {
-    const struct ha_mallctl_ops *ops = w->ctx->ops;
+    const struct ha_mallctl_ops *ops = w->heap->ops;
 
     if (w->changed_active &&
         ha_mallctl_write_bool(ops, "prof.active", false, NULL) != 0)
@@ -141,7 +141,7 @@ series_dumped(void *arg, const char *file)
         ha_strlcpy(w->last, base_name(file), sizeof(w->last));
     }
     if (w->state == WATCH_COLLECTING &&
-        w->attempts >= w->ctx->je->leak_watch_dumps)
+        w->attempts >= w->heap->je->leak_watch_dumps)
         end_series(w, "complete");
 }
 
@@ -150,7 +150,7 @@ series_dumped(void *arg, const char *file)
 static void
 take_dump(struct ha_leakwatch *w)
 {
-    const struct ha_jemalloc_config *je = w->ctx->je;
+    const struct ha_jemalloc_config *je = w->heap->je;
     char reason[128];
 
     if (w->dumping != NULL || w->attempts >= je->leak_watch_dumps)
@@ -158,7 +158,7 @@ take_dump(struct ha_leakwatch *w)
     w->attempts++;
     snprintf(reason, sizeof(reason), "leak watch, dump %lld of %lld",
              w->attempts, je->leak_watch_dumps);
-    w->dumping = ha_dumptimer_dump(w->worker, w->ctx,
+    w->dumping = ha_dumptimer_dump(w->worker, w->heap,
                                    "jemalloc_variables.leak_watch_dumps",
                                    reason, &w->low_space, series_dumped, w);
     if (w->dumping == NULL && w->attempts >= je->leak_watch_dumps)
@@ -177,8 +177,8 @@ timer_cb(evutil_socket_t fd, short what, void *arg)
 static void
 start_series(struct ha_leakwatch *w, const char *growth)
 {
-    const struct ha_mallctl_ops *ops = w->ctx->ops;
-    const struct ha_jemalloc_config *je = w->ctx->je;
+    const struct ha_mallctl_ops *ops = w->heap->ops;
+    const struct ha_jemalloc_config *je = w->heap->je;
     struct timeval tv = {(time_t)je->leak_watch_dump_interval_s, 0};
     bool active = false;
     size_t rate = 0;
@@ -252,7 +252,7 @@ static int64_t
 window_start(void *arg, int64_t now)
 {
     const struct ha_leakwatch *w = arg;
-    int64_t since = now - w->ctx->je->leak_watch_window_s;
+    int64_t since = now - w->heap->je->leak_watch_window_s;
 
     return since < w->rearm_after ? w->rearm_after : since;
 }
@@ -262,7 +262,7 @@ on_sample(void *arg, const struct ha_history_sample *s,
           const struct ha_history_sample *oldest)
 {
     struct ha_leakwatch *w = arg;
-    const struct ha_jemalloc_config *je = w->ctx->je;
+    const struct ha_jemalloc_config *je = w->heap->je;
 
     if (w->state != WATCH_WATCHING || oldest == NULL ||
         oldest->timestamp < w->rearm_after)
@@ -275,9 +275,9 @@ on_sample(void *arg, const struct ha_history_sample *s,
 
 struct ha_leakwatch *
 ha_leakwatch_new(struct event_base *base, struct ha_worker *worker,
-                 struct ha_vtab_ctx *ctx, struct ha_history *h)
+                 struct ha_heap *heap, struct ha_history *h)
 {
-    const struct ha_jemalloc_config *je = ctx->je;
+    const struct ha_jemalloc_config *je = heap->je;
     struct ha_leakwatch *w;
 
     if (je == NULL || je->leak_watch_growth_bytes <= 0)
@@ -292,7 +292,7 @@ ha_leakwatch_new(struct event_base *base, struct ha_worker *worker,
     }
     w->base = base;
     w->worker = worker;
-    w->ctx = ctx;
+    w->heap = heap;
     w->history = h;
     /* Growth from before this start is not this run's to judge. */
     w->rearm_after = (int64_t)time(NULL);
@@ -333,7 +333,7 @@ ha_leakwatch_value(const void *arg, const char *name, char *buf,
         ha_strlcpy(buf, "off", len);
         return true;
     }
-    je = w->ctx->je;
+    je = w->heap->je;
     if (w->state == WATCH_COLLECTING) {
         utc(w->started, t, sizeof(t));
         snprintf(buf, len,

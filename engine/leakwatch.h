@@ -33,18 +33,18 @@
 
 #include "engine/history.h"
 #include "core/worker.h"
-#include "vtab/jeconfig.h"
-#include "vtab/vtab_util.h"
+#include "heap/jeconfig.h"
+#include "heap/heap.h"
 
 struct ha_leakwatch;
 
-/* Starts watching h's samples as ctx->je says; a series' dumps are
+/* Starts watching h's samples as heap->je says; a series' dumps are
  * written on worker's thread. Returns NULL when the watch is off
- * (leak_watch_growth_bytes 0), or cannot run (no history: logged). ctx,
+ * (leak_watch_growth_bytes 0), or cannot run (no history: logged). heap,
  * worker and h must outlive it. */
 struct ha_leakwatch *ha_leakwatch_new(struct event_base *base,
                                       struct ha_worker *worker,
-                                      struct ha_vtab_ctx *ctx,
+                                      struct ha_heap *heap,
                                       struct ha_history *h);
 
 /* Stops (a series in progress ends where it is, sampling put back).

@@ -4,14 +4,14 @@
  */
 #include "engine/metrics.h"
 
-#include "vtab/metrics.h"
+#include "heap/metrics.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
 
 int
-ha_admin_metrics(struct ha_vtab_ctx *vtab, const struct ha_admin_counters *c,
+ha_admin_metrics(struct ha_heap *heap, const struct ha_admin_counters *c,
                  enum ha_expo_format fmt, struct ha_buf *out)
 {
     static const char *const info[] = {"version", PACKAGE_VERSION, NULL};
@@ -40,7 +40,7 @@ ha_admin_metrics(struct ha_vtab_ctx *vtab, const struct ha_admin_counters *c,
         ha_expo_one(&e, "heapadmin_http_requests", HA_EXPO_COUNTER,
                     "HTTP requests answered since the start.",
                     (double)c->http_requests);
-    if (vtab != NULL && vtab->ops != NULL)
-        ha_metrics_jemalloc(vtab, &e);
+    if (heap != NULL && heap->ops != NULL)
+        ha_metrics_jemalloc(heap, &e);
     return ha_expo_finish(&e);
 }

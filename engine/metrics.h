@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * The whole Prometheus exposition of one admin server: jemalloc and its
- * profiler (vtab/metrics.h), the admin port's own counters and build
+ * profiler (heap/metrics.h), the admin port's own counters and build
  * information. What `SHOW PROMETHEUS METRICS` returns and the HTTP
  * listener serves at /metrics.
  *
@@ -22,7 +22,7 @@
 
 #include "core/buf.h"
 #include "core/expo.h"
-#include "vtab/vtab_util.h"
+#include "heap/heap.h"
 
 /* The admin port's counters, filled by the caller from its registry
  * (admin/session.h ha_session_stats). */
@@ -38,7 +38,7 @@ struct ha_admin_counters {
 
 /* Appends the exposition in fmt to out. Returns 0, or -1 when out could
  * not grow. */
-int ha_admin_metrics(struct ha_vtab_ctx *vtab, const struct ha_admin_counters *c,
+int ha_admin_metrics(struct ha_heap *heap, const struct ha_admin_counters *c,
                      enum ha_expo_format fmt, struct ha_buf *out);
 
 #endif /* HA_ADMIN_METRICS_H */

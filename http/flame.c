@@ -4,7 +4,6 @@
  */
 #include "http/flame.h"
 
-#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,14 +11,15 @@
 
 #include "core/buf.h"
 #include "core/util.h"
+#include "engine/engine.h"
+#include "heap/dumps.h"
+#include "heap/profiles.h"
 #include "http/assets.h"
 #include "http/calltree.h"
-#include "core/task.h"
 #include "http/request.h"
-#include "prof/dumpfile.h"
 #include "prof/aggregate.h"
+#include "prof/dumpfile.h"
 #include "prof/syms.h"
-#include "vtab/heap_load.h"
 
 #define TOP_ROWS 40        /* rows of the top functions table */
 
@@ -78,26 +78,25 @@ oom:
  * Routes
  * ------------------------------------------------------------------ */
 
-/* data.json of a profile (and a base), built off the loop. */
+/* data.json of a profile (and a base), made off the loop and kept with
+ * a dump's profile (heap/products.h). */
+#define FLAME_PRODUCT "flame.json"
+
 struct data_job {
     struct ha_heap_profile *pr, *pb; /* references held */
     char *title;
-    struct ha_buf out;
-    int rc;
 };
 
-static void
-data_run(void *arg)
+static int
+data_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
 {
     struct data_job *j = arg;
     struct ha_heap_profile *pr = j->pr, *pb = j->pb;
     struct ha_agg agg = {0};
     struct ha_calltree t;
-    struct ha_buf *b = &j->out;
     char why[256];
     bool tree_ok = false;
-
-    j->rc = -1;
+    int rc = -1;
     if (ha_calltree_init(&t) != 0)
         goto out;
     tree_ok = true;
@@ -128,11 +127,14 @@ data_run(void *arg)
         goto out;
     ha_buf_append_str(b, "}\n");
     if (!ha_buf_failed(b))
-        j->rc = 0;
+        rc = 0;
 out:
+    if (rc != 0)
+        ha_err_set(err, errlen, "out of memory");
     if (tree_ok)
         ha_calltree_free(&t);
     ha_agg_free(&agg);
+    return rc;
 }
 
 static void
@@ -140,7 +142,6 @@ data_free(void *arg)
 {
     struct data_job *j = arg;
 
-    ha_buf_free(&j->out);
     ha_heap_profile_put(j->pb);
     ha_heap_profile_put(j->pr);
     free(j->title);
@@ -164,9 +165,12 @@ name_refused(struct ha_http_req *hr, const char *name)
 void
 ha_http_flame_data(struct ha_http_req *hr)
 {
-    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    struct ha_heap *heap = ha_engine_heap(hr->engine);
     char *dump = NULL, *base = NULL, err[1024], msg[1100];
+    struct ha_heap_profile *pr = NULL, *pb = NULL;
     struct data_job *j = NULL;
+    struct ha_product made;
+    size_t tl;
     int rc;
 
     if (ha_http_req_param(hr, "dump", &dump, err, sizeof(err)) < 0 ||
@@ -192,13 +196,10 @@ ha_http_flame_data(struct ha_http_req *hr)
                          "may pick a dump\n");
         goto done;
     }
-    if ((j = calloc(1, sizeof(*j))) == NULL)
-        goto oom;
-    if ((rc = ha_heap_profile_get(ctx, dump != NULL ? dump : HA_HEAP_LIVE,
-                                  hr->admin, &j->pr, err, sizeof(err))) !=
-            0 ||
-        (base != NULL && (rc = ha_heap_profile_get(ctx, base, hr->admin,
-                                                   &j->pb, err,
+    if ((rc = ha_heap_profile_get(heap, dump != NULL ? dump : HA_HEAP_LIVE,
+                                  hr->admin, &pr, err, sizeof(err))) != 0 ||
+        (base != NULL && (rc = ha_heap_profile_get(heap, base, hr->admin,
+                                                   &pb, err,
                                                    sizeof(err))) != 0)) {
         if (rc == HA_HEAP_STOPPED) {
             ha_http_req_stopped(hr);
@@ -208,126 +209,79 @@ ha_http_flame_data(struct ha_http_req *hr)
         }
         goto done;
     }
+    tl = strlen(dump != NULL ? dump : "live") +
+         (base != NULL ? strlen(base) + 8 : 0) + 1;
+    if ((j = calloc(1, sizeof(*j))) == NULL || (j->title = malloc(tl)) == NULL) {
+        free(j);
+        goto oom;
+    }
+    snprintf(j->title, tl, "%s%s%s", dump != NULL ? dump : "live",
+             base != NULL ? " minus " : "", base != NULL ? base : "");
+    j->pr = ha_heap_profile_ref(pr);
+    j->pb = ha_heap_profile_ref(pb);
     /* A dump's page data never changes: kept with its profile. */
-    if (j->pb == NULL && !j->pr->live && j->pr->flame.len > 0) {
-        ha_http_req_body(hr, "application/json", j->pr->flame.data,
-                         j->pr->flame.len);
-        goto done;
-    }
-    {
-        size_t tl = strlen(dump != NULL ? dump : "live") +
-                    (base != NULL ? strlen(base) + 8 : 0) + 1;
-
-        if ((j->title = malloc(tl)) == NULL)
-            goto oom;
-        snprintf(j->title, tl, "%s%s%s", dump != NULL ? dump : "live",
-                 base != NULL ? " minus " : "", base != NULL ? base : "");
-    }
-    if (ha_task_offload(data_run, data_free, j) != 0) {
-        j = NULL;
+    rc = ha_heap_profile_product(pr, FLAME_PRODUCT, pb == NULL, data_make, j,
+                                 data_free, &made, err, sizeof(err));
+    if (rc == HA_HEAP_STOPPED) {
         ha_http_req_stopped(hr);
         goto done;
     }
-    if (j->rc != 0)
+    if (rc != 0)
         goto oom;
-    ha_http_req_body(hr, "application/json", j->out.data, j->out.len);
-    if (j->pb == NULL && !j->pr->live && j->pr->flame.len == 0) {
-        j->pr->flame = j->out;
-        ha_buf_init(&j->out);
-        ha_heap_profile_account(j->pr);
-    }
+    ha_http_req_body(hr, "application/json", made.bytes->data,
+                     made.bytes->len);
+    ha_product_done(&made);
     goto done;
 oom:
     ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
 done:
-    if (j != NULL)
-        data_free(j);
+    ha_heap_profile_put(pb);
+    ha_heap_profile_put(pr);
     free(dump);
     free(base);
 }
 
 static int
-cmp_str(const void *a, const void *b)
+cmp_entry(const void *a, const void *b)
 {
-    return strcmp(*(char *const *)a, *(char *const *)b);
+    return strcmp(((const struct ha_dump_entry *)a)->name,
+                  ((const struct ha_dump_entry *)b)->name);
 }
 
-/* The datadir's dump names as a JSON array, off the loop. */
-struct dumps_job {
-    const char *datadir;
-    struct ha_buf out;
-};
-
-static void
-dumps_run(void *arg)
-{
-    struct dumps_job *j = arg;
-    char **names = NULL;
-    size_t n = 0, cap = 0;
-    struct dirent *de;
-    DIR *d = j->datadir != NULL ? opendir(j->datadir) : NULL;
-
-    while (d != NULL && (de = readdir(d)) != NULL) {
-        struct ha_dump_name dn;
-
-        if (!ha_dumpname_parse(de->d_name, &dn))
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 32;
-            char **v = realloc(names, ncap * sizeof(*v));
-
-            if (v == NULL)
-                break;
-            names = v;
-            cap = ncap;
-        }
-        if ((names[n] = strdup(de->d_name)) == NULL)
-            break;
-        n++;
-    }
-    if (d != NULL)
-        closedir(d);
-    if (n > 1)
-        qsort(names, n, sizeof(*names), cmp_str);
-    ha_buf_append_u8(&j->out, '[');
-    for (size_t i = 0; i < n; i++) {
-        ha_buf_append_str(&j->out, i ? ",\"" : "\"");
-        ha_json_str(&j->out, names[i]);
-        ha_buf_append_u8(&j->out, '"');
-        free(names[i]);
-    }
-    free(names);
-    ha_buf_append_str(&j->out, "]\n");
-}
-
-static void
-dumps_free(void *arg)
-{
-    struct dumps_job *j = arg;
-
-    ha_buf_free(&j->out);
-    free(j);
-}
-
+/* The datadir's dump names as a JSON array (heap/dumps.h lists them off
+ * the loop). */
 void
 ha_http_flame_dumps(struct ha_http_req *hr)
 {
-    struct dumps_job *j = calloc(1, sizeof(*j));
+    struct ha_dump_list l;
+    struct ha_buf out = HA_BUF_INIT;
+    char err[256];
+    int rc;
 
-    if (j == NULL) {
-        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+    if ((rc = ha_dumps_list(ha_engine_heap(hr->engine), 0, &l, err,
+                            sizeof(err))) != 0) {
+        if (rc == HA_HEAP_STOPPED)
+            ha_http_req_stopped(hr);
+        else
+            ha_http_req_text(hr, 500, "Internal Server Error",
+                             "out of memory\n");
         return;
     }
-    j->datadir = ha_engine_datadir(hr->engine);
-    if (ha_task_offload(dumps_run, dumps_free, j) != 0) {
-        ha_http_req_stopped(hr);
-        return;
+    if (l.n > 1)
+        qsort(l.e, l.n, sizeof(*l.e), cmp_entry);
+    ha_buf_append_u8(&out, '[');
+    for (size_t i = 0; i < l.n; i++) {
+        ha_buf_append_str(&out, i ? ",\"" : "\"");
+        ha_json_str(&out, l.e[i].name);
+        ha_buf_append_u8(&out, '"');
     }
-    if (ha_buf_failed(&j->out))
+    ha_buf_append_str(&out, "]\n");
+    ha_dump_list_free(&l);
+    if (ha_buf_failed(&out))
         ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
     else
-        ha_http_req_body(hr, "application/json", j->out.data, j->out.len);
-    dumps_free(j);
+        ha_http_req_body(hr, "application/json", out.data, out.len);
+    ha_buf_free(&out);
 }
 
 static const char page[] =

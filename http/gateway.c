@@ -19,7 +19,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "engine/metrics.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 #define METRICS_TIMEOUT_MS 3000   /* all agents together, per scrape */
 #define METRICS_MAX_BODY (16u << 20)
@@ -132,7 +132,7 @@ own_metrics(struct ha_http_req *hr, struct ha_buf *out)
     c.questions = st.questions;
     c.http = true;
     c.http_requests = st.http_requests;
-    return ha_admin_metrics(ha_engine_vtab(hr->engine), &c,
+    return ha_admin_metrics(ha_engine_heap(hr->engine), &c,
                             HA_EXPO_PROMETHEUS, out);
 }
 
@@ -385,17 +385,17 @@ ha_gateway_proxy(struct ha_http_req *hr)
 void
 ha_gateway_agent_info(struct ha_http_req *hr)
 {
-    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    struct ha_heap *heap = ha_engine_heap(hr->engine);
     struct ha_buf b = HA_BUF_INIT;
     size_t allocated = 0, resident = 0;
     bool have = false;
     char user[64];
 
-    if (ctx->ops != NULL) {
-        ha_vtab_refresh_stats(ctx);
-        have = ha_mallctl_read_size(ctx->ops, "stats.allocated",
+    if (heap->ops != NULL) {
+        ha_heap_refresh_stats(heap);
+        have = ha_mallctl_read_size(heap->ops, "stats.allocated",
                                     &allocated) == 0 &&
-               ha_mallctl_read_size(ctx->ops, "stats.resident",
+               ha_mallctl_read_size(heap->ops, "stats.resident",
                                     &resident) == 0;
     }
     snprintf(user, sizeof(user), "%u", (unsigned)geteuid());

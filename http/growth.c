@@ -17,8 +17,8 @@
 #include "prof/aggregate.h"
 #include "prof/dumpseries.h"
 #include "prof/growth.h"
-#include "vtab/heap_growth.h"
-#include "vtab/heap_load.h"
+#include "heap/growth.h"
+#include "heap/profiles.h"
 
 /* The figures of one dump for the series: its total and the bytes of
  * the ranking's first rows, picked from its top table on the worker. */
@@ -64,9 +64,10 @@ struct page_job {
     double *total;                  /* [g->n_dumps] */
     double *series;                 /* [n_series][g->n_dumps] */
     size_t n_series;
-    struct ha_buf out;
-    int rc;
 };
+
+/* The page's JSON of a series, kept with it (heap/products.h). */
+#define GROWTH_PRODUCT "growth.json"
 
 static void
 json_num(struct ha_buf *b, double v)
@@ -131,15 +132,13 @@ out:
     return rc;
 }
 
-static void
-page_run(void *arg)
+static int
+page_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
 {
     struct page_job *j = arg;
     const struct ha_heap_growth *g = j->g;
     const struct ha_growth *f = &g->funcs;
-    struct ha_buf *b = &j->out;
 
-    j->rc = -1;
     ha_buf_append_str(b, "{\"title\":\"");
     ha_json_str(b, g->first_dump);
     ha_buf_append_str(b, " to ");
@@ -188,10 +187,14 @@ page_run(void *arg)
     }
     ha_buf_append_str(b, "],\"tree\":");
     if (growth_tree(&g->stacks, b) != 0)
-        return;
+        goto oom;
     ha_buf_append_str(b, "}\n");
-    if (!ha_buf_failed(b))
-        j->rc = 0;
+    if (ha_buf_failed(b))
+        goto oom;
+    return 0;
+oom:
+    ha_err_set(err, errlen, "out of memory");
+    return -1;
 }
 
 static void
@@ -200,7 +203,6 @@ page_free(void *arg)
     struct page_job *j = arg;
 
     ha_heap_growth_put(j->g);
-    ha_buf_free(&j->out);
     free(j->total);
     free(j->series);
     free(j);
@@ -235,7 +237,7 @@ static int
 fill_series(struct ha_http_req *hr, struct ha_heap_growth *g,
             struct page_job *j, char *err, size_t errlen)
 {
-    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    struct ha_heap *heap = ha_engine_heap(hr->engine);
     const struct ha_growth *f = &g->funcs;
     int rc;
 
@@ -258,7 +260,7 @@ fill_series(struct ha_http_req *hr, struct ha_heap_growth *g,
         }
         p->g = g;
         g->refs++;
-        if ((rc = ha_heap_profile_get(ctx, g->dumps[k], hr->admin, &p->pr,
+        if ((rc = ha_heap_profile_get(heap, g->dumps[k], hr->admin, &p->pr,
                                       err, errlen)) != 0 ||
             (rc = ha_heap_profile_top(p->pr, &p->agg, err, errlen)) != 0) {
             pick_free(p);
@@ -286,6 +288,8 @@ ha_http_growth_data(struct ha_http_req *hr)
     struct ha_dumpseries_arg args[3];
     struct ha_heap_growth *g = NULL;
     struct page_job *j = NULL;
+    const struct ha_buf *kept;
+    struct ha_product made;
     int rc;
 
     for (int i = 0; i < 4; i++) {
@@ -320,12 +324,12 @@ ha_http_growth_data(struct ha_http_req *hr)
     }
     to_arg(v[1], &args[1]);
     to_arg(v[2], &args[2]);
-    if ((rc = ha_heap_growth_get(ha_engine_vtab(hr->engine), hr->admin,
+    if ((rc = ha_heap_growth_get(ha_engine_heap(hr->engine), hr->admin,
                                  args, &g, err, sizeof(err))) != 0)
         goto failed;
     /* A series' page never changes: kept with its result. */
-    if (g->page.len > 0) {
-        ha_http_req_body(hr, "application/json", g->page.data, g->page.len);
+    if ((kept = ha_products_find(&g->products, GROWTH_PRODUCT)) != NULL) {
+        ha_http_req_body(hr, "application/json", kept->data, kept->len);
         goto done;
     }
     if ((j = calloc(1, sizeof(*j))) == NULL)
@@ -334,18 +338,16 @@ ha_http_growth_data(struct ha_http_req *hr)
     g->refs++;
     if ((rc = fill_series(hr, g, j, err, sizeof(err))) != 0)
         goto failed;
-    if (ha_task_offload(page_run, page_free, j) != 0) {
-        j = NULL;
-        ha_http_req_stopped(hr);
-        goto done;
-    }
-    if (j->rc != 0)
+    rc = ha_products_get(&g->products, GROWTH_PRODUCT, true, page_make, j,
+                         page_free, &made, err, sizeof(err));
+    j = NULL; /* page_free's now */
+    if (rc == HA_HEAP_STOPPED)
+        goto failed;
+    if (rc != 0)
         goto oom;
-    ha_http_req_body(hr, "application/json", j->out.data, j->out.len);
-    if (g->page.len == 0) {
-        g->page = j->out;
-        ha_buf_init(&j->out);
-    }
+    ha_http_req_body(hr, "application/json", made.bytes->data,
+                     made.bytes->len);
+    ha_product_done(&made);
     goto done;
 failed:
     if (rc == HA_HEAP_STOPPED) {

@@ -57,6 +57,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/accounts.h"
@@ -799,7 +800,7 @@ admitted:
     ha_task_init(&hr->task, ha_engine_tasks(h->engine));
     if (h->cfg->max_execution_time > 0)
         ha_task_set_deadline(&hr->task,
-                             ha_task_now_ns() +
+                             ha_clock_ns() +
                                  (int64_t)h->cfg->max_execution_time *
                                      1000000);
     if (ha_task_run(&hr->task, req_body, req_done, hr) == 0)

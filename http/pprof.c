@@ -21,7 +21,7 @@
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 
 #define SYMBOL_MAX_ADDRS 200000 /* addresses one symbol request may ask */
 
@@ -70,7 +70,7 @@ cmp_u64(const void *x, const void *y)
 }
 
 struct symbol_job {
-    struct ha_vtab_ctx *ctx;     /* its symbolizer is the worker's */
+    struct ha_heap *heap;     /* its symbolizer is the worker's */
     struct ha_buf body;          /* the request's addresses */
     struct ha_buf out;
     int code;                    /* 200, or the error's */
@@ -138,9 +138,9 @@ symbol_run(void *arg)
                    sizeof(j->err));
         goto done;
     }
-    if (ha_heap_symbolizer(j->ctx) == NULL)
+    if (ha_heap_symbolizer(j->heap) == NULL)
         goto done;
-    ops = ha_symbolizer_ops(j->ctx->symbolizer);
+    ops = ha_symbolizer_ops(j->heap->symbolizer);
     if (ops.symbolize(ops.ctx, &maps, pcs, u, &syms, why, sizeof(why)) != 0)
         goto done;
     ha_symfile_symbols(&syms, &j->out);
@@ -176,9 +176,9 @@ ha_http_pprof_symbol(struct ha_http_req *hr)
         ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
         return;
     }
-    j->ctx = ha_engine_vtab(hr->engine);
-    /* Made on the loop before any job uses it (heap_load.h). */
-    if (ha_heap_symbolizer(j->ctx) == NULL) {
+    j->heap = ha_engine_heap(hr->engine);
+    /* Made on the loop before any job uses it (heap/profiles.h). */
+    if (ha_heap_symbolizer(j->heap) == NULL) {
         free(j);
         ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
         return;
@@ -240,24 +240,25 @@ name_refused(struct ha_http_req *hr, const char *name)
 static const char *
 disk_build_id(void *arg, const char *path)
 {
-    struct ha_vtab_ctx *ctx = arg;
+    struct ha_heap *heap = arg;
 
-    if (ha_heap_symbolizer(ctx) == NULL)
+    if (ha_heap_symbolizer(heap) == NULL)
         return NULL;
-    return ha_symbolizer_build_id(ctx->symbolizer, path);
+    return ha_symbolizer_build_id(heap->symbolizer, path);
 }
 
+/* The pprof encoding of a profile (and a base), made off the loop and
+ * kept with a dump's profile (heap/products.h). */
+#define PPROF_PRODUCT "pprof.proto.gz"
+
 struct encode_job {
-    struct ha_vtab_ctx *ctx;
+    struct ha_heap *heap;
     struct ha_heap_profile *pr, *pb; /* references held */
     int64_t time_nanos;
-    struct ha_buf out;
-    int rc;
-    char err[512];
 };
 
-static void
-encode_run(void *arg)
+static int
+encode_make(void *arg, struct ha_buf *out, char *err, size_t errlen)
 {
     struct encode_job *j = arg;
     struct ha_pprof_input in[2];
@@ -268,7 +269,7 @@ encode_run(void *arg)
     in[0].maps = &j->pr->maps;
     in[0].syms = &j->pr->syms;
     in[0].build_id = disk_build_id;
-    in[0].build_id_arg = j->ctx;
+    in[0].build_id_arg = j->heap;
     in[0].weight = 1;
     if (j->pb != NULL) {
         in[1] = in[0];
@@ -278,8 +279,7 @@ encode_run(void *arg)
         in[1].weight = -1;
         n = 2;
     }
-    j->rc = ha_pprof_encode(in, n, j->time_nanos, &j->out, j->err,
-                            sizeof(j->err));
+    return ha_pprof_encode(in, n, j->time_nanos, out, err, errlen);
 }
 
 static void
@@ -287,7 +287,6 @@ encode_free(void *arg)
 {
     struct encode_job *j = arg;
 
-    ha_buf_free(&j->out);
     ha_heap_profile_put(j->pb);
     ha_heap_profile_put(j->pr);
     free(j);
@@ -304,58 +303,54 @@ reply_pprof(struct ha_http_req *hr, const struct ha_buf *gz)
 static void
 serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
 {
-    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
-    struct encode_job *j = calloc(1, sizeof(*j));
+    struct ha_heap *heap = ha_engine_heap(hr->engine);
+    struct ha_heap_profile *pr = NULL, *pb = NULL;
+    struct encode_job *j;
+    struct ha_product made;
     struct timespec now;
     char err[1024];
     int rc;
 
-    if (j == NULL) {
-        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
-        return;
-    }
-    j->ctx = ctx;
-    if ((rc = ha_heap_profile_get(ctx, dump != NULL ? dump : HA_HEAP_LIVE,
-                                  hr->admin, &j->pr, err, sizeof(err))) !=
-            0 ||
-        (base != NULL && (rc = ha_heap_profile_get(ctx, base, hr->admin,
-                                                   &j->pb, err,
+    if ((rc = ha_heap_profile_get(heap, dump != NULL ? dump : HA_HEAP_LIVE,
+                                  hr->admin, &pr, err, sizeof(err))) != 0 ||
+        (base != NULL && (rc = ha_heap_profile_get(heap, base, hr->admin,
+                                                   &pb, err,
                                                    sizeof(err))) != 0)) {
-        encode_free(j);
         reply_failure(hr, rc, err);
-        return;
+        goto out;
     }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
+        goto out;
+    }
+    j->heap = heap;
+    j->pr = ha_heap_profile_ref(pr);
+    j->pb = ha_heap_profile_ref(pb);
     /* A dump's profile is dated when it was written, so its encoding
      * never changes and is kept with the cached profile: a repeated
      * request (a dashboard, pprof -http reloading) costs no encoding. A
      * live profile is dated now. */
-    if (j->pb == NULL && !j->pr->live && j->pr->encoded.len > 0) {
-        reply_pprof(hr, &j->pr->encoded);
-        encode_free(j);
-        return;
-    }
-    if (j->pr->live)
+    if (pr->live)
         clock_gettime(CLOCK_REALTIME, &now);
     else
-        now = j->pr->mtime;
+        now = pr->mtime;
     j->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    if (ha_task_offload(encode_run, encode_free, j) != 0) {
+    rc = ha_heap_profile_product(pr, PPROF_PRODUCT, pb == NULL, encode_make,
+                                 j, encode_free, &made, err, sizeof(err));
+    if (rc == HA_HEAP_STOPPED) {
         ha_http_req_stopped(hr);
-        return;
+    } else if (rc != 0) {
+        char msg[1100];
+
+        snprintf(msg, sizeof(msg), "%s\n", err);
+        ha_http_req_text(hr, 500, "Internal Server Error", msg);
+    } else {
+        reply_pprof(hr, made.bytes);
+        ha_product_done(&made);
     }
-    if (j->rc != 0) {
-        snprintf(err, sizeof(err), "%s\n", j->err);
-        ha_http_req_text(hr, 500, "Internal Server Error", err);
-        encode_free(j);
-        return;
-    }
-    reply_pprof(hr, &j->out);
-    if (j->pb == NULL && !j->pr->live && j->pr->encoded.len == 0) {
-        j->pr->encoded = j->out; /* the profile owns it now */
-        ha_buf_init(&j->out);
-        ha_heap_profile_account(j->pr);
-    }
-    encode_free(j);
+out:
+    ha_heap_profile_put(pb);
+    ha_heap_profile_put(pr);
 }
 
 /* jemalloc's text, as written (a dump's, checked to parse), or a fresh
@@ -363,14 +358,14 @@ serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
 static void
 serve_text(struct ha_http_req *hr, const char *dump)
 {
-    struct ha_vtab_ctx *ctx = ha_engine_vtab(hr->engine);
+    struct ha_heap *heap = ha_engine_heap(hr->engine);
     char *text = NULL, err[1024];
     size_t len = 0;
     int rc;
 
     rc = dump != NULL
-             ? ha_heap_dump_text(ctx, dump, &text, &len, err, sizeof(err))
-             : ha_heap_live_text(ctx, &text, &len, err, sizeof(err));
+             ? ha_heap_dump_text(heap, dump, &text, &len, err, sizeof(err))
+             : ha_heap_live_text(heap, &text, &len, err, sizeof(err));
     if (rc != 0) {
         reply_failure(hr, rc, err);
         return;

@@ -67,7 +67,7 @@ serve_metrics(struct ha_http_req *hr)
     c.questions = st.questions;
     c.http = true;
     c.http_requests = st.http_requests;
-    if (ha_admin_metrics(ha_engine_vtab(hr->engine), &c, fmt, &out) != 0 ||
+    if (ha_admin_metrics(ha_engine_heap(hr->engine), &c, fmt, &out) != 0 ||
         ha_buf_failed(&out)) {
         ha_buf_free(&out);
         ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");

@@ -18,6 +18,7 @@
 
 #include <elfutils/debuginfod.h>
 
+#include "core/clock.h"
 #include "core/util.h"
 #include "prof/maps.h"
 
@@ -67,15 +68,6 @@ struct job {
     struct ha_debuginfod *d;
     int64_t deadline_ns;      /* HA_DEBUGINFOD_MAX_S after the start */
 };
-
-int64_t
-ha_debuginfod_now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 /* ------------------------------------------------------------------ */
 /* The client library                                                  */
@@ -133,7 +125,7 @@ progress(debuginfod_client *c, long done, long total)
     (void)done;
     (void)total;
     return j != NULL && (atomic_load(&j->d->stopping) ||
-                         ha_debuginfod_now_ns() > j->deadline_ns);
+                         ha_clock_ns() > j->deadline_ns);
 }
 
 /* ------------------------------------------------------------------ */
@@ -159,7 +151,7 @@ static void
 fetch(struct ha_debuginfod *d, const struct client_fns *fn, const char *hex,
       char **path, char *why, size_t whylen)
 {
-    struct job job = {d, ha_debuginfod_now_ns() +
+    struct job job = {d, ha_clock_ns() +
                              (int64_t)HA_DEBUGINFOD_MAX_S * 1000000000};
     debuginfod_client *c = fn->begin();
     char urls[128];
@@ -201,7 +193,7 @@ fetch(struct ha_debuginfod *d, const struct client_fns *fn, const char *hex,
     default:
         if (atomic_load(&d->stopping))
             ha_err_set(why, whylen, "cancelled");
-        else if (ha_debuginfod_now_ns() > job.deadline_ns)
+        else if (ha_clock_ns() > job.deadline_ns)
             ha_err_set(why, whylen, "no answer within %d s (%s)",
                        HA_DEBUGINFOD_MAX_S, urls);
         else
@@ -243,7 +235,7 @@ fetch_thread(void *arg)
         fetch(d, &fn, hex, &path, why, sizeof(why));
         pthread_mutex_lock(&d->lock);
         e->running = false;
-        e->answered_ns = ha_debuginfod_now_ns();
+        e->answered_ns = ha_clock_ns();
         if (path != NULL) {
             e->state = HA_DEBUGINFOD_FOUND;
             e->path = path;
@@ -380,7 +372,7 @@ ha_debuginfod_request(struct ha_debuginfod *d, const char *hex)
     pthread_mutex_lock(&d->lock);
     e = find(d, hex);
     if (e != NULL) {
-        int64_t age = ha_debuginfod_now_ns() - e->answered_ns;
+        int64_t age = ha_clock_ns() - e->answered_ns;
 
         /* A file cleaned out of the client's cache is asked again, and
          * so is a failure once it is old enough. */
@@ -409,7 +401,7 @@ ha_debuginfod_request(struct ha_debuginfod *d, const char *hex)
     e->running = false;
     if (d->fn.begin == NULL || spawn(d) != 0) {
         e->state = HA_DEBUGINFOD_FAILED;
-        e->answered_ns = ha_debuginfod_now_ns();
+        e->answered_ns = ha_clock_ns();
         if (d->fn.begin == NULL)
             memcpy(e->why, d->load_err, sizeof(d->load_err));
         else
@@ -442,7 +434,7 @@ ha_debuginfod_wait(struct ha_debuginfod *d, const char *const *ids,
             all = true;
             break;
         }
-        if (ha_debuginfod_now_ns() >= deadline_ns)
+        if (ha_clock_ns() >= deadline_ns)
             break;
         {
             struct timespec ts = {(time_t)(deadline_ns / 1000000000),

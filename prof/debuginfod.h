@@ -87,7 +87,4 @@ enum ha_debuginfod_state ha_debuginfod_lookup(struct ha_debuginfod *d,
  * that saw requests pending compares it to know there is news. */
 uint64_t ha_debuginfod_answers(struct ha_debuginfod *d);
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-int64_t ha_debuginfod_now_ns(void);
-
 #endif /* HA_DEBUGINFOD_H */

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/radix.h"
 #include "core/util.h"
 #include "prof/debuginfod.h"
@@ -1258,7 +1259,7 @@ ask_debuginfod(struct ha_symbolizer *s, struct file **files, size_t n)
             ids[n_ids++] = files[k]->build_id;
     if (n_ids > 0)
         ha_debuginfod_wait(s->dbgi, ids, n_ids,
-                           ha_debuginfod_now_ns() +
+                           ha_clock_ns() +
                                (int64_t)s->lim.debuginfod_timeout_ms *
                                    1000000);
     free(ids);

@@ -27,10 +27,10 @@
 #include "check_main.h"
 #include "fake_mallctl.h"
 #include "core/log.h"
-#include "vtab/dumpfiles.h"
-#include "vtab/profconf.h"
+#include "heap/dumpfiles.h"
+#include "heap/profconf.h"
 #include "core/util.h"
-#include "vtab/value.h"
+#include "heap/value.h"
 
 #define ck_assert_has(hay, needle)                                        \
     ck_assert_msg(strstr((hay), (needle)) != NULL,                        \

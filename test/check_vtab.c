@@ -30,7 +30,8 @@
 static sqlite3 *db;
 static struct ha_vtab_conn *vconn; /* db's handle */
 static struct ha_config cfg;
-static struct ha_vtab_ctx ctx;
+static struct ha_heap heap;
+static struct ha_vtab_ctx ctx = {.heap = &heap};
 static char tmpdir[PATH_MAX];
 static char errbuf[4096];   /* sqlite3_errmsg of the last exec() */
 static char valbuf[4096];   /* last query1() value */
@@ -46,12 +47,12 @@ open_db(void)
     cfg.mysql_ifaces = "127.0.0.1:6032";
     cfg.max_connections = 7;
     cfg.max_allowed_packet = 1048576;
-    ctx.ops = &fake_ops;
+    ctx.heap->ops = &fake_ops;
     ctx.admin_value = ha_config_admin_value;
     ctx.admin_arg = &cfg;
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vtab.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
-    ctx.datadir = tmpdir;
+    ctx.heap->datadir = tmpdir;
     ck_assert_int_eq(sqlite3_open(":memory:", &db), SQLITE_OK);
     ck_assert_int_eq(ha_vtab_register_all(db, &ctx, &vconn, &zerr),
                      SQLITE_OK);
@@ -1111,7 +1112,8 @@ END_TEST
  * taken from the other (there is no process-wide list to search). */
 START_TEST(test_vtab_take_info_per_connection)
 {
-    struct ha_vtab_ctx ctx2 = {.ops = &fake_ops};
+    struct ha_heap heap2 = {.ops = &fake_ops};
+    struct ha_vtab_ctx ctx2 = {.heap = &heap2};
     struct ha_vtab_conn *other_conn = NULL;
     sqlite3 *other;
     char *zerr = NULL;

@@ -26,7 +26,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 enum fake_type {
     FAKE_BOOL,

@@ -8,13 +8,17 @@
 #   1. no cycle between modules (Tarjan's SCC; each cycle is printed);
 #   2. folders include only their own layer and those below it:
 #        core    -> core
-#        prof    -> core, prof           (the heap-profile model)
-#        vtab    -> core, prof, vtab
-#        engine  -> core, prof, vtab, engine  (one instance under both
-#                   front-ends: accounts, throttle, files, executor)
-#        admin   -> core, prof, vtab, engine, admin  (the MySQL front-end)
-#        http    -> core, prof, vtab, engine, http   (the HTTP front-end;
-#                   the two front-ends never include each other)
+#        prof    -> core, prof           (the heap-profile model, pure)
+#        heap    -> core, prof, heap     (the heap service: jemalloc, the
+#                   datadir's dumps, loaded profiles; no SQL, no HTTP)
+#        vtab    -> core, prof, heap, vtab  (SQLite tables over it)
+#        engine  -> core, prof, heap, vtab, engine  (one instance under
+#                   both front-ends: accounts, throttle, files, executor)
+#        admin   -> core, prof, heap, vtab, engine, admin  (the MySQL
+#                   front-end)
+#        http    -> core, prof, heap, engine, http   (the HTTP front-end:
+#                   never through the SQL tables' folder; the two
+#                   front-ends never include each other)
 #        api     -> all of the above, include (the public API's body)
 #        include -> include              (the public header stands alone)
 #        daemon, agent, example -> include and their own folder only: the
@@ -38,12 +42,13 @@ top = sys.argv[1]
 ALLOWED = {
     'core': {'core'},
     'prof': {'core', 'prof'},
-    'vtab': {'core', 'prof', 'vtab'},
-    'engine': {'core', 'prof', 'vtab', 'engine'},
-    'admin': {'core', 'prof', 'vtab', 'engine', 'admin'},
-    'http': {'core', 'prof', 'vtab', 'engine', 'http'},
-    'api': {'core', 'prof', 'vtab', 'engine', 'admin', 'http', 'api',
-            'include'},
+    'heap': {'core', 'prof', 'heap'},
+    'vtab': {'core', 'prof', 'heap', 'vtab'},
+    'engine': {'core', 'prof', 'heap', 'vtab', 'engine'},
+    'admin': {'core', 'prof', 'heap', 'vtab', 'engine', 'admin'},
+    'http': {'core', 'prof', 'heap', 'engine', 'http'},
+    'api': {'core', 'prof', 'heap', 'vtab', 'engine', 'admin', 'http',
+            'api', 'include'},
     'include': {'include'},
     'daemon': {'daemon', 'include'},
     'agent': {'agent', 'include'},
@@ -193,17 +198,22 @@ fi
 # tree, so it walks the files).
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/core" "$tmp/vtab" "$tmp/admin"
+mkdir -p "$tmp/core" "$tmp/vtab" "$tmp/admin" "$tmp/heap" "$tmp/http"
 printf '#include "admin/b.h"\n' > "$tmp/admin/a.c"
 printf '#include "admin/a.h"\n' > "$tmp/admin/b.h"
 printf '#include "admin/a.h"\n' > "$tmp/vtab/up.c"
+printf '#include "vtab/up.h"\n' > "$tmp/heap/svc.c"
+printf '#include "heap/svc.h"\n#include "vtab/up.h"\n' > "$tmp/http/page.c"
 printf '#include "core/x.h"\n' > "$tmp/core/x.c"
 if out=$(checker "$tmp" 2>&1); then
-    echo "not ok 2 - checker misses a cycle and an upward include"
+    echo "not ok 2 - checker misses a cycle and upward includes"
     fail=1
 elif echo "$out" | grep -q '^cycle among admin/a, admin/b' &&
-     echo "$out" | grep -q '^upward include: vtab/up.c:1'; then
-    echo "ok 2 - checker reports a synthetic cycle and upward include"
+     echo "$out" | grep -q '^upward include: vtab/up.c:1' &&
+     echo "$out" | grep -q '^upward include: heap/svc.c:1' &&
+     echo "$out" | grep -q '^upward include: http/page.c:2' &&
+     ! echo "$out" | grep -q 'http/page.c:1'; then
+    echo "ok 2 - checker reports a synthetic cycle and upward includes (heap and http into vtab)"
 else
     echo "not ok 2 - checker failed for the wrong reason"
     fail=1

@@ -24,7 +24,8 @@
 
 struct sf_fixture {
     struct ha_config cfg;             /* only the fields the vtabs read */
-    struct ha_vtab_ctx ctx;           /* fake jemalloc, datadir /tmp */
+    struct ha_heap heap;              /* fake jemalloc, datadir /tmp */
+    struct ha_vtab_ctx ctx;           /* over heap */
     struct ha_clients reg;            /* PROCESSLIST, KILL, Questions */
     struct ha_session_shared shared;
     sqlite3 *keeper;                  /* holds the memdb database open */
@@ -43,10 +44,11 @@ sf_setup(struct sf_fixture *f, const char *suite, char *admin_credentials,
     f->cfg.admin_credentials = admin_credentials;
     f->cfg.stats_credentials = stats_credentials;
     f->cfg.mysql_ifaces = "127.0.0.1:6032";
-    f->ctx.ops = &fake_ops;
+    f->ctx.heap = &f->heap;
+    f->heap.ops = &fake_ops;
     f->ctx.admin_value = ha_config_admin_value;
     f->ctx.admin_arg = &f->cfg;
-    f->ctx.datadir = "/tmp";
+    f->heap.datadir = "/tmp";
     ha_clients_init(&f->reg);
     snprintf(f->shared.db_uri, sizeof(f->shared.db_uri),
              "file:/%s-%ld-%u?vfs=memdb", suite, (long)getpid(), ++n);

@@ -257,11 +257,11 @@ agents_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     free(c->rows);
     c->rows = NULL;
     ha_cursor_rewind(&c->rc, 0, 0);
-    if (vt->conn->ctx->datadir == NULL)
+    if (vt->conn->ctx->heap->datadir == NULL)
         return SQLITE_OK;
     if ((j = calloc(1, sizeof(*j))) == NULL)
         return SQLITE_NOMEM;
-    ha_strlcpy(j->datadir, vt->conn->ctx->datadir, sizeof(j->datadir));
+    ha_strlcpy(j->datadir, vt->conn->ctx->heap->datadir, sizeof(j->datadir));
     if (ha_task_offload(list_run, list_discard, j) != 0) {
         ha_vtab_set_errmsg(&vt->base, "stats_agents: interrupted");
         return SQLITE_INTERRUPT;

@@ -156,7 +156,7 @@ static void
 arena_row(arenas_vtab *vt, unsigned arena, size_t page,
           struct ha_jestats_cell *row)
 {
-    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->ops;
+    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->heap->ops;
     long long v = 0, sum[M_MAX] = {0};
     bool have[M_MAX];
 
@@ -214,14 +214,14 @@ arenas_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
 {
     ha_jestats_cursor *c = (ha_jestats_cursor *)cursor;
     arenas_vtab *vt = (arenas_vtab *)cursor->pVtab;
-    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->ops;
+    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->heap->ops;
     unsigned *list = NULL;
     size_t n = 0, page = 0;
     int rc;
 
     (void)idxStr;
     ha_jestats_clear(c);
-    ha_vtab_refresh_stats(vt->base.conn->ctx);
+    ha_heap_refresh_stats(vt->base.conn->ctx->heap);
     (void)ha_mallctl_read_size(ops, "arenas.page", &page);
     rc = ha_jestats_arenas(ops, idxNum, argc, argv, &list, &n);
     for (size_t k = 0; rc == SQLITE_OK && k < n; k++) {

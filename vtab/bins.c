@@ -122,7 +122,7 @@ typedef struct bins_vtab bins_vtab;
 struct bins_vtab {
     ha_jestats_vtab base;                  /* must be first */
     bool large;                            /* lextents, not bins */
-    struct ha_jestats_classes classes;     /* read once */
+    struct ha_sizeclasses classes;     /* read once */
     struct ha_mallctl_mib mibs[HA_ARRAY_SIZE(bin_figs)]; /* per figure */
 };
 
@@ -150,8 +150,8 @@ read_fig(const struct ha_mallctl_ops *ops, const char *fmt,
 static int
 bin_rows(bins_vtab *vt, ha_jestats_cursor *c, unsigned arena)
 {
-    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->ops;
-    const struct ha_jestats_classes *cl = &vt->classes;
+    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->heap->ops;
+    const struct ha_sizeclasses *cl = &vt->classes;
 
     for (unsigned j = 0; j < cl->nbins; j++) {
         struct ha_jestats_cell *row = ha_jestats_row(c);
@@ -187,8 +187,8 @@ bin_rows(bins_vtab *vt, ha_jestats_cursor *c, unsigned arena)
 static int
 lext_rows(bins_vtab *vt, ha_jestats_cursor *c, unsigned arena)
 {
-    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->ops;
-    const struct ha_jestats_classes *cl = &vt->classes;
+    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->heap->ops;
+    const struct ha_sizeclasses *cl = &vt->classes;
 
     for (unsigned j = 0; j < cl->nlextents; j++) {
         struct ha_jestats_cell *row = ha_jestats_row(c);
@@ -245,7 +245,7 @@ bins_disconnect(sqlite3_vtab *vtab)
 {
     bins_vtab *vt = (bins_vtab *)vtab;
 
-    ha_jestats_classes_free(&vt->classes);
+    ha_sizeclasses_free(&vt->classes);
     sqlite3_free(vt);
     return SQLITE_OK;
 }
@@ -266,16 +266,16 @@ bins_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
 {
     ha_jestats_cursor *c = (ha_jestats_cursor *)cursor;
     bins_vtab *vt = (bins_vtab *)cursor->pVtab;
-    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->ops;
+    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->heap->ops;
     unsigned *list = NULL;
     size_t n = 0;
     int rc;
 
     (void)idxStr;
     ha_jestats_clear(c);
-    if (!ha_jestats_classes_load(ops, &vt->classes))
+    if (!ha_sizeclasses_load(ops, &vt->classes))
         return SQLITE_OK;
-    ha_vtab_refresh_stats(vt->base.conn->ctx);
+    ha_heap_refresh_stats(vt->base.conn->ctx->heap);
     rc = ha_jestats_arenas(ops, idxNum, argc, argv, &list, &n);
     for (size_t k = 0; rc == SQLITE_OK && k < n; k++)
         rc = vt->large ? lext_rows(vt, c, list[k])

@@ -24,7 +24,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "prof/aggregate.h"
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
 #define DIFF_SCHEMA                                                       \
@@ -58,14 +58,14 @@ diff_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
     (void)argc;
     (void)argv;
-    return ha_heap_connect(db, aux, DIFF_SCHEMA, pp, pzErr);
+    return ha_heap_vtab_connect(db, aux, DIFF_SCHEMA, pp, pzErr);
 }
 
 static int
 diff_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 {
     (void)p;
-    return ha_heap_best_index(info, DIFF_COL_BASE, 2, NULL, 0, 10000);
+    return ha_heap_vtab_best_index(info, DIFF_COL_BASE, 2, NULL, 0, 10000);
 }
 
 static int
@@ -227,15 +227,15 @@ diff_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     current = (const char *)sqlite3_value_text(argv[1]);
     if ((j = calloc(1, sizeof(*j))) == NULL)
         return SQLITE_NOMEM;
-    if ((rc = ha_heap_profile_get(vt->conn->ctx, base, vt->conn->admin,
+    if ((rc = ha_heap_profile_get(vt->conn->ctx->heap, base, vt->conn->admin,
                                   &j->base, err, sizeof(err))) != 0 ||
-        (rc = ha_heap_profile_get(vt->conn->ctx, current, vt->conn->admin,
+        (rc = ha_heap_profile_get(vt->conn->ctx->heap, current, vt->conn->admin,
                                   &j->current, err, sizeof(err))) != 0) {
         diff_job_free(j);
-        return ha_heap_fail(&vt->base, rc, "heap_profile_diff", err);
+        return ha_heap_vtab_fail(&vt->base, rc, "heap_profile_diff", err);
     }
     if (ha_task_offload(diff_run, diff_job_free, j) != 0)
-        return ha_heap_fail(&vt->base, HA_HEAP_STOPPED, "heap_profile_diff",
+        return ha_heap_vtab_fail(&vt->base, HA_HEAP_STOPPED, "heap_profile_diff",
                             NULL);
     if (j->rc != 0) {
         rc = ha_vtab_set_errmsg(&vt->base, "heap_profile_diff: %s", j->err);
@@ -285,14 +285,14 @@ sqlite3_module ha_heap_diff_module = {
     diff_connect,       /* xCreate: a session's own (temp) */
     diff_connect,       /* xConnect */
     diff_best_index,    /* xBestIndex - both dump arguments */
-    ha_heap_disconnect, /* xDisconnect */
-    ha_heap_disconnect, /* xDestroy */
+    ha_heap_vtab_disconnect, /* xDisconnect */
+    ha_heap_vtab_disconnect, /* xDestroy */
     diff_open,          /* xOpen */
     diff_close,         /* xClose */
     diff_filter,        /* xFilter - both dumps, collapsed, merged */
     ha_cursor_next,     /* xNext */
     ha_cursor_eof,      /* xEof */
     diff_column,        /* xColumn */
-    ha_heap_rowid,      /* xRowid */
+    ha_heap_vtab_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };

@@ -70,7 +70,7 @@
  * (ha_heap_profile_get), then its stacks are collapsed and summed on the
  * worker thread (ha_task_offload) into running sums that the job owns;
  * the loop only lists the datadir and hands dumps over. The last result
- * is kept (ctx->growth, one entry, keyed by the series' files), so the two
+ * is kept (heap/growth.h, one entry, keyed by the series' files), so the two
  * tables, or a dashboard's repeated query, cost one computation.
  *
  * INNOCUOUS, readable by stats users: it only reads dumps.
@@ -92,8 +92,8 @@
 #include "prof/growth.h"
 #include "prof/maps.h"
 #include "vtab/cursor.h"
-#include "vtab/heap_growth.h"
-#include "vtab/heap_load.h"
+#include "heap/growth.h"
+#include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
 #define GROWTH_COLS_COMMON                                                 \
@@ -120,395 +120,6 @@ enum {
 #define GROWTH_IDX_SINCE (1u << 0)
 #define GROWTH_IDX_UNTIL (1u << 1)
 #define GROWTH_IDX_KIND (1u << 2)
-
-/* ------------------------------------------------------------------
- * The result, shared by both tables and kept for the next query
- * ------------------------------------------------------------------ */
-
-/* ctx->growth: the last result (heap_vtab.h). */
-struct ha_heap_growth_cache {
-    struct ha_heap_growth *last;
-};
-
-void
-ha_heap_growth_put(struct ha_heap_growth *r)
-{
-    if (r == NULL || --r->refs > 0)
-        return;
-    ha_growth_free(&r->funcs);
-    ha_growth_free(&r->stacks);
-    free(r->key);
-    free(r->first_dump);
-    free(r->last_dump);
-    for (size_t i = 0; r->dumps != NULL && i < r->n_dumps; i++)
-        free(r->dumps[i]);
-    free(r->dumps);
-    free(r->t_s);
-    ha_buf_free(&r->page);
-    free(r);
-}
-
-void
-ha_heap_growth_free(struct ha_vtab_ctx *ctx)
-{
-    if (ctx->growth == NULL)
-        return;
-    ha_heap_growth_put(ctx->growth->last);
-    free(ctx->growth);
-    ctx->growth = NULL;
-}
-
-/* ------------------------------------------------------------------
- * The series: the datadir's dumps and their times
- * ------------------------------------------------------------------ */
-
-struct listing {
-    struct ha_dumpseries_dump *dumps;
-    char **names;               /* owned; dumps[i].name points here */
-    off_t *sizes;
-    int64_t *mtimes;            /* ns */
-    size_t n, cap;
-};
-
-static void
-listing_free(struct listing *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->names[i]);
-    free(l->names);
-    free(l->dumps);
-    free(l->sizes);
-    free(l->mtimes);
-    memset(l, 0, sizeof(*l));
-}
-
-/* When dump name was taken: "# dumped_at" in its .buildid, else mtime. */
-static int64_t
-dump_time(const char *datadir, const char *name, int64_t mtime_ns)
-{
-    char side[NAME_MAX + 16], *buf = NULL, err[64];
-    struct ha_buildids b;
-    struct stat st;
-    size_t len = 0;
-    int64_t t = mtime_ns;
-
-    if ((size_t)snprintf(side, sizeof(side), "%s.buildid", name) >=
-            sizeof(side) ||
-        ha_dumpfile_read(datadir, side, HA_DUMPFILE_BUILDID, &buf, &len,
-                         &st, err, sizeof(err)) != 0)
-        return t;
-    if (ha_buildids_parse(buf, len, &b, err, sizeof(err)) == 0) {
-        if (b.dumped_at_ns > 0)
-            t = b.dumped_at_ns;
-        ha_buildids_free(&b);
-    }
-    free(buf);
-    return t;
-}
-
-/* Every dump in the datadir. Returns 0, or -1 (out of memory). */
-static int
-list_dumps(const char *datadir, struct listing *l)
-{
-    struct dirent *de;
-    DIR *d;
-
-    memset(l, 0, sizeof(*l));
-    if (datadir == NULL || (d = opendir(datadir)) == NULL)
-        return 0;
-    while ((de = readdir(d)) != NULL) {
-        struct ha_dump_name dn;
-        struct stat st;
-        char path[PATH_MAX];
-
-        if (!ha_dumpname_parse(de->d_name, &dn) ||
-            (size_t)snprintf(path, sizeof(path), "%s/%s", datadir,
-                             de->d_name) >= sizeof(path) ||
-            lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
-            continue;
-        if (l->n == l->cap) {
-            size_t cap = l->cap ? l->cap * 2 : 64;
-            void *a = realloc(l->dumps, cap * sizeof(*l->dumps));
-            void *b = a ? realloc(l->names, cap * sizeof(*l->names)) : NULL;
-            void *c = b ? realloc(l->sizes, cap * sizeof(*l->sizes)) : NULL;
-            void *e = c ? realloc(l->mtimes, cap * sizeof(*l->mtimes)) : NULL;
-
-            if (a != NULL)
-                l->dumps = a;
-            if (b != NULL)
-                l->names = b;
-            if (c != NULL)
-                l->sizes = c;
-            if (e != NULL)
-                l->mtimes = e;
-            if (e == NULL)
-                goto oom;
-            l->cap = cap;
-        }
-        if ((l->names[l->n] = strdup(de->d_name)) == NULL)
-            goto oom;
-        l->dumps[l->n].name = l->names[l->n];
-        l->dumps[l->n].d = dn;
-        l->sizes[l->n] = st.st_size;
-        l->mtimes[l->n] = (int64_t)st.st_mtim.tv_sec * 1000000000 +
-                          st.st_mtim.tv_nsec;
-        l->dumps[l->n].t_ns = dump_time(datadir, de->d_name, l->mtimes[l->n]);
-        l->n++;
-    }
-    closedir(d);
-    return 0;
-oom:
-    closedir(d);
-    listing_free(l);
-    return -1;
-}
-
-/* The listing reads the directory and a sidecar per dump: on the
- * worker thread, so a datadir of thousands of dumps never holds the
- * loop. */
-struct list_job {
-    char *datadir;
-    struct listing l;
-    int rc;
-};
-
-static void
-list_job_free(struct list_job *j)
-{
-    listing_free(&j->l);
-    free(j->datadir);
-    free(j);
-}
-
-static void
-list_run(void *arg)
-{
-    struct list_job *j = arg;
-
-    j->rc = list_dumps(j->datadir, &j->l);
-}
-
-static void
-list_discard(void *arg)
-{
-    list_job_free(arg);
-}
-
-/* Lists the datadir's dumps off the loop into *l. Returns 0,
- * HA_HEAP_ERROR (out of memory) or HA_HEAP_STOPPED. */
-static int
-list_dumps_offloaded(const char *datadir, struct listing *l)
-{
-    struct list_job *j = calloc(1, sizeof(*j));
-
-    memset(l, 0, sizeof(*l));
-    if (j == NULL)
-        return HA_HEAP_ERROR;
-    if (datadir != NULL && (j->datadir = strdup(datadir)) == NULL) {
-        free(j);
-        return HA_HEAP_ERROR;
-    }
-    /* On -1 the job is list_discard's: never touch it again. */
-    if (ha_task_offload(list_run, list_discard, j) != 0)
-        return HA_HEAP_STOPPED;
-    if (j->rc != 0) {
-        list_job_free(j);
-        return HA_HEAP_ERROR;
-    }
-    *l = j->l;
-    memset(&j->l, 0, sizeof(j->l));
-    list_job_free(j);
-    return 0;
-}
-
-/* The cache key: every file of the series with its size and mtime. */
-static char *
-series_key(const struct listing *l, const size_t *idx, size_t n)
-{
-    struct ha_buf b = HA_BUF_INIT;
-
-    for (size_t k = 0; k < n; k++)
-        ha_buf_printf(&b, "%s:%lld:%lld;", l->names[idx[k]],
-                      (long long)l->sizes[idx[k]],
-                      (long long)l->mtimes[idx[k]]);
-    ha_buf_append_u8(&b, 0);
-    if (ha_buf_failed(&b)) {
-        ha_buf_free(&b);
-        return NULL;
-    }
-    return (char *)b.data;
-}
-
-/* ------------------------------------------------------------------
- * The work, on the worker thread
- * ------------------------------------------------------------------ */
-
-/* What the jobs own: the running sums, and the dump in hand. A job reads
- * only the profile's parsed stacks and symbols, which never change once
- * loaded, and its reference keeps them alive; the loop drops the
- * reference (discard, or after the job). */
-struct growth_run {
-    struct ha_growth funcs, stacks;
-    struct ha_heap_profile *pr;  /* the dump being added */
-    double t_s;                  /* its time */
-    bool finish;                 /* the last job: rank the rows */
-    int rc;
-    char err[256];
-};
-
-static void
-run_free(struct growth_run *run)
-{
-    ha_heap_profile_put(run->pr);
-    ha_growth_free(&run->funcs);
-    ha_growth_free(&run->stacks);
-    free(run);
-}
-
-/* discard: the statement stopped waiting; runs on the loop. */
-static void
-run_discard(void *arg)
-{
-    run_free(arg);
-}
-
-/* Adds one dump: stacks collapsed, functions by their flat figures. */
-static void
-run_dump(void *arg)
-{
-    struct growth_run *run = arg;
-    const struct ha_heap_profile *pr = run->pr;
-    struct ha_agg_walker *w = NULL;
-    struct ha_buf line = HA_BUF_INIT;
-    struct ha_agg agg;
-    char *err = run->err;
-    size_t errlen = sizeof(run->err);
-
-    run->rc = -1;
-    memset(&agg, 0, sizeof(agg));
-    if (run->finish) {
-        ha_growth_finish(&run->funcs);
-        ha_growth_finish(&run->stacks);
-        run->rc = 0;
-        return;
-    }
-    if (ha_growth_begin(&run->funcs, run->t_s, err, errlen) != 0 ||
-        ha_growth_begin(&run->stacks, run->t_s, err, errlen) != 0)
-        return;
-    if ((w = ha_agg_walker_new(&pr->syms)) == NULL)
-        goto oom;
-    for (size_t i = 0; i < pr->p.n_stacks; i++) {
-        if (ha_agg_walker_collapsed(w, &pr->p, i, &line) != 0)
-            goto oom;
-        if (ha_growth_add(&run->stacks, (const char *)line.data, line.len,
-                          pr->p.stacks[i].bytes, pr->p.stacks[i].objs, err,
-                          errlen) != 0)
-            goto out;
-    }
-    if (ha_agg_add(&agg, &pr->p, &pr->syms, 1, false, err, errlen) != 0)
-        goto out;
-    for (size_t i = 0; i < agg.n_rows; i++) {
-        const struct ha_agg_row *r = &agg.rows[i];
-        const char *name = ha_agg_name(&agg, r);
-
-        if (r->flat_bytes == 0 && r->flat_objs == 0)
-            continue;
-        if (ha_growth_add(&run->funcs, name, strlen(name), r->flat_bytes,
-                          r->flat_objs, err, errlen) != 0)
-            goto out;
-    }
-    if (ha_growth_end(&run->funcs, err, errlen) != 0 ||
-        ha_growth_end(&run->stacks, err, errlen) != 0)
-        goto out;
-    run->rc = 0;
-    goto out;
-oom:
-    ha_err_set(err, errlen, "%s: out of memory", pr->name);
-out:
-    ha_agg_free(&agg);
-    ha_agg_walker_free(w);
-    ha_buf_free(&line);
-}
-
-/* Computes the series' result. Returns it (one reference), or NULL with
- * *why HA_HEAP_ERROR (err set) or HA_HEAP_STOPPED. */
-static struct ha_heap_growth *
-compute(struct ha_vtab_ctx *ctx, bool admin, const struct listing *l,
-        const size_t *idx, size_t n, char *key, int *why, char *err,
-        size_t errlen)
-{
-    int rc;
-
-    struct growth_run *run = calloc(1, sizeof(*run));
-    struct ha_heap_growth *res = NULL;
-
-    if (run == NULL)
-        goto oom;
-    for (size_t k = 0; k <= n; k++) {
-        if (k < n) {
-            const char *name = l->names[idx[k]];
-
-            if ((rc = ha_heap_profile_get(ctx, name, admin,
-                                          &run->pr, err, errlen)) != 0) {
-                *why = rc;
-                goto fail_why;
-            }
-            run->t_s = (double)l->dumps[idx[k]].t_ns / 1e9;
-        } else {
-            run->finish = true;
-        }
-        /* On -1 the run is run_discard's: never touch it again. */
-        if (ha_task_offload(run_dump, run_discard, run) != 0) {
-            *why = HA_HEAP_STOPPED;
-            free(key);
-            return NULL;
-        }
-        ha_heap_profile_put(run->pr);
-        run->pr = NULL;
-        if (run->rc != 0) {
-            ha_err_set(err, errlen, "%s", run->err);
-            goto fail;
-        }
-    }
-    if ((res = calloc(1, sizeof(*res))) == NULL)
-        goto oom;
-    res->refs = 1;
-    res->key = key;
-    key = NULL;
-    res->funcs = run->funcs;
-    res->stacks = run->stacks;
-    memset(&run->funcs, 0, sizeof(run->funcs));
-    memset(&run->stacks, 0, sizeof(run->stacks));
-    res->n_dumps = n;
-    res->hours = ha_growth_span_hours(&res->funcs);
-    res->first_dump = strdup(l->names[idx[0]]);
-    res->last_dump = strdup(l->names[idx[n - 1]]);
-    run_free(run);
-    res->dumps = calloc(n, sizeof(*res->dumps));
-    res->t_s = calloc(n, sizeof(*res->t_s));
-    for (size_t k = 0; res->dumps != NULL && res->t_s != NULL && k < n;
-         k++) {
-        if ((res->dumps[k] = strdup(l->names[idx[k]])) == NULL)
-            break;
-        res->t_s[k] = (double)l->dumps[idx[k]].t_ns / 1e9;
-    }
-    if (res->first_dump == NULL || res->last_dump == NULL ||
-        res->dumps == NULL || res->t_s == NULL || res->dumps[n - 1] == NULL) {
-        ha_heap_growth_put(res);
-        ha_err_set(err, errlen, "out of memory");
-        return NULL;
-    }
-    return res;
-oom:
-    ha_err_set(err, errlen, "out of memory");
-fail:
-    *why = HA_HEAP_ERROR;
-fail_why:
-    if (run != NULL)
-        run_free(run);
-    free(key);
-    return NULL;
-}
 
 /* ------------------------------------------------------------------
  * Virtual table
@@ -648,64 +259,6 @@ to_arg(sqlite3_value *v, struct ha_dumpseries_arg *a)
         a->present = false;
 }
 
-int
-ha_heap_growth_get(struct ha_vtab_ctx *ctx, bool admin,
-                   const struct ha_dumpseries_arg args[3],
-                   struct ha_heap_growth **out, char *err, size_t errlen)
-{
-    struct ha_dumpseries_spec spec;
-    struct listing l;
-    size_t *idx = NULL, n = 0;
-    char *key = NULL;
-    int why = 0;
-
-    *out = NULL;
-    if (ha_dumpseries_spec(&args[0], &args[1], &args[2], &spec, err,
-                           errlen) != 0)
-        return HA_HEAP_ERROR;
-    if ((why = list_dumps_offloaded(ctx->datadir, &l)) != 0) {
-        ha_err_set(err, errlen, "out of memory");
-        return why;
-    }
-    if ((idx = malloc((l.n ? l.n : 1) * sizeof(*idx))) == NULL) {
-        ha_err_set(err, errlen, "out of memory");
-        why = HA_HEAP_ERROR;
-        goto out;
-    }
-    if (ha_dumpseries_select(l.dumps, l.n, &spec, idx, &n, err, errlen) !=
-        0) {
-        why = HA_HEAP_ERROR;
-        goto out;
-    }
-    if ((key = series_key(&l, idx, n)) == NULL) {
-        ha_err_set(err, errlen, "out of memory");
-        why = HA_HEAP_ERROR;
-        goto out;
-    }
-    if (ctx->growth != NULL && ctx->growth->last != NULL &&
-        strcmp(ctx->growth->last->key, key) == 0) {
-        *out = ctx->growth->last;
-        (*out)->refs++;
-        free(key);
-        goto out;
-    }
-    if ((*out = compute(ctx, admin, &l, idx, n, key, &why, err, errlen)) ==
-        NULL)
-        goto out;
-    /* Keep it for the next query (on the loop, after the jobs). */
-    if (ctx->growth == NULL)
-        ctx->growth = calloc(1, sizeof(*ctx->growth));
-    if (ctx->growth != NULL) {
-        ha_heap_growth_put(ctx->growth->last);
-        ctx->growth->last = *out;
-        (*out)->refs++;
-    }
-out:
-    free(idx);
-    listing_free(&l);
-    return why;
-}
-
 static const struct ha_growth *
 rows_of(const growth_cursor *c, const growth_vtab *vt)
 {
@@ -733,10 +286,10 @@ growth_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         }
         to_arg(c->args[k], &args[k]);
     }
-    rc = ha_heap_growth_get(vt->base.conn->ctx, vt->base.conn->admin, args,
+    rc = ha_heap_growth_get(vt->base.conn->ctx->heap, vt->base.conn->admin, args,
                             &c->res, err, sizeof(err));
     if (rc != 0)
-        return ha_heap_fail(&vt->base.base, rc, table, err);
+        return ha_heap_vtab_fail(&vt->base.base, rc, table, err);
     ha_cursor_rewind(&c->rc, 0, rows_of(c, vt)->n_rows);
     return SQLITE_OK;
 }
@@ -859,15 +412,15 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         connect_fn,         /* xCreate - a session's own (temp) */         \
         connect_fn,         /* xConnect */                                 \
         growth_best_index,  /* xBestIndex - optional hidden arguments */   \
-        ha_heap_disconnect, /* xDisconnect */                              \
-        ha_heap_disconnect, /* xDestroy */                                 \
+        ha_heap_vtab_disconnect, /* xDisconnect */                              \
+        ha_heap_vtab_disconnect, /* xDestroy */                                 \
         growth_open,        /* xOpen */                                    \
         growth_close,       /* xClose */                                   \
         growth_filter,      /* xFilter - select the series, compute */     \
         ha_cursor_next,     /* xNext */                                    \
         ha_cursor_eof,      /* xEof */                                     \
         growth_column,      /* xColumn */                                  \
-        ha_heap_rowid,      /* xRowid */                                   \
+        ha_heap_vtab_rowid,      /* xRowid */                                   \
         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,  \
     }
 

@@ -37,7 +37,7 @@
 
 #include "prof/aggregate.h"
 #include "prof/syms.h"
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
 #define MODULES_SCHEMA                                                    \
@@ -67,14 +67,14 @@ modules_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
     (void)argc;
     (void)argv;
-    return ha_heap_connect(db, aux, MODULES_SCHEMA, pp, pzErr);
+    return ha_heap_vtab_connect(db, aux, MODULES_SCHEMA, pp, pzErr);
 }
 
 static int
 modules_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 {
     (void)p;
-    return ha_heap_best_index(info, MODULES_COL_DUMP, 1, NULL, 0, 30);
+    return ha_heap_vtab_best_index(info, MODULES_COL_DUMP, 1, NULL, 0, 30);
 }
 
 /* Whether module c->row has no frames (a record the dump's build-ids
@@ -132,13 +132,13 @@ modules_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                                   "heap_modules('<file name from "
                                   "stats_heap_dumps>') or "
                                   "heap_modules('live')");
-    if ((rc = ha_heap_profile_get(vt->conn->ctx,
+    if ((rc = ha_heap_profile_get(vt->conn->ctx->heap,
                                   (const char *)sqlite3_value_text(argv[0]),
                                   vt->conn->admin, &c->prof, err,
                                   sizeof(err))) != 0 ||
         (rc = ha_heap_profile_modules(c->prof, &c->figs, err,
                                       sizeof(err))) != 0)
-        return ha_heap_fail(&vt->base, rc, "heap_modules", err);
+        return ha_heap_vtab_fail(&vt->base, rc, "heap_modules", err);
     ha_cursor_rewind(&c->rc, 0, c->prof->syms.n_modules);
     return SQLITE_OK;
 }
@@ -193,14 +193,14 @@ sqlite3_module ha_heap_modules_module = {
     modules_connect,    /* xCreate: a session's own (temp) */
     modules_connect,    /* xConnect */
     modules_best_index, /* xBestIndex - the dump */
-    ha_heap_disconnect, /* xDisconnect */
-    ha_heap_disconnect, /* xDestroy */
+    ha_heap_vtab_disconnect, /* xDisconnect */
+    ha_heap_vtab_disconnect, /* xDestroy */
     modules_open,       /* xOpen */
     modules_close,      /* xClose */
     modules_filter,     /* xFilter - the cached profile's modules */
     ha_cursor_next,     /* xNext */
     ha_cursor_eof,      /* xEof */
     modules_column,     /* xColumn */
-    ha_heap_rowid,      /* xRowid */
+    ha_heap_vtab_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };

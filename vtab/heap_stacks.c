@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * One heap profile per stack and per frame, produced lazily from the
- * cached profile (heap_load.h); stack ids are the same in both, the
+ * cached profile (heap/profiles.h); stack ids are the same in both, the
  * stack's place in the dump (1 = first).
  *
  * heap_stacks(<dump>), one row per stack:
@@ -47,7 +47,7 @@
 
 #include "core/buf.h"
 #include "prof/aggregate.h"
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
 #define STACKS_SCHEMA                                                     \
@@ -93,7 +93,7 @@ stacks_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
     (void)argc;
     (void)argv;
-    return ha_heap_connect(db, aux, STACKS_SCHEMA, pp, pzErr);
+    return ha_heap_vtab_connect(db, aux, STACKS_SCHEMA, pp, pzErr);
 }
 
 static int
@@ -102,7 +102,7 @@ profile_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
     (void)argc;
     (void)argv;
-    return ha_heap_connect(db, aux, PROFILE_SCHEMA, pp, pzErr);
+    return ha_heap_vtab_connect(db, aux, PROFILE_SCHEMA, pp, pzErr);
 }
 
 static int
@@ -111,7 +111,7 @@ stacks_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
     static const int push[] = {STACKS_COL_ID};
 
     (void)p;
-    return ha_heap_best_index(info, STACKS_COL_DUMP, 1, push, 1, 10000);
+    return ha_heap_vtab_best_index(info, STACKS_COL_DUMP, 1, push, 1, 10000);
 }
 
 static int
@@ -120,7 +120,7 @@ profile_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
     static const int push[] = {PROFILE_COL_ID, PROFILE_COL_FUNCTION};
 
     (void)p;
-    return ha_heap_best_index(info, PROFILE_COL_DUMP, 1, push, 2, 100000);
+    return ha_heap_vtab_best_index(info, PROFILE_COL_DUMP, 1, push, 2, 100000);
 }
 
 static int
@@ -288,11 +288,11 @@ stacks_filter_common(stacks_cursor *c, const char *what, int idxNum,
         if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
             return SQLITE_NOMEM;
     }
-    if ((rc = ha_heap_profile_get(vt->conn->ctx,
+    if ((rc = ha_heap_profile_get(vt->conn->ctx->heap,
                                   (const char *)sqlite3_value_text(argv[0]),
                                   vt->conn->admin, &c->prof, err,
                                   sizeof(err))) != 0)
-        return ha_heap_fail(&vt->base, rc, what, err);
+        return ha_heap_vtab_fail(&vt->base, rc, what, err);
     if ((c->walker = ha_agg_walker_new(&c->prof->syms)) == NULL)
         return SQLITE_NOMEM;
     c->i = 0;
@@ -480,15 +480,15 @@ sqlite3_module ha_heap_stacks_module = {
     stacks_connect,     /* xCreate: a session's own (temp) */
     stacks_connect,     /* xConnect */
     stacks_best_index,  /* xBestIndex - the dump; stack_id = */
-    ha_heap_disconnect, /* xDisconnect */
-    ha_heap_disconnect, /* xDestroy */
+    ha_heap_vtab_disconnect, /* xDisconnect */
+    ha_heap_vtab_disconnect, /* xDestroy */
     stacks_open,        /* xOpen */
     stacks_close,       /* xClose */
     stacks_filter,      /* xFilter */
     stacks_next,        /* xNext */
     stacks_eof,         /* xEof */
     stacks_column,      /* xColumn */
-    ha_heap_rowid,      /* xRowid */
+    ha_heap_vtab_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
@@ -497,14 +497,14 @@ sqlite3_module ha_heap_profile_module = {
     profile_connect,    /* xCreate: a session's own (temp) */
     profile_connect,    /* xConnect */
     profile_best_index, /* xBestIndex - the dump; stack_id =, function = */
-    ha_heap_disconnect, /* xDisconnect */
-    ha_heap_disconnect, /* xDestroy */
+    ha_heap_vtab_disconnect, /* xDisconnect */
+    ha_heap_vtab_disconnect, /* xDestroy */
     stacks_open,        /* xOpen */
     stacks_close,       /* xClose */
     profile_filter,     /* xFilter */
     stacks_next,        /* xNext */
     stacks_eof,         /* xEof */
     profile_column,     /* xColumn */
-    ha_heap_rowid,      /* xRowid */
+    ha_heap_vtab_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };

@@ -29,7 +29,7 @@
 #include <string.h>
 
 #include "prof/aggregate.h"
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
 #define TOP_SCHEMA                                                        \
@@ -55,7 +55,7 @@ top_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
     (void)argc;
     (void)argv;
-    return ha_heap_connect(db, aux, TOP_SCHEMA, pp, pzErr);
+    return ha_heap_vtab_connect(db, aux, TOP_SCHEMA, pp, pzErr);
 }
 
 static int
@@ -64,7 +64,7 @@ top_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
     static const int push[] = {TOP_COL_FUNCTION};
 
     (void)p;
-    return ha_heap_best_index(info, TOP_COL_DUMP, 1, push, 1, 1000);
+    return ha_heap_vtab_best_index(info, TOP_COL_DUMP, 1, push, 1, 1000);
 }
 
 /* Whether the function push-down excludes row c->row. */
@@ -129,12 +129,12 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
         if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
             return SQLITE_NOMEM;
     }
-    if ((rc = ha_heap_profile_get(vt->conn->ctx,
+    if ((rc = ha_heap_profile_get(vt->conn->ctx->heap,
                                   (const char *)sqlite3_value_text(argv[0]),
                                   vt->conn->admin, &c->prof, err,
                                   sizeof(err))) != 0 ||
         (rc = ha_heap_profile_top(c->prof, &c->agg, err, sizeof(err))) != 0)
-        return ha_heap_fail(&vt->base, rc, "heap_top", err);
+        return ha_heap_vtab_fail(&vt->base, rc, "heap_top", err);
     ha_cursor_rewind(&c->rc, 0, c->agg->n_rows);
     return SQLITE_OK;
 }
@@ -190,14 +190,14 @@ sqlite3_module ha_heap_top_module = {
     top_connect,        /* xCreate: a session's own (temp) */
     top_connect,        /* xConnect */
     top_best_index,     /* xBestIndex - the dump; function = */
-    ha_heap_disconnect, /* xDisconnect */
-    ha_heap_disconnect, /* xDestroy */
+    ha_heap_vtab_disconnect, /* xDisconnect */
+    ha_heap_vtab_disconnect, /* xDestroy */
     top_open,           /* xOpen */
     top_close,          /* xClose */
     top_filter,         /* xFilter - the cached profile's aggregate */
     ha_cursor_next,     /* xNext */
     ha_cursor_eof,      /* xEof */
     top_column,         /* xColumn */
-    ha_heap_rowid,      /* xRowid */
+    ha_heap_vtab_rowid,      /* xRowid */
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };

@@ -14,7 +14,7 @@
  *                  heap_growth_stacks(...)     ranked by growth over a
  *                                              series of dumps
  * A dump argument is a file name from stats_heap_dumps.file_name, or
- * 'live' (admin only) for this process now; see heap_load.h.
+ * 'live' (admin only) for this process now; see heap/profiles.h.
  */
 #ifndef HA_HEAP_VTAB_H
 #define HA_HEAP_VTAB_H
@@ -32,12 +32,12 @@ struct heap_vtab {
 
 /* xConnect body: declares schema, marks the table innocuous (it only
  * reads). */
-int ha_heap_connect(sqlite3 *db, void *aux, const char *schema,
+int ha_heap_vtab_connect(sqlite3 *db, void *aux, const char *schema,
                     sqlite3_vtab **pp, char **pzErr);
-int ha_heap_disconnect(sqlite3_vtab *p);
-int ha_heap_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
+int ha_heap_vtab_disconnect(sqlite3_vtab *p);
+int ha_heap_vtab_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
 
-/* idxNum of ha_heap_best_index(): HA_HEAP_IDX_ARGS when every argument
+/* idxNum of ha_heap_vtab_best_index(): HA_HEAP_IDX_ARGS when every argument
  * is bound (argv[0 .. n_args) in column order), plus HA_HEAP_IDX_PUSH(k)
  * for each push-down column push[k] bound with `=` (its value follows
  * the arguments in argv, in k order). */
@@ -50,18 +50,18 @@ int ha_heap_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
  * argument is priced out rather than refused (SQLite may be weighing
  * several, e.g. for an OR); xFilter then says what is missing. rows is
  * the table's expected size with the arguments alone. */
-int ha_heap_best_index(sqlite3_index_info *info, int arg0, int n_args,
+int ha_heap_vtab_best_index(sqlite3_index_info *info, int arg0, int n_args,
                        const int *push, int n_push, double rows);
 
-/* A heap table's call failed with rc from heap_load.h: HA_HEAP_STOPPED
+/* A heap table's call failed with rc from heap/profiles.h: HA_HEAP_STOPPED
  * (the statement was killed, timed out or the server stops while it
  * waited) becomes SQLITE_INTERRUPT, which the session reports as ERR
  * 1317, 3024 or 1053; HA_HEAP_ERROR sets "<table>: <err>" and returns
  * SQLITE_ERROR. */
-int ha_heap_fail(sqlite3_vtab *vt, int rc, const char *table,
+int ha_heap_vtab_fail(sqlite3_vtab *vt, int rc, const char *table,
                  const char *err);
 
-/* The modules, registered by ha_heap_register (heap.c). */
+/* The modules, registered by ha_heap_vtab_register (heap.c). */
 extern sqlite3_module ha_heap_dumps_module;
 extern sqlite3_module ha_heap_top_module;
 extern sqlite3_module ha_heap_stacks_module;
@@ -71,7 +71,5 @@ extern sqlite3_module ha_heap_modules_module;
 extern sqlite3_module ha_heap_growth_module;
 extern sqlite3_module ha_heap_growth_stacks_module;
 
-/* Frees heap_growth's kept result (ha_vtab_ctx_free). */
-void ha_heap_growth_free(struct ha_vtab_ctx *ctx);
 
 #endif /* HA_HEAP_VTAB_H */

@@ -104,59 +104,6 @@ ha_jestats_arenas(const struct ha_mallctl_ops *ops, int idxNum, int argc,
 }
 
 /* ------------------------------------------------------------------
- * Size classes
- * ------------------------------------------------------------------ */
-
-bool
-ha_jestats_classes_load(const struct ha_mallctl_ops *ops,
-                        struct ha_jestats_classes *c)
-{
-    struct ha_mallctl_mib m_size = {0}, m_nregs = {0}, m_slab = {0},
-                          m_lsize = {0};
-    bool ok;
-
-    if (c->loaded)
-        return c->ok;
-    c->loaded = true;
-    ok = ha_mallctl_read_size(ops, "arenas.page", &c->page) == 0 &&
-         ha_mallctl_read_unsigned(ops, "arenas.nbins", &c->nbins) == 0 &&
-         ha_mallctl_read_unsigned(ops, "arenas.nlextents", &c->nlextents) ==
-             0 &&
-         c->nbins <= 1024 && c->nlextents <= 1024;
-    if (!ok)
-        return false;
-    c->bin_size = calloc(c->nbins + 1, sizeof(*c->bin_size));
-    c->bin_nregs = calloc(c->nbins + 1, sizeof(*c->bin_nregs));
-    c->bin_slab = calloc(c->nbins + 1, sizeof(*c->bin_slab));
-    c->lext_size = calloc(c->nlextents + 1, sizeof(*c->lext_size));
-    if (c->bin_size == NULL || c->bin_nregs == NULL || c->bin_slab == NULL ||
-        c->lext_size == NULL)
-        return false;
-    for (unsigned j = 0; ok && j < c->nbins; j++)
-        ok = ha_mallctl_read_at(ops, "arenas.bin.%u.size", &m_size, j, 0,
-                                &c->bin_size[j], sizeof(size_t)) == 0 &&
-             ha_mallctl_read_at(ops, "arenas.bin.%u.nregs", &m_nregs, j, 0,
-                                &c->bin_nregs[j], sizeof(uint32_t)) == 0 &&
-             ha_mallctl_read_at(ops, "arenas.bin.%u.slab_size", &m_slab, j,
-                                0, &c->bin_slab[j], sizeof(size_t)) == 0;
-    for (unsigned j = 0; ok && j < c->nlextents; j++)
-        ok = ha_mallctl_read_at(ops, "arenas.lextent.%u.size", &m_lsize, j,
-                                0, &c->lext_size[j], sizeof(size_t)) == 0;
-    c->ok = ok;
-    return ok;
-}
-
-void
-ha_jestats_classes_free(struct ha_jestats_classes *c)
-{
-    free(c->bin_size);
-    free(c->bin_nregs);
-    free(c->bin_slab);
-    free(c->lext_size);
-    memset(c, 0, sizeof(*c));
-}
-
-/* ------------------------------------------------------------------
  * The cursor
  * ------------------------------------------------------------------ */
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * What the tables of jemalloc's per-arena and per-size-class statistics
- * share (arenas.c, bins.c, rss.c): the `arena` column's plan (one
+ * share (arenas.c, bins.c, memory_breakdown.c): the `arena` column's plan (one
  * arena, the merged row, or all), the list of arenas to read, the size
  * classes (read once: they never change), and a cursor over rows built
  * whole in xFilter from one refresh of the statistics.
@@ -24,11 +24,12 @@
 #include <sqlite3.h>
 
 #include "vtab/cursor.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
+#include "heap/sizeclasses.h"
 #include "vtab/vtab_util.h"
 
 /* jemalloc's MALLCTL_ARENAS_ALL: the merged statistics. */
-#define HA_JESTATS_MERGED 4096u
+#define HA_JESTATS_MERGED ((unsigned)HA_MALLCTL_ARENAS_ALL)
 
 /* idxNum bits of ha_jestats_best_index(). */
 #define HA_JESTATS_IDX_ARENA (1u << 0)  /* argv[0] = the arena index */
@@ -45,24 +46,6 @@ int ha_jestats_best_index(sqlite3_index_info *info, int arena_col,
 int ha_jestats_arenas(const struct ha_mallctl_ops *ops, int idxNum,
                       int argc, sqlite3_value **argv, unsigned **out,
                       size_t *n);
-
-/* The size classes: small (bins) and large (lextents). */
-struct ha_jestats_classes {
-    bool loaded;          /* read (ok or not) */
-    bool ok;              /* every figure below was read */
-    size_t page;          /* arenas.page */
-    unsigned nbins;       /* arenas.nbins */
-    size_t *bin_size;     /* arenas.bin.<j>.size */
-    uint32_t *bin_nregs;  /* arenas.bin.<j>.nregs */
-    size_t *bin_slab;     /* arenas.bin.<j>.slab_size */
-    unsigned nlextents;   /* arenas.nlextents */
-    size_t *lext_size;    /* arenas.lextent.<j>.size */
-};
-
-/* Reads c once (later calls return at once). Returns true when c->ok. */
-bool ha_jestats_classes_load(const struct ha_mallctl_ops *ops,
-                             struct ha_jestats_classes *c);
-void ha_jestats_classes_free(struct ha_jestats_classes *c);
 
 /* One value of a built row. */
 enum ha_jestats_type {
@@ -140,9 +123,9 @@ int ha_jestats_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx,
                       int col);
 void ha_jestats_clear(ha_jestats_cursor *c);
 
-/* Module registration (arenas.c, bins.c, rss.c), from vtab.c. */
+/* Module registration (arenas.c, bins.c, memory_breakdown.c), from vtab.c. */
 int ha_arenas_register(sqlite3 *db, struct ha_vtab_conn *conn);
 int ha_bins_register(sqlite3 *db, struct ha_vtab_conn *conn);
-int ha_rss_register(sqlite3 *db, struct ha_vtab_conn *conn);
+int ha_memory_breakdown_register(sqlite3 *db, struct ha_vtab_conn *conn);
 
 #endif /* HA_JESTATS_H */

@@ -86,7 +86,7 @@
 #include <sqlite3.h>
 
 #include "vtab/cursor.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 #include "core/util.h"
 #include "vtab/vtab_util.h"
 
@@ -186,7 +186,7 @@ _Static_assert(HA_ARRAY_SIZE(jemalloc_rows) <= STATS_ROWS_MAX &&
 typedef struct stats_vtab stats_vtab;
 struct stats_vtab {
     sqlite3_vtab base;                /* Base class - must be first */
-    struct ha_vtab_conn *conn;        /* ctx->ops reaches jemalloc */
+    struct ha_vtab_conn *conn;        /* ctx->heap->ops reaches jemalloc */
     const struct stats_table *table;  /* rows this table shows */
     struct ha_mallctl_mib mibs[STATS_ROWS_MAX]; /* per row, resolved once */
 };
@@ -211,7 +211,7 @@ struct stats_cursor {
 static void
 stats_read_row(stats_vtab *vt, stats_cursor *cur)
 {
-    const struct ha_mallctl_ops *ops = vt->conn->ctx->ops;
+    const struct ha_mallctl_ops *ops = vt->conn->ctx->heap->ops;
     const struct stats_row *r = &vt->table->rows[cur->rc.row];
     struct ha_mallctl_mib *mib = &vt->mibs[cur->rc.row];
     int rc = 0;
@@ -249,7 +249,7 @@ stats_read_row(stats_vtab *vt, stats_cursor *cur)
             cur->value = sqlite3_memory_used();
             break;
         case STATS_AGE: {
-            long long age = ha_vtab_stats_age_ms(vt->conn->ctx);
+            long long age = ha_heap_stats_age_ms(vt->conn->ctx->heap);
 
             rc = age < 0 ? -1 : 0;
             cur->value = age;
@@ -335,7 +335,7 @@ stats_skip(const struct ha_cursor *rc)
         return false;
     if (cur->own_apart < 0)
         cur->own_apart =
-            ha_mallctl_read_size(vt->conn->ctx->ops, r->mallctl, &v) == 0;
+            ha_mallctl_read_size(vt->conn->ctx->heap->ops, r->mallctl, &v) == 0;
     return cur->own_apart == 0;
 }
 
@@ -401,7 +401,7 @@ stats_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     ha_cursor_rewind(&cur->rc, 0, 0);
     cur->have_value = false;
     /* Failure (stats disabled) shows up as NULL values, row by row. */
-    ha_vtab_refresh_stats(vt->conn->ctx);
+    ha_heap_refresh_stats(vt->conn->ctx->heap);
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
         const char *name = (const char *)sqlite3_value_text(argv[0]);
 

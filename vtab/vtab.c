@@ -10,8 +10,6 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "prof/symbolize.h"
-#include "vtab/heap_load.h"
 #include "vtab/heap_vtab.h"
 #include "vtab/jestats.h"
 #include "vtab/vtab_util.h"
@@ -23,11 +21,11 @@ static const struct {
     int (*reg)(sqlite3 *db, struct ha_vtab_conn *conn);
 } modules[] = {
     {"stats", ha_stats_register},
-    {"stats_memory_breakdown", ha_rss_register},
+    {"stats_memory_breakdown", ha_memory_breakdown_register},
     {"stats_jemalloc_arenas", ha_arenas_register},
     {"stats_jemalloc_bins", ha_bins_register},
     {"global_variables", ha_globals_register},
-    {"heap profiles", ha_heap_register},
+    {"heap profiles", ha_heap_vtab_register},
     {"stats_agents", ha_agents_register},
 };
 
@@ -43,17 +41,6 @@ ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who)
 {
     if (conn != NULL)
         ha_strlcpy(conn->who, who != NULL ? who : "", sizeof(conn->who));
-}
-
-void
-ha_vtab_ctx_free(struct ha_vtab_ctx *ctx)
-{
-    ha_heap_growth_free(ctx);
-    ha_heap_cache_free(ctx);
-    ha_symbolizer_free(ctx->symbolizer);
-    ctx->symbolizer = NULL;
-    ha_dump_totals_free(ctx->dump_totals);
-    ctx->dump_totals = NULL;
 }
 
 void

@@ -61,10 +61,6 @@ void ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin);
  * conn is a no-op. */
 void ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who);
 
-/* Frees what the tables created in ctx (the symbolizer, the profile
- * cache), once no connection uses it. */
-void ha_vtab_ctx_free(struct ha_vtab_ctx *ctx);
-
 /* Drops the caller's reference from ha_vtab_register_all. NULL is a
  * no-op. */
 void ha_vtab_release(struct ha_vtab_conn *conn);

@@ -68,35 +68,3 @@ ha_vtab_best_index_name(sqlite3_index_info *info, int name_col, int n_rows)
     info->estimatedRows = n_rows;
     return SQLITE_OK;
 }
-
-/* ------------------------------------------------------------------
- * Statistics freshness
- * ------------------------------------------------------------------ */
-
-static long long
-now_ms(void)
-{
-    return (long long)(ha_task_now_ns() / 1000000);
-}
-
-void
-ha_vtab_refresh_stats(struct ha_vtab_ctx *ctx)
-{
-    long long now = now_ms();
-
-    if (ctx->stats_epoch_ms != 0 && ctx->stats_max_age_ms > 0 &&
-        now - ctx->stats_epoch_ms < (long long)ctx->stats_max_age_ms)
-        return;
-    (void)ha_mallctl_epoch(ctx->ops);
-    /* Never 0, which means "never refreshed". */
-    ctx->stats_epoch_ms = now > 0 ? now : 1;
-}
-
-long long
-ha_vtab_stats_age_ms(const struct ha_vtab_ctx *ctx)
-{
-    if (ctx->stats_epoch_ms == 0)
-        return -1;
-    return now_ms() - ctx->stats_epoch_ms;
-}
-

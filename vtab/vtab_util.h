@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * Beneath every table file and vtab.c: the context the tables share
- * (struct ha_vtab_ctx, public through vtab.h), the per-connection state
+ * (struct ha_vtab_ctx, public through vtab.h: the heap service and the
+ * rows layers above own), the per-connection state
  * every module gets as its client data, and the helpers stats.c and
  * globals.c share (vtab_util.c). vtab.c, the registration, sits above
  * the tables, so they include this and never vtab.h.
@@ -14,21 +15,13 @@
 
 #include <sqlite3.h>
 
-#include "vtab/jeconfig.h"
-#include "vtab/mallctl.h"
+#include "heap/heap.h"
 
-struct ha_symbolizer;
-struct ha_heap_cache;
-struct ha_dump_totals;
-struct ha_heap_growth_cache;
-struct ha_worker;
-
-/* Shared by every session's connection; owned by the server and outliving
- * all connections. Fields not listed in an initialiser stay zero. */
+/* Shared by every session's connection; owned by the engine and
+ * outliving all connections: the heap service the tables read, and the
+ * rows of global_variables that layers above own. */
 struct ha_vtab_ctx {
-    const struct ha_mallctl_ops *ops;  /* jemalloc, or a fake in tests */
-    const char *datadir;               /* absolute; dumps go here (through
-                                          prof.prefix, ha_profconf_apply) */
+    struct ha_heap *heap;              /* jemalloc, dumps, profiles */
     /* The admin-* rows of global_variables, which the layer that owns the
      * config supplies (engine/config.c ha_config_admin_value): the value
      * of variable name ("admin-max_connections") as text in buf (len
@@ -44,54 +37,7 @@ struct ha_vtab_ctx {
     bool (*engine_value)(const void *arg, const char *name, char *buf,
                          size_t len);
     const void *engine_arg;            /* passed to engine_value */
-
-    /* Guards for the host (jemalloc_variables). */
-    unsigned lg_prof_sample_min;       /* lower rates refused; 0: none */
-    /* jemalloc's "epoch" refresh locks every arena (costly with many),
-     * so scans share one refresh for up to stats_max_age_ms; 0: every
-     * scan refreshes. Written by global_variables on the loop's thread. */
-    unsigned stats_max_age_ms;
-    long long stats_epoch_ms;          /* CLOCK_MONOTONIC ms of the last
-                                          refresh; 0: never */
-    bool dump_symbolized;              /* dump_now also writes <dump>.sym
-                                          (symcopy.h) */
-    const struct ha_jemalloc_config *je; /* dump housekeeping settings
-                                            (retention after dump_now,
-                                            global_variables); NULL:
-                                            none */
-    struct ha_worker *dump_worker;     /* the datadir's writes: heap
-                                          dumps (vtab/dumpjob.h), history
-                                          samples; apart from the worker
-                                          that loads profiles: a stalled
-                                          disk holds up no one else;
-                                          NULL: the task's */
-
-    /* Heap-profile tables (heap.c): symbols read from the binaries on
-     * disk, cached across queries; created on first use, freed by the
-     * ctx's owner with ha_vtab_ctx_free(). */
-    struct ha_symbolizer *symbolizer;
-    struct ha_heap_cache *heap_cache; /* loaded profiles (heap_load.h) */
-    struct ha_dump_totals *dump_totals; /* stats_heap_dumps' parsed totals
-                                           (the worker's, like the
-                                           symbolizer) */
-    /* Run first on the symbolizer's debuginfod fetch threads, as on the
-     * owner's worker thread (log sink, profiling switches); NULL: none. */
-    void (*thread_init)(void *arg);
-    void *thread_init_arg;
-    struct ha_heap_growth_cache *growth; /* heap_growth's last result
-                                            (heap_growth.c) */
 };
-
-/* Frees stats_heap_dumps' totals (heap_dumps.c). */
-void ha_dump_totals_free(struct ha_dump_totals *t);
-
-/* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
- * refresh is younger than ctx->stats_max_age_ms. */
-void ha_vtab_refresh_stats(struct ha_vtab_ctx *ctx);
-
-/* Age of the statistics in ms (time since the last refresh), or -1 when
- * they were never refreshed. */
-long long ha_vtab_stats_age_ms(const struct ha_vtab_ctx *ctx);
 
 /* Longest OK-packet info message, terminating NUL included. */
 #define HA_VTAB_INFO_MAX 1024
@@ -139,7 +85,7 @@ int ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn);
 /* Whether global_variables row name is a setting SAVE ... TO DISK keeps:
  * writable and not an action (dump_now, reset_now, purge_now). */
 bool ha_globals_persistable(const char *name);
-int ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn);
+int ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn);
 /* stats_agents (agents.c): the datadir's agents. */
 int ha_agents_register(sqlite3 *db, struct ha_vtab_conn *conn);
 

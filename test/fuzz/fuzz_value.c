@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Fuzz target: the global_variables value parsers (vtab/value.h), which
+ * Fuzz target: the global_variables value parsers (heap/value.h), which
  * see the right-hand side of any UPDATE global_variables ... SET
  * variable_value = '<text>' an admin sends. Input: byte 0 picks the lg
  * value and buffer size for ha_value_format_lg_bytes(); the rest is the
@@ -19,7 +19,7 @@
 #include <stdbool.h>
 
 #include "prof/dumpseries.h"
-#include "vtab/value.h"
+#include "heap/value.h"
 
 static const struct {
     long long min, max;

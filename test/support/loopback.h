@@ -20,7 +20,7 @@
 #include <sys/time.h>
 
 #include "engine/config.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 #include "admin/server.h"
 #include "engine/engine.h"
 

@@ -19,12 +19,12 @@
  */
 #include "vtab/heap_vtab.h"
 
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 
 #include <string.h>
 
 int
-ha_heap_connect(sqlite3 *db, void *aux, const char *schema,
+ha_heap_vtab_connect(sqlite3 *db, void *aux, const char *schema,
                 sqlite3_vtab **pp, char **pzErr)
 {
     heap_vtab *vt;
@@ -45,7 +45,7 @@ ha_heap_connect(sqlite3 *db, void *aux, const char *schema,
 }
 
 int
-ha_heap_fail(sqlite3_vtab *vt, int rc, const char *table, const char *err)
+ha_heap_vtab_fail(sqlite3_vtab *vt, int rc, const char *table, const char *err)
 {
     if (rc == HA_HEAP_STOPPED) {
         ha_vtab_set_errmsg(vt, "%s: interrupted", table);
@@ -55,14 +55,14 @@ ha_heap_fail(sqlite3_vtab *vt, int rc, const char *table, const char *err)
 }
 
 int
-ha_heap_disconnect(sqlite3_vtab *p)
+ha_heap_vtab_disconnect(sqlite3_vtab *p)
 {
     sqlite3_free(p);
     return SQLITE_OK;
 }
 
 int
-ha_heap_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
+ha_heap_vtab_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 {
     (void)cur;
     *rowid = 0;
@@ -70,7 +70,7 @@ ha_heap_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid)
 }
 
 int
-ha_heap_best_index(sqlite3_index_info *info, int arg0, int n_args,
+ha_heap_vtab_best_index(sqlite3_index_info *info, int arg0, int n_args,
                    const int *push, int n_push, double rows)
 {
     int args[4] = {-1, -1, -1, -1}, pushed[8];
@@ -127,7 +127,7 @@ ha_heap_best_index(sqlite3_index_info *info, int arg0, int n_args,
 }
 
 int
-ha_heap_register(sqlite3 *db, struct ha_vtab_conn *conn)
+ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
 {
     static const struct {
         const char *name;

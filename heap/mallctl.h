@@ -290,7 +290,7 @@ int ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path);
 
 /* Installs heapadmin's prof_dump hook now (jemalloc 5.3's
  * experimental.hooks.prof_dump), so every dump jemalloc writes, interval
- * and high-water included, is made private (vtab/dumpfiles.h
+ * and high-water included, is made private (heap/dumpfiles.h
  * ha_dumpfiles_perms). Returns 0 or the mallctl's errno value (a jemalloc
  * without the hook). */
 int ha_mallctl_watch_dumps(const struct ha_mallctl_ops *ops);

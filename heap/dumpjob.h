@@ -18,7 +18,7 @@
 #include <stdbool.h>
 #include <time.h>
 
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 struct ha_dump_job {
     /* In, set on the loop. */

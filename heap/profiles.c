@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * Loading heap profiles for the heap tables, with a bounded cache and
- * the live profile (see heap_load.h).
+ * the live profile (see heap/profiles.h).
  *
  * A load is a job for the worker thread (struct load): the job reads,
  * parses and symbolizes into a profile nobody else sees yet; the loop
@@ -10,7 +10,7 @@
  * or gave up (the offload's discard callback), so a stopped query still
  * leaves its profile for the next one.
  */
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,12 +22,13 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/clock.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 /* A load under way, which later askers of the same file wait for. */
 struct inflight {
@@ -42,7 +43,7 @@ struct inflight {
     struct inflight *next;
 };
 
-static bool has_news(const struct ha_vtab_ctx *ctx,
+static bool has_news(const struct ha_heap *heap,
                      const struct ha_heap_profile *pr);
 
 struct ha_heap_cache {
@@ -67,14 +68,21 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     free(pr->modules);
-    ha_buf_free(&pr->encoded);
-    ha_buf_free(&pr->flame);
+    ha_products_free(&pr->products);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
     ha_heapv2_free(&pr->p);
     free(pr->stale);
     free(pr->name);
     free(pr);
+}
+
+struct ha_heap_profile *
+ha_heap_profile_ref(struct ha_heap_profile *pr)
+{
+    if (pr != NULL)
+        pr->refs++;
+    return pr;
 }
 
 void
@@ -102,32 +110,31 @@ profile_bytes(const struct ha_heap_profile *pr)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
-    return b + pr->encoded.cap + pr->flame.cap;
+    return b + ha_products_bytes(&pr->products);
 }
 
-void
-ha_heap_profile_account(struct ha_heap_profile *pr)
+int
+ha_heap_profile_product(struct ha_heap_profile *pr, const char *kind,
+                        bool keep, ha_product_make_fn make, void *arg,
+                        void (*arg_free)(void *arg), struct ha_product *made,
+                        char *err, size_t errlen)
 {
-    pr->bytes = profile_bytes(pr);
-}
+    int rc = ha_products_get(&pr->products, kind, keep && !pr->live, make,
+                             arg, arg_free, made, err, errlen);
 
-static time_t
-mono_s(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec;
+    if (rc == 0)
+        pr->bytes = profile_bytes(pr);
+    return rc;
 }
 
 static struct ha_heap_cache *
-cache_of(struct ha_vtab_ctx *ctx)
+cache_of(struct ha_heap *heap)
 {
-    if (ctx->heap_cache == NULL)
-        ctx->heap_cache = calloc(1, sizeof(*ctx->heap_cache));
-    if (ctx->heap_cache != NULL)
-        ctx->heap_cache->used = mono_s();
-    return ctx->heap_cache;
+    if (heap->profiles == NULL)
+        heap->profiles = calloc(1, sizeof(*heap->profiles));
+    if (heap->profiles != NULL)
+        heap->profiles->used = ha_clock_s();
+    return heap->profiles;
 }
 
 /* Drops least recently used profiles until the cache is within bounds;
@@ -167,13 +174,13 @@ same_file(const struct stat *a, dev_t dev, ino_t ino, off_t size,
 
 /* The cached profile of name read from the file st describes, or NULL. */
 static struct ha_heap_profile *
-cache_find(const struct ha_vtab_ctx *ctx, struct ha_heap_cache *c,
+cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
            const char *name, const struct stat *st)
 {
     for (struct ha_heap_profile *pr = c->list; pr != NULL; pr = pr->next)
         if (strcmp(pr->name, name) == 0 &&
             same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime) &&
-            !has_news(ctx, pr))
+            !has_news(heap, pr))
             return pr;
     return NULL;
 }
@@ -292,39 +299,39 @@ out:
 }
 
 struct ha_symbolizer *
-ha_heap_symbolizer(struct ha_vtab_ctx *ctx)
+ha_heap_symbolizer(struct ha_heap *heap)
 {
     struct ha_symbolizer_limits lim;
 
-    if (ctx->symbolizer != NULL)
-        return ctx->symbolizer;
+    if (heap->symbolizer != NULL)
+        return heap->symbolizer;
     memset(&lim, 0, sizeof(lim));
-    if (ctx->je != NULL) {
-        lim.debug_root = ctx->je->debug_root;
-        lim.debuginfod = ctx->je->debuginfod != 0;
-        lim.debuginfod_timeout_ms = (unsigned)ctx->je->debuginfod_timeout_ms;
+    if (heap->je != NULL) {
+        lim.debug_root = heap->je->debug_root;
+        lim.debuginfod = heap->je->debuginfod != 0;
+        lim.debuginfod_timeout_ms = (unsigned)heap->je->debuginfod_timeout_ms;
     }
-    lim.thread_init = ctx->thread_init;
-    lim.thread_init_arg = ctx->thread_init_arg;
-    ctx->symbolizer = ha_symbolizer_new(&lim);
-    return ctx->symbolizer;
+    lim.thread_init = heap->thread_init;
+    lim.thread_init_arg = heap->thread_init_arg;
+    heap->symbolizer = ha_symbolizer_new(&lim);
+    return heap->symbolizer;
 }
 
 /* True when pr was symbolized while debuginfod answers were pending and
  * some answer has come since (the generation is atomic: the loop may ask
  * while the worker or a fetch thread answers). */
 static bool
-has_news(const struct ha_vtab_ctx *ctx, const struct ha_heap_profile *pr)
+has_news(const struct ha_heap *heap, const struct ha_heap_profile *pr)
 {
-    return pr->syms.pending > 0 && ctx->symbolizer != NULL &&
-           ha_symbolizer_generation(ctx->symbolizer) != pr->generation;
+    return pr->syms.pending > 0 && heap->symbolizer != NULL &&
+           ha_symbolizer_generation(heap->symbolizer) != pr->generation;
 }
 
 /* Parses and symbolizes buf into pr (name and identity already set).
  * side: the .buildid text or NULL. Worker thread. Returns 0 or -1 with
  * err set. */
 static int
-profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
+profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
              const char *buf, size_t len, const char *side, size_t side_len,
              char *err, size_t errlen)
 {
@@ -341,13 +348,13 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
         return -1;
     }
-    if (ha_heap_symbolizer(ctx) == NULL) {
+    if (ha_heap_symbolizer(heap) == NULL) {
         ha_err_set(err, errlen, "out of memory");
         return -1;
     }
-    ops = ha_symbolizer_ops(ctx->symbolizer);
+    ops = ha_symbolizer_ops(heap->symbolizer);
     /* Before: an answer that lands while this runs makes a difference. */
-    pr->generation = ha_symbolizer_generation(ctx->symbolizer);
+    pr->generation = ha_symbolizer_generation(heap->symbolizer);
     if (ha_agg_lookup_index(&pr->p, &pcs, &n_pcs, &index) != 0) {
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
@@ -360,7 +367,7 @@ profile_load(struct ha_vtab_ctx *ctx, struct ha_heap_profile *pr,
     /* Every later pass over the stacks finds frames by index. */
     ha_syms_set_frame_index(&pr->syms, pcs, n_pcs, index, pr->p.n_frames);
     index = NULL;
-    if (mark_stale(ctx->symbolizer, pr, side, side_len) != 0) {
+    if (mark_stale(heap->symbolizer, pr, side, side_len) != 0) {
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
     }
@@ -373,7 +380,7 @@ out:
 
 /* One load: a dump by name, or a live dump's text already taken. */
 struct load {
-    struct ha_vtab_ctx *ctx;
+    struct ha_heap *heap;
     struct ha_heap_cache *cache;
     struct ha_heap_profile *pr;   /* being filled; NULL after landing */
     char *text;                   /* live: the dump's text, else NULL */
@@ -394,11 +401,11 @@ load_run(void *arg)
 
     l->rc = -1;
     if (pr->live) {
-        l->rc = profile_load(l->ctx, pr, l->text, l->text_len, NULL, 0,
+        l->rc = profile_load(l->heap, pr, l->text, l->text_len, NULL, 0,
                              l->err, sizeof(l->err));
         return;
     }
-    if (ha_dumpfile_read(l->ctx->datadir, pr->name, HA_DUMPFILE_DUMP, &buf,
+    if (ha_dumpfile_read(l->heap->datadir, pr->name, HA_DUMPFILE_DUMP, &buf,
                          &len, &st, l->err, sizeof(l->err)) != 0)
         return;
     pr->dev = st.st_dev;
@@ -407,10 +414,10 @@ load_run(void *arg)
     pr->mtime = st.st_mtim;
     if ((size_t)snprintf(side_name, sizeof(side_name), "%s.buildid",
                          pr->name) < sizeof(side_name) &&
-        ha_dumpfile_read(l->ctx->datadir, side_name, HA_DUMPFILE_BUILDID,
+        ha_dumpfile_read(l->heap->datadir, side_name, HA_DUMPFILE_BUILDID,
                          &side, &side_len, &side_st, NULL, 0) != 0)
         side = NULL;
-    l->rc = profile_load(l->ctx, pr, buf, len, side, side_len, l->err,
+    l->rc = profile_load(l->heap, pr, buf, len, side, side_len, l->err,
                          sizeof(l->err));
     free(side);
     free(buf);
@@ -553,39 +560,39 @@ run_load(struct load *l, struct ha_heap_profile **out, char *err,
 /* prof.dump into a private directory, read back and removed: the text of
  * a fresh profile. On the loop: jemalloc writes it. */
 static int
-live_dump(struct ha_vtab_ctx *ctx, char **buf, size_t *len, char *err,
+live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
           size_t errlen)
 {
-    struct ha_heap_cache *c = cache_of(ctx);
+    struct ha_heap_cache *c = cache_of(heap);
     char dir[PATH_MAX], file[PATH_MAX + 16];
     struct stat st;
     int rc, fd, ret = -1;
 
     *buf = NULL;
     *len = 0;
-    if (c == NULL || ctx->datadir == NULL || ctx->ops == NULL) {
+    if (c == NULL || heap->datadir == NULL || heap->ops == NULL) {
         ha_err_set(err, errlen, "a live profile needs a datadir and "
                                 "jemalloc");
         return -1;
     }
     if ((size_t)snprintf(dir, sizeof(dir), "%s/.live.%ld.%u.XXXXXX",
-                         ctx->datadir, (long)getpid(), c->live_seq++) >=
+                         heap->datadir, (long)getpid(), c->live_seq++) >=
             sizeof(dir) ||
         mkdtemp(dir) == NULL) {
         ha_err_set(err, errlen, "live profile: cannot make a private "
                                 "directory in the datadir %s: %s",
-                   ctx->datadir, strerror(errno));
+                   heap->datadir, strerror(errno));
         return -1;
     }
     snprintf(file, sizeof(file), "%s/live.heap", dir);
-    rc = ha_mallctl_dump_to(ctx->ops, file);
+    rc = ha_mallctl_dump_to(heap->ops, file);
     if (rc != 0) {
         struct ha_mallctl_failure f = {
             .errnum = rc,
             .mallctl = "prof.dump",
             .variable = NULL,
             .value = file,
-            .prof_built = ha_mallctl_prof_built(ctx->ops),
+            .prof_built = ha_mallctl_prof_built(heap->ops),
         };
         char why[512];
 
@@ -669,12 +676,12 @@ check_text(const char *name, char *text, size_t len, char *err,
 }
 
 int
-ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
+ha_heap_live_text(struct ha_heap *heap, char **buf, size_t *len,
                   char *err, size_t errlen)
 {
     int rc;
 
-    if (live_dump(ctx, buf, len, err, errlen) != 0)
+    if (live_dump(heap, buf, len, err, errlen) != 0)
         return HA_HEAP_ERROR;
     rc = check_text(HA_HEAP_LIVE, *buf, *len, err, errlen);
     if (rc == HA_HEAP_ERROR)
@@ -714,7 +721,7 @@ text_read_discard(void *arg)
 }
 
 int
-ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
+ha_heap_dump_text(struct ha_heap *heap, const char *name, char **buf,
                   size_t *len, char *err, size_t errlen)
 {
     struct text_read *t;
@@ -728,7 +735,7 @@ ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
         ha_err_set(err, errlen, "out of memory");
         return HA_HEAP_ERROR;
     }
-    t->datadir = ctx->datadir;
+    t->datadir = heap->datadir;
     ha_strlcpy(t->name, name, sizeof(t->name));
     if (ha_task_offload(text_read_run, text_read_discard, t) != 0)
         return HA_HEAP_STOPPED;
@@ -755,14 +762,14 @@ ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
  * ------------------------------------------------------------------ */
 
 static struct load *
-load_new(struct ha_vtab_ctx *ctx, struct ha_heap_cache *c, const char *name,
+load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
          bool live)
 {
     struct load *l = calloc(1, sizeof(*l));
 
     if (l == NULL)
         return NULL;
-    l->ctx = ctx;
+    l->heap = heap;
     l->cache = c;
     l->pr = calloc(1, sizeof(*l->pr));
     if (l->pr == NULL || (l->pr->name = strdup(name)) == NULL) {
@@ -779,10 +786,10 @@ load_new(struct ha_vtab_ctx *ctx, struct ha_heap_cache *c, const char *name,
 }
 
 int
-ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
+ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
                     struct ha_heap_profile **out, char *err, size_t errlen)
 {
-    struct ha_heap_cache *c = cache_of(ctx);
+    struct ha_heap_cache *c = cache_of(heap);
     struct ha_heap_profile *pr;
     struct inflight *fl;
     struct load *l;
@@ -802,16 +809,16 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
     }
     /* Made here, on the loop, before any job uses it: from then on its
      * pointer never changes, and only jobs use it. */
-    if (ha_heap_symbolizer(ctx) == NULL) {
+    if (ha_heap_symbolizer(heap) == NULL) {
         ha_err_set(err, errlen, "out of memory");
         return HA_HEAP_ERROR;
     }
     if (live) {
-        if ((l = load_new(ctx, c, name, true)) == NULL) {
+        if ((l = load_new(heap, c, name, true)) == NULL) {
             ha_err_set(err, errlen, "out of memory");
             return HA_HEAP_ERROR;
         }
-        if (live_dump(ctx, &l->text, &l->text_len, err, errlen) != 0) {
+        if (live_dump(heap, &l->text, &l->text_len, err, errlen) != 0) {
             ha_heap_profile_put(l->pr);
             free(l);
             return HA_HEAP_ERROR;
@@ -819,11 +826,11 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
         return run_load(l, out, err, errlen);
     }
     /* The identity first: a cached profile costs no read at all. */
-    if (ha_dumpfile_stat(ctx->datadir, name, HA_DUMPFILE_DUMP, &st, err,
+    if (ha_dumpfile_stat(heap->datadir, name, HA_DUMPFILE_DUMP, &st, err,
                          errlen) != 0)
         return HA_HEAP_ERROR;
     for (;;) {
-        if ((pr = cache_find(ctx, c, name, &st)) != NULL) {
+        if ((pr = cache_find(heap, c, name, &st)) != NULL) {
             pr->last_use = ++c->clock;
             pr->refs++;
             *out = pr;
@@ -844,7 +851,7 @@ ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name, bool admin,
                 return rc;
         }
     }
-    if ((l = load_new(ctx, c, name, false)) == NULL ||
+    if ((l = load_new(heap, c, name, false)) == NULL ||
         (fl = calloc(1, sizeof(*fl))) == NULL ||
         (fl->name = strdup(name)) == NULL) {
         if (l != NULL) {
@@ -1053,9 +1060,9 @@ ha_heap_buildid_report(const char *datadir, const char *name)
 }
 
 void
-ha_heap_cache_free(struct ha_vtab_ctx *ctx)
+ha_heap_cache_free(struct ha_heap *heap)
 {
-    struct ha_heap_cache *c = ctx->heap_cache;
+    struct ha_heap_cache *c = heap->profiles;
 
     if (c == NULL)
         return;
@@ -1069,24 +1076,24 @@ ha_heap_cache_free(struct ha_vtab_ctx *ctx)
     /* Loads still in flight were discarded with the worker (it is freed
      * first), so nothing refers to c now. */
     free(c);
-    ctx->heap_cache = NULL;
+    heap->profiles = NULL;
 }
 
 int
-ha_heap_cache_release(struct ha_vtab_ctx *ctx, unsigned idle_s)
+ha_heap_cache_release(struct ha_heap *heap, unsigned idle_s)
 {
-    struct ha_heap_cache *c = ctx->heap_cache;
+    struct ha_heap_cache *c = heap->profiles;
 
     if (c != NULL &&
-        (c->inflight != NULL || mono_s() - c->used < (time_t)idle_s))
+        (c->inflight != NULL || ha_clock_s() - c->used < (time_t)idle_s))
         return -1;
     if (c != NULL)
-        ha_heap_cache_free(ctx);
+        ha_heap_cache_free(heap);
     /* The fetch threads of debuginfod would be joined here, on the loop:
      * with it on, the symbols stay. */
-    if (ctx->symbolizer != NULL && (ctx->je == NULL || !ctx->je->debuginfod)) {
-        ha_symbolizer_free(ctx->symbolizer);
-        ctx->symbolizer = NULL;
+    if (heap->symbolizer != NULL && (heap->je == NULL || !heap->je->debuginfod)) {
+        ha_symbolizer_free(heap->symbolizer);
+        heap->symbolizer = NULL;
     }
     return 0;
 }

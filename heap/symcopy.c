@@ -2,7 +2,7 @@
  *
  * dump_now's symbolized copy (see symcopy.h).
  */
-#include "vtab/symcopy.h"
+#include "heap/symcopy.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,10 +16,10 @@
 #include "core/buf.h"
 #include "core/util.h"
 #include "prof/dumpfile.h"
-#include "vtab/dumpfiles.h"
+#include "heap/dumpfiles.h"
 #include "prof/heapv2.h"
 #include "prof/symfile.h"
-#include "vtab/heap_load.h"
+#include "heap/profiles.h"
 
 /* Writes all of b to fd. */
 static int
@@ -40,7 +40,7 @@ write_all(int fd, const struct ha_buf *b)
 }
 
 int
-ha_symcopy_write(struct ha_vtab_ctx *ctx, const char *dump_path, char *out,
+ha_symcopy_write(struct ha_heap *heap, const char *dump_path, char *out,
                  size_t outlen, char *err, size_t errlen)
 {
     const char *slash = strrchr(dump_path, '/');
@@ -54,20 +54,20 @@ ha_symcopy_write(struct ha_vtab_ctx *ctx, const char *dump_path, char *out,
     ssize_t n;
     int fd = -1, ret = -1;
 
-    if (ctx->datadir == NULL || slash == NULL ||
+    if (heap->datadir == NULL || slash == NULL ||
         (size_t)(slash - dump_path) >= sizeof(dir)) {
         ha_err_set(err, errlen, "%s is not in the datadir", dump_path);
         return -1;
     }
     memcpy(dir, dump_path, (size_t)(slash - dump_path));
     dir[slash - dump_path] = '\0';
-    if (strcmp(dir, ctx->datadir) != 0) {
+    if (strcmp(dir, heap->datadir) != 0) {
         ha_err_set(err, errlen, "%s is not in the datadir %s", dump_path,
-                   ctx->datadir);
+                   heap->datadir);
         return -1;
     }
-    if (ha_heap_profile_get(ctx, name, true, &pr, why, sizeof(why)) != 0 ||
-        ha_dumpfile_read(ctx->datadir, name, HA_DUMPFILE_DUMP, &raw, &len,
+    if (ha_heap_profile_get(heap, name, true, &pr, why, sizeof(why)) != 0 ||
+        ha_dumpfile_read(heap->datadir, name, HA_DUMPFILE_DUMP, &raw, &len,
                          &st, why, sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s", why[0] ? why : "interrupted");
         goto out;

@@ -5,7 +5,7 @@
  * that do not use it as their allocator (it would then describe an empty
  * heap), and a host may carry its own, prefixed copy (je_mallctl).
  */
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 #include <dlfcn.h>
 #include <stdio.h>

@@ -3,7 +3,7 @@
  * Where this process's resident memory goes, read live: jemalloc's
  * figures from one refresh of its statistics and /proc/self/smaps, put
  * together by prof/breakdown.h. For the stats_memory_breakdown table
- * (rss.c) and the Prometheus exposition (metrics.c).
+ * (vtab/breakdown.c) and the Prometheus exposition (metrics.c).
  */
 #ifndef HA_RSS_H
 #define HA_RSS_H
@@ -12,7 +12,7 @@
 #include <stddef.h>
 
 #include "prof/breakdown.h"
-#include "vtab/vtab_util.h"
+#include "heap/heap.h"
 
 /* Paths read for the process's resident memory. */
 #define HA_RSS_SMAPS "/proc/self/smaps"
@@ -28,7 +28,7 @@
  * fills rows[HA_BREAKDOWN_ROWS]. Sources that cannot be read leave their
  * rows unknown. Returns 0, or -1 when the calling statement was stopped
  * meanwhile (err set). */
-int ha_rss_read(struct ha_vtab_ctx *ctx, bool refresh, bool detailed,
+int ha_rss_read(struct ha_heap *heap, bool refresh, bool detailed,
                 struct ha_breakdown_row *rows, char *err, size_t errlen);
 
 #endif /* HA_RSS_H */

@@ -2,7 +2,7 @@
  *
  * Dump files kept whole and never overwritten (see dumpfiles.h).
  */
-#include "vtab/dumpfiles.h"
+#include "heap/dumpfiles.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -2,7 +2,7 @@
  *
  * The heap profiles the heap tables read (heap_dumps.c, heap_top.c,
  * heap_stacks.c, heap_diff.c): dump names in the datadir, a profile
- * loaded (read, parsed, symbolized with the ctx's cached symbolizer,
+ * loaded (read, parsed, symbolized with the heap's cached symbolizer,
  * checked against the binaries on disk), a bounded cache of loaded
  * profiles, and the live profile of this process.
  *
@@ -35,7 +35,7 @@
  * the same dump wait for one load. A task stopped while it waits (KILL,
  * max_execution_time) gets HA_HEAP_STOPPED at once; the load goes on and
  * its profile still lands in the cache. The symbolizer is the worker's
- * alone: loop code never touches ctx->symbolizer.
+ * alone: loop code never touches heap->symbolizer.
  *
  * The cache and the profiles' reference counts belong to the loop's
  * thread.
@@ -61,7 +61,8 @@
 #include "prof/heapv2.h"
 #include "prof/maps.h"
 #include "prof/syms.h"
-#include "vtab/vtab_util.h"
+#include "heap/heap.h"
+#include "heap/products.h"
 
 #define HA_HEAP_CACHE_MAX 4                    /* profiles kept */
 #define HA_HEAP_CACHE_BYTES ((size_t)256 << 20) /* their memory */
@@ -69,10 +70,6 @@
 /* The argument naming this process's own heap, now. */
 #define HA_HEAP_LIVE "live"
 
-/* What ha_heap_profile_get and friends return besides 0. */
-#define HA_HEAP_ERROR (-1)   /* err says what was wrong */
-#define HA_HEAP_STOPPED (-2) /* the asking task was stopped while it
-                                waited (ha_task_stopped says why) */
 
 /* One loaded profile. Read-only once loaded; share with refs. */
 struct ha_heap_profile {
@@ -99,19 +96,16 @@ struct ha_heap_profile {
     struct ha_agg_module *modules; /* heap_modules' figures, per
                               syms.modules, built on first use by
                               ha_heap_profile_modules() */
-    struct ha_buf encoded; /* the profile as a reader above this layer
-                              serialized it once (the HTTP front-end's
-                              gzipped profile.proto), kept with it; set
-                              it, then call ha_heap_profile_account() */
-    struct ha_buf flame;   /* ... and its flame graph data (JSON) */
+    struct ha_products products; /* what faces made of it, kept
+                              (ha_heap_profile_product) */
     size_t bytes;          /* accounted against HA_HEAP_CACHE_BYTES */
     uint64_t last_use;
     struct ha_heap_profile *next;
 };
 
-/* The ctx's symbolizer, created on first use with the config's debug
- * root and debuginfod settings (ctx->je). NULL on allocation failure. */
-struct ha_symbolizer *ha_heap_symbolizer(struct ha_vtab_ctx *ctx);
+/* The heap's symbolizer, created on first use with the config's debug
+ * root and debuginfod settings (heap->je). NULL on allocation failure. */
+struct ha_symbolizer *ha_heap_symbolizer(struct ha_heap *heap);
 
 /* Gets the profile named name (a dump file name, or HA_HEAP_LIVE for a
  * fresh one, which needs admin), from the cache or loaded now (off the
@@ -119,7 +113,7 @@ struct ha_symbolizer *ha_heap_symbolizer(struct ha_vtab_ctx *ctx);
  * ha_heap_profile_put(). Returns 0, HA_HEAP_ERROR with err naming the
  * file and what was wrong (what is expected, the line of a bad dump), or
  * HA_HEAP_STOPPED. */
-int ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name,
+int ha_heap_profile_get(struct ha_heap *heap, const char *name,
                         bool admin, struct ha_heap_profile **out, char *err,
                         size_t errlen);
 
@@ -127,12 +121,22 @@ int ha_heap_profile_get(struct ha_vtab_ctx *ctx, const char *name,
  * removed at once): *buf malloc'd, NUL-terminated, checked to parse. The
  * caller checks that its user may (admin). Returns 0, HA_HEAP_ERROR with
  * err set, or HA_HEAP_STOPPED. */
-int ha_heap_live_text(struct ha_vtab_ctx *ctx, char **buf, size_t *len,
+int ha_heap_live_text(struct ha_heap *heap, char **buf, size_t *len,
                       char *err, size_t errlen);
 
-/* Counts what was added to pr since it was loaded (pr->encoded) in the
- * cache's memory, so HA_HEAP_CACHE_BYTES bounds it too. */
-void ha_heap_profile_account(struct ha_heap_profile *pr);
+/* A face's product of pr (heap/products.h: made off the loop, landed on
+ * the loop), kept with pr when keep is set and pr is a dump's (a live
+ * profile is made anew each time), and then counted in the cache's
+ * memory, so HA_HEAP_CACHE_BYTES bounds it too. Returns as
+ * ha_products_get. */
+int ha_heap_profile_product(struct ha_heap_profile *pr, const char *kind,
+                            bool keep, ha_product_make_fn make, void *arg,
+                            void (*arg_free)(void *arg),
+                            struct ha_product *made, char *err,
+                            size_t errlen);
+
+/* Takes one more reference to pr and returns it. Loop thread. */
+struct ha_heap_profile *ha_heap_profile_ref(struct ha_heap_profile *pr);
 
 /* Drops a reference; the last one frees a profile the cache let go. */
 void ha_heap_profile_put(struct ha_heap_profile *pr);
@@ -146,7 +150,7 @@ int ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
 /* The raw text of dump name, for serving as it is (jeprof's format):
  * the file rule applies and the text must parse as a heap profile, off
  * the loop. *buf malloc'd. Returns 0, HA_HEAP_ERROR or HA_HEAP_STOPPED. */
-int ha_heap_dump_text(struct ha_vtab_ctx *ctx, const char *name, char **buf,
+int ha_heap_dump_text(struct ha_heap *heap, const char *name, char **buf,
                       size_t *len, char *err, size_t errlen);
 
 /* The per-module figures of pr (ha_agg_modules), built once (off the
@@ -163,9 +167,9 @@ int ha_heap_profile_modules(struct ha_heap_profile *pr,
  * Returns a malloc'd string or NULL. */
 char *ha_heap_buildid_report(const char *datadir, const char *name);
 
-/* Frees the cache (ha_vtab_ctx_free). Profiles still referenced are
+/* Frees the cache (ha_heap_caches_free). Profiles still referenced are
  * freed by their last ha_heap_profile_put(). */
-void ha_heap_cache_free(struct ha_vtab_ctx *ctx);
+void ha_heap_cache_free(struct ha_heap *heap);
 
 /* Drops the cached profiles no query holds and, unless debuginfod may
  * have fetches running, the symbolizer with its caches, once no profile
@@ -173,6 +177,6 @@ void ha_heap_cache_free(struct ha_vtab_ctx *ctx);
  * while idle. Loop thread, no job running on the worker. Returns 0, or
  * -1 when they were used more recently or a load is in flight (nothing
  * done: ask again later). */
-int ha_heap_cache_release(struct ha_vtab_ctx *ctx, unsigned idle_s);
+int ha_heap_cache_release(struct ha_heap *heap, unsigned idle_s);
 
 #endif /* HA_HEAP_LOAD_H */

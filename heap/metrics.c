@@ -2,7 +2,7 @@
  *
  * jemalloc as Prometheus metrics (see metrics.h).
  */
-#include "vtab/metrics.h"
+#include "heap/metrics.h"
 
 #include <sqlite3.h>
 #include <stdbool.h>
@@ -11,8 +11,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "vtab/mallctl.h"
-#include "vtab/rss.h"
+#include "heap/mallctl.h"
+#include "heap/rss.h"
 
 static const struct {
     const char *name;    /* heapadmin_jemalloc_<name>_bytes */
@@ -44,11 +44,11 @@ static const char *const proxysql_types[] = {
 };
 
 static int
-read_size(struct ha_vtab_ctx *ctx, const char *name, double *v)
+read_size(struct ha_heap *heap, const char *name, double *v)
 {
     size_t z;
 
-    if (ha_mallctl_read_size(ctx->ops, name, &z) != 0)
+    if (ha_mallctl_read_size(heap->ops, name, &z) != 0)
         return -1;
     *v = (double)z;
     return 0;
@@ -58,7 +58,7 @@ read_size(struct ha_vtab_ctx *ctx, const char *name, double *v)
  * process's RSS, PSS and swap, and one sample per part, so that
  * sum(heapadmin_memory_breakdown_bytes) is the RSS. */
 static void
-metrics_breakdown(struct ha_vtab_ctx *ctx, struct ha_expo *e)
+metrics_breakdown(struct ha_heap *heap, struct ha_expo *e)
 {
     static const struct {
         const char *component;
@@ -77,7 +77,7 @@ metrics_breakdown(struct ha_vtab_ctx *ctx, struct ha_expo *e)
 
     /* The kernel's counters, not smaps: a scrape must not walk the
      * host's page tables. */
-    if (ha_rss_read(ctx, false, false, rows, err, sizeof(err)) != 0)
+    if (ha_rss_read(heap, false, false, rows, err, sizeof(err)) != 0)
         return;
     for (size_t t = 0; t < sizeof(totals) / sizeof(totals[0]); t++)
         for (int i = 0; i < HA_BREAKDOWN_ROWS; i++)
@@ -103,7 +103,7 @@ metrics_breakdown(struct ha_vtab_ctx *ctx, struct ha_expo *e)
 }
 
 void
-ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
+ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
 {
     char name[96];
     double v;
@@ -113,31 +113,31 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
     size_t z;
     long long age;
 
-    ha_vtab_refresh_stats(ctx);
+    ha_heap_refresh_stats(heap);
     for (size_t i = 0; i < sizeof(bytes_rows) / sizeof(bytes_rows[0]); i++) {
-        if (read_size(ctx, bytes_rows[i].mallctl, &v) != 0)
+        if (read_size(heap, bytes_rows[i].mallctl, &v) != 0)
             continue;
         snprintf(name, sizeof(name), "heapadmin_jemalloc_%s_bytes",
                  bytes_rows[i].name);
         ha_expo_one(e, name, HA_EXPO_GAUGE, bytes_rows[i].help, v);
     }
-    if (ha_mallctl_read_unsigned(ctx->ops, "arenas.narenas", &n) == 0)
+    if (ha_mallctl_read_unsigned(heap->ops, "arenas.narenas", &n) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_arenas", HA_EXPO_GAUGE,
                     "Arenas jemalloc has (arenas.narenas).", n);
-    if (read_size(ctx, "stats.background_thread.num_threads", &v) == 0)
+    if (read_size(heap, "stats.background_thread.num_threads", &v) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_background_threads",
                     HA_EXPO_GAUGE,
                     "jemalloc background threads running "
                     "(stats.background_thread.num_threads).",
                     v);
-    if (ha_mallctl_read_u64(ctx->ops, "stats.background_thread.num_runs",
+    if (ha_mallctl_read_u64(heap->ops, "stats.background_thread.num_runs",
                             &u) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_background_thread_runs",
                     HA_EXPO_COUNTER,
                     "Runs of jemalloc's background threads "
                     "(stats.background_thread.num_runs).",
                     (double)u);
-    if (read_size(ctx, "stats.zero_reallocs", &v) == 0)
+    if (read_size(heap, "stats.zero_reallocs", &v) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_zero_reallocs", HA_EXPO_COUNTER,
                     "realloc(p, 0) calls (stats.zero_reallocs).", v);
     /* heapadmin's own share (left out of the figures above), when it has
@@ -148,7 +148,7 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
         if (strcmp(bytes_rows[i].name, "metadata_thp") == 0)
             continue;
         snprintf(own, sizeof(own), "heapadmin.%s", bytes_rows[i].name);
-        if (read_size(ctx, own, &v) != 0)
+        if (read_size(heap, own, &v) != 0)
             continue;
         snprintf(name, sizeof(name), "heapadmin_self_%s_bytes",
                  bytes_rows[i].name);
@@ -157,7 +157,7 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
                  bytes_rows[i].name);
         ha_expo_one(e, name, HA_EXPO_GAUGE, help, v);
     }
-    age = ha_vtab_stats_age_ms(ctx);
+    age = ha_heap_stats_age_ms(heap);
     if (age >= 0)
         ha_expo_one(e, "heapadmin_jemalloc_stats_age_seconds", HA_EXPO_GAUGE,
                     "Age of jemalloc's statistics: time since the last "
@@ -165,31 +165,31 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
                     (double)age / 1000.0);
 
     /* The profiler. */
-    b = ha_mallctl_prof_enabled(ctx->ops);
+    b = ha_mallctl_prof_enabled(heap->ops);
     ha_expo_one(e, "heapadmin_jemalloc_prof_enabled", HA_EXPO_GAUGE,
                 "1 when heap profiling is available in this process "
                 "(opt.prof).",
                 b);
-    if (b && ha_mallctl_read_bool(ctx->ops, "prof.active", &b) == 0)
+    if (b && ha_mallctl_read_bool(heap->ops, "prof.active", &b) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_prof_active", HA_EXPO_GAUGE,
                     "1 while allocations are being sampled (prof.active).",
                     b);
-    if (ha_mallctl_prof_enabled(ctx->ops) &&
-        ha_mallctl_read_size(ctx->ops, "prof.lg_sample", &z) == 0 && z < 64)
+    if (ha_mallctl_prof_enabled(heap->ops) &&
+        ha_mallctl_read_size(heap->ops, "prof.lg_sample", &z) == 0 && z < 64)
         ha_expo_one(e, "heapadmin_jemalloc_prof_sample_period_bytes",
                     HA_EXPO_GAUGE,
                     "Mean bytes allocated between samples "
                     "(2^prof.lg_sample).",
                     (double)((uint64_t)1 << z));
-    if (ha_mallctl_prof_enabled(ctx->ops) &&
-        ha_mallctl_read_u64(ctx->ops, "prof.interval", &u) == 0)
+    if (ha_mallctl_prof_enabled(heap->ops) &&
+        ha_mallctl_read_u64(heap->ops, "prof.interval", &u) == 0)
         ha_expo_one(e, "heapadmin_jemalloc_prof_interval_bytes",
                     HA_EXPO_GAUGE,
                     "Mean bytes allocated between interval dumps "
                     "(prof.interval; 0: no interval dumps).",
                     (double)u);
 
-    metrics_breakdown(ctx, e);
+    metrics_breakdown(heap, e);
 
     /* ProxySQL's names. */
     ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,
@@ -199,10 +199,10 @@ ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e)
         const char *labels[] = {"type", proxysql_types[i], NULL};
 
         snprintf(name, sizeof(name), "stats.%s", proxysql_types[i]);
-        if (read_size(ctx, name, &v) == 0)
+        if (read_size(heap, name, &v) == 0)
             ha_expo_sample(e, labels, v);
     }
-    if (read_size(ctx, "stats.allocated", &v) == 0)
+    if (read_size(heap, "stats.allocated", &v) == 0)
         ha_expo_one(e, "proxysql_jemalloc_allocated_bytes", HA_EXPO_COUNTER,
                     "Bytes allocated by the application, as ProxySQL "
                     "names it.",

@@ -38,9 +38,9 @@
 #define HA_VTAB_METRICS_H
 
 #include "core/expo.h"
-#include "vtab/vtab_util.h"
+#include "heap/heap.h"
 
 /* Writes the families above into e. */
-void ha_metrics_jemalloc(struct ha_vtab_ctx *ctx, struct ha_expo *e);
+void ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e);
 
 #endif /* HA_VTAB_METRICS_H */

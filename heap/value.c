@@ -2,7 +2,7 @@
  *
  * Parsing and formatting of global_variables values (see value.h). Pure.
  */
-#include "vtab/value.h"
+#include "heap/value.h"
 
 #include <errno.h>
 #include <stdio.h>

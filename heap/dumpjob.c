@@ -2,7 +2,7 @@
  *
  * A heap dump's work off the loop (see dumpjob.h).
  */
-#include "vtab/dumpjob.h"
+#include "heap/dumpjob.h"
 
 #include <stdio.h>
 #include <unistd.h>
@@ -10,7 +10,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/buildid.h"
-#include "vtab/dumpfiles.h"
+#include "heap/dumpfiles.h"
 
 /* Is free space below the floor? Logs each skip, and an episode's end
  * (when j->low_space says one was on). */

@@ -5,7 +5,7 @@
  * mallctl errno values, and the heap dump with its file discovery and
  * clean-up.
  */
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 #include <dirent.h>
 #include <pthread.h>
@@ -21,7 +21,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "vtab/dumpfiles.h"
+#include "heap/dumpfiles.h"
 
 /* ------------------------------------------------------------------
  * Typed accessors
@@ -907,7 +907,7 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
 
     /* jemalloc writes the file in place under its final name: have it
      * write into the staging directory instead (its naming and counters
-     * kept), then publish the whole file (vtab/dumpfiles.h). The writing
+     * kept), then publish the whole file (heap/dumpfiles.h). The writing
      * lock keeps other instances from changing prof.prefix meanwhile;
      * readers of the prefix get the remembered one without waiting. */
     pthread_mutex_lock(&prefix_memory.writing);

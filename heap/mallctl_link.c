@@ -4,7 +4,7 @@
  * the tests use it; it lives apart from mallctl.c so that the library
  * objects reference no jemalloc symbol (see ha_mallctl_resolve()).
  */
-#include "vtab/mallctl.h"
+#include "heap/mallctl.h"
 
 #include <jemalloc/jemalloc.h>
 

@@ -33,7 +33,7 @@ struct ha_jemalloc_config {
                                    environment's DEBUGINFOD_URLS */
     int debuginfod_timeout_ms;  /* the longest a query waits for it */
 
-    /* Dump housekeeping (vtab/dumpfiles.h, engine/dumptimer.h) */
+    /* Dump housekeeping (heap/dumpfiles.h, engine/dumptimer.h) */
     long long dump_retention_count; /* dumps kept in the datadir, oldest
                                        removed first; 0: no limit */
     long long dump_retention_bytes; /* their total size kept under this;

@@ -4,7 +4,7 @@
  * MALLOC_CONF re-exec for options jemalloc reads at initialisation, the
  * runtime options through mallctl, and the log line with the result.
  */
-#include "vtab/profconf.h"
+#include "heap/profconf.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -15,8 +15,8 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "vtab/dumpfiles.h"
-#include "vtab/value.h"
+#include "heap/dumpfiles.h"
+#include "heap/value.h"
 
 /* ------------------------------------------------------------------
  * MALLOC_CONF strings (pure)

@@ -3,11 +3,11 @@
  * A series of dumps ranked by growth (heap_growth.c): what the SQL tables
  * heap_growth and heap_growth_stacks read, and what the /heap page's
  * growth view draws. One result per series, kept for the next asker
- * (ctx->growth, keyed by the series' files with their sizes and times).
+ * (heap->growth, keyed by the series' files with their sizes and times).
  *
  * Loop thread only: results are reference counted without atomics. A
- * result never changes once made, but for `page`, which its front-end
- * fills once on the loop.
+ * result never changes once made, but for its products, which faces land
+ * on the loop.
  */
 #ifndef HA_HEAP_GROWTH_H
 #define HA_HEAP_GROWTH_H
@@ -16,10 +16,12 @@
 #include <stddef.h>
 
 #include "core/buf.h"
+#include "heap/heap.h"
+#include "heap/products.h"
 #include "prof/dumpseries.h"
 #include "prof/growth.h"
 
-struct ha_vtab_ctx;
+struct ha_heap;
 
 struct ha_heap_growth {
     int refs;
@@ -31,7 +33,8 @@ struct ha_heap_growth {
     char *first_dump, *last_dump;
     char **dumps;              /* the series' file names, in time order */
     double *t_s;               /* their times, unix seconds */
-    struct ha_buf page;        /* the /heap page's JSON of it (http/) */
+    struct ha_products products; /* what faces made of it, kept
+                                  (heap/products.h) */
 };
 
 /* The series args[0..2] (since, until, kind; see prof/dumpseries.h) of
@@ -40,11 +43,14 @@ struct ha_heap_growth {
  * success *out holds a reference (ha_heap_growth_put). Returns 0,
  * HA_HEAP_ERROR with err saying what was wrong (a bad argument and the
  * forms allowed, no such dump, a dump that does not parse), or
- * HA_HEAP_STOPPED (heap_load.h). */
-int ha_heap_growth_get(struct ha_vtab_ctx *ctx, bool admin,
+ * HA_HEAP_STOPPED (heap/profiles.h). */
+int ha_heap_growth_get(struct ha_heap *heap, bool admin,
                        const struct ha_dumpseries_arg args[3],
                        struct ha_heap_growth **out, char *err,
                        size_t errlen);
+
+/* Frees the kept result (ha_heap_caches_free). */
+void ha_heap_growth_free(struct ha_heap *heap);
 
 /* Drops a reference. NULL-tolerant. */
 void ha_heap_growth_put(struct ha_heap_growth *g);

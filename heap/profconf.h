@@ -20,8 +20,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "vtab/jeconfig.h"
-#include "vtab/mallctl.h"
+#include "heap/jeconfig.h"
+#include "heap/mallctl.h"
 
 /* Builds the MALLOC_CONF pairs for the init-only options of jc into out
  * (outlen bytes), e.g. "lg_prof_interval:20,prof_final:true"; "" when

@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The datadir's dumps, listed (dumps.h), with the totals of each dump
+ * parsed once per file identity.
+ */
+#include "heap/dumps.h"
+
+#include <dirent.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "core/task.h"
+#include "core/util.h"
+#include "heap/profiles.h"
+#include "prof/buildid.h"
+#include "prof/dumpfile.h"
+#include "prof/heapv2.h"
+
+/* ------------------------------------------------------------------
+ * Totals, kept per file identity (the worker's: only jobs touch them)
+ * ------------------------------------------------------------------ */
+
+struct ha_dump_totals {
+    struct totals_entry {
+        char *name;
+        dev_t dev;
+        ino_t ino;
+        off_t size;
+        struct timespec mtime;
+        bool ok;
+        long long period, bytes, objects;
+        uint64_t seen;      /* the scan that last listed it */
+    } *e;
+    size_t n, cap;
+    uint64_t scan;
+};
+
+#define TOTALS_MAX 8192     /* entries kept; the oldest scans' go first */
+
+/* The totals of the dump st describes: cached, or parsed now and kept. */
+static void
+totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
+          const struct stat *st)
+{
+    struct totals_entry *e = NULL;
+    struct ha_heapv2 p;
+    struct stat rst;
+    char *buf, err[256];
+    size_t len;
+
+    for (size_t i = 0; i < t->n; i++)
+        if (strcmp(t->e[i].name, r->name) == 0) {
+            e = &t->e[i];
+            break;
+        }
+    if (e != NULL && e->dev == st->st_dev && e->ino == st->st_ino &&
+        e->size == st->st_size && e->mtime.tv_sec == st->st_mtim.tv_sec &&
+        e->mtime.tv_nsec == st->st_mtim.tv_nsec)
+        goto found;
+    if (e == NULL) {
+        if (t->n == t->cap) {
+            size_t cap = t->cap ? t->cap * 2 : 64;
+            struct totals_entry *v = realloc(t->e, cap * sizeof(*v));
+
+            if (v == NULL)
+                return;
+            t->e = v;
+            t->cap = cap;
+        }
+        e = &t->e[t->n];
+        memset(e, 0, sizeof(*e));
+        if ((e->name = strdup(r->name)) == NULL)
+            return;
+        t->n++;
+    }
+    e->ok = false;
+    e->dev = st->st_dev;
+    e->ino = st->st_ino;
+    e->size = st->st_size;
+    e->mtime = st->st_mtim;
+    if (ha_dumpfile_read(dir, r->name, HA_DUMPFILE_DUMP, &buf, &len, &rst,
+                         err, sizeof(err)) == 0) {
+        if (ha_heapv2_parse(buf, len, &p, err, sizeof(err)) == 0) {
+            e->ok = true;
+            e->period = (long long)p.period;
+            e->bytes = (long long)(p.scaled_bytes + 0.5);
+            e->objects = (long long)(p.scaled_objs + 0.5);
+            ha_heapv2_free(&p);
+        }
+        free(buf);
+    }
+found:
+    e->seen = t->scan;
+    r->has_totals = e->ok;
+    r->period = e->period;
+    r->bytes = e->bytes;
+    r->objects = e->objects;
+}
+
+/* Keeps the entries of the latest scans within TOTALS_MAX. */
+static void
+totals_trim(struct ha_dump_totals *t)
+{
+    size_t out = 0;
+
+    for (size_t i = 0; i < t->n; i++) {
+        if (t->n - (i - out) > TOTALS_MAX && t->e[i].seen != t->scan) {
+            free(t->e[i].name);
+            continue;
+        }
+        t->e[out++] = t->e[i];
+    }
+    t->n = out;
+}
+
+void
+ha_dump_totals_free(struct ha_dump_totals *t)
+{
+    if (t == NULL)
+        return;
+    for (size_t i = 0; i < t->n; i++)
+        free(t->e[i].name);
+    free(t->e);
+    free(t);
+}
+
+/* ------------------------------------------------------------------
+ * The listing, on the worker thread
+ * ------------------------------------------------------------------ */
+
+/* When dump name was taken: "# dumped_at" in its .buildid, else mtime. */
+static int64_t
+taken_ns(const char *datadir, const char *name, int64_t mtime_ns)
+{
+    char side[NAME_MAX + 16], *buf = NULL, err[64];
+    struct ha_buildids b;
+    struct stat st;
+    size_t len = 0;
+    int64_t t = mtime_ns;
+
+    if ((size_t)snprintf(side, sizeof(side), "%s.buildid", name) >=
+            sizeof(side) ||
+        ha_dumpfile_read(datadir, side, HA_DUMPFILE_BUILDID, &buf, &len,
+                         &st, err, sizeof(err)) != 0)
+        return t;
+    if (ha_buildids_parse(buf, len, &b, err, sizeof(err)) == 0) {
+        if (b.dumped_at_ns > 0)
+            t = b.dumped_at_ns;
+        ha_buildids_free(&b);
+    }
+    free(buf);
+    return t;
+}
+
+void
+ha_dump_list_free(struct ha_dump_list *l)
+{
+    for (size_t i = 0; l->e != NULL && i < l->n; i++) {
+        free(l->e[i].name);
+        free(l->e[i].report);
+    }
+    free(l->e);
+    memset(l, 0, sizeof(*l));
+}
+
+struct list_job {
+    struct ha_heap *heap;        /* datadir; dump_totals is the worker's */
+    unsigned what;               /* HA_DUMPS_* */
+    struct ha_dump_list l;
+    int rc;                      /* 0, or -1: out of memory */
+};
+
+static void
+list_run(void *arg)
+{
+    struct list_job *j = arg;
+    const char *dir = j->heap->datadir;
+    struct ha_dump_totals *t = j->heap->dump_totals;
+    size_t cap = 0;
+    struct dirent *de;
+    DIR *d;
+
+    if ((j->what & HA_DUMPS_TOTALS) && t == NULL)
+        t = j->heap->dump_totals = calloc(1, sizeof(*t));
+    if (t != NULL)
+        t->scan++;
+    if (dir == NULL || (d = opendir(dir)) == NULL)
+        return; /* no datadir: no dumps */
+    while ((de = readdir(d)) != NULL) {
+        struct ha_dump_entry r;
+        struct stat st;
+        char path[PATH_MAX];
+
+        memset(&r, 0, sizeof(r));
+        if (!ha_dumpname_parse(de->d_name, &r.d) ||
+            (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
+                sizeof(path) ||
+            lstat(path, &st) != 0 || !S_ISREG(st.st_mode))
+            continue;
+        if (j->l.n == cap) {
+            size_t ncap = cap ? cap * 2 : 16;
+            struct ha_dump_entry *p = realloc(j->l.e, ncap * sizeof(*p));
+
+            if (p == NULL)
+                goto oom;
+            j->l.e = p;
+            cap = ncap;
+        }
+        if ((r.name = strdup(de->d_name)) == NULL)
+            goto oom;
+        r.size = (long long)st.st_size;
+        r.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+                     st.st_mtim.tv_nsec;
+        r.taken_ns = r.mtime_ns;
+        if (j->what & HA_DUMPS_TIME)
+            r.taken_ns = taken_ns(dir, r.name, r.mtime_ns);
+        if ((j->what & HA_DUMPS_TOTALS) && t != NULL)
+            totals_of(t, dir, &r, &st);
+        if (j->what & HA_DUMPS_REPORT) {
+            r.report = ha_heap_buildid_report(dir, r.name);
+            r.has_report = true;
+        }
+        j->l.e[j->l.n++] = r;
+    }
+    closedir(d);
+    if (t != NULL)
+        totals_trim(t);
+    return;
+oom:
+    closedir(d);
+    j->rc = -1;
+}
+
+static void
+list_discard(void *arg)
+{
+    struct list_job *j = arg;
+
+    ha_dump_list_free(&j->l);
+    free(j);
+}
+
+int
+ha_dumps_list(struct ha_heap *heap, unsigned what, struct ha_dump_list *out,
+              char *err, size_t errlen)
+{
+    struct list_job *j = calloc(1, sizeof(*j));
+
+    memset(out, 0, sizeof(*out));
+    if (j == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    j->heap = heap;
+    j->what = what;
+    /* On -1 the job is list_discard's: never touch it again. */
+    if (ha_task_offload(list_run, list_discard, j) != 0)
+        return HA_HEAP_STOPPED;
+    if (j->rc != 0) {
+        list_discard(j);
+        ha_err_set(err, errlen, "out of memory listing the dumps");
+        return HA_HEAP_ERROR;
+    }
+    *out = j->l;
+    free(j);
+    return 0;
+}

@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The datadir's dumps, listed: every regular file named as jemalloc names
+ * dumps (prof/dumpname.h), with what a reader asked for of each: when it
+ * was taken, its totals, the state of its recorded build-ids. The one
+ * listing behind stats_heap_dumps, the growth series (growth.h) and the
+ * pages that offer dumps.
+ *
+ * A listing is a stat() per file, and totals read each dump whole the
+ * first time they are asked for (then kept per file identity, on the
+ * worker thread, like the symbolizer): so it runs on the worker thread
+ * while the asking task waits, never on the loop.
+ */
+#ifndef HA_DUMPS_H
+#define HA_DUMPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "heap/heap.h"
+#include "prof/dumpname.h"
+
+/* What a listing reads beyond the name, size and mtime (flags). */
+#define HA_DUMPS_TOTALS (1u << 0) /* period, bytes, objects: the file */
+#define HA_DUMPS_REPORT (1u << 1) /* build-id report: the side file and
+                                     the modules' ELF notes */
+#define HA_DUMPS_TIME (1u << 2)   /* taken_ns: the side file */
+
+struct ha_dump_entry {
+    char *name;               /* file name in the datadir */
+    struct ha_dump_name d;    /* parsed from it */
+    long long size;           /* bytes */
+    int64_t mtime_ns;         /* unix ns */
+    int64_t taken_ns;         /* HA_DUMPS_TIME: when it was taken, the
+                                 "# dumped_at" recorded beside it, else
+                                 mtime_ns */
+    bool has_totals;          /* HA_DUMPS_TOTALS and the file parsed */
+    long long period;         /* bytes between samples */
+    long long bytes, objects; /* in use, scaled as jeprof does */
+    bool has_report;          /* HA_DUMPS_REPORT was asked */
+    char *report;             /* ha_heap_buildid_report(); NULL: no
+                                 build-ids recorded */
+};
+
+struct ha_dump_list {
+    struct ha_dump_entry *e;  /* in directory order */
+    size_t n;
+};
+
+/* Lists heap's datadir with what (HA_DUMPS_*), on the worker thread
+ * while the calling task waits. No datadir, or one that cannot be read,
+ * lists nothing. Returns 0 with *out filled (free it with
+ * ha_dump_list_free), HA_HEAP_ERROR (out of memory, err set) or
+ * HA_HEAP_STOPPED. */
+int ha_dumps_list(struct ha_heap *heap, unsigned what,
+                  struct ha_dump_list *out, char *err, size_t errlen);
+
+void ha_dump_list_free(struct ha_dump_list *l);
+
+/* Frees the totals kept by listings (ha_heap_caches_free). NULL-tolerant. */
+void ha_dump_totals_free(struct ha_dump_totals *t);
+
+#endif /* HA_DUMPS_H */

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The heap service of one instance: this process's jemalloc (control and
+ * statistics through heap/mallctl.h), its heap profiles in the datadir
+ * (dumps written, listed, loaded, symbolized, cached), and what is made
+ * from them. Every face reads the heap through it: the SQL tables
+ * (vtab/), the HTTP pages (http/), the engine's timers and watches. It
+ * knows nothing of SQL or HTTP.
+ *
+ * Owned by the engine; fields not set by the owner stay zero. Caches are
+ * created on first use and belong to the loop's thread, but for the
+ * symbolizer and the dump totals, which only the worker thread touches
+ * (heap/profiles.h).
+ */
+#ifndef HA_HEAP_H
+#define HA_HEAP_H
+
+#include <stdbool.h>
+
+#include "heap/jeconfig.h"
+#include "heap/mallctl.h"
+
+/* What the heap service's calls that wait return besides 0. */
+#define HA_HEAP_ERROR (-1)   /* err says what was wrong */
+#define HA_HEAP_STOPPED (-2) /* the asking task was stopped while it
+                                waited (ha_task_stopped says why) */
+
+struct ha_symbolizer;
+struct ha_heap_cache;
+struct ha_dump_totals;
+struct ha_heap_growth_cache;
+struct ha_worker;
+
+struct ha_heap {
+    /* Set by the owner before first use. */
+    const struct ha_mallctl_ops *ops;  /* jemalloc, or a fake in tests */
+    const char *datadir;               /* absolute; dumps go here (through
+                                          prof.prefix, ha_profconf_apply) */
+    const struct ha_jemalloc_config *je; /* dump housekeeping, symbol
+                                            sources; NULL: none */
+    unsigned lg_prof_sample_min;       /* lower rates refused; 0: none */
+    bool dump_symbolized;              /* dump_now also writes <dump>.sym
+                                          (symcopy.h) */
+    struct ha_worker *dump_worker;     /* the datadir's writes (dumps,
+                                          history samples), apart from the
+                                          worker that loads profiles, so a
+                                          stalled disk holds up no one
+                                          else; NULL: the task's */
+    /* Run first on the symbolizer's debuginfod fetch threads, as on the
+     * owner's worker thread (log sink, profiling switches); NULL: none. */
+    void (*thread_init)(void *arg);
+    void *thread_init_arg;
+
+    /* Statistics freshness: jemalloc's "epoch" refresh locks every arena
+     * (costly with many), so readers share one refresh for up to
+     * stats_max_age_ms; 0: every read refreshes. Loop thread. */
+    unsigned stats_max_age_ms;
+    long long stats_epoch_ms;          /* ha_clock_ms() of the last
+                                          refresh; 0: never */
+
+    /* Caches, created on first use, freed together (caches.h). */
+    struct ha_symbolizer *symbolizer;  /* the worker's (profiles.h) */
+    struct ha_heap_cache *profiles;    /* loaded profiles (profiles.h) */
+    struct ha_dump_totals *dump_totals; /* the dumps' parsed totals, the
+                                           worker's (dumps.h) */
+    struct ha_heap_growth_cache *growth; /* the last growth result
+                                            (growth.h) */
+};
+
+/* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
+ * refresh is younger than heap->stats_max_age_ms. */
+void ha_heap_refresh_stats(struct ha_heap *heap);
+
+/* Age of the statistics in ms (time since the last refresh), or -1 when
+ * they were never refreshed. */
+long long ha_heap_stats_age_ms(const struct ha_heap *heap);
+
+#endif /* HA_HEAP_H */

@@ -1,0 +1,157 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Where this process's resident memory goes (rss.h): jemalloc's figures
+ * from one refresh of its statistics, with the merged bins' free
+ * regions, and /proc/self/smaps or status, put together by
+ * prof/breakdown.h.
+ */
+#include "heap/rss.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+
+#include "core/task.h"
+#include "core/util.h"
+#include "heap/mallctl.h"
+#include "heap/sizeclasses.h"
+#include "prof/smaps.h"
+
+
+static bool
+read_z(const struct ha_mallctl_ops *ops, const char *name, uint64_t *out)
+{
+    size_t v;
+
+    if (ha_mallctl_read_size(ops, name, &v) != 0)
+        return false;
+    *out = v;
+    return true;
+}
+
+/* The merged bins: fragmentation in slabs and its worst size class. */
+static void
+read_bins(const struct ha_mallctl_ops *ops, struct ha_breakdown_in *in)
+{
+    struct ha_sizeclasses cl;
+    struct ha_mallctl_mib m_regs = {0}, m_slabs = {0};
+
+    memset(&cl, 0, sizeof(cl));
+    if (!ha_sizeclasses_load(ops, &cl))
+        goto out;
+    for (unsigned j = 0; j < cl.nbins; j++) {
+        size_t regs, slabs;
+        uint64_t total, used, free_b;
+
+        if (ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curregs",
+                               &m_regs, HA_MALLCTL_ARENAS_ALL, j, &regs,
+                               sizeof(regs)) != 0 ||
+            ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curslabs",
+                               &m_slabs, HA_MALLCTL_ARENAS_ALL, j, &slabs,
+                               sizeof(slabs)) != 0)
+            goto out;
+        total = (uint64_t)slabs * cl.bin_slab[j];
+        used = (uint64_t)regs * cl.bin_size[j];
+        free_b = total > used ? total - used : 0;
+        in->slab_free += free_b;
+        if (free_b > in->worst_free) {
+            in->worst_free = free_b;
+            in->worst_size = cl.bin_size[j];
+            in->worst_slabs = slabs;
+            in->worst_util = slabs > 0 && cl.bin_nregs[j] > 0
+                                 ? (double)regs /
+                                       ((double)slabs * cl.bin_nregs[j])
+                                 : 0;
+        }
+    }
+    in->have_bins = true;
+out:
+    ha_sizeclasses_free(&cl);
+}
+
+static void
+read_jemalloc(struct ha_heap *heap, bool refresh,
+              struct ha_breakdown_in *in)
+{
+    const struct ha_mallctl_ops *ops = heap->ops;
+    uint64_t page = 0, pdirty = 0, pmuzzy = 0, stashed = 0;
+
+    if (ops == NULL)
+        return;
+    if (refresh)
+        ha_heap_refresh_stats(heap);
+    in->have_jemalloc =
+        read_z(ops, "stats.allocated", &in->allocated) &&
+        read_z(ops, "stats.active", &in->active) &&
+        read_z(ops, "stats.metadata", &in->metadata) &&
+        read_z(ops, "stats.resident", &in->resident) &&
+        read_z(ops, "stats.mapped", &in->mapped) &&
+        read_z(ops, "stats.retained", &in->retained) &&
+        read_z(ops, "arenas.page", &page) &&
+        read_z(ops, "stats.arenas.4096.pdirty", &pdirty) &&
+        read_z(ops, "stats.arenas.4096.pmuzzy", &pmuzzy);
+    if (!in->have_jemalloc)
+        return;
+    in->dirty = pdirty * page;
+    in->muzzy = pmuzzy * page;
+    (void)read_z(ops, "stats.arenas.4096.internal", &in->internal);
+    (void)read_z(ops, "stats.arenas.4096.tcache_bytes", &in->tcache);
+    if (read_z(ops, "stats.arenas.4096.tcache_stashed_bytes", &stashed))
+        in->tcache += stashed;
+    in->dirty_decay_ms = in->muzzy_decay_ms = -1;
+    (void)ha_mallctl_read_ssize(ops, "arenas.dirty_decay_ms",
+                                &in->dirty_decay_ms);
+    (void)ha_mallctl_read_ssize(ops, "arenas.muzzy_decay_ms",
+                                &in->muzzy_decay_ms);
+    (void)ha_mallctl_read_unsigned(ops, "arenas.narenas", &in->narenas);
+    read_bins(ops, in);
+}
+
+/* The worker's job: /proc/self/smaps into memory it owns. */
+struct smaps_job {
+    struct ha_smaps smaps;
+    int rc;
+    char err[256];
+};
+
+static void
+smaps_run(void *arg)
+{
+    struct smaps_job *j = arg;
+
+    j->rc = ha_smaps_read(HA_RSS_SMAPS, &j->smaps, j->err, sizeof(j->err));
+}
+
+int
+ha_rss_read(struct ha_heap *heap, bool refresh, bool detailed,
+            struct ha_breakdown_row *rows, char *err, size_t errlen)
+{
+    struct ha_breakdown_in in;
+    struct smaps_job *j;
+
+    memset(&in, 0, sizeof(in));
+    read_jemalloc(heap, refresh, &in);
+    if (!detailed) {
+        char why[256];
+
+        in.have_smaps = ha_smaps_read_status(HA_RSS_STATUS, &in.smaps, why,
+                                             sizeof(why)) == 0;
+        ha_breakdown_compute(&in, rows);
+        return 0;
+    }
+    if ((j = calloc(1, sizeof(*j))) != NULL) {
+        /* On -1 the job is the worker's to finish and free. */
+        if (ha_task_offload(smaps_run, free, j) != 0) {
+            ha_err_set(err, errlen, "stopped while reading %s",
+                       HA_RSS_SMAPS);
+            return -1;
+        }
+        if (j->rc == 0) {
+            in.have_smaps = true;
+            in.smaps = j->smaps;
+        }
+        free(j);
+    }
+    ha_breakdown_compute(&in, rows);
+    return 0;
+}
