@@ -1,0 +1,394 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * global_variables' catalogue (globals.h): every row, and how each is
+ * read live.
+ */
+#include "vtab/globals.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "core/log.h"
+#include "core/task.h"
+#include "core/util.h"
+#include "heap/dumpjob.h"
+#include "heap/mallctl.h"
+#include "heap/symcopy.h"
+#include "heap/value.h"
+#include "prof/breakdown.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+const struct gv_row ha_globals_rows[] = {
+    {"admin-admin_credentials", NULL, GV_ADMIN, 0, GV_ADMIN_CREDENTIALS,
+     HINT_ADMIN},
+    {"admin-stats_credentials", NULL, GV_ADMIN, 0,
+     GV_ADMIN_STATS_CREDENTIALS, HINT_ADMIN},
+    {"admin-mysql_ifaces", NULL, GV_ADMIN, 0, GV_ADMIN_IFACES, HINT_ADMIN},
+    {"admin-version", NULL, GV_ADMIN, 0, GV_ADMIN_VERSION,
+     "it is heapadmind's version"},
+    {"admin-max_connections", NULL, GV_ADMIN, 0, GV_ADMIN_MAX_CONNECTIONS,
+     HINT_ADMIN},
+    {"admin-connect_timeout", NULL, GV_ADMIN, 0, GV_ADMIN_CONNECT_TIMEOUT,
+     HINT_ADMIN},
+    {"admin-wait_timeout", NULL, GV_ADMIN, 0, GV_ADMIN_WAIT_TIMEOUT,
+     HINT_ADMIN},
+    {"admin-net_write_timeout", NULL, GV_ADMIN, 0,
+     GV_ADMIN_NET_WRITE_TIMEOUT, HINT_ADMIN},
+    {"admin-max_allowed_packet", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_ALLOWED_PACKET, HINT_ADMIN},
+    {"admin-max_output_buffer", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_OUTPUT_BUFFER, HINT_ADMIN},
+    {"admin-max_execution_time", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_EXECUTION_TIME, HINT_ADMIN},
+    {"admin-stats_system_memory", NULL, GV_ADMIN, 0,
+     GV_ADMIN_STATS_SYSTEM_MEMORY, HINT_ADMIN},
+    {"admin-sql_memory_limit", NULL, GV_ADMIN, 0, GV_ADMIN_SQL_MEMORY_LIMIT,
+     HINT_ADMIN},
+    {"admin-max_output_total", NULL, GV_ADMIN, 0, GV_ADMIN_MAX_OUTPUT_TOTAL,
+     HINT_ADMIN},
+    {"admin-unix_socket_mode", NULL, GV_ADMIN, 0, GV_ADMIN_UNIX_SOCKET_MODE,
+     HINT_ADMIN},
+    {"admin-have_ssl", NULL, GV_ADMIN, 0, GV_ADMIN_HAVE_SSL, HINT_ADMIN},
+    {"admin-require_tls", NULL, GV_ADMIN, 0, GV_ADMIN_REQUIRE_TLS,
+     HINT_ADMIN},
+    {"admin-default_authentication_plugin", NULL, GV_ADMIN, 0,
+     GV_ADMIN_DEFAULT_AUTH_PLUGIN, HINT_ADMIN},
+
+    {"jemalloc-prof_active", "prof.active", GV_BOOL, GV_PROF, 0, NULL},
+    {"jemalloc-lg_prof_sample", "prof.lg_sample", GV_LG_SAMPLE, GV_PROF, 0,
+     NULL},
+    {"jemalloc-prof_gdump", "prof.gdump", GV_BOOL, GV_PROF, 0, NULL},
+    {"jemalloc-prof_thread_active_init", "prof.thread_active_init", GV_BOOL,
+     GV_PROF, 0, NULL},
+    {"jemalloc-background_thread", "background_thread", GV_BOOL, 0, 0, NULL},
+    {"jemalloc-dirty_decay_ms", "arenas.dirty_decay_ms", GV_DECAY, 0, 0,
+     NULL},
+    {"jemalloc-muzzy_decay_ms", "arenas.muzzy_decay_ms", GV_DECAY, 0, 0,
+     NULL},
+    {"jemalloc-arena_dirty_decay_ms", "arena.<i>.dirty_decay_ms",
+     GV_ARENA_DECAY, 0, 0, NULL},
+    {"jemalloc-arena_muzzy_decay_ms", "arena.<i>.muzzy_decay_ms",
+     GV_ARENA_DECAY, 0, 0, NULL},
+
+    {"jemalloc-lg_prof_sample_min", NULL, GV_LG_MIN, 0, 0,
+     "it guards the host's memory and comes from the config file "
+     "(jemalloc_variables.lg_prof_sample_min); lower it there on purpose"},
+    {"jemalloc-stats_max_age_ms", NULL, GV_STATS_AGE, 0, 0, NULL},
+    {"jemalloc-dump_symbolized", NULL, GV_DUMP_SYM, 0, 0, NULL},
+    {"jemalloc-dump_retention_count", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_retention_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_min_free_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_interval_s", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-dump_resident_bytes", NULL, GV_KEEP, 0, 0, HINT_KEEP},
+    {"jemalloc-leak_watch_growth_bytes", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_window_s", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_dump_interval_s", NULL, GV_KEEP, 0, 0,
+     HINT_WATCH},
+    {"jemalloc-leak_watch_dumps", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_lg_prof_sample", NULL, GV_KEEP, 0, 0, HINT_WATCH},
+    {"jemalloc-leak_watch_state", NULL, GV_ENGINE, 0, 0,
+     "it is what the leak watch is doing; configure the watch in the "
+     "config file (jemalloc_variables.leak_watch_*)"},
+
+    {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
+    {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
+    {"jemalloc-purge_now", HA_MALLCTL_PURGE_ALL, GV_PURGE, 0, 0, NULL},
+    {"jemalloc-purge_arena_now", "arena.<i>.purge", GV_PURGE_ARENA, 0, 0,
+     NULL},
+
+    {"jemalloc-prof", "opt.prof", GV_RO_BOOL, GV_ENOENT_FALSE, 0,
+     "profiling is chosen when the process starts: MALLOC_CONF=prof:true "
+     "(heapadmind's default) or prof:false"},
+    {"jemalloc-lg_prof_interval", "opt.lg_prof_interval", GV_RO_SSIZE, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_prefix", "prof.prefix", GV_PREFIX, 0, 0,
+     "it is <datadir>/<dump_prefix> from the config file"},
+    {"jemalloc-version", "version", GV_RO_STR, 0, 0,
+     "it is the linked jemalloc's version"},
+
+    {"jemalloc-prof_accum", "opt.prof_accum", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_final", "opt.prof_final", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_leak", "opt.prof_leak", GV_RO_BOOL, 0, 0, HINT_STARTUP},
+    {"jemalloc-prof_leak_error", "opt.prof_leak_error", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_stats", "opt.prof_stats", GV_RO_BOOL, 0, 0,
+     HINT_STARTUP},
+    {"jemalloc-prof_sys_thread_name", "opt.prof_sys_thread_name", GV_RO_BOOL,
+     0, 0, HINT_STARTUP},
+    {"jemalloc-prof_time_resolution", "opt.prof_time_resolution", GV_RO_STR,
+     0, 0, HINT_STARTUP},
+    {"jemalloc-prof_recent_alloc_max", "opt.prof_recent_alloc_max",
+     GV_RO_SSIZE, 0, 0, HINT_STARTUP},
+
+    {"jemalloc-opt_prof_active", "opt.prof_active", GV_RO_BOOL, 0, 0,
+     HINT_OPT},
+    {"jemalloc-opt_lg_prof_sample", "opt.lg_prof_sample", GV_RO_SIZE, 0, 0,
+     HINT_OPT},
+    {"jemalloc-opt_prof_gdump", "opt.prof_gdump", GV_RO_BOOL, 0, 0,
+     HINT_OPT},
+    {"jemalloc-opt_prof_thread_active_init", "opt.prof_thread_active_init",
+     GV_RO_BOOL, 0, 0, HINT_OPT},
+};
+
+const int ha_globals_n_rows = (int)HA_ARRAY_SIZE(ha_globals_rows);
+
+/* ------------------------------------------------------------------
+ * Reading values
+ * ------------------------------------------------------------------ */
+
+const struct ha_mallctl_ops *
+ha_globals_ops(globals_vtab *vt)
+{
+    return vt->conn->ctx->heap->ops;
+}
+
+/* "dirty" or "muzzy": which decay a GV_DECAY / GV_ARENA_DECAY row is. */
+const char *
+ha_globals_decay_kind(const struct gv_row *r)
+{
+    return strstr(r->name, "muzzy") != NULL ? "muzzy" : "dirty";
+}
+
+/* The config value behind a GV_KEEP row. */
+static bool
+gv_keep_value(const struct ha_jemalloc_config *je, const char *name,
+              long long *out)
+{
+    static const struct {
+        const char *name;
+        size_t offset;
+    } keep[] = {
+#define KEEP(n) {"jemalloc-" #n, offsetof(struct ha_jemalloc_config, n)}
+        KEEP(dump_retention_count),
+        KEEP(dump_retention_bytes),
+        KEEP(dump_min_free_bytes),
+        KEEP(dump_interval_s),
+        KEEP(dump_resident_bytes),
+        KEEP(leak_watch_growth_bytes),
+        KEEP(leak_watch_window_s),
+        KEEP(leak_watch_dump_interval_s),
+        KEEP(leak_watch_dumps),
+#undef KEEP
+    };
+
+    if (je == NULL)
+        return false;
+    if (strcmp(name, "jemalloc-leak_watch_lg_prof_sample") == 0) {
+        *out = je->leak_watch_lg_prof_sample == HA_UNSET
+                   ? -1
+                   : je->leak_watch_lg_prof_sample;
+        return true;
+    }
+    for (size_t i = 0; i < HA_ARRAY_SIZE(keep); i++)
+        if (strcmp(name, keep[i].name) == 0) {
+            *out = *(const long long *)((const char *)je + keep[i].offset);
+            return true;
+        }
+    return false;
+}
+
+/* Whether arena i is initialized (in use). */
+bool
+ha_globals_arena_in_use(const struct ha_mallctl_ops *ops, unsigned i)
+{
+    char name[64];
+    bool init = false;
+
+    snprintf(name, sizeof(name), "arena.%u.initialized", i);
+    return ha_mallctl_read_bool(ops, name, &init) == 0 && init;
+}
+
+/* "<arena>:<ms>,..." for the arenas whose <kind>_decay_ms differs from
+ * arenas.<kind>_decay_ms; "" when none. Returns 0 or an errno value. */
+static int
+gv_read_arena_decay(const struct ha_mallctl_ops *ops, const char *kind,
+                    char *buf, size_t len)
+{
+    char name[64];
+    unsigned narenas = 0;
+    ssize_t def = 0, v;
+    size_t used = 0;
+    int rc;
+
+    buf[0] = '\0';
+    /* The arena list and their states are as of the last epoch. */
+    (void)ha_mallctl_epoch(ops);
+    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
+    if ((rc = ha_mallctl_read_ssize(ops, name, &def)) != 0 ||
+        (rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
+            0)
+        return rc;
+    for (unsigned i = 0; i < narenas && used + 32 < len; i++) {
+        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
+        if (!ha_globals_arena_in_use(ops, i) ||
+            ha_mallctl_read_ssize(ops, name, &v) != 0 || v == def)
+            continue;
+        used += (size_t)snprintf(buf + used, len - used, "%s%u:%zd",
+                                 used ? "," : "", i, v);
+    }
+    return 0;
+}
+
+/* Current value of r as text into buf. Returns false for NULL. */
+bool
+ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
+{
+    const struct ha_mallctl_ops *ops = ha_globals_ops(vt);
+    const struct ha_vtab_ctx *ctx = vt->conn->ctx;
+    int rc = 0;
+
+    buf[0] = '\0';
+    switch (r->kind) {
+    case GV_ADMIN:
+        if (r->admin == GV_ADMIN_VERSION) {
+            ha_strlcpy(buf, PACKAGE_VERSION, len);
+            return true;
+        }
+        /* The admin layer owns the config and renders its rows. */
+        if (ctx->admin_value == NULL)
+            return false;
+        return ctx->admin_value(ctx->admin_arg, r->name, buf, len);
+    case GV_BOOL:
+    case GV_RO_BOOL: {
+        bool b = false;
+
+        rc = ha_mallctl_read_bool(ops, r->mallctl, &b);
+        if (rc == ENOENT && (r->flags & GV_ENOENT_FALSE))
+            rc = 0;
+        ha_strlcpy(buf, ha_value_bool_str(b), len);
+        break;
+    }
+    case GV_LG_SAMPLE: {
+        size_t v = 0;
+
+        /* prof.lg_sample reads 0 with profiling off; that would claim
+         * every byte is sampled. */
+        if (!ha_mallctl_prof_enabled(ops))
+            return false;
+        rc = ha_mallctl_read_size(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zu", v);
+        break;
+    }
+    case GV_DUMP:
+    case GV_RESET:
+    case GV_PURGE:
+        ha_strlcpy(buf, "false", len);
+        break;
+    case GV_RO_SIZE: {
+        size_t v = 0;
+
+        rc = ha_mallctl_read_size(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zu", v);
+        break;
+    }
+    case GV_RO_SSIZE: {
+        ssize_t v = 0;
+
+        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zd", v);
+        break;
+    }
+    case GV_RO_STR: {
+        const char *s = NULL;
+
+        rc = ha_mallctl_read_str(ops, r->mallctl, &s);
+        if (rc == 0)
+            ha_strlcpy(buf, s, len);
+        break;
+    }
+    case GV_PREFIX:
+        rc = ha_mallctl_prof_prefix(ops, buf, len);
+        break;
+    case GV_LG_MIN:
+        snprintf(buf, len, "%u", ctx->heap->lg_prof_sample_min);
+        break;
+    case GV_STATS_AGE:
+        snprintf(buf, len, "%u", ctx->heap->stats_max_age_ms);
+        break;
+    case GV_DUMP_SYM:
+        ha_strlcpy(buf, ctx->heap->dump_symbolized ? "true" : "false", len);
+        break;
+    case GV_KEEP: {
+        long long v;
+
+        if (!gv_keep_value(ctx->heap->je, r->name, &v)) {
+            rc = -1;
+            break;
+        }
+        snprintf(buf, len, "%lld", v);
+        break;
+    }
+    case GV_DECAY: {
+        ssize_t v = 0;
+
+        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zd", v);
+        break;
+    }
+    case GV_ARENA_DECAY:
+        rc = gv_read_arena_decay(ops, ha_globals_decay_kind(r), buf, len);
+        break;
+    case GV_PURGE_ARENA:
+        ha_strlcpy(buf, "false", len);
+        break;
+    case GV_ENGINE:
+        if (ctx->engine_value == NULL)
+            return false;
+        return ctx->engine_value(ctx->engine_arg, r->name, buf, len);
+    case GV_KIND_MAX:
+        rc = -1;
+        break;
+    }
+    return rc == 0;
+}
+
+bool
+ha_globals_writable(const struct gv_row *r)
+{
+    return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
+           r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE ||
+           r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM ||
+           r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY ||
+           r->kind == GV_PURGE_ARENA;
+}
+
+bool
+ha_globals_is_action(const struct gv_row *r)
+{
+    return r->kind == GV_DUMP || r->kind == GV_RESET ||
+           r->kind == GV_PURGE || r->kind == GV_PURGE_ARENA;
+}
+
+/* "a, b, c": the writable variables, for messages. */
+void
+ha_globals_writable_list(char *buf, size_t len)
+{
+    size_t used = 0;
+
+    buf[0] = '\0';
+    for (int i = 0; i < GV_N_ROWS; i++) {
+        int n;
+
+        if (!ha_globals_writable(&ha_globals_rows[i]))
+            continue;
+        n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
+                     ha_globals_rows[i].name);
+        if (n < 0 || (size_t)n >= len - used)
+            break;
+        used += (size_t)n;
+    }
+}
+
