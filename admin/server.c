@@ -25,6 +25,7 @@
 #include "admin/conn.h"
 #include "admin/session.h"
 #include "admin/sysvar.h"
+#include "core/forkguard.h"
 #include "core/log.h"
 #include "core/util.h"
 
@@ -477,7 +478,10 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
         hints.ai_socktype = SOCK_STREAM;
         hints.ai_flags = AI_PASSIVE;
         snprintf(port, sizeof(port), "%d", ifc->port);
+        /* NSS and the resolver's locks (core/forkguard.h). */
+        ha_forkguard_enter();
         gai = getaddrinfo(ifc->host, port, &hints, &res);
+        ha_forkguard_leave();
         if (gai != 0) {
             ha_err_set(err, errlen, "%s:%d: cannot resolve: %s", ifc->host,
                        ifc->port, gai_strerror(gai));

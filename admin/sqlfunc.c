@@ -17,6 +17,7 @@
 #include "admin/schemas.h"
 #include "admin/sysvar.h"
 #include "admin/vars.h"
+#include "core/forkguard.h"
 #include "core/buf.h"
 #include "core/util.h"
 #include "engine/clients.h"
@@ -237,7 +238,10 @@ fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
     (void)argc;
     (void)argv;
+    /* The time-zone lock (core/forkguard.h): never held at a fork. */
+    ha_forkguard_enter();
     localtime_r(&t, &tm);
+    ha_forkguard_leave();
     strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }

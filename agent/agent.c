@@ -86,6 +86,26 @@ static struct {
     char conf_err[512];          /* why it could not be read */
 } settings;
 
+/* Users by uid, learnt in the constructor (before any thread of ours,
+ * and before the host can fork): HEAPADMIN_USERS and the process's own.
+ * No heapadmin thread ever asks the name service (NSS's lock, held by
+ * another thread at a fork, hangs the child's lookup for ever). */
+#define KNOWN_USERS_MAX 16
+static struct {
+    uid_t uid;
+    char name[64];
+} known_users[KNOWN_USERS_MAX];
+static int n_known_users;
+
+/* The read-only segments of the agent's own file (its code), found in
+ * the constructor: dl_iterate_phdr takes the loader's write lock, which
+ * a heapadmin thread must never hold while the host may fork. */
+#define RO_SEGS_MAX 8
+static struct {
+    uintptr_t start, end;
+} ro_segs[RO_SEGS_MAX];
+static int n_ro_segs;
+
 /* Messages of the constructor, logged once the log exists. */
 static struct {
     int level;
@@ -239,6 +259,54 @@ copy_env(char *dst, size_t len, const char *name)
     dst[0] = '\0';
     if (v != NULL && strlen(v) < len)
         memcpy(dst, v, strlen(v) + 1);
+}
+
+static void
+learn_user(uid_t uid, const char *name)
+{
+    for (int i = 0; i < n_known_users; i++)
+        if (known_users[i].uid == uid)
+            return;
+    if (n_known_users == KNOWN_USERS_MAX ||
+        strlen(name) >= sizeof(known_users[0].name))
+        return;
+    known_users[n_known_users].uid = uid;
+    memcpy(known_users[n_known_users].name, name, strlen(name) + 1);
+    n_known_users++;
+}
+
+/* Constructor only (one thread, before the host runs): the names of
+ * HEAPADMIN_USERS and of the process's own users, through NSS. */
+static void
+learn_users(void)
+{
+    char list[sizeof(settings.users)], *save = NULL, *u;
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    uid_t ids[2] = {getuid(), geteuid()};
+
+    for (int i = 0; i < 2; i++)
+        if (getpwuid_r(ids[i], &pw, buf, sizeof(buf), &found) == 0 &&
+            found != NULL)
+            learn_user(pw.pw_uid, pw.pw_name);
+    snprintf(list, sizeof(list), "%s", settings.users);
+    for (u = strtok_r(list, ", ", &save); u != NULL;
+         u = strtok_r(NULL, ", ", &save))
+        if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) == 0 &&
+            found != NULL)
+            learn_user(pw.pw_uid, pw.pw_name);
+}
+
+bool
+ha_agent_user_name(long uid, char *out, size_t len)
+{
+    for (int i = 0; i < n_known_users; i++)
+        if ((long)known_users[i].uid == uid) {
+            snprintf(out, len, "%s", known_users[i].name);
+            return true;
+        }
+    snprintf(out, len, "%ld", uid);
+    return false;
 }
 
 static void
@@ -648,8 +716,7 @@ prepare_users(void)
 static int
 own_dir(char *out, size_t len, char *why, size_t whylen)
 {
-    struct passwd pw, *found = NULL;
-    char buf[1024];
+    char name[64];
     struct stat st;
 
     if (stat(settings.datadir, &st) != 0 && errno == ENOENT) {
@@ -662,12 +729,15 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
         snprintf(out, len, "%s", settings.datadir);
         return 0;
     }
-    if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &found) != 0 ||
-        found == NULL) {
-        snprintf(why, whylen, "uid %u has no name", (unsigned)geteuid());
+    if (!ha_agent_user_name((long)geteuid(), name, sizeof(name))) {
+        snprintf(why, whylen,
+                 "uid %u is not one of HEAPADMIN_USERS (set "
+                 "HEAPADMIN_USERS to the user it runs as: the first "
+                 "process, as root, makes its directory)",
+                 (unsigned)geteuid());
         return -1;
     }
-    if ((size_t)snprintf(out, len, "%s/%s", settings.datadir, pw.pw_name) >=
+    if ((size_t)snprintf(out, len, "%s/%s", settings.datadir, name) >=
         len) {
         snprintf(why, whylen, "path too long");
         return -1;
@@ -678,7 +748,7 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
                  "the datadir %s is not %s's, and %s is not a directory "
                  "of %s's alone (HEAPADMIN_USERS=%s makes it, as root, "
                  "before the privilege drop)",
-                 settings.datadir, pw.pw_name, out, pw.pw_name, pw.pw_name);
+                 settings.datadir, name, out, name, name);
         return -1;
     }
     return 0;
@@ -695,7 +765,7 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
  * uses fault back in at once. Only segments no one writes: never the
  * relocated ones. */
 static int
-drop_segment(struct dl_phdr_info *info, size_t size, void *arg)
+find_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
     long page = sysconf(_SC_PAGESIZE);
 
@@ -703,18 +773,27 @@ drop_segment(struct dl_phdr_info *info, size_t size, void *arg)
     (void)arg;
     if (info->dlpi_addr != settings.so_base)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
+    for (int i = 0; i < info->dlpi_phnum && n_ro_segs < RO_SEGS_MAX; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start, end;
 
         if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) != 0)
             continue;
-        start = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
-        end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
-              ~(uintptr_t)(page - 1);
-        (void)madvise((void *)start, end - start, MADV_DONTNEED);
+        ro_segs[n_ro_segs].start =
+            (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
+        ro_segs[n_ro_segs].end =
+            (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
+            ~(uintptr_t)(page - 1);
+        n_ro_segs++;
     }
     return 1;
+}
+
+static void
+drop_segments(void)
+{
+    for (int i = 0; i < n_ro_segs; i++)
+        (void)madvise((void *)ro_segs[i].start,
+                      ro_segs[i].end - ro_segs[i].start, MADV_DONTNEED);
 }
 
 static void
@@ -736,8 +815,8 @@ tick(void *arg)
     ha_agent_children_tick(&self);
     /* Once start-up (and the first look at the children) is over, then
      * every minute. */
-    if (++ticks % 60 == 10 && settings.so_base != 0)
-        dl_iterate_phdr(drop_segment, NULL);
+    if (++ticks % 60 == 10)
+        drop_segments();
 }
 
 /* Creates and starts this process's instance. follower: it took over
@@ -997,6 +1076,7 @@ agent_init(void)
         snprintf(settings.so_path, sizeof(settings.so_path), "%s",
                  info.dli_fname);
         settings.so_base = (unsigned long)info.dli_fbase;
+        dl_iterate_phdr(find_segments, NULL);
     }
     copy_env(settings.conf, sizeof(settings.conf), "HEAPADMIN_CONF");
     copy_env(settings.socket_tmpl, sizeof(settings.socket_tmpl),
@@ -1028,6 +1108,7 @@ agent_init(void)
      * host may close them all at start-up. */
     read_config();
     choose_datadir();
+    learn_users();
     prepare_users();
     ha_agent_fork_init();
     ha_agent_launch(settings.delay_ms, false, 0);

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,17 +251,11 @@ mark_reported(const struct child *c)
     n_reported++;
 }
 
+/* No name service on the agent's thread (agent.h ha_agent_user_name). */
 static void
 user_of(long uid, char *out, size_t len)
 {
-    struct passwd pw, *found = NULL;
-    char buf[1024];
-
-    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &found) == 0 &&
-        found != NULL)
-        snprintf(out, len, "%s", pw.pw_name);
-    else
-        snprintf(out, len, "%ld", uid);
+    (void)ha_agent_user_name(uid, out, len);
 }
 
 /* Why a child that should serve does not, when its user is the cause:

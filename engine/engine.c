@@ -15,6 +15,7 @@
 
 #include <sqlite3.h>
 
+#include "core/forkguard.h"
 #include "core/agentreg.h"
 #include "core/fiber.h"
 #include "core/log.h"
@@ -141,9 +142,14 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         struct group gr, *found = NULL;
         char buf[4096];
 
-        if (getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
-                       &found) == 0 &&
-            found != NULL)
+        int grc;
+
+        /* NSS's locks (core/forkguard.h): never held at a fork. */
+        ha_forkguard_enter();
+        grc = getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
+                         &found);
+        ha_forkguard_leave();
+        if (grc == 0 && found != NULL)
             ha_dumpfiles_set_perms(found->gr_gid);
         else
             ha_log_warn("jemalloc_variables.dump_group: no group named "

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
 #include "core/expo.h"
@@ -73,7 +74,7 @@ ask_run(void *arg)
         j->n = 0;
         return;
     }
-    ha_agentreg_get(list, n, j->method, j->target, j->headers,
+    ha_agenthttp_get(list, n, j->method, j->target, j->headers,
                     j->body.len > 0 || strcmp(j->method, "POST") == 0
                         ? &j->body
                         : NULL,
@@ -86,7 +87,7 @@ ask_free(void *arg)
     struct ask_job *j = arg;
 
     if (j->replies != NULL)
-        ha_agentreg_replies_free(j->replies, j->n);
+        ha_agenthttp_replies_free(j->replies, j->n);
     free(j->replies);
     free(j->agents);
     ha_buf_free(&j->body);

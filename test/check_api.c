@@ -28,6 +28,7 @@
 #include <jemalloc/jemalloc.h>
 #include <sqlite3.h>
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "engine/filevfs.h"
 #include "engine/history.h"
@@ -297,18 +298,18 @@ START_TEST(test_api_agent_socket_and_own_memory)
     ck_assert_int_eq(list[0].pid, getpid());
     ck_assert_int_eq(list[0].state, HA_AGENT_SERVING);
     ck_assert_str_eq(list[0].program, prog);
-    ha_agentreg_get(list, 1, "GET", "/agent", NULL, NULL, 5000, 65536, &rep);
+    ha_agenthttp_get(list, 1, "GET", "/agent", NULL, NULL, 5000, 65536, &rep);
     ck_assert_msg(rep.status == 200, "%d %s", rep.status, rep.err);
     ha_buf_append_u8(&rep.body, 0);
     ck_assert_msg(strstr((const char *)rep.body.data, "endpoint: ") != NULL,
                   "%s", (const char *)rep.body.data);
-    ha_agentreg_replies_free(&rep, 1);
+    ha_agenthttp_replies_free(&rep, 1);
 
     /* heapadmin allocates on its own thread: its share is apart. */
     big = malloc(8 << 20); /* the host's: counted as the host's */
     ck_assert_ptr_nonnull(big);
     memset(big, 1, 8 << 20);
-    ha_agentreg_get(list, 1, "GET", "/metrics", "X-Heapadmin-Role: stats\r\n",
+    ha_agenthttp_get(list, 1, "GET", "/metrics", "X-Heapadmin-Role: stats\r\n",
                     NULL, 5000, 1 << 20, &rep);
     ck_assert_int_eq(rep.status, 200);
     ha_buf_append_u8(&rep.body, 0);
@@ -330,7 +331,7 @@ START_TEST(test_api_agent_socket_and_own_memory)
     (void)epoch;
     (void)len;
 #endif
-    ha_agentreg_replies_free(&rep, 1);
+    ha_agenthttp_replies_free(&rep, 1);
     free(big);
     free(list);
     heapadmin_free(h);

@@ -18,6 +18,7 @@
 
 #include "check_main.h"
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
 #include "core/expo.h"
@@ -521,14 +522,14 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
         if (list[i].pid != getpid())
             continue;
         ck_assert_int_eq(pthread_create(&t, NULL, answer_one, &lfd), 0);
-        ha_agentreg_get(&list[i], 1, "GET", "/agent", "X-Test: 1\r\n", NULL,
+        ha_agenthttp_get(&list[i], 1, "GET", "/agent", "X-Test: 1\r\n", NULL,
                         5000, 1024, &rep);
         pthread_join(t, NULL);
         ck_assert_msg(rep.status == 200, "%s", rep.err);
         ck_assert_str_eq(rep.content_type, "text/plain");
         ck_assert_uint_eq(rep.body.len, 20);
         ck_assert(memcmp(rep.body.data, "hello from the agent", 20) == 0);
-        ha_agentreg_replies_free(&rep, 1);
+        ha_agenthttp_replies_free(&rep, 1);
     }
     free(list);
 

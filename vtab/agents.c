@@ -38,6 +38,7 @@
 
 #include <sqlite3.h>
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -139,7 +140,7 @@ list_run(void *arg)
         j->rc = -1;
         return;
     }
-    ha_agentreg_get(list, n, "GET", "/agent", "X-Heapadmin-Role: stats\r\n",
+    ha_agenthttp_get(list, n, "GET", "/agent", "X-Heapadmin-Role: stats\r\n",
                     NULL, AGENTS_TIMEOUT_MS, 65536, replies);
     for (size_t i = 0; i < n; i++) {
         struct agent_row *r = &j->rows[i];
@@ -167,7 +168,7 @@ list_run(void *arg)
         }
     }
     j->n = n;
-    ha_agentreg_replies_free(replies, n);
+    ha_agenthttp_replies_free(replies, n);
     free(replies);
     free(list);
 }
