@@ -196,9 +196,10 @@ ha_agenthttp_get(const struct ha_agent *agents, size_t n, const char *method,
                 got = read(x->fd, x->in.data + x->in.len, 65536);
                 if (got > 0) {
                     x->in.len += (size_t)got;
-                    if (x->in.len > max_body + 16384) {
+                    if (x->in.len > max_body + 16384) { /* body and headers */
                         snprintf(r->err, sizeof(r->err),
                                  "answer larger than %zu bytes", max_body);
+                        r->too_large = true;
                         x->done = true;
                         open_n--;
                         break;

@@ -23,6 +23,7 @@ struct ha_agent_reply {
     char content_disposition[160];
     struct ha_buf body;         /* the body (the caller frees it) */
     char err[256];
+    bool too_large;             /* the answer passed max_body */
 };
 
 /* Sends "GET target" (HTTP/1.0, headers appended: "Name: value\r\n"

@@ -16,6 +16,7 @@
 #include <sqlite3.h>
 
 #include "core/forkguard.h"
+#include "engine/hostmetrics.h"
 #include "core/agentreg.h"
 #include "core/fiber.h"
 #include "core/log.h"
@@ -56,6 +57,7 @@ struct ha_engine {
     struct ha_history *history;    /* stats_history sampler; NULL: none */
 
     bool gateway;                  /* serves the datadir's agents too */
+    struct ha_hostmetrics *hostmetrics; /* a gateway's merged exposition */
     char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
@@ -235,6 +237,7 @@ ha_engine_free(struct ha_engine *e)
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
+    ha_hostmetrics_free(e->hostmetrics);
     ha_heap_caches_free(&e->heap);
     free(e->datadir);
     free(e);
@@ -313,6 +316,14 @@ void
 ha_engine_set_gateway(struct ha_engine *e, bool gateway)
 {
     e->gateway = gateway;
+    if (gateway && e->hostmetrics == NULL)
+        e->hostmetrics = ha_hostmetrics_new();
+}
+
+struct ha_hostmetrics *
+ha_engine_hostmetrics(struct ha_engine *e)
+{
+    return e->gateway ? e->hostmetrics : NULL;
 }
 
 bool

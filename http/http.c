@@ -61,6 +61,7 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/accounts.h"
+#include "engine/agentrole.h"
 #include "http/parse.h"
 #include "http/request.h"
 #include "http/routes.h"
@@ -680,32 +681,35 @@ authenticate(struct ha_http *h, struct evhttp_request *req, bool is_local,
     return u;
 }
 
-/* Who a host gateway speaks for on the agent socket: a role, given by
- * the gateway once it has authenticated its own client. */
+/* Who a password-less peer speaks as on the agent socket: root's host
+ * gateway for the role it names, a peer of this process's own user at
+ * most as stats (engine/agentrole.h). */
 static const struct ha_user gateway_admin = {.name = "gateway",
                                              .role = HA_ROLE_ADMIN};
 static const struct ha_user gateway_stats = {.name = "gateway",
                                              .role = HA_ROLE_STATS};
+static const struct ha_user peer_stats = {.name = "peer",
+                                          .role = HA_ROLE_STATS};
 
-/* A request on the agent socket: only root or this process's own user
- * (who may read its memory anyway) may speak there, and says whose
- * behalf in X-Heapadmin-Role (admin or stats; stats when absent). No
- * password crosses it: the gateway never hands an agent, which may run
- * as a less trusted user, its clients' credentials. */
+/* A request on the agent socket without a password: the kernel's word
+ * on the peer decides (engine/agentrole.h). No password crosses it from
+ * the gateway: it never hands an agent, which may run as a less trusted
+ * user, its clients' credentials. */
 static const struct ha_user *
 authenticate_gateway(const struct http_conn *c, struct evhttp_request *req,
                      const char **why)
 {
-    const char *role = evhttp_find_header(
+    const char *asked = evhttp_find_header(
         evhttp_request_get_input_headers(req), "X-Heapadmin-Role");
+    enum ha_role role;
 
-    if (c->peer_uid != 0 && c->peer_uid != geteuid()) {
-        *why = "this socket answers only a host gateway running as root "
-               "or as this process's user";
+    if (ha_agentrole_decide(c->peer_uid, geteuid(),
+                            ha_agentrole_self_dumpable(), asked, &role,
+                            why) != 0)
         return NULL;
-    }
-    return role != NULL && strcmp(role, "admin") == 0 ? &gateway_admin
-                                                      : &gateway_stats;
+    if (c->peer_uid != 0)
+        return &peer_stats;
+    return role == HA_ROLE_ADMIN ? &gateway_admin : &gateway_stats;
 }
 
 static bool
@@ -747,9 +751,17 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (c->unix_peer) {
+    if (c->unix_peer &&
+        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+                           "Authorization") == NULL) {
         u = authenticate_gateway(c, hr->req, &why);
         if (u == NULL) {
+            if (h->denied++ % 100 == 0)
+                ha_log_warn("http: %s (uid %u): %s %s refused: %s (%llu "
+                            "refusals so far)",
+                            c->host, (unsigned)c->peer_uid,
+                            method_name(hr->method), hr->path, why,
+                            (unsigned long long)h->denied);
             hr->close_after = true;
             ha_http_req_text(hr, 403, "Forbidden", why);
             c->cur = NULL;
@@ -760,7 +772,10 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         counted = false;
         goto admitted;
     }
-    u = authenticate(h, hr->req, host_is_local(c->host), &why, &counted);
+    /* A password on the agent socket is checked as on any port (a unix
+     * socket is local). */
+    u = authenticate(h, hr->req, c->unix_peer || host_is_local(c->host),
+                     &why, &counted);
     if (u == NULL) {
         if (counted) {
             ha_accounts_failed(ha_engine_accounts(h->engine), c->host);
@@ -840,8 +855,7 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (!c->unix_peer &&
-        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+    if (evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                            "Authorization") != NULL)
         wait = ha_accounts_admit(ha_engine_accounts(h->engine), c->host);
     if (wait <= 0) {

@@ -30,6 +30,8 @@
 
 #include "core/agenthttp.h"
 #include "core/agentreg.h"
+#include "core/exposcan.h"
+#include "engine/families.h"
 #include "engine/filevfs.h"
 #include "engine/history.h"
 #include "include/heapadmin.h"
@@ -313,6 +315,28 @@ START_TEST(test_api_agent_socket_and_own_memory)
                     NULL, 5000, 1 << 20, &rep);
     ck_assert_int_eq(rep.status, 200);
     ha_buf_append_u8(&rep.body, 0);
+    {
+        /* Every family heapadmin writes is one a gateway accepts
+         * (engine/families.h): nothing of a real agent is refused. */
+        struct ha_exposcan_policy pol = {ha_families, ha_families_n,
+                                         "pid program user", 2000, 1 << 20};
+        struct ha_exposcan scan;
+        struct ha_exposcan_report r;
+        const char *extra[] = {"pid", "1", "program", "p", NULL};
+
+        ha_exposcan_init(&scan, &pol);
+        ck_assert_int_eq(ha_exposcan_add(&scan, (const char *)rep.body.data,
+                                         rep.body.len - 1, extra, &r),
+                         0);
+        for (int i = 0; i < HA_EXPOSCAN_REFUSAL_MAX; i++)
+            ck_assert_msg(r.refused[i] == 0,
+                          "%zu samples refused (%s): a family or label "
+                          "missing from engine/families.c?\n%s",
+                          r.refused[i], ha_exposcan_refusal_name(i),
+                          (const char *)rep.body.data);
+        ck_assert_uint_ge(r.accepted, 20);
+        ha_exposcan_free(&scan);
+    }
     host = metric((const char *)rep.body.data,
                   "heapadmin_jemalloc_allocated_bytes");
     own = metric((const char *)rep.body.data, "heapadmin_self_allocated_bytes");
