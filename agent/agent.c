@@ -153,9 +153,21 @@ log_line(int level, const char *line, void *arg)
         open_log();
     if (log_fd < 0)
         return;
-    if (n > sizeof(buf) - 1)
-        n = sizeof(buf) - 1;
-    memcpy(buf, line, n);
+    /* Several processes (a master's workers) share one log: each line
+     * says whose it is, after its level ("... [info] [pid 1234] ..."). */
+    {
+        const char *lv = strstr(line, "] ");
+        size_t head = lv != NULL ? (size_t)(lv - line) + 2 : 0, k;
+        char tag[32];
+
+        k = (size_t)snprintf(tag, sizeof(tag), "[pid %ld] ", (long)getpid());
+        if (head + k + n - head > sizeof(buf) - 1)
+            n = sizeof(buf) - 1 - k;
+        memcpy(buf, line, head);
+        memcpy(buf + head, tag, k);
+        memcpy(buf + head + k, line + head, n - head);
+        n += k;
+    }
     buf[n++] = '\n';
     if (write(log_fd, buf, n) < 0) {
     }
@@ -203,8 +215,7 @@ ha_agent_log(int level, const char *fmt, ...)
         return;
     /* No glibc time conversion: this runs in fork children too, which
      * may inherit its lock held. */
-    (void)heapadmin_log_format(line, sizeof(line), level, "agent[%ld]: %s",
-                               (long)getpid(), text);
+    (void)heapadmin_log_format(line, sizeof(line), level, "agent: %s", text);
     log_line(level, line, NULL);
 }
 
@@ -910,6 +921,7 @@ serve(pid_t parent)
     o.tick = tick;
     if (settings.log[0] != '\0') {
         o.log = log_line;
+        o.log_name = settings.log;
     } else if (settings.conf[0] == '\0') {
         o.no_log = 1; /* no config, no HEAPADMIN_LOG: log nowhere */
     }
@@ -1041,16 +1053,39 @@ ha_agent_start_delay_ms(void)
  * process that bound them does (a fork child running exit() leaves the
  * parent's alone); the files are the only thing touched, the admin
  * thread ends with the process. */
+/* Removes path at exit. A host that switched its effective user away
+ * from root and keeps root as its real or saved uid (squid's master is
+ * proxy at SIGTERM) cannot unlink in root's datadir: this thread, and
+ * this thread only (the raw system call, not glibc's, which would change
+ * every thread), takes root back for the unlink and gives it up again,
+ * with the host's signals blocked meanwhile. */
+static void
+remove_at_exit(const char *path)
+{
+    uid_t r, e, sv;
+    sigset_t all, old;
+
+    if (path[0] == '\0' || unlink(path) == 0 ||
+        (errno != EACCES && errno != EPERM) ||
+        getresuid(&r, &e, &sv) != 0 || e == 0 || (r != 0 && sv != 0))
+        return;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (syscall(SYS_setresuid, -1, 0, -1) == 0) {
+        (void)unlink(path);
+        (void)syscall(SYS_setresuid, -1, e, -1);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 __attribute__((destructor)) static void
 agent_exit(void)
 {
     if (atomic_load(&current) == NULL ||
         atomic_load(&current_pid) != getpid())
         return;
-    if (current_sock[0] != '\0')
-        unlink(current_sock);
-    if (current_agent[0] != '\0')
-        unlink(current_agent);
+    remove_at_exit(current_sock);
+    remove_at_exit(current_agent);
 }
 
 __attribute__((constructor)) static void

@@ -202,6 +202,10 @@ ha_agenthttp_get(const struct ha_agent *agents, size_t n, const char *method,
                         r->too_large = true;
                         x->done = true;
                         open_n--;
+                        /* Closed now: a writer blocked on it is freed
+                         * at once, not at the others' deadline. */
+                        close(x->fd);
+                        x->fd = -1;
                         break;
                     }
                     continue;

@@ -13,6 +13,7 @@
 
 #include "core/agenthttp.h"
 #include "core/agentreg.h"
+#include "core/clock.h"
 #include "core/exposcan.h"
 #include "core/log.h"
 #include "core/task.h"
@@ -202,7 +203,9 @@ struct job {
     long self_pid;
     char self_program[64];
     enum ha_expo_format fmt;
-    int timeout_ms;
+    int64_t deadline_ms;       /* the scrape's end (ha_clock_ms): a job
+                                  that waited behind others in the
+                                  worker's queue has only what is left */
     struct ha_buf out;
     int rc;
     char err[512];
@@ -220,8 +223,17 @@ run(void *arg)
     size_t n = 0;
     char pid[24];
 
+    int64_t left = j->deadline_ms - ha_clock_ms();
+
     pol.n_rules = ha_families_n;
     ha_exposcan_init(&scan, &pol);
+    if (left < 50) {
+        /* Its scraper gave up meanwhile: nothing to do for it. */
+        ha_strlcpy(j->err, "the scrape's time ran out before it started",
+                   sizeof(j->err));
+        j->rc = -1;
+        return;
+    }
     if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
         0) {
         j->rc = -1;
@@ -232,7 +244,7 @@ run(void *arg)
         goto oom;
     ha_agenthttp_get(list, n, "GET", "/metrics",
                      "X-Heapadmin-Role: stats\r\nAccept: text/plain\r\n",
-                     NULL, j->timeout_ms, HA_HOSTMETRICS_MAX_BYTES, replies);
+                     NULL, (int)left, HA_HOSTMETRICS_MAX_BYTES, replies);
     snprintf(pid, sizeof(pid), "%ld", j->self_pid);
     {
         const char *self[] = {"pid", pid, "program", j->self_program, NULL};
@@ -341,7 +353,7 @@ ha_hostmetrics_collect(struct ha_hostmetrics *hm, const char *datadir,
     ha_strlcpy(j->self_program, self_program, sizeof(j->self_program));
     ha_strlcpy(j->datadir, datadir, sizeof(j->datadir));
     j->fmt = fmt;
-    j->timeout_ms = timeout_ms;
+    j->deadline_ms = ha_clock_ms() + timeout_ms;
     ha_buf_init(&j->out);
     if (ha_task_offload(run, discard, j) != 0) {
         ha_err_set(err, errlen, "interrupted");
