@@ -21,7 +21,7 @@
 # same-user peer of a privilege-dropped worker gets nothing from its
 # agent socket without a password; root's gateway gets everything.
 
-HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-300}
+HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-600}
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 ha_require nginx nginx
