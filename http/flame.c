@@ -18,7 +18,6 @@
 #include "http/calltree.h"
 #include "http/request.h"
 #include "prof/aggregate.h"
-#include "prof/dumpfile.h"
 #include "prof/syms.h"
 
 #define TOP_ROWS 40        /* rows of the top functions table */
@@ -148,20 +147,6 @@ data_free(void *arg)
     free(j);
 }
 
-/* A name the file rule refuses: 400 saying what is allowed. */
-static bool
-name_refused(struct ha_http_req *hr, const char *name)
-{
-    char why[512], msg[600];
-
-    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
-                                            sizeof(why)))
-        return false;
-    snprintf(msg, sizeof(msg), "%s\n", why);
-    ha_http_req_text(hr, 400, "Bad Request", msg);
-    return true;
-}
-
 void
 ha_http_flame_data(struct ha_http_req *hr)
 {
@@ -188,7 +173,8 @@ ha_http_flame_data(struct ha_http_req *hr)
         free(base);
         base = NULL;
     }
-    if (name_refused(hr, dump) || name_refused(hr, base))
+    if (ha_http_req_dump_refused(hr, dump) ||
+        ha_http_req_dump_refused(hr, base))
         goto done;
     if (dump == NULL && !hr->admin) {
         ha_http_req_text(hr, 403, "Forbidden",
