@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/idmap.h"
 #include "core/radix.h"
 #include "core/util.h"
 #include "prof/debuginfod.h"
@@ -27,16 +28,6 @@
 /* ------------------------------------------------------------------ */
 /* Types                                                               */
 /* ------------------------------------------------------------------ */
-
-/* An open-addressed map from a 64-bit key to a 32-bit value: a DIE's
- * offset to its function's interned name, a string of one table to the
- * same string in another. */
-struct idmap {
-    uint64_t *keys;
-    uint32_t *vals;  /* value + 1; 0: empty */
-    size_t cap;      /* power of two, or 0 */
-    size_t n;
-};
 
 /* A PT_LOAD segment: turns a file offset into the ELF address space. */
 struct seg {
@@ -91,7 +82,7 @@ struct file {
     bool fsyms_built;
 
     struct ha_syms memo; /* resolved addresses, pc = ELF vaddr */
-    struct idmap die_names; /* DIE offset -> its name in memo.strs: a
+    struct ha_idmap die_names; /* DIE offset -> its name in memo.strs: a
                                function's many addresses share it */
     size_t bytes;        /* accounted for the limit */
     uint64_t last_use;
@@ -162,89 +153,6 @@ find_elf_none(Dwfl_Module *mod, void **userdata, const char *modname,
     (void)file_name;
     (void)elfp;
     return -1;
-}
-
-/* ------------------------------------------------------------------ */
-/* A map of ids                                                        */
-/* ------------------------------------------------------------------ */
-
-static size_t
-idmap_slot(uint64_t key, size_t cap)
-{
-    return (size_t)((key * 0x9E3779B97F4A7C15ull) >> 24) & (cap - 1);
-}
-
-static bool
-idmap_get(const struct idmap *m, uint64_t key, uint32_t *val)
-{
-    if (m->cap == 0)
-        return false;
-    for (size_t j = idmap_slot(key, m->cap); m->vals[j] != 0;
-         j = (j + 1) & (m->cap - 1))
-        if (m->keys[j] == key) {
-            *val = m->vals[j] - 1;
-            return true;
-        }
-    return false;
-}
-
-/* Adds key (not yet in m). Returns 0, or -1 on allocation failure (the
- * map is then unchanged: a cache that stays smaller). */
-static int
-idmap_put(struct idmap *m, uint64_t key, uint32_t val)
-{
-    size_t j;
-
-    if (val == UINT32_MAX)
-        return -1;
-    if ((m->n + 1) * 2 > m->cap) {
-        size_t nc = m->cap ? m->cap * 2 : 1024;
-        uint64_t *k = malloc(nc * sizeof(*k));
-        uint32_t *v = calloc(nc, sizeof(*v));
-
-        if (k == NULL || v == NULL) {
-            free(k);
-            free(v);
-            return -1;
-        }
-        for (size_t i = 0; i < m->cap; i++) {
-            if (m->vals[i] == 0)
-                continue;
-            for (j = idmap_slot(m->keys[i], nc); v[j] != 0;
-                 j = (j + 1) & (nc - 1))
-                ;
-            k[j] = m->keys[i];
-            v[j] = m->vals[i];
-        }
-        free(m->keys);
-        free(m->vals);
-        m->keys = k;
-        m->vals = v;
-        m->cap = nc;
-    }
-    for (j = idmap_slot(key, m->cap); m->vals[j] != 0;
-         j = (j + 1) & (m->cap - 1))
-        ;
-    m->keys[j] = key;
-    m->vals[j] = val + 1;
-    m->n++;
-    return 0;
-}
-
-static void
-idmap_clear(struct idmap *m)
-{
-    if (m->n > 0)
-        memset(m->vals, 0, m->cap * sizeof(*m->vals));
-    m->n = 0;
-}
-
-static void
-idmap_free(struct idmap *m)
-{
-    free(m->keys);
-    free(m->vals);
-    memset(m, 0, sizeof(*m));
 }
 
 /* ------------------------------------------------------------------ */
@@ -371,7 +279,7 @@ file_free(struct file *f)
     if (f->dwfl != NULL)
         dwfl_end(f->dwfl);
     ha_syms_free(&f->memo);
-    idmap_free(&f->die_names);
+    ha_idmap_free(&f->die_names);
     free(f->fsyms);
     free(f->segs);
     free(f->local_debug);
@@ -616,7 +524,7 @@ file_reopen(struct ha_symbolizer *s, struct file *f)
     f->dwfl = NULL;
     f->mod = NULL;
     ha_syms_free(&f->memo);
-    idmap_free(&f->die_names);
+    ha_idmap_free(&f->die_names);
     free(f->fsyms);
     f->fsyms = NULL;
     f->n_fsyms = 0;
@@ -971,9 +879,9 @@ resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
 
         /* A name takes three attribute lookups through abstract origins
          * and a demangling: once per DIE, not once per address. */
-        if (!idmap_get(&f->die_names, off, &fr[n].func)) {
+        if (!ha_idmap_get(&f->die_names, off, &fr[n].func)) {
             fr[n].func = intern_func(s, t, die_name(&lk->die));
-            (void)idmap_put(&f->die_names, off, fr[n].func);
+            (void)ha_idmap_put(&f->die_names, off, fr[n].func);
         }
         if (n == 0) {
             fr[n].file = src ? ha_strtab_intern(t, src, strlen(src)) : 0;
@@ -1183,19 +1091,19 @@ ha_symbolizer_ops(struct ha_symbolizer *s)
  * UINT32_MAX on allocation failure. */
 static uint32_t
 copy_str(struct ha_syms *out, const struct ha_syms *memo, uint32_t off,
-         struct idmap *strs)
+         struct ha_idmap *strs)
 {
     uint32_t o;
     const char *str;
 
     if (off == 0)
         return 0;
-    if (idmap_get(strs, off, &o))
+    if (ha_idmap_get(strs, off, &o))
         return o;
     str = ha_syms_str(memo, off);
     o = ha_strtab_intern(&out->strs, str, strlen(str));
     if (o != UINT32_MAX)
-        (void)idmap_put(strs, off, o);
+        (void)ha_idmap_put(strs, off, o);
     return o;
 }
 
@@ -1203,7 +1111,7 @@ copy_str(struct ha_syms *out, const struct ha_syms *memo, uint32_t off,
 static int
 copy_entry(struct ha_syms *out, uint64_t pc, uint32_t module, uint32_t flags,
            const struct ha_syms *memo, const struct ha_syms_addr *ma,
-           struct idmap *strs)
+           struct ha_idmap *strs)
 {
     struct ha_syms_frame fr[MAX_INLINE];
     size_t n = ma != NULL ? ma->n : 0;
@@ -1393,7 +1301,7 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
     struct miss *m = NULL;
     struct file **files = NULL;
     size_t *first = NULL;
-    struct idmap strs = {0};
+    struct ha_idmap strs = {0};
     int pending, ret = -1;
 
     if (n > 0) {
@@ -1449,7 +1357,7 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
             goto oom;
         flags = (f->allocator ? HA_SYMS_ALLOCATOR : 0) |
                 (f->no_fini ? HA_SYMS_NO_FINI : 0);
-        idmap_clear(&strs); /* offsets of another file's memo */
+        ha_idmap_clear(&strs); /* offsets of another file's memo */
 
         for (size_t i = first[mod]; i < n; i++) {
             uint64_t va;
@@ -1508,7 +1416,7 @@ done:
             files[mod]->pinned = false;
     if (files != NULL)
         evict_over_limits(s, NULL);
-    idmap_free(&strs);
+    ha_idmap_free(&strs);
     free(files);
     free(first);
     free(ent);
