@@ -661,14 +661,6 @@ derive(struct ha_config *cfg, const char *name, const unsigned lines[5],
                           "certificate serves HTTPS too)");
             return -1;
         }
-        for (size_t i = 0; i < cfg->n_http; i++)
-            if (cfg->http[i].kind != HA_IFACE_TCP) {
-                loc_err(err, errlen, l,
-                        ADMIN ".http_ifaces: '%s' is a unix socket; HTTP "
-                              "listens on TCP only (host:port; \"\" = off)",
-                        cfg->http[i].path);
-                return -1;
-            }
     }
     l.line = 0;
     if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
