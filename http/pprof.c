@@ -250,11 +250,12 @@ disk_build_id(void *arg, const char *path)
 /* The pprof encoding of a profile (and a base), made off the loop and
  * kept with a dump's profile (heap/products.h). */
 #define PPROF_PRODUCT "pprof.proto.gz"
+#define PPROF_ALLOCS_PRODUCT "pprof.allocs.proto.gz"
 
 struct encode_job {
     struct ha_heap *heap;
     struct ha_heap_profile *pr, *pb; /* references held */
-    int64_t time_nanos;
+    struct ha_pprof_opts opts;
 };
 
 static int
@@ -279,7 +280,7 @@ encode_make(void *arg, struct ha_buf *out, char *err, size_t errlen)
         in[1].weight = -1;
         n = 2;
     }
-    return ha_pprof_encode(in, n, j->time_nanos, out, err, errlen);
+    return ha_pprof_encode_opts(in, n, &j->opts, out, err, errlen);
 }
 
 static void
@@ -301,7 +302,8 @@ reply_pprof(struct ha_http_req *hr, const struct ha_buf *gz)
 }
 
 static void
-serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
+serve_pprof(struct ha_http_req *hr, const char *dump, const char *base,
+            bool allocs)
 {
     struct ha_heap *heap = ha_engine_heap(hr->engine);
     struct ha_heap_profile *pr = NULL, *pb = NULL;
@@ -334,9 +336,13 @@ serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
         clock_gettime(CLOCK_REALTIME, &now);
     else
         now = pr->mtime;
-    j->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    rc = ha_heap_profile_product(pr, PPROF_PRODUCT, pb == NULL, encode_make,
-                                 j, encode_free, &made, err, sizeof(err));
+    j->opts.time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    j->opts.alloc_default = allocs;
+    rc = ha_heap_profile_product(pr,
+                                 allocs ? PPROF_ALLOCS_PRODUCT
+                                        : PPROF_PRODUCT,
+                                 pb == NULL, encode_make, j, encode_free,
+                                 &made, err, sizeof(err));
     if (rc == HA_HEAP_STOPPED) {
         ha_http_req_stopped(hr);
     } else if (rc != 0) {
@@ -446,8 +452,10 @@ out:
     return ret;
 }
 
-void
-ha_http_pprof_heap(struct ha_http_req *hr)
+/* /debug/pprof/heap and /allocs: the same profile, the default sample
+ * type told apart (Go's net/http/pprof). */
+static void
+serve_go(struct ha_http_req *hr, bool allocs)
 {
     char *dump, *base;
     bool text = false;
@@ -457,9 +465,21 @@ ha_http_pprof_heap(struct ha_http_req *hr)
     if (text)
         serve_text(hr, dump);
     else
-        serve_pprof(hr, dump, base);
+        serve_pprof(hr, dump, base, allocs);
     free(dump);
     free(base);
+}
+
+void
+ha_http_pprof_heap(struct ha_http_req *hr)
+{
+    serve_go(hr, false);
+}
+
+void
+ha_http_pprof_allocs(struct ha_http_req *hr)
+{
+    serve_go(hr, true);
 }
 
 void
@@ -473,7 +493,7 @@ ha_http_jeprof_heap(struct ha_http_req *hr)
     if (text)
         serve_text(hr, dump);
     else
-        serve_pprof(hr, dump, base);
+        serve_pprof(hr, dump, base, false);
     free(dump);
     free(base);
 }
