@@ -238,6 +238,7 @@ ha_engine_free(struct ha_engine *e)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
     ha_hostmetrics_free(e->hostmetrics);
+    ha_accounts_free(&e->accounts);
     ha_heap_caches_free(&e->heap);
     free(e->datadir);
     free(e);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h),
- * fibers (fiber.h) and the radix sort (radix.h).
+ * fibers (fiber.h), the radix sort (radix.h) and the id map (idmap.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -25,6 +25,7 @@
 #include "core/exposcan.h"
 #include "core/users.h"
 #include "core/fiber.h"
+#include "core/idmap.h"
 #include "core/radix.h"
 #include "core/sha.h"
 #include "core/util.h"
@@ -281,6 +282,40 @@ START_TEST(test_radix_sorts_stably)
     ck_assert_int_eq(ha_radix_sort(v, 0), 0);
     ck_assert_uint_eq(v[0].key, 7);
     free(v);
+}
+END_TEST
+
+/* Every key put is found with its value through several growths, keys
+ * never put are not, a value of UINT32_MAX is refused, and a cleared map
+ * is empty but usable. */
+START_TEST(test_idmap_put_get_grow_clear)
+{
+    struct ha_idmap m = {0};
+    const uint32_t n = 20000;
+    uint32_t v;
+
+    ck_assert(!ha_idmap_get(&m, 1, &v));
+    for (uint32_t i = 0; i < n; i++)
+        ck_assert_int_eq(ha_idmap_put(&m, (uint64_t)i << 32 | i * 7, i), 0);
+    ck_assert_uint_eq(m.n, n);
+    ck_assert_uint_ge(m.cap, 2 * (size_t)n);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_msg(ha_idmap_get(&m, (uint64_t)i << 32 | i * 7, &v),
+                      "key %u lost", i);
+        ck_assert_uint_eq(v, i);
+    }
+    ck_assert(!ha_idmap_get(&m, (uint64_t)n << 32 | n * 7, &v));
+    ck_assert_int_eq(ha_idmap_put(&m, 5, UINT32_MAX), -1);
+    ck_assert(!ha_idmap_get(&m, 5, &v));
+    ha_idmap_clear(&m);
+    ck_assert_uint_eq(m.n, 0);
+    ck_assert(!ha_idmap_get(&m, 0, &v));
+    ck_assert_int_eq(ha_idmap_put(&m, 0, 0), 0);
+    ck_assert(ha_idmap_get(&m, 0, &v));
+    ck_assert_uint_eq(v, 0);
+    ha_idmap_free(&m);
+    ck_assert_ptr_null(m.keys);
+    ck_assert_uint_eq(m.cap, 0);
 }
 END_TEST
 
@@ -876,6 +911,9 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
     tcase_add_test(tc, test_radix_sorts_stably);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("idmap");
+    tcase_add_test(tc, test_idmap_put_get_grow_clear);
     suite_add_tcase(s, tc);
     tc = tcase_create("sha");
     tcase_add_test(tc, test_sha_matches_openssl);
