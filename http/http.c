@@ -708,13 +708,23 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (c->agent_socket) {
+    /* Without a password the kernel's word on the peer decides
+     * (engine/agentrole.h); a password is checked as on any port. */
+    if (c->agent_socket &&
+        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+                           "Authorization") == NULL) {
         u = ha_login_agent_socket(
             &c->peer,
             evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                                "X-Heapadmin-Role"),
             &why);
         if (u == NULL) {
+            if (h->denied++ % 100 == 0)
+                ha_log_warn("http: %s (uid %u): %s %s refused: %s (%llu "
+                            "refusals so far)",
+                            c->peer.name, (unsigned)c->peer.uid,
+                            method_name(hr->method), hr->path, why,
+                            (unsigned long long)h->denied);
             hr->close_after = true;
             ha_http_req_text(hr, 403, "Forbidden", why);
             c->cur = NULL;
@@ -802,8 +812,7 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (!c->agent_socket &&
-        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+    if (evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                            "Authorization") != NULL)
         wait = ha_login_admit(ha_engine_accounts(h->engine), &c->peer);
     if (wait <= 0) {

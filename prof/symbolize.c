@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forkguard.h"
 #include "core/idmap.h"
 #include "core/util.h"
 #include "prof/debuginfod.h"
@@ -62,7 +63,9 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
     s->cb.debuginfo_path = &s->debuginfo_path;
     /* C++ names: demangled only if libstdc++ is already in the process
      * (the admin server itself is C); otherwise they stay mangled. */
+    ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
     *(void **)&s->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    ha_forkguard_leave();
     return s;
 }
 
