@@ -35,10 +35,11 @@
 static pid_t parent_at_fork;
 static _Atomic unsigned long forks;
 
-/* The admin thread's SQLite locks are taken around the fork
- * (heapadmin_fork_prepare), so the child never inherits one held by a
- * thread it does not have: nginx forks its workers, and daemonizes,
- * while the agent's thread is starting. */
+/* The fork waits until no thread of the agent's holds a lock the child
+ * needs (heapadmin_fork_prepare: SQLite's, the C library's), so the
+ * child never inherits one held by a thread it does not have: nginx
+ * forks its workers, and daemonizes, while the agent's thread is
+ * starting. */
 static void
 before_fork(void)
 {
@@ -60,9 +61,11 @@ in_child(void)
 
     ha_agent_forget_inherited();
     if (!usable && ha_agent_fork_policy() != HA_AGENT_FORK_NONE) {
-        ha_agent_log(1, "not served: forked while the parent's admin "
-                        "thread held SQLite's locks for over 50 ms; "
-                        "a later fork child is served as usual");
+        ha_agent_log(1, "not served: forked while a thread of the "
+                        "parent's agent was inside a call that holds a "
+                        "lock the child would need (SQLite's, the C "
+                        "library's) for over a second; a later fork "
+                        "child is served as usual");
         return;
     }
     switch (ha_agent_fork_policy()) {

@@ -1,43 +1,127 @@
 /* SPDX-License-Identifier: MIT
  *
- * The guard around the C library's locks at a fork (see forkguard.h).
+ * The fork gate (see forkguard.h).
  */
 #include "core/forkguard.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <time.h>
 
-/* Shared by heapadmin's threads inside a guarded call; exclusive for a
- * fork's prepare handler, which only ever tries it (so a reader never
- * finds a writer waiting, and a shared hold may nest safely). */
-static pthread_rwlock_t guard = PTHREAD_RWLOCK_INITIALIZER;
+/* Shared by the threads inside a section, exclusive for a fork's
+ * prepare handler. Writers are preferred: once a fork waits, a thread
+ * that has no section open waits behind it instead of opening one, so
+ * the fork waits only for the sections open when it came. A thread
+ * takes the lock once, at its outermost section (depth counts the
+ * nested ones): a nested shared hold would wait behind a waiting writer
+ * that waits for it. */
+static pthread_rwlock_t gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static _Thread_local unsigned depth;
+static _Atomic long long longest_ns;
+
+/* The child's: a new lock as the initializer makes it. */
+static void
+gate_init(void)
+{
+    pthread_rwlockattr_t a;
+
+    pthread_rwlockattr_init(&a);
+    pthread_rwlockattr_setkind_np(&a,
+                                  PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&gate, &a);
+    pthread_rwlockattr_destroy(&a);
+}
 
 void
 ha_forkguard_enter(void)
 {
-    (void)pthread_rwlock_rdlock(&guard);
+    if (depth++ == 0) {
+        (void)pthread_rwlock_rdlock(&gate);
+    }
+}
+
+int
+ha_forkguard_try_enter(void)
+{
+    if (depth > 0) {
+        depth++;
+        return 1;
+    }
+    if (pthread_rwlock_tryrdlock(&gate) != 0)
+        return 0;
+    depth = 1;
+    return 1;
 }
 
 void
 ha_forkguard_leave(void)
 {
-    (void)pthread_rwlock_unlock(&guard);
+    if (depth > 0 && --depth == 0)
+        (void)pthread_rwlock_unlock(&gate);
+}
+
+static long long
+now_ns(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
 int
-ha_forkguard_fork_try(void)
+ha_forkguard_fork_wait(unsigned max_ms)
 {
-    return pthread_rwlock_trywrlock(&guard) == 0;
+    struct timespec until;
+    long long t0;
+    int rc;
+
+    /* A thread inside a section forks: it cannot wait for itself. */
+    if (depth > 0)
+        return 0;
+    t0 = now_ns();
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += max_ms / 1000;
+    until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    do
+        rc = pthread_rwlock_clockwrlock(&gate, CLOCK_MONOTONIC, &until);
+    while (rc == EINTR);
+    {
+        long long took = now_ns() - t0, seen = atomic_load(&longest_ns);
+
+        while (took > seen &&
+               !atomic_compare_exchange_weak(&longest_ns, &seen, took)) {
+        }
+    }
+    if (rc != 0)
+        return 0;
+    depth = 1; /* this thread's own SQLite calls pass, as inside */
+    return 1;
 }
 
 void
 ha_forkguard_fork_parent(void)
 {
-    (void)pthread_rwlock_unlock(&guard);
+    depth = 0;
+    (void)pthread_rwlock_unlock(&gate);
 }
 
 void
 ha_forkguard_fork_child(void)
 {
-    /* The forking thread held it; it is the child's only thread. */
-    (void)pthread_rwlock_init(&guard, NULL);
+    /* The child's one thread is the forking one: nobody else is inside,
+     * whether this fork took the gate or gave up waiting. */
+    depth = 0;
+    gate_init();
+}
+
+long long
+ha_forkguard_longest_wait_ns(void)
+{
+    return atomic_load(&longest_ns);
 }

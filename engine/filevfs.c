@@ -14,6 +14,7 @@
  * static mutexes, as every locked call enters them after it.
  */
 #include "engine/filevfs.h"
+#include "core/forkguard.h"
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -43,6 +44,22 @@ static sqlite3_vfs *unix_vfs;
 static const char *registered;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 
+/* The lock, inside the fork gate (core/forkguard.h): a fork waits for
+ * the calls under way, and none starts while it is being made. */
+static void
+vfs_lock(void)
+{
+    ha_forkguard_enter();
+    pthread_mutex_lock(&lock);
+}
+
+static void
+vfs_unlock(void)
+{
+    pthread_mutex_unlock(&lock);
+    ha_forkguard_leave();
+}
+
 /* ------------------------------------------------------------------
  * Files
  * ------------------------------------------------------------------ */
@@ -55,7 +72,7 @@ f_close(sqlite3_file *f)
 
     if (v->dead)
         return SQLITE_OK;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xClose(REAL(f));
     if (v->prev != NULL)
         v->prev->next = v->next;
@@ -64,7 +81,7 @@ f_close(sqlite3_file *f)
     if (v->next != NULL)
         v->next->prev = v->prev;
     n_open--;
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -115,9 +132,9 @@ f_lock(sqlite3_file *f, int level)
 
     if (((struct vfile *)f)->dead)
         return SQLITE_IOERR_LOCK;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xLock(REAL(f), level);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -128,9 +145,9 @@ f_unlock(sqlite3_file *f, int level)
 
     if (((struct vfile *)f)->dead)
         return SQLITE_IOERR_UNLOCK;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xUnlock(REAL(f), level);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -141,9 +158,9 @@ f_check_reserved(sqlite3_file *f, int *out)
 
     if (((struct vfile *)f)->dead)
         return SQLITE_IOERR_CHECKRESERVEDLOCK;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xCheckReservedLock(REAL(f), out);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -154,9 +171,9 @@ f_control(sqlite3_file *f, int op, void *arg)
 
     if (((struct vfile *)f)->dead)
         return SQLITE_NOTFOUND;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xFileControl(REAL(f), op, arg);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -180,9 +197,9 @@ f_shm_map(sqlite3_file *f, int region, int size, int extend,
 
     if (((struct vfile *)f)->dead)
         return SQLITE_IOERR_SHMMAP;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xShmMap(REAL(f), region, size, extend, pp);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -193,9 +210,9 @@ f_shm_lock(sqlite3_file *f, int offset, int n, int flags)
 
     if (((struct vfile *)f)->dead)
         return SQLITE_IOERR_SHMLOCK;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xShmLock(REAL(f), offset, n, flags);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -212,9 +229,9 @@ f_shm_unmap(sqlite3_file *f, int delete_flag)
 
     if (((struct vfile *)f)->dead)
         return SQLITE_OK;
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = REAL(f)->pMethods->xShmUnmap(REAL(f), delete_flag);
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -276,7 +293,7 @@ v_open(sqlite3_vfs *self, sqlite3_filename name, sqlite3_file *f, int flags,
 
     (void)self;
     memset(v, 0, sizeof(*v));
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     rc = unix_vfs->xOpen(unix_vfs, name, REAL(f), flags, out_flags);
     m = REAL(f)->pMethods;
     if (rc == SQLITE_OK && m != NULL) {
@@ -291,7 +308,7 @@ v_open(sqlite3_vfs *self, sqlite3_filename name, sqlite3_file *f, int flags,
         (void)m->xClose(REAL(f)); /* an error with a file: SQLite will not
                                     * close it through our NULL methods */
     }
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return rc;
 }
 
@@ -461,8 +478,8 @@ ha_filevfs_open_files(void)
 {
     int n;
 
-    pthread_mutex_lock(&lock);
+    vfs_lock();
     n = n_open;
-    pthread_mutex_unlock(&lock);
+    vfs_unlock();
     return n;
 }

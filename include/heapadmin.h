@@ -220,6 +220,12 @@ size_t heapadmin_log_format(char *out, size_t len, int level,
                             const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* The name of user uid as /etc/passwd has it, into out (len bytes);
+ * returns 0, or -1 when it lists no such user (out then holds the uid
+ * in decimal). Never asks the name service (whose lock a host's fork may
+ * leave held in a child): safe on any thread, in a fork child too. */
+int heapadmin_user_name(long uid, char *out, size_t len);
+
 /* The absolute datadir. */
 const char *heapadmin_datadir(const struct heapadmin *h);
 
@@ -260,10 +266,12 @@ int heapadmin_adopt_thread(void);
  * heapadmin's threads take for microseconds at a time, would hang the
  * child's first SQLite call. A host whose children may use heapadmin
  * (or SQLite) registers these with pthread_atfork(3):
- *   heapadmin_fork_prepare  takes those locks, trying for at most 50 ms
- *                           (a fork never waits longer on heapadmin);
- *                           1 when it has them all (or no instance
- *                           exists), 0 when it gave up;
+ *   heapadmin_fork_prepare  waits until none of heapadmin's threads is
+ *                           inside a call that holds such a lock (each
+ *                           a few system calls; none starts meanwhile),
+ *                           at most 1 s (a call stuck in the kernel),
+ *                           and takes them; 1 when it has them all (or
+ *                           no instance exists), 0 when it gave up;
  *   heapadmin_fork_parent   gives them back;
  *   heapadmin_fork_child    gives them back, resets heapadmin's own
  *                           process-wide locks and closes the datadir's

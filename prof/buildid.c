@@ -155,11 +155,30 @@ ha_buildid_record(const char *dump_path, char *err, size_t errlen)
                 (long)st.st_mtim.tv_nsec) < 0)
         c.failed = 1;
     /* The loader's write lock (core/forkguard.h): never held at a
-     * fork. record_one takes no lock of its own but stdio's (the file's
-     * own, and glibc's fork takes the list's). */
-    ha_forkguard_enter();
-    dl_iterate_phdr(record_one, &c);
-    ha_forkguard_leave();
+     * fork, and a fork waits for this section, so it only lists, into
+     * memory (a disk that blocks never holds up a host's fork); the file
+     * is written after. record_one takes no lock of its own but stdio's
+     * (the stream's own, and glibc's fork takes the list's). */
+    {
+        FILE *file = c.out;
+        char *text = NULL;
+        size_t len = 0;
+
+        c.out = open_memstream(&text, &len);
+        if (c.out != NULL) {
+            ha_forkguard_enter();
+            dl_iterate_phdr(record_one, &c);
+            ha_forkguard_leave();
+            if (fclose(c.out) != 0)
+                c.failed = 1;
+        } else {
+            c.failed = 1;
+        }
+        if (text != NULL && len > 0 && fwrite(text, 1, len, file) != len)
+            c.failed = 1;
+        free(text);
+        c.out = file;
+    }
     if (fclose(c.out) != 0)
         c.failed = 1;
     if (c.failed || rename(tmp, path) != 0) {

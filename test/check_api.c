@@ -403,7 +403,9 @@ START_TEST(test_api_fork_locks)
     ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
                   "the child could not use SQLite (status %d)", status);
 
-    /* A lock held throughout: prepare gives up in about 50 ms. */
+    /* A lock held throughout (outside the fork gate: this SQLite is
+     * shared, so libheapadmin does not configure its mutexes): prepare
+     * gives up at its bound, about 1 s. */
     mem = sqlite3_mutex_alloc(SQLITE_MUTEX_STATIC_MEM);
     sqlite3_mutex_enter(mem);
     clock_gettime(CLOCK_MONOTONIC, &t0);
@@ -413,7 +415,7 @@ START_TEST(test_api_fork_locks)
     sqlite3_mutex_leave(mem);
     ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
     ck_assert_int_eq(ok, 0);
-    ck_assert_msg(ms >= 45 && ms < 5000, "gave up after %ld ms", ms);
+    ck_assert_msg(ms >= 950 && ms < 10000, "gave up after %ld ms", ms);
     heapadmin_free(h);
 }
 END_TEST

@@ -8,6 +8,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "core/exposcan.h"
 #include "core/users.h"
 #include "core/fiber.h"
+#include "core/forkguard.h"
 #include "core/idmap.h"
 #include "core/radix.h"
 #include "core/sha.h"
@@ -893,6 +895,94 @@ START_TEST(test_utc_tm_matches_gmtime)
 }
 END_TEST
 
+/* The fork gate (core/forkguard.h): a fork waits for the section open
+ * when it came, however long that takes, while a new section waits
+ * behind the fork; nested sections touch the gate once; a section that
+ * outlasts the bound makes the fork give up. Each step waits for the
+ * previous one's proof, never for a time. */
+static _Atomic int gate_step;
+
+static void *
+gate_holder(void *arg)
+{
+    (void)arg;
+    ha_forkguard_enter();
+    ha_forkguard_enter(); /* nested: counted, not a second hold */
+    atomic_store(&gate_step, 1);
+    while (atomic_load(&gate_step) != 2)
+        usleep(1000);
+    ha_forkguard_leave();
+    ha_forkguard_leave();
+    return NULL;
+}
+
+static _Atomic int fork_result = -1;
+
+static void *
+gate_forker(void *arg)
+{
+    unsigned max_ms = *(unsigned *)arg;
+
+    atomic_store(&fork_result, ha_forkguard_fork_wait(max_ms));
+    if (atomic_load(&fork_result) == 1) {
+        while (atomic_load(&gate_step) != 3)
+            usleep(1000);
+        ha_forkguard_fork_parent();
+    }
+    return NULL;
+}
+
+START_TEST(test_forkguard_waits_for_open_sections)
+{
+    pthread_t holder, forker;
+    unsigned max_ms = 600000;
+    int entered;
+
+    atomic_store(&gate_step, 0);
+    atomic_store(&fork_result, -1);
+    ck_assert_int_eq(pthread_create(&holder, NULL, gate_holder, NULL), 0);
+    while (atomic_load(&gate_step) != 1)
+        usleep(1000);
+    ck_assert_int_eq(pthread_create(&forker, NULL, gate_forker, &max_ms), 0);
+    /* Once the fork waits, a new section cannot start. */
+    while ((entered = ha_forkguard_try_enter()) == 1)
+        ha_forkguard_leave();
+    ck_assert_int_eq(atomic_load(&fork_result), -1);
+    atomic_store(&gate_step, 2); /* the open section ends */
+    while (atomic_load(&fork_result) == -1)
+        usleep(1000);
+    ck_assert_int_eq(atomic_load(&fork_result), 1);
+    ck_assert_int_eq(ha_forkguard_try_enter(), 0); /* the fork is made */
+    atomic_store(&gate_step, 3);
+    pthread_join(forker, NULL);
+    pthread_join(holder, NULL);
+    ck_assert_int_eq(ha_forkguard_try_enter(), 1); /* open again */
+    ha_forkguard_leave();
+    ck_assert_int_ge(ha_forkguard_longest_wait_ns(), 1);
+
+    /* A section that outlasts the bound: the fork gives up, and the
+     * gate is open again for everyone. */
+    atomic_store(&gate_step, 0);
+    atomic_store(&fork_result, -1);
+    max_ms = 20;
+    ck_assert_int_eq(pthread_create(&holder, NULL, gate_holder, NULL), 0);
+    while (atomic_load(&gate_step) != 1)
+        usleep(1000);
+    ck_assert_int_eq(pthread_create(&forker, NULL, gate_forker, &max_ms), 0);
+    pthread_join(forker, NULL);
+    ck_assert_int_eq(atomic_load(&fork_result), 0);
+    ck_assert_int_eq(ha_forkguard_try_enter(), 1);
+    ha_forkguard_leave();
+    atomic_store(&gate_step, 2);
+    pthread_join(holder, NULL);
+
+    /* A thread inside a section cannot wait for itself. */
+    ha_forkguard_enter();
+    ck_assert_int_eq(ha_forkguard_fork_wait(10), 0);
+    ha_forkguard_leave();
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -917,6 +1007,9 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("sha");
     tcase_add_test(tc, test_sha_matches_openssl);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("forkguard");
+    tcase_add_test(tc, test_forkguard_waits_for_open_sections);
     suite_add_tcase(s, tc);
     tc = tcase_create("time");
     tcase_add_test(tc, test_utc_tm_matches_gmtime);

@@ -9,9 +9,10 @@
  *
  *   forkhost N STEP_US
  *
- * Prints each child's pid on a line, then "ready"; on SIGTERM (read
- * through a signalfd) kills the children and exits 0. malloc is
- * jemalloc's (linked).
+ * Prints each child's pid on a line, then "ready", and on stderr how
+ * long its longest fork() took ("longest fork: N us": what the agent's
+ * fork handlers cost the host); on SIGTERM (read through a signalfd)
+ * kills the children and exits 0. malloc is jemalloc's (linked).
  */
 #include <signal.h>
 #include <stdio.h>
@@ -29,6 +30,7 @@ main(int argc, char **argv)
     pid_t kids[256];
     char *held[256];
     struct signalfd_siginfo si;
+    long long longest_ns = 0;
     sigset_t set;
     int sfd;
 
@@ -39,13 +41,22 @@ main(int argc, char **argv)
     sigprocmask(SIG_BLOCK, &set, NULL);
     for (int i = 0; i < n; i++) {
         struct timespec ts = {step_us / 1000000, (step_us % 1000000) * 1000};
-        pid_t pid = fork();
+        struct timespec t0, t1;
+        pid_t pid;
+
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        pid = fork();
 
         if (pid == 0) {
             sigprocmask(SIG_UNBLOCK, &set, NULL);
             for (;;)
                 pause();
         }
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        if ((t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec - t0.tv_nsec >
+            longest_ns)
+            longest_ns = (t1.tv_sec - t0.tv_sec) * 1000000000LL + t1.tv_nsec -
+                         t0.tv_nsec;
         kids[i] = pid;
         held[i] = malloc(1000 + (size_t)i); /* the host's own work */
         if (held[i] != NULL)
@@ -56,6 +67,7 @@ main(int argc, char **argv)
         printf("%ld\n", (long)kids[i]);
     printf("ready\n");
     fflush(stdout);
+    fprintf(stderr, "longest fork: %lld us\n", longest_ns / 1000);
     sfd = signalfd(-1, &set, SFD_CLOEXEC);
     if (sfd >= 0)
         (void)read(sfd, &si, sizeof(si));

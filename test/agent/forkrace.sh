@@ -52,6 +52,8 @@ for round in 1 2 3; do
     done
     ag_wait_socket "$data/forkhost.$hpid.sock" 20
     ha_is "round $round: the parent is served too" 0 "$?"
+    # What the fork handlers cost the host (bench/fork-stress sums it).
+    ha_diag "round $round: $(grep -m1 '^longest fork' "$HA_TMP/host$round.err")"
     kill -TERM "$hpid"
     ha_wait_gone "$hpid" 10 || ha_fail "round $round: the host stops on SIGTERM"
 done
