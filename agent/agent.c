@@ -316,8 +316,9 @@ ha_agent_user_name(long uid, char *out, size_t len)
             snprintf(out, len, "%s", known_users[i].name);
             return true;
         }
-    snprintf(out, len, "%ld", uid);
-    return false;
+    /* Another user (a worker's, without HEAPADMIN_USERS): from
+     * /etc/passwd itself, never the name service. */
+    return heapadmin_user_name(uid, out, len) == 0;
 }
 
 static void

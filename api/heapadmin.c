@@ -34,6 +34,7 @@
 #include "engine/engine.h"
 #include "http/http.h"
 #include "core/datadir.h"
+#include "core/users.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "heap/mallctl.h"
@@ -1299,6 +1300,16 @@ heapadmin_debuginfod_urls(const struct heapadmin *h)
 
     return j->debuginfod && j->debuginfod_urls[0] ? j->debuginfod_urls
                                                   : NULL;
+}
+
+int
+heapadmin_user_name(long uid, char *out, size_t len)
+{
+    if (uid < 0) {
+        snprintf(out, len, "%ld", uid);
+        return -1;
+    }
+    return ha_users_name((uid_t)uid, out, len);
 }
 
 const char *
