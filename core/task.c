@@ -284,6 +284,20 @@ ha_task_offload(void (*run)(void *), void (*discard)(void *), void *arg)
 }
 
 int
+ha_task_offload_ask(void (*run)(void *), void (*discard)(void *), void *arg)
+{
+    const struct ha_task_env *env = current != NULL ? current->env : NULL;
+    struct ha_worker *w = NULL;
+
+    if (env != NULL)
+        for (size_t i = 0; i < env->n_askers; i++)
+            if (w == NULL || ha_worker_pending(env->askers[i]) <
+                                 ha_worker_pending(w))
+                w = env->askers[i];
+    return ha_task_offload_to(w, run, discard, arg);
+}
+
+int
 ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
                    void (*discard)(void *), void *arg)
 {

@@ -27,6 +27,7 @@
 
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 struct event;
@@ -49,6 +50,9 @@ struct ha_task_env {
     struct ha_fiber_pool *fibers;  /* NULL: bodies run on the loop's
                                       stack, never pausing */
     struct ha_worker *worker;      /* NULL: offloaded work runs inline */
+    struct ha_worker *const *askers; /* ha_task_offload_ask's workers;
+                                      * NULL: the worker's */
+    size_t n_askers;
     const _Atomic bool *shutdown;  /* NULL: never */
 };
 
@@ -128,5 +132,14 @@ int ha_task_offload(void (*run)(void *), void (*discard)(void *),
 struct ha_worker;
 int ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
                        void (*discard)(void *), void *arg);
+
+/* ha_task_offload for a job that waits on other processes (a gateway
+ * asking its agents, each bounded by a deadline): to the least busy of
+ * the env's askers, so that one slow peer holds up the jobs that asked
+ * it, never the profile work or the other askers' jobs queued behind on
+ * one thread. Up to n_askers such jobs run at once; more queue. Without
+ * askers, the env's worker. */
+int ha_task_offload_ask(void (*run)(void *), void (*discard)(void *),
+                        void *arg);
 
 #endif /* HA_TASK_H */

@@ -49,6 +49,8 @@ struct ha_engine {
 
     struct ha_fiber_pool fibers;   /* stacks for tasks */
     struct ha_worker *worker;      /* long work off the loop */
+    struct ha_worker *askers[HA_ENGINE_ASKERS]; /* a gateway's: asking
+                                       its agents (ha_task_offload_ask) */
     struct ha_worker *dump_worker; /* writes to the datadir that a disk may
                                       stall: heap dumps, history samples */
     struct ha_task_env tasks;      /* what every task shares */
@@ -230,6 +232,8 @@ ha_engine_free(struct ha_engine *e)
     /* First: a job still running may use the tables' context. */
     ha_worker_free(e->worker);
     ha_worker_free(e->dump_worker);
+    for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
+        ha_worker_free(e->askers[i]);
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);
@@ -250,6 +254,8 @@ ha_engine_abandon(struct ha_engine *e)
     if (e != NULL) {
         ha_worker_abandon(e->worker);
         ha_worker_abandon(e->dump_worker);
+        for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
+            ha_worker_abandon(e->askers[i]);
     }
 }
 
@@ -319,6 +325,26 @@ ha_engine_set_gateway(struct ha_engine *e, bool gateway)
     e->gateway = gateway;
     if (gateway && e->hostmetrics == NULL)
         e->hostmetrics = ha_hostmetrics_new();
+    /* Its own threads for asking the agents, each started at its first
+     * job: a slow agent holds a scrape to its deadline, never the
+     * profile work, nor a scrape queued behind a stats_agents. */
+    for (size_t i = 0; gateway && i < HA_ENGINE_ASKERS; i++) {
+        char err[256];
+
+        if (e->askers[i] != NULL)
+            continue;
+        e->askers[i] = ha_worker_new(e->base, e->heap.thread_init,
+                                     e->heap.thread_init_arg, err,
+                                     sizeof(err));
+        if (e->askers[i] == NULL) {
+            ha_log_warn("gateway: %s (asking the agents on %zu threads)",
+                        err, i);
+            break;
+        }
+        ha_worker_set_name(e->askers[i], "heapadmin-ask");
+        e->tasks.askers = e->askers;
+        e->tasks.n_askers = i + 1;
+    }
 }
 
 struct ha_hostmetrics *

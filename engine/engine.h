@@ -89,7 +89,10 @@ const _Atomic bool *ha_engine_shutdown_flag(const struct ha_engine *e);
 
 /* A host gateway (heapadmind --gateway): its /metrics also covers the
  * agents of its datadir and /debug/pprof/heap?pid=N is agent N's
- * (http/gateway.h). Set once, after ha_engine_new. */
+ * (http/gateway.h). Set once, after ha_engine_new. A gateway asks its
+ * agents on HA_ENGINE_ASKERS threads of their own, each job to the
+ * least busy (core/task.h ha_task_offload_ask). */
+#define HA_ENGINE_ASKERS 4
 void ha_engine_set_gateway(struct ha_engine *e, bool gateway);
 bool ha_engine_is_gateway(const struct ha_engine *e);
 /* A gateway's merged exposition (engine/hostmetrics.h); NULL when this

@@ -355,7 +355,7 @@ ha_hostmetrics_collect(struct ha_hostmetrics *hm, const char *datadir,
     j->fmt = fmt;
     j->deadline_ms = ha_clock_ms() + timeout_ms;
     ha_buf_init(&j->out);
-    if (ha_task_offload(run, discard, j) != 0) {
+    if (ha_task_offload_ask(run, discard, j) != 0) {
         ha_err_set(err, errlen, "interrupted");
         return -1;
     }

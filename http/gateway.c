@@ -312,7 +312,7 @@ ha_gateway_proxy(struct ha_http_req *hr)
         j->body = hr->body;
         ha_buf_init(&hr->body);
     }
-    if (ha_task_offload(ask_run, ask_free, j) != 0) {
+    if (ha_task_offload_ask(ask_run, ask_free, j) != 0) {
         ha_http_req_stopped(hr);
         return true;
     }

@@ -39,7 +39,8 @@
  *
  * No HIDDEN columns, no constraints used (idxNum 0: a full listing).
  * xFilter lists the datadir and asks every serving agent at once on the
- * worker thread (ha_task_offload), bounded by 2 s: never on the loop.
+ * gateway's asking threads (ha_task_offload_ask), bounded by 2 s: never
+ * on the loop.
  * SQLITE_VTAB_INNOCUOUS: reading it changes nothing.
  */
 #include <stdio.h>
@@ -310,7 +311,7 @@ agents_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     if ((j = calloc(1, sizeof(*j))) == NULL)
         return SQLITE_NOMEM;
     ha_strlcpy(j->datadir, vt->conn->ctx->heap->datadir, sizeof(j->datadir));
-    if (ha_task_offload(list_run, list_discard, j) != 0) {
+    if (ha_task_offload_ask(list_run, list_discard, j) != 0) {
         ha_vtab_set_errmsg(&vt->base, "stats_agents: interrupted");
         return SQLITE_INTERRUPT;
     }

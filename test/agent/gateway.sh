@@ -418,6 +418,27 @@ ha_is "... and the forged 999999999 never under a real pid" "" \
     "$(q "heapadmin_jemalloc_allocated_bytes{pid=\"${workers[0]}\"} == 999999999")"
 ha_is "the refusals are logged once per process" 1 \
     "$(grep -c "gateway: process ${fakes[0]} (python3, user www-data) answered /metrics" "$HA_TMP/gateway.log")"
+# A scrape that comes while a stats_agents waits on the hanging forger is
+# not queued behind it (the gateway asks on threads of its own): it ends,
+# by its own deadline, while that query still runs.
+( gsql "SELECT 'slow', state FROM stats_agents WHERE pid = ${fakes[3]}"
+  echo "$HA_RC:$HA_OUT" >"$HA_TMP/slow.out" ) &
+slow=$!
+running=0
+for _ in $(seq 200); do
+    gsql "SHOW PROCESSLIST"
+    grep -q "SELECT 'slow'" <<<"$HA_OUT" && { running=1; break; }
+    sleep 0.01
+done
+curl -s --max-time 20 -u stats:stats -H 'X-Prometheus-Scrape-Timeout-Seconds: 0.5' \
+    "$url/metrics" >"$HA_TMP/metrics4.txt"
+gsql "SHOW PROCESSLIST"
+ha_is "a scrape beside a stats_agents that waits on the hanging forger ends first" \
+    "1:1" "$running:$(grep -c "SELECT 'slow'" <<<"$HA_OUT")"
+ha_file_like "... with the hanging forger down" "$HA_TMP/metrics4.txt" \
+    "^heapadmin_agent_up\{pid=\"${fakes[3]}\",program=\"python3\",user=\"www-data\"\} 0"
+wait "$slow"
+ha_is "... and that query still answers" "0:slow	no answer" "$(cat "$HA_TMP/slow.out")"
 for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
 
 # --- kill -9: gone until the next start in the datadir cleans it ----------------
