@@ -62,6 +62,8 @@ __attribute__((visibility("default"))) const char *malloc_conf =
                                   HEAPADMIN_USERS: time to drop its
                                   privileges before the agent looks */
 #define PENDING_MAX 8          /* constructor messages kept for the log */
+#define IDS_RETRIES 5          /* starts, when the host changes its ids */
+#define IDS_SETTLE_MS 500      /* ... this long apart */
 
 /* Settings, read once in the constructor. */
 static struct {
@@ -831,9 +833,10 @@ tick(void *arg)
         drop_segments();
 }
 
-/* Creates and starts this process's instance. follower: it took over
- * from a daemonizing parent that exited. */
-static void
+/* Creates and starts this process's instance. parent: the daemonizing
+ * parent it took over from (0: none). Returns false when it does not
+ * serve (said in the log). */
+static bool
 serve(pid_t parent)
 {
     struct heapadmin_options o;
@@ -845,18 +848,18 @@ serve(pid_t parent)
     bool own_endpoint;
 
     if (!have_jemalloc())
-        return;
+        return false;
     if (settings.conf[0] != '\0' && settings.conf_text == NULL) {
         ha_agent_log(0, "not serving %s (pid %ld): %s", settings.program,
                      (long)pid, settings.conf_err);
-        return;
+        return false;
     }
     if (own_dir(dir, sizeof(dir), err, sizeof(err)) != 0) {
         /* Said by the parent too (children.c), which can write its log;
          * this process may not be able to. */
         ha_agent_log(1, "not serving %s (pid %ld): %s", settings.program,
                      (long)pid, err);
-        return;
+        return false;
     }
     if (strcmp(dir, settings.datadir) != 0)
         ha_agent_fmt(fallback_log, sizeof(fallback_log), "%s/agent.log", dir);
@@ -868,12 +871,12 @@ serve(pid_t parent)
                      "shorter datadir",
                      settings.program, (long)pid, agent,
                      sizeof(((struct sockaddr_un *)0)->sun_path) - 1);
-        return;
+        return false;
     }
     if (settings.socket_tmpl[0] != '\0') {
         if (expand(settings.socket_tmpl, pid, sock, sizeof(sock)) != 0) {
             ha_agent_log(0, "HEAPADMIN_SOCKET is too long");
-            return;
+            return false;
         }
     } else {
         ha_agent_fmt(sock, sizeof(sock), "%s/%s.%ld.sock", dir, settings.program,
@@ -888,7 +891,7 @@ serve(pid_t parent)
         own_endpoint) {
         if (expand(settings.cfg_ifaces, pid, ifaces, sizeof(ifaces)) != 0) {
             ha_agent_log(0, "mysql_ifaces is too long");
-            return;
+            return false;
         }
     } else if (settings.tcp[0] != '\0' && first) {
         snprintf(ifaces, sizeof(ifaces), "%s;%s", sock, settings.tcp);
@@ -928,12 +931,12 @@ serve(pid_t parent)
     }
     if (heapadmin_new(&o, &h, err, sizeof(err)) != 0) {
         ha_agent_log(0, "%s", err);
-        return;
+        return false;
     }
     if (heapadmin_start(h, err, sizeof(err)) != 0) {
         ha_agent_log(0, "cannot serve: %s", err);
         heapadmin_free(h);
-        return;
+        return false;
     }
     atomic_store(&profiler_applied, true);
     snprintf(current_sock, sizeof(current_sock), "%s", sock);
@@ -947,6 +950,43 @@ serve(pid_t parent)
     ha_agent_log(2, "serving %s (pid %ld) on %s; a host gateway reaches it "
                     "at %s",
                  settings.program, (long)pid, ifaces, agent);
+    return true;
+}
+
+/* Stops serving, as if it never had: a start that raced the host's
+ * change of user is made again (launcher). */
+static void
+withdraw(void)
+{
+    struct heapadmin *h = atomic_exchange(&current, NULL);
+
+    if (h == NULL)
+        return;
+    heapadmin_free(h);
+    if (current_sock[0] != '\0')
+        (void)unlink(current_sock);
+    if (current_agent[0] != '\0')
+        (void)unlink(current_agent);
+    current_sock[0] = current_agent[0] = '\0';
+}
+
+/* The process's user and group ids, which a host may change while the
+ * agent starts (squid's master drops to proxy and back in its first
+ * second). */
+struct ids {
+    uid_t u[3];
+    gid_t g[3];
+};
+
+static struct ids
+ids_now(void)
+{
+    struct ids x;
+
+    memset(&x, 0, sizeof(x));
+    (void)getresuid(&x.u[0], &x.u[1], &x.u[2]);
+    (void)getresgid(&x.g[0], &x.g[1], &x.g[2]);
+    return x;
 }
 
 static _Atomic bool launcher_named;
@@ -979,7 +1019,29 @@ launcher(void *arg)
         settings.users[0] != '\0' && l.delay_ms < DROP_SETTLE_MS)
         l.delay_ms = DROP_SETTLE_MS;
     sleep_ms(l.delay_ms);
-    serve(l.wait_parent ? l.parent : 0);
+    /* A host that changed its user or group while the instance started
+     * may have made it fail (bind: EACCES) or left it files it can no
+     * longer write: it starts again once the ids held still. */
+    for (int attempt = 1;; attempt++) {
+        struct ids before = ids_now(), after;
+        bool ok = serve(l.wait_parent ? l.parent : 0);
+
+        after = ids_now();
+        if (memcmp(&before, &after, sizeof(before)) == 0 ||
+            attempt == IDS_RETRIES)
+            break;
+        withdraw();
+        ha_agent_log(2, "the host changed its user or group while the "
+                        "agent started (uids %ld %ld %ld, gids %ld %ld %ld; "
+                        "then uids %ld %ld %ld, gids %ld %ld %ld)%s: "
+                        "starting again in %d ms",
+                     (long)before.u[0], (long)before.u[1], (long)before.u[2],
+                     (long)before.g[0], (long)before.g[1], (long)before.g[2],
+                     (long)after.u[0], (long)after.u[1], (long)after.u[2],
+                     (long)after.g[0], (long)after.g[1], (long)after.g[2],
+                     ok ? "" : ", which it could not finish", IDS_SETTLE_MS);
+        sleep_ms(IDS_SETTLE_MS);
+    }
     return NULL;
 }
 
@@ -1050,43 +1112,51 @@ ha_agent_start_delay_ms(void)
  * ------------------------------------------------------------------ */
 
 /* The host exits without ever stopping us: take our socket files with
- * us, so no stale endpoint is left for a client to hang on. Only the
- * process that bound them does (a fork child running exit() leaves the
- * parent's alone); the files are the only thing touched, the admin
- * thread ends with the process. */
-/* Removes path at exit. A host that switched its effective user away
- * from root and keeps root as its real or saved uid (squid's master is
- * proxy at SIGTERM) cannot unlink in root's datadir: this thread, and
- * this thread only (the raw system call, not glibc's, which would change
- * every thread), takes root back for the unlink and gives it up again,
- * with the host's signals blocked meanwhile. */
-static void
-remove_at_exit(const char *path)
+ * us, so no stale endpoint is left for a client to hang on, and let
+ * SQLite fold its -wal and -shm files back (the last process of the
+ * datadir removes them: heapadmin_tidy_datadir). Only the process that
+ * bound them does (a fork child running exit() leaves the parent's
+ * alone); the files are the only thing touched, the admin thread ends
+ * with the process. True when nothing is left. */
+static bool
+leave_files(struct heapadmin *h)
 {
+    bool ok = true;
+
+    if (current_sock[0] != '\0' && unlink(current_sock) != 0 &&
+        errno != ENOENT)
+        ok = false;
+    if (current_agent[0] != '\0' && unlink(current_agent) != 0 &&
+        errno != ENOENT)
+        ok = false;
+    return heapadmin_tidy_datadir(h) == 0 && ok;
+}
+
+/* A host that switched its effective user away from root and keeps root
+ * as its real or saved uid (squid's master runs as proxy most of the
+ * time) cannot remove root's files in root's datadir: this thread, and
+ * this thread only (the raw system call, not glibc's, which would change
+ * every thread), takes root back for that and gives it up again, with
+ * the host's signals blocked meanwhile. It takes nothing the host could
+ * not take back itself. */
+__attribute__((destructor)) static void
+agent_exit(void)
+{
+    struct heapadmin *h = atomic_load(&current);
     uid_t r, e, sv;
     sigset_t all, old;
 
-    if (path[0] == '\0' || unlink(path) == 0 ||
-        (errno != EACCES && errno != EPERM) ||
-        getresuid(&r, &e, &sv) != 0 || e == 0 || (r != 0 && sv != 0))
+    if (h == NULL || atomic_load(&current_pid) != getpid() ||
+        leave_files(h) || getresuid(&r, &e, &sv) != 0 || e == 0 ||
+        (r != 0 && sv != 0))
         return;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
     if (syscall(SYS_setresuid, -1, 0, -1) == 0) {
-        (void)unlink(path);
+        (void)leave_files(h);
         (void)syscall(SYS_setresuid, -1, e, -1);
     }
     pthread_sigmask(SIG_SETMASK, &old, NULL);
-}
-
-__attribute__((destructor)) static void
-agent_exit(void)
-{
-    if (atomic_load(&current) == NULL ||
-        atomic_load(&current_pid) != getpid())
-        return;
-    remove_at_exit(current_sock);
-    remove_at_exit(current_agent);
 }
 
 __attribute__((constructor)) static void
