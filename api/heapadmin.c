@@ -31,12 +31,16 @@
 #include "api/forksafe.h"
 #include "core/agentreg.h"
 #include "engine/config.h"
+#include "engine/diskstore.h"
+#include "engine/filevfs.h"
+#include "engine/history.h"
 #include "engine/engine.h"
 #include "http/http.h"
 #include "core/datadir.h"
 #include "core/users.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
 #include "heap/profconf.h"
 
@@ -1183,6 +1187,7 @@ heapadmin_free(struct heapadmin *h)
     if (h == NULL)
         return;
     heapadmin_stop(h);
+    (void)heapadmin_tidy_datadir(h);
     ha_config_free(&h->cfg);
     if (h->log_fd >= 0)
         close(h->log_fd);
@@ -1264,6 +1269,26 @@ const char *
 heapadmin_datadir(const struct heapadmin *h)
 {
     return h->datadir;
+}
+
+int
+heapadmin_tidy_datadir(const struct heapadmin *h)
+{
+    static const char *const files[] = {HA_DISKSTORE_FILE, HA_HISTORY_FILE};
+    char path[PATH_MAX];
+    int rc = 0;
+
+    if (h == NULL || h->datadir[0] == '\0')
+        return 0;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", h->datadir,
+                             files[i]) < sizeof(path) &&
+            ha_filevfs_release(path) != 0)
+            rc = -1;
+    /* Dumps are staged in the datadir (the dump prefix's directory). */
+    if (ha_dumpfiles_staging_release(h->datadir) != 0)
+        rc = -1;
+    return rc;
 }
 
 const char *

@@ -52,7 +52,9 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
             return NULL;
         }
         close(fd);
-    } else if (access(path, F_OK) != 0) {
+    } else if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) != 0) {
+        /* The effective ids (a host whose real user differs, as squid's
+         * master, is judged as it opens the file). */
         return NULL; /* nothing saved yet */
     }
     rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
@@ -166,7 +168,7 @@ ha_diskstore_load(const char *datadir, const char *prefix,
     int rc, ret = 0;
 
     if (db == NULL)
-        return access(path, F_OK) == 0 ? -1 : 0;
+        return faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0 ? -1 : 0;
     like_pattern(prefix, like, sizeof(like));
     if (sqlite3_prepare_v2(db,
                            "SELECT variable_name, variable_value FROM "

@@ -19,7 +19,10 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <sqlite3.h>
 
@@ -471,6 +474,42 @@ ha_filevfs_fork_child(void)
     }
     open_files = NULL;
     n_open = 0;
+}
+
+/* Whether path names something (lstat: the effective ids, where
+ * access(2) would judge by the real ones, which a host that switches
+ * users, or this thread taking root back at exit, does not change). */
+static bool
+exists(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0;
+}
+
+int
+ha_filevfs_release(const char *path)
+{
+    char side[4200];
+    sqlite3 *db = NULL;
+
+    if (!exists(path))
+        return 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
+                                       SQLITE_OPEN_NOMUTEX |
+                                       SQLITE_OPEN_NOFOLLOW,
+                        ha_filevfs_name()) == SQLITE_OK) {
+        /* Never waits: a writer elsewhere means another user, who
+         * tidies up at its own close. */
+        (void)sqlite3_exec(db, "SELECT count(*) FROM sqlite_schema", NULL,
+                           NULL, NULL);
+    }
+    sqlite3_close_v2(db);
+    snprintf(side, sizeof(side), "%s-wal", path);
+    if (exists(side))
+        return -1;
+    snprintf(side, sizeof(side), "%s-shm", path);
+    return exists(side) ? -1 : 0;
 }
 
 int

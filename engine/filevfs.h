@@ -33,6 +33,15 @@ int ha_filevfs_fork_try(void);
 void ha_filevfs_fork_parent(void);
 void ha_filevfs_fork_child(void);
 
+/* Lets SQLite tidy the WAL database at path away as its last user: opens
+ * it (never creating it, never through a link), reads its schema and
+ * closes it. When no other connection of any process has it open, SQLite
+ * then checkpoints the WAL into the database and removes path-wal and
+ * path-shm; otherwise it leaves them, for the last one's close. Nothing
+ * is lost either way (SQLite's own close, under its exclusive lock).
+ * Returns 0 when the two files are gone afterwards, -1 otherwise. */
+int ha_filevfs_release(const char *path);
+
 /* How many files are open through the VFS in this process (tests). */
 int ha_filevfs_open_files(void);
 

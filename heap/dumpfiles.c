@@ -84,6 +84,22 @@ ha_dumpfiles_staging_prefix(const char *prefix, char *out, size_t outlen)
     return n < 0 || (size_t)n >= outlen ? ENAMETOOLONG : 0;
 }
 
+int
+ha_dumpfiles_staging_release(const char *dir)
+{
+    char staging[PATH_MAX];
+    int n = snprintf(staging, sizeof(staging), "%s/%s", dir,
+                     HA_DUMPFILES_STAGING);
+
+    if (n < 0 || (size_t)n >= sizeof(staging))
+        return ENAMETOOLONG;
+    /* rmdir never follows a link, and removes only an empty
+     * directory. */
+    if (rmdir(staging) == 0 || errno == ENOENT)
+        return 0;
+    return errno;
+}
+
 /* ------------------------------------------------------------------
  * Earlier runs
  * ------------------------------------------------------------------ */

@@ -52,6 +52,15 @@ int ha_dumpfiles_dir(const char *prefix, char *dir, size_t dirlen);
 int ha_dumpfiles_staging_prefix(const char *prefix, char *out,
                                 size_t outlen);
 
+/* At a process's clean exit: removes the staging directory of dir (the
+ * dump directory) when it is empty, so that none is left behind. A
+ * process of the same directory that dumps at that instant makes it
+ * again (ha_mallctl's dump retries once when it vanished). Returns 0
+ * when none is left, or an errno value (ENOTEMPTY: another process's
+ * dump is being written, or one was cut short; the next start cleans
+ * that). */
+int ha_dumpfiles_staging_release(const char *dir);
+
 /* Publishes the staged dump staged (a file in the staging directory) as
  * "<dir>/<its name>", never replacing a file: one already there (an
  * earlier run's, same pid) is first moved to earlier-runs. The final path

@@ -624,7 +624,10 @@ ha_mallctl_dir_probe(const char *path, struct ha_mallctl_dirstate *st)
     st->is_dir = S_ISDIR(sb.st_mode);
     if (!st->is_dir)
         return;
-    if (access(st->dir, W_OK | X_OK) != 0)
+    /* The effective ids, which write the dump: a process whose real
+     * user differs (squid's master: real proxy, effective root) would
+     * be judged by the wrong one with access(2). */
+    if (faccessat(AT_FDCWD, st->dir, W_OK | X_OK, AT_EACCESS) != 0)
         st->access_errno = errno;
     if (statvfs(st->dir, &vb) == 0) {
         st->have_statvfs = true;
@@ -872,6 +875,18 @@ ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path)
     return rc;
 }
 
+
+/* Whether the directory of staged (a staging prefix) exists. */
+static bool
+staging_exists(const char *staged)
+{
+    char dir[PATH_MAX];
+    struct stat st;
+
+    return ha_dumpfiles_dir(staged, dir, sizeof(dir)) == 0 &&
+           lstat(dir, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
 int
 ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                 char *file, size_t filelen, char *err, size_t errlen)
@@ -926,6 +941,13 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
 
         hold_std_fds(&h);
         rc = ha_mallctl_action(ops, "prof.dump");
+        /* Another process of the directory removed the empty staging
+         * directory at its exit (ha_dumpfiles_staging_release) between
+         * our making it and jemalloc's creat(): made again, once. */
+        if (rc != 0 && staged && !staging_exists(staged_prefix) &&
+            ha_dumpfiles_staging_prefix(prefix, staged_prefix,
+                                        sizeof(staged_prefix)) == 0)
+            rc = ha_mallctl_action(ops, "prof.dump");
         release_std_fds(&h);
     }
     if (staged && (prc = ha_mallctl_write_str(ops, "prof.prefix", prefix)) !=

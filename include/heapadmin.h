@@ -229,6 +229,16 @@ int heapadmin_user_name(long uid, char *out, size_t len);
 /* The absolute datadir. */
 const char *heapadmin_datadir(const struct heapadmin *h);
 
+/* Leaves h's datadir as a stopped instance would, for a host's exit path
+ * that never stops it (the agent's): the SQLite databases' -wal and -shm
+ * files are folded back and removed by SQLite itself when no connection,
+ * of this process or another, still has them open, and the dumps'
+ * staging directory is removed when empty, so the last process of a
+ * datadir to exit removes them. Nothing is lost either way. Any thread;
+ * h may still run. heapadmin_free() does it too. Returns 0 when none is
+ * left, -1 when another user keeps them (its exit removes them). */
+int heapadmin_tidy_datadir(const struct heapadmin *h);
+
 /* The log file used when heapadmin_options.log is NULL (absolute). */
 const char *heapadmin_log_path(const struct heapadmin *h);
 

@@ -15,6 +15,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
@@ -34,6 +35,7 @@
 #include "engine/families.h"
 #include "engine/filevfs.h"
 #include "engine/history.h"
+#include "heap/dumpfiles.h"
 #include "include/heapadmin.h"
 #include "test/check_main.h"
 #include "test/support/client.h"
@@ -554,6 +556,90 @@ START_TEST(test_api_log_format)
 }
 END_TEST
 
+/* A clean exit leaves no journal: the history as the agent leaves it (a
+ * session's read-only ATTACH closed last, which SQLite may not
+ * checkpoint from, so its -wal and -shm stay) is folded back by
+ * ha_filevfs_release once nobody else has it open, and left alone
+ * while anyone does; the sample survives. The dumps' staging directory
+ * goes when empty, and only then. */
+static bool
+exists(const char *dir, const char *name)
+{
+    char p[1024];
+    struct stat st;
+
+    snprintf(p, sizeof(p), "%s%s", dir, name);
+    return lstat(p, &st) == 0;
+}
+
+START_TEST(test_api_tidy_folds_journals_back)
+{
+    char dir[256], path[512], err[512] = "", uri[600];
+    struct ha_history_sample smp = {.timestamp = 1700000000,
+                                    .allocated = 7,
+                                    .resident = 8,
+                                    .pid = 42};
+    sqlite3 *rw, *ro = NULL, *holder = NULL;
+    sqlite3_stmt *st = NULL;
+
+    snprintf(dir, sizeof(dir), "%s/tidy", tmpdir);
+    ck_assert_int_eq(mkdir(dir, 0700), 0);
+    snprintf(path, sizeof(path), "%s/%s", dir, HA_HISTORY_FILE);
+    rw = ha_history_open(path, err, sizeof(err));
+    ck_assert_msg(rw != NULL, "%s", err);
+    ck_assert_int_eq(ha_history_record(rw, &smp, err, sizeof(err)), 0);
+    snprintf(uri, sizeof(uri), "file:%s?mode=ro&vfs=%s", path,
+             ha_filevfs_name());
+    for (int i = 0; i < 2; i++) {
+        sqlite3 **c = i == 0 ? &ro : &holder;
+
+        ck_assert_int_eq(sqlite3_open_v2(uri, c,
+                                         SQLITE_OPEN_READONLY |
+                                             SQLITE_OPEN_URI,
+                                         NULL),
+                         SQLITE_OK);
+        ck_assert_int_eq(sqlite3_exec(*c, "SELECT count(*) FROM "
+                                          "system_memory",
+                                      NULL, NULL, NULL),
+                         SQLITE_OK);
+    }
+    sqlite3_close(rw);
+    sqlite3_close(ro);
+    ck_assert(exists(path, "-wal"));
+    ck_assert(exists(path, "-shm"));
+    /* Someone still reads it: left for that one. */
+    ck_assert_int_eq(ha_filevfs_release(path), -1);
+    ck_assert(exists(path, "-wal"));
+    sqlite3_close(holder); /* read-only, last: cannot fold it back */
+    ck_assert(exists(path, "-wal"));
+    ck_assert_int_eq(ha_filevfs_release(path), 0);
+    ck_assert(!exists(path, "-wal"));
+    ck_assert(!exists(path, "-shm"));
+    ck_assert_int_eq(sqlite3_open_v2(path, &rw, SQLITE_OPEN_READONLY, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_prepare_v2(rw, "SELECT resident FROM "
+                                            "system_memory WHERE pid = 42",
+                                        -1, &st, NULL),
+                     SQLITE_OK);
+    ck_assert_int_eq(sqlite3_step(st), SQLITE_ROW);
+    ck_assert_int_eq(sqlite3_column_int(st, 0), 8);
+    sqlite3_finalize(st);
+    sqlite3_close(rw);
+    ck_assert_int_eq(ha_filevfs_release(path), 0); /* none: nothing to do */
+
+    /* The staging directory: kept while it holds a dump being written. */
+    snprintf(path, sizeof(path), "%s/%s", dir, HA_DUMPFILES_STAGING);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    strcat(path, "/proxysql.1.0.m0.heap");
+    fclose(fopen(path, "w"));
+    ck_assert_int_eq(ha_dumpfiles_staging_release(dir), ENOTEMPTY);
+    unlink(path);
+    ck_assert_int_eq(ha_dumpfiles_staging_release(dir), 0);
+    ck_assert(!exists(dir, "/" HA_DUMPFILES_STAGING));
+    ck_assert_int_eq(ha_dumpfiles_staging_release(dir), 0);
+}
+END_TEST
+
 static Suite *
 api_suite(void)
 {
@@ -570,6 +656,7 @@ api_suite(void)
     tcase_add_test(tc, test_api_agent_socket_and_own_memory);
     tcase_add_test(tc, test_api_fork_locks);
     tcase_add_test(tc, test_api_fork_forgets_parent_files);
+    tcase_add_test(tc, test_api_tidy_folds_journals_back);
     tcase_add_test(tc, test_api_log_format);
     suite_add_tcase(s, tc);
     return s;

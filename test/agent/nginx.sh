@@ -215,6 +215,11 @@ ha_ok "nginx -s quit stops the master" ha_wait_gone "$mpid" 15
 for w in "${new[@]}"; do ha_wait_gone "$w" 5; done
 ha_is "nginx -s quit leaves no socket of the agent's" "" \
     "$(find "$data" -type s)"
+# The master and four workers shared two directories: the last process
+# of each folds SQLite's journals back, and the dumps' staging directory
+# (a worker dumped) goes too.
+ha_is "... nor a SQLite journal (-wal, -shm) or staging directory" "" \
+    "$(find "$data" \( -name '*-wal' -o -name '*-shm' -o -name '*-journal' -o -name .heapadmin-staging \))"
 ha_is "the planted link and FIFO are still there, as planted" "3" \
     "$(find "$data/www-data" \( -type l -o -type p \) | wc -l)"
 ha_is "the root file they point at is untouched" "secret 600 root" \
