@@ -25,9 +25,12 @@
 #include "admin/conn.h"
 #include "admin/session.h"
 #include "admin/sysvar.h"
+#include "core/clock.h"
 #include "core/listen.h"
+#include "core/lograte.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "engine/login.h"
 
 /* How long listeners pause when descriptors ran out and the reserve
  * descriptor could not be used to refuse the connection, ms. */
@@ -70,22 +73,44 @@ struct ha_server {
                                     * refuse one connection at EMFILE */
     struct event *accept_pause;    /* re-enables paused listeners */
     bool refusing_max;             /* in a max_connections burst (logged) */
-    uint64_t n_evicted;            /* unauthenticated connections closed
-                                      to admit new ones at the cap */
+    uint64_t n_evicted;            /* connections still logging in closed
+                                      to admit new ones (make_room) */
+    struct ha_lograte evict_log;   /* ... their lines' budget */
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
 
-/* MySQL's rule for SUPER: max_connections + 1 sockets are accepted, and
- * past max_connections only an admin may log in, so monitoring that
- * fills every slot never locks the admin out. */
+/* Connections in the connection phase: what an outsider without a
+ * password can hold, within max_pending_logins(_per_host). */
+static bool
+pending(const struct ha_conn *c)
+{
+    return c->state == HA_CONN_HANDSHAKE || c->state == HA_CONN_AUTH_SWITCH ||
+           c->state == HA_CONN_AUTH_FULL;
+}
+
+static size_t
+count_sessions(const struct ha_server *s)
+{
+    size_t n = 0;
+
+    for (const struct ha_conn *c = s->conns; c != NULL; c = c->next)
+        if (c->state == HA_CONN_COMMAND)
+            n++;
+    return n;
+}
+
+/* MySQL's rule for SUPER: past max_connections sessions only an admin
+ * may log in, once, so monitoring that fills every slot never locks the
+ * admin out. Connections still logging in take no slot. */
 static bool
 server_admit(void *arg, enum ha_role role)
 {
     struct ha_server *s = arg;
+    size_t n = count_sessions(s);
 
-    return role == HA_ROLE_ADMIN ||
-           s->n_conns <= (size_t)s->cfg->max_connections;
+    return n < (size_t)s->cfg->max_connections ||
+           (role == HA_ROLE_ADMIN && n == (size_t)s->cfg->max_connections);
 }
 
 /* One output budget for every client of the engine, both front-ends
@@ -176,13 +201,105 @@ accept_pause_cb(evutil_socket_t fd, short what, void *arg)
             evconnlistener_enable(s->listeners[i].l);
 }
 
+/* Sends ERR 1129 as the first and only packet (no SQLSTATE: nothing is
+ * negotiated yet), then closes fd: the peer must wait before its next
+ * credential is checked, so it is told when to come back instead of
+ * being held (MySQL's ER_HOST_IS_BLOCKED). Counted in the throttle's
+ * summary, never logged one by one. */
+static void
+refuse_blocked(evutil_socket_t fd, const struct ha_peer *peer, int64_t ms)
+{
+    struct ha_buf p = HA_BUF_INIT, out = HA_BUF_INIT;
+    uint8_t seq = 0;
+    char msg[160];
+
+    snprintf(msg, sizeof(msg),
+             "Host '%s' is blocked because of failed logins; try again in "
+             "%lld s",
+             peer->host, (long long)ha_login_retry_s(ms));
+    ha_proto_encode_err(&p, 1129, NULL, msg);
+    ha_proto_write_packet(&out, &seq, p.data, p.len);
+    if (!ha_buf_failed(&out))
+        (void)send(fd, out.data, out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ha_buf_free(&p);
+    ha_buf_free(&out);
+    evutil_closesocket(fd);
+}
+
+/* Closes pending connection old to make room for a new one, saying why
+ * within the log's budget. */
+static void
+evict(struct ha_server *s, struct ha_conn *old, const char *why)
+{
+    uint64_t flushed;
+
+    s->n_evicted++;
+    if (ha_lograte_take(&s->evict_log, ha_clock_ms(), &flushed))
+        ha_log_warn("closing connection %u (%s), which had not logged in, "
+                    "to admit a new one: %s (%llu so far)",
+                    old->id, old->peer.name, why,
+                    (unsigned long long)s->n_evicted);
+    ha_conn_free(old);
+}
+
+/* Keeps the connections still logging in within max_pending_logins in
+ * all and max_pending_logins_per_host for peer's address: the oldest of
+ * peer's own makes room first, then the oldest of the address holding
+ * the most. A flood from one address, or from many, so closes its own
+ * sockets, never an admin's from elsewhere that is logging in. */
+static void
+make_room(struct ha_server *s, const struct ha_peer *peer)
+{
+    size_t total = 0, same = 0, best_n = 0;
+    struct ha_conn *oldest_same = NULL, *victim = NULL;
+
+    for (struct ha_conn *c = s->conns; c != NULL; c = c->next) {
+        if (!pending(c))
+            continue;
+        total++;
+        if (ha_peer_same_host(&c->peer, peer)) {
+            same++;
+            oldest_same = c; /* newest first: the last is the oldest */
+        }
+    }
+    if (oldest_same != NULL &&
+        same >= (size_t)s->cfg->max_pending_logins_per_host) {
+        evict(s, oldest_same,
+              "max_pending_logins_per_host reached for its address");
+        return;
+    }
+    if (total < (size_t)s->cfg->max_pending_logins)
+        return;
+    for (struct ha_conn *c = s->conns; c != NULL; c = c->next) {
+        size_t n = 0;
+        struct ha_conn *last = NULL;
+
+        if (!pending(c))
+            continue;
+        for (struct ha_conn *o = s->conns; o != NULL; o = o->next)
+            if (pending(o) && ha_peer_same_host(&o->peer, &c->peer)) {
+                n++;
+                last = o;
+            }
+        if (n > best_n) {
+            best_n = n;
+            victim = last;
+        }
+    }
+    if (victim != NULL)
+        evict(s, victim, "max_pending_logins reached; its address held "
+                         "the most");
+}
+
 static void
 accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
           int salen, void *arg)
 {
     struct listener *li = arg;
     struct ha_server *s = li->server;
+    struct ha_peer peer;
     struct ha_conn *c;
+    int64_t wait;
     uint32_t id;
 
     (void)l;
@@ -198,30 +315,19 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->n_refused = 0;
         open_reserve(s);
     }
-    if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
-        /* Full (max_connections and the admin's extra one). Sockets
-         * that never finished a login must not lock everyone out (256
-         * silent ones did, the admin included): the oldest still
-         * logging in makes room. Logged-in sessions are
-         * never evicted; with only those, the new one is refused. */
-        struct ha_conn *old = NULL;
-
-        for (struct ha_conn *o = s->conns; o != NULL; o = o->next)
-            if (o->state == HA_CONN_HANDSHAKE ||
-                o->state == HA_CONN_AUTH_SWITCH ||
-                o->state == HA_CONN_AUTH_FULL)
-                old = o; /* the list is newest first: keep the last */
-        if (old != NULL) {
-            if (s->n_evicted++ % 100 == 0)
-                ha_log_warn("max_connections (%d) reached: closing "
-                            "connection %u (%s), which had not logged in, "
-                            "to admit a new one (%llu so far)",
-                            s->cfg->max_connections, old->id, old->peer.name,
-                            (unsigned long long)s->n_evicted);
-            ha_conn_free(old);
-        }
+    ha_peer_from_addr(&peer, sa, (socklen_t)salen);
+    if (peer.family == HA_PEER_UNIX)
+        (void)ha_peer_from_fd(&peer, fd); /* its uid: SO_PEERCRED */
+    /* A peer that must wait before its next check is told so now, and
+     * holds nothing meanwhile. */
+    wait = ha_login_peek(ha_engine_accounts(s->engine), &peer);
+    if (wait > 0) {
+        refuse_blocked(fd, &peer, wait);
+        return;
     }
-    if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
+    if (count_sessions(s) >= (size_t)s->cfg->max_connections + 1) {
+        /* Every slot, the admin's too, holds a logged-in session: nobody
+         * could log in. */
         if (!s->refusing_max)
             ha_log_warn("max_connections (%d) reached: refusing new "
                         "connections with ERR 1040 until one closes",
@@ -238,6 +344,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->refusing_max = false;
         s->n_refused = 0;
     }
+    make_room(s, &peer);
     id = ha_clients_next_id(ha_engine_clients(s->engine));
     c = ha_conn_new(&s->env, fd, sa, salen, id);
     if (c == NULL)

@@ -51,7 +51,7 @@ ha_stop
 
 limits_config "$HA_TMP/small.cnf" "max_connections = 5; connect_timeout = 2;
     wait_timeout = 3; net_write_timeout = 3; max_allowed_packet = 1048576;
-    max_output_buffer = 1048576;"
+    max_output_buffer = 1048576; max_pending_logins_per_host = 4;"
 ha_start -C "$HA_TMP/small.cnf" || ha_bail "heapadmind starts with small limits"
 
 ha_sql_is "@@max_allowed_packet follows the config" \
@@ -108,9 +108,10 @@ for _ in $(seq 100); do
 done
 ha_is "only this session is left" 1 "$HA_OUT"
 
-# max_connections filled with sockets that never log in: they make room.
-# The admin connects once all six have their greeting (the script says
-# so), not after a guessed delay a loaded machine may outrun.
+# Sockets that never log in take no session slot, and one address holds
+# at most max_pending_logins_per_host (4) of them: its own oldest makes
+# room. The admin connects once all six have their greeting (the script
+# says so), not after a guessed delay a loaded machine may outrun.
 exec 7< <(python3 - "$HA_PORT" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -128,8 +129,10 @@ read -r -t 30 held <&7
 ha_is "six silent sockets got their greeting" "silent 6" "${held:-}"
 ha_sql "SELECT 1"
 ha_is "6 silent sockets at max_connections 5 (+1): an admin still logs in" "0:1" "$HA_RC:$HA_OUT"
-ha_file_like "... one silent socket was closed to make room, and logged" "$HA_LOG" \
-    'max_connections \(5\) reached: closing connection [0-9]+ \([^)]*\), which had not logged in, to admit a new one'
+ha_sql "SELECT 1" -ustats -pstats
+ha_is "... and so does a stats user: they take no session slot" "0:1" "$HA_RC:$HA_OUT"
+ha_file_like "... the oldest silent sockets of that address made room, and it was logged" "$HA_LOG" \
+    'closing connection [0-9]+ \(127\.0\.0\.1:[0-9]+\), which had not logged in, to admit a new one: max_pending_logins_per_host reached for its address'
 kill "$silent" 2>/dev/null
 exec 7<&-
 
