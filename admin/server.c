@@ -25,6 +25,7 @@
 #include "admin/conn.h"
 #include "admin/session.h"
 #include "admin/sysvar.h"
+#include "core/acceptguard.h"
 #include "core/clock.h"
 #include "core/listen.h"
 #include "core/lograte.h"
@@ -32,9 +33,6 @@
 #include "core/util.h"
 #include "engine/login.h"
 
-/* How long listeners pause when descriptors ran out and the reserve
- * descriptor could not be used to refuse the connection, ms. */
-#define HA_SERVER_ACCEPT_PAUSE_MS 100
 
 struct listener {
     struct evconnlistener *l;
@@ -66,17 +64,11 @@ struct ha_server {
     bool stopped;
 
     /* Refusing connections (max_connections, descriptor exhaustion) */
-    dev_t reserve_dev;             /* its identity when opened */
-    ino_t reserve_ino;
-    int reserve_fd;                /* a socket of its own, given up to
-                                      accept and
-                                    * refuse one connection at EMFILE */
-    struct event *accept_pause;    /* re-enables paused listeners */
+    struct ha_accept_guard guard;  /* accept() failures (core/acceptguard.h) */
     bool refusing_max;             /* in a max_connections burst (logged) */
     uint64_t n_evicted;            /* connections still logging in closed
                                       to admit new ones (make_room) */
     struct ha_lograte evict_log;   /* ... their lines' budget */
-    bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
 
@@ -157,48 +149,12 @@ refuse(evutil_socket_t fd)
     evutil_closesocket(fd);
 }
 
+/* The accept guard's answer when descriptors ran out: ERR 1040. */
 static void
-open_reserve(struct ha_server *s)
+refuse_fd(int fd, void *arg)
 {
-    struct stat st;
-
-    if (s->reserve_fd >= 0)
-        return;
-    /* An unbound socket, not /dev/null: its inode is ours alone, so a
-     * fork child (and a host that reused the number) can tell it apart
-     * from the host's own /dev/null. */
-    s->reserve_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0) {
-        s->reserve_dev = st.st_dev;
-        s->reserve_ino = st.st_ino;
-    }
-}
-
-/* Closes the reserve descriptor only if it is still ours: inside a host
- * that closed it and reused the number, it is the host's now. */
-static void
-close_reserve(struct ha_server *s)
-{
-    struct stat st;
-
-    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0 &&
-        S_ISSOCK(st.st_mode) && st.st_dev == s->reserve_dev &&
-        st.st_ino == s->reserve_ino)
-        close(s->reserve_fd);
-    s->reserve_fd = -1;
-}
-
-static void
-accept_pause_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct ha_server *s = arg;
-
-    (void)fd;
-    (void)what;
-    open_reserve(s);
-    for (size_t i = 0; i < s->n_listeners && !s->stopped; i++)
-        if (s->listeners[i].l != NULL)
-            evconnlistener_enable(s->listeners[i].l);
+    (void)arg;
+    refuse(fd);
 }
 
 /* Sends ERR 1129 as the first and only packet (no SQLSTATE: nothing is
@@ -307,14 +263,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         evutil_closesocket(fd);
         return;
     }
-    if (s->refusing_fds) {
-        ha_log_info("accepting connections again (%llu refused while out "
-                    "of file descriptors)",
-                    (unsigned long long)s->n_refused);
-        s->refusing_fds = false;
-        s->n_refused = 0;
-        open_reserve(s);
-    }
+    ha_accept_guard_ok(&s->guard);
     ha_peer_from_addr(&peer, sa, (socklen_t)salen);
     if (peer.family == HA_PEER_UNIX)
         (void)ha_peer_from_fd(&peer, fd); /* its uid: SO_PEERCRED */
@@ -356,52 +305,6 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
     s->n_conns++;
 }
 
-/* accept() failed. Out of descriptors, the pending connection would
- * stay in the backlog and libevent would call again at once, forever: the
- * reserve descriptor is given up to accept it and refuse it with ERR 1040;
- * without one, the listeners pause briefly. Logged once per burst. */
-static void
-accept_error_cb(struct evconnlistener *l, void *arg)
-{
-    struct listener *li = arg;
-    struct ha_server *s = li->server;
-    int e = EVUTIL_SOCKET_ERROR();
-    struct timeval pause = {0, HA_SERVER_ACCEPT_PAUSE_MS * 1000};
-    evutil_socket_t fd;
-
-    if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM) {
-        ha_log_error("accept on %s failed: %s", li->desc,
-                     evutil_socket_error_to_string(e));
-        return;
-    }
-    if (!s->refusing_fds)
-        ha_log_error("accept on %s failed: %s: refusing new connections "
-                     "with ERR 1040 until descriptors are free; open "
-                     "sessions are still served",
-                     li->desc, evutil_socket_error_to_string(e));
-    s->refusing_fds = true;
-    if (s->reserve_fd >= 0) {
-        close_reserve(s);
-        fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            s->n_refused++;
-            refuse(fd);
-        }
-        open_reserve(s);
-        if (fd >= 0)
-            return;
-    }
-    if (s->accept_pause == NULL)
-        s->accept_pause = evtimer_new(s->base, accept_pause_cb, s);
-    if (s->accept_pause == NULL)
-        return;
-    for (size_t i = 0; i < s->n_listeners; i++)
-        if (s->listeners[i].l != NULL)
-            evconnlistener_disable(s->listeners[i].l);
-    evtimer_add(s->accept_pause, &pause);
-}
-
 struct ha_server *
 ha_server_new(struct ha_engine *e, char *err, size_t errlen)
 {
@@ -413,7 +316,6 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
         ha_err_set(err, errlen, "out of memory");
         return NULL;
     }
-    s->reserve_fd = -1;
     s->engine = e;
     s->base = ha_engine_base(e);
     s->cfg = cfg;
@@ -441,7 +343,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->env.rsa_key = tls->rsa;
     s->env.rsa_public_pem = tls->rsa_public_pem;
     s->env.rsa_public_len = tls->rsa_public_len;
-    open_reserve(s);
+    ha_accept_guard_init(&s->guard, s->base, "", refuse_fd, s);
     s->env.on_close = server_on_close;
     s->env.admit = server_admit;
     s->env.output_held = server_output_held;
@@ -510,7 +412,7 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
         li->dev = st.st_dev;
         li->ino = st.st_ino;
     }
-    evconnlistener_set_error_cb(li->l, accept_error_cb);
+    (void)ha_accept_guard_add(&s->guard, li->l, li->desc);
     ha_log_info("listening on %s", li->desc);
     return 0;
 }
@@ -535,6 +437,7 @@ close_listener(struct listener *li, bool unlink_path)
     if (li->l == NULL)
         return;
     ours = listener_is_ours(li);
+    ha_accept_guard_remove(&li->server->guard, li->l);
     evconnlistener_free(li->l);
     li->l = NULL;
     if (ours) {
@@ -607,7 +510,7 @@ ha_server_abandon(struct ha_server *s)
             close(li->fd);
         li->fd = -1;
     }
-    close_reserve(s);
+    ha_accept_guard_abandon(&s->guard);
 }
 
 const char *
@@ -637,6 +540,7 @@ ha_server_stop(struct ha_server *s)
         return;
     s->stopped = true;
     close_listeners(s);
+    ha_accept_guard_stop(&s->guard);
     ha_conn_cancel_kills(&s->kills);
     if (s->n_conns > 0)
         ha_log_info("closing %zu session%s", s->n_conns,
@@ -651,9 +555,7 @@ ha_server_free(struct ha_server *s)
     if (s == NULL)
         return;
     ha_server_stop(s);
-    if (s->accept_pause != NULL)
-        event_free(s->accept_pause);
-    close_reserve(s);
+    ha_accept_guard_free(&s->guard);
     free(s->listeners);
     free(s);
 }

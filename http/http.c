@@ -58,6 +58,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/acceptguard.h"
 #include "core/listen.h"
 #include "core/log.h"
 #include "core/lograte.h"
@@ -128,6 +129,7 @@ struct ha_http {
     uint64_t refused_unsaid;   /* ... not logged one by one */
     struct event *refused_say; /* says how many, once the window ends */
     char agent_path[108];      /* the agent socket's file, or "" */
+    struct ha_accept_guard guard; /* accept() failures, once per burst */
 };
 
 static void conn_shutdown(struct http_conn *c);
@@ -418,9 +420,11 @@ describe_peer(struct http_conn *c)
 
 /* Applies the bounds to a new connection once its socket (and so its
  * address) is known: at its first loop turn, or at its first request if
- * that comes sooner. Returns false when c was refused (shut down). */
+ * that comes sooner (request: then a refused peer's 429 is that
+ * request's reply, not written to the socket here). Returns false when
+ * c was refused. */
 static bool
-admit(struct http_conn *c)
+admit(struct http_conn *c, bool request)
 {
     struct ha_http *h = c->h;
     struct http_conn *v;
@@ -435,7 +439,8 @@ admit(struct http_conn *c)
         c->blocked_ms = ha_login_peek(ha_engine_accounts(h->engine),
                                       &c->peer);
         if (c->blocked_ms > 0) {
-            conn_shutdown_after_429(c);
+            if (!request)
+                conn_shutdown_after_429(c);
             return false;
         }
     }
@@ -506,7 +511,7 @@ admit_cb(evutil_socket_t fd, short what, void *arg)
     }
     watch_close(c);
     sweep(c->h);
-    (void)admit(c);
+    (void)admit(c, false);
 }
 
 /* evhttp's bufferevent for a new connection, as evhttp would make it
@@ -520,6 +525,7 @@ new_bev(struct event_base *base, void *arg)
     struct http_conn *c;
 
     sweep(h);
+    ha_accept_guard_ok(&h->guard);
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return NULL;
     c->h = h;
@@ -960,14 +966,30 @@ on_request(struct evhttp_request *req, void *arg)
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     struct ha_http_req *hr;
 
-    if (c == NULL || (c->closing && c->blocked_ms == 0)) {
-        evhttp_send_error(req, 503, "Service Unavailable");
+    if (c != NULL && !c->admitted && !c->closing && !admit(c, true) &&
+        c->blocked_ms > 0) {
+        /* Its peer must wait: told so in the reply to this request. */
+        struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+        struct evbuffer *body = evbuffer_new();
+        char after[32];
+
+        snprintf(after, sizeof(after), "%lld",
+                 (long long)ha_login_retry_s(c->blocked_ms));
+        evhttp_add_header(out, "Retry-After", after);
+        evhttp_add_header(out, "Connection", "close");
+        evhttp_add_header(out, "Content-Type", "text/plain; charset=utf-8");
+        if (body != NULL)
+            evbuffer_add_printf(body,
+                                "too many failed logins from %s: try again "
+                                "in %s s\n",
+                                c->peer.host, after);
+        evhttp_send_reply(req, 429, "Too Many Requests", body);
+        if (body != NULL)
+            evbuffer_free(body);
         return;
     }
-    if (c->blocked_ms > 0 || !admit(c)) {
-        /* Refused at admission (already answered when blocked). */
-        if (c->blocked_ms == 0)
-            evhttp_send_error(req, 503, "Service Unavailable");
+    if (c == NULL || c->closing || !c->admitted) {
+        evhttp_send_error(req, 503, "Service Unavailable");
         return;
     }
     if (c->evcon == NULL) {
@@ -1015,6 +1037,24 @@ on_request(struct evhttp_request *req, void *arg)
  * Life cycle
  * ------------------------------------------------------------------ */
 
+/* The accept guard's answer when descriptors ran out. */
+static void
+refuse_busy(int fd, void *arg)
+{
+    static const char reply[] =
+        "HTTP/1.1 503 Service Unavailable\r\n"
+        "Retry-After: 1\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: 31\r\n"
+        "Connection: close\r\n\r\n"
+        "out of file descriptors: retry\n";
+    const struct ha_http *h = arg;
+
+    if (h->tls == NULL)
+        (void)send(fd, reply, sizeof(reply) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+}
+
 struct ha_http *
 ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
 {
@@ -1037,6 +1077,7 @@ ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
                                 "no TLS certificate (have_ssl)");
         return NULL;
     }
+    ha_accept_guard_init(&h->guard, base, "http: ", refuse_busy, h);
     evhttp_set_bevcb(h->eh, new_bev, h);
     evhttp_set_gencb(h->eh, on_request, h);
     evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
@@ -1075,6 +1116,9 @@ serve_socket(struct ha_http *h, evutil_socket_t fd, int port,
         return -1;
     }
     l = &h->ls[h->n_ls++];
+    (void)ha_accept_guard_add(&h->guard,
+                              evhttp_bound_socket_get_listener(l->bound),
+                              desc);
     l->fd = fd;
     l->dev = 0;
     l->ino = 0;
@@ -1183,6 +1227,7 @@ ha_http_abandon(struct ha_http *h)
             st.st_ino == h->ls[i].ino)
             close(h->ls[i].fd);
     }
+    ha_accept_guard_abandon(&h->guard);
 }
 
 void
@@ -1215,8 +1260,10 @@ ha_http_free(struct ha_http *h)
     }
     if (h->refused_say != NULL)
         event_free(h->refused_say);
+    ha_accept_guard_stop(&h->guard);
     /* Frees every connection and listener; then our references go. */
     evhttp_free(h->eh);
+    ha_accept_guard_free(&h->guard);
     while (h->conns != NULL)
         conn_release(h, h->conns);
     free(h->ls);

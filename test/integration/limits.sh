@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 ha_require prlimit util-linux
+ha_require curl curl
 RAW=("${HA_PYTHON:-/usr/bin/python3}" "$HA_SRCDIR/test/integration/rawclient.py")
 raw() { timeout -k 2 30 "${RAW[@]}" "$1" "$HA_PORT" "${@:2}"; }
 
@@ -222,7 +223,9 @@ ha_stop
 
 # --- descriptor exhaustion ---------------------------------------------------
 
-limits_config "$HA_TMP/fds.cnf" "max_connections = 1000;"
+hport=$(ha_free_port)
+limits_config "$HA_TMP/fds.cnf" "max_connections = 1000;
+    http_ifaces = \"127.0.0.1:$hport\";"
 ha_start -C "$HA_TMP/fds.cnf" || ha_bail "heapadmind starts for the fd test"
 exec 8< <(raw hold 1 12)
 read -r -t 10 held <&8
@@ -252,6 +255,36 @@ wait "$pending"
 ha_sql_is "new sessions work once descriptors are free" "SELECT 3" 3
 ha_file_like "the log says so" "$HA_LOG" \
     'accepting connections again \([0-9]+ refused while out of file descriptors\)'
+# The same over HTTP: connections past the limit are answered 503 with
+# the reserve descriptor, one log line for the burst, and HTTP works
+# again once descriptors are free.
+http_flood=$(timeout -k 2 30 python3 - "$hport" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held, codes = [], {}
+for _ in range(40):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        held.append(s)
+    except OSError:
+        pass
+for s in held:
+    try:
+        s.settimeout(0.5)
+        b = s.recv(100)
+        k = b.split(b" ")[1].decode() if b.startswith(b"HTTP/") else "held"
+    except OSError:
+        k = "held"
+    codes[k] = codes.get(k, 0) + 1
+print(" ".join("%s=%d" % kv for kv in sorted(codes.items())))
+PY
+)
+ha_like "HTTP connections past the descriptor limit get 503 at once" \
+    '503=[1-9]' "$http_flood"
+ha_is "... logged once per burst" 1 \
+    "$(grep -c 'http: accept on 127.0.0.1:[0-9]* failed: Too many open files' "$HA_LOG")"
+ha_like "HTTP answers again once descriptors are free" '^200$' \
+    "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -u stats:stats "http://127.0.0.1:$hport/metrics")"
 cat <&8 >/dev/null
 exec 8<&-
 ha_stop
