@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h),
- * fibers (fiber.h), the radix sort (radix.h) and the id map (idmap.h).
+ * fibers (fiber.h), the radix sort (radix.h), the id map (idmap.h) and
+ * hex digits (util.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -282,6 +283,26 @@ START_TEST(test_radix_sorts_stably)
     ck_assert_int_eq(ha_radix_sort(v, 0), 0);
     ck_assert_uint_eq(v[0].key, 7);
     free(v);
+}
+END_TEST
+
+/* Every byte: 0-9, a-f and A-F have their values, nothing else has one
+ * (a NUL, '/', ':', '@', 'G', '`', 'g', bytes above 0x7f). */
+START_TEST(test_hex_digit_every_byte)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    for (int i = 0; i < 256; i++) {
+        char c = (char)i;
+        const char *at = i != 0 ? strchr(digits, i >= 'A' && i <= 'F'
+                                                     ? i - 'A' + 'a'
+                                                     : i)
+                                : NULL;
+        int want = at != NULL ? (int)(at - digits) : -1;
+
+        ck_assert_msg(ha_hex_digit(c) == want, "byte 0x%02x: %d, want %d",
+                      i, ha_hex_digit(c), want);
+    }
 }
 END_TEST
 
@@ -911,6 +932,9 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
     tcase_add_test(tc, test_radix_sorts_stably);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("hex");
+    tcase_add_test(tc, test_hex_digit_every_byte);
     suite_add_tcase(s, tc);
     tc = tcase_create("idmap");
     tcase_add_test(tc, test_idmap_put_get_grow_clear);
