@@ -370,7 +370,7 @@ agents_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static sqlite3_module agents_module = {
+static const sqlite3_module agents_module = {
     0,                 /* iVersion */
     agents_connect,    /* xCreate - a session's own (temp) */
     agents_connect,    /* xConnect */
