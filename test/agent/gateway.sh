@@ -232,7 +232,7 @@ env "${AG_ENV[@]}" LD_PRELOAD="$HA_AGENT libjemalloc.so.2" HEAPADMIN_CONF="$HA_T
     HEAPADMIN_USERS=nobody memcached -l 127.0.0.1 -p "$mport" -U 0 -u nobody >/dev/null 2>&1 &
 mcpid=$!
 HA_PIDS+=("$mcpid")
-ag_wait_socket "$data/nobody/memcached.$mcpid.http" 15
+ag_wait_socket "$data/nobody/memcached.$mcpid.sock" 15
 ha_is "memcached -u nobody is served" 0 "$?"
 wsock=$data/nobody/memcached.$mcpid.http
 ha_is "nobody (memcached's user) asking admin gets nothing: memcached is not dumpable" \
@@ -405,7 +405,7 @@ for r in family value duplicate_label; do
         "^heapadmin_gateway_refused_samples_total\{pid=\"${fakes[0]}\",reason=\"$r\"\} [1-9]"
 done
 ha_file_like "... 10 MB of series refused whole" "$HA_TMP/metrics3.txt" \
-    "^heapadmin_gateway_refused_samples_total\{pid=\"${fakes[1]}\",reason=\"bytes_limit\"\} 1"
+    "^heapadmin_gateway_refused_samples_total\{pid=\"${fakes[1]}\",reason=\"bytes_limit\"\} [1-9]"
 ha_file_like "... the one under nginx's name counted as identity" "$HA_TMP/metrics3.txt" \
     "^heapadmin_gateway_refused_samples_total\{pid=\"$lpid\",reason=\"identity\"\} [1-9]"
 ha_file_like "... the drip and the hang are down, not waited for" "$HA_TMP/metrics3.txt" \
