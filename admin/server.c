@@ -326,6 +326,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->shared.pending_kills = &s->kills;
     s->shared.config = cfg;
     s->shared.shutdown = ha_engine_shutdown_flag(e);
+    s->shared.engine = e;
     /* @@max_allowed_packet and friends report what is enforced. */
     s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
     s->shared.limits.wait_timeout = cfg->wait_timeout;

@@ -2,6 +2,7 @@
  *
  * The one login sequence of every front-end (see login.h).
  */
+#include "engine/agentrole.h"
 #include "engine/login.h"
 
 #include <string.h>
@@ -70,22 +71,32 @@ ha_login_result_text(enum ha_login_result r)
     }
 }
 
-/* Who a host gateway speaks for on the agent socket. */
+/* Who a password-less peer speaks as on the agent socket: root's host
+ * gateway for the role it names, a peer of this process's own user at
+ * most as stats, and only while the process is dumpable
+ * (engine/agentrole.h). */
 static const struct ha_user agent_admin = {.name = "gateway",
                                            .role = HA_ROLE_ADMIN};
 static const struct ha_user agent_stats = {.name = "gateway",
                                            .role = HA_ROLE_STATS};
+static const struct ha_user peer_stats = {.name = "peer",
+                                          .role = HA_ROLE_STATS};
 
 const struct ha_user *
 ha_login_agent_socket(const struct ha_peer *peer, const char *role,
                       const char **why)
 {
-    if (peer->family != HA_PEER_UNIX ||
-        (peer->uid != 0 && peer->uid != geteuid())) {
-        *why = "this socket answers only a host gateway running as root "
-               "or as this process's user";
+    enum ha_role r;
+
+    if (peer->family != HA_PEER_UNIX) {
+        *why = "this socket answers only a local peer";
         return NULL;
     }
-    return role != NULL && strcmp(role, "admin") == 0 ? &agent_admin
-                                                      : &agent_stats;
+    if (ha_agentrole_decide(peer->uid, geteuid(),
+                            ha_agentrole_self_dumpable(), role, &r,
+                            why) != 0)
+        return NULL;
+    if (peer->uid != 0)
+        return &peer_stats;
+    return r == HA_ROLE_ADMIN ? &agent_admin : &agent_stats;
 }

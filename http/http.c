@@ -788,9 +788,13 @@ log_refused(struct ha_http *h, const struct http_conn *c,
         /* The path as sent, but never its raw control bytes. */
         char path[128];
 
+        char uid[32] = "";
+
         ha_http_printable(hr->path, path, sizeof(path));
-        ha_log_warn("http: %s: %s %s refused (%d): %s", c->peer.name,
-                    method_name(hr->method), path, code, why);
+        if (c->peer.family == HA_PEER_UNIX)
+            snprintf(uid, sizeof(uid), " (uid %u)", (unsigned)c->peer.uid);
+        ha_log_warn("http: %s%s: %s %s refused: %s (HTTP %d)", c->peer.name,
+                    uid, method_name(hr->method), path, why, code);
     } else {
         h->refused_unsaid++;
         if (h->refused_say == NULL)
@@ -842,7 +846,11 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
     const char *why;
     bool counted, say = false;
 
-    if (c->agent_socket) {
+    /* Without a password the kernel's word on the peer decides
+     * (engine/agentrole.h); a password is checked as on any port. */
+    if (c->agent_socket &&
+        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+                           "Authorization") == NULL) {
         u = ha_login_agent_socket(
             &c->peer,
             evhttp_find_header(evhttp_request_get_input_headers(hr->req),
@@ -944,8 +952,7 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
                    "a method the path does not take", false);
         return;
     }
-    if (!c->agent_socket &&
-        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+    if (evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                            "Authorization") != NULL)
         wait = ha_login_admit(ha_engine_accounts(h->engine), &c->peer);
     if (wait > 0) {
