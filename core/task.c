@@ -287,6 +287,14 @@ int
 ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
                    void (*discard)(void *), void *arg)
 {
+    return ha_task_offload_named(w, NULL, run, discard, arg);
+}
+
+int
+ha_task_offload_named(struct ha_worker *w, const char *what,
+                      void (*run)(void *), void (*discard)(void *),
+                      void *arg)
+{
     struct ha_task *t = current;
     struct offload *o;
     bool ran;
@@ -310,6 +318,7 @@ ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
     o->job.run = offload_run;
     o->job.done = offload_done;
     o->job.arg = o;
+    o->job.what = what;
     o->task = t;
     o->run = run;
     o->discard = discard;

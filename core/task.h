@@ -129,4 +129,10 @@ struct ha_worker;
 int ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
                        void (*discard)(void *), void *arg);
 
+/* ha_task_offload_to with what the job does, for the worker's watchers
+ * (SHOW PROCESSLIST's row of a job that runs long, the log): static. */
+int ha_task_offload_named(struct ha_worker *w, const char *what,
+                          void (*run)(void *), void (*discard)(void *),
+                          void *arg);
+
 #endif /* HA_TASK_H */

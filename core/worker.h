@@ -22,6 +22,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct ha_worker;
@@ -34,6 +35,9 @@ struct ha_job {
                                   (ran true), or when the worker was
                                   freed before running it (ran false) */
     void *arg;
+    const char *what;          /* what it does, for SHOW PROCESSLIST and
+                                  the log ("writing a heap dump"); static
+                                  or the job's own; NULL: "a job" */
     bool ran;                  /* set before done is called */
     struct ha_job *next;       /* the worker's queues */
 };
@@ -62,6 +66,28 @@ size_t ha_worker_pending(const struct ha_worker *w);
 /* Waits for the running job to end, then calls done (ran false) for the
  * jobs still queued and frees w. Loop thread only. NULL is a no-op. */
 void ha_worker_free(struct ha_worker *w);
+
+/* ha_worker_free, waiting for the running job until deadline_ns
+ * (CLOCK_MONOTONIC) at most. Returns 0 when w was freed; -1 when the
+ * running job had not ended by then (a write to a disk that stopped
+ * answering): the thread is then left to it, detached, and w with it
+ * (leaked: the job may still use w and whatever its arg holds, which the
+ * caller must leave alone too); no done callback runs any more. */
+int ha_worker_free_by(struct ha_worker *w, int64_t deadline_ns);
+
+/* Asks the thread to stop once its running job ends, without waiting
+ * (so that several workers stopping share one deadline). */
+void ha_worker_stop(struct ha_worker *w);
+
+/* The job running now: true with *what (never NULL) and *since_ns
+ * (CLOCK_MONOTONIC) when one runs. Loop thread. */
+bool ha_worker_running(struct ha_worker *w, const char **what,
+                       int64_t *since_ns);
+
+/* busy(arg) runs on the loop when a job is submitted to an idle worker
+ * (the owner's watch on it starts). */
+void ha_worker_on_busy(struct ha_worker *w, void (*busy)(void *arg),
+                       void *arg);
 
 /* For a fork child: forgets w without joining, locking or closing
  * anything that is not provably ours (the eventfd, by its identity). */

@@ -18,11 +18,13 @@
 #include "core/forkguard.h"
 #include "engine/hostmetrics.h"
 #include "core/agentreg.h"
+#include "core/clock.h"
 #include "core/fiber.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "core/worker.h"
 #include "engine/diskstore.h"
+#include "engine/diskwatch.h"
 #include "engine/dumptimer.h"
 #include "engine/history.h"
 #include "engine/leakwatch.h"
@@ -49,6 +51,8 @@ struct ha_engine {
 
     struct ha_fiber_pool fibers;   /* stacks for tasks */
     struct ha_worker *worker;      /* long work off the loop */
+    struct ha_diskwatch *diskwatch; /* the dump worker in PROCESSLIST and
+                                       the log when a job runs long */
     struct ha_worker *dump_worker; /* writes to the datadir that a disk may
                                       stall: heap dumps, history samples */
     struct ha_task_env tasks;      /* what every task shares */
@@ -130,6 +134,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
     e->heap.dump_worker = e->dump_worker;
+    e->diskwatch = ha_diskwatch_new(base, e->dump_worker, &e->clients);
     if (cfg->sql_memory_limit > 0) {
         /* SQLite's limit is per process: the agent and heapadmind have
          * SQLite to themselves; a host that links the same libsqlite3
@@ -227,9 +232,38 @@ ha_engine_free(struct ha_engine *e)
 {
     if (e == NULL)
         return;
-    /* First: a job still running may use the tables' context. */
-    ha_worker_free(e->worker);
-    ha_worker_free(e->dump_worker);
+    /* First: a job still running may use the tables' context. Both are
+     * told to stop at once and get one deadline: a job blocked on a disk
+     * that stopped answering (a heap dump to a hung mount) must not keep
+     * the owner (SIGTERM, heapadmin_stop) waiting. */
+    ha_diskwatch_free(e->diskwatch);
+    ha_worker_stop(e->worker);
+    ha_worker_stop(e->dump_worker);
+    {
+        int64_t by = ha_clock_ns() + (int64_t)HA_ENGINE_STOP_WAIT_MS * 1000000;
+        const char *what = NULL;
+        int64_t since = 0;
+        bool stuck = ha_worker_running(e->dump_worker, &what, &since);
+        int lost = 0;
+
+        if (ha_worker_free_by(e->worker, by) != 0)
+            lost++;
+        if (ha_worker_free_by(e->dump_worker, by) != 0) {
+            ha_log_warn("stopping: the disk worker has been %s for %lld s "
+                        "and does not end: left behind (what it was "
+                        "writing stays in the staging directory, which "
+                        "the next start cleans)",
+                        stuck ? what : "busy",
+                        stuck ? (long long)((ha_clock_ns() - since) /
+                                            1000000000)
+                              : 0LL);
+            lost++;
+        }
+        if (lost > 0)
+            /* Its job may still use the engine (a history sample, the
+             * heap's caches): all of it is left to it. */
+            return;
+    }
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);

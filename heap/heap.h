@@ -68,7 +68,10 @@ struct ha_heap {
 };
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
- * refresh is younger than heap->stats_max_age_ms. */
+ * refresh is younger than heap->stats_max_age_ms, or a dump of ours is
+ * being written (the refresh would wait for it: the figures stay as of
+ * the last refresh, ha_heap_stats_age_ms says how old). Never waits for
+ * a dump. */
 void ha_heap_refresh_stats(struct ha_heap *heap);
 
 /* Age of the statistics in ms (time since the last refresh), or -1 when

@@ -161,8 +161,16 @@ int ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops,
                              const struct ha_mallctl_decay_undo *undo);
 void ha_mallctl_decay_undo_free(struct ha_mallctl_decay_undo *undo);
 
-/* Writes "epoch" so the next stats.* reads are current. */
+/* Writes "epoch" so the next stats.* reads are current. EBUSY, and
+ * nothing done, while a dump of ours is being written: the refresh would
+ * wait for it (see ha_mallctl_dumping); the statistics then stay as of
+ * the last refresh. prof.reset (ha_mallctl_write_size and
+ * ha_mallctl_action) answers EBUSY the same way. */
 int ha_mallctl_epoch(const struct ha_mallctl_ops *ops);
+
+/* True while a dump of ours (ha_mallctl_dump, ha_mallctl_dump_to) is in
+ * jemalloc's prof.dump, on any thread of the process. */
+bool ha_mallctl_dumping(void);
 
 /* jemalloc built with --enable-prof (config.prof). */
 bool ha_mallctl_prof_built(const struct ha_mallctl_ops *ops);
@@ -285,7 +293,8 @@ int ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
  * While it runs, any of fds 0-2 the process has closed is held open on
  * /dev/null, so neither the dump nor jemalloc's leak report can take
  * them (ha_mallctl_dump() does the same). Returns 0 or mallctl's errno
- * value (ENOENT: profiling off; EFAULT: the file could not be written). */
+ * value (ENOENT: profiling off; EFAULT: the file could not be written;
+ * EBUSY: another dump is being written, which it would wait for). */
 int ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path);
 
 /* Installs heapadmin's prof_dump hook now (jemalloc 5.3's

@@ -185,12 +185,19 @@ main(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0 ||
-        heapadmin_start(ha, err, sizeof(err)) != 0) {
+    if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0) {
         fprintf(stderr, "growthhost: %s\n", err);
         return 1;
     }
+    /* Before heapadmin's first memory sample: the 32 MiB it leaves
+     * resident is where the host starts, not growth a watch should see
+     * (on a loaded machine the first sample came before it was done,
+     * and the leak watch fired at start: leakwatch.sh #2). */
     fragment();
+    if (heapadmin_start(ha, err, sizeof(err)) != 0) {
+        fprintf(stderr, "growthhost: %s\n", err);
+        return 1;
+    }
     printf("ready\n");
     fflush(stdout);
 

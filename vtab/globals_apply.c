@@ -208,8 +208,9 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
         j->retention_bytes = je->dump_retention_bytes;
     }
     /* On -1 the job belongs to gv_dump_discard. */
-    if (ha_task_offload_to(vt->conn->ctx->heap->dump_worker, ha_dump_job_run,
-                           gv_dump_discard, j) != 0) {
+    if (ha_task_offload_named(vt->conn->ctx->heap->dump_worker,
+                              "writing a heap dump (dump_now)",
+                              ha_dump_job_run, gv_dump_discard, j) != 0) {
         ha_globals_set_text(err, errlen,
                  "%s: the statement stopped waiting (KILL, "
                  "max_execution_time or shutdown); the dump goes on and "
