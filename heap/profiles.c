@@ -29,6 +29,7 @@
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
+#include "heap/lifelogs.h"
 #include "heap/mallctl.h"
 
 /* A load under way, which later askers of the same file wait for. */
@@ -69,6 +70,7 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     free(pr->modules);
+    ha_lifelog_free(pr);
     ha_products_free(&pr->products);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
@@ -111,7 +113,7 @@ profile_bytes(const struct ha_heap_profile *pr)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
-    return b + ha_products_bytes(&pr->products);
+    return b + ha_lifelog_bytes(pr) + ha_products_bytes(&pr->products);
 }
 
 int
@@ -345,7 +347,9 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
     char why[512];
     int ret = -1;
 
-    if (ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why)) != 0 ||
+    if ((pr->is_log
+             ? ha_lifelog_parse(heap, pr, buf, len, why, sizeof(why))
+             : ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why))) != 0 ||
         ha_maps_parse(pr->p.maps, pr->p.maps_len, &pr->maps, why,
                       sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
@@ -408,8 +412,9 @@ load_run(void *arg)
                              l->err, sizeof(l->err));
         return;
     }
-    if (ha_dumpfile_read(l->heap->datadir, pr->name, HA_DUMPFILE_DUMP, &buf,
-                         &len, &st, l->err, sizeof(l->err)) != 0)
+    if (ha_dumpfile_read(l->heap->datadir, pr->name,
+                         pr->is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP,
+                         &buf, &len, &st, l->err, sizeof(l->err)) != 0)
         return;
     pr->dev = st.st_dev;
     pr->ino = st.st_ino;
@@ -426,7 +431,7 @@ load_run(void *arg)
                          sizeof(l->err));
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
-    if (l->rc == 0 && !ha_heapv2_has_accum(&pr->p))
+    if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
         ha_log_info("%s carries no cumulative counters (written without "
                     "prof_accum): its alloc_* columns are NULL; start the "
                     "process with prof_accum:true (MALLOC_CONF, or "
@@ -776,7 +781,7 @@ ha_heap_dump_text(struct ha_heap *heap, const char *name, char **buf,
 
 static struct load *
 load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
-         bool live)
+         bool live, bool is_log)
 {
     struct load *l = calloc(1, sizeof(*l));
 
@@ -792,22 +797,25 @@ load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
     }
     l->pr->refs = 1; /* the load's, then the caller's */
     l->pr->live = live;
+    l->pr->is_log = is_log;
     /* What lands if the job never runs (the worker went away). */
     l->rc = -1;
     ha_err_set(l->err, sizeof(l->err), "%s: the load was abandoned", name);
     return l;
 }
 
-int
-ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
-                    struct ha_heap_profile **out, char *err, size_t errlen)
+/* A dump, 'live', or (is_log) a lifetime log, from the cache or loaded
+ * now. */
+static int
+get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
+           struct ha_heap_profile **out, char *err, size_t errlen)
 {
     struct ha_heap_cache *c = cache_of(heap);
     struct ha_heap_profile *pr;
     struct inflight *fl;
     struct load *l;
     struct stat st;
-    bool live = name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
+    bool live = !is_log && name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
 
     *out = NULL;
     if (c == NULL) {
@@ -827,7 +835,7 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
         return HA_HEAP_ERROR;
     }
     if (live) {
-        if ((l = load_new(heap, c, name, true)) == NULL) {
+        if ((l = load_new(heap, c, name, true, false)) == NULL) {
             ha_err_set(err, errlen, "out of memory");
             return HA_HEAP_ERROR;
         }
@@ -846,8 +854,9 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
         return run_load(l, out, err, errlen);
     }
     /* The identity first: a cached profile costs no read at all. */
-    if (ha_dumpfile_stat(heap->datadir, name, HA_DUMPFILE_DUMP, &st, err,
-                         errlen) != 0)
+    if (ha_dumpfile_stat(heap->datadir, name,
+                         is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP, &st,
+                         err, errlen) != 0)
         return HA_HEAP_ERROR;
     for (;;) {
         if ((pr = cache_find(heap, c, name, &st)) != NULL) {
@@ -871,7 +880,7 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
                 return rc;
         }
     }
-    if ((l = load_new(heap, c, name, false)) == NULL ||
+    if ((l = load_new(heap, c, name, false, is_log)) == NULL ||
         (fl = calloc(1, sizeof(*fl))) == NULL ||
         (fl->name = strdup(name)) == NULL) {
         if (l != NULL) {
@@ -889,6 +898,20 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
     c->inflight = fl;
     l->fl = fl;
     return run_load(l, out, err, errlen);
+}
+
+int
+ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
+                    struct ha_heap_profile **out, char *err, size_t errlen)
+{
+    return get_common(heap, name, admin, false, out, err, errlen);
+}
+
+int
+ha_heap_log_get(struct ha_heap *heap, const char *name,
+                struct ha_heap_profile **out, char *err, size_t errlen)
+{
+    return get_common(heap, name, false, true, out, err, errlen);
 }
 
 /* Building heap_top's aggregate, off the loop. */

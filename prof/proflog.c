@@ -372,3 +372,78 @@ ha_proflog_weight(uint64_t period, uint64_t usize)
     ha_heapv2_scale(period, 1, usize, &objs, &bytes);
     return objs;
 }
+
+/* ------------------------------------------------------------------ */
+/* The window's side file                                              */
+/* ------------------------------------------------------------------ */
+
+int
+ha_proflog_window_parse(const char *buf, size_t len,
+                        struct ha_proflog_window *w, char *err,
+                        size_t errlen)
+{
+    size_t pos = 0, line = 0;
+
+    memset(w, 0, sizeof(*w));
+    w->alloc_requests = -1;
+    w->internal_bytes = -1;
+    while (pos < len) {
+        const char *s = buf + pos, *nl = memchr(s, '\n', len - pos);
+        size_t n = nl != NULL ? (size_t)(nl - s) : len - pos;
+        const char *eq = memchr(s, '=', n);
+        char key[32], val[32];
+        size_t kl, vl;
+
+        line++;
+        pos += n + (nl != NULL);
+        if (n == 0 || s[0] == '#')
+            continue;
+        if (eq == NULL || (kl = (size_t)(eq - s)) == 0 ||
+            kl >= sizeof(key) || (vl = n - kl - 1) >= sizeof(val)) {
+            ha_err_set(err, errlen, "window line %zu: expected key=value",
+                       line);
+            return -1;
+        }
+        memcpy(key, s, kl);
+        key[kl] = '\0';
+        memcpy(val, eq + 1, vl);
+        val[vl] = '\0';
+        if (strcmp(key, "closed_by") == 0) {
+            ha_strlcpy(w->closed_by, val, sizeof(w->closed_by));
+            continue;
+        }
+        {
+            char *end;
+            long long v = strtoll(val, &end, 10);
+
+            if (end == val || *end != '\0' || v < 0) {
+                ha_err_set(err, errlen,
+                           "window line %zu: expected a whole number "
+                           "after %s=",
+                           line, key);
+                return -1;
+            }
+            if (strcmp(key, "opened_ns") == 0)
+                w->opened_ns = v;
+            else if (strcmp(key, "closed_ns") == 0)
+                w->closed_ns = v;
+            else if (strcmp(key, "seconds") == 0)
+                w->seconds = v;
+            else if (strcmp(key, "alloc_requests") == 0)
+                w->alloc_requests = v;
+            else if (strcmp(key, "internal_bytes") == 0)
+                w->internal_bytes = v;
+        }
+    }
+    return 0;
+}
+
+double
+ha_proflog_window_events_per_s(const struct ha_proflog_window *w)
+{
+    double secs = (double)(w->closed_ns - w->opened_ns) / 1e9;
+
+    if (w->alloc_requests < 0 || w->opened_ns <= 0 || secs <= 0)
+        return NAN;
+    return 2.0 * (double)w->alloc_requests / secs;
+}

@@ -99,4 +99,38 @@ ha_proflog_thread_name(const struct ha_proflog *p, size_t i)
     return ha_strtab_str(&p->names, p->threads[i].name);
 }
 
+/* ------------------------------------------------------------------ */
+/* The window's side file                                              */
+/* ------------------------------------------------------------------ */
+
+/* `<log>.window`, written beside a log heapadmin published: what the log
+ * itself does not say about its window. "key=value" lines, '#' comments,
+ * unknown keys ignored:
+ *   opened_ns=<unix ns>       closed_ns=<unix ns>
+ *   seconds=<asked for>       closed_by=time|memory|operator|stop|exit
+ *   alloc_requests=<n>        the process's allocation requests in the
+ *                             window (jemalloc's small and large
+ *                             nrequests over every arena)
+ *   internal_bytes=<n>        jemalloc's memory the log held at the end
+ */
+struct ha_proflog_window {
+    int64_t opened_ns, closed_ns;  /* 0: not recorded */
+    long long seconds;
+    long long alloc_requests;      /* -1: not recorded */
+    long long internal_bytes;      /* -1: not recorded */
+    char closed_by[16];
+};
+
+/* Reads a window side file (zeroing *w first; unknown figures stay -1 or
+ * 0). Returns 0, or -1 with "window line N: expected ..." in err. */
+int ha_proflog_window_parse(const char *buf, size_t len,
+                            struct ha_proflog_window *w, char *err,
+                            size_t errlen);
+
+/* The process's allocations and frees per second in the window, for the
+ * temporary share (ha_life_opts.events_per_s): twice its allocation
+ * requests (every object allocated is freed, in a steady state) over the
+ * window's duration. NAN when unknown. */
+double ha_proflog_window_events_per_s(const struct ha_proflog_window *w);
+
 #endif /* HA_PROFLOG_H */
