@@ -153,15 +153,6 @@ ha_config_derive(struct ha_config *cfg, const char *name,
                                    "HTTPS too)");
             return -1;
         }
-        for (size_t i = 0; i < cfg->n_http; i++)
-            if (cfg->http[i].kind != HA_IFACE_TCP) {
-                ha_config_err_at(err, errlen, name, line,
-                                 ADMIN ".http_ifaces: '%s' is a unix "
-                                       "socket; HTTP listens on TCP only "
-                                       "(host:port; \"\" = off)",
-                                 cfg->http[i].path);
-                return -1;
-            }
     }
     line = 0;
     if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&

@@ -206,7 +206,7 @@ int ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
 
 /* Writes the effective configuration (passwords masked) as one line per
  * setting to the log at info level. */
-void ha_config_log(const struct ha_config *cfg);
+void ha_config_log(const struct ha_config *cfg, const char *log_elsewhere);
 
 /* True when a default credential (admin:admin, stats:stats; struct
  * ha_user.is_default) is configured while a mysql_ifaces entry listens

@@ -53,7 +53,7 @@ log_credentials(const char *key, const char *spec)
 }
 
 void
-ha_config_log(const struct ha_config *cfg)
+ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
 {
     const struct ha_jemalloc_config *j = &cfg->jemalloc;
 
@@ -61,7 +61,10 @@ ha_config_log(const struct ha_config *cfg)
                 cfg->path != NULL ? cfg->path : "(built-in defaults)");
     ha_log_info("config: datadir = \"%s\"",
                 cfg->datadir != NULL ? cfg->datadir : ".");
-    if (cfg->errorlog != NULL)
+    if (log_elsewhere != NULL)
+        ha_log_info("config: errorlog not used: lines go to %s",
+                    log_elsewhere);
+    else if (cfg->errorlog != NULL)
         ha_log_info("config: errorlog = \"%s\"", cfg->errorlog);
     else
         ha_log_info("config: errorlog = <datadir>/heapadmind.log (default)");

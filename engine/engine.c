@@ -15,6 +15,8 @@
 
 #include <sqlite3.h>
 
+#include "core/forkguard.h"
+#include "engine/hostmetrics.h"
 #include "core/agentreg.h"
 #include "core/fiber.h"
 #include "core/log.h"
@@ -57,6 +59,7 @@ struct ha_engine {
     struct ha_history *history;    /* stats_history sampler; NULL: none */
 
     bool gateway;                  /* serves the datadir's agents too */
+    struct ha_hostmetrics *hostmetrics; /* a gateway's merged exposition */
     char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
@@ -144,9 +147,14 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         struct group gr, *found = NULL;
         char buf[4096];
 
-        if (getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
-                       &found) == 0 &&
-            found != NULL)
+        int grc;
+
+        /* NSS's locks (core/forkguard.h): never held at a fork. */
+        ha_forkguard_enter();
+        grc = getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
+                         &found);
+        ha_forkguard_leave();
+        if (grc == 0 && found != NULL)
             ha_dumpfiles_set_perms(found->gr_gid);
         else
             ha_log_warn("jemalloc_variables.dump_group: no group named "
@@ -239,6 +247,8 @@ ha_engine_free(struct ha_engine *e)
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
+    ha_hostmetrics_free(e->hostmetrics);
+    ha_accounts_free(&e->accounts);
     ha_heap_caches_free(&e->heap);
     free(e->datadir);
     free(e);
@@ -317,6 +327,14 @@ void
 ha_engine_set_gateway(struct ha_engine *e, bool gateway)
 {
     e->gateway = gateway;
+    if (gateway && e->hostmetrics == NULL)
+        e->hostmetrics = ha_hostmetrics_new();
+}
+
+struct ha_hostmetrics *
+ha_engine_hostmetrics(struct ha_engine *e)
+{
+    return e->gateway ? e->hostmetrics : NULL;
 }
 
 bool

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/forkguard.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -424,8 +425,12 @@ job_run(void *arg)
     pthread_mutex_lock(&W.op);
     if (j->open) {
         j->rc = open_locked(j->heap, j->seconds, j->err, sizeof(j->err));
-        if (j->rc == 0 && !W.atexit_set)
+        if (j->rc == 0 && !W.atexit_set) {
+            /* The exit-handler list's lock (core/forkguard.h). */
+            ha_forkguard_enter();
             W.atexit_set = atexit(at_exit) == 0;
+            ha_forkguard_leave();
+        }
     } else {
         j->rc = close_locked(j->closed_by, j->file, sizeof(j->file));
         if (j->rc != 0)

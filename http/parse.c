@@ -14,18 +14,6 @@
 
 #include "core/util.h"
 
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes %XX escapes and '+' of [s, e) into a new string. Returns it,
  * or NULL with *why set (bad escape, NUL, out of memory). */
 static char *
@@ -47,8 +35,8 @@ decode(const char *s, const char *e, const char **why)
             *o++ = *s;
             continue;
         }
-        if (e - s < 3 || (hi = hexval(s[1])) < 0 ||
-            (lo = hexval(s[2])) < 0) {
+        if (e - s < 3 || (hi = ha_hex_digit(s[1])) < 0 ||
+            (lo = ha_hex_digit(s[2])) < 0) {
             *why = "a '%' not followed by two hexadecimal digits";
             free(out);
             return NULL;

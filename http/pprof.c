@@ -15,7 +15,6 @@
 #include "core/buf.h"
 #include "core/task.h"
 #include "core/util.h"
-#include "prof/dumpfile.h"
 #include "prof/maps.h"
 #include "prof/pprof.h"
 #include "prof/symbolize.h"
@@ -220,21 +219,6 @@ reply_failure(struct ha_http_req *hr, int rc, const char *err)
     ha_http_req_text(hr, 404, "Not Found", msg);
 }
 
-/* A name the file rule refuses is the client's mistake: 400, saying
- * what is allowed; it is never looked up. */
-static bool
-name_refused(struct ha_http_req *hr, const char *name)
-{
-    char why[512], msg[600];
-
-    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
-                                            sizeof(why)))
-        return false;
-    snprintf(msg, sizeof(msg), "%s\n", why);
-    ha_http_req_text(hr, 400, "Bad Request", msg);
-    return true;
-}
-
 /* Build-ids for pprof's mappings: the file's on disk (read once per file
  * by the symbolizer's cache). Worker thread. */
 static const char *
@@ -425,7 +409,8 @@ heap_params(struct ha_http_req *hr, char **dump, char **base, bool *text)
         *text = strcmp(format, "jemalloc") == 0;
     else if (debug != NULL)
         *text = strcmp(debug, "0") != 0;
-    if (name_refused(hr, *dump) || name_refused(hr, *base))
+    if (ha_http_req_dump_refused(hr, *dump) ||
+        ha_http_req_dump_refused(hr, *base))
         goto out;
     if (*dump == NULL && !hr->admin) {
         ha_http_req_text(hr, 403, "Forbidden",
@@ -452,13 +437,13 @@ out:
     return ret;
 }
 
-/* /debug/pprof/heap and /allocs: the same profile, the default sample
- * type told apart (Go's net/http/pprof). */
+/* Every heap route: the same parameters and answers. text is the format
+ * when neither debug= nor format= names one; allocs puts the cumulative
+ * sample types first in profile.proto (Go's /allocs). */
 static void
-serve_go(struct ha_http_req *hr, bool allocs)
+serve_heap(struct ha_http_req *hr, bool text, bool allocs)
 {
     char *dump, *base;
-    bool text = false;
 
     if (heap_params(hr, &dump, &base, &text) != 0)
         return;
@@ -473,27 +458,17 @@ serve_go(struct ha_http_req *hr, bool allocs)
 void
 ha_http_pprof_heap(struct ha_http_req *hr)
 {
-    serve_go(hr, false);
+    serve_heap(hr, false, false); /* Go's convention: profile.proto */
 }
 
 void
 ha_http_pprof_allocs(struct ha_http_req *hr)
 {
-    serve_go(hr, true);
+    serve_heap(hr, false, true);
 }
 
 void
 ha_http_jeprof_heap(struct ha_http_req *hr)
 {
-    char *dump, *base;
-    bool text = true;
-
-    if (heap_params(hr, &dump, &base, &text) != 0)
-        return;
-    if (text)
-        serve_text(hr, dump);
-    else
-        serve_pprof(hr, dump, base, false);
-    free(dump);
-    free(base);
+    serve_heap(hr, true, false); /* jeprof's: jemalloc's heap_v2 text */
 }

@@ -33,18 +33,6 @@ add_sat(uint64_t a, uint64_t b)
     return b > SMAPS_TOTAL_MAX - a ? SMAPS_TOTAL_MAX : a + b;
 }
 
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A hex number at *p (up to e), at most 16 digits; advances *p. */
 static bool
 hex(const char **p, const char *e, uint64_t *out)
@@ -52,10 +40,10 @@ hex(const char **p, const char *e, uint64_t *out)
     uint64_t v = 0;
     int n = 0;
 
-    while (*p < e && hexval(**p) >= 0) {
+    while (*p < e && ha_hex_digit(**p) >= 0) {
         if (++n > 16)
             return false;
-        v = v << 4 | (uint64_t)hexval(**p);
+        v = v << 4 | (uint64_t)ha_hex_digit(**p);
         (*p)++;
     }
     *out = v;

@@ -178,7 +178,7 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_dumps_module = {
+const sqlite3_module ha_heap_dumps_module = {
     0,                  /* iVersion */
     dumps_connect,      /* xCreate: a session's own (temp) */
     dumps_connect,      /* xConnect */

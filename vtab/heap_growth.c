@@ -455,6 +455,6 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,  \
     }
 
-sqlite3_module ha_heap_growth_module = GROWTH_MODULE(growth_connect);
-sqlite3_module ha_heap_growth_stacks_module =
+const sqlite3_module ha_heap_growth_module = GROWTH_MODULE(growth_connect);
+const sqlite3_module ha_heap_growth_stacks_module =
     GROWTH_MODULE(growth_stacks_connect);

@@ -275,7 +275,7 @@ life_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_lifetimes_module = {
+const sqlite3_module ha_heap_lifetimes_module = {
     0,                  /* iVersion */
     sites_connect,      /* xCreate: a session's own (temp) */
     sites_connect,      /* xConnect */
@@ -292,7 +292,7 @@ sqlite3_module ha_heap_lifetimes_module = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-sqlite3_module ha_heap_lifetimes_stacks_module = {
+const sqlite3_module ha_heap_lifetimes_stacks_module = {
     0,                  /* iVersion */
     stacks_connect,     /* xCreate: a session's own (temp) */
     stacks_connect,     /* xConnect */

@@ -131,7 +131,7 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
 {
     static const struct {
         const char *name;
-        sqlite3_module *module;
+        const sqlite3_module *module;
     } tables[] = {
         {"stats_heap_dumps", &ha_heap_dumps_module},
         {"heap_top", &ha_heap_top_module},

@@ -68,17 +68,17 @@ int ha_heap_vtab_fail(sqlite3_vtab *vt, int rc, const char *table,
                  const char *err);
 
 /* The modules, registered by ha_heap_vtab_register (heap.c). */
-extern sqlite3_module ha_heap_dumps_module;
-extern sqlite3_module ha_heap_top_module;
-extern sqlite3_module ha_heap_stacks_module;
-extern sqlite3_module ha_heap_profile_module;
-extern sqlite3_module ha_heap_diff_module;
-extern sqlite3_module ha_heap_modules_module;
-extern sqlite3_module ha_heap_growth_module;
-extern sqlite3_module ha_heap_growth_stacks_module;
-extern sqlite3_module ha_heap_lifetimes_module;
-extern sqlite3_module ha_heap_lifetimes_stacks_module;
-extern sqlite3_module ha_heap_recent_module;
+extern const sqlite3_module ha_heap_dumps_module;
+extern const sqlite3_module ha_heap_top_module;
+extern const sqlite3_module ha_heap_stacks_module;
+extern const sqlite3_module ha_heap_profile_module;
+extern const sqlite3_module ha_heap_diff_module;
+extern const sqlite3_module ha_heap_modules_module;
+extern const sqlite3_module ha_heap_growth_module;
+extern const sqlite3_module ha_heap_growth_stacks_module;
+extern const sqlite3_module ha_heap_lifetimes_module;
+extern const sqlite3_module ha_heap_lifetimes_stacks_module;
+extern const sqlite3_module ha_heap_recent_module;
 
 
 #endif /* HA_HEAP_VTAB_H */

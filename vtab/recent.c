@@ -212,7 +212,7 @@ recent_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_recent_module = {
+const sqlite3_module ha_heap_recent_module = {
     0,                  /* iVersion */
     recent_connect,     /* xCreate: a session's own (temp) */
     recent_connect,     /* xConnect */
