@@ -29,7 +29,6 @@
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
-#include "heap/lifelogs.h"
 #include "heap/mallctl.h"
 
 /* A load under way, which later askers of the same file wait for. */
@@ -70,7 +69,8 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     free(pr->modules);
-    ha_lifelog_free(pr);
+    ha_logfile_free(pr->log);
+    free(pr->log);
     ha_products_free(&pr->products);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
@@ -113,7 +113,9 @@ profile_bytes(const struct ha_heap_profile *pr)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
-    return b + ha_lifelog_bytes(pr) + ha_products_bytes(&pr->products);
+    if (pr->log != NULL)
+        b += ha_logfile_bytes(pr->log);
+    return b + ha_products_bytes(&pr->products);
 }
 
 int
@@ -332,6 +334,24 @@ has_news(const struct ha_heap *heap, const struct ha_heap_profile *pr)
            ha_symbolizer_generation(heap->symbolizer) != pr->generation;
 }
 
+/* A lifetime log's text into pr->log and pr->p. */
+static int
+log_parse(struct ha_heap *heap, struct ha_heap_profile *pr, const char *buf,
+          size_t len, char *err, size_t errlen)
+{
+    if ((pr->log = calloc(1, sizeof(*pr->log))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    if (ha_logfile_parse(heap->datadir, pr->name, buf, len, pr->log, &pr->p,
+                         err, errlen) != 0)
+        return -1;
+    /* The time it describes: when its window closed. */
+    if (pr->log->has_window && pr->log->window.closed_ns > 0)
+        pr->taken_ns = pr->log->window.closed_ns;
+    return 0;
+}
+
 /* Parses and symbolizes buf into pr (name and identity already set).
  * side: the .buildid text or NULL. Worker thread. Returns 0 or -1 with
  * err set. */
@@ -347,9 +367,9 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
     char why[512];
     int ret = -1;
 
-    if ((pr->is_log
-             ? ha_lifelog_parse(heap, pr, buf, len, why, sizeof(why))
-             : ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why))) != 0 ||
+    if ((pr->is_log ? log_parse(heap, pr, buf, len, why, sizeof(why))
+                    : ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why))) !=
+            0 ||
         ha_maps_parse(pr->p.maps, pr->p.maps_len, &pr->maps, why,
                       sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", pr->name, why);

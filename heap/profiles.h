@@ -59,11 +59,10 @@
 #include "prof/aggregate.h"
 #include "prof/dumpname.h"
 #include "prof/heapv2.h"
-#include "prof/lifetimes.h"
 #include "prof/maps.h"
-#include "prof/proflog.h"
 #include "prof/syms.h"
 #include "heap/heap.h"
+#include "heap/logfile.h"
 #include "heap/products.h"
 
 #define HA_HEAP_CACHE_MAX 4                    /* profiles kept */
@@ -103,14 +102,10 @@ struct ha_heap_profile {
     struct ha_products products; /* what faces made of it, kept
                               (ha_heap_profile_product) */
 
-    /* A lifetime log (heap/lifelogs.h): p holds its stack traces, one
+    /* A lifetime log (heap/logfile.h): p holds its stack traces, one
      * "stack" each, with maps from its .maps side file. */
     bool is_log;
-    struct ha_proflog *log;        /* the log itself */
-    struct ha_proflog_window window; /* its .window side file */
-    bool has_window;               /* ... was found and read */
-    struct ha_lifetimes *life[2];  /* per site, per stack: built on first
-                                      use (ha_heap_profile_lifetimes) */
+    struct ha_logfile *log;        /* NULL for a dump */
     size_t bytes;          /* accounted against HA_HEAP_CACHE_BYTES */
     uint64_t last_use;
     struct ha_heap_profile *next;
