@@ -934,127 +934,121 @@ ha_heap_log_get(struct ha_heap *heap, const char *name,
     return get_common(heap, name, false, true, out, err, errlen);
 }
 
-/* Building heap_top's aggregate, off the loop. */
-struct top_job {
+/* The figures kept with a profile, each made once off the loop: heap_top's
+ * aggregate (pr->top) and heap_modules' per-module figures
+ * (pr->modules). */
+enum figure {
+    FIG_TOP,
+    FIG_MODULES,
+    FIG_MAX
+};
+
+struct figure_job {
     struct ha_heap_profile *pr;   /* a reference held for the job */
-    struct ha_agg *agg;
+    enum figure kind;
+    struct ha_agg *agg;           /* FIG_TOP's, once made */
+    struct ha_agg_module *m;      /* FIG_MODULES', once made */
     int rc;
 };
 
 static void
-top_run(void *arg)
+figure_run(void *arg)
 {
-    struct top_job *j = arg;
+    struct figure_job *j = arg;
     char why[256];
+    size_t n;
 
     j->rc = -1;
-    if ((j->agg = calloc(1, sizeof(*j->agg))) == NULL)
+    switch (j->kind) {
+    case FIG_TOP:
+        if ((j->agg = calloc(1, sizeof(*j->agg))) == NULL)
+            return;
+        if (ha_agg_add(j->agg, &j->pr->p, &j->pr->syms, 1, false, why,
+                       sizeof(why)) != 0)
+            return;
+        ha_agg_sort(j->agg, HA_AGG_BY_FLAT_BYTES);
+        j->rc = 0;
         return;
-    if (ha_agg_add(j->agg, &j->pr->p, &j->pr->syms, 1, false, why,
-                   sizeof(why)) != 0)
+    case FIG_MODULES:
+        n = j->pr->syms.n_modules ? j->pr->syms.n_modules : 1;
+        if ((j->m = calloc(n, sizeof(*j->m))) != NULL &&
+            ha_agg_modules(&j->pr->p, &j->pr->syms, j->m) == 0)
+            j->rc = 0;
         return;
-    ha_agg_sort(j->agg, HA_AGG_BY_FLAT_BYTES);
-    j->rc = 0;
+    default:
+        return;
+    }
 }
 
-/* Lands the aggregate on its profile (on the loop), unless one landed
- * meanwhile. */
+/* Lands the figure on its profile (on the loop), unless one landed
+ * meanwhile; frees what was not landed. */
 static void
-top_land(struct top_job *j)
+figure_land(struct figure_job *j)
 {
-    if (j->rc == 0 && j->pr->top == NULL) {
-        j->pr->top = j->agg;
+    struct ha_heap_profile *pr = j->pr;
+
+    if (j->rc == 0 && j->kind == FIG_TOP && pr->top == NULL) {
+        pr->top = j->agg;
         j->agg = NULL;
-        j->pr->bytes = profile_bytes(j->pr);
+        pr->bytes = profile_bytes(pr);
+    } else if (j->rc == 0 && j->kind == FIG_MODULES && pr->modules == NULL) {
+        pr->modules = j->m;
+        j->m = NULL;
+        pr->bytes = profile_bytes(pr);
     }
     if (j->agg != NULL) {
         ha_agg_free(j->agg);
         free(j->agg);
         j->agg = NULL;
     }
+    free(j->m);
+    j->m = NULL;
 }
 
 static void
-top_discard(void *arg)
+figure_discard(void *arg)
 {
-    struct top_job *j = arg;
+    struct figure_job *j = arg;
 
-    top_land(j);
+    figure_land(j);
     ha_heap_profile_put(j->pr);
     free(j);
+}
+
+/* Makes pr's figure kind off the loop and lands it. Returns 0 (the
+ * figure is on pr), HA_HEAP_ERROR (err set) or HA_HEAP_STOPPED. */
+static int
+figure_make(struct ha_heap_profile *pr, enum figure kind, char *err,
+            size_t errlen)
+{
+    struct figure_job *j;
+
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        goto oom;
+    j->pr = pr;
+    j->kind = kind;
+    pr->refs++;
+    if (ha_task_offload(figure_run, figure_discard, j) != 0)
+        return HA_HEAP_STOPPED;
+    figure_land(j);
+    ha_heap_profile_put(pr);
+    free(j);
+    if ((kind == FIG_TOP && pr->top != NULL) ||
+        (kind == FIG_MODULES && pr->modules != NULL))
+        return 0;
+oom:
+    ha_err_set(err, errlen, "%s: out of memory", pr->name);
+    return HA_HEAP_ERROR;
 }
 
 int
 ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
                     char *err, size_t errlen)
 {
-    struct top_job *j;
-    int rc;
+    int rc = pr->top != NULL ? 0 : figure_make(pr, FIG_TOP, err, errlen);
 
     *out = pr->top;
-    if (pr->top != NULL)
-        return 0;
-    if ((j = calloc(1, sizeof(*j))) == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    j->pr = pr;
-    pr->refs++;
-    if (ha_task_offload(top_run, top_discard, j) != 0)
-        return HA_HEAP_STOPPED;
-    rc = j->rc;
-    top_land(j);
-    ha_heap_profile_put(pr);
-    free(j);
-    if (rc != 0 || pr->top == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    *out = pr->top;
-    return 0;
-}
-
-/* The per-module figures, off the loop. */
-struct modules_job {
-    struct ha_heap_profile *pr;   /* a reference held for the job */
-    struct ha_agg_module *m;
-    int rc;
-};
-
-static void
-modules_run(void *arg)
-{
-    struct modules_job *j = arg;
-    size_t n = j->pr->syms.n_modules ? j->pr->syms.n_modules : 1;
-
-    j->rc = -1;
-    if ((j->m = calloc(n, sizeof(*j->m))) != NULL &&
-        ha_agg_modules(&j->pr->p, &j->pr->syms, j->m) == 0)
-        j->rc = 0;
-}
-
-/* Lands the figures on their profile (on the loop), unless some landed
- * meanwhile. */
-static void
-modules_land(struct modules_job *j)
-{
-    if (j->rc == 0 && j->pr->modules == NULL) {
-        j->pr->modules = j->m;
-        j->m = NULL;
-        j->pr->bytes = profile_bytes(j->pr);
-    }
-    free(j->m);
-    j->m = NULL;
-}
-
-static void
-modules_discard(void *arg)
-{
-    struct modules_job *j = arg;
-
-    modules_land(j);
-    ha_heap_profile_put(j->pr);
-    free(j);
+    return rc;
 }
 
 int
@@ -1062,28 +1056,11 @@ ha_heap_profile_modules(struct ha_heap_profile *pr,
                         const struct ha_agg_module **out, char *err,
                         size_t errlen)
 {
-    struct modules_job *j;
+    int rc = pr->modules != NULL ? 0
+                                 : figure_make(pr, FIG_MODULES, err, errlen);
 
     *out = pr->modules;
-    if (pr->modules != NULL)
-        return 0;
-    if ((j = calloc(1, sizeof(*j))) == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    j->pr = pr;
-    pr->refs++;
-    if (ha_task_offload(modules_run, modules_discard, j) != 0)
-        return HA_HEAP_STOPPED;
-    modules_land(j);
-    ha_heap_profile_put(pr);
-    free(j);
-    if (pr->modules == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    *out = pr->modules;
-    return 0;
+    return rc;
 }
 
 char *

@@ -312,9 +312,13 @@ fail:
     return -1;
 }
 
-int
-ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
-              size_t errlen)
+/* Reads path whole and parses it with parse; a parse error is prefixed
+ * with path. Returns 0 or -1. */
+static int
+read_parsed(const char *path,
+            int (*parse)(const char *buf, size_t len, struct ha_smaps *out,
+                         char *err, size_t errlen),
+            struct ha_smaps *out, char *err, size_t errlen)
 {
     char *buf, why[256];
     size_t len;
@@ -322,11 +326,18 @@ ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
 
     if (read_all(path, &buf, &len, err, errlen) != 0)
         return -1;
-    rc = ha_smaps_parse(buf, len, out, why, sizeof(why));
+    rc = parse(buf, len, out, why, sizeof(why));
     free(buf);
     if (rc != 0)
         ha_err_set(err, errlen, "%s: %s", path, why);
     return rc;
+}
+
+int
+ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
+              size_t errlen)
+{
+    return read_parsed(path, ha_smaps_parse, out, err, errlen);
 }
 
 int
@@ -371,15 +382,5 @@ int
 ha_smaps_read_status(const char *path, struct ha_smaps *out, char *err,
                      size_t errlen)
 {
-    char *buf, why[256];
-    size_t len;
-    int rc;
-
-    if (read_all(path, &buf, &len, err, errlen) != 0)
-        return -1;
-    rc = ha_smaps_parse_status(buf, len, out, why, sizeof(why));
-    free(buf);
-    if (rc != 0)
-        ha_err_set(err, errlen, "%s: %s", path, why);
-    return rc;
+    return read_parsed(path, ha_smaps_parse_status, out, err, errlen);
 }

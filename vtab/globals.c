@@ -182,24 +182,14 @@ static int
 globals_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                 sqlite3_vtab **ppVtab, char **pzErr)
 {
-    globals_vtab *vt;
-    int rc;
+    int rc = ha_vtab_new(db, GLOBALS_SCHEMA, SQLITE_VTAB_DIRECTONLY,
+                         sizeof(globals_vtab), ppVtab, pzErr);
 
     (void)argc;
     (void)argv;
-    rc = sqlite3_declare_vtab(db, GLOBALS_SCHEMA);
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    *ppVtab = &vt->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((globals_vtab *)*ppVtab)->conn = aux;
+    return rc;
 }
 
 static int

@@ -302,7 +302,8 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         snprintf(buf, len, "%zu", v);
         break;
     }
-    case GV_RO_SSIZE: {
+    case GV_RO_SSIZE:
+    case GV_DECAY: {
         ssize_t v = 0;
 
         rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
@@ -337,13 +338,6 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
             break;
         }
         snprintf(buf, len, "%lld", v);
-        break;
-    }
-    case GV_DECAY: {
-        ssize_t v = 0;
-
-        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
-        snprintf(buf, len, "%zd", v);
         break;
     }
     case GV_ARENA_DECAY:

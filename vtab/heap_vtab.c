@@ -27,21 +27,12 @@ int
 ha_heap_vtab_connect(sqlite3 *db, void *aux, const char *schema,
                 sqlite3_vtab **pp, char **pzErr)
 {
-    heap_vtab *vt;
-    int rc = sqlite3_declare_vtab(db, schema);
+    int rc = ha_vtab_new(db, schema, SQLITE_VTAB_INNOCUOUS, sizeof(heap_vtab),
+                         pp, pzErr);
 
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    *pp = &vt->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((heap_vtab *)*pp)->conn = aux;
+    return rc;
 }
 
 int
