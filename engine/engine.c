@@ -96,7 +96,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.je = &cfg->jemalloc;
     e->heap.thread_init = thread_init;
     e->heap.thread_init_arg = init_arg;
-    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users);
+    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users, base);
     ha_clients_init(&e->clients);
     /* A leading '/' makes the memdb database shared by every connection
      * of this process under that name. The engine's own address keeps

@@ -387,6 +387,8 @@ static const char *const gv_names[] = {
     "admin-mysql_ifaces",
     "admin-version",
     "admin-max_connections",
+    "admin-max_pending_logins",
+    "admin-max_pending_logins_per_host",
     "admin-connect_timeout",
     "admin-wait_timeout",
     "admin-net_write_timeout",

@@ -35,7 +35,9 @@
  *   admin-stats_credentials           RO  user:**** list (masked)
  *   admin-mysql_ifaces                RO
  *   admin-version                     RO  heapadmind's version
- *   admin-max_connections, admin-connect_timeout, admin-wait_timeout,
+ *   admin-max_connections, admin-max_pending_logins,
+ *   admin-max_pending_logins_per_host, admin-connect_timeout,
+ *   admin-wait_timeout,
  *   admin-net_write_timeout, admin-max_allowed_packet,
  *   admin-max_output_buffer           RO  the limits, as configured
  *   admin-unix_socket_mode, admin-have_ssl, admin-require_tls,
