@@ -149,3 +149,32 @@ ha_http_basic_parse(const char *hdr, char *user, size_t user_cap, char *pw,
     *why = NULL;
     return 0;
 }
+
+char *
+ha_http_printable(const char *text, char *out, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+
+    if (len == 0)
+        return out;
+    for (const unsigned char *p = (const unsigned char *)(text != NULL
+                                                              ? text
+                                                              : "");
+         *p != '\0'; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            if (o + 4 >= len)
+                break;
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 0xf];
+        } else {
+            if (o + 1 >= len)
+                break;
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}

@@ -27,7 +27,10 @@
  * "burst <n>" when it starts, so a test can time its dumps between
  * bursts.
  *
- *   growthhost -c CONFIG      runs until SIGTERM or SIGINT, exits 0
+ *   growthhost -c CONFIG [-n] runs until SIGTERM or SIGINT, exits 0;
+ *                             -n skips the fragment step (512 Ki
+ *                             allocations at start), for a tool that
+ *                             counts every call from launch (heaptrack)
  *
  * Every block is written (so its pages are resident) and kept in a
  * volatile array: GCC drops allocations it can prove unused. It prints
@@ -176,8 +179,9 @@ main(int argc, char **argv)
     char err[512];
 
     memset(&opt, 0, sizeof(opt));
-    if (argc != 3 || strcmp(argv[1], "-c") != 0) {
-        fprintf(stderr, "usage: growthhost -c CONFIG\n");
+    if ((argc != 3 && argc != 4) || strcmp(argv[1], "-c") != 0 ||
+        (argc == 4 && strcmp(argv[3], "-n") != 0)) {
+        fprintf(stderr, "usage: growthhost -c CONFIG [-n]\n");
         return 2;
     }
     opt.config_file = argv[2];
@@ -190,7 +194,8 @@ main(int argc, char **argv)
         fprintf(stderr, "growthhost: %s\n", err);
         return 1;
     }
-    fragment();
+    if (argc == 3)
+        fragment();
     printf("ready\n");
     fflush(stdout);
 
