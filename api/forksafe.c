@@ -20,7 +20,8 @@
  *     one of those mutexes holds it), and the child closes the files
  *     open at the fork so that SQLite forgets them;
  *   - heapadmin's own (the prof.prefix lock a dump holds for its whole
- *     write): re-initialised in the child, whose only thread holds none;
+ *     write, the lifetime window's): re-initialised in the child, whose
+ *     only thread holds none;
  *   - the C library's (NSS, the loader's, the resolver's, the time
  *     zone's: the list is in core/forkguard.h): heapadmin's threads call
  *     the functions that take them only inside the fork guard, which is
@@ -43,6 +44,7 @@
 #include "core/forkguard.h"
 #include "core/task.h"
 #include "engine/filevfs.h"
+#include "heap/logwin.h"
 #include "heap/mallctl.h"
 
 #define HA_FORK_WAIT_MS 50
@@ -63,6 +65,8 @@ static const int fork_order[] = {
 };
 #define N_FORK_LOCKS (sizeof(fork_order) / sizeof(fork_order[0]))
 
+/* Filled under init_lock before fork_state turns READY; read-only after
+ * (the atomic store of READY publishes it). */
 static sqlite3_mutex *fork_locks[N_FORK_LOCKS];
 /* NONE: no heapadmin instance yet, so none of its threads uses SQLite;
  * READY: SQLite initialised and fork_locks resolved. The change is made
@@ -202,5 +206,9 @@ heapadmin_fork_child(void)
     ha_forkguard_fork_child();
     guard_taken = false;
     ha_mallctl_forget_locks();
+    /* A lifetime window open at the fork: the child's inherited log is
+     * stopped (its copy to /dev/null), or it would grow for the child's
+     * whole life. */
+    ha_logwin_fork_child();
     return usable;
 }

@@ -26,18 +26,22 @@ struct ha_worker {
     void (*thread_init)(void *);
     void *init_arg;
 
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;            /* guards queue, done, stop and each
+                                      job's ran */
     pthread_cond_t cv;             /* the thread waits here for jobs */
-    struct ha_job *queue, *tail;   /* submitted, not yet run */
-    struct ha_job *done, *done_tail; /* run, done not yet called */
-    bool stop;                     /* ha_worker_free: the thread ends */
+    struct ha_job *queue, *tail;   /* submitted, not yet run (mu) */
+    struct ha_job *done, *done_tail; /* run, done not yet called (mu) */
+    bool stop;                     /* ha_worker_free: the thread ends (mu) */
     bool abandoned;                /* ha_worker_free_by gave up on it:
-                                      the thread tells nobody any more */
-    struct ha_job *running;        /* the job in run(), or NULL */
+                                      the thread tells nobody any more (mu) */
+    struct ha_job *running;        /* the job in run(), or NULL (mu) */
     int64_t running_since;         /* ... since (CLOCK_MONOTONIC ns) */
-    void (*busy)(void *arg);       /* ha_worker_on_busy */
+    void (*busy)(void *arg);       /* ha_worker_on_busy (loop) */
     void *busy_arg;
     size_t pending;                /* submitted and not yet done (loop) */
+    pthread_mutex_t run_lock;      /* held while a job runs, here or in
+                                      the worker's place: what jobs own
+                                      (ha_worker_run_here) */
 
     bool started;                  /* the thread exists */
     pthread_t thread;
@@ -73,7 +77,9 @@ worker_main(void *arg)
         w->running = j;
         w->running_since = ha_clock_ns();
         pthread_mutex_unlock(&w->mu);
+        pthread_mutex_lock(&w->run_lock);
         j->run(j->arg);
+        pthread_mutex_unlock(&w->run_lock);
         pthread_mutex_lock(&w->mu);
         w->running = NULL;
         if (w->abandoned)
@@ -139,6 +145,7 @@ ha_worker_new(struct event_base *base, void (*thread_init)(void *),
     w->init_arg = init_arg;
     w->efd = -1;
     pthread_mutex_init(&w->mu, NULL);
+    pthread_mutex_init(&w->run_lock, NULL);
     pthread_cond_init(&w->cv, NULL);
     return w;
 }
@@ -284,6 +291,18 @@ ha_worker_free_by(struct ha_worker *w, int64_t deadline_ns)
     return -1;
 }
 
+void
+ha_worker_run_here(struct ha_worker *w, void (*run)(void *), void *arg)
+{
+    if (w == NULL) {
+        run(arg);
+        return;
+    }
+    pthread_mutex_lock(&w->run_lock);
+    run(arg);
+    pthread_mutex_unlock(&w->run_lock);
+}
+
 size_t
 ha_worker_pending(const struct ha_worker *w)
 {
@@ -329,6 +348,7 @@ ha_worker_free(struct ha_worker *w)
     if (efd_is_ours(w))
         close(w->efd);
     pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->run_lock);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }

@@ -28,10 +28,12 @@
 #include "engine/dumptimer.h"
 #include "engine/history.h"
 #include "engine/leakwatch.h"
+#include "engine/logtimer.h"
 #include "engine/persist.h"
 #include "heap/caches.h"
 #include "heap/dumpfiles.h"
 #include "heap/heap.h"
+#include "heap/logwin.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -66,6 +68,7 @@ struct ha_engine {
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
+    struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
 };
 
 struct ha_engine *
@@ -172,6 +175,9 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
                                 cfg->stats_system_memory);
     e->leakwatch =
         ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
+    e->logtimer = ha_logtimer_new(base, &e->heap);
+    e->heap.window_opened = ha_logtimer_kick;
+    e->heap.window_arg = e->logtimer;
     e->vtab.engine_value = ha_leakwatch_value;
     e->vtab.engine_arg = e->leakwatch;
     /* The disk layer exists before the first session, which attaches
@@ -264,6 +270,11 @@ ha_engine_free(struct ha_engine *e)
              * heap's caches): all of it is left to it. */
             return;
     }
+    /* A lifetime window still open is closed and published here, on
+     * this thread, now that no job can race it. */
+    ha_logwin_shutdown(&e->heap);
+    ha_logtimer_free(e->logtimer);
+    ha_dumpfiles_memory_release();
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);

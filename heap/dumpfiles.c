@@ -295,6 +295,18 @@ ha_dumpfiles_memory_prefix(const char *prefix, char *out, size_t outlen)
     return n < 0 || (size_t)n >= outlen ? ENAMETOOLONG : 0;
 }
 
+void
+ha_dumpfiles_memory_release(void)
+{
+    char mem[PATH_MAX];
+    int n = snprintf(mem, sizeof(mem), "%s/%s%ld", MEMORY_ROOT, MEMORY_STEM,
+                     (long)getpid());
+
+    if (n > 0 && (size_t)n < sizeof(mem))
+        (void)rmdir(mem); /* only when empty: another instance's dump may
+                             be in it */
+}
+
 int
 ha_dumpfiles_copy_in(const char *mem, const char *prefix, char *out,
                      size_t outlen)

@@ -66,6 +66,9 @@ int ha_dumpfiles_staging_prefix(const char *prefix, char *out,
  * taken by something not ours): the caller stages on disk instead. */
 int ha_dumpfiles_memory_prefix(const char *prefix, char *out, size_t outlen);
 
+/* Removes this process's memory directory if it is empty (at stop). */
+void ha_dumpfiles_memory_release(void);
+
 /* Copies mem, a dump written in memory, to the staging directory of
  * prefix ("<dir>/.heapadmin-staging/<its name>", never replacing a file,
  * synced), and removes mem. The staged path goes to out. Returns 0, or

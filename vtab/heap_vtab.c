@@ -132,6 +132,9 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_modules", &ha_heap_modules_module},
         {"heap_growth", &ha_heap_growth_module},
         {"heap_growth_stacks", &ha_heap_growth_stacks_module},
+        {"heap_lifetimes", &ha_heap_lifetimes_module},
+        {"heap_lifetimes_stacks", &ha_heap_lifetimes_stacks_module},
+        {"stats_jemalloc_recent", &ha_heap_recent_module},
     };
 
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

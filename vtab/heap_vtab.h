@@ -13,6 +13,12 @@
  *   heap_growth.c  heap_growth(...),           per function, and per stack,
  *                  heap_growth_stacks(...)     ranked by growth over a
  *                                              series of dumps
+ *   heap_lifetimes.c heap_lifetimes(log),      per allocation site, and
+ *                  heap_lifetimes_stacks(log)  per stack: how long the
+ *                                              objects freed in a lifetime
+ *                                              window lived
+ *   recent.c       stats_jemalloc_recent      the last sampled allocations,
+ *                                              freed or not
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap/profiles.h.
  */
@@ -70,6 +76,9 @@ extern const sqlite3_module ha_heap_diff_module;
 extern const sqlite3_module ha_heap_modules_module;
 extern const sqlite3_module ha_heap_growth_module;
 extern const sqlite3_module ha_heap_growth_stacks_module;
+extern const sqlite3_module ha_heap_lifetimes_module;
+extern const sqlite3_module ha_heap_lifetimes_stacks_module;
+extern const sqlite3_module ha_heap_recent_module;
 
 
 #endif /* HA_HEAP_VTAB_H */

@@ -17,12 +17,16 @@
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 ha_require curl curl
 
-p4=$(ha_free_port)
-p6=$(ha_free_port)
-h4=$(ha_free_port)
-h6=$(ha_free_port)
+# Four ports of our own beside ha_start's: another test may take one
+# between the probe and the bind, so a start that fails gets new ones.
 hsock=$HA_SOCKDIR/http.sock
-cat >"$HA_TMP/peers.tmpl" <<CNF
+started=
+for _ in 1 2 3; do
+    p4=$(ha_free_port)
+    p6=$(ha_free_port)
+    h4=$(ha_free_port)
+    h6=$(ha_free_port)
+    cat >"$HA_TMP/peers.tmpl" <<CNF
 datadir = "@DATADIR@";
 admin_variables =
 {
@@ -32,7 +36,12 @@ admin_variables =
     http_ifaces = "0.0.0.0:$h4;[::]:$h6;$hsock";
 };
 CNF
-ha_start -C "$HA_TMP/peers.tmpl" || ha_bail "heapadmind starts"
+    if ha_start -C "$HA_TMP/peers.tmpl"; then
+        started=1
+        break
+    fi
+done
+[ -n "$started" ] || ha_bail "heapadmind starts"
 
 # This machine's first non-loopback IPv4 and global IPv6 address, if any.
 ext4=$(ip -o -4 addr show scope global 2>/dev/null |
