@@ -257,20 +257,15 @@ static void
 fn_prometheus_metrics(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct ha_session *s = sqlite3_user_data(ctx);
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
+    struct ha_admin_counters c;
     struct ha_buf out = HA_BUF_INIT;
 
     (void)argc;
     (void)argv;
-    ha_clients_stats(s->shared->clients, &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = s->shared->config != NULL && s->shared->config->n_http > 0;
-    c.http_requests = st.http_requests;
+    ha_admin_counters_of(s->shared->clients,
+                         s->shared->config != NULL &&
+                             s->shared->config->n_http > 0,
+                         &c);
     if (ha_admin_metrics(s->shared->vtab != NULL ? s->shared->vtab->heap : NULL, &c, HA_EXPO_PROMETHEUS, &out) !=
         0) {
         ha_buf_free(&out);

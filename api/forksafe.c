@@ -27,7 +27,8 @@
  *   - the C library's (NSS, the loader's, the resolver's, the time
  *     zone's: the list is in core/forkguard.h).
  * heapadmin's own (the prof.prefix lock a dump holds for its whole
- * write) are re-initialised in the child, whose only thread holds none.
+ * write, the lifetime window's) are re-initialised in the child, whose
+ * only thread holds none.
  *
  * The wait is bounded (HA_FORK_WAIT_MS: a section stuck in the kernel,
  * a close() on a hung mount); past it the fork goes ahead untouched and
@@ -49,6 +50,7 @@
 #include "core/forkguard.h"
 #include "core/task.h"
 #include "engine/filevfs.h"
+#include "heap/logwin.h"
 #include "heap/mallctl.h"
 
 /* At most this long a fork waits for heapadmin's sections under way. */
@@ -70,6 +72,8 @@ static const int fork_order[] = {
 };
 #define N_FORK_LOCKS (sizeof(fork_order) / sizeof(fork_order[0]))
 
+/* Filled under init_lock before fork_state turns READY; read-only after
+ * (the atomic store of READY publishes it). */
 static sqlite3_mutex *fork_locks[N_FORK_LOCKS];
 /* NONE: no heapadmin instance yet, so none of its threads uses SQLite;
  * READY: SQLite initialised and fork_locks resolved. The change is made
@@ -381,5 +385,9 @@ heapadmin_fork_child(void)
     ha_forkguard_fork_child();
     guard_taken = false;
     ha_mallctl_forget_locks();
+    /* A lifetime window open at the fork: the child's inherited log is
+     * stopped (its copy to /dev/null), or it would grow for the child's
+     * whole life. */
+    ha_logwin_fork_child();
     return usable;
 }

@@ -1285,9 +1285,11 @@ heapadmin_tidy_datadir(const struct heapadmin *h)
                              files[i]) < sizeof(path) &&
             ha_filevfs_release(path) != 0)
             rc = -1;
-    /* Dumps are staged in the datadir (the dump prefix's directory). */
+    /* Dumps are staged in the datadir (the dump prefix's directory),
+     * after memory (this process's directory in /dev/shm). */
     if (ha_dumpfiles_staging_release(h->datadir) != 0)
         rc = -1;
+    ha_dumpfiles_memory_release();
     return rc;
 }
 

@@ -26,6 +26,9 @@
  *                                                               (core/util.h ha_utc_tm);
  *                                                               NOW() under the gate
  *   resolver (res_hconf, resolv.conf) getaddrinfo              under the gate
+ *   __exit_funcs_lock                 atexit (the lifetime     under the gate
+ *                                     window's exit handler,
+ *                                     heap/logwin.c, once)
  *   _nl_state_lock (rwlock, read)     strerror's translation   readers only: a child
  *                                                               deadlocks only on a
  *                                                               write (setlocale,

@@ -301,14 +301,25 @@ int
 ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
                    void (*discard)(void *), void *arg)
 {
+    return ha_task_offload_named(w, NULL, run, discard, arg);
+}
+
+int
+ha_task_offload_named(struct ha_worker *w, const char *what,
+                      void (*run)(void *), void (*discard)(void *),
+                      void *arg)
+{
     struct ha_task *t = current;
     struct offload *o;
     bool ran;
 
     if (w == NULL && t != NULL)
         w = t->env->worker;
+    /* Where the task cannot wait, the caller's thread runs the job, but
+     * never beside one of w's: what jobs own (the symbolizer) is one
+     * thread's at a time (core/worker.h). */
     if (t == NULL || w == NULL || t->fiber == NULL) {
-        run(arg);
+        ha_worker_run_here(w, run, arg);
         return 0;
     }
     if (ha_task_stopped(t) != HA_TASK_GO) {
@@ -318,19 +329,20 @@ ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
     }
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
-        run(arg); /* no memory to wait with: the loop does it */
+        ha_worker_run_here(w, run, arg); /* no memory to wait with */
         return 0;
     }
     o->job.run = offload_run;
     o->job.done = offload_done;
     o->job.arg = o;
+    o->job.what = what;
     o->task = t;
     o->run = run;
     o->discard = discard;
     o->arg = arg;
     if (ha_worker_submit(w, &o->job, NULL, 0) != 0) {
         free(o);
-        run(arg); /* no thread to be had: the loop does it */
+        ha_worker_run_here(w, run, arg); /* no thread to be had */
         return 0;
     }
     while (!o->finished && ha_task_stopped(t) == HA_TASK_GO)

@@ -118,7 +118,8 @@ void ha_task_abort(struct ha_task *t);
 
 /* Runs run(arg) on the worker thread of the current task's env while the
  * task waits, so the loop serves others meanwhile. Without a current
- * task or worker it runs inline. Returns 0 once run(arg) has returned;
+ * task, a worker or a fiber to wait on it runs inline, after the job the
+ * worker is running (ha_worker_run_here). Returns 0 once run(arg) has returned;
  * -1 when the task stopped waiting (killed, deadline, shutdown) or the
  * worker could not take it: then the caller must not touch arg again,
  * discard(arg) is called (now, or on the loop when the abandoned job
@@ -141,5 +142,11 @@ int ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
  * askers, the env's worker. */
 int ha_task_offload_ask(void (*run)(void *), void (*discard)(void *),
                         void *arg);
+
+/* ha_task_offload_to with what the job does, for the worker's watchers
+ * (SHOW PROCESSLIST's row of a job that runs long, the log): static. */
+int ha_task_offload_named(struct ha_worker *w, const char *what,
+                          void (*run)(void *), void (*discard)(void *),
+                          void *arg);
 
 #endif /* HA_TASK_H */

@@ -13,10 +13,12 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/util.h"
 
 struct ha_worker {
@@ -24,12 +26,22 @@ struct ha_worker {
     void (*thread_init)(void *);
     void *init_arg;
 
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;            /* guards queue, done, stop and each
+                                      job's ran */
     pthread_cond_t cv;             /* the thread waits here for jobs */
-    struct ha_job *queue, *tail;   /* submitted, not yet run */
-    struct ha_job *done, *done_tail; /* run, done not yet called */
-    bool stop;                     /* ha_worker_free: the thread ends */
+    struct ha_job *queue, *tail;   /* submitted, not yet run (mu) */
+    struct ha_job *done, *done_tail; /* run, done not yet called (mu) */
+    bool stop;                     /* ha_worker_free: the thread ends (mu) */
+    bool abandoned;                /* ha_worker_free_by gave up on it:
+                                      the thread tells nobody any more (mu) */
+    struct ha_job *running;        /* the job in run(), or NULL (mu) */
+    int64_t running_since;         /* ... since (CLOCK_MONOTONIC ns) */
+    void (*busy)(void *arg);       /* ha_worker_on_busy (loop) */
+    void *busy_arg;
     size_t pending;                /* submitted and not yet done (loop) */
+    pthread_mutex_t run_lock;      /* held while a job runs, here or in
+                                      the worker's place: what jobs own
+                                      (ha_worker_run_here) */
 
     bool started;                  /* the thread exists */
     pthread_t thread;
@@ -62,9 +74,16 @@ worker_main(void *arg)
         if (w->queue == NULL)
             w->tail = NULL;
         j->next = NULL;
+        w->running = j;
+        w->running_since = ha_clock_ns();
         pthread_mutex_unlock(&w->mu);
+        pthread_mutex_lock(&w->run_lock);
         j->run(j->arg);
+        pthread_mutex_unlock(&w->run_lock);
         pthread_mutex_lock(&w->mu);
+        w->running = NULL;
+        if (w->abandoned)
+            break; /* nobody waits for it any more, w is leaked */
         j->ran = true;
         if (w->done_tail != NULL)
             w->done_tail->next = j;
@@ -126,6 +145,7 @@ ha_worker_new(struct event_base *base, void (*thread_init)(void *),
     w->init_arg = init_arg;
     w->efd = -1;
     pthread_mutex_init(&w->mu, NULL);
+    pthread_mutex_init(&w->run_lock, NULL);
     pthread_cond_init(&w->cv, NULL);
     return w;
 }
@@ -191,7 +211,96 @@ ha_worker_submit(struct ha_worker *w, struct ha_job *job, char *err,
     w->pending++;
     pthread_cond_signal(&w->cv);
     pthread_mutex_unlock(&w->mu);
+    if (w->pending == 1 && w->busy != NULL)
+        w->busy(w->busy_arg);
     return 0;
+}
+
+void
+ha_worker_on_busy(struct ha_worker *w, void (*busy)(void *arg), void *arg)
+{
+    w->busy = busy;
+    w->busy_arg = arg;
+}
+
+bool
+ha_worker_running(struct ha_worker *w, const char **what, int64_t *since_ns)
+{
+    bool running;
+
+    if (w == NULL || !w->started)
+        return false;
+    pthread_mutex_lock(&w->mu);
+    running = w->running != NULL;
+    if (running) {
+        *what = w->running->what != NULL ? w->running->what : "a job";
+        *since_ns = w->running_since;
+    }
+    pthread_mutex_unlock(&w->mu);
+    return running;
+}
+
+void
+ha_worker_stop(struct ha_worker *w)
+{
+    if (w == NULL || !w->started)
+        return;
+    pthread_mutex_lock(&w->mu);
+    w->stop = true;
+    pthread_cond_signal(&w->cv);
+    pthread_mutex_unlock(&w->mu);
+}
+
+int
+ha_worker_free_by(struct ha_worker *w, int64_t deadline_ns)
+{
+    struct timespec ts;
+    int64_t now;
+
+    if (w == NULL || !w->started) {
+        ha_worker_free(w);
+        return 0;
+    }
+    ha_worker_stop(w);
+    /* pthread_timedjoin_np's clock is CLOCK_REALTIME: the deadline is
+     * carried over from the monotonic one. */
+    now = ha_clock_ns();
+    clock_gettime(CLOCK_REALTIME, &ts);
+    if (deadline_ns > now) {
+        int64_t ns = ts.tv_nsec + (deadline_ns - now);
+
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+    }
+    if (pthread_timedjoin_np(w->thread, NULL, &ts) == 0) {
+        w->started = false; /* joined: ha_worker_free need not */
+        drain_done(w);
+        ha_worker_free(w);
+        return 0;
+    }
+    pthread_mutex_lock(&w->mu);
+    w->abandoned = true;
+    pthread_mutex_unlock(&w->mu);
+    pthread_detach(w->thread);
+    /* Nothing of the loop's may fire for it any more; its eventfd stays
+     * open (the thread may still write it: never a number reused). */
+    if (w->ev != NULL) {
+        event_free(w->ev);
+        w->ev = NULL;
+    }
+    return -1;
+}
+
+void
+ha_worker_run_here(struct ha_worker *w, void (*run)(void *), void *arg)
+{
+    if (w == NULL) {
+        run(arg);
+        return;
+    }
+    pthread_mutex_lock(&w->run_lock);
+    run(arg);
+    pthread_mutex_unlock(&w->run_lock);
 }
 
 size_t
@@ -219,10 +328,7 @@ ha_worker_free(struct ha_worker *w)
     if (w == NULL)
         return;
     if (w->started) {
-        pthread_mutex_lock(&w->mu);
-        w->stop = true;
-        pthread_cond_signal(&w->cv);
-        pthread_mutex_unlock(&w->mu);
+        ha_worker_stop(w);
         pthread_join(w->thread, NULL);
         drain_done(w);
     }
@@ -242,6 +348,7 @@ ha_worker_free(struct ha_worker *w)
     if (efd_is_ours(w))
         close(w->efd);
     pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->run_lock);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }

@@ -7,8 +7,11 @@
  * eventfd watched by an event on the loop's base). The loop never waits
  * for the worker, except in ha_worker_free().
  *
- * One thread, so whatever only jobs touch (the symbolizer's caches) needs
- * no lock. The thread is started at the first submission: an instance
+ * Jobs run one at a time, so whatever only jobs touch (the symbolizer's
+ * caches, the dumps' totals) needs no lock of its own: the worker's
+ * run_lock is it. A job that cannot be queued and runs on the caller's
+ * thread instead (core/task.h's fallbacks) goes through
+ * ha_worker_run_here, which takes that lock too. The thread is started at the first submission: an instance
  * that never reads a profile never has it. It is created with every
  * signal blocked (a host's signals are never delivered to it) and calls
  * the owner's thread_init first (log sink, jemalloc arena and profiling
@@ -22,6 +25,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 struct event_base;
 struct ha_worker;
@@ -34,6 +38,9 @@ struct ha_job {
                                   (ran true), or when the worker was
                                   freed before running it (ran false) */
     void *arg;
+    const char *what;          /* what it does, for SHOW PROCESSLIST and
+                                  the log ("writing a heap dump"); static
+                                  or the job's own; NULL: "a job" */
     bool ran;                  /* set before done is called */
     struct ha_job *next;       /* the worker's queues */
 };
@@ -55,6 +62,13 @@ void ha_worker_set_name(struct ha_worker *w, const char *name);
 int ha_worker_submit(struct ha_worker *w, struct ha_job *job, char *err,
                      size_t errlen);
 
+/* Runs run(arg) on the calling thread in the worker's place: never while
+ * the worker runs a job (it waits for the running one to end), so what
+ * jobs own stays one thread's at a time. For work that could not be
+ * queued; not from a job (that would wait for itself). NULL w: runs
+ * run(arg) at once. */
+void ha_worker_run_here(struct ha_worker *w, void (*run)(void *), void *arg);
+
 /* Jobs submitted and not yet done (queued, running or finished awaiting
  * the loop). */
 size_t ha_worker_pending(const struct ha_worker *w);
@@ -62,6 +76,28 @@ size_t ha_worker_pending(const struct ha_worker *w);
 /* Waits for the running job to end, then calls done (ran false) for the
  * jobs still queued and frees w. Loop thread only. NULL is a no-op. */
 void ha_worker_free(struct ha_worker *w);
+
+/* ha_worker_free, waiting for the running job until deadline_ns
+ * (CLOCK_MONOTONIC) at most. Returns 0 when w was freed; -1 when the
+ * running job had not ended by then (a write to a disk that stopped
+ * answering): the thread is then left to it, detached, and w with it
+ * (leaked: the job may still use w and whatever its arg holds, which the
+ * caller must leave alone too); no done callback runs any more. */
+int ha_worker_free_by(struct ha_worker *w, int64_t deadline_ns);
+
+/* Asks the thread to stop once its running job ends, without waiting
+ * (so that several workers stopping share one deadline). */
+void ha_worker_stop(struct ha_worker *w);
+
+/* The job running now: true with *what (never NULL) and *since_ns
+ * (CLOCK_MONOTONIC) when one runs. Loop thread. */
+bool ha_worker_running(struct ha_worker *w, const char **what,
+                       int64_t *since_ns);
+
+/* busy(arg) runs on the loop when a job is submitted to an idle worker
+ * (the owner's watch on it starts). */
+void ha_worker_on_busy(struct ha_worker *w, void (*busy)(void *arg),
+                       void *arg);
 
 /* For a fork child: forgets w without joining, locking or closing
  * anything that is not provably ours (the eventfd, by its identity). */

@@ -90,6 +90,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
                 cfg->max_connections, cfg->connect_timeout,
                 cfg->wait_timeout, cfg->net_write_timeout,
                 cfg->max_allowed_packet, cfg->max_output_buffer);
+    ha_log_info("config: " ADMIN ".max_pending_logins = %d, "
+                "max_pending_logins_per_host = %d",
+                cfg->max_pending_logins, cfg->max_pending_logins_per_host);
     ha_log_info("config: " JEMALLOC ".prof_active = %s",
                 tri_name(j->prof_active));
     if (j->lg_prof_sample == HA_UNSET)
@@ -155,6 +158,10 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
         size_t offset;
     } ints[] = {
         {"admin-max_connections", offsetof(struct ha_config, max_connections)},
+        {"admin-max_pending_logins",
+         offsetof(struct ha_config, max_pending_logins)},
+        {"admin-max_pending_logins_per_host",
+         offsetof(struct ha_config, max_pending_logins_per_host)},
         {"admin-connect_timeout", offsetof(struct ha_config, connect_timeout)},
         {"admin-wait_timeout", offsetof(struct ha_config, wait_timeout)},
         {"admin-net_write_timeout",

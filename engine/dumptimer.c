@@ -97,6 +97,8 @@ req_submit(struct ha_worker *worker, struct ha_dump_req *r)
 {
     char err[256];
 
+    r->job.what = r->dj.dump ? "writing a heap dump (automatic)"
+                             : "looking after the dumps";
     if (ha_worker_submit(worker, &r->job, err, sizeof(err)) != 0) {
         ha_log_warn("%s: not taken: %s", r->dj.variable, err);
         free(r);

@@ -18,18 +18,22 @@
 #include "core/forkguard.h"
 #include "engine/hostmetrics.h"
 #include "core/agentreg.h"
+#include "core/clock.h"
 #include "core/fiber.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "core/worker.h"
 #include "engine/diskstore.h"
+#include "engine/diskwatch.h"
 #include "engine/dumptimer.h"
 #include "engine/history.h"
 #include "engine/leakwatch.h"
+#include "engine/logtimer.h"
 #include "engine/persist.h"
 #include "heap/caches.h"
 #include "heap/dumpfiles.h"
 #include "heap/heap.h"
+#include "heap/logwin.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -51,6 +55,8 @@ struct ha_engine {
     struct ha_worker *worker;      /* long work off the loop */
     struct ha_worker *askers[HA_ENGINE_ASKERS]; /* a gateway's: asking
                                        its agents (ha_task_offload_ask) */
+    struct ha_diskwatch *diskwatch; /* the dump worker in PROCESSLIST and
+                                       the log when a job runs long */
     struct ha_worker *dump_worker; /* writes to the datadir that a disk may
                                       stall: heap dumps, history samples */
     struct ha_task_env tasks;      /* what every task shares */
@@ -64,6 +70,7 @@ struct ha_engine {
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
+    struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
 };
 
 struct ha_engine *
@@ -95,7 +102,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.je = &cfg->jemalloc;
     e->heap.thread_init = thread_init;
     e->heap.thread_init_arg = init_arg;
-    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users);
+    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users, base);
     ha_clients_init(&e->clients);
     /* A leading '/' makes the memdb database shared by every connection
      * of this process under that name. The engine's own address keeps
@@ -132,6 +139,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
     e->heap.dump_worker = e->dump_worker;
+    e->diskwatch = ha_diskwatch_new(base, e->dump_worker, &e->clients);
     if (cfg->sql_memory_limit > 0) {
         /* SQLite's limit is per process: the agent and heapadmind have
          * SQLite to themselves; a host that links the same libsqlite3
@@ -169,6 +177,9 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
                                 cfg->stats_system_memory);
     e->leakwatch =
         ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
+    e->logtimer = ha_logtimer_new(base, &e->heap);
+    e->heap.window_opened = ha_logtimer_kick;
+    e->heap.window_arg = e->logtimer;
     e->vtab.engine_value = ha_leakwatch_value;
     e->vtab.engine_arg = e->leakwatch;
     /* The disk layer exists before the first session, which attaches
@@ -229,11 +240,49 @@ ha_engine_free(struct ha_engine *e)
 {
     if (e == NULL)
         return;
-    /* First: a job still running may use the tables' context. */
-    ha_worker_free(e->worker);
-    ha_worker_free(e->dump_worker);
+    /* First: a job still running may use the tables' context. Both are
+     * told to stop at once and get one deadline: a job blocked on a disk
+     * that stopped answering (a heap dump to a hung mount) must not keep
+     * the owner (SIGTERM, heapadmin_stop) waiting. */
+    ha_diskwatch_free(e->diskwatch);
+    ha_worker_stop(e->worker);
+    ha_worker_stop(e->dump_worker);
     for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
-        ha_worker_free(e->askers[i]);
+        ha_worker_stop(e->askers[i]);
+    {
+        int64_t by = ha_clock_ns() + (int64_t)HA_ENGINE_STOP_WAIT_MS * 1000000;
+        const char *what = NULL;
+        int64_t since = 0;
+        bool stuck = ha_worker_running(e->dump_worker, &what, &since);
+        int lost = 0;
+
+        if (ha_worker_free_by(e->worker, by) != 0)
+            lost++;
+        /* A gateway's asks end by their own deadlines (seconds). */
+        for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
+            if (ha_worker_free_by(e->askers[i], by) != 0)
+                lost++;
+        if (ha_worker_free_by(e->dump_worker, by) != 0) {
+            ha_log_warn("stopping: the disk worker has been %s for %lld s "
+                        "and does not end: left behind (what it was "
+                        "writing stays in the staging directory, which "
+                        "the next start cleans)",
+                        stuck ? what : "busy",
+                        stuck ? (long long)((ha_clock_ns() - since) /
+                                            1000000000)
+                              : 0LL);
+            lost++;
+        }
+        if (lost > 0)
+            /* Its job may still use the engine (a history sample, the
+             * heap's caches): all of it is left to it. */
+            return;
+    }
+    /* A lifetime window still open is closed and published here, on
+     * this thread, now that no job can race it. */
+    ha_logwin_shutdown(&e->heap);
+    ha_logtimer_free(e->logtimer);
+    ha_dumpfiles_memory_release();
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);

@@ -66,7 +66,11 @@ void ha_engine_set_shutdown_flag(struct ha_engine *e,
                                  const _Atomic bool *flag);
 
 /* Frees the engine once both front-ends are gone: waits for the worker
- * thread's running job. NULL is a no-op. */
+ * threads' running jobs, HA_ENGINE_STOP_WAIT_MS at most; a job still
+ * running then (blocked on a disk that stopped answering) is left behind
+ * with its thread, and the engine with it (leaked: the job may use it).
+ * NULL is a no-op. */
+#define HA_ENGINE_STOP_WAIT_MS 2000
 void ha_engine_free(struct ha_engine *e);
 
 /* For a fork child: forgets what the parent's threads own (the worker)

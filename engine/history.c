@@ -379,6 +379,7 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
     j->want_oldest = h->listener != NULL && h->since != NULL;
     if (j->want_oldest)
         j->since = h->since(h->listener_arg, s.timestamp);
+    j->job.what = "writing a stats_history sample";
     if (ha_worker_submit(h->worker, &j->job, err, sizeof(err)) != 0) {
         if (!h->warned)
             ha_log_warn("stats_history.system_memory: sample not stored: "

@@ -9,16 +9,29 @@
 #include <unistd.h>
 
 int64_t
+ha_login_peek(struct ha_accounts *a, const struct ha_peer *peer)
+{
+    return ha_accounts_peek(a, peer);
+}
+
+int64_t
 ha_login_admit(struct ha_accounts *a, const struct ha_peer *peer)
 {
-    return ha_accounts_admit(a, peer->host);
+    return ha_accounts_admit(a, peer);
+}
+
+int64_t
+ha_login_retry_s(int64_t ms)
+{
+    return ms <= 1000 ? 1 : (ms + 999) / 1000;
 }
 
 enum ha_login_result
 ha_login_check(struct ha_accounts *a, const struct ha_peer *peer,
                const char *name, ha_login_prove_fn prove, void *arg,
-               const struct ha_user **user)
+               const struct ha_user **user, bool *say)
 {
+    bool line = false;
     const struct ha_user *u = ha_accounts_find(a, name);
     enum ha_login_result r;
 
@@ -32,9 +45,11 @@ ha_login_check(struct ha_accounts *a, const struct ha_peer *peer,
     else
         r = HA_LOGIN_OK;
     if (r == HA_LOGIN_OK)
-        ha_accounts_succeeded(a, peer->host);
+        ha_accounts_succeeded(a, peer, name);
     else
-        ha_accounts_failed(a, peer->host);
+        line = ha_accounts_failed(a, peer, name);
+    if (say != NULL)
+        *say = line;
     return r;
 }
 

@@ -17,6 +17,8 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 #include <unistd.h>
 
 #include "core/log.h"
@@ -275,6 +277,192 @@ ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix)
     return ha_dumpfiles_perms(path);
 }
 
+#define MEMORY_ROOT "/dev/shm"
+#define MEMORY_STEM "heapadmin."
+
+static int
+memory_dir(char *out, size_t outlen)
+{
+    struct statfs fs;
+    int n;
+
+    if (statfs(MEMORY_ROOT, &fs) != 0)
+        return errno;
+    if ((unsigned long)fs.f_type != (unsigned long)TMPFS_MAGIC)
+        return ENOTSUP;
+    n = snprintf(out, outlen, "%s/%s%ld", MEMORY_ROOT, MEMORY_STEM,
+                 (long)getpid());
+    if (n < 0 || (size_t)n >= outlen)
+        return ENAMETOOLONG;
+    return own_dir(out, 0700);
+}
+
+int
+ha_dumpfiles_memory_prefix(const char *prefix, char *out, size_t outlen)
+{
+    char dir[PATH_MAX], mem[PATH_MAX];
+    const char *stem;
+    int rc, n;
+
+    if ((rc = split_prefix(prefix, dir, sizeof(dir), &stem)) != 0 ||
+        (rc = memory_dir(mem, sizeof(mem))) != 0)
+        return rc;
+    n = snprintf(out, outlen, "%s/%s", mem, stem);
+    return n < 0 || (size_t)n >= outlen ? ENAMETOOLONG : 0;
+}
+
+void
+ha_dumpfiles_memory_release(void)
+{
+    char mem[PATH_MAX];
+    int n = snprintf(mem, sizeof(mem), "%s/%s%ld", MEMORY_ROOT, MEMORY_STEM,
+                     (long)getpid());
+
+    if (n > 0 && (size_t)n < sizeof(mem))
+        (void)rmdir(mem); /* only when empty: another instance's dump may
+                             be in it */
+}
+
+int
+ha_dumpfiles_copy_in(const char *mem, const char *prefix, char *out,
+                     size_t outlen)
+{
+    char staged_prefix[PATH_MAX], dir[PATH_MAX];
+    const char *name = strrchr(mem, '/'), *stem;
+    char *buf = NULL;
+    int in = -1, fd = -1, rc = 0, n;
+
+    name = name != NULL ? name + 1 : mem;
+    if ((rc = ha_dumpfiles_staging_prefix(prefix, staged_prefix,
+                                          sizeof(staged_prefix))) != 0 ||
+        (rc = split_prefix(staged_prefix, dir, sizeof(dir), &stem)) != 0)
+        goto out;
+    n = snprintf(out, outlen, "%s/%s", dir, name);
+    if (n < 0 || (size_t)n >= outlen) {
+        rc = ENAMETOOLONG;
+        goto out;
+    }
+    if ((buf = malloc(1 << 20)) == NULL) {
+        rc = ENOMEM;
+        goto out;
+    }
+    /* Non-blocking: what is there may be no regular file (a FIFO would
+     * hold this open for ever). */
+    in = open(mem, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (in < 0) {
+        rc = errno;
+        goto out;
+    }
+    {
+        struct stat st;
+
+        if (fstat(in, &st) != 0 || !S_ISREG(st.st_mode)) {
+            rc = EINVAL;
+            goto out;
+        }
+    }
+    fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+              0600);
+    /* Another process of the directory removed the empty staging
+     * directory at its exit (ha_dumpfiles_staging_release) meanwhile:
+     * made again, once. */
+    if (fd < 0 && errno == ENOENT &&
+        ha_dumpfiles_staging_prefix(prefix, staged_prefix,
+                                    sizeof(staged_prefix)) == 0)
+        fd = open(out, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW,
+                  0600);
+    if (fd < 0) {
+        rc = errno;
+        goto out;
+    }
+    for (;;) {
+        ssize_t r = read(in, buf, 1 << 20), w = 0;
+
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0) {
+            rc = errno;
+            break;
+        }
+        if (r == 0)
+            break;
+        while (w < r) {
+            ssize_t k = write(fd, buf + w, (size_t)(r - w));
+
+            if (k < 0 && errno == EINTR)
+                continue;
+            if (k <= 0) {
+                rc = k < 0 ? errno : EIO;
+                break;
+            }
+            w += k;
+        }
+        if (rc != 0)
+            break;
+    }
+    if (rc == 0 && fsync(fd) != 0)
+        rc = errno;
+    if (close(fd) != 0 && rc == 0)
+        rc = errno;
+    fd = -1;
+    if (rc != 0)
+        unlink(out);
+out:
+    if (in >= 0)
+        close(in);
+    if (fd >= 0)
+        close(fd);
+    free(buf);
+    unlink(mem);
+    return rc;
+}
+
+/* Removes the in-memory dump directories of processes that are gone (a
+ * kill -9 between jemalloc's write and the copy) and this pid's own (an
+ * earlier run's, same pid). */
+static void
+clean_memory(long pid)
+{
+    char path[PATH_MAX], file[PATH_MAX];
+    struct dirent *de;
+    DIR *d = opendir(MEMORY_ROOT);
+
+    if (d == NULL)
+        return;
+    while ((de = readdir(d)) != NULL) {
+        struct stat st;
+        struct dirent *fe;
+        char *end;
+        long owner;
+        DIR *sub;
+        int n;
+
+        if (strncmp(de->d_name, MEMORY_STEM, strlen(MEMORY_STEM)) != 0)
+            continue;
+        owner = strtol(de->d_name + strlen(MEMORY_STEM), &end, 10);
+        if (*end != '\0' || owner <= 0 ||
+            (owner != pid && (kill((pid_t)owner, 0) == 0 || errno != ESRCH)))
+            continue;
+        n = snprintf(path, sizeof(path), "%s/%s", MEMORY_ROOT, de->d_name);
+        if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) != 0 ||
+            !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
+            (sub = opendir(path)) == NULL)
+            continue;
+        while ((fe = readdir(sub)) != NULL) {
+            if (fe->d_name[0] == '.')
+                continue;
+            n = snprintf(file, sizeof(file), "%s/%s", path, fe->d_name);
+            if (n > 0 && (size_t)n < sizeof(file) && unlink(file) == 0)
+                ha_log_warn("dump housekeeping: removed %s, a dump written "
+                            "in memory by a process that is gone (pid %ld)",
+                            file, owner);
+        }
+        closedir(sub);
+        rmdir(path);
+    }
+    closedir(d);
+}
+
 int
 ha_dumpfiles_publish(const char *staged, const char *dir, char *out,
                      size_t outlen)
@@ -359,6 +547,7 @@ ha_dumpfiles_start(const char *prefix, long pid)
     if (split_prefix(prefix, dir, sizeof(dir), &stem) != 0)
         return -1;
     clean_staging(dir, pid);
+    clean_memory(pid);
     /* Without the start time every same-pid file would look earlier,
      * this run's own included: move nothing rather than that. */
     if (started <= 0)

@@ -9,6 +9,9 @@
  *   - heapadmin's own dumps are written into a staging directory next to
  *     the dumps (<dir>/.heapadmin-staging, jemalloc's naming kept) and
  *     published with link(2), which never replaces a file;
+ *   - jemalloc writes them into memory first (ha_dumpfiles_memory_prefix:
+ *     it holds its locks while it writes), and they are copied to the
+ *     staging directory with no lock held;
  *   - at start, staged leftovers of dead processes are removed, and an
  *     earlier run's files under this process's pid are moved to
  *     <dir>/earlier-runs/<stem>.<pid>.<UTC time of its newest file>/,
@@ -60,6 +63,29 @@ int ha_dumpfiles_staging_prefix(const char *prefix, char *out,
  * dump is being written, or one was cut short; the next start cleans
  * that). */
 int ha_dumpfiles_staging_release(const char *dir);
+
+/* Where jemalloc writes heapadmin's own dumps first: a private
+ * directory in memory ("/dev/shm/heapadmin.<pid>", tmpfs, 0700, made on
+ * first use), so that jemalloc, which holds its profiler's locks for as
+ * long as it writes, never writes to a disk that may stall (a hung NFS
+ * mount, a dying disk: every statistics read would wait behind it); the
+ * dump worker then copies the file to the datadir with no lock held
+ * (ha_dumpfiles_copy_in). The prefix "<memdir>/<stem>" for prefix goes
+ * to out. Returns 0, or an errno value (no tmpfs there, or the name
+ * taken by something not ours): the caller stages on disk instead. */
+int ha_dumpfiles_memory_prefix(const char *prefix, char *out, size_t outlen);
+
+/* Removes this process's memory directory if it is empty (at stop). */
+void ha_dumpfiles_memory_release(void);
+
+/* Copies mem, a dump written in memory, to the staging directory of
+ * prefix ("<dir>/.heapadmin-staging/<its name>", never replacing a file,
+ * synced), and removes mem. The staged path goes to out. Returns 0, or
+ * an errno value (nothing left behind but on a disk that stopped
+ * answering: the next start's housekeeping removes that). May block on
+ * the disk: the dump worker's, never the loop's. */
+int ha_dumpfiles_copy_in(const char *mem, const char *prefix, char *out,
+                         size_t outlen);
 
 /* Publishes the staged dump staged (a file in the staging directory) as
  * "<dir>/<its name>", never replacing a file: one already there (an

@@ -4,6 +4,8 @@
  */
 #include "heap/heap.h"
 
+#include <errno.h>
+
 #include "core/clock.h"
 
 void
@@ -14,7 +16,10 @@ ha_heap_refresh_stats(struct ha_heap *heap)
     if (heap->stats_epoch_ms != 0 && heap->stats_max_age_ms > 0 &&
         now - heap->stats_epoch_ms < (long long)heap->stats_max_age_ms)
         return;
-    (void)ha_mallctl_epoch(heap->ops);
+    /* While a dump of ours writes, the refresh would wait for it: the
+     * figures stay as of the last one, and their age says so. */
+    if (ha_mallctl_epoch(heap->ops) == EBUSY)
+        return;
     /* Never 0, which means "never refreshed". */
     heap->stats_epoch_ms = now > 0 ? now : 1;
 }

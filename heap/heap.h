@@ -46,6 +46,15 @@ struct ha_heap {
                                           worker that loads profiles, so a
                                           stalled disk holds up no one
                                           else; NULL: the task's */
+    /* The lifetime window (logwin.h): called on the loop when one opens,
+     * so the owner calls ha_logwin_tick until it returns -1; NULL: no
+     * ticks (it closes at shutdown or exit only). */
+    void (*window_opened)(void *arg);
+    void *window_arg;
+    long long log_max_bytes;           /* a window closes when jemalloc
+                                          holds this much for it
+                                          (jemalloc-log_max_bytes); 0:
+                                          HA_LOGWIN_DEFAULT_MAX_BYTES */
     /* Run first on the symbolizer's debuginfod fetch threads, as on the
      * owner's worker thread (log sink, profiling switches); NULL: none. */
     void (*thread_init)(void *arg);
@@ -58,8 +67,12 @@ struct ha_heap {
     long long stats_epoch_ms;          /* ha_clock_ms() of the last
                                           refresh; 0: never */
 
-    /* Caches, created on first use, freed together (caches.h). */
-    struct ha_symbolizer *symbolizer;  /* the worker's (profiles.h) */
+    /* Caches, created on first use, freed together (caches.h). The
+     * worker's are used only by jobs, one at a time under the worker's
+     * run_lock (core/worker.h), even when a job runs on the loop. */
+    struct ha_symbolizer *symbolizer;  /* the worker's; made on the loop
+                                          before a job needs it
+                                          (profiles.h) */
     struct ha_heap_cache *profiles;    /* loaded profiles (profiles.h) */
     struct ha_dump_totals *dump_totals; /* the dumps' parsed totals, the
                                            worker's (dumps.h) */
@@ -68,7 +81,10 @@ struct ha_heap {
 };
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last
- * refresh is younger than heap->stats_max_age_ms. */
+ * refresh is younger than heap->stats_max_age_ms, or a dump of ours is
+ * being written (the refresh would wait for it: the figures stay as of
+ * the last refresh, ha_heap_stats_age_ms says how old). Never waits for
+ * a dump. */
 void ha_heap_refresh_stats(struct ha_heap *heap);
 
 /* Age of the statistics in ms (time since the last refresh), or -1 when

@@ -17,11 +17,90 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
 #include "heap/dumpfiles.h"
+
+/* ------------------------------------------------------------------
+ * The dump gate
+ * ------------------------------------------------------------------ */
+
+/* jemalloc's "epoch" reads the profiler's mutexes' statistics, so it
+ * waits on prof_dump_mtx, which a writing dump holds for the whole dump
+ * (and holds ctl_mtx meanwhile, on which every stats read then waits);
+ * prof.reset takes prof_dump_mtx too. So none of them may start while a
+ * dump of ours writes, on any thread: they answer EBUSY, and statistics
+ * stay as of the last refresh. A dump waits for the ones already
+ * started (short: they wait on nothing else). Dekker's rule with
+ * sequentially consistent atomics: each side announces itself, then
+ * looks at the other. */
+static _Atomic int gate_dumps;   /* prof.dump calls of ours running */
+static _Atomic int gate_others;  /* epoch and prof.reset calls running */
+
+static bool
+gated(const char *name)
+{
+    return strcmp(name, "epoch") == 0 || strcmp(name, "prof.reset") == 0;
+}
+
+static bool
+gate_enter(void)
+{
+    atomic_fetch_add(&gate_others, 1);
+    if (atomic_load(&gate_dumps) > 0) {
+        atomic_fetch_sub(&gate_others, 1);
+        return false;
+    }
+    return true;
+}
+
+static void
+gate_leave(void)
+{
+    atomic_fetch_sub(&gate_others, 1);
+}
+
+static void
+dump_enter(void)
+{
+    atomic_fetch_add(&gate_dumps, 1);
+    while (atomic_load(&gate_others) > 0) {
+        struct timespec ts = {0, 100000};
+
+        nanosleep(&ts, NULL);
+    }
+}
+
+static void
+dump_leave(void)
+{
+    atomic_fetch_sub(&gate_dumps, 1);
+}
+
+bool
+ha_mallctl_dumping(void)
+{
+    return atomic_load(&gate_dumps) > 0;
+}
+
+/* ops->mallctl for a call that changes something, through the gate. */
+static int
+call_write(const struct ha_mallctl_ops *ops, const char *name, void *oldp,
+           size_t *oldlenp, void *newp, size_t newlen)
+{
+    int rc;
+
+    if (!gated(name))
+        return ops->mallctl(name, oldp, oldlenp, newp, newlen);
+    if (!gate_enter())
+        return EBUSY;
+    rc = ops->mallctl(name, oldp, oldlenp, newp, newlen);
+    gate_leave();
+    return rc;
+}
 
 /* ------------------------------------------------------------------
  * Typed accessors
@@ -235,6 +314,8 @@ int
 ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
                       size_t v)
 {
+    if (gated(name))
+        return call_write(ops, name, NULL, NULL, &v, sizeof(v));
     return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
 }
 
@@ -262,7 +343,7 @@ ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
 int
 ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name)
 {
-    return ops->mallctl(name, NULL, NULL, NULL, 0);
+    return call_write(ops, name, NULL, NULL, NULL, 0);
 }
 
 int
@@ -270,7 +351,7 @@ ha_mallctl_epoch(const struct ha_mallctl_ops *ops)
 {
     uint64_t epoch = 1;
 
-    return ops->mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch));
+    return call_write(ops, "epoch", NULL, NULL, &epoch, sizeof(epoch));
 }
 
 /* ------------------------------------------------------------------
@@ -395,6 +476,8 @@ ha_mallctl_forget_locks(void)
     /* The child's only thread holds nothing: whoever held it is gone. */
     pthread_mutex_init(&prefix_memory.writing, NULL);
     pthread_mutex_init(&prefix_memory.lock, NULL);
+    atomic_store(&gate_dumps, 0);
+    atomic_store(&gate_others, 0);
 }
 
 int
@@ -545,6 +628,12 @@ ha_mallctl_errmsg(const struct ha_mallctl_failure *f, char *err,
         ha_err_set(err, errlen,
                    "%s: jemalloc could not complete %s (EFAULT: an internal "
                    "allocation or write failed)",
+                   head, f->mallctl);
+        break;
+    case EBUSY:
+        ha_err_set(err, errlen,
+                   "%s: a heap dump is being written, and %s would wait for "
+                   "it; nothing was changed: try again once it is done",
                    head, f->mallctl);
         break;
     default:
@@ -869,8 +958,14 @@ ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path)
     struct std_hold h;
     int rc;
 
+    /* A live profile is wanted now or not at all: behind a dump that is
+     * still being written it would wait as long. */
+    if (ha_mallctl_dumping())
+        return EBUSY;
     hold_std_fds(&h);
+    dump_enter();
     rc = ha_mallctl_write_str(ops, "prof.dump", path);
+    dump_leave();
     release_std_fds(&h);
     return rc;
 }
@@ -888,6 +983,41 @@ staging_exists(const char *staged)
 }
 
 int
+ha_mallctl_log_start(const struct ha_mallctl_ops *ops, const char *path)
+{
+    return ops->mallctl("prof.log_start", NULL, NULL,
+                        path != NULL ? (void *)&path : NULL,
+                        path != NULL ? sizeof(path) : 0);
+}
+
+int
+ha_mallctl_log_stop(const struct ha_mallctl_ops *ops)
+{
+    struct std_hold h;
+    int rc;
+
+    hold_std_fds(&h);
+    rc = ha_mallctl_action(ops, "prof.log_stop");
+    release_std_fds(&h);
+    return rc;
+}
+
+int
+ha_mallctl_recent_dump(const struct ha_mallctl_ops *ops,
+                       void (*write_cb)(void *arg, const char *text),
+                       void *arg)
+{
+    /* jemalloc's write_cb_packet_t: the callback and its argument. */
+    struct {
+        void (*cb)(void *, const char *);
+        void *arg;
+    } packet = {write_cb, arg};
+
+    return ops->mallctl("experimental.prof_recent.alloc_dump", NULL, NULL,
+                        &packet, sizeof(packet));
+}
+
+int
 ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                 char *file, size_t filelen, char *err, size_t errlen)
 {
@@ -897,7 +1027,7 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
     unsigned long long seq_before = 0, seq_after = 0;
     bool prof_built = ha_mallctl_prof_built(ops);
     bool hooked, had_before = false, found = false, removed = false;
-    bool staged = false;
+    bool staged = false, in_memory = false;
     int rc, prc;
 
     if (filelen > 0)
@@ -920,15 +1050,21 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         return -1;
     }
 
-    /* jemalloc writes the file in place under its final name: have it
-     * write into the staging directory instead (its naming and counters
-     * kept), then publish the whole file (heap/dumpfiles.h). The writing
-     * lock keeps other instances from changing prof.prefix meanwhile;
-     * readers of the prefix get the remembered one without waiting. */
+    /* jemalloc writes the file in place under its final name, holding its
+     * profiler's locks all along: have it write into memory instead (its
+     * naming and counters kept), or failing that into the staging
+     * directory, then copy and publish the whole file with no lock held
+     * (heap/dumpfiles.h). The writing lock keeps other instances from
+     * changing prof.prefix meanwhile; readers of the prefix get the
+     * remembered one without waiting. */
     pthread_mutex_lock(&prefix_memory.writing);
-    if (ha_dumpfiles_staging_prefix(prefix, staged_prefix,
-                                    sizeof(staged_prefix)) == 0 &&
+    if (ha_dumpfiles_memory_prefix(prefix, staged_prefix,
+                                   sizeof(staged_prefix)) == 0 &&
         ha_mallctl_write_str(ops, "prof.prefix", staged_prefix) == 0)
+        staged = in_memory = true;
+    else if (ha_dumpfiles_staging_prefix(prefix, staged_prefix,
+                                         sizeof(staged_prefix)) == 0 &&
+             ha_mallctl_write_str(ops, "prof.prefix", staged_prefix) == 0)
         staged = true;
     hooked = install_dump_hook(ops) == 0;
     if (!hooked)
@@ -940,14 +1076,18 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
         struct std_hold h;
 
         hold_std_fds(&h);
+        dump_enter();
         rc = ha_mallctl_action(ops, "prof.dump");
-        /* Another process of the directory removed the empty staging
-         * directory at its exit (ha_dumpfiles_staging_release) between
-         * our making it and jemalloc's creat(): made again, once. */
-        if (rc != 0 && staged && !staging_exists(staged_prefix) &&
+        /* On disk: another process of the directory removed the empty
+         * staging directory at its exit (ha_dumpfiles_staging_release)
+         * between our making it and jemalloc's creat(): made again,
+         * once. */
+        if (rc != 0 && staged && !in_memory &&
+            !staging_exists(staged_prefix) &&
             ha_dumpfiles_staging_prefix(prefix, staged_prefix,
                                         sizeof(staged_prefix)) == 0)
             rc = ha_mallctl_action(ops, "prof.dump");
+        dump_leave();
         release_std_fds(&h);
     }
     if (staged && (prc = ha_mallctl_write_str(ops, "prof.prefix", prefix)) !=
@@ -965,6 +1105,20 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                                   sizeof(path), &seq_after) &&
                (!had_before || seq_after > seq_before)) {
         found = true;
+    }
+    if (rc == 0 && staged && found && in_memory) {
+        char copied[PATH_MAX], dir[PATH_MAX];
+
+        if ((prc = ha_dumpfiles_copy_in(path, prefix, copied,
+                                        sizeof(copied))) != 0) {
+            (void)ha_dumpfiles_dir(prefix, dir, sizeof(dir));
+            ha_err_set(err, errlen,
+                       "%s: the dump was written but cannot be copied into "
+                       "%s: %s; nothing was kept",
+                       variable, dir, strerror(prc));
+            return -1;
+        }
+        ha_strlcpy(path, copied, sizeof(path));
     }
     if (rc == 0 && staged && found) {
         char final[PATH_MAX], dir[PATH_MAX];

@@ -161,8 +161,16 @@ int ha_mallctl_restore_decay(const struct ha_mallctl_ops *ops,
                              const struct ha_mallctl_decay_undo *undo);
 void ha_mallctl_decay_undo_free(struct ha_mallctl_decay_undo *undo);
 
-/* Writes "epoch" so the next stats.* reads are current. */
+/* Writes "epoch" so the next stats.* reads are current. EBUSY, and
+ * nothing done, while a dump of ours is being written: the refresh would
+ * wait for it (see ha_mallctl_dumping); the statistics then stay as of
+ * the last refresh. prof.reset (ha_mallctl_write_size and
+ * ha_mallctl_action) answers EBUSY the same way. */
 int ha_mallctl_epoch(const struct ha_mallctl_ops *ops);
+
+/* True while a dump of ours (ha_mallctl_dump, ha_mallctl_dump_to) is in
+ * jemalloc's prof.dump, on any thread of the process. */
+bool ha_mallctl_dumping(void);
 
 /* jemalloc built with --enable-prof (config.prof). */
 bool ha_mallctl_prof_built(const struct ha_mallctl_ops *ops);
@@ -285,8 +293,34 @@ int ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
  * While it runs, any of fds 0-2 the process has closed is held open on
  * /dev/null, so neither the dump nor jemalloc's leak report can take
  * them (ha_mallctl_dump() does the same). Returns 0 or mallctl's errno
- * value (ENOENT: profiling off; EFAULT: the file could not be written). */
+ * value (ENOENT: profiling off; EFAULT: the file could not be written;
+ * EBUSY: another dump is being written, which it would wait for). */
 int ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path);
+
+/* ------------------------------------------------------------------
+ * prof_log and the recent allocations (jemalloc 5.3).
+ * ------------------------------------------------------------------ */
+
+/* prof.log_start with the file jemalloc writes at the stop (path may be
+ * NULL: jemalloc's <prefix>.<pid>.<seq>.json). Returns 0 or mallctl's
+ * errno value: ENOENT (profiling off), EFAULT (a log is already started
+ * in this process, or the name is too long). */
+int ha_mallctl_log_start(const struct ha_mallctl_ops *ops, const char *path);
+
+/* prof.log_stop: jemalloc writes its log file now (creat()s it, 0644
+ * less the umask), with fds 0-2 held as ha_mallctl_dump_to() holds them.
+ * Returns 0 or mallctl's errno value (EFAULT: no log was started, or the
+ * file could not be written). */
+int ha_mallctl_log_stop(const struct ha_mallctl_ops *ops);
+
+/* experimental.prof_recent.alloc_dump: jemalloc emits the recent
+ * allocations as JSON through write_cb(arg, text) (chunks of up to 64
+ * KiB, each NUL-terminated), on the calling thread, before returning.
+ * write_cb may allocate. Returns 0 or mallctl's errno value (ENOENT:
+ * profiling off or no such mallctl). */
+int ha_mallctl_recent_dump(const struct ha_mallctl_ops *ops,
+                           void (*write_cb)(void *arg, const char *text),
+                           void *arg);
 
 /* Installs heapadmin's prof_dump hook now (jemalloc 5.3's
  * experimental.hooks.prof_dump), so every dump jemalloc writes, interval

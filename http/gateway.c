@@ -122,17 +122,9 @@ ask_new(struct ha_http_req *hr, const char *method, const char *target,
 static int
 own_metrics(struct ha_http_req *hr, struct ha_buf *out)
 {
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
+    struct ha_admin_counters c;
 
-    ha_clients_stats(ha_engine_clients(hr->engine), &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = true;
-    c.http_requests = st.http_requests;
+    ha_admin_counters_of(ha_engine_clients(hr->engine), true, &c);
     return ha_admin_metrics(ha_engine_heap(hr->engine), &c,
                             HA_EXPO_PROMETHEUS, out);
 }

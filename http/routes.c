@@ -54,22 +54,14 @@ serve_metrics(struct ha_http_req *hr)
 {
     enum ha_expo_format fmt =
         ha_expo_negotiate(ha_http_req_header(hr, "Accept"));
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
+    struct ha_admin_counters c;
     struct ha_buf out = HA_BUF_INIT;
 
     if (ha_engine_is_gateway(hr->engine)) {
         ha_gateway_metrics(hr);
         return;
     }
-    ha_clients_stats(ha_engine_clients(hr->engine), &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = true;
-    c.http_requests = st.http_requests;
+    ha_admin_counters_of(ha_engine_clients(hr->engine), true, &c);
     if (ha_admin_metrics(ha_engine_heap(hr->engine), &c, fmt, &out) != 0 ||
         ha_buf_failed(&out)) {
         ha_buf_free(&out);

@@ -971,6 +971,39 @@ ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
     return ha_buf_failed(line) ? -1 : 0;
 }
 
+int
+ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                   size_t i, struct ha_buf *name)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+    size_t start = resolve_stack(&w->r, p, i);
+
+    ha_buf_reset(name);
+    if (start == SIZE_MAX)
+        return -1;
+    /* The first frame ha_agg_add() counts: addresses above 2^63 are not
+     * frames. Its innermost name is the flat function. */
+    for (size_t j = start; j < p->stacks[i].n_frames; j++) {
+        const struct ha_syms_addr *sa = w->r.sa[j];
+        const char *fn;
+
+        if (f[j] >= HIGH_ADDR)
+            continue;
+        fn = sa != NULL && sa->n > 0
+                 ? ha_syms_str(w->r.syms, w->r.syms->frames[sa->first].func)
+                 : "";
+        if (*fn == '\0')
+            ha_buf_printf(name, "0x%016" PRIx64, lookup_pc(f, j));
+        else
+            ha_buf_printf(name, "%s%s", fn,
+                          sa->n > 1 && !(sa->flags & HA_SYMS_UNNAMED)
+                              ? " (inline)"
+                              : "");
+        return ha_buf_failed(name) ? -1 : 0;
+    }
+    return 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Per module                                                          */
 /* ------------------------------------------------------------------ */

@@ -200,6 +200,14 @@ const struct ha_syms_addr *ha_agg_walker_frame(const struct ha_agg_walker *w,
 int ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                             size_t i, struct ha_buf *line);
 
+/* The allocation site of stack i of p, as heap_top counts it flat: the
+ * innermost name at the first frame after the allocator's, "f (inline)"
+ * when inlined into another, "0x<address>" when nothing names it; into
+ * name (reset first). Returns 0, 1 when no frame survives the cut (name
+ * empty), or -1 on allocation failure. */
+int ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                       size_t i, struct ha_buf *name);
+
 /* The address jeprof looks up for raw frame j of a stack: the return
  * address minus one for callers (the call instruction), frame 0 as is. */
 static inline uint64_t

@@ -10,9 +10,11 @@
  *   1. it is a plain file name (core/datadir.h: no '/', no "..", no
  *      control character);
  *   2. it is a dump's name as jemalloc writes them (prof/dumpname.h:
- *      <prefix>.<pid>.<seq>.<kind><n>.heap), or, for the sidecars
- *      heapadmin writes beside a dump, that name plus ".buildid" or
- *      ".sym";
+ *      <prefix>.<pid>.<seq>.<kind><n>.heap), or a prof_log file's
+ *      (<prefix>.<pid>.<seq>.json), each asked for as what it is; or, for
+ *      the sidecars heapadmin writes beside them, that name plus
+ *      ".buildid" or ".sym" (a dump's), ".buildid", ".maps" or ".window"
+ *      (a log's);
  *   3. it opens, relative to the datadir, without following a symlink,
  *      as a regular file of at most HA_HEAPV2_MAX_LEN bytes.
  * The caller then uses its bytes only once they parse as a heap profile
@@ -30,8 +32,11 @@
 
 enum ha_dumpfile_kind {
     HA_DUMPFILE_DUMP,      /* <prefix>.<pid>.<seq>.<kind><n>.heap */
-    HA_DUMPFILE_BUILDID,   /* <dump>.buildid (prof/buildid.h) */
-    HA_DUMPFILE_SYM        /* <dump>.sym, the symbolized copy */
+    HA_DUMPFILE_BUILDID,   /* <dump or log>.buildid (prof/buildid.h) */
+    HA_DUMPFILE_SYM,       /* <dump>.sym, the symbolized copy */
+    HA_DUMPFILE_LOG,       /* <prefix>.<pid>.<seq>.json, a prof_log file */
+    HA_DUMPFILE_LOG_MAPS,  /* <log>.maps: the process's mappings then */
+    HA_DUMPFILE_LOG_WINDOW /* <log>.window: the window's figures */
 };
 
 /* Rules 1 and 2: whether name may be read as a file of kind. Returns

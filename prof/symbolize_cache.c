@@ -14,7 +14,6 @@
 #include <sys/stat.h>
 
 #include "core/util.h"
-#include "prof/symbolize.h"
 
 void
 ha_symbolize_cache_evict(struct ha_symbolizer *s, const struct file *keep)
@@ -32,7 +31,7 @@ ha_symbolize_cache_evict(struct ha_symbolizer *s, const struct file *keep)
         }
         s->st.files = n;
         s->st.bytes = bytes;
-        if ((n <= s->max_files && bytes <= s->max_bytes) || lru == NULL)
+        if ((n <= s->lim.max_files && bytes <= s->lim.max_bytes) || lru == NULL)
             return;
         {
             struct file *f = *lru;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * The symbolizer's insides, shared by its files and private to them:
- * symbolize.c (the object and a call), symbolize_file.c (a file opened
+ * symbolizer.c (the object and a call), symbolize_file.c (a file opened
  * with libdwfl: segments, sections, build-id, debug file, ELF symbols),
  * symbolize_cache.c (the files kept across calls), symbolize_dwarf.c
  * (DWARF names and inline chains) and symbolize_source.c (debuginfod,
@@ -23,6 +23,7 @@
 #include "core/idmap.h"
 #include "prof/debuginfod.h"
 #include "prof/maps.h"
+#include "prof/symbolize.h"
 #include "prof/syms.h"
 
 #define DEFAULT_MAX_FILES 32
@@ -90,27 +91,15 @@ struct file {
     struct file *next;
 };
 
-/* What a symbolizer counts (struct ha_symbolizer_stats reports it). */
-struct symbolize_counts {
-    size_t files;      /* files in the cache now */
-    size_t bytes;      /* their accounted bytes */
-    uint64_t opened;   /* files opened since creation */
-    uint64_t evicted;  /* files dropped for the limits or a change */
-    uint64_t hits;     /* addresses answered from the cache */
-    uint64_t misses;   /* addresses resolved from DWARF/symbols */
-};
-
 struct ha_symbolizer {
-    size_t max_files;     /* the limits (struct ha_symbolizer_limits) */
-    size_t max_bytes;
-    unsigned debuginfod_timeout_ms;
+    struct ha_symbolizer_limits lim;
     char *debuginfo_path; /* "<debug_root>:/usr/lib/debug"; libdwfl wants
                              char ** */
-    struct ha_debuginfod *dbgi; /* NULL unless limits.debuginfod */
+    struct ha_debuginfod *dbgi; /* NULL unless lim.debuginfod */
     Dwfl_Callbacks cb;
     struct file *files;   /* most recently used first */
     uint64_t clock;
-    struct symbolize_counts st;
+    struct ha_symbolizer_stats st;
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
 

@@ -15,7 +15,6 @@
 
 #include "core/clock.h"
 #include "core/util.h"
-#include "prof/symbolize.h"
 
 /* True when f has no DWARF of its own nor under a debug root, and
  * debuginfod may help: it has a build-id, and no answer is in yet. */
@@ -46,7 +45,7 @@ ha_symbolize_source_debuginfod(struct ha_symbolizer *s, struct file **files,
     if (n_ids > 0)
         ha_debuginfod_wait(s->dbgi, ids, n_ids,
                            ha_clock_ns() +
-                               (int64_t)s->debuginfod_timeout_ms *
+                               (int64_t)s->lim.debuginfod_timeout_ms *
                                    1000000);
     free(ids);
     for (size_t k = 0; k < n; k++) {
@@ -78,7 +77,7 @@ ha_symbolize_source_debuginfod(struct ha_symbolizer *s, struct file **files,
             ha_err_set(f->dbgi_why, sizeof(f->dbgi_why),
                        "no answer within %u ms; still fetching (a later "
                        "query uses it)",
-                       s->debuginfod_timeout_ms);
+                       s->lim.debuginfod_timeout_ms);
             pending++;
             break;
         case HA_DEBUGINFOD_FAILED:

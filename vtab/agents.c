@@ -238,23 +238,14 @@ static int
 agents_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                sqlite3_vtab **ppVtab, char **pzErr)
 {
-    agents_vtab *vt;
-    int rc = sqlite3_declare_vtab(db, AGENTS_SCHEMA);
+    int rc = ha_vtab_new(db, AGENTS_SCHEMA, SQLITE_VTAB_INNOCUOUS,
+                         sizeof(agents_vtab), ppVtab, pzErr);
 
     (void)argc;
     (void)argv;
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    *ppVtab = &vt->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((agents_vtab *)*ppVtab)->conn = aux;
+    return rc;
 }
 
 static int
@@ -371,7 +362,7 @@ agents_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static sqlite3_module agents_module = {
+static const sqlite3_module agents_module = {
     0,                 /* iVersion */
     agents_connect,    /* xCreate - a session's own (temp) */
     agents_connect,    /* xConnect */

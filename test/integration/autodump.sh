@@ -85,11 +85,13 @@ ha_stop
 
 # --- a dump that cannot finish never stalls the sessions ----------------------------
 # The next timed dump's file is made a FIFO where jemalloc will create it
-# (the staging directory; its naming is the last dump's counters plus
-# one), so prof.dump blocks in open() until something reads it, as on a
-# stalled disk. It is written on the worker: sessions are served
-# meanwhile, the listing of dumps too (it reads the prefix a dump
-# holds), and the next ticks are skipped rather than queued.
+# (in memory, /dev/shm/heapadmin.<pid>, or without tmpfs the staging
+# directory; its naming is the last dump's counters plus one), so
+# prof.dump blocks in open() until something reads it, holding
+# jemalloc's dump lock as a stalled disk would. It is written on the
+# worker: sessions are served meanwhile, the listing of dumps too (it
+# reads the prefix a dump holds), and the next ticks are skipped rather
+# than queued.
 
 HA_DATADIR=$HA_TMP/slow
 HA_JEMALLOC='prof_active = true;
@@ -101,7 +103,9 @@ last=$(find "$HA_DATADIR" -maxdepth 1 -name 'proxysql.*.m*.heap' -printf '%f\n' 
     sort -t. -k3,3n | tail -1)
 IFS=. read -r _ dpid seq mseq _ <<<"$last"
 mseq=${mseq#m}
-fifo=$HA_DATADIR/.heapadmin-staging/proxysql.$dpid.$((seq + 1)).m$((mseq + 1)).heap
+stage=/dev/shm/heapadmin.$dpid
+[ -d "$stage" ] || stage=$HA_DATADIR/.heapadmin-staging
+fifo=$stage/proxysql.$dpid.$((seq + 1)).m$((mseq + 1)).heap
 mkfifo "$fifo" || ha_bail "cannot make $fifo"
 if wait_log "automatic dump \(dump_interval_s = 2\) skipped: the last one is still being written" 8; then
     ha_pass "a dump blocked in its write makes the next tick skip, not queue"

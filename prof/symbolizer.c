@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * In-process symbolization with elfutils' libdwfl (see symbolize.h): the
- * symbolizer object and one call, batched per file. Its parts are in
- * symbolize_file.c, symbolize_cache.c, symbolize_dwarf.c and
+ * symbolizer object (ha_symbolizer_*) and one call, batched per file. Its
+ * parts are in symbolize_file.c, symbolize_cache.c, symbolize_dwarf.c and
  * symbolize_source.c (symbolize_int.h).
  */
 #include "prof/symbolize.h"
@@ -26,22 +26,22 @@ struct ha_symbolizer *
 ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
 {
     struct ha_symbolizer *s = calloc(1, sizeof(*s));
-    struct ha_symbolizer_limits lim = {0};
     const char *root;
     size_t len;
 
     if (s == NULL)
         return NULL;
     if (limits != NULL)
-        lim = *limits;
-    s->max_files = lim.max_files != 0 ? lim.max_files : DEFAULT_MAX_FILES;
-    s->max_bytes = lim.max_bytes != 0 ? lim.max_bytes : DEFAULT_MAX_BYTES;
-    s->debuginfod_timeout_ms = lim.debuginfod_timeout_ms != 0
-                                   ? lim.debuginfod_timeout_ms
-                                   : HA_SYMBOLIZE_DEBUGINFOD_TIMEOUT_MS;
+        s->lim = *limits;
+    if (s->lim.max_files == 0)
+        s->lim.max_files = DEFAULT_MAX_FILES;
+    if (s->lim.max_bytes == 0)
+        s->lim.max_bytes = DEFAULT_MAX_BYTES;
+    if (s->lim.debuginfod_timeout_ms == 0)
+        s->lim.debuginfod_timeout_ms = HA_SYMBOLIZE_DEBUGINFOD_TIMEOUT_MS;
     /* libdwfl's search path: only absolute directories are used for
      * build-id lookups; the caller's root first. */
-    root = lim.debug_root != NULL ? lim.debug_root : "";
+    root = s->lim.debug_root != NULL ? s->lim.debug_root : "";
     len = strlen(root) + sizeof(":" HA_SYMBOLIZE_DEBUG_DIR);
     s->debuginfo_path = malloc(len);
     if (s->debuginfo_path == NULL) {
@@ -50,8 +50,10 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
     }
     snprintf(s->debuginfo_path, len, "%s%s" HA_SYMBOLIZE_DEBUG_DIR, root,
              *root ? ":" : "");
-    if (lim.debuginfod) {
-        struct ha_debuginfod_opts o = {lim.thread_init, lim.thread_init_arg};
+    s->lim.debug_root = NULL; /* not kept: the caller's string */
+    if (s->lim.debuginfod) {
+        struct ha_debuginfod_opts o = {s->lim.thread_init,
+                                       s->lim.thread_init_arg};
 
         if ((s->dbgi = ha_debuginfod_new(&o)) == NULL) {
             free(s->debuginfo_path);
@@ -305,12 +307,7 @@ void
 ha_symbolizer_get_stats(const struct ha_symbolizer *s,
                         struct ha_symbolizer_stats *st)
 {
-    st->files = s->st.files;
-    st->bytes = s->st.bytes;
-    st->opened = s->st.opened;
-    st->evicted = s->st.evicted;
-    st->hits = s->st.hits;
-    st->misses = s->st.misses;
+    *st = s->st;
 }
 
 uint64_t
