@@ -1,0 +1,407 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Unit tests for what heapadmin knows of memory limits: the cgroup
+ * parsers (prof/cgroup.h) on hand-written text and every truncation,
+ * and the reader (heap/cgroup.h) on fixture trees (test/data/cgroup/:
+ * v1 nested under a limited parent, v1 unlimited, a container's v1
+ * mount of its own group, v2 nested with memory.high, v2 "max" all the
+ * way up, no memory controller).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check_main.h"
+
+#include "heap/cgroup.h"
+#include "prof/cgroup.h"
+
+static const char *
+data_dir(void)
+{
+    const char *src = getenv("HA_TOP_SRCDIR");
+    static char dir[1024];
+
+    snprintf(dir, sizeof(dir), "%s/test/data/cgroup", src ? src : ".");
+    return dir;
+}
+
+/* Copies text into an exact-size block (no NUL), so an overread shows
+ * under ASan. */
+static char *
+exact(const char *text, size_t *len)
+{
+    char *p;
+
+    *len = strlen(text);
+    p = malloc(*len ? *len : 1);
+    ck_assert_ptr_nonnull(p);
+    memcpy(p, text, *len);
+    return p;
+}
+
+/* ------------------------------------------------------------------
+ * Parsers
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_limit_parse_procfile)
+{
+    struct ha_cgroup_procfile pf;
+    char err[128];
+    size_t len;
+    char *b = exact("12:pids:/\n4:cpuacct,memory:/svc/a b\n0::/app.slice\n",
+                    &len);
+
+    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+                     0);
+    ck_assert(pf.v1_memory);
+    ck_assert_str_eq(pf.v1_path, "/svc/a b");
+    ck_assert(pf.v2);
+    ck_assert_str_eq(pf.v2_path, "/app.slice");
+    free(b);
+
+    b = exact("0::/\n", &len);
+    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+                     0);
+    ck_assert(!pf.v1_memory);
+    ck_assert(pf.v2);
+    ck_assert_str_eq(pf.v2_path, "/");
+    free(b);
+
+    /* name=systemd is not the memory controller, "memoryx" neither */
+    b = exact("9:name=systemd:/\n3:memoryx:/x\n", &len);
+    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+                     0);
+    ck_assert(!pf.v1_memory && !pf.v2);
+    free(b);
+
+    b = exact("4:memory\n", &len);
+    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+                     -1);
+    ck_assert_str_eq(err, "line 1: expected ID:CONTROLLERS:/PATH");
+    free(b);
+}
+END_TEST
+
+START_TEST(test_limit_parse_mountinfo)
+{
+    struct ha_cgroup_mounts m;
+    char dir[256];
+    size_t len;
+    char *b = exact(
+        "22 1 0:21 / / rw - ext4 /dev/vda rw\n"
+        "garbage line\n"
+        "34 30 0:31 /docker/ab /sys/fs/cgroup/mem\\040ory rw,relatime "
+        "shared:9 - cgroup cgroup rw,memory\n"
+        "35 30 0:32 / /other rw - cgroup cgroup rw,memory\n"
+        "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw",
+        &len);
+
+    ck_assert_int_eq(ha_cgroup_parse_mountinfo(b, len, &m), 0);
+    ck_assert(m.v1_memory.found);
+    ck_assert_str_eq(m.v1_memory.root, "/docker/ab");
+    ck_assert_str_eq(m.v1_memory.point, "/sys/fs/cgroup/mem ory");
+    ck_assert(m.v2.found);
+    ck_assert_str_eq(m.v2.point, "/sys/fs/cgroup/unified");
+    free(b);
+
+    /* the group's directory: under the mount's root only */
+    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/ab", dir,
+                                   sizeof(dir)),
+                     0);
+    ck_assert_str_eq(dir, "/sys/fs/cgroup/mem ory");
+    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/ab/x", dir,
+                                   sizeof(dir)),
+                     0);
+    ck_assert_str_eq(dir, "/sys/fs/cgroup/mem ory/x");
+    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/abc", dir,
+                                   sizeof(dir)),
+                     -1);
+    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/ab/../../etc",
+                                   dir, sizeof(dir)),
+                     -1);
+    ck_assert_int_eq(ha_cgroup_dir(&m.v2, "/", dir, sizeof(dir)), 0);
+    ck_assert_str_eq(dir, "/sys/fs/cgroup/unified");
+    ck_assert_int_eq(ha_cgroup_dir(&m.v2, "/a.slice", dir, 10), -1);
+}
+END_TEST
+
+START_TEST(test_limit_parse_values)
+{
+    int64_t v;
+    uint64_t u;
+    const char *events = "low 0\nhigh 12\nmax 3\noom 1\noom_kill 1\n";
+
+    ck_assert_int_eq(ha_cgroup_parse_bytes("max\n", 4, &v), 0);
+    ck_assert_int_eq(v, HA_CGROUP_UNLIMITED);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("9223372036854771712\n", 20, &v),
+                     0);
+    ck_assert_int_eq(v, HA_CGROUP_UNLIMITED);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("67108864\n", 9, &v), 0);
+    ck_assert_int_eq(v, 67108864);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("67108864", 8, &v), 0);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("", 0, &v), -1);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("-1\n", 3, &v), -1);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("12 34\n", 6, &v), -1);
+    ck_assert_int_eq(ha_cgroup_parse_bytes("99999999999999999999\n", 21, &v),
+                     -1);
+
+    ck_assert_int_eq(
+        ha_cgroup_parse_key(events, strlen(events), "oom_kill", &u), 0);
+    ck_assert_uint_eq(u, 1);
+    ck_assert_int_eq(ha_cgroup_parse_key(events, strlen(events), "oom", &u),
+                     0);
+    ck_assert_uint_eq(u, 1);
+    ck_assert_int_eq(ha_cgroup_parse_key(events, strlen(events), "high", &u),
+                     0);
+    ck_assert_uint_eq(u, 12);
+    ck_assert_int_eq(ha_cgroup_parse_key(events, strlen(events), "hig", &u),
+                     -1);
+    ck_assert_int_eq(ha_cgroup_parse_key("max x\n", 6, "max", &u), -1);
+}
+END_TEST
+
+START_TEST(test_limit_parse_psi)
+{
+    struct ha_psi p;
+    char err[128], trig[64];
+    const char *good = "some avg10=12.50 avg60=0.25 avg300=0.05 total=99\n"
+                       "full avg10=3.00 avg60=0.10 avg300=0.00 total=7\n";
+    size_t len;
+    char *b = exact(good, &len);
+
+    ck_assert_int_eq(ha_cgroup_parse_psi(b, len, &p, err, sizeof(err)), 0);
+    ck_assert(p.some.present && p.full.present);
+    ck_assert(p.some.avg10 > 12.49 && p.some.avg10 < 12.51);
+    ck_assert(p.some.avg60 > 0.24 && p.some.avg60 < 0.26);
+    ck_assert_uint_eq(p.some.total_us, 99);
+    ck_assert(p.full.avg10 > 2.99 && p.full.avg10 < 3.01);
+    free(b);
+    /* every truncation parses or fails cleanly */
+    for (size_t cut = 0; cut < strlen(good); cut++) {
+        b = exact(good, &len);
+        (void)ha_cgroup_parse_psi(b, cut, &p, err, sizeof(err));
+        free(b);
+    }
+    b = exact("some avg10=1,50 avg60=0 avg300=0 total=1\n", &len);
+    ck_assert_int_eq(ha_cgroup_parse_psi(b, len, &p, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "line 1: expected some|full avg10=N avg60=N "
+                          "avg300=N total=N");
+    free(b);
+    b = exact("full avg10=1.00 avg60=0 avg300=0 total=1\n", &len);
+    ck_assert_int_eq(ha_cgroup_parse_psi(b, len, &p, err, sizeof(err)), -1);
+    ck_assert_str_eq(err, "no \"some\" line");
+    free(b);
+
+    ck_assert_int_eq(ha_cgroup_psi_trigger(10, 1000, trig, sizeof(trig)),
+                     (int)strlen("some 200000 2000000") + 1);
+    ck_assert_str_eq(trig, "some 200000 2000000");
+    ck_assert_int_gt(ha_cgroup_psi_trigger(25, 3000, trig, sizeof(trig)), 0);
+    ck_assert_str_eq(trig, "some 1000000 4000000");
+    ck_assert_int_eq(ha_cgroup_psi_trigger(0, 2000, trig, sizeof(trig)), -1);
+    ck_assert_int_eq(ha_cgroup_psi_trigger(101, 2000, trig, sizeof(trig)),
+                     -1);
+    ck_assert_int_eq(ha_cgroup_psi_trigger(10, 2000, trig, 8), -1);
+}
+END_TEST
+
+/* ------------------------------------------------------------------
+ * The reader on fixture trees
+ * ------------------------------------------------------------------ */
+
+static void
+locate(const char *tree, struct ha_cgroup_where *w,
+       struct ha_cgroup_state *st)
+{
+    char root[1200], err[256];
+
+    snprintf(root, sizeof(root), "%s/%s", data_dir(), tree);
+    ck_assert_msg(ha_cgroup_locate(root, w, err, sizeof(err)) == 0, "%s: %s",
+                  tree, err);
+    ha_cgroup_sample(w, st);
+}
+
+/* path ends with suffix */
+static void
+ends_with(const char *path, const char *suffix)
+{
+    size_t pl = strlen(path), sl = strlen(suffix);
+
+    ck_assert_msg(pl >= sl && strcmp(path + pl - sl, suffix) == 0,
+                  "'%s' does not end with '%s'", path, suffix);
+}
+
+START_TEST(test_limit_read_v1_nested)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+    uint64_t kills;
+
+    locate("v1-nested", &w, &st);
+    ck_assert_int_eq(w.version, 1);
+    ck_assert_str_eq(w.path, "/svc/worker");
+    ends_with(w.dir, "/v1-nested/sys/fs/cgroup/memory/svc/worker");
+    /* the parent's limit binds the child, which has none of its own;
+     * the figures are the parent's: what the limit is held against */
+    ck_assert(ha_cgroup_limited(&st));
+    ck_assert_int_eq(st.limit, 67108864);
+    ck_assert_str_eq(st.limit_path, "/svc");
+    ends_with(st.dir, "/sys/fs/cgroup/memory/svc");
+    ck_assert_int_eq(st.usage, 58720256);
+    ck_assert_int_eq(st.inactive_file, 4194304);
+    ck_assert_int_eq(st.working_set, 58720256 - 4194304);
+    ck_assert_int_eq(st.peak, 66060288);
+    ck_assert_int_eq(st.ev_max, 9);
+    ck_assert_int_eq(st.ev_oom_kill, 3);
+    ck_assert_int_eq(st.ev_high, -1);
+    ck_assert_int_eq(st.ev_oom, -1);
+    ck_assert(!st.under_oom);
+    /* hybrid: PSI from the unified hierarchy's root group */
+    ends_with(w.psi_file, "/v1-nested/sys/fs/cgroup/unified/memory.pressure");
+    ck_assert(w.psi_system);
+    ck_assert(st.has_psi);
+    ck_assert(st.psi.some.avg10 > 1.49 && st.psi.some.avg10 < 1.51);
+    ck_assert_int_eq(ha_cgroup_oom_kills(1, w.dir, &kills), 0);
+    ck_assert_uint_eq(kills, 2);
+    ck_assert_int_eq(ha_cgroup_oom_kills(1, st.dir, &kills), 0);
+    ck_assert_uint_eq(kills, 3);
+    ck_assert_int_eq(ha_cgroup_oom_kills(1, "/nonexistent/x", &kills), -1);
+}
+END_TEST
+
+START_TEST(test_limit_read_v1_unlimited)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+
+    locate("v1-unlimited", &w, &st);
+    ck_assert_int_eq(w.version, 1);
+    ck_assert_str_eq(w.path, "/");
+    ck_assert(!ha_cgroup_limited(&st));
+    ck_assert_int_eq(st.limit, HA_CGROUP_UNLIMITED);
+    ck_assert_int_eq(st.usage, 1073741824);
+    ck_assert_int_eq(st.working_set, 1073741824);
+    ck_assert_int_eq(st.ev_oom_kill, 0);
+}
+END_TEST
+
+START_TEST(test_limit_read_v1_container)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+
+    locate("v1-container", &w, &st);
+    ck_assert_int_eq(w.version, 1);
+    ck_assert_str_eq(w.path, "/docker/0123abcd");
+    ends_with(w.dir, "/v1-container/sys/fs/cgroup/memory");
+    ck_assert_int_eq(st.limit, 268435456);
+    ck_assert_str_eq(st.limit_path, "/docker/0123abcd");
+    ck_assert_str_eq(w.psi_file, "");
+    ck_assert(!st.has_psi);
+}
+END_TEST
+
+START_TEST(test_limit_read_v2_nested)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+    uint64_t kills;
+
+    locate("v2-nested", &w, &st);
+    ck_assert_int_eq(w.version, 2);
+    ck_assert_str_eq(w.path, "/app.slice/web.service");
+    ck_assert_int_eq(st.limit, 1073741824);
+    ck_assert_str_eq(st.limit_path, "/app.slice");
+    ck_assert_int_eq(st.high, 805306368);
+    /* the slice's figures: its limit counts the service and siblings */
+    ends_with(st.dir, "/sys/fs/cgroup/app.slice");
+    ck_assert_int_eq(st.usage, 805306368);
+    ck_assert_int_eq(st.working_set, 805306368 - 105306368);
+    ck_assert_int_eq(st.peak, 1000000000);
+    ck_assert_int_eq(st.ev_high, 0);
+    ck_assert_int_eq(st.ev_max, 5);
+    ck_assert_int_eq(st.ev_oom, 2);
+    ck_assert_int_eq(st.ev_oom_kill, 2);
+    /* its own group's pressure, not the system's */
+    ends_with(w.psi_file, "/web.service/memory.pressure");
+    ck_assert(!w.psi_system);
+    ck_assert(st.has_psi);
+    ck_assert_int_eq(ha_cgroup_oom_kills(2, w.dir, &kills), 0);
+    ck_assert_uint_eq(kills, 1);
+}
+END_TEST
+
+START_TEST(test_limit_read_v2_max)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+
+    locate("v2-max", &w, &st);
+    ck_assert_int_eq(w.version, 2);
+    ck_assert(!ha_cgroup_limited(&st));
+    ck_assert_str_eq(st.limit_path, "");
+    ck_assert_str_eq(st.dir, w.dir);
+    ck_assert_int_eq(st.high, HA_CGROUP_UNLIMITED);
+    ck_assert_int_eq(st.usage, 1048576);
+    ck_assert_int_eq(st.ev_oom_kill, 0);
+}
+END_TEST
+
+START_TEST(test_limit_read_none)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+    char err[256];
+
+    locate("none", &w, &st);
+    ck_assert_int_eq(w.version, 0);
+    ck_assert_int_eq(st.version, 0);
+    ck_assert(!ha_cgroup_limited(&st));
+    ck_assert_int_eq(st.usage, -1);
+    ck_assert_int_eq(ha_cgroup_locate("/nonexistent-root", &w, err,
+                                      sizeof(err)),
+                     -1);
+    ck_assert_msg(strstr(err, "/proc/self/cgroup") != NULL, "%s", err);
+}
+END_TEST
+
+/* The machine's own: whatever it has, the reader answers without error,
+ * and a limit it reports is positive. */
+START_TEST(test_limit_read_this_machine)
+{
+    struct ha_cgroup_where w;
+    struct ha_cgroup_state st;
+    char err[256];
+
+    ck_assert_int_eq(ha_cgroup_locate(NULL, &w, err, sizeof(err)), 0);
+    ha_cgroup_sample(&w, &st);
+    if (w.version != 0)
+        ck_assert_int_ge(st.usage, 0);
+    ck_assert(st.limit == HA_CGROUP_UNLIMITED || st.limit > 0);
+}
+END_TEST
+
+static Suite *
+limit_suite(void)
+{
+    Suite *s = suite_create("limit");
+    TCase *core = tcase_create("core");
+    TCase *errors = tcase_create("errors");
+
+    tcase_add_test(core, test_limit_parse_procfile);
+    tcase_add_test(core, test_limit_parse_mountinfo);
+    tcase_add_test(core, test_limit_parse_values);
+    tcase_add_test(core, test_limit_parse_psi);
+    tcase_add_test(core, test_limit_read_v1_nested);
+    tcase_add_test(core, test_limit_read_v1_unlimited);
+    tcase_add_test(core, test_limit_read_v1_container);
+    tcase_add_test(core, test_limit_read_v2_nested);
+    tcase_add_test(core, test_limit_read_v2_max);
+    tcase_add_test(core, test_limit_read_this_machine);
+    tcase_add_test(errors, test_limit_read_none);
+    suite_add_tcase(s, core);
+    suite_add_tcase(s, errors);
+    return s;
+}
+
+HA_CHECK_MAIN(limit_suite)
