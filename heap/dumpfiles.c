@@ -21,6 +21,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "prof/dumpmem.h"
 #include "prof/dumpname.h"
 
 /* Splits prefix into its directory and its stem. */
@@ -257,6 +258,103 @@ ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix)
         sizeof(path))
         return ENAMETOOLONG;
     return ha_dumpfiles_perms(path);
+}
+
+int
+ha_dumpfiles_write_sidecar(const char *dump, const char *suffix,
+                           const char *text, size_t len)
+{
+    char path[PATH_MAX];
+    size_t done = 0;
+    int fd, rc = 0;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s%s", dump, suffix) >=
+        sizeof(path))
+        return ENAMETOOLONG;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0600);
+    if (fd < 0)
+        return errno;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (close(fd) != 0 && rc == 0)
+        rc = errno;
+    if (rc != 0) {
+        unlink(path);
+        return rc;
+    }
+    (void)ha_dumpfiles_perms(path);
+    return 0;
+}
+
+long long
+ha_dumpfiles_resident(void)
+{
+    char buf[256];
+    unsigned long long size = 0, resident = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    ssize_t n;
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0 || page <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* "size resident shared text lib data dt", in pages */
+    {
+        const char *p = buf;
+
+        while (*p >= '0' && *p <= '9')
+            size = size * 10 + (unsigned long long)(*p++ - '0');
+        if (*p++ != ' ')
+            return -1;
+        if (*p < '0' || *p > '9')
+            return -1;
+        while (*p >= '0' && *p <= '9')
+            resident = resident * 10 + (unsigned long long)(*p++ - '0');
+    }
+    (void)size;
+    return (long long)resident * page;
+}
+
+void
+ha_dumpfiles_note_memory(const char *dump)
+{
+    struct ha_dumpmem m;
+    struct ha_dump_name dn;
+    struct timespec now;
+    const char *base;
+    char text[512];
+    int len;
+
+    /* Only the datadir's dumps: not staged ones, not a live profile's
+     * private dump (whose directory is removed at once). */
+    if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL)
+        return;
+    base = strrchr(dump, '/');
+    if (!ha_dumpname_parse(base != NULL ? base + 1 : dump, &dn))
+        return;
+    ha_dumpmem_init(&m);
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+        m.taken_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    memcpy(m.trigger, "jemalloc", sizeof("jemalloc"));
+    m.resident = ha_dumpfiles_resident();
+    len = ha_dumpmem_format(&m, text, sizeof(text));
+    if (len > 0)
+        (void)ha_dumpfiles_write_sidecar(dump, HA_DUMPMEM_SUFFIX, text,
+                                         (size_t)len);
 }
 
 int

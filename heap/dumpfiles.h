@@ -40,6 +40,23 @@ int ha_dumpfiles_perms(const char *path);
 /* ha_dumpfiles_perms on the sidecar "<dump><suffix>" (".buildid"). */
 int ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix);
 
+/* Writes text[0 .. len) as the new sidecar "<dump><suffix>" (never
+ * through a symlink, never over a file that exists), with the dumps'
+ * mode. Allocation-free. Returns 0 or an errno value. */
+int ha_dumpfiles_write_sidecar(const char *dump, const char *suffix,
+                               const char *text, size_t len);
+
+/* This process's resident memory now (VmRSS: /proc/self/statm's
+ * resident pages), or -1. Allocation-free. */
+long long ha_dumpfiles_resident(void);
+
+/* "<dump>.mem" for a dump jemalloc wrote on its own (interval,
+ * high-water, final), from its dump hook: the resident memory now, the
+ * trigger "jemalloc" (prof/dumpmem.h). Dumps in the staging directory
+ * are heapadmin's own, which write a fuller one once published: skipped.
+ * Allocation-free, async-signal-safe but for snprintf. */
+void ha_dumpfiles_note_memory(const char *dump);
+
 /* The directory of prefix ("<dir>/<stem>"; "." without a '/') into dir.
  * Returns 0, or ENAMETOOLONG. */
 int ha_dumpfiles_dir(const char *prefix, char *dir, size_t dirlen);
