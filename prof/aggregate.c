@@ -922,6 +922,37 @@ ha_agg_walker_frame(const struct ha_agg_walker *w, size_t j)
 }
 
 int
+ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                   size_t i, char *name, size_t len, const char **module)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+    size_t n = p->stacks[i].n_frames, j = resolve_stack(&w->r, p, i);
+    const struct ha_syms_addr *sa;
+    const char *fn = "";
+
+    *module = NULL;
+    if (j == SIZE_MAX)
+        return -1;
+    while (j < n && f[j] >= HA_AGG_HIGH_ADDR)
+        j++;
+    if (j >= n) {
+        snprintf(name, len, "(allocator)");
+        return 1;
+    }
+    sa = w->r.sa[j];
+    if (sa != NULL && sa->n > 0)
+        fn = ha_syms_str(w->r.syms, w->r.syms->frames[sa->first].func);
+    if (sa != NULL && sa->module != 0)
+        *module = ha_syms_str(w->r.syms, sa->module);
+    if (*fn == '\0')
+        snprintf(name, len, "0x%016" PRIx64, sa != NULL ? sa->pc
+                                                       : ha_agg_lookup_pc(f, j));
+    else
+        snprintf(name, len, "%s%s", fn, sa->n > 1 ? " (inline)" : "");
+    return 0;
+}
+
+int
 ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                         size_t i, struct ha_buf *line)
 {

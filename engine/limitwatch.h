@@ -1,0 +1,148 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The limit watch: heap dumps relative to the process's memory limit,
+ * taken before the OOM killer comes (SIGKILL leaves no chance to dump).
+ * Wherever a memory cgroup limits the process (heap/cgroup.h: v1 or v2,
+ * its own group's limit or an ancestor's), it takes a dump, of kind
+ * `limit` (trigger "limit" in <dump>.mem, with the usage and limit at
+ * dump time):
+ *   - as the working set (usage less inactive file cache) passes each
+ *     of jemalloc_variables.limit_dump_fractions (0.80, 0.90, 0.95 by
+ *     default) of the limit: once per crossing, a level re-armed once
+ *     the working set falls HA_LIMITWATCH_REARM of the limit below it;
+ *   - on memory pressure (PSI "some" above limit_dump_psi_pct: the
+ *     kernel's trigger where it accepts one, else the 10 s average),
+ *     once, re-armed below half of it;
+ *   - on new high, max or oom events of the cgroup (v2 memory.events;
+ *     v1 memory.failcnt), when limit_dump_events.
+ * At most one limit dump per limit_dump_min_interval_s, but for a level
+ * higher than any dumped since the working set was last below the
+ * lowest: a fast climb gets every level. A trigger held back by the
+ * interval fires once it has passed, if it still holds (events are
+ * counted, not lost). Dumps run on the disk worker like every automatic
+ * dump (the free-space floor and retention apply).
+ *
+ * On by default wherever there is a limit: an empty limit_dump_fractions
+ * switches the fractions off (PSI and events have their own switches).
+ * Sampling: a dump of a process that samples nothing says nothing, so
+ * past limit_watch_sample_pct of the limit the watch switches sampling
+ * on when it is off (heap.h ha_heap_sampling_hold; the operator's
+ * sampling is left as it is), and off again below it.
+ *
+ * Timers: none of its own while the process is far from its limit: the
+ * history sampler's tick serves (engine/history.h), and the kernel wakes
+ * it where it can: a v1 usage threshold (cgroup.event_control eventfd)
+ * at the wake level, v2 memory.events changes (inotify), a PSI trigger
+ * (memory.pressure, poll). Past the wake level (the lower of
+ * limit_watch_sample_pct and the first fraction less 10 points) it
+ * checks every second, every 250 ms within 5 points of the first
+ * fraction, until the working set falls back. Without the sampler
+ * (stats_system_memory = 0) it has a 60 s tick of its own.
+ */
+#ifndef HA_LIMITWATCH_H
+#define HA_LIMITWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "core/worker.h"
+#include "heap/cgroup.h"
+#include "heap/heap.h"
+
+#define HA_LIMITWATCH_FRACTIONS_MAX 8
+#define HA_LIMITWATCH_REARM 0.05   /* of the limit, below a level */
+
+/* ------------------------------------------------------------------
+ * The rule (pure)
+ * ------------------------------------------------------------------ */
+
+struct ha_limitwatch_rule {
+    double fractions[HA_LIMITWATCH_FRACTIONS_MAX]; /* ascending, (0, 1] */
+    size_t n;
+    double psi_pct;                /* 0: off */
+    bool events;
+    int64_t min_interval_s;
+};
+
+/* What the watch remembers between two looks. */
+struct ha_limitwatch_arm {
+    bool armed[HA_LIMITWATCH_FRACTIONS_MAX];
+    int top;                       /* highest level dumped in this climb;
+                                      -1: none */
+    bool psi_armed;
+    int64_t seen_high, seen_max, seen_oom; /* events counted; -1: not yet
+                                              looked */
+    int64_t last_dump_s;           /* when the last limit dump was taken;
+                                      0: none */
+};
+
+/* One look. */
+struct ha_limitwatch_in {
+    int64_t limit;                 /* bytes; HA_CGROUP_UNLIMITED: none */
+    int64_t working_set;           /* bytes; -1: unknown */
+    int64_t ev_high, ev_max, ev_oom; /* -1: not offered */
+    bool has_psi;
+    double psi_avg10;              /* some, percent */
+    bool psi_fired;                /* the kernel's trigger fired */
+    int64_t now_s;                 /* a monotonic clock, seconds */
+};
+
+enum ha_limitwatch_trigger {
+    HA_LIMITWATCH_NONE,
+    HA_LIMITWATCH_FRACTION,
+    HA_LIMITWATCH_PSI,
+    HA_LIMITWATCH_EVENT,
+    HA_LIMITWATCH_TRIGGER_MAX
+};
+
+/* Parses "0.80,0.90,0.95" (or with spaces) into out[0 .. *n), ascending,
+ * each in (0, 1], at most max, no duplicates; "" is the empty list (off).
+ * Returns 0, or -1 with why naming the bad entry and what is allowed. */
+int ha_limitwatch_parse_fractions(const char *text, double *out,
+                                  size_t max, size_t *n, char *why,
+                                  size_t whylen);
+
+/* Every level and PSI armed, no events seen yet. */
+void ha_limitwatch_arm_init(struct ha_limitwatch_arm *a);
+
+/* Decides whether in calls for a limit dump, and updates a (levels
+ * disarmed and re-armed, events counted, the dump's time). Returns the
+ * trigger (HA_LIMITWATCH_NONE: no dump) with reason saying why ("working
+ * set 57.6 MiB reached 0.90 of the limit 64.0 MiB"). */
+enum ha_limitwatch_trigger
+ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
+                     struct ha_limitwatch_arm *a,
+                     const struct ha_limitwatch_in *in, char *reason,
+                     size_t reasonlen);
+
+/* ------------------------------------------------------------------
+ * The watch
+ * ------------------------------------------------------------------ */
+
+struct ha_limitwatch;
+
+/* Starts watching as heap->je says; dumps are written on worker's
+ * thread. own_tick: no history sampler feeds it (ha_limitwatch_tick),
+ * so it keeps a 60 s timer. Returns NULL when there is nothing to watch
+ * for (every trigger off, or profiling off: logged). heap and worker
+ * must outlive it. */
+struct ha_limitwatch *ha_limitwatch_new(struct event_base *base,
+                                        struct ha_worker *worker,
+                                        struct ha_heap *heap, bool own_tick);
+
+/* A look at st, the cgroup's state the history sampler just read (the
+ * group located again first, heap->cgroup). Loop thread. */
+void ha_limitwatch_tick(struct ha_limitwatch *w,
+                        const struct ha_cgroup_state *st);
+
+/* NULL is a no-op. A dump being written completes. */
+void ha_limitwatch_free(struct ha_limitwatch *w);
+
+/* "jemalloc-limit_watch_state" as text (w may be NULL: "off"). */
+bool ha_limitwatch_value(const void *w, const char *name, char *buf,
+                         size_t len);
+
+#endif /* HA_LIMITWATCH_H */
