@@ -56,35 +56,6 @@ static const struct ha_client_ops conn_client_ops;
 /* Low level: peers, output, teardown                                   */
 /* ------------------------------------------------------------------ */
 
-static void
-describe_peer(struct ha_conn *c, const struct sockaddr *sa)
-{
-    char addr[INET6_ADDRSTRLEN] = "?";
-    int port = 0;
-
-    c->is_local = false;
-    if (sa->sa_family == AF_INET) {
-        const struct sockaddr_in *in = (const struct sockaddr_in *)sa;
-        inet_ntop(AF_INET, &in->sin_addr, addr, sizeof(addr));
-        port = ntohs(in->sin_port);
-        c->is_local = (ntohl(in->sin_addr.s_addr) >> 24) == 127;
-        snprintf(c->peer, sizeof(c->peer), "%s:%d", addr, port);
-    } else if (sa->sa_family == AF_INET6) {
-        const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *)sa;
-        inet_ntop(AF_INET6, &in6->sin6_addr, addr, sizeof(addr));
-        port = ntohs(in6->sin6_port);
-        c->is_local = IN6_IS_ADDR_LOOPBACK(&in6->sin6_addr) ||
-                      (IN6_IS_ADDR_V4MAPPED(&in6->sin6_addr) &&
-                       in6->sin6_addr.s6_addr[12] == 127);
-        snprintf(c->peer, sizeof(c->peer), "[%s]:%d", addr, port);
-    } else {
-        ha_strlcpy(addr, "localhost", sizeof(addr));
-        c->is_local = true;
-        ha_strlcpy(c->peer, "unix socket", sizeof(c->peer));
-        c->peer_is_unix = true;
-    }
-    ha_strlcpy(c->host, addr, sizeof(c->host));
-}
 
 
 void
@@ -130,7 +101,7 @@ ha_conn_close_after_reply(struct ha_conn *c)
 {
     if (c->state == HA_CONN_CLOSING)
         return;
-    ha_log_info("connection %u (%s): killed", c->id, c->peer);
+    ha_log_info("connection %u (%s): killed", c->id, c->peer.name);
     /* conn_write_cb frees it once written */
     ha_wire_set_state(c, HA_CONN_CLOSING);
     bufferevent_disable(c->bev, EV_READ);
@@ -178,7 +149,7 @@ queue_out(struct ha_conn *c)
     if (ha_buf_failed(&c->out)) {
         ha_log_error("connection %u (%s): out of memory building a reply; "
                      "closing",
-                     c->id, c->peer);
+                     c->id, c->peer.name);
         return -1;
     }
     if (c->out.len > 0 && !c->tls && evbuffer_get_length(output) == 0) {
@@ -192,7 +163,7 @@ queue_out(struct ha_conn *c)
             ha_buf_consume(&c->out, (size_t)n);
         } else if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK &&
                    errno != EINTR) {
-            ha_log_info("connection %u (%s): closed: %s", c->id, c->peer,
+            ha_log_info("connection %u (%s): closed: %s", c->id, c->peer.name,
                         strerror(errno));
             return -1;
         }
@@ -201,7 +172,7 @@ queue_out(struct ha_conn *c)
         if (bufferevent_write(c->bev, c->out.data, c->out.len) != 0) {
             ha_log_error("connection %u (%s): cannot queue %zu bytes; "
                          "closing",
-                         c->id, c->peer, c->out.len);
+                         c->id, c->peer.name, c->out.len);
             return -1;
         }
         ha_buf_reset(&c->out);
@@ -381,7 +352,7 @@ start_tls(struct ha_conn *c)
                             c->env->base, raw, ssl,
                             BUFFEREVENT_SSL_ACCEPTING, BEV_OPT_CLOSE_ON_FREE);
     if (tls == NULL) {
-        ha_log_error("connection %u (%s): cannot start TLS", c->id, c->peer);
+        ha_log_error("connection %u (%s): cannot start TLS", c->id, c->peer.name);
         SSL_free(ssl);
         ha_wire_fail(c, 1105, "HY000", "Cannot start TLS");
         return;
@@ -396,7 +367,7 @@ start_tls(struct ha_conn *c)
     bufferevent_enable(tls, EV_READ | EV_WRITE);
     if (evbuffer_get_length(bufferevent_get_input(raw)) > 0)
         bufferevent_trigger(raw, EV_READ, BEV_TRIG_DEFER_CALLBACKS);
-    ha_log_debug("connection %u (%s): TLS handshake", c->id, c->peer);
+    ha_log_debug("connection %u (%s): TLS handshake", c->id, c->peer.name);
 }
 
 /* ------------------------------------------------------------------ */
@@ -787,7 +758,7 @@ dispatch(struct ha_conn *c)
         char msg[128];
         ha_log_warn("connection %u (%s): packet with sequence id %u, "
                     "expected %u; closing",
-                    c->id, c->peer, c->reader.first_seq, want);
+                    c->id, c->peer.name, c->reader.first_seq, want);
         snprintf(msg, sizeof(msg),
                  "Got packets out of order (sequence id %u, expected %u)",
                  c->reader.first_seq, want);
@@ -840,7 +811,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
             if (!c->read_paused)
                 ha_log_debug("connection %u (%s): %zu reply bytes unsent; "
                              "reading paused",
-                             c->id, c->peer, unsent_bytes(c));
+                             c->id, c->peer.name, unsent_bytes(c));
             c->read_paused = true;
             bufferevent_disable(bev, EV_READ);
             return;
@@ -860,7 +831,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
                 ha_log_warn("connection %u (%s): packet with sequence id "
                             "%u during login, expected %u (not a MySQL "
                             "client?); closing",
-                            c->id, c->peer, h[3], c->seq);
+                            c->id, c->peer.name, h[3], c->seq);
                 snprintf(msg, sizeof(msg),
                          "Got packets out of order (sequence id %u, "
                          "expected %u)",
@@ -874,7 +845,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
                                     &ready, err, sizeof(err));
         if (used < 0) {
             ha_log_warn("connection %u (%s): malformed input: %s; closing",
-                        c->id, c->peer, err);
+                        c->id, c->peer.name, err);
             if (c->reader.error == HA_PROTO_READER_TOO_LARGE)
                 ha_wire_fail(c, 1153, "08S01",
                              "Got a packet bigger than "
@@ -933,7 +904,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
             ha_log_warn("connection %u (%s): client not reading: %zu reply "
                         "bytes unsent for %d s (net_write_timeout); "
                         "closing",
-                        c->id, c->peer,
+                        c->id, c->peer.name,
                         evbuffer_get_length(bufferevent_get_output(bev)),
                         c->env->net_write_timeout);
             ha_conn_free(c);
@@ -948,7 +919,7 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
         }
         ha_log_info("connection %u (%s): idle for %d s (wait_timeout); "
                     "closing",
-                    c->id, c->peer, c->env->wait_timeout);
+                    c->id, c->peer.name, c->env->wait_timeout);
         /* MySQL 8.0.24+ tells the client why (ER_CLIENT_INTERACTION_
          * TIMEOUT) as an unsolicited packet. */
         c->seq = 0;
@@ -965,14 +936,14 @@ conn_event_cb(struct bufferevent *bev, short what, void *arg)
 
         ERR_error_string_n(bufferevent_get_openssl_error(bev), reason,
                            sizeof(reason));
-        ha_log_info("connection %u (%s): TLS error: %s", c->id, c->peer,
+        ha_log_info("connection %u (%s): TLS error: %s", c->id, c->peer.name,
                     reason);
     } else if (what & BEV_EVENT_ERROR)
-        ha_log_info("connection %u (%s): closed: %s", c->id, c->peer,
+        ha_log_info("connection %u (%s): closed: %s", c->id, c->peer.name,
                     evutil_socket_error_to_string(EVUTIL_SOCKET_ERROR()));
     else if (what & BEV_EVENT_EOF)
         ha_log_debug("connection %u (%s): closed by the client", c->id,
-                     c->peer);
+                     c->peer.name);
     if (what & (BEV_EVENT_EOF | BEV_EVENT_ERROR))
         ha_conn_free(c);
 }
@@ -990,7 +961,7 @@ conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg)
         return;
     ha_log_warn("connection %u (%s): login not finished within %d s "
                 "(connect_timeout, state %s); closing",
-                c->id, c->peer, c->env->connect_timeout,
+                c->id, c->peer.name, c->env->connect_timeout,
                 ha_wire_state_name(c->state));
     ha_conn_free(c);
 }
@@ -1002,7 +973,6 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
     struct ha_conn *c = calloc(1, sizeof(*c));
     int one = 1;
 
-    (void)addrlen;
     if (c == NULL) {
         ha_log_error("out of memory accepting a connection");
         evutil_closesocket(fd);
@@ -1012,7 +982,9 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
     c->id = id;
     c->connected_at = time(NULL);
     c->state = HA_CONN_HANDSHAKE;
-    describe_peer(c, addr);
+    ha_peer_from_addr(&c->peer, addr, (socklen_t)addrlen);
+    if (c->peer.family == HA_PEER_UNIX)
+        (void)ha_peer_from_fd(&c->peer, fd); /* SO_PEERCRED */
     ha_proto_reader_init(&c->reader, env->max_packet);
     ha_buf_init(&c->out);
     ha_stmt_table_init(&c->stmts);
@@ -1025,7 +997,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
                                     BEV_OPT_CLOSE_ON_FREE);
     if (c->bev == NULL) {
         ha_log_error("connection %u (%s): cannot create a bufferevent", id,
-                     c->peer);
+                     c->peer.name);
         evutil_closesocket(fd);
         ha_proto_reader_free(&c->reader);
         free(c);
@@ -1047,7 +1019,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
                 evtimer_add(c->login_timer, &login) != 0) {
                 ha_log_error("connection %u (%s): cannot arm the login "
                              "timer",
-                             id, c->peer);
+                             id, c->peer.name);
                 bufferevent_free(c->bev);
                 if (c->login_timer != NULL)
                     event_free(c->login_timer);
@@ -1057,7 +1029,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
             }
         }
     }
-    ha_log_debug("connection %u from %s", id, c->peer);
+    ha_log_debug("connection %u from %s", id, c->peer.name);
     if (ha_login_greet(c) != 0 ||
         bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
         bufferevent_free(c->bev);

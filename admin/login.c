@@ -23,9 +23,12 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/accounts.h"
+#include "engine/login.h"
 #include "vtab/vtab.h"
 
 static void accept_login(struct ha_conn *c, const struct ha_user *u);
+static void send_more_data(struct ha_conn *c, const void *data,
+                           size_t len);
 
 /* ------------------------------------------------------------------ */
 /* Greeting and authentication                                          */
@@ -40,7 +43,7 @@ ha_login_greet(struct ha_conn *c)
     if (ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
         ha_log_error("connection %u (%s): the CSPRNG failed; refusing the "
                      "connection",
-                     c->id, c->peer);
+                     c->id, c->peer.name);
         return -1;
     }
     h.server_version = HA_SERVER_VERSION;
@@ -48,7 +51,7 @@ ha_login_greet(struct ha_conn *c)
     memcpy(h.scramble, c->scramble, sizeof(h.scramble));
     /* TLS is offered on TCP only: a unix socket is already private. */
     c->server_caps = HA_SERVER_CAPABILITIES;
-    if (c->env->ssl_ctx != NULL && !c->peer_is_unix)
+    if (c->env->ssl_ctx != NULL && !(c->peer.family == HA_PEER_UNIX))
         c->server_caps |= HA_CLIENT_SSL;
     c->auth_plugin = c->env->auth_plugin != NULL ? c->env->auth_plugin
                                                  : HA_AUTH_NATIVE_PLUGIN;
@@ -63,26 +66,80 @@ ha_login_greet(struct ha_conn *c)
     return 0;
 }
 
-/* Sends ERR 1045 for c->user and closes; the throttle counts the
- * failure (env->login_failed), which makes the next credential from this
- * address wait before it is checked (see ha_login_hold). */
+/* Sends ERR 1045 for c->user and closes; the log says why (the client
+ * gets the same answer whatever it was: an unknown user, a wrong
+ * password, default credentials from afar). */
 static void
-deny_login(struct ha_conn *c, const struct ha_user *u, bool with_password)
+deny_login(struct ha_conn *c, enum ha_login_result r, bool with_password)
 {
     char err[512];
 
-    if (c->env->login_failed != NULL)
-        c->env->login_failed(c->env->arg, c->host);
-
-    ha_log_warn("%s failed: user '%s' from %s (connection %u): %s",
-                c->changing_user ? "change of user" : "login", c->user,
-                c->peer, c->id,
-                u == NULL ? "unknown user" : "wrong password");
+    ha_log_warn("%s %s: user '%s' from %s (connection %u): %s",
+                c->changing_user ? "change of user" : "login",
+                r == HA_LOGIN_NOT_FROM_HERE ? "refused" : "failed", c->user,
+                c->peer.name, c->id, ha_login_result_text(r));
     c->changing_user = false;
     snprintf(err, sizeof(err),
              "Access denied for user '%s'@'%s' (using password: %s)",
-             c->user, c->host, with_password ? "YES" : "NO");
+             c->user, c->peer.host, with_password ? "YES" : "NO");
     ha_wire_fail(c, 1045, "28000", err);
+}
+
+/* How the client proves the password, for engine/login.h's check. */
+enum proof_kind {
+    PROOF_NATIVE,   /* mysql_native_password's scramble */
+    PROOF_SHA2,     /* caching_sha2_password's fast-path scramble */
+    PROOF_CLEAR,    /* the password in clear (TLS, unix socket, or RSA
+                       decrypted) */
+    PROOF_NONE      /* nothing usable: fails */
+};
+
+struct proof {
+    const struct ha_conn *c;
+    enum proof_kind kind;
+    const uint8_t *p;
+    size_t len;
+};
+
+static bool
+prove(const struct ha_user *u, void *arg)
+{
+    const struct proof *pr = arg;
+
+    switch (pr->kind) {
+    case PROOF_NATIVE:
+        return u != NULL &&
+               ha_auth_native_check(u, pr->c->scramble, pr->p, pr->len);
+    case PROOF_SHA2:
+        return ha_auth_sha2_check(u, pr->c->scramble, pr->p, pr->len);
+    case PROOF_CLEAR:
+        return ha_accounts_check_clear(u, pr->p, pr->len);
+    default:
+        return false;
+    }
+}
+
+/* The engine's login with the client's proof: accepted (the session
+ * opens) or ERR 1045 and close. fast_ok: send caching_sha2_password's
+ * fast_auth_success before the OK. */
+static void
+login_with(struct ha_conn *c, enum proof_kind kind, const uint8_t *p,
+           size_t len, bool with_password, bool fast_ok)
+{
+    struct proof pr = {c, kind, p, len};
+    const struct ha_user *u;
+    enum ha_login_result r = ha_login_check(c->env->accounts, &c->peer,
+                                            c->user, prove, &pr, &u);
+
+    if (r != HA_LOGIN_OK) {
+        deny_login(c, r, with_password);
+        return;
+    }
+    if (fast_ok) {
+        uint8_t ok = HA_AUTH_SHA2_FAST_OK;
+        send_more_data(c, &ok, 1);
+    }
+    accept_login(c, u);
 }
 
 /* Sends one AuthMoreData packet: 0x01 then data. */
@@ -106,17 +163,13 @@ send_more_data(struct ha_conn *c, const void *data, size_t len)
 static void
 finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
 {
-    const struct ha_user *u =
-        ha_credentials_find(c->env->users, c->env->n_users, c->user);
+    const struct ha_user *u = ha_accounts_find(c->env->accounts, c->user);
     bool with_password = resp_len > 0 && !(resp_len == 1 && resp[0] == 0);
     bool sha2 = strcmp(c->auth_plugin, HA_AUTH_SHA2_PLUGIN) == 0;
 
     if (sha2 && ha_auth_sha2_check(u, c->scramble, resp, resp_len)) {
-        if (with_password) {
-            uint8_t ok = HA_AUTH_SHA2_FAST_OK;
-            send_more_data(c, &ok, 1);
-        }
-        accept_login(c, u);
+        login_with(c, PROOF_SHA2, resp, resp_len, with_password,
+                   with_password);
         return;
     }
     /* Unknown users too: the reply must not tell which users exist. */
@@ -126,12 +179,8 @@ finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
         ha_wire_set_state(c, HA_CONN_AUTH_FULL);
         return;
     }
-    if (sha2 || u == NULL ||
-        !ha_auth_native_check(u, c->scramble, resp, resp_len)) {
-        deny_login(c, u, with_password);
-        return;
-    }
-    accept_login(c, u);
+    login_with(c, sha2 ? PROOF_NONE : PROOF_NATIVE, resp, resp_len,
+               with_password, false);
 }
 
 /* caching_sha2_password full authentication: p is a public-key request
@@ -140,36 +189,29 @@ finish_auth(struct ha_conn *c, const uint8_t *resp, size_t resp_len)
 static void
 on_full_auth(struct ha_conn *c, const uint8_t *p, size_t len)
 {
-    const struct ha_user *u =
-        ha_credentials_find(c->env->users, c->env->n_users, c->user);
-    bool secure = c->tls || c->peer_is_unix;
+    bool secure = c->tls || c->peer.family == HA_PEER_UNIX;
     uint8_t pw[512];
     size_t pw_len = 0;
-    bool ok;
 
     if (!secure && len == 1 && p[0] == HA_AUTH_SHA2_KEY_REQUEST) {
         if (c->env->rsa_public_pem == NULL) {
             ha_log_warn("connection %u (%s): public key requested, but "
                         "no RSA key is loaded",
-                        c->id, c->peer);
-            deny_login(c, u, true);
+                        c->id, c->peer.name);
+            login_with(c, PROOF_NONE, NULL, 0, true, false);
             return;
         }
         send_more_data(c, c->env->rsa_public_pem, c->env->rsa_public_len);
         return;
     }
     if (secure)
-        ok = ha_accounts_check_clear(u, p, len);
+        login_with(c, PROOF_CLEAR, p, len, true, false);
+    else if (ha_auth_sha2_decrypt(c->env->rsa_key, c->scramble, p, len, pw,
+                                  sizeof(pw), &pw_len) == 0)
+        login_with(c, PROOF_CLEAR, pw, pw_len, true, false);
     else
-        ok = ha_auth_sha2_decrypt(c->env->rsa_key, c->scramble, p, len, pw,
-                                  sizeof(pw), &pw_len) == 0 &&
-             ha_accounts_check_clear(u, pw, pw_len);
+        login_with(c, PROOF_NONE, NULL, 0, true, false);
     OPENSSL_cleanse(pw, sizeof(pw));
-    if (!ok) {
-        deny_login(c, u, true);
-        return;
-    }
-    accept_login(c, u);
 }
 
 /* Opens the session (or, for COM_CHANGE_USER, resets it for the new
@@ -182,35 +224,20 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
     SSL *ssl;
 
     c->changing_user = false;
-    if (!ha_credentials_allows_from(u, c->is_local)) {
-        /* The client gets the usual answer; the log says why. */
-        ha_log_warn("%s refused: user '%s' from %s (connection %u): the "
-                    "default credentials are accepted only over loopback "
-                    "or the unix socket; change the password",
-                    change ? "change of user" : "login", u->name, c->peer,
-                    c->id);
-        snprintf(err, sizeof(err),
-                 "Access denied for user '%s'@'%s' (using password: YES)",
-                 c->user, c->host);
-        ha_wire_fail(c, 1045, "28000", err);
-        return;
-    }
-    if (c->env->login_ok != NULL)
-        c->env->login_ok(c->env->arg, c->host);
     if (!change && c->env->admit != NULL &&
         !c->env->admit(c->env->arg, u->role)) {
         /* The extra connection max_connections allows is an admin's. */
         ha_log_warn("login refused: user '%s' from %s (connection %u): "
                     "max_connections reached; the one connection kept "
                     "beyond it is for admin users",
-                    u->name, c->peer, c->id);
+                    u->name, c->peer.name, c->id);
         ha_wire_fail(c, 1040, "08004", "Too many connections");
         return;
     }
     if (c->db[0] != '\0' && !ha_schemas_exists(c->db)) {
         ha_log_warn("%s failed: user '%s' from %s (connection %u): "
                     "unknown database '%s'",
-                    change ? "change of user" : "login", c->user, c->peer,
+                    change ? "change of user" : "login", c->user, c->peer.name,
                     c->id, c->db);
         snprintf(err, sizeof(err), "Unknown database '%s'", c->db);
         ha_wire_fail(c, 1049, "42000", err);
@@ -224,7 +251,7 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
     } else {
         if (ha_session_open(&c->session, c->env->shared, c->id, err,
                             sizeof(err)) != 0) {
-            ha_log_error("connection %u (%s): %s", c->id, c->peer, err);
+            ha_log_error("connection %u (%s): %s", c->id, c->peer.name, err);
             ha_wire_fail(c, 1105, "HY000", err);
             return;
         }
@@ -240,17 +267,17 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
         }
     }
     ha_strlcpy(c->session.user, u->name, sizeof(c->session.user));
-    ha_strlcpy(c->session.host, c->host, sizeof(c->session.host));
+    ha_strlcpy(c->session.host, c->peer.host, sizeof(c->session.host));
     ha_session_set_role(&c->session, u->role);
     /* PROCESSLIST shows "address:port" for TCP clients and "localhost"
      * for the unix socket, as MySQL does. */
-    ha_strlcpy(c->session.peer, c->peer_is_unix ? "localhost" : c->peer,
+    ha_strlcpy(c->session.peer, (c->peer.family == HA_PEER_UNIX) ? "localhost" : c->peer.name,
                sizeof(c->session.peer));
     {
         char who[192];
 
         snprintf(who, sizeof(who), "%.100s@%.64s (connection %u)", u->name,
-                 c->peer, c->id);
+                 c->peer.name, c->id);
         ha_vtab_set_who(c->session.vtab, who);
     }
     c->session.schema[0] = '\0';
@@ -265,7 +292,7 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
                ssl != NULL ? SSL_get_cipher_name(ssl) : "",
                sizeof(c->session.ssl_cipher));
     ha_log_info("%s: user '%s' from %s (connection %u, %s, %s%s%s%s%s)",
-                change ? "change of user" : "login", u->name, c->peer, c->id,
+                change ? "change of user" : "login", u->name, c->peer.name, c->id,
                 u->role == HA_ROLE_ADMIN ? "admin" : "stats", c->auth_plugin,
                 ssl != NULL ? ", " : "", ssl != NULL ? SSL_get_version(ssl) : "",
                 ssl != NULL ? " " : "",
@@ -286,8 +313,7 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
     const char *plugin = (hr->has_plugin && hr->plugin[0] != '\0')
                              ? hr->plugin
                              : HA_AUTH_NATIVE_PLUGIN;
-    const struct ha_user *u =
-        ha_credentials_find(c->env->users, c->env->n_users, c->user);
+    const struct ha_user *u = ha_accounts_find(c->env->accounts, c->user);
     const char *want = c->env->auth_plugin != NULL ? c->env->auth_plugin
                                                    : HA_AUTH_NATIVE_PLUGIN;
     bool sha2 = strcmp(plugin, HA_AUTH_SHA2_PLUGIN) == 0;
@@ -336,7 +362,7 @@ auth_or_switch(struct ha_conn *c, const struct ha_handshake_response *hr,
         if (fresh &&
             ha_auth_scramble(c->scramble, sizeof(c->scramble)) != 0) {
             ha_log_error("connection %u (%s): the CSPRNG failed", c->id,
-                         c->peer);
+                         c->peer.name);
             ha_wire_fail(c, 1105, "HY000", "Cannot generate a scramble");
             return;
         }
@@ -359,7 +385,7 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
     if (ha_proto_decode_handshake_response(p, len, &hr, err, sizeof(err)) !=
         0) {
         ha_log_warn("connection %u (%s): bad HandshakeResponse41: %s", c->id,
-                    c->peer, err);
+                    c->peer.name, err);
         ha_wire_fail(c, 1043, "08S01", "Bad handshake");
         return 0;
     }
@@ -370,16 +396,16 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
     if (hr.is_ssl_request) {
         ha_log_warn("connection %u (%s): client asked for TLS, which this "
                     "server did not offer",
-                    c->id, c->peer);
+                    c->id, c->peer.name);
         ha_wire_fail(c, 1043, "08S01",
                      "TLS was requested but this server does not offer it "
                      "(connect without TLS, e.g. mariadb --skip-ssl)");
         return 0;
     }
-    if (c->env->require_tls && !c->tls && !c->peer_is_unix) {
+    if (c->env->require_tls && !c->tls && !(c->peer.family == HA_PEER_UNIX)) {
         ha_log_warn("connection %u (%s): login of user '%.128s' without "
                     "TLS refused (require_tls)",
-                    c->id, c->peer, hr.user);
+                    c->id, c->peer.name, hr.user);
         ha_wire_fail(c, 3159, "HY000",
                      "Connections using insecure transport are "
                      "prohibited while require_tls is true.");
@@ -423,7 +449,7 @@ ha_login_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
     if (ha_proto_decode_change_user(p, len, c->caps, &hr, err,
                                     sizeof(err)) != 0) {
         ha_log_warn("connection %u (%s): bad COM_CHANGE_USER: %s", c->id,
-                    c->peer, err);
+                    c->peer.name, err);
         ha_wire_fail(c, 1043, "08S01", "Bad handshake");
         return;
     }
@@ -439,10 +465,10 @@ ha_login_hold(struct ha_conn *c, event_callback_fn resume)
     int64_t wait;
     struct timeval tv;
 
-    if (c->login_admitted || c->env->login_admit == NULL)
+    if (c->login_admitted || c->env->accounts == NULL)
         return false;
     c->login_admitted = true;
-    wait = c->env->login_admit(c->env->arg, c->host);
+    wait = ha_login_admit(c->env->accounts, &c->peer);
     if (wait <= 0)
         return false;
     if (c->admit_timer == NULL &&

@@ -25,6 +25,7 @@
 #include "admin/conn.h"
 #include "admin/session.h"
 #include "admin/sysvar.h"
+#include "core/listen.h"
 #include "core/log.h"
 #include "core/util.h"
 
@@ -74,31 +75,6 @@ struct ha_server {
     bool refusing_fds;             /* in an EMFILE burst (logged) */
     uint64_t n_refused;            /* connections refused in the burst */
 };
-
-/* The engine's throttle: one for every front-end. */
-static int64_t
-server_login_admit(void *arg, const char *host)
-{
-    struct ha_server *s = arg;
-
-    return ha_accounts_admit(ha_engine_accounts(s->engine), host);
-}
-
-static void
-server_login_failed(void *arg, const char *host)
-{
-    struct ha_server *s = arg;
-
-    ha_accounts_failed(ha_engine_accounts(s->engine), host);
-}
-
-static void
-server_login_ok(void *arg, const char *host)
-{
-    struct ha_server *s = arg;
-
-    ha_accounts_succeeded(ha_engine_accounts(s->engine), host);
-}
 
 /* MySQL's rule for SUPER: max_connections + 1 sockets are accepted, and
  * past max_connections only an admin may log in, so monitoring that
@@ -240,7 +216,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
                 ha_log_warn("max_connections (%d) reached: closing "
                             "connection %u (%s), which had not logged in, "
                             "to admit a new one (%llu so far)",
-                            s->cfg->max_connections, old->id, old->peer,
+                            s->cfg->max_connections, old->id, old->peer.name,
                             (unsigned long long)s->n_evicted);
             ha_conn_free(old);
         }
@@ -347,8 +323,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->shared.limits.max_execution_time = cfg->max_execution_time;
     s->shared.limits.net_write_timeout = cfg->net_write_timeout;
     s->env.base = s->base;
-    s->env.users = cfg->users;
-    s->env.n_users = cfg->n_users;
+    s->env.accounts = ha_engine_accounts(e);
     s->env.shared = &s->shared;
     s->env.max_packet = (size_t)cfg->max_allowed_packet;
     s->env.connect_timeout = cfg->connect_timeout;
@@ -361,9 +336,6 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->env.rsa_public_len = tls->rsa_public_len;
     open_reserve(s);
     s->env.on_close = server_on_close;
-    s->env.login_admit = server_login_admit;
-    s->env.login_failed = server_login_failed;
-    s->env.login_ok = server_login_ok;
     s->env.admit = server_admit;
     s->env.output_held = server_output_held;
     s->env.tasks = ha_engine_tasks(e);
@@ -376,67 +348,6 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     return s;
 }
 
-/* Creates a listening unix socket at path. A stale socket file left by a
- * crashed daemon is replaced; one a live process answers on is not. */
-static evutil_socket_t
-listen_unix(const char *path, mode_t mode, char *err, size_t errlen)
-{
-    struct sockaddr_un sun;
-    evutil_socket_t fd;
-    struct stat st;
-
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    if (ha_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) != 0) {
-        ha_err_set(err, errlen, "%s: path longer than %zu bytes", path,
-                   sizeof(sun.sun_path) - 1);
-        return -1;
-    }
-    if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            ha_err_set(err, errlen, "%s: exists and is not a socket", path);
-            return -1;
-        }
-        fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        if (fd >= 0 &&
-            connect(fd, (struct sockaddr *)&sun, sizeof(sun)) == 0) {
-            close(fd);
-            ha_err_set(err, errlen,
-                       "%s: another process is listening on it", path);
-            return -1;
-        }
-        if (fd >= 0)
-            close(fd);
-        unlink(path);
-    }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        ha_err_set(err, errlen, "%s: socket: %s", path, strerror(errno));
-        return -1;
-    }
-    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0) {
-        ha_err_set(err, errlen, "%s: bind: %s", path, strerror(errno));
-        close(fd);
-        return -1;
-    }
-    /* Before listen(), so no client can connect under the umask's mode.
-     * Who may connect is decided by write permission on the file. */
-    if (chmod(path, mode) != 0) {
-        ha_err_set(err, errlen, "%s: chmod %04o: %s", path, (unsigned)mode,
-                   strerror(errno));
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    if (listen(fd, 128) != 0) {
-        ha_err_set(err, errlen, "%s: listen: %s", path, strerror(errno));
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    return fd;
-}
-
 static int
 listen_one(struct ha_server *s, struct listener *li, char *err,
            size_t errlen)
@@ -444,7 +355,7 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
     const struct ha_iface *ifc = &li->iface;
     /* No LEV_OPT_CLOSE_ON_FREE: the descriptor is closed only once
      * fstat() proves it is still ours (close_listener()). */
-    unsigned flags = LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE;
+    unsigned flags = LEV_OPT_CLOSE_ON_EXEC;
     struct stat st;
 
     li->server = s;
@@ -455,7 +366,8 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
                                 ? s->cfg->unix_socket_mode
                                 : HA_DEFAULT_UNIX_SOCKET_MODE,
                             NULL, 8);
-        evutil_socket_t fd = listen_unix(ifc->path, mode, err, errlen);
+        evutil_socket_t fd = ha_listen_unix(ifc->path, mode, 128, err,
+                                            errlen);
         if (fd < 0)
             return -1;
         li->l = evconnlistener_new(s->base, accept_cb, li, flags, -1, fd);
@@ -468,56 +380,23 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
         }
         ha_strlcpy(li->desc, ifc->path, sizeof(li->desc));
     } else {
-        struct addrinfo hints, *res = NULL;
-        char port[16];
-        int gai;
+        size_t i = (size_t)(li - s->listeners);
+        bool dual = ha_iface_dual_stack(s->cfg->ifaces, s->cfg->n_ifaces, i);
+        evutil_socket_t fd = ha_listen_tcp(ifc->host, ifc->port, dual, 128,
+                                           &li->port, err, errlen);
 
-        memset(&hints, 0, sizeof(hints));
-        hints.ai_family = AF_UNSPEC;
-        hints.ai_socktype = SOCK_STREAM;
-        hints.ai_flags = AI_PASSIVE;
-        snprintf(port, sizeof(port), "%d", ifc->port);
-        gai = getaddrinfo(ifc->host, port, &hints, &res);
-        if (gai != 0) {
-            ha_err_set(err, errlen, "%s:%d: cannot resolve: %s", ifc->host,
-                       ifc->port, gai_strerror(gai));
+        if (fd < 0)
             return -1;
-        }
-        if (res->ai_family == AF_INET6)
-            flags |= LEV_OPT_BIND_IPV6ONLY;
-        li->l = evconnlistener_new_bind(s->base, accept_cb, li, flags, 128,
-                                        res->ai_addr,
-                                        (int)res->ai_addrlen);
+        li->l = evconnlistener_new(s->base, accept_cb, li, flags, -1, fd);
         if (li->l == NULL) {
-            ha_err_set(err, errlen, "cannot listen on %s%s%s:%d: %s",
-                       res->ai_family == AF_INET6 ? "[" : "", ifc->host,
-                       res->ai_family == AF_INET6 ? "]" : "", ifc->port,
-                       strerror(errno));
-            freeaddrinfo(res);
+            ha_err_set(err, errlen, "%s:%d: cannot create a listener",
+                       ifc->host, ifc->port);
+            close(fd);
             return -1;
         }
-        freeaddrinfo(res);
-        {
-            struct sockaddr_storage ss;
-            socklen_t sl = sizeof(ss);
-            char host[INET6_ADDRSTRLEN] = "?";
-            evutil_socket_t fd = evconnlistener_get_fd(li->l);
-            if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
-                if (ss.ss_family == AF_INET6) {
-                    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
-                    inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof(host));
-                    li->port = ntohs(a->sin6_port);
-                    snprintf(li->desc, sizeof(li->desc), "[%s]:%d", host,
-                             li->port);
-                } else {
-                    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
-                    inet_ntop(AF_INET, &a->sin_addr, host, sizeof(host));
-                    li->port = ntohs(a->sin_port);
-                    snprintf(li->desc, sizeof(li->desc), "%s:%d", host,
-                             li->port);
-                }
-            }
-        }
+        snprintf(li->desc, sizeof(li->desc), "%s%s%s:%d",
+                 strchr(ifc->host, ':') != NULL ? "[" : "", ifc->host,
+                 strchr(ifc->host, ':') != NULL ? "]" : "", li->port);
     }
     li->fd = evconnlistener_get_fd(li->l);
     if (fstat(li->fd, &st) == 0) {

@@ -24,7 +24,9 @@
 #include "core/buf.h"
 #include "core/task.h"
 #include "engine/clients.h"
+#include "engine/accounts.h"
 #include "engine/credentials.h"
+#include "engine/peer.h"
 
 struct bufferevent;
 struct ha_conn;
@@ -44,8 +46,6 @@ enum ha_conn_state {
 /* What a connection needs from its server; owned by the server. */
 struct ha_conn_env {
     struct event_base *base;
-    const struct ha_user *users;          /* accounts that may log in */
-    size_t n_users;
     const struct ha_session_shared *shared;
     size_t max_packet;                    /* largest logical payload, bytes */
 
@@ -61,13 +61,10 @@ struct ha_conn_env {
     int net_write_timeout;                /* s unsent replies may stall */
     size_t max_output;                    /* unsent bytes above which no
                                            * further request is read */
-    /* Login throttling (engine/throttle.h), the owner's: how long a
-     * credential from host waits before it is checked; a failed check;
-     * a success, which forgets the host's failures (login_ok). NULL: no
-     * throttling. */
-    int64_t (*login_admit)(void *arg, const char *host);
-    void (*login_failed)(void *arg, const char *host);
-    void (*login_ok)(void *arg, const char *host);
+    /* The engine's accounts and throttle: every login goes through
+     * engine/login.h (the throttle's word before a credential is looked
+     * at, the account, the local-only rule of default credentials). */
+    struct ha_accounts *accounts;
     /* Whether a user with role may have a session now (max_connections
      * keeps one slot for admin users, as MySQL does for SUPER). NULL:
      * always. */
@@ -92,10 +89,9 @@ struct ha_conn_env {
 struct ha_conn {
     /* Identity */
     uint32_t id;                          /* connection id, from 1 */
-    char peer[80];                        /* "127.0.0.1:52044", "unix" */
-    char host[64];                        /* peer address without port */
-    bool is_local;                        /* loopback or unix socket */
-    bool peer_is_unix;                    /* connected over a unix socket */
+    struct ha_peer peer;                  /* the kernel's: name for the
+                                           * log, host for ERR texts,
+                                           * local, family */
     time_t connected_at;
 
     /* Transport */

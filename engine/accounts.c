@@ -23,6 +23,12 @@ ha_accounts_init(struct ha_accounts *a, const struct ha_user *users,
     a->n_users = n_users;
 }
 
+void
+ha_accounts_free(struct ha_accounts *a)
+{
+    (void)a;
+}
+
 const struct ha_user *
 ha_accounts_find(const struct ha_accounts *a, const char *name)
 {

@@ -30,6 +30,9 @@ struct ha_accounts {
 void ha_accounts_init(struct ha_accounts *a, const struct ha_user *users,
                       size_t n_users);
 
+/* Gives back what the throttle holds. */
+void ha_accounts_free(struct ha_accounts *a);
+
 /* The account named name, or NULL. */
 const struct ha_user *ha_accounts_find(const struct ha_accounts *a,
                                        const char *name);

@@ -37,7 +37,7 @@
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
 #define HA_DEFAULT_UNIX_SOCKET_MODE "0660" /* owner and group may connect */
 
-/* Limits (admin_variables); ranges are in config.c's key table. */
+/* Limits (admin_variables); ranges are in config_keys.c's key table. */
 #define HA_DEFAULT_MAX_CONNECTIONS 256       /* sessions at once */
 #define HA_DEFAULT_CONNECT_TIMEOUT 10        /* s to finish the login */
 #define HA_DEFAULT_WAIT_TIMEOUT 28800        /* s a session may idle */
@@ -124,8 +124,13 @@ struct ha_config {
     size_t n_messages;
 };
 
-/* The key table (config.c's config_keys[]): what loading checks a file
- * against and ha_config_write (config_write.c) writes back. */
+/* The groups heapadmin reads, as a file names them. */
+#define HA_CONFIG_ADMIN "admin_variables"
+#define HA_CONFIG_JEMALLOC "jemalloc_variables"
+
+/* The key table (config_keys.c's config_keys[]): what loading
+ * (config_read.c) checks a file against and ha_config_write
+ * (config_write.c) writes back. */
 enum ha_config_key_type {
     HA_KEY_STRING,  /* libconfig string */
     HA_KEY_INT,     /* libconfig int or int64 */
@@ -162,6 +167,21 @@ const char *const *ha_config_groups(size_t *n);
  * or a name it does not know. */
 bool ha_config_admin_value(const void *cfg, const char *name, char *buf,
                            size_t len);
+
+/* err = "file:line: <fmt>", or "file: <fmt>" when line is 0 (a default,
+ * not from the file): how every load error says where it comes from. */
+void ha_config_err_at(char *err, size_t errlen, const char *file,
+                      unsigned line, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+
+/* Parses the raw credential and listener specs of cfg into users, ifaces
+ * and http (replacing earlier ones), and checks the rules that span
+ * several settings. name and lines[] say where for err: the file, and the
+ * line of admin_credentials, stats_credentials, mysql_ifaces,
+ * lg_prof_sample and http_ifaces in that order (0: a default). Returns 0,
+ * or -1 with err as ha_config_err_at writes it. */
+int ha_config_derive(struct ha_config *cfg, const char *name,
+                     const unsigned lines[5], char *err, size_t errlen);
 
 /* Sets every field to its default (datadir "."). */
 void ha_config_init(struct ha_config *cfg);

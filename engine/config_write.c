@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * Writing a configuration back as a file (see config_write.h): the key
- * table of config.c, walked in order, each set key as libconfig text.
+ * table of config_keys.c, walked in order, each set key as libconfig text.
  */
 #include "engine/config_write.h"
 

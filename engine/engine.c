@@ -229,6 +229,7 @@ ha_engine_free(struct ha_engine *e)
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
+    ha_accounts_free(&e->accounts);
     ha_heap_caches_free(&e->heap);
     free(e->datadir);
     free(e);

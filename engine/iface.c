@@ -255,3 +255,20 @@ ha_iface_is_local(const struct ha_iface *f)
                (IN6_IS_ADDR_V4MAPPED(&a6) && a6.s6_addr[12] == 127);
     return false;
 }
+
+bool
+ha_iface_dual_stack(const struct ha_iface *list, size_t n, size_t i)
+{
+    struct in6_addr a6;
+
+    if (i >= n || list[i].kind != HA_IFACE_TCP ||
+        inet_pton(AF_INET6, list[i].host, &a6) != 1 ||
+        !IN6_IS_ADDR_UNSPECIFIED(&a6))
+        return false;
+    for (size_t j = 0; j < n; j++)
+        if (j != i && list[j].kind == HA_IFACE_TCP &&
+            list[j].port == list[i].port && list[i].port != 0 &&
+            strcmp(list[j].host, "0.0.0.0") == 0)
+            return false;
+    return true;
+}

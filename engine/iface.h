@@ -37,4 +37,9 @@ int ha_iface_parse(const char *spec, struct ha_iface **ifaces,
  * and any other address or name. */
 bool ha_iface_is_local(const struct ha_iface *f);
 
+/* Whether entry i of list (n entries) should take IPv4 clients too: a
+ * TCP listener on "::" does (as MySQL's bind_address='::'), unless the
+ * list also has 0.0.0.0 on the same port, which takes them itself. */
+bool ha_iface_dual_stack(const struct ha_iface *list, size_t n, size_t i);
+
 #endif /* HA_IFACE_H */

@@ -34,6 +34,8 @@ struct ha_dump_totals {
         struct timespec mtime;
         bool ok;
         long long period, bytes, objects;
+        bool has_alloc;
+        long long alloc_bytes, alloc_objects;
         uint64_t seen;      /* the scan that last listed it */
     } *e;
     size_t n, cap;
@@ -90,6 +92,9 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
             e->period = (long long)p.period;
             e->bytes = (long long)(p.scaled_bytes + 0.5);
             e->objects = (long long)(p.scaled_objs + 0.5);
+            e->has_alloc = ha_heapv2_has_accum(&p);
+            e->alloc_bytes = (long long)(p.scaled_accum_bytes + 0.5);
+            e->alloc_objects = (long long)(p.scaled_accum_objs + 0.5);
             ha_heapv2_free(&p);
         }
         free(buf);
@@ -100,6 +105,9 @@ found:
     r->period = e->period;
     r->bytes = e->bytes;
     r->objects = e->objects;
+    r->has_alloc = e->has_alloc;
+    r->alloc_bytes = e->alloc_bytes;
+    r->alloc_objects = e->alloc_objects;
 }
 
 /* Keeps the entries of the latest scans within TOTALS_MAX. */

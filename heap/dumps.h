@@ -38,6 +38,9 @@ struct ha_dump_entry {
     bool has_totals;          /* HA_DUMPS_TOTALS and the file parsed */
     long long period;         /* bytes between samples */
     long long bytes, objects; /* in use, scaled as jeprof does */
+    bool has_alloc;           /* it carries cumulative counters
+                                 (prof_accum) */
+    long long alloc_bytes, alloc_objects; /* those, scaled */
     bool has_report;          /* HA_DUMPS_REPORT was asked */
     char *report;             /* ha_heap_buildid_report(); NULL: no
                                  build-ids recorded */

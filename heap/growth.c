@@ -173,6 +173,7 @@ run_dump(void *arg)
     struct ha_agg agg;
     char *err = run->err;
     size_t errlen = sizeof(run->err);
+    bool accum;
 
     run->rc = -1;
     memset(&agg, 0, sizeof(agg));
@@ -182,17 +183,23 @@ run_dump(void *arg)
         run->rc = 0;
         return;
     }
+    accum = ha_heapv2_has_accum(&pr->p);
     if (ha_growth_begin(&run->funcs, run->t_s, err, errlen) != 0 ||
         ha_growth_begin(&run->stacks, run->t_s, err, errlen) != 0)
         return;
     if ((w = ha_agg_walker_new(&pr->syms)) == NULL)
         goto oom;
     for (size_t i = 0; i < pr->p.n_stacks; i++) {
+        const struct ha_heapv2_stack *st = &pr->p.stacks[i];
+
         if (ha_agg_walker_collapsed(w, &pr->p, i, &line) != 0)
             goto oom;
         if (ha_growth_add(&run->stacks, (const char *)line.data, line.len,
-                          pr->p.stacks[i].bytes, pr->p.stacks[i].objs, err,
-                          errlen) != 0)
+                          st->bytes, st->objs, err, errlen) != 0 ||
+            (accum && ha_growth_add_alloc(&run->stacks,
+                                          (const char *)line.data, line.len,
+                                          st->accum_bytes, st->accum_objs,
+                                          err, errlen) != 0))
             goto out;
     }
     if (ha_agg_add(&agg, &pr->p, &pr->syms, 1, false, err, errlen) != 0)
@@ -201,10 +208,15 @@ run_dump(void *arg)
         const struct ha_agg_row *r = &agg.rows[i];
         const char *name = ha_agg_name(&agg, r);
 
-        if (r->flat_bytes == 0 && r->flat_objs == 0)
+        if (r->flat_bytes == 0 && r->flat_objs == 0 &&
+            r->alloc_flat_objs == 0)
             continue;
         if (ha_growth_add(&run->funcs, name, strlen(name), r->flat_bytes,
-                          r->flat_objs, err, errlen) != 0)
+                          r->flat_objs, err, errlen) != 0 ||
+            (accum && ha_growth_add_alloc(&run->funcs, name, strlen(name),
+                                          r->alloc_flat_bytes,
+                                          r->alloc_flat_objs, err,
+                                          errlen) != 0))
             goto out;
     }
     if (ha_growth_end(&run->funcs, err, errlen) != 0 ||

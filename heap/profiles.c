@@ -23,6 +23,7 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "prof/buildid.h"
@@ -230,6 +231,8 @@ mark_stale(struct ha_symbolizer *s, struct ha_heap_profile *pr,
     if (ha_buildids_parse(side, side_len, &ids, why, sizeof(why)) != 0)
         return 0; /* an unreadable side file is as good as none */
     pr->has_buildids = true;
+    if (ids.dumped_at_ns > 0)
+        pr->taken_ns = ids.dumped_at_ns;
     stale_mods = calloc(pr->maps.n_modules ? pr->maps.n_modules : 1,
                         sizeof(*stale_mods));
     if (stale_mods == NULL)
@@ -412,6 +415,8 @@ load_run(void *arg)
     pr->ino = st.st_ino;
     pr->size = st.st_size;
     pr->mtime = st.st_mtim;
+    pr->taken_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 +
+                   st.st_mtim.tv_nsec;
     if ((size_t)snprintf(side_name, sizeof(side_name), "%s.buildid",
                          pr->name) < sizeof(side_name) &&
         ha_dumpfile_read(l->heap->datadir, side_name, HA_DUMPFILE_BUILDID,
@@ -419,6 +424,14 @@ load_run(void *arg)
         side = NULL;
     l->rc = profile_load(l->heap, pr, buf, len, side, side_len, l->err,
                          sizeof(l->err));
+    /* Said once per dump read, not once per row: the alloc_* columns of
+     * its tables are NULL. */
+    if (l->rc == 0 && !ha_heapv2_has_accum(&pr->p))
+        ha_log_info("%s carries no cumulative counters (written without "
+                    "prof_accum): its alloc_* columns are NULL; start the "
+                    "process with prof_accum:true (MALLOC_CONF, or "
+                    "jemalloc_variables.prof_accum) to have them",
+                    pr->name);
     free(side);
     free(buf);
 }
@@ -822,6 +835,13 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
             ha_heap_profile_put(l->pr);
             free(l);
             return HA_HEAP_ERROR;
+        }
+        {
+            struct timespec now;
+
+            clock_gettime(CLOCK_REALTIME, &now);
+            l->pr->taken_ns =
+                (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
         }
         return run_load(l, out, err, errlen);
     }

@@ -80,6 +80,8 @@ struct ha_heap_profile {
     ino_t ino;
     off_t size;
     struct timespec mtime;
+    int64_t taken_ns;      /* when it was taken (unix ns): "# dumped_at"
+                              of its .buildid, else mtime; live: now */
 
     struct ha_heapv2 p;    /* stacks, scaled */
     struct ha_maps maps;   /* MAPPED_LIBRARIES */

@@ -18,7 +18,6 @@
 #include "http/calltree.h"
 #include "http/request.h"
 #include "prof/aggregate.h"
-#include "prof/dumpfile.h"
 #include "prof/syms.h"
 
 #define TOP_ROWS 40        /* rows of the top functions table */
@@ -148,20 +147,6 @@ data_free(void *arg)
     free(j);
 }
 
-/* A name the file rule refuses: 400 saying what is allowed. */
-static bool
-name_refused(struct ha_http_req *hr, const char *name)
-{
-    char why[512], msg[600];
-
-    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
-                                            sizeof(why)))
-        return false;
-    snprintf(msg, sizeof(msg), "%s\n", why);
-    ha_http_req_text(hr, 400, "Bad Request", msg);
-    return true;
-}
-
 void
 ha_http_flame_data(struct ha_http_req *hr)
 {
@@ -188,7 +173,8 @@ ha_http_flame_data(struct ha_http_req *hr)
         free(base);
         base = NULL;
     }
-    if (name_refused(hr, dump) || name_refused(hr, base))
+    if (ha_http_req_dump_refused(hr, dump) ||
+        ha_http_req_dump_refused(hr, base))
         goto done;
     if (dump == NULL && !hr->admin) {
         ha_http_req_text(hr, 403, "Forbidden",
@@ -284,189 +270,41 @@ ha_http_flame_dumps(struct ha_http_req *hr)
     ha_buf_free(&out);
 }
 
-static const char page[] =
-    "<!doctype html>\n"
-    "<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
-    "<title>heapadmin: heap profile</title>\n"
-    "<link rel=\"stylesheet\" href=\"/assets/d3-flamegraph.css\">\n"
-    "<style>body{font-family:sans-serif;margin:1em 2em}table{border-colla"
-    "pse:collapse;margin-top:.5em}td,th{padding:2px 10px;text-align:right"
-    ";border-bottom:1px solid #ddd}td.f,th.f{text-align:left;font-family:"
-    "monospace}.grow{color:#b00}.shrink{color:#05b}#details{min-height:1."
-    "5em;font-family:monospace}#err{color:#b00}.hide{display:none}#over t"
-    "ext{font-size:11px}</style>\n"
-    "</head><body>\n"
-    "<h1>heapadmin heap profile</h1>\n"
-    "<form id=\"pick\">view <select id=\"view\" name=\"view\"><option val"
-    "ue=\"profile\">one profile</option><option value=\"growth\">growth o"
-    "ver dumps</option></select>\n"
-    "<span id=\"pick-profile\">profile <select id=\"dump\" name=\"dump\">"
-    "<option value=\"\">live (admin)</option></select>\n"
-    " minus base <select id=\"base\" name=\"base\"><option value=\"\">(no"
-    "ne)</option></select></span>\n"
-    "<span id=\"pick-growth\">the last <input id=\"last\" name=\"last\" s"
-    "ize=\"4\" placeholder=\"32\"> dumps of <select id=\"kind\" name=\"ki"
-    "nd\"><option value=\"\">any kind</option><option>manual</option><opt"
-    "ion>interval</option><option>high-water</option><option>final</optio"
-    "n></select></span>\n"
-    " <button type=\"submit\">show</button></form>\n"
-    "<p id=\"summary\"></p><p id=\"err\"></p>\n"
-    "<p><input id=\"term\" placeholder=\"search (regular expression)\"> <"
-    "button id=\"search\">search</button> <button id=\"clear\">clear</but"
-    "ton> <button id=\"reset\">reset zoom</button></p>\n"
-    "<div id=\"chart\"></div><p id=\"details\"></p>\n"
-    "<div id=\"over-box\" class=\"hide\"><h2>Bytes at each dump</h2><svg "
-    "id=\"over\"></svg></div>\n"
-    "<h2 id=\"top-title\">Top functions</h2>\n"
-    "<table id=\"top\"><thead><tr></tr></thead><tbody></tbody></table>\n"
-    "<p><small>Flame graph by d3-flame-graph (Apache-2.0, <a href=\"/asse"
-    "ts/LICENSE.d3-flame-graph.txt\">licence</a>) on d3 (ISC, <a href=\"/"
-    "assets/LICENSE.d3.txt\">licence</a>), served by heapadmin.</small></"
-    "p>\n"
-    "<script src=\"/assets/d3.min.js\"></script>\n"
-    "<script src=\"/assets/d3-flamegraph.min.js\"></script>\n"
-    "<script>\n"
-    "'use strict';\n"
-    "const q = new URLSearchParams(location.search);\n"
-    "const view = q.get('view') === 'growth' ? 'growth' : 'profile';\n"
-    "const $ = id => document.getElementById(id);\n"
-    "function fmt(b) { const a = Math.abs(b), u = ['B','KiB','MiB','GiB']"
-    "; let i = 0, v = a; while (v >= 1024 && i < 3) { v /= 1024; i++; } r"
-    "eturn (b < 0 ? '-' : '') + (i ? v.toFixed(1) : v) + ' ' + u[i]; }\n"
-    "function opt(sel, name) { const o = document.createElement('option')"
-    "; o.value = o.textContent = name; if (q.get(sel.name) === name) o.se"
-    "lected = true; sel.appendChild(o); }\n"
-    "function head(cols) { const tr = document.querySelector('#top thead "
-    "tr'); cols.forEach((c, i) => { const th = document.createElement('th"
-    "'); th.textContent = c; if (i === 0) th.className = 'f'; tr.appendCh"
-    "ild(th); }); }\n"
-    "function row(cells, cls) { const tr = document.createElement('tr'); "
-    "cells.forEach((c, i) => { const td = document.createElement('td'); t"
-    "d.textContent = c; td.className = i === 0 ? 'f' : (cls || ''); tr.ap"
-    "pendChild(td); }); document.querySelector('#top tbody').appendChild("
-    "tr); }\n"
-    "$('view').value = view;\n"
-    "$('last').value = q.get('last') || '';\n"
-    "$('kind').value = q.get('kind') || '';\n"
-    "$(view === 'growth' ? 'pick-profile' : 'pick-growth').className = 'h"
-    "ide';\n"
-    "$('view').onchange = () => { $('pick-profile').className = $('view')"
-    ".value === 'growth' ? 'hide' : ''; $('pick-growth').className = $('v"
-    "iew').value === 'growth' ? '' : 'hide'; };\n"
-    "// Absolute URLs without the page's user:password, which fetch() ref"
-    "uses;\n"
-    "// the browser sends the credentials it authenticated the page with."
-    "\n"
-    "const base = location.origin;\n"
-    "fetch(base + '/heap/dumps.json').then(r => r.json()).then(list => { "
-    "for (const n of list) { opt($('dump'), n); opt($('base'), n); } });"
-    "\n"
-    "function flame(tree, label, diff) {\n"
-    "  const width = Math.max(600, document.body.clientWidth - 40);\n"
-    "  const chart = flamegraph.default().width(width).cellHeight(18).min"
-    "FrameSize(2).transitionDuration(300).sort(true).setDetailsElement($("
-    "'details')).label(label);\n"
-    "  if (diff) chart.computeDelta(true).setColorMapper(flamegraph.color"
-    "Mapper.differentialColorMapper);\n"
-    "  d3.select('#chart').datum(tree).call(chart);\n"
-    "  $('search').onclick = () => chart.search($('term').value);\n"
-    "  $('term').onkeydown = e => { if (e.key === 'Enter') chart.search(e"
-    ".target.value); };\n"
-    "  $('clear').onclick = () => chart.clear();\n"
-    "  $('reset').onclick = () => chart.resetZoom();\n"
-    "}\n"
-    "function profile(data) {\n"
-    "  const total = data.tree.v || 1;\n"
-    "  $('summary').textContent = data.title + ': ' + fmt(data.total) + ("
-    "data.diff ? ' (red: grew, blue: shrank, orange: new)' : ' in use');"
-    "\n"
-    "  flame(data.tree, d => d.data.n + ': ' + fmt(d.data.v) + ' (' + (10"
-    "0 * d.data.v / total).toFixed(2) + '%)' + (data.diff ? ', ' + (d.del"
-    "ta >= 0 ? '+' : '') + fmt(d.delta || 0) : ''), data.diff);\n"
-    "  head(['function', 'flat', 'flat %', 'cum', 'cum %']);\n"
-    "  for (const r of data.top) row([r.f, fmt(r.flat), (100 * r.flat / ("
-    "data.total || 1)).toFixed(1), fmt(r.cum), (100 * r.cum / (data.total"
-    " || 1)).toFixed(1)], data.diff ? (r.flat >= 0 ? 'grow' : 'shrink') :"
-    " '');\n"
-    "}\n"
-    "// The ranking's first rows, bytes at each dump against its time.\n"
-    "function over(data) {\n"
-    "  const lines = data.top.filter(r => r.series);\n"
-    "  if (!lines.length || data.dumps.length < 2) return;\n"
-    "  $('over-box').className = '';\n"
-    "  const w = Math.max(600, document.body.clientWidth - 40), h = 260, "
-    "m = {l: 70, r: 260, t: 10, b: 30};\n"
-    "  const svg = d3.select('#over').attr('width', w).attr('height', h);"
-    "\n"
-    "  const x = d3.scaleTime().domain(d3.extent(data.dumps, d => new Dat"
-    "e(d.t * 1000))).range([m.l, w - m.r]);\n"
-    "  const y = d3.scaleLinear().domain([0, d3.max(lines, r => d3.max(r."
-    "series)) || 1]).nice().range([h - m.b, m.t]);\n"
-    "  const color = d3.scaleOrdinal(d3.schemeCategory10);\n"
-    "  svg.append('g').attr('transform', 'translate(0,' + (h - m.b) + ')'"
-    ").call(d3.axisBottom(x).ticks(6));\n"
-    "  svg.append('g').attr('transform', 'translate(' + m.l + ',0)').call"
-    "(d3.axisLeft(y).ticks(5).tickFormat(fmt));\n"
-    "  const line = d3.line().x((v, k) => x(new Date(data.dumps[k].t * 10"
-    "00))).y(v => y(v));\n"
-    "  lines.forEach((r, i) => {\n"
-    "    svg.append('path').attr('class', 'series').attr('fill', 'none')."
-    "attr('stroke', color(i)).attr('stroke-width', 2).attr('d', line(r.se"
-    "ries)).append('title').text(r.f);\n"
-    "    svg.append('text').attr('x', w - m.r + 8).attr('y', m.t + 14 * i"
-    " + 10).attr('fill', color(i)).text(r.rank + '. ' + (r.f.length > 36 "
-    "? r.f.slice(0, 35) + '\\u2026' : r.f));\n"
-    "  });\n"
-    "}\n"
-    "function growth(data) {\n"
-    "  const total = data.tree.v || 1, n = data.dumps.length;\n"
-    "  $('summary').textContent = 'growth over ' + n + ' dumps, ' + (data"
-    ".hours || 0).toFixed(2) + ' h (' + data.title + '): ' + fmt(data.tot"
-    "al[0] || 0) + ' to ' + fmt(data.total[n - 1] || 0) + ' in use; width"
-    "s are bytes per hour of growing stacks';\n"
-    "  flame(data.tree, d => d.data.n + ': ' + fmt(d.data.v) + '/h (' + ("
-    "100 * d.data.v / total).toFixed(2) + '%)', false);\n"
-    "  over(data);\n"
-    "  $('top-title').textContent = 'Likeliest leaks (heap_growth)';\n"
-    "  head(['function', 'rank', 'per hour', 'R\\u00b2', 'grew at', 'patt"
-    "ern', 'first', 'last']);\n"
-    "  for (const r of data.top) row([r.f, r.rank, r.bph === null ? '' : "
-    "fmt(r.bph) + '/h', r.r2 === null ? '' : r.r2.toFixed(2), r.grew === "
-    "null ? '' : (100 * r.grew).toFixed(0) + '%', r.pattern, fmt(r.first)"
-    ", fmt(r.last)], r.pattern === 'steady' ? 'grow' : '');\n"
-    "}\n"
-    "const url = view === 'growth'\n"
-    "  ? base + '/heap/growth.json?' + new URLSearchParams({last: q.get('"
-    "last') || '', since: q.get('since') || '', until: q.get('until') || "
-    "'', kind: q.get('kind') || ''})\n"
-    "  : base + '/heap/data.json?' + new URLSearchParams({dump: q.get('du"
-    "mp') || '', base: q.get('base') || ''});\n"
-    "fetch(url).then(r => r.ok ? r.json() : r.text().then(t => { throw ne"
-    "w Error(t); })).then(data => {\n"
-    "  (view === 'growth' ? growth : profile)(data);\n"
-    "  document.body.setAttribute('data-rendered', 'yes');\n"
-    "}).catch(e => { $('err').textContent = String(e.message || e); docum"
-    "ent.body.setAttribute('data-rendered', 'error'); });\n"
-    "</script>\n"
-    "</body></html>\n";
+/* The entry of set (n entries) called name, or NULL. */
+static const struct ha_http_asset *
+asset_find(const struct ha_http_asset *set, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(set[i].name, name) == 0)
+            return &set[i];
+    return NULL;
+}
 
 void
 ha_http_flame_asset(struct ha_http_req *hr)
 {
-    const char *name = hr->path + strlen("/assets/");
+    const struct ha_http_asset *a =
+        asset_find(ha_http_assets, ha_http_n_assets,
+                   hr->path + strlen("/assets/"));
 
-    for (size_t i = 0; i < ha_http_n_assets; i++)
-        if (strcmp(ha_http_assets[i].name, name) == 0) {
-            ha_http_req_add_header(hr, "Cache-Control", "max-age=86400");
-            ha_http_req_body(hr, ha_http_assets[i].content_type,
-                             ha_http_assets[i].data, ha_http_assets[i].len);
-            return;
-        }
-    ha_http_req_text(hr, 404, "Not Found", "no such asset\n");
+    if (a == NULL) {
+        ha_http_req_text(hr, 404, "Not Found", "no such asset\n");
+        return;
+    }
+    ha_http_req_add_header(hr, "Cache-Control", "max-age=86400");
+    ha_http_req_body(hr, a->content_type, a->data, a->len);
 }
 
+/* The page is http/heap.html, embedded at build time (http/pages.c). */
 void
 ha_http_flame_page(struct ha_http_req *hr)
 {
-    ha_http_req_body(hr, "text/html; charset=utf-8", page, sizeof(page) - 1);
+    const struct ha_http_asset *a =
+        asset_find(ha_http_pages, ha_http_n_pages, "heap.html");
+
+    if (a == NULL) { /* a build without the page: cannot happen */
+        ha_http_req_text(hr, 500, "Internal Server Error", "no page\n");
+        return;
+    }
+    ha_http_req_body(hr, a->content_type, a->data, a->len);
 }

@@ -58,9 +58,12 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/listen.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/accounts.h"
+#include "engine/login.h"
+#include "engine/peer.h"
 #include "http/parse.h"
 #include "http/request.h"
 #include "http/routes.h"
@@ -100,11 +103,8 @@ struct http_conn {
     bool admitted;             /* counted against the bounds */
     bool closing;              /* shut down, evhttp frees it */
     bool authed;               /* has delivered an authenticated request */
-    char host[64];             /* peer address, once admitted */
-    uint16_t port;
-    bool unix_peer;            /* came through the agent socket */
-    uid_t peer_uid;            /* ... as this user (SO_PEERCRED) */
-    pid_t peer_pid;
+    struct ha_peer peer;       /* the kernel's, once admitted */
+    bool agent_socket;         /* came through the agent socket */
     struct ha_http_req *cur;   /* the request being answered, or NULL */
     struct event *admit_timer; /* PHASE_WAITING */
     struct http_conn *prev, *next; /* newest first */
@@ -124,6 +124,7 @@ struct ha_http {
     uint64_t evicted;          /* connections closed to admit others */
     uint64_t refused;          /* closed: everything busy */
     uint64_t denied;           /* failed logins */
+    char agent_path[108];      /* the agent socket's file, or "" */
 };
 
 static void conn_shutdown(struct http_conn *c);
@@ -253,9 +254,9 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
         return;
     }
     if (c->phase == PHASE_NEW || c->phase == PHASE_READING)
-        ha_log_debug("http: %s:%u: no complete request within %d s "
+        ha_log_debug("http: %s: no complete request within %d s "
                      "(http_header_timeout); closing",
-                     c->host, c->port, c->h->cfg->http_header_timeout);
+                     c->peer.name, c->h->cfg->http_header_timeout);
     conn_shutdown(c);
 }
 
@@ -286,13 +287,14 @@ evictable(const struct http_conn *c)
  * oldest that never delivered an authenticated request, else the oldest
  * idle one. */
 static struct http_conn *
-victim(struct ha_http *h, const char *host, const struct http_conn *except)
+victim(struct ha_http *h, const struct ha_peer *host,
+       const struct http_conn *except)
 {
     struct http_conn *fresh = NULL, *idle = NULL;
 
     for (struct http_conn *c = h->conns; c != NULL; c = c->next) {
         if (c == except || !evictable(c) ||
-            (host != NULL && strcmp(c->host, host) != 0))
+            (host != NULL && !ha_peer_same_host(&c->peer, host)))
             continue;
         /* The list is newest first: the last seen is the oldest. */
         if (!c->authed || c->phase != PHASE_IDLE)
@@ -304,13 +306,13 @@ victim(struct ha_http *h, const char *host, const struct http_conn *except)
 }
 
 static size_t
-count_admitted(const struct ha_http *h, const char *host)
+count_admitted(const struct ha_http *h, const struct ha_peer *host)
 {
     size_t n = 0;
 
     for (const struct http_conn *c = h->conns; c != NULL; c = c->next)
         if (c->admitted && !c->closing && conn_alive(c) &&
-            (host == NULL || strcmp(c->host, host) == 0))
+            (host == NULL || ha_peer_same_host(&c->peer, host)))
             n++;
     return n;
 }
@@ -325,45 +327,25 @@ per_peer(const struct ha_config *cfg)
     return cap / 4 > 0 ? cap / 4 : 1;
 }
 
+/* Who c's peer is (the kernel's word), and whether it came through the
+ * agent socket: a unix socket's accepted end has the listener's path as
+ * its own name. */
 static void
 describe_peer(struct http_conn *c)
 {
-    struct sockaddr_storage ss;
-    socklen_t sl = sizeof(ss);
     evutil_socket_t fd = bufferevent_getfd(c->bev);
+    struct sockaddr_un sun;
+    socklen_t sl = sizeof(sun);
 
-    ha_strlcpy(c->host, "?", sizeof(c->host));
-    if (fd < 0 || getpeername(fd, (struct sockaddr *)&ss, &sl) != 0)
+    (void)ha_peer_from_fd(&c->peer, fd);
+    c->agent_socket = false;
+    if (c->peer.family != HA_PEER_UNIX || c->h->agent_path[0] == '\0')
         return;
-    if (ss.ss_family == AF_UNIX) {
-        struct ucred cr;
-        socklen_t cl = sizeof(cr);
-
-        c->unix_peer = true;
-        c->peer_uid = (uid_t)-1;
-        if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &cl) == 0) {
-            c->peer_uid = cr.uid;
-            c->peer_pid = cr.pid;
-        }
-        snprintf(c->host, sizeof(c->host), "unix:pid %ld",
-                 (long)c->peer_pid);
-        return;
-    }
-    if (ss.ss_family == AF_INET6) {
-        const struct sockaddr_in6 *a = (const struct sockaddr_in6 *)&ss;
-
-        if (IN6_IS_ADDR_V4MAPPED(&a->sin6_addr))
-            inet_ntop(AF_INET, &a->sin6_addr.s6_addr[12], c->host,
-                      sizeof(c->host));
-        else
-            inet_ntop(AF_INET6, &a->sin6_addr, c->host, sizeof(c->host));
-        c->port = ntohs(a->sin6_port);
-    } else if (ss.ss_family == AF_INET) {
-        const struct sockaddr_in *a = (const struct sockaddr_in *)&ss;
-
-        inet_ntop(AF_INET, &a->sin_addr, c->host, sizeof(c->host));
-        c->port = ntohs(a->sin_port);
-    }
+    memset(&sun, 0, sizeof(sun));
+    if (getsockname(fd, (struct sockaddr *)&sun, &sl) == 0 &&
+        sun.sun_family == AF_UNIX &&
+        strncmp(sun.sun_path, c->h->agent_path, sizeof(sun.sun_path)) == 0)
+        c->agent_socket = true;
 }
 
 /* Applies the bounds to a new connection once its socket (and so its
@@ -379,10 +361,10 @@ admit(struct http_conn *c)
     if (c->admitted)
         return true;
     describe_peer(c);
-    if (count_admitted(h, c->host) >= per_peer(h->cfg)) {
+    if (count_admitted(h, &c->peer) >= per_peer(h->cfg)) {
         /* One address holds its share: its own oldest waiting
          * connection makes room, or this one goes. */
-        if ((v = victim(h, c->host, c)) == NULL)
+        if ((v = victim(h, &c->peer, c)) == NULL)
             goto refuse;
         conn_shutdown(v);
         h->evicted++;
@@ -646,72 +628,51 @@ req_body(void *arg)
     ha_http_route(hr);
 }
 
-/* Checks the request's Basic credentials against the engine's accounts.
+/* A Basic password, in clear. */
+struct clear_pw {
+    const char *pw;
+    size_t len;
+};
+
+static bool
+prove_clear(const struct ha_user *u, void *arg)
+{
+    const struct clear_pw *given = arg;
+
+    return ha_accounts_check_clear(u, (const uint8_t *)given->pw,
+                                   given->len);
+}
+
+/* Checks the request's Basic credentials with the engine's login.
  * Returns the user, or NULL with *why (for the log) and *counted (a
- * password was tried: the throttle counts it). */
+ * password was tried: the throttle counted it). */
 static const struct ha_user *
-authenticate(struct ha_http *h, struct evhttp_request *req, bool is_local,
-             const char **why, bool *counted)
+authenticate(struct ha_http *h, const struct http_conn *c,
+             struct evhttp_request *req, const char **why, bool *counted)
 {
     const char *hdr = evhttp_find_header(evhttp_request_get_input_headers(req),
                                          "Authorization");
     char user[HA_USER_MAX + 1], pw[HA_HTTP_BASIC_MAX + 1];
     size_t pw_len = 0;
     const struct ha_user *u;
-    bool ok;
+    struct clear_pw given;
+    enum ha_login_result r;
 
     *counted = false;
     if (ha_http_basic_parse(hdr, user, sizeof(user), pw, sizeof(pw), &pw_len,
                             why) != 0)
         return NULL;
     *counted = true;
-    u = ha_accounts_find(ha_engine_accounts(h->engine), user);
-    ok = u != NULL && ha_accounts_check_clear(u, (const uint8_t *)pw, pw_len);
+    given.pw = pw;
+    given.len = pw_len;
+    r = ha_login_check(ha_engine_accounts(h->engine), &c->peer, user,
+                       prove_clear, &given, &u);
     OPENSSL_cleanse(pw, sizeof(pw));
-    if (!ok) {
-        *why = u == NULL ? "unknown user" : "wrong password";
-        return NULL;
-    }
-    if (!ha_credentials_allows_from(u, is_local)) {
-        *why = "default credentials, which are accepted only from "
-               "loopback";
+    if (r != HA_LOGIN_OK) {
+        *why = ha_login_result_text(r);
         return NULL;
     }
     return u;
-}
-
-/* Who a host gateway speaks for on the agent socket: a role, given by
- * the gateway once it has authenticated its own client. */
-static const struct ha_user gateway_admin = {.name = "gateway",
-                                             .role = HA_ROLE_ADMIN};
-static const struct ha_user gateway_stats = {.name = "gateway",
-                                             .role = HA_ROLE_STATS};
-
-/* A request on the agent socket: only root or this process's own user
- * (who may read its memory anyway) may speak there, and says whose
- * behalf in X-Heapadmin-Role (admin or stats; stats when absent). No
- * password crosses it: the gateway never hands an agent, which may run
- * as a less trusted user, its clients' credentials. */
-static const struct ha_user *
-authenticate_gateway(const struct http_conn *c, struct evhttp_request *req,
-                     const char **why)
-{
-    const char *role = evhttp_find_header(
-        evhttp_request_get_input_headers(req), "X-Heapadmin-Role");
-
-    if (c->peer_uid != 0 && c->peer_uid != geteuid()) {
-        *why = "this socket answers only a host gateway running as root "
-               "or as this process's user";
-        return NULL;
-    }
-    return role != NULL && strcmp(role, "admin") == 0 ? &gateway_admin
-                                                      : &gateway_stats;
-}
-
-static bool
-host_is_local(const char *host)
-{
-    return strncmp(host, "127.", 4) == 0 || strcmp(host, "::1") == 0;
 }
 
 static const char *
@@ -747,8 +708,12 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (c->unix_peer) {
-        u = authenticate_gateway(c, hr->req, &why);
+    if (c->agent_socket) {
+        u = ha_login_agent_socket(
+            &c->peer,
+            evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+                               "X-Heapadmin-Role"),
+            &why);
         if (u == NULL) {
             hr->close_after = true;
             ha_http_req_text(hr, 403, "Forbidden", why);
@@ -760,15 +725,14 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         counted = false;
         goto admitted;
     }
-    u = authenticate(h, hr->req, host_is_local(c->host), &why, &counted);
+    u = authenticate(h, c, hr->req, &why, &counted);
     if (u == NULL) {
         if (counted) {
-            ha_accounts_failed(ha_engine_accounts(h->engine), c->host);
             if (h->denied++ % 100 == 0)
-                ha_log_warn("http: %s:%u: %s %s refused: %s (%llu failed "
+                ha_log_warn("http: %s: %s %s refused: %s (%llu failed "
                             "logins so far; later ones from an address "
                             "wait as the throttle says)",
-                            c->host, c->port, method_name(hr->method),
+                            c->peer.name, method_name(hr->method),
                             hr->path, why, (unsigned long long)h->denied);
         }
         ha_http_req_add_header(hr, "WWW-Authenticate",
@@ -783,8 +747,6 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (counted)
-        ha_accounts_succeeded(ha_engine_accounts(h->engine), c->host);
 admitted:
     c->authed = true;
     hr->user = u;
@@ -840,10 +802,10 @@ dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
         req_free(hr);
         return;
     }
-    if (!c->unix_peer &&
+    if (!c->agent_socket &&
         evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                            "Authorization") != NULL)
-        wait = ha_accounts_admit(ha_engine_accounts(h->engine), c->host);
+        wait = ha_login_admit(ha_engine_accounts(h->engine), &c->peer);
     if (wait <= 0) {
         check_and_run(h, c, hr);
         return;
@@ -893,8 +855,8 @@ on_request(struct evhttp_request *req, void *arg)
     hr->conn = c;
     hr->method = evhttp_request_get_command(req);
     hr->since = time(NULL);
-    snprintf(hr->peer, sizeof(hr->peer), "%s:%u", c->host, c->port);
-    ha_strlcpy(hr->host, c->host, sizeof(hr->host));
+    ha_strlcpy(hr->peer, c->peer.name, sizeof(hr->peer));
+    ha_strlcpy(hr->host, c->peer.host, sizeof(hr->host));
     snprintf(hr->info, sizeof(hr->info), "%s %s%s%s",
              method_name(hr->method), hr->path, query != NULL ? "?" : "",
              query != NULL ? query : "");
@@ -955,47 +917,87 @@ ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
     return h;
 }
 
+/* Serves listening socket fd (ours now) as h's next listener, described
+ * by desc; path is a unix socket's file ("" for TCP). Returns 0, or -1
+ * with err (fd closed, the file removed). */
+static int
+serve_socket(struct ha_http *h, evutil_socket_t fd, int port,
+             const char *desc, const char *path, char *err, size_t errlen)
+{
+    struct http_listener *l, *ls;
+    struct stat st;
+
+    ls = realloc(h->ls, (h->n_ls + 1) * sizeof(*ls));
+    if (ls != NULL)
+        h->ls = ls;
+    if (ls == NULL ||
+        (ls[h->n_ls].bound = evhttp_accept_socket_with_handle(h->eh, fd)) ==
+            NULL) {
+        ha_err_set(err, errlen, "http: cannot serve %s", desc);
+        close(fd);
+        if (path[0] != '\0')
+            unlink(path);
+        return -1;
+    }
+    l = &h->ls[h->n_ls++];
+    l->fd = fd;
+    l->dev = 0;
+    l->ino = 0;
+    if (fstat(fd, &st) == 0) {
+        l->dev = st.st_dev;
+        l->ino = st.st_ino;
+    }
+    l->port = port;
+    ha_strlcpy(l->desc, desc, sizeof(l->desc));
+    ha_strlcpy(l->path, path, sizeof(l->path));
+    return 0;
+}
+
 int
 ha_http_listen(struct ha_http *h, char *err, size_t errlen)
 {
-    h->ls = calloc(h->cfg->n_http ? h->cfg->n_http : 1, sizeof(*h->ls));
-    if (h->ls == NULL) {
-        ha_err_set(err, errlen, "http: out of memory");
-        return -1;
-    }
     for (size_t i = 0; i < h->cfg->n_http; i++) {
         const struct ha_iface *f = &h->cfg->http[i];
-        struct http_listener *l = &h->ls[h->n_ls];
-        struct sockaddr_storage ss;
-        socklen_t sl = sizeof(ss);
-        struct stat st;
+        char desc[300];
+        evutil_socket_t fd;
+        int port = 0;
 
-        snprintf(l->desc, sizeof(l->desc), "%s%s%s:%d",
-                 strchr(f->host, ':') ? "[" : "", f->host,
-                 strchr(f->host, ':') ? "]" : "", f->port);
-        l->bound = evhttp_bind_socket_with_handle(h->eh, f->host,
-                                                  (ev_uint16_t)f->port);
-        if (l->bound == NULL) {
-            ha_err_set(err, errlen, "http_ifaces: cannot listen on %s: %s",
-                       l->desc, strerror(errno));
+        if (f->kind == HA_IFACE_UNIX) {
+            mode_t mode = (mode_t)strtoul(
+                h->cfg->unix_socket_mode[0] != '\0'
+                    ? h->cfg->unix_socket_mode
+                    : HA_DEFAULT_UNIX_SOCKET_MODE,
+                NULL, 8);
+
+            fd = ha_listen_unix(f->path, mode, 128, err, errlen);
+            ha_strlcpy(desc, f->path, sizeof(desc));
+        } else {
+            fd = ha_listen_tcp(f->host, f->port,
+                               ha_iface_dual_stack(h->cfg->http,
+                                                   h->cfg->n_http, i),
+                               128, &port, err, errlen);
+            snprintf(desc, sizeof(desc), "%s%s%s:%d",
+                     strchr(f->host, ':') ? "[" : "", f->host,
+                     strchr(f->host, ':') ? "]" : "", port);
+        }
+        if (fd < 0) {
+            char why[512];
+
+            ha_strlcpy(why, err, sizeof(why));
+            ha_err_set(err, errlen, "http_ifaces: %s", why);
             return -1;
         }
-        l->fd = evhttp_bound_socket_get_fd(l->bound);
-        if (fstat(l->fd, &st) == 0) {
-            l->dev = st.st_dev;
-            l->ino = st.st_ino;
-        }
-        l->port = f->port;
-        if (getsockname(l->fd, (struct sockaddr *)&ss, &sl) == 0)
-            l->port = ntohs(ss.ss_family == AF_INET6
-                                ? ((struct sockaddr_in6 *)&ss)->sin6_port
-                                : ((struct sockaddr_in *)&ss)->sin_port);
-        h->n_ls++;
-        ha_log_info("http: listening on %s://%s%s%s:%d/ (/metrics, "
-                    "/debug/pprof/, /pprof/, /heap)",
-                    h->tls != NULL ? "https" : "http",
-                    strchr(f->host, ':') ? "[" : "", f->host,
-                    strchr(f->host, ':') ? "]" : "", l->port);
+        if (serve_socket(h, fd, port, desc,
+                         f->kind == HA_IFACE_UNIX ? f->path : "", err,
+                         errlen) != 0)
+            return -1;
+        ha_log_info("http: listening on %s%s%s/ (/metrics, /debug/pprof/, "
+                    "/pprof/, /heap)",
+                    f->kind == HA_IFACE_UNIX ? "unix:" : "",
+                    f->kind == HA_IFACE_UNIX
+                        ? ""
+                        : (h->tls != NULL ? "https://" : "http://"),
+                    desc);
     }
     return 0;
 }
@@ -1004,64 +1006,20 @@ int
 ha_http_listen_agent(struct ha_http *h, const char *path, char *err,
                      size_t errlen)
 {
-    struct http_listener *l, *ls;
-    struct sockaddr_un sun;
     struct stat st;
     evutil_socket_t fd;
 
-    memset(&sun, 0, sizeof(sun));
-    sun.sun_family = AF_UNIX;
-    if (ha_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)) != 0) {
-        ha_err_set(err, errlen, "%s: path longer than %zu bytes", path,
-                   sizeof(sun.sun_path) - 1);
-        return -1;
-    }
-    ls = realloc(h->ls, (h->n_ls + 1) * sizeof(*ls));
-    if (ls == NULL) {
-        ha_err_set(err, errlen, "http: out of memory");
-        return -1;
-    }
-    h->ls = ls;
-    l = &h->ls[h->n_ls];
-    memset(l, 0, sizeof(*l));
-    /* A file at the name is a stale socket of a process that had this
-     * pid (the registry's owner removes those at start): replaced. */
-    if (lstat(path, &st) == 0) {
-        if (!S_ISSOCK(st.st_mode)) {
-            ha_err_set(err, errlen, "%s: exists and is not a socket", path);
-            return -1;
-        }
+    /* A socket file at the name is a stale one of a process that had
+     * this pid (the registry's owner removes those at start): replaced. */
+    if (lstat(path, &st) == 0 && S_ISSOCK(st.st_mode))
         unlink(path);
-    }
-    fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        ha_err_set(err, errlen, "%s: socket: %s", path, strerror(errno));
+    /* 0600: only root and this user may speak here. */
+    fd = ha_listen_unix(path, 0600, 16, err, errlen);
+    if (fd < 0)
         return -1;
-    }
-    /* 0600 before listen(): connect() needs write permission, and only
-     * root and this user may speak here. */
-    if (bind(fd, (struct sockaddr *)&sun, sizeof(sun)) != 0 ||
-        chmod(path, 0600) != 0 || listen(fd, 16) != 0) {
-        ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
-        close(fd);
-        unlink(path);
+    if (serve_socket(h, fd, 0, path, path, err, errlen) != 0)
         return -1;
-    }
-    l->bound = evhttp_accept_socket_with_handle(h->eh, fd);
-    if (l->bound == NULL) {
-        ha_err_set(err, errlen, "%s: cannot serve it", path);
-        close(fd);
-        unlink(path);
-        return -1;
-    }
-    l->fd = fd;
-    if (fstat(fd, &st) == 0) {
-        l->dev = st.st_dev;
-        l->ino = st.st_ino;
-    }
-    ha_strlcpy(l->desc, path, sizeof(l->desc));
-    ha_strlcpy(l->path, path, sizeof(l->path));
-    h->n_ls++;
+    ha_strlcpy(h->agent_path, path, sizeof(h->agent_path));
     ha_log_info("http: answering a host gateway on %s", path);
     return 0;
 }

@@ -7,10 +7,11 @@
  *                  the scraper's Accept asks for it (engine/metrics.h)
  *   GET /          a short index of the endpoints
  *
- * Listeners: admin_variables.http_ifaces (TCP host:port list; off when
- * empty). Authentication: HTTP Basic (RFC 7617) against the same
- * accounts as the MySQL port (admin_credentials, stats_credentials); the
- * default passwords only from loopback, as for MySQL logins. Stats users
+ * Listeners: admin_variables.http_ifaces (host:port, [ipv6]:port and
+ * unix socket paths, as mysql_ifaces; off when empty). Authentication:
+ * HTTP Basic (RFC 7617) through the engine's one login (engine/login.h):
+ * the same accounts, throttle and peer rules as the MySQL port (the
+ * default passwords only from loopback or a unix socket). Stats users
  * may read everything served here.
  *
  * Bounds, so a slow or hostile client cannot hold the port (the same

@@ -20,7 +20,7 @@ static const struct path {
     {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT},
     {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP},
     {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_PPROF_HEAP},
+     HA_HTTP_PAGE_PPROF_ALLOCS},
     {"/debug/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
      HA_HTTP_PAGE_PPROF_SYMBOL},
     {"/debug/pprof/cmdline", false, HA_HTTP_GET_HEAD,

@@ -21,7 +21,8 @@ enum ha_http_page {
     HA_HTTP_PAGE_INDEX,          /* / */
     HA_HTTP_PAGE_METRICS,        /* /metrics */
     HA_HTTP_PAGE_AGENT,          /* /agent */
-    HA_HTTP_PAGE_PPROF_HEAP,     /* /debug/pprof/heap, .../allocs */
+    HA_HTTP_PAGE_PPROF_HEAP,     /* /debug/pprof/heap */
+    HA_HTTP_PAGE_PPROF_ALLOCS,   /* /debug/pprof/allocs */
     HA_HTTP_PAGE_PPROF_SYMBOL,   /* /debug/pprof/symbol, /pprof/symbol */
     HA_HTTP_PAGE_PPROF_CMDLINE,  /* /debug/pprof/cmdline, /pprof/cmdline */
     HA_HTTP_PAGE_JEPROF_HEAP,    /* /pprof/heap, /pprof/profile */

@@ -15,7 +15,6 @@
 #include "core/buf.h"
 #include "core/task.h"
 #include "core/util.h"
-#include "prof/dumpfile.h"
 #include "prof/maps.h"
 #include "prof/pprof.h"
 #include "prof/symbolize.h"
@@ -220,21 +219,6 @@ reply_failure(struct ha_http_req *hr, int rc, const char *err)
     ha_http_req_text(hr, 404, "Not Found", msg);
 }
 
-/* A name the file rule refuses is the client's mistake: 400, saying
- * what is allowed; it is never looked up. */
-static bool
-name_refused(struct ha_http_req *hr, const char *name)
-{
-    char why[512], msg[600];
-
-    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
-                                            sizeof(why)))
-        return false;
-    snprintf(msg, sizeof(msg), "%s\n", why);
-    ha_http_req_text(hr, 400, "Bad Request", msg);
-    return true;
-}
-
 /* Build-ids for pprof's mappings: the file's on disk (read once per file
  * by the symbolizer's cache). Worker thread. */
 static const char *
@@ -250,11 +234,12 @@ disk_build_id(void *arg, const char *path)
 /* The pprof encoding of a profile (and a base), made off the loop and
  * kept with a dump's profile (heap/products.h). */
 #define PPROF_PRODUCT "pprof.proto.gz"
+#define PPROF_ALLOCS_PRODUCT "pprof.allocs.proto.gz"
 
 struct encode_job {
     struct ha_heap *heap;
     struct ha_heap_profile *pr, *pb; /* references held */
-    int64_t time_nanos;
+    struct ha_pprof_opts opts;
 };
 
 static int
@@ -279,7 +264,7 @@ encode_make(void *arg, struct ha_buf *out, char *err, size_t errlen)
         in[1].weight = -1;
         n = 2;
     }
-    return ha_pprof_encode(in, n, j->time_nanos, out, err, errlen);
+    return ha_pprof_encode_opts(in, n, &j->opts, out, err, errlen);
 }
 
 static void
@@ -301,7 +286,8 @@ reply_pprof(struct ha_http_req *hr, const struct ha_buf *gz)
 }
 
 static void
-serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
+serve_pprof(struct ha_http_req *hr, const char *dump, const char *base,
+            bool allocs)
 {
     struct ha_heap *heap = ha_engine_heap(hr->engine);
     struct ha_heap_profile *pr = NULL, *pb = NULL;
@@ -334,9 +320,13 @@ serve_pprof(struct ha_http_req *hr, const char *dump, const char *base)
         clock_gettime(CLOCK_REALTIME, &now);
     else
         now = pr->mtime;
-    j->time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-    rc = ha_heap_profile_product(pr, PPROF_PRODUCT, pb == NULL, encode_make,
-                                 j, encode_free, &made, err, sizeof(err));
+    j->opts.time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    j->opts.alloc_default = allocs;
+    rc = ha_heap_profile_product(pr,
+                                 allocs ? PPROF_ALLOCS_PRODUCT
+                                        : PPROF_PRODUCT,
+                                 pb == NULL, encode_make, j, encode_free,
+                                 &made, err, sizeof(err));
     if (rc == HA_HEAP_STOPPED) {
         ha_http_req_stopped(hr);
     } else if (rc != 0) {
@@ -419,7 +409,8 @@ heap_params(struct ha_http_req *hr, char **dump, char **base, bool *text)
         *text = strcmp(format, "jemalloc") == 0;
     else if (debug != NULL)
         *text = strcmp(debug, "0") != 0;
-    if (name_refused(hr, *dump) || name_refused(hr, *base))
+    if (ha_http_req_dump_refused(hr, *dump) ||
+        ha_http_req_dump_refused(hr, *base))
         goto out;
     if (*dump == NULL && !hr->admin) {
         ha_http_req_text(hr, 403, "Forbidden",
@@ -446,34 +437,38 @@ out:
     return ret;
 }
 
-void
-ha_http_pprof_heap(struct ha_http_req *hr)
+/* Every heap route: the same parameters and answers. text is the format
+ * when neither debug= nor format= names one; allocs puts the cumulative
+ * sample types first in profile.proto (Go's /allocs). */
+static void
+serve_heap(struct ha_http_req *hr, bool text, bool allocs)
 {
     char *dump, *base;
-    bool text = false;
 
     if (heap_params(hr, &dump, &base, &text) != 0)
         return;
     if (text)
         serve_text(hr, dump);
     else
-        serve_pprof(hr, dump, base);
+        serve_pprof(hr, dump, base, allocs);
     free(dump);
     free(base);
 }
 
 void
+ha_http_pprof_heap(struct ha_http_req *hr)
+{
+    serve_heap(hr, false, false); /* Go's convention: profile.proto */
+}
+
+void
+ha_http_pprof_allocs(struct ha_http_req *hr)
+{
+    serve_heap(hr, false, true);
+}
+
+void
 ha_http_jeprof_heap(struct ha_http_req *hr)
 {
-    char *dump, *base;
-    bool text = true;
-
-    if (heap_params(hr, &dump, &base, &text) != 0)
-        return;
-    if (text)
-        serve_text(hr, dump);
-    else
-        serve_pprof(hr, dump, base);
-    free(dump);
-    free(base);
+    serve_heap(hr, true, false); /* jeprof's: jemalloc's heap_v2 text */
 }

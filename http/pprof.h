@@ -5,7 +5,12 @@
  *
  * Go's net/http/pprof convention (go tool pprof, Pyroscope, Parca):
  *   /debug/pprof/heap, /debug/pprof/allocs
- *        always gzipped profile.proto; ?debug=1 (or 2): jemalloc's
+ *        always gzipped profile.proto with Go's four sample types
+ *        (alloc_objects, alloc_space, inuse_objects, inuse_space; the
+ *        alloc pair only from a process started with prof_accum): as
+ *        Go, inuse_space is the default on /heap and alloc_space on
+ *        /allocs, where Pyroscope's and Parca's memory scrapes look for
+ *        the cumulative counters; ?debug=1 (or 2): jemalloc's
  *        heap_v2 text instead. The live profile (admin users), or
  *        ?dump=<file in the datadir> (any user, by the datadir's file
  *        rule: prof/dumpfile.h); ?base=<file> subtracts a base (pprof
@@ -38,6 +43,7 @@
 #include "http/request.h"
 
 void ha_http_pprof_heap(struct ha_http_req *hr);
+void ha_http_pprof_allocs(struct ha_http_req *hr);
 void ha_http_jeprof_heap(struct ha_http_req *hr);
 void ha_http_pprof_symbol(struct ha_http_req *hr);
 void ha_http_pprof_cmdline(struct ha_http_req *hr);

@@ -12,6 +12,7 @@
 
 #include "core/util.h"
 #include "http/parse.h"
+#include "prof/dumpfile.h"
 
 int
 ha_http_req_param(const struct ha_http_req *hr, const char *name,
@@ -106,6 +107,19 @@ ha_http_req_body(struct ha_http_req *hr, const char *content_type,
     ha_http_req_add_header(hr, "Content-Type", content_type);
     reply_send(hr, 200, "OK", b);
     evbuffer_free(b);
+}
+
+bool
+ha_http_req_dump_refused(struct ha_http_req *hr, const char *name)
+{
+    char why[512], msg[600];
+
+    if (name == NULL || ha_dumpfile_name_ok(name, HA_DUMPFILE_DUMP, why,
+                                            sizeof(why)))
+        return false;
+    snprintf(msg, sizeof(msg), "%s\n", why);
+    ha_http_req_text(hr, 400, "Bad Request", msg);
+    return true;
 }
 
 void

@@ -76,6 +76,11 @@ void ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
 void ha_http_req_body(struct ha_http_req *hr, const char *content_type,
                       const void *body, size_t len);
 
+/* Whether name (a dump= or base= parameter; NULL passes) is one the
+ * datadir's file rule refuses (prof/dumpfile.h): the client's mistake,
+ * answered here with 400 saying what is allowed, and never looked up. */
+bool ha_http_req_dump_refused(struct ha_http_req *hr, const char *name);
+
 /* Replies for a task that stopped (ha_task_stopped): 503 naming
  * max_execution_time, KILL or shutdown. */
 void ha_http_req_stopped(struct ha_http_req *hr);

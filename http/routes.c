@@ -30,7 +30,9 @@ serve_index(struct ha_http_req *hr)
         "(live: admin;\n"
         "                         ?dump=<file>, ?base=<file>, ?debug=1 for "
         "jemalloc's text)\n"
-        "  /debug/pprof/allocs    the same\n"
+        "  /debug/pprof/allocs    the same, alloc_space first (Go's "
+        "default there;\n"
+        "                         needs prof_accum)\n"
         "  /pprof/heap            jemalloc's text for jeprof "
         "(jeprof http://host:port;\n"
         "                         /pprof/profile, jeprof's default, is the "
@@ -83,6 +85,7 @@ static void (*const pages[HA_HTTP_PAGE_MAX])(struct ha_http_req *hr) = {
     [HA_HTTP_PAGE_METRICS] = serve_metrics,
     [HA_HTTP_PAGE_AGENT] = ha_gateway_agent_info,
     [HA_HTTP_PAGE_PPROF_HEAP] = ha_http_pprof_heap,
+    [HA_HTTP_PAGE_PPROF_ALLOCS] = ha_http_pprof_allocs,
     [HA_HTTP_PAGE_PPROF_SYMBOL] = ha_http_pprof_symbol,
     [HA_HTTP_PAGE_PPROF_CMDLINE] = ha_http_pprof_cmdline,
     [HA_HTTP_PAGE_JEPROF_HEAP] = ha_http_jeprof_heap,

@@ -538,17 +538,22 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
     if (syms->n_addrs > 0 &&
         (ar.slot = calloc(syms->n_addrs, sizeof(*ar.slot))) == NULL)
         goto oom;
+    a->has_alloc = a->has_alloc || ha_heapv2_has_accum(p);
 
     for (size_t i = 0; i < p->n_stacks; i++) {
         const struct ha_heapv2_stack *st = &p->stacks[i];
         const uint64_t *f = ha_heapv2_stack_frames(p, i);
         double bytes = weight * (accum ? st->accum_bytes : st->bytes);
         double objs = weight * (accum ? st->accum_objs : st->objs);
+        double abytes = weight * st->accum_bytes;
+        double aobjs = weight * st->accum_objs;
         size_t n = 0, start;
         uint32_t serial;
 
         a->total_bytes += bytes;
         a->total_objs += objs;
+        a->alloc_total_bytes += abytes;
+        a->alloc_total_objs += aobjs;
         a->n_stacks++;
         if (++a->serial == 0) {
             /* 2^32 stacks: restart the dedup stamps. */
@@ -593,9 +598,13 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
             if (k == 0) {
                 row->flat_bytes += bytes;
                 row->flat_objs += objs;
+                row->alloc_flat_bytes += abytes;
+                row->alloc_flat_objs += aobjs;
             }
             row->cum_bytes += bytes;
             row->cum_objs += objs;
+            row->alloc_cum_bytes += abytes;
+            row->alloc_cum_objs += aobjs;
         }
     }
     ret = 0;
@@ -632,6 +641,10 @@ key_of(const struct ha_agg_row *r, enum ha_agg_order order)
         return r->flat_objs;
     case HA_AGG_BY_CUM_OBJS:
         return r->cum_objs;
+    case HA_AGG_BY_ALLOC_FLAT_BYTES:
+        return r->alloc_flat_bytes;
+    case HA_AGG_BY_ALLOC_FLAT_OBJS:
+        return r->alloc_flat_objs;
     default:
         return r->flat_bytes;
     }
@@ -838,9 +851,32 @@ collapse_one(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
     }
 }
 
+double
+ha_agg_stack_value(const struct ha_heapv2_stack *s, enum ha_agg_value value)
+{
+    switch (value) {
+    case HA_AGG_INUSE_OBJS:
+        return s->objs;
+    case HA_AGG_ALLOC_BYTES:
+        return s->accum_bytes;
+    case HA_AGG_ALLOC_OBJS:
+        return s->accum_objs;
+    default:
+        return s->bytes;
+    }
+}
+
 int
 ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
                  bool objects, struct ha_buf *out)
+{
+    return ha_agg_collapsed_value(
+        p, syms, objects ? HA_AGG_INUSE_OBJS : HA_AGG_INUSE_BYTES, out);
+}
+
+int
+ha_agg_collapsed_value(const struct ha_heapv2 *p, const struct ha_syms *syms,
+                       enum ha_agg_value value, struct ha_buf *out)
 {
     struct collapsed c = {0};
     struct ha_buf line = HA_BUF_INIT;
@@ -851,10 +887,12 @@ ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
         goto done;
     for (size_t i = 0; i < p->n_stacks; i++) {
         size_t start = resolve_stack(&rs, p, i);
-        double v = objects ? p->stacks[i].objs : p->stacks[i].bytes;
+        double v = ha_agg_stack_value(&p->stacks[i], value);
 
         if (start == SIZE_MAX)
             goto done;
+        if (v == 0)
+            continue; /* a stack with no weight draws nothing */
         collapse_one(&rs, p, i, start, syms, &line);
         if (ha_buf_failed(&line))
             goto done;

@@ -71,6 +71,13 @@ struct ha_agg_row {
     double flat_objs;
     double cum_bytes;   /* stacks that hold it at any depth */
     double cum_objs;
+    double alloc_flat_bytes; /* the same four over the cumulative
+                                counters (opt.prof_accum: everything
+                                allocated since profiling began, freed
+                                or not; jeprof --alloc_space) */
+    double alloc_flat_objs;
+    double alloc_cum_bytes;
+    double alloc_cum_objs;
 };
 
 struct ha_agg {
@@ -83,6 +90,10 @@ struct ha_agg {
 
     double total_bytes; /* sum over stacks (jeprof's "Total:") */
     double total_objs;
+    double alloc_total_bytes; /* the same over the cumulative counters */
+    double alloc_total_objs;
+    bool has_alloc;     /* some profile added carried cumulative
+                           counters (ha_heapv2_has_accum) */
     size_t n_stacks;    /* stacks added (over all profiles) */
     uint32_t serial;    /* internal: stack counter for dedup */
     bool jeprof_inline; /* set before adding: see above */
@@ -93,8 +104,10 @@ struct ha_agg {
 
 /* Adds profile p, symbolized by syms, multiplied by weight (1 to add, -1
  * for a --base). accum selects the cumulative counters (--alloc_space)
- * instead of in-use ones. Returns 0, or -1 on allocation failure (err
- * set; the aggregate is then incomplete but valid to free). */
+ * instead of in-use ones for the flat and cum figures; the alloc_*
+ * figures always get the cumulative ones. Returns 0, or -1 on allocation
+ * failure (err set; the aggregate is then incomplete but valid to
+ * free). */
 int ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
                const struct ha_syms *syms, double weight, bool accum,
                char *err, size_t errlen);
@@ -105,6 +118,8 @@ enum ha_agg_order {
     HA_AGG_BY_CUM_BYTES,  /* jeprof --cum */
     HA_AGG_BY_FLAT_OBJS,  /* --inuse_objects */
     HA_AGG_BY_CUM_OBJS,
+    HA_AGG_BY_ALLOC_FLAT_BYTES, /* --alloc_space */
+    HA_AGG_BY_ALLOC_FLAT_OBJS,  /* --alloc_objects */
     HA_AGG_ORDER_MAX
 };
 
@@ -133,11 +148,29 @@ void ha_agg_free(struct ha_agg *a);
 void ha_agg_format_text(struct ha_agg *a, bool objects, size_t limit,
                         struct ha_buf *out);
 
+/* Which counter of a stack a collapsed line is weighted by. */
+enum ha_agg_value {
+    HA_AGG_INUSE_BYTES,  /* jeprof --inuse_space (the default) */
+    HA_AGG_INUSE_OBJS,   /* --inuse_objects */
+    HA_AGG_ALLOC_BYTES,  /* --alloc_space (opt.prof_accum) */
+    HA_AGG_ALLOC_OBJS,   /* --alloc_objects */
+    HA_AGG_VALUE_MAX
+};
+
 /* Appends collapsed stacks of p ("root;...;leaf <n>\n", merged) for
  * flame graphs, weighted by bytes (or objects), frames cut as above.
  * Returns 0 or -1 on allocation failure. */
 int ha_agg_collapsed(const struct ha_heapv2 *p, const struct ha_syms *syms,
                      bool objects, struct ha_buf *out);
+
+/* The same, weighted by any of the four counters. */
+int ha_agg_collapsed_value(const struct ha_heapv2 *p,
+                           const struct ha_syms *syms,
+                           enum ha_agg_value value, struct ha_buf *out);
+
+/* Stack s's scaled value of the given counter. */
+double ha_agg_stack_value(const struct ha_heapv2_stack *s,
+                          enum ha_agg_value value);
 
 /* One stack at a time, with the cut and lookups above, for tables that
  * show stacks and frames (heap_stacks, heap_profile) without building an

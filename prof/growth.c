@@ -102,30 +102,64 @@ ha_growth_begin(struct ha_growth *g, double t_s, char *err, size_t errlen)
         g->t0_s = t_s;
     g->t_hours = (t_s - g->t0_s) / 3600.0;
     g->open = true;
+    g->open_alloc = false;
     return 0;
+}
+
+/* The row of key in the open dump, created when new; NULL with err set,
+ * or with *skip for an empty key. */
+static struct ha_growth_row *
+open_row(struct ha_growth *g, const char *key, size_t len, bool *skip,
+         char *err, size_t errlen)
+{
+    struct ha_growth_row *r;
+    uint32_t off;
+
+    *skip = false;
+    if (!g->open) {
+        ha_err_set(err, errlen, "growth: no dump is open");
+        return NULL;
+    }
+    if (len == 0 || key[0] == '\0') {
+        *skip = true;
+        return NULL;
+    }
+    off = ha_strtab_intern(&g->keys, key, len);
+    if (off == UINT32_MAX || off == 0 || (r = row_for(g, off)) == NULL) {
+        ha_err_set(err, errlen, "growth: out of memory");
+        return NULL;
+    }
+    r->in_dump = true;
+    return r;
 }
 
 int
 ha_growth_add(struct ha_growth *g, const char *key, size_t len,
               double bytes, double objs, char *err, size_t errlen)
 {
-    struct ha_growth_row *r;
-    uint32_t off;
+    bool skip;
+    struct ha_growth_row *r = open_row(g, key, len, &skip, err, errlen);
 
-    if (!g->open) {
-        ha_err_set(err, errlen, "growth: no dump is open");
-        return -1;
-    }
-    if (len == 0 || key[0] == '\0')
-        return 0;
-    off = ha_strtab_intern(&g->keys, key, len);
-    if (off == UINT32_MAX || off == 0 || (r = row_for(g, off)) == NULL) {
-        ha_err_set(err, errlen, "growth: out of memory");
-        return -1;
-    }
+    if (r == NULL)
+        return skip ? 0 : -1;
     r->cur_bytes += bytes;
     r->cur_objs += objs;
-    r->in_dump = true;
+    return 0;
+}
+
+int
+ha_growth_add_alloc(struct ha_growth *g, const char *key, size_t len,
+                    double bytes, double objs, char *err, size_t errlen)
+{
+    bool skip;
+    struct ha_growth_row *r = open_row(g, key, len, &skip, err, errlen);
+
+    if (g->open)
+        g->open_alloc = true;
+    if (r == NULL)
+        return skip ? 0 : -1;
+    r->cur_abytes += bytes;
+    r->cur_aobjs += objs;
     return 0;
 }
 
@@ -162,6 +196,8 @@ ha_growth_end(struct ha_growth *g, char *err, size_t errlen)
         struct ha_growth_row *r = &g->rows[i];
         double b = r->in_dump ? r->cur_bytes : 0;
         double o = r->in_dump ? r->cur_objs : 0;
+        double ab = r->in_dump ? r->cur_abytes : 0;
+        double ao = r->in_dump ? r->cur_aobjs : 0;
         /* The previous dump's value: last_bytes, or 0 for a key new in
          * this one. */
         double prev = r->first_dump == g->n_dumps ? 0 : r->last_bytes;
@@ -176,12 +212,17 @@ ha_growth_end(struct ha_growth *g, char *err, size_t errlen)
         } else {
             r->first_bytes = b;
             r->first_objs = o;
+            r->first_alloc_bytes = ab;
+            r->first_alloc_objs = ao;
         }
         r->last_bytes = b;
         r->last_objs = o;
+        r->last_alloc_bytes = ab;
+        r->last_alloc_objs = ao;
         if (b > r->max_bytes)
             r->max_bytes = b;
         r->cur_bytes = r->cur_objs = 0;
+        r->cur_abytes = r->cur_aobjs = 0;
         r->in_dump = false;
     }
     /* The times' running state, for keys that appear later. */
@@ -193,6 +234,7 @@ ha_growth_end(struct ha_growth *g, char *err, size_t errlen)
         g->first_t_hours = t;
     g->last_t_hours = t;
     g->n_dumps++;
+    g->alloc_dumps += g->open_alloc;
     g->open = false;
     return 0;
 }

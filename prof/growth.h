@@ -81,9 +81,14 @@ struct ha_growth_row {
     uint32_t shrank;          /* steps where bytes fell */
     double score;             /* ranking key (>= 0) */
     enum ha_growth_pattern pattern;
+    /* Cumulative counters (ha_growth_add_alloc, opt.prof_accum): what it
+     * had allocated by the first and by the last dump, freed or not. */
+    double first_alloc_bytes, first_alloc_objs;
+    double last_alloc_bytes, last_alloc_objs;
 
     /* Running state while dumps are added (internal). */
     double cur_bytes, cur_objs;   /* this dump's sum */
+    double cur_abytes, cur_aobjs; /* this dump's cumulative sums */
     double n;                     /* points so far */
     double mean_t, mean_b, mean_o;
     double m2_t, m2_b, c_tb, c_to;
@@ -108,7 +113,18 @@ struct ha_growth {
      * that appears now had before it (zeros at those times). */
     double tn, tmean, tm2;
     bool finished;
+    size_t alloc_dumps;           /* dumps that carried cumulative
+                                     counters (ha_growth_add_alloc) */
+    bool open_alloc;              /* the open dump does */
 };
+
+/* Whether every dump of g carried cumulative counters: only then do the
+ * rows' *_alloc_* figures mean anything. */
+static inline bool
+ha_growth_has_alloc(const struct ha_growth *g)
+{
+    return g->n_dumps > 0 && g->alloc_dumps == g->n_dumps;
+}
 
 /* Opens dump number n_dumps, taken at t_s seconds (later or equal to the
  * previous one's; an earlier time is taken as given). Returns 0, or -1
@@ -121,6 +137,15 @@ int ha_growth_begin(struct ha_growth *g, double t_s, char *err,
  * failure or without an open dump (err set). */
 int ha_growth_add(struct ha_growth *g, const char *key, size_t len,
                   double bytes, double objs, char *err, size_t errlen);
+
+/* Adds cumulative bytes and objects (opt.prof_accum: allocated since
+ * profiling began, freed or not) to key in the open dump, and marks the
+ * dump as carrying them. A dump fed only by ha_growth_add() carries none,
+ * and then no row has alloc figures (ha_growth_has_alloc). Returns 0, or
+ * -1 as ha_growth_add(). */
+int ha_growth_add_alloc(struct ha_growth *g, const char *key, size_t len,
+                        double bytes, double objs, char *err,
+                        size_t errlen);
 
 /* Closes the open dump: every key gets its point (0 when absent). Returns
  * 0, or -1 without an open dump (err set). */

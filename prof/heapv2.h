@@ -104,6 +104,18 @@ int ha_heapv2_clean(const char *buf, size_t len, struct ha_buf *out);
 /* Frees what ha_heapv2_parse() allocated; *p is zeroed. NULL-tolerant. */
 void ha_heapv2_free(struct ha_heapv2 *p);
 
+/* Whether p carries cumulative counters: written by a process started
+ * with opt.prof_accum, where every allocation sampled since profiling
+ * began is counted, freed or not (jeprof --alloc_space). Without it
+ * jemalloc writes "[0: 0]", so a total of zero cumulative objects means
+ * there are none (with prof_accum the total is at least the in-use
+ * count). */
+static inline bool
+ha_heapv2_has_accum(const struct ha_heapv2 *p)
+{
+    return p->total.accum_objs != 0;
+}
+
 /* The frames of stack i (n = stacks[i].n_frames). */
 static inline const uint64_t *
 ha_heapv2_stack_frames(const struct ha_heapv2 *p, size_t i)

@@ -30,6 +30,7 @@
 #define PROFILE_TIME_NANOS 9
 #define PROFILE_PERIOD_TYPE 11
 #define PROFILE_PERIOD 12
+#define PROFILE_COMMENT 13
 #define PROFILE_DEFAULT_SAMPLE_TYPE 14
 /* message ValueType */
 #define VALUETYPE_TYPE 1
@@ -257,6 +258,8 @@ struct enc {
     struct functions funcs;
     uint64_t next_location; /* ids handed out so far */
     uint64_t next_mapping;
+    bool alloc;             /* samples carry alloc_objects, alloc_space
+                               before the in-use pair */
 };
 
 static void
@@ -406,11 +409,22 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
             continue;
         objs = (int64_t)(st->objs + 0.5) * in->weight;
         bytes = (int64_t)(st->bytes + 0.5) * in->weight;
+        if (objs == 0 && bytes == 0 && (!e->alloc || st->accum_objs == 0))
+            continue;
         ha_buf_reset(&e->sub2);
         for (size_t k = 0; k < n_ids; k++)
             pb_varint(&e->sub2, ids[k]);
         pb_msg(&e->sub, SAMPLE_LOCATION_ID, &e->sub2);
-        /* int64 values: two's complement varints (negative: 10 bytes). */
+        /* int64 values: two's complement varints (negative: 10 bytes),
+         * in sample_type order. */
+        if (e->alloc) {
+            pb_varint(&e->sub2,
+                      (uint64_t)((int64_t)(st->accum_objs + 0.5) *
+                                 in->weight));
+            pb_varint(&e->sub2,
+                      (uint64_t)((int64_t)(st->accum_bytes + 0.5) *
+                                 in->weight));
+        }
         pb_varint(&e->sub2, (uint64_t)objs);
         pb_varint(&e->sub2, (uint64_t)bytes);
         pb_msg(&e->sub, SAMPLE_VALUE, &e->sub2);
@@ -429,9 +443,20 @@ ha_pprof_serialize(const struct ha_pprof_input *inputs, size_t n,
                    int64_t time_nanos, struct ha_buf *out, char *err,
                    size_t errlen)
 {
+    struct ha_pprof_opts o = {time_nanos, false};
+
+    return ha_pprof_serialize_opts(inputs, n, &o, out, err, errlen);
+}
+
+int
+ha_pprof_serialize_opts(const struct ha_pprof_input *inputs, size_t n,
+                        const struct ha_pprof_opts *opts, struct ha_buf *out,
+                        char *err, size_t errlen)
+{
     struct enc e;
     int64_t space = 0;
     uint64_t period = 0;
+    int64_t time_nanos = opts->time_nanos;
     int ret = -1;
 
     memset(&e, 0, sizeof(e));
@@ -439,9 +464,27 @@ ha_pprof_serialize(const struct ha_pprof_input *inputs, size_t n,
     ha_buf_init(&e.sub);
     ha_buf_init(&e.sub2);
     str_index(&e.strs, ""); /* index 0 is "" */
+    /* Go's heap profile: the cumulative pair first, where every input
+     * carries them (a base without them would make the difference a
+     * lie). */
+    e.alloc = n > 0;
+    for (size_t i = 0; i < n; i++)
+        e.alloc = e.alloc && ha_heapv2_has_accum(inputs[i].p);
+    if (e.alloc) {
+        value_type(&e, PROFILE_SAMPLE_TYPE, "alloc_objects", "count");
+        value_type(&e, PROFILE_SAMPLE_TYPE, "alloc_space", "bytes");
+    }
     value_type(&e, PROFILE_SAMPLE_TYPE, "inuse_objects", "count");
     value_type(&e, PROFILE_SAMPLE_TYPE, "inuse_space", "bytes");
-    space = str_index(&e.strs, "inuse_space");
+    space = str_index(&e.strs, e.alloc && opts->alloc_default
+                                   ? "alloc_space"
+                                   : "inuse_space");
+    if (!e.alloc)
+        pb_uint(&e.out, PROFILE_COMMENT,
+                (uint64_t)str_index(
+                    &e.strs, "no alloc_objects/alloc_space: the dump has "
+                             "no cumulative counters (start the process "
+                             "with prof_accum:true)"));
     for (size_t i = 0; i < n; i++) {
         if (i == 0)
             period = inputs[i].p->period;
@@ -490,12 +533,22 @@ ha_pprof_encode(const struct ha_pprof_input *inputs, size_t n,
                 int64_t time_nanos, struct ha_buf *out, char *err,
                 size_t errlen)
 {
+    struct ha_pprof_opts o = {time_nanos, false};
+
+    return ha_pprof_encode_opts(inputs, n, &o, out, err, errlen);
+}
+
+int
+ha_pprof_encode_opts(const struct ha_pprof_input *inputs, size_t n,
+                     const struct ha_pprof_opts *opts, struct ha_buf *out,
+                     char *err, size_t errlen)
+{
     struct ha_buf raw = HA_BUF_INIT;
     z_stream z;
     uint8_t chunk[65536];
     int rc;
 
-    if (ha_pprof_serialize(inputs, n, time_nanos, &raw, err, errlen) != 0)
+    if (ha_pprof_serialize_opts(inputs, n, opts, &raw, err, errlen) != 0)
         return -1;
     memset(&z, 0, sizeof(z));
     /* windowBits 15 + 16: a gzip wrapper (RFC 1952), as pprof expects. */

@@ -5,9 +5,15 @@
  * what `go tool pprof`, Grafana Pyroscope/Alloy and Parca read. No
  * reader takes jemalloc's own dump format, so this is the bridge.
  *
- *   sample_type  [inuse_objects/count, inuse_space/bytes]
+ *   sample_type  Go's heap profile: [alloc_objects/count,
+ *                alloc_space/bytes, inuse_objects/count,
+ *                inuse_space/bytes] when every input carries cumulative
+ *                counters (opt.prof_accum), else the in-use pair alone
+ *                and a comment saying why
  *   period_type  space/bytes, period = the dump's sample period
- *   default_sample_type  inuse_space
+ *   default_sample_type  inuse_space (Go's /debug/pprof/heap), or
+ *                alloc_space when asked (Go's /debug/pprof/allocs) and
+ *                present
  *   sample       one per stack: location ids leaf first, allocator
  *                frames cut as jeprof cuts them (prof/aggregate.h),
  *                values scaled as jeprof scales them, rounded; a base
@@ -28,6 +34,7 @@
 #ifndef HA_PPROF_H
 #define HA_PPROF_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -49,6 +56,13 @@ struct ha_pprof_input {
     int weight;                      /* 1, or -1 for a base */
 };
 
+/* How to encode. */
+struct ha_pprof_opts {
+    int64_t time_nanos;   /* when the profile was taken (0: unset) */
+    bool alloc_default;   /* default_sample_type alloc_space (when the
+                             cumulative pair is there) */
+};
+
 /* Encodes inputs[0 .. n) (the profile, then an optional base) into one
  * Profile, gzips it and appends it to out. time_nanos: when the profile
  * was taken (0: unset). Returns 0, or -1 with err set (allocation or
@@ -62,5 +76,14 @@ int ha_pprof_encode(const struct ha_pprof_input *inputs, size_t n,
 int ha_pprof_serialize(const struct ha_pprof_input *inputs, size_t n,
                        int64_t time_nanos, struct ha_buf *out, char *err,
                        size_t errlen);
+
+/* The two above with every option (ha_pprof_encode: inuse_space the
+ * default). */
+int ha_pprof_encode_opts(const struct ha_pprof_input *inputs, size_t n,
+                         const struct ha_pprof_opts *opts,
+                         struct ha_buf *out, char *err, size_t errlen);
+int ha_pprof_serialize_opts(const struct ha_pprof_input *inputs, size_t n,
+                            const struct ha_pprof_opts *opts,
+                            struct ha_buf *out, char *err, size_t errlen);
 
 #endif /* HA_PPROF_H */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Unit tests for engine/config.c and engine/credentials.c: the shipped
+ * Unit tests for engine/config*.c and engine/credentials.c: the shipped
  * sample configs, ProxySQL's own proxysql.cnf, defaults, limits, and one
  * case per class of bad file, each checking that the message names the
  * file, the line and the key, and that a failed load leaves the defaults.

@@ -365,6 +365,57 @@ START_TEST(test_growth_same_key_twice_adds)
 }
 END_TEST
 
+/* Cumulative counters: the first and last dumps' figures per key; a key
+ * absent from a dump with them had allocated nothing yet; one dump
+ * without them voids them for the series. */
+START_TEST(test_growth_alloc_counters)
+{
+    struct ha_growth g;
+    char err[128];
+    const struct ha_growth_row *r;
+
+    memset(&g, 0, sizeof(g));
+    ck_assert_int_eq(ha_growth_begin(&g, 0, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_add(&g, "burst", 5, 0, 0, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_growth_add_alloc(&g, "burst", 5, 1000, 10, err,
+                                         sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_growth_end(&g, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_begin(&g, 10, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_add_alloc(&g, "burst", 5, 21000, 210, err,
+                                         sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_growth_add_alloc(&g, "late", 4, 500, 5, err,
+                                         sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_growth_end(&g, err, sizeof(err)), 0);
+    ha_growth_finish(&g);
+    ck_assert(ha_growth_has_alloc(&g));
+    r = find_row(&g, "burst", NULL);
+    assert_close(r->last_alloc_bytes - r->first_alloc_bytes, 20000, 0,
+                 "burst allocated");
+    assert_close(r->last_alloc_objs - r->first_alloc_objs, 200, 0,
+                 "burst objects");
+    r = find_row(&g, "late", NULL);
+    assert_close(r->first_alloc_bytes, 0, 0, "late first");
+    assert_close(r->last_alloc_bytes, 500, 0, "late last");
+    ha_growth_free(&g);
+
+    memset(&g, 0, sizeof(g));
+    ck_assert_int_eq(ha_growth_begin(&g, 0, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_add_alloc(&g, "f", 1, 1, 1, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_growth_end(&g, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_begin(&g, 1, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_add(&g, "f", 1, 1, 1, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_growth_end(&g, err, sizeof(err)), 0);
+    ha_growth_finish(&g);
+    ck_assert(!ha_growth_has_alloc(&g));
+    ha_growth_free(&g);
+}
+END_TEST
+
 START_TEST(test_growth_misuse)
 {
     struct ha_growth g;
@@ -1053,6 +1104,7 @@ growth_suite(void)
     tcase_add_test(core, test_growth_two_dumps);
     tcase_add_test(core, test_growth_matches_two_pass_with_gaps);
     tcase_add_test(core, test_growth_same_key_twice_adds);
+    tcase_add_test(core, test_growth_alloc_counters);
     tcase_add_test(core, test_smaps_kinds);
     tcase_add_test(core, test_smaps_self);
     tcase_add_test(core, test_breakdown_parts_add_up);

@@ -668,6 +668,79 @@ START_TEST(test_prof_agg_diff)
 }
 END_TEST
 
+/* prof_accum: the cumulative counters go to the alloc_* figures beside
+ * the in-use ones, and collapse on their own. Period 0: no scaling. */
+static const char accum_dump[] =
+    "heap_v2/0\n  t*: 2: 110 [7: 5110]\n"
+    "@ 0x100 0x200 0x300 0x400\n  t*: 1: 100 [2: 200]\n"
+    "@ 0x100 0x500 0x400\n  t*: 1: 10 [5: 4910]\n"
+    "@ 0x100 0x600 0x777 0x400\n  t*: 0: 0 [0: 0]\n";
+
+START_TEST(test_prof_agg_alloc)
+{
+    struct ha_heapv2 p, q;
+    struct ha_syms s;
+    struct ha_agg a = {0}, b = {0};
+    struct ha_buf out = HA_BUF_INIT;
+    char err[256] = "";
+    const struct ha_agg_row *r;
+
+    ck_assert_msg(parse_exact(accum_dump, strlen(accum_dump), &p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert(ha_heapv2_has_accum(&p));
+    fake_syms(&s, agg_syms, HA_ARRAY_SIZE(agg_syms));
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert(a.has_alloc);
+    ck_assert_double_eq(a.total_bytes, 110);
+    ck_assert_double_eq(a.alloc_total_bytes, 5110);
+    r = row_named(&a, "f (inline)");
+    ck_assert_double_eq(r->flat_bytes, 100);
+    ck_assert_double_eq(r->alloc_flat_bytes, 200);
+    ck_assert_double_eq(r->alloc_flat_objs, 2);
+    r = row_named(&a, "r");
+    ck_assert_double_eq(r->flat_bytes, 10);
+    ck_assert_double_eq(r->alloc_flat_bytes, 4910);
+    r = row_named(&a, "main");
+    ck_assert_double_eq(r->alloc_cum_bytes, 5110);
+    ck_assert_double_eq(r->alloc_cum_objs, 7);
+    /* By cumulative bytes, r (churns) leads; by in-use, f does. */
+    ha_agg_sort(&a, HA_AGG_BY_ALLOC_FLAT_BYTES);
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[0]), "r");
+    ha_agg_sort(&a, HA_AGG_BY_FLAT_BYTES);
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[0]), "f (inline)");
+
+    ck_assert_int_eq(ha_agg_collapsed_value(&p, &s, HA_AGG_ALLOC_BYTES,
+                                            &out),
+                     0);
+    ha_buf_append_u8(&out, 0);
+    ck_assert_str_eq((const char *)out.data,
+                     "main;g;f[inline] 200\n"
+                     "main;r 4910\n");
+    ha_buf_reset(&out);
+    /* A stack holding nothing draws nothing. */
+    ck_assert_int_eq(ha_agg_collapsed(&p, &s, false, &out), 0);
+    ha_buf_append_u8(&out, 0);
+    ck_assert_str_eq((const char *)out.data,
+                     "main;g;f[inline] 100\n"
+                     "main;r 10\n");
+
+    /* Without prof_accum jemalloc writes [0: 0]: no alloc figures. */
+    ck_assert_int_eq(parse_exact(agg_dump, strlen(agg_dump), &q, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert(!ha_heapv2_has_accum(&q));
+    ck_assert_int_eq(ha_agg_add(&b, &q, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert(!b.has_alloc);
+    ha_buf_free(&out);
+    ha_agg_free(&a);
+    ha_agg_free(&b);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+    ha_heapv2_free(&q);
+}
+END_TEST
+
 START_TEST(test_prof_agg_allocator_names)
 {
     ck_assert(ha_agg_is_allocator_name("malloc"));
@@ -1260,6 +1333,120 @@ pb_scan_profile(const uint8_t *p, size_t len, size_t *samples,
     }
 }
 
+/* The sample types of a serialized Profile, in order, and the default
+ * one's name. */
+static size_t
+pb_sample_types(const uint8_t *p, size_t len, char types[8][32],
+                char *def, size_t deflen)
+{
+    const uint8_t *end = p + len, *q;
+    uint64_t type_idx[8], def_idx = 0;
+    size_t n = 0, n_str = 0;
+    char strs[256][48];
+
+    for (q = p; q < end;) {
+        uint64_t key = pb_get_varint(&q, end), m;
+
+        if ((key & 7) == 0) {
+            uint64_t v = pb_get_varint(&q, end);
+
+            if (key >> 3 == 14)
+                def_idx = v;
+            continue;
+        }
+        m = pb_get_varint(&q, end);
+        if (key >> 3 == 1 && n < 8) { /* ValueType: field 1 = type */
+            const uint8_t *v = q;
+
+            type_idx[n] = 0;
+            while (v < q + m) {
+                uint64_t k = pb_get_varint(&v, q + m);
+                uint64_t x = pb_get_varint(&v, q + m);
+
+                if (k >> 3 == 1)
+                    type_idx[n] = x;
+            }
+            n++;
+        } else if (key >> 3 == 6 && n_str < 256) {
+            size_t l = m < 47 ? (size_t)m : 47;
+
+            memcpy(strs[n_str], q, l);
+            strs[n_str++][l] = '\0';
+        }
+        q += m;
+    }
+    for (size_t i = 0; i < n; i++)
+        snprintf(types[i], 32, "%s",
+                 type_idx[i] < n_str ? strs[type_idx[i]] : "?");
+    snprintf(def, deflen, "%s", def_idx < n_str ? strs[def_idx] : "?");
+    return n;
+}
+
+/* Go's heap profile: four sample types where the dump has cumulative
+ * counters, alloc_space the default when asked (/debug/pprof/allocs);
+ * without them, the in-use pair alone. */
+START_TEST(test_prof_pprof_sample_types)
+{
+    struct ha_heapv2 p, q;
+    struct ha_syms s;
+    struct ha_maps m = {0};
+    struct ha_pprof_input in;
+    struct ha_pprof_opts o = {0, true};
+    struct ha_buf raw = HA_BUF_INIT;
+    char err[256] = "", types[8][32], def[32];
+
+    ck_assert_int_eq(parse_exact(accum_dump, strlen(accum_dump), &p, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_int_eq(parse_exact(agg_dump, strlen(agg_dump), &q, err,
+                                 sizeof(err)),
+                     0);
+    fake_syms(&s, agg_syms, HA_ARRAY_SIZE(agg_syms));
+    memset(&in, 0, sizeof(in));
+    in.p = &p;
+    in.maps = &m;
+    in.syms = &s;
+    in.weight = 1;
+    ck_assert_int_eq(ha_pprof_serialize_opts(&in, 1, &o, &raw, err,
+                                             sizeof(err)),
+                     0);
+    ck_assert_uint_eq(pb_sample_types(raw.data, raw.len, types, def,
+                                      sizeof(def)),
+                      4);
+    ck_assert_str_eq(types[0], "alloc_objects");
+    ck_assert_str_eq(types[1], "alloc_space");
+    ck_assert_str_eq(types[2], "inuse_objects");
+    ck_assert_str_eq(types[3], "inuse_space");
+    ck_assert_str_eq(def, "alloc_space");
+
+    ha_buf_reset(&raw);
+    o.alloc_default = false;
+    ck_assert_int_eq(ha_pprof_serialize_opts(&in, 1, &o, &raw, err,
+                                             sizeof(err)),
+                     0);
+    ck_assert_uint_eq(pb_sample_types(raw.data, raw.len, types, def,
+                                      sizeof(def)),
+                      4);
+    ck_assert_str_eq(def, "inuse_space");
+
+    ha_buf_reset(&raw);
+    in.p = &q;
+    o.alloc_default = true;
+    ck_assert_int_eq(ha_pprof_serialize_opts(&in, 1, &o, &raw, err,
+                                             sizeof(err)),
+                     0);
+    ck_assert_uint_eq(pb_sample_types(raw.data, raw.len, types, def,
+                                      sizeof(def)),
+                      2);
+    ck_assert_str_eq(types[0], "inuse_objects");
+    ck_assert_str_eq(def, "inuse_space");
+    ha_buf_free(&raw);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+    ha_heapv2_free(&q);
+}
+END_TEST
+
 START_TEST(test_prof_pprof_encode)
 {
     struct ha_heapv2 p;
@@ -1657,6 +1844,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_buildid_record_check);
     tcase_add_test(core, test_prof_agg_jeprof_rules);
     tcase_add_test(core, test_prof_agg_diff);
+    tcase_add_test(core, test_prof_agg_alloc);
     tcase_add_test(core, test_prof_agg_allocator_names);
     tcase_add_test(core, test_prof_alloc_site_rule);
     tcase_add_test(core, test_prof_agg_tie_order);
@@ -1664,6 +1852,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_walker_matches_aggregate);
     tcase_add_test(core, test_prof_symfile_format);
     tcase_add_test(core, test_prof_pprof_encode);
+    tcase_add_test(core, test_prof_pprof_sample_types);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);

@@ -14,7 +14,18 @@
  *                        12 MiB and keeps it;
  *   growthhost_fragment  at start, fills 32 MiB of slabs of the 64-byte
  *                        class and frees 31 of every 32 regions: slabs
- *                        about 3% used that jemalloc cannot give back.
+ *                        about 3% used that jemalloc cannot give back;
+ *   growthhost_temp      churns: 2000 blocks of 512 bytes a second, each
+ *                        freed right after it was made, before anything
+ *                        else is allocated (heaptrack's "temporary
+ *                        allocation"); it never holds memory.
+ *
+ * Known rates, for the allocation views (test/integration/churn.sh): the
+ * burst allocates 2 MiB/s (8 MiB per 4 s) and frees it all, each block
+ * living 1.5 s; the leak allocates 1 MiB/s and frees nothing; the temp
+ * site allocates 1000 KiB/s and frees it at once. Each burst prints
+ * "burst <n>" when it starts, so a test can time its dumps between
+ * bursts.
  *
  *   growthhost -c CONFIG      runs until SIGTERM or SIGINT, exits 0
  *
@@ -47,6 +58,8 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 #define FRAG_SIZE 64
 #define FRAG_COUNT (512 * 1024)        /* 32 MiB of 64-byte regions */
 #define FRAG_KEEP_EVERY 32
+#define TEMP_BLOCK 512
+#define TEMP_PER_TICK 200              /* 2000/s */
 
 static char *volatile leaked[LEAK_MAX];
 static char *volatile burst[BURST_BLOCKS];
@@ -93,6 +106,22 @@ growthhost_fragment(size_t n)
     return p;
 }
 
+/* One block made, written, read back and freed: nothing is allocated in
+ * between. */
+__attribute__((noinline)) size_t
+growthhost_temp(size_t n)
+{
+    char *volatile p = malloc(n);
+    size_t sum = 0;
+
+    if (p == NULL)
+        return 0;
+    memset(p, 't', n);
+    sum = (size_t)p[n / 2];
+    free(p);
+    return sum;
+}
+
 /* Fills the 64-byte class, then frees all but one region in 32. */
 static void
 fragment(void)
@@ -114,9 +143,15 @@ tick(unsigned long t, size_t *n_leaked)
 {
     unsigned long phase = t % BURST_EVERY_TICKS;
 
+    static volatile size_t temp_sum;
+
     for (int i = 0; i < LEAK_PER_TICK && *n_leaked < LEAK_MAX; i++)
         leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
+    for (int i = 0; i < TEMP_PER_TICK; i++)
+        temp_sum += growthhost_temp(TEMP_BLOCK);
     if (phase == 0) {
+        printf("burst %lu\n", t / BURST_EVERY_TICKS);
+        fflush(stdout);
         for (int i = 0; i < BURST_BLOCKS; i++)
             burst[i] = growthhost_burst(BURST_BLOCK);
     } else if (phase == BURST_HOLD_TICKS) {

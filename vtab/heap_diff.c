@@ -8,14 +8,29 @@
  *                        first, frames joined by ';', "[inline]" marks
  *   2 bytes     INTEGER  current minus base (negative: memory released)
  *   3 objects   INTEGER  the same for objects
- *   4 base      HIDDEN   the older dump: a file name, or 'live'
- *   5 current   HIDDEN   the newer dump: a file name, or 'live'
+ *   4 site      TEXT     the stack's last frame: its allocation site
+ *   5 alloc_bytes INTEGER  allocated between the two dumps, freed or
+ *                        not: current minus base of the cumulative
+ *                        counters (opt.prof_accum); NULL when either
+ *                        dump has none, or when they went down
+ *                        (prof.reset between the dumps)
+ *   6 alloc_objects INTEGER
+ *   7 alloc_bytes_per_s REAL  alloc_bytes over the seconds between the
+ *                        dumps (each taken when its .buildid says, else
+ *                        its mtime; 'live' now): the allocation rate
+ *   8 seconds   REAL     between the two dumps
+ *   9 base      HIDDEN   the older dump: a file name, or 'live'
+ *  10 current   HIDDEN   the newer dump: a file name, or 'live'
  * Stacks are matched by their symbolized form, not by address, so two
  * dumps of one binary compare even across restarts (ASLR). jemalloc's
  * steady-state recipe (dump, let it run, dump again, compare) is one
  * SELECT:
  *   SELECT stack, bytes FROM heap_profile_diff('a.heap', 'b.heap')
  *    ORDER BY bytes DESC LIMIT 10;
+ * and, with prof_accum, what allocates the most per second, per site:
+ *   SELECT site, sum(alloc_bytes_per_s) AS bps
+ *     FROM heap_profile_diff('a.heap', 'b.heap')
+ *    GROUP BY site ORDER BY bps DESC LIMIT 10;
  */
 #include <stdlib.h>
 #include <string.h>
@@ -29,20 +44,26 @@
 
 #define DIFF_SCHEMA                                                       \
     "CREATE TABLE x(stack_id INTEGER, stack TEXT, bytes INTEGER, "        \
-    "objects INTEGER, base HIDDEN, current HIDDEN)"
-#define DIFF_COL_BASE 4
+    "objects INTEGER, site TEXT, alloc_bytes INTEGER, "                   \
+    "alloc_objects INTEGER, alloc_bytes_per_s REAL, seconds REAL, "       \
+    "base HIDDEN, current HIDDEN)"
+#define DIFF_COL_BASE 9
 
 /* One collapsed stack and its share of a diff. */
 struct diff_row {
     char *stack;
     double bytes;
     double objs;
+    double abytes;   /* cumulative counters, current minus base */
+    double aobjs;
 };
 
 /* The rows of a diff, built off the loop. */
 struct diff_rows {
     struct diff_row *rows;
     size_t n, cap;
+    bool has_alloc;  /* both dumps carry cumulative counters */
+    double seconds;  /* from the base's time to the current's */
 };
 
 typedef struct diff_cursor diff_cursor;
@@ -119,6 +140,8 @@ diff_merge(struct diff_rows *c)
         if (out > 0 && strcmp(c->rows[out - 1].stack, c->rows[i].stack) == 0) {
             c->rows[out - 1].bytes += c->rows[i].bytes;
             c->rows[out - 1].objs += c->rows[i].objs;
+            c->rows[out - 1].abytes += c->rows[i].abytes;
+            c->rows[out - 1].aobjs += c->rows[i].aobjs;
             free(c->rows[i].stack);
             continue;
         }
@@ -160,6 +183,8 @@ diff_side(struct diff_rows *c, const struct ha_heap_profile *pr,
             goto oom;
         r->bytes = sign * pr->p.stacks[i].bytes;
         r->objs = sign * pr->p.stacks[i].objs;
+        r->abytes = sign * pr->p.stacks[i].accum_bytes;
+        r->aobjs = sign * pr->p.stacks[i].accum_objs;
         c->n++;
     }
     ret = 0;
@@ -192,6 +217,9 @@ diff_run(void *arg)
                 : 0;
     if (j->rc == 0)
         diff_merge(&j->d);
+    j->d.has_alloc = ha_heapv2_has_accum(&j->base->p) &&
+                     ha_heapv2_has_accum(&j->current->p);
+    j->d.seconds = (double)(j->current->taken_ns - j->base->taken_ns) / 1e9;
 }
 
 static void
@@ -273,6 +301,29 @@ diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         break;
     case 3:
         sqlite3_result_int64(ctx, rounded(r->objs));
+        break;
+    case 4: {
+        const char *site = strrchr(r->stack, ';');
+
+        sqlite3_result_text(ctx, site != NULL ? site + 1 : r->stack, -1,
+                            SQLITE_TRANSIENT);
+        break;
+    }
+    case 5:
+    case 6:
+    case 7:
+        /* Cumulative counters only grow; a fall means prof.reset. */
+        if (!c->d.has_alloc || r->abytes < 0 || r->aobjs < 0)
+            break;
+        if (col == 5)
+            sqlite3_result_int64(ctx, rounded(r->abytes));
+        else if (col == 6)
+            sqlite3_result_int64(ctx, rounded(r->aobjs));
+        else if (c->d.seconds > 0)
+            sqlite3_result_double(ctx, r->abytes / c->d.seconds);
+        break;
+    case 8:
+        sqlite3_result_double(ctx, c->d.seconds);
         break;
     default:
         break;

@@ -20,7 +20,15 @@
  *                                 ("path (dump build-id X, on disk Y)",
  *                                 "; "-joined); '' when all match, NULL
  *                                 when no build-ids were recorded
- * Columns 7-10 read the file (and its .buildid), only when the
+ *  11 alloc_bytes        INTEGER  bytes allocated since profiling began,
+ *                                 freed or not (the cumulative counters
+ *                                 of a process started with prof_accum),
+ *                                 scaled; NULL when the dump has none:
+ *                                 then every alloc_* column of heap_top,
+ *                                 heap_stacks, heap_profile_diff and
+ *                                 heap_growth is NULL for it too
+ *  12 alloc_objects      INTEGER
+ * Columns 7-12 but 10 read the file (and its .buildid), only when the
  * statement reads them (xBestIndex's colUsed); a file that does not
  * parse reads NULL there. The listing is heap/dumps.h's: on the worker
  * thread, the totals of a dump parsed once per file identity.
@@ -37,7 +45,7 @@
     "CREATE TABLE x(file_name TEXT, kind TEXT, pid INTEGER, seq INTEGER, " \
     "kind_seq INTEGER, size_bytes INTEGER, mtime INTEGER, "               \
     "sample_period INTEGER, bytes INTEGER, objects INTEGER, "             \
-    "build_id_mismatch TEXT)"
+    "build_id_mismatch TEXT, alloc_bytes INTEGER, alloc_objects INTEGER)"
 
 typedef struct dumps_cursor dumps_cursor;
 struct dumps_cursor {
@@ -64,7 +72,8 @@ dumps_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 {
     (void)p;
     info->idxNum = 0;
-    if (info->colUsed & ((1u << 7) | (1u << 8) | (1u << 9)))
+    if (info->colUsed &
+        ((1u << 7) | (1u << 8) | (1u << 9) | (1u << 11) | (1u << 12)))
         info->idxNum |= DUMPS_IDX_TOTALS;
     if (info->colUsed & (1u << 10))
         info->idxNum |= DUMPS_IDX_REPORT;
@@ -147,6 +156,12 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case 10:
         if (r->report != NULL)
             sqlite3_result_text(ctx, r->report, -1, SQLITE_TRANSIENT);
+        break;
+    case 11:
+    case 12:
+        if (r->has_totals && r->has_alloc)
+            sqlite3_result_int64(ctx, col == 11 ? r->alloc_bytes
+                                                : r->alloc_objects);
         break;
     default:
         if (r->has_totals)

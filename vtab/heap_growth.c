@@ -54,9 +54,18 @@
  *   k+16 hours           REAL     from the first dump to the last
  *   k+17 first_dump      TEXT     the series' first and last file names
  *   k+18 last_dump       TEXT
- *   k+19 since           HIDDEN   the arguments (see dumpseries.h): a
- *   k+20 until           HIDDEN   number of dumps, dump names or times
- *   k+21 dump_kind       HIDDEN   'manual', 'interval', ... or NULL
+ *   k+19 alloc_bytes     INTEGER  allocated from the first dump to the
+ *                                 last, freed or not: the cumulative
+ *                                 counters of dumps written with
+ *                                 opt.prof_accum (last - first); NULL
+ *                                 when a dump has none, or when they
+ *                                 fell (prof.reset between)
+ *   k+20 alloc_objects   INTEGER
+ *   k+21 alloc_bytes_per_s REAL   alloc_bytes over the series' seconds:
+ *                                 the allocation rate
+ *   k+22 since           HIDDEN   the arguments (see dumpseries.h): a
+ *   k+23 until           HIDDEN   number of dumps, dump names or times
+ *   k+24 dump_kind       HIDDEN   'manual', 'interval', ... or NULL
  * Bytes and objects are jeprof's scaling of jemalloc's samples, as in
  * heap_top; a dump's time is the one recorded beside it at dump time
  * (<dump>.buildid "# dumped_at"), else its mtime.
@@ -102,6 +111,7 @@
     "REAL, first_objects INTEGER, last_objects INTEGER, objects_per_hour " \
     "REAL, max_bytes INTEGER, steps INTEGER, grew INTEGER, shrank "        \
     "INTEGER, dumps INTEGER, hours REAL, first_dump TEXT, last_dump TEXT, " \
+    "alloc_bytes INTEGER, alloc_objects INTEGER, alloc_bytes_per_s REAL, " \
     "since HIDDEN, until HIDDEN, dump_kind HIDDEN)"
 #define GROWTH_SCHEMA_FUNCS                                                \
     "CREATE TABLE x(rank INTEGER, function TEXT, " GROWTH_COLS_COMMON
@@ -114,6 +124,7 @@ enum {
     C_FIRST_BYTES, C_LAST_BYTES, C_GROWTH, C_BPH, C_R2, C_GREW_SHARE,
     C_PATTERN, C_SCORE, C_FIRST_OBJS, C_LAST_OBJS, C_OPH, C_MAX_BYTES,
     C_STEPS, C_GREW, C_SHRANK, C_DUMPS, C_HOURS, C_FIRST_DUMP, C_LAST_DUMP,
+    C_ALLOC_BYTES, C_ALLOC_OBJS, C_ALLOC_BPS,
     C_SINCE, C_UNTIL, C_KIND, C_MAX
 };
 
@@ -394,6 +405,26 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case C_LAST_DUMP:
         sqlite3_result_text(ctx, c->res->last_dump, -1, SQLITE_TRANSIENT);
         break;
+    case C_ALLOC_BYTES:
+    case C_ALLOC_OBJS:
+    case C_ALLOC_BPS: {
+        /* Allocated between the first dump and the last (cumulative
+         * counters: opt.prof_accum). NULL when a dump has none, or when
+         * they went down (prof.reset between the dumps). */
+        double ab = r->last_alloc_bytes - r->first_alloc_bytes;
+        double ao = r->last_alloc_objs - r->first_alloc_objs;
+        double secs = c->res->hours * 3600.0;
+
+        if (!ha_growth_has_alloc(g) || ab < 0 || ao < 0)
+            break;
+        if (k == C_ALLOC_BYTES)
+            sqlite3_result_int64(ctx, rounded(ab));
+        else if (k == C_ALLOC_OBJS)
+            sqlite3_result_int64(ctx, rounded(ao));
+        else if (secs > 0)
+            sqlite3_result_double(ctx, ab / secs);
+        break;
+    }
     case C_SINCE:
     case C_UNTIL:
     case C_KIND:

@@ -12,7 +12,11 @@
  *   4 stack     TEXT     flame-graph "collapsed" form: root first, frames
  *                        joined by ';', inlined frames marked "[inline]",
  *                        allocator frames cut as jeprof cuts them
- *   5 dump      HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *   5 alloc_bytes INTEGER  allocated since profiling began, freed or not
+ *                        (cumulative counters: opt.prof_accum), scaled
+ *                        the same way; NULL when the dump has none
+ *   6 alloc_objects INTEGER
+ *   7 dump      HIDDEN   a file name from stats_heap_dumps, or 'live'
  *
  * heap_profile(<dump>), one row per frame of each stack, allocation
  * site first:
@@ -52,9 +56,10 @@
 
 #define STACKS_SCHEMA                                                     \
     "CREATE TABLE x(stack_id INTEGER, bytes INTEGER, objects INTEGER, "   \
-    "frames INTEGER, stack TEXT, dump HIDDEN)"
+    "frames INTEGER, stack TEXT, alloc_bytes INTEGER, "                   \
+    "alloc_objects INTEGER, dump HIDDEN)"
 #define STACKS_COL_ID 0
-#define STACKS_COL_DUMP 5
+#define STACKS_COL_DUMP 7
 
 #define PROFILE_SCHEMA                                                    \
     "CREATE TABLE x(stack_id INTEGER, depth INTEGER, address TEXT, "      \
@@ -406,6 +411,12 @@ stacks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
                 n += c->line.data[k] == ';';
             sqlite3_result_int64(ctx, n);
         }
+        break;
+    case 5:
+    case 6:
+        if (ha_heapv2_has_accum(&c->prof->p))
+            sqlite3_result_int64(ctx, rounded(col == 5 ? s->accum_bytes
+                                                       : s->accum_objs));
         break;
     default:
         break;

@@ -19,7 +19,16 @@
  *   7 module        TEXT     the mapped file of its code (of the first
  *                            frame seen when a name is defined in
  *                            several, as static functions may be)
- *   8 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *   8 alloc_bytes   INTEGER  bytes the function itself allocated since
+ *                            profiling began, freed or not (jeprof
+ *                            --alloc_space): the cumulative counters of
+ *                            a dump written with opt.prof_accum; NULL
+ *                            when the dump has none
+ *                            (stats_heap_dumps.alloc_counters = 0)
+ *   9 alloc_objects INTEGER  the same in objects (--alloc_objects)
+ *  10 alloc_cum_bytes INTEGER  by it or its callees
+ *  11 alloc_cum_objects INTEGER
+ *  12 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
  * Rows come largest flat_bytes first; rows of equal flat_bytes put named
  * functions before unnamed ones, then go by name. `function = '...'` is
  * answered from the aggregate without a scan in SQL. The aggregate is kept with
@@ -35,10 +44,13 @@
 #define TOP_SCHEMA                                                        \
     "CREATE TABLE x(function TEXT, flat_bytes INTEGER, flat_pct REAL, "   \
     "cum_bytes INTEGER, cum_pct REAL, flat_objects INTEGER, "             \
-    "cum_objects INTEGER, module TEXT, dump HIDDEN)"
+    "cum_objects INTEGER, module TEXT, alloc_bytes INTEGER, "             \
+    "alloc_objects INTEGER, alloc_cum_bytes INTEGER, "                    \
+    "alloc_cum_objects INTEGER, dump HIDDEN)"
 #define TOP_COL_FUNCTION 0
 #define TOP_COL_MODULE 7
-#define TOP_COL_DUMP 8
+#define TOP_COL_ALLOC_BYTES 8
+#define TOP_COL_DUMP 12
 
 typedef struct top_cursor top_cursor;
 struct top_cursor {
@@ -179,6 +191,19 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
             sqlite3_result_text(ctx, ha_agg_module(c->agg, r), -1,
                                 SQLITE_TRANSIENT);
         break;
+    case TOP_COL_ALLOC_BYTES:
+    case TOP_COL_ALLOC_BYTES + 1:
+    case TOP_COL_ALLOC_BYTES + 2:
+    case TOP_COL_ALLOC_BYTES + 3: {
+        const double v[] = {r->alloc_flat_bytes, r->alloc_flat_objs,
+                            r->alloc_cum_bytes, r->alloc_cum_objs};
+
+        /* NULL, not 0: a dump without prof_accum does not know. */
+        if (c->agg->has_alloc)
+            sqlite3_result_int64(
+                ctx, (sqlite3_int64)(v[col - TOP_COL_ALLOC_BYTES] + 0.5));
+        break;
+    }
     default:
         break;
     }

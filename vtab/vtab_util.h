@@ -23,10 +23,10 @@
 struct ha_vtab_ctx {
     struct ha_heap *heap;              /* jemalloc, dumps, profiles */
     /* The admin-* rows of global_variables, which the layer that owns the
-     * config supplies (engine/config.c ha_config_admin_value): the value
-     * of variable name ("admin-max_connections") as text in buf (len
-     * bytes). Returns false for NULL or a name it does not know. NULL:
-     * admin-* rows read NULL (admin-version excepted). */
+     * config supplies (engine/config_show.c ha_config_admin_value): the
+     * value of variable name ("admin-max_connections") as text in buf
+     * (len bytes). Returns false for NULL or a name it does not know.
+     * NULL: admin-* rows read NULL (admin-version excepted). */
     bool (*admin_value)(const void *arg, const char *name, char *buf,
                         size_t len);
     const void *admin_arg;             /* passed to admin_value */

@@ -66,7 +66,10 @@ ha_file_like "... led by heap_top's first row" "$HA_TMP/dom.html" \
     "<td class=\"f\">$(mariadb --no-defaults -h127.0.0.1 -P"$HA_PORT" -uadmin -padmin -N -B \
         -e "SELECT function FROM heap_top('$d2') LIMIT 1" 2>/dev/null | sed 's/[][().*^$+]/\\&/g')</td>"
 
-curl -s -u stats:stats "http://127.0.0.1:$hport/heap" >"$HA_TMP/page.html"
+curl -s -u stats:stats -D "$HA_TMP/page.hdr" "http://127.0.0.1:$hport/heap" >"$HA_TMP/page.html"
+ha_ok "the page served is http/heap.html, byte for byte (embedded at build time)" \
+    cmp -s "$HA_TMP/page.html" "$HA_SRCDIR/http/heap.html"
+ha_file_like "... as HTML in UTF-8" "$HA_TMP/page.hdr" '^Content-Type: text/html; charset=utf-8'
 ha_unlike "the page loads nothing from elsewhere" "(src|href)=\"(https?:)?//" "$(cat "$HA_TMP/page.html")"
 for a in d3.min.js d3-flamegraph.min.js d3-flamegraph.css LICENSE.d3.txt LICENSE.d3-flame-graph.txt; do
     ha_is "/assets/$a is served" 200 \

@@ -51,6 +51,17 @@ if [ -n "$want" ] && [ "$want" -gt 0 ] && [ -n "$sum" ]; then
     ha_ok "heap_top's flat bytes add up to jeprof's Total ($sum vs $want) within 1%" \
         awk -v a="$sum" -v b="$want" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(d <= b / 100) }'
 fi
+# Started without prof_accum: the dump has no cumulative counters, so
+# every alloc_* figure is NULL (never a 0 that would claim nothing was
+# allocated), and the log says so once for the dump.
+ha_sql "SELECT count(alloc_bytes) + count(alloc_objects) + count(alloc_cum_bytes) FROM heap_top('$dump')"
+ha_is "without prof_accum heap_top's alloc columns are NULL" "0:0" "$HA_RC:$HA_OUT"
+ha_sql "SELECT count(alloc_bytes), count(*) > 0 FROM heap_stacks('$dump')"
+ha_is "... heap_stacks' too" "0:0	1" "$HA_RC:$HA_OUT"
+ha_sql "SELECT count(*) FROM stats_heap_dumps WHERE alloc_bytes IS NOT NULL"
+ha_is "... and stats_heap_dumps says the dumps have none" "0:0" "$HA_RC:$HA_OUT"
+ha_ok "... and the log says so, once for the dump" \
+    test "$(grep -c "$dump carries no cumulative counters" "$HA_LOG")" = 1
 ha_sql "SELECT flat_bytes >= (SELECT max(flat_bytes) FROM heap_top('$dump')), flat_pct > 0, cum_bytes >= flat_bytes FROM heap_top('$dump') LIMIT 1"
 ha_is "rows come largest first, with shares and cumulative figures" \
     "0:1	1	1" "$HA_RC:$HA_OUT"

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Listening sockets, made the same way for every front-end (the MySQL
+ * port, HTTP, the agent socket): non-blocking, close-on-exec, with
+ * SO_REUSEADDR on TCP. The caller hands them to libevent.
+ *
+ * IPv6: a listener on the unspecified address "::" takes IPv4 clients
+ * too (dual_stack, as MySQL's bind_address='::' does), seen as
+ * ::ffff:a.b.c.d; any other IPv6 address listens on IPv6 only.
+ */
+#ifndef HA_LISTEN_H
+#define HA_LISTEN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/* Listens on host:port (an address or a name; port 0: any free port).
+ * dual_stack matters for "::" only (see above). Returns the socket, or
+ * -1 with err naming the address and the reason; *bound_port is the port
+ * bound (when not NULL). */
+int ha_listen_tcp(const char *host, int port, bool dual_stack, int backlog,
+                  int *bound_port, char *err, size_t errlen);
+
+/* Listens on the unix socket path with permissions mode (set before
+ * listen(), so nobody connects under the umask's). A socket file left by
+ * a dead process is replaced; one that a live process answers on, or a
+ * file that is not a socket, is an error. Returns the socket, or -1 with
+ * err naming the path and the reason. */
+int ha_listen_unix(const char *path, mode_t mode, int backlog, char *err,
+                   size_t errlen);
+
+#endif /* HA_LISTEN_H */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The one login sequence of every front-end (see login.h).
+ */
+#include "engine/login.h"
+
+#include <string.h>
+#include <unistd.h>
+
+int64_t
+ha_login_admit(struct ha_accounts *a, const struct ha_peer *peer)
+{
+    return ha_accounts_admit(a, peer->host);
+}
+
+enum ha_login_result
+ha_login_check(struct ha_accounts *a, const struct ha_peer *peer,
+               const char *name, ha_login_prove_fn prove, void *arg,
+               const struct ha_user **user)
+{
+    const struct ha_user *u = ha_accounts_find(a, name);
+    enum ha_login_result r;
+
+    *user = u;
+    if (!prove(u, arg) || u == NULL)
+        r = u == NULL ? HA_LOGIN_UNKNOWN_USER : HA_LOGIN_BAD_PASSWORD;
+    else if (!ha_credentials_allows_from(u, peer->local))
+        /* Counted as a failure: a guesser who found admin:admin from
+         * afar learns nothing, and pays for the try. */
+        r = HA_LOGIN_NOT_FROM_HERE;
+    else
+        r = HA_LOGIN_OK;
+    if (r == HA_LOGIN_OK)
+        ha_accounts_succeeded(a, peer->host);
+    else
+        ha_accounts_failed(a, peer->host);
+    return r;
+}
+
+const char *
+ha_login_result_text(enum ha_login_result r)
+{
+    switch (r) {
+    case HA_LOGIN_OK:
+        return "";
+    case HA_LOGIN_UNKNOWN_USER:
+        return "unknown user";
+    case HA_LOGIN_BAD_PASSWORD:
+        return "wrong password";
+    case HA_LOGIN_NOT_FROM_HERE:
+        return "the default credentials are accepted only over loopback "
+               "or the unix socket; change the password";
+    default:
+        return "refused";
+    }
+}
+
+/* Who a host gateway speaks for on the agent socket. */
+static const struct ha_user agent_admin = {.name = "gateway",
+                                           .role = HA_ROLE_ADMIN};
+static const struct ha_user agent_stats = {.name = "gateway",
+                                           .role = HA_ROLE_STATS};
+
+const struct ha_user *
+ha_login_agent_socket(const struct ha_peer *peer, const char *role,
+                      const char **why)
+{
+    if (peer->family != HA_PEER_UNIX ||
+        (peer->uid != 0 && peer->uid != geteuid())) {
+        *why = "this socket answers only a host gateway running as root "
+               "or as this process's user";
+        return NULL;
+    }
+    return role != NULL && strcmp(role, "admin") == 0 ? &agent_admin
+                                                      : &agent_stats;
+}
