@@ -16,6 +16,8 @@ static const struct ha_catalog_table tables[] = {
     {"stats_jemalloc_bins", "stats", true, true, true},
     {"stats_jemalloc_lextents", "stats", true, true, true},
     {"stats_heap_dumps", "stats", true, true, true},
+    /* The datadir's earlier runs and how each ended (heap/runs.h). */
+    {"stats_previous_runs", "stats", true, true, true},
     /* The processes the agent serves in the datadir (a host gateway's
      * view, vtab/agents.c). */
     {"stats_agents", "stats", true, true, true},

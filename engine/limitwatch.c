@@ -25,7 +25,6 @@
 #include "engine/dumptimer.h"
 #include "prof/breakdown.h"
 
-#define TICK_S 60          /* its own tick, without the sampler */
 #define NEAR_MS 1000       /* past the wake level */
 #define HOT_MS 250         /* within 5 points of the first level */
 #define WAKE_BELOW 0.10    /* the wake level: the first level less this */
@@ -150,9 +149,9 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
     ha_breakdown_format_bytes(in->working_set, ws, sizeof(ws));
     ha_breakdown_format_bytes(limit, lim, sizeof(lim));
 
-    /* Levels: re-arm those the working set fell well below, then the
-     * highest armed level it has reached. */
-    a->top = -1;
+    /* Levels: re-arm those the working set fell well below (the climb
+     * ends when even the lowest is re-armed), then the highest armed
+     * level it has reached. */
     for (size_t i = 0; i < r->n; i++) {
         double level = r->fractions[i] * (double)limit;
 
@@ -160,9 +159,11 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
             (double)in->working_set <
                 level - HA_LIMITWATCH_REARM * (double)limit)
             a->armed[i] = true;
-        if (!a->armed[i])
-            a->top = (int)i;
     }
+    if (r->n > 0 && a->armed[0] &&
+        (double)in->working_set <
+            (r->fractions[0] - HA_LIMITWATCH_REARM) * (double)limit)
+        a->top = -1;
     for (size_t i = 0; i < r->n; i++)
         if (a->armed[i] &&
             (double)in->working_set >= r->fractions[i] * (double)limit) {
@@ -175,7 +176,8 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
         for (int i = 0; i <= crossed; i++)
             if ((double)in->working_set >= r->fractions[i] * (double)limit)
                 a->armed[i] = false;
-        a->top = crossed;
+        if (crossed > a->top)
+            a->top = crossed;
         a->last_dump_s = in->now_s;
         if (lowest != crossed)
             snprintf(reason, reasonlen,
@@ -274,7 +276,6 @@ struct ha_limitwatch {
     bool holding;                  /* holds sampling on */
     bool limited;                  /* a limit applied at the last look */
 
-    struct event *tick;            /* its own tick; NULL: the sampler's */
     struct event *fast;            /* near the limit; NULL: far */
     int fast_ms;
 
@@ -668,21 +669,6 @@ check(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
         take_dump(w, reason);
 }
 
-static void
-tick_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct ha_limitwatch *w = arg;
-    struct ha_cgroup_state st;
-    char err[256];
-
-    (void)fd;
-    (void)what;
-    if (ha_cgroup_locate(NULL, &w->heap->cgroup, err, sizeof(err)) != 0)
-        return;
-    ha_cgroup_sample(&w->heap->cgroup, &st);
-    check(w, &st);
-}
-
 void
 ha_limitwatch_tick(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 {
@@ -692,7 +678,7 @@ ha_limitwatch_tick(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 
 struct ha_limitwatch *
 ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
-                  struct ha_heap *heap, bool own_tick)
+                  struct ha_heap *heap)
 {
     const struct ha_jemalloc_config *je = heap->je;
     struct ha_limitwatch *w;
@@ -734,23 +720,12 @@ ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
         free(w);
         return NULL;
     }
-    if (own_tick) {
-        struct timeval tv = {TICK_S, 0};
-
-        w->tick = event_new(base, -1, EV_PERSIST, tick_cb, w);
-        if (w->tick == NULL || event_add(w->tick, &tv) != 0) {
-            ha_log_error("limit watch: cannot arm its tick");
-            ha_limitwatch_free(w);
-            return NULL;
-        }
-    }
     ha_cgroup_sample(&heap->cgroup, &st);
     if (!ha_cgroup_limited(&st))
         ha_log_info("limit watch: no memory limit now (%s); looked at "
-                    "again at each %s",
+                    "again at each history sample",
                     heap->cgroup.version == 0 ? "no memory cgroup"
-                                              : "its cgroup has none",
-                    own_tick ? "minute" : "history sample");
+                                              : "its cgroup has none");
     check(w, &st);
     return w;
 }
@@ -767,8 +742,6 @@ ha_limitwatch_free(struct ha_limitwatch *w)
     v1_off(w);
     ino_off(w);
     psi_off(w);
-    if (w->tick != NULL)
-        event_free(w->tick);
     free(w);
 }
 

@@ -37,7 +37,7 @@
  * limit_watch_sample_pct and the first fraction less 10 points) it
  * checks every second, every 250 ms within 5 points of the first
  * fraction, until the working set falls back. Without the sampler
- * (stats_system_memory = 0) it has a 60 s tick of its own.
+ * (stats_system_memory = 0) the engine ticks it every 60 s.
  */
 #ifndef HA_LIMITWATCH_H
 #define HA_LIMITWATCH_H
@@ -70,8 +70,10 @@ struct ha_limitwatch_rule {
 /* What the watch remembers between two looks. */
 struct ha_limitwatch_arm {
     bool armed[HA_LIMITWATCH_FRACTIONS_MAX];
-    int top;                       /* highest level dumped in this climb;
-                                      -1: none */
+    int top;                       /* highest level dumped in this climb
+                                      (until the working set falls below
+                                      the lowest level less the re-arm
+                                      margin); -1: none */
     bool psi_armed;
     int64_t seen_high, seen_max, seen_oom; /* events counted; -1: not yet
                                               looked */
@@ -125,13 +127,13 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
 struct ha_limitwatch;
 
 /* Starts watching as heap->je says; dumps are written on worker's
- * thread. own_tick: no history sampler feeds it (ha_limitwatch_tick),
- * so it keeps a 60 s timer. Returns NULL when there is nothing to watch
- * for (every trigger off, or profiling off: logged). heap and worker
- * must outlive it. */
+ * thread; the owner calls ha_limitwatch_tick at each history sample (or
+ * a tick of its own without one). Returns NULL when there is nothing to
+ * watch for (every trigger off, or profiling off: logged). heap and
+ * worker must outlive it. */
 struct ha_limitwatch *ha_limitwatch_new(struct event_base *base,
                                         struct ha_worker *worker,
-                                        struct ha_heap *heap, bool own_tick);
+                                        struct ha_heap *heap);
 
 /* A look at st, the cgroup's state the history sampler just read (the
  * group located again first, heap->cgroup). Loop thread. */

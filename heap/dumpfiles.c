@@ -471,7 +471,85 @@ struct kept {
     struct timespec mtime;
     long long seq;
     long long bytes;           /* the dump and its sidecars */
+    long long pid;
+    int64_t resident;          /* <dump>.mem's; -1 unknown */
+    bool limit;                /* a limit dump (trigger "limit") */
+    bool held;                 /* out of rotation */
 };
+
+/* Runs whose peak and limit dumps retention holds: the newest ones, so
+ * a service in a crash loop cannot fill the disk with them. */
+#define KEEP_RUNS 8
+
+/* What <dir>/<name>.mem says: resident and whether a limit dump. */
+static void
+read_memory(const char *dir, const char *name, struct kept *k)
+{
+    char path[PATH_MAX], buf[8192], err[64];
+    struct ha_dumpmem m;
+    ssize_t n = -1;
+    int fd;
+
+    k->resident = -1;
+    k->limit = false;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", dir, name,
+                         HA_DUMPMEM_SUFFIX) >= sizeof(path) ||
+        (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) <
+            0)
+        return;
+    n = read(fd, buf, sizeof(buf));
+    close(fd);
+    if (n > 0 && ha_dumpmem_parse(buf, (size_t)n, &m, err, sizeof(err)) ==
+                     0) {
+        k->resident = m.resident;
+        k->limit = strcmp(m.trigger, "limit") == 0;
+    }
+}
+
+/* Marks what retention holds: each run's dump of highest resident
+ * memory, whatever its kind, and the limit dumps of runs that are over
+ * (their process gone: an OOM kill's evidence), for the KEEP_RUNS runs
+ * with the newest dumps. */
+static void
+hold(struct kept *k, size_t n, long self)
+{
+    long long pids[KEEP_RUNS];
+    size_t n_pids = 0;
+
+    /* newest first: the runs to hold for */
+    for (size_t i = n; i-- > 0 && n_pids < KEEP_RUNS;) {
+        bool seen = false;
+
+        for (size_t j = 0; j < n_pids; j++)
+            seen = seen || pids[j] == k[i].pid;
+        if (!seen)
+            pids[n_pids++] = k[i].pid;
+    }
+    for (size_t p = 0; p < n_pids; p++) {
+        bool over = pids[p] != self &&
+                    kill((pid_t)pids[p], 0) != 0 && errno == ESRCH;
+        size_t best = n;
+
+        for (size_t i = 0; i < n; i++) {
+            if (k[i].pid != pids[p])
+                continue;
+            if (over && k[i].limit)
+                k[i].held = true;
+            if (k[i].resident >= 0 &&
+                (best == n ||
+                 ha_dumpmem_higher(k[i].resident,
+                                   (int64_t)k[i].mtime.tv_sec * 1000000000 +
+                                       k[i].mtime.tv_nsec,
+                                   k[best].resident,
+                                   (int64_t)k[best].mtime.tv_sec *
+                                           1000000000 +
+                                       k[best].mtime.tv_nsec)))
+                best = i;
+        }
+        if (best < n)
+            k[best].held = true;
+    }
+}
 
 static int
 by_name(const void *a, const void *b)
@@ -601,7 +679,9 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
         if (!ha_dumpname_parse(e[i].name, &dn) ||
             strchr(e[i].name + strlen(head), '.') == NULL)
             continue;
-        k[n_kept] = (struct kept){i, i + 1, e[i].mtime, dn.seq, e[i].size};
+        k[n_kept] = (struct kept){i,     i + 1, e[i].mtime, dn.seq,
+                                  e[i].size, dn.pid, -1, false, false};
+        read_memory(dir, e[i].name, &k[n_kept]);
         /* Names that extend this one sort right after it; its sidecars
          * are those that go on with a '.'. */
         for (; j < (size_t)n && strncmp(e[j].name, e[i].name, len) == 0;
@@ -613,15 +693,17 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
         n_kept++;
     }
     qsort(k, n_kept, sizeof(*k), older_first);
+    hold(k, n_kept, (long)getpid());
     count = n_kept;
-    /* The newest always stays: it is the one just written. */
+    /* The newest always stays: it is the one just written. Held dumps
+     * count, but stay. */
     while (count > 1 && first + 1 < n_kept &&
            ((max_count > 0 && (long long)count > max_count) ||
             (max_bytes > 0 && total > max_bytes))) {
         struct kept *o = &k[first++];
         int len = snprintf(path, sizeof(path), "%s/%s", dir, e[o->at].name);
 
-        if (len < 0 || (size_t)len >= sizeof(path))
+        if (o->held || len < 0 || (size_t)len >= sizeof(path))
             continue;
         if (unlink(path) != 0 && errno != ENOENT) {
             ha_log_warn("dump retention: cannot remove %s: %s", path,

@@ -87,9 +87,12 @@ int ha_dumpfiles_start(const char *prefix, long pid);
 /* Retention for prefix's dumps ("<dir>/<stem>.<pid>.<seq>.<kind>.heap",
  * any pid, with their "<dump>.*" sidecars): while more than max_count
  * dumps, or more than max_bytes in all, are in dir, the oldest (by mtime)
- * is removed, never the newest. 0 disables either limit. Logs each
- * removal. Returns the number of dumps removed, or -1 when dir cannot be
- * read. */
+ * is removed, never the newest. 0 disables either limit. Out of
+ * rotation (counted, never removed), for the 8 runs with the newest
+ * dumps: each run's (pid's) dump of highest resident memory by its
+ * <dump>.mem, whatever its kind, and the limit dumps of runs whose
+ * process is gone. Logs each removal. Returns the number of dumps
+ * removed, or -1 when dir cannot be read. */
 int ha_dumpfiles_retain(const char *prefix, long long max_count,
                         long long max_bytes);
 

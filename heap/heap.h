@@ -64,6 +64,9 @@ struct ha_heap {
      * version 0: none. Loop thread; a dump job copies it. */
     struct ha_cgroup_where cgroup;
 
+    int64_t run_started_ns;            /* this run's start, as its record
+                                          has it (heap/runs.h); 0: none */
+
     /* Sampling switched on by watches (ha_heap_sampling_hold). */
     struct ha_heap_sampling {
         unsigned holds;                /* watches that need it on */

@@ -13,6 +13,7 @@
 
 #include "check_main.h"
 
+#include "engine/limitwatch.h"
 #include "heap/cgroup.h"
 #include "prof/cgroup.h"
 
@@ -381,6 +382,186 @@ START_TEST(test_limit_read_this_machine)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------
+ * The limit watch's rule
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_limit_fractions_parse)
+{
+    double f[HA_LIMITWATCH_FRACTIONS_MAX];
+    char why[256];
+    size_t n;
+
+    ck_assert_int_eq(ha_limitwatch_parse_fractions("0.80,0.90,0.95", f,
+                                                   HA_LIMITWATCH_FRACTIONS_MAX,
+                                                   &n, why, sizeof(why)),
+                     0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(f[0] > 0.799 && f[0] < 0.801 && f[2] > 0.949 && f[2] < 0.951);
+    ck_assert_int_eq(ha_limitwatch_parse_fractions(" 0.9, 0.5 ,1", f, 8, &n,
+                                                   why, sizeof(why)),
+                     0);
+    ck_assert_uint_eq(n, 3);
+    ck_assert(f[0] == 0.5 && f[1] > 0.899 && f[2] == 1);
+    ck_assert_int_eq(ha_limitwatch_parse_fractions("", f, 8, &n, why,
+                                                   sizeof(why)),
+                     0);
+    ck_assert_uint_eq(n, 0);
+    ck_assert_int_eq(ha_limitwatch_parse_fractions("0.8,1.5", f, 8, &n, why,
+                                                   sizeof(why)),
+                     -1);
+    ck_assert_str_eq(why, "'1.5' is not a share of the limit: give numbers "
+                          "above 0 and at most 1, comma-separated (e.g. "
+                          "'0.80,0.90,0.95'), or '' for none");
+    ck_assert_int_eq(ha_limitwatch_parse_fractions("0", f, 8, &n, why,
+                                                   sizeof(why)),
+                     -1);
+    ck_assert_int_eq(ha_limitwatch_parse_fractions("8e-1", f, 8, &n, why,
+                                                   sizeof(why)),
+                     -1);
+    ck_assert_int_eq(ha_limitwatch_parse_fractions("0.8,0.80", f, 8, &n,
+                                                   why, sizeof(why)),
+                     -1);
+    ck_assert_str_eq(why, "0.80 is given twice");
+    ck_assert_int_eq(ha_limitwatch_parse_fractions(
+                         "0.1,0.2,0.3,0.4,0.5,0.6,0.7,0.8,0.9", f, 8, &n,
+                         why, sizeof(why)),
+                     -1);
+    ck_assert_str_eq(why, "at most 8 levels");
+}
+END_TEST
+
+#define MIB (INT64_C(1) << 20)
+
+/* One look at ws percent of a 100 MiB limit at time t. */
+static enum ha_limitwatch_trigger
+look_at(const struct ha_limitwatch_rule *r, struct ha_limitwatch_arm *a,
+        int ws_pct, int64_t t, int64_t ev_max, double psi, char *why)
+{
+    struct ha_limitwatch_in in;
+
+    memset(&in, 0, sizeof(in));
+    in.limit = 100 * MIB;
+    in.working_set = ws_pct * MIB;
+    in.ev_high = in.ev_oom = -1;
+    in.ev_max = ev_max;
+    in.has_psi = true;
+    in.psi_avg10 = psi;
+    in.now_s = t;
+    return ha_limitwatch_decide(r, a, &in, why, 256);
+}
+
+START_TEST(test_limit_rule_levels)
+{
+    struct ha_limitwatch_rule r = {{0.80, 0.90, 0.95}, 3, 0, false, 30};
+    struct ha_limitwatch_arm a;
+    char why[256];
+
+    ha_limitwatch_arm_init(&a);
+    ck_assert_int_eq(look_at(&r, &a, 50, 0, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 81, 1, 0, 0, why),
+                     HA_LIMITWATCH_FRACTION);
+    ck_assert_str_eq(why, "working set 81.0 MiB reached 0.80 of the memory "
+                          "limit 100.0 MiB");
+    /* once per crossing */
+    ck_assert_int_eq(look_at(&r, &a, 85, 2, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 82, 3, 0, 0, why), HA_LIMITWATCH_NONE);
+    /* a new, higher level is never held back by the interval */
+    ck_assert_int_eq(look_at(&r, &a, 91, 4, 0, 0, why),
+                     HA_LIMITWATCH_FRACTION);
+    ck_assert_int_eq(look_at(&r, &a, 96, 5, 0, 0, why),
+                     HA_LIMITWATCH_FRACTION);
+    ck_assert_str_eq(why, "working set 96.0 MiB reached 0.95 of the memory "
+                          "limit 100.0 MiB");
+    ck_assert_int_eq(look_at(&r, &a, 99, 6, 0, 0, why), HA_LIMITWATCH_NONE);
+    /* hysteresis: 0.95 re-arms below 0.90, 0.90 below 0.85 */
+    ck_assert_int_eq(look_at(&r, &a, 91, 7, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 96, 8, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 89, 9, 0, 0, why), HA_LIMITWATCH_NONE);
+    /* re-crossed within the interval: held back, and taken once it has
+     * passed while it still holds */
+    ck_assert_int_eq(look_at(&r, &a, 96, 10, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 96, 36, 0, 0, why),
+                     HA_LIMITWATCH_FRACTION);
+    ck_assert_int_eq(look_at(&r, &a, 96, 80, 0, 0, why), HA_LIMITWATCH_NONE);
+    /* the climb ends below 0.75; a jump then passes three levels, one
+     * dump saying so */
+    ck_assert_int_eq(look_at(&r, &a, 70, 81, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 97, 82, 0, 0, why),
+                     HA_LIMITWATCH_FRACTION);
+    ck_assert_str_eq(why, "working set 97.0 MiB reached 0.95 of the memory "
+                          "limit 100.0 MiB (0.80 to 0.95 passed since the "
+                          "last look)");
+    ck_assert_int_eq(look_at(&r, &a, 97, 83, 0, 0, why), HA_LIMITWATCH_NONE);
+}
+END_TEST
+
+START_TEST(test_limit_rule_events_psi)
+{
+    struct ha_limitwatch_rule r = {{0.80}, 1, 20, true, 30};
+    struct ha_limitwatch_arm a;
+    struct ha_limitwatch_in in;
+    char why[256];
+
+    ha_limitwatch_arm_init(&a);
+    /* events from before the first look are not new */
+    ck_assert_int_eq(look_at(&r, &a, 10, 100, 7, 0, why),
+                     HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 10, 101, 8, 0, why),
+                     HA_LIMITWATCH_EVENT);
+    ck_assert_str_eq(why, "new memory events of the cgroup (1 max) with the "
+                          "working set at 10.0 MiB of the limit 100.0 MiB");
+    /* held back by the interval, counted, taken once it has passed */
+    ck_assert_int_eq(look_at(&r, &a, 10, 110, 10, 0, why),
+                     HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 10, 120, 11, 0, why),
+                     HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 10, 131, 11, 0, why),
+                     HA_LIMITWATCH_EVENT);
+    ck_assert_str_eq(why, "new memory events of the cgroup (3 max) with the "
+                          "working set at 10.0 MiB of the limit 100.0 MiB");
+    /* pressure: once, re-armed below half the bound */
+    ck_assert_int_eq(look_at(&r, &a, 10, 200, 11, 25, why),
+                     HA_LIMITWATCH_PSI);
+    ck_assert_int_eq(look_at(&r, &a, 10, 300, 11, 25, why),
+                     HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 10, 301, 11, 5, why),
+                     HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 10, 400, 11, 21, why),
+                     HA_LIMITWATCH_PSI);
+    /* the kernel's trigger counts though the average lags */
+    ck_assert_int_eq(look_at(&r, &a, 10, 401, 11, 1, why),
+                     HA_LIMITWATCH_NONE);
+    memset(&in, 0, sizeof(in));
+    in.limit = 100 * MIB;
+    in.working_set = 10 * MIB;
+    in.ev_high = in.ev_oom = -1;
+    in.ev_max = 11;
+    in.has_psi = true;
+    in.psi_avg10 = 1;
+    in.psi_fired = true;
+    in.now_s = 500;
+    ck_assert_int_eq(ha_limitwatch_decide(&r, &a, &in, why, sizeof(why)),
+                     HA_LIMITWATCH_PSI);
+    ck_assert_msg(strstr(why, "the kernel's trigger fired") != NULL, "%s",
+                  why);
+    /* no limit: nothing, and events then are not held against a later
+     * limit */
+    in.limit = HA_CGROUP_UNLIMITED;
+    in.ev_max = 50;
+    in.now_s = 600;
+    ck_assert_int_eq(ha_limitwatch_decide(&r, &a, &in, why, sizeof(why)),
+                     HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 10, 700, 50, 0, why),
+                     HA_LIMITWATCH_NONE);
+    /* events switched off: counted, never a dump */
+    r.events = false;
+    ck_assert_int_eq(look_at(&r, &a, 10, 800, 60, 0, why),
+                     HA_LIMITWATCH_NONE);
+}
+END_TEST
+
 static Suite *
 limit_suite(void)
 {
@@ -398,6 +579,9 @@ limit_suite(void)
     tcase_add_test(core, test_limit_read_v2_nested);
     tcase_add_test(core, test_limit_read_v2_max);
     tcase_add_test(core, test_limit_read_this_machine);
+    tcase_add_test(core, test_limit_fractions_parse);
+    tcase_add_test(core, test_limit_rule_levels);
+    tcase_add_test(core, test_limit_rule_events_psi);
     tcase_add_test(errors, test_limit_read_none);
     suite_add_tcase(s, core);
     suite_add_tcase(s, errors);

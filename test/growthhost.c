@@ -28,6 +28,14 @@
  * bursts.
  *
  *   growthhost -c CONFIG      runs until SIGTERM or SIGINT, exits 0
+ *   growthhost -a             the same without heapadmin embedded: for
+ *                             the LD_PRELOAD agent to serve
+ *
+ * Environment, for the memory-limit tests (test/agent/oomkill.sh):
+ *   GROWTHHOST_LEAK_X=N       the leak N times as fast (0: none)
+ *   GROWTHHOST_ROUND=N        at start, N objects of 33 bytes from
+ *                             growthhost_round33 (kept): rounded up to
+ *                             the 48-byte class, 15 bytes lost each
  *
  * Every block is written (so its pages are resident) and kept in a
  * volatile array: GCC drops allocations it can prove unused. It prints
@@ -62,6 +70,7 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 #define TEMP_PER_TICK 200              /* 2000/s */
 
 static char *volatile leaked[LEAK_MAX];
+static int leak_x = 1;
 static char *volatile burst[BURST_BLOCKS];
 static char *volatile oneoff;
 static char *volatile *frag;
@@ -122,6 +131,26 @@ growthhost_temp(size_t n)
     return sum;
 }
 
+__attribute__((noinline)) char *
+growthhost_round33(void)
+{
+    char *p = malloc(33);
+
+    if (p != NULL)
+        memset(p, 'r', 33);
+    return p;
+}
+
+/* n objects of 33 bytes, kept: the 48-byte class's rounding waste. */
+static void
+round33(size_t n)
+{
+    char *volatile *keep = calloc(n ? n : 1, sizeof(*keep));
+
+    for (size_t i = 0; keep != NULL && i < n; i++)
+        keep[i] = growthhost_round33();
+}
+
 /* Fills the 64-byte class, then frees all but one region in 32. */
 static void
 fragment(void)
@@ -145,7 +174,7 @@ tick(unsigned long t, size_t *n_leaked)
 
     static volatile size_t temp_sum;
 
-    for (int i = 0; i < LEAK_PER_TICK && *n_leaked < LEAK_MAX; i++)
+    for (int i = 0; i < LEAK_PER_TICK * leak_x && *n_leaked < LEAK_MAX; i++)
         leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
     for (int i = 0; i < TEMP_PER_TICK; i++)
         temp_sum += growthhost_temp(TEMP_BLOCK);
@@ -176,21 +205,28 @@ main(int argc, char **argv)
     char err[512];
 
     memset(&opt, 0, sizeof(opt));
-    if (argc != 3 || strcmp(argv[1], "-c") != 0) {
-        fprintf(stderr, "usage: growthhost -c CONFIG\n");
+    if (!(argc == 3 && strcmp(argv[1], "-c") == 0) &&
+        !(argc == 2 && strcmp(argv[1], "-a") == 0)) {
+        fprintf(stderr, "usage: growthhost -c CONFIG | -a\n");
         return 2;
     }
-    opt.config_file = argv[2];
+    if (getenv("GROWTHHOST_LEAK_X") != NULL)
+        leak_x = atoi(getenv("GROWTHHOST_LEAK_X"));
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0 ||
-        heapadmin_start(ha, err, sizeof(err)) != 0) {
-        fprintf(stderr, "growthhost: %s\n", err);
-        return 1;
+    if (argc == 3) {
+        opt.config_file = argv[2];
+        if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0 ||
+            heapadmin_start(ha, err, sizeof(err)) != 0) {
+            fprintf(stderr, "growthhost: %s\n", err);
+            return 1;
+        }
     }
     fragment();
+    if (getenv("GROWTHHOST_ROUND") != NULL)
+        round33((size_t)strtoul(getenv("GROWTHHOST_ROUND"), NULL, 10));
     printf("ready\n");
     fflush(stdout);
 
@@ -208,7 +244,8 @@ main(int argc, char **argv)
         }
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
     }
-    heapadmin_free(ha);
+    if (ha != NULL)
+        heapadmin_free(ha);
     printf("stopped after %lu ticks, %zu blocks leaked\n", t, n_leaked);
     return 0;
 }

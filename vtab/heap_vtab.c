@@ -141,6 +141,7 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_modules", &ha_heap_modules_module},
         {"heap_growth", &ha_heap_growth_module},
         {"heap_growth_stacks", &ha_heap_growth_stacks_module},
+        {"stats_previous_runs", &ha_previous_runs_module},
     };
 
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

@@ -13,6 +13,8 @@
  *   heap_growth.c  heap_growth(...),           per function, and per stack,
  *                  heap_growth_stacks(...)     ranked by growth over a
  *                                              series of dumps
+ *   previous_runs.c stats_previous_runs        the datadir's earlier runs
+ *                                              and how each ended
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap/profiles.h.
  */
@@ -70,6 +72,7 @@ extern sqlite3_module ha_heap_diff_module;
 extern sqlite3_module ha_heap_modules_module;
 extern sqlite3_module ha_heap_growth_module;
 extern sqlite3_module ha_heap_growth_stacks_module;
+extern sqlite3_module ha_previous_runs_module;
 
 
 #endif /* HA_HEAP_VTAB_H */
