@@ -29,6 +29,8 @@ static const struct ha_catalog_table tables[] = {
     {"heap_modules", NULL, false, true, true},
     {"heap_growth", NULL, false, true, true},
     {"heap_growth_stacks", NULL, false, true, true},
+    {"heap_fragmentation", NULL, false, true, true},
+    {"heap_fragmentation_stacks", NULL, false, true, true},
     {"global_variables", "main", true, true, true},
     {"runtime_global_variables", "main", true, true, true},
     /* Memory history (engine/history.h): real tables in the attached

@@ -119,10 +119,19 @@ ha_rss_read(struct ha_heap *heap, bool refresh, bool detailed,
             struct ha_breakdown_row *rows, char *err, size_t errlen)
 {
     struct ha_breakdown_in in;
+    struct ha_cgroup_state cg;
     struct smaps_job *j;
 
     memset(&in, 0, sizeof(in));
     read_jemalloc(heap, refresh, &in);
+    /* The cgroup's files: the kernel's counters, no walk. */
+    ha_cgroup_sample(&heap->cgroup, &cg);
+    in.cgroup_version = cg.version;
+    in.cgroup_path = heap->cgroup.path;
+    in.limit_path = cg.limit_path;
+    in.cgroup_limit = ha_cgroup_limited(&cg) ? cg.limit : -1;
+    in.cgroup_usage = cg.usage;
+    in.cgroup_working_set = cg.working_set;
     if (!detailed) {
         char why[256];
 

@@ -40,10 +40,28 @@ ha_frag_classes(const struct ha_dumpmem_bin *bins, size_t n_bins,
     mean = (double)bytes / (double)objs;
     for (k = 0; k < n_bins && (double)bins[k].size < mean; k++)
         ;
-    if (k == n_bins)
-        return false; /* above every small class: large objects */
+    if (k == n_bins) {
+        /* above every small class: large objects, unless a hair above
+         * the largest */
+        if (mean - (double)bins[n_bins - 1].size >
+            0.02 * (double)bins[n_bins - 1].size)
+            return false;
+        *lo = *hi = n_bins - 1;
+        *share_lo = 1;
+        return true;
+    }
     *hi = k;
-    if ((double)bins[k].size == mean || k == 0) {
+    /* jemalloc 5.3 writes unbiased counts (opt.prof_unbias), whose mean
+     * strays a little from the one usable size they share: within 2 %
+     * (neighbouring classes are 12.5 % and more apart) is that class. */
+    if (k > 0 && mean - (double)bins[k - 1].size <=
+                     0.02 * (double)bins[k - 1].size) {
+        *lo = *hi = k - 1;
+        *share_lo = 1;
+        return true;
+    }
+    if ((double)bins[k].size - mean <= 0.02 * (double)bins[k].size ||
+        k == 0) {
         *lo = k;
         *share_lo = 1;
         return true;

@@ -9,11 +9,12 @@
  * sampled stack to its size class.
  *
  * A stack's size class is its sampled objects' mean usable size (the
- * profile records usable sizes): a mean that is a class's size puts all
- * of it there; any other mean means its objects span several classes,
- * and it is split between the two classes around the mean so that count
- * and bytes both hold (noted on its rows). A mean above the largest
- * small class is large objects: not here.
+ * profile records usable sizes): a mean that is a class's size (within
+ * 2 %: jemalloc 5.3's unbiased counts stray that little) puts all of it
+ * there; any other mean means its objects span several classes, and it
+ * is split between the two classes around the mean so that count and
+ * bytes both hold (noted on its rows). A mean above the largest small
+ * class is large objects: not here.
  *
  * Statistical, exact only in total: the profile samples, and jemalloc
  * 5.3 promotes every sampled small object to a page of its own, so the

@@ -142,6 +142,8 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_growth", &ha_heap_growth_module},
         {"heap_growth_stacks", &ha_heap_growth_stacks_module},
         {"stats_previous_runs", &ha_previous_runs_module},
+        {"heap_fragmentation", &ha_heap_fragmentation_module},
+        {"heap_fragmentation_stacks", &ha_heap_fragmentation_stacks_module},
     };
 
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

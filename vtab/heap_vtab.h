@@ -15,6 +15,9 @@
  *                                              series of dumps
  *   previous_runs.c stats_previous_runs        the datadir's earlier runs
  *                                              and how each ended
+ *   heap_fragmentation.c heap_fragmentation(dump), whose objects pin the
+ *                  heap_fragmentation_stacks(dump) fragmented size
+ *                                              classes
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap/profiles.h.
  */
@@ -73,6 +76,8 @@ extern sqlite3_module ha_heap_modules_module;
 extern sqlite3_module ha_heap_growth_module;
 extern sqlite3_module ha_heap_growth_stacks_module;
 extern sqlite3_module ha_previous_runs_module;
+extern sqlite3_module ha_heap_fragmentation_module;
+extern sqlite3_module ha_heap_fragmentation_stacks_module;
 
 
 #endif /* HA_HEAP_VTAB_H */
