@@ -98,7 +98,7 @@ run_job_done(void *arg)
 }
 
 /* This run's figures now, into its record (the kernel's oom_kill count
- * of the limiting group: what the next start compares). */
+ * of the process's own group: what the next start compares). */
 static void
 run_refresh(struct ha_engine *e, const struct ha_cgroup_state *cg)
 {
@@ -113,10 +113,10 @@ run_refresh(struct ha_engine *e, const struct ha_cgroup_state *cg)
         r->peak_resident = rss;
     r->cgroup_version = cg->version;
     ha_strlcpy(r->cgroup_path, e->heap.cgroup.path, sizeof(r->cgroup_path));
-    ha_strlcpy(r->cgroup_dir, cg->dir, sizeof(r->cgroup_dir));
+    ha_strlcpy(r->cgroup_dir, e->heap.cgroup.dir, sizeof(r->cgroup_dir));
     r->limit = ha_cgroup_limited(cg) ? cg->limit : -1;
     r->usage = cg->usage;
-    r->oom_kills = cg->ev_oom_kill;
+    r->oom_kills = cg->self_oom_kill;
 }
 
 /* The watches' tick (the history sampler's, or the engine's own): the

@@ -276,6 +276,7 @@ ha_cgroup_sample(const struct ha_cgroup_where *w, struct ha_cgroup_state *st)
     st->limit = st->high = HA_CGROUP_UNLIMITED;
     st->usage = st->inactive_file = st->working_set = st->peak = -1;
     st->ev_high = st->ev_max = st->ev_oom = st->ev_oom_kill = -1;
+    st->self_oom_kill = -1;
     ha_strlcpy(st->dir, w->dir, sizeof(st->dir));
     if (w->version == 2) {
         st->limit = binding_limit(w, "memory.max", st->limit_path,
@@ -305,6 +306,12 @@ ha_cgroup_sample(const struct ha_cgroup_where *w, struct ha_cgroup_state *st)
     }
     if (st->limit == HA_CGROUP_UNLIMITED)
         st->limit_path[0] = '\0';
+    if (w->version != 0) {
+        uint64_t k;
+
+        if (ha_cgroup_oom_kills(w->version, w->dir, &k) == 0)
+            st->self_oom_kill = (int64_t)k;
+    }
     if (st->usage >= 0)
         st->working_set =
             st->inactive_file > 0 && st->inactive_file < st->usage

@@ -77,6 +77,11 @@ struct ha_cgroup_state {
      * memory.failcnt (times usage hit the limit), oom_kill is
      * memory.oom_control's, high and oom do not exist (-1). */
     int64_t ev_high, ev_max, ev_oom, ev_oom_kill;
+    int64_t self_oom_kill;            /* the process's own group's OOM
+                                         kills (v1 counts a kill in the
+                                         victim's group only, v2 there
+                                         and above): what a run record
+                                         compares */
     bool under_oom;                   /* v1 oom_control under_oom */
     bool has_psi;
     struct ha_psi psi;
@@ -88,8 +93,9 @@ void ha_cgroup_sample(const struct ha_cgroup_where *w,
                       struct ha_cgroup_state *st);
 
 /* The OOM kills the kernel has counted in the group at dir (v1:
- * memory.oom_control's oom_kill; v2: memory.events' oom_kill), for a
- * run recorded earlier. Returns 0, or -1 when the file is gone or says
+ * memory.oom_control's oom_kill, the victims' own groups'; v2:
+ * memory.events' oom_kill, there and below), for a run recorded
+ * earlier. Returns 0, or -1 when the file is gone or says
  * nothing (the group was removed). */
 int ha_cgroup_oom_kills(int version, const char *dir, uint64_t *out);
 

@@ -14,8 +14,8 @@
  *   started_ns <unix ns>
  *   prefix <dump stem>
  *   cgroup <1|2> <path>               the process's memory cgroup
- *   cgroup_dir <directory>            the limiting group's (or its own):
- *                                     where the kernel counts OOM kills
+ *   cgroup_dir <directory>            its group's: where the kernel
+ *                                     counts its OOM kills
  *   limit <bytes|max>
  *   oom_kills <n>                     that group's count when last seen
  *   last_seen_ns <unix ns>

@@ -33,6 +33,8 @@
  *
  * Environment, for the memory-limit tests (test/agent/oomkill.sh):
  *   GROWTHHOST_LEAK_X=N       the leak N times as fast (0: none)
+ *   GROWTHHOST_BURST=0        no bursts: memory only climbs, a step at a
+ *                             time
  *   GROWTHHOST_ROUND=N        at start, N objects of 33 bytes from
  *                             growthhost_round33 (kept): rounded up to
  *                             the 48-byte class, 15 bytes lost each
@@ -71,6 +73,7 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 
 static char *volatile leaked[LEAK_MAX];
 static int leak_x = 1;
+static int bursts = 1;
 static char *volatile burst[BURST_BLOCKS];
 static char *volatile oneoff;
 static char *volatile *frag;
@@ -178,12 +181,12 @@ tick(unsigned long t, size_t *n_leaked)
         leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
     for (int i = 0; i < TEMP_PER_TICK; i++)
         temp_sum += growthhost_temp(TEMP_BLOCK);
-    if (phase == 0) {
+    if (phase == 0 && bursts) {
         printf("burst %lu\n", t / BURST_EVERY_TICKS);
         fflush(stdout);
         for (int i = 0; i < BURST_BLOCKS; i++)
             burst[i] = growthhost_burst(BURST_BLOCK);
-    } else if (phase == BURST_HOLD_TICKS) {
+    } else if (phase == BURST_HOLD_TICKS && bursts) {
         for (int i = 0; i < BURST_BLOCKS; i++) {
             free(burst[i]);
             burst[i] = NULL;
@@ -212,6 +215,8 @@ main(int argc, char **argv)
     }
     if (getenv("GROWTHHOST_LEAK_X") != NULL)
         leak_x = atoi(getenv("GROWTHHOST_LEAK_X"));
+    if (getenv("GROWTHHOST_BURST") != NULL)
+        bursts = atoi(getenv("GROWTHHOST_BURST"));
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
