@@ -10,12 +10,21 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "check_main.h"
 
 #include "engine/limitwatch.h"
 #include "heap/cgroup.h"
+#include "heap/dumpfiles.h"
+#include "prof/breakdown.h"
 #include "prof/cgroup.h"
+#include "prof/dumpfile.h"
+#include "prof/dumpmem.h"
+#include "prof/runrec.h"
 
 static const char *
 data_dir(void)
@@ -562,6 +571,338 @@ START_TEST(test_limit_rule_events_psi)
 }
 END_TEST
 
+
+/* ------------------------------------------------------------------
+ * What is kept beside dumps and runs
+ * ------------------------------------------------------------------ */
+
+START_TEST(test_limit_dumpmem_roundtrip)
+{
+    struct ha_dumpmem m, back;
+    char text[4096], err[128];
+    int len;
+
+    ha_dumpmem_init(&m);
+    m.taken_ns = 1764000000123456789LL;
+    strcpy(m.trigger, "limit");
+    strcpy(m.reason, "working set 57.6 MiB reached 0.90\nof the limit");
+    m.resident = 60817408;
+    m.cgroup_version = 1;
+    strcpy(m.cgroup_path, "/svc/worker");
+    m.cgroup_limit = 67108864;
+    m.cgroup_usage = 58720256;
+    m.cgroup_working_set = 54525952;
+    m.n_bins = 2;
+    m.bins[0] = (struct ha_dumpmem_bin){8, 512, 4096, 100, 1};
+    m.bins[1] = (struct ha_dumpmem_bin){64, 64, 4096, 16384, 8192};
+    len = ha_dumpmem_format(&m, text, sizeof(text));
+    ck_assert_int_gt(len, 0);
+    ck_assert_msg(strstr(text, "reason working set 57.6 MiB reached 0.90 of "
+                               "the limit\n") != NULL,
+                  "a newline in the reason stays on its line: %s", text);
+    ck_assert_int_eq(ha_dumpmem_parse(text, (size_t)len, &back, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.taken_ns, m.taken_ns);
+    ck_assert_str_eq(back.trigger, "limit");
+    ck_assert_int_eq(back.resident, m.resident);
+    ck_assert_int_eq(back.cgroup_version, 1);
+    ck_assert_str_eq(back.cgroup_path, "/svc/worker");
+    ck_assert_int_eq(back.cgroup_limit, m.cgroup_limit);
+    ck_assert_int_eq(back.cgroup_working_set, m.cgroup_working_set);
+    ck_assert_uint_eq(back.n_bins, 2);
+    ck_assert(back.bins[1].curslabs == 8192 && back.bins[1].size == 64);
+    /* too small a buffer: -1, never a cut file */
+    ck_assert_int_eq(ha_dumpmem_format(&m, text, 40), -1);
+    /* "max", unknown keys, a bad value, a foreign file */
+    ck_assert_int_eq(ha_dumpmem_parse("heapadmin-dump-memory 1\ncgroup 2 /a\n"
+                                      "cgroup_limit max\nfuture 1 2 3\n",
+                                      58, &back, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.cgroup_limit, -1);
+    ck_assert_int_eq(ha_dumpmem_parse("heapadmin-dump-memory 1\nresident x\n",
+                                      37, &back, err, sizeof(err)),
+                     -1);
+    ck_assert_str_eq(err, "line 2: a value that is not a number");
+    ck_assert_int_eq(ha_dumpmem_parse("heap_v2/524288\n", 15, &back, err,
+                                      sizeof(err)),
+                     -1);
+    ck_assert(ha_dumpmem_higher(2, 1, 1, 9));
+    ck_assert(ha_dumpmem_higher(2, 9, 2, 1));
+    ck_assert(!ha_dumpmem_higher(-1, 9, 0, 1));
+}
+END_TEST
+
+START_TEST(test_limit_runrec)
+{
+    struct ha_runrec r, back;
+    struct ha_runrec_after a;
+    char text[4096], err[128];
+    int len;
+
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "redis-server");
+    r.started_ns = 1764000000000000000LL;
+    strcpy(r.prefix, "proxysql");
+    r.cgroup_version = 1;
+    strcpy(r.cgroup_path, "/svc/worker");
+    strcpy(r.cgroup_dir, "/sys/fs/cgroup/memory/svc/worker");
+    r.limit = 67108864;
+    r.oom_kills = 0;
+    r.last_seen_ns = r.started_ns + 9000000000LL;
+    r.usage = 60000000;
+    r.resident = 59000000;
+    r.peak_resident = 61000000;
+    len = ha_runrec_format(&r, text, sizeof(text));
+    ck_assert_int_gt(len, 0);
+    ck_assert_int_eq(ha_runrec_parse(text, (size_t)len, &back, err,
+                                     sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.pid, 1);
+    ck_assert_str_eq(back.program, "redis-server");
+    ck_assert_str_eq(back.cgroup_dir, r.cgroup_dir);
+    ck_assert_int_eq(back.oom_kills, 0);
+    ck_assert_int_eq(back.peak_resident, r.peak_resident);
+    ck_assert_str_eq(back.how, "");
+
+    /* the kernel's count moved: OOM-killed */
+    memset(&a, 0, sizeof(a));
+    a.oom_kills_now = 1;
+    a.newest_dump_ns = r.last_seen_ns + 500000000LL;
+    back = r;
+    ha_runrec_settle(&back, &a);
+    ck_assert_str_eq(back.how, "oom-killed");
+    ck_assert_int_eq(back.ended_ns, 0);
+    ck_assert_int_eq(back.last_seen_ns, a.newest_dump_ns);
+    ck_assert_str_eq(back.detail,
+                     "the kernel's OOM killer: the oom_kill count of its "
+                     "cgroup v1 /svc/worker went from 0 to 1 after its last "
+                     "look; memory limit 64.0 MiB, usage then 57.2 MiB");
+    len = ha_runrec_format(&back, text, sizeof(text));
+    ck_assert_int_eq(ha_runrec_parse(text, (size_t)len, &r, err,
+                                     sizeof(err)),
+                     0);
+    ck_assert_str_eq(r.how, "oom-killed");
+    ck_assert_str_eq(r.detail, back.detail);
+
+    /* a clean stop wins over a moved count */
+    r.how[0] = '\0';
+    a.has_end = true;
+    strcpy(a.end_how, "stopped");
+    a.end_ns = r.last_seen_ns + 1;
+    back = r;
+    ha_runrec_settle(&back, &a);
+    ck_assert_str_eq(back.how, "stopped");
+    ck_assert_int_eq(back.ended_ns, a.end_ns);
+    /* the count did not move: killed */
+    a.has_end = false;
+    a.oom_kills_now = 0;
+    back = r;
+    ha_runrec_settle(&back, &a);
+    ck_assert_str_eq(back.how, "killed");
+    /* the group is gone: the kernel cannot say */
+    a.oom_kills_now = -1;
+    back = r;
+    ha_runrec_settle(&back, &a);
+    ck_assert_str_eq(back.how, "ended");
+
+    ck_assert_int_eq(ha_runrec_parse_end("stopped 123\n", 12, err, 16,
+                                         &a.end_ns),
+                     0);
+    ck_assert_str_eq(err, "stopped");
+    ck_assert_int_eq(a.end_ns, 123);
+    ck_assert_int_eq(ha_runrec_parse_end("gone 123\n", 9, err, 16,
+                                         &a.end_ns),
+                     -1);
+    ck_assert_int_eq(ha_runrec_parse("heapadmin-run 1\nprogram x\n", 26,
+                                     &back, err, sizeof(err)),
+                     -1);
+    ck_assert_str_eq(err, "no pid or started_ns");
+    ck_assert_int_eq(ha_runrec_parse("heapadmin-run 1\npid -4\n", 24, &back,
+                                     err, sizeof(err)),
+                     -1);
+}
+END_TEST
+
+START_TEST(test_limit_breakdown_rows)
+{
+    struct ha_breakdown_row rows[HA_BREAKDOWN_ROWS];
+    struct ha_breakdown_in in;
+    int limit = -1, usage = -1, headroom = -1;
+
+    memset(&in, 0, sizeof(in));
+    in.cgroup_version = 2;
+    in.cgroup_path = "/app.slice/web.service";
+    in.limit_path = "/app.slice";
+    in.cgroup_limit = 1 << 30;
+    in.cgroup_usage = 800 << 20;
+    in.cgroup_working_set = 700 << 20;
+    ha_breakdown_compute(&in, rows);
+    for (int i = 0; i < HA_BREAKDOWN_ROWS; i++) {
+        if (strcmp(rows[i].component, "cgroup.limit") == 0)
+            limit = i;
+        else if (strcmp(rows[i].component, "cgroup.usage") == 0)
+            usage = i;
+        else if (strcmp(rows[i].component, "cgroup.headroom") == 0)
+            headroom = i;
+    }
+    ck_assert(limit >= 0 && usage >= 0 && headroom >= 0);
+    ck_assert(rows[limit].known && rows[limit].bytes == 1 << 30);
+    ck_assert_int_eq(rows[limit].kind, HA_BREAKDOWN_INFO);
+    ck_assert_msg(strstr(rows[limit].detail, "cgroup v2 /app.slice, an "
+                                             "ancestor of /app.slice/"
+                                             "web.service") != NULL,
+                  "%s", rows[limit].detail);
+    ck_assert(rows[usage].known && rows[usage].bytes == 800 << 20);
+    ck_assert(rows[headroom].known &&
+              rows[headroom].bytes == (1 << 30) - (700 << 20));
+    ck_assert_msg(strstr(rows[headroom].detail, "324.0 MiB left") != NULL,
+                  "%s", rows[headroom].detail);
+    /* no limit: the row is there, its bytes unknown, and says why */
+    in.cgroup_limit = -1;
+    ha_breakdown_compute(&in, rows);
+    ck_assert(!rows[limit].known && !rows[headroom].known);
+    ck_assert(rows[usage].known);
+    ck_assert_str_eq(rows[limit].detail,
+                     "no memory limit on cgroup v2 /app.slice/web.service "
+                     "or above it");
+}
+END_TEST
+
+/* Names under earlier-runs/ pass the file rule, each part plain; a
+ * planted symlink at any part leads nowhere. */
+START_TEST(test_limit_earlier_runs_names)
+{
+    char dir[] = "/tmp/ha-limit-XXXXXX", path[512], why[512], *buf = NULL;
+    struct stat st;
+    size_t len;
+    FILE *f;
+
+    ck_assert(ha_dumpfile_name_ok("earlier-runs/proxysql.1.20261127T1200"
+                                  "00Z/proxysql.1.0.m3.heap",
+                                  HA_DUMPFILE_DUMP, why, sizeof(why)));
+    ck_assert(ha_dumpfile_name_ok("earlier-runs/d/proxysql.1.0.m3.heap.mem",
+                                  HA_DUMPFILE_MEM, why, sizeof(why)));
+    ck_assert(!ha_dumpfile_name_ok("earlier-runs/../proxysql.1.0.m3.heap",
+                                   HA_DUMPFILE_DUMP, why, sizeof(why)));
+    ck_assert(!ha_dumpfile_name_ok("earlier-runs/a/b/proxysql.1.0.m3.heap",
+                                   HA_DUMPFILE_DUMP, why, sizeof(why)));
+    ck_assert(!ha_dumpfile_name_ok("other/d/proxysql.1.0.m3.heap",
+                                   HA_DUMPFILE_DUMP, why, sizeof(why)));
+    ck_assert(!ha_dumpfile_name_ok("earlier-runs/d/heapadmin-key.pem",
+                                   HA_DUMPFILE_DUMP, why, sizeof(why)));
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/earlier-runs", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/earlier-runs/run1", dir);
+    ck_assert_int_eq(mkdir(path, 0700), 0);
+    snprintf(path, sizeof(path), "%s/earlier-runs/run1/p.1.0.m0.heap", dir);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs("heap_v2/1\n", f);
+    fclose(f);
+    ck_assert_int_eq(ha_dumpfile_read(dir, "earlier-runs/run1/p.1.0.m0.heap",
+                                      HA_DUMPFILE_DUMP, &buf, &len, &st, why,
+                                      sizeof(why)),
+                     0);
+    ck_assert_str_eq(buf, "heap_v2/1\n");
+    free(buf);
+    /* a symlinked run directory is not followed */
+    snprintf(path, sizeof(path), "%s/earlier-runs/link", dir);
+    ck_assert_int_eq(symlink("run1", path), 0);
+    ck_assert_int_eq(ha_dumpfile_read(dir, "earlier-runs/link/p.1.0.m0.heap",
+                                      HA_DUMPFILE_DUMP, &buf, &len, &st, why,
+                                      sizeof(why)),
+                     -1);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/earlier-runs/run1/p.1.0.m0.heap", dir);
+    unlink(path);
+    snprintf(path, sizeof(path), "%s/earlier-runs/run1", dir);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/earlier-runs", dir);
+    rmdir(path);
+    rmdir(dir);
+}
+END_TEST
+
+/* Writes dir/name with text, its mtime sec seconds after the epoch. */
+static void
+put_file(const char *dir, const char *name, const char *text, time_t sec)
+{
+    char path[512];
+    struct timespec t[2] = {{sec, 0}, {sec, 0}};
+    FILE *f;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    ck_assert_ptr_nonnull(f = fopen(path, "w"));
+    fputs(text, f);
+    fclose(f);
+    ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+static bool
+exists_in(const char *dir, const char *name)
+{
+    char path[512];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    return access(path, F_OK) == 0;
+}
+
+/* Retention keeps each run's peak, and an ended run's limit dumps, out
+ * of rotation. */
+START_TEST(test_limit_retention_holds_peaks)
+{
+    char dir[] = "/tmp/ha-retain-XXXXXX", prefix[64], cmd[128];
+    long self = (long)getpid();
+    char name[64], mem[256];
+    int removed;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(prefix, sizeof(prefix), "%s/p", dir);
+    /* a gone run (pid 999999999): dumps 0..3, its peak the second, its
+     * third a limit dump */
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "p.999999999.%d.m%d.heap", i, i);
+        put_file(dir, name, "heap_v2/1\n", 1000 + i);
+        snprintf(mem, sizeof(mem),
+                 "heapadmin-dump-memory 1\ntrigger %s\nresident %d\n",
+                 i == 2 ? "limit" : "manual", i == 1 ? 500 : 100 + i);
+        snprintf(name, sizeof(name), "p.999999999.%d.m%d.heap.mem", i, i);
+        put_file(dir, name, mem, 1000 + i);
+    }
+    /* this run: dumps 0..3, its peak the first */
+    for (int i = 0; i < 4; i++) {
+        snprintf(name, sizeof(name), "p.%ld.%d.m%d.heap", self, i, i);
+        put_file(dir, name, "heap_v2/1\n", 2000 + i);
+        snprintf(mem, sizeof(mem),
+                 "heapadmin-dump-memory 1\ntrigger manual\nresident %d\n",
+                 i == 0 ? 900 : 10 + i);
+        snprintf(name, sizeof(name), "p.%ld.%d.m%d.heap.mem", self, i, i);
+        put_file(dir, name, mem, 2000 + i);
+    }
+    removed = ha_dumpfiles_retain(prefix, 2, 0);
+    /* 8 dumps, 3 held (two peaks, the gone run's limit dump), the newest
+     * always stays: 4 go */
+    ck_assert_int_eq(removed, 4);
+    ck_assert(exists_in(dir, "p.999999999.1.m1.heap"));
+    ck_assert(exists_in(dir, "p.999999999.1.m1.heap.mem"));
+    ck_assert(exists_in(dir, "p.999999999.2.m2.heap"));
+    ck_assert(!exists_in(dir, "p.999999999.0.m0.heap"));
+    ck_assert(!exists_in(dir, "p.999999999.0.m0.heap.mem"));
+    ck_assert(!exists_in(dir, "p.999999999.3.m3.heap"));
+    snprintf(name, sizeof(name), "p.%ld.0.m0.heap", self);
+    ck_assert(exists_in(dir, name));
+    snprintf(name, sizeof(name), "p.%ld.3.m3.heap", self);
+    ck_assert(exists_in(dir, name));
+    snprintf(name, sizeof(name), "p.%ld.1.m1.heap", self);
+    ck_assert(!exists_in(dir, name));
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *
 limit_suite(void)
 {
@@ -582,6 +923,11 @@ limit_suite(void)
     tcase_add_test(core, test_limit_fractions_parse);
     tcase_add_test(core, test_limit_rule_levels);
     tcase_add_test(core, test_limit_rule_events_psi);
+    tcase_add_test(core, test_limit_dumpmem_roundtrip);
+    tcase_add_test(core, test_limit_runrec);
+    tcase_add_test(core, test_limit_breakdown_rows);
+    tcase_add_test(core, test_limit_earlier_runs_names);
+    tcase_add_test(core, test_limit_retention_holds_peaks);
     tcase_add_test(errors, test_limit_read_none);
     suite_add_tcase(s, core);
     suite_add_tcase(s, errors);
