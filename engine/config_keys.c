@@ -16,7 +16,7 @@
 #include <string.h>
 
 #include "core/util.h"
-#include "engine/limitwatch.h"
+#include "engine/limitrule.h"
 
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static int validate_auth_plugin(const char *val, char *why, size_t whylen);

@@ -74,21 +74,20 @@ ha_dumpmem_format(const struct ha_dumpmem *m, char *buf, size_t len)
          (reason[0] == '\0' || put(buf, len, &at, "reason %s\n", reason)) &&
          (m->resident < 0 ||
           put(buf, len, &at, "resident %lld\n", (long long)m->resident));
-    if (ok && m->cgroup_version != 0) {
+    if (ok && m->cgroup_version != 0)
         ok = put(buf, len, &at, "cgroup %d %s\n", m->cgroup_version,
                  path[0] ? path : "/");
-        if (ok && m->cgroup_limit == -1)
-            ok = put(buf, len, &at, "cgroup_limit max\n");
-        else if (ok && m->cgroup_limit >= 0)
-            ok = put(buf, len, &at, "cgroup_limit %lld\n",
-                     (long long)m->cgroup_limit);
-        if (ok && m->cgroup_usage >= 0)
-            ok = put(buf, len, &at, "cgroup_usage %lld\n",
-                     (long long)m->cgroup_usage);
-        if (ok && m->cgroup_working_set >= 0)
-            ok = put(buf, len, &at, "cgroup_working_set %lld\n",
-                     (long long)m->cgroup_working_set);
-    }
+    if (ok && m->cgroup_limit == -1)
+        ok = put(buf, len, &at, "cgroup_limit max\n");
+    else if (ok && m->cgroup_limit >= 0)
+        ok = put(buf, len, &at, "cgroup_limit %lld\n",
+                 (long long)m->cgroup_limit);
+    if (ok && m->cgroup_usage >= 0)
+        ok = put(buf, len, &at, "cgroup_usage %lld\n",
+                 (long long)m->cgroup_usage);
+    if (ok && m->cgroup_working_set >= 0)
+        ok = put(buf, len, &at, "cgroup_working_set %lld\n",
+                 (long long)m->cgroup_working_set);
     for (size_t i = 0; ok && i < m->n_bins && i < HA_DUMPMEM_BINS_MAX; i++)
         ok = put(buf, len, &at, "bin %llu %llu %llu %llu %llu\n",
                  (unsigned long long)m->bins[i].size,

@@ -73,14 +73,15 @@ ha_runrec_format(const struct ha_runrec *r, char *buf, size_t len)
          (prefix[0] == '\0' || put(buf, len, &at, "prefix %s\n", prefix));
     if (ok && r->cgroup_version != 0)
         ok = put(buf, len, &at, "cgroup %d %s\n", r->cgroup_version,
-                 path[0] ? path : "/") &&
-             (dir[0] == '\0' ||
-              put(buf, len, &at, "cgroup_dir %s\n", dir)) &&
-             (r->limit >= 0
-                  ? put(buf, len, &at, "limit %lld\n", (long long)r->limit)
-                  : put(buf, len, &at, "limit max\n")) &&
-             (r->oom_kills < 0 || put(buf, len, &at, "oom_kills %lld\n",
-                                      (long long)r->oom_kills));
+                 path[0] ? path : "/");
+    if (ok && dir[0] != '\0')
+        ok = put(buf, len, &at, "cgroup_dir %s\n", dir);
+    if (ok && r->limit >= 0)
+        ok = put(buf, len, &at, "limit %lld\n", (long long)r->limit);
+    else if (ok && r->cgroup_version != 0)
+        ok = put(buf, len, &at, "limit max\n");
+    if (ok && r->oom_kills >= 0)
+        ok = put(buf, len, &at, "oom_kills %lld\n", (long long)r->oom_kills);
     if (ok && r->last_seen_ns > 0)
         ok = put(buf, len, &at, "last_seen_ns %lld\n",
                  (long long)r->last_seen_ns);
