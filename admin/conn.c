@@ -83,8 +83,6 @@ ha_conn_free(struct ha_conn *c)
         ha_session_close(&c->session);
     if (c->login_timer != NULL)
         event_free(c->login_timer);
-    if (c->admit_timer != NULL)
-        event_free(c->admit_timer);
     if (c->raw_drained != NULL)
         evbuffer_remove_cb_entry(
             bufferevent_get_output(bufferevent_get_underlying(c->bev)),
@@ -723,21 +721,6 @@ ha_conn_kill_query(struct ha_conn *c)
 
 static void dispatch(struct ha_conn *c);
 
-/* The throttle's wait is over: the held packet is checked now. */
-static void
-admit_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct ha_conn *c = arg;
-
-    (void)fd;
-    (void)what;
-    c->admit_waiting = false;
-    if (c->state == HA_CONN_CLOSING)
-        return;
-    dispatch(c);
-    read_on(c); /* may free c */
-}
-
 static void
 dispatch(struct ha_conn *c)
 {
@@ -748,11 +731,11 @@ dispatch(struct ha_conn *c)
     uint8_t want = c->state == HA_CONN_COMMAND ? 0 : c->seq;
 
     /* An SSLRequest (32 bytes) carries no credential; everything else
-     * of the connection phase may. Held before anything of it is taken
-     * (its sequence id is checked when it is let through). */
+     * of the connection phase may. Refused before anything of it is
+     * taken when its peer must wait. */
     if (c->state != HA_CONN_COMMAND &&
         !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
-        ha_login_hold(c, admit_cb))
+        ha_login_refused(c))
         return;
     if (c->reader.first_seq != want) {
         char msg[128];
@@ -795,7 +778,7 @@ conn_read_cb(struct bufferevent *bev, void *arg)
 
     if (ha_task_busy(&c->task))
         return; /* a command is paused; its end reads on */
-    while (c->state != HA_CONN_CLOSING && !c->admit_waiting) {
+    while (c->state != HA_CONN_CLOSING) {
         struct evbuffer_iovec v;
         bool ready = false;
         ssize_t used;
@@ -860,8 +843,6 @@ conn_read_cb(struct bufferevent *bev, void *arg)
             dispatch(c);
             if (ha_task_busy(&c->task))
                 return; /* paused: finish_command goes on */
-            if (c->admit_waiting)
-                return; /* held: admit_cb goes on */
             ha_proto_reader_next(&c->reader);
             if (conn_flush(c) != 0)
                 return;

@@ -70,11 +70,13 @@ ha_login_greet(struct ha_conn *c)
  * gets the same answer whatever it was: an unknown user, a wrong
  * password, default credentials from afar). */
 static void
-deny_login(struct ha_conn *c, enum ha_login_result r, bool with_password)
+deny_login(struct ha_conn *c, enum ha_login_result r, bool with_password,
+           bool say)
 {
     char err[512];
 
-    ha_log_warn("%s %s: user '%s' from %s (connection %u): %s",
+    if (say)
+        ha_log_warn("%s %s: user '%s' from %s (connection %u): %s",
                 c->changing_user ? "change of user" : "login",
                 r == HA_LOGIN_NOT_FROM_HERE ? "refused" : "failed", c->user,
                 c->peer.name, c->id, ha_login_result_text(r));
@@ -128,11 +130,12 @@ login_with(struct ha_conn *c, enum proof_kind kind, const uint8_t *p,
 {
     struct proof pr = {c, kind, p, len};
     const struct ha_user *u;
+    bool say;
     enum ha_login_result r = ha_login_check(c->env->accounts, &c->peer,
-                                            c->user, prove, &pr, &u);
+                                            c->user, prove, &pr, &u, &say);
 
     if (r != HA_LOGIN_OK) {
-        deny_login(c, r, with_password);
+        deny_login(c, r, with_password, say);
         return;
     }
     if (fast_ok) {
@@ -453,6 +456,10 @@ ha_login_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_wire_fail(c, 1043, "08S01", "Bad handshake");
         return;
     }
+    /* A new credential: the throttle has its word again. */
+    c->login_admitted = false;
+    if (ha_login_refused(c))
+        return;
     ha_strlcpy(c->user, hr.user, sizeof(c->user));
     ha_strlcpy(c->db, hr.has_db ? hr.db : "", sizeof(c->db));
     c->changing_user = true;
@@ -460,10 +467,10 @@ ha_login_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
 }
 
 bool
-ha_login_hold(struct ha_conn *c, event_callback_fn resume)
+ha_login_refused(struct ha_conn *c)
 {
     int64_t wait;
-    struct timeval tv;
+    char err[256];
 
     if (c->login_admitted || c->env->accounts == NULL)
         return false;
@@ -471,14 +478,12 @@ ha_login_hold(struct ha_conn *c, event_callback_fn resume)
     wait = ha_login_admit(c->env->accounts, &c->peer);
     if (wait <= 0)
         return false;
-    if (c->admit_timer == NULL &&
-        (c->admit_timer = evtimer_new(c->env->base, resume, c)) == NULL)
-        return false;
-    tv.tv_sec = (time_t)(wait / 1000);
-    tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-    if (evtimer_add(c->admit_timer, &tv) != 0)
-        return false;
-    c->admit_waiting = true;
-    bufferevent_disable(c->bev, EV_READ);
+    /* Answered at once, never held: a guesser's connections cost
+     * nothing while they wait (MySQL's ER_HOST_IS_BLOCKED). */
+    snprintf(err, sizeof(err),
+             "Host '%s' is blocked because of failed logins; try again in "
+             "%lld s",
+             c->peer.host, (long long)ha_login_retry_s(wait));
+    ha_wire_fail(c, 1129, "HY000", err);
     return true;
 }

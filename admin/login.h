@@ -5,8 +5,8 @@
  * AuthSwitchRequest when the client answered for another plugin or with
  * a proof of the wrong size, caching_sha2_password's fast and full
  * authentication (the password in clear over TLS or the unix socket, or
- * RSA-encrypted), and the login throttle's wait before a credential is
- * checked (engine/throttle.h). COM_CHANGE_USER runs the same exchange on
+ * RSA-encrypted), and the login throttle's word before a credential is
+ * checked (engine/login.h). COM_CHANGE_USER runs the same exchange on
  * an open connection.
  *
  * A login is accepted only once the account's digest matches, the
@@ -46,12 +46,11 @@ int ha_login_packet(struct ha_conn *c, const uint8_t *p, size_t len);
 void ha_login_change_user(struct ha_conn *c, const uint8_t *p,
                           size_t len);
 
-/* A packet that carries a credential, from an address whose recent
- * logins failed too often, waits as long as the throttle says before it
- * is even looked at: a guesser's parallel connections get a few checks a
- * second. Asked once per connection. Returns true when the packet is
- * held: reading stops, and resume(-1, EV_TIMEOUT, c) runs from the loop
- * once the wait is over (c->admit_waiting is true until then). */
-bool ha_login_hold(struct ha_conn *c, event_callback_fn resume);
+/* A packet that carries a credential, from a peer the throttle says
+ * must wait (engine/login.h ha_login_admit), is not even looked at: ERR
+ * 1129 naming the wait goes out at once and the connection closes (the
+ * client may come back then). Asked once per connection. Returns true
+ * when c was refused so. */
+bool ha_login_refused(struct ha_conn *c);
 
 #endif /* HA_LOGIN_H */

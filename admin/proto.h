@@ -147,7 +147,7 @@ enum ha_proto_type {
 #define HA_SCRAMBLE_LEN 20
 
 /* ------------------------------------------------------------------ */
-/* Framing                                                              */
+/* Framing (proto.c)                                                    */
 /* ------------------------------------------------------------------ */
 
 /* Why ha_proto_reader_feed() failed (struct ha_pkt_reader.error). */
@@ -206,7 +206,7 @@ void ha_proto_write_packet(struct ha_buf *out, uint8_t *seq,
                            const uint8_t *payload, size_t len);
 
 /* ------------------------------------------------------------------ */
-/* Length-encoded values and a bounds-checked cursor                    */
+/* Length-encoded values and a bounds-checked cursor (proto.c)          */
 /* ------------------------------------------------------------------ */
 
 struct ha_reader {
@@ -246,7 +246,7 @@ void ha_proto_put_lenenc_str(struct ha_buf *b, const void *s, size_t n);
 size_t ha_proto_lenenc_size(uint64_t v);
 
 /* ------------------------------------------------------------------ */
-/* Connection phase                                                     */
+/* Connection phase (proto_handshake.c)                                 */
 /* ------------------------------------------------------------------ */
 
 struct ha_handshake {
@@ -296,7 +296,7 @@ void ha_proto_encode_auth_switch(struct ha_buf *b, const char *plugin,
                                  const uint8_t scramble[HA_SCRAMBLE_LEN]);
 
 /* ------------------------------------------------------------------ */
-/* Generic responses                                                    */
+/* Generic responses (proto_command.c)                                  */
 /* ------------------------------------------------------------------ */
 
 /* OK_Packet with PROTOCOL_41 layout; a non-empty info is sent as a
@@ -317,7 +317,7 @@ void ha_proto_encode_eof(struct ha_buf *b, uint16_t warnings,
                          uint16_t status);
 
 /* ------------------------------------------------------------------ */
-/* Text result sets                                                     */
+/* Text result sets (proto_command.c)                                   */
 /* ------------------------------------------------------------------ */
 
 struct ha_coldef {
@@ -341,7 +341,8 @@ void ha_proto_encode_coldef(struct ha_buf *b, const struct ha_coldef *c,
                             bool with_default);
 
 /* ------------------------------------------------------------------ */
-/* Other commands' payloads                                             */
+/* Other commands' payloads (proto_command.c; COM_CHANGE_USER:          */
+/* proto_handshake.c)                                                   */
 /* ------------------------------------------------------------------ */
 
 /* Each decoder below takes the whole command payload, command byte
@@ -371,7 +372,7 @@ int ha_proto_decode_u32_arg(const uint8_t *p, size_t len, size_t width,
                             uint32_t *v, char *err, size_t errlen);
 
 /* ------------------------------------------------------------------ */
-/* Prepared statements: the binary protocol                            */
+/* Prepared statements: the binary protocol (proto_binary.c)           */
 /* ------------------------------------------------------------------ */
 
 /* Flag byte after each parameter type in COM_STMT_EXECUTE. */

@@ -25,13 +25,14 @@
 #include "admin/conn.h"
 #include "admin/session.h"
 #include "admin/sysvar.h"
+#include "core/acceptguard.h"
+#include "core/clock.h"
 #include "core/listen.h"
+#include "core/lograte.h"
 #include "core/log.h"
 #include "core/util.h"
+#include "engine/login.h"
 
-/* How long listeners pause when descriptors ran out and the reserve
- * descriptor could not be used to refuse the connection, ms. */
-#define HA_SERVER_ACCEPT_PAUSE_MS 100
 
 struct listener {
     struct evconnlistener *l;
@@ -63,29 +64,45 @@ struct ha_server {
     bool stopped;
 
     /* Refusing connections (max_connections, descriptor exhaustion) */
-    dev_t reserve_dev;             /* its identity when opened */
-    ino_t reserve_ino;
-    int reserve_fd;                /* a socket of its own, given up to
-                                      accept and
-                                    * refuse one connection at EMFILE */
-    struct event *accept_pause;    /* re-enables paused listeners */
+    struct ha_accept_guard guard;  /* accept() failures (core/acceptguard.h) */
     bool refusing_max;             /* in a max_connections burst (logged) */
-    uint64_t n_evicted;            /* unauthenticated connections closed
-                                      to admit new ones at the cap */
-    bool refusing_fds;             /* in an EMFILE burst (logged) */
+    uint64_t n_evicted;            /* connections still logging in closed
+                                      to admit new ones (make_room) */
+    struct ha_lograte evict_log;   /* ... their lines' budget */
     uint64_t n_refused;            /* connections refused in the burst */
 };
 
-/* MySQL's rule for SUPER: max_connections + 1 sockets are accepted, and
- * past max_connections only an admin may log in, so monitoring that
- * fills every slot never locks the admin out. */
+/* Connections in the connection phase: what an outsider without a
+ * password can hold, within max_pending_logins(_per_host). */
+static bool
+pending(const struct ha_conn *c)
+{
+    return c->state == HA_CONN_HANDSHAKE || c->state == HA_CONN_AUTH_SWITCH ||
+           c->state == HA_CONN_AUTH_FULL;
+}
+
+static size_t
+count_sessions(const struct ha_server *s)
+{
+    size_t n = 0;
+
+    for (const struct ha_conn *c = s->conns; c != NULL; c = c->next)
+        if (c->state == HA_CONN_COMMAND)
+            n++;
+    return n;
+}
+
+/* MySQL's rule for SUPER: past max_connections sessions only an admin
+ * may log in, once, so monitoring that fills every slot never locks the
+ * admin out. Connections still logging in take no slot. */
 static bool
 server_admit(void *arg, enum ha_role role)
 {
     struct ha_server *s = arg;
+    size_t n = count_sessions(s);
 
-    return role == HA_ROLE_ADMIN ||
-           s->n_conns <= (size_t)s->cfg->max_connections;
+    return n < (size_t)s->cfg->max_connections ||
+           (role == HA_ROLE_ADMIN && n == (size_t)s->cfg->max_connections);
 }
 
 /* One output budget for every client of the engine, both front-ends
@@ -132,48 +149,102 @@ refuse(evutil_socket_t fd)
     evutil_closesocket(fd);
 }
 
+/* The accept guard's answer when descriptors ran out: ERR 1040. */
 static void
-open_reserve(struct ha_server *s)
+refuse_fd(int fd, void *arg)
 {
-    struct stat st;
+    (void)arg;
+    refuse(fd);
+}
 
-    if (s->reserve_fd >= 0)
-        return;
-    /* An unbound socket, not /dev/null: its inode is ours alone, so a
-     * fork child (and a host that reused the number) can tell it apart
-     * from the host's own /dev/null. */
-    s->reserve_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0) {
-        s->reserve_dev = st.st_dev;
-        s->reserve_ino = st.st_ino;
+/* Sends ERR 1129 as the first and only packet (no SQLSTATE: nothing is
+ * negotiated yet), then closes fd: the peer must wait before its next
+ * credential is checked, so it is told when to come back instead of
+ * being held (MySQL's ER_HOST_IS_BLOCKED). Counted in the throttle's
+ * summary, never logged one by one. */
+static void
+refuse_blocked(evutil_socket_t fd, const struct ha_peer *peer, int64_t ms)
+{
+    struct ha_buf p = HA_BUF_INIT, out = HA_BUF_INIT;
+    uint8_t seq = 0;
+    char msg[160];
+
+    snprintf(msg, sizeof(msg),
+             "Host '%s' is blocked because of failed logins; try again in "
+             "%lld s",
+             peer->host, (long long)ha_login_retry_s(ms));
+    ha_proto_encode_err(&p, 1129, NULL, msg);
+    ha_proto_write_packet(&out, &seq, p.data, p.len);
+    if (!ha_buf_failed(&out))
+        (void)send(fd, out.data, out.len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    ha_buf_free(&p);
+    ha_buf_free(&out);
+    evutil_closesocket(fd);
+}
+
+/* Closes pending connection old to make room for a new one, saying why
+ * within the log's budget. */
+static void
+evict(struct ha_server *s, struct ha_conn *old, const char *why)
+{
+    uint64_t flushed;
+
+    s->n_evicted++;
+    if (ha_lograte_take(&s->evict_log, ha_clock_ms(), &flushed))
+        ha_log_warn("closing connection %u (%s), which had not logged in, "
+                    "to admit a new one: %s (%llu so far)",
+                    old->id, old->peer.name, why,
+                    (unsigned long long)s->n_evicted);
+    ha_conn_free(old);
+}
+
+/* Keeps the connections still logging in within max_pending_logins in
+ * all and max_pending_logins_per_host for peer's address: the oldest of
+ * peer's own makes room first, then the oldest of the address holding
+ * the most. A flood from one address, or from many, so closes its own
+ * sockets, never an admin's from elsewhere that is logging in. */
+static void
+make_room(struct ha_server *s, const struct ha_peer *peer)
+{
+    size_t total = 0, same = 0, best_n = 0;
+    struct ha_conn *oldest_same = NULL, *victim = NULL;
+
+    for (struct ha_conn *c = s->conns; c != NULL; c = c->next) {
+        if (!pending(c))
+            continue;
+        total++;
+        if (ha_peer_same_host(&c->peer, peer)) {
+            same++;
+            oldest_same = c; /* newest first: the last is the oldest */
+        }
     }
-}
+    if (oldest_same != NULL &&
+        same >= (size_t)s->cfg->max_pending_logins_per_host) {
+        evict(s, oldest_same,
+              "max_pending_logins_per_host reached for its address");
+        return;
+    }
+    if (total < (size_t)s->cfg->max_pending_logins)
+        return;
+    for (struct ha_conn *c = s->conns; c != NULL; c = c->next) {
+        size_t n = 0;
+        struct ha_conn *last = NULL;
 
-/* Closes the reserve descriptor only if it is still ours: inside a host
- * that closed it and reused the number, it is the host's now. */
-static void
-close_reserve(struct ha_server *s)
-{
-    struct stat st;
-
-    if (s->reserve_fd >= 0 && fstat(s->reserve_fd, &st) == 0 &&
-        S_ISSOCK(st.st_mode) && st.st_dev == s->reserve_dev &&
-        st.st_ino == s->reserve_ino)
-        close(s->reserve_fd);
-    s->reserve_fd = -1;
-}
-
-static void
-accept_pause_cb(evutil_socket_t fd, short what, void *arg)
-{
-    struct ha_server *s = arg;
-
-    (void)fd;
-    (void)what;
-    open_reserve(s);
-    for (size_t i = 0; i < s->n_listeners && !s->stopped; i++)
-        if (s->listeners[i].l != NULL)
-            evconnlistener_enable(s->listeners[i].l);
+        if (!pending(c))
+            continue;
+        for (struct ha_conn *o = s->conns; o != NULL; o = o->next)
+            if (pending(o) && ha_peer_same_host(&o->peer, &c->peer)) {
+                n++;
+                last = o;
+            }
+        if (n > best_n) {
+            best_n = n;
+            victim = last;
+        }
+    }
+    if (victim != NULL)
+        evict(s, victim, "max_pending_logins reached; its address held "
+                         "the most");
 }
 
 static void
@@ -182,7 +253,9 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
 {
     struct listener *li = arg;
     struct ha_server *s = li->server;
+    struct ha_peer peer;
     struct ha_conn *c;
+    int64_t wait;
     uint32_t id;
 
     (void)l;
@@ -190,38 +263,20 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         evutil_closesocket(fd);
         return;
     }
-    if (s->refusing_fds) {
-        ha_log_info("accepting connections again (%llu refused while out "
-                    "of file descriptors)",
-                    (unsigned long long)s->n_refused);
-        s->refusing_fds = false;
-        s->n_refused = 0;
-        open_reserve(s);
+    ha_accept_guard_ok(&s->guard);
+    ha_peer_from_addr(&peer, sa, (socklen_t)salen);
+    if (peer.family == HA_PEER_UNIX)
+        (void)ha_peer_from_fd(&peer, fd); /* its uid: SO_PEERCRED */
+    /* A peer that must wait before its next check is told so now, and
+     * holds nothing meanwhile. */
+    wait = ha_login_peek(ha_engine_accounts(s->engine), &peer);
+    if (wait > 0) {
+        refuse_blocked(fd, &peer, wait);
+        return;
     }
-    if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
-        /* Full (max_connections and the admin's extra one). Sockets
-         * that never finished a login must not lock everyone out (256
-         * silent ones did, the admin included): the oldest still
-         * logging in makes room. Logged-in sessions are
-         * never evicted; with only those, the new one is refused. */
-        struct ha_conn *old = NULL;
-
-        for (struct ha_conn *o = s->conns; o != NULL; o = o->next)
-            if (o->state == HA_CONN_HANDSHAKE ||
-                o->state == HA_CONN_AUTH_SWITCH ||
-                o->state == HA_CONN_AUTH_FULL)
-                old = o; /* the list is newest first: keep the last */
-        if (old != NULL) {
-            if (s->n_evicted++ % 100 == 0)
-                ha_log_warn("max_connections (%d) reached: closing "
-                            "connection %u (%s), which had not logged in, "
-                            "to admit a new one (%llu so far)",
-                            s->cfg->max_connections, old->id, old->peer.name,
-                            (unsigned long long)s->n_evicted);
-            ha_conn_free(old);
-        }
-    }
-    if (s->n_conns >= (size_t)s->cfg->max_connections + 1) {
+    if (count_sessions(s) >= (size_t)s->cfg->max_connections + 1) {
+        /* Every slot, the admin's too, holds a logged-in session: nobody
+         * could log in. */
         if (!s->refusing_max)
             ha_log_warn("max_connections (%d) reached: refusing new "
                         "connections with ERR 1040 until one closes",
@@ -238,6 +293,7 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->refusing_max = false;
         s->n_refused = 0;
     }
+    make_room(s, &peer);
     id = ha_clients_next_id(ha_engine_clients(s->engine));
     c = ha_conn_new(&s->env, fd, sa, salen, id);
     if (c == NULL)
@@ -247,52 +303,6 @@ accept_cb(struct evconnlistener *l, evutil_socket_t fd, struct sockaddr *sa,
         s->conns->prev = c;
     s->conns = c;
     s->n_conns++;
-}
-
-/* accept() failed. Out of descriptors, the pending connection would
- * stay in the backlog and libevent would call again at once, forever: the
- * reserve descriptor is given up to accept it and refuse it with ERR 1040;
- * without one, the listeners pause briefly. Logged once per burst. */
-static void
-accept_error_cb(struct evconnlistener *l, void *arg)
-{
-    struct listener *li = arg;
-    struct ha_server *s = li->server;
-    int e = EVUTIL_SOCKET_ERROR();
-    struct timeval pause = {0, HA_SERVER_ACCEPT_PAUSE_MS * 1000};
-    evutil_socket_t fd;
-
-    if (e != EMFILE && e != ENFILE && e != ENOBUFS && e != ENOMEM) {
-        ha_log_error("accept on %s failed: %s", li->desc,
-                     evutil_socket_error_to_string(e));
-        return;
-    }
-    if (!s->refusing_fds)
-        ha_log_error("accept on %s failed: %s: refusing new connections "
-                     "with ERR 1040 until descriptors are free; open "
-                     "sessions are still served",
-                     li->desc, evutil_socket_error_to_string(e));
-    s->refusing_fds = true;
-    if (s->reserve_fd >= 0) {
-        close_reserve(s);
-        fd = accept4(evconnlistener_get_fd(l), NULL, NULL,
-                     SOCK_NONBLOCK | SOCK_CLOEXEC);
-        if (fd >= 0) {
-            s->n_refused++;
-            refuse(fd);
-        }
-        open_reserve(s);
-        if (fd >= 0)
-            return;
-    }
-    if (s->accept_pause == NULL)
-        s->accept_pause = evtimer_new(s->base, accept_pause_cb, s);
-    if (s->accept_pause == NULL)
-        return;
-    for (size_t i = 0; i < s->n_listeners; i++)
-        if (s->listeners[i].l != NULL)
-            evconnlistener_disable(s->listeners[i].l);
-    evtimer_add(s->accept_pause, &pause);
 }
 
 struct ha_server *
@@ -306,7 +316,6 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
         ha_err_set(err, errlen, "out of memory");
         return NULL;
     }
-    s->reserve_fd = -1;
     s->engine = e;
     s->base = ha_engine_base(e);
     s->cfg = cfg;
@@ -317,6 +326,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->shared.pending_kills = &s->kills;
     s->shared.config = cfg;
     s->shared.shutdown = ha_engine_shutdown_flag(e);
+    s->shared.engine = e;
     /* @@max_allowed_packet and friends report what is enforced. */
     s->shared.limits.max_allowed_packet = cfg->max_allowed_packet;
     s->shared.limits.wait_timeout = cfg->wait_timeout;
@@ -334,7 +344,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     s->env.rsa_key = tls->rsa;
     s->env.rsa_public_pem = tls->rsa_public_pem;
     s->env.rsa_public_len = tls->rsa_public_len;
-    open_reserve(s);
+    ha_accept_guard_init(&s->guard, s->base, "", refuse_fd, s);
     s->env.on_close = server_on_close;
     s->env.admit = server_admit;
     s->env.output_held = server_output_held;
@@ -403,7 +413,7 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
         li->dev = st.st_dev;
         li->ino = st.st_ino;
     }
-    evconnlistener_set_error_cb(li->l, accept_error_cb);
+    (void)ha_accept_guard_add(&s->guard, li->l, li->desc);
     ha_log_info("listening on %s", li->desc);
     return 0;
 }
@@ -428,6 +438,7 @@ close_listener(struct listener *li, bool unlink_path)
     if (li->l == NULL)
         return;
     ours = listener_is_ours(li);
+    ha_accept_guard_remove(&li->server->guard, li->l);
     evconnlistener_free(li->l);
     li->l = NULL;
     if (ours) {
@@ -500,7 +511,7 @@ ha_server_abandon(struct ha_server *s)
             close(li->fd);
         li->fd = -1;
     }
-    close_reserve(s);
+    ha_accept_guard_abandon(&s->guard);
 }
 
 const char *
@@ -530,6 +541,7 @@ ha_server_stop(struct ha_server *s)
         return;
     s->stopped = true;
     close_listeners(s);
+    ha_accept_guard_stop(&s->guard);
     ha_conn_cancel_kills(&s->kills);
     if (s->n_conns > 0)
         ha_log_info("closing %zu session%s", s->n_conns,
@@ -544,9 +556,7 @@ ha_server_free(struct ha_server *s)
     if (s == NULL)
         return;
     ha_server_stop(s);
-    if (s->accept_pause != NULL)
-        event_free(s->accept_pause);
-    close_reserve(s);
+    ha_accept_guard_free(&s->guard);
     free(s->listeners);
     free(s);
 }

@@ -24,6 +24,7 @@
 #include "engine/clients.h"
 #include "engine/config.h"
 #include "engine/credentials.h"
+#include "engine/engine.h"
 #include "vtab/sessions.h"
 #include "vtab/vtab.h"
 
@@ -51,6 +52,8 @@ struct ha_session_shared {
                                      statements end with ERR 1053 at
                                      their next progress check; NULL:
                                      never */
+    struct ha_engine *engine;    /* the instance (a gateway's merged
+                                    exposition); NULL in unit fixtures */
 };
 
 #define HA_SESSION_INFO_MAX 4096 /* bytes of a statement PROCESSLIST keeps */

@@ -12,11 +12,14 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "admin/schemas.h"
 #include "admin/sysvar.h"
 #include "admin/vars.h"
+#include "core/forkguard.h"
+#include "engine/hostmetrics.h"
 #include "core/buf.h"
 #include "core/util.h"
 #include "engine/clients.h"
@@ -237,7 +240,10 @@ fn_now(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 
     (void)argc;
     (void)argv;
+    /* The time-zone lock (core/forkguard.h): never held at a fork. */
+    ha_forkguard_enter();
     localtime_r(&t, &tm);
+    ha_forkguard_leave();
     strftime(buf, sizeof(buf), "%Y-%m-%d %H:%M:%S", &tm);
     sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
 }
@@ -251,25 +257,42 @@ static void
 fn_prometheus_metrics(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct ha_session *s = sqlite3_user_data(ctx);
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
+    struct ha_admin_counters c;
     struct ha_buf out = HA_BUF_INIT;
 
     (void)argc;
     (void)argv;
-    ha_clients_stats(s->shared->clients, &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = s->shared->config != NULL && s->shared->config->n_http > 0;
-    c.http_requests = st.http_requests;
+    ha_admin_counters_of(s->shared->clients,
+                         s->shared->config != NULL &&
+                             s->shared->config->n_http > 0,
+                         &c);
     if (ha_admin_metrics(s->shared->vtab != NULL ? s->shared->vtab->heap : NULL, &c, HA_EXPO_PROMETHEUS, &out) !=
         0) {
         ha_buf_free(&out);
         sqlite3_result_error_nomem(ctx);
         return;
+    }
+    /* A host gateway answers what its /metrics serves: its own and every
+     * agent's, merged (engine/hostmetrics.h), asked off the loop. */
+    if (s->shared->engine != NULL &&
+        ha_engine_hostmetrics(s->shared->engine) != NULL) {
+        struct ha_buf merged = HA_BUF_INIT;
+        char err[512];
+
+        if (ha_hostmetrics_collect(ha_engine_hostmetrics(s->shared->engine),
+                                   ha_engine_datadir(s->shared->engine),
+                                   (const char *)out.data, out.len,
+                                   (long)getpid(),
+                                   ha_engine_program(s->shared->engine),
+                                   HA_EXPO_PROMETHEUS, 3000, &merged, err,
+                                   sizeof(err)) != 0) {
+            ha_buf_free(&merged);
+            ha_buf_free(&out);
+            sqlite3_result_error(ctx, err, -1);
+            return;
+        }
+        ha_buf_free(&out);
+        out = merged;
     }
     sqlite3_result_text(ctx, (const char *)out.data, (int)out.len,
                         SQLITE_TRANSIENT);

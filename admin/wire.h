@@ -101,10 +101,8 @@ struct ha_conn {
     struct ha_pkt_reader reader;          /* input framing */
     struct ha_buf out;                    /* replies not yet queued */
     struct event *login_timer;            /* connect_timeout; NULL after */
-    struct event *admit_timer;            /* a credential waits for the
-                                           * throttle before its check */
-    bool admit_waiting;                   /* ... now: no input is read */
-    bool login_admitted;                  /* the throttle was asked */
+    bool login_admitted;                  /* the throttle was asked (once
+                                           * per connection) */
     bool read_paused;                     /* output over env->max_output:
                                            * requests wait until it drains */
 

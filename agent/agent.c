@@ -86,6 +86,26 @@ static struct {
     char conf_err[512];          /* why it could not be read */
 } settings;
 
+/* Users by uid, learnt in the constructor (before any thread of ours,
+ * and before the host can fork): HEAPADMIN_USERS and the process's own.
+ * No heapadmin thread ever asks the name service (NSS's lock, held by
+ * another thread at a fork, hangs the child's lookup for ever). */
+#define KNOWN_USERS_MAX 16
+static struct {
+    uid_t uid;
+    char name[64];
+} known_users[KNOWN_USERS_MAX];
+static int n_known_users;
+
+/* The read-only segments of the agent's own file (its code), found in
+ * the constructor: dl_iterate_phdr takes the loader's write lock, which
+ * a heapadmin thread must never hold while the host may fork. */
+#define RO_SEGS_MAX 8
+static struct {
+    uintptr_t start, end;
+} ro_segs[RO_SEGS_MAX];
+static int n_ro_segs;
+
 /* Messages of the constructor, logged once the log exists. */
 static struct {
     int level;
@@ -133,9 +153,21 @@ log_line(int level, const char *line, void *arg)
         open_log();
     if (log_fd < 0)
         return;
-    if (n > sizeof(buf) - 1)
-        n = sizeof(buf) - 1;
-    memcpy(buf, line, n);
+    /* Several processes (a master's workers) share one log: each line
+     * says whose it is, after its level ("... [info] [pid 1234] ..."). */
+    {
+        const char *lv = strstr(line, "] ");
+        size_t head = lv != NULL ? (size_t)(lv - line) + 2 : 0, k;
+        char tag[32];
+
+        k = (size_t)snprintf(tag, sizeof(tag), "[pid %ld] ", (long)getpid());
+        if (head + k + n - head > sizeof(buf) - 1)
+            n = sizeof(buf) - 1 - k;
+        memcpy(buf, line, head);
+        memcpy(buf + head, tag, k);
+        memcpy(buf + head + k, line + head, n - head);
+        n += k;
+    }
     buf[n++] = '\n';
     if (write(log_fd, buf, n) < 0) {
     }
@@ -183,8 +215,7 @@ ha_agent_log(int level, const char *fmt, ...)
         return;
     /* No glibc time conversion: this runs in fork children too, which
      * may inherit its lock held. */
-    (void)heapadmin_log_format(line, sizeof(line), level, "agent[%ld]: %s",
-                               (long)getpid(), text);
+    (void)heapadmin_log_format(line, sizeof(line), level, "agent: %s", text);
     log_line(level, line, NULL);
 }
 
@@ -239,6 +270,54 @@ copy_env(char *dst, size_t len, const char *name)
     dst[0] = '\0';
     if (v != NULL && strlen(v) < len)
         memcpy(dst, v, strlen(v) + 1);
+}
+
+static void
+learn_user(uid_t uid, const char *name)
+{
+    for (int i = 0; i < n_known_users; i++)
+        if (known_users[i].uid == uid)
+            return;
+    if (n_known_users == KNOWN_USERS_MAX ||
+        strlen(name) >= sizeof(known_users[0].name))
+        return;
+    known_users[n_known_users].uid = uid;
+    memcpy(known_users[n_known_users].name, name, strlen(name) + 1);
+    n_known_users++;
+}
+
+/* Constructor only (one thread, before the host runs): the names of
+ * HEAPADMIN_USERS and of the process's own users, through NSS. */
+static void
+learn_users(void)
+{
+    char list[sizeof(settings.users)], *save = NULL, *u;
+    struct passwd pw, *found = NULL;
+    char buf[1024];
+    uid_t ids[2] = {getuid(), geteuid()};
+
+    for (int i = 0; i < 2; i++)
+        if (getpwuid_r(ids[i], &pw, buf, sizeof(buf), &found) == 0 &&
+            found != NULL)
+            learn_user(pw.pw_uid, pw.pw_name);
+    snprintf(list, sizeof(list), "%s", settings.users);
+    for (u = strtok_r(list, ", ", &save); u != NULL;
+         u = strtok_r(NULL, ", ", &save))
+        if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) == 0 &&
+            found != NULL)
+            learn_user(pw.pw_uid, pw.pw_name);
+}
+
+bool
+ha_agent_user_name(long uid, char *out, size_t len)
+{
+    for (int i = 0; i < n_known_users; i++)
+        if ((long)known_users[i].uid == uid) {
+            snprintf(out, len, "%s", known_users[i].name);
+            return true;
+        }
+    snprintf(out, len, "%ld", uid);
+    return false;
 }
 
 static void
@@ -648,8 +727,7 @@ prepare_users(void)
 static int
 own_dir(char *out, size_t len, char *why, size_t whylen)
 {
-    struct passwd pw, *found = NULL;
-    char buf[1024];
+    char name[64];
     struct stat st;
 
     if (stat(settings.datadir, &st) != 0 && errno == ENOENT) {
@@ -662,12 +740,15 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
         snprintf(out, len, "%s", settings.datadir);
         return 0;
     }
-    if (getpwuid_r(geteuid(), &pw, buf, sizeof(buf), &found) != 0 ||
-        found == NULL) {
-        snprintf(why, whylen, "uid %u has no name", (unsigned)geteuid());
+    if (!ha_agent_user_name((long)geteuid(), name, sizeof(name))) {
+        snprintf(why, whylen,
+                 "uid %u is not one of HEAPADMIN_USERS (set "
+                 "HEAPADMIN_USERS to the user it runs as: the first "
+                 "process, as root, makes its directory)",
+                 (unsigned)geteuid());
         return -1;
     }
-    if ((size_t)snprintf(out, len, "%s/%s", settings.datadir, pw.pw_name) >=
+    if ((size_t)snprintf(out, len, "%s/%s", settings.datadir, name) >=
         len) {
         snprintf(why, whylen, "path too long");
         return -1;
@@ -678,7 +759,7 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
                  "the datadir %s is not %s's, and %s is not a directory "
                  "of %s's alone (HEAPADMIN_USERS=%s makes it, as root, "
                  "before the privilege drop)",
-                 settings.datadir, pw.pw_name, out, pw.pw_name, pw.pw_name);
+                 settings.datadir, name, out, name, name);
         return -1;
     }
     return 0;
@@ -695,7 +776,7 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
  * uses fault back in at once. Only segments no one writes: never the
  * relocated ones. */
 static int
-drop_segment(struct dl_phdr_info *info, size_t size, void *arg)
+find_segments(struct dl_phdr_info *info, size_t size, void *arg)
 {
     long page = sysconf(_SC_PAGESIZE);
 
@@ -703,18 +784,27 @@ drop_segment(struct dl_phdr_info *info, size_t size, void *arg)
     (void)arg;
     if (info->dlpi_addr != settings.so_base)
         return 0;
-    for (int i = 0; i < info->dlpi_phnum; i++) {
+    for (int i = 0; i < info->dlpi_phnum && n_ro_segs < RO_SEGS_MAX; i++) {
         const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-        uintptr_t start, end;
 
         if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) != 0)
             continue;
-        start = (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
-        end = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
-              ~(uintptr_t)(page - 1);
-        (void)madvise((void *)start, end - start, MADV_DONTNEED);
+        ro_segs[n_ro_segs].start =
+            (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
+        ro_segs[n_ro_segs].end =
+            (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
+            ~(uintptr_t)(page - 1);
+        n_ro_segs++;
     }
     return 1;
+}
+
+static void
+drop_segments(void)
+{
+    for (int i = 0; i < n_ro_segs; i++)
+        (void)madvise((void *)ro_segs[i].start,
+                      ro_segs[i].end - ro_segs[i].start, MADV_DONTNEED);
 }
 
 static void
@@ -736,8 +826,8 @@ tick(void *arg)
     ha_agent_children_tick(&self);
     /* Once start-up (and the first look at the children) is over, then
      * every minute. */
-    if (++ticks % 60 == 10 && settings.so_base != 0)
-        dl_iterate_phdr(drop_segment, NULL);
+    if (++ticks % 60 == 10)
+        drop_segments();
 }
 
 /* Creates and starts this process's instance. follower: it took over
@@ -831,6 +921,7 @@ serve(pid_t parent)
     o.tick = tick;
     if (settings.log[0] != '\0') {
         o.log = log_line;
+        o.log_name = settings.log;
     } else if (settings.conf[0] == '\0') {
         o.no_log = 1; /* no config, no HEAPADMIN_LOG: log nowhere */
     }
@@ -962,16 +1053,39 @@ ha_agent_start_delay_ms(void)
  * process that bound them does (a fork child running exit() leaves the
  * parent's alone); the files are the only thing touched, the admin
  * thread ends with the process. */
+/* Removes path at exit. A host that switched its effective user away
+ * from root and keeps root as its real or saved uid (squid's master is
+ * proxy at SIGTERM) cannot unlink in root's datadir: this thread, and
+ * this thread only (the raw system call, not glibc's, which would change
+ * every thread), takes root back for the unlink and gives it up again,
+ * with the host's signals blocked meanwhile. */
+static void
+remove_at_exit(const char *path)
+{
+    uid_t r, e, sv;
+    sigset_t all, old;
+
+    if (path[0] == '\0' || unlink(path) == 0 ||
+        (errno != EACCES && errno != EPERM) ||
+        getresuid(&r, &e, &sv) != 0 || e == 0 || (r != 0 && sv != 0))
+        return;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    if (syscall(SYS_setresuid, -1, 0, -1) == 0) {
+        (void)unlink(path);
+        (void)syscall(SYS_setresuid, -1, e, -1);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+}
+
 __attribute__((destructor)) static void
 agent_exit(void)
 {
     if (atomic_load(&current) == NULL ||
         atomic_load(&current_pid) != getpid())
         return;
-    if (current_sock[0] != '\0')
-        unlink(current_sock);
-    if (current_agent[0] != '\0')
-        unlink(current_agent);
+    remove_at_exit(current_sock);
+    remove_at_exit(current_agent);
 }
 
 __attribute__((constructor)) static void
@@ -997,6 +1111,7 @@ agent_init(void)
         snprintf(settings.so_path, sizeof(settings.so_path), "%s",
                  info.dli_fname);
         settings.so_base = (unsigned long)info.dli_fbase;
+        dl_iterate_phdr(find_segments, NULL);
     }
     copy_env(settings.conf, sizeof(settings.conf), "HEAPADMIN_CONF");
     copy_env(settings.socket_tmpl, sizeof(settings.socket_tmpl),
@@ -1028,6 +1143,7 @@ agent_init(void)
      * host may close them all at start-up. */
     read_config();
     choose_datadir();
+    learn_users();
     prepare_users();
     ha_agent_fork_init();
     ha_agent_launch(settings.delay_ms, false, 0);

@@ -81,6 +81,11 @@ void ha_agent_fork_init(void);
 unsigned long ha_agent_forks(void);
 void ha_agent_count_fork(void);
 
+/* The name of uid as the constructor learnt it (HEAPADMIN_USERS and the
+ * process's own users) into out; its number when unknown (false).
+ * Never asks the name service: safe on the agent's threads. */
+bool ha_agent_user_name(long uid, char *out, size_t len);
+
 /* snprintf that says whether all of it fit (false: cut). */
 bool ha_agent_fmt(char *out, size_t len, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));

@@ -13,7 +13,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,6 +71,9 @@ struct child {
     long long start;        /* its start time (ticks): pids are reused */
     char program[128];
     long ruid, euid, rgid, egid;
+    long suid, fsuid, sgid, fsgid; /* saved and file-system ids */
+    int at_secure;          /* AT_SECURE from its auxv: 1, 0, or -1 when
+                               unreadable (it is not dumpable) */
     bool maps_read;         /* /proc/<pid>/maps could be read */
     bool agent;             /* the agent is mapped in it */
     bool agent_same_base;   /* ... where it is here: a fork, no exec */
@@ -172,6 +174,47 @@ read_maps(struct child *c, const struct ha_agent_self *self)
     close(fd);
 }
 
+/* AT_SECURE in pid's auxiliary vector (/proc/<pid>/auxv: pairs of
+ * words): 1 or 0, or -1 when it cannot be read (the kernel allows it
+ * only to who may ptrace the process). */
+static int
+read_at_secure(pid_t pid)
+{
+    char path[64];
+    unsigned long v[2 * 64];
+    ssize_t n;
+    int fd;
+
+    snprintf(path, sizeof(path), "/proc/%ld/auxv", (long)pid);
+    fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    n = read(fd, v, sizeof(v));
+    close(fd);
+    for (ssize_t i = 0; n > 0 && i + 1 < n / (ssize_t)sizeof(v[0]); i += 2) {
+        if (v[i] == 0) /* AT_NULL */
+            break;
+        if (v[i] == 23) /* AT_SECURE */
+            return v[i + 1] != 0;
+    }
+    return -1;
+}
+
+/* Whether the kernel ran c's exec in secure mode (AT_SECURE): said by
+ * its auxv when readable, else by its ids, which differ among real,
+ * effective, saved and file-system for a process that changed
+ * credentials at exec, or that keeps root to regain it (squid's kid,
+ * exec'd with real uid root and effective uid proxy, then 13 13 0 13). */
+static bool
+secure_exec(const struct child *c)
+{
+    if (c->at_secure >= 0)
+        return c->at_secure == 1;
+    return !(c->ruid == c->euid && c->euid == c->suid &&
+             c->suid == c->fsuid && c->rgid == c->egid &&
+             c->egid == c->sgid && c->sgid == c->fsgid);
+}
+
 static bool
 describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
 {
@@ -194,10 +237,13 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
     if (read_file(path, buf, sizeof(buf)) <= 0 ||
         (p = strstr(buf, "\nUid:")) == NULL ||
-        sscanf(p + 5, "%ld %ld", &c->ruid, &c->euid) != 2 ||
+        sscanf(p + 5, "%ld %ld %ld %ld", &c->ruid, &c->euid, &c->suid,
+               &c->fsuid) != 4 ||
         (p = strstr(buf, "\nGid:")) == NULL ||
-        sscanf(p + 5, "%ld %ld", &c->rgid, &c->egid) != 2)
+        sscanf(p + 5, "%ld %ld %ld %ld", &c->rgid, &c->egid, &c->sgid,
+               &c->fsgid) != 4)
         return false;
+    c->at_secure = read_at_secure(pid);
     snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
     {
         ssize_t n = readlink(path, buf, sizeof(buf) - 1);
@@ -252,17 +298,11 @@ mark_reported(const struct child *c)
     n_reported++;
 }
 
+/* No name service on the agent's thread (agent.h ha_agent_user_name). */
 static void
 user_of(long uid, char *out, size_t len)
 {
-    struct passwd pw, *found = NULL;
-    char buf[1024];
-
-    if (getpwuid_r((uid_t)uid, &pw, buf, sizeof(buf), &found) == 0 &&
-        found != NULL)
-        snprintf(out, len, "%s", pw.pw_name);
-    else
-        snprintf(out, len, "%ld", uid);
+    (void)ha_agent_user_name(uid, out, len);
 }
 
 /* Why a child that should serve does not, when its user is the cause:
@@ -301,15 +341,18 @@ look(pid_t pid, const struct ha_agent_self *self, bool final)
     if (!describe(pid, &c, self) || was_reported(&c))
         return true;
     why[0] = '\0';
-    if (!c.agent && (c.ruid != c.euid || c.rgid != c.egid)) {
+    if (!c.agent && secure_exec(&c)) {
         /* Never loaded: the loader drops LD_PRELOAD for a process that
          * changes credentials at exec. */
         snprintf(why, sizeof(why),
-                 "AT_SECURE: it runs with real uid %ld and effective uid "
-                 "%ld (gid %ld/%ld), so the loader ignored LD_PRELOAD and "
-                 "jemalloc ignores MALLOC_CONF; a process started so "
-                 "cannot be attached",
-                 c.ruid, c.euid, c.rgid, c.egid);
+                 "AT_SECURE (%s): its uids are %ld %ld %ld %ld and gids "
+                 "%ld %ld %ld %ld (real, effective, saved, file system), "
+                 "so the loader ignored LD_PRELOAD and jemalloc ignores "
+                 "MALLOC_CONF; a process started so cannot be attached",
+                 c.at_secure == 1 ? "its auxiliary vector says so"
+                                  : "its ids differ",
+                 c.ruid, c.euid, c.suid, c.fsuid, c.rgid, c.egid, c.sgid,
+                 c.fsgid);
     } else if (!c.maps_read || !c.agent) {
         return true; /* not ours to judge (its environment was cleared) */
     } else if (c.agent_same_base) {

@@ -20,7 +20,12 @@
  *     one of those mutexes holds it), and the child closes the files
  *     open at the fork so that SQLite forgets them;
  *   - heapadmin's own (the prof.prefix lock a dump holds for its whole
- *     write): re-initialised in the child, whose only thread holds none.
+ *     write, the lifetime window's): re-initialised in the child, whose
+ *     only thread holds none;
+ *   - the C library's (NSS, the loader's, the resolver's, the time
+ *     zone's: the list is in core/forkguard.h): heapadmin's threads call
+ *     the functions that take them only inside the fork guard, which is
+ *     tried first, like SQLite's mutexes.
  *
  * jemalloc's own locks are jemalloc's: it takes them around fork itself.
  */
@@ -36,8 +41,10 @@
 
 #include <sqlite3.h>
 
+#include "core/forkguard.h"
 #include "core/task.h"
 #include "engine/filevfs.h"
+#include "heap/logwin.h"
 #include "heap/mallctl.h"
 
 #define HA_FORK_WAIT_MS 50
@@ -75,6 +82,7 @@ static _Thread_local int fork_taken; /* SQLite locks held; -1 none needed,
                                       * 0 none taken: child unusable */
 static _Thread_local bool vfs_taken;  /* the file VFS's lock held */
 static _Thread_local bool init_taken; /* init_lock held */
+static _Thread_local bool guard_taken; /* the C library's fork guard */
 
 void
 ha_forksafe_init(void)
@@ -101,7 +109,14 @@ heapadmin_fork_prepare(void)
     long long deadline = ha_clock_ms() + HA_FORK_WAIT_MS;
 
     fork_taken = 0;
-    vfs_taken = init_taken = false;
+    vfs_taken = init_taken = guard_taken = false;
+    /* No heapadmin thread inside a lookup, the loader or the resolver
+     * (core/forkguard.h): each holds the guard for microseconds. */
+    while (!(guard_taken = ha_forkguard_fork_try() != 0)) {
+        if (ha_clock_ms() >= deadline)
+            return 0;
+        sched_yield();
+    }
     while (atomic_load(&fork_state) != FORK_READY) {
         if (pthread_mutex_trylock(&init_lock) == 0) {
             if (atomic_load(&fork_state) != FORK_READY) {
@@ -114,8 +129,11 @@ heapadmin_fork_prepare(void)
             pthread_mutex_unlock(&init_lock); /* finished meanwhile */
             break;
         }
-        if (ha_clock_ms() >= deadline)
+        if (ha_clock_ms() >= deadline) {
+            ha_forkguard_fork_parent();
+            guard_taken = false;
             return 0; /* initialising all along */
+        }
         sched_yield();
     }
     for (;;) {
@@ -139,6 +157,8 @@ heapadmin_fork_prepare(void)
         vfs_taken = false;
         if (ha_clock_ms() >= deadline) {
             fork_taken = 0;
+            ha_forkguard_fork_parent();
+            guard_taken = false;
             return 0;
         }
         sched_yield();
@@ -162,6 +182,9 @@ heapadmin_fork_parent(void)
     if (vfs_taken)
         ha_filevfs_fork_parent();
     vfs_taken = false;
+    if (guard_taken)
+        ha_forkguard_fork_parent();
+    guard_taken = false;
 }
 
 int
@@ -176,6 +199,14 @@ heapadmin_fork_child(void)
     if (vfs_taken)
         ha_filevfs_fork_child(); /* after SQLite's mutexes are free */
     vfs_taken = false;
+    /* Made new whether this fork took it or not: no thread that held it
+     * exists here. */
+    ha_forkguard_fork_child();
+    guard_taken = false;
     ha_mallctl_forget_locks();
+    /* A lifetime window open at the fork: the child's inherited log is
+     * stopped (its copy to /dev/null), or it would grow for the child's
+     * whole life. */
+    ha_logwin_fork_child();
     return usable;
 }

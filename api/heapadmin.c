@@ -67,6 +67,8 @@ struct heapadmin {
     bool inherit_profiler;         /* a fork child: profiler as inherited */
     char agent_socket[PATH_MAX];   /* the gateway's socket, "" if none */
     bool refuse_http;              /* http_ifaces not served here */
+    char log_name[PATH_MAX];       /* where the host's sink writes, named
+                                      instead of the errorlog; "" */
     bool gateway;                  /* a host gateway */
     void (*tick)(void *arg);       /* called with the listener check */
     void *tick_arg;
@@ -358,6 +360,8 @@ open_log(struct heapadmin *h, const struct heapadmin_options *o, char *err,
     h->sink.level = o->log_level > 0 && o->log_level < HA_LOG_LEVEL_MAX
                         ? (enum ha_log_level)o->log_level
                         : HA_LOG_INFO;
+    if (o->log != NULL && o->log_name != NULL)
+        ha_strlcpy(h->log_name, o->log_name, sizeof(h->log_name));
     if (o->no_log)
         return 0;
     if (o->log != NULL) {
@@ -403,7 +407,7 @@ log_config(struct heapadmin *h)
         else
             ha_log_notice("%s", h->cfg.messages[i].text);
     }
-    ha_config_log(&h->cfg);
+    ha_config_log(&h->cfg, h->log_name[0] != '\0' ? h->log_name : NULL);
     if (ha_config_default_exposed(&h->cfg, why, sizeof(why)))
         ha_log_warn("%s", why);
     ha_log_info("datadir %s", h->datadir);
@@ -759,7 +763,15 @@ setup(struct heapadmin *h, char *err, size_t errlen)
             return -1;
         }
     }
-    ha_log_notice("heapadmin %s ready for connections", HEAPADMIN_VERSION);
+    if (h->gateway)
+        ha_log_notice("heapadmin %s ready for connections: a host gateway "
+                      "for the agents of %s (stats_agents; /metrics covers "
+                      "every process, /pid/N/ and ?pid=N answer from "
+                      "process N)",
+                      HEAPADMIN_VERSION, h->datadir);
+    else
+        ha_log_notice("heapadmin %s ready for connections",
+                      HEAPADMIN_VERSION);
     return 0;
 }
 

@@ -10,7 +10,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
-#include <pwd.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "core/clock.h"
+#include "core/users.h"
 #include "core/util.h"
 
 #define CONNECT_TIMEOUT_MS 1000 /* a local socket answers at once */
@@ -73,6 +73,53 @@ read_small(const char *path, char *buf, size_t len)
     return n;
 }
 
+/* The boot time, Unix seconds ("btime" in /proc/stat), or 0. It never
+ * changes: read once, by whichever thread asks first (the loop and the
+ * worker both may; a race reads the same value twice). The file is
+ * scanned in pieces: on a host of many CPUs the line is far in. */
+static long long
+boot_time(void)
+{
+    static _Atomic long long cached;
+    char buf[4096 + 32];
+    size_t have = 0;
+    long long v = atomic_load(&cached);
+    ssize_t n;
+    int fd;
+
+    if (v > 0)
+        return v;
+    fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    while (v == 0 && (n = read(fd, buf + have, sizeof(buf) - 1 - have)) > 0) {
+        char *p;
+
+        have += (size_t)n;
+        buf[have] = '\0';
+        p = strstr(buf, "btime ");
+        if (p != NULL && (p == buf || p[-1] == '\n') &&
+            memchr(p, '\n', have - (size_t)(p - buf)) != NULL) {
+            if (sscanf(p + 6, "%lld", &v) != 1)
+                v = -1;
+            break;
+        }
+        /* Keep the last partial line for the next piece. */
+        p = memrchr(buf, '\n', have);
+        if (p != NULL) {
+            have -= (size_t)(p - buf);
+            memmove(buf, p, have);
+        } else if (have > 64) {
+            have = 0;
+        }
+    }
+    close(fd);
+    if (v <= 0)
+        return 0;
+    atomic_store(&cached, v);
+    return v;
+}
+
 int64_t
 ha_agentreg_started(pid_t pid)
 {
@@ -91,21 +138,10 @@ ha_agentreg_started(pid_t pid)
         p = strchr(p + 1, ' ');
     if (p == NULL || sscanf(p + 1, "%llu", &start) != 1)
         return 0;
-    {
-        static char stat[8192];
-        int fd = open("/proc/stat", O_RDONLY | O_CLOEXEC);
-        ssize_t n = fd >= 0 ? read(fd, stat, sizeof(stat) - 1) : -1;
-
-        if (fd >= 0)
-            close(fd);
-        if (n <= 0)
-            return 0;
-        stat[n] = '\0';
-        p = strstr(stat, "\nbtime ");
-        if (p == NULL || sscanf(p + 7, "%lld", &btime) != 1)
-            return 0;
-    }
-    return hz > 0 ? btime + (int64_t)(start / (unsigned long long)hz) : 0;
+    btime = boot_time();
+    return hz > 0 && btime > 0
+               ? btime + (int64_t)(start / (unsigned long long)hz)
+               : 0;
 }
 
 void
@@ -136,32 +172,91 @@ ha_agentreg_self_program(char *out, size_t len)
         ha_strlcpy(out, "unknown", len);
 }
 
-/* The effective uid of pid (from /proc/<pid>/status), or -1. */
-static long
-proc_euid(pid_t pid)
+/* The real, effective, saved and file-system uids of pid (the kernel's
+ * "Uid:" line of /proc/<pid>/status). Returns 0, or -1. */
+static int
+proc_uids(pid_t pid, long ids[4])
 {
     char path[64], buf[4096], *p;
-    long r, e;
 
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
     if (read_small(path, buf, sizeof(buf)) <= 0 ||
         (p = strstr(buf, "\nUid:")) == NULL ||
-        sscanf(p + 5, "%ld %ld", &r, &e) != 2)
+        sscanf(p + 5, "%ld %ld %ld %ld", &ids[0], &ids[1], &ids[2],
+               &ids[3]) != 4)
         return -1;
-    return e;
+    return 0;
 }
 
-static void
-user_name(uid_t uid, char *out, size_t len)
+bool
+ha_agentreg_exe_matches(const char *exe, const char *program,
+                        bool (*same_file)(const char *path, void *arg),
+                        void *arg)
 {
-    struct passwd pw, *found = NULL;
-    char buf[1024];
+    char dir[4096], alt[4096 + HA_AGENTREG_PROGRAM_MAX + 2];
+    const char *slash = strrchr(exe, '/'), *base;
+    size_t n = strlen(exe), d;
+    static const char deleted[] = " (deleted)";
 
-    if (getpwuid_r(uid, &pw, buf, sizeof(buf), &found) == 0 &&
-        found != NULL)
-        ha_strlcpy(out, found->pw_name, len);
-    else
-        snprintf(out, len, "%u", (unsigned)uid);
+    /* An upgraded binary reads "<path> (deleted)": the process still
+     * runs the file it was started from. */
+    if (n > sizeof(deleted) - 1 &&
+        strcmp(exe + n - (sizeof(deleted) - 1), deleted) == 0)
+        n -= sizeof(deleted) - 1;
+    if (slash == NULL || n >= sizeof(dir) || program[0] == '\0' ||
+        strchr(program, '/') != NULL)
+        return false;
+    base = slash + 1;
+    if ((size_t)(exe + n - base) == strlen(program) &&
+        memcmp(base, program, strlen(program)) == 0)
+        return true;
+    /* The agent names a process after the path it was started as when
+     * that is a link to the running file (redis-server, a link to
+     * redis-check-rdb): the same directory must hold that name, and it
+     * must be the very file the kernel says runs. */
+    d = (size_t)(slash - exe);
+    memcpy(dir, exe, d);
+    dir[d] = '\0';
+    snprintf(alt, sizeof(alt), "%s/%s", dir, program);
+    return same_file != NULL && same_file(alt, arg);
+}
+
+/* Whether path is the file /proc/<*pid>/exe runs. */
+static bool
+same_as_exe(const char *path, void *arg)
+{
+    const pid_t *pid = arg;
+    char proc[64];
+    struct stat a, b;
+
+    snprintf(proc, sizeof(proc), "/proc/%ld/exe", (long)*pid);
+    return stat(path, &a) == 0 && stat(proc, &b) == 0 &&
+           a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+/* Whether the kernel's program of a->pid (/proc/<pid>/exe) is the one
+ * its name says; false with a->why when not, or not provable. */
+static bool
+program_proven(struct ha_agent *a)
+{
+    char path[64], exe[4096];
+    ssize_t n;
+
+    snprintf(path, sizeof(path), "/proc/%ld/exe", (long)a->pid);
+    n = readlink(path, exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        snprintf(a->why, sizeof(a->why),
+                 "cannot read %s (%.60s): its program is not proven",
+                 path, strerror(errno));
+        return false;
+    }
+    exe[n] = '\0';
+    if (ha_agentreg_exe_matches(exe, a->program, same_as_exe, &a->pid))
+        return true;
+    snprintf(a->why, sizeof(a->why),
+             "its name says program '%.40s' but /proc/%ld/exe is %.100s",
+             a->program, (long)a->pid, exe);
+    return false;
 }
 
 /* ------------------------------------------------------------------
@@ -263,7 +358,7 @@ void
 ha_agentreg_check(struct ha_agent *a)
 {
     char path[64], err[256];
-    long euid;
+    long ids[4];
     int fd;
 
     a->why[0] = '\0';
@@ -275,12 +370,15 @@ ha_agentreg_check(struct ha_agent *a)
         return;
     }
     a->started = ha_agentreg_started(a->pid);
-    euid = proc_euid(a->pid);
-    if (euid >= 0 && (uid_t)euid != a->uid) {
+    /* A process that switches its effective user back and forth (squid
+     * keeps root as its real or saved uid) is still its user's: any of
+     * the kernel's uids will do; none of them is another process. */
+    if (proc_uids(a->pid, ids) == 0 && (uid_t)ids[0] != a->uid &&
+        (uid_t)ids[1] != a->uid && (uid_t)ids[2] != a->uid) {
         a->state = HA_AGENT_GONE;
         snprintf(a->why, sizeof(a->why),
                  "pid %ld now runs as uid %ld, not %u: another process",
-                 (long)a->pid, euid, (unsigned)a->uid);
+                 (long)a->pid, ids[1], (unsigned)a->uid);
         return;
     }
     /* The pid lives as the right user: is it the process that bound the
@@ -320,6 +418,13 @@ ha_agentreg_check(struct ha_agent *a)
         return;
     }
     close(fd);
+    /* The process is the one the name says and listens as the user the
+     * directory says; its program is what the kernel says it runs, never
+     * what the name claims. */
+    if (!program_proven(a)) {
+        a->state = HA_AGENT_MISMATCH;
+        return;
+    }
     a->state = HA_AGENT_SERVING;
 }
 
@@ -353,7 +458,7 @@ scan_dir(int dfd, const char *dir, uid_t uid, struct ha_agent **list,
     }
     /* The descriptor is a dup: its offset is shared, start over. */
     rewinddir(d);
-    user_name(uid, user, sizeof(user));
+    (void)ha_users_name(uid, user, sizeof(user));
     while ((e = readdir(d)) != NULL) {
         struct ha_agent *a;
         struct stat st;
@@ -519,15 +624,20 @@ clean_one(void *arg, int dfd, const char *dir, uid_t uid)
             if (c->removed != NULL)
                 c->removed(c->arg, a->path, a->why);
         }
-        /* Its default MySQL socket, if it is one. */
+        /* Its default MySQL socket, if it is one: said too, file by
+         * file. */
         snprintf(name, sizeof(name), "%s.%ld%s", a->program, (long)a->pid,
                  HA_AGENTREG_SQL);
         {
             struct stat st;
+            char full[4096 + sizeof(name)];
 
             if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
-                S_ISSOCK(st.st_mode))
-                (void)unlinkat(dfd, name, 0);
+                S_ISSOCK(st.st_mode) && unlinkat(dfd, name, 0) == 0 &&
+                c->removed != NULL) {
+                snprintf(full, sizeof(full), "%s/%s", dir, name);
+                c->removed(c->arg, full, a->why);
+            }
         }
     }
     free(list);
@@ -546,228 +656,3 @@ ha_agentreg_clean(const char *datadir,
     return c.n;
 }
 
-/* ------------------------------------------------------------------
- * Asking: HTTP/1.0 over the registry sockets
- * ------------------------------------------------------------------ */
-
-struct exchange {
-    int fd;
-    struct ha_buf out;           /* the request, sent from sent */
-    size_t sent;
-    struct ha_buf in;            /* the answer as read */
-    bool done;
-};
-
-/* Splits a whole answer into status, headers and body. */
-static void
-parse_reply(struct exchange *x, struct ha_agent_reply *r)
-{
-    const char *s = (const char *)x->in.data, *eoh, *line, *end;
-    size_t len = x->in.len, hdr_len;
-    int status = 0;
-
-    if (len == 0) {
-        ha_strlcpy(r->err, "closed without an answer", sizeof(r->err));
-        return;
-    }
-    eoh = memmem(s, len, "\r\n\r\n", 4);
-    if (eoh == NULL || sscanf(s, "HTTP/1.%*d %d", &status) != 1) {
-        ha_strlcpy(r->err, "not an HTTP answer", sizeof(r->err));
-        return;
-    }
-    hdr_len = (size_t)(eoh - s) + 4;
-    for (line = memchr(s, '\n', hdr_len); line != NULL && line < eoh;
-         line = end) {
-        const char *v;
-        size_t n;
-
-        line++;
-        end = memchr(line, '\n', (size_t)(eoh + 2 - line));
-        if (end == NULL)
-            break;
-        n = (size_t)(end - line);
-        if (n > 0 && line[n - 1] == '\r')
-            n--;
-        v = memchr(line, ':', n);
-        if (v == NULL)
-            continue;
-        for (v++; v < line + n && *v == ' '; v++) {
-        }
-        if (strncasecmp(line, "Content-Type:", 13) == 0)
-            snprintf(r->content_type, sizeof(r->content_type), "%.*s",
-                     (int)(line + n - v), v);
-        else if (strncasecmp(line, "Content-Disposition:", 20) == 0)
-            snprintf(r->content_disposition,
-                     sizeof(r->content_disposition), "%.*s",
-                     (int)(line + n - v), v);
-    }
-    ha_buf_append(&r->body, s + hdr_len, len - hdr_len);
-    if (ha_buf_failed(&r->body)) {
-        ha_buf_free(&r->body);
-        ha_strlcpy(r->err, "out of memory", sizeof(r->err));
-        return;
-    }
-    r->status = status;
-}
-
-void
-ha_agentreg_get(const struct ha_agent *agents, size_t n, const char *method,
-                const char *target, const char *headers,
-                const struct ha_buf *body, int timeout_ms, size_t max_body,
-                struct ha_agent_reply *replies)
-{
-    struct exchange *xs = calloc(n ? n : 1, sizeof(*xs));
-    struct pollfd *pfd = calloc(n ? n : 1, sizeof(*pfd));
-    int64_t deadline = ha_clock_ms() + timeout_ms;
-    size_t open_n = 0;
-
-    for (size_t i = 0; i < n; i++) {
-        memset(&replies[i], 0, sizeof(replies[i]));
-        ha_buf_init(&replies[i].body);
-    }
-    if (xs == NULL || pfd == NULL) {
-        for (size_t i = 0; i < n; i++)
-            ha_strlcpy(replies[i].err, "out of memory",
-                       sizeof(replies[i].err));
-        goto out;
-    }
-    for (size_t i = 0; i < n; i++) {
-        struct exchange *x = &xs[i];
-
-        x->fd = -1;
-        ha_buf_init(&x->out);
-        ha_buf_init(&x->in);
-        if (agents[i].state != HA_AGENT_SERVING) {
-            snprintf(replies[i].err, sizeof(replies[i].err), "%s",
-                     agents[i].why[0] ? agents[i].why : "not serving");
-            x->done = true;
-            continue;
-        }
-        x->fd = ha_agentreg_connect(&agents[i], replies[i].err,
-                                    sizeof(replies[i].err));
-        if (x->fd < 0) {
-            x->done = true;
-            continue;
-        }
-        ha_buf_printf(&x->out,
-                      "%s %s HTTP/1.0\r\nHost: agent\r\nConnection: "
-                      "close\r\n%s",
-                      method, target, headers != NULL ? headers : "");
-        if (body != NULL)
-            ha_buf_printf(&x->out, "Content-Length: %zu\r\n", body->len);
-        ha_buf_append_str(&x->out, "\r\n");
-        if (body != NULL && body->len > 0)
-            ha_buf_append(&x->out, body->data, body->len);
-        if (ha_buf_failed(&x->out)) {
-            ha_strlcpy(replies[i].err, "out of memory",
-                       sizeof(replies[i].err));
-            close(x->fd);
-            x->fd = -1;
-            x->done = true;
-            continue;
-        }
-        open_n++;
-    }
-    while (open_n > 0) {
-        int64_t left = deadline - ha_clock_ms();
-        size_t k = 0;
-        int rc;
-
-        if (left <= 0)
-            break;
-        for (size_t i = 0; i < n; i++) {
-            if (xs[i].done)
-                continue;
-            pfd[k].fd = xs[i].fd;
-            pfd[k].events =
-                xs[i].sent < xs[i].out.len ? POLLOUT : POLLIN;
-            pfd[k].revents = 0;
-            k++;
-        }
-        rc = poll(pfd, k, (int)left);
-        if (rc < 0 && errno == EINTR)
-            continue;
-        if (rc <= 0)
-            break;
-        k = 0;
-        for (size_t i = 0; i < n; i++) {
-            struct exchange *x = &xs[i];
-            struct ha_agent_reply *r = &replies[i];
-            short ev;
-
-            if (x->done)
-                continue;
-            ev = pfd[k++].revents;
-            if (ev == 0)
-                continue;
-            if (x->sent < x->out.len) {
-                ssize_t w = send(x->fd, x->out.data + x->sent,
-                                 x->out.len - x->sent, MSG_NOSIGNAL);
-
-                if (w < 0 && errno != EAGAIN && errno != EINTR) {
-                    snprintf(r->err, sizeof(r->err), "send: %s",
-                             strerror(errno));
-                    x->done = true;
-                    open_n--;
-                } else if (w > 0) {
-                    x->sent += (size_t)w;
-                }
-                continue;
-            }
-            for (;;) {
-                ssize_t got;
-
-                if (ha_buf_reserve(&x->in, 65536) != 0) {
-                    ha_strlcpy(r->err, "out of memory", sizeof(r->err));
-                    x->done = true;
-                    open_n--;
-                    break;
-                }
-                got = read(x->fd, x->in.data + x->in.len, 65536);
-                if (got > 0) {
-                    x->in.len += (size_t)got;
-                    if (x->in.len > max_body + 16384) {
-                        snprintf(r->err, sizeof(r->err),
-                                 "answer larger than %zu bytes", max_body);
-                        x->done = true;
-                        open_n--;
-                        break;
-                    }
-                    continue;
-                }
-                if (got < 0 && (errno == EAGAIN || errno == EINTR))
-                    break;
-                if (got < 0) {
-                    snprintf(r->err, sizeof(r->err), "read: %s",
-                             strerror(errno));
-                } else {
-                    parse_reply(x, r);
-                }
-                x->done = true;
-                open_n--;
-                break;
-            }
-        }
-    }
-    for (size_t i = 0; i < n; i++) {
-        struct exchange *x = &xs[i];
-
-        if (!x->done)
-            snprintf(replies[i].err, sizeof(replies[i].err),
-                     "no answer within %d ms", timeout_ms);
-        if (x->fd >= 0)
-            close(x->fd);
-        ha_buf_free(&x->out);
-        ha_buf_free(&x->in);
-    }
-out:
-    free(xs);
-    free(pfd);
-}
-
-void
-ha_agentreg_replies_free(struct ha_agent_reply *replies, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        ha_buf_free(&replies[i].body);
-}

@@ -23,10 +23,7 @@
  * files) or now runs another program is stale: listed as gone, and
  * removed at the next start in that datadir (ha_agentreg_clean).
  *
- * Talking to an agent is one HTTP/1.0 request per connection (the agent
- * closes after its reply), with blocking I/O under a deadline: callers
- * run it on a worker thread (core/task.h ha_task_offload), never on an
- * event loop.
+ * Asking them is core/agenthttp.h's.
  */
 #ifndef HA_AGENTREG_H
 #define HA_AGENTREG_H
@@ -48,6 +45,10 @@ enum ha_agent_state {
     HA_AGENT_SERVING,   /* its process lives and answers on the socket */
     HA_AGENT_GONE,      /* its process is gone, or the pid now runs
                            another program or user: a stale entry */
+    HA_AGENT_MISMATCH,  /* a live process listens there as the name's pid
+                           and user, but the kernel says it runs another
+                           program than the name claims (or cannot say):
+                           never asked, never merged, not removed */
     HA_AGENT_STATE_MAX
 };
 
@@ -59,7 +60,8 @@ struct ha_agent {
                                               user the process runs as */
     char user[64];                         /* that user's name, or uid */
     enum ha_agent_state state;
-    char why[160];  /* gone: why; starting or busy: what was seen */
+    char why[200];  /* gone, mismatch: why; starting or busy: what
+                       was seen */
     int64_t started;                       /* process start, Unix s; 0 */
 };
 
@@ -69,9 +71,11 @@ struct ha_agent {
 bool ha_agentreg_parse_name(const char *name, const char *suffix,
                             char *program, size_t len, pid_t *pid);
 
-/* The state of agent a now (from /proc, and a connect() with
- * SO_PEERCRED when the process lives): a->state, a->why and a->started
- * are set. */
+/* The state of agent a now, from the kernel alone: /proc (the process
+ * lives, one of its uids is the directory's owner), a connect() whose
+ * SO_PEERCRED must show the name's pid and the directory's user, and
+ * /proc/<pid>/exe, which must be the program the name says
+ * (ha_agentreg_exe_matches). a->state, a->why and a->started are set. */
 void ha_agentreg_check(struct ha_agent *a);
 
 /* Lists the agents registered in datadir (absolute) and in its per-user
@@ -84,40 +88,26 @@ int ha_agentreg_list(const char *datadir, struct ha_agent **out, size_t *n,
 /* Removes the stale entries (both sockets) of datadir in the directories
  * this process may clean: every one when it runs as root, else those it
  * owns. Names only (unlinkat, never following a link). removed (may be
- * NULL) is told of each, with the reason. Returns how many. */
+ * NULL) is told of each file removed, with the reason. Returns how many
+ * entries. */
 size_t ha_agentreg_clean(const char *datadir,
                          void (*removed)(void *arg, const char *path,
                                          const char *why),
                          void *arg);
 
+/* Whether exe (a /proc/<pid>/exe link's target, " (deleted)" allowed)
+ * runs program: its basename is program, or same_file(<exe's
+ * directory>/<program>, arg) says that name is the same file (the link
+ * a process was started through: redis-server -> redis-check-rdb).
+ * Pure but for same_file. */
+bool ha_agentreg_exe_matches(const char *exe, const char *program,
+                             bool (*same_file)(const char *path, void *arg),
+                             void *arg);
+
 /* Connects to a's registry socket and checks the peer before anything
  * is sent: its pid must be a->pid and its user a->uid. Returns a
  * blocking descriptor, or -1 with err. */
 int ha_agentreg_connect(const struct ha_agent *a, char *err, size_t errlen);
-
-/* One agent's answer to ha_agentreg_get. */
-struct ha_agent_reply {
-    int status;                 /* HTTP status; 0: no answer (err) */
-    char content_type[128];     /* "" when none */
-    char content_disposition[160];
-    struct ha_buf body;         /* the body (the caller frees it) */
-    char err[256];
-};
-
-/* Sends "GET target" (HTTP/1.0, headers appended: "Name: value\r\n"
- * lines, may be NULL; body for a POST when not NULL) to each of the n
- * agents at once and reads their answers, all within timeout_ms; a body
- * over max_body bytes fails that agent. replies[i] is agent i's. Agents
- * not serving are not asked (status 0, err says why). Blocks: a worker
- * thread's job. */
-void ha_agentreg_get(const struct ha_agent *agents, size_t n,
-                     const char *method, const char *target,
-                     const char *headers, const struct ha_buf *body,
-                     int timeout_ms, size_t max_body,
-                     struct ha_agent_reply *replies);
-
-/* Frees the bodies of n replies. */
-void ha_agentreg_replies_free(struct ha_agent_reply *replies, size_t n);
 
 /* The process's start time as Unix seconds (from /proc), or 0. */
 int64_t ha_agentreg_started(pid_t pid);

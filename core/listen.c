@@ -2,6 +2,7 @@
  *
  * Listening sockets for the front-ends (see listen.h).
  */
+#include "core/forkguard.h"
 #include "core/listen.h"
 
 #include <arpa/inet.h>
@@ -35,7 +36,10 @@ ha_listen_tcp(const char *host, int port, bool dual_stack, int backlog,
     hints.ai_socktype = SOCK_STREAM;
     hints.ai_flags = AI_PASSIVE;
     snprintf(portstr, sizeof(portstr), "%d", port);
+    /* NSS and the resolver's locks (core/forkguard.h). */
+    ha_forkguard_enter();
     gai = getaddrinfo(host, portstr, &hints, &res);
+    ha_forkguard_leave();
     if (gai != 0) {
         ha_err_set(err, errlen, "%s%s%s:%d: cannot resolve: %s", lb, host,
                    rb, port, gai_strerror(gai));

@@ -66,6 +66,15 @@ ha_str_ieq(const char *a, const char *b)
     return *a == *b;
 }
 
+/* clang-format off */
+const signed char ha_hex_values[256] = {
+    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
+    ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
+    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
+    ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
+};
+/* clang-format on */
+
 int
 ha_str_distance(const char *a, const char *b)
 {

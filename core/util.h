@@ -30,6 +30,19 @@ bool ha_ct_equal(const void *a, const void *b, size_t n);
 /* Case-insensitive ASCII equality of two NUL-terminated strings. */
 bool ha_str_ieq(const char *a, const char *b);
 
+/* Each byte's value as a hex digit plus one: 1..16 for 0-9, a-f, A-F;
+ * 0 for any other byte. Read through ha_hex_digit(). */
+extern const signed char ha_hex_values[256];
+
+/* The value of hex digit c (0-9, a-f, A-F), or -1 when c is none. One
+ * table lookup: the heap_v2 parser calls it for every digit of every
+ * address of a dump. */
+static inline int
+ha_hex_digit(char c)
+{
+    return ha_hex_values[(unsigned char)c] - 1;
+}
+
 /* Levenshtein distance between two short ASCII strings (each at most 63
  * bytes are considered); used for "did you mean" hints. */
 int ha_str_distance(const char *a, const char *b);

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
@@ -164,4 +165,35 @@ ha_daemon_ready(int fd, const char *msg)
         /* The parent is gone; nothing else to tell. */
     }
     close(fd);
+}
+
+int
+ha_daemon_raise_nofile(char *msg, size_t len)
+{
+    struct rlimit rl;
+    rlim_t was;
+
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        snprintf(msg, len, "cannot read the descriptor limit: %s",
+                 strerror(errno));
+        return -1;
+    }
+    if (rl.rlim_cur == rl.rlim_max) {
+        snprintf(msg, len, "descriptor limit: %llu",
+                 (unsigned long long)rl.rlim_cur);
+        return 0;
+    }
+    was = rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0) {
+        snprintf(msg, len,
+                 "cannot raise the descriptor limit from %llu to %llu: %s",
+                 (unsigned long long)was, (unsigned long long)rl.rlim_max,
+                 strerror(errno));
+        return -1;
+    }
+    snprintf(msg, len,
+             "descriptor limit raised from %llu to %llu (the hard limit)",
+             (unsigned long long)was, (unsigned long long)rl.rlim_max);
+    return 1;
 }

@@ -30,4 +30,11 @@ int ha_daemon_start(char *err, size_t errlen);
  * fd < 0. */
 void ha_daemon_ready(int fd, const char *msg);
 
+/* Raises the soft limit on open descriptors to the hard one (a daemon
+ * serving many clients should not stop at the usual 1024 while the
+ * system allows more). Writes what it did (or why not) into msg (len
+ * bytes). Returns 1 when it raised it, 0 when it already was the hard
+ * limit, -1 on failure (errno). */
+int ha_daemon_raise_nofile(char *msg, size_t len);
+
 #endif /* HA_DAEMON_H */

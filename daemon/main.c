@@ -423,6 +423,14 @@ main(int argc, char **argv)
     log_self(&dl, "notice", "heapadmind %s starting (pid %ld, config %s)",
              PACKAGE_VERSION, (long)getpid(),
              have_config ? opt.config : "built-in defaults");
+    {
+        /* Every client is a descriptor: the usual soft limit of 1024
+         * is no limit the system imposes. */
+        char why[256];
+        int rc = ha_daemon_raise_nofile(why, sizeof(why));
+
+        log_self(&dl, rc < 0 ? "warn" : "info", "%s", why);
+    }
 
     rt.base = event_base_new();
     if (rt.base == NULL) {

@@ -53,6 +53,8 @@ init_scalars(struct ha_config *cfg)
 {
     memset(cfg, 0, sizeof(*cfg));
     cfg->max_connections = HA_DEFAULT_MAX_CONNECTIONS;
+    cfg->max_pending_logins = HA_DEFAULT_MAX_PENDING_LOGINS;
+    cfg->max_pending_logins_per_host = HA_DEFAULT_MAX_PENDING_LOGINS_PER_HOST;
     cfg->http_max_connections = HA_DEFAULT_HTTP_MAX_CONNECTIONS;
     cfg->max_execution_time = HA_DEFAULT_MAX_EXECUTION_TIME;
     cfg->http_timeout = HA_DEFAULT_HTTP_TIMEOUT;

@@ -39,6 +39,8 @@
 
 /* Limits (admin_variables); ranges are in config_keys.c's key table. */
 #define HA_DEFAULT_MAX_CONNECTIONS 256       /* sessions at once */
+#define HA_DEFAULT_MAX_PENDING_LOGINS 64
+#define HA_DEFAULT_MAX_PENDING_LOGINS_PER_HOST 8
 #define HA_DEFAULT_CONNECT_TIMEOUT 10        /* s to finish the login */
 #define HA_DEFAULT_WAIT_TIMEOUT 28800        /* s a session may idle */
 #define HA_DEFAULT_NET_WRITE_TIMEOUT 60      /* s a reply may stall */
@@ -99,6 +101,11 @@ struct ha_config {
 
     /* Limits (admin_variables) */
     int max_connections;        /* more get ERR 1040 and are closed */
+    int max_pending_logins;     /* MySQL connections not logged in yet,
+                                   in all: past it the oldest of the
+                                   address holding most is closed */
+    int max_pending_logins_per_host; /* ... from one address (one uid on
+                                   the unix socket) */
     int connect_timeout;        /* s from accept to the end of the login */
     int wait_timeout;           /* s a logged-in session may stay idle */
     int net_write_timeout;      /* s unsent replies may make no progress */
@@ -206,7 +213,7 @@ int ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
 
 /* Writes the effective configuration (passwords masked) as one line per
  * setting to the log at info level. */
-void ha_config_log(const struct ha_config *cfg);
+void ha_config_log(const struct ha_config *cfg, const char *log_elsewhere);
 
 /* True when a default credential (admin:admin, stats:stats; struct
  * ha_user.is_default) is configured while a mysql_ifaces entry listens

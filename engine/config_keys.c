@@ -52,7 +52,7 @@ static const struct ha_config_key config_keys[] = {
      OFF(stats_credentials), 0},
     {ADMIN, "mysql_ifaces", HA_KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces),
      0},
-    /* HTTP (Prometheus /metrics): off unless listed; TCP only. */
+    /* HTTP (Prometheus /metrics): off unless listed. */
     {ADMIN, "http_ifaces", HA_KEY_STRING, 0, 65535, NULL, OFF(http_ifaces), 0},
     {ADMIN, "http_max_connections", HA_KEY_INT, 1, 100000, NULL,
      OFF(http_max_connections), 0},
@@ -67,6 +67,12 @@ static const struct ha_config_key config_keys[] = {
      * from 64 KiB. */
     {ADMIN, "max_connections", HA_KEY_INT, 1, 100000, NULL,
      OFF(max_connections), 0},
+    /* Connections that have not logged in: what an outsider without a
+     * password can hold. */
+    {ADMIN, "max_pending_logins", HA_KEY_INT, 1, 100000, NULL,
+     OFF(max_pending_logins), 0},
+    {ADMIN, "max_pending_logins_per_host", HA_KEY_INT, 1, 100000, NULL,
+     OFF(max_pending_logins_per_host), 0},
     {ADMIN, "connect_timeout", HA_KEY_INT, 1, 31536000, NULL,
      OFF(connect_timeout), 0},
     {ADMIN, "wait_timeout", HA_KEY_INT, 1, 31536000, NULL, OFF(wait_timeout),

@@ -53,7 +53,7 @@ log_credentials(const char *key, const char *spec)
 }
 
 void
-ha_config_log(const struct ha_config *cfg)
+ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
 {
     const struct ha_jemalloc_config *j = &cfg->jemalloc;
 
@@ -61,7 +61,10 @@ ha_config_log(const struct ha_config *cfg)
                 cfg->path != NULL ? cfg->path : "(built-in defaults)");
     ha_log_info("config: datadir = \"%s\"",
                 cfg->datadir != NULL ? cfg->datadir : ".");
-    if (cfg->errorlog != NULL)
+    if (log_elsewhere != NULL)
+        ha_log_info("config: errorlog not used: lines go to %s",
+                    log_elsewhere);
+    else if (cfg->errorlog != NULL)
         ha_log_info("config: errorlog = \"%s\"", cfg->errorlog);
     else
         ha_log_info("config: errorlog = <datadir>/heapadmind.log (default)");
@@ -87,6 +90,9 @@ ha_config_log(const struct ha_config *cfg)
                 cfg->max_connections, cfg->connect_timeout,
                 cfg->wait_timeout, cfg->net_write_timeout,
                 cfg->max_allowed_packet, cfg->max_output_buffer);
+    ha_log_info("config: " ADMIN ".max_pending_logins = %d, "
+                "max_pending_logins_per_host = %d",
+                cfg->max_pending_logins, cfg->max_pending_logins_per_host);
     ha_log_info("config: " JEMALLOC ".prof_active = %s",
                 tri_name(j->prof_active));
     if (j->lg_prof_sample == HA_UNSET)
@@ -161,6 +167,10 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
         size_t offset;
     } ints[] = {
         {"admin-max_connections", offsetof(struct ha_config, max_connections)},
+        {"admin-max_pending_logins",
+         offsetof(struct ha_config, max_pending_logins)},
+        {"admin-max_pending_logins_per_host",
+         offsetof(struct ha_config, max_pending_logins_per_host)},
         {"admin-connect_timeout", offsetof(struct ha_config, connect_timeout)},
         {"admin-wait_timeout", offsetof(struct ha_config, wait_timeout)},
         {"admin-net_write_timeout",

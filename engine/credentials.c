@@ -61,11 +61,8 @@ static int
 unhex(const char *hex, uint8_t *out, size_t n)
 {
     for (size_t i = 0; i < 2 * n; i++) {
-        char c = hex[i];
-        int v = c >= '0' && c <= '9'   ? c - '0'
-                : c >= 'a' && c <= 'f' ? c - 'a' + 10
-                : c >= 'A' && c <= 'F' ? c - 'A' + 10
-                                       : -1;
+        int v = ha_hex_digit(hex[i]);
+
         if (v < 0)
             return -1;
         if (i % 2 == 0)

@@ -15,6 +15,8 @@
 
 #include <sqlite3.h>
 
+#include "core/forkguard.h"
+#include "engine/hostmetrics.h"
 #include "core/agentreg.h"
 #include "core/fiber.h"
 #include "core/log.h"
@@ -26,11 +28,13 @@
 #include "engine/leakwatch.h"
 #include "engine/limitwatch.h"
 #include "prof/breakdown.h"
+#include "engine/logtimer.h"
 #include "engine/persist.h"
 #include "heap/caches.h"
 #include "heap/dumpfiles.h"
 #include "heap/heap.h"
 #include "heap/runs.h"
+#include "heap/logwin.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -58,6 +62,7 @@ struct ha_engine {
     struct ha_history *history;    /* stats_history sampler; NULL: none */
 
     bool gateway;                  /* serves the datadir's agents too */
+    struct ha_hostmetrics *hostmetrics; /* a gateway's merged exposition */
     char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
@@ -69,6 +74,7 @@ struct ha_engine {
     struct run_job *run_writing;   /* a refresh on the disk worker */
     struct event *tick;            /* the watches' tick when no sampler
                                       serves; NULL: the sampler's */
+    struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
 };
 
 /* A refresh of this run's record, on the disk worker. */
@@ -259,7 +265,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.je = &cfg->jemalloc;
     e->heap.thread_init = thread_init;
     e->heap.thread_init_arg = init_arg;
-    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users);
+    ha_accounts_init(&e->accounts, cfg->users, cfg->n_users, base);
     ha_clients_init(&e->clients);
     /* A leading '/' makes the memdb database shared by every connection
      * of this process under that name. The engine's own address keeps
@@ -310,9 +316,14 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         struct group gr, *found = NULL;
         char buf[4096];
 
-        if (getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
-                       &found) == 0 &&
-            found != NULL)
+        int grc;
+
+        /* NSS's locks (core/forkguard.h): never held at a fork. */
+        ha_forkguard_enter();
+        grc = getgrnam_r(cfg->jemalloc.dump_group, &gr, buf, sizeof(buf),
+                         &found);
+        ha_forkguard_leave();
+        if (grc == 0 && found != NULL)
             ha_dumpfiles_set_perms(found->gr_gid);
         else
             ha_log_warn("jemalloc_variables.dump_group: no group named "
@@ -342,6 +353,9 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     }
     e->vtab.engine_value = engine_value;
     e->vtab.engine_arg = e;
+    e->logtimer = ha_logtimer_new(base, &e->heap);
+    e->heap.window_opened = ha_logtimer_kick;
+    e->heap.window_arg = e->logtimer;
     /* The disk layer exists before the first session, which attaches
      * it; a failure only means SAVE will report it. */
     if (ha_diskstore_init(e->datadir, why, sizeof(why)) != 0)
@@ -403,6 +417,10 @@ ha_engine_free(struct ha_engine *e)
     /* First: a job still running may use the tables' context. */
     ha_worker_free(e->worker);
     ha_worker_free(e->dump_worker);
+    /* A lifetime window still open is closed and published here, on
+     * this thread, now that no job can race it. */
+    ha_logwin_shutdown(&e->heap);
+    ha_logtimer_free(e->logtimer);
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);
@@ -417,6 +435,7 @@ ha_engine_free(struct ha_engine *e)
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
+    ha_hostmetrics_free(e->hostmetrics);
     ha_accounts_free(&e->accounts);
     ha_heap_caches_free(&e->heap);
     free(e->datadir);
@@ -496,6 +515,14 @@ void
 ha_engine_set_gateway(struct ha_engine *e, bool gateway)
 {
     e->gateway = gateway;
+    if (gateway && e->hostmetrics == NULL)
+        e->hostmetrics = ha_hostmetrics_new();
+}
+
+struct ha_hostmetrics *
+ha_engine_hostmetrics(struct ha_engine *e)
+{
+    return e->gateway ? e->hostmetrics : NULL;
 }
 
 bool

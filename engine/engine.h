@@ -92,6 +92,9 @@ const _Atomic bool *ha_engine_shutdown_flag(const struct ha_engine *e);
  * (http/gateway.h). Set once, after ha_engine_new. */
 void ha_engine_set_gateway(struct ha_engine *e, bool gateway);
 bool ha_engine_is_gateway(const struct ha_engine *e);
+/* A gateway's merged exposition (engine/hostmetrics.h); NULL when this
+ * instance is not a gateway. */
+struct ha_hostmetrics *ha_engine_hostmetrics(struct ha_engine *e);
 
 /* Where the MySQL front-end listens ("/path.sock" or "port 6032"), for
  * the gateway's stats_agents; "" until set. */

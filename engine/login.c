@@ -2,22 +2,36 @@
  *
  * The one login sequence of every front-end (see login.h).
  */
+#include "engine/agentrole.h"
 #include "engine/login.h"
 
 #include <string.h>
 #include <unistd.h>
 
 int64_t
+ha_login_peek(struct ha_accounts *a, const struct ha_peer *peer)
+{
+    return ha_accounts_peek(a, peer);
+}
+
+int64_t
 ha_login_admit(struct ha_accounts *a, const struct ha_peer *peer)
 {
-    return ha_accounts_admit(a, peer->host);
+    return ha_accounts_admit(a, peer);
+}
+
+int64_t
+ha_login_retry_s(int64_t ms)
+{
+    return ms <= 1000 ? 1 : (ms + 999) / 1000;
 }
 
 enum ha_login_result
 ha_login_check(struct ha_accounts *a, const struct ha_peer *peer,
                const char *name, ha_login_prove_fn prove, void *arg,
-               const struct ha_user **user)
+               const struct ha_user **user, bool *say)
 {
+    bool line = false;
     const struct ha_user *u = ha_accounts_find(a, name);
     enum ha_login_result r;
 
@@ -31,9 +45,11 @@ ha_login_check(struct ha_accounts *a, const struct ha_peer *peer,
     else
         r = HA_LOGIN_OK;
     if (r == HA_LOGIN_OK)
-        ha_accounts_succeeded(a, peer->host);
+        ha_accounts_succeeded(a, peer, name);
     else
-        ha_accounts_failed(a, peer->host);
+        line = ha_accounts_failed(a, peer, name);
+    if (say != NULL)
+        *say = line;
     return r;
 }
 
@@ -55,22 +71,32 @@ ha_login_result_text(enum ha_login_result r)
     }
 }
 
-/* Who a host gateway speaks for on the agent socket. */
+/* Who a password-less peer speaks as on the agent socket: root's host
+ * gateway for the role it names, a peer of this process's own user at
+ * most as stats, and only while the process is dumpable
+ * (engine/agentrole.h). */
 static const struct ha_user agent_admin = {.name = "gateway",
                                            .role = HA_ROLE_ADMIN};
 static const struct ha_user agent_stats = {.name = "gateway",
                                            .role = HA_ROLE_STATS};
+static const struct ha_user peer_stats = {.name = "peer",
+                                          .role = HA_ROLE_STATS};
 
 const struct ha_user *
 ha_login_agent_socket(const struct ha_peer *peer, const char *role,
                       const char **why)
 {
-    if (peer->family != HA_PEER_UNIX ||
-        (peer->uid != 0 && peer->uid != geteuid())) {
-        *why = "this socket answers only a host gateway running as root "
-               "or as this process's user";
+    enum ha_role r;
+
+    if (peer->family != HA_PEER_UNIX) {
+        *why = "this socket answers only a local peer";
         return NULL;
     }
-    return role != NULL && strcmp(role, "admin") == 0 ? &agent_admin
-                                                      : &agent_stats;
+    if (ha_agentrole_decide(peer->uid, geteuid(),
+                            ha_agentrole_self_dumpable(), role, &r,
+                            why) != 0)
+        return NULL;
+    if (peer->uid != 0)
+        return &peer_stats;
+    return r == HA_ROLE_ADMIN ? &agent_admin : &agent_stats;
 }

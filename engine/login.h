@@ -34,10 +34,22 @@ enum ha_login_result {
     HA_LOGIN_RESULT_MAX
 };
 
-/* A credential from peer arrived: returns 0 when it may be checked now,
- * else the ms until the throttle lets one through from there (see
- * engine/throttle.h). A peer on the agent socket is not throttled. */
+/* A connection from peer arrived: 0 when a credential from it could be
+ * checked now, else the ms until the throttle would let one through
+ * (engine/throttle.h). The front-end then answers at once and closes
+ * (MySQL ERR 1129 before its greeting, HTTP 429 with Retry-After): a
+ * peer that must wait holds nothing meanwhile. Reserves nothing. */
+int64_t ha_login_peek(struct ha_accounts *a, const struct ha_peer *peer);
+
+/* A credential from peer arrived: returns 0 when it is to be checked now
+ * (the check reserved), else the ms until the throttle lets one through
+ * from there; the front-end answers at once and closes, and nothing is
+ * counted against the peer (only failed checks are). */
 int64_t ha_login_admit(struct ha_accounts *a, const struct ha_peer *peer);
+
+/* Whole seconds to tell a client to wait for ms (Retry-After, ERR 1129's
+ * text): at least 1. */
+int64_t ha_login_retry_s(int64_t ms);
 
 /* The front-end's proof that the client knows u's password; u is NULL
  * for an unknown account, and the proof must then fail (as it would for
@@ -47,12 +59,15 @@ typedef bool (*ha_login_prove_fn)(const struct ha_user *u, void *arg);
 /* Logs name in from peer: finds the account, runs prove, applies the
  * local-only rule of default credentials; then counts a failure against
  * peer in the throttle, or forgets peer's failures. Returns the result;
- * *user is the account (NULL when unknown). The caller answers (and logs
- * with ha_login_result_text's reason). */
+ * *user is the account (NULL when unknown). The caller answers, and for
+ * a failure logs a line with ha_login_result_text's reason when *say is
+ * true (the failures' line budget, core/lograte.h: past it the
+ * throttle's summary counts them); say may be NULL. */
 enum ha_login_result ha_login_check(struct ha_accounts *a,
                                     const struct ha_peer *peer,
                                     const char *name, ha_login_prove_fn prove,
-                                    void *arg, const struct ha_user **user);
+                                    void *arg, const struct ha_user **user,
+                                    bool *say);
 
 /* Why a login failed, for the log: "unknown user", "wrong password",
  * "the default credentials are accepted only over loopback or the unix

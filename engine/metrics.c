@@ -4,11 +4,30 @@
  */
 #include "engine/metrics.h"
 
+#include <string.h>
+
 #include "heap/metrics.h"
 
 #ifndef PACKAGE_VERSION
 #define PACKAGE_VERSION "unknown"
 #endif
+
+void
+ha_admin_counters_of(const struct ha_clients *reg, bool http,
+                     struct ha_admin_counters *c)
+{
+    struct ha_clients_stats st;
+
+    ha_clients_stats(reg, &st);
+    memset(c, 0, sizeof(*c));
+    c->uptime_s = st.uptime;
+    c->sessions = st.threads;
+    c->sessions_max = st.max_used;
+    c->connections = st.connections;
+    c->questions = st.questions;
+    c->http = http;
+    c->http_requests = st.http_requests;
+}
 
 int
 ha_admin_metrics(struct ha_heap *heap, const struct ha_admin_counters *c,

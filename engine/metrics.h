@@ -22,10 +22,10 @@
 
 #include "core/buf.h"
 #include "core/expo.h"
+#include "engine/clients.h"
 #include "heap/heap.h"
 
-/* The admin port's counters, filled by the caller from its registry
- * (admin/session.h ha_session_stats). */
+/* The admin port's counters (ha_admin_counters_of fills them). */
 struct ha_admin_counters {
     uint64_t uptime_s;
     size_t sessions;
@@ -35,6 +35,12 @@ struct ha_admin_counters {
     bool http;               /* the HTTP listener is on: */
     uint64_t http_requests;  /* requests answered */
 };
+
+/* c's counters from the clients' registry (engine/clients.h), for
+ * /metrics and SHOW PROMETHEUS METRICS alike; http: the HTTP front-end is
+ * serving (its request counter is shown). */
+void ha_admin_counters_of(const struct ha_clients *reg, bool http,
+                          struct ha_admin_counters *c);
 
 /* Appends the exposition in fmt to out. Returns 0, or -1 when out could
  * not grow. */

@@ -377,17 +377,32 @@ ha_tls_init(struct ha_tls *t, const struct ha_config *cfg,
      * would read another's half-written pair. The lock is held for the
      * generation only (about 0.1 s, once per datadir). */
     in_datadir(lock, sizeof(lock), datadir, ".heapadmin-keys.lock");
-    lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lfd >= 0)
+    /* The holder removes the file before it lets go, so none is left
+     * behind; a process that locked a file removed meanwhile (its
+     * inode no longer at the name) tries again on the new one. */
+    for (int tries = 0; tries < 100; tries++) {
+        struct stat a, b;
+
+        lfd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (lfd < 0)
+            break;
         while (flock(lfd, LOCK_EX) != 0 && errno == EINTR) {
         }
+        if (fstat(lfd, &a) == 0 && stat(lock, &b) == 0 &&
+            a.st_dev == b.st_dev && a.st_ino == b.st_ino)
+            break;
+        close(lfd);
+        lfd = -1;
+    }
     if ((cfg->have_ssl && init_ctx(t, cfg, datadir, err, errlen) != 0) ||
         init_rsa(t, datadir, err, errlen) != 0) {
         ha_tls_free(t);
         ret = -1;
     }
-    if (lfd >= 0)
+    if (lfd >= 0) {
+        unlink(lock);
         close(lfd);
+    }
     return ret;
 }
 

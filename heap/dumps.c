@@ -21,6 +21,7 @@
 #include "prof/dumpfile.h"
 #include "prof/dumpmem.h"
 #include "prof/heapv2.h"
+#include "prof/proflog.h"
 
 /* ------------------------------------------------------------------
  * Totals, kept per file identity (the worker's: only jobs touch them)
@@ -44,6 +45,33 @@ struct ha_dump_totals {
 };
 
 #define TOTALS_MAX 8192     /* entries kept; the oldest scans' go first */
+
+/* A log's totals: what was freed in its window, scaled as its samples
+ * are in heap_lifetimes. */
+static void
+log_totals(struct totals_entry *e, const char *buf, size_t len)
+{
+    struct ha_proflog log;
+    char err[256];
+    double objs = 0, bytes = 0;
+    uint64_t period;
+
+    if (ha_proflog_parse(buf, len, &log, err, sizeof(err)) != 0)
+        return;
+    period = ha_proflog_period(&log);
+    for (size_t i = 0; i < log.n_allocs; i++) {
+        double w = ha_proflog_weight(period, log.allocs[i].usize);
+
+        objs += w;
+        bytes += w * (double)log.allocs[i].usize;
+    }
+    e->ok = true;
+    e->period = (long long)period;
+    e->bytes = (long long)(bytes + 0.5);
+    e->objects = (long long)(objs + 0.5);
+    e->has_alloc = false;
+    ha_proflog_free(&log);
+}
 
 /* The totals of the dump st describes: cached, or parsed now and kept. */
 static void
@@ -86,8 +114,14 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
     e->ino = st->st_ino;
     e->size = st->st_size;
     e->mtime = st->st_mtim;
-    if (ha_dumpfile_read(dir, r->name, HA_DUMPFILE_DUMP, &buf, &len, &rst,
-                         err, sizeof(err)) == 0) {
+    if (r->d.log &&
+        ha_dumpfile_read(dir, r->name, HA_DUMPFILE_LOG, &buf, &len, &rst, err,
+                         sizeof(err)) == 0) {
+        log_totals(e, buf, len);
+        free(buf);
+    } else if (!r->d.log &&
+               ha_dumpfile_read(dir, r->name, HA_DUMPFILE_DUMP, &buf, &len,
+                                &rst, err, sizeof(err)) == 0) {
         if (ha_heapv2_parse(buf, len, &p, err, sizeof(err)) == 0) {
             e->ok = true;
             e->period = (long long)p.period;
@@ -258,6 +292,7 @@ list_run(void *arg)
 
         memset(&r, 0, sizeof(r));
         if (!ha_dumpname_parse(de->d_name, &r.d) ||
+            (r.d.log && !(j->what & HA_DUMPS_LOGS)) ||
             (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
                 sizeof(path) ||
             lstat(path, &st) != 0 || !S_ISREG(st.st_mode))

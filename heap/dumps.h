@@ -26,6 +26,8 @@
 #define HA_DUMPS_REPORT (1u << 1) /* build-id report: the side file and
                                      the modules' ELF notes */
 #define HA_DUMPS_TIME (1u << 2)   /* taken_ns: the side file */
+#define HA_DUMPS_LOGS (1u << 3)   /* list prof_log files too (kind log);
+                                     without it, heap dumps only */
 
 struct ha_dump_entry {
     char *name;               /* file name in the datadir */
@@ -37,7 +39,8 @@ struct ha_dump_entry {
                                  mtime_ns */
     bool has_totals;          /* HA_DUMPS_TOTALS and the file parsed */
     long long period;         /* bytes between samples */
-    long long bytes, objects; /* in use, scaled as jeprof does */
+    long long bytes, objects; /* in use, scaled as jeprof does; for a
+                                 log, what was freed in its window */
     bool has_alloc;           /* it carries cumulative counters
                                  (prof_accum) */
     long long alloc_bytes, alloc_objects; /* those, scaled */

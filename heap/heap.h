@@ -47,6 +47,15 @@ struct ha_heap {
                                           worker that loads profiles, so a
                                           stalled disk holds up no one
                                           else; NULL: the task's */
+    /* The lifetime window (logwin.h): called on the loop when one opens,
+     * so the owner calls ha_logwin_tick until it returns -1; NULL: no
+     * ticks (it closes at shutdown or exit only). */
+    void (*window_opened)(void *arg);
+    void *window_arg;
+    long long log_max_bytes;           /* a window closes when jemalloc
+                                          holds this much for it
+                                          (jemalloc-log_max_bytes); 0:
+                                          HA_LOGWIN_DEFAULT_MAX_BYTES */
     /* Run first on the symbolizer's debuginfod fetch threads, as on the
      * owner's worker thread (log sink, profiling switches); NULL: none. */
     void (*thread_init)(void *arg);

@@ -876,6 +876,41 @@ ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path)
 }
 
 int
+ha_mallctl_log_start(const struct ha_mallctl_ops *ops, const char *path)
+{
+    return ops->mallctl("prof.log_start", NULL, NULL,
+                        path != NULL ? (void *)&path : NULL,
+                        path != NULL ? sizeof(path) : 0);
+}
+
+int
+ha_mallctl_log_stop(const struct ha_mallctl_ops *ops)
+{
+    struct std_hold h;
+    int rc;
+
+    hold_std_fds(&h);
+    rc = ha_mallctl_action(ops, "prof.log_stop");
+    release_std_fds(&h);
+    return rc;
+}
+
+int
+ha_mallctl_recent_dump(const struct ha_mallctl_ops *ops,
+                       void (*write_cb)(void *arg, const char *text),
+                       void *arg)
+{
+    /* jemalloc's write_cb_packet_t: the callback and its argument. */
+    struct {
+        void (*cb)(void *, const char *);
+        void *arg;
+    } packet = {write_cb, arg};
+
+    return ops->mallctl("experimental.prof_recent.alloc_dump", NULL, NULL,
+                        &packet, sizeof(packet));
+}
+
+int
 ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                 char *file, size_t filelen, char *err, size_t errlen)
 {

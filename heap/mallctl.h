@@ -288,6 +288,31 @@ int ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
  * value (ENOENT: profiling off; EFAULT: the file could not be written). */
 int ha_mallctl_dump_to(const struct ha_mallctl_ops *ops, const char *path);
 
+/* ------------------------------------------------------------------
+ * prof_log and the recent allocations (jemalloc 5.3).
+ * ------------------------------------------------------------------ */
+
+/* prof.log_start with the file jemalloc writes at the stop (path may be
+ * NULL: jemalloc's <prefix>.<pid>.<seq>.json). Returns 0 or mallctl's
+ * errno value: ENOENT (profiling off), EFAULT (a log is already started
+ * in this process, or the name is too long). */
+int ha_mallctl_log_start(const struct ha_mallctl_ops *ops, const char *path);
+
+/* prof.log_stop: jemalloc writes its log file now (creat()s it, 0644
+ * less the umask), with fds 0-2 held as ha_mallctl_dump_to() holds them.
+ * Returns 0 or mallctl's errno value (EFAULT: no log was started, or the
+ * file could not be written). */
+int ha_mallctl_log_stop(const struct ha_mallctl_ops *ops);
+
+/* experimental.prof_recent.alloc_dump: jemalloc emits the recent
+ * allocations as JSON through write_cb(arg, text) (chunks of up to 64
+ * KiB, each NUL-terminated), on the calling thread, before returning.
+ * write_cb may allocate. Returns 0 or mallctl's errno value (ENOENT:
+ * profiling off or no such mallctl). */
+int ha_mallctl_recent_dump(const struct ha_mallctl_ops *ops,
+                           void (*write_cb)(void *arg, const char *text),
+                           void *arg);
+
 /* Installs heapadmin's prof_dump hook now (jemalloc 5.3's
  * experimental.hooks.prof_dump), so every dump jemalloc writes, interval
  * and high-water included, is made private (heap/dumpfiles.h

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/forkguard.h"
 #include "core/util.h"
 
 typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
@@ -25,7 +26,14 @@ object_of(void *addr, void **base)
 {
     Dl_info info;
 
-    if (addr == NULL || dladdr(addr, &info) == 0)
+    int ok;
+
+    if (addr == NULL)
+        return NULL;
+    ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
+    ok = dladdr(addr, &info);
+    ha_forkguard_leave();
+    if (ok == 0)
         return NULL;
     *base = info.dli_fbase;
     return info.dli_fname != NULL ? info.dli_fname : "";
@@ -44,18 +52,20 @@ ha_mallctl_resolve(struct ha_mallctl_ops *ops, char *err, size_t errlen)
         void *ctl, *tomib, *bymib, *alloc;
 
         snprintf(name, sizeof(name), "%smallctl", p);
+        ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
         ctl = dlsym(RTLD_DEFAULT, name);
-        if (ctl == NULL)
-            continue;
         snprintf(name, sizeof(name), "%smallctlnametomib", p);
-        tomib = dlsym(RTLD_DEFAULT, name);
+        tomib = ctl != NULL ? dlsym(RTLD_DEFAULT, name) : NULL;
         snprintf(name, sizeof(name), "%smallctlbymib", p);
-        bymib = dlsym(RTLD_DEFAULT, name);
+        bymib = ctl != NULL ? dlsym(RTLD_DEFAULT, name) : NULL;
         /* The allocator actually in use is the first malloc in the global
          * scope; a prefixed jemalloc serves only je_malloc callers, whose
          * heap is the one its profiler sees. */
         snprintf(name, sizeof(name), "%smalloc", p);
-        alloc = dlsym(RTLD_DEFAULT, name);
+        alloc = ctl != NULL ? dlsym(RTLD_DEFAULT, name) : NULL;
+        ha_forkguard_leave();
+        if (ctl == NULL)
+            continue;
         alloc_obj = object_of(alloc, &alloc_base);
         ctl_obj = object_of(ctl, &ctl_base);
         if (alloc_obj == NULL || ctl_obj == NULL || alloc_base != ctl_base) {

@@ -71,6 +71,8 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     free(pr->modules);
+    ha_logfile_free(pr->log);
+    free(pr->log);
     ha_products_free(&pr->products);
     ha_syms_free(&pr->syms);
     ha_maps_free(&pr->maps);
@@ -114,6 +116,8 @@ profile_bytes(const struct ha_heap_profile *pr)
         b += pr->top->rows_cap * sizeof(*pr->top->rows) +
              pr->top->index_cap * 4 + pr->top->names.buf.cap +
              pr->top->names.n_slots * 4;
+    if (pr->log != NULL)
+        b += ha_logfile_bytes(pr->log);
     return b + ha_products_bytes(&pr->products);
 }
 
@@ -333,6 +337,24 @@ has_news(const struct ha_heap *heap, const struct ha_heap_profile *pr)
            ha_symbolizer_generation(heap->symbolizer) != pr->generation;
 }
 
+/* A lifetime log's text into pr->log and pr->p. */
+static int
+log_parse(struct ha_heap *heap, struct ha_heap_profile *pr, const char *buf,
+          size_t len, char *err, size_t errlen)
+{
+    if ((pr->log = calloc(1, sizeof(*pr->log))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    if (ha_logfile_parse(heap->datadir, pr->name, buf, len, pr->log, &pr->p,
+                         err, errlen) != 0)
+        return -1;
+    /* The time it describes: when its window closed. */
+    if (pr->log->has_window && pr->log->window.closed_ns > 0)
+        pr->taken_ns = pr->log->window.closed_ns;
+    return 0;
+}
+
 /* Parses and symbolizes buf into pr (name and identity already set).
  * side: the .buildid text or NULL. Worker thread. Returns 0 or -1 with
  * err set. */
@@ -348,7 +370,9 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
     char why[512];
     int ret = -1;
 
-    if (ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why)) != 0 ||
+    if ((pr->is_log ? log_parse(heap, pr, buf, len, why, sizeof(why))
+                    : ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why))) !=
+            0 ||
         ha_maps_parse(pr->p.maps, pr->p.maps_len, &pr->maps, why,
                       sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
@@ -411,8 +435,9 @@ load_run(void *arg)
                              l->err, sizeof(l->err));
         return;
     }
-    if (ha_dumpfile_read(l->heap->datadir, pr->name, HA_DUMPFILE_DUMP, &buf,
-                         &len, &st, l->err, sizeof(l->err)) != 0)
+    if (ha_dumpfile_read(l->heap->datadir, pr->name,
+                         pr->is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP,
+                         &buf, &len, &st, l->err, sizeof(l->err)) != 0)
         return;
     pr->dev = st.st_dev;
     pr->ino = st.st_ino;
@@ -442,7 +467,7 @@ load_run(void *arg)
     }
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
-    if (l->rc == 0 && !ha_heapv2_has_accum(&pr->p))
+    if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
         ha_log_info("%s carries no cumulative counters (written without "
                     "prof_accum): its alloc_* columns are NULL; start the "
                     "process with prof_accum:true (MALLOC_CONF, or "
@@ -809,7 +834,7 @@ ha_heap_dump_text(struct ha_heap *heap, const char *name, char **buf,
 
 static struct load *
 load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
-         bool live)
+         bool live, bool is_log)
 {
     struct load *l = calloc(1, sizeof(*l));
 
@@ -825,22 +850,25 @@ load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
     }
     l->pr->refs = 1; /* the load's, then the caller's */
     l->pr->live = live;
+    l->pr->is_log = is_log;
     /* What lands if the job never runs (the worker went away). */
     l->rc = -1;
     ha_err_set(l->err, sizeof(l->err), "%s: the load was abandoned", name);
     return l;
 }
 
-int
-ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
-                    struct ha_heap_profile **out, char *err, size_t errlen)
+/* A dump, 'live', or (is_log) a lifetime log, from the cache or loaded
+ * now. */
+static int
+get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
+           struct ha_heap_profile **out, char *err, size_t errlen)
 {
     struct ha_heap_cache *c = cache_of(heap);
     struct ha_heap_profile *pr;
     struct inflight *fl;
     struct load *l;
     struct stat st;
-    bool live = name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
+    bool live = !is_log && name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
 
     *out = NULL;
     if (c == NULL) {
@@ -860,7 +888,7 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
         return HA_HEAP_ERROR;
     }
     if (live) {
-        if ((l = load_new(heap, c, name, true)) == NULL) {
+        if ((l = load_new(heap, c, name, true, false)) == NULL) {
             ha_err_set(err, errlen, "out of memory");
             return HA_HEAP_ERROR;
         }
@@ -883,8 +911,9 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
         return run_load(l, out, err, errlen);
     }
     /* The identity first: a cached profile costs no read at all. */
-    if (ha_dumpfile_stat(heap->datadir, name, HA_DUMPFILE_DUMP, &st, err,
-                         errlen) != 0)
+    if (ha_dumpfile_stat(heap->datadir, name,
+                         is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP, &st,
+                         err, errlen) != 0)
         return HA_HEAP_ERROR;
     for (;;) {
         if ((pr = cache_find(heap, c, name, &st)) != NULL) {
@@ -908,7 +937,7 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
                 return rc;
         }
     }
-    if ((l = load_new(heap, c, name, false)) == NULL ||
+    if ((l = load_new(heap, c, name, false, is_log)) == NULL ||
         (fl = calloc(1, sizeof(*fl))) == NULL ||
         (fl->name = strdup(name)) == NULL) {
         if (l != NULL) {
@@ -928,127 +957,135 @@ ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
     return run_load(l, out, err, errlen);
 }
 
-/* Building heap_top's aggregate, off the loop. */
-struct top_job {
+int
+ha_heap_profile_get(struct ha_heap *heap, const char *name, bool admin,
+                    struct ha_heap_profile **out, char *err, size_t errlen)
+{
+    return get_common(heap, name, admin, false, out, err, errlen);
+}
+
+int
+ha_heap_log_get(struct ha_heap *heap, const char *name,
+                struct ha_heap_profile **out, char *err, size_t errlen)
+{
+    return get_common(heap, name, false, true, out, err, errlen);
+}
+
+/* The figures kept with a profile, each made once off the loop: heap_top's
+ * aggregate (pr->top) and heap_modules' per-module figures
+ * (pr->modules). */
+enum figure {
+    FIG_TOP,
+    FIG_MODULES,
+    FIG_MAX
+};
+
+struct figure_job {
     struct ha_heap_profile *pr;   /* a reference held for the job */
-    struct ha_agg *agg;
+    enum figure kind;
+    struct ha_agg *agg;           /* FIG_TOP's, once made */
+    struct ha_agg_module *m;      /* FIG_MODULES', once made */
     int rc;
 };
 
 static void
-top_run(void *arg)
+figure_run(void *arg)
 {
-    struct top_job *j = arg;
+    struct figure_job *j = arg;
     char why[256];
+    size_t n;
 
     j->rc = -1;
-    if ((j->agg = calloc(1, sizeof(*j->agg))) == NULL)
+    switch (j->kind) {
+    case FIG_TOP:
+        if ((j->agg = calloc(1, sizeof(*j->agg))) == NULL)
+            return;
+        if (ha_agg_add(j->agg, &j->pr->p, &j->pr->syms, 1, false, why,
+                       sizeof(why)) != 0)
+            return;
+        ha_agg_sort(j->agg, HA_AGG_BY_FLAT_BYTES);
+        j->rc = 0;
         return;
-    if (ha_agg_add(j->agg, &j->pr->p, &j->pr->syms, 1, false, why,
-                   sizeof(why)) != 0)
+    case FIG_MODULES:
+        n = j->pr->syms.n_modules ? j->pr->syms.n_modules : 1;
+        if ((j->m = calloc(n, sizeof(*j->m))) != NULL &&
+            ha_agg_modules(&j->pr->p, &j->pr->syms, j->m) == 0)
+            j->rc = 0;
         return;
-    ha_agg_sort(j->agg, HA_AGG_BY_FLAT_BYTES);
-    j->rc = 0;
+    default:
+        return;
+    }
 }
 
-/* Lands the aggregate on its profile (on the loop), unless one landed
- * meanwhile. */
+/* Lands the figure on its profile (on the loop), unless one landed
+ * meanwhile; frees what was not landed. */
 static void
-top_land(struct top_job *j)
+figure_land(struct figure_job *j)
 {
-    if (j->rc == 0 && j->pr->top == NULL) {
-        j->pr->top = j->agg;
+    struct ha_heap_profile *pr = j->pr;
+
+    if (j->rc == 0 && j->kind == FIG_TOP && pr->top == NULL) {
+        pr->top = j->agg;
         j->agg = NULL;
-        j->pr->bytes = profile_bytes(j->pr);
+        pr->bytes = profile_bytes(pr);
+    } else if (j->rc == 0 && j->kind == FIG_MODULES && pr->modules == NULL) {
+        pr->modules = j->m;
+        j->m = NULL;
+        pr->bytes = profile_bytes(pr);
     }
     if (j->agg != NULL) {
         ha_agg_free(j->agg);
         free(j->agg);
         j->agg = NULL;
     }
+    free(j->m);
+    j->m = NULL;
 }
 
 static void
-top_discard(void *arg)
+figure_discard(void *arg)
 {
-    struct top_job *j = arg;
+    struct figure_job *j = arg;
 
-    top_land(j);
+    figure_land(j);
     ha_heap_profile_put(j->pr);
     free(j);
+}
+
+/* Makes pr's figure kind off the loop and lands it. Returns 0 (the
+ * figure is on pr), HA_HEAP_ERROR (err set) or HA_HEAP_STOPPED. */
+static int
+figure_make(struct ha_heap_profile *pr, enum figure kind, char *err,
+            size_t errlen)
+{
+    struct figure_job *j;
+
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        goto oom;
+    j->pr = pr;
+    j->kind = kind;
+    pr->refs++;
+    if (ha_task_offload(figure_run, figure_discard, j) != 0)
+        return HA_HEAP_STOPPED;
+    figure_land(j);
+    ha_heap_profile_put(pr);
+    free(j);
+    if ((kind == FIG_TOP && pr->top != NULL) ||
+        (kind == FIG_MODULES && pr->modules != NULL))
+        return 0;
+oom:
+    ha_err_set(err, errlen, "%s: out of memory", pr->name);
+    return HA_HEAP_ERROR;
 }
 
 int
 ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
                     char *err, size_t errlen)
 {
-    struct top_job *j;
-    int rc;
+    int rc = pr->top != NULL ? 0 : figure_make(pr, FIG_TOP, err, errlen);
 
     *out = pr->top;
-    if (pr->top != NULL)
-        return 0;
-    if ((j = calloc(1, sizeof(*j))) == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    j->pr = pr;
-    pr->refs++;
-    if (ha_task_offload(top_run, top_discard, j) != 0)
-        return HA_HEAP_STOPPED;
-    rc = j->rc;
-    top_land(j);
-    ha_heap_profile_put(pr);
-    free(j);
-    if (rc != 0 || pr->top == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    *out = pr->top;
-    return 0;
-}
-
-/* The per-module figures, off the loop. */
-struct modules_job {
-    struct ha_heap_profile *pr;   /* a reference held for the job */
-    struct ha_agg_module *m;
-    int rc;
-};
-
-static void
-modules_run(void *arg)
-{
-    struct modules_job *j = arg;
-    size_t n = j->pr->syms.n_modules ? j->pr->syms.n_modules : 1;
-
-    j->rc = -1;
-    if ((j->m = calloc(n, sizeof(*j->m))) != NULL &&
-        ha_agg_modules(&j->pr->p, &j->pr->syms, j->m) == 0)
-        j->rc = 0;
-}
-
-/* Lands the figures on their profile (on the loop), unless some landed
- * meanwhile. */
-static void
-modules_land(struct modules_job *j)
-{
-    if (j->rc == 0 && j->pr->modules == NULL) {
-        j->pr->modules = j->m;
-        j->m = NULL;
-        j->pr->bytes = profile_bytes(j->pr);
-    }
-    free(j->m);
-    j->m = NULL;
-}
-
-static void
-modules_discard(void *arg)
-{
-    struct modules_job *j = arg;
-
-    modules_land(j);
-    ha_heap_profile_put(j->pr);
-    free(j);
+    return rc;
 }
 
 int
@@ -1056,28 +1093,11 @@ ha_heap_profile_modules(struct ha_heap_profile *pr,
                         const struct ha_agg_module **out, char *err,
                         size_t errlen)
 {
-    struct modules_job *j;
+    int rc = pr->modules != NULL ? 0
+                                 : figure_make(pr, FIG_MODULES, err, errlen);
 
     *out = pr->modules;
-    if (pr->modules != NULL)
-        return 0;
-    if ((j = calloc(1, sizeof(*j))) == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    j->pr = pr;
-    pr->refs++;
-    if (ha_task_offload(modules_run, modules_discard, j) != 0)
-        return HA_HEAP_STOPPED;
-    modules_land(j);
-    ha_heap_profile_put(pr);
-    free(j);
-    if (pr->modules == NULL) {
-        ha_err_set(err, errlen, "%s: out of memory", pr->name);
-        return HA_HEAP_ERROR;
-    }
-    *out = pr->modules;
-    return 0;
+    return rc;
 }
 
 char *

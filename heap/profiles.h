@@ -63,6 +63,7 @@
 #include "prof/maps.h"
 #include "prof/syms.h"
 #include "heap/heap.h"
+#include "heap/logfile.h"
 #include "heap/products.h"
 
 #define HA_HEAP_CACHE_MAX 4                    /* profiles kept */
@@ -105,6 +106,11 @@ struct ha_heap_profile {
                               ha_heap_profile_modules() */
     struct ha_products products; /* what faces made of it, kept
                               (ha_heap_profile_product) */
+
+    /* A lifetime log (heap/logfile.h): p holds its stack traces, one
+     * "stack" each, with maps from its .maps side file. */
+    bool is_log;
+    struct ha_logfile *log;        /* NULL for a dump */
     size_t bytes;          /* accounted against HA_HEAP_CACHE_BYTES */
     uint64_t last_use;
     struct ha_heap_profile *next;
@@ -123,6 +129,14 @@ struct ha_symbolizer *ha_heap_symbolizer(struct ha_heap *heap);
 int ha_heap_profile_get(struct ha_heap *heap, const char *name,
                         bool admin, struct ha_heap_profile **out, char *err,
                         size_t errlen);
+
+/* Gets the lifetime log named name (a <prefix>.<pid>.<seq>.json file in
+ * the datadir, as jemalloc-log_now publishes them) as a profile whose
+ * stacks are the log's traces, from the cache or loaded now (off the
+ * loop), with pr->log and its side files. Returns as
+ * ha_heap_profile_get. */
+int ha_heap_log_get(struct ha_heap *heap, const char *name,
+                    struct ha_heap_profile **out, char *err, size_t errlen);
 
 /* The raw text of a fresh profile of this process (the private dump is
  * removed at once): *buf malloc'd, NUL-terminated, checked to parse. The

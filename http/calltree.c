@@ -7,56 +7,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-static size_t
-slot(uint64_t k, size_t cap)
-{
-    return (size_t)((k * 0x9E3779B97F4A7C15ull) >> 17) & (cap - 1);
-}
-
-static int
-rehash(struct ha_calltree *t)
-{
-    size_t ncap = t->hcap ? t->hcap * 2 : 4096;
-    uint64_t *k = malloc(ncap * sizeof(*k));
-    uint32_t *v = calloc(ncap, sizeof(*v));
-
-    if (k == NULL || v == NULL) {
-        free(k);
-        free(v);
-        return -1;
-    }
-    for (size_t i = 0; i < t->hcap; i++) {
-        size_t j;
-
-        if (t->vals[i] == 0)
-            continue;
-        for (j = slot(t->keys[i], ncap); v[j] != 0; j = (j + 1) & (ncap - 1))
-            ;
-        k[j] = t->keys[i];
-        v[j] = t->vals[i];
-    }
-    free(t->keys);
-    free(t->vals);
-    t->keys = k;
-    t->vals = v;
-    t->hcap = ncap;
-    return 0;
-}
-
 size_t
 ha_calltree_child(struct ha_calltree *t, size_t parent, const char *name)
 {
-    uint32_t off = ha_strtab_intern(&t->names, name, strlen(name));
+    uint32_t off = ha_strtab_intern(&t->names, name, strlen(name)), at;
     uint64_t key;
-    size_t j;
 
-    if (off == UINT32_MAX ||
-        ((t->n + 1) * 2 > t->hcap && rehash(t) != 0))
+    if (off == UINT32_MAX)
         return SIZE_MAX;
     key = (uint64_t)(parent + 1) << 32 | off;
-    for (j = slot(key, t->hcap); t->vals[j] != 0; j = (j + 1) & (t->hcap - 1))
-        if (t->keys[j] == key)
-            return t->vals[j] - 1;
+    if (ha_idmap_get(&t->index, key, &at))
+        return at;
     if (t->n == t->cap) {
         size_t ncap = t->cap * 2;
         struct ha_calltree_node *v = realloc(t->nodes, ncap * sizeof(*v));
@@ -66,15 +27,15 @@ ha_calltree_child(struct ha_calltree *t, size_t parent, const char *name)
         t->nodes = v;
         t->cap = ncap;
     }
+    if (ha_idmap_put(&t->index, key, (uint32_t)t->n) != 0)
+        return SIZE_MAX;
     t->nodes[t->n] = (struct ha_calltree_node){.name = off,
                                    .child = 0,
                                    .next = t->nodes[parent].child,
                                    .v = 0,
                                    .d = 0};
     t->nodes[parent].child = (uint32_t)t->n + 1;
-    t->keys[j] = key;
-    t->vals[j] = (uint32_t)++t->n;
-    return t->n - 1;
+    return t->n++;
 }
 
 int
@@ -94,8 +55,7 @@ void
 ha_calltree_free(struct ha_calltree *t)
 {
     free(t->nodes);
-    free(t->keys);
-    free(t->vals);
+    ha_idmap_free(&t->index);
     ha_strtab_free(&t->names);
 }
 

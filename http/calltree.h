@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/idmap.h"
 #include "prof/syms.h"
 
 /* Frames below this share of the root's value are left out of the JSON
@@ -30,9 +31,7 @@ struct ha_calltree_node {
 struct ha_calltree {
     struct ha_calltree_node *nodes; /* [0] is the root, "all" */
     size_t n, cap;
-    uint64_t *keys;         /* open-addressed (parent + 1) << 32 | name */
-    uint32_t *vals;         /* node index + 1 */
-    size_t hcap;
+    struct ha_idmap index;  /* (parent + 1) << 32 | name -> node index */
     struct ha_strtab names;
     bool oom;
 };

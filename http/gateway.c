@@ -11,18 +11,19 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
 #include "core/expo.h"
-#include "core/exposcan.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
+#include "engine/hostmetrics.h"
 #include "engine/metrics.h"
+#include "http/paths.h"
 #include "heap/mallctl.h"
 
 #define METRICS_TIMEOUT_MS 3000   /* all agents together, per scrape */
-#define METRICS_MAX_BODY (16u << 20)
 #define PROXY_MAX_BODY ((size_t)512 << 20)
 #define PROXY_TIMEOUT_MS 60000    /* when max_execution_time is 0 */
 
@@ -73,7 +74,7 @@ ask_run(void *arg)
         j->n = 0;
         return;
     }
-    ha_agentreg_get(list, n, j->method, j->target, j->headers,
+    ha_agenthttp_get(list, n, j->method, j->target, j->headers,
                     j->body.len > 0 || strcmp(j->method, "POST") == 0
                         ? &j->body
                         : NULL,
@@ -86,7 +87,7 @@ ask_free(void *arg)
     struct ask_job *j = arg;
 
     if (j->replies != NULL)
-        ha_agentreg_replies_free(j->replies, j->n);
+        ha_agenthttp_replies_free(j->replies, j->n);
     free(j->replies);
     free(j->agents);
     ha_buf_free(&j->body);
@@ -121,17 +122,9 @@ ask_new(struct ha_http_req *hr, const char *method, const char *target,
 static int
 own_metrics(struct ha_http_req *hr, struct ha_buf *out)
 {
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
+    struct ha_admin_counters c;
 
-    ha_clients_stats(ha_engine_clients(hr->engine), &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = true;
-    c.http_requests = st.http_requests;
+    ha_admin_counters_of(ha_engine_clients(hr->engine), true, &c);
     return ha_admin_metrics(ha_engine_heap(hr->engine), &c,
                             HA_EXPO_PROMETHEUS, out);
 }
@@ -157,73 +150,31 @@ ha_gateway_metrics(struct ha_http_req *hr)
 {
     enum ha_expo_format fmt =
         ha_expo_negotiate(ha_http_req_header(hr, "Accept"));
-    struct ha_exposcan scan = HA_EXPOSCAN_INIT;
     struct ha_buf own = HA_BUF_INIT, out = HA_BUF_INIT;
-    struct ask_job *j = ask_new(hr, "GET", "/metrics",
-                                metrics_timeout_ms(hr), METRICS_MAX_BODY);
-    char pid[24];
-    struct ha_expo e;
+    char err[512], msg[600];
 
-    if (j == NULL) {
+    if (own_metrics(hr, &own) != 0) {
+        ha_buf_free(&own);
         ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
         return;
     }
-    if (ha_task_offload(ask_run, ask_free, j) != 0) {
-        ha_http_req_stopped(hr);
-        return;
+    if (ha_hostmetrics_collect(ha_engine_hostmetrics(hr->engine),
+                               ha_engine_datadir(hr->engine),
+                               (const char *)own.data, own.len,
+                               (long)getpid(), ha_engine_program(hr->engine),
+                               fmt, metrics_timeout_ms(hr), &out, err,
+                               sizeof(err)) != 0) {
+        if (ha_task_stopped(ha_task_current()) != HA_TASK_GO) {
+            ha_http_req_stopped(hr);
+        } else {
+            snprintf(msg, sizeof(msg), "%s\n", err);
+            ha_http_req_text(hr, 500, "Internal Server Error", msg);
+        }
+    } else {
+        ha_http_req_body(hr, ha_expo_content_type(fmt), out.data, out.len);
     }
-    snprintf(pid, sizeof(pid), "%ld", (long)getpid());
-    {
-        const char *self[] = {"pid", pid, "program",
-                              ha_engine_program(hr->engine), NULL};
-
-        if (own_metrics(hr, &own) != 0 ||
-            ha_exposcan_add(&scan, (const char *)own.data, own.len, self) !=
-                0)
-            goto oom;
-    }
-    for (size_t i = 0; i < j->n; i++) {
-        const struct ha_agent *a = &j->agents[i];
-        const struct ha_agent_reply *r = &j->replies[i];
-        char apid[24];
-        const char *labels[] = {"pid", apid, "program", a->program, NULL};
-
-        snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
-        if (r->status == 200 &&
-            ha_exposcan_add(&scan, (const char *)r->body.data, r->body.len,
-                            labels) != 0)
-            goto oom;
-    }
-    ha_expo_init(&e, &out, fmt);
-    ha_exposcan_write(&scan, &e);
-    ha_expo_family(&e, "heapadmin_agent_up", HA_EXPO_GAUGE,
-                   "1 when the agent of this process answered the "
-                   "gateway's scrape, 0 when it did not or is gone "
-                   "(stats_agents says why).");
-    for (size_t i = 0; i < j->n; i++) {
-        const struct ha_agent *a = &j->agents[i];
-        char apid[24];
-        const char *labels[] = {"pid",  apid,    "program", a->program,
-                                "user", a->user, NULL};
-
-        snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
-        ha_expo_sample(&e, labels, j->replies[i].status == 200 ? 1 : 0);
-    }
-    ha_expo_one(&e, "heapadmin_agents", HA_EXPO_GAUGE,
-                "Agents registered in the gateway's datadir, gone ones "
-                "included.",
-                (double)j->n);
-    if (ha_expo_finish(&e) != 0 || ha_buf_failed(&out))
-        goto oom;
-    ha_http_req_body(hr, ha_expo_content_type(fmt), out.data, out.len);
-    goto out;
-oom:
-    ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");
-out:
-    ha_exposcan_free(&scan);
     ha_buf_free(&own);
     ha_buf_free(&out);
-    ask_free(j);
 }
 
 /* ------------------------------------------------------------------
@@ -241,14 +192,15 @@ proxied_path(const char *path)
 
 /* path?query without its pid= parameter, into out. */
 static int
-target_without_pid(const struct ha_http_req *hr, char *out, size_t len)
+target_without_pid(const struct ha_http_req *hr, const char *path, char *out,
+                   size_t len)
 {
     struct ha_buf b = HA_BUF_INIT;
     const char *q = hr->query;
     bool first = true;
     int rc;
 
-    ha_buf_append_str(&b, hr->path);
+    ha_buf_append_str(&b, path);
     while (q != NULL && *q != '\0') {
         const char *amp = strchr(q, '&');
         size_t n = amp != NULL ? (size_t)(amp - q) : strlen(q);
@@ -297,28 +249,45 @@ ha_gateway_proxy(struct ha_http_req *hr)
     char *val = NULL, err[256], target[8192], msg[1024];
     struct ask_job *j;
     const struct ha_agent_reply *r;
-    long pid;
-    char *end;
+    const char *inner;
+    long pid = 0;
     int rc;
 
-    if (!ha_engine_is_gateway(hr->engine) || !proxied_path(hr->path))
+    if (!ha_engine_is_gateway(hr->engine))
         return false;
-    rc = ha_http_req_param(hr, "pid", &val, err, sizeof(err));
-    if (rc == 0)
-        return false;
-    pid = rc > 0 ? strtol(val, &end, 10) : 0;
-    if (rc < 0 || *val == '\0' || *end != '\0' || pid <= 0 ||
-        pid > 2147483647L) {
+    inner = ha_http_path_strip_pid(hr->path, &pid);
+    if (inner != NULL) {
+        /* /pid/N/<path>: the prefix jeprof keeps as its base URL. */
+        if (pid == 0 || !proxied_path(inner)) {
+            ha_http_req_text(hr, pid == 0 ? 400 : 404,
+                             pid == 0 ? "Bad Request" : "Not Found",
+                             pid == 0 ? "/pid/N/: N is the decimal pid of a "
+                                        "process in stats_agents (digits "
+                                        "only, no sign, no leading zero)\n"
+                                      : "/pid/N/ serves /debug/pprof/, "
+                                        "/pprof/ and /heap/ of process N\n");
+            return true;
+        }
+    } else {
+        if (!proxied_path(hr->path))
+            return false;
+        rc = ha_http_req_param(hr, "pid", &val, err, sizeof(err));
+        if (rc == 0)
+            return false;
+        pid = rc > 0 ? ha_http_parse_pid(val, strlen(val)) : 0;
         free(val);
-        ha_http_req_text(hr, 400, "Bad Request",
-                         "pid: the decimal pid of a process in "
-                         "stats_agents\n");
-        return true;
+        if (pid == 0) {
+            ha_http_req_text(hr, 400, "Bad Request",
+                             "pid: the decimal pid of a process in "
+                             "stats_agents (digits only, no sign, no "
+                             "leading zero)\n");
+            return true;
+        }
+        inner = hr->path;
     }
-    free(val);
     if (pid == (long)getpid())
         return false;
-    if (target_without_pid(hr, target, sizeof(target)) != 0) {
+    if (target_without_pid(hr, inner, target, sizeof(target)) != 0) {
         ha_http_req_text(hr, 414, "URI Too Long", "request too long\n");
         return true;
     }
@@ -349,7 +318,13 @@ ha_gateway_proxy(struct ha_http_req *hr)
         return true;
     }
     r = &j->replies[0];
-    if (r->status == 0) {
+    if (j->agents[0].state == HA_AGENT_MISMATCH) {
+        /* Not what its name says: nothing is asked of it, nothing it
+         * says is passed on as that program's. */
+        snprintf(msg, sizeof(msg), "process %ld is not served through the "
+                 "gateway: %s\n", pid, j->agents[0].why);
+        ha_http_req_text(hr, 403, "Forbidden", msg);
+    } else if (r->status == 0) {
         snprintf(msg, sizeof(msg), "process %ld (%s) did not answer: %s\n",
                  pid, j->agents[0].program, r->err);
         ha_http_req_text(hr, j->agents[0].state == HA_AGENT_GONE ? 404 : 502,

@@ -58,8 +58,10 @@
 
 #include "core/buf.h"
 #include "core/clock.h"
+#include "core/acceptguard.h"
 #include "core/listen.h"
 #include "core/log.h"
+#include "core/lograte.h"
 #include "core/util.h"
 #include "engine/accounts.h"
 #include "engine/login.h"
@@ -87,7 +89,6 @@ enum conn_phase {
     PHASE_NEW,          /* accepted, no byte yet: header deadline */
     PHASE_READING,      /* a request is arriving: header deadline */
     PHASE_BUSY,         /* a request is being answered: no deadline */
-    PHASE_WAITING,      /* a credential waits for the throttle */
     PHASE_IDLE          /* between requests: http_timeout */
 };
 
@@ -103,10 +104,11 @@ struct http_conn {
     bool admitted;             /* counted against the bounds */
     bool closing;              /* shut down, evhttp frees it */
     bool authed;               /* has delivered an authenticated request */
+    int64_t blocked_ms;        /* the throttle's wait at admission, > 0:
+                                  refused with 429 */
     struct ha_peer peer;       /* the kernel's, once admitted */
     bool agent_socket;         /* came through the agent socket */
     struct ha_http_req *cur;   /* the request being answered, or NULL */
-    struct event *admit_timer; /* PHASE_WAITING */
     struct http_conn *prev, *next; /* newest first */
 };
 
@@ -123,8 +125,11 @@ struct ha_http {
     SSL_CTX *tls;              /* HTTPS (http_tls), or NULL */
     uint64_t evicted;          /* connections closed to admit others */
     uint64_t refused;          /* closed: everything busy */
-    uint64_t denied;           /* failed logins */
+    struct ha_lograte refused_log; /* refused requests' lines */
+    uint64_t refused_unsaid;   /* ... not logged one by one */
+    struct event *refused_say; /* says how many, once the window ends */
     char agent_path[108];      /* the agent socket's file, or "" */
+    struct ha_accept_guard guard; /* accept() failures, once per burst */
 };
 
 static void conn_shutdown(struct http_conn *c);
@@ -178,8 +183,6 @@ conn_release(struct ha_http *h, struct http_conn *c)
         c->cur->conn = NULL;
     event_free(c->deadline);
     event_free(c->admit);
-    if (c->admit_timer != NULL)
-        event_free(c->admit_timer);
     conn_let_go(c);
     free(c);
 }
@@ -242,6 +245,37 @@ conn_shutdown(struct http_conn *c)
         shutdown(s, SHUT_RDWR);
 }
 
+/* Refuses c, whose peer must wait c->blocked_ms before its next
+ * credential is checked: 429 with Retry-After written straight to the
+ * socket (no request needed, nothing read), then closed. Over TLS no
+ * reply can go out before a handshake, which a blocked peer is not
+ * worth: it is closed. */
+static void
+conn_shutdown_after_429(struct http_conn *c)
+{
+    evutil_socket_t s = conn_alive(c) ? bufferevent_getfd(c->bev) : -1;
+    char text[160], reply[512];
+    int n;
+
+    if (s >= 0 && c->h->tls == NULL) {
+        long long after = (long long)ha_login_retry_s(c->blocked_ms);
+
+        snprintf(text, sizeof(text),
+                 "too many failed logins from %s: try again in %lld s\n",
+                 c->peer.host, after);
+        n = snprintf(reply, sizeof(reply),
+                     "HTTP/1.1 429 Too Many Requests\r\n"
+                     "Retry-After: %lld\r\n"
+                     "Content-Type: text/plain; charset=utf-8\r\n"
+                     "Content-Length: %zu\r\n"
+                     "Connection: close\r\n\r\n%s",
+                     after, strlen(text), text);
+        if (n > 0 && (size_t)n < sizeof(reply))
+            (void)send(s, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+    }
+    conn_shutdown(c);
+}
+
 static void
 deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -280,15 +314,15 @@ evictable(const struct http_conn *c)
 {
     return c->admitted && !c->closing && conn_alive(c) &&
            (c->phase == PHASE_NEW || c->phase == PHASE_READING ||
-            c->phase == PHASE_WAITING || c->phase == PHASE_IDLE);
+            c->phase == PHASE_IDLE);
 }
 
-/* The best victim among the connections (of host, when not NULL): the
- * oldest that never delivered an authenticated request, else the oldest
- * idle one. */
+/* The oldest connection (of host, when not NULL) that may be closed,
+ * preferring one that never delivered an authenticated request over an
+ * idle one that did. */
 static struct http_conn *
-victim(struct ha_http *h, const struct ha_peer *host,
-       const struct http_conn *except)
+oldest_of(struct ha_http *h, const struct ha_peer *host,
+          const struct http_conn *except, bool *fresh_out)
 {
     struct http_conn *fresh = NULL, *idle = NULL;
 
@@ -302,7 +336,43 @@ victim(struct ha_http *h, const struct ha_peer *host,
         else
             idle = c;
     }
+    if (fresh_out != NULL)
+        *fresh_out = fresh != NULL;
     return fresh != NULL ? fresh : idle;
+}
+
+/* The best victim among the connections of host, or, with host NULL,
+ * of the address that holds the most connections that never delivered
+ * an authenticated request (a flood from one or a few addresses closes
+ * its own, not a scraper's from elsewhere); then the oldest idle one. */
+static struct http_conn *
+victim(struct ha_http *h, const struct ha_peer *host,
+       const struct http_conn *except)
+{
+    struct http_conn *best = NULL;
+    size_t best_n = 0;
+
+    if (host != NULL)
+        return oldest_of(h, host, except, NULL);
+    for (struct http_conn *c = h->conns; c != NULL; c = c->next) {
+        size_t n = 0;
+
+        if (c == except || !evictable(c) || (c->authed && c->phase ==
+                                                              PHASE_IDLE))
+            continue;
+        for (struct http_conn *o = h->conns; o != NULL; o = o->next)
+            if (o != except && evictable(o) &&
+                !(o->authed && o->phase == PHASE_IDLE) &&
+                ha_peer_same_host(&o->peer, &c->peer))
+                n++;
+        if (n > best_n) {
+            best_n = n;
+            best = c;
+        }
+    }
+    if (best != NULL)
+        return oldest_of(h, &best->peer, except, NULL);
+    return oldest_of(h, NULL, except, NULL);
 }
 
 static size_t
@@ -350,9 +420,11 @@ describe_peer(struct http_conn *c)
 
 /* Applies the bounds to a new connection once its socket (and so its
  * address) is known: at its first loop turn, or at its first request if
- * that comes sooner. Returns false when c was refused (shut down). */
+ * that comes sooner (request: then a refused peer's 429 is that
+ * request's reply, not written to the socket here). Returns false when
+ * c was refused. */
 static bool
-admit(struct http_conn *c)
+admit(struct http_conn *c, bool request)
 {
     struct ha_http *h = c->h;
     struct http_conn *v;
@@ -361,6 +433,17 @@ admit(struct http_conn *c)
     if (c->admitted)
         return true;
     describe_peer(c);
+    /* A peer that must wait before its next credential is checked is
+     * told so now and holds nothing (the caller answers 429). */
+    if (!c->agent_socket) {
+        c->blocked_ms = ha_login_peek(ha_engine_accounts(h->engine),
+                                      &c->peer);
+        if (c->blocked_ms > 0) {
+            if (!request)
+                conn_shutdown_after_429(c);
+            return false;
+        }
+    }
     if (count_admitted(h, &c->peer) >= per_peer(h->cfg)) {
         /* One address holds its share: its own oldest waiting
          * connection makes room, or this one goes. */
@@ -428,7 +511,7 @@ admit_cb(evutil_socket_t fd, short what, void *arg)
     }
     watch_close(c);
     sweep(c->h);
-    (void)admit(c);
+    (void)admit(c, false);
 }
 
 /* evhttp's bufferevent for a new connection, as evhttp would make it
@@ -442,6 +525,7 @@ new_bev(struct event_base *base, void *arg)
     struct http_conn *c;
 
     sweep(h);
+    ha_accept_guard_ok(&h->guard);
     if ((c = calloc(1, sizeof(*c))) == NULL)
         return NULL;
     c->h = h;
@@ -515,17 +599,9 @@ evcon_closed(struct evhttp_connection *evcon, void *arg)
     /* Our reference goes at the next loop turn (deadline_cb), once
      * evhttp is done with the socket. */
     arm(c, 0);
-    if (c->admit_timer != NULL)
-        evtimer_del(c->admit_timer);
     if (c->cur == NULL)
         return;
     c->cur->req = NULL;
-    if (c->phase == PHASE_WAITING) {
-        /* Waiting for its 401, which nobody will read now. */
-        req_free(c->cur);
-        c->cur = NULL;
-        return;
-    }
     /* Its task ends at its next check; req_done releases c. */
     ha_task_kill(&c->cur->task);
 }
@@ -648,7 +724,8 @@ prove_clear(const struct ha_user *u, void *arg)
  * password was tried: the throttle counted it). */
 static const struct ha_user *
 authenticate(struct ha_http *h, const struct http_conn *c,
-             struct evhttp_request *req, const char **why, bool *counted)
+             struct evhttp_request *req, const char **why, bool *counted,
+             bool *say)
 {
     const char *hdr = evhttp_find_header(evhttp_request_get_input_headers(req),
                                          "Authorization");
@@ -666,7 +743,7 @@ authenticate(struct ha_http *h, const struct http_conn *c,
     given.pw = pw;
     given.len = pw_len;
     r = ha_login_check(ha_engine_accounts(h->engine), &c->peer, user,
-                       prove_clear, &given, &u);
+                       prove_clear, &given, &u, say);
     OPENSSL_cleanse(pw, sizeof(pw));
     if (r != HA_LOGIN_OK) {
         *why = ha_login_result_text(r);
@@ -694,57 +771,127 @@ method_name(enum evhttp_cmd_type cmd)
     }
 }
 
-/* The credential is checked (its throttle wait over): the route runs on
- * a task, or 401 and close. */
+/* A refused request's line, within the log's budget: the first ones of
+ * each window say who and why, the rest are counted and said in one line
+ * when the window ends. */
+static void refused_say_cb(evutil_socket_t fd, short what, void *arg);
+
+static void
+log_refused(struct ha_http *h, const struct http_conn *c,
+            const struct ha_http_req *hr, int code, const char *why)
+{
+    uint64_t flushed;
+    int64_t now = ha_clock_ms();
+    struct timeval tv = {HA_LOGRATE_WINDOW_MS / 1000, 0};
+
+    if (ha_lograte_take(&h->refused_log, now, &flushed)) {
+        /* The path as sent, but never its raw control bytes. */
+        char path[128];
+
+        char uid[32] = "";
+
+        ha_http_printable(hr->path, path, sizeof(path));
+        if (c->peer.family == HA_PEER_UNIX)
+            snprintf(uid, sizeof(uid), " (uid %u)", (unsigned)c->peer.uid);
+        ha_log_warn("http: %s%s: %s %s refused: %s (HTTP %d)", c->peer.name,
+                    uid, method_name(hr->method), path, why, code);
+    } else {
+        h->refused_unsaid++;
+        if (h->refused_say == NULL)
+            h->refused_say = evtimer_new(h->base, refused_say_cb, h);
+        if (h->refused_say != NULL &&
+            !evtimer_pending(h->refused_say, NULL))
+            evtimer_add(h->refused_say, &tv);
+    }
+    (void)flushed;
+}
+
+static void
+refused_say_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_http *h = arg;
+
+    (void)fd;
+    (void)what;
+    (void)ha_lograte_due(&h->refused_log, ha_clock_ms());
+    if (h->refused_unsaid > 0)
+        ha_log_warn("http: %llu more requests refused in the last %d s "
+                    "(not logged one by one)",
+                    (unsigned long long)h->refused_unsaid,
+                    HA_LOGRATE_WINDOW_MS / 1000);
+    h->refused_unsaid = 0;
+}
+
+/* Answers hr with code and text without running it, and logs it within
+ * the budget; close: the connection closes once it is written. */
+static void
+refuse_req(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr,
+           int code, const char *reason, const char *text, const char *why,
+           bool close)
+{
+    log_refused(h, c, hr, code, why);
+    hr->close_after = close;
+    ha_http_req_text(hr, code, reason, text);
+    c->cur = NULL;
+    set_phase(c, PHASE_IDLE);
+    req_free(hr);
+}
+
+/* The credential is checked: the route runs on a task, or 401 and
+ * close. */
 static void
 check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
 {
     const struct ha_user *u;
     const char *why;
-    bool counted;
+    bool counted, say = false;
 
-    if (hr->req == NULL) { /* gone while it waited */
-        c->cur = NULL;
-        req_free(hr);
-        return;
-    }
-    if (c->agent_socket) {
+    /* Without a password the kernel's word on the peer decides
+     * (engine/agentrole.h); a password is checked as on any port. */
+    if (c->agent_socket &&
+        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+                           "Authorization") == NULL) {
         u = ha_login_agent_socket(
             &c->peer,
             evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                                "X-Heapadmin-Role"),
             &why);
         if (u == NULL) {
+            refuse_req(h, c, hr, 403, "Forbidden", why, why, true);
+            return;
+        }
+        goto admitted;
+    }
+    u = authenticate(h, c, hr->req, &why, &counted, &say);
+    if (u == NULL) {
+        ha_http_req_add_header(hr, "WWW-Authenticate",
+                               "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
+        /* Closed once written: a guesser reconnects, and pays for it. A
+         * failed check is logged within the failures' budget (the
+         * throttle's summary counts the rest); a request without
+         * credentials within the refusals'. */
+        if (counted && say) {
+            char path[128];
+
+            ha_log_warn("http: %s: %s %s refused: %s", c->peer.name,
+                        method_name(hr->method),
+                        ha_http_printable(hr->path, path, sizeof(path)), why);
+        }
+        if (counted) {
             hr->close_after = true;
-            ha_http_req_text(hr, 403, "Forbidden", why);
+            ha_http_req_text(hr, 401, "Unauthorized",
+                             "authentication required: HTTP Basic with an "
+                             "admin_credentials or stats_credentials "
+                             "account\n");
             c->cur = NULL;
             set_phase(c, PHASE_IDLE);
             req_free(hr);
             return;
         }
-        counted = false;
-        goto admitted;
-    }
-    u = authenticate(h, c, hr->req, &why, &counted);
-    if (u == NULL) {
-        if (counted) {
-            if (h->denied++ % 100 == 0)
-                ha_log_warn("http: %s: %s %s refused: %s (%llu failed "
-                            "logins so far; later ones from an address "
-                            "wait as the throttle says)",
-                            c->peer.name, method_name(hr->method),
-                            hr->path, why, (unsigned long long)h->denied);
-        }
-        ha_http_req_add_header(hr, "WWW-Authenticate",
-                               "Basic realm=\"heapadmin\", charset=\"UTF-8\"");
-        /* Closed once written: a guesser reconnects, and pays for it. */
-        hr->close_after = counted;
-        ha_http_req_text(hr, 401, "Unauthorized",
-                         "authentication required: HTTP Basic with an "
-                         "admin_credentials or stats_credentials account\n");
-        c->cur = NULL;
-        set_phase(c, PHASE_IDLE);
-        req_free(hr);
+        refuse_req(h, c, hr, 401, "Unauthorized",
+                   "authentication required: HTTP Basic with an "
+                   "admin_credentials or stats_credentials account\n",
+                   why, false);
         return;
     }
 admitted:
@@ -769,55 +916,50 @@ admitted:
         req_done(hr);
 }
 
-/* The throttle's wait is over. */
+/* Answers 429 Too Many Requests (RFC 6585) with Retry-After, and
+ * closes: the peer must wait wait_ms before its next credential is
+ * checked, and holds nothing meanwhile. */
 static void
-throttle_cb(evutil_socket_t fd, short what, void *arg)
+too_many(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr,
+         int64_t wait_ms)
 {
-    struct http_conn *c = arg;
-    struct ha_http_req *hr = c->cur;
+    char after[32], text[160];
 
-    (void)fd;
-    (void)what;
-    if (hr != NULL)
-        check_and_run(c->h, c, hr);
+    snprintf(after, sizeof(after), "%lld",
+             (long long)ha_login_retry_s(wait_ms));
+    snprintf(text, sizeof(text),
+             "too many failed logins from %s: try again in %s s\n",
+             c->peer.host, after);
+    ha_http_req_add_header(hr, "Retry-After", after);
+    refuse_req(h, c, hr, 429, "Too Many Requests", text,
+               "its address must wait (the login throttle)", true);
 }
 
 /* A new request from an allocated hr (path, query, method, peer set):
- * the method, the throttle's wait for its credential, then the check. */
+ * the method, the throttle's word on its credential, then the check. */
 static void
 dispatch(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
 {
     char allow[64];
     int64_t wait = 0;
-    struct timeval tv;
 
     /* A method the path does not take: 405 before any password is
      * checked (nothing to guess with). */
     if (!ha_http_route_allows(hr->path, hr->method, allow, sizeof(allow))) {
         ha_http_req_add_header(hr, "Allow", allow);
-        ha_http_req_text(hr, 405, "Method Not Allowed",
-                         "this path takes only the methods in Allow\n");
-        c->cur = NULL;
-        set_phase(c, PHASE_IDLE);
-        req_free(hr);
+        refuse_req(h, c, hr, 405, "Method Not Allowed",
+                   "this path takes only the methods in Allow\n",
+                   "a method the path does not take", false);
         return;
     }
-    if (!c->agent_socket &&
-        evhttp_find_header(evhttp_request_get_input_headers(hr->req),
+    if (evhttp_find_header(evhttp_request_get_input_headers(hr->req),
                            "Authorization") != NULL)
         wait = ha_login_admit(ha_engine_accounts(h->engine), &c->peer);
-    if (wait <= 0) {
-        check_and_run(h, c, hr);
+    if (wait > 0) {
+        too_many(h, c, hr, wait);
         return;
     }
-    c->phase = PHASE_WAITING;
-    evtimer_del(c->deadline);
-    if (c->admit_timer == NULL)
-        c->admit_timer = evtimer_new(h->base, throttle_cb, c);
-    tv.tv_sec = (time_t)(wait / 1000);
-    tv.tv_usec = (suseconds_t)(wait % 1000) * 1000;
-    if (c->admit_timer == NULL || evtimer_add(c->admit_timer, &tv) != 0)
-        check_and_run(h, c, hr);
+    check_and_run(h, c, hr);
 }
 
 static void
@@ -831,7 +973,29 @@ on_request(struct evhttp_request *req, void *arg)
     struct evbuffer *in = evhttp_request_get_input_buffer(req);
     struct ha_http_req *hr;
 
-    if (c == NULL || c->closing || !admit(c)) {
+    if (c != NULL && !c->admitted && !c->closing && !admit(c, true) &&
+        c->blocked_ms > 0) {
+        /* Its peer must wait: told so in the reply to this request. */
+        struct evkeyvalq *out = evhttp_request_get_output_headers(req);
+        struct evbuffer *body = evbuffer_new();
+        char after[32];
+
+        snprintf(after, sizeof(after), "%lld",
+                 (long long)ha_login_retry_s(c->blocked_ms));
+        evhttp_add_header(out, "Retry-After", after);
+        evhttp_add_header(out, "Connection", "close");
+        evhttp_add_header(out, "Content-Type", "text/plain; charset=utf-8");
+        if (body != NULL)
+            evbuffer_add_printf(body,
+                                "too many failed logins from %s: try again "
+                                "in %s s\n",
+                                c->peer.host, after);
+        evhttp_send_reply(req, 429, "Too Many Requests", body);
+        if (body != NULL)
+            evbuffer_free(body);
+        return;
+    }
+    if (c == NULL || c->closing || !c->admitted) {
         evhttp_send_error(req, 503, "Service Unavailable");
         return;
     }
@@ -880,6 +1044,24 @@ on_request(struct evhttp_request *req, void *arg)
  * Life cycle
  * ------------------------------------------------------------------ */
 
+/* The accept guard's answer when descriptors ran out. */
+static void
+refuse_busy(int fd, void *arg)
+{
+    static const char reply[] =
+        "HTTP/1.1 503 Service Unavailable\r\n"
+        "Retry-After: 1\r\n"
+        "Content-Type: text/plain; charset=utf-8\r\n"
+        "Content-Length: 31\r\n"
+        "Connection: close\r\n\r\n"
+        "out of file descriptors: retry\n";
+    const struct ha_http *h = arg;
+
+    if (h->tls == NULL)
+        (void)send(fd, reply, sizeof(reply) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
+    close(fd);
+}
+
 struct ha_http *
 ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
 {
@@ -902,6 +1084,7 @@ ha_http_new(struct ha_engine *engine, char *err, size_t errlen)
                                 "no TLS certificate (have_ssl)");
         return NULL;
     }
+    ha_accept_guard_init(&h->guard, base, "http: ", refuse_busy, h);
     evhttp_set_bevcb(h->eh, new_bev, h);
     evhttp_set_gencb(h->eh, on_request, h);
     evhttp_set_max_headers_size(h->eh, HTTP_MAX_HEADERS);
@@ -940,6 +1123,9 @@ serve_socket(struct ha_http *h, evutil_socket_t fd, int port,
         return -1;
     }
     l = &h->ls[h->n_ls++];
+    (void)ha_accept_guard_add(&h->guard,
+                              evhttp_bound_socket_get_listener(l->bound),
+                              desc);
     l->fd = fd;
     l->dev = 0;
     l->ino = 0;
@@ -1048,6 +1234,7 @@ ha_http_abandon(struct ha_http *h)
             st.st_ino == h->ls[i].ino)
             close(h->ls[i].fd);
     }
+    ha_accept_guard_abandon(&h->guard);
 }
 
 void
@@ -1062,11 +1249,6 @@ ha_http_free(struct ha_http *h)
 
         if (hr == NULL)
             continue;
-        if (c->phase == PHASE_WAITING) {
-            c->cur = NULL;
-            req_free(hr);
-            continue;
-        }
         hr->conn = NULL; /* req_done must not touch c: it goes below */
         c->cur = NULL;
         if (ha_task_busy(&hr->task)) {
@@ -1083,8 +1265,12 @@ ha_http_free(struct ha_http *h)
             st.st_dev == h->ls[i].dev && st.st_ino == h->ls[i].ino)
             unlink(h->ls[i].path);
     }
+    if (h->refused_say != NULL)
+        event_free(h->refused_say);
+    ha_accept_guard_stop(&h->guard);
     /* Frees every connection and listener; then our references go. */
     evhttp_free(h->eh);
+    ha_accept_guard_free(&h->guard);
     while (h->conns != NULL)
         conn_release(h, h->conns);
     free(h->ls);

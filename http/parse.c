@@ -14,18 +14,6 @@
 
 #include "core/util.h"
 
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Decodes %XX escapes and '+' of [s, e) into a new string. Returns it,
  * or NULL with *why set (bad escape, NUL, out of memory). */
 static char *
@@ -47,8 +35,8 @@ decode(const char *s, const char *e, const char **why)
             *o++ = *s;
             continue;
         }
-        if (e - s < 3 || (hi = hexval(s[1])) < 0 ||
-            (lo = hexval(s[2])) < 0) {
+        if (e - s < 3 || (hi = ha_hex_digit(s[1])) < 0 ||
+            (lo = ha_hex_digit(s[2])) < 0) {
             *why = "a '%' not followed by two hexadecimal digits";
             free(out);
             return NULL;
@@ -160,4 +148,33 @@ ha_http_basic_parse(const char *hdr, char *user, size_t user_cap, char *pw,
     OPENSSL_cleanse(dec, sizeof(dec));
     *why = NULL;
     return 0;
+}
+
+char *
+ha_http_printable(const char *text, char *out, size_t len)
+{
+    static const char hex[] = "0123456789abcdef";
+    size_t o = 0;
+
+    if (len == 0)
+        return out;
+    for (const unsigned char *p = (const unsigned char *)(text != NULL
+                                                              ? text
+                                                              : "");
+         *p != '\0'; p++) {
+        if (*p < 0x20 || *p == 0x7f) {
+            if (o + 4 >= len)
+                break;
+            out[o++] = '\\';
+            out[o++] = 'x';
+            out[o++] = hex[*p >> 4];
+            out[o++] = hex[*p & 0xf];
+        } else {
+            if (o + 1 >= len)
+                break;
+            out[o++] = (char)*p;
+        }
+    }
+    out[o] = '\0';
+    return out;
 }

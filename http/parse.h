@@ -31,4 +31,11 @@ int ha_http_basic_parse(const char *header, char *user, size_t user_cap,
                         char *pw, size_t pw_cap, size_t *pw_len,
                         const char **why);
 
+/* Copies text into out (len bytes, NUL-terminated, cut to fit) with
+ * every control byte (below 0x20, and 0x7f) written as \xNN, so that a
+ * value from a request (a decoded query parameter, a path) can be
+ * quoted in a reply's body or a log line without carrying a CR/LF
+ * ("?dump=x%0d%0aX-Injected:%201") into them. Returns out. */
+char *ha_http_printable(const char *text, char *out, size_t len);
+
 #endif /* HA_HTTP_PARSE_H */

@@ -76,3 +76,34 @@ ha_http_path_allows(const char *path, unsigned methods, char *allow,
              p->methods & HA_HTTP_POST ? "GET, HEAD, POST" : "GET, HEAD");
     return false;
 }
+
+long
+ha_http_parse_pid(const char *s, size_t n)
+{
+    long v = 0;
+
+    if (n == 0 || n > 10 || s[0] == '0')
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] < '0' || s[i] > '9')
+            return 0;
+        v = v * 10 + (s[i] - '0');
+    }
+    return v <= 2147483647L ? v : 0;
+}
+
+const char *
+ha_http_path_strip_pid(const char *path, long *pid)
+{
+    const char *p, *slash;
+
+    *pid = 0;
+    if (path == NULL || strncmp(path, "/pid/", 5) != 0)
+        return NULL;
+    p = path + 5;
+    slash = strchr(p, '/');
+    if (slash == NULL)
+        return NULL;
+    *pid = ha_http_parse_pid(p, (size_t)(slash - p));
+    return slash;
+}

@@ -44,4 +44,16 @@ int ha_http_path_page(const char *path);
 bool ha_http_path_allows(const char *path, unsigned methods, char *allow,
                          size_t allow_len);
 
+/* A pid as the gateway takes one (?pid=N, /pid/N/...): decimal digits
+ * only, no sign, no leading zero, 1..2^31-1; s is n bytes. Returns the
+ * pid, or 0 when s is not one. */
+long ha_http_parse_pid(const char *s, size_t n);
+
+/* A host gateway's per-process prefix, "/pid/<N>/...", which jeprof can
+ * take as a base URL (it appends /pprof/symbol to what comes before
+ * /pprof/heap): the path under it, with *pid set; NULL when path has no
+ * such prefix (or an invalid pid: *pid is 0 then, and the rest
+ * returned). */
+const char *ha_http_path_strip_pid(const char *path, long *pid);
+
 #endif /* HA_HTTP_PATHS_H */

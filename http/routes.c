@@ -44,7 +44,8 @@ serve_index(struct ha_http_req *hr)
         "  /agent                 this process, as a host gateway lists "
         "it\n"
         "A host gateway (heapadmind --gateway) also answers ?pid=N on "
-        "/debug/pprof/,\n/pprof/ and /heap/ from process N, and its "
+        "/debug/pprof/,\n/pprof/ and /heap/ from process N (or under "
+        "/pid/N/: jeprof http://host:port/pid/N/pprof/heap),\nand its "
         "/metrics covers every process.\n");
 }
 
@@ -53,22 +54,14 @@ serve_metrics(struct ha_http_req *hr)
 {
     enum ha_expo_format fmt =
         ha_expo_negotiate(ha_http_req_header(hr, "Accept"));
-    struct ha_clients_stats st;
-    struct ha_admin_counters c = {0};
+    struct ha_admin_counters c;
     struct ha_buf out = HA_BUF_INIT;
 
     if (ha_engine_is_gateway(hr->engine)) {
         ha_gateway_metrics(hr);
         return;
     }
-    ha_clients_stats(ha_engine_clients(hr->engine), &st);
-    c.uptime_s = st.uptime;
-    c.sessions = st.threads;
-    c.sessions_max = st.max_used;
-    c.connections = st.connections;
-    c.questions = st.questions;
-    c.http = true;
-    c.http_requests = st.http_requests;
+    ha_admin_counters_of(ha_engine_clients(hr->engine), true, &c);
     if (ha_admin_metrics(ha_engine_heap(hr->engine), &c, fmt, &out) != 0 ||
         ha_buf_failed(&out)) {
         ha_buf_free(&out);
@@ -108,20 +101,27 @@ bool
 ha_http_route_allows(const char *path, enum evhttp_cmd_type method,
                      char *allow, size_t allow_len)
 {
-    return ha_http_path_allows(path, method_bit(method), allow, allow_len);
+    long pid;
+    const char *inner = ha_http_path_strip_pid(path, &pid);
+
+    return ha_http_path_allows(inner != NULL ? inner : path,
+                               method_bit(method), allow, allow_len);
 }
 
 void
 ha_http_route(struct ha_http_req *hr)
 {
-    int page = ha_http_path_page(hr->path);
+    long pid;
+    const char *inner = ha_http_path_strip_pid(hr->path, &pid);
+    int page = ha_http_path_page(inner != NULL ? inner : hr->path);
 
-    if (page < 0 || pages[page] == NULL) {
+    if (page < 0 || pages[page] == NULL ||
+        (inner != NULL && !ha_engine_is_gateway(hr->engine))) {
         ha_http_req_text(hr, 404, "Not Found",
                          "no such page; see / for what is served here\n");
         return;
     }
-    /* A host gateway answers ?pid=N from process N. */
+    /* A host gateway answers ?pid=N, and /pid/N/..., from process N. */
     if (ha_gateway_proxy(hr))
         return;
     pages[page](hr);

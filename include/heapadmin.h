@@ -89,6 +89,10 @@ struct heapadmin_options {
     heapadmin_log_fn *log;    /* NULL: append to the config's errorlog,
                                  default <datadir>/heapadmind.log */
     void *log_arg;
+    const char *log_name;     /* with log: where the host writes those
+                                 lines (a file name), named in the
+                                 start-up log instead of the config's
+                                 errorlog, which is then not used */
     int log_level;            /* most verbose level passed on;
                                  0 = HEAPADMIN_LOG_INFO */
     int no_log;               /* 1: log nowhere (log ignored) */

@@ -920,6 +920,7 @@ done:
 
 struct ha_agg_walker {
     struct resolver r;
+    const struct ha_syms_addr *site; /* the last ha_agg_walker_site's */
 };
 
 struct ha_agg_walker *
@@ -929,6 +930,7 @@ ha_agg_walker_new(const struct ha_syms *syms)
 
     if (w == NULL)
         return NULL;
+    w->site = NULL;
     if (resolver_init(&w->r, syms) != 0) {
         resolver_free(&w->r);
         free(w);
@@ -960,37 +962,6 @@ ha_agg_walker_frame(const struct ha_agg_walker *w, size_t j)
 }
 
 int
-ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
-                   size_t i, char *name, size_t len, const char **module)
-{
-    const uint64_t *f = ha_heapv2_stack_frames(p, i);
-    size_t n = p->stacks[i].n_frames, j = resolve_stack(&w->r, p, i);
-    const struct ha_syms_addr *sa;
-    const char *fn = "";
-
-    *module = NULL;
-    if (j == SIZE_MAX)
-        return -1;
-    while (j < n && f[j] >= HA_AGG_HIGH_ADDR)
-        j++;
-    if (j >= n) {
-        snprintf(name, len, "(allocator)");
-        return 1;
-    }
-    sa = w->r.sa[j];
-    if (sa != NULL && sa->n > 0)
-        fn = ha_syms_str(w->r.syms, w->r.syms->frames[sa->first].func);
-    if (sa != NULL && sa->module != 0)
-        *module = ha_syms_str(w->r.syms, sa->module);
-    if (*fn == '\0')
-        snprintf(name, len, "0x%016" PRIx64, sa != NULL ? sa->pc
-                                                       : ha_agg_lookup_pc(f, j));
-    else
-        snprintf(name, len, "%s%s", fn, sa->n > 1 ? " (inline)" : "");
-    return 0;
-}
-
-int
 ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                         size_t i, struct ha_buf *line)
 {
@@ -1000,6 +971,49 @@ ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
         return -1;
     collapse_one(&w->r, p, i, start, w->r.syms, line);
     return ha_buf_failed(line) ? -1 : 0;
+}
+
+int
+ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                   size_t i, struct ha_buf *name)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+    size_t start = resolve_stack(&w->r, p, i);
+
+    ha_buf_reset(name);
+    w->site = NULL;
+    if (start == SIZE_MAX)
+        return -1;
+    /* The first frame ha_agg_add() counts: addresses above 2^63 are not
+     * frames. Its innermost name is the flat function. */
+    for (size_t j = start; j < p->stacks[i].n_frames; j++) {
+        const struct ha_syms_addr *sa = w->r.sa[j];
+        const char *fn;
+
+        if (f[j] >= HIGH_ADDR)
+            continue;
+        w->site = sa;
+        fn = sa != NULL && sa->n > 0
+                 ? ha_syms_str(w->r.syms, w->r.syms->frames[sa->first].func)
+                 : "";
+        if (*fn == '\0')
+            ha_buf_printf(name, "0x%016" PRIx64, lookup_pc(f, j));
+        else
+            ha_buf_printf(name, "%s%s", fn,
+                          sa->n > 1 && !(sa->flags & HA_SYMS_UNNAMED)
+                              ? " (inline)"
+                              : "");
+        return ha_buf_failed(name) ? -1 : 0;
+    }
+    return 1;
+}
+
+const char *
+ha_agg_walker_site_module(const struct ha_agg_walker *w)
+{
+    if (w->site == NULL || w->site->module == 0)
+        return NULL;
+    return ha_syms_str(w->r.syms, w->site->module);
 }
 
 /* ------------------------------------------------------------------ */

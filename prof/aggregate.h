@@ -194,21 +194,23 @@ size_t ha_agg_walker_stack(struct ha_agg_walker *w, const struct ha_heapv2 *p,
 const struct ha_syms_addr *ha_agg_walker_frame(const struct ha_agg_walker *w,
                                                size_t j);
 
-/* The allocation site of stack i of p as heap_top names it (the flat
- * row the stack's bytes go to: the innermost function of the first
- * frame after the allocator's, "f (inline)" when inlined, the frame's
- * "<module>+0x<offset>" or address when unnamed) into name, and its
- * module (NULL: none) into *module. Returns 0, 1 when no frame survives
- * the cut ("(allocator)"), or -1 on allocation failure. */
-int ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
-                       size_t i, char *name, size_t len,
-                       const char **module);
-
 /* Writes stack i of p into line (reset first) in collapsed form, as one
  * line of ha_agg_collapsed() without its count. Returns 0 or -1 on
  * allocation failure. */
 int ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                             size_t i, struct ha_buf *line);
+
+/* The allocation site of stack i of p, as heap_top counts it flat: the
+ * innermost name at the first frame after the allocator's, "f (inline)"
+ * when inlined into another, "0x<address>" when nothing names it; into
+ * name (reset first). Returns 0, 1 when no frame survives the cut (name
+ * empty), or -1 on allocation failure. */
+int ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                       size_t i, struct ha_buf *name);
+
+/* The module of the site the last ha_agg_walker_site() named (its
+ * frame's mapped file), or NULL: none, or no site. */
+const char *ha_agg_walker_site_module(const struct ha_agg_walker *w);
 
 /* The address jeprof looks up for raw frame j of a stack: the return
  * address minus one for callers (the call instruction), frame 0 as is. */

@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/forkguard.h"
 #include "core/util.h"
 
 int
@@ -153,7 +154,12 @@ ha_buildid_record(const char *dump_path, char *err, size_t errlen)
         fprintf(c.out, "# dumped_at %lld.%09ld\n", (long long)st.st_mtim.tv_sec,
                 (long)st.st_mtim.tv_nsec) < 0)
         c.failed = 1;
+    /* The loader's write lock (core/forkguard.h): never held at a
+     * fork. record_one takes no lock of its own but stdio's (the file's
+     * own, and glibc's fork takes the list's). */
+    ha_forkguard_enter();
     dl_iterate_phdr(record_one, &c);
+    ha_forkguard_leave();
     if (fclose(c.out) != 0)
         c.failed = 1;
     if (c.failed || rename(tmp, path) != 0) {

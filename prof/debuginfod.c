@@ -18,6 +18,7 @@
 
 #include <elfutils/debuginfod.h>
 
+#include "core/forkguard.h"
 #include "core/clock.h"
 #include "core/util.h"
 #include "prof/maps.h"
@@ -84,9 +85,13 @@ load_client(struct ha_debuginfod *d)
     if (d->loaded)
         return;
     d->loaded = true;
+    /* The loader's locks (core/forkguard.h): never held at a fork. */
+    ha_forkguard_enter();
     h = dlopen(DEBUGINFOD_SONAME, RTLD_NOW | RTLD_LOCAL);
     if (h == NULL) {
         const char *why = dlerror();
+
+        ha_forkguard_leave();
 
         ha_err_set(d->load_err, sizeof(d->load_err),
                    "%s cannot be loaded (Debian package libdebuginfod1): %s",
@@ -99,6 +104,7 @@ load_client(struct ha_debuginfod *d)
     *(void **)&d->fn.find_debuginfo = dlsym(h, "debuginfod_find_debuginfo");
     *(void **)&d->fn.set_progressfn = dlsym(h, "debuginfod_set_progressfn");
     *(void **)&d->fn.set_verbose_fd = dlsym(h, "debuginfod_set_verbose_fd");
+    ha_forkguard_leave();
     if (d->fn.begin == NULL || d->fn.end == NULL ||
         d->fn.find_debuginfo == NULL || d->fn.set_progressfn == NULL) {
         ha_err_set(d->load_err, sizeof(d->load_err),

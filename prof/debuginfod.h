@@ -2,7 +2,7 @@
  *
  * Debug information fetched by GNU build-id from debuginfod servers,
  * through elfutils' own client (libdebuginfod), for the symbolizer
- * (symbolize.c) when a module has no DWARF of its own and none under the
+ * (symbolize.h) when a module has no DWARF of its own and none under the
  * local debug roots.
  *
  * The client is loaded with dlopen() at the first request, never before:

@@ -23,6 +23,9 @@ static const char *const suffix[] = {
     [HA_DUMPFILE_BUILDID] = ".buildid",
     [HA_DUMPFILE_SYM] = ".sym",
     [HA_DUMPFILE_MEM] = ".mem",
+    [HA_DUMPFILE_LOG] = "",
+    [HA_DUMPFILE_LOG_MAPS] = ".maps",
+    [HA_DUMPFILE_LOG_WINDOW] = ".window",
 };
 
 /* An earlier run's file, "earlier-runs/<dir>/<file>": true with the
@@ -46,6 +49,25 @@ earlier_parts(const char *name, char *dir, size_t dirlen, const char **file)
     *file = slash + 1;
     return ha_datadir_plain_name(dir, why, sizeof(why)) &&
            ha_datadir_plain_name(*file, why, sizeof(why));
+}
+
+/* Whether a parsed name d suits kind: a dump and its sidecars, or a log
+ * and its. */
+static bool
+kind_fits(enum ha_dumpfile_kind kind, const struct ha_dump_name *d)
+{
+    switch (kind) {
+    case HA_DUMPFILE_DUMP:
+    case HA_DUMPFILE_SYM:
+    case HA_DUMPFILE_MEM:
+        return !d->log;
+    case HA_DUMPFILE_LOG:
+    case HA_DUMPFILE_LOG_MAPS:
+    case HA_DUMPFILE_LOG_WINDOW:
+        return d->log;
+    default:
+        return true;
+    }
 }
 
 bool
@@ -72,9 +94,38 @@ ha_dumpfile_name_ok(const char *name, enum ha_dumpfile_kind kind,
         goto refused;
     memcpy(dump, name, len - slen);
     dump[len - slen] = '\0';
-    if (ha_dumpname_parse(dump, &d))
-        return true;
+    if (ha_dumpname_parse(dump, &d)) {
+        if (kind_fits(kind, &d))
+            return true;
+        if (kind == HA_DUMPFILE_DUMP) {
+            ha_err_set(why, whylen,
+                       "'%.200s' is a lifetime log (stats_heap_dumps kind "
+                       "'log'), not a heap dump: read it with "
+                       "heap_lifetimes('%.200s')",
+                       name, name);
+            return false;
+        }
+        if (kind == HA_DUMPFILE_LOG) {
+            ha_err_set(why, whylen,
+                       "'%.200s' is a heap dump, not a lifetime log: "
+                       "heap_lifetimes reads the logs jemalloc-log_now "
+                       "writes (stats_heap_dumps kind 'log', named "
+                       "<prefix>.<pid>.<seq>.json)",
+                       name);
+            return false;
+        }
+        goto refused;
+    }
 refused:
+    if (kind == HA_DUMPFILE_LOG) {
+        ha_err_set(why, whylen,
+                   "'%.200s' is refused: only lifetime logs of the datadir "
+                   "may be read here, named <prefix>.<pid>.<seq>.json as "
+                   "jemalloc writes them (SELECT file_name FROM "
+                   "stats_heap_dumps WHERE kind = 'log' lists them)",
+                   name);
+        return false;
+    }
     ha_err_set(why, whylen,
                "'%.200s' is refused: only heap dumps of the datadir may be "
                "read, named <prefix>.<pid>.<seq>.<m|i|u><n>.heap or "

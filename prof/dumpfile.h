@@ -12,9 +12,11 @@
  *      "earlier-runs/<plain name>/<plain name>" (heap/dumpfiles.h: the
  *      pid-1 rule moves them there; stats_previous_runs names them so);
  *   2. its last part is a dump's name as jemalloc writes them
- *      (prof/dumpname.h: <prefix>.<pid>.<seq>.<kind><n>.heap), or, for
- *      the sidecars heapadmin writes beside a dump, that name plus
- *      ".buildid", ".sym" or ".mem";
+ *      (prof/dumpname.h: <prefix>.<pid>.<seq>.<kind><n>.heap), or a
+ *      prof_log file's (<prefix>.<pid>.<seq>.json), each asked for as
+ *      what it is; or, for the sidecars heapadmin writes beside them,
+ *      that name plus ".buildid", ".sym" or ".mem" (a dump's),
+ *      ".buildid", ".maps" or ".window" (a log's);
  *   3. it opens, relative to the datadir, without following a symlink
  *      at any of its parts, as a regular file of at most
  *      HA_HEAPV2_MAX_LEN bytes.
@@ -33,8 +35,11 @@
 
 enum ha_dumpfile_kind {
     HA_DUMPFILE_DUMP,      /* <prefix>.<pid>.<seq>.<kind><n>.heap */
-    HA_DUMPFILE_BUILDID,   /* <dump>.buildid (prof/buildid.h) */
+    HA_DUMPFILE_BUILDID,   /* <dump or log>.buildid (prof/buildid.h) */
     HA_DUMPFILE_SYM,       /* <dump>.sym, the symbolized copy */
+    HA_DUMPFILE_LOG,       /* <prefix>.<pid>.<seq>.json, a prof_log file */
+    HA_DUMPFILE_LOG_MAPS,  /* <log>.maps: the process's mappings then */
+    HA_DUMPFILE_LOG_WINDOW, /* <log>.window: the window's figures */
     HA_DUMPFILE_MEM        /* <dump>.mem (prof/dumpmem.h) */
 };
 

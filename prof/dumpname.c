@@ -28,6 +28,23 @@ ha_dumpname_parse(const char *name, struct ha_dump_name *d)
     size_t len = strlen(name);
     const char *end, *k, *seq, *pid;
 
+    d->log = false;
+    if (len >= 6 && strcmp(name + len - 5, ".json") == 0) {
+        /* <prefix>.<pid>.<seq>.json */
+        end = name + len - 5;
+        for (seq = end; seq > name && seq[-1] != '.'; seq--)
+            ;
+        for (pid = seq - 1; pid > name && pid[-1] != '.'; pid--)
+            ;
+        if (seq == name || pid <= name + 1)
+            return false;
+        d->seq = number(seq, end);
+        d->pid = number(pid, seq - 1);
+        d->kind = "log";
+        d->kind_seq = -1;
+        d->log = true;
+        return d->seq >= 0 && d->pid >= 0;
+    }
     if (len < 6 || strcmp(name + len - 5, ".heap") != 0)
         return false;
     end = name + len - 5;

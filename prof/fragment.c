@@ -193,9 +193,8 @@ ha_frag_compute(const struct ha_heapv2 *p, const struct ha_syms *syms,
 {
     struct ha_agg_walker *w = NULL;
     struct index ix = {0};
-    struct ha_buf line = {0};
+    struct ha_buf line = {0}, name = {0};
     size_t cap = 0;
-    char name[512];
     int ret = -1;
 
     memset(out, 0, sizeof(*out));
@@ -222,16 +221,21 @@ ha_frag_compute(const struct ha_heapv2 *p, const struct ha_syms *syms,
         if (!ha_frag_classes(bins, n_bins, st->raw.objs, st->raw.bytes, &lo,
                              &hi, &share))
             continue;
-        rc = ha_agg_walker_site(w, p, i, name, sizeof(name), &module);
+        /* heap_top's own rule for the site */
+        rc = ha_agg_walker_site(w, p, i, &name);
         if (rc < 0)
             goto oom;
+        if (rc > 0)
+            ha_buf_append_str(&name, "(allocator)");
+        module = ha_agg_walker_site_module(w);
         if (stacks) {
             if (ha_agg_walker_collapsed(w, p, i, &line) != 0)
                 goto oom;
             n_off = ha_strtab_intern(&out->names, (const char *)line.data,
                                      line.len);
         } else {
-            n_off = ha_strtab_intern(&out->names, name, strlen(name));
+            n_off = ha_strtab_intern(&out->names, (const char *)name.data,
+                                     name.len);
         }
         if (module != NULL)
             m_off = ha_strtab_intern(&out->names, module, strlen(module));
@@ -273,6 +277,7 @@ oom:
     ha_frag_free(out);
 done:
     ha_buf_free(&line);
+    ha_buf_free(&name);
     free(ix.keys);
     free(ix.vals);
     ha_agg_walker_free(w);

@@ -261,13 +261,6 @@ read_u64(const char **pp, const char *e, uint64_t *v, bool *overflow)
     return 0;
 }
 
-static const signed char hexval[256] = {
-    ['0'] = 1,  ['1'] = 2,  ['2'] = 3,  ['3'] = 4,  ['4'] = 5,  ['5'] = 6,
-    ['6'] = 7,  ['7'] = 8,  ['8'] = 9,  ['9'] = 10, ['a'] = 11, ['b'] = 12,
-    ['c'] = 13, ['d'] = 14, ['e'] = 15, ['f'] = 16, ['A'] = 11, ['B'] = 12,
-    ['C'] = 13, ['D'] = 14, ['E'] = 15, ['F'] = 16,
-};
-
 /* Reads "0x<1..16 hex digits>" (jemalloc's %#x; a bare 0 is also what
  * %#x prints for zero). Returns 0 or -1. */
 static int
@@ -275,15 +268,15 @@ read_hex(const char **pp, const char *e, uint64_t *v)
 {
     const char *p = *pp, *digits;
     uint64_t x = 0;
-    signed char d;
+    int d;
 
     if (e - p >= 2 && p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
         p += 2;
     digits = p;
     /* The count is checked once at the end: the bits shifted out of x
      * by a 17th digit do not matter, it is refused. */
-    while (p < e && (d = hexval[(unsigned char)*p]) != 0) {
-        x = (x << 4) | (uint64_t)(d - 1);
+    while (p < e && (d = ha_hex_digit(*p)) >= 0) {
+        x = (x << 4) | (uint64_t)d;
         p++;
     }
     if (p == digits || p - digits > 16 ||

@@ -24,18 +24,6 @@ skip_ws(const char *p, const char *e)
     return p;
 }
 
-static int
-hexdig(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* Reads 1..16 hex digits. Returns 0 or -1. */
 static int
 read_hex(const char **pp, const char *e, uint64_t *v)
@@ -44,7 +32,7 @@ read_hex(const char **pp, const char *e, uint64_t *v)
     uint64_t x = 0;
     int n = 0, d;
 
-    while (p < e && (d = hexdig(*p)) >= 0) {
+    while (p < e && (d = ha_hex_digit(*p)) >= 0) {
         if (++n > 16)
             return -1;
         x = (x << 4) | (uint64_t)d;
@@ -374,7 +362,7 @@ ha_buildids_parse(const char *buf, size_t len, struct ha_buildids *out,
         id = &out->ids[out->n_ids];
         what = "'<hex build-id> <path>' (an even number of hex digits, "
                "at most 128)";
-        for (p = s; p < e && hexdig(*p) >= 0; p++) {
+        for (p = s; p < e && ha_hex_digit(*p) >= 0; p++) {
             if (n + 1 >= HA_BUILDID_HEX_MAX)
                 goto bad;
             id->hex[n++] = (char)(*p | 0x20); /* lower case */

@@ -33,18 +33,6 @@ add_sat(uint64_t a, uint64_t b)
     return b > SMAPS_TOTAL_MAX - a ? SMAPS_TOTAL_MAX : a + b;
 }
 
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A hex number at *p (up to e), at most 16 digits; advances *p. */
 static bool
 hex(const char **p, const char *e, uint64_t *out)
@@ -52,10 +40,10 @@ hex(const char **p, const char *e, uint64_t *out)
     uint64_t v = 0;
     int n = 0;
 
-    while (*p < e && hexval(**p) >= 0) {
+    while (*p < e && ha_hex_digit(**p) >= 0) {
         if (++n > 16)
             return false;
-        v = v << 4 | (uint64_t)hexval(**p);
+        v = v << 4 | (uint64_t)ha_hex_digit(**p);
         (*p)++;
     }
     *out = v;
@@ -324,9 +312,13 @@ fail:
     return -1;
 }
 
-int
-ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
-              size_t errlen)
+/* Reads path whole and parses it with parse; a parse error is prefixed
+ * with path. Returns 0 or -1. */
+static int
+read_parsed(const char *path,
+            int (*parse)(const char *buf, size_t len, struct ha_smaps *out,
+                         char *err, size_t errlen),
+            struct ha_smaps *out, char *err, size_t errlen)
 {
     char *buf, why[256];
     size_t len;
@@ -334,11 +326,18 @@ ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
 
     if (read_all(path, &buf, &len, err, errlen) != 0)
         return -1;
-    rc = ha_smaps_parse(buf, len, out, why, sizeof(why));
+    rc = parse(buf, len, out, why, sizeof(why));
     free(buf);
     if (rc != 0)
         ha_err_set(err, errlen, "%s: %s", path, why);
     return rc;
+}
+
+int
+ha_smaps_read(const char *path, struct ha_smaps *out, char *err,
+              size_t errlen)
+{
+    return read_parsed(path, ha_smaps_parse, out, err, errlen);
 }
 
 int
@@ -383,15 +382,5 @@ int
 ha_smaps_read_status(const char *path, struct ha_smaps *out, char *err,
                      size_t errlen)
 {
-    char *buf, why[256];
-    size_t len;
-    int rc;
-
-    if (read_all(path, &buf, &len, err, errlen) != 0)
-        return -1;
-    rc = ha_smaps_parse_status(buf, len, out, why, sizeof(why));
-    free(buf);
-    if (rc != 0)
-        ha_err_set(err, errlen, "%s: %s", path, why);
-    return rc;
+    return read_parsed(path, ha_smaps_parse_status, out, err, errlen);
 }

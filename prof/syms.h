@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Symbolized addresses: what prof/symbolize.c (or a test's fake) produces
+ * Symbolized addresses: what prof/symbolize.h (or a test's fake) produces
  * and prof/aggregate.c consumes. Per address a short run of frames,
  * innermost first (inlined callees, then the real function last), each a
  * function name, source file and line; names are interned once into one

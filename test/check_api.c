@@ -28,7 +28,10 @@
 #include <jemalloc/jemalloc.h>
 #include <sqlite3.h>
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
+#include "core/exposcan.h"
+#include "engine/families.h"
 #include "engine/filevfs.h"
 #include "engine/history.h"
 #include "include/heapadmin.h"
@@ -297,21 +300,43 @@ START_TEST(test_api_agent_socket_and_own_memory)
     ck_assert_int_eq(list[0].pid, getpid());
     ck_assert_int_eq(list[0].state, HA_AGENT_SERVING);
     ck_assert_str_eq(list[0].program, prog);
-    ha_agentreg_get(list, 1, "GET", "/agent", NULL, NULL, 5000, 65536, &rep);
+    ha_agenthttp_get(list, 1, "GET", "/agent", NULL, NULL, 5000, 65536, &rep);
     ck_assert_msg(rep.status == 200, "%d %s", rep.status, rep.err);
     ha_buf_append_u8(&rep.body, 0);
     ck_assert_msg(strstr((const char *)rep.body.data, "endpoint: ") != NULL,
                   "%s", (const char *)rep.body.data);
-    ha_agentreg_replies_free(&rep, 1);
+    ha_agenthttp_replies_free(&rep, 1);
 
     /* heapadmin allocates on its own thread: its share is apart. */
     big = malloc(8 << 20); /* the host's: counted as the host's */
     ck_assert_ptr_nonnull(big);
     memset(big, 1, 8 << 20);
-    ha_agentreg_get(list, 1, "GET", "/metrics", "X-Heapadmin-Role: stats\r\n",
+    ha_agenthttp_get(list, 1, "GET", "/metrics", "X-Heapadmin-Role: stats\r\n",
                     NULL, 5000, 1 << 20, &rep);
     ck_assert_int_eq(rep.status, 200);
     ha_buf_append_u8(&rep.body, 0);
+    {
+        /* Every family heapadmin writes is one a gateway accepts
+         * (engine/families.h): nothing of a real agent is refused. */
+        struct ha_exposcan_policy pol = {ha_families, ha_families_n,
+                                         "pid program user", 2000, 1 << 20};
+        struct ha_exposcan scan;
+        struct ha_exposcan_report r;
+        const char *extra[] = {"pid", "1", "program", "p", NULL};
+
+        ha_exposcan_init(&scan, &pol);
+        ck_assert_int_eq(ha_exposcan_add(&scan, (const char *)rep.body.data,
+                                         rep.body.len - 1, extra, &r),
+                         0);
+        for (int i = 0; i < HA_EXPOSCAN_REFUSAL_MAX; i++)
+            ck_assert_msg(r.refused[i] == 0,
+                          "%zu samples refused (%s): a family or label "
+                          "missing from engine/families.c?\n%s",
+                          r.refused[i], ha_exposcan_refusal_name(i),
+                          (const char *)rep.body.data);
+        ck_assert_uint_ge(r.accepted, 20);
+        ha_exposcan_free(&scan);
+    }
     host = metric((const char *)rep.body.data,
                   "heapadmin_jemalloc_allocated_bytes");
     own = metric((const char *)rep.body.data, "heapadmin_self_allocated_bytes");
@@ -330,7 +355,7 @@ START_TEST(test_api_agent_socket_and_own_memory)
     (void)epoch;
     (void)len;
 #endif
-    ha_agentreg_replies_free(&rep, 1);
+    ha_agenthttp_replies_free(&rep, 1);
     free(big);
     free(list);
     heapadmin_free(h);

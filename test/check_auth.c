@@ -2,8 +2,8 @@
  *
  * Unit tests for admin/auth.c: mysql_native_password hashing against known
  * MySQL PASSWORD() values, proof verification (accept, and reject every
- * kind of wrong response), the scramble alphabet, and failed-login
- * throttling (engine/throttle.c).
+ * kind of wrong response), the scramble alphabet (the failed-login
+ * throttle's tests are check_login.c's).
  */
 #include <stdio.h>
 #include <string.h>
@@ -15,7 +15,6 @@
 
 #include "admin/auth.h"
 #include "engine/accounts.h"
-#include "engine/throttle.h"
 #include "core/util.h"
 
 /* Fixed 20-byte scramble, printable so a failing vector is easy to redo
@@ -408,109 +407,6 @@ START_TEST(test_auth_sha2_rsa_round_trip)
 }
 END_TEST
 
-/* Login throttling: a few failures free, then each further credential
- * from the address waits before it is checked, longer the more
- * failures; credentials arriving together are checked one at a time,
- * spaced out; other addresses are unaffected; success and a quiet
- * minute forget. */
-START_TEST(test_throttle_grows_and_spaces)
-{
-    static struct ha_throttle t;
-    int64_t now = 1000000;
-
-    memset(&t, 0, sizeof(t));
-    /* Unknown and lightly failed addresses are checked at once. */
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
-    for (int i = 0; i < HA_THROTTLE_FREE - 1; i++) {
-        ha_throttle_failed(&t, "10.0.0.1", now);
-        ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
-    }
-    ha_throttle_failed(&t, "10.0.0.1", now);
-    /* Past the free ones: the next check waits a step... */
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
-                     HA_THROTTLE_STEP_MS);
-    /* ... and the ones arriving with it are spaced after it, even
-     * before any of them failed: a parallel flood is paced. */
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
-                     HA_THROTTLE_STEP_MS + HA_THROTTLE_SPACING_MS);
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
-                     HA_THROTTLE_STEP_MS + 2 * HA_THROTTLE_SPACING_MS);
-    /* Another address is checked at once. */
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.2", now), 0);
-    /* Each failure makes the next wait longer, up to the cap. */
-    for (int i = 0; i < 40; i++) {
-        now += 5000;
-        ha_throttle_failed(&t, "10.0.0.1", now);
-    }
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now),
-                     HA_THROTTLE_MAX_MS);
-    /* A quiet minute forgets it. */
-    now += HA_THROTTLE_MAX_MS + HA_THROTTLE_FORGET_MS + 1;
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
-    /* A success forgets it at once. */
-    for (int i = 0; i < 10; i++)
-        ha_throttle_failed(&t, "10.0.0.1", now);
-    ck_assert_int_gt(ha_throttle_admit(&t, "10.0.0.1", now), 0);
-    ha_throttle_succeeded(&t, "10.0.0.1");
-    ck_assert_int_eq(ha_throttle_admit(&t, "10.0.0.1", now), 0);
-}
-END_TEST
-
-START_TEST(test_throttle_table_is_bounded)
-{
-    static struct ha_throttle t;
-    char host[32];
-    int64_t now = 1;
-
-    memset(&t, 0, sizeof(t));
-    for (int i = 0; i < 10; i++)
-        ha_throttle_failed(&t, "192.0.2.1", now);
-    ck_assert_int_gt(ha_throttle_admit(&t, "192.0.2.1", now), 0);
-    /* More addresses than slots: the least recently failed goes, so the
-     * table never grows and the old address starts afresh. */
-    for (int i = 0; i < HA_THROTTLE_SLOTS; i++) {
-        snprintf(host, sizeof(host), "198.51.100.%d/%d", i % 256, i);
-        ha_throttle_failed(&t, host, ++now);
-        ck_assert_int_eq(ha_throttle_admit(&t, host, now), 0);
-    }
-    ck_assert_int_eq(ha_throttle_admit(&t, "192.0.2.1", ++now), 0);
-}
-END_TEST
-
-START_TEST(test_throttle_says_once_per_window)
-{
-    static struct ha_throttle t;
-    unsigned held;
-    int64_t now = 1000;
-
-    memset(&t, 0, sizeof(t));
-    ck_assert(!ha_throttle_say(&t, "10.0.0.1", now, &held));
-    ck_assert_uint_eq(held, 0);
-    for (int i = 0; i < HA_THROTTLE_FREE + 2; i++)
-        ha_throttle_failed(&t, "10.0.0.1", now);
-    /* The first held check is said; a flood within the window is not,
-     * and the next line counts every check held since the last. */
-    ck_assert(ha_throttle_say(&t, "10.0.0.1", now, &held));
-    ck_assert_uint_eq(held, 1);
-    for (int i = 0; i < 500; i++)
-        ck_assert(!ha_throttle_say(&t, "10.0.0.1", now + i, &held));
-    ck_assert(!ha_throttle_say(&t, "10.0.0.1",
-                               now + HA_THROTTLE_SAY_MS - 1, &held));
-    ck_assert(ha_throttle_say(&t, "10.0.0.1", now + HA_THROTTLE_SAY_MS,
-                              &held));
-    ck_assert_uint_eq(held, 502);
-    /* Another address has a window of its own. */
-    ha_throttle_failed(&t, "10.0.0.2", now);
-    ck_assert(ha_throttle_say(&t, "10.0.0.2", now + 1, &held));
-    /* A good login forgets it: the next hold is said at once. */
-    ha_throttle_succeeded(&t, "10.0.0.1");
-    ha_throttle_failed(&t, "10.0.0.1", now + HA_THROTTLE_SAY_MS + 1);
-    ck_assert(ha_throttle_say(&t, "10.0.0.1", now + HA_THROTTLE_SAY_MS + 2,
-                              &held));
-    ck_assert_uint_eq(held, 1);
-}
-END_TEST
-
 static Suite *
 auth_suite(void)
 {
@@ -534,9 +430,6 @@ auth_suite(void)
     tcase_add_test(tc, test_auth_scramble_zero_len);
     tcase_add_test(tc, test_auth_check_wrong_lengths);
     tcase_add_test(tc, test_auth_sha2_check_wrong_lengths);
-    tcase_add_test(tc, test_throttle_grows_and_spaces);
-    tcase_add_test(tc, test_throttle_table_is_bounded);
-    tcase_add_test(tc, test_throttle_says_once_per_window);
     suite_add_tcase(s, tc);
 
     tc = tcase_create("errors");

@@ -594,7 +594,7 @@ START_TEST(test_config_log_runs)
      * the log sink is stderr. */
     ck_assert_int_eq(
         ha_config_load_string(&cfg, nondefault_cnf, NAME, err, sizeof(err)), 0);
-    ha_config_log(&cfg);
+    ha_config_log(&cfg, NULL);
 }
 END_TEST
 

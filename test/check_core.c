@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
  * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h),
- * fibers (fiber.h) and the radix sort (radix.h).
+ * fibers (fiber.h), the radix sort (radix.h), the id map (idmap.h) and
+ * hex digits (util.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -18,11 +19,14 @@
 
 #include "check_main.h"
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
 #include "core/expo.h"
 #include "core/exposcan.h"
+#include "core/users.h"
 #include "core/fiber.h"
+#include "core/idmap.h"
 #include "core/radix.h"
 #include "core/sha.h"
 #include "core/util.h"
@@ -282,6 +286,60 @@ START_TEST(test_radix_sorts_stably)
 }
 END_TEST
 
+/* Every byte: 0-9, a-f and A-F have their values, nothing else has one
+ * (a NUL, '/', ':', '@', 'G', '`', 'g', bytes above 0x7f). */
+START_TEST(test_hex_digit_every_byte)
+{
+    static const char digits[] = "0123456789abcdef";
+
+    for (int i = 0; i < 256; i++) {
+        char c = (char)i;
+        const char *at = i != 0 ? strchr(digits, i >= 'A' && i <= 'F'
+                                                     ? i - 'A' + 'a'
+                                                     : i)
+                                : NULL;
+        int want = at != NULL ? (int)(at - digits) : -1;
+
+        ck_assert_msg(ha_hex_digit(c) == want, "byte 0x%02x: %d, want %d",
+                      i, ha_hex_digit(c), want);
+    }
+}
+END_TEST
+
+/* Every key put is found with its value through several growths, keys
+ * never put are not, a value of UINT32_MAX is refused, and a cleared map
+ * is empty but usable. */
+START_TEST(test_idmap_put_get_grow_clear)
+{
+    struct ha_idmap m = {0};
+    const uint32_t n = 20000;
+    uint32_t v;
+
+    ck_assert(!ha_idmap_get(&m, 1, &v));
+    for (uint32_t i = 0; i < n; i++)
+        ck_assert_int_eq(ha_idmap_put(&m, (uint64_t)i << 32 | i * 7, i), 0);
+    ck_assert_uint_eq(m.n, n);
+    ck_assert_uint_ge(m.cap, 2 * (size_t)n);
+    for (uint32_t i = 0; i < n; i++) {
+        ck_assert_msg(ha_idmap_get(&m, (uint64_t)i << 32 | i * 7, &v),
+                      "key %u lost", i);
+        ck_assert_uint_eq(v, i);
+    }
+    ck_assert(!ha_idmap_get(&m, (uint64_t)n << 32 | n * 7, &v));
+    ck_assert_int_eq(ha_idmap_put(&m, 5, UINT32_MAX), -1);
+    ck_assert(!ha_idmap_get(&m, 5, &v));
+    ha_idmap_clear(&m);
+    ck_assert_uint_eq(m.n, 0);
+    ck_assert(!ha_idmap_get(&m, 0, &v));
+    ck_assert_int_eq(ha_idmap_put(&m, 0, 0), 0);
+    ck_assert(ha_idmap_get(&m, 0, &v));
+    ck_assert_uint_eq(v, 0);
+    ha_idmap_free(&m);
+    ck_assert_ptr_null(m.keys);
+    ck_assert_uint_eq(m.cap, 0);
+}
+END_TEST
+
 
 /* ------------------------------------------------------------------ */
 /* Exposition reader (the gateway's merge)                             */
@@ -303,24 +361,41 @@ agent_text(struct ha_buf *out, double resident, double questions)
     ck_assert_int_eq(ha_expo_finish(&e), 0);
 }
 
+/* The families the tests' gateway accepts. */
+static const struct ha_exposcan_rule test_rules[] = {
+    {"x_resident_bytes", HA_EXPO_GAUGE, "", "Resident\nbytes."},
+    {"x_bytes", HA_EXPO_GAUGE, "type", "By type."},
+    {"x_questions", HA_EXPO_COUNTER, "", "Questions."},
+};
+static const struct ha_exposcan_policy test_policy = {
+    test_rules, 3, "pid program user", 100, 1 << 20,
+};
+
 /* Two processes' metrics become one exposition: each family announced
  * once, each sample with its pid and program first, label values and
  * HELP escapes kept, a counter's _total put back in either format. */
 START_TEST(test_exposcan_relabels_and_merges)
 {
     struct ha_buf a = HA_BUF_INIT, b = HA_BUF_INIT, out = HA_BUF_INIT;
-    struct ha_exposcan s = HA_EXPOSCAN_INIT;
+    struct ha_exposcan s;
+    struct ha_exposcan_report rep;
     const char *pa[] = {"pid", "10", "program", "nginx", NULL};
     const char *pb[] = {"pid", "11", "program", "nginx", NULL};
     struct ha_expo e;
     const char *t;
 
+    ha_exposcan_init(&s, &test_policy);
     agent_text(&a, 1000, 5);
     agent_text(&b, 2000, 6);
-    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)a.data, a.len, pa), 0);
-    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)b.data, b.len, pb), 0);
+    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)a.data, a.len, pa,
+                                     &rep), 0);
+    ck_assert_uint_eq(rep.accepted, 3);
+    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)b.data, b.len, pb,
+                                     &rep), 0);
+    ck_assert_uint_eq(rep.accepted, 3);
+    for (int i = 0; i < HA_EXPOSCAN_REFUSAL_MAX; i++)
+        ck_assert_uint_eq(rep.refused[i], 0);
     ck_assert_uint_eq(s.n, 3);
-    ck_assert_uint_eq(s.skipped, 0);
     ha_expo_init(&e, &out, HA_EXPO_PROMETHEUS);
     ha_exposcan_write(&s, &e);
     ck_assert_int_eq(ha_expo_finish(&e), 0);
@@ -360,29 +435,159 @@ START_TEST(test_exposcan_relabels_and_merges)
 }
 END_TEST
 
-/* Malformed lines are skipped and counted, never read past their end. */
-START_TEST(test_exposcan_skips_malformed)
+/* What a forging neighbour answers: nothing of it is copied through.
+ * Its own pid/program labels are renamed exported_*, a second HELP/TYPE
+ * is ignored, foreign families, NaN, infinities, negative counters,
+ * repeated labels and series, bad UTF-8 and malformed lines are refused
+ * and counted; a finite absurd value is its own process's figure. */
+START_TEST(test_exposcan_refuses_forgeries)
 {
     static const char text[] =
-        "# TYPE g gauge\n"
-        "g 1\n"
+        "# HELP x_resident_bytes Forged help.\n"
+        "# TYPE x_resident_bytes counter\n"
+        "x_resident_bytes{pid=\"8393\",program=\"nginx\"} 999999999\n"
+        "# HELP x_resident_bytes Again.\n"
+        "x_resident_bytes 1e300\n"
+        "evil_family 1\n"
+        "x_bytes{type=\"nan\"} NaN\n"
+        "x_bytes{type=\"inf\"} +Inf\n"
+        "x_bytes{type=\"a\",type=\"b\"} 1\n"
+        "x_bytes{type=\"a\"} 2\n"
+        "x_bytes{type=\"a\"} 3\n"
+        "x_bytes{other=\"a\"} 4\n"
+        "x_bytes{type=\"\xff\xfe\"} 5\n"
+        "x_bytes{type=\"bad\\escape\"} 6\n"
+        "x_questions_total -1\n"
+        "x_questions 7\n"
+        "x_bytes{type=\"u\",user=\"root\"} 8 1700000000\n"
         "g{a=\"unterminated} 2\n"
-        "g{=\"x\"} 3\n"
-        "g{a=\"1\" 4\n"
-        "g notanumber\n"
-        "9bad 1\n"
-        "g{a=\"1\"} 5 1700000000\n"
-        "# random comment\n"
-        "\r\n"
-        "g";
-    struct ha_exposcan s = HA_EXPOSCAN_INIT;
+        "x_bytes{type=\"x\"} notanumber\n"
+        "x_bytes{type=\"hex\"} 0x10\n"
+        "9bad 1\n";
+    const char *extra[] = {"pid", "25663", "program", "python3", NULL};
+    struct ha_exposcan s;
+    struct ha_exposcan_report rep;
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_expo e;
+    const char *t;
 
-    ck_assert_int_eq(ha_exposcan_add(&s, text, sizeof(text) - 1, NULL), 0);
-    ck_assert_uint_eq(s.n, 1);
-    ck_assert_uint_eq(s.families[0].n, 2);
-    ck_assert_uint_eq(s.skipped, 6);
-    ck_assert(s.families[0].samples[1].v == 5);
+    ha_exposcan_init(&s, &test_policy);
+    ck_assert_int_eq(ha_exposcan_add(&s, text, sizeof(text) - 1, extra, &rep),
+                     0);
+    ck_assert_uint_eq(rep.accepted, 4);
+    ck_assert_uint_eq(rep.renamed, 2);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_FAMILY], 2);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_VALUE], 3);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_DUP_LABEL], 1);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_DUP_SERIES], 1);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_LABEL], 1);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_MALFORMED], 6);
+    ha_expo_init(&e, &out, HA_EXPO_PROMETHEUS);
+    ha_exposcan_write(&s, &e);
+    ck_assert_int_eq(ha_expo_finish(&e), 0);
+    ha_buf_append_u8(&out, 0);
+    t = (const char *)out.data;
+    ck_assert_msg(strstr(t, "# HELP x_resident_bytes Resident\\nbytes.\n"
+                            "# TYPE x_resident_bytes gauge\n"
+                            "x_resident_bytes{pid=\"25663\",program="
+                            "\"python3\",exported_pid=\"8393\","
+                            "exported_program=\"nginx\"} 999999999\n"
+                            "x_resident_bytes{pid=\"25663\",program="
+                            "\"python3\"} 1.0000000000000001e+300\n") != NULL,
+                  "%s", t);
+    ck_assert_msg(strstr(t, "exported_user=\"root\"} 8\n") != NULL, "%s", t);
+    ck_assert_ptr_null(strstr(t, "Forged"));
+    ck_assert_ptr_null(strstr(t, "evil"));
+    ck_assert_ptr_null(strstr(t, "NaN"));
+    ck_assert_ptr_null(strstr(t, "Inf"));
     ha_exposcan_free(&s);
+    ha_buf_free(&out);
+}
+END_TEST
+
+/* Caps: past max_series the rest is refused and counted; a text past
+ * max_bytes is refused whole, counted once; the next text is judged on
+ * its own. */
+START_TEST(test_exposcan_caps)
+{
+    struct ha_exposcan_policy pol = test_policy;
+    struct ha_exposcan s;
+    struct ha_exposcan_report rep;
+    struct ha_buf b = HA_BUF_INIT;
+
+    pol.max_series = 10;
+    pol.max_bytes = 4096;
+    ha_exposcan_init(&s, &pol);
+    for (int i = 0; i < 30; i++)
+        ha_buf_printf(&b, "x_bytes{type=\"t%d\"} %d\n", i, i);
+    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)b.data, b.len, NULL,
+                                     &rep), 0);
+    ck_assert_uint_eq(rep.accepted, 10);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_SERIES_CAP], 20);
+    while (b.len <= 4096)
+        ha_buf_append_str(&b, "x_resident_bytes 1\n");
+    ck_assert_int_eq(ha_exposcan_add(&s, (const char *)b.data, b.len, NULL,
+                                     &rep), 0);
+    ck_assert_uint_eq(rep.accepted, 0);
+    ck_assert_uint_eq(rep.refused[HA_EXPOSCAN_BYTES_CAP], 1);
+    ck_assert_uint_eq(s.families[0].n, 10);
+    ck_assert_int_eq(ha_exposcan_add(&s, "x_bytes{type=\"t0\"} 1\n", 21,
+                                     NULL, &rep), 0);
+    ck_assert_uint_eq(rep.accepted, 1); /* another text: not a duplicate */
+    ha_exposcan_free(&s);
+    ha_buf_free(&b);
+}
+END_TEST
+
+/* Whose executable the kernel says a process runs: the basename, or a
+ * link in the same directory to the same file; never a name elsewhere. */
+static bool
+same_if_named_link(const char *path, void *arg)
+{
+    (void)arg;
+    return strcmp(path, "/usr/bin/redis-server") == 0;
+}
+
+START_TEST(test_agentreg_exe_matches)
+{
+    ck_assert(ha_agentreg_exe_matches("/usr/sbin/nginx", "nginx", NULL, NULL));
+    ck_assert(ha_agentreg_exe_matches("/usr/sbin/nginx (deleted)", "nginx",
+                                      NULL, NULL));
+    ck_assert(!ha_agentreg_exe_matches("/usr/bin/python3.11", "nginx",
+                                       same_if_named_link, NULL));
+    ck_assert(ha_agentreg_exe_matches("/usr/bin/redis-check-rdb",
+                                      "redis-server", same_if_named_link,
+                                      NULL));
+    ck_assert(!ha_agentreg_exe_matches("/usr/bin/redis-check-rdb",
+                                       "../bin/redis-server",
+                                       same_if_named_link, NULL));
+    ck_assert(!ha_agentreg_exe_matches("nginx", "nginx", NULL, NULL));
+}
+END_TEST
+
+/* User names come from /etc/passwd read directly, never NSS. */
+START_TEST(test_users_name_without_nss)
+{
+    char path[] = "/tmp/check_users.XXXXXX", name[64];
+    int fd = mkstemp(path);
+    static const char pw[] = "root:x:0:0:root:/root:/bin/bash\n"
+                             "broken line\n"
+                             "www-data:x:33:33:www-data:/var/www:/usr/sbin/"
+                             "nologin\n"
+                             "last:x:4242:1::/:/bin/sh";
+
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(write(fd, pw, sizeof(pw) - 1), (ssize_t)sizeof(pw) - 1);
+    close(fd);
+    ck_assert_int_eq(ha_users_name_in(path, 33, name, sizeof(name)), 0);
+    ck_assert_str_eq(name, "www-data");
+    ck_assert_int_eq(ha_users_name_in(path, 4242, name, sizeof(name)), 0);
+    ck_assert_str_eq(name, "last");
+    ck_assert_int_eq(ha_users_name_in(path, 3, name, sizeof(name)), -1);
+    ck_assert_str_eq(name, "3");
+    unlink(path);
+    ck_assert_int_eq(ha_users_name(0, name, sizeof(name)), 0);
+    ck_assert_str_eq(name, "root");
 }
 END_TEST
 
@@ -430,7 +635,7 @@ listen_at(const char *path)
 
     memset(&sun, 0, sizeof(sun));
     sun.sun_family = AF_UNIX;
-    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    ck_assert_int_eq(ha_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)), 0);
     ck_assert_int_ge(fd, 0);
     ck_assert_int_eq(bind(fd, (struct sockaddr *)&sun, sizeof(sun)), 0);
     ck_assert_int_eq(listen(fd, 4), 0);
@@ -471,25 +676,44 @@ dead_pid(void)
     return 0;
 }
 
+/* This test program's name as the kernel has it (/proc/self/exe). */
+static void
+self_exe_name(char *out, size_t len)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    const char *b;
+
+    ck_assert_int_gt(n, 0);
+    exe[n] = '\0';
+    b = strrchr(exe, '/');
+    ha_strlcpy(out, b != NULL ? b + 1 : exe, len);
+}
+
 /* Live and stale entries are told apart; links and FIFOs at registry
  * names are not entries and are never followed; cleaning removes the
  * stale entry alone; a peer that is not the named process is not asked;
- * the live one answers. */
+ * one that is the process but not the program its name says is a
+ * mismatch, never asked and never removed; the live one answers. */
 START_TEST(test_agentreg_lists_cleans_and_asks)
 {
-    char dir[] = "/tmp/check_agentreg.XXXXXX", live[200], stale[200];
-    char link[200], fifo[200], liar[200], target[200];
+    char dir[] = "/tmp/check_agentreg.XXXXXX", live[300], stale[200];
+    char link[200], fifo[200], liar[200], target[200], forger[200];
+    char prog[128];
     struct ha_agent *list = NULL;
     struct ha_agent_reply rep;
     struct stat st;
     size_t n = 0;
     pid_t gone = dead_pid();
     pthread_t t;
-    int lfd, sfd, xfd;
+    int lfd, sfd, xfd, ffd;
 
     ck_assert_int_ne(gone, 0);
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(live, sizeof(live), "%s/host.%ld.http", dir, (long)getpid());
+    self_exe_name(prog, sizeof(prog));
+    snprintf(live, sizeof(live), "%s/%s.%ld.http", dir, prog, (long)getpid());
+    snprintf(forger, sizeof(forger), "%s/nginx.%ld.http", dir,
+             (long)getpid());
     snprintf(stale, sizeof(stale), "%s/host.%ld.http", dir, (long)gone);
     snprintf(link, sizeof(link), "%s/evil.%ld.http", dir, (long)getpid());
     snprintf(fifo, sizeof(fifo), "%s/fifo.%ld.http", dir, (long)getpid());
@@ -499,15 +723,21 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
     sfd = listen_at(stale);
     close(sfd); /* kill -9: the file stays, nobody listens */
     xfd = listen_at(liar); /* ours, named after another pid */
+    ffd = listen_at(forger); /* ours, named after another program */
     ck_assert_int_eq(symlink(target, link), 0);
     ck_assert_int_eq(mkfifo(fifo, 0600), 0);
     ck_assert_int_eq(close(open(target, O_CREAT | O_WRONLY, 0600)), 0);
 
     ck_assert_int_eq(ha_agentreg_list(dir, &list, &n, NULL, 0), 0);
-    ck_assert_uint_eq(n, 3);
+    ck_assert_uint_eq(n, 4);
     for (size_t i = 0; i < n; i++) {
-        if (list[i].pid == getpid())
-            ck_assert_int_eq(list[i].state, HA_AGENT_SERVING);
+        if (list[i].pid == getpid() && strcmp(list[i].program, "nginx") == 0)
+            ck_assert_msg(list[i].state == HA_AGENT_MISMATCH &&
+                              strstr(list[i].why, "/exe is ") != NULL,
+                          "%d %s", list[i].state, list[i].why);
+        else if (list[i].pid == getpid())
+            ck_assert_msg(list[i].state == HA_AGENT_SERVING, "%d %s",
+                          list[i].state, list[i].why);
         else if (list[i].pid == getppid())
             ck_assert_msg(list[i].state == HA_AGENT_GONE &&
                               strstr(list[i].why, "not process") != NULL,
@@ -518,17 +748,17 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
     }
     /* Asked: the live one answers; nothing is sent to the liar. */
     for (size_t i = 0; i < n; i++) {
-        if (list[i].pid != getpid())
+        if (list[i].pid != getpid() || list[i].state != HA_AGENT_SERVING)
             continue;
         ck_assert_int_eq(pthread_create(&t, NULL, answer_one, &lfd), 0);
-        ha_agentreg_get(&list[i], 1, "GET", "/agent", "X-Test: 1\r\n", NULL,
+        ha_agenthttp_get(&list[i], 1, "GET", "/agent", "X-Test: 1\r\n", NULL,
                         5000, 1024, &rep);
         pthread_join(t, NULL);
         ck_assert_msg(rep.status == 200, "%s", rep.err);
         ck_assert_str_eq(rep.content_type, "text/plain");
         ck_assert_uint_eq(rep.body.len, 20);
         ck_assert(memcmp(rep.body.data, "hello from the agent", 20) == 0);
-        ha_agentreg_replies_free(&rep, 1);
+        ha_agenthttp_replies_free(&rep, 1);
     }
     free(list);
 
@@ -538,12 +768,15 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
     ck_assert_uint_eq(ha_agentreg_clean(dir, NULL, NULL), 2);
     ck_assert_int_ne(lstat(stale, &st), 0);
     ck_assert_int_eq(lstat(live, &st), 0);
+    ck_assert_int_eq(lstat(forger, &st), 0);
     ck_assert_int_eq(lstat(link, &st), 0);
     ck_assert(S_ISLNK(st.st_mode));
     ck_assert_int_eq(lstat(fifo, &st), 0);
     ck_assert_int_eq(stat(target, &st), 0);
     close(lfd);
     close(xfd);
+    close(ffd);
+    unlink(forger);
     unlink(live);
     unlink(link);
     unlink(fifo);
@@ -557,7 +790,7 @@ END_TEST
  * while many siblings probe it) is not stale: its socket stays. */
 START_TEST(test_agentreg_busy_is_not_stale)
 {
-    char dir[] = "/tmp/check_agentreg.XXXXXX", path[200];
+    char dir[] = "/tmp/check_agentreg.XXXXXX", path[300], prog[128];
     struct ha_agent *list = NULL;
     struct sockaddr_un sun;
     struct stat st;
@@ -565,12 +798,13 @@ START_TEST(test_agentreg_busy_is_not_stale)
     size_t n = 0;
 
     ck_assert_ptr_nonnull(mkdtemp(dir));
-    snprintf(path, sizeof(path), "%s/host.%ld.http", dir, (long)getpid());
+    self_exe_name(prog, sizeof(prog));
+    snprintf(path, sizeof(path), "%s/%s.%ld.http", dir, prog, (long)getpid());
     lfd = listen_at(path);
     ck_assert_int_eq(listen(lfd, 0), 0);
     memset(&sun, 0, sizeof(sun));
     sun.sun_family = AF_UNIX;
-    snprintf(sun.sun_path, sizeof(sun.sun_path), "%s", path);
+    ck_assert_int_eq(ha_strlcpy(sun.sun_path, path, sizeof(sun.sun_path)), 0);
     /* Fill the backlog: connects that nobody accepts. */
     for (; n_held < 64; n_held++) {
         held[n_held] = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0);
@@ -699,6 +933,12 @@ core_suite(void)
     tc = tcase_create("radix");
     tcase_add_test(tc, test_radix_sorts_stably);
     suite_add_tcase(s, tc);
+    tc = tcase_create("hex");
+    tcase_add_test(tc, test_hex_digit_every_byte);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("idmap");
+    tcase_add_test(tc, test_idmap_put_get_grow_clear);
+    suite_add_tcase(s, tc);
     tc = tcase_create("sha");
     tcase_add_test(tc, test_sha_matches_openssl);
     suite_add_tcase(s, tc);
@@ -707,7 +947,10 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("agents");
     tcase_add_test(tc, test_exposcan_relabels_and_merges);
-    tcase_add_test(tc, test_exposcan_skips_malformed);
+    tcase_add_test(tc, test_exposcan_refuses_forgeries);
+    tcase_add_test(tc, test_exposcan_caps);
+    tcase_add_test(tc, test_agentreg_exe_matches);
+    tcase_add_test(tc, test_users_name_without_nss);
     tcase_add_test(tc, test_agentreg_names);
     tcase_add_test(tc, test_agentreg_lists_cleans_and_asks);
     tcase_add_test(tc, test_agentreg_busy_is_not_stale);

@@ -8,6 +8,8 @@
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/un.h>
@@ -19,6 +21,7 @@
 #include "engine/credentials.h"
 #include "engine/login.h"
 #include "engine/peer.h"
+#include "engine/throttle.h"
 
 static void
 peer4(struct ha_peer *p, const char *addr, uint16_t port)
@@ -179,7 +182,7 @@ fixture_init(struct login_fixture *f)
                                           &f->users, &f->n_users, err,
                                           sizeof(err)),
                      0);
-    ha_accounts_init(&f->accounts, f->users, f->n_users);
+    ha_accounts_init(&f->accounts, f->users, f->n_users, NULL);
 }
 
 static void
@@ -211,20 +214,20 @@ START_TEST(test_login_alike_for_every_family)
         fixture_init(&f);
         ck_assert_int_eq(ha_login_admit(&f.accounts, &peers[i]), 0);
         ck_assert_int_eq(ha_login_check(&f.accounts, &peers[i], "admin",
-                                        prove_arg, &yes, &u),
+                                        prove_arg, &yes, &u, NULL),
                          local[i] ? HA_LOGIN_OK : HA_LOGIN_NOT_FROM_HERE);
         ck_assert_int_eq(ha_login_check(&f.accounts, &peers[i], "stats",
-                                        prove_arg, &yes, &u),
+                                        prove_arg, &yes, &u, NULL),
                          local[i] ? HA_LOGIN_OK : HA_LOGIN_NOT_FROM_HERE);
         ck_assert_int_eq(ha_login_check(&f.accounts, &peers[i], "ops",
-                                        prove_arg, &yes, &u),
+                                        prove_arg, &yes, &u, NULL),
                          HA_LOGIN_OK);
         ck_assert_str_eq(u->name, "ops");
         ck_assert_int_eq(ha_login_check(&f.accounts, &peers[i], "ops",
-                                        prove_arg, &no, &u),
+                                        prove_arg, &no, &u, NULL),
                          HA_LOGIN_BAD_PASSWORD);
         ck_assert_int_eq(ha_login_check(&f.accounts, &peers[i], "nobody",
-                                        prove_arg, &yes, &u),
+                                        prove_arg, &yes, &u, NULL),
                          HA_LOGIN_UNKNOWN_USER);
         ck_assert_ptr_null(u);
         fixture_free(&f);
@@ -247,7 +250,7 @@ START_TEST(test_login_mapped_peer_shares_the_throttle)
     for (int i = 0; i < 8; i++) {
         if (ha_login_admit(&f.accounts, &mapped) == 0)
             (void)ha_login_check(&f.accounts, &mapped, "ops", prove_arg, &no,
-                                 &u);
+                                 &u, NULL);
     }
     ck_assert_int_gt(ha_login_admit(&f.accounts, &v4), 0);
     ck_assert_int_eq(ha_login_admit(&f.accounts, &other), 0);
@@ -283,6 +286,240 @@ START_TEST(test_login_agent_socket)
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* The throttle                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Per address: a few failures free, then each further one makes the
+ * next check wait longer, up to the bound; checks arriving together are
+ * spaced; refused attempts never lengthen the wait; a quiet minute
+ * forgets. */
+START_TEST(test_throttle_address)
+{
+    struct ha_throttle t;
+    struct ha_peer p, q;
+    enum ha_throttle_why why;
+    int64_t now = 1000000;
+
+    ha_throttle_init(&t, 0, 42);
+    peer4(&p, "192.0.2.1", 1);
+    peer4(&q, "198.51.100.1", 1);
+    for (int i = 0; i < HA_THROTTLE_FREE; i++) {
+        ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+        ha_throttle_failed(&t, &p, "ops", now);
+    }
+    /* Past the free ones: the next check waits a step... */
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why),
+                     HA_THROTTLE_STEP_MS);
+    ck_assert_int_eq(why, HA_THROTTLE_ADDRESS);
+    /* ... however many attempts are refused meanwhile. */
+    for (int i = 0; i < 1000; i++)
+        ck_assert_int_eq(ha_throttle_admit(&t, &p, now + 1, &why),
+                         HA_THROTTLE_STEP_MS - 1);
+    ck_assert_int_eq(ha_throttle_peek(&t, &p, now + 1, &why),
+                     HA_THROTTLE_STEP_MS - 1);
+    /* Once it is over, one check goes; the next one with it is spaced. */
+    now += HA_THROTTLE_STEP_MS;
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why),
+                     HA_THROTTLE_SPACING_MS);
+    /* Another address (another prefix) is checked at once. */
+    ck_assert_int_eq(ha_throttle_admit(&t, &q, now, &why), 0);
+    /* Each failure adds a step, up to the bound: a lock-out is bounded
+     * and counts failed checks only. */
+    for (int i = 0; i < 40; i++) {
+        now += 5000;
+        ha_throttle_failed(&t, &p, "ops", now);
+    }
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why),
+                     HA_THROTTLE_MAX_MS);
+    /* A success as another account does not forget them (a stats login
+     * between guesses at the admin's password clears nothing)... */
+    now += HA_THROTTLE_MAX_MS;
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    ha_throttle_succeeded(&t, &p, "stats", now);
+    ha_throttle_failed(&t, &p, "ops", now);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why),
+                     HA_THROTTLE_MAX_MS);
+    /* ... nor after failures for several accounts... */
+    now += HA_THROTTLE_MAX_MS;
+    ha_throttle_failed(&t, &p, "admin", now);
+    ha_throttle_succeeded(&t, &p, "ops", now);
+    ck_assert_int_gt(ha_throttle_admit(&t, &p, now, &why), 0);
+    /* ... a quiet minute does. */
+    now += HA_THROTTLE_MAX_MS + HA_THROTTLE_FORGET_MS;
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    ha_throttle_failed(&t, &p, "ops", now);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    /* Someone who mistyped their own password, then got it right, is let
+     * off. */
+    for (int i = 0; i < 10; i++)
+        ha_throttle_failed(&t, &p, "ops", now);
+    ck_assert_int_gt(ha_throttle_admit(&t, &p, now, &why), 0);
+    ha_throttle_succeeded(&t, &p, "ops", now);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    ha_throttle_free(&t);
+}
+END_TEST
+
+/* Per prefix: a guesser rotating over the addresses of one /24 (one /64)
+ * is one guesser; another prefix is not held up. */
+START_TEST(test_throttle_prefix)
+{
+    struct ha_throttle t;
+    struct ha_peer p;
+    enum ha_throttle_why why;
+    char a[32];
+    int64_t now = 1000000;
+
+    ha_throttle_init(&t, 0, 42);
+    for (int i = 0; i < HA_THROTTLE_PREFIX_FREE; i++) {
+        snprintf(a, sizeof(a), "203.0.113.%d", i + 1);
+        peer4(&p, a, 1);
+        ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+        ha_throttle_failed(&t, &p, "ops", now);
+    }
+    peer4(&p, "203.0.113.200", 1);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why),
+                     HA_THROTTLE_PREFIX_STEP_MS);
+    ck_assert_int_eq(why, HA_THROTTLE_PREFIX);
+    peer4(&p, "203.0.114.200", 1);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    /* IPv6: a /64. */
+    for (int i = 0; i < HA_THROTTLE_PREFIX_FREE; i++) {
+        snprintf(a, sizeof(a), "2001:db8:1:2::%x", i + 1);
+        peer6(&p, a, 1);
+        ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+        ha_throttle_failed(&t, &p, "ops", now);
+    }
+    peer6(&p, "2001:db8:1:2:ffff::1", 1);
+    ck_assert_int_gt(ha_throttle_admit(&t, &p, now, &why), 0);
+    ck_assert_int_eq(why, HA_THROTTLE_PREFIX);
+    peer6(&p, "2001:db8:1:3::1", 1);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    ha_throttle_free(&t);
+}
+END_TEST
+
+/* In all: 300 addresses in 300 prefixes, each guessing as fast as it is
+ * let, get the total bound (its burst, then its rate), not 300 times a
+ * per-address rate. A known-good address and a unix-socket peer are not
+ * held by it. */
+START_TEST(test_throttle_global_bound)
+{
+    struct ha_throttle t;
+    struct ha_peer p, good, sock;
+    enum ha_throttle_why why;
+    char a[32];
+    int64_t now = 1000000, checks = 0;
+    const int64_t seconds = 10;
+
+    ha_throttle_init(&t, 0, 42);
+    peer4(&good, "198.51.100.7", 1);
+    ck_assert_int_eq(ha_throttle_admit(&t, &good, now, &why), 0);
+    ha_throttle_succeeded(&t, &good, "ops", now);
+    peer_unix(&sock);
+    for (int64_t ms = 0; ms < seconds * 1000; ms += 10) {
+        for (int i = 0; i < 300; i++) {
+            snprintf(a, sizeof(a), "10.%d.%d.1", i / 256 + 1, i % 256);
+            peer4(&p, a, 1);
+            if (ha_throttle_admit(&t, &p, now + ms, &why) == 0) {
+                checks++;
+                ha_throttle_failed(&t, &p, "ops", now + ms);
+            }
+        }
+    }
+    ck_assert_msg(checks <= HA_THROTTLE_GLOBAL_BURST +
+                               HA_THROTTLE_GLOBAL_PER_S * seconds + 1,
+                  "%lld checks in %lld s", (long long)checks,
+                  (long long)seconds);
+    ck_assert_msg(checks >= HA_THROTTLE_GLOBAL_PER_S * seconds / 2,
+                  "only %lld checks in %lld s", (long long)checks,
+                  (long long)seconds);
+    now += seconds * 1000 - 10; /* the loop's last moment */
+    peer4(&p, "172.16.0.1", 1);
+    ck_assert_int_gt(ha_throttle_admit(&t, &p, now, &why), 0);
+    ck_assert_int_eq(why, HA_THROTTLE_GLOBAL);
+    /* The admin where it logged in before, and on the unix socket. */
+    ck_assert_int_eq(ha_throttle_admit(&t, &good, now, &why), 0);
+    ck_assert_int_eq(ha_throttle_admit(&t, &sock, now, &why), 0);
+    /* A right password gives its token back: only failures count. */
+    now += 1000;
+    for (int i = 0; i < 100; i++) {
+        peer4(&p, "172.16.0.2", 1);
+        if (ha_throttle_admit(&t, &p, now, &why) == 0)
+            ha_throttle_succeeded(&t, &p, "ops", now);
+    }
+    peer4(&p, "172.16.0.3", 1);
+    ck_assert_int_eq(ha_throttle_admit(&t, &p, now, &why), 0);
+    ha_throttle_free(&t);
+}
+END_TEST
+
+/* Sized by memory: the table stops growing at its bound, and an entry
+ * that still holds a wait is never dropped to make room for a new
+ * address; the addresses it has no room for are held by the total
+ * bound, and counted. */
+START_TEST(test_throttle_memory_bound)
+{
+    struct ha_throttle t;
+    struct ha_throttle_report r;
+    struct ha_peer p, first;
+    enum ha_throttle_why why;
+    char a[32];
+    int64_t now = 1000000;
+
+    ha_throttle_init(&t, 16 << 10, 42); /* 16 KiB */
+    ck_assert_uint_le(ha_throttle_max_capacity(&t) * 64, 32 << 10);
+    peer4(&first, "192.0.2.1", 1);
+    for (int i = 0; i < 2 * HA_THROTTLE_FREE; i++)
+        ha_throttle_failed(&t, &first, "ops", now);
+    ck_assert_int_gt(ha_throttle_admit(&t, &first, now, &why), 0);
+    for (int i = 0; i < 5000; i++) {
+        snprintf(a, sizeof(a), "10.%d.%d.%d", i / 62500, (i / 250) % 250,
+                 i % 250 + 1);
+        peer4(&p, a, 1);
+        ha_throttle_failed(&t, &p, "ops", now + 1);
+    }
+    ck_assert_uint_le(ha_throttle_capacity(&t), ha_throttle_max_capacity(&t));
+    ck_assert_int_gt(ha_throttle_admit(&t, &first, now + 1, &why), 0);
+    ck_assert_int_eq(why, HA_THROTTLE_ADDRESS);
+    ck_assert(ha_throttle_report(&t, now + HA_THROTTLE_REPORT_MS, &r));
+    ck_assert_uint_gt(r.untracked, 0);
+    ck_assert_uint_eq(r.failed, 2 * HA_THROTTLE_FREE + 5000);
+    ha_throttle_free(&t);
+}
+END_TEST
+
+/* One summary per interval, with the most refused peer; none when
+ * nothing happened. */
+START_TEST(test_throttle_report)
+{
+    struct ha_throttle t;
+    struct ha_throttle_report r;
+    struct ha_peer p;
+    int64_t now = 1000000;
+
+    ha_throttle_init(&t, 0, 42);
+    ck_assert(!ha_throttle_report(&t, now, &r));
+    peer4(&p, "192.0.2.9", 1);
+    for (int i = 0; i < HA_THROTTLE_FREE; i++)
+        ha_throttle_failed(&t, &p, "ops", now);
+    for (int i = 0; i < 500; i++)
+        ck_assert_int_gt(ha_throttle_peek(&t, &p, now + 1, NULL), 0);
+    ck_assert(!ha_throttle_report(&t, now + HA_THROTTLE_REPORT_MS - 1, &r));
+    ck_assert(ha_throttle_report(&t, now + HA_THROTTLE_REPORT_MS, &r));
+    ck_assert_uint_eq(r.failed, HA_THROTTLE_FREE);
+    ck_assert_uint_eq(r.refused[HA_THROTTLE_ADDRESS], 500);
+    ck_assert_uint_eq(r.peers, 1);
+    ck_assert_str_eq(r.top, "192.0.2.9");
+    ck_assert_uint_eq(r.top_refused, 500);
+    /* Nothing since: nothing to say. */
+    ck_assert(!ha_throttle_report(&t, now + 3 * HA_THROTTLE_REPORT_MS, &r));
+    ha_throttle_free(&t);
+}
+END_TEST
+
 static Suite *
 login_suite(void)
 {
@@ -296,6 +533,14 @@ login_suite(void)
     tcase_add_test(tc, test_login_alike_for_every_family);
     tcase_add_test(tc, test_login_mapped_peer_shares_the_throttle);
     tcase_add_test(tc, test_login_agent_socket);
+    suite_add_tcase(s, tc);
+
+    tc = tcase_create("limits");
+    tcase_add_test(tc, test_throttle_address);
+    tcase_add_test(tc, test_throttle_prefix);
+    tcase_add_test(tc, test_throttle_global_bound);
+    tcase_add_test(tc, test_throttle_memory_bound);
+    tcase_add_test(tc, test_throttle_report);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -387,6 +387,8 @@ static const char *const gv_names[] = {
     "admin-mysql_ifaces",
     "admin-version",
     "admin-max_connections",
+    "admin-max_pending_logins",
+    "admin-max_pending_logins_per_host",
     "admin-connect_timeout",
     "admin-wait_timeout",
     "admin-net_write_timeout",
@@ -430,7 +432,11 @@ static const char *const gv_names[] = {
     "jemalloc-limit_watch_sample_pct",
     "jemalloc-limit_watch_lg_prof_sample",
     "jemalloc-limit_watch_state",
+    "jemalloc-log_max_bytes",
+    "jemalloc-log_state",
+    "jemalloc-recent_alloc_max",
     "jemalloc-dump_now",
+    "jemalloc-log_now",
     "jemalloc-reset_now",
     "jemalloc-purge_now",
     "jemalloc-purge_arena_now",
@@ -445,11 +451,11 @@ static const char *const gv_names[] = {
     "jemalloc-prof_stats",
     "jemalloc-prof_sys_thread_name",
     "jemalloc-prof_time_resolution",
-    "jemalloc-prof_recent_alloc_max",
     "jemalloc-opt_prof_active",
     "jemalloc-opt_lg_prof_sample",
     "jemalloc-opt_prof_gdump",
     "jemalloc-opt_prof_thread_active_init",
+    "jemalloc-opt_prof_recent_alloc_max",
 };
 
 START_TEST(test_vtab_globals_every_row)
@@ -716,6 +722,44 @@ START_TEST(test_vtab_globals_decay_put_back)
     ck_assert_err_has("put back: jemalloc-arena_dirty_decay_ms");
     ck_assert_int_eq(fake_get("arena.0.dirty_decay_ms")->v.s, 10000);
     ck_assert_int_eq(fake_get("arenas.dirty_decay_ms")->v.s, 10000);
+}
+END_TEST
+
+/* The churn rows: bounds refused with what is allowed; the recent list's
+ * size reaches jemalloc and is put back by a failing statement;
+ * log_max_bytes is the heap's. */
+START_TEST(test_vtab_globals_churn_rows)
+{
+    ck_assert_int_eq(gv_set("jemalloc-log_now", "601"), SQLITE_ERROR);
+    ck_assert_err_has("jemalloc-log_now = '601': invalid value; allowed: "
+                      "seconds from 1 to 600");
+    ck_assert_int_eq(gv_set("jemalloc-log_now", "true"), SQLITE_ERROR);
+    ck_assert_int_eq(gv_set("jemalloc-log_max_bytes", "1024"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("allowed: bytes from 1048576 (1 MiB)");
+    ck_assert_int_eq(gv_set("jemalloc-recent_alloc_max", "-1"),
+                     SQLITE_ERROR);
+    ck_assert_err_has("jemalloc's -1, no bound, is refused");
+    ck_assert_int_eq(gv_set("jemalloc-recent_alloc_max", "100001"),
+                     SQLITE_ERROR);
+    ck_assert_int_eq(gv_set("jemalloc-recent_alloc_max", "1000"),
+                     SQLITE_OK);
+    ck_assert_int_eq(fake_get("experimental.prof_recent.alloc_max")->v.s,
+                     1000);
+    ck_assert_int_eq(gv_set("jemalloc-log_max_bytes", "8388608"),
+                     SQLITE_OK);
+    ck_assert_int_eq(ctx.heap->log_max_bytes, 8388608);
+    ck_assert_int_eq(gv_set("jemalloc-log_state", "open"), SQLITE_ERROR);
+    ck_assert_err_has("jemalloc-log_state is read-only");
+    /* All or nothing: a refused row puts back the recent list's size. */
+    ck_assert_int_eq(
+        exec("UPDATE global_variables SET variable_value = CASE "
+             "variable_name WHEN 'jemalloc-recent_alloc_max' THEN '50' "
+             "ELSE 'x' END WHERE variable_name IN "
+             "('jemalloc-recent_alloc_max', 'jemalloc-prof_active')"),
+        SQLITE_ERROR);
+    ck_assert_int_eq(fake_get("experimental.prof_recent.alloc_max")->v.s,
+                     1000);
 }
 END_TEST
 
@@ -1243,7 +1287,7 @@ START_TEST(test_vtab_bins_without_stats)
     ck_assert_ptr_null(query1("SELECT bytes FROM stats_memory_breakdown "
                               "WHERE component = 'jemalloc.dirty'"));
     ck_assert_str_eq(query1("SELECT count(*) FROM stats_memory_breakdown"),
-                     "21");
+                     "24");
 }
 END_TEST
 
@@ -1331,6 +1375,7 @@ vtab_suite(void)
     tcase_add_test(core, test_vtab_bins_arena_plans);
     tcase_add_test(core, test_vtab_bins_without_stats);
     tcase_add_test(core, test_vtab_globals_purge_arena);
+    tcase_add_test(core, test_vtab_globals_churn_rows);
     tcase_add_test(core, test_vtab_globals_dump_now_names_the_file);
     tcase_add_test(core, test_vtab_globals_dump_now_without_hook);
     tcase_add_test(core, test_vtab_globals_transaction);

@@ -177,6 +177,8 @@ fake_reset(bool opt_prof)
     fake_add_str("opt.prof_time_resolution", FAKE_RO, "default");
     c = fake_add("opt.prof_recent_alloc_max", FAKE_SSIZE, FAKE_RO);
     c->v.s = 0;
+    fake_add("experimental.prof_recent.alloc_max", FAKE_SSIZE, FAKE_PROF)
+        ->v.s = 0;
 }
 
 static inline struct fake_ctl *

@@ -27,7 +27,10 @@
  * "burst <n>" when it starts, so a test can time its dumps between
  * bursts.
  *
- *   growthhost -c CONFIG      runs until SIGTERM or SIGINT, exits 0
+ *   growthhost -c CONFIG [-n] runs until SIGTERM or SIGINT, exits 0;
+ *                             -n skips the fragment step (512 Ki
+ *                             allocations at start), for a tool that
+ *                             counts every call from launch (heaptrack)
  *   growthhost -a             the same without heapadmin embedded: for
  *                             the LD_PRELOAD agent to serve
  *
@@ -47,6 +50,7 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,11 +210,14 @@ main(int argc, char **argv)
     size_t n_leaked = 0;
     sigset_t sigs;
     char err[512];
+    bool agent, no_fragment;
 
     memset(&opt, 0, sizeof(opt));
-    if (!(argc == 3 && strcmp(argv[1], "-c") == 0) &&
-        !(argc == 2 && strcmp(argv[1], "-a") == 0)) {
-        fprintf(stderr, "usage: growthhost -c CONFIG | -a\n");
+    agent = argc == 2 && strcmp(argv[1], "-a") == 0;
+    no_fragment = argc == 4 && strcmp(argv[3], "-n") == 0;
+    if (!agent && ((argc != 3 && argc != 4) || strcmp(argv[1], "-c") != 0 ||
+                   (argc == 4 && !no_fragment))) {
+        fprintf(stderr, "usage: growthhost -c CONFIG [-n] | -a\n");
         return 2;
     }
     if (getenv("GROWTHHOST_LEAK_X") != NULL)
@@ -221,7 +228,7 @@ main(int argc, char **argv)
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-    if (argc == 3) {
+    if (!agent) {
         opt.config_file = argv[2];
         if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0 ||
             heapadmin_start(ha, err, sizeof(err)) != 0) {
@@ -229,7 +236,8 @@ main(int argc, char **argv)
             return 1;
         }
     }
-    fragment();
+    if (!no_fragment)
+        fragment();
     if (getenv("GROWTHHOST_ROUND") != NULL)
         round33((size_t)strtoul(getenv("GROWTHHOST_ROUND"), NULL, 10));
     printf("ready\n");

@@ -24,8 +24,18 @@
  *                         it answered
  *   6 resident   INTEGER  the same for resident bytes
  *   7 state      TEXT     'serving', 'no answer' (it lives but did not
- *                         answer within 2 s), 'gone'
- *   8 detail     TEXT     why, for the last two
+ *                         answer within 2 s), 'gone', 'mismatch' (a live
+ *                         process listens there, but the kernel says it
+ *                         runs another program than the name claims:
+ *                         never asked, never merged)
+ *   8 detail     TEXT     why, for the last three
+ *
+ * pid, program and user are what the kernel proves (core/agentreg.h):
+ * the socket's name checked by SO_PEERCRED and /proc/<pid>/exe, the
+ * directory's owner. socket, allocated and resident are what the agent
+ * answers, taken only from a proven one: socket only when it is a
+ * socket of that user in the agent's own directory, the figures only as
+ * plain integers.
  *
  * No HIDDEN columns, no constraints used (idxNum 0: a full listing).
  * xFilter lists the datadir and asks every serving agent at once on the
@@ -35,9 +45,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
+#include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -117,6 +129,38 @@ field(const struct ha_buf *b, const char *key, char *out, size_t len)
     return false;
 }
 
+/* A non-negative decimal integer and nothing else. */
+static bool
+plain_int(const char *v, long long *out)
+{
+    long long n = 0;
+
+    if (*v == '\0' || strlen(v) > 18)
+        return false;
+    for (const char *p = v; *p != '\0'; p++) {
+        if (*p < '0' || *p > '9')
+            return false;
+        n = n * 10 + (*p - '0');
+    }
+    *out = n;
+    return true;
+}
+
+/* Whether path, as agent a says its admin socket is, is a socket of a's
+ * user in a's own directory (not a link, not another's file). */
+static bool
+own_socket(const struct ha_agent *a, const char *path)
+{
+    const char *slash = strrchr(a->path, '/'), *pslash = strrchr(path, '/');
+    struct stat st;
+
+    return slash != NULL && pslash != NULL &&
+           pslash - path == slash - a->path &&
+           memcmp(path, a->path, (size_t)(slash - a->path)) == 0 &&
+           strstr(path, "/..") == NULL && lstat(path, &st) == 0 &&
+           S_ISSOCK(st.st_mode) && st.st_uid == a->uid;
+}
+
 static void
 list_run(void *arg)
 {
@@ -139,17 +183,20 @@ list_run(void *arg)
         j->rc = -1;
         return;
     }
-    ha_agentreg_get(list, n, "GET", "/agent", "X-Heapadmin-Role: stats\r\n",
+    ha_agenthttp_get(list, n, "GET", "/agent", "X-Heapadmin-Role: stats\r\n",
                     NULL, AGENTS_TIMEOUT_MS, 65536, replies);
     for (size_t i = 0; i < n; i++) {
         struct agent_row *r = &j->rows[i];
         const struct ha_agent_reply *rep = &replies[i];
-        char v[64];
+        char v[64], v_path[4096];
 
         r->a = list[i];
         ha_strlcpy(r->socket, list[i].path, sizeof(r->socket));
         if (list[i].state == HA_AGENT_GONE) {
             r->state = "gone";
+            ha_strlcpy(r->detail, list[i].why, sizeof(r->detail));
+        } else if (list[i].state == HA_AGENT_MISMATCH) {
+            r->state = "mismatch";
             ha_strlcpy(r->detail, list[i].why, sizeof(r->detail));
         } else if (rep->status != 200) {
             r->state = "no answer";
@@ -157,17 +204,18 @@ list_run(void *arg)
                      rep->status == 0 ? rep->err : "an HTTP error");
         } else {
             r->state = "serving";
-            (void)field(&rep->body, "endpoint", r->socket,
-                        sizeof(r->socket));
+            if (field(&rep->body, "endpoint", v_path, sizeof(v_path)) &&
+                own_socket(&list[i], v_path))
+                ha_strlcpy(r->socket, v_path, sizeof(r->socket));
             r->have_memory =
                 field(&rep->body, "allocated", v, sizeof(v)) &&
-                sscanf(v, "%lld", &r->allocated) == 1 &&
+                plain_int(v, &r->allocated) &&
                 field(&rep->body, "resident", v, sizeof(v)) &&
-                sscanf(v, "%lld", &r->resident) == 1;
+                plain_int(v, &r->resident);
         }
     }
     j->n = n;
-    ha_agentreg_replies_free(replies, n);
+    ha_agenthttp_replies_free(replies, n);
     free(replies);
     free(list);
 }
@@ -189,23 +237,14 @@ static int
 agents_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                sqlite3_vtab **ppVtab, char **pzErr)
 {
-    agents_vtab *vt;
-    int rc = sqlite3_declare_vtab(db, AGENTS_SCHEMA);
+    int rc = ha_vtab_new(db, AGENTS_SCHEMA, SQLITE_VTAB_INNOCUOUS,
+                         sizeof(agents_vtab), ppVtab, pzErr);
 
     (void)argc;
     (void)argv;
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    *ppVtab = &vt->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((agents_vtab *)*ppVtab)->conn = aux;
+    return rc;
 }
 
 static int
@@ -322,7 +361,7 @@ agents_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-static sqlite3_module agents_module = {
+static const sqlite3_module agents_module = {
     0,                 /* iVersion */
     agents_connect,    /* xCreate - a session's own (temp) */
     agents_connect,    /* xConnect */

@@ -35,7 +35,9 @@
  *   admin-stats_credentials           RO  user:**** list (masked)
  *   admin-mysql_ifaces                RO
  *   admin-version                     RO  heapadmind's version
- *   admin-max_connections, admin-connect_timeout, admin-wait_timeout,
+ *   admin-max_connections, admin-max_pending_logins,
+ *   admin-max_pending_logins_per_host, admin-connect_timeout,
+ *   admin-wait_timeout,
  *   admin-net_write_timeout, admin-max_allowed_packet,
  *   admin-max_output_buffer           RO  the limits, as configured
  *   admin-unix_socket_mode, admin-have_ssl, admin-require_tls,
@@ -88,9 +90,30 @@
  *                                           off, -1 = the current rate)
  *   jemalloc-limit_watch_state        RO    what the limit watch sees and
  *                                           did (ctx->engine_value)
+ *   jemalloc-log_max_bytes            RW    a lifetime window closes early
+ *                                           once jemalloc holds this much
+ *                                           for its log (1 MiB .. 4 GiB;
+ *                                           default 64 MiB)
+ *   jemalloc-log_state                RO    the lifetime window: open (its
+ *                                           file, seconds left, memory) or
+ *                                           closed, and the last one
+ *   jemalloc-recent_alloc_max         RW P  experimental.prof_recent.
+ *                                           alloc_max: the last N sampled
+ *                                           allocations jemalloc keeps for
+ *                                           stats_jemalloc_recent (0 = off,
+ *                                           at most 100000; jemalloc's -1 is
+ *                                           refused)
  *   jemalloc-dump_now                 A  P  prof.dump (jemalloc's naming,
  *                                           prof.prefix = datadir/stem),
  *                                           then dump_retention_*
+ *   jemalloc-log_now                  A  P  prof.log_start for N seconds
+ *                                           (1..600; heap/logwin.h), then
+ *                                           prof.log_stop on the dump
+ *                                           worker and the log published
+ *                                           as <prefix>.<pid>.<seq>.json
+ *                                           (stats_heap_dumps kind log);
+ *                                           0 closes the open one now.
+ *                                           Reads the seconds left
  *   jemalloc-reset_now                A  P  prof.reset at the current rate
  *   jemalloc-purge_now                A     arena.4096.purge (all arenas);
  *                                           the info message says how much
@@ -106,11 +129,12 @@
  *   jemalloc-version                  RO  version
  *   jemalloc-prof_accum, jemalloc-prof_final, jemalloc-prof_leak,
  *   jemalloc-prof_leak_error, jemalloc-prof_stats,
- *   jemalloc-prof_sys_thread_name, jemalloc-prof_time_resolution,
- *   jemalloc-prof_recent_alloc_max    RO  opt.<same name>
+ *   jemalloc-prof_sys_thread_name,
+ *   jemalloc-prof_time_resolution     RO  opt.<same name>
  *   jemalloc-opt_prof_active, jemalloc-opt_lg_prof_sample,
  *   jemalloc-opt_prof_gdump,
- *   jemalloc-opt_prof_thread_active_init
+ *   jemalloc-opt_prof_thread_active_init,
+ *   jemalloc-opt_prof_recent_alloc_max
  *                                     RO  opt.<name>: the start-up value
  *                                         of a setting whose live value
  *                                         is the row without "opt_"
@@ -168,24 +192,14 @@ static int
 globals_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
                 sqlite3_vtab **ppVtab, char **pzErr)
 {
-    globals_vtab *vt;
-    int rc;
+    int rc = ha_vtab_new(db, GLOBALS_SCHEMA, SQLITE_VTAB_DIRECTONLY,
+                         sizeof(globals_vtab), ppVtab, pzErr);
 
     (void)argc;
     (void)argv;
-    rc = sqlite3_declare_vtab(db, GLOBALS_SCHEMA);
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_DIRECTONLY);
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    *ppVtab = &vt->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((globals_vtab *)*ppVtab)->conn = aux;
+    return rc;
 }
 
 static int
@@ -514,6 +528,8 @@ ha_globals_persistable(const char *name)
                    ha_globals_rows[i].kind == GV_LG_SAMPLE ||
                    ha_globals_rows[i].kind == GV_STATS_AGE ||
                    ha_globals_rows[i].kind == GV_DUMP_SYM ||
-                   ha_globals_rows[i].kind == GV_DECAY;
+                   ha_globals_rows[i].kind == GV_DECAY ||
+                   ha_globals_rows[i].kind == GV_LOG_MAX ||
+                   ha_globals_rows[i].kind == GV_RECENT_MAX;
     return false;
 }

@@ -39,6 +39,12 @@ enum gv_kind {
     GV_ARENA_DECAY, /* per-arena <kind>_decay_ms list, read-write */
     GV_PURGE_ARENA, /* action: arena.<i>.purge, an index or all */
     GV_ENGINE,    /* run-time state from ctx->engine_value, read-only */
+    GV_LOG_NOW,   /* action: a lifetime window of N seconds (heap/logwin.h);
+                     reads the seconds left */
+    GV_LOG_MAX,   /* ctx->heap->log_max_bytes, read-write */
+    GV_LOG_STATE, /* the lifetime window's state, read-only */
+    GV_RECENT_MAX, /* experimental.prof_recent.alloc_max, read-write,
+                      bounded */
     GV_KIND_MAX
 };
 
@@ -49,6 +55,8 @@ enum gv_admin {
     GV_ADMIN_IFACES,
     GV_ADMIN_VERSION,
     GV_ADMIN_MAX_CONNECTIONS,
+    GV_ADMIN_MAX_PENDING_LOGINS,
+    GV_ADMIN_MAX_PENDING_LOGINS_PER_HOST,
     GV_ADMIN_CONNECT_TIMEOUT,
     GV_ADMIN_WAIT_TIMEOUT,
     GV_ADMIN_NET_WRITE_TIMEOUT,
@@ -111,6 +119,9 @@ extern const int ha_globals_n_rows;
     "10000 for dirty and 0 for muzzy pages"
 /* Arenas one per-arena list may name. */
 #define GV_ARENA_LIST_MAX 1024
+/* Records jemalloc's recent-allocation list may keep: each holds its
+ * stack's profiling data alive, so jemalloc's -1 (no bound) is refused. */
+#define GV_RECENT_MAX_RECORDS 100000
 #define GV_LG_SAMPLE_MAX 62
 #define GV_LG_SAMPLE_ALLOWED                                             \
     "an integer from 0 to 62 (log2 of the mean bytes allocated between " \
@@ -178,6 +189,10 @@ bool ha_globals_writable(const struct gv_row *r);
 /* Whether r is an action (dump_now, reset_now, purge_now, ...): reads
  * 'false', acts on 'true', never saved. */
 bool ha_globals_is_action(const struct gv_row *r);
+
+/* The lifetime window's state as a line (jemalloc-log_state). */
+struct ha_heap;
+void ha_globals_log_state(const struct ha_heap *heap, char *buf, size_t len);
 
 /* "a, b, c": the writable variables, for messages. */
 void ha_globals_writable_list(char *buf, size_t len);

@@ -20,6 +20,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "heap/dumpjob.h"
+#include "heap/logwin.h"
 #include "heap/mallctl.h"
 #include "heap/symcopy.h"
 #include "heap/value.h"
@@ -382,6 +383,62 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
         f.allowed = GV_DECAY_ALLOWED;
         f.errnum = gv_apply_arena_decay(vt, c, info, infolen);
         break;
+    case GV_LOG_NOW: {
+        struct ha_heap *heap = vt->conn->ctx->heap;
+        char why[PATH_MAX + 512];
+        int rc = c->value > 0
+                     ? ha_logwin_open(heap, (unsigned)c->value, info,
+                                      infolen, why, sizeof(why))
+                     : ha_logwin_close(heap, info, infolen, why, sizeof(why));
+
+        if (rc == HA_HEAP_STOPPED) {
+            ha_globals_set_text(err, errlen,
+                                "%s: the statement stopped waiting (KILL, "
+                                "max_execution_time or shutdown); the "
+                                "window %s anyway (jemalloc-log_state)",
+                                r->name,
+                                c->value > 0 ? "opens" : "closes");
+            return -1;
+        }
+        if (rc != 0) {
+            ha_globals_set_text(err, errlen, "%s = '%s': %s", r->name,
+                                c->text, why);
+            return -1;
+        }
+        c->applied = true;
+        return 0;
+    }
+    case GV_LOG_MAX:
+        c->old_lg = (size_t)vt->conn->ctx->heap->log_max_bytes;
+        vt->conn->ctx->heap->log_max_bytes = c->value;
+        ha_globals_set_text(info, infolen,
+                            "%s set to %lld: a lifetime window closes early "
+                            "once jemalloc holds that much memory for its "
+                            "log (an open one, from its next second)",
+                            r->name, c->value);
+        break;
+    case GV_RECENT_MAX: {
+        ssize_t old = 0;
+
+        f.allowed = "0 (off) to 100000";
+        f.errnum = ha_mallctl_write_ssize(ops, r->mallctl,
+                                          (ssize_t)c->value, &old);
+        if (f.errnum != 0)
+            break;
+        c->old_lg = (size_t)old;
+        if (c->value > 0)
+            ha_globals_set_text(info, infolen,
+                                "%s set to %lld (was %zd): "
+                                "stats_jemalloc_recent shows the last that "
+                                "many sampled allocations",
+                                r->name, c->value, old);
+        else
+            ha_globals_set_text(info, infolen,
+                                "%s set to 0 (was %zd): jemalloc keeps no "
+                                "recent allocations",
+                                r->name, old);
+        break;
+    }
     default:
         f.errnum = EPERM;
         break;
@@ -418,6 +475,11 @@ ha_globals_undo(globals_vtab *vt, int n, char *report, size_t len)
             vt->conn->ctx->heap->stats_max_age_ms = (unsigned)c->old_lg;
         else if (r->kind == GV_DUMP_SYM)
             vt->conn->ctx->heap->dump_symbolized = c->old_bool;
+        else if (r->kind == GV_LOG_MAX)
+            vt->conn->ctx->heap->log_max_bytes = (long long)c->old_lg;
+        else if (r->kind == GV_RECENT_MAX)
+            rc = ha_mallctl_write_ssize(ops, r->mallctl,
+                                        (ssize_t)c->old_lg, NULL);
         else if (r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY)
             rc = ha_mallctl_restore_decay(ops, ha_globals_decay_kind(r), &c->undo);
         list = !ha_globals_is_action(r) ? (rc == 0 ? undone : failed) : done;

@@ -20,6 +20,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "heap/dumpjob.h"
+#include "heap/logwin.h"
 #include "heap/mallctl.h"
 #include "heap/symcopy.h"
 #include "heap/value.h"
@@ -39,6 +40,10 @@ const struct gv_row ha_globals_rows[] = {
      "it is heapadmind's version"},
     {"admin-max_connections", NULL, GV_ADMIN, 0, GV_ADMIN_MAX_CONNECTIONS,
      HINT_ADMIN},
+    {"admin-max_pending_logins", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_PENDING_LOGINS, HINT_ADMIN},
+    {"admin-max_pending_logins_per_host", NULL, GV_ADMIN, 0,
+     GV_ADMIN_MAX_PENDING_LOGINS_PER_HOST, HINT_ADMIN},
     {"admin-connect_timeout", NULL, GV_ADMIN, 0, GV_ADMIN_CONNECT_TIMEOUT,
      HINT_ADMIN},
     {"admin-wait_timeout", NULL, GV_ADMIN, 0, GV_ADMIN_WAIT_TIMEOUT,
@@ -110,7 +115,14 @@ const struct gv_row ha_globals_rows[] = {
      "it is what the limit watch sees and has done; configure it in the "
      "config file (jemalloc_variables.limit_dump_* and limit_watch_*)"},
 
+    {"jemalloc-log_max_bytes", NULL, GV_LOG_MAX, 0, 0, NULL},
+    {"jemalloc-log_state", NULL, GV_LOG_STATE, 0, 0,
+     "it is the lifetime window's state; open one with jemalloc-log_now"},
+    {"jemalloc-recent_alloc_max", "experimental.prof_recent.alloc_max",
+     GV_RECENT_MAX, GV_PROF, 0, NULL},
+
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
+    {"jemalloc-log_now", "prof.log_start", GV_LOG_NOW, GV_PROF, 0, NULL},
     {"jemalloc-reset_now", "prof.reset", GV_RESET, GV_PROF, 0, NULL},
     {"jemalloc-purge_now", HA_MALLCTL_PURGE_ALL, GV_PURGE, 0, 0, NULL},
     {"jemalloc-purge_arena_now", "arena.<i>.purge", GV_PURGE_ARENA, 0, 0,
@@ -139,8 +151,6 @@ const struct gv_row ha_globals_rows[] = {
      0, 0, HINT_STARTUP},
     {"jemalloc-prof_time_resolution", "opt.prof_time_resolution", GV_RO_STR,
      0, 0, HINT_STARTUP},
-    {"jemalloc-prof_recent_alloc_max", "opt.prof_recent_alloc_max",
-     GV_RO_SSIZE, 0, 0, HINT_STARTUP},
 
     {"jemalloc-opt_prof_active", "opt.prof_active", GV_RO_BOOL, 0, 0,
      HINT_OPT},
@@ -150,6 +160,8 @@ const struct gv_row ha_globals_rows[] = {
      HINT_OPT},
     {"jemalloc-opt_prof_thread_active_init", "opt.prof_thread_active_init",
      GV_RO_BOOL, 0, 0, HINT_OPT},
+    {"jemalloc-opt_prof_recent_alloc_max", "opt.prof_recent_alloc_max",
+     GV_RO_SSIZE, 0, 0, HINT_OPT},
 };
 
 const int ha_globals_n_rows = (int)HA_ARRAY_SIZE(ha_globals_rows);
@@ -337,7 +349,8 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         snprintf(buf, len, "%zu", v);
         break;
     }
-    case GV_RO_SSIZE: {
+    case GV_RO_SSIZE:
+    case GV_DECAY: {
         ssize_t v = 0;
 
         rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
@@ -376,13 +389,6 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         snprintf(buf, len, "%lld", v);
         break;
     }
-    case GV_DECAY: {
-        ssize_t v = 0;
-
-        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
-        snprintf(buf, len, "%zd", v);
-        break;
-    }
     case GV_ARENA_DECAY:
         rc = gv_read_arena_decay(ops, ha_globals_decay_kind(r), buf, len);
         break;
@@ -393,6 +399,28 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         if (ctx->engine_value == NULL)
             return false;
         return ctx->engine_value(ctx->engine_arg, r->name, buf, len);
+    case GV_LOG_NOW: {
+        struct ha_logwin_state st;
+
+        ha_logwin_state(ctx->heap, &st);
+        snprintf(buf, len, "%lld", st.ours ? st.seconds_left : 0);
+        break;
+    }
+    case GV_LOG_MAX:
+        snprintf(buf, len, "%lld",
+                 ctx->heap->log_max_bytes > 0 ? ctx->heap->log_max_bytes
+                                              : HA_LOGWIN_DEFAULT_MAX_BYTES);
+        break;
+    case GV_LOG_STATE:
+        ha_globals_log_state(ctx->heap, buf, len);
+        break;
+    case GV_RECENT_MAX: {
+        ssize_t v = 0;
+
+        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
+        snprintf(buf, len, "%zd", v);
+        break;
+    }
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -407,14 +435,47 @@ ha_globals_writable(const struct gv_row *r)
            r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE ||
            r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM ||
            r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY ||
-           r->kind == GV_PURGE_ARENA;
+           r->kind == GV_PURGE_ARENA || r->kind == GV_LOG_NOW ||
+           r->kind == GV_LOG_MAX || r->kind == GV_RECENT_MAX;
 }
 
 bool
 ha_globals_is_action(const struct gv_row *r)
 {
     return r->kind == GV_DUMP || r->kind == GV_RESET ||
-           r->kind == GV_PURGE || r->kind == GV_PURGE_ARENA;
+           r->kind == GV_PURGE || r->kind == GV_PURGE_ARENA ||
+           r->kind == GV_LOG_NOW;
+}
+
+/* The lifetime window's state as one line. */
+void
+ha_globals_log_state(const struct ha_heap *heap, char *buf, size_t len)
+{
+    struct ha_logwin_state st;
+    char mem[64] = "";
+    size_t at;
+
+    ha_logwin_state(heap, &st);
+    if (st.open && st.bytes >= 0)
+        snprintf(mem, sizeof(mem), ", %lld bytes of jemalloc's memory",
+                 st.bytes);
+    if (st.open && !st.ours)
+        snprintf(buf, len, "open in this process by another instance: %s",
+                 st.file);
+    else if (st.open)
+        snprintf(buf, len, "%s: %s, %lld of %lld s left%s (closes at %lld)",
+                 st.closing ? "closing" : "open", st.file, st.seconds_left,
+                 st.seconds, mem, st.max_bytes);
+    else
+        snprintf(buf, len, "closed");
+    at = strlen(buf);
+    if (st.last_err[0] != '\0')
+        snprintf(buf + at, len - at, "; the last window failed: %s",
+                 st.last_err);
+    else if (st.last[0] != '\0')
+        snprintf(buf + at, len - at,
+                 "; last: %s (%lld s, closed by %s, %lld bytes at the end)",
+                 st.last, st.last_seconds, st.last_why, st.last_bytes);
 }
 
 /* "a, b, c": the writable variables, for messages. */

@@ -21,6 +21,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "heap/dumpjob.h"
+#include "heap/logwin.h"
 #include "heap/mallctl.h"
 #include "heap/symcopy.h"
 #include "heap/value.h"
@@ -233,6 +234,40 @@ ha_globals_validate(globals_vtab *vt, int idx, const char *text)
         return gv_validate_arena_decay(vt, idx, text);
     if (r->kind == GV_PURGE_ARENA)
         return gv_validate_purge_arena(vt, idx, text);
+    if (r->kind == GV_LOG_NOW) {
+        if (ha_value_parse_int(text, 0, HA_LOGWIN_MAX_S, &lg) != 0)
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': invalid value; allowed: seconds from 1 to %d "
+                "to open a lifetime window (every sampled allocation freed "
+                "in it is logged, then published for heap_lifetimes), or 0 "
+                "to close the open one now",
+                r->name, shown, HA_LOGWIN_MAX_S);
+        return gv_stage(vt, idx, lg, text);
+    }
+    if (r->kind == GV_LOG_MAX) {
+        if (ha_value_parse_int(text, HA_LOGWIN_MIN_MAX_BYTES,
+                               HA_LOGWIN_MAX_MAX_BYTES, &lg) != 0)
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': invalid value; allowed: bytes from %lld (1 MiB) "
+                "to %lld (4 GiB): a lifetime window closes early once "
+                "jemalloc holds that much memory for its log",
+                r->name, shown, HA_LOGWIN_MIN_MAX_BYTES,
+                HA_LOGWIN_MAX_MAX_BYTES);
+        return gv_stage(vt, idx, lg, text);
+    }
+    if (r->kind == GV_RECENT_MAX) {
+        if (ha_value_parse_int(text, 0, GV_RECENT_MAX_RECORDS, &lg) != 0)
+            return ha_vtab_set_errmsg(
+                &vt->base,
+                "%s = '%s': invalid value; allowed: 0 (off) to %d: how many "
+                "of the last sampled allocations jemalloc keeps for "
+                "stats_jemalloc_recent (jemalloc's -1, no bound, is refused: "
+                "each record keeps its stack's profiling data alive)",
+                r->name, shown, GV_RECENT_MAX_RECORDS);
+        return gv_stage(vt, idx, lg, text);
+    }
     if (r->kind == GV_STATS_AGE) {
         if (ha_value_parse_int(text, 0, 3600000, &lg) != 0)
             return ha_vtab_set_errmsg(

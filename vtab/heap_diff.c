@@ -331,7 +331,7 @@ diff_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_diff_module = {
+const sqlite3_module ha_heap_diff_module = {
     0,                  /* iVersion */
     diff_connect,       /* xCreate: a session's own (temp) */
     diff_connect,       /* xConnect */

@@ -2,22 +2,27 @@
  *
  * stats_heap_dumps: one row per heap dump in the datadir, named as
  * jemalloc names dumps (<prefix>.<pid>.<seq>.{m,i,u}<n>.heap or
- * <prefix>.<pid>.<seq>.f.heap; heap/profiles.h).
+ * <prefix>.<pid>.<seq>.f.heap; heap/profiles.h), and per lifetime log
+ * (<prefix>.<pid>.<seq>.json, jemalloc's prof_log file, written by
+ * jemalloc-log_now and read by heap_lifetimes).
  *
  *   0 file_name          TEXT     the name in the datadir: what heap_top()
  *                                 and the other functions take
  *   1 kind               TEXT     manual (m), interval (i), high-water (u),
- *                                 final (f), or limit: taken by the limit
- *                                 watch (engine/limitwatch.h) as memory
- *                                 neared the cgroup's limit (its name is
- *                                 a manual dump's)
+ *                                 final (f), log (a lifetime log), or
+ *                                 limit: taken by the limit watch
+ *                                 (engine/limitwatch.h) as memory neared
+ *                                 the cgroup's limit (its name is a
+ *                                 manual dump's)
  *   2 pid                INTEGER  process that wrote it
- *   3 seq                INTEGER  jemalloc's dump sequence number
+ *   3 seq                INTEGER  jemalloc's dump sequence number (a
+ *                                 log's: the logs' own sequence)
  *   4 kind_seq           INTEGER  sequence within the kind (NULL: final)
  *   5 size_bytes         INTEGER  file size
  *   6 mtime              INTEGER  modification time, unix seconds
  *   7 sample_period      INTEGER  bytes between samples (heap_v2/<period>)
- *   8 bytes              INTEGER  in-use bytes, scaled as jeprof does
+ *   8 bytes              INTEGER  in-use bytes, scaled as jeprof does; a
+ *                                 log's: the bytes freed in its window
  *   9 objects            INTEGER  in-use objects, scaled the same way
  *  10 build_id_mismatch  TEXT     binaries replaced on disk since the dump
  *                                 ("path (dump build-id X, on disk Y)",
@@ -92,13 +97,14 @@ static int
 dumps_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 {
     (void)p;
-    info->idxNum = 0;
+    info->idxNum = HA_DUMPS_LOGS;
     if (info->colUsed &
         ((1u << 7) | (1u << 8) | (1u << 9) | (1u << 11) | (1u << 12)))
         info->idxNum |= DUMPS_IDX_TOTALS;
     if (info->colUsed & (1u << 10))
         info->idxNum |= DUMPS_IDX_REPORT;
-    info->estimatedCost = info->idxNum != 0 ? 100000 : 1000;
+    info->estimatedCost =
+        (info->idxNum & ~HA_DUMPS_LOGS) != 0 ? 100000 : 1000;
     info->estimatedRows = 100;
     return SQLITE_OK;
 }
@@ -214,7 +220,7 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_dumps_module = {
+const sqlite3_module ha_heap_dumps_module = {
     0,                  /* iVersion */
     dumps_connect,      /* xCreate: a session's own (temp) */
     dumps_connect,      /* xConnect */

@@ -218,7 +218,7 @@ frag_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_fragmentation_module = {
+const sqlite3_module ha_heap_fragmentation_module = {
     0,                  /* iVersion */
     frag_connect,       /* xCreate: a session's own (temp) */
     frag_connect,       /* xConnect */
@@ -235,7 +235,7 @@ sqlite3_module ha_heap_fragmentation_module = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-sqlite3_module ha_heap_fragmentation_stacks_module = {
+const sqlite3_module ha_heap_fragmentation_stacks_module = {
     0,                  /* iVersion */
     frag_stacks_connect, /* xCreate: a session's own (temp) */
     frag_stacks_connect, /* xConnect */

@@ -161,20 +161,15 @@ growth_connect_table(sqlite3 *db, void *aux, bool stacks, sqlite3_vtab **pp,
                      char **pzErr)
 {
     growth_vtab *vt;
-    int rc = sqlite3_declare_vtab(db, stacks ? GROWTH_SCHEMA_STACKS
-                                             : GROWTH_SCHEMA_FUNCS);
+    int rc = ha_vtab_new(db,
+                         stacks ? GROWTH_SCHEMA_STACKS : GROWTH_SCHEMA_FUNCS,
+                         SQLITE_VTAB_INNOCUOUS, sizeof(*vt), pp, pzErr);
 
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    if (rc != SQLITE_OK)
         return rc;
-    }
-    if ((vt = sqlite3_malloc(sizeof(*vt))) == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
+    vt = (growth_vtab *)*pp;
     vt->base.conn = aux;
     vt->stacks = stacks;
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    *pp = &vt->base.base;
     return SQLITE_OK;
 }
 
@@ -455,6 +450,6 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,  \
     }
 
-sqlite3_module ha_heap_growth_module = GROWTH_MODULE(growth_connect);
-sqlite3_module ha_heap_growth_stacks_module =
+const sqlite3_module ha_heap_growth_module = GROWTH_MODULE(growth_connect);
+const sqlite3_module ha_heap_growth_stacks_module =
     GROWTH_MODULE(growth_stacks_connect);

@@ -188,7 +188,7 @@ modules_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_modules_module = {
+const sqlite3_module ha_heap_modules_module = {
     0,                  /* iVersion */
     modules_connect,    /* xCreate: a session's own (temp) */
     modules_connect,    /* xConnect */

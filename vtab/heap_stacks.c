@@ -486,7 +486,7 @@ profile_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_stacks_module = {
+const sqlite3_module ha_heap_stacks_module = {
     0,                  /* iVersion */
     stacks_connect,     /* xCreate: a session's own (temp) */
     stacks_connect,     /* xConnect */
@@ -503,7 +503,7 @@ sqlite3_module ha_heap_stacks_module = {
     NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
 };
 
-sqlite3_module ha_heap_profile_module = {
+const sqlite3_module ha_heap_profile_module = {
     0,                  /* iVersion */
     profile_connect,    /* xCreate: a session's own (temp) */
     profile_connect,    /* xConnect */

@@ -210,7 +210,7 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_heap_top_module = {
+const sqlite3_module ha_heap_top_module = {
     0,                  /* iVersion */
     top_connect,        /* xCreate: a session's own (temp) */
     top_connect,        /* xConnect */

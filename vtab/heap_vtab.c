@@ -27,21 +27,12 @@ int
 ha_heap_vtab_connect(sqlite3 *db, void *aux, const char *schema,
                 sqlite3_vtab **pp, char **pzErr)
 {
-    heap_vtab *vt;
-    int rc = sqlite3_declare_vtab(db, schema);
+    int rc = ha_vtab_new(db, schema, SQLITE_VTAB_INNOCUOUS, sizeof(heap_vtab),
+                         pp, pzErr);
 
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
-        return rc;
-    }
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
-    vt->conn = aux;
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    *pp = &vt->base;
-    return SQLITE_OK;
+    if (rc == SQLITE_OK)
+        ((heap_vtab *)*pp)->conn = aux;
+    return rc;
 }
 
 int
@@ -131,7 +122,7 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
 {
     static const struct {
         const char *name;
-        sqlite3_module *module;
+        const sqlite3_module *module;
     } tables[] = {
         {"stats_heap_dumps", &ha_heap_dumps_module},
         {"heap_top", &ha_heap_top_module},
@@ -144,6 +135,9 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"stats_previous_runs", &ha_previous_runs_module},
         {"heap_fragmentation", &ha_heap_fragmentation_module},
         {"heap_fragmentation_stacks", &ha_heap_fragmentation_stacks_module},
+        {"heap_lifetimes", &ha_heap_lifetimes_module},
+        {"heap_lifetimes_stacks", &ha_heap_lifetimes_stacks_module},
+        {"stats_jemalloc_recent", &ha_heap_recent_module},
     };
 
     for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {

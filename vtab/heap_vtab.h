@@ -18,6 +18,12 @@
  *   heap_fragmentation.c heap_fragmentation(dump), whose objects pin the
  *                  heap_fragmentation_stacks(dump) fragmented size
  *                                              classes
+ *   heap_lifetimes.c heap_lifetimes(log),      per allocation site, and
+ *                  heap_lifetimes_stacks(log)  per stack: how long the
+ *                                              objects freed in a lifetime
+ *                                              window lived
+ *   recent.c       stats_jemalloc_recent      the last sampled allocations,
+ *                                              freed or not
  * A dump argument is a file name from stats_heap_dumps.file_name, or
  * 'live' (admin only) for this process now; see heap/profiles.h.
  */
@@ -67,17 +73,20 @@ int ha_heap_vtab_fail(sqlite3_vtab *vt, int rc, const char *table,
                  const char *err);
 
 /* The modules, registered by ha_heap_vtab_register (heap.c). */
-extern sqlite3_module ha_heap_dumps_module;
-extern sqlite3_module ha_heap_top_module;
-extern sqlite3_module ha_heap_stacks_module;
-extern sqlite3_module ha_heap_profile_module;
-extern sqlite3_module ha_heap_diff_module;
-extern sqlite3_module ha_heap_modules_module;
-extern sqlite3_module ha_heap_growth_module;
-extern sqlite3_module ha_heap_growth_stacks_module;
-extern sqlite3_module ha_previous_runs_module;
-extern sqlite3_module ha_heap_fragmentation_module;
-extern sqlite3_module ha_heap_fragmentation_stacks_module;
+extern const sqlite3_module ha_heap_dumps_module;
+extern const sqlite3_module ha_heap_top_module;
+extern const sqlite3_module ha_heap_stacks_module;
+extern const sqlite3_module ha_heap_profile_module;
+extern const sqlite3_module ha_heap_diff_module;
+extern const sqlite3_module ha_heap_modules_module;
+extern const sqlite3_module ha_heap_growth_module;
+extern const sqlite3_module ha_heap_growth_stacks_module;
+extern const sqlite3_module ha_heap_lifetimes_module;
+extern const sqlite3_module ha_heap_lifetimes_stacks_module;
+extern const sqlite3_module ha_heap_recent_module;
+extern const sqlite3_module ha_previous_runs_module;
+extern const sqlite3_module ha_heap_fragmentation_module;
+extern const sqlite3_module ha_heap_fragmentation_stacks_module;
 
 
 #endif /* HA_HEAP_VTAB_H */

@@ -167,19 +167,14 @@ ha_jestats_connect(sqlite3 *db, void *aux, const char *schema,
                    char **pzErr)
 {
     ha_jestats_vtab *vt;
-    int rc = sqlite3_declare_vtab(db, schema);
+    int rc = ha_vtab_new(db, schema, SQLITE_VTAB_INNOCUOUS, size, ppVtab,
+                         pzErr);
 
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    if (rc != SQLITE_OK)
         return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    if ((vt = sqlite3_malloc64(size)) == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, size);
+    vt = (ha_jestats_vtab *)*ppVtab;
     vt->conn = aux;
     vt->n_cols = n_cols;
-    *ppVtab = &vt->base;
     return SQLITE_OK;
 }
 

@@ -26,6 +26,8 @@
  *   3 pct_of_rss  REAL     bytes * 100 / rss; NULL on info rows
  *   4 detail      TEXT     what it is, the figures behind it, and what to
  *                          do about it
+ * While a lifetime window is open (jemalloc-log_now), one more info row,
+ * jemalloc.internal.prof_log: what jemalloc holds for its log.
  *
  * No HIDDEN columns, no constraints used: 24 rows, computed whole in
  * xFilter (one epoch, shared within jemalloc-stats_max_age_ms; smaps read
@@ -39,6 +41,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <stdio.h>
+
+#include "heap/logwin.h"
 #include "heap/rss.h"
 #include "prof/breakdown.h"
 #include "vtab/jestats.h"
@@ -69,6 +74,34 @@ rss_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
     (void)vtab;
     info->estimatedCost = HA_BREAKDOWN_ROWS;
     info->estimatedRows = HA_BREAKDOWN_ROWS;
+    return SQLITE_OK;
+}
+
+/* While a lifetime window is open, what jemalloc holds for its log
+ * (heap/logwin.h): inside jemalloc.internal, so an info row. */
+static int
+log_row(ha_jestats_cursor *c, const struct ha_heap *heap)
+{
+    struct ha_logwin_state st;
+    struct ha_jestats_cell *row;
+    char detail[512];
+
+    ha_logwin_state(heap, &st);
+    if (!st.open || st.bytes < 0)
+        return SQLITE_OK;
+    snprintf(detail, sizeof(detail),
+             "the open lifetime window's log (%s, %lld s left): every "
+             "sampled allocation freed since it opened, kept in jemalloc's "
+             "memory until it closes (inside jemalloc.internal; it closes "
+             "early at jemalloc-log_max_bytes = %lld)",
+             st.file, st.seconds_left, st.max_bytes);
+    if ((row = ha_jestats_row(c)) == NULL ||
+        ha_jestats_text(c, &row[0], "jemalloc.internal.prof_log") !=
+            SQLITE_OK ||
+        ha_jestats_text(c, &row[1], "info") != SQLITE_OK ||
+        ha_jestats_text(c, &row[4], detail) != SQLITE_OK)
+        return SQLITE_NOMEM;
+    ha_jestats_int(&row[2], st.bytes);
     return SQLITE_OK;
 }
 
@@ -111,7 +144,7 @@ rss_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
         if (ha_jestats_text(c, &row[4], rows[i].detail) != SQLITE_OK)
             return SQLITE_NOMEM;
     }
-    return SQLITE_OK;
+    return log_row(c, vt->conn->ctx->heap);
 }
 
 static const sqlite3_module rss_module = {

@@ -220,7 +220,7 @@ runs_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     return SQLITE_OK;
 }
 
-sqlite3_module ha_previous_runs_module = {
+const sqlite3_module ha_previous_runs_module = {
     0,                  /* iVersion */
     runs_connect,       /* xCreate: a session's own (temp) */
     runs_connect,       /* xConnect */

@@ -44,6 +44,7 @@
 #include <string.h>
 
 #include "vtab/cursor.h"
+#include "vtab/vtab_util.h"
 
 enum sess_kind {
     SESS_PROCESSLIST,   /* stats_admin_sessions */
@@ -100,23 +101,18 @@ sess_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
         kind = SESS_VARIABLES;
     else
         kind = SESS_GLOBALS;
-    rc = sqlite3_declare_vtab(
-        db, kind == SESS_PROCESSLIST
-                ? "CREATE TABLE x(id INTEGER, user TEXT, host TEXT, db TEXT, "
-                  "command TEXT, time INTEGER, state TEXT, info TEXT)"
-                : "CREATE TABLE x(variable_name TEXT, variable_value)");
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errstr(rc));
+    rc = ha_vtab_new(
+        db,
+        kind == SESS_PROCESSLIST
+            ? "CREATE TABLE x(id INTEGER, user TEXT, host TEXT, db TEXT, "
+              "command TEXT, time INTEGER, state TEXT, info TEXT)"
+            : "CREATE TABLE x(variable_name TEXT, variable_value)",
+        SQLITE_VTAB_INNOCUOUS, sizeof(*v), out, pzErr);
+    if (rc != SQLITE_OK)
         return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    v = sqlite3_malloc(sizeof(*v));
-    if (v == NULL)
-        return SQLITE_NOMEM;
-    memset(v, 0, sizeof(*v));
+    v = (sess_vtab *)*out;
     v->src = aux;
     v->kind = kind;
-    *out = &v->base;
     return SQLITE_OK;
 }
 

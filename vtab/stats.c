@@ -275,21 +275,14 @@ stats_connect_table(sqlite3 *db, void *aux, const struct stats_table *table,
                     sqlite3_vtab **ppVtab, char **pzErr)
 {
     stats_vtab *vt;
-    int rc;
+    int rc = ha_vtab_new(db, table->schema, SQLITE_VTAB_INNOCUOUS,
+                         sizeof(*vt), ppVtab, pzErr);
 
-    rc = sqlite3_declare_vtab(db, table->schema);
-    if (rc != SQLITE_OK) {
-        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+    if (rc != SQLITE_OK)
         return rc;
-    }
-    sqlite3_vtab_config(db, SQLITE_VTAB_INNOCUOUS);
-    vt = sqlite3_malloc(sizeof(*vt));
-    if (vt == NULL)
-        return SQLITE_NOMEM;
-    memset(vt, 0, sizeof(*vt));
+    vt = (stats_vtab *)*ppVtab;
     vt->conn = aux;
     vt->table = table;
-    *ppVtab = &vt->base;
     return SQLITE_OK;
 }
 

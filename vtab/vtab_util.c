@@ -42,6 +42,23 @@ ha_vtab_set_errmsg(sqlite3_vtab *vtab, const char *fmt, ...)
 }
 
 int
+ha_vtab_new(sqlite3 *db, const char *schema, int risk, size_t size,
+            sqlite3_vtab **out, char **pzErr)
+{
+    int rc = sqlite3_declare_vtab(db, schema);
+
+    if (rc != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(db));
+        return rc;
+    }
+    sqlite3_vtab_config(db, risk);
+    if ((*out = sqlite3_malloc64(size)) == NULL)
+        return SQLITE_NOMEM;
+    memset(*out, 0, size);
+    return SQLITE_OK;
+}
+
+int
 ha_vtab_best_index_name(sqlite3_index_info *info, int name_col, int n_rows)
 {
     for (int i = 0; i < info->nConstraint; i++) {

@@ -3,8 +3,8 @@
  * Beneath every table file and vtab.c: the context the tables share
  * (struct ha_vtab_ctx, public through vtab.h: the heap service and the
  * rows layers above own), the per-connection state
- * every module gets as its client data, and the helpers stats.c and
- * globals.c share (vtab_util.c). vtab.c, the registration, sits above
+ * every module gets as its client data, and the helpers the table files
+ * share (vtab_util.c). vtab.c, the registration, sits above
  * the tables, so they include this and never vtab.h.
  */
 #ifndef HA_VTAB_UTIL_H
@@ -62,6 +62,15 @@ struct ha_vtab_conn {
  * or SQLITE_NOMEM when the message cannot be allocated. */
 int ha_vtab_set_errmsg(sqlite3_vtab *vtab, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* The start of every table's xConnect: declares schema (SQLite's error
+ * into *pzErr), marks the table SQLITE_VTAB_INNOCUOUS or
+ * SQLITE_VTAB_DIRECTONLY (risk: see each table's header) and allocates
+ * size zeroed bytes for the table's struct, whose first member is its
+ * sqlite3_vtab. Returns SQLITE_OK with *out set, or SQLite's error
+ * (SQLITE_NOMEM). */
+int ha_vtab_new(sqlite3 *db, const char *schema, int risk, size_t size,
+                sqlite3_vtab **out, char **pzErr);
 
 /* Replaces conn's info message. */
 void ha_vtab_set_info(struct ha_vtab_conn *conn, const char *text);

@@ -47,7 +47,7 @@ for round in 1 2 3; do
         # Where the lost child stands: its threads' stacks, its socket and
         # what the agent logged for it.
         ha_diag "child $k: $(ls -l "$data" 2>&1 | grep -c "forkhost.$k") entries"
-        ha_diag "$(grep "agent\[$k\]" "$HA_TMP/agent.log" 2>&1 | tail -5)"
+        ha_diag "$(grep "\[pid $k\]" "$HA_TMP/agent.log" 2>&1 | tail -5)"
         ha_diag "$(eu-stack -p "$k" 2>&1 | head -80)"
     done
     ag_wait_socket "$data/forkhost.$hpid.sock" 20

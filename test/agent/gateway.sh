@@ -12,8 +12,16 @@
 # never asked, one that never answers costs a scrape its deadline and
 # never holds the gateway's loop, and after kill -9 the redis shows as
 # gone until the next start in the datadir removes its endpoint.
+# A forging neighbour of a served user (issue 25) never blinds, forges
+# or controls another process's figures: one listening under nginx's
+# name is shown as a mismatch and never asked; ones under their own name
+# answering forged labels, foreign families, NaN/Inf, 10 MB of series, a
+# slow drip or nothing are parsed, refused and counted while a real
+# Prometheus keeps the host's target up and every real series right. A
+# same-user peer of a privilege-dropped worker gets nothing from its
+# agent socket without a password; root's gateway gets everything.
 
-HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-300}
+HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-600}
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 ha_require nginx nginx
@@ -99,6 +107,8 @@ gsql() {
 }
 ag_wait_socket "$HA_TMP/gateway.sock" 15 || ha_bail "the gateway starts"
 url=http://127.0.0.1:$gport
+ha_file_like "the gateway's start-up log says it is one" "$HA_TMP/gateway.log" \
+    "ready for connections: a host gateway for the agents of $data"
 
 gsql "SELECT pid, program, user, state FROM stats_agents ORDER BY pid" stats
 expected=$(printf '%s\n' "$mpid	nginx	root	serving" \
@@ -179,6 +189,66 @@ code=$(curl -s --max-time 60 -o "$HA_TMP/d.pb.gz" -w '%{http_code}' -u stats:sta
 ha_is "... but reads the worker's dump by name" 200 "$code"
 ha_like "/debug/pprof/cmdline?pid= is nginx's, not the gateway's" "nginx" \
     "$(curl -s --max-time 10 -u stats:stats "$url/debug/pprof/cmdline?pid=$w" | tr '\0' ' ')"
+for bad in +$w 0$w ' '$w $w.0 -1; do
+    ha_is "?pid=$bad is refused (400)" 400 \
+        "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u admin:admin -G "$url/debug/pprof/heap" --data-urlencode "pid=$bad")"
+done
+code=$(curl -s --max-time 60 -o "$HA_TMP/p.pb.gz" -w '%{http_code}' -u admin:admin "$url/pid/$w/debug/pprof/heap")
+ha_is "/pid/$w/debug/pprof/heap answers the worker's profile" "200:1f8b" \
+    "$code:$(head -c 2 "$HA_TMP/p.pb.gz" | od -An -tx1 | tr -d ' \n')"
+ha_is "/pid/0$w/ is refused (400)" 400 \
+    "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u admin:admin "$url/pid/0$w/pprof/heap")"
+timeout 120 jeprof --text "http://admin:admin@127.0.0.1:$gport/pid/$w/pprof/heap" \
+    >"$HA_TMP/jeprof.txt" 2>"$HA_TMP/jeprof.err"
+ha_file_like "jeprof reads the worker through /pid/$w/ (symbols from it too)" \
+    "$HA_TMP/jeprof.txt" "ngx_"
+gsql "SHOW PROMETHEUS METRICS" stats
+ha_like "SHOW PROMETHEUS METRICS on the gateway is the merged text" \
+    "heapadmin_jemalloc_allocated_bytes\{pid=\"$w\",program=\"nginx\"\}" "$HA_OUT"
+
+# --- same-user peers of a privilege-dropped worker --------------------------------
+
+wsock=$data/www-data/nginx.$w.http
+peer() { # user, curl args...: the HTTP code from the worker's agent socket
+    local u=$1
+    shift
+    runuser -u "$u" -- curl -s --max-time 10 -o "$HA_TMP/peer.out" -w '%{http_code}' \
+        --unix-socket "$wsock" "$@"
+}
+# nginx makes its workers dumpable again after setuid (PR_SET_DUMPABLE):
+# their user may read them, so it gets the stats role, never admin.
+ha_is "www-data asking the nginx worker for admin gets stats: no live profile (403)" \
+    403 "$(peer www-data -H 'X-Heapadmin-Role: admin' 'http://agent/debug/pprof/heap?debug=1')"
+ha_unlike "... no address map" "MAPPED_LIBRARIES" "$(cat "$HA_TMP/peer.out")"
+ha_is "... its metrics, which its user may read anyway" 200 "$(peer www-data http://agent/metrics)"
+ha_is "a password works as on any port" 200 \
+    "$(peer www-data -u admin:admin 'http://agent/debug/pprof/heap?debug=1')"
+ha_is "a wrong one does not" 401 "$(peer www-data -u admin:nope http://agent/metrics)"
+ha_is "root's gateway role gets the live profile" 200 \
+    "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$wsock" -H 'X-Heapadmin-Role: admin' 'http://agent/debug/pprof/heap?debug=1')"
+# memcached -u: not dumpable after its drop, so its user gets nothing.
+mport=$(ha_free_port)
+env "${AG_ENV[@]}" LD_PRELOAD="$HA_AGENT libjemalloc.so.2" HEAPADMIN_CONF="$HA_TMP/redis.cnf" \
+    HEAPADMIN_USERS=nobody memcached -l 127.0.0.1 -p "$mport" -U 0 -u nobody >/dev/null 2>&1 &
+mcpid=$!
+HA_PIDS+=("$mcpid")
+ag_wait_socket "$data/nobody/memcached.$mcpid.sock" 15
+ha_is "memcached -u nobody is served" 0 "$?"
+wsock=$data/nobody/memcached.$mcpid.http
+ha_is "nobody (memcached's user) asking admin gets nothing: memcached is not dumpable" \
+    403 "$(peer nobody -H 'X-Heapadmin-Role: admin' 'http://agent/debug/pprof/heap?debug=1')"
+ha_unlike "... no address map" "MAPPED_LIBRARIES" "$(cat "$HA_TMP/peer.out")"
+ha_is "... not even its metrics" 403 "$(peer nobody http://agent/metrics)"
+ha_is "... as the kernel denies it memcached's maps" 1 \
+    "$(runuser -u nobody -- cat "/proc/$mcpid/maps" >/dev/null 2>&1; echo $?)"
+ha_is "a password works as on any port" 200 \
+    "$(peer nobody -u admin:admin 'http://agent/debug/pprof/heap?debug=1')"
+ha_is "root's gateway role gets the live profile" 200 \
+    "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' --unix-socket "$wsock" -H 'X-Heapadmin-Role: admin' 'http://agent/debug/pprof/heap?debug=1')"
+ha_ok "the refusal is logged" grep -qs "refused: this process is not dumpable" \
+    "$data/nobody/agent.log" "$HA_TMP/agent.log"
+kill "$mcpid"
+
 ha_is "an unknown pid is 404" 404 \
     "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u admin:admin "$url/debug/pprof/heap?pid=999999")"
 
@@ -246,6 +316,110 @@ sleep 1
 ha_is "the impostor received nothing" "" "$(cat "$HA_TMP/impostor.got")"
 kill "$mute" 2>/dev/null
 
+# --- forging neighbours, while Prometheus scrapes -----------------------------------
+
+cat >"$HA_TMP/forger.py" <<'PY'
+import os, socket, sys, threading, time
+mode, d, name = sys.argv[1], sys.argv[2], sys.argv[3]
+path = "%s/%s.%d.http" % (d, name, os.getpid())
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(path)
+s.listen(64)
+victim = sys.argv[4]
+with open(sys.argv[5] + ".tmp", "w") as f:
+    f.write("%d\n" % os.getpid())
+os.rename(sys.argv[5] + ".tmp", sys.argv[5])
+if mode == "forge":
+    body = ("# HELP heapadmin_jemalloc_allocated_bytes forged\n"
+            "# TYPE heapadmin_jemalloc_allocated_bytes gauge\n"
+            "heapadmin_jemalloc_allocated_bytes{pid=\"%s\",program=\"nginx\"} 999999999\n"
+            "# HELP heapadmin_jemalloc_allocated_bytes again\n"
+            "# TYPE heapadmin_jemalloc_allocated_bytes counter\n"
+            "heapadmin_jemalloc_resident_bytes NaN\n"
+            "heapadmin_jemalloc_mapped_bytes +Inf\n"
+            "heapadmin_jemalloc_retained_bytes 1e300\n"
+            "evil_family{x=\"y\"} 1\n"
+            "heapadmin_agent_up{pid=\"%s\"} 0\n"
+            "proxysql_jemalloc_bytes{type=\"a\",type=\"b\"} 1\n" % (victim, victim)).encode()
+elif mode == "big":
+    body = b"".join(b"proxysql_jemalloc_bytes{type=\"t%d\"} %d\n" % (i, i) for i in range(400000))
+else:
+    body = b"heapadmin_jemalloc_allocated_bytes 1\n" * 100
+def serve(c):
+    try:
+        c.settimeout(10)
+        c.recv(65536)
+        if mode == "hang":
+            time.sleep(3600)
+        head = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n"
+        if mode == "drip":
+            c.sendall(head)
+            for b in body:
+                c.sendall(bytes([b]))
+                time.sleep(0.05)
+        else:
+            c.sendall(head + body)
+    except OSError:
+        pass
+    c.close()
+while True:
+    c, _ = s.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+PY
+mkdir -p "$HA_TMP/fakes"
+chmod 777 "$HA_TMP/fakes"
+fakes=()
+# Four under their own name (python3), one under nginx's: its pid and
+# user are right, its program is not.
+for m in forge big drip hang liar; do
+    name=python3
+    [ "$m" = liar ] && name=nginx
+    runuser -u www-data -- python3 "$HA_TMP/forger.py" "${m/liar/forge}" "$data/www-data" "$name" \
+        "${workers[0]}" "$HA_TMP/fakes/$m" &
+    HA_PIDS+=("$!")
+done
+for m in forge big drip hang liar; do
+    for _ in $(seq 100); do [ -s "$HA_TMP/fakes/$m" ] && break; sleep 0.1; done
+    fakes+=("$(cat "$HA_TMP/fakes/$m")")
+    HA_PIDS+=("${fakes[-1]}")
+done
+lpid=${fakes[4]}
+gsql "SELECT state, detail FROM stats_agents WHERE pid = $lpid" stats
+ha_like "the one under nginx's name is shown as a mismatch, with what did not match" \
+    "^0:mismatch	.*says program 'nginx' but /proc/$lpid/exe is .*python" "$HA_RC:$HA_OUT"
+gsql "SELECT count(*) FROM stats_agents WHERE pid = $lpid AND allocated IS NULL AND socket LIKE '%.http'" stats
+ha_is "... with none of what it says about itself" "0:1" "$HA_RC:$HA_OUT"
+curl -s --max-time 20 -u stats:stats "$url/metrics" >"$HA_TMP/metrics3.txt"
+ha_is "with every forger answering, promtool still accepts the host's /metrics" "" \
+    "$(promtool check metrics <"$HA_TMP/metrics3.txt" 2>&1)"
+ha_file_like "... the real worker's series are its own" "$HA_TMP/metrics3.txt" \
+    "^heapadmin_jemalloc_allocated_bytes\{pid=\"${workers[0]}\",program=\"nginx\"\} [1-9]"
+ha_is "... and nothing claims its pid twice" 1 \
+    "$(grep -c "^heapadmin_jemalloc_allocated_bytes{pid=\"${workers[0]}\"" "$HA_TMP/metrics3.txt")"
+ha_file_like "... the forger's own sample is relabelled exported_*" "$HA_TMP/metrics3.txt" \
+    "^heapadmin_jemalloc_allocated_bytes\{pid=\"${fakes[0]}\",program=\"python3\",exported_pid=\"${workers[0]}\",exported_program=\"nginx\"\} 999999999"
+ha_is "... no foreign family, NaN or Inf" 0 "$(grep -c -e evil_family -e NaN -e Inf "$HA_TMP/metrics3.txt")"
+ha_is "... one HELP per family" 0 "$(grep '^# HELP' "$HA_TMP/metrics3.txt" | cut -d' ' -f3 | sort | uniq -d | wc -l)"
+for r in family value duplicate_label; do
+    ha_file_like "... refused as $r, counted" "$HA_TMP/metrics3.txt" \
+        "^heapadmin_gateway_refused_samples_total\{pid=\"${fakes[0]}\",reason=\"$r\"\} [1-9]"
+done
+ha_file_like "... 10 MB of series refused whole" "$HA_TMP/metrics3.txt" \
+    "^heapadmin_gateway_refused_samples_total\{pid=\"${fakes[1]}\",reason=\"bytes_limit\"\} [1-9]"
+ha_file_like "... the one under nginx's name counted as identity" "$HA_TMP/metrics3.txt" \
+    "^heapadmin_gateway_refused_samples_total\{pid=\"$lpid\",reason=\"identity\"\} [1-9]"
+ha_file_like "... the drip and the hang are down, not waited for" "$HA_TMP/metrics3.txt" \
+    "^heapadmin_agent_up\{pid=\"${fakes[3]}\",program=\"python3\",user=\"www-data\"\} 0"
+sleep 4
+ha_is "Prometheus keeps the host's target up meanwhile" 1 "$(q 'up{job="host"}')"
+ha_is "... with the three nginx processes' series right" 3 \
+    "$(q 'count(heapadmin_jemalloc_allocated_bytes{program="nginx",exported_pid=""} > 1000)')"
+ha_is "... and the forged 999999999 never under a real pid" "" \
+    "$(q "heapadmin_jemalloc_allocated_bytes{pid=\"${workers[0]}\"} == 999999999")"
+ha_is "the refusals are logged once per process" 1 \
+    "$(grep -c "gateway: process ${fakes[0]} (python3, user www-data) answered /metrics" "$HA_TMP/gateway.log")"
+for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
+
 # --- kill -9: gone until the next start in the datadir cleans it ----------------
 
 kill -9 "$rpid"
@@ -265,6 +439,12 @@ ha_is "a new redis in the datadir is served" 0 "$?"
 ha_ok "... and its start removed the stale endpoint" test ! -e "$data/redis-server.$rpid.sock" -a ! -e "$data/redis-server.$rpid.http"
 ha_file_like "... saying so in its log" "$HA_TMP/redis2.log" \
     "removed the stale endpoint $data/redis-server.$rpid.http: process $rpid is gone"
+ha_file_like "... file by file" "$HA_TMP/redis2.log" \
+    "removed the stale endpoint $data/redis-server.$rpid.sock: process $rpid is gone"
+ha_ok "the workers' shared log says whose each line is" \
+    grep -qs "\[pid ${workers[0]}\]" "$data/www-data/agent.log" "$HA_TMP/agent.log"
+ha_unlike "no errorlog (default) line when HEAPADMIN_LOG is used" "errorlog = <datadir>" \
+    "$(cat "$HA_TMP/redis2.log")"
 gsql "SELECT count(*) FROM stats_agents WHERE pid = $rpid"
 ha_is "... so stats_agents no longer lists it" "0:0" "$HA_RC:$HA_OUT"
 

@@ -127,7 +127,8 @@ for t in threads:
     t.join()
 res.append("mysql-guesses %d" % mysql_answered[0])
 for name, b, d in zip(("tcp", "socket", "http"), base, during):
-    limit = 3 * b + 0.1
+    limit = 3 * b + 0.5   # the suite's quick bound (lib.sh ha_quick_ms):
+                          # the flood's own 40 threads load this machine
     res.append("%s %s (%.0f ms, baseline %.0f ms)" % (
         name, "ok" if d <= limit else "slow", d * 1000, b * 1000))
 
@@ -200,20 +201,27 @@ ha_ok "... and were answered (401), slowly" test "${n:-0}" -ge 3
 m=$(sed -n 's/^mysql-guesses \([0-9]*\)$/\1/p' <<<"$out")
 ha_ok "the same flood at the MySQL port gets the same rate ($m answers)" \
     test -n "$m" -a "${m:-999}" -le 30 -a "${m:-0}" -ge 3
-ha_like "meanwhile the admin logs in over TCP from another address within 3x its baseline + 100 ms" \
+ha_like "meanwhile the admin logs in over TCP from another address within 3x its baseline + 500 ms" \
     "^tcp ok" "$out"
 ha_like "... over the unix socket" "^socket ok" "$out"
 ha_like "... and over HTTP from another address" "^http ok" "$out"
 ha_like "200 slowloris sockets: every scrape answered" "^scrapes 200,200,200,200,200,200$" "$out"
 ha_like "... each within 1 s (or 10x its baseline)" "^scrape ok" "$out"
 ha_like "pipelined requests are answered in order" "^pipelined 404,200$" "$out"
-ha_file_like "the flood is logged, not a line per guess" "$HA_LOG" \
-    "http: 127.0.0.3:[0-9]+: GET /metrics refused: wrong password \(1 failed"
-lines=$(grep -c "refused: wrong password" "$HA_LOG")
-ha_ok "... in a line per 100 failures ($lines lines)" test "$lines" -le 2
-held=$(grep -c "logins from 127\.0\.0\.4 failed too often" "$HA_LOG")
-ha_ok "40 held MySQL guessers: the throttle says so once per 10 s, not per connection ($held lines)" \
-    test "$held" -ge 1 -a "$held" -le 2
+# The log: the first failed logins of each 10 s window have a line of
+# their own (both ports share the budget), the rest and every refused
+# attempt are counted in the throttle's summary, one line per 10 s.
+for _ in $(seq 150); do
+    grep -q "login throttle, last" "$HA_LOG" && break
+    sleep 0.1
+done
+ha_file_like "the flood is summed up in the throttle's line" "$HA_LOG" \
+    "login throttle, last [0-9]+ s: [0-9]+ login attempts refused at once \(address [0-9]+, .*; [0-9]+ checks failed, [0-9]+ of them not logged one by one"
+lines=$(grep -Ec "refused: wrong password|login failed: user 'admin' from 127\.0\.0\.4" "$HA_LOG")
+ha_ok "... the failed logins' own lines are within the budget, 10 per 10 s ($lines lines)" \
+    test "$lines" -ge 1 -a "$lines" -le 20
+refusals=$(grep -Ec "is blocked|failed too often|Too Many" "$HA_LOG")
+ha_is "... and no refused attempt has a line of its own" 0 "$refusals"
 ha_sql_is "the MySQL port still answers" "SELECT 1" 1
 
 ha_done

@@ -577,6 +577,24 @@ ha_sql() {
     HA_ERR=$(cat "$HA_TMP/.stderr")
 }
 
+# ha_sql_patient SQL [CLIENT-ARGS...]: ha_sql, waiting as long as the
+# login throttle says each time it answers ERR 1129 "... try again in N
+# s" (as a well-behaved client does), at most 10 times. For checks that
+# follow wrong passwords but are not about the throttle.
+ha_sql_patient() {
+    local i wait
+    for ((i = 0; i < 10; i++)); do
+        ha_sql "$@"
+        case $HA_ERR in
+        *"ERROR 1129"*"try again in "[0-9]*)
+            wait=${HA_ERR##*try again in }
+            sleep "${wait%% *}"
+            ;;
+        *) return 0 ;;
+        esac
+    done
+}
+
 # ha_var NAME: the variable_value of one global_variables row (HA_OUT).
 ha_var() {
     ha_sql "SELECT variable_value FROM global_variables WHERE variable_name = '$1'"

@@ -15,6 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 
 ha_require prlimit util-linux
+ha_require curl curl
 RAW=("${HA_PYTHON:-/usr/bin/python3}" "$HA_SRCDIR/test/integration/rawclient.py")
 raw() { timeout -k 2 30 "${RAW[@]}" "$1" "$HA_PORT" "${@:2}"; }
 
@@ -51,7 +52,7 @@ ha_stop
 
 limits_config "$HA_TMP/small.cnf" "max_connections = 5; connect_timeout = 2;
     wait_timeout = 3; net_write_timeout = 3; max_allowed_packet = 1048576;
-    max_output_buffer = 1048576;"
+    max_output_buffer = 1048576; max_pending_logins_per_host = 4;"
 ha_start -C "$HA_TMP/small.cnf" || ha_bail "heapadmind starts with small limits"
 
 ha_sql_is "@@max_allowed_packet follows the config" \
@@ -108,9 +109,10 @@ for _ in $(seq 100); do
 done
 ha_is "only this session is left" 1 "$HA_OUT"
 
-# max_connections filled with sockets that never log in: they make room.
-# The admin connects once all six have their greeting (the script says
-# so), not after a guessed delay a loaded machine may outrun.
+# Sockets that never log in take no session slot, and one address holds
+# at most max_pending_logins_per_host (4) of them: its own oldest makes
+# room. The admin connects once all six have their greeting (the script
+# says so), not after a guessed delay a loaded machine may outrun.
 exec 7< <(python3 - "$HA_PORT" <<'PY'
 import socket, sys, time
 port = int(sys.argv[1])
@@ -128,8 +130,10 @@ read -r -t 30 held <&7
 ha_is "six silent sockets got their greeting" "silent 6" "${held:-}"
 ha_sql "SELECT 1"
 ha_is "6 silent sockets at max_connections 5 (+1): an admin still logs in" "0:1" "$HA_RC:$HA_OUT"
-ha_file_like "... one silent socket was closed to make room, and logged" "$HA_LOG" \
-    'max_connections \(5\) reached: closing connection [0-9]+ \([^)]*\), which had not logged in, to admit a new one'
+ha_sql "SELECT 1" -ustats -pstats
+ha_is "... and so does a stats user: they take no session slot" "0:1" "$HA_RC:$HA_OUT"
+ha_file_like "... the oldest silent sockets of that address made room, and it was logged" "$HA_LOG" \
+    'closing connection [0-9]+ \(127\.0\.0\.1:[0-9]+\), which had not logged in, to admit a new one: max_pending_logins_per_host reached for its address'
 kill "$silent" 2>/dev/null
 exec 7<&-
 
@@ -219,7 +223,9 @@ ha_stop
 
 # --- descriptor exhaustion ---------------------------------------------------
 
-limits_config "$HA_TMP/fds.cnf" "max_connections = 1000;"
+hport=$(ha_free_port)
+limits_config "$HA_TMP/fds.cnf" "max_connections = 1000;
+    http_ifaces = \"127.0.0.1:$hport\";"
 ha_start -C "$HA_TMP/fds.cnf" || ha_bail "heapadmind starts for the fd test"
 exec 8< <(raw hold 1 12)
 read -r -t 10 held <&8
@@ -249,6 +255,36 @@ wait "$pending"
 ha_sql_is "new sessions work once descriptors are free" "SELECT 3" 3
 ha_file_like "the log says so" "$HA_LOG" \
     'accepting connections again \([0-9]+ refused while out of file descriptors\)'
+# The same over HTTP: connections past the limit are answered 503 with
+# the reserve descriptor, one log line for the burst, and HTTP works
+# again once descriptors are free.
+http_flood=$(timeout -k 2 30 python3 - "$hport" <<'PY'
+import socket, sys, time
+port = int(sys.argv[1])
+held, codes = [], {}
+for _ in range(40):
+    try:
+        s = socket.create_connection(("127.0.0.1", port), timeout=5)
+        held.append(s)
+    except OSError:
+        pass
+for s in held:
+    try:
+        s.settimeout(0.5)
+        b = s.recv(100)
+        k = b.split(b" ")[1].decode() if b.startswith(b"HTTP/") else "held"
+    except OSError:
+        k = "held"
+    codes[k] = codes.get(k, 0) + 1
+print(" ".join("%s=%d" % kv for kv in sorted(codes.items())))
+PY
+)
+ha_like "HTTP connections past the descriptor limit get 503 at once" \
+    '503=[1-9]' "$http_flood"
+ha_is "... logged once per burst" 1 \
+    "$(grep -c 'http: accept on 127.0.0.1:[0-9]* failed: Too many open files' "$HA_LOG")"
+ha_like "HTTP answers again once descriptors are free" '^200$' \
+    "$(curl -s -o /dev/null -w '%{http_code}' --max-time 10 -u stats:stats "http://127.0.0.1:$hport/metrics")"
 cat <&8 >/dev/null
 exec 8<&-
 ha_stop

@@ -58,32 +58,53 @@ my_login() {
     case $out in
     1) echo ok ;;
     *"ERROR 1045"*) echo denied ;;
+    *"ERROR 1129"*"try again in "*) echo "blocked ${out##*try again in }" ;;
     *) echo "other: $out" ;;
     esac
 }
 
-# http_login KIND ADDR USER PASS: "ok" (200), "denied" (401) or the code.
+# http_login KIND ADDR USER PASS: "ok" (200), "denied" (401), "blocked N"
+# (429, Retry-After: N) or the code.
 http_login() {
-    local code
+    local out code after
     case $1 in
     unix)
-        code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 \
+        out=$(curl -s -D - -o /dev/null --max-time 20 \
             --unix-socket "$hsock" -u "$3:$4" http://localhost/metrics)
         ;;
     v4)
-        code=$(curl -s -o /dev/null -w '%{http_code}' --max-time 20 \
+        out=$(curl -s -D - -o /dev/null --max-time 20 \
             -u "$3:$4" "http://$2:$h4/metrics")
         ;;
     *)
-        code=$(curl -s -g -o /dev/null -w '%{http_code}' --max-time 20 \
+        out=$(curl -s -g -D - -o /dev/null --max-time 20 \
             -u "$3:$4" "http://[$2]:$h6/metrics")
         ;;
     esac
+    code=$(awk 'NR == 1 { print $2 }' <<<"$out")
+    after=$(tr -d '\r' <<<"$out" | awk -F': ' 'tolower($1) == "retry-after" { print $2 }')
     case $code in
     200) echo ok ;;
     401) echo denied ;;
+    429) echo "blocked ${after:-?} s" ;;
     *) echo "HTTP $code" ;;
     esac
+}
+
+# patient FUNCTION ARGS...: FUNCTION's verdict, after waiting as long as
+# the throttle says each time it answers "blocked N s" (as a client
+# should): the checks below are about who is let in, not about the
+# throttle, which the wrong passwords in them set off.
+patient() {
+    local v i
+    for ((i = 0; i < 10; i++)); do
+        v=$("$@")
+        case $v in
+        "blocked "*) sleep "$(awk '{ print $2 }' <<<"$v")" ;;
+        *) break ;;
+        esac
+    done
+    echo "$v"
 }
 
 # Each peer: kind, address to connect to, local or not.
@@ -107,17 +128,17 @@ for p in "${peers[@]}"; do
     default=denied
     [ "$where" = local ] && default=ok
     ha_is "MySQL from $what ($where): admin:admin is $default" \
-        "$default" "$(my_login "$kind" "$addr" admin admin)"
+        "$default" "$(patient my_login "$kind" "$addr" admin admin)"
     ha_is "HTTP from $what ($where): admin:admin is $default" \
-        "$default" "$(http_login "$kind" "$addr" admin admin)"
+        "$default" "$(patient http_login "$kind" "$addr" admin admin)"
     ha_is "MySQL from $what: a changed password logs in" \
-        ok "$(my_login "$kind" "$addr" ops S3cret-ops)"
+        ok "$(patient my_login "$kind" "$addr" ops S3cret-ops)"
     ha_is "HTTP from $what: a changed password logs in" \
-        ok "$(http_login "$kind" "$addr" ops S3cret-ops)"
+        ok "$(patient http_login "$kind" "$addr" ops S3cret-ops)"
     ha_is "MySQL from $what: a wrong password is denied" \
-        denied "$(my_login "$kind" "$addr" ops wrong)"
+        denied "$(patient my_login "$kind" "$addr" ops wrong)"
     ha_is "HTTP from $what: a wrong password is denied" \
-        denied "$(http_login "$kind" "$addr" ops wrong)"
+        denied "$(patient http_login "$kind" "$addr" ops wrong)"
 done
 
 # Named alike: an IPv4-mapped peer is its IPv4 address in the log and in
@@ -135,10 +156,36 @@ if [ -n "$ext4" ]; then
         "$HA_LOG" "login refused: user 'admin' from ${ext4//./\\.}:[0-9]+ .*default credentials are accepted only over loopback"
 fi
 
+# One throttle entry for both ports and both socket families: failures
+# over HTTP from ::ffff:a.b.c.d hold a MySQL login from a.b.c.d, and the
+# answers say when to come back instead of holding the connection.
+if [ -n "$ext4" ]; then
+    v=
+    for _ in 1 2 3 4 5 6; do
+        v=$(http_login v6 "::ffff:$ext4" ops wrong)
+        [ "${v%% *}" = blocked ] && break
+    done
+    ha_like "HTTP from ::ffff:$ext4: after repeated failures, 429 with Retry-After" \
+        '^blocked [0-9]+ s$' "$v"
+    ha_like "... and MySQL from $ext4 (another port and family) gets ERR 1129 at once" \
+        '^blocked [0-9]+ s$' "$(my_login v4 "$ext4" ops S3cret-ops)"
+    ha_is "... and after the wait it told, the right password logs in" \
+        ok "$(patient my_login v4 "$ext4" ops S3cret-ops)"
+fi
+
 # PROCESSLIST shows both front-ends' clients with the same peer names.
-ps=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults --protocol=TCP \
-    -h::ffff:127.0.0.1 -P"$p6" --skip-ssl -uops -pS3cret-ops -N -B \
-    -e "SELECT host FROM stats_admin_sessions WHERE id = CONNECTION_ID()" 2>&1)
+ps_host() {
+    local out
+    out=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
+        --protocol=TCP -h::ffff:127.0.0.1 -P"$p6" --skip-ssl -uops \
+        -pS3cret-ops -N -B \
+        -e "SELECT host FROM stats_admin_sessions WHERE id = CONNECTION_ID()" 2>&1)
+    case $out in
+    *"ERROR 1129"*"try again in "*) echo "blocked ${out##*try again in }" ;;
+    *) echo "$out" ;;
+    esac
+}
+ps=$(patient ps_host)
 ha_like "PROCESSLIST: a mapped MySQL peer is 127.0.0.1:port" \
     '^127\.0\.0\.1:[0-9]+$' "$ps"
 

@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * Talking to the agents of a datadir (core/agentreg.h): one HTTP/1.0
+ * request per connection over each agent's registry socket (the agent
+ * closes after its reply), to many agents at once, with blocking I/O
+ * under one deadline. Each connection is believed only once SO_PEERCRED
+ * shows the process and user the registry promises
+ * (ha_agentreg_connect), before a byte is sent. Callers run it on a
+ * worker thread (core/task.h ha_task_offload), never on an event loop.
+ */
+#ifndef HA_AGENTHTTP_H
+#define HA_AGENTHTTP_H
+
+#include <stddef.h>
+
+#include "core/agentreg.h"
+#include "core/buf.h"
+
+/* One agent's answer to ha_agenthttp_get. */
+struct ha_agent_reply {
+    int status;                 /* HTTP status; 0: no answer (err) */
+    char content_type[128];     /* "" when none */
+    char content_disposition[160];
+    struct ha_buf body;         /* the body (the caller frees it) */
+    char err[256];
+    bool too_large;             /* the answer passed max_body */
+};
+
+/* Sends "GET target" (HTTP/1.0, headers appended: "Name: value\r\n"
+ * lines, may be NULL; body for a POST when not NULL) to each of the n
+ * agents at once and reads their answers, all within timeout_ms; a body
+ * over max_body bytes fails that agent. replies[i] is agent i's. Agents
+ * not serving are not asked (status 0, err says why). Blocks: a worker
+ * thread's job. */
+void ha_agenthttp_get(const struct ha_agent *agents, size_t n,
+                     const char *method, const char *target,
+                     const char *headers, const struct ha_buf *body,
+                     int timeout_ms, size_t max_body,
+                     struct ha_agent_reply *replies);
+
+/* Frees the bodies of n replies. */
+void ha_agenthttp_replies_free(struct ha_agent_reply *replies, size_t n);
+
+#endif /* HA_AGENTHTTP_H */
