@@ -11,13 +11,16 @@
 # free bytes; its rows must add up to stats_memory_breakdown's
 # jemalloc.fragmentation.slabs within 1 %; the _stacks form, a dump taken
 # with dump_now, the roles and a dump with nothing recorded beside it must
-# behave; and stats_jemalloc_bins must show the 48-byte class's rounding
+# behave; the /heap page (headless Chromium) must point at the fragmenting
+# site; and stats_jemalloc_bins must show the 48-byte class's rounding
 # waste (15 of every 48 bytes).
 
 HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-120}
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 ha_needs_live_jemalloc
+ha_require chromium chromium
+ha_require curl curl
 
 host=$HA_BUILDDIR/test/growthhost
 [ -x "$host" ] || ha_bail "no test host at $host (make test/growthhost)"
@@ -25,10 +28,11 @@ host=$HA_BUILDDIR/test/growthhost
 HA_DATADIR=$HA_TMP/data
 mkdir -m 700 "$HA_DATADIR"
 HA_PORT=$(ha_free_port) || ha_bail "no free port"
+hport=$(ha_free_port) || ha_bail "no free port"
 HA_LOG=$HA_DATADIR/heapadmind.log
 cat >"$HA_TMP/host.cnf" <<EOF
 datadir = "$HA_DATADIR";
-admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; mysql_ifaces = "127.0.0.1:$HA_PORT"; };
+admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; mysql_ifaces = "127.0.0.1:$HA_PORT"; http_ifaces = "127.0.0.1:$hport"; };
 EOF
 MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:14,prof_stats:true \
     GROWTHHOST_ROUND=200000 \
@@ -77,6 +81,21 @@ ha_is "a stats user reads a dump's fragmentation: the same site first" \
 ha_sql_err "... but not a live profile's" \
     "SELECT * FROM heap_fragmentation('live')" "needs an admin user"
 HA_USER=admin HA_PASS=admin
+
+# The /heap page points at the site too (its data, then the page as a
+# browser renders it).
+json=$(curl -s --max-time 30 -u stats:stats "http://127.0.0.1:$hport/heap/data.json?dump=$dump")
+ha_like "the page's data names the fragmenting site and its class" \
+    '"frag":\{"f":"growthhost_fragment","size":64,' "$json"
+timeout 90 chromium --headless --no-sandbox --disable-gpu \
+    --disable-dev-shm-usage --no-first-run --user-data-dir="$HA_TMP/chrome" \
+    --virtual-time-budget=15000 --window-size=1280,900 \
+    --dump-dom "http://stats:stats@127.0.0.1:$hport/heap?dump=$dump" \
+    >"$HA_TMP/dom.html" 2>"$HA_TMP/chrome.err"
+ha_file_like "the /heap page says whose objects pin the fragmented class, and the query" \
+    "$HA_TMP/dom.html" \
+    "Fragmentation: growthhost_fragment pins [0-9.]+ MiB of free regions in the 64-byte class .*SELECT \* FROM heap_fragmentation\('$dump'\)"
+
 # Another dump, its record removed before anything read it (as a dump
 # from before heapadmin recorded them, or another tool's).
 out=$(ha_mysql -vvv -e "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'" 2>&1)
