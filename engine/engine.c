@@ -448,6 +448,7 @@ ha_engine_abandon(struct ha_engine *e)
     if (e != NULL) {
         ha_worker_abandon(e->worker);
         ha_worker_abandon(e->dump_worker);
+        ha_limitwatch_abandon(e->limitwatch);
     }
 }
 

@@ -16,6 +16,7 @@
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -62,6 +63,14 @@ struct ha_limitwatch {
     struct event *psi_ev;
     bool psi_fired;
 
+    /* The descriptors above as they were made, so a fork child closes
+     * only what is provably still this watch's (ha_limitwatch_abandon). */
+    struct owned {
+        const int *fd;
+        dev_t dev;
+        ino_t ino;
+    } owned[5];
+
     /* Dumps. */
     struct ha_dump_req *dumping;
     bool low_space;
@@ -73,6 +82,21 @@ struct ha_limitwatch {
 };
 
 static void check(struct ha_limitwatch *w, const struct ha_cgroup_state *st);
+
+/* Notes what *fd is now (its slot in w->owned), for a fork child. */
+static void
+own(struct ha_limitwatch *w, size_t slot, const int *fd)
+{
+    struct stat st;
+
+    w->owned[slot].fd = fd;
+    w->owned[slot].dev = 0;
+    w->owned[slot].ino = 0;
+    if (*fd >= 0 && fstat(*fd, &st) == 0) {
+        w->owned[slot].dev = st.st_dev;
+        w->owned[slot].ino = st.st_ino;
+    }
+}
 
 static double
 share(int64_t part, int64_t whole)
@@ -166,6 +190,8 @@ v1_on(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
         return;
     }
     close(cfd);
+    own(w, 0, &w->v1_efd);
+    own(w, 1, &w->v1_usage_fd);
     w->v1_ev = event_new(w->base, w->v1_efd, EV_READ | EV_PERSIST, v1_cb, w);
     if (w->v1_ev == NULL || event_add(w->v1_ev, NULL) != 0)
         v1_off(w);
@@ -212,6 +238,7 @@ ino_on(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
         ha_strlcpy(w->ino_dir, st->dir, sizeof(w->ino_dir));
         return;
     }
+    own(w, 2, &w->ino_fd);
     w->ino_ev =
         event_new(w->base, w->ino_fd, EV_READ | EV_PERSIST, ino_cb, w);
     if (w->ino_ev == NULL || event_add(w->ino_ev, NULL) != 0)
@@ -273,6 +300,7 @@ psi_on(struct ha_limitwatch *w)
         return;
     }
     ev.data.fd = w->psi_fd;
+    own(w, 3, &w->psi_fd);
     if ((w->psi_epfd = epoll_create1(EPOLL_CLOEXEC)) < 0 ||
         epoll_ctl(w->psi_epfd, EPOLL_CTL_ADD, w->psi_fd, &ev) != 0 ||
         (w->psi_ev = event_new(w->base, w->psi_epfd, EV_READ | EV_PERSIST,
@@ -281,6 +309,7 @@ psi_on(struct ha_limitwatch *w)
         psi_off(w);
         return;
     }
+    own(w, 4, &w->psi_epfd);
     ha_log_info("limit watch: the kernel signals memory pressure past "
                 "\"%s\" (%s)",
                 trig, file);
@@ -478,9 +507,10 @@ ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
     w->rule.min_interval_s = je->limit_dump_min_interval_s;
     w->sample_frac = je->limit_watch_sample_pct / 100.0;
     ha_limitwatch_arm_init(&w->arm);
-    if (w->rule.n == 0 && w->rule.psi_pct <= 0 && !w->rule.events) {
-        ha_log_info("limit watch: off (limit_dump_fractions is empty, "
-                    "limit_dump_psi_pct 0, limit_dump_events off)");
+    /* An empty list switches the limit dumps off, pressure and events
+     * with them: one setting says "no dumps relative to the limit". */
+    if (w->rule.n == 0) {
+        ha_log_info("limit watch: off (limit_dump_fractions is empty)");
         free(w);
         return NULL;
     }
@@ -513,6 +543,21 @@ ha_limitwatch_free(struct ha_limitwatch *w)
     ino_off(w);
     psi_off(w);
     free(w);
+}
+
+void
+ha_limitwatch_abandon(struct ha_limitwatch *w)
+{
+    if (w == NULL)
+        return;
+    for (size_t i = 0; i < sizeof(w->owned) / sizeof(w->owned[0]); i++) {
+        struct stat st;
+        int fd = w->owned[i].fd != NULL ? *w->owned[i].fd : -1;
+
+        if (fd >= 0 && fstat(fd, &st) == 0 && st.st_dev == w->owned[i].dev &&
+            st.st_ino == w->owned[i].ino)
+            close(fd);
+    }
 }
 
 bool

@@ -23,7 +23,8 @@
  * dump (the free-space floor and retention apply).
  *
  * On by default wherever there is a limit: an empty limit_dump_fractions
- * switches the fractions off (PSI and events have their own switches).
+ * switches the limit dumps off, pressure and events included (which
+ * have switches of their own besides).
  * Sampling: a dump of a process that samples nothing says nothing, so
  * past limit_watch_sample_pct of the limit the watch switches sampling
  * on when it is off (heap.h ha_heap_sampling_hold; the operator's
@@ -61,8 +62,8 @@ struct ha_limitwatch;
 
 /* Starts watching as heap->je says; dumps are written on worker's
  * thread; the owner calls ha_limitwatch_tick at each history sample (or
- * a tick of its own without one). Returns NULL when there is nothing to
- * watch for (every trigger off, or profiling off: logged). heap and
+ * a tick of its own without one). Returns NULL when it is off (an empty
+ * limit_dump_fractions, or profiling off: logged). heap and
  * worker must outlive it. */
 struct ha_limitwatch *ha_limitwatch_new(struct event_base *base,
                                         struct ha_worker *worker,
@@ -75,6 +76,12 @@ void ha_limitwatch_tick(struct ha_limitwatch *w,
 
 /* NULL is a no-op. A dump being written completes. */
 void ha_limitwatch_free(struct ha_limitwatch *w);
+
+/* For a fork child: closes the descriptors the watch made (the kernel's
+ * wake-ups: eventfd, inotify, pressure file and its epoll set) that are
+ * provably still the ones it made, and touches nothing else; w is
+ * leaked. NULL is a no-op. */
+void ha_limitwatch_abandon(struct ha_limitwatch *w);
 
 /* "jemalloc-limit_watch_state" as text (w may be NULL: "off"). */
 bool ha_limitwatch_value(const void *w, const char *name, char *buf,

@@ -20,6 +20,7 @@
 #include "engine/limitwatch.h"
 #include "heap/cgroup.h"
 #include "heap/dumpfiles.h"
+#include "heap/runs.h"
 #include "prof/breakdown.h"
 #include "prof/cgroup.h"
 #include "prof/dumpfile.h"
@@ -903,6 +904,106 @@ START_TEST(test_limit_retention_holds_peaks)
 }
 END_TEST
 
+
+/* Earlier runs settled from their records, the kernel's count and their
+ * dumps, the pid-1 rule's moved ones included: two runs of pid 1 (a
+ * container restarted twice), the first OOM-killed with its dumps moved
+ * to earlier-runs/, the second gone without a word. */
+START_TEST(test_limit_runs_settled)
+{
+    char dir[] = "/tmp/ha-runs-XXXXXX", sub[512], text[1024], cmd[600];
+    const int64_t S = 1700000000LL * 1000000000LL;
+    const char *moved = "earlier-runs/p.1.20231114T221320Z";
+    struct ha_run_list l;
+    struct ha_runrec r;
+    char err[128], buf[4096];
+    FILE *f;
+    size_t n;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(sub, sizeof(sub), "%s/runs", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof(sub), "%s/cg", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    put_file(sub, "memory.oom_control",
+             "oom_kill_disable 0\nunder_oom 0\noom_kill 1\n", 0);
+    snprintf(sub, sizeof(sub), "%s/earlier-runs", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    snprintf(sub, sizeof(sub), "%s/%s", dir, moved);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "svc");
+    strcpy(r.prefix, "p");
+    r.started_ns = S;
+    r.cgroup_version = 1;
+    strcpy(r.cgroup_path, "/T");
+    snprintf(r.cgroup_dir, sizeof(r.cgroup_dir), "%s/cg", dir);
+    r.limit = 64 << 20;
+    r.oom_kills = 0;
+    r.last_seen_ns = S + 10000000000LL;
+    r.peak_resident = 50;
+    ck_assert_int_eq(ha_runs_write(dir, &r), 0);
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "svc");
+    strcpy(r.prefix, "p");
+    r.started_ns = S + 50000000000LL;
+    ck_assert_int_eq(ha_runs_write(dir, &r), 0);
+
+    /* the first run's dumps, moved aside at the second's start */
+    for (int i = 0; i < 3; i++) {
+        char name[64];
+
+        snprintf(name, sizeof(name), "p.1.%d.m%d.heap", i, i);
+        put_file(sub, name, "heap_v2/1\n", 1700000000 + 5 + i);
+        snprintf(text, sizeof(text),
+                 "heapadmin-dump-memory 1\ntrigger %s\nresident %d\n",
+                 i < 2 ? "limit" : "jemalloc", i == 1 ? 300 : 100 + i);
+        snprintf(name, sizeof(name), "p.1.%d.m%d.heap.mem", i, i);
+        put_file(sub, name, text, 1700000000 + 5 + i);
+    }
+    /* the second run's, in the datadir */
+    put_file(dir, "p.1.0.m0.heap", "heap_v2/1\n", 1700000000 + 100);
+
+    ck_assert_int_eq(ha_runs_list_now(dir, &l), 0);
+    ck_assert_uint_eq(l.n, 2);
+    /* newest first: the second run, gone without a clean stop or a
+     * cgroup to ask */
+    ck_assert_int_eq(l.e[0].r.started_ns, S + 50000000000LL);
+    ck_assert(!l.e[0].alive);
+    ck_assert_str_eq(l.e[0].r.how, "killed");
+    ck_assert_int_eq(l.e[0].n_dumps, 1);
+    ck_assert_str_eq(l.e[0].last_dump, "p.1.0.m0.heap");
+    /* the first: OOM-killed, its dumps found where they were moved */
+    ck_assert_str_eq(l.e[1].r.how, "oom-killed");
+    ck_assert_int_eq(l.e[1].n_dumps, 3);
+    snprintf(text, sizeof(text), "%s/p.1.1.m1.heap", moved);
+    ck_assert_str_eq(l.e[1].peak_dump, text);
+    ck_assert_int_eq(l.e[1].peak_resident, 300);
+    snprintf(text, sizeof(text), "%s/p.1.0.m0.heap, %s/p.1.1.m1.heap", moved,
+             moved);
+    ck_assert_str_eq(l.e[1].limit_dumps, text);
+    snprintf(text, sizeof(text), "%s/p.1.2.m2.heap", moved);
+    ck_assert_str_eq(l.e[1].last_dump, text);
+    ck_assert(l.e[1].r.last_seen_ns >= (1700000000LL + 7) * 1000000000LL);
+    ha_run_list_free(&l);
+    /* settled once, written down: the record says it */
+    snprintf(sub, sizeof(sub), "%s/runs/1.%lld.run", dir, (long long)S);
+    ck_assert_ptr_nonnull(f = fopen(sub, "r"));
+    n = fread(buf, 1, sizeof(buf), f);
+    fclose(f);
+    ck_assert_int_eq(ha_runrec_parse(buf, n, &r, err, sizeof(err)), 0);
+    ck_assert_str_eq(r.how, "oom-killed");
+    /* the dump names it gives are ones the file rule reads */
+    snprintf(text, sizeof(text), "%s/p.1.1.m1.heap", moved);
+    ck_assert(ha_dumpfile_name_ok(text, HA_DUMPFILE_DUMP, err, sizeof(err)));
+    snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+    ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *
 limit_suite(void)
 {
@@ -928,6 +1029,7 @@ limit_suite(void)
     tcase_add_test(core, test_limit_breakdown_rows);
     tcase_add_test(core, test_limit_earlier_runs_names);
     tcase_add_test(core, test_limit_retention_holds_peaks);
+    tcase_add_test(core, test_limit_runs_settled);
     tcase_add_test(errors, test_limit_read_none);
     suite_add_tcase(s, core);
     suite_add_tcase(s, errors);
