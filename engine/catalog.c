@@ -16,6 +16,8 @@ static const struct ha_catalog_table tables[] = {
     {"stats_jemalloc_bins", "stats", true, true, true},
     {"stats_jemalloc_lextents", "stats", true, true, true},
     {"stats_heap_dumps", "stats", true, true, true},
+    /* The datadir's earlier runs and how each ended (heap/runs.h). */
+    {"stats_previous_runs", "stats", true, true, true},
     /* jemalloc's last sampled allocations (vtab/recent.c). */
     {"stats_jemalloc_recent", "stats", true, true, true},
     /* The processes the agent serves in the datadir (a host gateway's
@@ -29,6 +31,8 @@ static const struct ha_catalog_table tables[] = {
     {"heap_modules", NULL, false, true, true},
     {"heap_growth", NULL, false, true, true},
     {"heap_growth_stacks", NULL, false, true, true},
+    {"heap_fragmentation", NULL, false, true, true},
+    {"heap_fragmentation_stacks", NULL, false, true, true},
     {"heap_lifetimes", NULL, false, true, true},
     {"heap_lifetimes_stacks", NULL, false, true, true},
     {"global_variables", "main", true, true, true},

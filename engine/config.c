@@ -88,6 +88,15 @@ init_scalars(struct ha_config *cfg)
         HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S;
     cfg->jemalloc.leak_watch_dumps = HA_DEFAULT_LEAK_WATCH_DUMPS;
     cfg->jemalloc.leak_watch_lg_prof_sample = HA_UNSET;
+    ha_strlcpy(cfg->jemalloc.limit_dump_fractions,
+               HA_DEFAULT_LIMIT_DUMP_FRACTIONS,
+               sizeof(cfg->jemalloc.limit_dump_fractions));
+    cfg->jemalloc.limit_dump_psi_pct = HA_DEFAULT_LIMIT_DUMP_PSI_PCT;
+    cfg->jemalloc.limit_dump_events = 1;
+    cfg->jemalloc.limit_dump_min_interval_s =
+        HA_DEFAULT_LIMIT_DUMP_MIN_INTERVAL_S;
+    cfg->jemalloc.limit_watch_sample_pct = HA_DEFAULT_LIMIT_WATCH_SAMPLE_PCT;
+    cfg->jemalloc.limit_watch_lg_prof_sample = HA_UNSET;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;
     cfg->max_output_total = HA_DEFAULT_MAX_OUTPUT_TOTAL;
@@ -198,6 +207,19 @@ ha_config_derive(struct ha_config *cfg, const char *name,
                          "small allocation costs a 16 KiB extent); "
                          "allowed: %d..62",
                          cfg->jemalloc.leak_watch_lg_prof_sample,
+                         cfg->jemalloc.lg_prof_sample_min,
+                         cfg->jemalloc.lg_prof_sample_min);
+        return -1;
+    }
+    if (cfg->jemalloc.limit_watch_lg_prof_sample != HA_UNSET &&
+        cfg->jemalloc.limit_watch_lg_prof_sample <
+            cfg->jemalloc.lg_prof_sample_min) {
+        ha_config_err_at(err, errlen, name, line,
+                         JEMALLOC ".limit_watch_lg_prof_sample = %d is below "
+                         JEMALLOC ".lg_prof_sample_min = %d (each sampled "
+                         "small allocation costs a 16 KiB extent); "
+                         "allowed: %d..62",
+                         cfg->jemalloc.limit_watch_lg_prof_sample,
                          cfg->jemalloc.lg_prof_sample_min,
                          cfg->jemalloc.lg_prof_sample_min);
         return -1;

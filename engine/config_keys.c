@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "engine/limitrule.h"
 
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static int validate_auth_plugin(const char *val, char *why, size_t whylen);
@@ -23,6 +24,7 @@ static int validate_socket_mode(const char *val, char *why, size_t whylen);
 static int validate_debug_root(const char *val, char *why, size_t whylen);
 static int validate_debuginfod_urls(const char *val, char *why,
                                     size_t whylen);
+static int validate_fractions(const char *val, char *why, size_t whylen);
 
 #define ADMIN HA_CONFIG_ADMIN
 #define JEMALLOC HA_CONFIG_JEMALLOC
@@ -161,6 +163,23 @@ static const struct ha_config_key config_keys[] = {
      OFF(jemalloc.leak_watch_dumps), 0},
     {JEMALLOC, "leak_watch_lg_prof_sample", HA_KEY_INT, 0, 62, NULL,
      OFF(jemalloc.leak_watch_lg_prof_sample), 0},
+    /* The limit watch (engine/limitwatch.h): shares of the memory limit,
+     * a PSI percent (0 = off), events, seconds between its dumps, where
+     * sampling goes on (percent of the limit, 0 = never) and its rate. */
+    {JEMALLOC, "limit_dump_fractions", HA_KEY_STRING, 0,
+     sizeof(((struct ha_jemalloc_config *)0)->limit_dump_fractions) - 1,
+     validate_fractions, OFF(jemalloc.limit_dump_fractions),
+     sizeof(((struct ha_jemalloc_config *)0)->limit_dump_fractions)},
+    {JEMALLOC, "limit_dump_psi_pct", HA_KEY_INT, 0, 100, NULL,
+     OFF(jemalloc.limit_dump_psi_pct), 0},
+    {JEMALLOC, "limit_dump_events", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.limit_dump_events), 0},
+    {JEMALLOC, "limit_dump_min_interval_s", HA_KEY_INT64, 0, 86400, NULL,
+     OFF(jemalloc.limit_dump_min_interval_s), 0},
+    {JEMALLOC, "limit_watch_sample_pct", HA_KEY_INT, 0, 100, NULL,
+     OFF(jemalloc.limit_watch_sample_pct), 0},
+    {JEMALLOC, "limit_watch_lg_prof_sample", HA_KEY_INT, 0, 62, NULL,
+     OFF(jemalloc.limit_watch_lg_prof_sample), 0},
     {JEMALLOC, "dump_prefix", HA_KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,
      validate_dump_prefix, OFF(jemalloc.dump_prefix),
@@ -191,6 +210,16 @@ ha_config_groups(size_t *n)
 /* ------------------------------------------------------------------------
  * Validators of single values
  * --------------------------------------------------------------------- */
+
+static int
+validate_fractions(const char *val, char *why, size_t whylen)
+{
+    double f[HA_LIMITWATCH_FRACTIONS_MAX];
+    size_t n;
+
+    return ha_limitwatch_parse_fractions(val, f, HA_LIMITWATCH_FRACTIONS_MAX,
+                                         &n, why, whylen);
+}
 
 static int
 validate_auth_plugin(const char *val, char *why, size_t whylen)

@@ -12,6 +12,7 @@
 #include <time.h>
 
 #include "core/log.h"
+#include "core/util.h"
 #include "heap/dumpjob.h"
 #include "heap/mallctl.h"
 
@@ -66,8 +67,8 @@ req_done(void *arg)
 /* The job's configuration, copied on the loop (SET and LOAD change
  * heap->je there). */
 static struct ha_dump_req *
-req_new(struct ha_heap *heap, const char *variable, bool *low_space,
-        void (*done)(void *, const char *), void *arg)
+req_new(struct ha_heap *heap, const char *variable, const char *trigger,
+        bool *low_space, void (*done)(void *, const char *), void *arg)
 {
     const struct ha_jemalloc_config *je = heap->je;
     struct ha_dump_req *r = calloc(1, sizeof(*r));
@@ -80,8 +81,7 @@ req_new(struct ha_heap *heap, const char *variable, bool *low_space,
     r->done = done;
     r->arg = arg;
     r->low_space = low_space;
-    r->dj.ops = heap->ops;
-    r->dj.variable = variable;
+    ha_dump_job_init(&r->dj, heap, variable, trigger);
     r->dj.low_space = low_space != NULL && *low_space;
     if (je != NULL) {
         r->dj.min_free_bytes = je->dump_min_free_bytes;
@@ -109,10 +109,12 @@ req_submit(struct ha_worker *worker, struct ha_dump_req *r)
 
 struct ha_dump_req *
 ha_dumptimer_dump(struct ha_worker *worker, struct ha_heap *heap,
-                  const char *variable, const char *reason, bool *low_space,
+                  const char *variable, const char *trigger,
+                  const char *reason, bool *low_space,
                   void (*done)(void *arg, const char *file), void *arg)
 {
-    struct ha_dump_req *r = req_new(heap, variable, low_space, done, arg);
+    struct ha_dump_req *r =
+        req_new(heap, variable, trigger, low_space, done, arg);
 
     if (r == NULL) {
         ha_log_warn("automatic dump (%s) not taken: out of memory", reason);
@@ -120,6 +122,7 @@ ha_dumptimer_dump(struct ha_worker *worker, struct ha_heap *heap,
     }
     r->dj.dump = true;
     snprintf(r->dj.what, sizeof(r->dj.what), "automatic dump (%s)", reason);
+    ha_strlcpy(r->dj.reason, reason, sizeof(r->dj.reason));
     return req_submit(worker, r);
 }
 
@@ -165,8 +168,8 @@ automatic_dump(struct ha_dumptimer *t, const char *variable,
                     reason);
         return false;
     }
-    t->dumping = ha_dumptimer_dump(t->worker, t->heap, variable, reason,
-                                   &t->below_floor, dumped, t);
+    t->dumping = ha_dumptimer_dump(t->worker, t->heap, variable, "automatic",
+                                   reason, &t->below_floor, dumped, t);
     return t->dumping != NULL;
 }
 
@@ -196,7 +199,7 @@ watch_cb(evutil_socket_t fd, short what, void *arg)
      * on the worker. */
     if (t->looking == NULL) {
         struct ha_dump_req *r =
-            req_new(t->heap, "jemalloc_variables.dump_min_free_bytes",
+            req_new(t->heap, "jemalloc_variables.dump_min_free_bytes", NULL,
                     &t->below_floor, looked, t);
 
         if (r != NULL) {

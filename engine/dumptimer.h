@@ -45,8 +45,9 @@ void ha_dumptimer_free(struct ha_dumptimer *t);
  * is below dump_min_free_bytes (logged once an episode; *low_space, when
  * not NULL, carries the episode from one dump to the next and must stay
  * alive until done), else prof.dump with jemalloc's naming, the
- * build-ids recorded beside it, and dump_retention_* applied. variable
- * names the trigger in messages, reason says why. Then, on the loop,
+ * build-ids and the memory at dump time recorded beside it (trigger and
+ * reason go into <dump>.mem), and dump_retention_* applied. variable
+ * names the setting in messages, reason says why. Then, on the loop,
  * done(arg, file): the dump's path, or NULL when none was written
  * (logged). Returns the request, or NULL when it could not be queued
  * (logged; done is never called). Loop thread only. */
@@ -54,6 +55,7 @@ struct ha_dump_req;
 struct ha_dump_req *ha_dumptimer_dump(struct ha_worker *worker,
                                       struct ha_heap *heap,
                                       const char *variable,
+                                      const char *trigger,
                                       const char *reason, bool *low_space,
                                       void (*done)(void *arg,
                                                    const char *file),

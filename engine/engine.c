@@ -28,11 +28,14 @@
 #include "engine/dumptimer.h"
 #include "engine/history.h"
 #include "engine/leakwatch.h"
+#include "engine/limitwatch.h"
+#include "prof/breakdown.h"
 #include "engine/logtimer.h"
 #include "engine/persist.h"
 #include "heap/caches.h"
 #include "heap/dumpfiles.h"
 #include "heap/heap.h"
+#include "heap/runs.h"
 #include "heap/logwin.h"
 #include "vtab/vtab.h"
 
@@ -70,8 +73,174 @@ struct ha_engine {
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
+    struct ha_limitwatch *limitwatch; /* on the sampler's ticks; NULL:
+                                         off */
+    struct ha_runrec run;          /* this run's record (heap/runs.h) */
+    bool run_recorded;             /* written at start: kept up, ended */
+    struct run_job *run_writing;   /* a refresh on the disk worker */
+    struct event *tick;            /* the watches' tick when no sampler
+                                      serves; NULL: the sampler's */
     struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
 };
+
+/* A refresh of this run's record, on the disk worker. */
+struct run_job {
+    struct ha_job job;             /* the worker's */
+    struct ha_engine *e;           /* NULL: the engine went first */
+    char datadir[PATH_MAX];
+    struct ha_runrec r;
+};
+
+static void
+run_job_run(void *arg)
+{
+    struct run_job *j = arg;
+
+    (void)ha_runs_write(j->datadir, &j->r);
+}
+
+static void
+run_job_done(void *arg)
+{
+    struct run_job *j = arg;
+
+    if (j->e != NULL)
+        j->e->run_writing = NULL;
+    free(j);
+}
+
+/* This run's figures now, into its record (the kernel's oom_kill count
+ * of the process's own group: what the next start compares). */
+static void
+run_refresh(struct ha_engine *e, const struct ha_cgroup_state *cg)
+{
+    struct ha_runrec *r = &e->run;
+    struct timespec now;
+    long long rss = ha_dumpfiles_resident();
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    r->last_seen_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+    r->resident = rss;
+    if (rss > r->peak_resident)
+        r->peak_resident = rss;
+    r->cgroup_version = cg->version;
+    ha_strlcpy(r->cgroup_path, e->heap.cgroup.path, sizeof(r->cgroup_path));
+    ha_strlcpy(r->cgroup_dir, e->heap.cgroup.dir, sizeof(r->cgroup_dir));
+    r->limit = ha_cgroup_limited(cg) ? cg->limit : -1;
+    r->usage = cg->usage;
+    r->oom_kills = cg->self_oom_kill;
+}
+
+/* The watches' tick (the history sampler's, or the engine's own): the
+ * limit watch looks, the run record is kept up. */
+static void
+engine_tick(void *arg, const struct ha_cgroup_state *cg,
+            const struct ha_history_sample *s)
+{
+    struct ha_engine *e = arg;
+    struct run_job *j;
+    char err[128];
+
+    (void)s;
+    ha_limitwatch_tick(e->limitwatch, cg);
+    if (!e->run_recorded)
+        return;
+    run_refresh(e, cg);
+    if (e->run_writing != NULL || (j = calloc(1, sizeof(*j))) == NULL)
+        return;
+    j->job.run = run_job_run;
+    j->job.done = run_job_done;
+    j->job.arg = j;
+    j->e = e;
+    ha_strlcpy(j->datadir, e->datadir, sizeof(j->datadir));
+    j->r = e->run;
+    if (ha_worker_submit(e->dump_worker, &j->job, err, sizeof(err)) != 0) {
+        free(j);
+        return;
+    }
+    e->run_writing = j;
+}
+
+/* The tick when no history sampler serves. */
+static void
+own_tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_engine *e = arg;
+    struct ha_cgroup_state cg;
+    char err[256];
+
+    (void)fd;
+    (void)what;
+    if (ha_cgroup_locate(NULL, &e->heap.cgroup, err, sizeof(err)) != 0)
+        e->heap.cgroup.version = 0;
+    ha_cgroup_sample(&e->heap.cgroup, &cg);
+    engine_tick(e, &cg, NULL);
+}
+
+/* This run recorded, the earlier ones settled (heap/runs.h). */
+static void
+start_run(struct ha_engine *e)
+{
+    struct ha_runrec *r = &e->run;
+    struct ha_cgroup_state cg;
+    struct timespec now;
+
+    ha_runrec_init(r);
+    clock_gettime(CLOCK_REALTIME, &now);
+    r->pid = (int64_t)getpid();
+    r->started_ns = ha_runs_process_start_ns((long)getpid());
+    if (r->started_ns <= 0)
+        r->started_ns = (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
+    ha_strlcpy(r->program, e->program, sizeof(r->program));
+    ha_strlcpy(r->prefix, e->cfg->jemalloc.dump_prefix, sizeof(r->prefix));
+    ha_cgroup_sample(&e->heap.cgroup, &cg);
+    run_refresh(e, &cg);
+    r->peak_resident = r->resident;
+    e->heap.run_started_ns = r->started_ns;
+    e->run_recorded = ha_runs_start(e->datadir, r) == 0;
+}
+
+/* struct ha_vtab_ctx's engine_value: the watches' state rows. */
+static bool
+engine_value(const void *arg, const char *name, char *buf, size_t len)
+{
+    const struct ha_engine *e = arg;
+
+    return ha_leakwatch_value(e->leakwatch, name, buf, len) ||
+           ha_limitwatch_value(e->limitwatch, name, buf, len);
+}
+
+/* Where the process's memory cgroup is, and its limit, said once. */
+static void
+locate_cgroup(struct ha_heap *heap)
+{
+    struct ha_cgroup_state st;
+    char err[256], lim[32];
+
+    if (ha_cgroup_locate(NULL, &heap->cgroup, err, sizeof(err)) != 0) {
+        ha_log_info("memory cgroup: not read (%s)", err);
+        return;
+    }
+    ha_cgroup_sample(&heap->cgroup, &st);
+    if (heap->cgroup.version == 0) {
+        ha_log_info("memory cgroup: none (no memory controller holds this "
+                    "process): no memory limit");
+        return;
+    }
+    if (!ha_cgroup_limited(&st)) {
+        ha_log_info("memory cgroup: v%d %s, no memory limit",
+                    heap->cgroup.version, heap->cgroup.path);
+        return;
+    }
+    ha_breakdown_format_bytes(st.limit, lim, sizeof(lim));
+    ha_log_notice("memory cgroup: v%d %s, memory limit %s (%lld bytes) set "
+                  "by %s",
+                  heap->cgroup.version, heap->cgroup.path, lim,
+                  (long long)st.limit,
+                  strcmp(st.limit_path, heap->cgroup.path) == 0
+                      ? "the process's own group"
+                      : st.limit_path);
+}
 
 struct ha_engine *
 ha_engine_new(struct event_base *base, const struct ha_config *cfg,
@@ -172,16 +341,28 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_mallctl_watch_dumps(ops) != 0)
         ha_log_info("this jemalloc has no dump hook: dumps it writes on its "
                     "own (interval, high-water) keep its mode 0644");
+    locate_cgroup(&e->heap);
     e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->heap);
     e->history = ha_history_new(base, e->dump_worker, &e->heap, e->datadir,
                                 cfg->stats_system_memory);
     e->leakwatch =
         ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
+    start_run(e);
+    e->limitwatch = ha_limitwatch_new(base, e->dump_worker, &e->heap);
+    if (ha_history_interval(e->history) > 0) {
+        ha_history_set_tick(e->history, engine_tick, e);
+    } else {
+        struct timeval tv = {60, 0};
+
+        e->tick = event_new(base, -1, EV_PERSIST, own_tick_cb, e);
+        if (e->tick != NULL)
+            (void)event_add(e->tick, &tv);
+    }
+    e->vtab.engine_value = engine_value;
+    e->vtab.engine_arg = e;
     e->logtimer = ha_logtimer_new(base, &e->heap);
     e->heap.window_opened = ha_logtimer_kick;
     e->heap.window_arg = e->logtimer;
-    e->vtab.engine_value = ha_leakwatch_value;
-    e->vtab.engine_arg = e->leakwatch;
     /* The disk layer exists before the first session, which attaches
      * it; a failure only means SAVE will report it. */
     if (ha_diskstore_init(e->datadir, why, sizeof(why)) != 0)
@@ -286,6 +467,13 @@ ha_engine_free(struct ha_engine *e)
     ha_fiber_pool_clear(&e->fibers);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);
+    ha_limitwatch_free(e->limitwatch);
+    if (e->tick != NULL)
+        event_free(e->tick);
+    if (e->run_writing != NULL)
+        e->run_writing->e = NULL;
+    if (e->run_recorded)
+        ha_runs_end(e->datadir, &e->run, "stopped");
     ha_history_free(e->history);
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
@@ -305,6 +493,7 @@ ha_engine_abandon(struct ha_engine *e)
         ha_worker_abandon(e->dump_worker);
         for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
             ha_worker_abandon(e->askers[i]);
+        ha_limitwatch_abandon(e->limitwatch);
     }
 }
 

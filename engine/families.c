@@ -89,6 +89,26 @@ const struct ha_exposcan_rule ha_families[] = {
      "Resident memory by component (stats_memory_breakdown's parts): they "
      "add up to heapadmin_process_resident_memory_bytes. "
      "jemalloc.untouched is negative."},
+    {"heapadmin_cgroup_memory_limit_bytes", G, "",
+     "The memory limit that binds the process: its cgroup's or an "
+     "ancestor's (v2 memory.max, v1 memory.limit_in_bytes)."},
+    {"heapadmin_cgroup_memory_usage_bytes", G, "",
+     "Memory charged to the limiting cgroup (or the process's own without "
+     "a limit), page cache included."},
+    {"heapadmin_cgroup_memory_working_set_bytes", G, "",
+     "The cgroup's usage less its inactive file cache, which the kernel "
+     "reclaims first: what the limit watch holds against the limit."},
+    {"heapadmin_cgroup_memory_high_bytes", G, "",
+     "memory.high: past it the kernel throttles and reclaims."},
+    {"heapadmin_cgroup_memory_events", C, "event",
+     "Memory events of the cgroup (v2 memory.events; v1: max is "
+     "memory.failcnt, oom_kill memory.oom_control's)."},
+    {"heapadmin_memory_pressure_seconds", C, "kind",
+     "Time tasks stalled on memory (PSI total: some = at least one, full = "
+     "all at once), of the process's v2 group or the system."},
+    {"heapadmin_memory_pressure_ratio", G, "kind window",
+     "Share of time tasks stalled on memory over the last 10, 60 and 300 s "
+     "(PSI avg10, avg60, avg300)."},
     {"proxysql_jemalloc_bytes", G, "type",
      "Jemalloc memory statistics, as ProxySQL names them."},
     {"proxysql_jemalloc_allocated_bytes", C, "",

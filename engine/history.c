@@ -28,7 +28,7 @@
     "(timestamp INT NOT NULL, allocated INT NOT NULL, resident INT NOT "   \
     "NULL, active INT NOT NULL, mapped INT NOT NULL, metadata INT NOT "    \
     "NULL, retained INT NOT NULL, pid INT NOT NULL DEFAULT 0, "           \
-    "PRIMARY KEY (timestamp, pid))"
+    "cgroup_usage INT, cgroup_limit INT, PRIMARY KEY (timestamp, pid))"
 #define OLD_COLUMNS                                                        \
     "timestamp, allocated, resident, active, mapped, metadata, retained"
 
@@ -44,6 +44,51 @@ static const char schema[] =
     "CREATE TABLE IF NOT EXISTS system_memory " COLUMNS ";"
     "CREATE TABLE IF NOT EXISTS system_memory_hour " COLUMNS ";"
     "CREATE TABLE IF NOT EXISTS system_memory_day " COLUMNS ";";
+
+/* Whether table has column. */
+static bool
+has_column(sqlite3 *db, const char *table, const char *column)
+{
+    sqlite3_stmt *st = NULL;
+    bool has = false;
+
+    if (sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_info(?1) "
+                               "WHERE name = ?2",
+                           -1, &st, NULL) != SQLITE_OK)
+        return false;
+    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC);
+    has = sqlite3_step(st) == SQLITE_ROW;
+    sqlite3_finalize(st);
+    return has;
+}
+
+/* A file from before the cgroup columns: they are added (NULL in the
+ * old rows), in one transaction. */
+static int
+migrate_cgroup(sqlite3 *db)
+{
+    char sql[160];
+
+    if (has_column(db, "system_memory", "cgroup_limit"))
+        return SQLITE_OK;
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+        return SQLITE_ERROR;
+    /* Another process may have added them while this one waited. */
+    if (has_column(db, "system_memory", "cgroup_limit"))
+        return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    for (size_t i = 0; i < sizeof(tables) / sizeof(tables[0]); i++) {
+        snprintf(sql, sizeof(sql),
+                 "ALTER TABLE %s ADD COLUMN cgroup_usage INT; ALTER TABLE "
+                 "%s ADD COLUMN cgroup_limit INT",
+                 tables[i], tables[i]);
+        if (sqlite3_exec(db, sql, NULL, NULL, NULL) != SQLITE_OK) {
+            sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+            return SQLITE_ERROR;
+        }
+    }
+    return sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+}
 
 /* A file from before the pid column: its tables are rebuilt with it
  * (pid 0 for the old rows), in one transaction. */
@@ -103,7 +148,7 @@ ha_history_open(const char *path, char *err, size_t errlen)
         sqlite3_busy_timeout(db, HA_HISTORY_BUSY_MS);
     if (rc != SQLITE_OK ||
         sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK ||
-        migrate(db) != SQLITE_OK) {
+        migrate(db) != SQLITE_OK || migrate_cgroup(db) != SQLITE_OK) {
         ha_err_set(err, errlen, "%s: %s", path,
                    db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close_v2(db);
@@ -118,15 +163,18 @@ static int
 rollup(sqlite3 *db, const char *table, int64_t from, int64_t bucket_s,
        int64_t pid)
 {
-    char sql[512];
+    char sql[768];
     sqlite3_stmt *st = NULL;
     int rc;
 
     snprintf(sql, sizeof(sql),
-             "INSERT OR REPLACE INTO %s SELECT ?1, CAST(avg(allocated) AS "
+             "INSERT OR REPLACE INTO %s (timestamp, allocated, resident, "
+             "active, mapped, metadata, retained, pid, cgroup_usage, "
+             "cgroup_limit) SELECT ?1, CAST(avg(allocated) AS "
              "INT), CAST(avg(resident) AS INT), CAST(avg(active) AS INT), "
              "CAST(avg(mapped) AS INT), CAST(avg(metadata) AS INT), "
-             "CAST(avg(retained) AS INT), ?3 FROM system_memory WHERE "
+             "CAST(avg(retained) AS INT), ?3, CAST(avg(cgroup_usage) AS "
+             "INT), min(cgroup_limit) FROM system_memory WHERE "
              "timestamp >= ?1 AND timestamp < ?2 AND pid = ?3 "
              "HAVING count(*) > 0",
              table);
@@ -170,8 +218,11 @@ ha_history_record(sqlite3 *db, const struct ha_history_sample *s, char *err,
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
         goto fail;
     rc = sqlite3_prepare_v2(db,
-                            "INSERT OR REPLACE INTO system_memory VALUES "
-                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                            "INSERT OR REPLACE INTO system_memory "
+                            "(timestamp, allocated, resident, active, "
+                            "mapped, metadata, retained, pid, "
+                            "cgroup_usage, cgroup_limit) VALUES "
+                            "(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
                             -1, &st, NULL);
     if (rc != SQLITE_OK)
         goto fail_rollback;
@@ -183,6 +234,10 @@ ha_history_record(sqlite3 *db, const struct ha_history_sample *s, char *err,
     sqlite3_bind_int64(st, 6, s->metadata);
     sqlite3_bind_int64(st, 7, s->retained);
     sqlite3_bind_int64(st, 8, s->pid);
+    if (s->cgroup_usage >= 0)
+        sqlite3_bind_int64(st, 9, s->cgroup_usage);
+    if (s->cgroup_limit >= 0)
+        sqlite3_bind_int64(st, 10, s->cgroup_limit);
     rc = sqlite3_step(st);
     sqlite3_finalize(st);
     if (rc != SQLITE_DONE ||
@@ -222,6 +277,10 @@ struct ha_history {
     struct event *timer;         /* NULL: not sampling */
     bool warned;                 /* a failure was logged (once) */
     struct sample_job *writing;  /* a sample on the worker */
+    int interval_s;              /* between samples; 0: none */
+    void (*tick)(void *arg, const struct ha_cgroup_state *cg,
+                 const struct ha_history_sample *s);
+    void *tick_arg;              /* told at each tick */
     int64_t (*since)(void *arg, int64_t now);
     void (*listener)(void *arg, const struct ha_history_sample *s,
                      const struct ha_history_sample *oldest);
@@ -335,19 +394,22 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
     const struct ha_mallctl_ops *ops = h->heap->ops;
     struct ha_history_sample s;
     struct sample_job *j;
+    struct ha_cgroup_state cg;
     char err[256];
     int rc;
 
     (void)fd;
     (void)what;
-    if (h->writing != NULL) {
-        ha_log_info("stats_history.system_memory: sample skipped: the last "
-                    "one is still being written");
-        return;
-    }
     memset(&s, 0, sizeof(s));
     s.timestamp = (int64_t)time(NULL);
     s.pid = (int64_t)getpid();
+    /* The memory cgroup, located again (the process may have been
+     * moved) and read: its files are the kernel's counters. */
+    if (ha_cgroup_locate(NULL, &h->heap->cgroup, err, sizeof(err)) != 0)
+        h->heap->cgroup.version = 0;
+    ha_cgroup_sample(&h->heap->cgroup, &cg);
+    s.cgroup_usage = cg.usage;
+    s.cgroup_limit = ha_cgroup_limited(&cg) ? cg.limit : -1;
     ha_heap_refresh_stats(h->heap);
     rc = read_stat(ops, "stats.allocated", &s.allocated);
     if (rc == 0)
@@ -360,6 +422,13 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
         rc = read_stat(ops, "stats.metadata", &s.metadata);
     if (rc == 0)
         rc = read_stat(ops, "stats.retained", &s.retained);
+    if (h->tick != NULL)
+        h->tick(h->tick_arg, &cg, &s);
+    if (h->writing != NULL) {
+        ha_log_info("stats_history.system_memory: sample skipped: the last "
+                    "one is still being written");
+        return;
+    }
     if (rc != 0) {
         if (!h->warned)
             ha_log_warn("stats_history.system_memory: no sample: jemalloc's "
@@ -390,6 +459,22 @@ sample_cb(evutil_socket_t fd, short what, void *arg)
         return;
     }
     h->writing = j;
+}
+
+void
+ha_history_set_tick(struct ha_history *h,
+                    void (*fn)(void *arg, const struct ha_cgroup_state *cg,
+                               const struct ha_history_sample *s),
+                    void *arg)
+{
+    h->tick = fn;
+    h->tick_arg = arg;
+}
+
+int
+ha_history_interval(const struct ha_history *h)
+{
+    return h != NULL ? h->interval_s : 0;
 }
 
 void
@@ -432,6 +517,7 @@ ha_history_new(struct event_base *base, struct ha_worker *worker,
     if (interval_s > 0) {
         struct timeval tv = {interval_s, 0};
 
+        h->interval_s = interval_s;
         h->timer = event_new(base, -1, EV_PERSIST, sample_cb, h);
         if (h->timer == NULL || event_add(h->timer, &tv) != 0) {
             ha_log_warn("stats_history: cannot arm the sampler");

@@ -30,15 +30,20 @@
                                     process's */
 
 /* One sample: unix seconds, jemalloc's stats.* in bytes, and the process
- * (several may share a datadir: each has its own rows and averages). */
+ * (several may share a datadir: each has its own rows and averages);
+ * then the memory cgroup's usage and limit (heap/cgroup.h: the limiting
+ * group's), -1 (NULL in the tables) when there is no cgroup or no
+ * limit. */
 struct ha_history_sample {
     int64_t timestamp;
     int64_t allocated, resident, active, mapped, metadata, retained;
     int64_t pid;
+    int64_t cgroup_usage, cgroup_limit;
 };
 
 /* Opens (creating, mode 0600) path with the three tables: ProxySQL's
- * columns, then pid (a file from before it is migrated, its rows pid 0).
+ * columns, then pid, cgroup_usage and cgroup_limit (a file from before
+ * them is migrated: its rows pid 0, no cgroup figures).
  * Waits up to HA_HISTORY_BUSY_MS for another process's write. Returns
  * the connection, or NULL with err naming the file. */
 sqlite3 *ha_history_open(const char *path, char *err, size_t errlen);
@@ -74,6 +79,20 @@ void ha_history_set_listener(
     void (*fn)(void *arg, const struct ha_history_sample *s,
                const struct ha_history_sample *oldest),
     void *arg);
+
+/* At each tick, on the loop, before the sample is written (and even when
+ * it is skipped): fn(arg, cg, s) with the memory cgroup located again
+ * (heap->cgroup; a process can be moved) and read, and the sample. The
+ * limit watch and the run record look at memory there, so they need no
+ * timer of their own. One; NULL fn removes it. */
+void ha_history_set_tick(struct ha_history *h,
+                         void (*fn)(void *arg,
+                                    const struct ha_cgroup_state *cg,
+                                    const struct ha_history_sample *s),
+                         void *arg);
+
+/* The seconds between samples; 0: none. */
+int ha_history_interval(const struct ha_history *h);
 
 /* NULL is a no-op. */
 void ha_history_free(struct ha_history *h);

@@ -44,11 +44,7 @@ struct ha_leakwatch {
     char trigger[160];             /* the growth that started it */
     bool low_space;                /* in a low-space episode (logged) */
     struct ha_dump_req *dumping;   /* a dump of the series on the worker */
-
-    /* Sampling as it was before the series, to put back. */
-    bool changed_active;           /* prof.active was off: turned on */
-    bool changed_rate;             /* prof.reset to another rate */
-    size_t old_rate;               /* prof.lg_sample before */
+    bool holding;                  /* holds sampling on (heap.h) */
 };
 
 /* ------------------------------------------------------------------
@@ -88,21 +84,14 @@ utc(time_t t, char *buf, size_t len)
  * The series
  * ------------------------------------------------------------------ */
 
-/* Sampling back as it was before the series. */
+/* Sampling back as it was before the series (unless another watch
+ * still needs it). */
 static void
 restore_sampling(struct ha_leakwatch *w)
 {
-    const struct ha_mallctl_ops *ops = w->heap->ops;
-
-    if (w->changed_active &&
-        ha_mallctl_write_bool(ops, "prof.active", false, NULL) != 0)
-        ha_log_warn("leak watch: prof.active could not be switched off");
-    if (w->changed_rate &&
-        ha_mallctl_write_size(ops, "prof.reset", w->old_rate) != 0)
-        ha_log_warn("leak watch: the sampling rate could not be put back "
-                    "to %zu",
-                    w->old_rate);
-    w->changed_active = w->changed_rate = false;
+    if (w->holding)
+        ha_heap_sampling_release(w->heap);
+    w->holding = false;
 }
 
 static void
@@ -160,7 +149,7 @@ take_dump(struct ha_leakwatch *w)
              w->attempts, je->leak_watch_dumps);
     w->dumping = ha_dumptimer_dump(w->worker, w->heap,
                                    "jemalloc_variables.leak_watch_dumps",
-                                   reason, &w->low_space, series_dumped, w);
+                                   "leak-watch", reason, &w->low_space, series_dumped, w);
     if (w->dumping == NULL && w->attempts >= je->leak_watch_dumps)
         end_series(w, "complete"); /* not queued (logged) */
 }
@@ -180,8 +169,6 @@ start_series(struct ha_leakwatch *w, const char *growth)
     const struct ha_mallctl_ops *ops = w->heap->ops;
     const struct ha_jemalloc_config *je = w->heap->je;
     struct timeval tv = {(time_t)je->leak_watch_dump_interval_s, 0};
-    bool active = false;
-    size_t rate = 0;
     char sampling[96];
 
     if (!ha_mallctl_prof_enabled(ops)) {
@@ -194,34 +181,13 @@ start_series(struct ha_leakwatch *w, const char *growth)
         w->rearm_after = (int64_t)time(NULL);
         return;
     }
-    (void)ha_mallctl_read_bool(ops, "prof.active", &active);
-    (void)ha_mallctl_read_size(ops, "prof.lg_sample", &rate);
-    w->changed_active = w->changed_rate = false;
-    if (active) {
-        snprintf(sampling, sizeof(sampling),
-                 "sampling was already on (lg_prof_sample %zu, kept)", rate);
-    } else {
-        if (je->leak_watch_lg_prof_sample != HA_UNSET &&
-            (size_t)je->leak_watch_lg_prof_sample != rate) {
-            if (ha_mallctl_write_size(ops, "prof.reset",
-                                      (size_t)je->leak_watch_lg_prof_sample) ==
-                0) {
-                w->changed_rate = true;
-                w->old_rate = rate;
-                rate = (size_t)je->leak_watch_lg_prof_sample;
-            }
-        }
-        if (ha_mallctl_write_bool(ops, "prof.active", true, NULL) != 0) {
-            ha_log_warn("leak watch: prof.active could not be switched on; "
-                        "no series");
-            restore_sampling(w);
-            w->rearm_after = (int64_t)time(NULL);
-            return;
-        }
-        w->changed_active = true;
-        snprintf(sampling, sizeof(sampling),
-                 "sampling switched on (lg_prof_sample %zu)", rate);
+    if (ha_heap_sampling_hold(w->heap, je->leak_watch_lg_prof_sample,
+                              sampling, sizeof(sampling)) != 0) {
+        ha_log_warn("leak watch: %s; no series", sampling);
+        w->rearm_after = (int64_t)time(NULL);
+        return;
     }
+    w->holding = true;
     w->state = WATCH_COLLECTING;
     w->started = time(NULL);
     w->ended = 0;

@@ -23,6 +23,7 @@
 
 #include "core/log.h"
 #include "core/util.h"
+#include "prof/dumpmem.h"
 #include "prof/dumpname.h"
 
 /* Splits prefix into its directory and its stem. */
@@ -464,6 +465,103 @@ clean_memory(long pid)
 }
 
 int
+ha_dumpfiles_write_sidecar(const char *dump, const char *suffix,
+                           const char *text, size_t len)
+{
+    char path[PATH_MAX];
+    size_t done = 0;
+    int fd, rc = 0;
+
+    if ((size_t)snprintf(path, sizeof(path), "%s%s", dump, suffix) >=
+        sizeof(path))
+        return ENAMETOOLONG;
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+              0600);
+    if (fd < 0)
+        return errno;
+    while (done < len) {
+        ssize_t n = write(fd, text + done, len - done);
+
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            rc = n < 0 ? errno : EIO;
+            break;
+        }
+        done += (size_t)n;
+    }
+    if (close(fd) != 0 && rc == 0)
+        rc = errno;
+    if (rc != 0) {
+        unlink(path);
+        return rc;
+    }
+    (void)ha_dumpfiles_perms(path);
+    return 0;
+}
+
+long long
+ha_dumpfiles_resident(void)
+{
+    char buf[256];
+    unsigned long long size = 0, resident = 0;
+    long page = sysconf(_SC_PAGESIZE);
+    ssize_t n;
+    int fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+
+    if (fd < 0)
+        return -1;
+    n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0 || page <= 0)
+        return -1;
+    buf[n] = '\0';
+    /* "size resident shared text lib data dt", in pages */
+    {
+        const char *p = buf;
+
+        while (*p >= '0' && *p <= '9')
+            size = size * 10 + (unsigned long long)(*p++ - '0');
+        if (*p++ != ' ')
+            return -1;
+        if (*p < '0' || *p > '9')
+            return -1;
+        while (*p >= '0' && *p <= '9')
+            resident = resident * 10 + (unsigned long long)(*p++ - '0');
+    }
+    (void)size;
+    return (long long)resident * page;
+}
+
+void
+ha_dumpfiles_note_memory(const char *dump)
+{
+    struct ha_dumpmem m;
+    struct ha_dump_name dn;
+    struct timespec now;
+    const char *base;
+    char text[512];
+    int len;
+
+    /* Only the datadir's dumps: not staged ones, not a live profile's
+     * private dump (whose directory is removed at once). */
+    if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL)
+        return;
+    base = strrchr(dump, '/');
+    if (!ha_dumpname_parse(base != NULL ? base + 1 : dump, &dn))
+        return;
+    ha_dumpmem_init(&m);
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+        m.taken_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    memcpy(m.trigger, "jemalloc", sizeof("jemalloc"));
+    m.resident = ha_dumpfiles_resident();
+    len = ha_dumpmem_format(&m, text, sizeof(text));
+    if (len > 0)
+        (void)ha_dumpfiles_write_sidecar(dump, HA_DUMPMEM_SUFFIX, text,
+                                         (size_t)len);
+}
+
+int
 ha_dumpfiles_publish(const char *staged, const char *dir, char *out,
                      size_t outlen)
 {
@@ -578,7 +676,85 @@ struct kept {
     struct timespec mtime;
     long long seq;
     long long bytes;           /* the dump and its sidecars */
+    long long pid;
+    int64_t resident;          /* <dump>.mem's; -1 unknown */
+    bool limit;                /* a limit dump (trigger "limit") */
+    bool held;                 /* out of rotation */
 };
+
+/* Runs whose peak and limit dumps retention holds: the newest ones, so
+ * a service in a crash loop cannot fill the disk with them. */
+#define KEEP_RUNS 8
+
+/* What <dir>/<name>.mem says: resident and whether a limit dump. */
+static void
+read_memory(const char *dir, const char *name, struct kept *k)
+{
+    char path[PATH_MAX], buf[8192], err[64];
+    struct ha_dumpmem m;
+    ssize_t n = -1;
+    int fd;
+
+    k->resident = -1;
+    k->limit = false;
+    if ((size_t)snprintf(path, sizeof(path), "%s/%s%s", dir, name,
+                         HA_DUMPMEM_SUFFIX) >= sizeof(path) ||
+        (fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC)) <
+            0)
+        return;
+    n = read(fd, buf, sizeof(buf));
+    close(fd);
+    if (n > 0 && ha_dumpmem_parse(buf, (size_t)n, &m, err, sizeof(err)) ==
+                     0) {
+        k->resident = m.resident;
+        k->limit = strcmp(m.trigger, "limit") == 0;
+    }
+}
+
+/* Marks what retention holds: each run's dump of highest resident
+ * memory, whatever its kind, and the limit dumps of runs that are over
+ * (their process gone: an OOM kill's evidence), for the KEEP_RUNS runs
+ * with the newest dumps. */
+static void
+hold(struct kept *k, size_t n, long self)
+{
+    long long pids[KEEP_RUNS];
+    size_t n_pids = 0;
+
+    /* newest first: the runs to hold for */
+    for (size_t i = n; i-- > 0 && n_pids < KEEP_RUNS;) {
+        bool seen = false;
+
+        for (size_t j = 0; j < n_pids; j++)
+            seen = seen || pids[j] == k[i].pid;
+        if (!seen)
+            pids[n_pids++] = k[i].pid;
+    }
+    for (size_t p = 0; p < n_pids; p++) {
+        bool over = pids[p] != self &&
+                    kill((pid_t)pids[p], 0) != 0 && errno == ESRCH;
+        size_t best = n;
+
+        for (size_t i = 0; i < n; i++) {
+            if (k[i].pid != pids[p])
+                continue;
+            if (over && k[i].limit)
+                k[i].held = true;
+            if (k[i].resident >= 0 &&
+                (best == n ||
+                 ha_dumpmem_higher(k[i].resident,
+                                   (int64_t)k[i].mtime.tv_sec * 1000000000 +
+                                       k[i].mtime.tv_nsec,
+                                   k[best].resident,
+                                   (int64_t)k[best].mtime.tv_sec *
+                                           1000000000 +
+                                       k[best].mtime.tv_nsec)))
+                best = i;
+        }
+        if (best < n)
+            k[best].held = true;
+    }
+}
 
 static int
 by_name(const void *a, const void *b)
@@ -708,7 +884,9 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
         if (!ha_dumpname_parse(e[i].name, &dn) ||
             strchr(e[i].name + strlen(head), '.') == NULL)
             continue;
-        k[n_kept] = (struct kept){i, i + 1, e[i].mtime, dn.seq, e[i].size};
+        k[n_kept] = (struct kept){i,     i + 1, e[i].mtime, dn.seq,
+                                  e[i].size, dn.pid, -1, false, false};
+        read_memory(dir, e[i].name, &k[n_kept]);
         /* Names that extend this one sort right after it; its sidecars
          * are those that go on with a '.'. */
         for (; j < (size_t)n && strncmp(e[j].name, e[i].name, len) == 0;
@@ -720,15 +898,17 @@ ha_dumpfiles_retain(const char *prefix, long long max_count,
         n_kept++;
     }
     qsort(k, n_kept, sizeof(*k), older_first);
+    hold(k, n_kept, (long)getpid());
     count = n_kept;
-    /* The newest always stays: it is the one just written. */
+    /* The newest always stays: it is the one just written. Held dumps
+     * count, but stay. */
     while (count > 1 && first + 1 < n_kept &&
            ((max_count > 0 && (long long)count > max_count) ||
             (max_bytes > 0 && total > max_bytes))) {
         struct kept *o = &k[first++];
         int len = snprintf(path, sizeof(path), "%s/%s", dir, e[o->at].name);
 
-        if (len < 0 || (size_t)len >= sizeof(path))
+        if (o->held || len < 0 || (size_t)len >= sizeof(path))
             continue;
         if (unlink(path) != 0 && errno != ENOENT) {
             ha_log_warn("dump retention: cannot remove %s: %s", path,

@@ -43,6 +43,23 @@ int ha_dumpfiles_perms(const char *path);
 /* ha_dumpfiles_perms on the sidecar "<dump><suffix>" (".buildid"). */
 int ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix);
 
+/* Writes text[0 .. len) as the new sidecar "<dump><suffix>" (never
+ * through a symlink, never over a file that exists), with the dumps'
+ * mode. Allocation-free. Returns 0 or an errno value. */
+int ha_dumpfiles_write_sidecar(const char *dump, const char *suffix,
+                               const char *text, size_t len);
+
+/* This process's resident memory now (VmRSS: /proc/self/statm's
+ * resident pages), or -1. Allocation-free. */
+long long ha_dumpfiles_resident(void);
+
+/* "<dump>.mem" for a dump jemalloc wrote on its own (interval,
+ * high-water, final), from its dump hook: the resident memory now, the
+ * trigger "jemalloc" (prof/dumpmem.h). Dumps in the staging directory
+ * are heapadmin's own, which write a fuller one once published: skipped.
+ * Allocation-free, async-signal-safe but for snprintf. */
+void ha_dumpfiles_note_memory(const char *dump);
+
 /* The directory of prefix ("<dir>/<stem>"; "." without a '/') into dir.
  * Returns 0, or ENAMETOOLONG. */
 int ha_dumpfiles_dir(const char *prefix, char *dir, size_t dirlen);
@@ -105,9 +122,12 @@ int ha_dumpfiles_start(const char *prefix, long pid);
 /* Retention for prefix's dumps ("<dir>/<stem>.<pid>.<seq>.<kind>.heap",
  * any pid, with their "<dump>.*" sidecars): while more than max_count
  * dumps, or more than max_bytes in all, are in dir, the oldest (by mtime)
- * is removed, never the newest. 0 disables either limit. Logs each
- * removal. Returns the number of dumps removed, or -1 when dir cannot be
- * read. */
+ * is removed, never the newest. 0 disables either limit. Out of
+ * rotation (counted, never removed), for the 8 runs with the newest
+ * dumps: each run's (pid's) dump of highest resident memory by its
+ * <dump>.mem, whatever its kind, and the limit dumps of runs whose
+ * process is gone. Logs each removal. Returns the number of dumps
+ * removed, or -1 when dir cannot be read. */
 int ha_dumpfiles_retain(const char *prefix, long long max_count,
                         long long max_bytes);
 

@@ -7,10 +7,86 @@
 #include <stdio.h>
 #include <unistd.h>
 
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/buildid.h"
 #include "heap/dumpfiles.h"
+#include "heap/heap.h"
+#include "heap/sizeclasses.h"
+
+void
+ha_dump_job_init(struct ha_dump_job *j, const struct ha_heap *heap,
+                 const char *variable, const char *trigger)
+{
+    j->ops = heap->ops;
+    j->variable = variable;
+    j->trigger = trigger;
+    j->cgroup = heap->cgroup;
+}
+
+/* What memory looks like just before the dump: resident, the cgroup,
+ * the bins (a fresh epoch), for <dump>.mem. */
+static void
+measure(struct ha_dump_job *j)
+{
+    struct ha_dumpmem *m = &j->mem;
+    struct ha_sizeclasses cl;
+    struct timespec now;
+
+    ha_dumpmem_init(m);
+    if (clock_gettime(CLOCK_REALTIME, &now) == 0)
+        m->taken_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    ha_strlcpy(m->trigger, j->trigger != NULL ? j->trigger : "manual",
+               sizeof(m->trigger));
+    ha_strlcpy(m->reason, j->reason, sizeof(m->reason));
+    m->resident = ha_dumpfiles_resident();
+    if (j->cgroup.version != 0) {
+        struct ha_cgroup_state st;
+
+        ha_cgroup_sample(&j->cgroup, &st);
+        m->cgroup_version = st.version;
+        ha_strlcpy(m->cgroup_path, j->cgroup.path, sizeof(m->cgroup_path));
+        m->cgroup_limit = st.limit;
+        m->cgroup_usage = st.usage;
+        m->cgroup_working_set = st.working_set;
+    }
+    memset(&cl, 0, sizeof(cl));
+    if (ha_mallctl_epoch(j->ops) == 0 && ha_sizeclasses_load(j->ops, &cl))
+        (void)ha_sizeclasses_read_bins(j->ops, &cl, m->bins,
+                                       HA_DUMPMEM_BINS_MAX, &m->n_bins);
+    ha_sizeclasses_free(&cl);
+}
+
+/* <file>.mem from j->mem (replacing the hook's shorter note, when the
+ * dump was not staged). */
+static void
+record_memory(struct ha_dump_job *j)
+{
+    char text[8192];
+    int len = ha_dumpmem_format(&j->mem, text, sizeof(text));
+    int rc;
+
+    if (len < 0)
+        return;
+    rc = ha_dumpfiles_write_sidecar(j->file, HA_DUMPMEM_SUFFIX, text,
+                                    (size_t)len);
+    if (rc == EEXIST) {
+        char path[PATH_MAX];
+
+        if ((size_t)snprintf(path, sizeof(path), "%s%s", j->file,
+                             HA_DUMPMEM_SUFFIX) < sizeof(path))
+            unlink(path);
+        rc = ha_dumpfiles_write_sidecar(j->file, HA_DUMPMEM_SUFFIX, text,
+                                        (size_t)len);
+    }
+    if (rc != 0)
+        ha_log_warn("%s: memory at dump time not recorded: %s", j->file,
+                    strerror(rc));
+}
 
 /* Is free space below the floor? Logs each skip, and an episode's end
  * (when j->low_space says one was on). */
@@ -68,6 +144,7 @@ ha_dump_job_run(void *arg)
                    j->variable, j->min_free_bytes, prefix);
         return;
     }
+    measure(j);
     if (ha_mallctl_dump(j->ops, j->variable, j->file, sizeof(j->file),
                         j->err, sizeof(j->err)) != 0) {
         if (j->what[0] != '\0')
@@ -83,6 +160,8 @@ ha_dump_job_run(void *arg)
         ha_log_warn("%s: build-ids not recorded: %s", j->file, why);
     else if (j->file[0] == '/')
         (void)ha_dumpfiles_sidecar_perms(j->file, ".buildid");
+    if (j->file[0] == '/')
+        record_memory(j);
     if (j->what[0] != '\0')
         ha_log_notice("%s: heap profile written to %s", j->what, j->file);
     if (have_prefix && j->retain)

@@ -18,6 +18,8 @@
 #include <stdbool.h>
 #include <time.h>
 
+#include "heap/cgroup.h"
+#include "prof/dumpmem.h"
 #include "heap/mallctl.h"
 
 struct ha_dump_job {
@@ -36,13 +38,24 @@ struct ha_dump_job {
                                     the floor */
     bool low_space;              /* in/out: a low-space episode is on
                                     (its end is logged) */
+    const char *trigger;         /* for <dump>.mem (prof/dumpmem.h):
+                                    "manual", "automatic", "leak-watch",
+                                    "limit"; static; NULL: "manual" */
+    char reason[256];            /* why, for <dump>.mem */
+    struct ha_cgroup_where cgroup; /* heap->cgroup, copied on the loop */
 
     /* Out. */
     int rc;                      /* 0: written (or housekeeping done) */
     bool skipped;                /* below the floor: no dump */
     char file[PATH_MAX];         /* the dump written */
     char err[PATH_MAX + 512];    /* why not, when rc is -1 */
+    struct ha_dumpmem mem;       /* what was recorded beside it */
 };
+
+/* Fills a job's copy of what it needs of heap: ops, the cgroup. */
+struct ha_heap;
+void ha_dump_job_init(struct ha_dump_job *j, const struct ha_heap *heap,
+                      const char *variable, const char *trigger);
 
 /* Runs job (a struct ha_dump_job *) on the calling thread. */
 void ha_dump_job_run(void *job);

@@ -19,6 +19,7 @@
 #include "heap/profiles.h"
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
+#include "prof/dumpmem.h"
 #include "prof/heapv2.h"
 #include "prof/proflog.h"
 
@@ -199,12 +200,63 @@ taken_ns(const char *datadir, const char *name, int64_t mtime_ns)
     return t;
 }
 
+/* What <name>.mem says of dump r. */
+static void
+memory_of(const char *datadir, struct ha_dump_entry *r)
+{
+    char side[NAME_MAX + 16], *buf = NULL, err[64];
+    struct ha_dumpmem m;
+    struct stat st;
+    size_t len = 0;
+
+    r->kind = r->d.kind;
+    r->resident = r->cgroup_usage = r->cgroup_limit = -1;
+    if ((size_t)snprintf(side, sizeof(side), "%s%s", r->name,
+                         HA_DUMPMEM_SUFFIX) >= sizeof(side) ||
+        ha_dumpfile_read(datadir, side, HA_DUMPFILE_MEM, &buf, &len, &st,
+                         err, sizeof(err)) != 0)
+        return;
+    if (ha_dumpmem_parse(buf, len, &m, err, sizeof(err)) == 0) {
+        r->has_mem = true;
+        if (strcmp(m.trigger, "limit") == 0)
+            r->kind = "limit";
+        r->resident = m.resident;
+        r->cgroup_usage = m.cgroup_usage;
+        r->cgroup_limit = m.cgroup_limit >= 0 ? m.cgroup_limit : -1;
+        if (m.reason[0] != '\0')
+            r->reason = strdup(m.reason);
+    }
+    free(buf);
+}
+
+/* Marks each process's dump of highest resident memory (the rule
+ * retention keeps: ha_dumpmem_higher). */
+static void
+mark_peaks(struct ha_dump_list *l)
+{
+    for (size_t i = 0; i < l->n; i++) {
+        struct ha_dump_entry *a = &l->e[i];
+        bool best = a->resident >= 0;
+
+        for (size_t j = 0; best && j < l->n; j++) {
+            const struct ha_dump_entry *b = &l->e[j];
+
+            if (j != i && b->d.pid == a->d.pid && b->resident >= 0 &&
+                ha_dumpmem_higher(b->resident, b->mtime_ns, a->resident,
+                                  a->mtime_ns))
+                best = false;
+        }
+        a->peak = best;
+    }
+}
+
 void
 ha_dump_list_free(struct ha_dump_list *l)
 {
     for (size_t i = 0; l->e != NULL && i < l->n; i++) {
         free(l->e[i].name);
         free(l->e[i].report);
+        free(l->e[i].reason);
     }
     free(l->e);
     memset(l, 0, sizeof(*l));
@@ -268,9 +320,11 @@ list_run(void *arg)
             r.report = ha_heap_buildid_report(dir, r.name);
             r.has_report = true;
         }
+        memory_of(dir, &r);
         j->l.e[j->l.n++] = r;
     }
     closedir(d);
+    mark_peaks(&j->l);
     if (t != NULL)
         totals_trim(t);
     return;

@@ -44,6 +44,17 @@ struct ha_dump_entry {
     bool has_alloc;           /* it carries cumulative counters
                                  (prof_accum) */
     long long alloc_bytes, alloc_objects; /* those, scaled */
+    /* <name>.mem (prof/dumpmem.h), read with every listing: */
+    bool has_mem;             /* it was there and parsed */
+    const char *kind;         /* d.kind, or "limit" for the limit
+                                 watch's dumps */
+    int64_t resident;         /* VmRSS at dump time; -1 unknown */
+    int64_t cgroup_usage;     /* the cgroup's usage then; -1 unknown */
+    int64_t cgroup_limit;     /* its limit then; -1 none or unknown */
+    char *reason;             /* why it was taken; NULL: not recorded */
+    bool peak;                /* the dump of highest resident memory of
+                                 its process (pid) in the listing: the
+                                 one retention keeps out of rotation */
     bool has_report;          /* HA_DUMPS_REPORT was asked */
     char *report;             /* ha_heap_buildid_report(); NULL: no
                                  build-ids recorded */

@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 
+#include "heap/cgroup.h"
 #include "heap/jeconfig.h"
 #include "heap/mallctl.h"
 
@@ -67,6 +68,22 @@ struct ha_heap {
     long long stats_epoch_ms;          /* ha_clock_ms() of the last
                                           refresh; 0: never */
 
+    /* This process's memory cgroup (cgroup.h), located by the owner at
+     * start and again at each history sample (a process can be moved);
+     * version 0: none. Loop thread; a dump job copies it. */
+    struct ha_cgroup_where cgroup;
+
+    int64_t run_started_ns;            /* this run's start, as its record
+                                          has it (heap/runs.h); 0: none */
+
+    /* Sampling switched on by watches (ha_heap_sampling_hold). */
+    struct ha_heap_sampling {
+        unsigned holds;                /* watches that need it on */
+        bool changed_active;           /* prof.active was off: turned on */
+        bool changed_rate;             /* prof.reset to another rate */
+        size_t old_rate;               /* prof.lg_sample before */
+    } sampling;
+
     /* Caches, created on first use, freed together (caches.h). The
      * worker's are used only by jobs, one at a time under the worker's
      * run_lock (core/worker.h), even when a job runs on the loop. */
@@ -86,6 +103,21 @@ struct ha_heap {
  * the last refresh, ha_heap_stats_age_ms says how old). Never waits for
  * a dump. */
 void ha_heap_refresh_stats(struct ha_heap *heap);
+
+/* Sampling on for a watch's sake (the leak watch's series, the limit
+ * watch near a limit). The first hold switches it on when it is off, at
+ * lg_rate (HA_UNSET: the current rate; a different rate is a prof.reset,
+ * which discards the samples taken so far: there are none while it is
+ * off) and writes what it did into what; while sampling was already on
+ * (the operator's), rate and samples are left alone. Later holds change
+ * nothing. Returns 0, or -1 when profiling is not available or
+ * prof.active cannot be switched (what says why). Loop thread. */
+int ha_heap_sampling_hold(struct ha_heap *heap, int lg_rate, char *what,
+                          size_t whatlen);
+
+/* Drops a hold; the last one puts sampling back as the first found it
+ * (off, at its old rate). Loop thread. */
+void ha_heap_sampling_release(struct ha_heap *heap);
 
 /* Age of the statistics in ms (time since the last refresh), or -1 when
  * they were never refreshed. */

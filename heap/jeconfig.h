@@ -57,6 +57,22 @@ struct ha_jemalloc_config {
     long long leak_watch_dumps;        /* dumps in a series */
     int leak_watch_lg_prof_sample;     /* sampling rate while watching;
                                           HA_UNSET: the current one */
+
+    /* The limit watch (engine/limitwatch.h) */
+    char limit_dump_fractions[64];     /* "0.80,0.90,0.95": a dump as the
+                                          working set passes each share
+                                          of the memory limit; "": off */
+    int limit_dump_psi_pct;            /* a dump when memory pressure
+                                          (PSI some) passes this percent;
+                                          0: off */
+    int limit_dump_events;             /* 0/1: a dump on new high/max/oom
+                                          events of the cgroup */
+    long long limit_dump_min_interval_s; /* between two limit dumps but
+                                            for a new, higher level */
+    int limit_watch_sample_pct;        /* sampling switched on (when off)
+                                          past this percent of the
+                                          limit; 0: never */
+    int limit_watch_lg_prof_sample;    /* its rate; HA_UNSET: current */
 };
 
 /* dirty_decay_ms / muzzy_decay_ms not set: jemalloc's own stay (-1 is a
@@ -68,6 +84,15 @@ struct ha_jemalloc_config {
 #define HA_DEFAULT_LEAK_WATCH_WINDOW_S 3600
 #define HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S 300
 #define HA_DEFAULT_LEAK_WATCH_DUMPS 12
+
+/* Limit watch defaults: a dump at 80, 90 and 95 % of the limit, on
+ * memory pressure above 20 % (PSI some, over 2 s), on new high/max/oom
+ * events, at most one a 30 s but for a new higher level; sampling on
+ * from half the limit. */
+#define HA_DEFAULT_LIMIT_DUMP_FRACTIONS "0.80,0.90,0.95"
+#define HA_DEFAULT_LIMIT_DUMP_PSI_PCT 20
+#define HA_DEFAULT_LIMIT_DUMP_MIN_INTERVAL_S 30
+#define HA_DEFAULT_LIMIT_WATCH_SAMPLE_PCT 50
 
 /* dump_min_free_bytes when the config says nothing: 256 MiB left for the
  * host, whatever the interval dumps want. */

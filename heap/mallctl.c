@@ -816,6 +816,9 @@ dump_hook(const char *filename)
         /* jemalloc creat()s every dump 0644: no dump stays readable by
          * others (a staged one is made private again when published). */
         (void)ha_dumpfiles_perms(filename);
+        /* What memory looked like, for the peak rule: jemalloc's own
+         * dumps (heapadmin's are noted once published). */
+        ha_dumpfiles_note_memory(filename);
     }
     if (next != NULL)
         next(filename);

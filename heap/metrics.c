@@ -102,6 +102,92 @@ metrics_breakdown(struct ha_heap *heap, struct ha_expo *e)
     }
 }
 
+/* The memory cgroup: its limit, usage, events and pressure (the
+ * kernel's counters: a few small files, no walk). */
+static void
+metrics_cgroup(struct ha_heap *heap, struct ha_expo *e)
+{
+    static const char *const events[] = {"high", "max", "oom", "oom_kill"};
+    struct ha_cgroup_state st;
+    bool family = false;
+
+    ha_cgroup_sample(&heap->cgroup, &st);
+    if (ha_cgroup_limited(&st))
+        ha_expo_one(e, "heapadmin_cgroup_memory_limit_bytes", HA_EXPO_GAUGE,
+                    "The memory limit that binds the process: its cgroup's "
+                    "or an ancestor's (v2 memory.max, v1 "
+                    "memory.limit_in_bytes).",
+                    (double)st.limit);
+    if (st.usage >= 0)
+        ha_expo_one(e, "heapadmin_cgroup_memory_usage_bytes", HA_EXPO_GAUGE,
+                    "Memory charged to the limiting cgroup (or the "
+                    "process's own without a limit), page cache included.",
+                    (double)st.usage);
+    if (st.working_set >= 0)
+        ha_expo_one(e, "heapadmin_cgroup_memory_working_set_bytes",
+                    HA_EXPO_GAUGE,
+                    "The cgroup's usage less its inactive file cache, "
+                    "which the kernel reclaims first: what the limit "
+                    "watch holds against the limit.",
+                    (double)st.working_set);
+    if (st.version == 2 && st.high != HA_CGROUP_UNLIMITED)
+        ha_expo_one(e, "heapadmin_cgroup_memory_high_bytes", HA_EXPO_GAUGE,
+                    "memory.high: past it the kernel throttles and "
+                    "reclaims.",
+                    (double)st.high);
+    for (size_t i = 0; i < sizeof(events) / sizeof(events[0]); i++) {
+        int64_t v = i == 0   ? st.ev_high
+                    : i == 1 ? st.ev_max
+                    : i == 2 ? st.ev_oom
+                             : st.ev_oom_kill;
+        const char *labels[] = {"event", events[i], NULL};
+
+        if (v < 0)
+            continue;
+        if (!family)
+            ha_expo_family(e, "heapadmin_cgroup_memory_events",
+                           HA_EXPO_COUNTER,
+                           "Memory events of the cgroup (v2 memory.events; "
+                           "v1: max is memory.failcnt, oom_kill "
+                           "memory.oom_control's).");
+        family = true;
+        ha_expo_sample(e, labels, (double)v);
+    }
+    if (!st.has_psi)
+        return;
+    ha_expo_family(e, "heapadmin_memory_pressure_seconds", HA_EXPO_COUNTER,
+                   "Time tasks stalled on memory (PSI total: some = at least "
+                   "one, full = all at once), of the process's v2 group or "
+                   "the system.");
+    for (int k = 0; k < 2; k++) {
+        const struct ha_psi_line *l = k == 0 ? &st.psi.some : &st.psi.full;
+        const char *labels[] = {"kind", k == 0 ? "some" : "full", NULL};
+
+        if (l->present)
+            ha_expo_sample(e, labels, (double)l->total_us / 1e6);
+    }
+    ha_expo_family(e, "heapadmin_memory_pressure_ratio", HA_EXPO_GAUGE,
+                   "Share of time tasks stalled on memory over the last 10, "
+                   "60 and 300 s (PSI avg10, avg60, avg300).");
+    for (int k = 0; k < 2; k++) {
+        const struct ha_psi_line *l = k == 0 ? &st.psi.some : &st.psi.full;
+        static const char *const windows[] = {"10s", "60s", "300s"};
+
+        if (!l->present)
+            continue;
+        for (int w = 0; w < 3; w++) {
+            const char *labels[] = {"kind", k == 0 ? "some" : "full",
+                                    "window", windows[w], NULL};
+
+            ha_expo_sample(e, labels,
+                           (w == 0   ? l->avg10
+                            : w == 1 ? l->avg60
+                                     : l->avg300) /
+                               100.0);
+        }
+    }
+}
+
 void
 ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
 {
@@ -190,6 +276,7 @@ ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
                     (double)u);
 
     metrics_breakdown(heap, e);
+    metrics_cgroup(heap, e);
 
     /* ProxySQL's names. */
     ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,

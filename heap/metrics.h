@@ -27,6 +27,26 @@
  *                        (read from /proc/self/status, not smaps, so a
  *                        scrape walks no page tables: stacks and [heap]
  *                        are inside other.anonymous)
+ *   heapadmin_cgroup_memory_limit_bytes                  gauge  the limit
+ *                        that binds the process (its memory cgroup's or
+ *                        an ancestor's); absent without one
+ *   heapadmin_cgroup_memory_usage_bytes                  gauge  that
+ *                        group's usage (page cache included)
+ *   heapadmin_cgroup_memory_working_set_bytes            gauge  usage less
+ *                        inactive file cache
+ *   heapadmin_cgroup_memory_high_bytes                   gauge  v2
+ *                        memory.high, where set
+ *   heapadmin_cgroup_memory_events_total{event=high|max|oom|oom_kill}
+ *                                                        counter
+ *                        memory.events (v1: max is memory.failcnt, and
+ *                        only max and oom_kill exist)
+ *   heapadmin_memory_pressure_seconds_total{kind=some|full}
+ *                                                        counter  PSI
+ *                        stall time (the process's v2 group's, else the
+ *                        system's)
+ *   heapadmin_memory_pressure_ratio{kind,window=10s|60s|300s}
+ *                                                        gauge  PSI
+ *                        averages, 0 to 1
  * and ProxySQL's, so its dashboards keep working:
  *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}
  *   proxysql_jemalloc_allocated_bytes_total   (a counter in ProxySQL)

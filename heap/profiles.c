@@ -29,7 +29,9 @@
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
+#include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
+#include "heap/sizeclasses.h"
 
 /* A load under way, which later askers of the same file wait for. */
 struct inflight {
@@ -76,6 +78,7 @@ profile_free(struct ha_heap_profile *pr)
     ha_maps_free(&pr->maps);
     ha_heapv2_free(&pr->p);
     free(pr->stale);
+    free(pr->mem);
     free(pr->name);
     free(pr);
 }
@@ -449,6 +452,19 @@ load_run(void *arg)
         side = NULL;
     l->rc = profile_load(l->heap, pr, buf, len, side, side_len, l->err,
                          sizeof(l->err));
+    free(side);
+    side = NULL;
+    /* What memory looked like then, when recorded (the bins). */
+    if (l->rc == 0 &&
+        (size_t)snprintf(side_name, sizeof(side_name), "%s%s", pr->name,
+                         HA_DUMPMEM_SUFFIX) < sizeof(side_name) &&
+        ha_dumpfile_read(l->heap->datadir, side_name, HA_DUMPFILE_MEM, &side,
+                         &side_len, &side_st, NULL, 0) == 0 &&
+        (pr->mem = malloc(sizeof(*pr->mem))) != NULL &&
+        ha_dumpmem_parse(side, side_len, pr->mem, NULL, 0) != 0) {
+        free(pr->mem);
+        pr->mem = NULL;
+    }
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
     if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
@@ -596,6 +612,23 @@ run_load(struct load *l, struct ha_heap_profile **out, char *err,
 /* ------------------------------------------------------------------
  * Live profiles
  * ------------------------------------------------------------------ */
+
+/* Memory now, for a live profile: resident, the cgroup, the bins of a
+ * fresh epoch. */
+static void
+live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
+{
+    struct ha_sizeclasses cl;
+
+    ha_dumpmem_init(m);
+    ha_strlcpy(m->trigger, "live", sizeof(m->trigger));
+    m->resident = ha_dumpfiles_resident();
+    memset(&cl, 0, sizeof(cl));
+    if (ha_mallctl_epoch(heap->ops) == 0 && ha_sizeclasses_load(heap->ops, &cl))
+        (void)ha_sizeclasses_read_bins(heap->ops, &cl, m->bins,
+                                       HA_DUMPMEM_BINS_MAX, &m->n_bins);
+    ha_sizeclasses_free(&cl);
+}
 
 /* prof.dump into a private directory, read back and removed: the text of
  * a fresh profile. On the loop: jemalloc writes it. */
@@ -861,6 +894,10 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
             ha_err_set(err, errlen, "out of memory");
             return HA_HEAP_ERROR;
         }
+        /* The bins in the same pass: a fresh epoch just before the
+         * dump (heap_fragmentation). */
+        if ((l->pr->mem = malloc(sizeof(*l->pr->mem))) != NULL)
+            live_memory(heap, l->pr->mem);
         if (live_dump(heap, &l->text, &l->text_len, err, errlen) != 0) {
             ha_heap_profile_put(l->pr);
             free(l);

@@ -57,6 +57,7 @@
 
 #include "core/buf.h"
 #include "prof/aggregate.h"
+#include "prof/dumpmem.h"
 #include "prof/dumpname.h"
 #include "prof/heapv2.h"
 #include "prof/maps.h"
@@ -93,6 +94,10 @@ struct ha_heap_profile {
                               symbolized: with syms.pending, a change
                               means names are worth making again */
     bool has_buildids;     /* a <dump>.buildid was found and read */
+    struct ha_dumpmem *mem; /* memory when it was taken (<dump>.mem; for a
+                              live profile read just before its dump):
+                              the bins heap_fragmentation shares out;
+                              NULL: none recorded */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */

@@ -15,6 +15,7 @@
 #include "core/util.h"
 #include "heap/mallctl.h"
 #include "heap/sizeclasses.h"
+#include "prof/fragment.h"
 #include "prof/smaps.h"
 
 
@@ -33,34 +34,25 @@ read_z(const struct ha_mallctl_ops *ops, const char *name, uint64_t *out)
 static void
 read_bins(const struct ha_mallctl_ops *ops, struct ha_breakdown_in *in)
 {
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
     struct ha_sizeclasses cl;
-    struct ha_mallctl_mib m_regs = {0}, m_slabs = {0};
+    size_t n = 0;
 
     memset(&cl, 0, sizeof(cl));
-    if (!ha_sizeclasses_load(ops, &cl))
+    if (!ha_sizeclasses_load(ops, &cl) ||
+        ha_sizeclasses_read_bins(ops, &cl, bins, HA_DUMPMEM_BINS_MAX, &n) !=
+            0)
         goto out;
-    for (unsigned j = 0; j < cl.nbins; j++) {
-        size_t regs, slabs;
-        uint64_t total, used, free_b;
+    for (size_t j = 0; j < n; j++) {
+        uint64_t free_b = ha_frag_class_free(&bins[j]);
 
-        if (ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curregs",
-                               &m_regs, HA_MALLCTL_ARENAS_ALL, j, &regs,
-                               sizeof(regs)) != 0 ||
-            ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curslabs",
-                               &m_slabs, HA_MALLCTL_ARENAS_ALL, j, &slabs,
-                               sizeof(slabs)) != 0)
-            goto out;
-        total = (uint64_t)slabs * cl.bin_slab[j];
-        used = (uint64_t)regs * cl.bin_size[j];
-        free_b = total > used ? total - used : 0;
         in->slab_free += free_b;
         if (free_b > in->worst_free) {
             in->worst_free = free_b;
-            in->worst_size = cl.bin_size[j];
-            in->worst_slabs = slabs;
-            in->worst_util = slabs > 0 && cl.bin_nregs[j] > 0
-                                 ? (double)regs /
-                                       ((double)slabs * cl.bin_nregs[j])
+            in->worst_size = bins[j].size;
+            in->worst_slabs = bins[j].curslabs;
+            in->worst_util = ha_frag_utilization(&bins[j]) > 0
+                                 ? ha_frag_utilization(&bins[j])
                                  : 0;
         }
     }
@@ -127,10 +119,19 @@ ha_rss_read(struct ha_heap *heap, bool refresh, bool detailed,
             struct ha_breakdown_row *rows, char *err, size_t errlen)
 {
     struct ha_breakdown_in in;
+    struct ha_cgroup_state cg;
     struct smaps_job *j;
 
     memset(&in, 0, sizeof(in));
     read_jemalloc(heap, refresh, &in);
+    /* The cgroup's files: the kernel's counters, no walk. */
+    ha_cgroup_sample(&heap->cgroup, &cg);
+    in.cgroup_version = cg.version;
+    in.cgroup_path = heap->cgroup.path;
+    in.limit_path = cg.limit_path;
+    in.cgroup_limit = ha_cgroup_limited(&cg) ? cg.limit : -1;
+    in.cgroup_usage = cg.usage;
+    in.cgroup_working_set = cg.working_set;
     if (!detailed) {
         char why[256];
 

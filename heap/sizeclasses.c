@@ -56,3 +56,32 @@ ha_sizeclasses_free(struct ha_sizeclasses *c)
     free(c->lext_size);
     memset(c, 0, sizeof(*c));
 }
+
+int
+ha_sizeclasses_read_bins(const struct ha_mallctl_ops *ops,
+                         const struct ha_sizeclasses *c,
+                         struct ha_dumpmem_bin *out, size_t max, size_t *n)
+{
+    struct ha_mallctl_mib m_regs = {0}, m_slabs = {0};
+
+    *n = 0;
+    if (!c->ok || c->nbins > max)
+        return -1;
+    for (unsigned j = 0; j < c->nbins; j++) {
+        size_t regs, slabs;
+
+        if (ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curregs",
+                               &m_regs, HA_MALLCTL_ARENAS_ALL, j, &regs,
+                               sizeof(regs)) != 0 ||
+            ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curslabs",
+                               &m_slabs, HA_MALLCTL_ARENAS_ALL, j, &slabs,
+                               sizeof(slabs)) != 0) {
+            *n = 0;
+            return -1;
+        }
+        out[j] = (struct ha_dumpmem_bin){c->bin_size[j], c->bin_nregs[j],
+                                         c->bin_slab[j], regs, slabs};
+    }
+    *n = c->nbins;
+    return 0;
+}

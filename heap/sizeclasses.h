@@ -14,6 +14,7 @@
 #include <stdint.h>
 
 #include "heap/mallctl.h"
+#include "prof/dumpmem.h"
 
 struct ha_sizeclasses {
     bool loaded;          /* read (ok or not) */
@@ -31,6 +32,16 @@ struct ha_sizeclasses {
  * true when c->ok. */
 bool ha_sizeclasses_load(const struct ha_mallctl_ops *ops,
                          struct ha_sizeclasses *c);
+
+/* The small classes' slabs merged over every arena (stats.arenas.
+ * <all>.bins.<j>.curregs and curslabs, with c's constants) into
+ * out[0 .. *n), from the statistics as last refreshed (the caller writes
+ * "epoch" first). Returns 0, or -1 when a figure cannot be read or c is
+ * not loaded (*n is 0). Any thread. */
+int ha_sizeclasses_read_bins(const struct ha_mallctl_ops *ops,
+                             const struct ha_sizeclasses *c,
+                             struct ha_dumpmem_bin *out, size_t max,
+                             size_t *n);
 
 /* Frees what ha_sizeclasses_load allocated and zeroes c. */
 void ha_sizeclasses_free(struct ha_sizeclasses *c);

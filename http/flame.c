@@ -5,6 +5,7 @@
 #include "http/flame.h"
 
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include "http/calltree.h"
 #include "http/request.h"
 #include "prof/aggregate.h"
+#include "prof/fragment.h"
 #include "prof/syms.h"
 
 #define TOP_ROWS 40        /* rows of the top functions table */
@@ -73,6 +75,43 @@ oom:
     return -1;
 }
 
+/* "frag": the call site pinning the most free regions of a small size
+ * class, from the bins recorded with pr (heap_fragmentation's first
+ * attributed row), so the page points at it; nothing without bins. */
+static void
+frag_json(const struct ha_heap_profile *pr, const char *dump,
+          struct ha_buf *b)
+{
+    struct ha_frag f;
+    const struct ha_frag_row *top = NULL;
+    char err[128];
+
+    if (pr->mem == NULL || pr->mem->n_bins == 0 ||
+        ha_frag_compute(&pr->p, &pr->syms, pr->mem->bins, pr->mem->n_bins,
+                        false, &f, err, sizeof(err)) != 0)
+        return;
+    for (size_t i = 0; i < f.n_rows && top == NULL; i++)
+        if (f.rows[i].name != 0)
+            top = &f.rows[i];
+    if (top != NULL && top->free_bytes > 0) {
+        const struct ha_dumpmem_bin *bin = &f.bins[top->bin];
+        double util = ha_frag_utilization(bin);
+
+        ha_buf_append_str(b, ",\"frag\":{\"f\":\"");
+        ha_json_str(b, ha_strtab_str(&f.names, top->name));
+        ha_buf_printf(b,
+                      "\",\"size\":%llu,\"free\":%.0f,\"class_free\":"
+                      "%.0f,\"util\":%.4f,\"total\":%.0f,\"query\":\"",
+                      (unsigned long long)bin->size, top->free_bytes,
+                      f.class_free[top->bin], util < 0 ? 0 : util,
+                      f.total_free);
+        ha_buf_append_str(b, "SELECT * FROM heap_fragmentation('");
+        ha_json_str(b, dump);
+        ha_buf_append_str(b, "')\"}");
+    }
+    ha_frag_free(&f);
+}
+
 /* ------------------------------------------------------------------
  * Routes
  * ------------------------------------------------------------------ */
@@ -84,6 +123,7 @@ oom:
 struct data_job {
     struct ha_heap_profile *pr, *pb; /* references held */
     char *title;
+    char dump[NAME_MAX + 1];     /* as heap_fragmentation takes it */
 };
 
 static int
@@ -121,7 +161,10 @@ data_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
         ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f}", r->flat_bytes,
                       r->cum_bytes);
     }
-    ha_buf_append_str(b, "],\"tree\":");
+    ha_buf_append_str(b, "]");
+    if (pb == NULL)
+        frag_json(pr, j->dump, b);
+    ha_buf_append_str(b, ",\"tree\":");
     if (ha_calltree_json(&t, b, pb != NULL, t.nodes[0].v * HA_CALLTREE_MIN_SHARE) != 0)
         goto out;
     ha_buf_append_str(b, "}\n");
@@ -203,6 +246,7 @@ ha_http_flame_data(struct ha_http_req *hr)
     }
     snprintf(j->title, tl, "%s%s%s", dump != NULL ? dump : "live",
              base != NULL ? " minus " : "", base != NULL ? base : "");
+    ha_strlcpy(j->dump, dump != NULL ? dump : HA_HEAP_LIVE, sizeof(j->dump));
     j->pr = ha_heap_profile_ref(pr);
     j->pb = ha_heap_profile_ref(pb);
     /* A dump's page data never changes: kept with its profile. */

@@ -920,6 +920,7 @@ done:
 
 struct ha_agg_walker {
     struct resolver r;
+    const struct ha_syms_addr *site; /* the last ha_agg_walker_site's */
 };
 
 struct ha_agg_walker *
@@ -929,6 +930,7 @@ ha_agg_walker_new(const struct ha_syms *syms)
 
     if (w == NULL)
         return NULL;
+    w->site = NULL;
     if (resolver_init(&w->r, syms) != 0) {
         resolver_free(&w->r);
         free(w);
@@ -979,6 +981,7 @@ ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
     size_t start = resolve_stack(&w->r, p, i);
 
     ha_buf_reset(name);
+    w->site = NULL;
     if (start == SIZE_MAX)
         return -1;
     /* The first frame ha_agg_add() counts: addresses above 2^63 are not
@@ -989,6 +992,7 @@ ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
 
         if (f[j] >= HIGH_ADDR)
             continue;
+        w->site = sa;
         fn = sa != NULL && sa->n > 0
                  ? ha_syms_str(w->r.syms, w->r.syms->frames[sa->first].func)
                  : "";
@@ -1002,6 +1006,14 @@ ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
         return ha_buf_failed(name) ? -1 : 0;
     }
     return 1;
+}
+
+const char *
+ha_agg_walker_site_module(const struct ha_agg_walker *w)
+{
+    if (w->site == NULL || w->site->module == 0)
+        return NULL;
+    return ha_syms_str(w->r.syms, w->site->module);
 }
 
 /* ------------------------------------------------------------------ */

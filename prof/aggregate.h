@@ -208,6 +208,10 @@ int ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
 int ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                        size_t i, struct ha_buf *name);
 
+/* The module of the site the last ha_agg_walker_site() named (its
+ * frame's mapped file), or NULL: none, or no site. */
+const char *ha_agg_walker_site_module(const struct ha_agg_walker *w);
+
 /* The address jeprof looks up for raw frame j of a stack: the return
  * address minus one for callers (the call instruction), frame 0 as is. */
 static inline uint64_t

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/util.h"
+
 void
 ha_breakdown_format_bytes(int64_t bytes, char *buf, size_t len)
 {
@@ -52,6 +54,7 @@ enum {
     R_FRAG_LARGE, R_DIRTY, R_MUZZY, R_METADATA, R_UNTOUCHED,
     R_OTHER, R_STACKS, R_BRK, R_FILES, R_ANON,
     R_RETAINED, R_MAPPED,
+    R_LIMIT, R_USAGE, R_HEADROOM,
     R_MAX
 };
 _Static_assert(R_MAX == HA_BREAKDOWN_ROWS, "a row per name");
@@ -81,6 +84,9 @@ static const struct {
     [R_ANON] = {"other.anonymous", HA_BREAKDOWN_PART},
     [R_RETAINED] = {"jemalloc.retained", HA_BREAKDOWN_INFO},
     [R_MAPPED] = {"jemalloc.mapped", HA_BREAKDOWN_INFO},
+    [R_LIMIT] = {"cgroup.limit", HA_BREAKDOWN_INFO},
+    [R_USAGE] = {"cgroup.usage", HA_BREAKDOWN_INFO},
+    [R_HEADROOM] = {"cgroup.headroom", HA_BREAKDOWN_INFO},
 };
 
 static void
@@ -160,10 +166,12 @@ jemalloc_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
         set(&rows[R_FRAG_SLABS], (int64_t)slabs,
             "free regions in partly used slabs; most in the %llu-byte "
             "class: %s free in %llu slabs, %.0f%% used "
-            "(stats_jemalloc_bins). Long-lived objects pin slabs: fewer "
-            "arenas (narenas) or freeing in allocation order helps",
+            "(stats_jemalloc_bins). Long-lived objects pin slabs; whose: "
+            "SELECT * FROM heap_fragmentation('live') WHERE size_class = "
+            "%llu; fewer arenas or freeing in allocation order helps",
             (unsigned long long)in->worst_size, b,
-            (unsigned long long)in->worst_slabs, in->worst_util * 100.0);
+            (unsigned long long)in->worst_slabs, in->worst_util * 100.0,
+            (unsigned long long)in->worst_size);
     } else if (in->have_bins) {
         set(&rows[R_FRAG_SLABS], (int64_t)slabs,
             "free regions in partly used slabs (stats_jemalloc_bins)");
@@ -210,6 +218,55 @@ jemalloc_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
                      metadata);
 }
 
+/* The memory limit, its group's usage and the headroom left. */
+static void
+cgroup_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
+{
+    char a[32], b[32], c[32];
+    const char *path = in->cgroup_path ? in->cgroup_path : "/";
+    const char *whose = in->limit_path ? in->limit_path : "";
+    int64_t ws = in->cgroup_working_set;
+
+    if (in->cgroup_version == 0) {
+        ha_strlcpy(rows[R_LIMIT].detail,
+                   "no memory cgroup holds this process: no limit but the "
+                   "machine's",
+                   sizeof(rows[R_LIMIT].detail));
+        return;
+    }
+    if (in->cgroup_limit < 0) {
+        snprintf(rows[R_LIMIT].detail, sizeof(rows[R_LIMIT].detail),
+                 "no memory limit on cgroup v%d %s or above it",
+                 in->cgroup_version, path);
+    } else {
+        set(&rows[R_LIMIT], in->cgroup_limit,
+            "memory limit of cgroup v%d %s%s%s: past it the kernel's OOM "
+            "killer ends a process of the group (the limit watch dumps "
+            "before: jemalloc-limit_watch_state)",
+            in->cgroup_version, whose[0] ? whose : path,
+            whose[0] && strcmp(whose, path) != 0 ? ", an ancestor of "
+                                                 : "",
+            whose[0] && strcmp(whose, path) != 0 ? path : "");
+    }
+    if (in->cgroup_usage >= 0) {
+        ha_breakdown_format_bytes(ws, a, sizeof(a));
+        ha_breakdown_format_bytes(in->cgroup_usage - ws, b, sizeof(b));
+        set(&rows[R_USAGE], in->cgroup_usage,
+            "what cgroup v%d %s is charged for, every process of it and "
+            "page cache included: working set %s, inactive file cache %s",
+            in->cgroup_version, whose[0] ? whose : path, a, b);
+    }
+    if (in->cgroup_limit >= 0 && ws >= 0) {
+        ha_breakdown_format_bytes(in->cgroup_limit - ws, a, sizeof(a));
+        ha_breakdown_format_bytes(in->cgroup_limit, c, sizeof(c));
+        set(&rows[R_HEADROOM], in->cgroup_limit - ws,
+            "%s left before the limit (%s less the working set, %.0f%% of "
+            "it in use): the kernel reclaims inactive file cache first, "
+            "then kills",
+            a, c, 100.0 * (double)ws / (double)in->cgroup_limit);
+    }
+}
+
 void
 ha_breakdown_compute(const struct ha_breakdown_in *in,
                      struct ha_breakdown_row *rows)
@@ -225,6 +282,7 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
     }
     if (in->have_jemalloc)
         je = jemalloc_rows(in, rows);
+    cgroup_rows(in, rows);
     if (in->have_smaps && sm->detailed) {
         set(&rows[R_RSS], (int64_t)sm->rss,
             "resident pages of this process (sum of Rss over %zu "

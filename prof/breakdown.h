@@ -34,6 +34,16 @@
  *                                          jemalloc's are counted
  *   jemalloc.retained            info      virtual, not resident
  *   jemalloc.mapped              info      virtual
+ *   cgroup.limit                 info      the memory limit that binds
+ *                                          the process (its cgroup's or
+ *                                          an ancestor's); NULL: none
+ *   cgroup.usage                 info      that group's usage: every page
+ *                                          charged, page cache too
+ *   cgroup.headroom              info      limit - working set (usage
+ *                                          less inactive file cache,
+ *                                          which the kernel reclaims
+ *                                          first): how far the OOM
+ *                                          killer is
  *
  * jemalloc's extents are anonymous mappings that smaps cannot tell from
  * others, so the anonymous pages are split by subtraction: jemalloc's
@@ -88,6 +98,14 @@ struct ha_breakdown_in {
 
     bool have_smaps;          /* smaps was read */
     struct ha_smaps smaps;
+
+    /* The memory cgroup (heap/cgroup.h): version 0 when none. */
+    int cgroup_version;
+    const char *cgroup_path;  /* the process's group */
+    const char *limit_path;   /* the group whose limit binds; "" none */
+    int64_t cgroup_limit;     /* -1: no limit */
+    int64_t cgroup_usage;     /* -1: unknown */
+    int64_t cgroup_working_set; /* -1: unknown */
 };
 
 enum ha_breakdown_kind {
@@ -109,7 +127,7 @@ struct ha_breakdown_row {
                                              behind it, what to do */
 };
 
-#define HA_BREAKDOWN_ROWS 21
+#define HA_BREAKDOWN_ROWS 24
 
 /* Fills rows[HA_BREAKDOWN_ROWS] from in, in the order above. Rows whose
  * source was not read have known = false. */

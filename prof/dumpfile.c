@@ -22,10 +22,34 @@ static const char *const suffix[] = {
     [HA_DUMPFILE_DUMP] = "",
     [HA_DUMPFILE_BUILDID] = ".buildid",
     [HA_DUMPFILE_SYM] = ".sym",
+    [HA_DUMPFILE_MEM] = ".mem",
     [HA_DUMPFILE_LOG] = "",
     [HA_DUMPFILE_LOG_MAPS] = ".maps",
     [HA_DUMPFILE_LOG_WINDOW] = ".window",
 };
+
+/* An earlier run's file, "earlier-runs/<dir>/<file>": true with the
+ * directory and file parts (both plain names) in dir and file. */
+static bool
+earlier_parts(const char *name, char *dir, size_t dirlen, const char **file)
+{
+    const char *rest, *slash;
+    char why[8];
+    size_t n = strlen(HA_DUMPFILE_EARLIER);
+
+    if (name == NULL || strncmp(name, HA_DUMPFILE_EARLIER, n) != 0 ||
+        name[n] != '/')
+        return false;
+    rest = name + n + 1;
+    slash = strchr(rest, '/');
+    if (slash == NULL || (size_t)(slash - rest) >= dirlen)
+        return false;
+    memcpy(dir, rest, (size_t)(slash - rest));
+    dir[slash - rest] = '\0';
+    *file = slash + 1;
+    return ha_datadir_plain_name(dir, why, sizeof(why)) &&
+           ha_datadir_plain_name(*file, why, sizeof(why));
+}
 
 /* Whether a parsed name d suits kind: a dump and its sidecars, or a log
  * and its. */
@@ -35,6 +59,7 @@ kind_fits(enum ha_dumpfile_kind kind, const struct ha_dump_name *d)
     switch (kind) {
     case HA_DUMPFILE_DUMP:
     case HA_DUMPFILE_SYM:
+    case HA_DUMPFILE_MEM:
         return !d->log;
     case HA_DUMPFILE_LOG:
     case HA_DUMPFILE_LOG_MAPS:
@@ -49,11 +74,14 @@ bool
 ha_dumpfile_name_ok(const char *name, enum ha_dumpfile_kind kind,
                     char *why, size_t whylen)
 {
-    char dump[NAME_MAX + 1], plain[160];
+    char dump[NAME_MAX + 1], plain[160], edir[NAME_MAX + 1];
     size_t len, slen = strlen(suffix[kind]);
     struct ha_dump_name d;
+    const char *efile;
 
-    if (!ha_datadir_plain_name(name, plain, sizeof(plain))) {
+    if (earlier_parts(name, edir, sizeof(edir), &efile))
+        name = efile;
+    else if (!ha_datadir_plain_name(name, plain, sizeof(plain))) {
         ha_err_set(why, whylen,
                    "'%.200s' is refused: %s; give a dump's file name, as "
                    "stats_heap_dumps.file_name lists them",
@@ -102,7 +130,9 @@ refused:
                "'%.200s' is refused: only heap dumps of the datadir may be "
                "read, named <prefix>.<pid>.<seq>.<m|i|u><n>.heap or "
                "<prefix>.<pid>.<seq>.f.heap as jemalloc writes them "
-               "(SELECT file_name FROM stats_heap_dumps lists them)",
+               "(SELECT file_name FROM stats_heap_dumps lists them; "
+               "stats_previous_runs names earlier runs' under "
+               "earlier-runs/)",
                name);
     return false;
 }
@@ -114,7 +144,8 @@ open_checked(const char *datadir, const char *name,
              enum ha_dumpfile_kind kind, struct stat *st, char *err,
              size_t errlen)
 {
-    char path[PATH_MAX];
+    char path[PATH_MAX], edir[NAME_MAX + 1];
+    const char *efile;
     int fd, e;
 
     if (!ha_dumpfile_name_ok(name, kind, err, errlen))
@@ -128,9 +159,35 @@ open_checked(const char *datadir, const char *name,
         ha_err_set(err, errlen, "%s: path too long", name);
         return -1;
     }
-    /* O_NOFOLLOW: a symlink planted in the datadir leads nowhere;
-     * O_NONBLOCK: a FIFO planted there cannot hang the open. */
-    fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    if (earlier_parts(name, edir, sizeof(edir), &efile)) {
+        /* Each directory part opened without following a symlink, so
+         * none planted in the datadir leads out of it. */
+        int top = open(datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        int runs = top < 0 ? -1
+                           : openat(top, HA_DUMPFILE_EARLIER,
+                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                        O_CLOEXEC);
+        int run = runs < 0 ? -1
+                           : openat(runs, edir,
+                                    O_RDONLY | O_DIRECTORY | O_NOFOLLOW |
+                                        O_CLOEXEC);
+
+        fd = run < 0 ? -1
+                     : openat(run, efile,
+                              O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        e = errno;
+        if (run >= 0)
+            close(run);
+        if (runs >= 0)
+            close(runs);
+        if (top >= 0)
+            close(top);
+        errno = e;
+    } else {
+        /* O_NOFOLLOW: a symlink planted in the datadir leads nowhere;
+         * O_NONBLOCK: a FIFO planted there cannot hang the open. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    }
     if (fd < 0 || fstat(fd, st) != 0) {
         e = errno;
         ha_err_set(err, errlen, "%s: cannot read it: %s%s", name,

@@ -8,15 +8,18 @@
  * saved variables, a config written by SAVE CONFIG TO FILE with every
  * password in it), so a name given by a client is read only when:
  *   1. it is a plain file name (core/datadir.h: no '/', no "..", no
- *      control character);
- *   2. it is a dump's name as jemalloc writes them (prof/dumpname.h:
- *      <prefix>.<pid>.<seq>.<kind><n>.heap), or a prof_log file's
- *      (<prefix>.<pid>.<seq>.json), each asked for as what it is; or, for
- *      the sidecars heapadmin writes beside them, that name plus
- *      ".buildid" or ".sym" (a dump's), ".buildid", ".maps" or ".window"
- *      (a log's);
- *   3. it opens, relative to the datadir, without following a symlink,
- *      as a regular file of at most HA_HEAPV2_MAX_LEN bytes.
+ *      control character), or an earlier run's file kept under
+ *      "earlier-runs/<plain name>/<plain name>" (heap/dumpfiles.h: the
+ *      pid-1 rule moves them there; stats_previous_runs names them so);
+ *   2. its last part is a dump's name as jemalloc writes them
+ *      (prof/dumpname.h: <prefix>.<pid>.<seq>.<kind><n>.heap), or a
+ *      prof_log file's (<prefix>.<pid>.<seq>.json), each asked for as
+ *      what it is; or, for the sidecars heapadmin writes beside them,
+ *      that name plus ".buildid", ".sym" or ".mem" (a dump's),
+ *      ".buildid", ".maps" or ".window" (a log's);
+ *   3. it opens, relative to the datadir, without following a symlink
+ *      at any of its parts, as a regular file of at most
+ *      HA_HEAPV2_MAX_LEN bytes.
  * The caller then uses its bytes only once they parse as a heap profile
  * (prof/heapv2.h), whose errors never quote the file. Messages here name
  * the file and the rule, never anything read from it.
@@ -36,8 +39,11 @@ enum ha_dumpfile_kind {
     HA_DUMPFILE_SYM,       /* <dump>.sym, the symbolized copy */
     HA_DUMPFILE_LOG,       /* <prefix>.<pid>.<seq>.json, a prof_log file */
     HA_DUMPFILE_LOG_MAPS,  /* <log>.maps: the process's mappings then */
-    HA_DUMPFILE_LOG_WINDOW /* <log>.window: the window's figures */
+    HA_DUMPFILE_LOG_WINDOW, /* <log>.window: the window's figures */
+    HA_DUMPFILE_MEM        /* <dump>.mem (prof/dumpmem.h) */
 };
+
+#define HA_DUMPFILE_EARLIER "earlier-runs" /* = HA_DUMPFILES_EARLIER */
 
 /* Rules 1 and 2: whether name may be read as a file of kind. Returns
  * true, or false with why saying what is allowed. */

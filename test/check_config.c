@@ -220,6 +220,53 @@ START_TEST(test_config_write_round_trip)
 }
 END_TEST
 
+
+/* The limit watch's settings: on by default, each checked. */
+START_TEST(test_config_limit_watch)
+{
+    static const struct {
+        const char *text;
+        const char *what;
+    } refused[] = {
+        {"jemalloc_variables = { limit_dump_fractions = \"0.8,2\" };\n",
+         "limit_dump_fractions: '2' is not a share of the limit: give "
+         "numbers above 0 and at most 1"},
+        {"jemalloc_variables = { limit_dump_fractions = \"0.9,0.90\" };\n",
+         "0.90 is given twice"},
+        {"jemalloc_variables = { limit_dump_psi_pct = 101 };\n",
+         "limit_dump_psi_pct"},
+        {"jemalloc_variables = { limit_watch_lg_prof_sample = 10 };\n",
+         "limit_watch_lg_prof_sample = 10 is below"},
+    };
+    struct ha_buf out = HA_BUF_INIT;
+
+    ck_assert_int_eq(load(""), 0);
+    ck_assert_str_eq(cfg.jemalloc.limit_dump_fractions, "0.80,0.90,0.95");
+    ck_assert_int_eq(cfg.jemalloc.limit_dump_psi_pct, 20);
+    ck_assert_int_eq(cfg.jemalloc.limit_dump_events, 1);
+    ck_assert(cfg.jemalloc.limit_dump_min_interval_s == 30);
+    ck_assert_int_eq(cfg.jemalloc.limit_watch_sample_pct, 50);
+    ck_assert_int_eq(cfg.jemalloc.limit_watch_lg_prof_sample, HA_UNSET);
+    ck_assert_int_eq(load("jemalloc_variables = { limit_dump_fractions = "
+                          "\"\"; limit_dump_events = false; };\n"),
+                     0);
+    ck_assert_str_eq(cfg.jemalloc.limit_dump_fractions, "");
+    ck_assert_int_eq(cfg.jemalloc.limit_dump_events, 0);
+    /* written back as set */
+    ha_config_write(&cfg, NULL, NULL, &out);
+    ha_buf_append_u8(&out, '\0');
+    ck_assert_ptr_nonnull(strstr((const char *)out.data,
+                                 "limit_dump_fractions = \"\""));
+    ha_buf_free(&out);
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        ck_assert_msg(load(refused[i].text) == -1, "accepted: %s",
+                      refused[i].text);
+        ck_assert_msg(strstr(err, refused[i].what) != NULL,
+                      "'%s' lacks '%s'", err, refused[i].what);
+    }
+}
+END_TEST
+
 /* The leak watch's settings, and what they must agree with. */
 START_TEST(test_config_leak_watch)
 {
@@ -1256,6 +1303,7 @@ config_suite(void)
     tcase_add_test(tc, test_config_sample_production);
     tcase_add_test(tc, test_config_sample_jemalloc_example);
     tcase_add_test(tc, test_config_leak_watch);
+    tcase_add_test(tc, test_config_limit_watch);
     tcase_add_test(tc, test_config_proxysql_cnf);
     tcase_add_test(tc, test_config_all_keys);
     tcase_add_loop_test(tc, test_config_bool_forms, 0,

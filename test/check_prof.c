@@ -27,6 +27,7 @@
 #include "core/util.h"
 #include "prof/aggregate.h"
 #include "prof/buildid.h"
+#include "prof/fragment.h"
 #include "prof/heapv2.h"
 #include "prof/maps.h"
 #include "prof/pprof.h"
@@ -630,6 +631,99 @@ START_TEST(test_prof_agg_jeprof_rules)
                      "main;0x0000000000000776 1\n");
     ha_buf_free(&out);
     ha_agg_free(&a);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+
+/* Fragmentation shared among call sites (prof/fragment.h): by estimated
+ * regions within a class, a stack between two classes split by its
+ * mean, an unbiased mean a hair off a class's size kept whole, large
+ * objects left out, a class nobody sampled a row of its own, and the
+ * rows adding up to the classes' free bytes. */
+static const struct fake_sym frag_syms[] = {
+    {0x100, HA_SYMS_ALLOCATOR, {NULL}},
+    {0x1ff, 0, {"malloc"}},
+    {0x2ff, 0, {"f"}},
+    {0x3ff, 0, {"main"}},
+    {0x4ff, 0, {"r"}},
+    {0x5ff, 0, {"s"}},
+    {0x6ff, 0, {"t"}},
+    {0x7ff, 0, {"big"}},
+};
+
+START_TEST(test_prof_fragment_shares)
+{
+    static const char dump[] =
+        "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+        "@ 0x100 0x200 0x300 0x400\n  t*: 30: 1920 [0: 0]\n"
+        "@ 0x100 0x200 0x500 0x400\n  t*: 10: 640 [0: 0]\n"
+        "@ 0x100 0x200 0x600 0x400\n  t*: 4: 224 [0: 0]\n"
+        "@ 0x100 0x200 0x700 0x400\n  t*: 10: 645 [0: 0]\n"
+        "@ 0x100 0x200 0x800 0x400\n  t*: 2: 40960 [0: 0]\n";
+    static const struct ha_dumpmem_bin bins[] = {
+        {48, 256, 12288, 100, 2}, /* free 24576 - 4800 = 19776 */
+        {64, 64, 4096, 50, 10},   /* free 40960 - 3200 = 37760 */
+        {80, 256, 20480, 0, 1},   /* free 20480, nobody sampled */
+    };
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_frag f;
+    char err[256] = "";
+    double sum = 0;
+    size_t lo, hi;
+    double share;
+
+    ck_assert(ha_frag_classes(bins, 3, 4, 224, &lo, &hi, &share));
+    ck_assert_uint_eq(lo, 0);
+    ck_assert_uint_eq(hi, 1);
+    ck_assert(share > 0.49 && share < 0.51);
+    ck_assert(ha_frag_classes(bins, 3, 10, 645, &lo, &hi, &share));
+    ck_assert(lo == 1 && hi == 1 && share == 1);
+    ck_assert(!ha_frag_classes(bins, 3, 2, 40960, &lo, &hi, &share));
+    ck_assert(!ha_frag_classes(bins, 3, 0, 0, &lo, &hi, &share));
+    ck_assert_uint_eq(ha_frag_class_free(&bins[0]), 19776);
+    ck_assert(ha_frag_utilization(&bins[2]) == 0);
+
+    ck_assert_msg(parse_exact(dump, strlen(dump), &p, err, sizeof(err)) == 0,
+                  "%s", err);
+    fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
+    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 3, false, &f, err,
+                                     sizeof(err)),
+                     0);
+    /* 64: f 30, r 10, s 2 (half of 4), t 10: 52 regions */
+    ck_assert_uint_eq(f.n_rows, 6);
+    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[0].name), "f");
+    ck_assert_uint_eq(f.rows[0].bin, 1);
+    ck_assert(fabs(f.rows[0].free_bytes - 37760.0 * 30 / 52) < 1e-6);
+    ck_assert(!f.rows[0].split);
+    /* the 80-byte class's row of its own, then s's whole 48-byte share */
+    ck_assert_uint_eq(f.rows[1].name, 0);
+    ck_assert_uint_eq(f.rows[1].bin, 2);
+    ck_assert(f.rows[1].free_bytes == 20480);
+    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[2].name), "s");
+    ck_assert_uint_eq(f.rows[2].bin, 0);
+    ck_assert(f.rows[2].free_bytes == 19776);
+    ck_assert(f.rows[2].split && f.rows[2].split_mean == 56);
+    for (size_t i = 0; i < f.n_rows; i++) {
+        sum += f.rows[i].free_bytes;
+        ck_assert_str_ne(ha_strtab_str(&f.names, f.rows[i].name), "big");
+    }
+    ck_assert(fabs(sum - (19776 + 37760 + 20480)) < 1e-6);
+    ck_assert(f.total_free == 19776 + 37760 + 20480);
+    ha_frag_free(&f);
+
+    /* per stack: named by the collapsed stack, root first */
+    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 3, true, &f, err,
+                                     sizeof(err)),
+                     0);
+    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[0].name), "main;f");
+    ha_frag_free(&f);
+    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 0, false, &f, err,
+                                     sizeof(err)),
+                     -1);
+    ck_assert_str_eq(err, "no size classes to share out");
     ha_syms_free(&s);
     ha_heapv2_free(&p);
 }
@@ -1844,6 +1938,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_buildid_record_check);
     tcase_add_test(core, test_prof_agg_jeprof_rules);
     tcase_add_test(core, test_prof_agg_diff);
+    tcase_add_test(core, test_prof_fragment_shares);
     tcase_add_test(core, test_prof_agg_alloc);
     tcase_add_test(core, test_prof_agg_allocator_names);
     tcase_add_test(core, test_prof_alloc_site_rule);

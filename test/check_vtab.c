@@ -425,6 +425,13 @@ static const char *const gv_names[] = {
     "jemalloc-leak_watch_dumps",
     "jemalloc-leak_watch_lg_prof_sample",
     "jemalloc-leak_watch_state",
+    "jemalloc-limit_dump_fractions",
+    "jemalloc-limit_dump_psi_pct",
+    "jemalloc-limit_dump_events",
+    "jemalloc-limit_dump_min_interval_s",
+    "jemalloc-limit_watch_sample_pct",
+    "jemalloc-limit_watch_lg_prof_sample",
+    "jemalloc-limit_watch_state",
     "jemalloc-log_max_bytes",
     "jemalloc-log_state",
     "jemalloc-recent_alloc_max",
@@ -1280,7 +1287,7 @@ START_TEST(test_vtab_bins_without_stats)
     ck_assert_ptr_null(query1("SELECT bytes FROM stats_memory_breakdown "
                               "WHERE component = 'jemalloc.dirty'"));
     ck_assert_str_eq(query1("SELECT count(*) FROM stats_memory_breakdown"),
-                     "21");
+                     "24");
 }
 END_TEST
 

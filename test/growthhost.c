@@ -34,6 +34,16 @@
  *                             -w holds the first tick until SIGUSR1
  *                             (a test that looks at the start first,
  *                             however slowly, then lets it grow)
+ *   growthhost -a             the same without heapadmin embedded: for
+ *                             the LD_PRELOAD agent to serve
+ *
+ * Environment, for the memory-limit tests (test/agent/oomkill.sh):
+ *   GROWTHHOST_LEAK_X=N       the leak N times as fast (0: none)
+ *   GROWTHHOST_BURST=0        no bursts: memory only climbs, a step at a
+ *                             time
+ *   GROWTHHOST_ROUND=N        at start, N objects of 33 bytes from
+ *                             growthhost_round33 (kept): rounded up to
+ *                             the 48-byte class, 15 bytes lost each
  *
  * Every block is written (so its pages are resident) and kept in a
  * volatile array: GCC drops allocations it can prove unused. It prints
@@ -69,6 +79,8 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 #define TEMP_PER_TICK 200              /* 2000/s */
 
 static char *volatile leaked[LEAK_MAX];
+static int leak_x = 1;
+static int bursts = 1;
 static char *volatile burst[BURST_BLOCKS];
 static char *volatile oneoff;
 static char *volatile *frag;
@@ -129,6 +141,26 @@ growthhost_temp(size_t n)
     return sum;
 }
 
+__attribute__((noinline)) char *
+growthhost_round33(void)
+{
+    char *p = malloc(33);
+
+    if (p != NULL)
+        memset(p, 'r', 33);
+    return p;
+}
+
+/* n objects of 33 bytes, kept: the 48-byte class's rounding waste. */
+static void
+round33(size_t n)
+{
+    char *volatile *keep = calloc(n ? n : 1, sizeof(*keep));
+
+    for (size_t i = 0; keep != NULL && i < n; i++)
+        keep[i] = growthhost_round33();
+}
+
 /* Fills the 64-byte class, then frees all but one region in 32. */
 static void
 fragment(void)
@@ -152,16 +184,16 @@ tick(unsigned long t, size_t *n_leaked)
 
     static volatile size_t temp_sum;
 
-    for (int i = 0; i < LEAK_PER_TICK && *n_leaked < LEAK_MAX; i++)
+    for (int i = 0; i < LEAK_PER_TICK * leak_x && *n_leaked < LEAK_MAX; i++)
         leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
     for (int i = 0; i < TEMP_PER_TICK; i++)
         temp_sum += growthhost_temp(TEMP_BLOCK);
-    if (phase == 0) {
+    if (phase == 0 && bursts) {
         printf("burst %lu\n", t / BURST_EVERY_TICKS);
         fflush(stdout);
         for (int i = 0; i < BURST_BLOCKS; i++)
             burst[i] = growthhost_burst(BURST_BLOCK);
-    } else if (phase == BURST_HOLD_TICKS) {
+    } else if (phase == BURST_HOLD_TICKS && bursts) {
         for (int i = 0; i < BURST_BLOCKS; i++) {
             free(burst[i]);
             burst[i] = NULL;
@@ -180,25 +212,29 @@ main(int argc, char **argv)
     unsigned long t = 0;
     size_t n_leaked = 0;
     sigset_t sigs, go;
-    bool no_fragment = false, hold = false;
+    bool no_fragment = false, hold = false, agent;
     char err[512];
 
     memset(&opt, 0, sizeof(opt));
-    if (argc < 3 || strcmp(argv[1], "-c") != 0) {
-        fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w]\n");
+    agent = argc == 2 && strcmp(argv[1], "-a") == 0;
+    if (!agent && (argc < 3 || strcmp(argv[1], "-c") != 0)) {
+        fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a\n");
         return 2;
     }
-    for (int i = 3; i < argc; i++) {
+    for (int i = 3; !agent && i < argc; i++) {
         if (strcmp(argv[i], "-n") == 0) {
             no_fragment = true;
         } else if (strcmp(argv[i], "-w") == 0) {
             hold = true;
         } else {
-            fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w]\n");
+            fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a\n");
             return 2;
         }
     }
-    opt.config_file = argv[2];
+    if (getenv("GROWTHHOST_LEAK_X") != NULL)
+        leak_x = atoi(getenv("GROWTHHOST_LEAK_X"));
+    if (getenv("GROWTHHOST_BURST") != NULL)
+        bursts = atoi(getenv("GROWTHHOST_BURST"));
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
@@ -206,9 +242,12 @@ main(int argc, char **argv)
     sigaddset(&go, SIGUSR1);
     pthread_sigmask(SIG_BLOCK, &sigs, NULL);
     pthread_sigmask(SIG_BLOCK, &go, NULL);
-    if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0) {
-        fprintf(stderr, "growthhost: %s\n", err);
-        return 1;
+    if (!agent) {
+        opt.config_file = argv[2];
+        if (heapadmin_new(&opt, &ha, err, sizeof(err)) != 0) {
+            fprintf(stderr, "growthhost: %s\n", err);
+            return 1;
+        }
     }
     /* Before heapadmin's first memory sample: the 32 MiB it leaves
      * resident is where the host starts, not growth a watch should see
@@ -216,7 +255,9 @@ main(int argc, char **argv)
      * and the leak watch fired at start: leakwatch.sh #2). */
     if (!no_fragment)
         fragment();
-    if (heapadmin_start(ha, err, sizeof(err)) != 0) {
+    if (getenv("GROWTHHOST_ROUND") != NULL)
+        round33((size_t)strtoul(getenv("GROWTHHOST_ROUND"), NULL, 10));
+    if (!agent && heapadmin_start(ha, err, sizeof(err)) != 0) {
         fprintf(stderr, "growthhost: %s\n", err);
         return 1;
     }
@@ -247,7 +288,8 @@ main(int argc, char **argv)
         }
         clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
     }
-    heapadmin_free(ha);
+    if (ha != NULL)
+        heapadmin_free(ha);
     printf("stopped after %lu ticks, %zu blocks leaked\n", t, n_leaked);
     return 0;
 }

@@ -42,6 +42,20 @@
  *   15 nflushes       INTEGER  thread-cache flushes
  *   16 nslabs         INTEGER  slabs created (cumulative)
  *   17 nreslabs       INTEGER  times a slab was swapped for another
+ *   18 prof_live      INTEGER  sampled objects of the class live now
+ *                              (prof.stats.bins.<j>.live's count)
+ *   19 prof_live_requested INTEGER  the sizes they were asked with
+ *   20 requested_bytes INTEGER allocated_bytes at the sampled objects'
+ *                              requested-to-usable ratio: what the
+ *                              program asked for, estimated
+ *   21 rounding_waste_bytes INTEGER allocated_bytes - requested_bytes:
+ *                              lost to rounding up to the class's size
+ *                              (33-byte objects in the 48-byte class
+ *                              waste 15 bytes each)
+ *   Columns 18-21 need opt.prof_stats (start-up: MALLOC_CONF=prof:true,
+ *   prof_stats:true), which counts sampled objects only, per class and
+ *   not per arena: merged rows only, NULL otherwise. Statistical, as the
+ *   samples are.
  *
  * Schema of stats_jemalloc_lextents (stats.arenas.<i>.lextents.<j>.*):
  *    0 arena          INTEGER  index; NULL: all arenas merged
@@ -75,8 +89,9 @@
     "nonfull_slabs INTEGER, utilization REAL, allocated_bytes INTEGER, "   \
     "free_bytes INTEGER, nmalloc INTEGER, ndalloc INTEGER, nrequests "     \
     "INTEGER, nfills INTEGER, nflushes INTEGER, nslabs INTEGER, nreslabs " \
-    "INTEGER)"
-#define BINS_N_COLS 18
+    "INTEGER, prof_live INTEGER, prof_live_requested INTEGER, "           \
+    "requested_bytes INTEGER, rounding_waste_bytes INTEGER)"
+#define BINS_N_COLS 22
 
 #define LEXT_SCHEMA                                                        \
     "CREATE TABLE x(arena INTEGER, lextent INTEGER, size INTEGER, "        \
@@ -124,7 +139,42 @@ struct bins_vtab {
     bool large;                            /* lextents, not bins */
     struct ha_sizeclasses classes;     /* read once */
     struct ha_mallctl_mib mibs[HA_ARRAY_SIZE(bin_figs)]; /* per figure */
+    struct ha_mallctl_mib prof_live;       /* prof.stats.bins.<j>.live */
 };
+
+/* jemalloc's prof_stats_t (include/jemalloc/internal/prof_stats.h). */
+struct prof_stats {
+    uint64_t req_sum;
+    uint64_t count;
+};
+
+/* Columns 18-21 of a merged row: requested against usable bytes, from
+ * the sampled objects (opt.prof_stats). */
+static void
+rounding(bins_vtab *vt, unsigned j, struct ha_jestats_cell *row)
+{
+    const struct ha_mallctl_ops *ops = vt->base.conn->ctx->heap->ops;
+    const struct ha_sizeclasses *cl = &vt->classes;
+    struct prof_stats ps;
+    double ratio, requested;
+
+    if (ha_mallctl_read_at(ops, "prof.stats.bins.%u.live", &vt->prof_live, j,
+                           0, &ps, sizeof(ps)) != 0)
+        return;
+    ha_jestats_int(&row[18], ps.count > INT64_MAX ? INT64_MAX
+                                                  : (long long)ps.count);
+    ha_jestats_int(&row[19], ps.req_sum > INT64_MAX ? INT64_MAX
+                                                    : (long long)ps.req_sum);
+    if (ps.count == 0 || cl->bin_size[j] == 0 ||
+        row[9].type != HA_JESTATS_INT)
+        return;
+    ratio = (double)ps.req_sum / ((double)ps.count * (double)cl->bin_size[j]);
+    if (ratio > 1)
+        ratio = 1;
+    requested = (double)row[9].v.i * ratio;
+    ha_jestats_int(&row[20], (long long)(requested + 0.5));
+    ha_jestats_int(&row[21], row[9].v.i - (long long)(requested + 0.5));
+}
 
 static bool
 read_fig(const struct ha_mallctl_ops *ops, const char *fmt,
@@ -179,6 +229,8 @@ bin_rows(bins_vtab *vt, ha_jestats_cursor *c, unsigned arena)
         ha_jestats_int(&row[9], curregs * (long long)cl->bin_size[j]);
         ha_jestats_int(&row[10], curslabs * (long long)cl->bin_slab[j] -
                                      curregs * (long long)cl->bin_size[j]);
+        if (arena == HA_JESTATS_MERGED)
+            rounding(vt, j, row);
     }
     return SQLITE_OK;
 }

@@ -82,6 +82,14 @@
  *   jemalloc-leak_watch_state         RO    what the leak watch is doing, as
  *                                           the engine reports it
  *                                           (ctx->engine_value)
+ *   jemalloc-limit_dump_fractions, jemalloc-limit_dump_psi_pct,
+ *   jemalloc-limit_dump_events, jemalloc-limit_dump_min_interval_s,
+ *   jemalloc-limit_watch_sample_pct, jemalloc-limit_watch_lg_prof_sample
+ *                                     RO    the limit watch, as configured
+ *                                           (jemalloc_variables; '' and 0 =
+ *                                           off, -1 = the current rate)
+ *   jemalloc-limit_watch_state        RO    what the limit watch sees and
+ *                                           did (ctx->engine_value)
  *   jemalloc-log_max_bytes            RW    a lifetime window closes early
  *                                           once jemalloc holds this much
  *                                           for its log (1 MiB .. 4 GiB;

@@ -98,6 +98,9 @@ struct gv_row {
 #define HINT_WATCH                                                      \
     "the leak watch is set in the config file (jemalloc_variables."     \
     "leak_watch_*) and read when heapadmin starts"
+#define HINT_LIMIT                                                      \
+    "the limit watch is set in the config file (jemalloc_variables."    \
+    "limit_dump_* and limit_watch_*) and read when heapadmin starts"
 #define HINT_OPT                                                        \
     "it is the start-up value; the live setting is the same name "      \
     "without 'opt_'"

@@ -199,8 +199,9 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
     }
     /* The dump, its build-ids and retention on the worker (dumpjob.h);
      * no free-space floor: an operator's dump is never skipped. */
+    ha_dump_job_init(j, vt->conn->ctx->heap, variable, "manual");
     j->ops = ha_globals_ops(vt);
-    j->variable = variable;
+    ha_strlcpy(j->reason, variable, sizeof(j->reason));
     j->dump = true;
     j->rc = -1;
     if (je != NULL) {

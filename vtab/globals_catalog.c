@@ -105,6 +105,15 @@ const struct gv_row ha_globals_rows[] = {
     {"jemalloc-leak_watch_state", NULL, GV_ENGINE, 0, 0,
      "it is what the leak watch is doing; configure the watch in the "
      "config file (jemalloc_variables.leak_watch_*)"},
+    {"jemalloc-limit_dump_fractions", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_dump_psi_pct", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_dump_events", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_dump_min_interval_s", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_watch_sample_pct", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_watch_lg_prof_sample", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_watch_state", NULL, GV_ENGINE, 0, 0,
+     "it is what the limit watch sees and has done; configure it in the "
+     "config file (jemalloc_variables.limit_dump_* and limit_watch_*)"},
 
     {"jemalloc-log_max_bytes", NULL, GV_LOG_MAX, 0, 0, NULL},
     {"jemalloc-log_state", NULL, GV_LOG_STATE, 0, 0,
@@ -174,6 +183,39 @@ ha_globals_decay_kind(const struct gv_row *r)
     return strstr(r->name, "muzzy") != NULL ? "muzzy" : "dirty";
 }
 
+/* The config value behind a GV_KEEP row, as text. */
+static bool
+gv_keep_text(const struct ha_jemalloc_config *je, const char *name,
+             char *buf, size_t len)
+{
+    if (je == NULL)
+        return false;
+    if (strcmp(name, "jemalloc-limit_dump_fractions") == 0) {
+        ha_strlcpy(buf, je->limit_dump_fractions, len);
+        return true;
+    }
+    if (strcmp(name, "jemalloc-limit_dump_events") == 0) {
+        ha_strlcpy(buf, je->limit_dump_events ? "true" : "false", len);
+        return true;
+    }
+    if (strcmp(name, "jemalloc-limit_dump_psi_pct") == 0 ||
+        strcmp(name, "jemalloc-limit_watch_sample_pct") == 0) {
+        snprintf(buf, len, "%d",
+                 strcmp(name, "jemalloc-limit_dump_psi_pct") == 0
+                     ? je->limit_dump_psi_pct
+                     : je->limit_watch_sample_pct);
+        return true;
+    }
+    if (strcmp(name, "jemalloc-limit_watch_lg_prof_sample") == 0) {
+        snprintf(buf, len, "%d",
+                 je->limit_watch_lg_prof_sample == HA_UNSET
+                     ? -1
+                     : je->limit_watch_lg_prof_sample);
+        return true;
+    }
+    return false;
+}
+
 /* The config value behind a GV_KEEP row. */
 static bool
 gv_keep_value(const struct ha_jemalloc_config *je, const char *name,
@@ -193,6 +235,7 @@ gv_keep_value(const struct ha_jemalloc_config *je, const char *name,
         KEEP(leak_watch_window_s),
         KEEP(leak_watch_dump_interval_s),
         KEEP(leak_watch_dumps),
+        KEEP(limit_dump_min_interval_s),
 #undef KEEP
     };
 
@@ -337,6 +380,8 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
     case GV_KEEP: {
         long long v;
 
+        if (gv_keep_text(ctx->heap->je, r->name, buf, len))
+            break;
         if (!gv_keep_value(ctx->heap->je, r->name, &v)) {
             rc = -1;
             break;

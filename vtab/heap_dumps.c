@@ -9,7 +9,11 @@
  *   0 file_name          TEXT     the name in the datadir: what heap_top()
  *                                 and the other functions take
  *   1 kind               TEXT     manual (m), interval (i), high-water (u),
- *                                 final (f), or log (a lifetime log)
+ *                                 final (f), log (a lifetime log), or
+ *                                 limit: taken by the limit watch
+ *                                 (engine/limitwatch.h) as memory neared
+ *                                 the cgroup's limit (its name is a
+ *                                 manual dump's)
  *   2 pid                INTEGER  process that wrote it
  *   3 seq                INTEGER  jemalloc's dump sequence number (a
  *                                 log's: the logs' own sequence)
@@ -32,6 +36,22 @@
  *                                 heap_stacks, heap_profile_diff and
  *                                 heap_growth is NULL for it too
  *  12 alloc_objects      INTEGER
+ *  13 resident_bytes     INTEGER  the process's resident memory (VmRSS)
+ *                                 when the dump was taken, recorded
+ *                                 beside it (<dump>.mem); NULL when not
+ *                                 recorded (a dump from before, another
+ *                                 tool's)
+ *  14 cgroup_usage_bytes INTEGER  the memory cgroup's usage then (the
+ *                                 limiting group's); NULL: no cgroup
+ *  15 cgroup_limit_bytes INTEGER  its memory limit then; NULL: none
+ *  16 peak               INTEGER  1 for the dump of highest resident
+ *                                 memory of its process (pid): retention
+ *                                 keeps it out of rotation; else 0
+ *  17 reason             TEXT     why it was taken ("working set 57.6 MiB
+ *                                 reached 0.90 of the memory limit
+ *                                 64.0 MiB", "dump_interval_s = 60",
+ *                                 "jemalloc-dump_now"); NULL: not
+ *                                 recorded
  * Columns 7-12 but 10 read the file (and its .buildid), only when the
  * statement reads them (xBestIndex's colUsed); a file that does not
  * parse reads NULL there. The listing is heap/dumps.h's: on the worker
@@ -49,7 +69,9 @@
     "CREATE TABLE x(file_name TEXT, kind TEXT, pid INTEGER, seq INTEGER, " \
     "kind_seq INTEGER, size_bytes INTEGER, mtime INTEGER, "               \
     "sample_period INTEGER, bytes INTEGER, objects INTEGER, "             \
-    "build_id_mismatch TEXT, alloc_bytes INTEGER, alloc_objects INTEGER)"
+    "build_id_mismatch TEXT, alloc_bytes INTEGER, alloc_objects INTEGER, " \
+    "resident_bytes INTEGER, cgroup_usage_bytes INTEGER, "                \
+    "cgroup_limit_bytes INTEGER, peak INTEGER, reason TEXT)"
 
 typedef struct dumps_cursor dumps_cursor;
 struct dumps_cursor {
@@ -140,7 +162,8 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         sqlite3_result_text(ctx, r->name, -1, SQLITE_TRANSIENT);
         break;
     case 1:
-        sqlite3_result_text(ctx, r->d.kind, -1, SQLITE_STATIC);
+        sqlite3_result_text(ctx, r->kind != NULL ? r->kind : r->d.kind, -1,
+                            SQLITE_STATIC);
         break;
     case 2:
         sqlite3_result_int64(ctx, r->d.pid);
@@ -161,6 +184,25 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case 10:
         if (r->report != NULL)
             sqlite3_result_text(ctx, r->report, -1, SQLITE_TRANSIENT);
+        break;
+    case 13:
+        if (r->resident >= 0)
+            sqlite3_result_int64(ctx, r->resident);
+        break;
+    case 14:
+        if (r->cgroup_usage >= 0)
+            sqlite3_result_int64(ctx, r->cgroup_usage);
+        break;
+    case 15:
+        if (r->cgroup_limit >= 0)
+            sqlite3_result_int64(ctx, r->cgroup_limit);
+        break;
+    case 16:
+        sqlite3_result_int(ctx, r->peak ? 1 : 0);
+        break;
+    case 17:
+        if (r->reason != NULL)
+            sqlite3_result_text(ctx, r->reason, -1, SQLITE_TRANSIENT);
         break;
     case 11:
     case 12:

@@ -13,6 +13,11 @@
  *   heap_growth.c  heap_growth(...),           per function, and per stack,
  *                  heap_growth_stacks(...)     ranked by growth over a
  *                                              series of dumps
+ *   previous_runs.c stats_previous_runs        the datadir's earlier runs
+ *                                              and how each ended
+ *   heap_fragmentation.c heap_fragmentation(dump), whose objects pin the
+ *                  heap_fragmentation_stacks(dump) fragmented size
+ *                                              classes
  *   heap_lifetimes.c heap_lifetimes(log),      per allocation site, and
  *                  heap_lifetimes_stacks(log)  per stack: how long the
  *                                              objects freed in a lifetime
@@ -79,6 +84,9 @@ extern const sqlite3_module ha_heap_growth_stacks_module;
 extern const sqlite3_module ha_heap_lifetimes_module;
 extern const sqlite3_module ha_heap_lifetimes_stacks_module;
 extern const sqlite3_module ha_heap_recent_module;
+extern const sqlite3_module ha_previous_runs_module;
+extern const sqlite3_module ha_heap_fragmentation_module;
+extern const sqlite3_module ha_heap_fragmentation_stacks_module;
 
 
 #endif /* HA_HEAP_VTAB_H */

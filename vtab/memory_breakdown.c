@@ -18,7 +18,9 @@
  *   1 kind        TEXT     total, part (the parts add up to the total),
  *                          subtotal (a sum of the parts named under it),
  *                          info (context, not in RSS: pss, swap,
- *                          jemalloc.retained, jemalloc.mapped)
+ *                          jemalloc.retained, jemalloc.mapped, and the
+ *                          memory cgroup's cgroup.limit, cgroup.usage
+ *                          and cgroup.headroom: limit less working set)
  *   2 bytes       INTEGER  NULL when its source could not be read
  *                          (jemalloc without stats, no /proc)
  *   3 pct_of_rss  REAL     bytes * 100 / rss; NULL on info rows
@@ -27,7 +29,7 @@
  * While a lifetime window is open (jemalloc-log_now), one more info row,
  * jemalloc.internal.prof_log: what jemalloc holds for its log.
  *
- * No HIDDEN columns, no constraints used: 21 rows, computed whole in
+ * No HIDDEN columns, no constraints used: 24 rows, computed whole in
  * xFilter (one epoch, shared within jemalloc-stats_max_age_ms; smaps read
  * on the worker thread). Reading smaps makes the kernel walk the host's
  * page tables (bench/RESULTS-stats.md measures it): this table is for an

@@ -150,3 +150,137 @@ NGX
 ag_nginx_workers() {
     ps -o pid= --ppid "$1" | tr -d ' '
 }
+
+# ---------------------------------------------------------------------------
+# Memory cgroups (oomkill.sh, redislimit.sh): groups made for a test, a
+# limit on the parent, the host in a child; each removed at exit.
+# ---------------------------------------------------------------------------
+
+AG_CG_GROUPS=()  # to remove, innermost first
+
+# ag_cg_cleanup: every process left in the test's groups killed and
+# reaped (a zombie still counts in its group), the groups removed. For
+# the script's EXIT trap, before ha_cleanup.
+ag_cg_cleanup() {
+    local g pid i
+    for g in "${AG_CG_GROUPS[@]}"; do
+        [ -d "$g" ] || continue
+        for i in $(seq 50); do
+            # cgroup files read as size 0: look at what they hold
+            [ -n "$(cat "$g/cgroup.procs" 2>/dev/null)" ] || break
+            while read -r pid; do
+                kill -KILL "$pid" 2>/dev/null
+            done <"$g/cgroup.procs"
+            for pid in "${HA_PIDS[@]}"; do
+                ha_alive "$pid" || { wait "$pid"; } 2>/dev/null
+            done
+            sleep 0.1
+        done
+        for i in $(seq 50); do
+            rmdir "$g" 2>/dev/null && break
+            sleep 0.1
+        done
+        [ -d "$g" ] && echo "# could not remove the cgroup $g (procs:" \
+            "$(tr '\n' ' ' <"$g/cgroup.procs"))"
+    done
+}
+
+# ag_cg_mount_of FSTYPE OPTION: the first mount point of FSTYPE whose
+# super options hold OPTION ('' for any), from /proc/self/mountinfo (its
+# optional fields end at " - ").
+ag_cg_mount_of() {
+    awk -v fs="$1" -v opt="$2" '{
+        for (i = 7; i <= NF; i++) if ($i == "-") break
+        if ($(i + 1) != fs) next
+        if (opt != "" && ("," $(i + 3) ",") !~ ("," opt ",")) next
+        print $5; exit
+    }' /proc/self/mountinfo
+}
+
+# ag_cg_mount VERSION: prints the mount point of cgroup VERSION's memory
+# hierarchy when this test can make groups there (root, mounted
+# read-write, the memory controller on offer); else prints why not and
+# returns 1.
+ag_cg_mount() {
+    local mp
+    if [ "$(id -u)" != 0 ]; then
+        echo "SKIP: not root"
+        return 1
+    fi
+    if [ "$1" = 1 ]; then
+        mp=$(ag_cg_mount_of cgroup memory)
+        if [ -z "$mp" ]; then
+            echo "SKIP: no cgroup v1 hierarchy with the memory controller"
+            return 1
+        fi
+    else
+        mp=$(ag_cg_mount_of cgroup2 '')
+        if [ -z "$mp" ]; then
+            echo "SKIP: no cgroup v2 hierarchy mounted"
+            return 1
+        fi
+        if ! grep -qw memory "$mp/cgroup.controllers" 2>/dev/null; then
+            echo "SKIP: the cgroup v2 hierarchy at $mp has no memory" \
+                "controller (controllers: $(cat "$mp/cgroup.controllers" \
+                2>/dev/null))"
+            return 1
+        fi
+    fi
+    if ! grep -Eq " $mp rw[, ]" /proc/self/mountinfo; then
+        echo "SKIP: the cgroup hierarchy at $mp is read-only"
+        return 1
+    fi
+    echo "$mp"
+}
+
+# ag_cg_make VERSION MOUNT NAME LIMIT: MOUNT/NAME limited to LIMIT bytes
+# (no swap), with a child "run" of no limit of its own: AG_CG_PARENT,
+# AG_CG_CHILD. Returns 1 with AG_CG_WHY when the machine refuses.
+ag_cg_make() {
+    local v=$1 parent=$2/$3 child=$2/$3/run limit=$4
+    AG_CG_PARENT=$parent
+    AG_CG_CHILD=$child
+    AG_CG_GROUPS=("$child" "$parent" "${AG_CG_GROUPS[@]}")
+    if ! mkdir "$parent" 2>/dev/null; then
+        AG_CG_WHY="cannot create $parent"
+        return 1
+    fi
+    if [ "$v" = 2 ]; then
+        grep -qw memory "$parent/cgroup.subtree_control" 2>/dev/null ||
+            echo +memory >"$parent/cgroup.subtree_control" 2>/dev/null
+        mkdir "$child" 2>/dev/null
+        if ! echo "$limit" >"$parent/memory.max" 2>/dev/null ||
+            [ ! -e "$child/memory.max" ]; then
+            AG_CG_WHY="the memory controller cannot be enabled for a group of ours (cgroup.subtree_control)"
+            return 1
+        fi
+        echo 0 >"$parent/memory.swap.max" 2>/dev/null
+    else
+        mkdir "$child" 2>/dev/null
+        if ! echo "$limit" >"$parent/memory.limit_in_bytes" 2>/dev/null; then
+            AG_CG_WHY="cannot set $parent/memory.limit_in_bytes"
+            return 1
+        fi
+        echo "$limit" >"$parent/memory.memsw.limit_in_bytes" 2>/dev/null
+        echo 0 >"$child/memory.swappiness" 2>/dev/null
+    fi
+    return 0
+}
+
+# ag_cg_oom_kills VERSION GROUP: the OOM kills the kernel counted in
+# GROUP (v1 counts a kill in the victim's group, v2 there and above).
+ag_cg_oom_kills() {
+    if [ "$1" = 2 ]; then
+        awk '$1 == "oom_kill" { print $2 }' "$2/memory.events"
+    else
+        awk '$1 == "oom_kill" { print $2 }' "$2/memory.oom_control"
+    fi
+}
+
+# ag_in_cgroup GROUP CMD...: runs CMD in GROUP (the shell moves itself
+# in, then execs), in the background; its pid is the command's.
+ag_in_cgroup() {
+    local g=$1
+    shift
+    sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$g" "$@" &
+}

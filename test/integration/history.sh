@@ -37,9 +37,20 @@ for _ in $(seq 60); do
 done
 ha_sql "SELECT count(*) >= 3, min(resident) > 0, min(allocated) > 0, min(mapped) >= min(resident), max(timestamp) - min(timestamp) <= 2 * (count(*) - 1) + 2 FROM stats_history.system_memory"
 ha_is "a sample a second with jemalloc's figures" "0:1	1	1	1	1" "$HA_RC:$HA_OUT"
-ha_sql_is "ProxySQL's columns, in its order, then the pid" \
+ha_sql_is "ProxySQL's columns, in its order, then the pid and the cgroup's usage and limit" \
     "SELECT group_concat(name, ',') FROM pragma_table_info('system_memory', 'stats_history')" \
-    "timestamp,allocated,resident,active,mapped,metadata,retained,pid"
+    "timestamp,allocated,resident,active,mapped,metadata,retained,pid,cgroup_usage,cgroup_limit"
+# The daemon's memory cgroup, as the kernel has it: v1's memory line, or
+# a v2 group with memory.current; a limit only where one is set.
+if grep -q ':memory:' /proc/self/cgroup ||
+    [ -e "/sys/fs/cgroup$(sed -n 's/^0:://p' /proc/self/cgroup)/memory.current" ]; then
+    ha_sql_is "the cgroup's usage is kept beside RSS" \
+        "SELECT count(*) > 0 FROM stats_history.system_memory WHERE cgroup_usage > 0" 1
+else
+    echo "# SKIP usage check: this machine puts the daemon in no memory cgroup"
+fi
+ha_sql_is "its limit is NULL or positive, never 0" \
+    "SELECT count(*) FROM stats_history.system_memory WHERE cgroup_limit <= 0" 0
 ha_sql_is "the hour and day rollups follow" \
     "SELECT (SELECT count(*) FROM stats_history.system_memory_hour) >= 1, (SELECT count(*) FROM stats_history.system_memory_day) = 1" \
     "1	1"

@@ -1,0 +1,90 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * The limit watch: heap dumps relative to the process's memory limit,
+ * taken before the OOM killer comes (SIGKILL leaves no chance to dump).
+ * Wherever a memory cgroup limits the process (heap/cgroup.h: v1 or v2,
+ * its own group's limit or an ancestor's), it takes a dump, of kind
+ * `limit` (trigger "limit" in <dump>.mem, with the usage and limit at
+ * dump time):
+ *   - as the working set (usage less inactive file cache) passes each
+ *     of jemalloc_variables.limit_dump_fractions (0.80, 0.90, 0.95 by
+ *     default) of the limit: once per crossing, a level re-armed once
+ *     the working set falls HA_LIMITWATCH_REARM of the limit below it;
+ *   - on memory pressure (PSI "some" above limit_dump_psi_pct: the
+ *     kernel's trigger where it accepts one, else the 10 s average),
+ *     once, re-armed below half of it;
+ *   - on new high, max or oom events of the cgroup (v2 memory.events;
+ *     v1 memory.failcnt), when limit_dump_events.
+ * At most one limit dump per limit_dump_min_interval_s, but for a level
+ * higher than any dumped since the working set was last below the
+ * lowest: a fast climb gets every level. A trigger held back by the
+ * interval fires once it has passed, if it still holds (events are
+ * counted, not lost). Dumps run on the disk worker like every automatic
+ * dump (the free-space floor and retention apply).
+ *
+ * On by default wherever there is a limit: an empty limit_dump_fractions
+ * switches the limit dumps off, pressure and events included (which
+ * have switches of their own besides).
+ * Sampling: a dump of a process that samples nothing says nothing, so
+ * past limit_watch_sample_pct of the limit the watch switches sampling
+ * on when it is off (heap.h ha_heap_sampling_hold; the operator's
+ * sampling is left as it is), and off again below it.
+ *
+ * Timers: none of its own while the process is far from its limit: the
+ * history sampler's tick serves (engine/history.h), and the kernel wakes
+ * it where it can: a v1 usage threshold (cgroup.event_control eventfd)
+ * at the wake level, v2 memory.events changes (inotify), a PSI trigger
+ * (memory.pressure, poll). Past the wake level (the lower of
+ * limit_watch_sample_pct and the first fraction less 10 points) it
+ * checks every second, every 250 ms within 5 points of the first
+ * fraction, until the working set falls back. Without the sampler
+ * (stats_system_memory = 0) the engine ticks it every 60 s.
+ */
+#ifndef HA_LIMITWATCH_H
+#define HA_LIMITWATCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <event2/event.h>
+
+#include "core/worker.h"
+#include "heap/cgroup.h"
+#include "heap/heap.h"
+#include "engine/limitrule.h"
+
+/* ------------------------------------------------------------------
+ * The watch
+ * ------------------------------------------------------------------ */
+
+struct ha_limitwatch;
+
+/* Starts watching as heap->je says; dumps are written on worker's
+ * thread; the owner calls ha_limitwatch_tick at each history sample (or
+ * a tick of its own without one). Returns NULL when it is off (an empty
+ * limit_dump_fractions, or profiling off: logged). heap and
+ * worker must outlive it. */
+struct ha_limitwatch *ha_limitwatch_new(struct event_base *base,
+                                        struct ha_worker *worker,
+                                        struct ha_heap *heap);
+
+/* A look at st, the cgroup's state the history sampler just read (the
+ * group located again first, heap->cgroup). Loop thread. */
+void ha_limitwatch_tick(struct ha_limitwatch *w,
+                        const struct ha_cgroup_state *st);
+
+/* NULL is a no-op. A dump being written completes. */
+void ha_limitwatch_free(struct ha_limitwatch *w);
+
+/* For a fork child: closes the descriptors the watch made (the kernel's
+ * wake-ups: eventfd, inotify, pressure file and its epoll set) that are
+ * provably still the ones it made, and touches nothing else; w is
+ * leaked. NULL is a no-op. */
+void ha_limitwatch_abandon(struct ha_limitwatch *w);
+
+/* "jemalloc-limit_watch_state" as text (w may be NULL: "off"). */
+bool ha_limitwatch_value(const void *w, const char *name, char *buf,
+                         size_t len);
+
+#endif /* HA_LIMITWATCH_H */
