@@ -65,6 +65,8 @@ static const int fork_order[] = {
 };
 #define N_FORK_LOCKS (sizeof(fork_order) / sizeof(fork_order[0]))
 
+/* Filled under init_lock before fork_state turns READY; read-only after
+ * (the atomic store of READY publishes it). */
 static sqlite3_mutex *fork_locks[N_FORK_LOCKS];
 /* NONE: no heapadmin instance yet, so none of its threads uses SQLite;
  * READY: SQLite initialised and fork_locks resolved. The change is made

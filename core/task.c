@@ -293,8 +293,11 @@ ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
 
     if (w == NULL && t != NULL)
         w = t->env->worker;
+    /* Where the task cannot wait, the caller's thread runs the job, but
+     * never beside one of w's: what jobs own (the symbolizer) is one
+     * thread's at a time (core/worker.h). */
     if (t == NULL || w == NULL || t->fiber == NULL) {
-        run(arg);
+        ha_worker_run_here(w, run, arg);
         return 0;
     }
     if (ha_task_stopped(t) != HA_TASK_GO) {
@@ -304,7 +307,7 @@ ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
     }
     o = calloc(1, sizeof(*o));
     if (o == NULL) {
-        run(arg); /* no memory to wait with: the loop does it */
+        ha_worker_run_here(w, run, arg); /* no memory to wait with */
         return 0;
     }
     o->job.run = offload_run;
@@ -316,7 +319,7 @@ ha_task_offload_to(struct ha_worker *w, void (*run)(void *),
     o->arg = arg;
     if (ha_worker_submit(w, &o->job, NULL, 0) != 0) {
         free(o);
-        run(arg); /* no thread to be had: the loop does it */
+        ha_worker_run_here(w, run, arg); /* no thread to be had */
         return 0;
     }
     while (!o->finished && ha_task_stopped(t) == HA_TASK_GO)

@@ -114,7 +114,8 @@ void ha_task_abort(struct ha_task *t);
 
 /* Runs run(arg) on the worker thread of the current task's env while the
  * task waits, so the loop serves others meanwhile. Without a current
- * task or worker it runs inline. Returns 0 once run(arg) has returned;
+ * task, a worker or a fiber to wait on it runs inline, after the job the
+ * worker is running (ha_worker_run_here). Returns 0 once run(arg) has returned;
  * -1 when the task stopped waiting (killed, deadline, shutdown) or the
  * worker could not take it: then the caller must not touch arg again,
  * discard(arg) is called (now, or on the loop when the abandoned job

@@ -24,12 +24,16 @@ struct ha_worker {
     void (*thread_init)(void *);
     void *init_arg;
 
-    pthread_mutex_t mu;
+    pthread_mutex_t mu;            /* guards queue, done, stop and each
+                                      job's ran */
     pthread_cond_t cv;             /* the thread waits here for jobs */
-    struct ha_job *queue, *tail;   /* submitted, not yet run */
-    struct ha_job *done, *done_tail; /* run, done not yet called */
-    bool stop;                     /* ha_worker_free: the thread ends */
+    struct ha_job *queue, *tail;   /* submitted, not yet run (mu) */
+    struct ha_job *done, *done_tail; /* run, done not yet called (mu) */
+    bool stop;                     /* ha_worker_free: the thread ends (mu) */
     size_t pending;                /* submitted and not yet done (loop) */
+    pthread_mutex_t run_lock;      /* held while a job runs, here or in
+                                      the worker's place: what jobs own
+                                      (ha_worker_run_here) */
 
     bool started;                  /* the thread exists */
     pthread_t thread;
@@ -63,7 +67,9 @@ worker_main(void *arg)
             w->tail = NULL;
         j->next = NULL;
         pthread_mutex_unlock(&w->mu);
+        pthread_mutex_lock(&w->run_lock);
         j->run(j->arg);
+        pthread_mutex_unlock(&w->run_lock);
         pthread_mutex_lock(&w->mu);
         j->ran = true;
         if (w->done_tail != NULL)
@@ -126,6 +132,7 @@ ha_worker_new(struct event_base *base, void (*thread_init)(void *),
     w->init_arg = init_arg;
     w->efd = -1;
     pthread_mutex_init(&w->mu, NULL);
+    pthread_mutex_init(&w->run_lock, NULL);
     pthread_cond_init(&w->cv, NULL);
     return w;
 }
@@ -194,6 +201,18 @@ ha_worker_submit(struct ha_worker *w, struct ha_job *job, char *err,
     return 0;
 }
 
+void
+ha_worker_run_here(struct ha_worker *w, void (*run)(void *), void *arg)
+{
+    if (w == NULL) {
+        run(arg);
+        return;
+    }
+    pthread_mutex_lock(&w->run_lock);
+    run(arg);
+    pthread_mutex_unlock(&w->run_lock);
+}
+
 size_t
 ha_worker_pending(const struct ha_worker *w)
 {
@@ -242,6 +261,7 @@ ha_worker_free(struct ha_worker *w)
     if (efd_is_ours(w))
         close(w->efd);
     pthread_cond_destroy(&w->cv);
+    pthread_mutex_destroy(&w->run_lock);
     pthread_mutex_destroy(&w->mu);
     free(w);
 }

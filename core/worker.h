@@ -7,8 +7,11 @@
  * eventfd watched by an event on the loop's base). The loop never waits
  * for the worker, except in ha_worker_free().
  *
- * One thread, so whatever only jobs touch (the symbolizer's caches) needs
- * no lock. The thread is started at the first submission: an instance
+ * Jobs run one at a time, so whatever only jobs touch (the symbolizer's
+ * caches, the dumps' totals) needs no lock of its own: the worker's
+ * run_lock is it. A job that cannot be queued and runs on the caller's
+ * thread instead (core/task.h's fallbacks) goes through
+ * ha_worker_run_here, which takes that lock too. The thread is started at the first submission: an instance
  * that never reads a profile never has it. It is created with every
  * signal blocked (a host's signals are never delivered to it) and calls
  * the owner's thread_init first (log sink, jemalloc arena and profiling
@@ -54,6 +57,13 @@ void ha_worker_set_name(struct ha_worker *w, const char *name);
  * Loop thread only. */
 int ha_worker_submit(struct ha_worker *w, struct ha_job *job, char *err,
                      size_t errlen);
+
+/* Runs run(arg) on the calling thread in the worker's place: never while
+ * the worker runs a job (it waits for the running one to end), so what
+ * jobs own stays one thread's at a time. For work that could not be
+ * queued; not from a job (that would wait for itself). NULL w: runs
+ * run(arg) at once. */
+void ha_worker_run_here(struct ha_worker *w, void (*run)(void *), void *arg);
 
 /* Jobs submitted and not yet done (queued, running or finished awaiting
  * the loop). */

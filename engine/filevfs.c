@@ -38,6 +38,8 @@ struct vfile {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vfile *open_files; /* under lock */
 static int n_open;               /* under lock */
+/* Written once, by register_once under once (pthread_once orders it
+ * before every caller's use); read-only after, from any thread. */
 static sqlite3_vfs vfs;
 static sqlite3_vfs *unix_vfs;
 static const char *registered;

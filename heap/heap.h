@@ -67,8 +67,12 @@ struct ha_heap {
     long long stats_epoch_ms;          /* ha_clock_ms() of the last
                                           refresh; 0: never */
 
-    /* Caches, created on first use, freed together (caches.h). */
-    struct ha_symbolizer *symbolizer;  /* the worker's (profiles.h) */
+    /* Caches, created on first use, freed together (caches.h). The
+     * worker's are used only by jobs, one at a time under the worker's
+     * run_lock (core/worker.h), even when a job runs on the loop. */
+    struct ha_symbolizer *symbolizer;  /* the worker's; made on the loop
+                                          before a job needs it
+                                          (profiles.h) */
     struct ha_heap_cache *profiles;    /* loaded profiles (profiles.h) */
     struct ha_dump_totals *dump_totals; /* the dumps' parsed totals, the
                                            worker's (dumps.h) */

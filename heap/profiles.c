@@ -524,6 +524,20 @@ load_land(struct load *l)
     }
 }
 
+/* Frees l and drops its hold on its in-flight record (landed: no longer
+ * listed), freeing that with the last hold. */
+static void
+load_free(struct load *l)
+{
+    free(l->text);
+    if (l->fl != NULL && --l->fl->refs == 0) {
+        free(l->fl->waiters);
+        free(l->fl->name);
+        free(l->fl);
+    }
+    free(l);
+}
+
 /* The asking task gave up: land it anyway, then drop the job's hold. */
 static void
 load_discard(void *arg)
@@ -532,13 +546,7 @@ load_discard(void *arg)
 
     load_land(l);
     ha_heap_profile_put(l->pr);
-    free(l->text);
-    if (l->fl != NULL && --l->fl->refs == 0) {
-        free(l->fl->waiters);
-        free(l->fl->name);
-        free(l->fl);
-    }
-    free(l);
+    load_free(l);
 }
 
 /* Waits for fl to land (another task's load of the same file). */
@@ -599,13 +607,7 @@ run_load(struct load *l, struct ha_heap_profile **out, char *err,
         ha_err_set(err, errlen, "%s", l->err);
         ha_heap_profile_put(l->pr);
     }
-    free(l->text);
-    if (l->fl != NULL && --l->fl->refs == 0) {
-        free(l->fl->waiters);
-        free(l->fl->name);
-        free(l->fl);
-    }
-    free(l);
+    load_free(l);
     return rc == 0 ? 0 : HA_HEAP_ERROR;
 }
 

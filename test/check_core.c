@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: MIT
  *
  * Unit tests for core/: the Prometheus / OpenMetrics writer (expo.h),
- * fibers (fiber.h), the radix sort (radix.h), the id map (idmap.h) and
- * hex digits (util.h).
+ * fibers (fiber.h), the worker's run lock (worker.h), the radix sort
+ * (radix.h), the id map (idmap.h) and hex digits (util.h).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,6 +17,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include <event2/event.h>
 
 #include "check_main.h"
 
@@ -30,6 +33,7 @@
 #include "core/radix.h"
 #include "core/sha.h"
 #include "core/util.h"
+#include "core/worker.h"
 
 #include <openssl/sha.h>
 
@@ -303,6 +307,82 @@ START_TEST(test_hex_digit_every_byte)
         ck_assert_msg(ha_hex_digit(c) == want, "byte 0x%02x: %d, want %d",
                       i, ha_hex_digit(c), want);
     }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Worker: what jobs own stays one thread's                            */
+/* ------------------------------------------------------------------ */
+
+struct run_here_probe {
+    _Atomic int a_running;   /* job A is inside its run */
+    _Atomic int b_waiting;   /* the test thread is about to run B */
+    _Atomic int a_seen;      /* B ran while A was running */
+    _Atomic int b_ran;
+};
+
+static void
+job_a_run(void *arg)
+{
+    struct run_here_probe *p = arg;
+    struct timespec ms = {0, 1000000};
+
+    atomic_store(&p->a_running, 1);
+    while (atomic_load(&p->b_waiting) == 0)
+        nanosleep(&ms, NULL);
+    /* B is being run now; give it time to run beside A if it could. */
+    for (int i = 0; i < 20; i++)
+        nanosleep(&ms, NULL);
+    atomic_store(&p->a_running, 0);
+}
+
+static void
+job_a_done(void *arg)
+{
+    (void)arg;
+}
+
+static void
+run_b(void *arg)
+{
+    struct run_here_probe *p = arg;
+
+    atomic_store(&p->a_seen, atomic_load(&p->a_running));
+    atomic_store(&p->b_ran, 1);
+}
+
+/* A job run in the worker's place (a task that cannot wait) waits for the
+ * worker's running job: the symbolizer and the dumps' totals are never
+ * used by two threads at once. Without the lock B would run while A
+ * sleeps; with it B always runs after A, whatever the timing. */
+START_TEST(test_worker_run_here_waits_for_the_running_job)
+{
+    struct event_base *base = event_base_new();
+    struct run_here_probe p;
+    struct ha_job a = {job_a_run, job_a_done, &p, false, NULL};
+    struct ha_worker *w;
+    struct timespec ms = {0, 1000000};
+    char err[256];
+
+    memset(&p, 0, sizeof(p));
+    ck_assert_ptr_nonnull(base);
+    w = ha_worker_new(base, NULL, NULL, err, sizeof(err));
+    ck_assert_ptr_nonnull(w);
+    ck_assert_int_eq(ha_worker_submit(w, &a, err, sizeof(err)), 0);
+    while (atomic_load(&p.a_running) == 0)
+        nanosleep(&ms, NULL);
+    atomic_store(&p.b_waiting, 1);
+    ha_worker_run_here(w, run_b, &p);
+    ck_assert_int_eq(atomic_load(&p.b_ran), 1);
+    ck_assert_msg(atomic_load(&p.a_seen) == 0,
+                  "ran beside the worker's job");
+    ha_worker_free(w);
+    ck_assert(a.ran);
+    /* No worker: it runs at once. */
+    atomic_store(&p.b_ran, 0);
+    ha_worker_run_here(NULL, run_b, &p);
+    ck_assert_int_eq(atomic_load(&p.b_ran), 1);
+    event_base_free(base);
 }
 END_TEST
 
@@ -932,6 +1012,9 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
     tcase_add_test(tc, test_radix_sorts_stably);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("worker");
+    tcase_add_test(tc, test_worker_run_here_waits_for_the_running_job);
     suite_add_tcase(s, tc);
     tc = tcase_create("hex");
     tcase_add_test(tc, test_hex_digit_every_byte);
