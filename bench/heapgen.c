@@ -19,6 +19,16 @@
  *            them, full symbols): few distinct addresses
  *   deep     as libc, 30..60 application frames
  *   shallow  as libc, 1..3 application frames
+ *   few      a dump like a small multi-threaded program's: 5-deep call
+ *            chains through 16 of this program's functions, 46 distinct
+ *            addresses, three threads' lines per stack (STACKS and
+ *            ADDRESSES are ignored but for STACKS)
+ *   random   drawn from SEED, not chosen by us: stacks 4 Ki..64 Ki,
+ *            application frames from 1..40 to that plus 1..30, distinct
+ *            addresses 16..50000, the share of call sites in this
+ *            program 0, 1/8, 1/2 or all (then in 16..256 of its
+ *            functions), 1..4 threads' lines per stack (STACKS and
+ *            ADDRESSES are the draw's); its parameters are printed
  *
  * Frame choice is skewed (a few hot callers, a long tail), so a top-20 is
  * meaningful; counts are sampled-looking (objs 1..64, sizes 16 B..1 MiB)
@@ -150,6 +160,10 @@ main(int argc, char **argv)
     const char *shape = argc > 5 ? argv[5] : "libc";
     size_t dmin = 4, dspan = 11; /* application frames: dmin + [0, dspan) */
     bool self_only = false;
+    size_t n_fns = 256;      /* this program's functions used */
+    unsigned self_share = 8; /* 1 in self_share call sites are ours
+                                (libc shapes); 0: none */
+    unsigned n_threads = 1;  /* t<N> lines per stack */
     struct range libc, jem, self;
     uint64_t *pool, jpool[24], malloc_pc, main_pc, tot_objs = 0;
     uint64_t tot_bytes = 0;
@@ -168,6 +182,35 @@ main(int argc, char **argv)
     rng_state = argc > 4 ? strtoull(argv[4], NULL, 0) : 1;
     if (strcmp(shape, "self") == 0) {
         self_only = true;
+    } else if (strcmp(shape, "few") == 0) {
+        self_only = true;
+        n_fns = 16;
+        n_addrs = 46;
+        dmin = 5;
+        dspan = 1;
+        n_threads = 3;
+    } else if (strcmp(shape, "random") == 0) {
+        static const unsigned shares[] = {0, 8, 2, 1};
+        unsigned share = shares[rnd() % 4];
+
+        n_stacks = 4096 + rnd() % (65536 - 4096 + 1);
+        dmin = 1 + rnd() % 40;
+        dspan = 1 + rnd() % 30;
+        n_addrs = 16 + rnd() % (50000 - 16 + 1);
+        self_only = share == 1;
+        self_share = share;
+        n_fns = 16 + rnd() % (256 - 16 + 1);
+        n_threads = 1 + rnd() % 4;
+        fprintf(stderr, "heapgen: random seed %s: %zu stacks, %zu..%zu "
+                        "application frames, %zu addresses, %s, %zu "
+                        "functions of ours, %u threads\n",
+                argc > 4 ? argv[4] : "1", n_stacks, dmin, dmin + dspan - 1,
+                n_addrs,
+                share == 0   ? "all in libc"
+                : share == 1 ? "all in this program"
+                : share == 2 ? "half in this program"
+                             : "1 in 8 in this program",
+                n_fns, n_threads);
     } else if (strcmp(shape, "deep") == 0) {
         dmin = 30;
         dspan = 31;
@@ -176,7 +219,7 @@ main(int argc, char **argv)
         dspan = 3;
     } else if (strcmp(shape, "libc") != 0) {
         fprintf(stderr, "heapgen: shape '%s' is none of libc, self, deep, "
-                        "shallow\n",
+                        "shallow, few, random\n",
                 shape);
         return 2;
     }
@@ -201,10 +244,14 @@ main(int argc, char **argv)
                                 (uint64_t)(uintptr_t)&find_text};
 
         for (size_t i = 0; i < n_addrs; i++)
-            pool[i] = self_only ? (uint64_t)(uintptr_t)gen_fns[rnd() % 256] +
+            pool[i] = self_only ? (uint64_t)(uintptr_t)gen_fns[rnd() % n_fns] +
                                       4 + rnd() % 12
-                      : i % 8 == 7 ? fns[rnd() % 4] + 4 + rnd() % 24
-                                   : in(libc);
+                      : self_share != 0 && i % self_share == self_share - 1
+                          ? (self_share == 8
+                                 ? fns[rnd() % 4] + 4 + rnd() % 24
+                                 : (uint64_t)(uintptr_t)gen_fns[rnd() % n_fns] +
+                                       4 + rnd() % 12)
+                          : in(libc);
     }
     (void)self;
     /* jemalloc's own frames: a real dump has only a few distinct ones. */
@@ -240,8 +287,18 @@ main(int argc, char **argv)
         fprintf(out, " 0x%" PRIx64 "\n", main_pc);
         fprintf(out, "  t*: %" PRIu64 ": %" PRIu64 " [0: 0]\n", st[i].objs,
                 st[i].bytes);
-        fprintf(out, "  t0: %" PRIu64 ": %" PRIu64 " [0: 0]\n", st[i].objs,
-                st[i].bytes);
+        /* The threads' shares: the first takes what the others leave. */
+        for (unsigned t = n_threads; t-- > 0;) {
+            uint64_t o = t == 0 ? st[i].objs : st[i].objs / (n_threads + 1);
+            uint64_t b = t == 0 ? st[i].bytes : st[i].bytes / (n_threads + 1);
+
+            if (t == 0)
+                for (unsigned k = 1; k < n_threads; k++) {
+                    o -= st[i].objs / (n_threads + 1);
+                    b -= st[i].bytes / (n_threads + 1);
+                }
+            fprintf(out, "  t%u: %" PRIu64 ": %" PRIu64 " [0: 0]\n", t, o, b);
+        }
     }
     fputs("\nMAPPED_LIBRARIES:\n", out);
     maps = fopen("/proc/self/maps", "r");

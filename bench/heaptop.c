@@ -20,6 +20,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/buf.h"
@@ -37,7 +39,7 @@ now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static char *
+static __attribute__((unused)) char *
 slurp(const char *path, size_t *len)
 {
     FILE *f = fopen(path, "rb");
@@ -66,20 +68,28 @@ load(struct ha_symbolizer *s, const char *path, struct loaded *l,
      double *t_parse, double *t_sym)
 {
     char err[256];
-    size_t len, n_pcs;
-    char *buf = slurp(path, &len);
+    size_t n_pcs;
     uint64_t *pcs;
     uint32_t *index;
     double t0 = now();
+    struct stat st;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-    if (ha_heapv2_parse(buf, len, &l->prof, err, sizeof(err)) != 0 ||
+    /* As heapadmin reads a dump: parsed as it is read, in chunks
+     * (ha_heapv2_parse_fd), so reading and parsing are one stage. */
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        perror(path);
+        exit(1);
+    }
+    if (ha_heapv2_parse_fd(fd, (uint64_t)st.st_size, &l->prof, err,
+                           sizeof(err)) != 0 ||
         ha_maps_parse(l->prof.maps, l->prof.maps_len, &l->maps, err,
                       sizeof(err)) != 0) {
         fprintf(stderr, "%s: %s\n", path, err);
         exit(1);
     }
+    close(fd);
     *t_parse += now() - t0;
-    free(buf);
     t0 = now();
     memset(&l->syms, 0, sizeof(l->syms));
     if (ha_agg_lookup_index(&l->prof, &pcs, &n_pcs, &index) != 0 ||
@@ -173,8 +183,9 @@ main(int argc, char **argv)
         t_agg = now() - t_agg;
         if (r == runs - 1)
             fwrite(out.data, 1, out.len, stdout);
-        fprintf(stderr, "run %d (%s): parse %.3f s, symbolize %.3f s, "
-                "aggregate %.3f s, total %.3f s; %zu stacks, %zu addresses\n",
+        fprintf(stderr, "run %d (%s): read and parse %.3f s, symbolize "
+                "%.3f s, aggregate %.3f s, total %.3f s; %zu stacks, %zu "
+                "addresses\n",
                 r + 1, r == 0 ? "cold" : "warm", t_parse, t_sym, t_agg,
                 now() - t0, cur.prof.n_stacks, cur.syms.n_addrs);
         ha_buf_free(&out);

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/task.h"
 #include "core/util.h"
@@ -83,6 +84,7 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
     struct stat rst;
     char *buf, err[256];
     size_t len;
+    int fd;
 
     for (size_t i = 0; i < t->n; i++)
         if (strcmp(t->e[i].name, r->name) == 0) {
@@ -120,9 +122,10 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
         log_totals(e, buf, len);
         free(buf);
     } else if (!r->d.log &&
-               ha_dumpfile_read(dir, r->name, HA_DUMPFILE_DUMP, &buf, &len,
-                                &rst, err, sizeof(err)) == 0) {
-        if (ha_heapv2_parse(buf, len, &p, err, sizeof(err)) == 0) {
+               (fd = ha_dumpfile_open(dir, r->name, HA_DUMPFILE_DUMP, &rst,
+                                      err, sizeof(err))) >= 0) {
+        if (ha_heapv2_parse_fd(fd, (uint64_t)rst.st_size, &p, err,
+                               sizeof(err)) == 0) {
             e->ok = true;
             e->period = (long long)p.period;
             e->bytes = (long long)(p.scaled_bytes + 0.5);
@@ -132,7 +135,7 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
             e->alloc_objects = (long long)(p.scaled_accum_objs + 0.5);
             ha_heapv2_free(&p);
         }
-        free(buf);
+        close(fd);
     }
 found:
     e->seen = t->scan;

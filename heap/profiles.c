@@ -355,9 +355,9 @@ log_parse(struct ha_heap *heap, struct ha_heap_profile *pr, const char *buf,
     return 0;
 }
 
-/* Parses and symbolizes buf into pr (name and identity already set).
- * side: the .buildid text or NULL. Worker thread. Returns 0 or -1 with
- * err set. */
+/* Parses and symbolizes buf into pr (name and identity already set);
+ * buf NULL: pr->p is parsed already. side: the .buildid text or NULL.
+ * Worker thread. Returns 0 or -1 with err set. */
 static int
 profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
              const char *buf, size_t len, const char *side, size_t side_len,
@@ -370,9 +370,10 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
     char why[512];
     int ret = -1;
 
-    if ((pr->is_log ? log_parse(heap, pr, buf, len, why, sizeof(why))
-                    : ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why))) !=
-            0 ||
+    if ((buf == NULL ? 0
+         : pr->is_log
+             ? log_parse(heap, pr, buf, len, why, sizeof(why))
+             : ha_heapv2_parse(buf, len, &pr->p, why, sizeof(why))) != 0 ||
         ha_maps_parse(pr->p.maps, pr->p.maps_len, &pr->maps, why,
                       sizeof(why)) != 0) {
         ha_err_set(err, errlen, "%s: %s", pr->name, why);
@@ -435,10 +436,27 @@ load_run(void *arg)
                              l->err, sizeof(l->err));
         return;
     }
-    if (ha_dumpfile_read(l->heap->datadir, pr->name,
-                         pr->is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP,
-                         &buf, &len, &st, l->err, sizeof(l->err)) != 0)
-        return;
+    if (pr->is_log) {
+        if (ha_dumpfile_read(l->heap->datadir, pr->name, HA_DUMPFILE_LOG,
+                             &buf, &len, &st, l->err, sizeof(l->err)) != 0)
+            return;
+    } else {
+        /* A dump is parsed as it is read: no copy of it is made. */
+        char why[512];
+        int fd = ha_dumpfile_open(l->heap->datadir, pr->name,
+                                  HA_DUMPFILE_DUMP, &st, l->err,
+                                  sizeof(l->err));
+
+        if (fd < 0)
+            return;
+        if (ha_heapv2_parse_fd(fd, (uint64_t)st.st_size, &pr->p, why,
+                               sizeof(why)) != 0) {
+            close(fd);
+            ha_err_set(l->err, sizeof(l->err), "%s: %s", pr->name, why);
+            return;
+        }
+        close(fd);
+    }
     pr->dev = st.st_dev;
     pr->ino = st.st_ino;
     pr->size = st.st_size;

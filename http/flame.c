@@ -24,10 +24,10 @@
 
 #define TOP_ROWS 40        /* rows of the top functions table */
 
-/* Adds every stack of pr, root first, with weight +1 (current) or -1
- * (base): v grows by the bytes either way, d by weight * bytes. */
-static int
-tree_add(struct ha_calltree *t, const struct ha_heap_profile *pr, int weight)
+int
+ha_http_flame_tree_add(struct ha_calltree *t,
+                       const struct ha_heap_profile *pr, int weight,
+                       enum ha_agg_value value)
 {
     struct ha_agg_walker *w = ha_agg_walker_new(&pr->syms);
     const struct ha_syms *syms = &pr->syms;
@@ -39,10 +39,12 @@ tree_add(struct ha_calltree *t, const struct ha_heap_profile *pr, int weight)
         const uint64_t *f = ha_heapv2_stack_frames(&pr->p, i);
         size_t n = pr->p.stacks[i].n_frames, at = 0;
         size_t start = ha_agg_walker_stack(w, &pr->p, i);
-        double bytes = pr->p.stacks[i].bytes;
+        double bytes = ha_agg_stack_value(&pr->p.stacks[i], value);
 
         if (start == SIZE_MAX)
             goto oom;
+        if (bytes == 0)
+            continue;
         t->nodes[0].v += bytes;
         for (size_t j = n; j-- > start;) {
             const struct ha_syms_addr *sa = ha_agg_walker_frame(w, j);
@@ -119,11 +121,13 @@ frag_json(const struct ha_heap_profile *pr, const char *dump,
 /* data.json of a profile (and a base), made off the loop and kept with
  * a dump's profile (heap/products.h). */
 #define FLAME_PRODUCT "flame.json"
+#define FLAME_ALLOC_PRODUCT "flame.alloc.json"
 
 struct data_job {
     struct ha_heap_profile *pr, *pb; /* references held */
     char *title;
-    char dump[NAME_MAX + 1];     /* as heap_fragmentation takes it */
+    char dump[NAME_MAX + 1];         /* as heap_fragmentation takes it */
+    bool alloc;                      /* weighted by bytes allocated */
 };
 
 static int
@@ -136,10 +140,14 @@ data_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
     char why[256];
     bool tree_ok = false;
     int rc = -1;
+    enum ha_agg_value value = j->alloc ? HA_AGG_ALLOC_BYTES
+                                       : HA_AGG_INUSE_BYTES;
+
     if (ha_calltree_init(&t) != 0)
         goto out;
     tree_ok = true;
-    if (tree_add(&t, pr, 1) != 0 || (pb != NULL && tree_add(&t, pb, -1) != 0))
+    if (ha_http_flame_tree_add(&t, pr, 1, value) != 0 ||
+        (pb != NULL && ha_http_flame_tree_add(&t, pb, -1, value) != 0))
         goto out;
     /* The top table: heap_top's rows, or the diff's (built here, never
      * kept: the profile's own aggregate is the loop's to set). */
@@ -148,18 +156,28 @@ data_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
         (pb != NULL && ha_agg_add(&agg, &pb->p, &pb->syms, -1, false, why,
                                   sizeof(why)) != 0))
         goto out;
-    ha_agg_sort(&agg, HA_AGG_BY_FLAT_BYTES);
+    ha_agg_sort(&agg, j->alloc ? HA_AGG_BY_ALLOC_FLAT_BYTES
+                               : HA_AGG_BY_FLAT_BYTES);
     ha_buf_append_str(b, "{\"title\":\"");
     ha_json_str(b, j->title);
-    ha_buf_printf(b, "\",\"diff\":%s,\"total\":%.0f,\"top\":[",
-                  pb != NULL ? "true" : "false", agg.total_bytes);
-    for (size_t i = 0; i < agg.n_rows && i < TOP_ROWS; i++) {
+    /* "alloc": whether the dumps carry the cumulative counters, so the
+     * page can say why an allocation view is empty. */
+    ha_buf_printf(b, "\",\"diff\":%s,\"weight\":\"%s\",\"alloc\":%s,"
+                     "\"total\":%.0f,\"top\":[",
+                  pb != NULL ? "true" : "false",
+                  j->alloc ? "alloc" : "inuse", agg.has_alloc ? "true" : "false",
+                  j->alloc ? agg.alloc_total_bytes : agg.total_bytes);
+    for (size_t i = 0, shown = 0; i < agg.n_rows && shown < TOP_ROWS; i++) {
         const struct ha_agg_row *r = &agg.rows[i];
+        double flat = j->alloc ? r->alloc_flat_bytes : r->flat_bytes;
+        double cum = j->alloc ? r->alloc_cum_bytes : r->cum_bytes;
 
-        ha_buf_append_str(b, i ? ",{\"f\":\"" : "{\"f\":\"");
+        /* A stack with no weight of this kind says nothing here. */
+        if (flat == 0 && cum == 0)
+            continue;
+        ha_buf_append_str(b, shown++ ? ",{\"f\":\"" : "{\"f\":\"");
         ha_json_str(b, ha_agg_name(&agg, r));
-        ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f}", r->flat_bytes,
-                      r->cum_bytes);
+        ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f}", flat, cum);
     }
     ha_buf_append_str(b, "]");
     if (pb == NULL)
@@ -194,7 +212,7 @@ void
 ha_http_flame_data(struct ha_http_req *hr)
 {
     struct ha_heap *heap = ha_engine_heap(hr->engine);
-    char *dump = NULL, *base = NULL, err[1024], msg[1100];
+    char *dump = NULL, *base = NULL, *weight = NULL, err[1024], msg[1100];
     struct ha_heap_profile *pr = NULL, *pb = NULL;
     struct data_job *j = NULL;
     struct ha_product made;
@@ -202,9 +220,18 @@ ha_http_flame_data(struct ha_http_req *hr)
     int rc;
 
     if (ha_http_req_param(hr, "dump", &dump, err, sizeof(err)) < 0 ||
-        ha_http_req_param(hr, "base", &base, err, sizeof(err)) < 0) {
+        ha_http_req_param(hr, "base", &base, err, sizeof(err)) < 0 ||
+        ha_http_req_param(hr, "weight", &weight, err, sizeof(err)) < 0) {
         snprintf(msg, sizeof(msg), "%s\n", err);
         ha_http_req_text(hr, 400, "Bad Request", msg);
+        goto done;
+    }
+    if (weight != NULL && weight[0] != '\0' && strcmp(weight, "inuse") != 0 &&
+        strcmp(weight, "alloc") != 0) {
+        ha_http_req_text(hr, 400, "Bad Request",
+                         "weight: 'inuse' (bytes in use, the default) or "
+                         "'alloc' (bytes allocated since profiling began: "
+                         "prof_accum)\n");
         goto done;
     }
     if (dump != NULL &&
@@ -249,9 +276,13 @@ ha_http_flame_data(struct ha_http_req *hr)
     ha_strlcpy(j->dump, dump != NULL ? dump : HA_HEAP_LIVE, sizeof(j->dump));
     j->pr = ha_heap_profile_ref(pr);
     j->pb = ha_heap_profile_ref(pb);
+    j->alloc = weight != NULL && strcmp(weight, "alloc") == 0;
     /* A dump's page data never changes: kept with its profile. */
-    rc = ha_heap_profile_product(pr, FLAME_PRODUCT, pb == NULL, data_make, j,
-                                 data_free, &made, err, sizeof(err));
+    rc = ha_heap_profile_product(pr,
+                                 j->alloc ? FLAME_ALLOC_PRODUCT
+                                          : FLAME_PRODUCT,
+                                 pb == NULL, data_make, j, data_free, &made,
+                                 err, sizeof(err));
     if (rc == HA_HEAP_STOPPED) {
         ha_http_req_stopped(hr);
         goto done;
@@ -269,6 +300,7 @@ done:
     ha_heap_profile_put(pr);
     free(dump);
     free(base);
+    free(weight);
 }
 
 static int
@@ -278,17 +310,19 @@ cmp_entry(const void *a, const void *b)
                   ((const struct ha_dump_entry *)b)->name);
 }
 
-/* The datadir's dump names as a JSON array (heap/dumps.h lists them off
- * the loop). */
-void
-ha_http_flame_dumps(struct ha_http_req *hr)
+/* The datadir's dump names (logs: the lifetime logs' alone) as a JSON
+ * array (heap/dumps.h lists them off the loop). */
+static void
+list_names(struct ha_http_req *hr, bool logs)
 {
     struct ha_dump_list l;
     struct ha_buf out = HA_BUF_INIT;
     char err[256];
+    size_t shown = 0;
     int rc;
 
-    if ((rc = ha_dumps_list(ha_engine_heap(hr->engine), 0, &l, err,
+    if ((rc = ha_dumps_list(ha_engine_heap(hr->engine),
+                            logs ? HA_DUMPS_LOGS : 0, &l, err,
                             sizeof(err))) != 0) {
         if (rc == HA_HEAP_STOPPED)
             ha_http_req_stopped(hr);
@@ -301,7 +335,9 @@ ha_http_flame_dumps(struct ha_http_req *hr)
         qsort(l.e, l.n, sizeof(*l.e), cmp_entry);
     ha_buf_append_u8(&out, '[');
     for (size_t i = 0; i < l.n; i++) {
-        ha_buf_append_str(&out, i ? ",\"" : "\"");
+        if (l.e[i].d.log != logs)
+            continue;
+        ha_buf_append_str(&out, shown++ ? ",\"" : "\"");
         ha_json_str(&out, l.e[i].name);
         ha_buf_append_u8(&out, '"');
     }
@@ -312,6 +348,18 @@ ha_http_flame_dumps(struct ha_http_req *hr)
     else
         ha_http_req_body(hr, "application/json", out.data, out.len);
     ha_buf_free(&out);
+}
+
+void
+ha_http_flame_dumps(struct ha_http_req *hr)
+{
+    list_names(hr, false);
+}
+
+void
+ha_http_flame_logs(struct ha_http_req *hr)
+{
+    list_names(hr, true);
 }
 
 /* The entry of set (n entries) called name, or NULL. */

@@ -38,6 +38,9 @@ static const struct path {
     {"/heap/data.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DATA},
     {"/heap/dumps.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DUMPS},
     {"/heap/growth.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_GROWTH_DATA},
+    {"/heap/logs.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_LOGS},
+    {"/heap/lifetimes.json", false, HA_HTTP_GET_HEAD,
+     HA_HTTP_PAGE_LIFETIMES_DATA},
     {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET},
 };
 

@@ -30,6 +30,8 @@ enum ha_http_page {
     HA_HTTP_PAGE_FLAME_DATA,     /* /heap/data.json */
     HA_HTTP_PAGE_FLAME_DUMPS,    /* /heap/dumps.json */
     HA_HTTP_PAGE_GROWTH_DATA,    /* /heap/growth.json */
+    HA_HTTP_PAGE_FLAME_LOGS,     /* /heap/logs.json */
+    HA_HTTP_PAGE_LIFETIMES_DATA, /* /heap/lifetimes.json */
     HA_HTTP_PAGE_ASSET,          /* /assets/... */
     HA_HTTP_PAGE_MAX
 };

@@ -15,6 +15,7 @@
 #include "http/flame.h"
 #include "http/gateway.h"
 #include "http/growth.h"
+#include "http/lifetimes.h"
 #include "http/paths.h"
 #include "http/pprof.h"
 
@@ -40,7 +41,9 @@ serve_index(struct ha_http_req *hr)
         "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol\n"
         "  /heap                  flame graph, top functions, diffs;\n"
         "                         ?view=growth: what grows over a series "
-        "of dumps\n"
+        "of dumps;\n"
+        "                         ?view=lifetimes: how long objects live "
+        "(jemalloc-log_now)\n"
         "  /agent                 this process, as a host gateway lists "
         "it\n"
         "A host gateway (heapadmind --gateway) also answers ?pid=N on "
@@ -86,6 +89,8 @@ static void (*const pages[HA_HTTP_PAGE_MAX])(struct ha_http_req *hr) = {
     [HA_HTTP_PAGE_FLAME_DATA] = ha_http_flame_data,
     [HA_HTTP_PAGE_FLAME_DUMPS] = ha_http_flame_dumps,
     [HA_HTTP_PAGE_GROWTH_DATA] = ha_http_growth_data,
+    [HA_HTTP_PAGE_FLAME_LOGS] = ha_http_flame_logs,
+    [HA_HTTP_PAGE_LIFETIMES_DATA] = ha_http_lifetimes_data,
     [HA_HTTP_PAGE_ASSET] = ha_http_flame_asset,
 };
 

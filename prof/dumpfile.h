@@ -63,6 +63,13 @@ int ha_dumpfile_read(const char *datadir, const char *name,
                      enum ha_dumpfile_kind kind, char **buf, size_t *len,
                      struct stat *st, char *err, size_t errlen);
 
+/* Rules 1 to 3, then the file open for reading (O_CLOEXEC): the
+ * descriptor, its stat in *st, or -1 with err naming the file and the
+ * reason. */
+int ha_dumpfile_open(const char *datadir, const char *name,
+                     enum ha_dumpfile_kind kind, struct stat *st, char *err,
+                     size_t errlen);
+
 /* Reads an open descriptor's regular file whole (the live profile's
  * private dump). name is for messages. Returns 0 or -1 with err. */
 int ha_dumpfile_read_fd(int fd, const char *name, const struct stat *st,

@@ -7,9 +7,11 @@
  */
 #include "prof/heapv2.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/util.h"
 
@@ -166,8 +168,23 @@ ha_heapv2_clean(const char *buf, size_t len, struct ha_buf *out)
 /* Lines and tokens                                                    */
 /* ------------------------------------------------------------------ */
 
+/* Reading from a descriptor (ha_heapv2_parse_fd): the text is a window
+ * of the file in a buffer that is refilled as lines are taken, so no
+ * copy of the whole file is ever made. */
+struct stream {
+    int fd;           /* -1: the whole text is in memory */
+    char *buf;        /* text.p points here */
+    size_t cap;
+    bool eof;
+    bool leak;        /* a `<jemalloc>:` run was seen: start over with
+                         the whole file (its runs may span lines) */
+    bool failed;      /* a read or an allocation failed (err set) */
+    uint64_t total;   /* bytes read so far */
+};
+
 struct parser {
     struct text text;
+    struct stream st;
     size_t pos;       /* start of the next line */
     size_t line_no;   /* 1-based number of the current cleaned line */
     size_t line_off;  /* offset of the current line */
@@ -180,13 +197,86 @@ struct parser {
     size_t frames_cap;
 };
 
+/* Bytes read at a time (ha_heapv2_set_stream_chunk). */
+static size_t stream_chunk = (size_t)1 << 20;
+
+void
+ha_heapv2_set_stream_chunk(size_t n)
+{
+    stream_chunk = n > 0 ? n : (size_t)1 << 20;
+}
+
+/* Stream mode: makes the text hold a whole line from pos on (or the
+ * file's end), moving what is left to the front and reading more.
+ * Returns false on a read error or allocation failure (st.eof set, err
+ * set) or when a leak run turns up (st.leak set). */
+static bool
+stream_fill(struct parser *ps)
+{
+    struct stream *st = &ps->st;
+
+    while (!st->eof && memchr(ps->text.p + ps->pos, '\n',
+                              ps->text.len - ps->pos) == NULL) {
+        size_t keep = ps->text.len - ps->pos, from;
+        ssize_t n;
+
+        if (keep > 0)
+            memmove(st->buf, st->buf + ps->pos, keep);
+        ps->pos = 0;
+        ps->line_off = 0;
+        if (keep + stream_chunk > st->cap) {
+            size_t cap = st->cap ? st->cap * 2 : 2 * stream_chunk;
+            char *b;
+
+            while (cap < keep + stream_chunk)
+                cap *= 2;
+            b = realloc(st->buf, cap);
+
+            if (b == NULL) {
+                ha_err_set(ps->err, ps->errlen, "out of memory");
+                st->eof = st->failed = true;
+                return false;
+            }
+            st->buf = b;
+            st->cap = cap;
+        }
+        do
+            n = read(st->fd, st->buf + keep, stream_chunk);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            ha_err_set(ps->err, ps->errlen, "read failed: %s",
+                       strerror(errno));
+            st->eof = st->failed = true;
+            return false;
+        }
+        st->total += (uint64_t)n;
+        if (n == 0 || st->total > HA_HEAPV2_MAX_LEN)
+            st->eof = true;
+        /* A mark split by the refill is found too: look from a mark's
+         * length before the new bytes. */
+        from = keep > LEAK_MARK_LEN ? keep - LEAK_MARK_LEN : 0;
+        if (n > 0 && find_leak(st->buf + from, keep + (size_t)n - from) !=
+                         NULL) {
+            st->leak = true;
+            return false;
+        }
+        ps->text.p = st->buf;
+        ps->text.len = keep + (size_t)n;
+    }
+    return true;
+}
+
 /* Advances to the next line. Returns false at end of input. */
 static bool
 next_line(struct parser *ps)
 {
-    const char *base = ps->text.p, *nl;
-    size_t len = ps->text.len;
+    const char *base, *nl;
+    size_t len;
 
+    if (ps->st.fd >= 0 && !stream_fill(ps))
+        return false;
+    base = ps->text.p;
+    len = ps->text.len;
     if (ps->pos >= len)
         return false;
     ps->line_off = ps->pos;
@@ -424,7 +514,7 @@ read_stack_counts(struct parser *ps)
     struct ha_heapv2 *out = ps->out;
     struct ha_heapv2_stack *st = &out->stacks[out->n_stacks];
     const char *after, *rest;
-    size_t save_pos, save_no, save_off;
+    size_t save_no, save_off;
 
     if (!next_line(ps))
         return fail(ps, "'t*: " COUNTS "' after the backtrace", true);
@@ -439,14 +529,14 @@ read_stack_counts(struct parser *ps)
     for (;;) {
         struct ha_heapv2_counts c;
 
-        save_pos = ps->pos;
         save_no = ps->line_no;
         save_off = ps->line_off;
         if (!next_line(ps))
             break;
         if (thread_line(ps, &after) != 2) {
             /* Not ours: let the caller read it. */
-            ps->pos = save_pos;
+            ps->pos = ps->line_off; /* the line just read, wherever a
+                                       * refill moved it */
             ps->line_no = save_no;
             ps->line_off = save_off;
             break;
@@ -503,14 +593,14 @@ read_header(struct parser *ps)
     /* Per-thread lines; a thread name may follow the counts. */
     for (;;) {
         struct ha_heapv2_counts c;
-        size_t save_pos = ps->pos, save_no = ps->line_no;
-        size_t save_off = ps->line_off;
+        size_t save_no = ps->line_no, save_off = ps->line_off;
 
         if (!next_line(ps))
             return 0;
         kind = thread_line(ps, &after);
         if (kind != 2) {
-            ps->pos = save_pos;
+            ps->pos = ps->line_off; /* the line just read, wherever a
+                                       * refill moved it */
             ps->line_no = save_no;
             ps->line_off = save_off;
             return 0;
@@ -522,11 +612,52 @@ read_header(struct parser *ps)
     }
 }
 
+/* Stream mode: reads the rest of the file into the buffer after pos. */
+static int
+stream_rest(struct parser *ps)
+{
+    struct stream *st = &ps->st;
+
+    while (!st->eof) {
+        size_t used = ps->text.len;
+        ssize_t n;
+
+        if (used == st->cap) {
+            char *b = realloc(st->buf, st->cap * 2);
+
+            if (b == NULL) {
+                ha_err_set(ps->err, ps->errlen, "out of memory");
+                return -1;
+            }
+            st->buf = b;
+            st->cap *= 2;
+            ps->text.p = b;
+        }
+        do
+            n = read(st->fd, st->buf + used, st->cap - used);
+        while (n < 0 && errno == EINTR);
+        if (n < 0) {
+            ha_err_set(ps->err, ps->errlen, "read failed: %s",
+                       strerror(errno));
+            return -1;
+        }
+        st->total += (uint64_t)n;
+        if (n == 0 || st->total > HA_HEAPV2_MAX_LEN)
+            st->eof = true;
+        ps->text.len = used + (size_t)n;
+    }
+    return 0;
+}
+
 static int
 read_maps(struct parser *ps)
 {
     struct ha_heapv2 *out = ps->out;
-    size_t n = ps->text.len - ps->pos;
+    size_t n;
+
+    if (ps->st.fd >= 0 && stream_rest(ps) != 0)
+        return -1;
+    n = ps->text.len - ps->pos;
 
     out->has_maps = true;
     free(out->maps);
@@ -565,14 +696,62 @@ ha_heapv2_scale(uint64_t period, uint64_t objs, uint64_t bytes,
     *sbytes = s * factor;
 }
 
+/* The dump's records, after the text is set up (either mode). Returns 0
+ * or -1 (err set). */
+static int
+parse_text(struct parser *ps)
+{
+    struct ha_heapv2 *out = ps->out;
+
+    if (read_header(ps) != 0)
+        return -1;
+    while (next_line(ps)) {
+        const char *p = skip_ws(ps->s, ps->e);
+
+        if (p == ps->e)
+            continue;
+        if (*p == '@') {
+            if (read_backtrace(ps) != 0 || read_stack_counts(ps) != 0)
+                return -1;
+            continue;
+        }
+        if (ps->e - p >= 17 && memcmp(p, "MAPPED_LIBRARIES:", 17) == 0 &&
+            skip_ws(p + 17, ps->e) == ps->e) {
+            if (read_maps(ps) != 0)
+                return -1;
+            break;
+        }
+        if (thread_line(ps, &p) != 0)
+            return fail(ps, "'@ <addresses>' before a t line", false);
+        return fail(ps, "'@ <addresses>', a blank line or "
+                        "'MAPPED_LIBRARIES:'",
+                    false);
+    }
+    if (ps->st.leak || ps->st.failed)
+        return -1;
+    /* Never NULL after success, so frames + frame_off is defined even for
+     * a dump whose backtraces are all empty ("@" alone). */
+    if (out->frames == NULL && (out->frames = calloc(1, 8)) == NULL) {
+        ha_err_set(ps->err, ps->errlen, "out of memory");
+        return -1;
+    }
+    if (out->maps == NULL && (out->maps = calloc(1, 1)) == NULL) {
+        ha_err_set(ps->err, ps->errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
 int
 ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
                 char *err, size_t errlen)
 {
     struct parser ps;
+    int rc = -1;
 
     memset(out, 0, sizeof(*out));
     memset(&ps, 0, sizeof(ps));
+    ps.st.fd = -1;
     ps.err = err;
     ps.errlen = errlen;
     ps.out = out;
@@ -583,56 +762,93 @@ ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
     }
     if (buf == NULL)
         len = 0;
-    if (text_init(&ps.text, buf != NULL ? buf : "", len, err, errlen) != 0)
-        goto fail;
-    out->n_leak_lines = text_leak_lines(&ps.text);
-    if (read_header(&ps) != 0)
-        goto fail;
+    if (text_init(&ps.text, buf != NULL ? buf : "", len, err, errlen) == 0) {
+        out->n_leak_lines = text_leak_lines(&ps.text);
+        rc = parse_text(&ps);
+    }
+    text_free(&ps.text);
+    if (rc != 0)
+        ha_heapv2_free(out);
+    return rc;
+}
 
-    while (next_line(&ps)) {
-        const char *p = skip_ws(ps.s, ps.e);
+/* Reads fd (a regular file, from offset 0) whole: the fallback when a
+ * leak run turned up. */
+static int
+parse_whole(int fd, struct ha_heapv2 *out, char *err, size_t errlen)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    char chunk[65536];
+    off_t off = 0;
+    ssize_t n;
+    int rc;
 
-        if (p == ps.e)
+    for (;;) {
+        n = pread(fd, chunk, sizeof(chunk), off);
+        if (n < 0 && errno == EINTR)
             continue;
-        if (*p == '@') {
-            if (read_backtrace(&ps) != 0 || read_stack_counts(&ps) != 0)
-                goto fail;
-            continue;
-        }
-        if (ps.e - p >= 17 && memcmp(p, "MAPPED_LIBRARIES:", 17) == 0 &&
-            skip_ws(p + 17, ps.e) == ps.e) {
-            if (read_maps(&ps) != 0)
-                goto fail;
+        if (n <= 0)
             break;
-        }
-        if (thread_line(&ps, &p) != 0) {
-            fail(&ps, "'@ <addresses>' before a t line", false);
-            goto fail;
-        }
-        fail(&ps, "'@ <addresses>', a blank line or 'MAPPED_LIBRARIES:'",
-             false);
-        goto fail;
+        ha_buf_append(&b, chunk, (size_t)n);
+        off += n;
+        if ((uint64_t)off > HA_HEAPV2_MAX_LEN)
+            break;
     }
-    /* Never NULL after success, so frames + frame_off is defined even for
-     * a dump whose backtraces are all empty ("@" alone). */
-    if (out->frames == NULL && (out->frames = calloc(1, 8)) == NULL) {
-        ha_err_set(err, errlen, "out of memory");
-        goto fail;
+    if (n < 0 || ha_buf_failed(&b)) {
+        ha_err_set(err, errlen, n < 0 ? "read failed" : "out of memory");
+        ha_buf_free(&b);
+        return -1;
     }
-    if (out->maps == NULL) {
-        out->maps = calloc(1, 1);
-        if (out->maps == NULL) {
-            ha_err_set(err, errlen, "out of memory");
-            goto fail;
-        }
-    }
-    text_free(&ps.text);
-    return 0;
+    rc = ha_heapv2_parse((const char *)b.data, b.len, out, err, errlen);
+    ha_buf_free(&b);
+    return rc;
+}
 
-fail:
-    text_free(&ps.text);
-    ha_heapv2_free(out);
-    return -1;
+int
+ha_heapv2_parse_fd(int fd, uint64_t size_hint, struct ha_heapv2 *out,
+                   char *err, size_t errlen)
+{
+    struct parser ps;
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    memset(&ps, 0, sizeof(ps));
+    ps.st.fd = fd;
+    ps.err = err;
+    ps.errlen = errlen;
+    ps.out = out;
+    if (size_hint > HA_HEAPV2_MAX_LEN) {
+        ha_err_set(err, errlen, "dump of %llu bytes is larger than the "
+                   "%u accepted", (unsigned long long)size_hint,
+                   HA_HEAPV2_MAX_LEN);
+        return -1;
+    }
+    /* Room for the frames and records a dump of this size holds, made
+     * once: no copy as they grow (a frame is at least 4 bytes of text,
+     * typically 15; a record with its t* line, 40 or more). Pages of it
+     * never written are never touched. */
+    ps.frames_cap = size_hint / 12 + 256;
+    ps.stacks_cap = size_hint / 48 + 64;
+    out->frames = malloc(ps.frames_cap * sizeof(*out->frames));
+    out->stacks = malloc(ps.stacks_cap * sizeof(*out->stacks));
+    if (out->frames == NULL || out->stacks == NULL) {
+        ha_heapv2_free(out);
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    ps.text.p = "";
+    rc = parse_text(&ps);
+    free(ps.st.buf);
+    if (rc == 0 && ps.st.total > HA_HEAPV2_MAX_LEN) {
+        ha_err_set(err, errlen, "dump larger than the %u bytes accepted",
+                   HA_HEAPV2_MAX_LEN);
+        rc = -1;
+    }
+    if (rc != 0)
+        ha_heapv2_free(out);
+    if (ps.st.leak)
+        return parse_whole(fd, out, err, errlen);
+    return rc;
 }
 
 void

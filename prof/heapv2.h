@@ -96,6 +96,21 @@ struct ha_heapv2 {
 int ha_heapv2_parse(const char *buf, size_t len, struct ha_heapv2 *out,
                     char *err, size_t errlen);
 
+/* The same from a regular file's descriptor, read in chunks from offset
+ * 0 (or where it is) into a window that is refilled as lines are taken:
+ * no copy of the whole file is made (for a dump of tens of megabytes,
+ * the copy and its fresh pages cost as much as the parse). size_hint is
+ * its size (fstat), to size the arrays once. A dump holding jemalloc's
+ * leak-report runs is read again whole and parsed as ha_heapv2_parse()
+ * does. Returns as ha_heapv2_parse(); a read error is named in err. */
+int ha_heapv2_parse_fd(int fd, uint64_t size_hint, struct ha_heapv2 *out,
+                       char *err, size_t errlen);
+
+/* The bytes ha_heapv2_parse_fd() reads at a time (default 1 MiB; 0
+ * restores it): tests make it tiny so that every line crosses a refill.
+ * Process-wide; not for use while a parse runs. */
+void ha_heapv2_set_stream_chunk(size_t n);
+
 /* Appends buf[0..len) to out with every `<jemalloc>: ` leak-report run
  * removed, as the parser sees it: the text jeprof can read. Returns 0 or
  * -1 on allocation failure. */

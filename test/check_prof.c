@@ -835,6 +835,72 @@ START_TEST(test_prof_agg_alloc)
 }
 END_TEST
 
+/* The descriptor reader gives what the buffer reader gives, whatever the
+ * chunk size (every line crossing a refill), on the committed dumps, a
+ * leak-report dump (read again whole) and a truncated one. */
+START_TEST(test_prof_parse_fd_matches)
+{
+    static const char *const files[] = {"gen.1.heap", "gen.2.heap",
+                                        "genf.f.heap"};
+    static const size_t chunks[] = {1, 2, 3, 7, 64, 4096, 0};
+
+    for (size_t f = 0; f < HA_ARRAY_SIZE(files); f++) {
+        char path[4096], err[256] = "", err2[256] = "";
+        size_t len;
+        char *text;
+        struct ha_heapv2 a, b;
+        FILE *tmp;
+        int fd;
+
+        snprintf(path, sizeof(path), "%s/test/data/heap/%s", srcdir(),
+                 files[f]);
+        text = read_file(path, &len);
+        ck_assert_msg(parse_exact(text, len, &a, err, sizeof(err)) == 0,
+                      "%s: %s", files[f], err);
+        tmp = tmpfile();
+        ck_assert_ptr_nonnull(tmp);
+        ck_assert_uint_eq(fwrite(text, 1, len, tmp), len);
+        fflush(tmp);
+        fd = fileno(tmp);
+        for (size_t c = 0; c < HA_ARRAY_SIZE(chunks); c++) {
+            ha_heapv2_set_stream_chunk(chunks[c]);
+            ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+            ck_assert_msg(ha_heapv2_parse_fd(fd, len, &b, err2,
+                                             sizeof(err2)) == 0,
+                          "%s chunk %zu: %s", files[f], chunks[c], err2);
+            ck_assert_uint_eq(b.n_stacks, a.n_stacks);
+            ck_assert_uint_eq(b.n_frames, a.n_frames);
+            ck_assert_uint_eq(b.n_leak_lines, a.n_leak_lines);
+            ck_assert_double_eq(b.scaled_bytes, a.scaled_bytes);
+            ck_assert_uint_eq(b.maps_len, a.maps_len);
+            ck_assert_int_eq(memcmp(b.maps, a.maps, a.maps_len), 0);
+            ck_assert_int_eq(memcmp(b.frames, a.frames,
+                                    a.n_frames * sizeof(*a.frames)),
+                             0);
+            for (size_t i = 0; i < a.n_stacks; i++)
+                ck_assert_uint_eq(b.stacks[i].line, a.stacks[i].line);
+            ha_heapv2_free(&b);
+        }
+        ha_heapv2_free(&a);
+        /* Cut mid-record: the same refusal, naming the same line. */
+        ck_assert_int_eq(ftruncate(fd, (off_t)(len / 2)), 0);
+        ha_heapv2_set_stream_chunk(5);
+        ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+        if (parse_exact(text, len / 2, &a, err, sizeof(err)) != 0) {
+            ck_assert_int_eq(ha_heapv2_parse_fd(fd, len / 2, &b, err2,
+                                                sizeof(err2)),
+                             -1);
+            ck_assert_str_eq(err2, err);
+        } else {
+            ha_heapv2_free(&a);
+        }
+        ha_heapv2_set_stream_chunk(0);
+        fclose(tmp);
+        free(text);
+    }
+}
+END_TEST
+
 START_TEST(test_prof_agg_allocator_names)
 {
     ck_assert(ha_agg_is_allocator_name("malloc"));
@@ -1940,6 +2006,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_agg_diff);
     tcase_add_test(core, test_prof_fragment_shares);
     tcase_add_test(core, test_prof_agg_alloc);
+    tcase_add_test(core, test_prof_parse_fd_matches);
     tcase_add_test(core, test_prof_agg_allocator_names);
     tcase_add_test(core, test_prof_alloc_site_rule);
     tcase_add_test(core, test_prof_agg_tie_order);

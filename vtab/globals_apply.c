@@ -281,16 +281,24 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
         if (gv_dump(vt, r->name, file, sizeof(file), err, errlen) != 0)
             return -1;
         self_exe(exe, sizeof(exe));
-        if (stat(file, &sb) == 0)
-            ha_globals_set_text(info, infolen,
-                     "heap profile written to %s (%lld bytes); read it "
-                     "with: jeprof --text %s %s",
-                     file, (long long)sb.st_size, exe, file);
-        else
-            ha_globals_set_text(info, infolen,
-                     "heap profile written to %s; read it with: jeprof "
-                     "--text %s %s",
-                     file, exe, file);
+        {
+            /* SQL first: it names what jeprof would guess at in a
+             * stripped library (README: Operator workflow). */
+            const char *base = strrchr(file, '/');
+
+            base = base != NULL ? base + 1 : file;
+            if (stat(file, &sb) == 0)
+                ha_globals_set_text(info, infolen,
+                         "heap profile written to %s (%lld bytes); read it "
+                         "with: SELECT * FROM heap_top('%s'); or jeprof "
+                         "--text %s %s",
+                         file, (long long)sb.st_size, base, exe, file);
+            else
+                ha_globals_set_text(info, infolen,
+                         "heap profile written to %s; read it with: SELECT "
+                         "* FROM heap_top('%s'); or jeprof --text %s %s",
+                         file, base, exe, file);
+        }
         /* The portable copy: a failure leaves the dump a dump. */
         if (vt->conn->ctx->heap->dump_symbolized && file[0] == '/') {
             char sym[PATH_MAX + 8], why[512];
