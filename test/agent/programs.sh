@@ -116,7 +116,7 @@ done
 ha_file_like "the helper is named, with why" "$HA_TMP/host.log" \
     "child $helper \(sleep, user root\) is not served: not the served program: this process serves spawnhost"
 ha_file_like "the AT_SECURE child is named, with why" "$HA_TMP/host.log" \
-    "child $secure \(sleep, user root\) is not served: AT_SECURE: it runs with real uid 65534 and effective uid 0"
+    "child $secure \(sleep, user root\) is not served: AT_SECURE \(its auxiliary vector says so\): its uids are 65534 0 0 0 "
 ha_file_like "the child without jemalloc is named, with why" "$HA_TMP/host.log" \
     "child $plain \(sleep, user root\) is not served: no jemalloc in it"
 ha_unlike "a shell is passed over in silence" "child $shell " "$(cat "$HA_TMP/host.log")"
