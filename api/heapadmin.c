@@ -24,7 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "admin/server.h"
@@ -37,6 +36,7 @@
 #include "engine/engine.h"
 #include "http/http.h"
 #include "core/datadir.h"
+#include "core/dirwalk.h"
 #include "core/users.h"
 #include "core/log.h"
 #include "core/util.h"
@@ -837,35 +837,28 @@ report_start(struct heapadmin *h, enum run_state state, const char *err)
 
 /* The descriptors open now, into fds (sorted ascending, as the kernel
  * lists them); returns how many, up to max. */
+struct fd_list {
+    int *fds;
+    size_t n, max;
+};
+
+static bool
+add_fd(long fd, void *arg)
+{
+    struct fd_list *l = arg;
+
+    l->fds[l->n++] = (int)fd;
+    return l->n < l->max;
+}
+
 static size_t
 list_fds(int *fds, size_t max)
 {
-    char buf[4096];
-    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    size_t n = 0;
-    long k;
+    struct fd_list l = {.fds = fds, .n = 0, .max = max};
 
-    if (dir < 0)
-        return 0;
-    while ((k = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
-        for (long off = 0; off < k && n < max;) {
-            struct {
-                uint64_t ino;
-                int64_t off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + off);
-            char *end;
-            long v;
-
-            off += d->reclen;
-            v = strtol(d->name, &end, 10);
-            if (*end == '\0' && end != d->name && v != dir)
-                fds[n++] = (int)v;
-        }
-    close(dir);
-    return n;
+    if (max > 0)
+        (void)ha_dirwalk_fds(add_fd, &l);
+    return l.n;
 }
 
 /* The loop's own pipes and sockets (libevent's signal pipe), which it
@@ -1093,66 +1086,55 @@ fd_is(int fd, dev_t dev, ino_t ino)
  * inode ino (our stop pipe; /proc/self/fdinfo lists each watched
  * descriptor with its inode). Any other epoll is the host's. No memory
  * is allocated (it runs in a fork child's atfork handler). */
+struct epoll_search {
+    int fd;                 /* the watched descriptor ... */
+    ino_t ino;              /* ... and its inode */
+};
+
+static bool
+close_if_our_epoll(long e, void *arg)
+{
+    const struct epoll_search *s = arg;
+    char path[64], link[64], info[4096], *p;
+    ssize_t k;
+    int ifd;
+
+    snprintf(path, sizeof(path), "/proc/self/fd/%ld", e);
+    k = readlink(path, link, sizeof(link) - 1);
+    if (k <= 0)
+        return true;
+    link[k] = '\0';
+    if (strcmp(link, "anon_inode:[eventpoll]") != 0)
+        return true;
+    snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", e);
+    ifd = open(path, O_RDONLY | O_CLOEXEC);
+    if (ifd < 0)
+        return true;
+    k = read(ifd, info, sizeof(info) - 1);
+    close(ifd);
+    if (k <= 0)
+        return true;
+    info[k] = '\0';
+    for (p = strstr(info, "tfd:"); p != NULL; p = strstr(p + 4, "tfd:")) {
+        int tfd;
+        unsigned long tino;
+        const char *q = strstr(p, " ino:");
+
+        if (sscanf(p, "tfd: %d", &tfd) == 1 && tfd == s->fd && q != NULL &&
+            sscanf(q, " ino:%lx", &tino) == 1 && (ino_t)tino == s->ino) {
+            close((int)e);
+            return false;
+        }
+    }
+    return true;
+}
+
 static void
 close_our_epoll(int fd, ino_t ino)
 {
-    char buf[4096], path[64], link[64], info[4096];
-    int dir = open("/proc/self/fd", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    long n;
+    struct epoll_search s = {.fd = fd, .ino = ino};
 
-    if (dir < 0)
-        return;
-    while ((n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-        for (long off = 0; off < n;) {
-            struct {
-                uint64_t ino;
-                int64_t off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + off);
-            char *end, *p;
-            long e;
-            ssize_t k;
-            int ifd;
-
-            off += d->reclen;
-            e = strtol(d->name, &end, 10);
-            if (*end != '\0' || e < 0 || e == dir)
-                continue;
-            snprintf(path, sizeof(path), "/proc/self/fd/%ld", e);
-            k = readlink(path, link, sizeof(link) - 1);
-            if (k <= 0)
-                continue;
-            link[k] = '\0';
-            if (strcmp(link, "anon_inode:[eventpoll]") != 0)
-                continue;
-            snprintf(path, sizeof(path), "/proc/self/fdinfo/%ld", e);
-            ifd = open(path, O_RDONLY | O_CLOEXEC);
-            if (ifd < 0)
-                continue;
-            k = read(ifd, info, sizeof(info) - 1);
-            close(ifd);
-            if (k <= 0)
-                continue;
-            info[k] = '\0';
-            for (p = strstr(info, "tfd:"); p != NULL;
-                 p = strstr(p + 4, "tfd:")) {
-                int tfd;
-                unsigned long tino;
-                const char *q = strstr(p, " ino:");
-
-                if (sscanf(p, "tfd: %d", &tfd) == 1 && tfd == fd &&
-                    q != NULL && sscanf(q, " ino:%lx", &tino) == 1 &&
-                    (ino_t)tino == ino) {
-                    close((int)e);
-                    close(dir);
-                    return;
-                }
-            }
-        }
-    }
-    close(dir);
+    (void)ha_dirwalk_fds(close_if_our_epoll, &s);
 }
 
 void
