@@ -25,6 +25,7 @@
 #include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
+#include "core/dirwalk.h"
 #include "core/expo.h"
 #include "core/exposcan.h"
 #include "core/users.h"
@@ -37,6 +38,7 @@
 #include "core/worker.h"
 
 #include <openssl/sha.h>
+#include <jemalloc/jemalloc.h>
 
 static char *
 text_of(struct ha_buf *b)
@@ -1083,6 +1085,187 @@ START_TEST(test_forkguard_waits_for_open_sections)
 }
 END_TEST
 
+/* ------------------------------------------------------------------
+ * dirwalk: numbered directory entries without opendir/readdir
+ * ------------------------------------------------------------------ */
+
+struct seen {
+    long n[700];
+    size_t count;
+    size_t stop_after;      /* 0: never stop */
+};
+
+static bool
+note_number(long n, void *arg)
+{
+    struct seen *s = arg;
+
+    if (s->count < sizeof(s->n) / sizeof(s->n[0]))
+        s->n[s->count] = n;
+    s->count++;
+    return s->stop_after == 0 || s->count < s->stop_after;
+}
+
+static bool
+seen_has(const struct seen *s, long n)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (s->n[i] == n)
+            return true;
+    return false;
+}
+
+static void
+touch_in(const char *dir, const char *name)
+{
+    char path[256];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+}
+
+static void
+unlink_in(const char *dir, const char *name)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    ck_assert_int_eq(unlink(path), 0);
+}
+
+/* Only names that are decimal numbers reach the callback; a number too
+ * long for a long, a sign, a suffix or a leading dot do not. */
+START_TEST(test_dirwalk_numbers_only)
+{
+    static const char *const names[] = {
+        "1", "22", "0", "333", "abc", "4x", "-5", ".7", "+8", "9 ",
+        "1234567890123456789", "123456789012345678",
+    };
+    char dir[] = "/tmp/ha_dirwalk_XXXXXX", sub[64];
+    struct seen s = {.count = 0};
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(names); i++)
+        touch_in(dir, names[i]);
+    snprintf(sub, sizeof(sub), "%s/55", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), 6);
+    ck_assert_uint_eq(s.count, 6);
+    ck_assert(seen_has(&s, 0) && seen_has(&s, 1) && seen_has(&s, 22) &&
+              seen_has(&s, 333) && seen_has(&s, 55) &&
+              seen_has(&s, 123456789012345678L));
+
+    /* The callback ends the walk. */
+    memset(&s, 0, sizeof(s));
+    s.stop_after = 2;
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), 2);
+    ck_assert_uint_eq(s.count, 2);
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(names); i++)
+        unlink_in(dir, names[i]);
+    ck_assert_int_eq(rmdir(sub), 0);
+
+    /* Empty: no call, no error. */
+    memset(&s, 0, sizeof(s));
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), 0);
+    ck_assert_uint_eq(s.count, 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* What cannot be walked says why. */
+    errno = 0;
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    errno = 0;
+    ck_assert_int_eq(ha_dirwalk_numbers("/proc/self/status", note_number,
+                                        &s), -1);
+    ck_assert_int_eq(errno, ENOTDIR);
+    ck_assert_uint_eq(s.count, 0);
+}
+END_TEST
+
+/* More entries than one getdents64 buffer holds: each one once. */
+START_TEST(test_dirwalk_many_entries)
+{
+    char dir[] = "/tmp/ha_dirwalk_XXXXXX", name[32];
+    struct seen s = {.count = 0};
+    enum { N = 600 };
+    static bool got[N];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "%d", 100000 + i);
+        touch_in(dir, name);
+    }
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), N);
+    ck_assert_uint_eq(s.count, N);
+    memset(got, 0, sizeof(got));
+    for (size_t i = 0; i < s.count; i++) {
+        ck_assert(s.n[i] >= 100000 && s.n[i] < 100000 + N);
+        ck_assert_msg(!got[s.n[i] - 100000], "%ld twice", s.n[i]);
+        got[s.n[i] - 100000] = true;
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "%d", 100000 + i);
+        unlink_in(dir, name);
+    }
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The descriptors open now, in ascending order, without the walk's own
+ * (which takes the lowest free number, as open(2) gives it). And the
+ * walk allocates nothing: jemalloc's count of this thread's allocations
+ * does not move (the point of not using opendir, which allocates). */
+START_TEST(test_dirwalk_fds)
+{
+    struct seen s = {.count = 0};
+    int p[2], lowest;
+    uint64_t *allocated = NULL, before = 0, after = 0;
+    size_t len = sizeof(allocated);
+    long walked;
+
+    lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(lowest, 0);
+    ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+    ck_assert_int_eq(close(lowest), 0);
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (Under ASan, ASan's allocator serves malloc: nothing to count.) */
+    ck_assert_int_eq(mallctl("thread.allocatedp", &allocated, &len, NULL, 0),
+                     0);
+    before = *allocated;
+#endif
+    /* (No ck_assert between the two reads: Check allocates to note
+     * where each assertion was.) */
+    walked = ha_dirwalk_fds(note_number, &s);
+#if !defined(__SANITIZE_ADDRESS__)
+    after = *allocated;
+    ck_assert_uint_eq(after, before);
+#else
+    (void)allocated;
+    (void)before;
+    (void)after;
+    (void)len;
+#endif
+    ck_assert_int_gt(walked, 0);
+    ck_assert(seen_has(&s, p[0]) && seen_has(&s, p[1]));
+    ck_assert_msg(!seen_has(&s, lowest), "the walk's own descriptor %d",
+                  lowest);
+    for (size_t i = 0; i < s.count; i++) {
+        ck_assert_int_ne(fcntl((int)s.n[i], F_GETFD), -1);
+        if (i > 0)
+            ck_assert_int_lt(s.n[i - 1], s.n[i]);
+    }
+    close(p[0]);
+    close(p[1]);
+    memset(&s, 0, sizeof(s));
+    ck_assert_int_gt(ha_dirwalk_fds(note_number, &s), 0);
+    ck_assert(!seen_has(&s, p[0]) && !seen_has(&s, p[1]));
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -1104,6 +1287,11 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("worker");
     tcase_add_test(tc, test_worker_run_here_waits_for_the_running_job);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("dirwalk");
+    tcase_add_test(tc, test_dirwalk_numbers_only);
+    tcase_add_test(tc, test_dirwalk_many_entries);
+    tcase_add_test(tc, test_dirwalk_fds);
     suite_add_tcase(s, tc);
     tc = tcase_create("hex");
     tcase_add_test(tc, test_hex_digit_every_byte);

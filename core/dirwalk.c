@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: MIT
+ *
+ * A directory's numbered entries without opendir/readdir (see dirwalk.h
+ * for why). getdents64 fills the buffer with struct linux_dirent64
+ * records (getdents64(2)): an inode, an offset, the record's length, a
+ * type byte and the NUL-terminated name; records are 8-byte aligned.
+ */
+#include "core/dirwalk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+struct dirent64 {
+    uint64_t ino;
+    int64_t off;
+    unsigned short reclen;
+    unsigned char type;
+    char name[];
+};
+
+/* name as a decimal number into *out; false when it is not one. */
+static bool
+number(const char *name, long *out)
+{
+    long v = 0;
+    int k = 0;
+
+    for (; name[k] >= '0' && name[k] <= '9'; k++) {
+        if (k == 18)
+            return false;
+        v = v * 10 + (name[k] - '0');
+    }
+    if (k == 0 || name[k] != '\0')
+        return false;
+    *out = v;
+    return true;
+}
+
+static long
+walk(const char *path, bool skip_own, ha_dirwalk_fn fn, void *arg)
+{
+    _Alignas(8) char buf[4096];
+    int dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    long seen = 0, got;
+    bool more = true;
+    int err = 0;
+
+    if (dir < 0)
+        return -1;
+    while (more) {
+        got = syscall(SYS_getdents64, dir, buf, sizeof(buf));
+        if (got == 0)
+            break;
+        if (got < 0) {
+            err = errno;
+            break;
+        }
+        for (long off = 0; off < got && more;) {
+            const struct dirent64 *d = (const void *)(buf + off);
+            long n;
+
+            off += d->reclen;
+            if (!number(d->name, &n) || (skip_own && n == dir))
+                continue;
+            seen++;
+            more = fn(n, arg);
+        }
+    }
+    close(dir);
+    if (err != 0) {
+        errno = err;
+        return -1;
+    }
+    return seen;
+}
+
+long
+ha_dirwalk_numbers(const char *path, ha_dirwalk_fn fn, void *arg)
+{
+    return walk(path, false, fn, arg);
+}
+
+long
+ha_dirwalk_fds(ha_dirwalk_fn fn, void *arg)
+{
+    return walk("/proc/self/fd", true, fn, arg);
+}
