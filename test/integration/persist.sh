@@ -110,6 +110,42 @@ ha_sql_is "... in every arena in use" \
     "SELECT count(*) FROM stats_jemalloc_arenas WHERE arena IS NOT NULL AND dirty_decay_ms <> 5000" 0
 ha_file_like "the log says which value came from disk, over what" "$HA_LOG" \
     "start-up: jemalloc-prof_active = 'true' from $HA_DATADIR/heapadmin\.db \(saved on disk\), over 'false'"
+
+# --- actions saved by an older version: ignored, never acted on -------------------
+# A saved jemalloc-dump_now would dump at every start, a purge_now purge:
+# every action row, and a read-only one, planted as an older version
+# might have saved them.
+ha_stop
+actions="jemalloc-dump_now jemalloc-reset_now jemalloc-purge_now jemalloc-purge_arena_now jemalloc-log_now jemalloc-prof"
+for a in $actions; do
+    v=true
+    case $a in jemalloc-purge_arena_now) v=all ;; jemalloc-log_now) v=5 ;; esac
+    sqlite3 "$HA_DATADIR/heapadmin.db" \
+        "INSERT OR REPLACE INTO global_variables VALUES ('$a', '$v')" ||
+        ha_fail "could not plant $a in the saved file"
+done
+dumps_before=$(find "$HA_DATADIR" -maxdepth 1 -name '*.heap' | wc -l)
+ha_start || ha_bail "heapadmind restarts with actions saved"
+ha_sql "SELECT 1"
+for a in $actions; do
+    ha_file_like "start-up: the saved $a is ignored, logged" "$HA_LOG" \
+        "start-up: saved $a = '[^']*' in $HA_DATADIR/heapadmin\.db ignored: not a setting SAVE JEMALLOC VARIABLES TO DISK keeps"
+done
+ha_is "... no dump was taken at start" "$dumps_before" \
+    "$(find "$HA_DATADIR" -maxdepth 1 -name '*.heap' | wc -l)"
+ha_sql_is "... no lifetime window was opened" \
+    "SELECT variable_value NOT LIKE 'open%' FROM global_variables WHERE variable_name = 'jemalloc-log_state'" 1
+ha_is "... and the saved settings still apply" true "$(var jemalloc-prof_active)"
+ha_sql "LOAD JEMALLOC VARIABLES FROM DISK"
+ha_is "LOAD ... FROM DISK with actions saved: OK (they are ignored)" "0:" \
+    "$HA_RC:$HA_ERR"
+ha_file_like "... each logged" "$HA_LOG" \
+    "LOAD JEMALLOC VARIABLES FROM DISK: saved jemalloc-dump_now = 'true' in $HA_DATADIR/heapadmin\.db ignored"
+ha_is "... and still no dump" "$dumps_before" \
+    "$(find "$HA_DATADIR" -maxdepth 1 -name '*.heap' | wc -l)"
+ha_sql "SAVE JEMALLOC VARIABLES TO DISK"
+ha_sql_is "the next SAVE rewrites the file without them" \
+    "SELECT count(*) FROM disk.global_variables WHERE variable_name IN ('jemalloc-dump_now', 'jemalloc-reset_now', 'jemalloc-purge_now', 'jemalloc-purge_arena_now', 'jemalloc-log_now', 'jemalloc-prof')" 0
 ha_stop
 ha_start -- --initial || ha_bail "heapadmind starts with --initial"
 ha_is "--initial: the config alone applies" false "$(var jemalloc-prof_active)"
