@@ -34,6 +34,7 @@
 #include "core/idmap.h"
 #include "core/radix.h"
 #include "core/sha.h"
+#include "core/smallfile.h"
 #include "core/util.h"
 #include "core/worker.h"
 
@@ -1321,6 +1322,66 @@ START_TEST(test_decimal_appendf_one_line)
 }
 END_TEST
 
+/* A small file read whole, cut to the buffer, NUL-terminated; what
+ * cannot be read says why; nothing is allocated. */
+START_TEST(test_smallfile_read)
+{
+    char dir[] = "/tmp/ha_smallfile_XXXXXX", path[64], buf[8];
+    char big[8192];
+    uint64_t *allocated = NULL, before = 0, after = 0;
+    size_t len = sizeof(allocated);
+    ssize_t n;
+    int fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/f", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "");
+
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), 7);
+    ck_assert_str_eq(buf, "0123456");
+    ck_assert_int_eq(ha_smallfile_read(path, buf, 1), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(ha_smallfile_read(path, big, sizeof(big)), 10);
+    ck_assert_str_eq(big, "0123456789");
+    ck_assert_int_eq(unlink(path), 0);
+
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(dir, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, EISDIR);
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* A /proc file, whole (it is made as it is read). */
+#if !defined(__SANITIZE_ADDRESS__)
+    ck_assert_int_eq(mallctl("thread.allocatedp", &allocated, &len, NULL, 0),
+                     0);
+    before = *allocated;
+#endif
+    n = ha_smallfile_read("/proc/self/status", big, sizeof(big));
+#if !defined(__SANITIZE_ADDRESS__)
+    after = *allocated;
+    ck_assert_uint_eq(after, before);
+#else
+    (void)allocated;
+    (void)before;
+    (void)after;
+    (void)len;
+#endif
+    ck_assert_int_gt(n, 0);
+    ck_assert_uint_eq(strlen(big), (size_t)n);
+    ck_assert_ptr_nonnull(strstr(big, "\nVmRSS:"));
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -1347,6 +1408,7 @@ core_suite(void)
     tcase_add_test(tc, test_dirwalk_numbers_only);
     tcase_add_test(tc, test_dirwalk_many_entries);
     tcase_add_test(tc, test_dirwalk_fds);
+    tcase_add_test(tc, test_smallfile_read);
     suite_add_tcase(s, tc);
     tc = tcase_create("hex");
     tcase_add_test(tc, test_hex_digit_every_byte);
