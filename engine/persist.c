@@ -70,6 +70,46 @@ rows_add(void *arg, const char *name, const char *value)
     return 0;
 }
 
+/* Drops the rows of rw that no SAVE writes, each logged: actions (a
+ * jemalloc-dump_now saved by an older version would dump at every
+ * start, a purge_now purge), read-only rows and names this version does
+ * not have. what says who reads ("start-up", "LOAD ... FROM DISK"); the
+ * names dropped go to dropped ("a, b"). Returns how many. */
+static size_t
+drop_unsaveable(struct rows *rw, const char *path, const char *what,
+                char *dropped, size_t droppedlen)
+{
+    size_t kept = 0, n = 0, used = 0;
+
+    if (droppedlen > 0)
+        dropped[0] = '\0';
+    for (size_t i = 0; i < rw->n; i++) {
+        if (ha_globals_persistable(rw->names[i])) {
+            rw->names[kept] = rw->names[i];
+            rw->values[kept] = rw->values[i];
+            kept++;
+            continue;
+        }
+        ha_log_warn("%s: saved %s = '%s' in %s ignored: not a setting SAVE "
+                    "JEMALLOC VARIABLES TO DISK keeps (an action such as "
+                    "jemalloc-dump_now, a read-only row, or no such "
+                    "variable), so never applied from disk; the next SAVE "
+                    "rewrites the file without it",
+                    what, rw->names[i], rw->values[i], path);
+        if (used < droppedlen) {
+            int k = snprintf(dropped + used, droppedlen - used, "%s%s",
+                             n > 0 ? ", " : "", rw->names[i]);
+
+            used = k < 0 ? droppedlen : used + (size_t)k;
+        }
+        n++;
+        free(rw->names[i]);
+        free(rw->values[i]);
+    }
+    rw->n = kept;
+    return n;
+}
+
 /* The live jemalloc-* settings SAVE keeps, from global_variables. */
 static int
 live_rows(sqlite3 *db, struct rows *rw, char *err, size_t errlen)
@@ -272,7 +312,8 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
                 enum ha_persist_error *why, char *msg, size_t msglen)
 {
     struct rows rw = {0};
-    char err[PATH_MAX + 512], path[PATH_MAX];
+    char err[PATH_MAX + 512], path[PATH_MAX], dropped[512];
+    size_t ignored;
     int ret = -1;
 
     *n = 0;
@@ -303,6 +344,8 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
         if (rc != 0)
             goto out;
     }
+    ignored = drop_unsaveable(&rw, path, "LOAD JEMALLOC VARIABLES FROM DISK",
+                              dropped, sizeof(dropped));
     /* All or nothing: one savepoint, so the table applies every change
      * at its end or none. */
     if (sqlite3_exec(ctx->db, "SAVEPOINT ha_load", NULL, NULL, NULL) !=
@@ -336,10 +379,18 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
     ha_log_notice("control: %s: LOAD JEMALLOC VARIABLES FROM DISK: %zu "
                   "variables applied from %s",
                   ctx->who, rw.n, path);
-    ha_err_set(msg, msglen,
-               "%zu jemalloc variables loaded from %s and applied (memory "
-               "and runtime are one layer)",
-               rw.n, path);
+    if (ignored > 0)
+        ha_err_set(msg, msglen,
+                   "%zu jemalloc variables loaded from %s and applied (memory "
+                   "and runtime are one layer); %zu saved rows ignored, "
+                   "not settings SAVE keeps (actions, read-only or unknown): "
+                   "%s",
+                   rw.n, path, ignored, dropped);
+    else
+        ha_err_set(msg, msglen,
+                   "%zu jemalloc variables loaded from %s and applied (memory "
+                   "and runtime are one layer)",
+                   rw.n, path);
     *n = rw.n;
     ret = 0;
 out:
@@ -487,6 +538,7 @@ ha_persist_apply_saved(const struct ha_persist_ctx *ctx, bool initial)
         rows_free(&rw);
         return -1;
     }
+    (void)drop_unsaveable(&rw, path, "start-up", was, sizeof(was));
     for (size_t i = 0; i < rw.n; i++) {
         current(ctx->db, rw.names[i], was, sizeof(was));
         if (strcmp(was, rw.values[i]) == 0) {
