@@ -17,6 +17,7 @@
 
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
+#include "engine/ownfiles.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -431,6 +432,8 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     struct ha_config copy;
     struct ha_buf text = HA_BUF_INIT;
     char why[256], path[PATH_MAX], tmp[PATH_MAX + 32], header[256];
+    char replaced[NAME_MAX + 96];
+    struct stat old;
     time_t now = time(NULL);
     char stamp[32];
     int fd, n, ret = -1;
@@ -447,12 +450,36 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    file, why, ctx->datadir);
         return -1;
     }
+    /* Never over one of the daemon's own files (engine/ownfiles.h): a
+     * key, a database, a dump or the log overwritten by a slip. */
+    if (ha_ownfiles_is_own(ctx->datadir, ctx->cfg, file, why, sizeof(why))) {
+        ha_log_warn("control: %s: SAVE CONFIG TO FILE '%s' refused: %s",
+                    ctx->who, file, why);
+        ha_err_set(msg, msglen,
+                   "SAVE CONFIG TO FILE '%s': that is %s, one of "
+                   "heapadmind's own files; give another name in the "
+                   "datadir %s (not " HA_OWNFILES_LIST "), such as "
+                   "saved.cnf",
+                   file, why, ctx->datadir);
+        return -1;
+    }
     n = snprintf(path, sizeof(path), "%s/%s", ctx->datadir, file);
     if (n < 0 || (size_t)n >= sizeof(path) ||
-        snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
+        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", ctx->datadir, file) >=
             (int)sizeof(tmp)) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: name too long");
         return -1;
+    }
+    /* What it replaces, for the message and the log. */
+    if (lstat(path, &old) == 0) {
+        char when[32];
+
+        (void)ha_utc_stamp(when, sizeof(when), old.st_mtime, ' ');
+        snprintf(replaced, sizeof(replaced),
+                 "replaced the earlier %s (%lld bytes, written %s UTC)",
+                 file, (long long)old.st_size, when);
+    } else {
+        snprintf(replaced, sizeof(replaced), "a new file");
     }
     /* The config as loaded, with the settings that change at run time
      * as they are now. */
@@ -474,9 +501,10 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              "config loaded, with the live jemalloc settings)",
              stamp);
     ha_config_write(&copy, ctx->datadir, header, &text);
-    /* Passwords are in it: 0600, a fresh file, renamed into place. */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0600);
+    /* Passwords are in it: 0600 (mkostemp's), a fresh file beside the
+     * target, synced, renamed into place, the directory synced: a crash
+     * leaves the old file or the new one, never half of either. */
+    fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0 || ha_buf_failed(&text) ||
         write(fd, text.data, text.len) != (ssize_t)text.len || fsync(fd) != 0) {
         int e = fd < 0 ? errno : (errno ? errno : EIO);
@@ -497,11 +525,15 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    strerror(e));
         goto out;
     }
-    ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written", ctx->who,
-                  path);
+    if ((fd = open(ctx->datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written (%s)",
+                  ctx->who, path, replaced);
     ha_err_set(msg, msglen,
-               "config written to %s; start with it: heapadmind -c %s", path,
-               path);
+               "config written to %s (%s); start with it: heapadmind -c %s",
+               path, replaced, path);
     ret = 0;
 out:
     ha_buf_free(&text);

@@ -165,6 +165,34 @@ ha_ok "... written 0600 into the datadir" \
 ha_sql_err "a path is refused: only a file name in the datadir" \
     "SAVE CONFIG TO FILE '/etc/x.cnf'" "give a file name, written into the datadir"
 ha_sql_err "... as is .." "SAVE CONFIG TO FILE '..'" "give a file name"
+ha_sql "SAVE CONFIG TO FILE saved.cnf"
+ha_file_like "a second SAVE says what it replaced, in the log" "$HA_LOG" \
+    "SAVE CONFIG TO FILE: $HA_DATADIR/saved\.cnf written \(replaced the earlier saved\.cnf \([0-9]+ bytes, written [0-9-]+ [0-9:]+ UTC\)\)"
+ha_ok "... and leaves no temporary file" \
+    test -z "$(find "$HA_DATADIR" -maxdepth 1 -name '.saved.cnf.*')"
+# Never over one of the daemon's own files: each one present is refused
+# and left as it was.
+ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
+ha_sql "SELECT file_name FROM stats_heap_dumps ORDER BY seq DESC LIMIT 1"
+dump=$HA_OUT
+ha_sql "SELECT 1 FROM stats_history.system_memory LIMIT 1"
+own="heapadmin.db heapadmin_stats.db heapadmin-key.pem heapadmin-cert.pem heapadmin-rsa-private.pem heapadmind.pid .heapadmin-staging earlier-runs runs"
+[ -n "$dump" ] && own="$own $dump $dump.buildid"
+for f in $own; do
+    [ -e "$HA_DATADIR/$f" ] || continue
+    sum=$(sha256sum <"$HA_DATADIR/$f" 2>/dev/null || echo dir)
+    ha_sql_err "SAVE CONFIG TO FILE $f: refused, one of the daemon's own" \
+        "SAVE CONFIG TO FILE '$f'" \
+        "SAVE CONFIG TO FILE '$f': that is .*, one of heapadmind's own files; give another name in the datadir .* \(not heapadmin\.db and heapadmin_stats\.db"
+    ha_is "... $f is untouched" "$sum" \
+        "$(sha256sum <"$HA_DATADIR/$f" 2>/dev/null || echo dir)"
+done
+for f in heapadmin.db-wal heapadmin.db-journal heapadmin_stats.db-shm proxysql.1.0.m0.heap proxysql.1.0.m0.heap.sym; do
+    ha_sql_err "SAVE CONFIG TO FILE $f (absent now, the daemon's by name): refused" \
+        "SAVE CONFIG TO FILE '$f'" "one of heapadmind's own files"
+done
+ha_file_like "... refusals logged" "$HA_LOG" \
+    "SAVE CONFIG TO FILE 'heapadmin-key\.pem' refused: a private key heapadmind made"
 ha_sql "SELECT variable_name, variable_value FROM global_variables WHERE variable_name NOT IN ('jemalloc-prof_prefix') ORDER BY 1"
 before=$HA_OUT
 ha_stop
@@ -175,6 +203,9 @@ if ha_start_foreground; then
     ha_sql "SELECT variable_name, variable_value FROM global_variables WHERE variable_name NOT IN ('jemalloc-prof_prefix') ORDER BY 1"
     ha_is "a daemon started from the saved file has the same settings" \
         "$before" "$HA_OUT"
+    ha_sql_err "SAVE CONFIG TO FILE over the config it was started from: refused" \
+        "SAVE CONFIG TO FILE saved.cnf" "the config file heapadmind was started from"
+    ha_sql_ok "... another name is fine" "SAVE CONFIG TO FILE saved2.cnf"
     ha_stop
 else
     ha_fail "heapadmind does not start from the saved config"
