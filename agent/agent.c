@@ -92,6 +92,7 @@
 #include "agent/log.h"
 #include "agent/proc.h"
 #include "agent/users.h"
+#include "core/smallfile.h"
 #include "include/heapadmin.h"
 
 /* jemalloc reads this when it initialises, before any constructor runs
@@ -265,7 +266,6 @@ proc_program(pid_t pid, char *out, size_t len)
 {
     char path[64], buf[PATH_MAX];
     ssize_t n;
-    int fd;
 
     out[0] = '\0';
     snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
@@ -276,13 +276,7 @@ proc_program(pid_t pid, char *out, size_t len)
         return;
     }
     snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n > 0) {
-        buf[n] = '\0';
+    if (ha_smallfile_read(path, buf, sizeof(buf)) > 0) {
         buf[strcspn(buf, "\n")] = '\0';
         ha_agent_fmt(out, len, "%s", buf);
     }
@@ -293,18 +287,10 @@ proc_ppid(pid_t pid)
 {
     char path[64], buf[512], *p;
     long ppid = 0;
-    int fd;
-    ssize_t n;
 
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0)
         return 0;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     p = strrchr(buf, ')');
     if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
         return 0;

@@ -26,6 +26,7 @@
 #include "agent/users.h"
 #include "core/clock.h"
 #include "core/dirwalk.h"
+#include "core/smallfile.h"
 
 #define TRACKED_MAX 256     /* children remembered as reported */
 #define FIRST_LOOK_MS 1500  /* after a fork: it has exec'd by then */
@@ -85,21 +86,6 @@ struct child {
     bool jemalloc;          /* a jemalloc is mapped in it */
     bool agent_thread;      /* it has the agent's thread */
 };
-
-static ssize_t
-read_file(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
-
-    if (fd < 0)
-        return -1;
-    n = read(fd, buf, len - 1);
-    close(fd);
-    if (n >= 0)
-        buf[n] = '\0';
-    return n;
-}
 
 /* Scans a child's maps line by line (it may be large) for the agent's
  * file and a jemalloc. */
@@ -191,7 +177,7 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
     memset(c, 0, sizeof(*c));
     c->pid = pid;
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (read_file(path, buf, sizeof(buf)) <= 0 ||
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
         (p = strrchr(buf, ')')) == NULL)
         return false;
     {
@@ -203,7 +189,7 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
             return false;
     }
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    if (read_file(path, buf, sizeof(buf)) <= 0 ||
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
         (p = strstr(buf, "\nUid:")) == NULL ||
         sscanf(p + 5, "%ld %ld %ld %ld", &c->ruid, &c->euid, &c->suid,
                &c->fsuid) != 4 ||
@@ -223,7 +209,7 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
                      p != NULL ? p + 1 : buf);
         } else {
             snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-            if (read_file(path, buf, sizeof(buf)) > 0) {
+            if (ha_smallfile_read(path, buf, sizeof(buf)) > 0) {
                 buf[strcspn(buf, "\n")] = '\0';
                 ha_agent_fmt(c->program, sizeof(c->program), "%s", buf);
             }
@@ -388,7 +374,7 @@ add_thread_children(long tid, void *arg)
     char path[96], list[8192];
 
     snprintf(path, sizeof(path), "/proc/self/task/%ld/children", tid);
-    if (read_file(path, list, sizeof(list)) <= 0)
+    if (ha_smallfile_read(path, list, sizeof(list)) <= 0)
         return true;
     for (char *p = list; *p != '\0' && k->n < k->max;) {
         char *end;

@@ -4,12 +4,11 @@
  */
 #include "agent/proc.h"
 
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/dirwalk.h"
+#include "core/smallfile.h"
 
 struct thread_search {
     pid_t pid;
@@ -22,18 +21,10 @@ thread_is(long tid, void *arg)
 {
     struct thread_search *s = arg;
     char path[96], comm[32];
-    ssize_t k;
-    int fd;
 
     snprintf(path, sizeof(path), "/proc/%ld/task/%ld/comm", (long)s->pid,
              tid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return true;
-    k = read(fd, comm, sizeof(comm) - 1);
-    close(fd);
-    if (k > 0) {
-        comm[k] = '\0';
+    if (ha_smallfile_read(path, comm, sizeof(comm)) > 0) {
         comm[strcspn(comm, "\n")] = '\0';
         s->found = strcmp(comm, s->name) == 0;
     }

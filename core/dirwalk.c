@@ -11,8 +11,11 @@
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
+
+#include "core/util.h"
 
 struct dirent64 {
     uint64_t ino;
@@ -21,24 +24,6 @@ struct dirent64 {
     unsigned char type;
     char name[];
 };
-
-/* name as a decimal number into *out; false when it is not one. */
-static bool
-number(const char *name, long *out)
-{
-    long v = 0;
-    int k = 0;
-
-    for (; name[k] >= '0' && name[k] <= '9'; k++) {
-        if (k == 18)
-            return false;
-        v = v * 10 + (name[k] - '0');
-    }
-    if (k == 0 || name[k] != '\0')
-        return false;
-    *out = v;
-    return true;
-}
 
 static long
 walk(const char *path, bool skip_own, ha_dirwalk_fn fn, void *arg)
@@ -61,13 +46,14 @@ walk(const char *path, bool skip_own, ha_dirwalk_fn fn, void *arg)
         }
         for (long off = 0; off < got && more;) {
             const struct dirent64 *d = (const void *)(buf + off);
-            long n;
+            uint64_t n;
 
             off += d->reclen;
-            if (!number(d->name, &n) || (skip_own && n == dir))
+            if (!ha_decimal(d->name, d->name + strlen(d->name), &n) ||
+                (skip_own && n == (uint64_t)dir))
                 continue;
             seen++;
-            more = fn(n, arg);
+            more = fn((long)n, arg);
         }
     }
     close(dir);

@@ -20,9 +20,9 @@
 typedef bool (*ha_dirwalk_fn)(long n, void *arg);
 
 /* Calls fn(n, arg) for each entry of the directory path whose name is a
- * decimal number n (digits only, at most 18 of them), in the order the
- * kernel lists them (ascending, for /proc's directories), until fn
- * returns false. Other names ("." and "..", "self") are passed over.
+ * decimal number n (digits only, at most INT64_MAX: ha_decimal), in the
+ * order the kernel lists them (ascending, for /proc's directories),
+ * until fn returns false. Other names ("." and "..", "self") are passed over.
  * Returns how many entries fn was called with, or -1 with errno set when
  * path cannot be opened as a directory or read. */
 long ha_dirwalk_numbers(const char *path, ha_dirwalk_fn fn, void *arg);

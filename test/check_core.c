@@ -34,6 +34,7 @@
 #include "core/idmap.h"
 #include "core/radix.h"
 #include "core/sha.h"
+#include "core/smallfile.h"
 #include "core/util.h"
 #include "core/worker.h"
 
@@ -1136,13 +1137,14 @@ unlink_in(const char *dir, const char *name)
     ck_assert_int_eq(unlink(path), 0);
 }
 
-/* Only names that are decimal numbers reach the callback; a number too
- * long for a long, a sign, a suffix or a leading dot do not. */
+/* Only names that are decimal numbers reach the callback; a number above
+ * INT64_MAX, more than 19 digits, a sign, a suffix or a leading dot do
+ * not. */
 START_TEST(test_dirwalk_numbers_only)
 {
     static const char *const names[] = {
         "1", "22", "0", "333", "abc", "4x", "-5", ".7", "+8", "9 ",
-        "1234567890123456789", "123456789012345678",
+        "9223372036854775808", "9223372036854775807", "00000000000000000001",
     };
     char dir[] = "/tmp/ha_dirwalk_XXXXXX", sub[64];
     struct seen s = {.count = 0};
@@ -1156,7 +1158,7 @@ START_TEST(test_dirwalk_numbers_only)
     ck_assert_uint_eq(s.count, 6);
     ck_assert(seen_has(&s, 0) && seen_has(&s, 1) && seen_has(&s, 22) &&
               seen_has(&s, 333) && seen_has(&s, 55) &&
-              seen_has(&s, 123456789012345678L));
+              seen_has(&s, 9223372036854775807L));
 
     /* The callback ends the walk. */
     memset(&s, 0, sizeof(s));
@@ -1266,6 +1268,120 @@ START_TEST(test_dirwalk_fds)
 }
 END_TEST
 
+/* The helpers of line-per-key records (prof/dumpmem.c, prof/runrec.c)
+ * and of every decimal field read from the kernel or a record. */
+START_TEST(test_decimal_appendf_one_line)
+{
+    static const struct {
+        const char *in;
+        bool ok;
+        uint64_t v;
+    } cases[] = {
+        {"0", true, 0},
+        {"42", true, 42},
+        {"9223372036854775807", true, 9223372036854775807ULL},
+        {"9223372036854775808", false, 0},
+        {"18446744073709551615", false, 0},
+        {"00000000000000000001", false, 0}, /* 20 digits */
+        {"0000000000000000001", true, 1},   /* 19 */
+        {"", false, 0},
+        {"-1", false, 0},
+        {"+1", false, 0},
+        {" 1", false, 0},
+        {"1 ", false, 0},
+        {"1x", false, 0},
+        {"0x1", false, 0},
+    };
+    char buf[16], line[8];
+    size_t at = 0;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
+        uint64_t v = 77;
+        const char *s = cases[i].in;
+
+        ck_assert_msg(ha_decimal(s, s + strlen(s), &v) == cases[i].ok,
+                      "'%s'", s);
+        ck_assert_msg(v == (cases[i].ok ? cases[i].v : 77), "'%s'", s);
+    }
+
+    /* A line that does not fit whole is not written, and the ones
+     * before it stay. */
+    ck_assert(ha_appendf(buf, sizeof(buf), &at, "a %d\n", 1));
+    ck_assert(ha_appendf(buf, sizeof(buf), &at, "bb %s\n", "cc"));
+    ck_assert_uint_eq(at, 10);
+    ck_assert(!ha_appendf(buf, sizeof(buf), &at, "%s", "dddddd"));
+    ck_assert_uint_eq(at, 10);
+    ck_assert(ha_appendf(buf, sizeof(buf), &at, "%s", "eeeee"));
+    ck_assert_uint_eq(at, 15);
+    ck_assert_str_eq(buf, "a 1\nbb cc\neeeee");
+
+    ha_one_line("a\nb\r\nc", line, sizeof(line));
+    ck_assert_str_eq(line, "a b  c");
+    ha_one_line("0123456789", line, sizeof(line));
+    ck_assert_str_eq(line, "0123456");
+}
+END_TEST
+
+/* A small file read whole, cut to the buffer, NUL-terminated; what
+ * cannot be read says why; nothing is allocated. */
+START_TEST(test_smallfile_read)
+{
+    char dir[] = "/tmp/ha_smallfile_XXXXXX", path[64], buf[8];
+    char big[8192];
+    uint64_t *allocated = NULL, before = 0, after = 0;
+    size_t len = sizeof(allocated);
+    ssize_t n;
+    int fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/f", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "");
+
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), 7);
+    ck_assert_str_eq(buf, "0123456");
+    ck_assert_int_eq(ha_smallfile_read(path, buf, 1), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(ha_smallfile_read(path, big, sizeof(big)), 10);
+    ck_assert_str_eq(big, "0123456789");
+    ck_assert_int_eq(unlink(path), 0);
+
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(dir, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, EISDIR);
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* A /proc file, whole (it is made as it is read). */
+#if !defined(__SANITIZE_ADDRESS__)
+    ck_assert_int_eq(mallctl("thread.allocatedp", &allocated, &len, NULL, 0),
+                     0);
+    before = *allocated;
+#endif
+    n = ha_smallfile_read("/proc/self/status", big, sizeof(big));
+#if !defined(__SANITIZE_ADDRESS__)
+    after = *allocated;
+    ck_assert_uint_eq(after, before);
+#else
+    (void)allocated;
+    (void)before;
+    (void)after;
+    (void)len;
+#endif
+    ck_assert_int_gt(n, 0);
+    ck_assert_uint_eq(strlen(big), (size_t)n);
+    ck_assert_ptr_nonnull(strstr(big, "\nVmRSS:"));
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -1292,9 +1408,11 @@ core_suite(void)
     tcase_add_test(tc, test_dirwalk_numbers_only);
     tcase_add_test(tc, test_dirwalk_many_entries);
     tcase_add_test(tc, test_dirwalk_fds);
+    tcase_add_test(tc, test_smallfile_read);
     suite_add_tcase(s, tc);
     tc = tcase_create("hex");
     tcase_add_test(tc, test_hex_digit_every_byte);
+    tcase_add_test(tc, test_decimal_appendf_one_line);
     suite_add_tcase(s, tc);
     tc = tcase_create("idmap");
     tcase_add_test(tc, test_idmap_put_get_grow_clear);
