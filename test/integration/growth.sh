@@ -261,7 +261,7 @@ ha_like "... it is skipped, named with why ($whole dumps before)" \
 ha_file_like "... and logged" "$HA_LOG" "heap_growth: $bad skipped: "
 ha_is "/heap/growth.json over the same series still answers" 200 \
     "$(curl -s -o /dev/null -w '%{http_code}' -u stats:stats \
-        "http://127.0.0.1:$hport/heap/growth.json?since=$first&until=$last")"
+        "http://127.0.0.1:$hport/heap/growth.json?since=$first&until=$last&kind=manual")"
 
 # --- the end ----------------------------------------------------------------
 
