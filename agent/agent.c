@@ -55,7 +55,6 @@ __attribute__((visibility("default"))) const char *malloc_conf =
     HEAPADMIN_MALLOC_CONF;
 
 #define DEFAULT_DELAY_MS 1000
-#define PARENT_POLL_MS 100
 #define LISTENER_CHECK_MS 1000
 #define CONFIG_MAX (1u << 20)  /* bytes of config text kept */
 #define DROP_SETTLE_MS 250     /* a root process's fork child, with
@@ -1006,13 +1005,12 @@ launcher(void *arg)
     atomic_store(&launcher_named, true);
     /* From here on, what the agent allocates is in its own arena. */
     (void)heapadmin_adopt_thread();
-    if (l.wait_parent) {
-        /* A BGSAVE-style child exits while its parent lives: this loop
-         * ends with it, and it never serves. */
-        while (getppid() == l.parent)
-            sleep_ms(PARENT_POLL_MS);
+    /* A child whose parent lives on is never served: its thread ends
+     * here (fork.c). */
+    if (l.wait_parent && !ha_agent_await_parent(l.parent, l.delay_ms))
+        return NULL;
+    if (l.wait_parent)
         ha_agent_log(3, "parent %ld is gone: taking over", (long)l.parent);
-    }
     /* A worker a root master forks drops privileges right after the
      * fork: its directory is decided once it has, not before. */
     if (getpid() != settings.first_pid && geteuid() == 0 &&

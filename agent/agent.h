@@ -61,9 +61,23 @@ enum ha_agent_fork {
 
 /* Starts serving from this process on a detached thread after delay_ms
  * (0: at once). When wait_parent is set, the thread first waits until
- * the parent it had when forked is gone (getppid() changes) and serves
- * only then: a child whose parent lives on (a BGSAVE) never serves. */
+ * the parent it had when forked is gone (ha_agent_await_parent) and
+ * serves only then: a child whose parent lives on (a BGSAVE, nginx's
+ * workers) never serves, and its thread ends. */
 void ha_agent_launch(unsigned delay_ms, bool wait_parent, pid_t parent);
+
+/* HEAPADMIN_FORK=follow: how long past its start delay a fork child
+ * waits for its parent to exit before it is known not to be served (a
+ * daemonizing parent exits at once). children.c's last look at a child
+ * comes no sooner. */
+#define HA_AGENT_FOLLOW_WAIT_MS 4000
+
+/* In a fork child's agent thread (fork.c): waits, with no timer, until
+ * parent (the process it was forked from) has exited, for at most
+ * delay_ms + HA_AGENT_FOLLOW_WAIT_MS. True once it has (this process
+ * takes over); false when it lives on (logged: the thread then ends, and
+ * the child costs nothing more). */
+bool ha_agent_await_parent(pid_t parent, unsigned delay_ms);
 
 /* Forgets the instance inherited from the parent (fork.c calls it in the
  * child): its thread does not exist here. */
