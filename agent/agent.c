@@ -20,7 +20,6 @@
 #include "agent/agent.h"
 
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -97,15 +96,6 @@ static struct {
     char name[64];
 } known_users[KNOWN_USERS_MAX];
 static int n_known_users;
-
-/* The read-only segments of the agent's own file (its code), found in
- * the constructor: dl_iterate_phdr takes the loader's write lock, which
- * a heapadmin thread must never hold while the host may fork. */
-#define RO_SEGS_MAX 8
-static struct {
-    uintptr_t start, end;
-} ro_segs[RO_SEGS_MAX];
-static int n_ro_segs;
 
 /* Messages of the constructor, logged once the log exists. */
 static struct {
@@ -771,44 +761,6 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
  * Serving
  * ------------------------------------------------------------------ */
 
-/* The pages of the agent's own code and read-only data that start-up
- * touched (the kernel maps them 64 KiB at a time around each fault, so
- * nearly all of them): dropped from this process's resident set once it
- * is idle. They stay in the page cache, shared, and the few an idle tick
- * uses fault back in at once. Only segments no one writes: never the
- * relocated ones. */
-static int
-find_segments(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    long page = sysconf(_SC_PAGESIZE);
-
-    (void)size;
-    (void)arg;
-    if (info->dlpi_addr != settings.so_base)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum && n_ro_segs < RO_SEGS_MAX; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) != 0)
-            continue;
-        ro_segs[n_ro_segs].start =
-            (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
-        ro_segs[n_ro_segs].end =
-            (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
-            ~(uintptr_t)(page - 1);
-        n_ro_segs++;
-    }
-    return 1;
-}
-
-static void
-drop_segments(void)
-{
-    for (int i = 0; i < n_ro_segs; i++)
-        (void)madvise((void *)ro_segs[i].start,
-                      ro_segs[i].end - ro_segs[i].start, MADV_DONTNEED);
-}
-
 static void
 tick(void *arg)
 {
@@ -822,14 +774,9 @@ tick(void *arg)
         .delay_ms = settings.delay_ms,
     };
 
-    static unsigned ticks;
-
     (void)arg;
     ha_agent_children_tick(&self);
-    /* Once start-up (and the first look at the children) is over, then
-     * every minute. */
-    if (++ticks % 60 == 10)
-        drop_segments();
+    ha_agent_code_tick();
 }
 
 /* Creates and starts this process's instance. parent: the daemonizing
@@ -1180,7 +1127,9 @@ agent_init(void)
         snprintf(settings.so_path, sizeof(settings.so_path), "%s",
                  info.dli_fname);
         settings.so_base = (unsigned long)info.dli_fbase;
-        dl_iterate_phdr(find_segments, NULL);
+        /* Now: dl_iterate_phdr takes the loader's lock, which a heapadmin
+         * thread must never hold while the host may fork. */
+        ha_agent_code_find(settings.so_base);
     }
     copy_env(settings.conf, sizeof(settings.conf), "HEAPADMIN_CONF");
     copy_env(settings.socket_tmpl, sizeof(settings.socket_tmpl),

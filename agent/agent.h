@@ -109,6 +109,20 @@ bool ha_agent_fmt(char *out, size_t len, const char *fmt, ...)
 void ha_agent_log(int level, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
+/* ---- codepages.c: the agent's code, given back when quiet ---- */
+
+/* Finds the read-only segments of the agent's file mapped at so_base.
+ * In the constructor only (dl_iterate_phdr takes the loader's lock). */
+void ha_agent_code_find(unsigned long so_base);
+
+/* At each tick of the admin thread: drops those pages from this
+ * process's resident set once the work that faulted them in is over
+ * (they stay in the page cache). */
+void ha_agent_code_tick(void);
+
+/* Drops them now. */
+void ha_agent_code_drop(void);
+
 /* ---- children.c: what the parent says of the children it starts ---- */
 
 /* What children.c needs to know of this process. */
