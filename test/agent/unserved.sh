@@ -49,9 +49,9 @@ ha_is "the parent is served (the agent is at work in this host)" 0 "$?"
 for k in "${kids[@]}"; do
     # The child's agent gives up once its start delay and the follow
     # wait (4 s) are over; this waits for that, not for a time.
-    for _ in $(seq 300); do
-        ag_threads "$k" | grep -qx heapadmin || break
-        sleep 0.1
+    until_s=$((SECONDS + 30))
+    while [ "$SECONDS" -lt "$until_s" ] && ag_threads "$k" | grep -qx heapadmin; do
+        sleep 0.2
     done
     ha_is "child $k: one thread, the host's own (no agent thread)" \
         forkhost "$(ag_threads "$k" | tr '\n' ' ' | sed 's/ $//')"
