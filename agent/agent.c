@@ -1,14 +1,58 @@
 /* SPDX-License-Identifier: MIT
  *
- * The LD_PRELOAD agent (see agent.h for its environment). A guest in an
- * unmodified daemon: it exports nothing but malloc_conf, writes nothing
- * to stdout or stderr, touches no signal disposition, holds no descriptor
- * until the start delay has passed, allocates from an arena of its own
- * (reported apart from the host's memory), and stays inert in every
- * process it should not serve (LD_PRELOAD is inherited by each helper a
- * daemon exec()s: sh, cc, a logging helper, ...). Its own copies of
- * libevent, SQLite and libconfig are linked in privately (deps/), so the
- * host's symbols can neither replace nor see them.
+ * The LD_PRELOAD agent: gives an unmodified jemalloc daemon the admin
+ * port, through the public API (include/heapadmin.h).
+ *
+ *   LD_PRELOAD=/usr/lib/<arch>/heapadmin/heapadmin-agent.so \
+ *   MALLOC_CONF=prof:true,prof_active:false \
+ *   HEAPADMIN_CONF=/etc/heapadmin/agent.cnf  redis-server ...
+ *   mariadb -S /var/lib/heapadmin/redis-server.<pid>.sock -uadmin -p
+ *
+ * Environment (all optional; read once, when the agent is loaded, before
+ * the host runs, so before it can drop privileges or rewrite anything):
+ *   HEAPADMIN_CONF            heapadmin config file (proxysql.cnf layout):
+ *                             credentials, jemalloc_variables, datadir;
+ *                             read once, by the first process, and kept
+ *                             for its children
+ *   HEAPADMIN_DATADIR         datadir (dumps); default: the config's, else
+ *                             /var/lib/heapadmin when writable (or root),
+ *                             else /tmp/heapadmin-<uid>
+ *   HEAPADMIN_USERS           users the host's processes drop privileges
+ *                             to (nginx's www-data): the first process,
+ *                             as root, makes <datadir>/<user>/ for each
+ *                             (0700, theirs), where those processes are
+ *                             served
+ *   HEAPADMIN_PROGRAMS        programs to serve, by name ("*": all);
+ *                             default: the one the operator started (the
+ *                             first that is not a shell or launcher), not
+ *                             the helpers it runs
+ *   HEAPADMIN_SOCKET          the unix socket; "%p" is replaced by the
+ *                             pid and "%n" by the program name; default:
+ *                             the config's admin_variables.mysql_ifaces
+ *                             (with %p and %n expanded too) for the
+ *                             service's own process, <dir>/%n.%p.sock
+ *                             otherwise and for every other process
+ *   HEAPADMIN_TCP             also listen on this host:port (first
+ *                             process only: a fork child cannot share it)
+ *   HEAPADMIN_LOG             log file; default: none unless the config
+ *                             names an errorlog (never stdout or stderr)
+ *   HEAPADMIN_START_DELAY_MS  wait this long before holding any descriptor
+ *                             (hosts close every fd at start-up); 1000;
+ *                             at least 250 in a root process's fork
+ *                             children when HEAPADMIN_USERS is set (they
+ *                             drop privileges first)
+ *   HEAPADMIN_FORK            follow (default) | per-process | none; see
+ *                             fork.c
+ *   HEAPADMIN_DISABLE=1       do nothing at all
+ *
+ * A guest in an unmodified daemon: it exports nothing but malloc_conf,
+ * writes nothing to stdout or stderr, touches no signal disposition,
+ * holds no descriptor until the start delay has passed, allocates from
+ * an arena of its own (reported apart from the host's memory), and stays
+ * inert in every process it should not serve (LD_PRELOAD is inherited by
+ * each helper a daemon exec()s: sh, cc, a logging helper, ...). Its own
+ * copies of libevent, SQLite and libconfig are linked in privately
+ * (deps/), so the host's symbols can neither replace nor see them.
  *
  * What the host may rewrite is read before it runs: the constructor
  * takes the program's name from the exec itself (not argv[0], which
@@ -17,8 +61,6 @@
  * directories of the users the host drops privileges to. A fork child
  * keeps all of it.
  */
-#include "agent/agent.h"
-
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -44,6 +86,13 @@
 
 #include <libconfig.h>
 
+#include "agent/children.h"
+#include "agent/codepages.h"
+#include "agent/fork.h"
+#include "agent/log.h"
+#include "agent/proc.h"
+#include "agent/users.h"
+#include "core/smallfile.h"
 #include "include/heapadmin.h"
 
 /* jemalloc reads this when it initialises, before any constructor runs
@@ -59,7 +108,6 @@ __attribute__((visibility("default"))) const char *malloc_conf =
 #define DROP_SETTLE_MS 250     /* a root process's fork child, with
                                   HEAPADMIN_USERS: time to drop its
                                   privileges before the agent looks */
-#define PENDING_MAX 8          /* constructor messages kept for the log */
 #define IDS_RETRIES 5          /* starts, when the host changes its ids */
 #define IDS_SETTLE_MS 500      /* ... this long apart */
 
@@ -86,23 +134,6 @@ static struct {
     char conf_err[512];          /* why it could not be read */
 } settings;
 
-/* Users by uid, learnt in the constructor (before any thread of ours,
- * and before the host can fork): HEAPADMIN_USERS and the process's own.
- * No heapadmin thread ever asks the name service (NSS's lock, held by
- * another thread at a fork, hangs the child's lookup for ever). */
-#define KNOWN_USERS_MAX 16
-static struct {
-    uid_t uid;
-    char name[64];
-} known_users[KNOWN_USERS_MAX];
-static int n_known_users;
-
-/* Messages of the constructor, logged once the log exists. */
-static struct {
-    int level;
-    char text[400];
-} pending[PENDING_MAX];
-static int n_pending;
 
 /* Set once a process has applied the profiler's settings (config, saved
  * values): a fork child made after that inherits them in jemalloc's own
@@ -116,142 +147,10 @@ static _Atomic(struct heapadmin *) current;
 static _Atomic pid_t current_pid;
 static char current_sock[PATH_MAX];  /* its socket files, for exit() */
 static char current_agent[PATH_MAX];
-static int log_fd = -1;
-static dev_t log_dev;            /* the log file's identity: a host that */
-static ino_t log_ino;            /* closes every fd may reuse the number */
-static char fallback_log[PATH_MAX]; /* HEAPADMIN_LOG could not be opened
-                                       (another user's): <dir>/agent.log */
-
-/* ------------------------------------------------------------------
- * Logging: to the instance's log, or HEAPADMIN_LOG; never stdout/stderr
- * ------------------------------------------------------------------ */
-
-static void open_log(void);
-
-static void
-log_line(int level, const char *line, void *arg)
-{
-    char buf[2100];
-    size_t n = strlen(line);
-    struct stat st;
-
-    (void)level;
-    (void)arg;
-    if (log_fd >= 0 && (fstat(log_fd, &st) != 0 || st.st_dev != log_dev ||
-                        st.st_ino != log_ino))
-        log_fd = -1; /* not ours any more: never write to it, never close */
-    if (log_fd < 0)
-        open_log();
-    if (log_fd < 0)
-        return;
-    /* Several processes (a master's workers) share one log: each line
-     * says whose it is, after its level ("... [info] [pid 1234] ..."). */
-    {
-        const char *lv = strstr(line, "] ");
-        size_t head = lv != NULL ? (size_t)(lv - line) + 2 : 0, k;
-        char tag[32];
-
-        k = (size_t)snprintf(tag, sizeof(tag), "[pid %ld] ", (long)getpid());
-        if (head + k + n - head > sizeof(buf) - 1)
-            n = sizeof(buf) - 1 - k;
-        memcpy(buf, line, head);
-        memcpy(buf + head, tag, k);
-        memcpy(buf + head + k, line + head, n - head);
-        n += k;
-    }
-    buf[n++] = '\n';
-    if (write(log_fd, buf, n) < 0) {
-    }
-}
-
-static void
-open_log(void)
-{
-    struct stat st;
-
-    if (log_fd >= 0 || settings.log[0] == '\0')
-        return;
-    log_fd = open(settings.log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                  0640);
-    /* Another user's file (a worker after its privilege drop): its own
-     * directory's log instead. */
-    if (log_fd < 0 && fallback_log[0] != '\0')
-        log_fd = open(fallback_log,
-                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW,
-                      0600);
-    if (log_fd >= 0 && fstat(log_fd, &st) == 0) {
-        log_dev = st.st_dev;
-        log_ino = st.st_ino;
-    } else if (log_fd >= 0) {
-        close(log_fd);
-        log_fd = -1;
-    }
-}
-
-void
-ha_agent_log(int level, const char *fmt, ...)
-{
-    struct heapadmin *h = atomic_load(&current);
-    char text[1024], line[1200];
-    va_list ap;
-
-    va_start(ap, fmt);
-    vsnprintf(text, sizeof(text), fmt, ap);
-    va_end(ap);
-    if (h != NULL && atomic_load(&current_pid) == getpid()) {
-        heapadmin_log(h, level, "agent: %s", text);
-        return;
-    }
-    if (settings.log[0] == '\0')
-        return;
-    /* No glibc time conversion: this runs in fork children too, which
-     * may inherit its lock held. */
-    (void)heapadmin_log_format(line, sizeof(line), level, "agent: %s", text);
-    log_line(level, line, NULL);
-}
-
-/* A constructor's message: kept until there is a log to write it to. */
-static void
-defer_log(int level, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void
-defer_log(int level, const char *fmt, ...)
-{
-    va_list ap;
-
-    if (n_pending >= PENDING_MAX)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(pending[n_pending].text, sizeof(pending[n_pending].text), fmt,
-              ap);
-    va_end(ap);
-    pending[n_pending++].level = level;
-}
-
-static void
-flush_pending(void)
-{
-    for (int i = 0; i < n_pending; i++)
-        ha_agent_log(pending[i].level, "%s", pending[i].text);
-    n_pending = 0;
-}
 
 /* ------------------------------------------------------------------
  * Helpers
  * ------------------------------------------------------------------ */
-
-bool
-ha_agent_fmt(char *out, size_t len, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    va_start(ap, fmt);
-    n = vsnprintf(out, len, fmt, ap);
-    va_end(ap);
-    return n >= 0 && (size_t)n < len;
-}
 
 static void
 copy_env(char *dst, size_t len, const char *name)
@@ -261,55 +160,6 @@ copy_env(char *dst, size_t len, const char *name)
     dst[0] = '\0';
     if (v != NULL && strlen(v) < len)
         memcpy(dst, v, strlen(v) + 1);
-}
-
-static void
-learn_user(uid_t uid, const char *name)
-{
-    for (int i = 0; i < n_known_users; i++)
-        if (known_users[i].uid == uid)
-            return;
-    if (n_known_users == KNOWN_USERS_MAX ||
-        strlen(name) >= sizeof(known_users[0].name))
-        return;
-    known_users[n_known_users].uid = uid;
-    memcpy(known_users[n_known_users].name, name, strlen(name) + 1);
-    n_known_users++;
-}
-
-/* Constructor only (one thread, before the host runs): the names of
- * HEAPADMIN_USERS and of the process's own users, through NSS. */
-static void
-learn_users(void)
-{
-    char list[sizeof(settings.users)], *save = NULL, *u;
-    struct passwd pw, *found = NULL;
-    char buf[1024];
-    uid_t ids[2] = {getuid(), geteuid()};
-
-    for (int i = 0; i < 2; i++)
-        if (getpwuid_r(ids[i], &pw, buf, sizeof(buf), &found) == 0 &&
-            found != NULL)
-            learn_user(pw.pw_uid, pw.pw_name);
-    snprintf(list, sizeof(list), "%s", settings.users);
-    for (u = strtok_r(list, ", ", &save); u != NULL;
-         u = strtok_r(NULL, ", ", &save))
-        if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) == 0 &&
-            found != NULL)
-            learn_user(pw.pw_uid, pw.pw_name);
-}
-
-bool
-ha_agent_user_name(long uid, char *out, size_t len)
-{
-    for (int i = 0; i < n_known_users; i++)
-        if ((long)known_users[i].uid == uid) {
-            snprintf(out, len, "%s", known_users[i].name);
-            return true;
-        }
-    /* Another user (a worker's, without HEAPADMIN_USERS): from
-     * /etc/passwd itself, never the name service. */
-    return heapadmin_user_name(uid, out, len) == 0;
 }
 
 static void
@@ -407,7 +257,6 @@ proc_program(pid_t pid, char *out, size_t len)
 {
     char path[64], buf[PATH_MAX];
     ssize_t n;
-    int fd;
 
     out[0] = '\0';
     snprintf(path, sizeof(path), "/proc/%ld/exe", (long)pid);
@@ -418,68 +267,10 @@ proc_program(pid_t pid, char *out, size_t len)
         return;
     }
     snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n > 0) {
-        buf[n] = '\0';
+    if (ha_smallfile_read(path, buf, sizeof(buf)) > 0) {
         buf[strcspn(buf, "\n")] = '\0';
         ha_agent_fmt(out, len, "%s", buf);
     }
-}
-
-/* True when pid has a thread named "heapadmin": a process the agent
- * serves or is about to (its start-up thread has that name from the
- * constructor on). Readable for any process, whatever its user. */
-static bool
-has_agent_thread(pid_t pid)
-{
-    char path[64], comm[32];
-    int dir, fd;
-    bool found = false;
-
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
-    dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-        return false;
-    {
-        char buf[4096];
-        long n;
-
-        while (!found &&
-               (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0) {
-            for (long off = 0; off < n && !found;) {
-                struct {
-                    unsigned long long ino;
-                    long long off;
-                    unsigned short reclen;
-                    unsigned char type;
-                    char name[];
-                } *d = (void *)(buf + off);
-                char tpath[96];
-                ssize_t k;
-
-                off += d->reclen;
-                if (d->name[0] < '0' || d->name[0] > '9')
-                    continue;
-                snprintf(tpath, sizeof(tpath), "/proc/%ld/task/%s/comm",
-                         (long)pid, d->name);
-                fd = open(tpath, O_RDONLY | O_CLOEXEC);
-                if (fd < 0)
-                    continue;
-                k = read(fd, comm, sizeof(comm) - 1);
-                close(fd);
-                if (k > 0) {
-                    comm[k] = '\0';
-                    found = strcmp(comm, "heapadmin\n") == 0;
-                }
-            }
-        }
-    }
-    close(dir);
-    return found;
 }
 
 static pid_t
@@ -487,18 +278,10 @@ proc_ppid(pid_t pid)
 {
     char path[64], buf[512], *p;
     long ppid = 0;
-    int fd;
-    ssize_t n;
 
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0)
         return 0;
-    n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = '\0';
     p = strrchr(buf, ')');
     if (p == NULL || sscanf(p + 1, " %*c %ld", &ppid) != 1)
         return 0;
@@ -523,7 +306,7 @@ is_served(const char *exe)
     for (int depth = 0; p > 1 && depth < 64; depth++) {
         char prog[128];
 
-        if (has_agent_thread(p)) {
+        if (ha_agent_proc_has_thread(p, "heapadmin")) {
             proc_program(p, prog, sizeof(prog));
             return strcmp(prog, settings.program) == 0 ||
                    strcmp(prog, exe) == 0;
@@ -648,7 +431,7 @@ prepare_users(void)
     /* The datadir itself: made traversable (not listable, not writable)
      * for the users when it is new. */
     if (mkdir(settings.datadir, 0711) != 0 && errno != EEXIST) {
-        defer_log(1, "HEAPADMIN_USERS: cannot make the datadir %s: %s",
+        ha_agent_log_later(1, "HEAPADMIN_USERS: cannot make the datadir %s: %s",
                   settings.datadir, strerror(errno));
         return;
     }
@@ -659,7 +442,7 @@ prepare_users(void)
         return;
     }
     if ((st.st_mode & (S_IWGRP | S_IWOTH)) != 0 || st.st_uid != 0) {
-        defer_log(1, "HEAPADMIN_USERS: the datadir %s must be root's and "
+        ha_agent_log_later(1, "HEAPADMIN_USERS: the datadir %s must be root's and "
                   "writable by root alone (mode %04o, uid %u): no user "
                   "directories made",
                   settings.datadir, (unsigned)(st.st_mode & 07777),
@@ -676,13 +459,13 @@ prepare_users(void)
 
         if (getpwnam_r(u, &pw, buf, sizeof(buf), &found) != 0 ||
             found == NULL) {
-            defer_log(1, "HEAPADMIN_USERS: no user named '%s'", u);
+            ha_agent_log_later(1, "HEAPADMIN_USERS: no user named '%s'", u);
             continue;
         }
         if (pw.pw_uid == 0 || strchr(u, '/') != NULL || u[0] == '.')
             continue;
         if ((st.st_mode & S_IXOTH) == 0)
-            defer_log(1, "HEAPADMIN_USERS: %s (mode %04o) cannot be "
+            ha_agent_log_later(1, "HEAPADMIN_USERS: %s (mode %04o) cannot be "
                       "traversed by %s: chmod o+x %s (it stays unlistable "
                       "and unwritable)",
                       settings.datadir, (unsigned)(st.st_mode & 07777), u,
@@ -691,7 +474,7 @@ prepare_users(void)
         /* O_NOFOLLOW: a link at the name is never made anyone's. */
         fd = openat(top, u, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
         if (fd < 0) {
-            defer_log(1, "HEAPADMIN_USERS: %s/%s: %s", settings.datadir, u,
+            ha_agent_log_later(1, "HEAPADMIN_USERS: %s/%s: %s", settings.datadir, u,
                       strerror(errno));
             continue;
         }
@@ -701,10 +484,10 @@ prepare_users(void)
             if (fstat(fd, &ds) == 0 && ds.st_uid == 0 &&
                 (fchown(fd, pw.pw_uid, pw.pw_gid) != 0 ||
                  fchmod(fd, 0700) != 0))
-                defer_log(1, "HEAPADMIN_USERS: %s/%s: %s", settings.datadir,
+                ha_agent_log_later(1, "HEAPADMIN_USERS: %s/%s: %s", settings.datadir,
                           u, strerror(errno));
             else if (ds.st_uid != 0 && ds.st_uid != pw.pw_uid)
-                defer_log(1, "HEAPADMIN_USERS: %s/%s belongs to uid %u, "
+                ha_agent_log_later(1, "HEAPADMIN_USERS: %s/%s belongs to uid %u, "
                           "not %s: left alone",
                           settings.datadir, u, (unsigned)ds.st_uid, u);
         }
@@ -808,7 +591,7 @@ serve(pid_t parent)
         return false;
     }
     if (strcmp(dir, settings.datadir) != 0)
-        ha_agent_fmt(fallback_log, sizeof(fallback_log), "%s/agent.log", dir);
+        ha_agent_log_fallback(dir);
     if ((size_t)snprintf(agent, sizeof(agent), "%s/%s.%ld.http", dir,
                          settings.program, (long)pid) >= sizeof(agent) ||
         strlen(agent) >= sizeof(((struct sockaddr_un *)0)->sun_path)) {
@@ -870,7 +653,7 @@ serve(pid_t parent)
     o.inherit_profiler = fork_child && atomic_load(&profiler_applied);
     o.tick = tick;
     if (settings.log[0] != '\0') {
-        o.log = log_line;
+        o.log = ha_agent_log_sink;
         o.log_name = settings.log;
     } else if (settings.conf[0] == '\0') {
         o.no_log = 1; /* no config, no HEAPADMIN_LOG: log nowhere */
@@ -889,7 +672,8 @@ serve(pid_t parent)
     snprintf(current_agent, sizeof(current_agent), "%s", agent);
     atomic_store(&current_pid, pid);
     atomic_store(&current, h);
-    flush_pending();
+    ha_agent_log_serving(h);
+    ha_agent_log_flush();
     if (settings.bad_fork_policy)
         ha_agent_log(1, "HEAPADMIN_FORK is not follow, per-process or "
                         "none; using follow");
@@ -908,6 +692,7 @@ withdraw(void)
 
     if (h == NULL)
         return;
+    ha_agent_log_serving(NULL);
     heapadmin_free(h);
     if (current_sock[0] != '\0')
         (void)unlink(current_sock);
@@ -990,8 +775,13 @@ launcher(void *arg)
     return NULL;
 }
 
-void
-ha_agent_launch(unsigned delay_ms, bool wait_parent, pid_t parent)
+/* Starts serving from this process on a detached thread after delay_ms
+ * (0: at once). When wait_parent is set, the thread first waits until
+ * the parent it had when forked is gone (ha_agent_await_parent) and
+ * serves only then: a child whose parent lives on (a BGSAVE) never
+ * serves, and its thread ends. */
+static void
+launch(unsigned delay_ms, bool wait_parent, pid_t parent)
 {
     pthread_attr_t attr;
     pthread_t t;
@@ -1022,34 +812,17 @@ ha_agent_launch(unsigned delay_ms, bool wait_parent, pid_t parent)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-void
-ha_agent_forget_inherited(void)
+/* In a fork child (fork.c): forgets the instance inherited from the
+ * parent, whose thread does not exist here. */
+static void
+forget_inherited(void)
 {
     struct heapadmin *h = atomic_exchange(&current, NULL);
 
-    struct stat st;
-
     if (h != NULL && atomic_load(&current_pid) != getpid())
         heapadmin_abandon(h);
-    /* The parent's log descriptor: closed when it is still that file,
-     * left alone when the number is the host's now. */
-    if (log_fd >= 0 && fstat(log_fd, &st) == 0 && st.st_dev == log_dev &&
-        st.st_ino == log_ino)
-        close(log_fd);
-    log_fd = -1;
+    ha_agent_log_forget_inherited();
     current_sock[0] = current_agent[0] = '\0';
-}
-
-enum ha_agent_fork
-ha_agent_fork_policy(void)
-{
-    return settings.fork;
-}
-
-unsigned
-ha_agent_start_delay_ms(void)
-{
-    return settings.delay_ms;
 }
 
 /* ------------------------------------------------------------------
@@ -1136,6 +909,7 @@ agent_init(void)
              "HEAPADMIN_SOCKET");
     copy_env(settings.tcp, sizeof(settings.tcp), "HEAPADMIN_TCP");
     copy_env(settings.log, sizeof(settings.log), "HEAPADMIN_LOG");
+    ha_agent_log_init(settings.log);
     copy_env(settings.users, sizeof(settings.users), "HEAPADMIN_USERS");
     settings.delay_ms = DEFAULT_DELAY_MS;
     v = getenv("HEAPADMIN_START_DELAY_MS");
@@ -1161,8 +935,17 @@ agent_init(void)
      * host may close them all at start-up. */
     read_config();
     choose_datadir();
-    learn_users();
+    ha_agent_users_learn(settings.users);
     prepare_users();
-    ha_agent_fork_init();
-    ha_agent_launch(settings.delay_ms, false, 0);
+    {
+        const struct ha_agent_fork_hooks hooks = {
+            .policy = settings.fork,
+            .delay_ms = settings.delay_ms,
+            .forget_inherited = forget_inherited,
+            .launch = launch,
+        };
+
+        ha_agent_fork_init(&hooks);
+    }
+    launch(settings.delay_ms, false, 0);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * What a served process says of the children it starts (see agent.h):
+ * What a served process says of the children it starts (see children.h):
  * each one that is not served is named once in this process's log, with
  * its pid, program and why. A child often cannot say so itself: the
  * loader never loaded the agent into it (AT_SECURE), it stays silent by
@@ -9,7 +9,7 @@
  * read of its children (root may read all), on the admin thread, after
  * a fork and never otherwise: an idle host is not scanned.
  */
-#include "agent/agent.h"
+#include "agent/children.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -18,9 +18,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "agent/fork.h"
+#include "agent/log.h"
+#include "agent/proc.h"
+#include "agent/users.h"
+#include "core/clock.h"
+#include "core/dirwalk.h"
+#include "core/smallfile.h"
 
 #define TRACKED_MAX 256     /* children remembered as reported */
 #define FIRST_LOOK_MS 1500  /* after a fork: it has exec'd by then */
@@ -82,58 +88,6 @@ struct child {
     bool jemalloc;          /* a jemalloc is mapped in it */
     bool agent_thread;      /* it has the agent's thread */
 };
-
-static ssize_t
-read_file(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
-
-    if (fd < 0)
-        return -1;
-    n = read(fd, buf, len - 1);
-    close(fd);
-    if (n >= 0)
-        buf[n] = '\0';
-    return n;
-}
-
-static bool
-thread_named(pid_t pid, const char *name)
-{
-    char path[64], comm[32], buf[4096];
-    int dir;
-    long n;
-    bool found = false;
-
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
-    dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dir < 0)
-        return false;
-    while (!found && (n = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
-        for (long off = 0; off < n && !found;) {
-            struct {
-                uint64_t ino;
-                int64_t off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + off);
-            char tpath[96];
-
-            off += d->reclen;
-            if (d->name[0] < '0' || d->name[0] > '9')
-                continue;
-            snprintf(tpath, sizeof(tpath), "/proc/%ld/task/%s/comm",
-                     (long)pid, d->name);
-            if (read_file(tpath, comm, sizeof(comm)) > 0) {
-                comm[strcspn(comm, "\n")] = '\0';
-                found = strcmp(comm, name) == 0;
-            }
-        }
-    close(dir);
-    return found;
-}
 
 /* Scans a child's maps line by line (it may be large) for the agent's
  * file and a jemalloc. */
@@ -225,7 +179,7 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
     memset(c, 0, sizeof(*c));
     c->pid = pid;
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (read_file(path, buf, sizeof(buf)) <= 0 ||
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
         (p = strrchr(buf, ')')) == NULL)
         return false;
     {
@@ -237,7 +191,7 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
             return false;
     }
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    if (read_file(path, buf, sizeof(buf)) <= 0 ||
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
         (p = strstr(buf, "\nUid:")) == NULL ||
         sscanf(p + 5, "%ld %ld %ld %ld", &c->ruid, &c->euid, &c->suid,
                &c->fsuid) != 4 ||
@@ -257,14 +211,14 @@ describe(pid_t pid, struct child *c, const struct ha_agent_self *self)
                      p != NULL ? p + 1 : buf);
         } else {
             snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
-            if (read_file(path, buf, sizeof(buf)) > 0) {
+            if (ha_smallfile_read(path, buf, sizeof(buf)) > 0) {
                 buf[strcspn(buf, "\n")] = '\0';
                 ha_agent_fmt(c->program, sizeof(c->program), "%s", buf);
             }
         }
     }
     read_maps(c, self);
-    c->agent_thread = thread_named(pid, "heapadmin");
+    c->agent_thread = ha_agent_proc_has_thread(pid, "heapadmin");
     return true;
 }
 
@@ -410,54 +364,39 @@ look(pid_t pid, const struct ha_agent_self *self, bool final)
 }
 
 /* This process's children, from every thread's children list. */
+struct kids {
+    pid_t *out;
+    size_t n, max;
+};
+
+static bool
+add_thread_children(long tid, void *arg)
+{
+    struct kids *k = arg;
+    char path[96], list[8192];
+
+    snprintf(path, sizeof(path), "/proc/self/task/%ld/children", tid);
+    if (ha_smallfile_read(path, list, sizeof(list)) <= 0)
+        return true;
+    for (char *p = list; *p != '\0' && k->n < k->max;) {
+        char *end;
+        long v = strtol(p, &end, 10);
+
+        if (end == p)
+            break;
+        k->out[k->n++] = (pid_t)v;
+        p = end;
+    }
+    return k->n < k->max;
+}
+
 static size_t
 children(pid_t *out, size_t max)
 {
-    char buf[4096], path[96], list[8192];
-    int dir = open("/proc/self/task", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    size_t n = 0;
-    long k;
+    struct kids k = {.out = out, .n = 0, .max = max};
 
-    if (dir < 0)
-        return 0;
-    while ((k = syscall(SYS_getdents64, dir, buf, sizeof(buf))) > 0)
-        for (long off = 0; off < k;) {
-            struct {
-                uint64_t ino;
-                int64_t off;
-                unsigned short reclen;
-                unsigned char type;
-                char name[];
-            } *d = (void *)(buf + off);
-
-            off += d->reclen;
-            if (d->name[0] < '0' || d->name[0] > '9')
-                continue;
-            snprintf(path, sizeof(path), "/proc/self/task/%s/children",
-                     d->name);
-            if (read_file(path, list, sizeof(list)) <= 0)
-                continue;
-            for (char *p = list; *p != '\0' && n < max;) {
-                char *end;
-                long v = strtol(p, &end, 10);
-
-                if (end == p)
-                    break;
-                out[n++] = (pid_t)v;
-                p = end;
-            }
-        }
-    close(dir);
-    return n;
-}
-
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    (void)ha_dirwalk_numbers("/proc/self/task", add_thread_children, &k);
+    return k.n;
 }
 
 void
@@ -467,7 +406,7 @@ ha_agent_children_tick(const struct ha_agent_self *self)
     static int64_t first_at, last_at;
     static pid_t owner;
     unsigned long forks = ha_agent_forks();
-    int64_t now = now_ms();
+    int64_t now = ha_clock_ms();
 
     /* A fork child starts with its parent's state: its own children are
      * new to it. */

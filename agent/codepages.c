@@ -18,7 +18,7 @@
  * nothing, so it never drops twice; a busy one drops at most every
  * other second, each costing a few dozen minor faults.
  */
-#include "agent/agent.h"
+#include "agent/codepages.h"
 
 #include <fcntl.h>
 #include <link.h>

@@ -29,7 +29,7 @@
  * later, from the admin thread): the handler runs on whichever of the
  * host's threads forked.
  */
-#include "agent/agent.h"
+#include "agent/fork.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -43,8 +43,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/log.h"
 #include "include/heapadmin.h"
 
+static struct ha_agent_fork_hooks hooks;
 static pid_t parent_at_fork;
 static _Atomic unsigned long forks;
 
@@ -72,8 +74,8 @@ in_child(void)
 {
     bool usable = heapadmin_fork_child() != 0;
 
-    ha_agent_forget_inherited();
-    if (!usable && ha_agent_fork_policy() != HA_AGENT_FORK_NONE) {
+    hooks.forget_inherited();
+    if (!usable && hooks.policy != HA_AGENT_FORK_NONE) {
         ha_agent_log(1, "not served: forked while a thread of the "
                         "parent's agent was inside a call that holds a "
                         "lock the child would need (SQLite's, the C "
@@ -81,12 +83,12 @@ in_child(void)
                         "child is served as usual");
         return;
     }
-    switch (ha_agent_fork_policy()) {
+    switch (hooks.policy) {
     case HA_AGENT_FORK_FOLLOW:
-        ha_agent_launch(ha_agent_start_delay_ms(), true, parent_at_fork);
+        hooks.launch(hooks.delay_ms, true, parent_at_fork);
         break;
     case HA_AGENT_FORK_PER_PROCESS:
-        ha_agent_launch(ha_agent_start_delay_ms(), false, 0);
+        hooks.launch(hooks.delay_ms, false, 0);
         break;
     case HA_AGENT_FORK_NONE:
     case HA_AGENT_FORK_MAX:
@@ -204,7 +206,8 @@ ha_agent_count_fork(void)
 }
 
 void
-ha_agent_fork_init(void)
+ha_agent_fork_init(const struct ha_agent_fork_hooks *h)
 {
+    hooks = *h;
     (void)pthread_atfork(before_fork, in_parent, in_child);
 }

@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/smallfile.h"
 #include "core/users.h"
 #include "core/util.h"
 
@@ -54,23 +55,6 @@ ha_agentreg_parse_name(const char *name, const char *suffix, char *program,
     program[dot - 1] = '\0';
     *pid = (pid_t)v;
     return true;
-}
-
-/* Reads a small /proc file into buf (NUL-terminated). */
-static ssize_t
-read_small(const char *path, char *buf, size_t len)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    ssize_t n;
-
-    if (fd < 0)
-        return -1;
-    n = read(fd, buf, len - 1);
-    close(fd);
-    if (n < 0)
-        return -1;
-    buf[n] = '\0';
-    return n;
 }
 
 /* The boot time, Unix seconds ("btime" in /proc/stat), or 0. It never
@@ -130,7 +114,7 @@ ha_agentreg_started(pid_t pid)
     int field;
 
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    if (read_small(path, buf, sizeof(buf)) <= 0 ||
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
         (p = strrchr(buf, ')')) == NULL)
         return 0;
     /* Field 22 (starttime); p is at the end of field 2 (comm). */
@@ -180,7 +164,7 @@ proc_uids(pid_t pid, long ids[4])
     char path[64], buf[4096], *p;
 
     snprintf(path, sizeof(path), "/proc/%ld/status", (long)pid);
-    if (read_small(path, buf, sizeof(buf)) <= 0 ||
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
         (p = strstr(buf, "\nUid:")) == NULL ||
         sscanf(p + 5, "%ld %ld %ld %ld", &ids[0], &ids[1], &ids[2],
                &ids[3]) != 4)

@@ -37,6 +37,51 @@ ha_strlcpy(char *dst, const char *src, size_t dstlen)
 }
 
 bool
+ha_appendf(char *buf, size_t len, size_t *at, const char *fmt, ...)
+{
+    va_list ap;
+    int n;
+
+    if (*at >= len)
+        return false;
+    va_start(ap, fmt);
+    n = vsnprintf(buf + *at, len - *at, fmt, ap);
+    va_end(ap);
+    if (n < 0 || (size_t)n >= len - *at)
+        return false;
+    *at += (size_t)n;
+    return true;
+}
+
+void
+ha_one_line(const char *in, char *out, size_t outlen)
+{
+    size_t n = 0;
+
+    for (; *in != '\0' && n + 1 < outlen; in++)
+        out[n++] = *in == '\n' || *in == '\r' ? ' ' : *in;
+    out[n] = '\0';
+}
+
+bool
+ha_decimal(const char *s, const char *e, uint64_t *out)
+{
+    uint64_t v = 0;
+
+    if (s >= e || e - s > 19)
+        return false;
+    for (; s < e; s++) {
+        if (*s < '0' || *s > '9')
+            return false;
+        v = v * 10 + (uint64_t)(*s - '0');
+    }
+    if (v > (uint64_t)INT64_MAX)
+        return false;
+    *out = v;
+    return true;
+}
+
+bool
 ha_ct_equal(const void *a, const void *b, size_t n)
 {
     /* volatile keeps the compiler from turning this into an early-exit

@@ -23,6 +23,24 @@ void ha_err_set(char *err, size_t errlen, const char *fmt, ...)
  * when src did not fit (dst then holds a truncated copy). */
 int ha_strlcpy(char *dst, const char *src, size_t dstlen);
 
+/* Appends printf-style text to buf (len bytes) at *at and moves *at past
+ * it. Returns false when it does not fit whole (*at is then left as it
+ * was): a record written line by line stops at the first line too long
+ * for its buffer. */
+bool ha_appendf(char *buf, size_t len, size_t *at, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+/* in into out (outlen bytes, at least 1; cut to fit, NUL-terminated),
+ * each newline and carriage return made a space: a value kept to one
+ * line of a line-per-key record (a reason or a path may hold either). */
+void ha_one_line(const char *in, char *out, size_t outlen);
+
+/* The decimal digits [s, e) as a number into *out. Returns false, *out
+ * untouched, when the span is empty, holds anything but 0-9 (no sign,
+ * no space), or its value is above INT64_MAX: what fits an int64_t as
+ * well, which the callers' fields are. Pure. */
+bool ha_decimal(const char *s, const char *e, uint64_t *out);
+
 /* Compares n bytes in time independent of their contents. Returns true
  * when equal. Used for password proofs. */
 bool ha_ct_equal(const void *a, const void *b, size_t n);

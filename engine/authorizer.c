@@ -32,6 +32,13 @@ static const char *const admin_pragmas[] = {
 /* What stats users may run: what the compatibility queries use. */
 static const char *const stats_pragmas[] = {"table_info", "table_xinfo"};
 
+/* Tables whose variable_value stats users read as NULL: the values hold
+ * admin settings and the credential lists. runtime_global_variables is
+ * the same rows under ProxySQL's runtime_ name, and disk's table of the
+ * same name the saved ones: each is hidden alike. */
+static const char *const stats_hidden_values[] = {
+    "global_variables", "runtime_global_variables"};
+
 /* Functions and tables that reach files or the process; none is
  * compiled into the system SQLite with our flags, but a name check costs
  * nothing and survives a library swap. */
@@ -209,8 +216,9 @@ decide_stats(const struct ha_authz_who *who, int action, const char *arg1,
         if (!stats_may_read(arg1))
             return deny_table(d, who, "SELECT", arg1);
         /* Values may hold admin settings and the credential lists. */
-        if (strcasecmp(arg1, "global_variables") == 0 && arg2 != NULL &&
-            strcasecmp(arg2, "variable_value") == 0)
+        if (in_list(arg1, stats_hidden_values,
+                    HA_ARRAY_SIZE(stats_hidden_values)) &&
+            arg2 != NULL && strcasecmp(arg2, "variable_value") == 0)
             return SQLITE_IGNORE;
         return SQLITE_OK;
     case SQLITE_PRAGMA:

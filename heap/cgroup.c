@@ -11,41 +11,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/smallfile.h"
 #include "core/util.h"
 
 #define SMALL_MAX 16384            /* a group's file */
 #define MOUNTINFO_MAX (1u << 20)   /* hosts with thousands of mounts */
-
-/* Reads up to max - 1 bytes of path into buf (NUL-terminated). Returns
- * the length, or -1 with errno. */
-static ssize_t
-read_into(const char *path, char *buf, size_t max)
-{
-    size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-
-    if (fd < 0)
-        return -1;
-    while (got + 1 < max) {
-        ssize_t n = read(fd, buf + got, max - 1 - got);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            int e = errno;
-
-            close(fd);
-            errno = e;
-            return -1;
-        }
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    close(fd);
-    buf[got] = '\0';
-    return (ssize_t)got;
-}
 
 /* "<dir>/<name>" read into buf (SMALL_MAX bytes). */
 static ssize_t
@@ -56,7 +26,7 @@ read_file(const char *dir, const char *name, char *buf)
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
         sizeof(path))
         return -1;
-    return read_into(path, buf, SMALL_MAX);
+    return ha_smallfile_read(path, buf, SMALL_MAX);
 }
 
 static int64_t
@@ -70,7 +40,7 @@ read_bytes(const char *dir, const char *name)
     if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >=
         sizeof(path))
         return -1;
-    n = read_into(path, buf, sizeof(buf));
+    n = ha_smallfile_read(path, buf, sizeof(buf));
     if (n < 0 || ha_cgroup_parse_bytes(buf, (size_t)n, &v) != 0)
         return -1;
     return v;
@@ -136,7 +106,7 @@ ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
         return -1;
     }
     if (rooted(root, "/proc/self/cgroup", path, sizeof(path)) != 0 ||
-        (n = read_into(path, buf, SMALL_MAX)) < 0) {
+        (n = ha_smallfile_read(path, buf, SMALL_MAX)) < 0) {
         ha_err_set(err, errlen, "%s%s: %s", root, "/proc/self/cgroup",
                    strerror(errno));
         goto out;
@@ -147,7 +117,7 @@ ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
         goto out;
     }
     if (rooted(root, "/proc/self/mountinfo", path, sizeof(path)) != 0 ||
-        (n = read_into(path, buf, MOUNTINFO_MAX)) < 0) {
+        (n = ha_smallfile_read(path, buf, MOUNTINFO_MAX)) < 0) {
         ha_err_set(err, errlen, "%s%s: %s", root, "/proc/self/mountinfo",
                    strerror(errno));
         goto out;
@@ -319,7 +289,7 @@ ha_cgroup_sample(const struct ha_cgroup_where *w, struct ha_cgroup_state *st)
                 : st->usage;
     if (w->psi_file[0] != '\0') {
         char buf[512], err[64];
-        ssize_t n = read_into(w->psi_file, buf, sizeof(buf));
+        ssize_t n = ha_smallfile_read(w->psi_file, buf, sizeof(buf));
 
         st->has_psi = n >= 0 && ha_cgroup_parse_psi(buf, (size_t)n, &st->psi,
                                                     err, sizeof(err)) == 0;

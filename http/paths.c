@@ -11,37 +11,47 @@
 
 static const struct path {
     const char *path;
-    bool prefix;                     /* path is a prefix ("/assets/") */
+    bool prefix; /* path is a prefix ("/assets/") */
     unsigned methods;
     enum ha_http_page page;
+    bool admin; /* admins only (paths.h) */
 } paths[] = {
-    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX},
-    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS},
-    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT},
-    {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP},
-    {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_PPROF_ALLOCS},
+    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX, false},
+    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS, false},
+    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT, false},
+    {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP,
+     false},
+    {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_ALLOCS,
+     false},
     {"/debug/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
-     HA_HTTP_PAGE_PPROF_SYMBOL},
+     HA_HTTP_PAGE_PPROF_SYMBOL, false},
+    /* The command line may carry secrets (a password, a token given
+     * as an argument): admins only. */
     {"/debug/pprof/cmdline", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_PPROF_CMDLINE},
-    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP},
+     HA_HTTP_PAGE_PPROF_CMDLINE, true},
+    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP, false},
     /* What jeprof fetches when given no path (its CPU page): there is
      * no CPU profiler here, so the heap, which jeprof tells by its
      * header; ?seconds= is ignored. */
-    {"/pprof/profile", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP},
+    {"/pprof/profile", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP,
+     false},
     {"/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
-     HA_HTTP_PAGE_PPROF_SYMBOL},
-    {"/pprof/cmdline", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_CMDLINE},
-    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME},
-    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME},
-    {"/heap/data.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DATA},
-    {"/heap/dumps.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DUMPS},
-    {"/heap/growth.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_GROWTH_DATA},
-    {"/heap/logs.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_LOGS},
+     HA_HTTP_PAGE_PPROF_SYMBOL, false},
+    {"/pprof/cmdline", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_CMDLINE,
+     true},
+    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false},
+    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false},
+    {"/heap/data.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DATA,
+     false},
+    {"/heap/dumps.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DUMPS,
+     false},
+    {"/heap/growth.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_GROWTH_DATA,
+     false},
+    {"/heap/logs.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_LOGS,
+     false},
     {"/heap/lifetimes.json", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_LIFETIMES_DATA},
-    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET},
+     HA_HTTP_PAGE_LIFETIMES_DATA, false},
+    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET, false},
 };
 
 static const struct path *
@@ -65,6 +75,14 @@ ha_http_path_page(const char *path)
     const struct path *p = find(path);
 
     return p != NULL ? (int)p->page : -1;
+}
+
+bool
+ha_http_path_admin_only(const char *path)
+{
+    const struct path *p = find(path);
+
+    return p != NULL && p->admin;
 }
 
 bool

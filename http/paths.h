@@ -39,6 +39,11 @@ enum ha_http_page {
 /* The page path names, or -1 when none does (path NULL: none). */
 int ha_http_path_page(const char *path);
 
+/* Whether path is served to admins only (the process's command line,
+ * which may carry secrets); a stats user gets 403. False for a path no
+ * page has. */
+bool ha_http_path_admin_only(const char *path);
+
 /* Whether path takes a request whose method is methods (HA_HTTP_GET_HEAD,
  * HA_HTTP_POST, or 0 for any other). A path no page has takes every
  * method (it gets 404 once authenticated). When false, allow (allow_len

@@ -38,7 +38,8 @@ serve_index(struct ha_http_req *hr)
         "(jeprof http://host:port;\n"
         "                         /pprof/profile, jeprof's default, is the "
         "same)\n"
-        "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol\n"
+        "  /pprof/symbol, /pprof/cmdline   jeprof's remote protocol "
+        "(cmdline: admin)\n"
         "  /heap                  flame graph, top functions, diffs;\n"
         "                         ?view=growth: what grows over a series "
         "of dumps;\n"
@@ -124,6 +125,15 @@ ha_http_route(struct ha_http_req *hr)
         (inner != NULL && !ha_engine_is_gateway(hr->engine))) {
         ha_http_req_text(hr, 404, "Not Found",
                          "no such page; see / for what is served here\n");
+        return;
+    }
+    if (!hr->admin &&
+        ha_http_path_admin_only(inner != NULL ? inner : hr->path)) {
+        ha_http_req_text(hr, 403, "Forbidden",
+                         "the command line is served to admin users only "
+                         "(it may carry secrets); with a stats user, give "
+                         "jeprof the program: jeprof <program> <dump "
+                         "fetched from /pprof/heap?dump=>\n");
         return;
     }
     /* A host gateway answers ?pid=N, and /pid/N/..., from process N. */

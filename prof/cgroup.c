@@ -39,26 +39,6 @@ copy_span(const char *s, const char *e, char *out, size_t outlen)
     return true;
 }
 
-/* Digits [s, e) as an unsigned number; false when empty, not digits or
- * past 2^63. */
-static bool
-span_u64(const char *s, const char *e, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (s >= e || e - s > 19)
-        return false;
-    for (; s < e; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    if (v > (uint64_t)INT64_MAX)
-        return false;
-    *out = v;
-    return true;
-}
-
 /* Whether the comma-separated list [s, e) holds word. */
 static bool
 list_has(const char *s, const char *e, const char *word)
@@ -256,7 +236,7 @@ ha_cgroup_parse_bytes(const char *buf, size_t len, int64_t *out)
         *out = HA_CGROUP_UNLIMITED;
         return 0;
     }
-    if (!span_u64(buf, e, &v))
+    if (!ha_decimal(buf, e, &v))
         return -1;
     *out = (int64_t)v >= HA_CGROUP_V1_UNLIMITED_MIN ? HA_CGROUP_UNLIMITED
                                                     : (int64_t)v;
@@ -277,7 +257,7 @@ ha_cgroup_parse_key(const char *buf, size_t len, const char *key,
             continue;
         for (v = s + kl; v < e && *v == ' '; v++)
             ;
-        return span_u64(v, e, out) ? 0 : -1;
+        return ha_decimal(v, e, out) ? 0 : -1;
     }
     return -1;
 }
@@ -291,10 +271,10 @@ span_decimal(const char *s, const char *e, double *out)
     uint64_t whole, frac = 0;
     double scale = 1;
 
-    if (!span_u64(s, dot != NULL ? dot : e, &whole))
+    if (!ha_decimal(s, dot != NULL ? dot : e, &whole))
         return false;
     if (dot != NULL) {
-        if (dot + 1 == e || e - dot > 10 || !span_u64(dot + 1, e, &frac))
+        if (dot + 1 == e || e - dot > 10 || !ha_decimal(dot + 1, e, &frac))
             return false;
         for (const char *p = dot + 1; p < e; p++)
             scale *= 10;
@@ -315,7 +295,7 @@ psi_field(const char *s, const char *e, const char *name, double *dout,
         return false;
     s += nl + 1;
     if (uout != NULL)
-        return span_u64(s, e, uout);
+        return ha_decimal(s, e, uout);
     return span_decimal(s, e, dout) && *dout <= 100;
 }
 

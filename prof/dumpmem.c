@@ -20,39 +20,6 @@ ha_dumpmem_init(struct ha_dumpmem *m)
     m->cgroup_limit = HA_DUMPMEM_LIMIT_UNKNOWN;
 }
 
-/* Appends to buf at *at; false once it no longer fits. */
-static bool
-put(char *buf, size_t len, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static bool
-put(char *buf, size_t len, size_t *at, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*at >= len)
-        return false;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *at, len - *at, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= len - *at)
-        return false;
-    *at += (size_t)n;
-    return true;
-}
-
-/* A word or a line's rest without newlines (a reason names files). */
-static void
-clean(const char *in, char *out, size_t outlen)
-{
-    size_t n = 0;
-
-    for (; *in != '\0' && n + 1 < outlen; in++)
-        out[n++] = *in == '\n' || *in == '\r' ? ' ' : *in;
-    out[n] = '\0';
-}
-
 int
 ha_dumpmem_format(const struct ha_dumpmem *m, char *buf, size_t len)
 {
@@ -61,60 +28,42 @@ ha_dumpmem_format(const struct ha_dumpmem *m, char *buf, size_t len)
     size_t at = 0;
     bool ok;
 
-    clean(m->trigger, trigger, sizeof(trigger));
+    ha_one_line(m->trigger, trigger, sizeof(trigger));
     for (char *p = trigger; *p; p++)
         if (*p == ' ')
             *p = '-';
-    clean(m->reason, reason, sizeof(reason));
-    clean(m->cgroup_path, path, sizeof(path));
-    ok = put(buf, len, &at, "%s\n", HEADER) &&
-         put(buf, len, &at, "taken_ns %lld\n", (long long)m->taken_ns) &&
-         put(buf, len, &at, "trigger %s\n",
-             trigger[0] ? trigger : "unknown") &&
-         (reason[0] == '\0' || put(buf, len, &at, "reason %s\n", reason)) &&
+    ha_one_line(m->reason, reason, sizeof(reason));
+    ha_one_line(m->cgroup_path, path, sizeof(path));
+    ok = ha_appendf(buf, len, &at, "%s\n", HEADER) &&
+         ha_appendf(buf, len, &at, "taken_ns %lld\n", (long long)m->taken_ns) &&
+         ha_appendf(buf, len, &at, "trigger %s\n",
+                    trigger[0] ? trigger : "unknown") &&
+         (reason[0] == '\0' ||
+          ha_appendf(buf, len, &at, "reason %s\n", reason)) &&
          (m->resident < 0 ||
-          put(buf, len, &at, "resident %lld\n", (long long)m->resident));
+          ha_appendf(buf, len, &at, "resident %lld\n", (long long)m->resident));
     if (ok && m->cgroup_version != 0)
-        ok = put(buf, len, &at, "cgroup %d %s\n", m->cgroup_version,
-                 path[0] ? path : "/");
+        ok = ha_appendf(buf, len, &at, "cgroup %d %s\n", m->cgroup_version,
+                        path[0] ? path : "/");
     if (ok && m->cgroup_limit == -1)
-        ok = put(buf, len, &at, "cgroup_limit max\n");
+        ok = ha_appendf(buf, len, &at, "cgroup_limit max\n");
     else if (ok && m->cgroup_limit >= 0)
-        ok = put(buf, len, &at, "cgroup_limit %lld\n",
-                 (long long)m->cgroup_limit);
+        ok = ha_appendf(buf, len, &at, "cgroup_limit %lld\n",
+                        (long long)m->cgroup_limit);
     if (ok && m->cgroup_usage >= 0)
-        ok = put(buf, len, &at, "cgroup_usage %lld\n",
-                 (long long)m->cgroup_usage);
+        ok = ha_appendf(buf, len, &at, "cgroup_usage %lld\n",
+                        (long long)m->cgroup_usage);
     if (ok && m->cgroup_working_set >= 0)
-        ok = put(buf, len, &at, "cgroup_working_set %lld\n",
-                 (long long)m->cgroup_working_set);
+        ok = ha_appendf(buf, len, &at, "cgroup_working_set %lld\n",
+                        (long long)m->cgroup_working_set);
     for (size_t i = 0; ok && i < m->n_bins && i < HA_DUMPMEM_BINS_MAX; i++)
-        ok = put(buf, len, &at, "bin %llu %llu %llu %llu %llu\n",
-                 (unsigned long long)m->bins[i].size,
-                 (unsigned long long)m->bins[i].nregs,
-                 (unsigned long long)m->bins[i].slab_size,
-                 (unsigned long long)m->bins[i].curregs,
-                 (unsigned long long)m->bins[i].curslabs);
+        ok = ha_appendf(buf, len, &at, "bin %llu %llu %llu %llu %llu\n",
+                        (unsigned long long)m->bins[i].size,
+                        (unsigned long long)m->bins[i].nregs,
+                        (unsigned long long)m->bins[i].slab_size,
+                        (unsigned long long)m->bins[i].curregs,
+                        (unsigned long long)m->bins[i].curslabs);
     return ok ? (int)at : -1;
-}
-
-/* Digits [s, e) into *out (at most 2^63 - 1). */
-static bool
-number(const char *s, const char *e, uint64_t *out)
-{
-    uint64_t v = 0;
-
-    if (s >= e || e - s > 19)
-        return false;
-    for (; s < e; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    if (v > (uint64_t)INT64_MAX)
-        return false;
-    *out = v;
-    return true;
 }
 
 /* The next space-separated word of [*s, e). */
@@ -190,7 +139,7 @@ ha_dumpmem_parse(const char *buf, size_t len, struct ha_dumpmem *m,
         if (key_is(ks, ke, "cgroup")) {
             const char *ns, *ne;
 
-            if (!word(&s, e, &ns, &ne) || !number(ns, ne, &v[0]) ||
+            if (!word(&s, e, &ns, &ne) || !ha_decimal(ns, ne, &v[0]) ||
                 (v[0] != 1 && v[0] != 2))
                 goto bad;
             while (s < e && *s == ' ')
@@ -208,7 +157,7 @@ ha_dumpmem_parse(const char *buf, size_t len, struct ha_dumpmem *m,
             for (int k = 0; k < 5; k++) {
                 const char *ns, *ne;
 
-                if (!word(&s, e, &ns, &ne) || !number(ns, ne, &v[k]))
+                if (!word(&s, e, &ns, &ne) || !ha_decimal(ns, ne, &v[k]))
                     goto bad;
             }
             if (m->n_bins < HA_DUMPMEM_BINS_MAX)
@@ -227,7 +176,7 @@ ha_dumpmem_parse(const char *buf, size_t len, struct ha_dumpmem *m,
 
             if (dst == NULL)
                 continue; /* a later version's key */
-            if (!number(vs, ve, &v[0]))
+            if (!ha_decimal(vs, ve, &v[0]))
                 goto bad;
             *dst = (int64_t)v[0];
         }

@@ -71,18 +71,6 @@ skip_ws(struct ha_json *j)
     }
 }
 
-static int
-hexval(char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F')
-        return c - 'A' + 10;
-    return -1;
-}
-
 /* A string at pos ('"'): sets tok to its inside. Returns 0 or -1. */
 static int
 scan_string(struct ha_json *j)
@@ -110,9 +98,10 @@ scan_string(struct ha_json *j)
             case 'r': case 't':
                 break;
             case 'u':
-                if (j->len - p < 5 || hexval(j->buf[p + 1]) < 0 ||
-                    hexval(j->buf[p + 2]) < 0 || hexval(j->buf[p + 3]) < 0 ||
-                    hexval(j->buf[p + 4]) < 0)
+                if (j->len - p < 5 || ha_hex_digit(j->buf[p + 1]) < 0 ||
+                    ha_hex_digit(j->buf[p + 2]) < 0 ||
+                    ha_hex_digit(j->buf[p + 3]) < 0 ||
+                    ha_hex_digit(j->buf[p + 4]) < 0)
                     return fail_at(j, p, "four hex digits after \\u");
                 p += 4;
                 break;
@@ -390,7 +379,7 @@ ha_json_hex(struct ha_json *j, const char *what, uint64_t *out)
         (j->tok[1] != 'x' && j->tok[1] != 'X'))
         return fail_at(j, j->tok_at, what);
     for (size_t i = 2; i < n; i++) {
-        int d = hexval(j->tok[i]);
+        int d = ha_hex_digit(j->tok[i]);
 
         if (d < 0)
             return fail_at(j, j->tok_at, what);
@@ -453,8 +442,8 @@ sink_utf8(struct sink *s, uint32_t cp)
 static uint32_t
 hex4(const char *p)
 {
-    return (uint32_t)(hexval(p[0]) << 12 | hexval(p[1]) << 8 |
-                      hexval(p[2]) << 4 | hexval(p[3]));
+    return (uint32_t)(ha_hex_digit(p[0]) << 12 | ha_hex_digit(p[1]) << 8 |
+                      ha_hex_digit(p[2]) << 4 | ha_hex_digit(p[3]));
 }
 
 long

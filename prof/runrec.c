@@ -20,38 +20,6 @@ ha_runrec_init(struct ha_runrec *r)
     r->limit = r->oom_kills = r->usage = r->resident = r->peak_resident = -1;
 }
 
-static bool
-put(char *buf, size_t len, size_t *at, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static bool
-put(char *buf, size_t len, size_t *at, const char *fmt, ...)
-{
-    va_list ap;
-    int n;
-
-    if (*at >= len)
-        return false;
-    va_start(ap, fmt);
-    n = vsnprintf(buf + *at, len - *at, fmt, ap);
-    va_end(ap);
-    if (n < 0 || (size_t)n >= len - *at)
-        return false;
-    *at += (size_t)n;
-    return true;
-}
-
-/* text without newlines into out (a detail names files and groups). */
-static void
-one_line(const char *in, char *out, size_t outlen)
-{
-    size_t n = 0;
-
-    for (; *in != '\0' && n + 1 < outlen; in++)
-        out[n++] = *in == '\n' || *in == '\r' ? ' ' : *in;
-    out[n] = '\0';
-}
-
 int
 ha_runrec_format(const struct ha_runrec *r, char *buf, size_t len)
 {
@@ -61,59 +29,58 @@ ha_runrec_format(const struct ha_runrec *r, char *buf, size_t len)
     size_t at = 0;
     bool ok;
 
-    one_line(r->program, program, sizeof(program));
-    one_line(r->prefix, prefix, sizeof(prefix));
-    one_line(r->cgroup_path, path, sizeof(path));
-    one_line(r->cgroup_dir, dir, sizeof(dir));
-    one_line(r->detail, detail, sizeof(detail));
-    ok = put(buf, len, &at, "%s\npid %lld\n", HEADER, (long long)r->pid) &&
+    ha_one_line(r->program, program, sizeof(program));
+    ha_one_line(r->prefix, prefix, sizeof(prefix));
+    ha_one_line(r->cgroup_path, path, sizeof(path));
+    ha_one_line(r->cgroup_dir, dir, sizeof(dir));
+    ha_one_line(r->detail, detail, sizeof(detail));
+    ok = ha_appendf(buf, len, &at, "%s\npid %lld\n", HEADER,
+                    (long long)r->pid) &&
          (program[0] == '\0' ||
-          put(buf, len, &at, "program %s\n", program)) &&
-         put(buf, len, &at, "started_ns %lld\n", (long long)r->started_ns) &&
-         (prefix[0] == '\0' || put(buf, len, &at, "prefix %s\n", prefix));
+          ha_appendf(buf, len, &at, "program %s\n", program)) &&
+         ha_appendf(buf, len, &at, "started_ns %lld\n",
+                    (long long)r->started_ns) &&
+         (prefix[0] == '\0' ||
+          ha_appendf(buf, len, &at, "prefix %s\n", prefix));
     if (ok && r->cgroup_version != 0)
-        ok = put(buf, len, &at, "cgroup %d %s\n", r->cgroup_version,
-                 path[0] ? path : "/");
+        ok = ha_appendf(buf, len, &at, "cgroup %d %s\n", r->cgroup_version,
+                        path[0] ? path : "/");
     if (ok && dir[0] != '\0')
-        ok = put(buf, len, &at, "cgroup_dir %s\n", dir);
+        ok = ha_appendf(buf, len, &at, "cgroup_dir %s\n", dir);
     if (ok && r->limit >= 0)
-        ok = put(buf, len, &at, "limit %lld\n", (long long)r->limit);
+        ok = ha_appendf(buf, len, &at, "limit %lld\n", (long long)r->limit);
     else if (ok && r->cgroup_version != 0)
-        ok = put(buf, len, &at, "limit max\n");
+        ok = ha_appendf(buf, len, &at, "limit max\n");
     if (ok && r->oom_kills >= 0)
-        ok = put(buf, len, &at, "oom_kills %lld\n", (long long)r->oom_kills);
+        ok = ha_appendf(buf, len, &at, "oom_kills %lld\n",
+                        (long long)r->oom_kills);
     if (ok && r->last_seen_ns > 0)
-        ok = put(buf, len, &at, "last_seen_ns %lld\n",
-                 (long long)r->last_seen_ns);
+        ok = ha_appendf(buf, len, &at, "last_seen_ns %lld\n",
+                        (long long)r->last_seen_ns);
     if (ok && r->usage >= 0)
-        ok = put(buf, len, &at, "usage %lld\n", (long long)r->usage);
+        ok = ha_appendf(buf, len, &at, "usage %lld\n", (long long)r->usage);
     if (ok && r->resident >= 0)
-        ok = put(buf, len, &at, "resident %lld\n", (long long)r->resident);
+        ok = ha_appendf(buf, len, &at, "resident %lld\n",
+                        (long long)r->resident);
     if (ok && r->peak_resident >= 0)
-        ok = put(buf, len, &at, "peak_resident %lld\n",
-                 (long long)r->peak_resident);
+        ok = ha_appendf(buf, len, &at, "peak_resident %lld\n",
+                        (long long)r->peak_resident);
     if (ok && r->how[0] != '\0')
-        ok = put(buf, len, &at, "how %s\n", r->how) &&
+        ok = ha_appendf(buf, len, &at, "how %s\n", r->how) &&
              (detail[0] == '\0' ||
-              put(buf, len, &at, "detail %s\n", detail)) &&
-             (r->ended_ns <= 0 || put(buf, len, &at, "ended_ns %lld\n",
-                                      (long long)r->ended_ns));
+              ha_appendf(buf, len, &at, "detail %s\n", detail)) &&
+             (r->ended_ns <= 0 || ha_appendf(buf, len, &at, "ended_ns %lld\n",
+                                             (long long)r->ended_ns));
     return ok ? (int)at : -1;
 }
 
+/* [s, e) as an int64_t, which every number of the record is. */
 static bool
 number(const char *s, const char *e, int64_t *out)
 {
-    uint64_t v = 0;
+    uint64_t v;
 
-    if (s >= e || e - s > 19)
-        return false;
-    for (; s < e; s++) {
-        if (*s < '0' || *s > '9')
-            return false;
-        v = v * 10 + (uint64_t)(*s - '0');
-    }
-    if (v > (uint64_t)INT64_MAX)
+    if (!ha_decimal(s, e, &v))
         return false;
     *out = (int64_t)v;
     return true;

@@ -440,6 +440,19 @@ START_TEST(test_authorizer_decide_file_names)
                                           "global_variables",
                                           "variable_name", "main", NULL, &d),
                      SQLITE_OK);
+    /* The runtime_ layer is the same rows: hidden alike. */
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_READ,
+                                          "runtime_global_variables",
+                                          "variable_value", "main", NULL, &d),
+                     SQLITE_IGNORE);
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_READ,
+                                          "RUNTIME_GLOBAL_VARIABLES",
+                                          "VARIABLE_VALUE", "main", NULL, &d),
+                     SQLITE_IGNORE);
+    ck_assert_int_eq(ha_authorizer_decide(&who, SQLITE_READ,
+                                          "runtime_global_variables",
+                                          "variable_name", "main", NULL, &d),
+                     SQLITE_OK);
 }
 END_TEST
 

@@ -25,6 +25,7 @@
 #include "core/agenthttp.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
+#include "core/dirwalk.h"
 #include "core/expo.h"
 #include "core/exposcan.h"
 #include "core/users.h"
@@ -33,10 +34,12 @@
 #include "core/idmap.h"
 #include "core/radix.h"
 #include "core/sha.h"
+#include "core/smallfile.h"
 #include "core/util.h"
 #include "core/worker.h"
 
 #include <openssl/sha.h>
+#include <jemalloc/jemalloc.h>
 
 static char *
 text_of(struct ha_buf *b)
@@ -1083,6 +1086,302 @@ START_TEST(test_forkguard_waits_for_open_sections)
 }
 END_TEST
 
+/* ------------------------------------------------------------------
+ * dirwalk: numbered directory entries without opendir/readdir
+ * ------------------------------------------------------------------ */
+
+struct seen {
+    long n[700];
+    size_t count;
+    size_t stop_after;      /* 0: never stop */
+};
+
+static bool
+note_number(long n, void *arg)
+{
+    struct seen *s = arg;
+
+    if (s->count < sizeof(s->n) / sizeof(s->n[0]))
+        s->n[s->count] = n;
+    s->count++;
+    return s->stop_after == 0 || s->count < s->stop_after;
+}
+
+static bool
+seen_has(const struct seen *s, long n)
+{
+    for (size_t i = 0; i < s->count; i++)
+        if (s->n[i] == n)
+            return true;
+    return false;
+}
+
+static void
+touch_in(const char *dir, const char *name)
+{
+    char path[256];
+    int fd;
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    close(fd);
+}
+
+static void
+unlink_in(const char *dir, const char *name)
+{
+    char path[256];
+
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    ck_assert_int_eq(unlink(path), 0);
+}
+
+/* Only names that are decimal numbers reach the callback; a number above
+ * INT64_MAX, more than 19 digits, a sign, a suffix or a leading dot do
+ * not. */
+START_TEST(test_dirwalk_numbers_only)
+{
+    static const char *const names[] = {
+        "1", "22", "0", "333", "abc", "4x", "-5", ".7", "+8", "9 ",
+        "9223372036854775808", "9223372036854775807", "00000000000000000001",
+    };
+    char dir[] = "/tmp/ha_dirwalk_XXXXXX", sub[64];
+    struct seen s = {.count = 0};
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(names); i++)
+        touch_in(dir, names[i]);
+    snprintf(sub, sizeof(sub), "%s/55", dir);
+    ck_assert_int_eq(mkdir(sub, 0700), 0);
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), 6);
+    ck_assert_uint_eq(s.count, 6);
+    ck_assert(seen_has(&s, 0) && seen_has(&s, 1) && seen_has(&s, 22) &&
+              seen_has(&s, 333) && seen_has(&s, 55) &&
+              seen_has(&s, 9223372036854775807L));
+
+    /* The callback ends the walk. */
+    memset(&s, 0, sizeof(s));
+    s.stop_after = 2;
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), 2);
+    ck_assert_uint_eq(s.count, 2);
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(names); i++)
+        unlink_in(dir, names[i]);
+    ck_assert_int_eq(rmdir(sub), 0);
+
+    /* Empty: no call, no error. */
+    memset(&s, 0, sizeof(s));
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), 0);
+    ck_assert_uint_eq(s.count, 0);
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* What cannot be walked says why. */
+    errno = 0;
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    errno = 0;
+    ck_assert_int_eq(ha_dirwalk_numbers("/proc/self/status", note_number,
+                                        &s), -1);
+    ck_assert_int_eq(errno, ENOTDIR);
+    ck_assert_uint_eq(s.count, 0);
+}
+END_TEST
+
+/* More entries than one getdents64 buffer holds: each one once. */
+START_TEST(test_dirwalk_many_entries)
+{
+    char dir[] = "/tmp/ha_dirwalk_XXXXXX", name[32];
+    struct seen s = {.count = 0};
+    enum { N = 600 };
+    static bool got[N];
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "%d", 100000 + i);
+        touch_in(dir, name);
+    }
+    ck_assert_int_eq(ha_dirwalk_numbers(dir, note_number, &s), N);
+    ck_assert_uint_eq(s.count, N);
+    memset(got, 0, sizeof(got));
+    for (size_t i = 0; i < s.count; i++) {
+        ck_assert(s.n[i] >= 100000 && s.n[i] < 100000 + N);
+        ck_assert_msg(!got[s.n[i] - 100000], "%ld twice", s.n[i]);
+        got[s.n[i] - 100000] = true;
+    }
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "%d", 100000 + i);
+        unlink_in(dir, name);
+    }
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+/* The descriptors open now, in ascending order, without the walk's own
+ * (which takes the lowest free number, as open(2) gives it). And the
+ * walk allocates nothing: jemalloc's count of this thread's allocations
+ * does not move (the point of not using opendir, which allocates). */
+START_TEST(test_dirwalk_fds)
+{
+    struct seen s = {.count = 0};
+    int p[2], lowest;
+    uint64_t *allocated = NULL, before = 0, after = 0;
+    size_t len = sizeof(allocated);
+    long walked;
+
+    lowest = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_ge(lowest, 0);
+    ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+    ck_assert_int_eq(close(lowest), 0);
+#if !defined(__SANITIZE_ADDRESS__)
+    /* (Under ASan, ASan's allocator serves malloc: nothing to count.) */
+    ck_assert_int_eq(mallctl("thread.allocatedp", &allocated, &len, NULL, 0),
+                     0);
+    before = *allocated;
+#endif
+    /* (No ck_assert between the two reads: Check allocates to note
+     * where each assertion was.) */
+    walked = ha_dirwalk_fds(note_number, &s);
+#if !defined(__SANITIZE_ADDRESS__)
+    after = *allocated;
+    ck_assert_uint_eq(after, before);
+#else
+    (void)allocated;
+    (void)before;
+    (void)after;
+    (void)len;
+#endif
+    ck_assert_int_gt(walked, 0);
+    ck_assert(seen_has(&s, p[0]) && seen_has(&s, p[1]));
+    ck_assert_msg(!seen_has(&s, lowest), "the walk's own descriptor %d",
+                  lowest);
+    for (size_t i = 0; i < s.count; i++) {
+        ck_assert_int_ne(fcntl((int)s.n[i], F_GETFD), -1);
+        if (i > 0)
+            ck_assert_int_lt(s.n[i - 1], s.n[i]);
+    }
+    close(p[0]);
+    close(p[1]);
+    memset(&s, 0, sizeof(s));
+    ck_assert_int_gt(ha_dirwalk_fds(note_number, &s), 0);
+    ck_assert(!seen_has(&s, p[0]) && !seen_has(&s, p[1]));
+}
+END_TEST
+
+/* The helpers of line-per-key records (prof/dumpmem.c, prof/runrec.c)
+ * and of every decimal field read from the kernel or a record. */
+START_TEST(test_decimal_appendf_one_line)
+{
+    static const struct {
+        const char *in;
+        bool ok;
+        uint64_t v;
+    } cases[] = {
+        {"0", true, 0},
+        {"42", true, 42},
+        {"9223372036854775807", true, 9223372036854775807ULL},
+        {"9223372036854775808", false, 0},
+        {"18446744073709551615", false, 0},
+        {"00000000000000000001", false, 0}, /* 20 digits */
+        {"0000000000000000001", true, 1},   /* 19 */
+        {"", false, 0},
+        {"-1", false, 0},
+        {"+1", false, 0},
+        {" 1", false, 0},
+        {"1 ", false, 0},
+        {"1x", false, 0},
+        {"0x1", false, 0},
+    };
+    char buf[16], line[8];
+    size_t at = 0;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(cases); i++) {
+        uint64_t v = 77;
+        const char *s = cases[i].in;
+
+        ck_assert_msg(ha_decimal(s, s + strlen(s), &v) == cases[i].ok,
+                      "'%s'", s);
+        ck_assert_msg(v == (cases[i].ok ? cases[i].v : 77), "'%s'", s);
+    }
+
+    /* A line that does not fit whole is not written, and the ones
+     * before it stay. */
+    ck_assert(ha_appendf(buf, sizeof(buf), &at, "a %d\n", 1));
+    ck_assert(ha_appendf(buf, sizeof(buf), &at, "bb %s\n", "cc"));
+    ck_assert_uint_eq(at, 10);
+    ck_assert(!ha_appendf(buf, sizeof(buf), &at, "%s", "dddddd"));
+    ck_assert_uint_eq(at, 10);
+    ck_assert(ha_appendf(buf, sizeof(buf), &at, "%s", "eeeee"));
+    ck_assert_uint_eq(at, 15);
+    ck_assert_str_eq(buf, "a 1\nbb cc\neeeee");
+
+    ha_one_line("a\nb\r\nc", line, sizeof(line));
+    ck_assert_str_eq(line, "a b  c");
+    ha_one_line("0123456789", line, sizeof(line));
+    ck_assert_str_eq(line, "0123456");
+}
+END_TEST
+
+/* A small file read whole, cut to the buffer, NUL-terminated; what
+ * cannot be read says why; nothing is allocated. */
+START_TEST(test_smallfile_read)
+{
+    char dir[] = "/tmp/ha_smallfile_XXXXXX", path[64], buf[8];
+    char big[8192];
+    uint64_t *allocated = NULL, before = 0, after = 0;
+    size_t len = sizeof(allocated);
+    ssize_t n;
+    int fd;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/f", dir);
+    fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    ck_assert_int_ge(fd, 0);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), 0);
+    ck_assert_str_eq(buf, "");
+
+    fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+    ck_assert_int_eq(write(fd, "0123456789", 10), 10);
+    ck_assert_int_eq(close(fd), 0);
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), 7);
+    ck_assert_str_eq(buf, "0123456");
+    ck_assert_int_eq(ha_smallfile_read(path, buf, 1), 0);
+    ck_assert_str_eq(buf, "");
+    ck_assert_int_eq(ha_smallfile_read(path, big, sizeof(big)), 10);
+    ck_assert_str_eq(big, "0123456789");
+    ck_assert_int_eq(unlink(path), 0);
+
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, ENOENT);
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(dir, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, EISDIR);
+    ck_assert_int_eq(rmdir(dir), 0);
+
+    /* A /proc file, whole (it is made as it is read). */
+#if !defined(__SANITIZE_ADDRESS__)
+    ck_assert_int_eq(mallctl("thread.allocatedp", &allocated, &len, NULL, 0),
+                     0);
+    before = *allocated;
+#endif
+    n = ha_smallfile_read("/proc/self/status", big, sizeof(big));
+#if !defined(__SANITIZE_ADDRESS__)
+    after = *allocated;
+    ck_assert_uint_eq(after, before);
+#else
+    (void)allocated;
+    (void)before;
+    (void)after;
+    (void)len;
+#endif
+    ck_assert_int_gt(n, 0);
+    ck_assert_uint_eq(strlen(big), (size_t)n);
+    ck_assert_ptr_nonnull(strstr(big, "\nVmRSS:"));
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -1105,8 +1404,15 @@ core_suite(void)
     tc = tcase_create("worker");
     tcase_add_test(tc, test_worker_run_here_waits_for_the_running_job);
     suite_add_tcase(s, tc);
+    tc = tcase_create("dirwalk");
+    tcase_add_test(tc, test_dirwalk_numbers_only);
+    tcase_add_test(tc, test_dirwalk_many_entries);
+    tcase_add_test(tc, test_dirwalk_fds);
+    tcase_add_test(tc, test_smallfile_read);
+    suite_add_tcase(s, tc);
     tc = tcase_create("hex");
     tcase_add_test(tc, test_hex_digit_every_byte);
+    tcase_add_test(tc, test_decimal_appendf_one_line);
     suite_add_tcase(s, tc);
     tc = tcase_create("idmap");
     tcase_add_test(tc, test_idmap_put_get_grow_clear);

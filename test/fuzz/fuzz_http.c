@@ -3,7 +3,8 @@
  * Fuzz target: what the HTTP front-end parses itself (http/parse.h,
  * http/paths.h): ha_http_query_param with any parameter name over any
  * query string, ha_http_basic_parse on any Authorization value, and the
- * path table's ha_http_path_page and ha_http_path_allows on any path.
+ * path table's ha_http_path_page, ha_http_path_allows and
+ * ha_http_path_admin_only on any path.
  * Input: byte 0 picks the user buffer size and the method, byte 1 the
  * password and Allow buffer sizes; the rest is split at its first NUL
  * into A (parameter name, header value and path) and B (query string,
@@ -157,6 +158,9 @@ fuzz_path(const char *path, unsigned methods, size_t allow_len)
     FUZZ_CHECK(ok || page >= 0, "%s: no page, yet refused", path);
     FUZZ_CHECK(ok || fuzz_has_nul(allow, allow_len),
                "Allow not terminated in %zu", allow_len);
+    FUZZ_CHECK(!ha_http_path_admin_only(path) ||
+                   page == HA_HTTP_PAGE_PPROF_CMDLINE,
+               "%s: admins only, yet not the command line", path);
 }
 
 int

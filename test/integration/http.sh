@@ -182,6 +182,17 @@ curl -s -u stats:stats -o "$HA_TMP/dump.heap" "$url/pprof/heap?dump=$dump"
 pp=$(cd "$HA_TMP" && timeout 120 jeprof --text --show_bytes \
     "$HA_BUILDDIR/daemon/heapadmind" "$HA_TMP/dump.heap" 2>/dev/null)
 ha_like "... which jeprof reads with the binary" "^Total: [1-9][0-9]* B" "$pp"
+ha_is "/pprof/cmdline: the command line, for an admin" 200 \
+    "$(code "$url/pprof/cmdline" -u admin:admin)"
+ha_like "... naming heapadmind" "heapadmind" "$(tr '\0' ' ' <"$HA_TMP/b")"
+for p in /pprof/cmdline /debug/pprof/cmdline; do
+    ha_is "$p: 403 for a stats user (arguments may carry secrets)" 403 \
+        "$(code "$url$p" -u stats:stats)"
+    ha_unlike "... and no byte of the command line" "heapadmind|-c |--" \
+        "$(tr '\0' ' ' <"$HA_TMP/b")"
+done
+ha_like "... saying who may and what a stats user does instead" \
+    "admin users only.*jeprof <program>" "$(cat "$HA_TMP/b")"
 ha_is "/debug/pprof/symbol says symbols are served" "num_symbols: 1" \
     "$(curl -s -u stats:stats "$url/debug/pprof/symbol")"
 ha_is "... and refuses what is not an address" 400 \

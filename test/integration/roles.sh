@@ -66,6 +66,15 @@ ha_sql_is "stats: credential values read as NULL" \
     "SELECT ifnull(variable_value, 'NULL') FROM global_variables WHERE variable_name LIKE 'admin-%credentials'" \
     "NULL
 NULL" -ustats -pstats
+ha_sql_is "stats: ... and through runtime_global_variables alike" \
+    "SELECT ifnull(variable_value, 'NULL') FROM runtime_global_variables WHERE variable_name LIKE 'admin-%credentials'" \
+    "NULL
+NULL" -ustats -pstats
+ha_sql_is "stats: no runtime_global_variables value at all, as global_variables" \
+    "SELECT (SELECT count(variable_value) FROM runtime_global_variables) || ':' || (SELECT count(variable_value) FROM global_variables) || ':' || (SELECT count(*) > 20 FROM runtime_global_variables)" \
+    "0:0:1" -ustats -pstats
+ha_sql_is "admin: runtime_global_variables shows the values" \
+    "SELECT count(variable_value) > 20 FROM runtime_global_variables" 1
 
 # --- every user: no files ----------------------------------------------
 ha_sql_err "admin: VACUUM INTO is ERR 1227" "VACUUM INTO '$HA_TMP/v.db'" \
