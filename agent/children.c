@@ -30,9 +30,7 @@
 
 #define TRACKED_MAX 256     /* children remembered as reported */
 #define FIRST_LOOK_MS 1500  /* after a fork: it has exec'd by then */
-#define LAST_LOOK_MS HA_AGENT_FOLLOW_WAIT_MS /* after its start delay: it
-                                                serves by then, or (follow)
-                                                has given up */
+#define LAST_LOOK_MS 4000   /* after its start delay: it serves by then */
 
 /* Shells and launchers: they start the program that is served and pass
  * the agent on to it. */

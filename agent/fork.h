@@ -33,9 +33,9 @@ struct ha_agent_fork_hooks {
 
 /* HEAPADMIN_FORK=follow: how long past its start delay a fork child
  * waits for its parent to exit before it is known not to be served (a
- * daemonizing parent exits at once). children.c's last look at a child
- * comes no sooner. */
-#define HA_AGENT_FOLLOW_WAIT_MS 4000
+ * daemonizing parent exits at once, but its exit handlers can take
+ * seconds on a loaded machine; the wait costs no wake-up). */
+#define HA_AGENT_FOLLOW_WAIT_MS 30000
 
 /* In a fork child's agent thread: waits, with no timer (a pidfd the
  * kernel wakes it on; getppid() every 100 ms without one), until parent

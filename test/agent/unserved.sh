@@ -13,7 +13,7 @@
 # it closed every descriptor it inherited meanwhile (the wait's pidfd
 # among them), as a daemon does after its fork.
 
-HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-120}
+HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-240}
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 ha_require mariadb mariadb-client
@@ -48,8 +48,8 @@ ha_is "the parent is served (the agent is at work in this host)" 0 "$?"
 
 for k in "${kids[@]}"; do
     # The child's agent gives up once its start delay and the follow
-    # wait (4 s) are over; this waits for that, not for a time.
-    until_s=$((SECONDS + 30))
+    # wait (30 s) are over; this waits for that, not for a time.
+    until_s=$((SECONDS + 90))
     while [ "$SECONDS" -lt "$until_s" ] && ag_threads "$k" | grep -qx heapadmin; do
         sleep 0.2
     done
