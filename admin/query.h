@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "engine/clients.h"
 
 struct ha_authz_who;
 struct ha_vtab_conn;
@@ -22,9 +23,10 @@ struct ha_vtab_conn;
 #define HA_REPLY_FREE_BYTES (64u << 10) /* a result set this small is
                                           never checked against the
                                           output budget */
-#define HA_REPLY_STREAM_BYTES (256u << 10) /* built reply bytes that are
-                                             sent on before the next row
-                                             (struct ha_reply.drain) */
+#define HA_REPLY_STREAM_BYTES HA_CLIENTS_STREAM_BYTES /* built reply
+                                  bytes that are sent on before the next
+                                  row (struct ha_reply.drain): the
+                                  engine's per-client stream budget */
 
 struct ha_reply {
     struct ha_buf *out;      /* framed packets are appended here */

@@ -4,6 +4,7 @@
  */
 #include "engine/clients.h"
 
+#include <limits.h>
 #include <string.h>
 
 #include "core/util.h"
@@ -108,6 +109,19 @@ ha_clients_held(const struct ha_clients *reg)
         if (c->ops != NULL && c->ops->held != NULL)
             held += c->ops->held(c);
     return held;
+}
+
+long long
+ha_clients_output_left(const struct ha_clients *reg, long long max_total)
+{
+    size_t held;
+
+    if (max_total <= 0)
+        return LLONG_MAX;
+    held = ha_clients_held(reg);
+    if (held > (size_t)LLONG_MAX)
+        return LLONG_MIN;
+    return max_total - (long long)held;
 }
 
 void

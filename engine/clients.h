@@ -4,8 +4,19 @@
  * a MySQL session from its login to its close, an HTTP request from its
  * authentication to its reply. One id space (CONNECTION_ID(), KILL <id>),
  * one list (SHOW PROCESSLIST, stats_admin_sessions), one set of counters
- * (SHOW STATUS, COM_STATISTICS, /metrics), one output budget
- * (max_output_total counts every client's unsent bytes).
+ * (SHOW STATUS, COM_STATISTICS, /metrics), one output budget for
+ * both front-ends:
+ *   - per client, a reply streams: its producer (a result set's rows,
+ *     an HTTP reply read from a file or sent from memory) hands on at
+ *     most HA_CLIENTS_STREAM_BYTES beyond what the client has taken,
+ *     and waits for it; a client that takes nothing for
+ *     net_write_timeout is cut off;
+ *   - in total, max_output_total bounds the unsent bytes of every
+ *     client, counted through each client's held(): what is built whole
+ *     gets only what is left (ha_clients_output_left), or is refused
+ *     (MySQL ERR 1041, HTTP 503), never queued past it.
+ * A client stays listed until its last reply byte is written, so what
+ * it holds is counted as long as it holds it.
  *
  * A front-end embeds a struct ha_client in what it keeps per client and
  * fills in the callbacks: the registry never looks inside the owner.
@@ -21,6 +32,10 @@
 
 #include "engine/credentials.h"
 #include "vtab/sessions.h"
+
+/* Reply bytes a client may hold unsent before the producer of a streamed
+ * reply waits for it (the per-client budget of a streamed reply). */
+#define HA_CLIENTS_STREAM_BYTES (256u << 10)
 
 struct ha_client;
 
@@ -92,6 +107,13 @@ int ha_clients_kill(struct ha_clients *reg, uint32_t id, bool query_only,
 
 /* Unsent reply bytes of every client. */
 size_t ha_clients_held(const struct ha_clients *reg);
+
+/* Bytes a reply built whole may still add under max_total (the config's
+ * max_output_total; 0: no budget, LLONG_MAX returned): max_total less
+ * what every listed client holds unsent (the asking one's included);
+ * negative when they hold more already. */
+long long ha_clients_output_left(const struct ha_clients *reg,
+                                 long long max_total);
 
 void ha_clients_stats(const struct ha_clients *reg,
                       struct ha_clients_stats *out);

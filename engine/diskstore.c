@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -29,13 +30,116 @@ ha_diskstore_path(const char *datadir, char *out, size_t outlen)
     return n < 0 || (size_t)n >= outlen ? -1 : 0;
 }
 
-/* Opens the file read-write (created 0600 when create is set). */
+#define OURS                                                                \
+    "heapadmin keeps one table there, global_variables (variable_name, "    \
+    "variable_value), with no view or trigger on it; nothing in the file "  \
+    "was changed: move it aside and heapadmind makes a new one"
+
+/* Whether the file open in db is heapadmin's (or empty, a new one), read
+ * before anything is written to it: global_variables, if there, is a
+ * plain table of exactly (variable_name, variable_value), with no
+ * trigger that would turn a SAVE into something else. Other tables are
+ * left alone (ProxySQL's proxysql.db has ours among its own). Returns 0,
+ * HA_DISKSTORE_FOREIGN with err saying what is wrong and what is
+ * allowed, or -1 when the schema cannot be read (err: SQLite's). */
+static int
+check_ours(sqlite3 *db, const char *path, char *err, size_t errlen)
+{
+    static const char *const want[] = {"variable_name", "variable_value"};
+    sqlite3_stmt *st = NULL;
+    int rc, ret = 0, cols = 0;
+
+    if (sqlite3_prepare_v2(db,
+                           "SELECT type, ifnull(sql, '') FROM "
+                           "sqlite_schema WHERE tbl_name = "
+                           "'global_variables' COLLATE NOCASE AND type <> "
+                           "'index'",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto sqlerr;
+    while (ret == 0 && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *type = (const char *)sqlite3_column_text(st, 0);
+        const char *sql = (const char *)sqlite3_column_text(st, 1);
+
+        if (type == NULL || sql == NULL)
+            continue;
+        if (strcmp(type, "trigger") == 0)
+            ha_err_set(err, errlen,
+                       "%s is not heapadmin's: it has a trigger on "
+                       "global_variables; " OURS,
+                       path);
+        else if (strcmp(type, "table") != 0)
+            ha_err_set(err, errlen,
+                       "%s is not heapadmin's: its global_variables is a "
+                       "%s, not a table; " OURS,
+                       path, type);
+        else if (strncasecmp(sql, "CREATE VIRTUAL", 14) == 0)
+            ha_err_set(err, errlen,
+                       "%s is not heapadmin's: its global_variables is a "
+                       "virtual table; " OURS,
+                       path);
+        else
+            continue;
+        ret = HA_DISKSTORE_FOREIGN;
+    }
+    if (ret == 0 && rc != SQLITE_DONE)
+        goto sqlerr;
+    sqlite3_finalize(st);
+    st = NULL;
+    if (ret != 0)
+        return ret;
+    if (sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_info("
+                               "'global_variables')",
+                           -1, &st, NULL) != SQLITE_OK)
+        goto sqlerr;
+    while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+
+        /* The file's own names are never quoted: only what was
+         * expected. */
+        if (cols >= 2 || name == NULL || strcasecmp(name, want[cols]) != 0) {
+            if (cols >= 2)
+                ha_err_set(err, errlen,
+                           "%s is not heapadmin's: its global_variables has "
+                           "more than two columns; " OURS,
+                           path);
+            else
+                ha_err_set(err, errlen,
+                           "%s is not heapadmin's: its global_variables has "
+                           "other columns (column %d is not %s); " OURS,
+                           path, cols + 1, want[cols]);
+            sqlite3_finalize(st);
+            return HA_DISKSTORE_FOREIGN;
+        }
+        cols++;
+    }
+    if (rc != SQLITE_DONE)
+        goto sqlerr;
+    sqlite3_finalize(st);
+    if (cols == 1) {
+        ha_err_set(err, errlen,
+                   "%s is not heapadmin's: its global_variables has one "
+                   "column; " OURS,
+                   path);
+        return HA_DISKSTORE_FOREIGN;
+    }
+    return 0;
+sqlerr:
+    ha_err_set(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
+    sqlite3_finalize(st);
+    return -1;
+}
+
+/* Opens the file read-write (created 0600 when create is set). *why is
+ * set to 0, -1 or HA_DISKSTORE_FOREIGN (a file that is not ours, left
+ * untouched). */
 static sqlite3 *
 open_store(const char *datadir, bool create, char *path, size_t pathlen,
-           char *err, size_t errlen)
+           char *err, size_t errlen, int *why)
 {
     sqlite3 *db = NULL;
-    int rc;
+    int rc, ours;
+
+    *why = -1;
 
     if (ha_diskstore_path(datadir, path, pathlen) != 0) {
         ha_err_set(err, errlen, "%s/%s: path too long", datadir,
@@ -55,18 +159,33 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
     } else if (faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) != 0) {
         /* The effective ids (a host whose real user differs, as squid's
          * master, is judged as it opens the file). */
+        *why = 0;
         return NULL; /* nothing saved yet */
     }
     rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE |
                                         SQLITE_OPEN_NOMUTEX |
                                         SQLITE_OPEN_NOFOLLOW,
                          ha_filevfs_name());
+    if (rc == SQLITE_OK) {
+        /* The file may be anyone's: its schema is not trusted. */
+        (void)sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, NULL);
+        (void)sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0,
+                                NULL);
+    }
     /* Before the first statement: processes starting together on one
      * datadir (the agent in a host of several) open, switch to WAL and
      * create the table at once, and each must wait its turn rather than
      * fail with "database is locked" and lose its saved settings. */
     if (rc == SQLITE_OK)
         sqlite3_busy_timeout(db, 2000);
+    /* Before the first write (WAL mode is one): a file that is not ours
+     * is left as it is. */
+    if (rc == SQLITE_OK &&
+        (ours = check_ours(db, path, err, errlen)) != 0) {
+        *why = ours;
+        sqlite3_close_v2(db);
+        return NULL;
+    }
     if (rc != SQLITE_OK ||
         /* WAL: a session's statement reading disk.global_variables
          * may pause between slices; in WAL mode it never blocks a SAVE
@@ -80,6 +199,7 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
         sqlite3_close_v2(db);
         return NULL;
     }
+    *why = 0;
     return db;
 }
 
@@ -87,10 +207,12 @@ int
 ha_diskstore_init(const char *datadir, char *err, size_t errlen)
 {
     char path[PATH_MAX];
-    sqlite3 *db = open_store(datadir, true, path, sizeof(path), err, errlen);
+    int why;
+    sqlite3 *db =
+        open_store(datadir, true, path, sizeof(path), err, errlen, &why);
 
     if (db == NULL)
-        return -1;
+        return why;
     sqlite3_close_v2(db);
     return 0;
 }
@@ -117,7 +239,9 @@ ha_diskstore_save(const char *datadir, const char *prefix,
 {
     char path[PATH_MAX], like[128];
     sqlite3_stmt *del = NULL, *ins = NULL;
-    sqlite3 *db = open_store(datadir, true, path, sizeof(path), err, errlen);
+    int why;
+    sqlite3 *db =
+        open_store(datadir, true, path, sizeof(path), err, errlen, &why);
     int ret = -1;
 
     if (db == NULL)
@@ -164,11 +288,13 @@ ha_diskstore_load(const char *datadir, const char *prefix,
 {
     char path[PATH_MAX], like[128];
     sqlite3_stmt *st = NULL;
-    sqlite3 *db = open_store(datadir, false, path, sizeof(path), err, errlen);
+    int why;
+    sqlite3 *db =
+        open_store(datadir, false, path, sizeof(path), err, errlen, &why);
     int rc, ret = 0;
 
     if (db == NULL)
-        return faccessat(AT_FDCWD, path, F_OK, AT_EACCESS) == 0 ? -1 : 0;
+        return why == 0 ? 0 : -1; /* 0: nothing saved yet */
     like_pattern(prefix, like, sizeof(like));
     if (sqlite3_prepare_v2(db,
                            "SELECT variable_name, variable_value FROM "

@@ -17,8 +17,14 @@
 /* "<datadir>/heapadmin.db" into out. Returns 0, or -1 when too long. */
 int ha_diskstore_path(const char *datadir, char *out, size_t outlen);
 
-/* Creates the file (mode 0600) and its table when missing. Returns 0, or
- * -1 with err naming the file and SQLite's reason. */
+/* A file that is not heapadmin's: global_variables is a view, a virtual
+ * table, has a trigger, or other columns. Nothing in it is written. */
+#define HA_DISKSTORE_FOREIGN (-2)
+
+/* Creates the file (mode 0600) and its table when missing. Returns 0,
+ * HA_DISKSTORE_FOREIGN (err says what is wrong and what is allowed; the
+ * file is left as it was), or -1 with err naming the file and SQLite's
+ * reason. Every operation below checks the same and fails alike. */
 int ha_diskstore_init(const char *datadir, char *err, size_t errlen);
 
 /* Replaces every saved row whose name starts with prefix ("jemalloc-")

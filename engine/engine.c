@@ -293,6 +293,19 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     /* The keeper only holds the database open: no lookaside memory
      * (48 KiB per connection by default) for statements it never runs. */
     (void)sqlite3_db_config(e->keeper, SQLITE_DBCONFIG_LOOKASIDE, NULL, 0, 0);
+    /* The disk layer exists before the first session, which attaches
+     * it, and before anything runs that a refusal would leave behind. A
+     * heapadmin.db that is not ours (a view named global_variables, other
+     * columns) refuses the start, the file untouched; any other failure
+     * only means SAVE will report it. */
+    rc = ha_diskstore_init(e->datadir, why, sizeof(why));
+    if (rc == HA_DISKSTORE_FOREIGN) {
+        ha_err_set(err, errlen, "disk layer: %s", why);
+        ha_engine_free(e);
+        return NULL;
+    }
+    if (rc != 0)
+        ha_log_warn("disk layer: %s", why);
     e->worker = ha_worker_new(base, thread_init, init_arg, err, errlen);
     /* Its thread starts at the first dump: most instances never have it. */
     if (e->worker != NULL)
@@ -363,10 +376,6 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->logtimer = ha_logtimer_new(base, &e->heap);
     e->heap.window_opened = ha_logtimer_kick;
     e->heap.window_arg = e->logtimer;
-    /* The disk layer exists before the first session, which attaches
-     * it; a failure only means SAVE will report it. */
-    if (ha_diskstore_init(e->datadir, why, sizeof(why)) != 0)
-        ha_log_warn("disk layer: %s", why);
     return e;
 }
 

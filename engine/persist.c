@@ -17,6 +17,7 @@
 
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
+#include "engine/ownfiles.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -68,6 +69,46 @@ rows_add(void *arg, const char *name, const char *value)
         return -1;
     rw->n++;
     return 0;
+}
+
+/* Drops the rows of rw that no SAVE writes, each logged: actions (a
+ * jemalloc-dump_now saved by an older version would dump at every
+ * start, a purge_now purge), read-only rows and names this version does
+ * not have. what says who reads ("start-up", "LOAD ... FROM DISK"); the
+ * names dropped go to dropped ("a, b"). Returns how many. */
+static size_t
+drop_unsaveable(struct rows *rw, const char *path, const char *what,
+                char *dropped, size_t droppedlen)
+{
+    size_t kept = 0, n = 0, used = 0;
+
+    if (droppedlen > 0)
+        dropped[0] = '\0';
+    for (size_t i = 0; i < rw->n; i++) {
+        if (ha_globals_persistable(rw->names[i])) {
+            rw->names[kept] = rw->names[i];
+            rw->values[kept] = rw->values[i];
+            kept++;
+            continue;
+        }
+        ha_log_warn("%s: saved %s = '%s' in %s ignored: not a setting SAVE "
+                    "JEMALLOC VARIABLES TO DISK keeps (an action such as "
+                    "jemalloc-dump_now, a read-only row, or no such "
+                    "variable), so never applied from disk; the next SAVE "
+                    "rewrites the file without it",
+                    what, rw->names[i], rw->values[i], path);
+        if (used < droppedlen) {
+            int k = snprintf(dropped + used, droppedlen - used, "%s%s",
+                             n > 0 ? ", " : "", rw->names[i]);
+
+            used = k < 0 ? droppedlen : used + (size_t)k;
+        }
+        n++;
+        free(rw->names[i]);
+        free(rw->values[i]);
+    }
+    rw->n = kept;
+    return n;
 }
 
 /* The live jemalloc-* settings SAVE keeps, from global_variables. */
@@ -272,7 +313,8 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
                 enum ha_persist_error *why, char *msg, size_t msglen)
 {
     struct rows rw = {0};
-    char err[PATH_MAX + 512], path[PATH_MAX];
+    char err[PATH_MAX + 512], path[PATH_MAX], dropped[512];
+    size_t ignored;
     int ret = -1;
 
     *n = 0;
@@ -303,6 +345,8 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
         if (rc != 0)
             goto out;
     }
+    ignored = drop_unsaveable(&rw, path, "LOAD JEMALLOC VARIABLES FROM DISK",
+                              dropped, sizeof(dropped));
     /* All or nothing: one savepoint, so the table applies every change
      * at its end or none. */
     if (sqlite3_exec(ctx->db, "SAVEPOINT ha_load", NULL, NULL, NULL) !=
@@ -336,10 +380,18 @@ ha_persist_load(const struct ha_persist_ctx *ctx, size_t *n,
     ha_log_notice("control: %s: LOAD JEMALLOC VARIABLES FROM DISK: %zu "
                   "variables applied from %s",
                   ctx->who, rw.n, path);
-    ha_err_set(msg, msglen,
-               "%zu jemalloc variables loaded from %s and applied (memory "
-               "and runtime are one layer)",
-               rw.n, path);
+    if (ignored > 0)
+        ha_err_set(msg, msglen,
+                   "%zu jemalloc variables loaded from %s and applied (memory "
+                   "and runtime are one layer); %zu saved rows ignored, "
+                   "not settings SAVE keeps (actions, read-only or unknown): "
+                   "%s",
+                   rw.n, path, ignored, dropped);
+    else
+        ha_err_set(msg, msglen,
+                   "%zu jemalloc variables loaded from %s and applied (memory "
+                   "and runtime are one layer)",
+                   rw.n, path);
     *n = rw.n;
     ret = 0;
 out:
@@ -380,6 +432,8 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     struct ha_config copy;
     struct ha_buf text = HA_BUF_INIT;
     char why[256], path[PATH_MAX], tmp[PATH_MAX + 32], header[256];
+    char replaced[NAME_MAX + 96];
+    struct stat old;
     time_t now = time(NULL);
     char stamp[32];
     int fd, n, ret = -1;
@@ -396,12 +450,36 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    file, why, ctx->datadir);
         return -1;
     }
+    /* Never over one of the daemon's own files (engine/ownfiles.h): a
+     * key, a database, a dump or the log overwritten by a slip. */
+    if (ha_ownfiles_is_own(ctx->datadir, ctx->cfg, file, why, sizeof(why))) {
+        ha_log_warn("control: %s: SAVE CONFIG TO FILE '%s' refused: %s",
+                    ctx->who, file, why);
+        ha_err_set(msg, msglen,
+                   "SAVE CONFIG TO FILE '%s': that is %s, one of "
+                   "heapadmind's own files; give another name in the "
+                   "datadir %s (not " HA_OWNFILES_LIST "), such as "
+                   "saved.cnf",
+                   file, why, ctx->datadir);
+        return -1;
+    }
     n = snprintf(path, sizeof(path), "%s/%s", ctx->datadir, file);
     if (n < 0 || (size_t)n >= sizeof(path) ||
-        snprintf(tmp, sizeof(tmp), "%s.tmp%ld", path, (long)getpid()) >=
+        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", ctx->datadir, file) >=
             (int)sizeof(tmp)) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: name too long");
         return -1;
+    }
+    /* What it replaces, for the message and the log. */
+    if (lstat(path, &old) == 0) {
+        char when[32];
+
+        (void)ha_utc_stamp(when, sizeof(when), old.st_mtime, ' ');
+        snprintf(replaced, sizeof(replaced),
+                 "replaced the earlier %s (%lld bytes, written %s UTC)",
+                 file, (long long)old.st_size, when);
+    } else {
+        snprintf(replaced, sizeof(replaced), "a new file");
     }
     /* The config as loaded, with the settings that change at run time
      * as they are now. */
@@ -423,9 +501,10 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              "config loaded, with the live jemalloc settings)",
              stamp);
     ha_config_write(&copy, ctx->datadir, header, &text);
-    /* Passwords are in it: 0600, a fresh file, renamed into place. */
-    fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-              0600);
+    /* Passwords are in it: 0600 (mkostemp's), a fresh file beside the
+     * target, synced, renamed into place, the directory synced: a crash
+     * leaves the old file or the new one, never half of either. */
+    fd = mkostemp(tmp, O_CLOEXEC);
     if (fd < 0 || ha_buf_failed(&text) ||
         write(fd, text.data, text.len) != (ssize_t)text.len || fsync(fd) != 0) {
         int e = fd < 0 ? errno : (errno ? errno : EIO);
@@ -446,11 +525,15 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    strerror(e));
         goto out;
     }
-    ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written", ctx->who,
-                  path);
+    if ((fd = open(ctx->datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written (%s)",
+                  ctx->who, path, replaced);
     ha_err_set(msg, msglen,
-               "config written to %s; start with it: heapadmind -c %s", path,
-               path);
+               "config written to %s (%s); start with it: heapadmind -c %s",
+               path, replaced, path);
     ret = 0;
 out:
     ha_buf_free(&text);
@@ -487,6 +570,7 @@ ha_persist_apply_saved(const struct ha_persist_ctx *ctx, bool initial)
         rows_free(&rw);
         return -1;
     }
+    (void)drop_unsaveable(&rw, path, "start-up", was, sizeof(was));
     for (size_t i = 0; i < rw.n; i++) {
         current(ctx->db, rw.names[i], was, sizeof(was));
         if (strcmp(was, rw.values[i]) == 0) {

@@ -75,16 +75,18 @@ log_totals(struct totals_entry *e, const char *buf, size_t len)
 }
 
 /* The totals of the dump st describes: cached, or parsed now and kept. */
+/* r's totals for the file identity st: kept, or read now (a dump from
+ * fd when it is not -1: the descriptor st describes, read from 0). */
 static void
 totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
-          const struct stat *st)
+          const struct stat *st, int fd)
 {
     struct totals_entry *e = NULL;
     struct ha_heapv2 p;
     struct stat rst;
     char *buf, err[256];
     size_t len;
-    int fd;
+    int own = -1;
 
     for (size_t i = 0; i < t->n; i++)
         if (strcmp(t->e[i].name, r->name) == 0) {
@@ -122,9 +124,11 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
         log_totals(e, buf, len);
         free(buf);
     } else if (!r->d.log &&
-               (fd = ha_dumpfile_open(dir, r->name, HA_DUMPFILE_DUMP, &rst,
-                                      err, sizeof(err))) >= 0) {
-        if (ha_heapv2_parse_fd(fd, (uint64_t)rst.st_size, &p, err,
+               (fd >= 0 ||
+                (fd = own = ha_dumpfile_open(dir, r->name, HA_DUMPFILE_DUMP,
+                                             &rst, err, sizeof(err))) >= 0)) {
+        if (lseek(fd, 0, SEEK_SET) == 0 &&
+            ha_heapv2_parse_fd(fd, (uint64_t)st->st_size, &p, err,
                                sizeof(err)) == 0) {
             e->ok = true;
             e->period = (long long)p.period;
@@ -135,7 +139,8 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
             e->alloc_objects = (long long)(p.scaled_accum_objs + 0.5);
             ha_heapv2_free(&p);
         }
-        close(fd);
+        if (own >= 0)
+            close(own);
     }
 found:
     e->seen = t->scan;
@@ -162,6 +167,21 @@ totals_trim(struct ha_dump_totals *t)
         t->e[out++] = t->e[i];
     }
     t->n = out;
+}
+
+bool
+ha_dump_totals_parses(struct ha_heap *heap, const char *name, int fd,
+                      const struct stat *st)
+{
+    struct ha_dump_entry r;
+
+    if (heap->dump_totals == NULL &&
+        (heap->dump_totals = calloc(1, sizeof(*heap->dump_totals))) == NULL)
+        return false;
+    memset(&r, 0, sizeof(r));
+    r.name = (char *)name; /* a dump's, by the caller's file rule */
+    totals_of(heap->dump_totals, heap->datadir, &r, st, fd);
+    return r.has_totals;
 }
 
 void
@@ -318,7 +338,7 @@ list_run(void *arg)
         if (j->what & HA_DUMPS_TIME)
             r.taken_ns = taken_ns(dir, r.name, r.mtime_ns);
         if ((j->what & HA_DUMPS_TOTALS) && t != NULL)
-            totals_of(t, dir, &r, &st);
+            totals_of(t, dir, &r, &st, -1);
         if (j->what & HA_DUMPS_REPORT) {
             r.report = ha_heap_buildid_report(dir, r.name);
             r.has_report = true;

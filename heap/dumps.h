@@ -75,6 +75,14 @@ int ha_dumps_list(struct ha_heap *heap, unsigned what,
 
 void ha_dump_list_free(struct ha_dump_list *l);
 
+/* Whether dump name, open on fd (fstat in *st), parses as a heap
+ * profile: the verdict kept for that file identity (by a listing's
+ * totals, or an earlier call), or the file parsed now from its start and
+ * the verdict kept. Worker thread (the totals are its own). */
+struct stat;
+bool ha_dump_totals_parses(struct ha_heap *heap, const char *name, int fd,
+                           const struct stat *st);
+
 /* Frees the totals kept by listings (ha_heap_caches_free). NULL-tolerant. */
 void ha_dump_totals_free(struct ha_dump_totals *t);
 

@@ -168,11 +168,8 @@ void ha_heap_profile_put(struct ha_heap_profile *pr);
 int ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
                         char *err, size_t errlen);
 
-/* The raw text of dump name, for serving as it is (jeprof's format):
- * the file rule applies and the text must parse as a heap profile, off
- * the loop. *buf malloc'd. Returns 0, HA_HEAP_ERROR or HA_HEAP_STOPPED. */
-int ha_heap_dump_text(struct ha_heap *heap, const char *name, char **buf,
-                      size_t *len, char *err, size_t errlen);
+/* A dump's raw text, for serving as it is: heap/dumptext.h (in pieces,
+ * never whole). */
 
 /* The per-module figures of pr (ha_agg_modules), built once (off the
  * loop) and kept with it. Returns 0 with *out set, HA_HEAP_ERROR (err

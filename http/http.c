@@ -31,6 +31,13 @@
  *     only when every connection is being answered is it refused;
  *   - one address holds at most http_max_per_peer connections, its own
  *     oldest waiting one evicted first.
+ * Replies keep to the engine's output budget (request.h): while one is
+ * being answered a connection has no read or write timeout of evhttp's
+ * (a long download is not idle); its deadline checks instead that the
+ * client takes reply bytes: one that takes none for net_write_timeout
+ * is cut off, as on the MySQL port. Its output's drain wakes a streamed
+ * reply's task once the client took half a window.
+ *
  * A credential from an address whose logins failed too often waits as
  * long as the engine's throttle says before it is checked (the MySQL
  * port's rule: a few checks a second per address, however many
@@ -106,6 +113,8 @@ struct http_conn {
     bool authed;               /* has delivered an authenticated request */
     int64_t blocked_ms;        /* the throttle's wait at admission, > 0:
                                   refused with 429 */
+    int64_t progress_ms;       /* ha_clock_ms() when the client last took
+                                  reply bytes, or output started */
     struct ha_peer peer;       /* the kernel's, once admitted */
     bool agent_socket;         /* came through the agent socket */
     struct ha_http_req *cur;   /* the request being answered, or NULL */
@@ -130,11 +139,14 @@ struct ha_http {
     struct event *refused_say; /* says how many, once the window ends */
     char agent_path[108];      /* the agent socket's file, or "" */
     struct ha_accept_guard guard; /* accept() failures, once per burst */
+    struct ha_lograte cut_log; /* clients cut off for not reading */
 };
 
 static void conn_shutdown(struct http_conn *c);
 static void input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
                      void *arg);
+static void output_cb(struct evbuffer *buf,
+                      const struct evbuffer_cb_info *info, void *arg);
 static void req_free(struct ha_http_req *hr);
 
 /* ------------------------------------------------------------------
@@ -164,6 +176,7 @@ conn_let_go(struct http_conn *c)
     if (c->bev == NULL)
         return;
     evbuffer_remove_cb(bufferevent_get_input(c->bev), input_cb, c);
+    evbuffer_remove_cb(bufferevent_get_output(c->bev), output_cb, c);
     bufferevent_decref(c->bev);
     c->bev = NULL;
     c->gone = true;
@@ -210,13 +223,38 @@ arm(struct http_conn *c, int seconds)
 }
 
 static void
+arm_ms(struct http_conn *c, int64_t ms)
+{
+    struct timeval tv = {(time_t)(ms / 1000), (suseconds_t)(ms % 1000 * 1000)};
+
+    evtimer_add(c->deadline, &tv);
+}
+
+/* evhttp's socket timeouts: http_timeout between requests; none while
+ * one is answered (a long reply to a reader is not idle: the deadline
+ * watches that the client takes bytes). */
+static void
+socket_timeouts(struct http_conn *c, bool answering)
+{
+    struct timeval tv = {c->h->cfg->http_timeout, 0};
+
+    if (conn_alive(c))
+        bufferevent_set_timeouts(c->bev, answering ? NULL : &tv,
+                                 answering ? NULL : &tv);
+}
+
+static void
 set_phase(struct http_conn *c, enum conn_phase phase)
 {
+    enum conn_phase was = c->phase;
+
     c->phase = phase;
     if (c->gone) {
         arm(c, 0); /* its release, at the next loop turn */
         return;
     }
+    if ((was == PHASE_BUSY) != (phase == PHASE_BUSY))
+        socket_timeouts(c, phase == PHASE_BUSY);
     switch (phase) {
     case PHASE_NEW:
     case PHASE_READING:
@@ -226,7 +264,9 @@ set_phase(struct http_conn *c, enum conn_phase phase)
         arm(c, c->h->cfg->http_timeout);
         break;
     default:
-        evtimer_del(c->deadline);
+        /* Answering: the client must take what it is sent. */
+        c->progress_ms = ha_clock_ms();
+        arm(c, c->h->cfg->net_write_timeout);
         break;
     }
 }
@@ -276,6 +316,62 @@ conn_shutdown_after_429(struct http_conn *c)
     conn_shutdown(c);
 }
 
+/* The reply bytes c holds unsent. */
+static size_t
+conn_unsent(const struct http_conn *c)
+{
+    return conn_alive(c) ? evbuffer_get_length(bufferevent_get_output(c->bev))
+                         : 0;
+}
+
+/* While a request is answered: true when its client took reply bytes
+ * within net_write_timeout, or has none waiting (the deadline is then
+ * armed again); false when it is to be cut off. */
+static bool
+client_takes(struct http_conn *c)
+{
+    int64_t limit = (int64_t)c->h->cfg->net_write_timeout * 1000;
+    int64_t idle = ha_clock_ms() - c->progress_ms;
+
+    if (conn_unsent(c) == 0) {
+        c->progress_ms = ha_clock_ms();
+        arm_ms(c, limit);
+        return true;
+    }
+    if (idle < limit) {
+        arm_ms(c, limit - idle);
+        return true;
+    }
+    return false;
+}
+
+/* Cuts off a client that took no reply bytes for net_write_timeout: its
+ * unsent bytes go with the connection. Logged within a budget (a crowd
+ * of them costs a few lines). */
+static void
+cut_off(struct http_conn *c)
+{
+    struct ha_http *h = c->h;
+    uint64_t flushed = 0;
+    char info[160];
+
+    if (ha_lograte_take(&h->cut_log, ha_clock_ms(), &flushed)) {
+        if (flushed > 0)
+            ha_log_warn("http: %llu more clients cut off for taking no "
+                        "reply bytes (net_write_timeout; not logged one by "
+                        "one)",
+                        (unsigned long long)flushed);
+        ha_log_warn("http: %s: %s: the client took no reply bytes for %d s "
+                    "(net_write_timeout); closing, %zu bytes unsent",
+                    c->peer.name,
+                    c->cur != NULL
+                        ? ha_http_printable(c->cur->info, info, sizeof(info))
+                        : "a reply",
+                    h->cfg->net_write_timeout, conn_unsent(c));
+    }
+    conn_shutdown(c);
+}
+
 static void
 deadline_cb(evutil_socket_t fd, short what, void *arg)
 {
@@ -285,6 +381,11 @@ deadline_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (!conn_alive(c) && c->cur == NULL) {
         conn_release(c->h, c);
+        return;
+    }
+    if (c->phase == PHASE_BUSY && !c->closing) {
+        if (!client_takes(c))
+            cut_off(c);
         return;
     }
     if (c->phase == PHASE_NEW || c->phase == PHASE_READING)
@@ -305,6 +406,22 @@ input_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
     (void)buf;
     if (info->n_added > 0 && c->phase == PHASE_IDLE)
         set_phase(c, PHASE_READING);
+}
+
+/* Reply bytes left (the client took some) or started to wait: progress
+ * for the write deadline; a streamed reply waiting for room goes on once
+ * half its window is free. */
+static void
+output_cb(struct evbuffer *buf, const struct evbuffer_cb_info *info,
+          void *arg)
+{
+    struct http_conn *c = arg;
+
+    if (info->n_deleted > 0 || info->orig_size == 0)
+        c->progress_ms = ha_clock_ms();
+    if (info->n_deleted > 0 && c->cur != NULL && c->cur->stream_waiting &&
+        evbuffer_get_length(buf) <= HA_CLIENTS_STREAM_BYTES / 2)
+        ha_task_wake(&c->cur->task);
 }
 
 /* Whether c may be closed to make room: it holds nothing a logged-in
@@ -479,6 +596,7 @@ refuse:
 }
 
 static void evcon_closed(struct evhttp_connection *evcon, void *arg);
+static void req_finish(struct ha_http_req *hr);
 
 /* evhttp's connection for c: the argument of the event callback evhttp
  * set on its bufferevent. */
@@ -561,6 +679,7 @@ new_bev(struct event_base *base, void *arg)
     }
     bufferevent_incref(c->bev);
     evbuffer_add_cb(bufferevent_get_input(c->bev), input_cb, c);
+    evbuffer_add_cb(bufferevent_get_output(c->bev), output_cb, c);
     c->next = h->conns;
     if (h->conns != NULL)
         h->conns->prev = c;
@@ -601,6 +720,11 @@ evcon_closed(struct evhttp_connection *evcon, void *arg)
     arm(c, 0);
     if (c->cur == NULL)
         return;
+    if (c->cur->sending) {
+        /* Its reply was being written: nothing of it is held now. */
+        req_finish(c->cur);
+        return;
+    }
     c->cur->req = NULL;
     /* Its task ends at its next check; req_done releases c. */
     ha_task_kill(&c->cur->task);
@@ -622,7 +746,9 @@ req_row(const struct ha_client *cl, time_t now, struct ha_sessions_row *r)
     r->db = NULL;
     r->command = "HTTP";
     r->time = now > hr->since ? (int64_t)(now - hr->since) : 0;
-    r->state = "executing";
+    /* MySQL's name for a reply the client has yet to take. */
+    r->state = hr->sending || hr->streaming ? "Sending to client"
+                                            : "executing";
     r->info = hr->info;
 }
 
@@ -631,6 +757,13 @@ req_kill(struct ha_client *cl, bool query_only)
 {
     struct ha_http_req *hr = HA_CONTAINER_OF(cl, struct ha_http_req, client);
 
+    if (hr->sending) {
+        /* Its task is done: what is left is the client's to take, and
+         * stopping that is closing the connection. */
+        if (hr->conn != NULL)
+            conn_shutdown(hr->conn);
+        return;
+    }
     if (!query_only)
         hr->close_after = true;
     ha_task_kill(&hr->task);
@@ -664,14 +797,54 @@ req_free(struct ha_http_req *hr)
     free(hr);
 }
 
-/* The request's task ended (at once or after pauses). */
+/* The request is over: its reply written, or its connection gone. */
+static void
+req_finish(struct ha_http_req *hr)
+{
+    struct http_conn *c = hr->conn;
+
+    ha_clients_remove(ha_engine_clients(hr->engine), &hr->client);
+    if (c != NULL) {
+        c->cur = NULL;
+        if (!conn_alive(c))
+            arm(c, 0); /* evhttp freed it: released at the next turn */
+        else if (c->closing)
+            ; /* shut down already: evhttp frees it */
+        else if (!hr->answered || hr->stream_broken)
+            conn_shutdown(c); /* nothing, or not all, could be sent */
+        else
+            /* After a reply with "Connection: close" (KILL), evhttp
+             * closes it itself once the reply is written. */
+            set_phase(c, PHASE_IDLE);
+    }
+    req_free(hr);
+}
+
+/* evhttp wrote a reply whole (its on_complete callback; arg: the
+ * connection). */
+static void
+req_sent(struct evhttp_request *req, void *arg)
+{
+    struct http_conn *c = arg;
+    struct ha_http_req *hr = c->cur;
+
+    (void)req;
+    if (hr == NULL)
+        return; /* a refusal's, answered without a task */
+    hr->sent = true;
+    if (hr->sending)
+        req_finish(hr);
+}
+
+/* The request's task ended (at once or after pauses). Its reply stays
+ * counted, and the request listed, until it is written. */
 static void
 req_done(void *arg)
 {
     struct ha_http_req *hr = arg;
     struct http_conn *c = hr->conn;
-    struct ha_http *h = c != NULL ? c->h : NULL;
 
+    ha_http_req_stream_end(hr);
     if (hr->req != NULL && !hr->answered) {
         if (ha_task_stopped(&hr->task) != HA_TASK_GO)
             ha_http_req_stopped(hr);
@@ -679,21 +852,12 @@ req_done(void *arg)
             ha_http_req_text(hr, 500, "Internal Server Error",
                              "no reply was made\n");
     }
-    ha_clients_remove(ha_engine_clients(hr->engine), &hr->client);
-    if (c != NULL) {
-        c->cur = NULL;
-        if (!conn_alive(c))
-            conn_release(h, c);
-        else if (c->closing)
-            ; /* shut down already: evhttp frees it */
-        else if (!hr->answered)
-            conn_shutdown(c); /* nothing could be sent */
-        else
-            /* After a reply with "Connection: close" (KILL), evhttp
-             * closes it itself once the reply is written. */
-            set_phase(c, PHASE_IDLE);
+    if (c != NULL && hr->answered && !hr->sent && !hr->stream_broken &&
+        conn_alive(c) && !c->closing) {
+        hr->sending = true;
+        return; /* req_sent or evcon_closed finishes it */
     }
-    req_free(hr);
+    req_finish(hr);
 }
 
 static void
@@ -1037,6 +1201,7 @@ on_request(struct evhttp_request *req, void *arg)
         hr->body.len = len;
     }
     c->cur = hr;
+    evhttp_request_set_on_complete_cb(req, req_sent, c);
     dispatch(h, c, hr);
 }
 
@@ -1254,6 +1419,8 @@ ha_http_free(struct ha_http *h)
         if (ha_task_busy(&hr->task)) {
             ha_task_abort(&hr->task);
             req_done(hr);
+        } else if (hr->sending) {
+            req_finish(hr);
         }
     }
     /* The agent socket's file goes with it (a fork child that never

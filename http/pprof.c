@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "prof/maps.h"
@@ -20,9 +21,13 @@
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
+#include "heap/dumptext.h"
 #include "heap/profiles.h"
 
 #define SYMBOL_MAX_ADDRS 200000 /* addresses one symbol request may ask */
+#define DUMP_TEXT_PIECE (64u << 10) /* bytes of a dump's text read at a
+                                       time: a streamed reply holds its
+                                       window plus one piece */
 
 /* Reads a /proc file whole (its size is not known in advance). */
 static int
@@ -343,6 +348,42 @@ out:
     ha_heap_profile_put(pr);
 }
 
+/* A dump's text as written (checked to parse), streamed from the file a
+ * window at a time: the reply holds one piece, never the dump, and a
+ * client that stops reading pauses it (request.h). */
+static void
+serve_dump_text(struct ha_http_req *hr, const char *dump)
+{
+    struct ha_dump_text *t;
+    unsigned long long size, off = 0;
+    char err[1024];
+    int rc = ha_dump_text_open(ha_engine_heap(hr->engine), dump, &t, &size,
+                               err, sizeof(err));
+
+    if (rc != 0) {
+        reply_failure(hr, rc, err);
+        return;
+    }
+    rc = ha_http_req_stream_start(hr, "text/plain; charset=utf-8", size);
+    while (rc == 0 && off < size) {
+        char *piece;
+        size_t len;
+
+        rc = ha_dump_text_read(t, off, DUMP_TEXT_PIECE, &piece, &len, err,
+                               sizeof(err));
+        if (rc == HA_HEAP_ERROR)
+            ha_log_warn("http: %s: %s; the reply is cut short", hr->peer,
+                        err);
+        if (rc != 0)
+            break;
+        rc = ha_http_req_stream_give(hr, piece, len);
+        off += len;
+    }
+    ha_http_req_stream_end(hr); /* short of its length: the connection
+                                   closes */
+    ha_dump_text_close(t);
+}
+
 /* jemalloc's text, as written (a dump's, checked to parse), or a fresh
  * one of this process. */
 static void
@@ -353,9 +394,11 @@ serve_text(struct ha_http_req *hr, const char *dump)
     size_t len = 0;
     int rc;
 
-    rc = dump != NULL
-             ? ha_heap_dump_text(heap, dump, &text, &len, err, sizeof(err))
-             : ha_heap_live_text(heap, &text, &len, err, sizeof(err));
+    if (dump != NULL) {
+        serve_dump_text(hr, dump);
+        return;
+    }
+    rc = ha_heap_live_text(heap, &text, &len, err, sizeof(err));
     if (rc != 0) {
         reply_failure(hr, rc, err);
         return;

@@ -5,7 +5,9 @@
 #include "http/request.h"
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,10 @@
 #include "core/util.h"
 #include "http/parse.h"
 #include "prof/dumpfile.h"
+
+/* Bytes copied into one evbuffer chain of a streamed body: a 64 KiB
+ * chain less evbuffer's header. */
+#define STREAM_PIECE (65536u - 256u)
 
 int
 ha_http_req_param(const struct ha_http_req *hr, const char *name,
@@ -58,14 +64,40 @@ reply_send(struct ha_http_req *hr, int code, const char *reason,
     hr->answered = true;
 }
 
+/* An error text as one line: every control byte but a final newline
+ * written as \xNN (http/parse.h), so that a parameter quoted in it
+ * ("?dump=x%0d%0aX-Injected:%201") carries no CR/LF into what shows
+ * it. Returns a malloc'd string, or NULL. */
+static char *
+one_line(const char *text)
+{
+    size_t len = strlen(text), cap = 4 * len + 2;
+    bool nl = len > 0 && text[len - 1] == '\n';
+    char *copy = strndup(text, nl ? len - 1 : len), *out = malloc(cap);
+
+    if (copy == NULL || out == NULL) {
+        free(copy);
+        free(out);
+        return NULL;
+    }
+    ha_http_printable(copy, out, cap - 1);
+    free(copy);
+    if (nl)
+        strcat(out, "\n");
+    return out;
+}
+
 void
 ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
                  const char *text)
 {
     struct evbuffer *b;
+    char *line = NULL;
 
     if (hr->req == NULL)
         return;
+    if (code >= 400 && (line = one_line(text)) != NULL)
+        text = line;
     b = evbuffer_new();
     ha_http_req_add_header(hr, "Content-Type", "text/plain; charset=utf-8");
     if (b != NULL)
@@ -73,6 +105,171 @@ ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
     reply_send(hr, code, reason, b);
     if (b != NULL)
         evbuffer_free(b);
+    free(line);
+}
+
+/* The reply bytes hr's connection holds unsent, or 0 once it is gone. */
+static size_t
+unsent(const struct ha_http_req *hr)
+{
+    struct evhttp_connection *evcon =
+        hr->req != NULL ? evhttp_request_get_connection(hr->req) : NULL;
+    struct bufferevent *bev =
+        evcon != NULL ? evhttp_connection_get_bufferevent(evcon) : NULL;
+
+    return bev != NULL ? evbuffer_get_length(bufferevent_get_output(bev))
+                       : 0;
+}
+
+/* Whether hr's task can pause here to wait for its client. */
+static bool
+can_wait(struct ha_http_req *hr)
+{
+    return hr->task.fiber != NULL && ha_task_current() == &hr->task;
+}
+
+int
+ha_http_req_stream_start(struct ha_http_req *hr, const char *content_type,
+                         unsigned long long len)
+{
+    char n[32];
+
+    if (hr->req == NULL)
+        return -1;
+    snprintf(n, sizeof(n), "%llu", len);
+    ha_http_req_add_header(hr, "Content-Type", content_type);
+    ha_http_req_add_header(hr, "Content-Length", n);
+    if (hr->close_after)
+        ha_http_req_add_header(hr, "Connection", "close");
+    evhttp_send_reply_start(hr->req, 200, "OK");
+    hr->answered = true;
+    hr->streaming = true;
+    hr->stream_left = len;
+    /* The reply is built: what is left is the client's to take, bounded
+     * by net_write_timeout (http.c), not max_execution_time. */
+    ha_task_set_deadline(&hr->task, 0);
+    if (hr->method == EVHTTP_REQ_HEAD) {
+        hr->stream_left = 0;
+        return 1;
+    }
+    return 0;
+}
+
+static void
+free_piece(const void *data, size_t len, void *arg)
+{
+    (void)len;
+    (void)arg;
+    free((void *)data);
+}
+
+/* Queues b (len bytes) as the stream's next piece and waits, the task
+ * paused, while more than the window is unsent. Frees b. */
+static int
+stream_queue(struct ha_http_req *hr, struct evbuffer *b, size_t len)
+{
+    evhttp_send_reply_chunk(hr->req, b);
+    evbuffer_free(b);
+    hr->stream_left -= len;
+    /* The per-client budget: a window unsent, then wait for the client
+     * (http.c wakes the task as its output drains). */
+    while (hr->req != NULL && unsent(hr) > HA_CLIENTS_STREAM_BYTES &&
+           can_wait(hr) && ha_task_stopped(&hr->task) == HA_TASK_GO) {
+        hr->stream_waiting = true;
+        ha_task_wait(&hr->task);
+        hr->stream_waiting = false;
+    }
+    return hr->req != NULL && ha_task_stopped(&hr->task) == HA_TASK_GO
+               ? 0
+               : -1;
+}
+
+/* Whether len more bytes may go out on hr's stream now. */
+static bool
+stream_open(struct ha_http_req *hr, size_t len)
+{
+    if (!hr->streaming || hr->req == NULL ||
+        ha_task_stopped(&hr->task) != HA_TASK_GO)
+        return false;
+    if (len > hr->stream_left) {
+        hr->stream_broken = true;
+        return false;
+    }
+    return true;
+}
+
+int
+ha_http_req_stream_write(struct ha_http_req *hr, const void *data,
+                         size_t len)
+{
+    struct evbuffer *b;
+
+    if (!stream_open(hr, len))
+        return -1;
+    if (len == 0)
+        return 0;
+    /* Copied in pieces that fill evbuffer's power-of-two chains, so the
+     * window costs its size in memory, not twice it. */
+    if ((b = evbuffer_new()) == NULL)
+        goto fail;
+    for (size_t off = 0; off < len;) {
+        size_t n = len - off < STREAM_PIECE ? len - off : STREAM_PIECE;
+
+        if (evbuffer_add(b, (const char *)data + off, n) != 0)
+            goto fail;
+        off += n;
+    }
+    return stream_queue(hr, b, len);
+fail:
+    if (b != NULL)
+        evbuffer_free(b);
+    hr->stream_broken = true;
+    return -1;
+}
+
+int
+ha_http_req_stream_give(struct ha_http_req *hr, void *data, size_t len)
+{
+    struct evbuffer *b;
+
+    if (!stream_open(hr, len)) {
+        free(data);
+        return -1;
+    }
+    if (len == 0) {
+        free(data);
+        return 0;
+    }
+    if ((b = evbuffer_new()) == NULL ||
+        evbuffer_add_reference(b, data, len, free_piece, NULL) != 0) {
+        if (b != NULL)
+            evbuffer_free(b);
+        free(data);
+        hr->stream_broken = true;
+        return -1;
+    }
+    return stream_queue(hr, b, len);
+}
+
+void
+ha_http_req_stream_end(struct ha_http_req *hr)
+{
+    struct evhttp_request *req = hr->req;
+
+    if (!hr->streaming)
+        return;
+    hr->streaming = false;
+    if (req == NULL)
+        return;
+    if (hr->stream_left != 0) {
+        /* Short of its Content-Length: never end it as if whole. The
+         * request stays evhttp's until the connection closes. */
+        hr->stream_broken = true;
+        hr->req = NULL;
+        return;
+    }
+    hr->req = NULL;
+    evhttp_send_reply_end(req); /* may call the reply's completion now */
 }
 
 void
@@ -81,12 +278,29 @@ ha_http_req_body(struct ha_http_req *hr, const char *content_type,
 {
     const struct ha_config *cfg = ha_engine_config(hr->engine);
     struct evbuffer *b;
+    long long left;
 
     if (hr->req == NULL)
         return;
-    if (cfg->max_output_total > 0 &&
-        len + ha_clients_held(ha_engine_clients(hr->engine)) >
-            (unsigned long long)cfg->max_output_total) {
+    if (len > HA_CLIENTS_STREAM_BYTES && can_wait(hr)) {
+        const char *p = body;
+
+        if (ha_http_req_stream_start(hr, content_type, len) == 0)
+            for (size_t off = 0; off < len;) {
+                size_t n = len - off < HA_CLIENTS_STREAM_BYTES
+                               ? len - off
+                               : HA_CLIENTS_STREAM_BYTES;
+
+                if (ha_http_req_stream_write(hr, p + off, n) != 0)
+                    break;
+                off += n;
+            }
+        ha_http_req_stream_end(hr);
+        return;
+    }
+    left = ha_clients_output_left(ha_engine_clients(hr->engine),
+                                  cfg->max_output_total);
+    if (left < 0 || (unsigned long long)len > (unsigned long long)left) {
         char msg[256];
 
         snprintf(msg, sizeof(msg),

@@ -8,6 +8,16 @@
  * stops on KILL. The client may go away meanwhile: every reply function
  * here is then a no-op, and ha_http_req_gone() says so.
  *
+ * Replies keep to the engine's output budget (engine/clients.h), as a
+ * MySQL result set does: a body over HA_CLIENTS_STREAM_BYTES streams
+ * (ha_http_req_stream_*: the task hands on a window and waits until the
+ * client has taken it, so a client that stops reading holds a window,
+ * never the reply); a smaller one built whole gets what
+ * max_output_total leaves, or 503. The request stays in the engine's
+ * registry (PROCESSLIST state "Sending to client") until its last byte
+ * is written; a client that takes nothing for net_write_timeout is cut
+ * off (http.c).
+ *
  * Loop thread only (handlers run on the loop's thread, on a fiber).
  */
 #ifndef HA_HTTP_REQUEST_H
@@ -47,6 +57,19 @@ struct ha_http_req {
     time_t since;
     bool answered;                  /* a reply went out (or was meant to) */
     bool close_after;               /* KILL: close the connection too */
+
+    /* Sending (the engine's output budget, engine/clients.h) */
+    bool streaming;                 /* a reply started: its body goes out
+                                       a window at a time */
+    bool stream_waiting;            /* ... the task waits for the client
+                                       to take some (http.c wakes it) */
+    bool stream_broken;             /* ... it ended short of its
+                                       Content-Length: the connection
+                                       must close */
+    unsigned long long stream_left; /* ... body bytes still announced */
+    bool sending;                   /* the task ended, its reply is still
+                                       being written: listed until then */
+    bool sent;                      /* evhttp wrote the whole reply */
     void (*gone_hook)(struct ha_http_req *hr); /* the front-end's */
     void *conn;                     /* the front-end's connection */
 };
@@ -70,11 +93,39 @@ void ha_http_req_add_header(struct ha_http_req *hr, const char *name,
 void ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
                       const char *text);
 
-/* Replies 200 with body[0..len) as content_type. The engine's output
- * budget (max_output_total, shared with every MySQL session's unsent
- * replies) bounds it: over it, 503 saying so. */
+/* Replies 200 with body[0..len) as content_type. Over
+ * HA_CLIENTS_STREAM_BYTES (and on the request's task) it streams, a
+ * window at a time, the task waiting for the client; else it is queued
+ * whole within the engine's output budget (max_output_total, shared with
+ * every MySQL session's unsent replies): over it, 503 saying so. body
+ * is copied; the caller keeps it. */
 void ha_http_req_body(struct ha_http_req *hr, const char *content_type,
                       const void *body, size_t len);
+
+/* Starts a streamed 200 reply of len body bytes (Content-Length) as
+ * content_type. Sending is not executing: max_execution_time no longer
+ * applies, net_write_timeout does. Returns 0 when the body is to follow,
+ * 1 when none is wanted (HEAD: call ha_http_req_stream_end at once),
+ * -1 when the client is gone. */
+int ha_http_req_stream_start(struct ha_http_req *hr, const char *content_type,
+                             unsigned long long len);
+
+/* Queues data[0..len) of a streamed body (copied) and waits, the task
+ * paused, while more than HA_CLIENTS_STREAM_BYTES of the reply are
+ * unsent. Returns 0, or -1 when the caller must stop: the client went
+ * away or was cut off, the task was stopped (KILL, shutdown), or len is
+ * more than was announced. */
+int ha_http_req_stream_write(struct ha_http_req *hr, const void *data,
+                             size_t len);
+
+/* The same for data (malloc'd, len bytes) handed over: queued as it is,
+ * freed once sent (or at once on failure). */
+int ha_http_req_stream_give(struct ha_http_req *hr, void *data, size_t len);
+
+/* Ends a streamed reply. One that got fewer bytes than it announced
+ * closes the connection (the client sees a short body, never a whole
+ * one). */
+void ha_http_req_stream_end(struct ha_http_req *hr);
 
 /* Whether name (a dump= or base= parameter; NULL passes) is one the
  * datadir's file rule refuses (prof/dumpfile.h): the client's mistake,

@@ -342,8 +342,9 @@ START_TEST(test_api_agent_socket_and_own_memory)
     host = metric((const char *)rep.body.data,
                   "heapadmin_jemalloc_allocated_bytes");
     own = metric((const char *)rep.body.data, "heapadmin_self_allocated_bytes");
-#if !defined(__SANITIZE_ADDRESS__)
-    /* (Under ASan, ASan's allocator serves malloc: no jemalloc figures.) */
+#if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    /* (Under ASan or TSan, the sanitizer's allocator serves malloc: no
+     * jemalloc figures.) */
     ck_assert(mallctl("epoch", NULL, NULL, &epoch, sizeof(epoch)) == 0);
     ck_assert(mallctl("stats.allocated", &total, &len, NULL, 0) == 0);
     ck_assert_msg(own > 0 && host >= 8 << 20, "own %f host %f", own, host);

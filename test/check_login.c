@@ -7,6 +7,7 @@
  * socket are local; nothing else is.
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@
 #include "check_main.h"
 
 #include "engine/accounts.h"
+#include "engine/clients.h"
 #include "engine/credentials.h"
 #include "engine/login.h"
 #include "engine/peer.h"
@@ -520,6 +522,54 @@ START_TEST(test_throttle_report)
 }
 END_TEST
 
+/* The engine's one output budget (engine/clients.h): what every listed
+ * client holds unsent, whichever front-end it came through, is taken off
+ * max_output_total; a client that went is no longer counted. */
+struct held_client {
+    struct ha_client c;
+    size_t bytes;
+};
+
+static size_t
+fake_held(const struct ha_client *c)
+{
+    return ((const struct held_client *)c)->bytes;
+}
+
+static const struct ha_client_ops held_ops = {.held = fake_held};
+static const struct ha_client_ops no_held_ops = {.held = NULL};
+
+START_TEST(test_output_budget)
+{
+    struct ha_clients reg;
+    struct held_client a = {.bytes = 300}, b = {.bytes = 200},
+                       idle = {.bytes = 999};
+
+    ha_clients_init(&reg);
+    a.c.ops = &held_ops;
+    b.c.ops = &held_ops;
+    idle.c.ops = &no_held_ops;
+    a.c.id = ha_clients_next_id(&reg);
+    ha_clients_add(&reg, &a.c);
+    b.c.id = ha_clients_next_id(&reg);
+    ha_clients_add(&reg, &b.c);
+    idle.c.id = ha_clients_next_id(&reg);
+    ha_clients_add(&reg, &idle.c);
+    ck_assert_uint_eq(ha_clients_held(&reg), 500);
+    ck_assert(ha_clients_output_left(&reg, 0) == LLONG_MAX);
+    ck_assert_int_eq(ha_clients_output_left(&reg, 1000), 500);
+    ck_assert_int_eq(ha_clients_output_left(&reg, 400), -100);
+    /* A streamed reply's window, then the client goes. */
+    a.bytes = HA_CLIENTS_STREAM_BYTES;
+    ck_assert_int_eq(ha_clients_output_left(&reg, 1 << 20),
+                     (1 << 20) - (long long)HA_CLIENTS_STREAM_BYTES - 200);
+    ha_clients_remove(&reg, &a.c);
+    ck_assert_int_eq(ha_clients_output_left(&reg, 1000), 800);
+    ha_clients_remove(&reg, &b.c);
+    ha_clients_remove(&reg, &idle.c);
+}
+END_TEST
+
 static Suite *
 login_suite(void)
 {
@@ -541,6 +591,7 @@ login_suite(void)
     tcase_add_test(tc, test_throttle_global_bound);
     tcase_add_test(tc, test_throttle_memory_bound);
     tcase_add_test(tc, test_throttle_report);
+    tcase_add_test(tc, test_output_budget);
     suite_add_tcase(s, tc);
     return s;
 }

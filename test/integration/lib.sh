@@ -257,14 +257,20 @@ if [ ! -x "$HA_DAEMON" ]; then
 fi
 
 # ha_needs_live_jemalloc: for scripts that read jemalloc statistics or the
-# profiler. Under ASan, ASan's allocator replaces jemalloc, so those numbers
-# mean nothing: the sanitizer build excludes these scripts by name
-# (test/integration/Makemodule.am), and a hand run against such a daemon
-# says why and skips (exit 77).
+# profiler. Under ASan or TSan the sanitizer's allocator replaces jemalloc,
+# so those numbers mean nothing: the sanitizer builds exclude these scripts
+# by name (test/integration/Makemodule.am), and a hand run against such a
+# daemon says why and skips (exit 77).
 ha_needs_live_jemalloc() {
+    local san=
     if grep -aq __asan_init "$HA_DAEMON"; then
+        san=AddressSanitizer
+    elif grep -aq __tsan_init "$HA_DAEMON"; then
+        san=ThreadSanitizer
+    fi
+    if [ -n "$san" ]; then
         echo "# SKIP $HA_TEST_NAME: needs a live jemalloc, and $HA_DAEMON" \
-            "is built with AddressSanitizer, whose allocator replaces it"
+            "is built with $san, whose allocator replaces it"
         echo "1..0 # SKIP needs a live jemalloc"
         exit 77
     fi
