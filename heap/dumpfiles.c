@@ -21,6 +21,7 @@
 #include <linux/magic.h>
 #include <unistd.h>
 
+#include "core/fdio.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/dumpmem.h"
@@ -377,7 +378,7 @@ ha_dumpfiles_copy_in(const char *mem, const char *prefix, char *out,
         goto out;
     }
     for (;;) {
-        ssize_t r = read(in, buf, 1 << 20), w = 0;
+        ssize_t r = read(in, buf, 1 << 20);
 
         if (r < 0 && errno == EINTR)
             continue;
@@ -387,17 +388,7 @@ ha_dumpfiles_copy_in(const char *mem, const char *prefix, char *out,
         }
         if (r == 0)
             break;
-        while (w < r) {
-            ssize_t k = write(fd, buf + w, (size_t)(r - w));
-
-            if (k < 0 && errno == EINTR)
-                continue;
-            if (k <= 0) {
-                rc = k < 0 ? errno : EIO;
-                break;
-            }
-            w += k;
-        }
+        rc = ha_fdio_write_all(fd, buf, (size_t)r);
         if (rc != 0)
             break;
     }
@@ -469,7 +460,6 @@ ha_dumpfiles_write_sidecar(const char *dump, const char *suffix,
                            const char *text, size_t len)
 {
     char path[PATH_MAX];
-    size_t done = 0;
     int fd, rc = 0;
 
     if ((size_t)snprintf(path, sizeof(path), "%s%s", dump, suffix) >=
@@ -479,17 +469,7 @@ ha_dumpfiles_write_sidecar(const char *dump, const char *suffix,
               0600);
     if (fd < 0)
         return errno;
-    while (done < len) {
-        ssize_t n = write(fd, text + done, len - done);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = n < 0 ? errno : EIO;
-            break;
-        }
-        done += (size_t)n;
-    }
+    rc = ha_fdio_write_all(fd, text, len);
     if (close(fd) != 0 && rc == 0)
         rc = errno;
     if (rc != 0) {

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/fdio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -69,7 +70,6 @@ ha_runs_write(const char *datadir, const struct ha_runrec *r)
 {
     char path[PATH_MAX], tmp[PATH_MAX + 16], text[RECORD_MAX];
     int len = ha_runrec_format(r, text, sizeof(text)), fd, rc = 0;
-    size_t done = 0;
 
     if (len < 0 || run_path(datadir, r->pid, r->started_ns, "run", path,
                             sizeof(path)) != 0)
@@ -79,17 +79,7 @@ ha_runs_write(const char *datadir, const struct ha_runrec *r)
               0600);
     if (fd < 0)
         return errno;
-    while (done < (size_t)len) {
-        ssize_t n = write(fd, text + done, (size_t)len - done);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0) {
-            rc = n < 0 ? errno : EIO;
-            break;
-        }
-        done += (size_t)n;
-    }
+    rc = ha_fdio_write_all(fd, text, (size_t)len);
     if (close(fd) != 0 && rc == 0)
         rc = errno;
     /* rename: a kill mid-write leaves the old record whole */

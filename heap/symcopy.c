@@ -14,30 +14,13 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/fdio.h"
 #include "core/util.h"
 #include "prof/dumpfile.h"
 #include "heap/dumpfiles.h"
 #include "prof/heapv2.h"
 #include "prof/symfile.h"
 #include "heap/profiles.h"
-
-/* Writes all of b to fd. */
-static int
-write_all(int fd, const struct ha_buf *b)
-{
-    size_t off = 0;
-
-    while (off < b->len) {
-        ssize_t n = write(fd, b->data + off, b->len - off);
-
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return -1;
-        off += (size_t)n;
-    }
-    return 0;
-}
 
 int
 ha_symcopy_write(struct ha_heap *heap, const char *dump_path, char *out,
@@ -85,7 +68,8 @@ ha_symcopy_write(struct ha_heap *heap, const char *dump_path, char *out,
     unlink(tmp); /* a leftover, or a planted link: never written through */
     fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
               0600);
-    if (fd < 0 || write_all(fd, &text) != 0 || fsync(fd) != 0) {
+    if (fd < 0 || ha_fdio_write_all(fd, text.data, text.len) != 0 ||
+        fsync(fd) != 0) {
         ha_err_set(err, errlen, "%s: %s", tmp, strerror(errno));
         if (fd >= 0)
             close(fd);

@@ -27,6 +27,7 @@
 #include "core/buf.h"
 #include "core/dirwalk.h"
 #include "core/expo.h"
+#include "core/fdio.h"
 #include "core/exposcan.h"
 #include "core/users.h"
 #include "core/fiber.h"
@@ -1382,6 +1383,41 @@ START_TEST(test_smallfile_read)
 }
 END_TEST
 
+/* A buffer written whole, or the errno of the write that failed. */
+START_TEST(test_fdio_write_all)
+{
+    char path[] = "/tmp/ha_fdio_XXXXXX";
+    static char big[3 << 20], back[sizeof(big)];
+    int fd = mkstemp(path), p[2];
+    size_t got = 0;
+
+    ck_assert_int_ge(fd, 0);
+    for (size_t i = 0; i < sizeof(big); i++)
+        big[i] = (char)(i * 7 + i / 4096);
+    ck_assert_int_eq(ha_fdio_write_all(fd, big, sizeof(big)), 0);
+    ck_assert_int_eq(ha_fdio_write_all(fd, big, 0), 0);
+    ck_assert_int_eq(lseek(fd, 0, SEEK_SET), 0);
+    while (got < sizeof(back)) {
+        ssize_t n = read(fd, back + got, sizeof(back) - got);
+
+        ck_assert_int_gt(n, 0);
+        got += (size_t)n;
+    }
+    ck_assert_int_eq(memcmp(big, back, sizeof(big)), 0);
+    close(fd);
+    unlink(path);
+
+    fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    ck_assert_int_eq(ha_fdio_write_all(fd, "x", 1), EBADF);
+    close(fd);
+    signal(SIGPIPE, SIG_IGN);
+    ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
+    close(p[0]);
+    ck_assert_int_eq(ha_fdio_write_all(p[1], "x", 1), EPIPE);
+    close(p[1]);
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -1409,6 +1445,7 @@ core_suite(void)
     tcase_add_test(tc, test_dirwalk_many_entries);
     tcase_add_test(tc, test_dirwalk_fds);
     tcase_add_test(tc, test_smallfile_read);
+    tcase_add_test(tc, test_fdio_write_all);
     suite_add_tcase(s, tc);
     tc = tcase_create("hex");
     tcase_add_test(tc, test_hex_digit_every_byte);
