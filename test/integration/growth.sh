@@ -259,9 +259,11 @@ ha_is "a truncated dump in the series is no failure of heap_growth" 0 "$HA_RC"
 ha_like "... it is skipped, named with why ($whole dumps before)" \
     "^$((whole - 1))	$bad: " "$HA_OUT"
 ha_file_like "... and logged" "$HA_LOG" "heap_growth: $bad skipped: "
-ha_is "/heap/growth.json over the same series still answers" 200 \
-    "$(curl -s -o /dev/null -w '%{http_code}' -u stats:stats \
-        "http://127.0.0.1:$hport/heap/growth.json?since=$first&until=$last&kind=manual")"
+ha_unlike "... without quoting the file's content" "not a heap profile" "$HA_OUT"
+gj=$(curl -s -w '\n%{http_code}' -u stats:stats \
+    "http://127.0.0.1:$hport/heap/growth.json?since=$first&until=$last&kind=manual")
+ha_is "/heap/growth.json over the same series still answers" 200 "${gj##*$'\n'}"
+ha_like "... and names the skipped dump" "\"skipped\":\"$bad: " "$gj"
 
 # --- the end ----------------------------------------------------------------
 
