@@ -62,7 +62,6 @@
  * keeps all of it.
  */
 #include <dlfcn.h>
-#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -88,6 +87,7 @@
 #include <libconfig.h>
 
 #include "agent/children.h"
+#include "agent/codepages.h"
 #include "agent/fork.h"
 #include "agent/log.h"
 #include "agent/proc.h"
@@ -103,7 +103,6 @@ __attribute__((visibility("default"))) const char *malloc_conf =
     HEAPADMIN_MALLOC_CONF;
 
 #define DEFAULT_DELAY_MS 1000
-#define PARENT_POLL_MS 100
 #define LISTENER_CHECK_MS 1000
 #define CONFIG_MAX (1u << 20)  /* bytes of config text kept */
 #define DROP_SETTLE_MS 250     /* a root process's fork child, with
@@ -135,14 +134,6 @@ static struct {
     char conf_err[512];          /* why it could not be read */
 } settings;
 
-/* The read-only segments of the agent's own file (its code), found in
- * the constructor: dl_iterate_phdr takes the loader's write lock, which
- * a heapadmin thread must never hold while the host may fork. */
-#define RO_SEGS_MAX 8
-static struct {
-    uintptr_t start, end;
-} ro_segs[RO_SEGS_MAX];
-static int n_ro_segs;
 
 /* Set once a process has applied the profiler's settings (config, saved
  * values): a fork child made after that inherits them in jemalloc's own
@@ -553,44 +544,6 @@ own_dir(char *out, size_t len, char *why, size_t whylen)
  * Serving
  * ------------------------------------------------------------------ */
 
-/* The pages of the agent's own code and read-only data that start-up
- * touched (the kernel maps them 64 KiB at a time around each fault, so
- * nearly all of them): dropped from this process's resident set once it
- * is idle. They stay in the page cache, shared, and the few an idle tick
- * uses fault back in at once. Only segments no one writes: never the
- * relocated ones. */
-static int
-find_segments(struct dl_phdr_info *info, size_t size, void *arg)
-{
-    long page = sysconf(_SC_PAGESIZE);
-
-    (void)size;
-    (void)arg;
-    if (info->dlpi_addr != settings.so_base)
-        return 0;
-    for (int i = 0; i < info->dlpi_phnum && n_ro_segs < RO_SEGS_MAX; i++) {
-        const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-        if (ph->p_type != PT_LOAD || (ph->p_flags & PF_W) != 0)
-            continue;
-        ro_segs[n_ro_segs].start =
-            (info->dlpi_addr + ph->p_vaddr) & ~(uintptr_t)(page - 1);
-        ro_segs[n_ro_segs].end =
-            (info->dlpi_addr + ph->p_vaddr + ph->p_memsz + page - 1) &
-            ~(uintptr_t)(page - 1);
-        n_ro_segs++;
-    }
-    return 1;
-}
-
-static void
-drop_segments(void)
-{
-    for (int i = 0; i < n_ro_segs; i++)
-        (void)madvise((void *)ro_segs[i].start,
-                      ro_segs[i].end - ro_segs[i].start, MADV_DONTNEED);
-}
-
 static void
 tick(void *arg)
 {
@@ -604,14 +557,9 @@ tick(void *arg)
         .delay_ms = settings.delay_ms,
     };
 
-    static unsigned ticks;
-
     (void)arg;
     ha_agent_children_tick(&self);
-    /* Once start-up (and the first look at the children) is over, then
-     * every minute. */
-    if (++ticks % 60 == 10)
-        drop_segments();
+    ha_agent_code_tick();
 }
 
 /* Creates and starts this process's instance. parent: the daemonizing
@@ -789,13 +737,12 @@ launcher(void *arg)
     atomic_store(&launcher_named, true);
     /* From here on, what the agent allocates is in its own arena. */
     (void)heapadmin_adopt_thread();
-    if (l.wait_parent) {
-        /* A BGSAVE-style child exits while its parent lives: this loop
-         * ends with it, and it never serves. */
-        while (getppid() == l.parent)
-            sleep_ms(PARENT_POLL_MS);
+    /* A child whose parent lives on is never served: its thread ends
+     * here (fork.c). */
+    if (l.wait_parent && !ha_agent_await_parent(l.parent, l.delay_ms))
+        return NULL;
+    if (l.wait_parent)
         ha_agent_log(3, "parent %ld is gone: taking over", (long)l.parent);
-    }
     /* A worker a root master forks drops privileges right after the
      * fork: its directory is decided once it has, not before. */
     if (getpid() != settings.first_pid && geteuid() == 0 &&
@@ -830,8 +777,9 @@ launcher(void *arg)
 
 /* Starts serving from this process on a detached thread after delay_ms
  * (0: at once). When wait_parent is set, the thread first waits until
- * the parent it had when forked is gone (getppid() changes) and serves
- * only then: a child whose parent lives on (a BGSAVE) never serves. */
+ * the parent it had when forked is gone (ha_agent_await_parent) and
+ * serves only then: a child whose parent lives on (a BGSAVE) never
+ * serves, and its thread ends. */
 static void
 launch(unsigned delay_ms, bool wait_parent, pid_t parent)
 {
@@ -952,7 +900,9 @@ agent_init(void)
         snprintf(settings.so_path, sizeof(settings.so_path), "%s",
                  info.dli_fname);
         settings.so_base = (unsigned long)info.dli_fbase;
-        dl_iterate_phdr(find_segments, NULL);
+        /* Now: dl_iterate_phdr takes the loader's lock, which a heapadmin
+         * thread must never hold while the host may fork. */
+        ha_agent_code_find(settings.so_base);
     }
     copy_env(settings.conf, sizeof(settings.conf), "HEAPADMIN_CONF");
     copy_env(settings.socket_tmpl, sizeof(settings.socket_tmpl),

@@ -12,7 +12,13 @@
  *   follow       the child serves once the parent it was forked from has
  *                exited: the daemonizing fork (redis --daemonize yes) gets
  *                the endpoint, a child whose parent lives on (redis'
- *                BGSAVE, a helper) never does.
+ *                BGSAVE, a helper, nginx's workers) never does. It waits
+ *                for that exit without a timer (a pidfd the kernel
+ *                wakes it on) and for a bounded time: a daemonizing
+ *                parent exits at once, so a parent alive past the start
+ *                delay and HA_AGENT_FOLLOW_WAIT_MS more lives on, and the
+ *                child's agent thread ends there. An unserved child
+ *                costs nothing after that: no thread, no timer.
  *   per-process  every child serves on its own endpoint (its pid in the
  *                socket name), after the start delay: varnishd's cache
  *                process, nghttpx's and nginx's workers hold the heap
@@ -25,9 +31,16 @@
  */
 #include "agent/fork.h"
 
+#include <errno.h>
+#include <limits.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdatomic.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/log.h"
@@ -81,6 +94,103 @@ in_child(void)
     case HA_AGENT_FORK_MAX:
         break;
     }
+}
+
+#define PARENT_POLL_MS 100 /* without a pidfd (a kernel before 5.3, a
+                              seccomp filter): getppid() this often */
+
+static int64_t
+now_ms(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+nap_ms(int64_t ms)
+{
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+/* A pidfd of parent (readable once it has exited: the kernel wakes the
+ * poll, nothing wakes before), or -1. Its identity goes to *st: the
+ * host may close every descriptor meanwhile and reuse the number. */
+static int
+open_parent(pid_t parent, struct stat *st)
+{
+#ifdef SYS_pidfd_open
+    int fd = (int)syscall(SYS_pidfd_open, parent, 0);
+
+    if (fd >= 0 && fstat(fd, st) != 0) {
+        close(fd);
+        fd = -1;
+    }
+    return fd;
+#else
+    (void)parent;
+    (void)st;
+    return -1;
+#endif
+}
+
+/* Whether fd is still the descriptor open_parent returned. */
+static bool
+still_ours(int fd, const struct stat *st)
+{
+    struct stat now;
+
+    return fd >= 0 && fstat(fd, &now) == 0 && now.st_dev == st->st_dev &&
+           now.st_ino == st->st_ino;
+}
+
+bool
+ha_agent_await_parent(pid_t parent, unsigned delay_ms)
+{
+    int64_t deadline = now_ms() + delay_ms + HA_AGENT_FOLLOW_WAIT_MS;
+    struct stat st;
+    int fd = open_parent(parent, &st);
+    bool poll_fd = fd >= 0;
+
+    /* getppid() changes when the parent exits (the child is reparented
+     * before the pidfd turns readable, and before the parent's pid can
+     * be reused), so it is the test; the pidfd only says when to look. */
+    while (getppid() == parent) {
+        int64_t left = deadline - now_ms();
+
+        if (left <= 0)
+            break;
+        if (!poll_fd) {
+            nap_ms(left < PARENT_POLL_MS ? left : PARENT_POLL_MS);
+            continue;
+        }
+        {
+            struct pollfd p = {.fd = fd, .events = POLLIN};
+            int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+
+            /* Woken with the parent still there: the number is not our
+             * pidfd any more (closed or reused by the host). Polled
+             * again, it could wake at once for ever: getppid() then. */
+            if (r > 0 && getppid() == parent)
+                poll_fd = false;
+            else if (r < 0 && errno != EINTR)
+                poll_fd = false;
+        }
+    }
+    if (still_ours(fd, &st))
+        close(fd);
+    if (getppid() != parent)
+        return true;
+    ha_agent_log(3, "parent %ld lives on after %u ms: this fork child is "
+                    "not served (HEAPADMIN_FORK=follow serves the child of "
+                    "a daemonizing parent; per-process serves every "
+                    "process); its agent thread ends",
+                 (long)parent, delay_ms + HA_AGENT_FOLLOW_WAIT_MS);
+    return false;
 }
 
 unsigned long

@@ -26,9 +26,24 @@ struct ha_agent_fork_hooks {
      * not exist in the child. */
     void (*forget_inherited)(void);
     /* Starts serving from this process after delay_ms; with
-     * wait_parent, only once parent is gone (getppid() changes). */
+     * wait_parent, only once parent is gone (ha_agent_await_parent);
+     * a child whose parent lives on never serves, its thread ends. */
     void (*launch)(unsigned delay_ms, bool wait_parent, pid_t parent);
 };
+
+/* HEAPADMIN_FORK=follow: how long past its start delay a fork child
+ * waits for its parent to exit before it is known not to be served (a
+ * daemonizing parent exits at once, but its exit handlers can take
+ * seconds on a loaded machine; the wait costs no wake-up). */
+#define HA_AGENT_FOLLOW_WAIT_MS 30000
+
+/* In a fork child's agent thread: waits, with no timer (a pidfd the
+ * kernel wakes it on; getppid() every 100 ms without one), until parent
+ * (the process it was forked from) has exited, for at most delay_ms +
+ * HA_AGENT_FOLLOW_WAIT_MS. True once it has (this process takes over);
+ * false when it lives on (logged: the thread then ends, and the child
+ * costs nothing more: a BGSAVE, nginx's workers). */
+bool ha_agent_await_parent(pid_t parent, unsigned delay_ms);
 
 /* Registers the pthread_atfork handlers, with what a child does (copied:
  * hooks need not outlive the call). */

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 
 #include "core/buf.h"
+#include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "heap/dumps.h"
@@ -50,6 +51,7 @@ ha_heap_growth_put(struct ha_heap_growth *r)
     free(r->key);
     free(r->first_dump);
     free(r->last_dump);
+    free(r->skipped);
     for (size_t i = 0; r->dumps != NULL && i < r->n_dumps; i++)
         free(r->dumps[i]);
     free(r->dumps);
@@ -243,18 +245,40 @@ compute(struct ha_heap *heap, bool admin, const struct listing *l,
 
     struct growth_run *run = calloc(1, sizeof(*run));
     struct ha_heap_growth *res = NULL;
+    struct ha_buf skipped = HA_BUF_INIT;
+    bool *used = calloc(n ? n : 1, sizeof(*used));
+    size_t n_used = 0, first = 0, last = 0, m = 0;
 
-    if (run == NULL)
+    if (run == NULL || used == NULL)
         goto oom;
     for (size_t k = 0; k <= n; k++) {
+        if (k == n && n_used == 0) {
+            ha_err_set(err, errlen, "no dump of the series could be read: %s",
+                       skipped.len ? (const char *)skipped.data : "");
+            goto fail;
+        }
         if (k < n) {
             const char *name = l->l.e[idx[k]].name;
 
-            if ((rc = ha_heap_profile_get(heap, name, admin,
-                                          &run->pr, err, errlen)) != 0) {
-                *why = rc;
-                goto fail_why;
+            char why1[512];
+
+            if ((rc = ha_heap_profile_get(heap, name, admin, &run->pr,
+                                          why1, sizeof(why1))) != 0) {
+                if (rc != HA_HEAP_ERROR) {
+                    ha_err_set(err, errlen, "%s", why1);
+                    *why = rc;
+                    goto fail_why;
+                }
+                /* One unreadable dump (truncated, planted, gone) leaves
+                 * the series to the others, with a note. */
+                ha_log_warn("heap_growth: %s skipped: %s", name, why1);
+                ha_buf_printf(&skipped, "%s%s", skipped.len ? "; " : "",
+                              why1);
+                used[k] = false;
+                continue;
             }
+            used[k] = true;
+            n_used++;
             run->t_s = (double)l->dumps[idx[k]].t_ns / 1e9;
         } else {
             run->finish = true;
@@ -281,21 +305,38 @@ compute(struct ha_heap *heap, bool admin, const struct listing *l,
     res->stacks = run->stacks;
     memset(&run->funcs, 0, sizeof(run->funcs));
     memset(&run->stacks, 0, sizeof(run->stacks));
-    res->n_dumps = n;
+    for (size_t k = 0; k < n; k++)
+        if (used[k]) {
+            if (m++ == 0)
+                first = k;
+            last = k;
+        }
+    res->n_dumps = n_used;
     res->hours = ha_growth_span_hours(&res->funcs);
-    res->first_dump = strdup(l->l.e[idx[0]].name);
-    res->last_dump = strdup(l->l.e[idx[n - 1]].name);
+    res->first_dump = strdup(l->l.e[idx[first]].name);
+    res->last_dump = strdup(l->l.e[idx[last]].name);
+    if (skipped.len > 0) {
+        ha_buf_append_u8(&skipped, 0);
+        res->skipped = ha_buf_failed(&skipped) ? NULL
+                                               : strdup((char *)skipped.data);
+    }
     run_free(run);
-    res->dumps = calloc(n, sizeof(*res->dumps));
-    res->t_s = calloc(n, sizeof(*res->t_s));
+    run = NULL;
+    res->dumps = calloc(n_used, sizeof(*res->dumps));
+    res->t_s = calloc(n_used, sizeof(*res->t_s));
+    m = 0;
     for (size_t k = 0; res->dumps != NULL && res->t_s != NULL && k < n;
          k++) {
-        if ((res->dumps[k] = strdup(l->l.e[idx[k]].name)) == NULL)
+        if (!used[k])
+            continue;
+        if ((res->dumps[m] = strdup(l->l.e[idx[k]].name)) == NULL)
             break;
-        res->t_s[k] = (double)l->dumps[idx[k]].t_ns / 1e9;
+        res->t_s[m++] = (double)l->dumps[idx[k]].t_ns / 1e9;
     }
+    free(used);
+    ha_buf_free(&skipped);
     if (res->first_dump == NULL || res->last_dump == NULL ||
-        res->dumps == NULL || res->t_s == NULL || res->dumps[n - 1] == NULL) {
+        res->dumps == NULL || res->t_s == NULL || m != n_used) {
         ha_heap_growth_put(res);
         ha_err_set(err, errlen, "out of memory");
         return NULL;
@@ -308,6 +349,8 @@ fail:
 fail_why:
     if (run != NULL)
         run_free(run);
+    free(used);
+    ha_buf_free(&skipped);
     free(key);
     return NULL;
 }

@@ -31,6 +31,9 @@ struct ha_heap_growth {
     size_t n_dumps;
     double hours;              /* first dump to last */
     char *first_dump, *last_dump;
+    char *skipped;             /* the dumps left out, each with why
+                                  ("a.heap: ...; b.heap: ..."); NULL:
+                                  none. n_dumps counts those used. */
     char **dumps;              /* the series' file names, in time order */
     double *t_s;               /* their times, unix seconds */
     struct ha_products products; /* what faces made of it, kept

@@ -145,6 +145,12 @@ page_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
     ha_json_str(b, g->last_dump);
     ha_buf_append_str(b, "\",\"hours\":");
     json_num(b, g->hours);
+    if (g->skipped != NULL) {
+        /* The dumps left out of the series, each with why. */
+        ha_buf_append_str(b, ",\"skipped\":\"");
+        ha_json_str(b, g->skipped);
+        ha_buf_append_u8(b, '"');
+    }
     ha_buf_append_str(b, ",\"dumps\":[");
     for (size_t k = 0; k < g->n_dumps; k++) {
         ha_buf_append_str(b, k ? ",{\"n\":\"" : "{\"n\":\"");

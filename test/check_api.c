@@ -59,20 +59,40 @@ teardown(void)
     strcpy(tmpdir, "/tmp/check_api.XXXXXX");
 }
 
-/* A free loopback port, chosen by the kernel. */
+/* A port nobody uses on any local address, drawn below the kernel's
+ * ephemeral range (ip_local_port_range): a bind(0) port is an ephemeral
+ * one, which an outgoing connection of a parallel test may hold as its
+ * local port by the time the library binds it. The probe binds 0.0.0.0
+ * without SO_REUSEADDR, so TIME_WAIT counts as used too. */
 static int
 free_port(void)
 {
-    struct sockaddr_in a = {.sin_family = AF_INET};
-    socklen_t len = sizeof(a);
-    int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+    int lo = 32768, hi;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    static unsigned seed;
 
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof(a)), 0);
-    ck_assert_int_eq(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    port = ntohs(a.sin_port);
-    close(fd);
-    return port;
+    if (f) {
+        if (fscanf(f, "%d %d", &lo, &hi) != 2 || lo <= 12000)
+            lo = 32768;
+        fclose(f);
+    }
+    if (!seed)
+        seed = (unsigned)getpid() ^ (unsigned)time(NULL);
+    for (int i = 0; i < 200; i++) {
+        struct sockaddr_in a = {.sin_family = AF_INET};
+        int fd = socket(AF_INET, SOCK_STREAM, 0);
+        int port = 10000 + (int)(rand_r(&seed) % (unsigned)(lo - 10000));
+        int ok;
+
+        ck_assert_int_ge(fd, 0);
+        a.sin_port = htons((uint16_t)port);
+        ok = bind(fd, (struct sockaddr *)&a, sizeof(a)) == 0;
+        close(fd);
+        if (ok)
+            return port;
+    }
+    ck_abort_msg("no free port below %d", lo);
+    return -1;
 }
 
 /* The first packet on a fresh connection: MySQL's HandshakeV10 starts

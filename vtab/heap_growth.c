@@ -63,9 +63,13 @@
  *   k+20 alloc_objects   INTEGER
  *   k+21 alloc_bytes_per_s REAL   alloc_bytes over the series' seconds:
  *                                 the allocation rate
- *   k+22 since           HIDDEN   the arguments (see dumpseries.h): a
- *   k+23 until           HIDDEN   number of dumps, dump names or times
- *   k+24 dump_kind       HIDDEN   'manual', 'interval', ... or NULL
+ *   k+22 skipped         TEXT     the series' dumps that could not be
+ *                                 read, each with why ('a.heap: ...;
+ *                                 ...'), left out (dumps counts the
+ *                                 others); NULL when none
+ *   k+23 since           HIDDEN   the arguments (see dumpseries.h): a
+ *   k+24 until           HIDDEN   number of dumps, dump names or times
+ *   k+25 dump_kind       HIDDEN   'manual', 'interval', ... or NULL
  * Bytes and objects are jeprof's scaling of jemalloc's samples, as in
  * heap_top; a dump's time is the one recorded beside it at dump time
  * (<dump>.buildid "# dumped_at"), else its mtime.
@@ -112,7 +116,7 @@
     "REAL, max_bytes INTEGER, steps INTEGER, grew INTEGER, shrank "        \
     "INTEGER, dumps INTEGER, hours REAL, first_dump TEXT, last_dump TEXT, " \
     "alloc_bytes INTEGER, alloc_objects INTEGER, alloc_bytes_per_s REAL, " \
-    "since HIDDEN, until HIDDEN, dump_kind HIDDEN)"
+    "skipped TEXT, since HIDDEN, until HIDDEN, dump_kind HIDDEN)"
 #define GROWTH_SCHEMA_FUNCS                                                \
     "CREATE TABLE x(rank INTEGER, function TEXT, " GROWTH_COLS_COMMON
 #define GROWTH_SCHEMA_STACKS                                               \
@@ -124,7 +128,7 @@ enum {
     C_FIRST_BYTES, C_LAST_BYTES, C_GROWTH, C_BPH, C_R2, C_GREW_SHARE,
     C_PATTERN, C_SCORE, C_FIRST_OBJS, C_LAST_OBJS, C_OPH, C_MAX_BYTES,
     C_STEPS, C_GREW, C_SHRANK, C_DUMPS, C_HOURS, C_FIRST_DUMP, C_LAST_DUMP,
-    C_ALLOC_BYTES, C_ALLOC_OBJS, C_ALLOC_BPS,
+    C_ALLOC_BYTES, C_ALLOC_OBJS, C_ALLOC_BPS, C_SKIPPED,
     C_SINCE, C_UNTIL, C_KIND, C_MAX
 };
 
@@ -420,6 +424,10 @@ growth_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
             sqlite3_result_double(ctx, ab / secs);
         break;
     }
+    case C_SKIPPED:
+        if (c->res->skipped != NULL)
+            sqlite3_result_text(ctx, c->res->skipped, -1, SQLITE_TRANSIENT);
+        break;
     case C_SINCE:
     case C_UNTIL:
     case C_KIND:

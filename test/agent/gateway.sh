@@ -188,7 +188,9 @@ code=$(curl -s --max-time 60 -o "$HA_TMP/d.pb.gz" -w '%{http_code}' -u stats:sta
     "$url/debug/pprof/heap?pid=$w&dump=$(basename "$dump")")
 ha_is "... but reads the worker's dump by name" 200 "$code"
 ha_like "/debug/pprof/cmdline?pid= is nginx's, not the gateway's" "nginx" \
-    "$(curl -s --max-time 10 -u stats:stats "$url/debug/pprof/cmdline?pid=$w" | tr '\0' ' ')"
+    "$(curl -s --max-time 10 -u admin:admin "$url/debug/pprof/cmdline?pid=$w" | tr '\0' ' ')"
+ha_is "... and for admins only: a stats user gets 403" 403 \
+    "$(curl -s --max-time 10 -o /dev/null -w '%{http_code}' -u stats:stats "$url/debug/pprof/cmdline?pid=$w")"
 for bad in +$w 0$w ' '$w $w.0 -1; do
     ha_is "?pid=$bad is refused (400)" 400 \
         "$(curl -s --max-time 30 -o /dev/null -w '%{http_code}' -u admin:admin -G "$url/debug/pprof/heap" --data-urlencode "pid=$bad")"

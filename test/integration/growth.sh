@@ -248,6 +248,23 @@ ha_ok "and so does RSS ($rss_before -> $rss_after)" \
 out=$(ha_mysql -vvv -e "UPDATE global_variables SET variable_value = '0' WHERE variable_name = 'jemalloc-purge_arena_now'" 2>&1)
 ha_like "purge_arena_now purges one arena" "arena 0 purged \(arena\.0\.purge\)" "$out"
 
+# --- one unreadable dump in a series: skipped with a note --------------------
+ha_sql "SELECT file_name FROM stats_heap_dumps WHERE pid = $hpid AND kind = 'manual' ORDER BY seq LIMIT 1 OFFSET 1"
+bad=$HA_OUT
+ha_sql "SELECT dumps FROM heap_growth('$first', '$last', 'manual') LIMIT 1"
+whole=$HA_OUT
+echo "not a heap profile" >"$HA_DATADIR/$bad"
+ha_sql "SELECT dumps, skipped FROM heap_growth('$first', '$last', 'manual') LIMIT 1"
+ha_is "a truncated dump in the series is no failure of heap_growth" 0 "$HA_RC"
+ha_like "... it is skipped, named with why ($whole dumps before)" \
+    "^$((whole - 1))	$bad: " "$HA_OUT"
+ha_file_like "... and logged" "$HA_LOG" "heap_growth: $bad skipped: "
+ha_unlike "... without quoting the file's content" "not a heap profile" "$HA_OUT"
+gj=$(curl -s -w '\n%{http_code}' -u stats:stats \
+    "http://127.0.0.1:$hport/heap/growth.json?since=$first&until=$last&kind=manual")
+ha_is "/heap/growth.json over the same series still answers" 200 "${gj##*$'\n'}"
+ha_like "... and names the skipped dump" "\"skipped\":\"$bad: " "$gj"
+
 # --- the end ----------------------------------------------------------------
 
 kill -TERM "$hpid"

@@ -350,26 +350,37 @@ HA_WATCHDOG=$!
 # Ports
 # ---------------------------------------------------------------------------
 
-# ha_free_port: print a loopback TCP port nobody listens on. The kernel
-# picks it (bind to port 0); without python3, random ports are probed with
-# bash's /dev/tcp. Another process may still take it before the daemon
-# binds: ha_start retries with a new port when that happens.
+# ha_free_port: print a TCP port nobody uses on any local address. It is
+# drawn below the kernel's ephemeral range (ip_local_port_range): a port
+# from bind(0) is an ephemeral one, which any outgoing connection of a
+# parallel test may hold as its local port by the time the daemon binds
+# 0.0.0.0 or [::] there (EADDRINUSE). The probe binds 0.0.0.0 and [::]
+# without SO_REUSEADDR, so a port in TIME_WAIT counts as used too. Another
+# test may still take it before the daemon binds: ha_start retries with a
+# new port when that happens.
 ha_free_port() {
-    local port i
+    local port i lo=32768
+    read -r lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || lo=32768
+    [ "$lo" -gt 12000 ] 2>/dev/null || lo=32768
     for ((i = 0; i < 50; i++)); do
-        if command -v python3 >/dev/null 2>&1; then
-            port=$(python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])
-s.close()' 2>/dev/null) || port=
-        else
-            port=$((20000 + RANDOM % 30000))
-        fi
-        [ -n "$port" ] || continue
+        port=$((10000 + (RANDOM * 32768 + RANDOM) % (lo - 10000)))
         case $HA_USED_PORTS in *" $port "*) continue ;; esac
-        # Still nobody listening there?
-        if timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then
+        if command -v python3 >/dev/null 2>&1; then
+            python3 -c 'import socket, sys
+p = int(sys.argv[1])
+for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
+    s = socket.socket(fam)
+    try:
+        if fam == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        s.bind((addr, p))
+    except OSError as e:
+        if fam == socket.AF_INET6 and e.errno == 97:
+            continue
+        sys.exit(1)
+    finally:
+        s.close()' "$port" 2>/dev/null || continue
+        elif timeout 2 bash -c "exec 3<>/dev/tcp/127.0.0.1/$port" 2>/dev/null; then
             continue
         fi
         HA_USED_PORTS="$HA_USED_PORTS$port "

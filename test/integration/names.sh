@@ -154,20 +154,30 @@ done <<<"$unnamed_rows"
 ha_stop || ha_fail "the daemon stops"
 
 # --- 3. A real debuginfod on loopback ---------------------------------------
-dport=$(ha_free_port) || ha_bail "a port for debuginfod"
-debuginfod -F -p "$dport" -d "$HA_TMP/debuginfod.sqlite" -t 1 "$fix/debug" \
-    >"$HA_TMP/debuginfod.log" 2>&1 &
-dpid=$!
-HA_PIDS+=("$dpid")
+# Another test may take the port between the probe and debuginfod's bind:
+# a start that says so gets a new port.
 ready=0
-for _ in $(seq 1 300); do
-    if curl -sf -o /dev/null "http://127.0.0.1:$dport/buildid/$lib_bid/debuginfo" &&
-        curl -sf -o /dev/null "http://127.0.0.1:$dport/buildid/$host_bid/debuginfo"; then
-        ready=1
-        break
-    fi
-    ha_alive "$dpid" || break
-    sleep 0.1
+for _ in 1 2 3 4 5; do
+    dport=$(ha_free_port) || ha_bail "a port for debuginfod"
+    debuginfod -F -p "$dport" -d "$HA_TMP/debuginfod.sqlite" -t 1 "$fix/debug" \
+        >"$HA_TMP/debuginfod.log" 2>&1 &
+    dpid=$!
+    HA_PIDS+=("$dpid")
+    for _ in $(seq 1 300); do
+        if curl -sf -o /dev/null "http://127.0.0.1:$dport/buildid/$lib_bid/debuginfo" &&
+            curl -sf -o /dev/null "http://127.0.0.1:$dport/buildid/$host_bid/debuginfo"; then
+            ready=1
+            break
+        fi
+        ha_alive "$dpid" || break
+        ha_port_taken "$HA_TMP/debuginfod.log" && break
+        sleep 0.1
+    done
+    [ $ready = 1 ] && break
+    ha_port_taken "$HA_TMP/debuginfod.log" || break
+    kill "$dpid" 2>/dev/null
+    wait "$dpid" 2>/dev/null
+    ha_diag "debuginfod's port $dport was taken; retrying with another"
 done
 if [ $ready != 1 ]; then
     ha_file_tail "$HA_TMP/debuginfod.log"
