@@ -16,8 +16,9 @@
  * they are. free() needs nothing: jemalloc knows each pointer's size.
  * What libc allocates itself (strdup, asprintf) is not rounded.
  */
+#include "agent/slabsize.h"
+
 #include <errno.h>
-#include <stddef.h>
 #include <stdint.h>
 
 void *__real_malloc(size_t n);
@@ -30,8 +31,8 @@ void *__wrap_realloc(void *p, size_t n);
 #define PAGE_ROUND 4096u
 #define LARGE_MIN 16384u /* jemalloc's smallest large class (4 KiB pages) */
 
-static size_t
-rounded(size_t n)
+size_t
+ha_agent_slab_size(size_t n)
 {
     size_t r = 8;
 
@@ -48,7 +49,7 @@ rounded(size_t n)
 void *
 __wrap_malloc(size_t n)
 {
-    return __real_malloc(n == 0 ? 0 : rounded(n));
+    return __real_malloc(n == 0 ? 0 : ha_agent_slab_size(n));
 }
 
 void *
@@ -59,12 +60,13 @@ __wrap_calloc(size_t n, size_t size)
         return NULL;
     }
     /* calloc(1, rounded) zeroes the rounded size: the same object. */
-    return n == 0 || size == 0 ? __real_calloc(n, size)
-                               : __real_calloc(1, rounded(n * size));
+    if (n == 0 || size == 0)
+        return __real_calloc(n, size);
+    return __real_calloc(1, ha_agent_slab_size(n * size));
 }
 
 void *
 __wrap_realloc(void *p, size_t n)
 {
-    return __real_realloc(p, n == 0 ? 0 : rounded(n));
+    return __real_realloc(p, n == 0 ? 0 : ha_agent_slab_size(n));
 }
