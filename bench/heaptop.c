@@ -4,8 +4,10 @@
  * symbolize with libdwfl, aggregate) and prints the top functions as
  * `jeprof --text --show_bytes` does, plus the time of each stage on
  * stderr. With -r N it repeats N times on one symbolizer: run 1 is cold,
- * later runs are warm (symbol cache kept). bench/heap-profile compares it
- * with jeprof.
+ * later runs are warm (symbol cache kept). Each run's stages are timed
+ * twice on stderr: wall seconds, then the process's CPU seconds (which a
+ * loaded machine stretches less). bench/heap-profile compares it with
+ * jeprof.
  *
  * usage: heaptop [-n ROWS] [-r RUNS] [-c] [-b BASE] DUMP
  *   -c       collapsed stacks instead of the table
@@ -39,6 +41,16 @@ now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* CPU seconds of the process so far (user + system, all threads). */
+static double
+cpu_now(void)
+{
+    struct timespec ts;
+
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static __attribute__((unused)) char *
 slurp(const char *path, size_t *len)
 {
@@ -63,15 +75,20 @@ struct loaded {
     struct ha_syms syms;
 };
 
+/* Stage times of a run: [0] wall, [1] CPU seconds. */
+struct times {
+    double parse[2], sym[2], agg[2], total[2];
+};
+
 static void
 load(struct ha_symbolizer *s, const char *path, struct loaded *l,
-     double *t_parse, double *t_sym)
+     struct times *t)
 {
     char err[256];
     size_t n_pcs;
     uint64_t *pcs;
     uint32_t *index;
-    double t0 = now();
+    double t0 = now(), c0 = cpu_now();
     struct stat st;
     int fd = open(path, O_RDONLY | O_CLOEXEC);
 
@@ -89,8 +106,10 @@ load(struct ha_symbolizer *s, const char *path, struct loaded *l,
         exit(1);
     }
     close(fd);
-    *t_parse += now() - t0;
+    t->parse[0] += now() - t0;
+    t->parse[1] += cpu_now() - c0;
     t0 = now();
+    c0 = cpu_now();
     memset(&l->syms, 0, sizeof(l->syms));
     if (ha_agg_lookup_index(&l->prof, &pcs, &n_pcs, &index) != 0 ||
         ha_symbolizer_run(s, &l->maps, pcs, n_pcs, &l->syms, err,
@@ -99,7 +118,8 @@ load(struct ha_symbolizer *s, const char *path, struct loaded *l,
         exit(1);
     }
     ha_syms_set_frame_index(&l->syms, pcs, n_pcs, index, l->prof.n_frames);
-    *t_sym += now() - t0;
+    t->sym[0] += now() - t0;
+    t->sym[1] += cpu_now() - c0;
     free(pcs);
 }
 
@@ -144,13 +164,15 @@ main(int argc, char **argv)
         struct loaded cur, old;
         struct ha_agg agg = {0};
         struct ha_buf out = HA_BUF_INIT;
-        double t_parse = 0, t_sym = 0, t0 = now(), t_agg;
+        struct times t = {0};
+        double t0 = now(), c0 = cpu_now(), t_agg, c_agg;
         char err[256];
 
-        load(s, argv[optind], &cur, &t_parse, &t_sym);
+        load(s, argv[optind], &cur, &t);
         if (base != NULL)
-            load(s, base, &old, &t_parse, &t_sym);
+            load(s, base, &old, &t);
         t_agg = now();
+        c_agg = cpu_now();
         agg.jeprof_inline = jq;
         if (symtab) {
             for (size_t i = 0; i < cur.syms.n_addrs; i++) {
@@ -180,14 +202,21 @@ main(int argc, char **argv)
             }
             ha_agg_format_text(&agg, false, rows, &out);
         }
-        t_agg = now() - t_agg;
+        t.agg[0] = now() - t_agg;
+        t.agg[1] = cpu_now() - c_agg;
         if (r == runs - 1)
             fwrite(out.data, 1, out.len, stdout);
+        t.total[0] = now() - t0;
+        t.total[1] = cpu_now() - c0;
         fprintf(stderr, "run %d (%s): read and parse %.3f s, symbolize "
                 "%.3f s, aggregate %.3f s, total %.3f s; %zu stacks, %zu "
                 "addresses\n",
-                r + 1, r == 0 ? "cold" : "warm", t_parse, t_sym, t_agg,
-                now() - t0, cur.prof.n_stacks, cur.syms.n_addrs);
+                r + 1, r == 0 ? "cold" : "warm", t.parse[0], t.sym[0],
+                t.agg[0], t.total[0], cur.prof.n_stacks, cur.syms.n_addrs);
+        fprintf(stderr, "run %d (%s) cpu: read and parse %.3f s, symbolize "
+                "%.3f s, aggregate %.3f s, total %.3f s\n",
+                r + 1, r == 0 ? "cold" : "warm", t.parse[1], t.sym[1],
+                t.agg[1], t.total[1]);
         ha_buf_free(&out);
         ha_agg_free(&agg);
         unload(&cur);

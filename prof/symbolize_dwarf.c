@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "core/radix.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */
@@ -123,48 +122,139 @@ die_name(Dwarf_Die *die)
 /* DWARF: one walk per compilation unit                               */
 /* ------------------------------------------------------------------ */
 
-/* Chains of DIEs, innermost first, as linked lists in one array. */
-struct links {
-    struct link {
-        Dwarf_Die die;
-        int next;
-    } *v;
-    size_t n, cap;
+/* A subprogram or inlined-subroutine DIE holding some address of the
+ * call, with what its frames need, worked out once per DIE rather than
+ * once per address and frame: its name, and the position it was inlined
+ * at (the caller's frame's file and line). */
+struct dinfo {
+    uint32_t func;      /* in f->memo.strs; 0: none */
+    uint32_t call_file; /* DW_AT_call_file's name in f->memo.strs; 0: none */
+    uint32_t call_line; /* DW_AT_call_line; 0: none */
 };
 
-struct walk {
-    struct miss *m;  /* this CU's misses, sorted by cu_addr */
-    size_t n;
-    struct links *links;
-    bool cplusplus;  /* the CU is C++: types may hold code */
+/* Chains of DIEs, innermost first, as linked lists in one array. */
+struct link {
+    uint32_t die;  /* in struct resolve.dies */
+    int32_t next;  /* -1: end */
+};
+
+/* A miss's address in its CU's DWARF space; a CU's misses are a run of
+ * these sorted by address, searched by the walk. */
+struct caddr {
+    uint64_t addr;
+    uint32_t miss;
+};
+
+/* One call's state: its CUs, the DIEs that hold its addresses and the
+ * chains through them. */
+struct resolve {
+    struct ha_symbolizer *s;
+    struct file *f;
+    struct miss *m;
+    Dwarf_Die *cus;
+    size_t n_cus, cus_cap;
+    struct dinfo *dies;
+    size_t n_dies, dies_cap;
+    struct link *links;
+    size_t n_links, links_cap;
     bool oom;
 };
 
-static bool
-push_link(struct walk *w, struct miss *m, Dwarf_Die *die)
-{
-    struct links *l = w->links;
+struct walk {
+    struct resolve *r;
+    Dwarf_Die *cu;
+    const struct caddr *a;  /* this CU's misses, sorted by addr */
+    size_t n;
+    bool cplusplus;  /* the CU is C++: types may hold code */
+};
 
-    if (m->head >= 0 &&
-        dwarf_dieoffset(&l->v[m->head].die) == dwarf_dieoffset(die))
+/* Grows *v (of *cap elements of size) to hold need; false on failure or
+ * past INT32_MAX elements (links index themselves with int32_t). */
+static bool
+grow_array(void **v, size_t *cap, size_t need, size_t size)
+{
+    size_t ncap;
+    void *nv;
+
+    if (need <= *cap)
+        return true;
+    ncap = *cap ? *cap * 2 : 1024;
+    while (ncap < need)
+        ncap *= 2;
+    if (ncap > INT32_MAX || (nv = realloc(*v, ncap * size)) == NULL)
+        return false;
+    *v = nv;
+    *cap = ncap;
+    return true;
+}
+
+/* File name of a DW_AT_call_file index in the CU, or NULL. */
+static const char *
+call_file(Dwarf_Die *cu, Dwarf_Die *inl, Dwarf_Word *line)
+{
+    Dwarf_Attribute at;
+    Dwarf_Word idx;
+    Dwarf_Files *files;
+    size_t n;
+
+    *line = 0;
+    if (dwarf_attr(inl, DW_AT_call_line, &at) != NULL)
+        dwarf_formudata(&at, line);
+    if (dwarf_attr(inl, DW_AT_call_file, &at) == NULL ||
+        dwarf_formudata(&at, &idx) != 0 ||
+        dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
+        return NULL;
+    return dwarf_filesrc(files, idx, NULL, NULL);
+}
+
+/* Adds die to the call's DIEs; its index, or UINT32_MAX (r->oom set). */
+static uint32_t
+add_die(struct walk *w, Dwarf_Die *die)
+{
+    struct resolve *r = w->r;
+    struct ha_strtab *t = &r->f->memo.strs;
+    Dwarf_Off off = dwarf_dieoffset(die);
+    struct dinfo *d;
+    const char *cf;
+    Dwarf_Word cl;
+
+    if (!grow_array((void **)&r->dies, &r->dies_cap, r->n_dies + 1,
+                    sizeof(*r->dies))) {
+        r->oom = true;
+        return UINT32_MAX;
+    }
+    d = &r->dies[r->n_dies];
+    /* A name takes three attribute lookups through abstract origins and
+     * a demangling: once per DIE, and kept across calls. */
+    if (!ha_idmap_get(&r->f->die_names, off, &d->func)) {
+        d->func = intern_func(r->s, t, die_name(die));
+        (void)ha_idmap_put(&r->f->die_names, off, d->func);
+    }
+    cf = call_file(w->cu, die, &cl);
+    d->call_file = cf ? ha_strtab_intern(t, cf, strlen(cf)) : 0;
+    d->call_line = (uint32_t)cl;
+    if (d->func == UINT32_MAX || d->call_file == UINT32_MAX) {
+        r->oom = true;
+        return UINT32_MAX;
+    }
+    return (uint32_t)r->n_dies++;
+}
+
+static bool
+push_link(struct resolve *r, struct miss *m, uint32_t die)
+{
+    if (m->head >= 0 && r->links[m->head].die == die)
         return true; /* same DIE, another of its ranges */
     if (m->depth >= MAX_INLINE)
         return true;
-    if (l->n == l->cap) {
-        size_t ncap = l->cap ? l->cap * 2 : 1024;
-        struct link *v;
-
-        if (ncap > INT32_MAX || (v = realloc(l->v, ncap * sizeof(*v))) ==
-                                    NULL) {
-            w->oom = true;
-            return false;
-        }
-        l->v = v;
-        l->cap = ncap;
+    if (!grow_array((void **)&r->links, &r->links_cap, r->n_links + 1,
+                    sizeof(*r->links))) {
+        r->oom = true;
+        return false;
     }
-    l->v[l->n].die = *die;
-    l->v[l->n].next = m->head;
-    m->head = (int)l->n++;
+    r->links[r->n_links].die = die;
+    r->links[r->n_links].next = m->head;
+    m->head = (int32_t)r->n_links++;
     m->depth++;
     return true;
 }
@@ -177,23 +267,28 @@ mark(struct walk *w, Dwarf_Die *die, bool frame)
     Dwarf_Addr base, lo, hi;
     ptrdiff_t off = 0;
     size_t hits = 0;
+    uint32_t d = UINT32_MAX;
 
     while ((off = dwarf_ranges(die, off, &base, &lo, &hi)) > 0) {
         size_t a = 0, b = w->n;
 
         if (hi <= lo)
             continue;
-        while (a < b) { /* first miss with cu_addr >= lo */
+        while (a < b) { /* first miss with addr >= lo */
             size_t mid = a + (b - a) / 2;
 
-            if (w->m[mid].cu_addr < lo)
+            if (w->a[mid].addr < lo)
                 a = mid + 1;
             else
                 b = mid;
         }
-        for (; a < w->n && w->m[a].cu_addr < hi; a++) {
+        for (; a < w->n && w->a[a].addr < hi; a++) {
             hits++;
-            if (frame && !push_link(w, &w->m[a], die))
+            if (!frame)
+                continue;
+            if (d == UINT32_MAX && (d = add_die(w, die)) == UINT32_MAX)
+                return hits;
+            if (!push_link(w->r, &w->r->m[w->a[a].miss], d))
                 return hits;
         }
     }
@@ -205,7 +300,8 @@ walk_die(struct walk *w, Dwarf_Die *parent, int depth)
 {
     Dwarf_Die child;
 
-    if (depth > MAX_DIE_DEPTH || w->oom || dwarf_child(parent, &child) != 0)
+    if (depth > MAX_DIE_DEPTH || w->r->oom ||
+        dwarf_child(parent, &child) != 0)
         return;
     do {
         switch (dwarf_tag(&child)) {
@@ -236,7 +332,7 @@ walk_die(struct walk *w, Dwarf_Die *parent, int depth)
         default:
             break;
         }
-    } while (!w->oom && dwarf_siblingof(&child, &child) == 0);
+    } while (!w->r->oom && dwarf_siblingof(&child, &child) == 0);
 }
 
 /* True unless the unit says it is C or another language whose types hold
@@ -257,121 +353,56 @@ is_cplusplus(Dwarf_Die *cu)
 }
 
 static int
-cmp_miss(const void *x, const void *y)
+cmp_caddr(const void *x, const void *y)
 {
-    const struct miss *a = x, *b = y;
+    const struct caddr *a = x, *b = y;
 
-    if (a->cu_off != b->cu_off)
-        return a->cu_off < b->cu_off ? -1 : 1;
-    return a->cu_addr < b->cu_addr ? -1 : a->cu_addr > b->cu_addr;
-}
-
-/* Groups misses by CU, each group by address (cmp_miss order). They come
- * in address order, so a stable radix sort by CU keeps each group
- * sorted; qsort when that does not hold or scratch is short. */
-static void
-sort_misses(struct miss *m, size_t n)
-{
-    struct ha_radix_item *it = malloc(n * sizeof(*it));
-    struct miss *out = malloc(n * sizeof(*out));
-    bool ok = it != NULL && out != NULL;
-
-    for (size_t i = 0; ok && i < n; i++) {
-        it[i].key = m[i].cu_off;
-        it[i].val = i;
-    }
-    if (ok && ha_radix_sort(it, n) == 0) {
-        for (size_t i = 0; i < n; i++)
-            out[i] = m[it[i].val];
-        for (size_t i = 1; i < n && ok; i++)
-            ok = cmp_miss(&out[i - 1], &out[i]) <= 0;
-        if (ok)
-            memcpy(m, out, n * sizeof(*m));
-    } else {
-        ok = false;
-    }
-    free(it);
-    free(out);
-    if (!ok)
-        qsort(m, n, sizeof(*m), cmp_miss);
-}
-
-/* File name of a DW_AT_call_file index in the CU, or NULL. */
-static const char *
-call_file(Dwarf_Die *cu, Dwarf_Die *inl, Dwarf_Word *line)
-{
-    Dwarf_Attribute at;
-    Dwarf_Word idx;
-    Dwarf_Files *files;
-    size_t n;
-
-    *line = 0;
-    if (dwarf_attr(inl, DW_AT_call_line, &at) != NULL)
-        dwarf_formudata(&at, line);
-    if (dwarf_attr(inl, DW_AT_call_file, &at) == NULL ||
-        dwarf_formudata(&at, &idx) != 0 ||
-        dwarf_getsrcfiles(cu, &files, &n) != 0 || idx >= n)
-        return NULL;
-    return dwarf_filesrc(files, idx, NULL, NULL);
+    return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
 /* Resolves one miss into f->memo. -1 on allocation failure. */
 static int
-resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
-            struct links *l)
+resolve_one(struct resolve *r, struct miss *m)
 {
+    struct ha_symbolizer *s = r->s;
+    struct file *f = r->f;
     struct ha_syms_frame fr[MAX_INLINE];
     struct ha_strtab *t = &f->memo.strs;
+    uint64_t addr = m->vaddr + f->bias;
     size_t n = 0;
-    Dwfl_Line *ln = dwfl_module_getsrc(f->mod, m->addr);
+    Dwfl_Line *ln = dwfl_module_getsrc(f->mod, addr);
     const char *src = NULL;
     int lineno = 0;
+    uint32_t srcoff = 0;
 
     if (ln != NULL)
         src = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
+    if (src != NULL &&
+        (srcoff = ha_strtab_intern(t, src, strlen(src))) == UINT32_MAX)
+        return -1;
 
-    for (int k = m->head; k >= 0 && n < MAX_INLINE; k = l->v[k].next) {
-        struct link *lk = &l->v[k];
-        Dwarf_Off off = dwarf_dieoffset(&lk->die);
+    /* The chain, innermost first; frame i+1's position is frame i's
+     * call site. */
+    for (int32_t k = m->head; k >= 0 && n < MAX_INLINE;
+         k = r->links[k].next) {
+        const struct dinfo *d = &r->dies[r->links[k].die];
 
-        /* A name takes three attribute lookups through abstract origins
-         * and a demangling: once per DIE, not once per address. */
-        if (!ha_idmap_get(&f->die_names, off, &fr[n].func)) {
-            fr[n].func = intern_func(s, t, die_name(&lk->die));
-            (void)ha_idmap_put(&f->die_names, off, fr[n].func);
-        }
+        fr[n].func = d->func;
         if (n == 0) {
-            fr[n].file = src ? ha_strtab_intern(t, src, strlen(src)) : 0;
+            fr[n].file = srcoff;
             fr[n].line = lineno > 0 ? (uint32_t)lineno : 0;
-        } else {
-            /* Set below from the callee's DW_AT_call_file/line. */
-            fr[n].file = 0;
-            fr[n].line = 0;
         }
-        if (fr[n].func == UINT32_MAX || fr[n].file == UINT32_MAX)
-            return -1;
+        if (n + 1 < MAX_INLINE) {
+            fr[n + 1].file = d->call_file;
+            fr[n + 1].line = d->call_line;
+        }
         n++;
-    }
-    /* Fix up callers' lines: frame i+1's position is frame i's call site
-     * (chain order is innermost first). */
-    {
-        int k = m->head;
-
-        for (size_t i = 0; i + 1 < n && k >= 0; i++, k = l->v[k].next) {
-            Dwarf_Word cl;
-            const char *cf = call_file(&m->cu, &l->v[k].die, &cl);
-
-            fr[i + 1].file = cf ? ha_strtab_intern(t, cf, strlen(cf)) : 0;
-            fr[i + 1].line = (uint32_t)cl;
-            if (fr[i + 1].file == UINT32_MAX)
-                return -1;
-        }
     }
 
     /* No DWARF function (or it has no name): an ELF symbol that covers
      * the address; else no name is certain. */
     if (n == 0 || fr[n - 1].func == 0) {
-        const char *name = ha_symbolize_file_symbol(f, m->addr);
+        const char *name = ha_symbolize_file_symbol(f, addr);
         uint32_t fn = intern_func(s, t, name);
 
         if (fn == UINT32_MAX)
@@ -381,10 +412,8 @@ resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
                                        m->vaddr);
         if (n == 0) {
             fr[0].func = fn;
-            fr[0].file = src ? ha_strtab_intern(t, src, strlen(src)) : 0;
+            fr[0].file = srcoff;
             fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-            if (fr[0].file == UINT32_MAX)
-                return -1;
             n = 1;
         } else if (fn != 0) {
             fr[n - 1].func = fn;
@@ -403,56 +432,111 @@ resolve_one(struct ha_symbolizer *s, struct file *f, struct miss *m,
     return ha_syms_add(&f->memo, m->vaddr, 0, 0, fr, n);
 }
 
+/* Each miss's CU: its index in r->cus (one entry per CU), its address in
+ * the CU's DWARF space. */
+static int
+find_cus(struct resolve *r, size_t n)
+{
+    struct ha_idmap seen = {0};
+    Dwarf_Off last_off = (Dwarf_Off)-1;
+    uint32_t last = UINT32_MAX;
+    int ret = -1;
+
+    for (size_t i = 0; i < n; i++) {
+        struct miss *m = &r->m[i];
+        uint64_t addr = m->vaddr + r->f->bias;
+        Dwarf_Addr cubias = 0;
+        Dwarf_Die *cu = dwfl_module_addrdie(r->f->mod, addr, &cubias);
+        Dwarf_Off off;
+        uint32_t k;
+
+        m->head = -1;
+        m->depth = 0;
+        m->cu = UINT32_MAX;
+        m->cu_addr = addr;
+        if (cu == NULL)
+            continue;
+        /* Neighbouring addresses are mostly in one CU. */
+        off = dwarf_dieoffset(cu);
+        if (off == last_off) {
+            k = last;
+        } else if (!ha_idmap_get(&seen, off, &k)) {
+            if (!grow_array((void **)&r->cus, &r->cus_cap, r->n_cus + 1,
+                            sizeof(*r->cus)) ||
+                ha_idmap_put(&seen, off, (uint32_t)r->n_cus) != 0)
+                goto done;
+            r->cus[r->n_cus] = *cu;
+            k = (uint32_t)r->n_cus++;
+        }
+        last_off = off;
+        last = k;
+        m->cu = k;
+        m->cu_addr = addr - cubias;
+    }
+    ret = 0;
+done:
+    ha_idmap_free(&seen);
+    return ret;
+}
+
 int
 ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
                            struct miss *m, size_t n)
 {
-    struct links links = {0};
+    struct resolve r = {.s = s, .f = f, .m = m};
+    struct caddr *a = NULL;
+    uint32_t *first = NULL;
     int ret = -1;
 
+    if (find_cus(&r, n) != 0)
+        goto done;
+    /* The misses grouped by CU, in their order within each (a counting
+     * sort): each CU's DIE tree is walked once, for all its addresses. */
+    a = malloc((n ? n : 1) * sizeof(*a));
+    first = calloc(r.n_cus + 1, sizeof(*first));
+    if (a == NULL || first == NULL)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        if (m[i].cu != UINT32_MAX)
+            first[m[i].cu + 1]++;
+    for (size_t k = 0; k < r.n_cus; k++)
+        first[k + 1] += first[k];
     for (size_t i = 0; i < n; i++) {
-        Dwarf_Addr cubias = 0;
-        Dwarf_Die *cu;
+        if (m[i].cu != UINT32_MAX) {
+            struct caddr *c = &a[first[m[i].cu]++];
 
-        m[i].addr = m[i].vaddr + f->bias;
-        m[i].head = -1;
-        m[i].depth = 0;
-        cu = dwfl_module_addrdie(f->mod, m[i].addr, &cubias);
-        if (cu != NULL) {
-            m[i].cu = *cu;
-            m[i].cu_off = dwarf_dieoffset(cu);
-            m[i].cu_addr = m[i].addr - cubias;
-        } else {
-            m[i].cu_off = (Dwarf_Off)-1;
-            m[i].cu_addr = m[i].addr;
+            c->addr = m[i].cu_addr;
+            c->miss = (uint32_t)i;
         }
     }
-    sort_misses(m, n);
-    for (size_t i = 0; i < n;) {
-        size_t j = i;
-        struct walk w;
+    /* first[k] is now where CU k + 1 starts. */
+    for (size_t k = 0, from = 0; k < r.n_cus; k++) {
+        struct walk w = {&r, &r.cus[k], a + from, first[k] - from, false};
 
-        while (j < n && m[j].cu_off == m[i].cu_off)
-            j++;
-        if (m[i].cu_off != (Dwarf_Off)-1) {
-            w.m = m + i;
-            w.n = j - i;
-            w.links = &links;
-            w.oom = false;
-            w.cplusplus = is_cplusplus(&m[i].cu);
-            walk_die(&w, &m[i].cu, 0);
-            if (w.oom)
-                goto done;
+        for (size_t i = 1; i < w.n; i++) {
+            if (w.a[i - 1].addr >= w.a[i].addr) {
+                qsort(a + from, w.n, sizeof(*a), cmp_caddr);
+                break;
+            }
         }
-        for (size_t k = i; k < j; k++)
-            if (resolve_one(s, f, &m[k], &links) != 0)
-                goto done;
-        i = j;
+        w.cplusplus = is_cplusplus(w.cu);
+        walk_die(&w, w.cu, 0);
+        if (r.oom)
+            goto done;
+        from = first[k];
     }
+    /* In the misses' order: in address order, the memo needs no sort. */
+    for (size_t i = 0; i < n; i++)
+        if (resolve_one(&r, &m[i]) != 0)
+            goto done;
     ha_syms_finish(&f->memo);
     s->st.misses += n;
     ret = 0;
 done:
-    free(links.v);
+    free(a);
+    free(first);
+    free(r.cus);
+    free(r.dies);
+    free(r.links);
     return ret;
 }

@@ -103,15 +103,14 @@ struct ha_symbolizer {
     char *(*demangle)(const char *, char *, size_t *, int *);
 };
 
-/* An address being resolved. */
+/* An address being resolved: kept small, tens of thousands of them are
+ * fresh pages of a cold run. */
 struct miss {
     uint64_t vaddr;    /* ELF vaddr (memo key) */
-    uint64_t addr;     /* libdwfl address */
-    uint64_t cu_addr;  /* address in the CU's DWARF space */
-    Dwarf_Off cu_off;  /* CU DIE offset; (Dwarf_Off)-1 = none */
-    Dwarf_Die cu;
-    int head;          /* innermost DIE in links, -1 = none */
-    int depth;
+    uint64_t cu_addr;  /* address in its CU's DWARF space */
+    uint32_t cu;       /* its CU in the call's table; UINT32_MAX = none */
+    int32_t head;      /* innermost frame DIE in the chains, -1 = none */
+    uint32_t depth;    /* frames in its chain */
 };
 
 /* symbolize_file.c */
@@ -161,8 +160,8 @@ struct file *ha_symbolize_cache_get(struct ha_symbolizer *s,
 /* symbolize_dwarf.c */
 
 /* Resolves m[0 .. n) (vaddr set, not yet in f->memo) and adds them to
- * f->memo. The order of m changes. Returns 0, or -1 on allocation
- * failure. */
+ * f->memo in the order of m (in vaddr order, the memo then needs no
+ * sort). Returns 0, or -1 on allocation failure. */
 int ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
                                struct miss *m, size_t n);
 
