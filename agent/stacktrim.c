@@ -25,10 +25,12 @@
 void
 ha_agent_stack_trim(void)
 {
-    /* The stack's lowest address, found once (a thread's stack never
-     * moves); 1: it cannot be known, nothing is dropped. Only the admin
-     * thread calls this. */
-    static uintptr_t low;
+    /* This thread's stack, found once per thread (a thread's stack never
+     * moves). Thread-local, never static: a fork child's admin thread is
+     * a new thread on a stack of its own, and the bounds of its parent's
+     * would name whatever lies between the two. low 1: not known,
+     * nothing is dropped. */
+    static _Thread_local uintptr_t low, high;
     uintptr_t here = (uintptr_t)__builtin_frame_address(0), top;
     long page = sysconf(_SC_PAGESIZE);
 
@@ -41,12 +43,15 @@ ha_agent_stack_trim(void)
         if (pthread_getattr_np(pthread_self(), &a) == 0) {
             if (pthread_attr_getstack(&a, &addr, &size) == 0 &&
                 addr != NULL && (uintptr_t)addr < here &&
-                here - (uintptr_t)addr <= size)
+                here - (uintptr_t)addr <= size) {
                 low = (uintptr_t)addr;
+                high = low + size;
+            }
             pthread_attr_destroy(&a);
         }
     }
-    if (low == 1 || page <= 0 || here < low + MARGIN)
+    /* Only ever inside this thread's own stack, below this frame. */
+    if (low == 1 || page <= 0 || here >= high || here < low + MARGIN)
         return;
     top = (here - MARGIN) & ~((uintptr_t)page - 1);
     if (top > low)
