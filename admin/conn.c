@@ -436,8 +436,7 @@ conn_output_left(void *arg)
 {
     struct ha_conn *c = arg;
 
-    return (long long)c->env->max_output_total -
-           (long long)c->env->output_held(c->env->arg);
+    return c->env->output_left(c->env->arg);
 }
 
 static void
@@ -455,7 +454,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         r.drain = conn_drain;
         r.drain_arg = c;
     }
-    if (c->env->output_held != NULL && c->env->max_output_total > 0) {
+    if (c->env->output_left != NULL && c->env->max_output_total > 0) {
         /* One budget for every session's unsent replies: a client that
          * never reads holds at most what was left when it asked. */
         r.budget = conn_output_left;

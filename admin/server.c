@@ -107,12 +107,13 @@ server_admit(void *arg, enum ha_role role)
 
 /* One output budget for every client of the engine, both front-ends
  * (connections still logging in hold no reply worth counting). */
-static size_t
-server_output_held(void *arg)
+static long long
+server_output_left(void *arg)
 {
     struct ha_server *s = arg;
 
-    return ha_clients_held(ha_engine_clients(s->engine));
+    return ha_clients_output_left(ha_engine_clients(s->engine),
+                                  (long long)s->env.max_output_total);
 }
 
 static void
@@ -347,7 +348,7 @@ ha_server_new(struct ha_engine *e, char *err, size_t errlen)
     ha_accept_guard_init(&s->guard, s->base, "", refuse_fd, s);
     s->env.on_close = server_on_close;
     s->env.admit = server_admit;
-    s->env.output_held = server_output_held;
+    s->env.output_left = server_output_left;
     s->env.tasks = ha_engine_tasks(e);
     s->env.max_output_total = cfg->max_output_total > 0
                                   ? (size_t)cfg->max_output_total

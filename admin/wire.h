@@ -69,10 +69,12 @@ struct ha_conn_env {
      * keeps one slot for admin users, as MySQL does for SUPER). NULL:
      * always. */
     bool (*admit)(void *arg, enum ha_role role);
-    /* Unsent reply bytes every connection of the owner holds, and the
-     * most they may hold together (admin_variables.max_output_total; 0:
-     * none): a result set gets only what is left. NULL: no budget. */
-    size_t (*output_held)(void *arg);
+    /* The engine's output budget (engine/clients.h
+     * ha_clients_output_left): bytes a reply may still add under
+     * max_output_total (admin_variables; 0: none) counting every client's
+     * unsent bytes, both front-ends'; negative when over. A result set
+     * gets only what is left. NULL: no budget. */
+    long long (*output_left)(void *arg);
     size_t max_output_total;
     /* Tasks for running commands (core/task.h), the engine's executor: a
      * COM_QUERY or COM_STMT_EXECUTE runs as one and yields to the loop

@@ -21,6 +21,7 @@
 #define HA_CONFIG_H
 
 #include <stdbool.h>
+#include <sys/types.h>
 #include <stddef.h>
 
 #include "engine/credentials.h"
@@ -65,6 +66,9 @@ struct ha_config_message {
 
 struct ha_config {
     char *path;                 /* file it came from, or "<string>" */
+    bool has_file_id;           /* file_dev/file_ino: the file read, */
+    dev_t file_dev;             /* whatever the cwd later (a relative */
+    ino_t file_ino;             /* -c and the daemon's chdir) */
     char *datadir;              /* as written (relative = to the cwd) */
     char *errorlog;             /* NULL: <datadir>/heapadmind.log */
 

@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <libconfig.h>
 
@@ -740,6 +741,7 @@ ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
 {
     char *text, *dir;
     const char *slash;
+    struct stat st;
     int ret;
 
     text = read_file(path, err, errlen);
@@ -755,5 +757,10 @@ ha_config_load_file(struct ha_config *cfg, const char *path, char *err,
     ret = load_text(cfg, text, path, dir, err, errlen);
     free(dir);
     free(text);
+    if (ret == 0 && stat(path, &st) == 0) {
+        cfg->has_file_id = true;
+        cfg->file_dev = st.st_dev;
+        cfg->file_ino = st.st_ino;
+    }
     return ret;
 }

@@ -125,8 +125,8 @@ ha_ownfiles_is_own(const char *datadir, const struct ha_config *cfg,
         OWN("the TLS certificate or key the config names");
     if (same_file(&st, datadir, cfg->errorlog))
         OWN("the log");
-    if (cfg->path != NULL && cfg->path[0] == '/' &&
-        same_file(&st, datadir, cfg->path))
+    if (cfg->has_file_id && st.st_dev == cfg->file_dev &&
+        st.st_ino == cfg->file_ino)
         OWN("the config file heapadmind was started from (%s)", cfg->path);
 #undef OWN
     return false;

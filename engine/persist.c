@@ -18,6 +18,8 @@
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "engine/ownfiles.h"
+#include "core/buf.h"
+#include "core/fdio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -425,18 +427,84 @@ live_int(sqlite3 *db, const char *name, int *field, bool boolean)
         *field = atoi(v);
 }
 
+/* SAVE CONFIG TO FILE's file work, as a job for the disk worker: what
+ * it replaces, the temporary file, fsync, rename and the directory's
+ * fsync never run on the loop (a full or hung datadir disk). */
+struct cfgfile_job {
+    char datadir[PATH_MAX], file[NAME_MAX + 1];
+    char path[PATH_MAX], tmp[PATH_MAX + 32];
+    struct ha_buf text;
+    char replaced[NAME_MAX + 96];
+    int rc, errnum;
+};
+
+static void
+cfgfile_run(void *arg)
+{
+    struct cfgfile_job *j = arg;
+    struct stat old;
+    int fd;
+
+    j->rc = -1;
+    /* What it replaces, for the message and the log. */
+    if (lstat(j->path, &old) == 0) {
+        char when[32];
+
+        (void)ha_utc_stamp(when, sizeof(when), old.st_mtime, ' ');
+        snprintf(j->replaced, sizeof(j->replaced),
+                 "replaced the earlier %s (%lld bytes, written %s UTC)",
+                 j->file, (long long)old.st_size, when);
+    } else {
+        snprintf(j->replaced, sizeof(j->replaced), "a new file");
+    }
+    /* Passwords are in it: 0600 (mkostemp's), a fresh file beside the
+     * target, synced, renamed into place, the directory synced: a crash
+     * leaves the old file or the new one, never half of either. */
+    if ((fd = mkostemp(j->tmp, O_CLOEXEC)) < 0) {
+        j->errnum = errno;
+        return;
+    }
+    if ((j->errnum = ha_fdio_write_all(fd, j->text.data, j->text.len)) !=
+            0 ||
+        (fsync(fd) != 0 && (j->errnum = errno) != 0)) {
+        close(fd);
+        unlink(j->tmp);
+        return;
+    }
+    if (close(fd) != 0 || rename(j->tmp, j->path) != 0) {
+        j->errnum = errno;
+        unlink(j->tmp);
+        return;
+    }
+    if ((fd = open(j->datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
+        (void)fsync(fd);
+        close(fd);
+    }
+    j->rc = 0;
+}
+
+static void
+cfgfile_discard(void *arg)
+{
+    struct cfgfile_job *j = arg;
+
+    if (j->rc == 0)
+        ha_log_notice("SAVE CONFIG TO FILE: %s written (%s) after the "
+                      "statement that asked for it stopped waiting",
+                      j->path, j->replaced);
+    ha_buf_free(&j->text);
+    free(j);
+}
+
 int
 ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                        char *msg, size_t msglen)
 {
     struct ha_config copy;
-    struct ha_buf text = HA_BUF_INIT;
-    char why[256], path[PATH_MAX], tmp[PATH_MAX + 32], header[256];
-    char replaced[NAME_MAX + 96];
-    struct stat old;
+    struct cfgfile_job *j;
+    char why[256], header[256], stamp[32];
     time_t now = time(NULL);
-    char stamp[32];
-    int fd, n, ret = -1;
+    int n, ret = -1;
 
     if (ctx->cfg == NULL) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: no config");
@@ -463,24 +531,22 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    file, why, ctx->datadir);
         return -1;
     }
-    n = snprintf(path, sizeof(path), "%s/%s", ctx->datadir, file);
-    if (n < 0 || (size_t)n >= sizeof(path) ||
-        snprintf(tmp, sizeof(tmp), "%s/.%s.XXXXXX", ctx->datadir, file) >=
-            (int)sizeof(tmp)) {
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: out of memory");
+        return -1;
+    }
+    n = snprintf(j->path, sizeof(j->path), "%s/%s", ctx->datadir, file);
+    if (n < 0 || (size_t)n >= sizeof(j->path) ||
+        strlen(file) >= sizeof(j->file) ||
+        strlen(ctx->datadir) >= sizeof(j->datadir) ||
+        snprintf(j->tmp, sizeof(j->tmp), "%s/.%s.XXXXXX", ctx->datadir,
+                 file) >= (int)sizeof(j->tmp)) {
+        free(j);
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: name too long");
         return -1;
     }
-    /* What it replaces, for the message and the log. */
-    if (lstat(path, &old) == 0) {
-        char when[32];
-
-        (void)ha_utc_stamp(when, sizeof(when), old.st_mtime, ' ');
-        snprintf(replaced, sizeof(replaced),
-                 "replaced the earlier %s (%lld bytes, written %s UTC)",
-                 file, (long long)old.st_size, when);
-    } else {
-        snprintf(replaced, sizeof(replaced), "a new file");
-    }
+    ha_strlcpy(j->file, file, sizeof(j->file));
+    ha_strlcpy(j->datadir, ctx->datadir, sizeof(j->datadir));
     /* The config as loaded, with the settings that change at run time
      * as they are now. */
     copy = *ctx->cfg;
@@ -500,43 +566,38 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              "# heapadmin config written by SAVE CONFIG TO FILE at %sZ (the "
              "config loaded, with the live jemalloc settings)",
              stamp);
-    ha_config_write(&copy, ctx->datadir, header, &text);
-    /* Passwords are in it: 0600 (mkostemp's), a fresh file beside the
-     * target, synced, renamed into place, the directory synced: a crash
-     * leaves the old file or the new one, never half of either. */
-    fd = mkostemp(tmp, O_CLOEXEC);
-    if (fd < 0 || ha_buf_failed(&text) ||
-        write(fd, text.data, text.len) != (ssize_t)text.len || fsync(fd) != 0) {
-        int e = fd < 0 ? errno : (errno ? errno : EIO);
-
-        if (fd >= 0) {
-            close(fd);
-            unlink(tmp);
-        }
-        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", path,
-                   strerror(e));
-        goto out;
+    ha_config_write(&copy, ctx->datadir, header, &j->text);
+    if (ha_buf_failed(&j->text)) {
+        ha_buf_free(&j->text);
+        free(j);
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: out of memory");
+        return -1;
     }
-    if (close(fd) != 0 || rename(tmp, path) != 0) {
-        int e = errno;
-
-        unlink(tmp);
-        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", path,
-                   strerror(e));
-        goto out;
+    /* On -1 the job belongs to cfgfile_discard. */
+    j->rc = -1;
+    if (ha_task_offload_to(ctx->disk_worker, cfgfile_run, cfgfile_discard,
+                           j) != 0) {
+        ha_err_set(msg, msglen,
+                   "SAVE CONFIG TO FILE %s/%s: the statement stopped "
+                   "waiting (KILL, max_execution_time or shutdown); the "
+                   "write goes on",
+                   ctx->datadir, file);
+        return -1;
     }
-    if ((fd = open(ctx->datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) >= 0) {
-        (void)fsync(fd);
-        close(fd);
+    if (j->rc != 0) {
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", j->path,
+                   strerror(j->errnum));
+    } else {
+        ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written (%s)",
+                      ctx->who, j->path, j->replaced);
+        ha_err_set(msg, msglen,
+                   "config written to %s (%s); start with it: heapadmind -c "
+                   "%s",
+                   j->path, j->replaced, j->path);
+        ret = 0;
     }
-    ha_log_notice("control: %s: SAVE CONFIG TO FILE: %s written (%s)",
-                  ctx->who, path, replaced);
-    ha_err_set(msg, msglen,
-               "config written to %s (%s); start with it: heapadmind -c %s",
-               path, replaced, path);
-    ret = 0;
-out:
-    ha_buf_free(&text);
+    ha_buf_free(&j->text);
+    free(j);
     return ret;
 }
 

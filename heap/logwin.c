@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/fdio.h"
 #include "core/forkguard.h"
 #include "core/log.h"
 #include "core/task.h"
@@ -139,11 +140,11 @@ write_maps(const char *path)
         close(in);
         return rc;
     }
+    /* A short write (a signal, a nearly full disk) goes on where it
+     * stopped; only an error ends the copy. */
     while ((n = read(in, buf, sizeof(buf))) > 0)
-        if (write(out, buf, (size_t)n) != n) {
-            rc = errno ? errno : EIO;
+        if ((rc = ha_fdio_write_all(out, buf, (size_t)n)) != 0)
             break;
-        }
     if (n < 0)
         rc = errno;
     close(in);

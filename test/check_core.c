@@ -364,7 +364,7 @@ START_TEST(test_worker_run_here_waits_for_the_running_job)
 {
     struct event_base *base = event_base_new();
     struct run_here_probe p;
-    struct ha_job a = {job_a_run, job_a_done, &p, false, NULL};
+    struct ha_job a = {.run = job_a_run, .done = job_a_done, .arg = &p};
     struct ha_worker *w;
     struct timespec ms = {0, 1000000};
     char err[256];

@@ -1830,16 +1830,16 @@ symbolize_at(struct ha_symbolizer *sym, const char *lib, const uint64_t *va,
              size_t n, struct ha_syms *out)
 {
     const uint64_t base = UINT64_C(0x7f0000000000);
-    char maps_text[8192], err[256] = "";
+    char one_map[8192], err[256] = "";
     struct ha_symbolize_ops ops = ha_symbolizer_ops(sym);
     struct ha_maps m;
     uint64_t pcs[8];
 
     ck_assert_uint_le(n, 8);
-    snprintf(maps_text, sizeof(maps_text),
+    snprintf(one_map, sizeof(one_map),
              "%" PRIx64 "-%" PRIx64 " r-xp 00000000 08:01 4242 %s\n", base,
              base + 0x100000, lib);
-    ck_assert_msg(ha_maps_parse(maps_text, strlen(maps_text), &m, err,
+    ck_assert_msg(ha_maps_parse(one_map, strlen(one_map), &m, err,
                                 sizeof(err)) == 0,
                   "%s", err);
     for (size_t i = 0; i < n; i++)
@@ -1890,8 +1890,10 @@ source_of(const struct ha_syms *s, const char *path, const char **detail)
  *     function is named again, and the module says where from. */
 START_TEST(test_prof_names_only_where_certain)
 {
-    char dir[] = "/tmp/check_prof_names.XXXXXX", cmd[16384], lib[4200],
-         strip_lib[4200], root[4200], want[512], *out;
+    /* Paths stay short (a /tmp dir): 512 each keeps the command
+     * within cmd for any of them. */
+    char dir[] = "/tmp/check_prof_names.XXXXXX", cmd[16384], lib[512],
+         strip_lib[512], root[512], want[512], *out;
     struct ha_symbolizer *plain, *rooted;
     struct ha_symbolizer_limits lim;
     struct ha_syms s;

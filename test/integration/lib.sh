@@ -83,6 +83,7 @@ ha_log_tail() {
 ha_pass() {
     HA_N=$((HA_N + 1))
     echo "ok $HA_N - $1"
+    : >"$HA_TMP/.progress"
 }
 
 # ha_fail DESC [DIAGNOSTIC...]: a failed check, with diagnostics and the
@@ -93,6 +94,7 @@ ha_fail() {
     HA_N=$((HA_N + 1))
     HA_FAILED=$((HA_FAILED + 1))
     echo "not ok $HA_N - $desc"
+    : >"$HA_TMP/.progress"
     [ $# -gt 0 ] && ha_diag "$@"
     ha_log_tail
 }
@@ -329,7 +331,7 @@ ha_cleanup() {
 }
 
 ha_on_timeout() {
-    ha_fail "watchdog: $HA_TEST_NAME still running after ${HA_TEST_TIMEOUT:-120} s"
+    ha_fail "watchdog: $HA_TEST_NAME reported no check for ${HA_TEST_TIMEOUT:-120} s"
     ha_done
 }
 
@@ -337,12 +339,23 @@ trap ha_cleanup EXIT
 trap 'ha_on_timeout' USR1
 trap 'exit 1' INT TERM HUP
 
-# The watchdog sleeps in read -t on a fifo nobody writes, so killing it
-# leaves no orphaned sleep(1) behind.
+# The watchdog ends a script that reports no check (ha_pass, ha_fail:
+# they touch .progress) for HA_TEST_TIMEOUT seconds: a hang, not a slow
+# machine, whose checks still come, only later. It sleeps in read -t on a
+# fifo nobody writes, so killing it leaves no orphaned sleep(1) behind.
 mkfifo "$HA_TMP/.watchdog"
+: >"$HA_TMP/.progress"
 (
-    read -r -t "${HA_TEST_TIMEOUT:-120}" _ <>"$HA_TMP/.watchdog"
-    kill -USR1 $$ 2>/dev/null
+    exec 3<>"$HA_TMP/.watchdog"
+    limit=${HA_TEST_TIMEOUT:-120}
+    while :; do
+        read -r -t 5 _ <&3
+        last=$(stat -c %Y "$HA_TMP/.progress" 2>/dev/null) || exit 0
+        if [ $(($(date +%s) - last)) -ge "$limit" ]; then
+            kill -USR1 $$ 2>/dev/null
+            exit 0
+        fi
+    done
 ) &
 HA_WATCHDOG=$!
 

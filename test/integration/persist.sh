@@ -210,6 +210,22 @@ if ha_start_foreground; then
 else
     ha_fail "heapadmind does not start from the saved config"
 fi
+# The same from a relative -c: the daemon chdirs to the datadir, so the
+# file is known by what it is (device and inode), not by how -c spelled it.
+sum=$(sha256sum <"$HA_DATADIR/saved2.cnf")
+HA_CONF=saved2.cnf
+pushd "$HA_DATADIR" >/dev/null || ha_bail "cd to the datadir"
+ha_start_foreground
+started=$?
+popd >/dev/null || ha_bail "cd back"
+if [ $started = 0 ]; then
+    ha_sql_err "SAVE CONFIG TO FILE over a config started as -c saved2.cnf: refused" \
+        "SAVE CONFIG TO FILE saved2.cnf" "the config file heapadmind was started from"
+    ha_is "... saved2.cnf is untouched" "$sum" "$(sha256sum <"$HA_DATADIR/saved2.cnf")"
+    ha_stop
+else
+    ha_fail "heapadmind does not start from -c saved2.cnf"
+fi
 
 # --- a heapadmin.db that is not ours: refused at start, untouched -----------------
 for kind in view columns trigger; do
