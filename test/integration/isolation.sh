@@ -62,9 +62,13 @@ def paused(half_close):
     time.sleep(0.5)   # its reply fills the socket; the statement pauses
     return r
 
+# Each latency is the best of a few tries: a statement held up by the
+# paused reader is held up at every try (the reader stays paused until
+# closed), while a loaded machine (stress-ng beside the suite) delays
+# one try now and then by 100 ms or more.
 for half in (False, True):
     r = paused(half)
-    w = max(timed(admin, UPD % v) for v in ("false", "true"))
+    w = min(timed(admin, UPD % v) for v in ("false", "true", "false", "true"))
     t = time.monotonic()
     try:
         timed(admin, "UPDATE global_variables SET variable_value = 'true' "
@@ -73,7 +77,8 @@ for half in (False, True):
     except pymysql.MySQLError as e:
         dump = "err %s" % e.args[0]
     d = time.monotonic() - t
-    rd = timed(other, "SELECT * FROM stats_memory_jemalloc")
+    rd = min(timed(other, "SELECT * FROM stats_memory_jemalloc")
+             for _ in range(3))
     fresh = conn()
     disk = timed(fresh, "SELECT * FROM disk.global_variables")
     fresh.close()
@@ -106,13 +111,17 @@ def writer():
 th = threading.Thread(target=writer)
 th.start()
 time.sleep(1)
-rd = max(timed(other, "SELECT * FROM stats_memory_jemalloc")
-         for _ in range(3))
-w = timed(admin, UPD % "false")
-res.append("scratch read %s (%.0f ms, baseline %.0f ms)" % (
-    "ok" if rd <= 3 * base_r + 0.1 else "slow", rd * 1000, base_r * 1000))
-res.append("scratch write %s (%.0f ms, baseline %.0f ms)" % (
-    "ok" if w <= 3 * base_w + 0.1 else "slow", w * 1000, base_w * 1000))
+# The writer holds on for 3 s more: a try it held up takes seconds, so
+# every try must stay under 1.5 s, and the best within the baseline's
+# bound (the others may meet the machine's load).
+rds = [timed(other, "SELECT * FROM stats_memory_jemalloc") for _ in range(3)]
+ws = [timed(admin, UPD % v) for v in ("false", "true", "false")]
+res.append("scratch read %s (best %.0f ms, worst %.0f ms, baseline %.0f ms)" % (
+    "ok" if min(rds) <= 3 * base_r + 0.1 and max(rds) < 1.5 else "slow",
+    min(rds) * 1000, max(rds) * 1000, base_r * 1000))
+res.append("scratch write %s (best %.0f ms, worst %.0f ms, baseline %.0f ms)" % (
+    "ok" if min(ws) <= 3 * base_w + 0.1 and max(ws) < 1.5 else "slow",
+    min(ws) * 1000, max(ws) * 1000, base_w * 1000))
 th.join(timeout=30)
 admin.cursor().execute("DROP TABLE scratch_w")
 print("\n".join(res))

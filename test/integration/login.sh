@@ -72,6 +72,12 @@ quick=$(ha_quick_ms "$(ha_baseline_ms)")
 n_1045=0
 n_1129=0
 slowest=0
+# Failures this address already has: past HA_THROTTLE_FREE (3) each
+# further check waits at least HA_THROTTLE_SPACING_MS (250) after the one
+# before, however fast the attempts come.
+prior=$(grep -c "login failed: user '[a-z]*' from 127\.0\.0\.1:" "$HA_LOG")
+free_left=$((prior >= 3 ? 0 : 3 - prior))
+loop_t0=$(date +%s%N)
 for _ in $(seq 8); do
     t0=$(date +%s%N)
     ha_sql "SELECT 1" -uadmin -pguess
@@ -84,8 +90,13 @@ for _ in $(seq 8); do
 done
 ha_is "8 wrong passwords in a row: each answered ERR 1045 or ERR 1129" 8 \
     $((n_1045 + n_1129))
-ha_ok "... most of them refused with ERR 1129 ($n_1129 of 8)" \
-    test "$n_1129" -ge 4
+loop_ms=$((($(date +%s%N) - loop_t0) / 1000000))
+# A bound from the throttle's rule, not from this machine's speed: on a
+# quiet machine the 8 attempts take well under a second and most are
+# refused; on a loaded one they come slower, and more may be checked.
+max_checks=$((free_left + 1 + loop_ms / 250))
+ha_ok "... passwords checked at most once per 250 ms past the free ones: $n_1045 checked, $n_1129 refused in $loop_ms ms (at most $max_checks checks)" \
+    test "$n_1045" -le "$max_checks"
 ha_ok "... each at once, within $quick ms (slowest $slowest ms)" \
     test "$slowest" -lt "$quick"
 t0=$(date +%s%N)
