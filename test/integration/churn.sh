@@ -133,8 +133,14 @@ b=$(rate growthhost_burst)
 l=$(rate growthhost_leak)
 ha_ok "heap_profile_diff: the burst allocates about 2 MiB/s ($b)" near "$b" 2 0.25
 ha_ok "... and the leak about 1 MiB/s ($l)" near "$l" 1 0.25
+# At least three bursts' 12 s apart, longer on a loaded machine: the
+# span is the dumps' own, as their files' times say (whole seconds).
 ha_sql "SELECT round(seconds) FROM heap_profile_diff('$d1', '$d2') LIMIT 1"
-ha_like "... over the dumps' 12 s" "^1[1-3](\.0)?$" "$HA_OUT"
+secs=${HA_OUT%.0}
+ha_sql "SELECT max(mtime) - min(mtime) FROM stats_heap_dumps WHERE file_name IN ('$d1', '$d2')"
+ha_ok "... over the dumps' span ($secs s; their files' times ${HA_OUT} s apart; at least 11)" \
+    awk -v s="$secs" -v m="$HA_OUT" 'BEGIN { exit !(s != "" && s >= 11 && s - m <= 1 && m - s <= 1) }'
+
 ha_sql "SELECT site FROM heap_profile_diff('$d1', '$d2') GROUP BY site ORDER BY sum(alloc_bytes_per_s) DESC LIMIT 1"
 ha_is "per site, the burst allocates the most" "growthhost_burst" "$HA_OUT"
 ha_sql "SELECT alloc_bytes > 0, alloc_bytes >= flat_bytes, alloc_cum_bytes >= alloc_bytes FROM heap_top('$d2') WHERE function = 'growthhost_burst'"
@@ -193,9 +199,11 @@ ha_like "... but may not open a window" "^1:" "$HA_RC:$HA_ERR"
 
 # The host's 100 ms ticks run on an absolute schedule: a late burst is
 # freed on time, so a block may live a tick or three less than 1.5 s.
-ha_sql "SELECT count(*), avg(lifetime_ms) BETWEEN 1300 AND 1700, min(lifetime_ms) >= 1000, max(lifetime_ms) <= 2000, min(free_function) FROM stats_jemalloc_recent WHERE function = 'growthhost_burst' AND released = 1"
-ha_like "stats_jemalloc_recent: the last bursts' blocks, freed about 1.5 s later" \
-    "^[1-9][0-9]*	1	1	1	tick( \(inline\))?$" "$HA_OUT"
+# On a loaded machine a late burst's blocks live less (their free is on
+# schedule): the mean is held to the ends' bounds, and shown.
+ha_sql "SELECT count(*), min(lifetime_ms) >= 1000, max(lifetime_ms) <= 2000, min(free_function), round(avg(lifetime_ms)) FROM stats_jemalloc_recent WHERE function = 'growthhost_burst' AND released = 1"
+ha_like "stats_jemalloc_recent: the last bursts' blocks, freed about 1.5 s later (mean ${HA_OUT##*	} ms)" \
+    "^[1-9][0-9]*	1	1	tick( \(inline\))?	1[0-9][0-9][0-9](\.0)?$" "$HA_OUT"
 ha_sql "SELECT count(*) FROM stats_jemalloc_recent WHERE free_time IS NOT NULL AND (free_time < alloc_time OR abs(alloc_time + age_ms / 1000 - unixepoch('now')) > 5)"
 ha_is "... on the wall clock" "0" "$HA_OUT"
 HA_USER=stats HA_PASS=stats ha_sql "SELECT count(*) > 0 FROM stats_jemalloc_recent"
@@ -230,7 +238,10 @@ trace=$(ls "$HA_TMP"/trace*.zst 2>/dev/null | head -1)
 if [ -z "$trace" ]; then
     ha_fail "heaptrack wrote no trace: $(tail -3 "$HA_TMP/heaptrack.out")"
 else
-    ht=$(heaptrack_print -f "$trace" -n 40 -s 0 --print-peaks 0 \
+    # -n 400: on a loaded machine the host runs fewer ticks in its 16 s,
+    # and start-up's allocators can fill a shorter list; only the order
+    # among growthhost_ functions is compared.
+    ht=$(heaptrack_print -f "$trace" -n 400 -s 0 --print-peaks 0 \
         --print-allocators 1 --print-temporary 1 --print-leaks 0 2>&1)
     # The first growthhost_ function after each section's heading.
     first_in() {
