@@ -91,6 +91,7 @@
 #include "agent/fork.h"
 #include "agent/log.h"
 #include "agent/proc.h"
+#include "agent/stacktrim.h"
 #include "agent/users.h"
 #include "core/smallfile.h"
 #include "include/heapadmin.h"
@@ -559,7 +560,9 @@ tick(void *arg)
 
     (void)arg;
     ha_agent_children_tick(&self);
-    ha_agent_code_tick();
+    /* Quiet again after work: its stack goes back with its code. */
+    if (ha_agent_code_tick())
+        ha_agent_stack_trim();
 }
 
 /* Creates and starts this process's instance. parent: the daemonizing

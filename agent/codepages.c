@@ -110,7 +110,7 @@ ha_agent_code_drop(void)
                       MADV_DONTNEED);
 }
 
-void
+int
 ha_agent_code_tick(void)
 {
     static long floor = 0, last = -1; /* 0: start-up's pages all go */
@@ -118,13 +118,14 @@ ha_agent_code_tick(void)
     long now;
 
     if (n_segs == 0)
-        return;
+        return 0;
     now = resident();
     if (now < 0) {
         /* No pagemap (a kernel without it, a sandbox): once a minute. */
-        if (++ticks % 60 == 10)
-            ha_agent_code_drop();
-        return;
+        if (++ticks % 60 != 10)
+            return 0;
+        ha_agent_code_drop();
+        return 1;
     }
     /* The floor is what an idle tick keeps: the least seen since the
      * last drop (the tick's own pages fault back in after it). */
@@ -133,7 +134,9 @@ ha_agent_code_tick(void)
     if (now > floor + SLACK_PAGES && now == last) {
         ha_agent_code_drop();
         floor = -1;
-        now = -1;
+        last = -1;
+        return 1;
     }
     last = now;
+    return 0;
 }

@@ -13,8 +13,9 @@ void ha_agent_code_find(unsigned long so_base);
 
 /* At each tick of the admin thread: drops those pages from this
  * process's resident set once the work that faulted them in is over
- * (they stay in the page cache, shared). */
-void ha_agent_code_tick(void);
+ * (they stay in the page cache, shared). Returns 1 when it dropped them
+ * (the agent was busy and is quiet now), else 0. */
+int ha_agent_code_tick(void);
 
 /* Drops them now. */
 void ha_agent_code_drop(void);

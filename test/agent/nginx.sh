@@ -130,6 +130,10 @@ for w in "${workers[@]}"; do check_fds "$w"; done
 
 w=${workers[0]}
 sock=$data/www-data/nginx.$w.sock
+# elfutils is loaded at the first symbolizing (agent/lazydw.c): a served
+# process that never symbolized has none of it mapped.
+ha_unlike "worker $w has no elfutils library mapped before it symbolizes" \
+    "libdw|libelf" "$(awk '{print $6}' "/proc/$w/maps")"
 for i in $(seq 1 20); do curl -s -o /dev/null "http://127.0.0.1:$port/f$i.txt"; done
 dump=$(ag_dump "$sock")
 ha_like "dump_now in worker $w writes into www-data's directory" \
@@ -137,6 +141,10 @@ ha_like "dump_now in worker $w writes into www-data's directory" \
 ha_is "the dump is www-data's" www-data "$(stat -c %U "$dump" 2>/dev/null)"
 ag_sql "$sock" "SELECT group_concat(function, ' ') FROM (SELECT function FROM heap_top('$(basename "$dump")') WHERE function LIKE 'ngx%' LIMIT 5)"
 ha_like "heap_top reads it with nginx's functions" "^0:.*ngx_" "$HA_RC:$HA_OUT"
+ha_like "worker $w loaded libdw to symbolize it" "libdw" \
+    "$(awk '{print $6}' "/proc/$w/maps")"
+ha_unlike "the master, which never symbolized, has no elfutils library mapped" \
+    "libdw|libelf" "$(awk '{print $6}' "/proc/$mpid/maps")"
 
 # --- what a worker plants is never followed by root --------------------------
 

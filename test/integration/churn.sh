@@ -48,29 +48,18 @@ MIB=1048576
 
 HA_DATADIR=$HA_TMP/data
 mkdir -m 700 "$HA_DATADIR"
-HA_PORT=$(ha_free_port) || ha_bail "no free port"
-hport=$(ha_free_port) || ha_bail "no free port"
 HA_LOG=$HA_DATADIR/heapadmind.log
-cat >"$HA_TMP/host.cnf" <<EOF
-datadir = "$HA_DATADIR";
-admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; mysql_ifaces = "127.0.0.1:$HA_PORT"; http_ifaces = "127.0.0.1:$hport"; };
+cat >"$HA_TMP/host.tmpl" <<'EOF'
+datadir = "@DATADIR@";
+admin_variables = { admin_credentials = "admin:admin"; stats_credentials = "stats:stats"; mysql_ifaces = "127.0.0.1:@PORT@"; http_ifaces = "127.0.0.1:@HPORT@"; };
 jemalloc_variables =
 {
     prof_active = true;
     lg_prof_sample = 16;
 };
 EOF
-MALLOC_CONF=prof_accum:true \
-    "$host" -c "$HA_TMP/host.cnf" >"$HA_TMP/host.out" 2>&1 &
-hpid=$!
-HA_PIDS+=("$hpid")
-for _ in $(seq 100); do
-    grep -q ready "$HA_TMP/host.out" && ha_mysql -N -B -e 'SELECT 1' \
-        >/dev/null 2>&1 && break
-    sleep 0.1
-done
-ha_sql "SELECT 1"
-[ "$HA_OUT" = 1 ] || ha_bail "the host's admin port does not answer: $(cat "$HA_TMP/host.out")"
+ha_start_host "$HA_TMP/host.tmpl" MALLOC_CONF=prof_accum:true ||
+    ha_bail "the host's admin port answers"
 ha_pass "growthhost $hpid serves the admin port"
 ha_is "it runs with prof_accum" "true" "$(ha_var jemalloc-prof_accum)"
 

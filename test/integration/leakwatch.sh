@@ -19,11 +19,10 @@ host=$HA_BUILDDIR/test/growthhost
 
 HA_DATADIR=$HA_TMP/data
 mkdir -m 700 "$HA_DATADIR"
-HA_PORT=$(ha_free_port) || ha_bail "no free port"
 HA_LOG=$HA_DATADIR/heapadmind.log
-cat >"$HA_TMP/host.cnf" <<EOF
-datadir = "$HA_DATADIR";
-admin_variables = { admin_credentials = "admin:admin"; mysql_ifaces = "127.0.0.1:$HA_PORT"; stats_system_memory = 1; };
+cat >"$HA_TMP/host.tmpl" <<'EOF'
+datadir = "@DATADIR@";
+admin_variables = { admin_credentials = "admin:admin"; mysql_ifaces = "127.0.0.1:@PORT@"; stats_system_memory = 1; };
 jemalloc_variables =
 {
     leak_watch_growth_bytes = 6291456L;
@@ -35,16 +34,8 @@ jemalloc_variables =
 EOF
 # -w: the host grows only once told, after the state at start is read
 # (a slow start on a loaded machine must not look like growth).
-"$host" -c "$HA_TMP/host.cnf" -w >"$HA_TMP/host.out" 2>&1 &
-hpid=$!
-HA_PIDS+=("$hpid")
-for _ in $(seq 100); do
-    grep -q ready "$HA_TMP/host.out" && ha_mysql -N -B -e 'SELECT 1' \
-        >/dev/null 2>&1 && break
-    sleep 0.1
-done
-ha_sql "SELECT 1"
-[ "$HA_OUT" = 1 ] || ha_bail "the host's admin port does not answer: $(cat "$HA_TMP/host.out")"
+ha_start_host "$HA_TMP/host.tmpl" -- -w ||
+    ha_bail "the host's admin port answers"
 
 ha_sql "SELECT variable_name, variable_value FROM global_variables WHERE variable_name LIKE 'jemalloc-leak_watch_%' AND variable_name <> 'jemalloc-leak_watch_state' ORDER BY 1"
 ha_is "the watch's settings read back" \

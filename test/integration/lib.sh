@@ -549,6 +549,63 @@ ha_start_daemonized() {
 
 HA_ENV=()
 
+# ha_start_host TEMPLATE [NAME=VALUE...] [-- HOST-ARGS...]
+#   Starts test/growthhost (a program linking libheapadmin) on the config
+#   TEMPLATE, with @PORT@ (MySQL), @HPORT@ (HTTP) and @DATADIR@ replaced,
+#   the NAME=VALUE pairs in its environment, and waits until admin can run
+#   SELECT 1. A port taken between the probe and the bind gets new ones.
+#   Sets hpid, HA_PORT, hport; the config is $HA_TMP/host.cnf, the host's
+#   output $HA_TMP/host.out. Returns 0, or 1 with the reason as diagnostics.
+ha_start_host() {
+    local tmpl=$1 i
+    local -a envs=() args=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do
+        envs+=("$1")
+        shift
+    done
+    [ "${1:-}" = -- ] && shift
+    args=("$@")
+    HA_HOST=${HA_HOST:-$HA_BUILDDIR/test/growthhost}
+    [ -x "$HA_HOST" ] || {
+        ha_diag "no test host at $HA_HOST (make test/growthhost)"
+        return 1
+    }
+    for _ in 1 2 3 4 5; do
+        HA_PORT=$(ha_free_port) && hport=$(ha_free_port) || {
+            ha_diag "no free loopback port found"
+            return 1
+        }
+        sed -e "s|@PORT@|$HA_PORT|g" -e "s|@HPORT@|$hport|g" \
+            -e "s|@DATADIR@|$HA_DATADIR|g" "$tmpl" >"$HA_TMP/host.cnf"
+        env "${envs[@]}" "$HA_HOST" -c "$HA_TMP/host.cnf" "${args[@]}" \
+            >"$HA_TMP/host.out" 2>&1 &
+        hpid=$!
+        HA_PIDS+=("$hpid")
+        for ((i = 0; i < HA_START_TIMEOUT * 30; i++)); do
+            if grep -q ready "$HA_TMP/host.out" &&
+                ha_mysql -N -B -e 'SELECT 1' >/dev/null 2>&1; then
+                return 0
+            fi
+            ha_alive "$hpid" || break
+            ha_port_taken "$HA_TMP/host.out" "${HA_LOG:-/dev/null}" && break
+            sleep 0.1
+        done
+        if ha_port_taken "$HA_TMP/host.out" "${HA_LOG:-/dev/null}"; then
+            kill -KILL "$hpid" 2>/dev/null
+            wait "$hpid" 2>/dev/null
+            ha_forget "$hpid"
+            [ -n "${HA_LOG:-}" ] && : >"$HA_LOG"
+            ha_diag "port $HA_PORT or $hport was taken; retrying with others"
+            continue
+        fi
+        ha_diag "the host's admin port does not answer"
+        ha_file_tail "$HA_TMP/host.out"
+        return 1
+    done
+    return 1
+}
+
 # ha_stop [SECONDS]: SIGTERM the current daemon and wait for it (default
 # 5 s). Returns 0 once it is gone; HA_EXIT holds its exit status when it
 # was our child (foreground mode), else is empty.
