@@ -237,3 +237,64 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
     return HA_LIMITWATCH_NONE;
 }
 
+
+int
+ha_limitwatch_next_look_ms(const struct ha_limitwatch_rule *r,
+                           const struct ha_limitwatch_arm *a,
+                           const struct ha_limitwatch_pace *p)
+{
+    double limit = (double)p->limit, ws = (double)p->working_set;
+    double near = p->usage >= 0 ? (double)p->usage : ws;
+    double cap, next = -1, ms;
+
+    if (p->limit <= 0 || r->n == 0 || near < 0 ||
+        near < (p->wake - HA_LIMITWATCH_REARM) * limit)
+        return 0;
+    if (ws < 0)
+        return HA_LIMITWATCH_HOT_MS;
+    cap = ws >= (r->fractions[0] - HA_LIMITWATCH_REARM) * limit
+              ? HA_LIMITWATCH_HOT_MS
+              : HA_LIMITWATCH_NEAR_MS;
+    if (p->rate <= 0)
+        return (int)cap;
+    /* The lowest mark above the working set. */
+    if (ws < p->wake * limit)
+        next = p->wake * limit;
+    if (p->sample > 0 && !p->sampling_held && ws < p->sample * limit &&
+        (next < 0 || p->sample * limit < next))
+        next = p->sample * limit;
+    for (size_t i = 0; i < r->n; i++) {
+        double level = r->fractions[i] * limit;
+
+        if (a->armed[i] && ws < level && (next < 0 || level < next))
+            next = level;
+    }
+    if (next < 0)
+        return (int)cap;
+    ms = (next - ws) / p->rate * 1000.0 / 2;
+    if (ms > cap)
+        ms = cap;
+    if (ms < HA_LIMITWATCH_LOOK_MIN_MS)
+        ms = HA_LIMITWATCH_LOOK_MIN_MS;
+    return (int)ms;
+}
+
+int
+ha_limitwatch_next_glance_ms(int64_t limit, int64_t usage, double rate,
+                             double near)
+{
+    double gap = near * (double)limit - (double)usage, ms;
+
+    if (limit <= 0 || usage < 0)
+        return HA_LIMITWATCH_GLANCE_MS;
+    if (gap <= 0)
+        return 0;
+    if (rate <= 0)
+        return HA_LIMITWATCH_GLANCE_MS;
+    ms = gap / rate * 1000.0 / 2;
+    if (ms > HA_LIMITWATCH_GLANCE_MS)
+        ms = HA_LIMITWATCH_GLANCE_MS;
+    if (ms < HA_LIMITWATCH_GLANCE_MIN_MS)
+        ms = HA_LIMITWATCH_GLANCE_MIN_MS;
+    return (int)ms;
+}

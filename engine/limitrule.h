@@ -17,6 +17,11 @@
 
 #define HA_LIMITWATCH_FRACTIONS_MAX 8
 #define HA_LIMITWATCH_REARM 0.05   /* of the limit, below a level */
+#define HA_LIMITWATCH_NEAR_MS 1000 /* looks past the wake level, at most */
+#define HA_LIMITWATCH_HOT_MS 250   /* ... within 5 points of the first level */
+#define HA_LIMITWATCH_LOOK_MIN_MS 50 /* ... at least, however fast the climb */
+#define HA_LIMITWATCH_GLANCE_MS 1000 /* usage reads far from it, at most */
+#define HA_LIMITWATCH_GLANCE_MIN_MS 100 /* ... at least */
 
 struct ha_limitwatch_rule {
     double fractions[HA_LIMITWATCH_FRACTIONS_MAX]; /* ascending, (0, 1] */
@@ -79,5 +84,42 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
                      struct ha_limitwatch_arm *a,
                      const struct ha_limitwatch_in *in, char *reason,
                      size_t reasonlen);
+
+/* Where the watch stands between two looks, for the next one's time. */
+struct ha_limitwatch_pace {
+    int64_t limit;                 /* bytes; <= 0: none */
+    int64_t usage;                 /* bytes, page cache too; -1: unknown */
+    int64_t working_set;           /* bytes; -1: unknown */
+    double rate;                   /* the working set's climb, bytes per
+                                      second over the last looks; <= 0:
+                                      not climbing, or not known yet */
+    double wake;                   /* the wake level, share of the limit */
+    double sample;                 /* sampling goes on here; 0: never */
+    bool sampling_held;            /* ... and is on */
+};
+
+/* How soon the watch looks again on its own timer, in ms; 0: no timer
+ * (no limit, or the usage is below the wake level less the re-arm
+ * margin: the kernel's wake-ups or the watch's glance at the usage serve).
+ * Otherwise at most HA_LIMITWATCH_NEAR_MS, HA_LIMITWATCH_HOT_MS from 5
+ * points below the first level; and, at the climb rate, half the time the
+ * working set needs to reach the next mark above it (the wake level,
+ * the sampling level while sampling is off, each armed level), so that a
+ * climb faster than one period is still seen before it passes a mark and
+ * again soon after; never under HA_LIMITWATCH_LOOK_MIN_MS. The usage
+ * (never below the working set) decides near or far, so a group whose
+ * page cache hides the climb is still looked at. */
+int ha_limitwatch_next_look_ms(const struct ha_limitwatch_rule *r,
+                               const struct ha_limitwatch_arm *a,
+                               const struct ha_limitwatch_pace *p);
+
+/* Far from the limit, where no kernel threshold wakes the watch: how
+ * soon to read the usage again, in ms, given the usage now and its climb
+ * (bytes, bytes per second; rate <= 0: not climbing or not known) and
+ * the share of the limit where whole looks take over (near). Half the
+ * time the climb needs to reach it, within [HA_LIMITWATCH_GLANCE_MIN_MS,
+ * HA_LIMITWATCH_GLANCE_MS]; 0 when the usage is there already. */
+int ha_limitwatch_next_glance_ms(int64_t limit, int64_t usage, double rate,
+                                 double near);
 
 #endif /* HA_LIMITRULE_H */

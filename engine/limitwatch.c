@@ -26,9 +26,8 @@
 #include "engine/dumptimer.h"
 #include "prof/breakdown.h"
 
-#define NEAR_MS 1000       /* past the wake level */
-#define HOT_MS 250         /* within 5 points of the first level */
 #define WAKE_BELOW 0.10    /* the wake level: the first level less this */
+#define RATE_MIN_MS 20     /* two looks closer than this give no rate */
 
 /* ------------------------------------------------------------------
  * The watch
@@ -47,12 +46,23 @@ struct ha_limitwatch {
     bool holding;                  /* holds sampling on */
     bool limited;                  /* a limit applied at the last look */
 
-    struct event *fast;            /* near the limit; NULL: far */
-    int fast_ms;
+    struct event *fast;            /* the next look near the limit */
+    bool fast_pending;
+    struct event *glance;          /* far from it, without thresholds */
+    bool glance_pending;
+    int64_t glance_usage, glance_ms; /* the glance before, for its rate */
+    int64_t prev_ws, prev_ms;      /* the look before, for the rate */
+    double rate;                   /* working set climb, bytes/s */
+
+    /* The usage file of the limiting group: the v1 thresholds' and the
+     * glance's. */
+    int usage_fd;
+    char usage_dir[PATH_MAX];
+    int usage_version;
 
     /* What the kernel offers to wake the watch. */
-    int v1_efd, v1_usage_fd;       /* cgroup.event_control threshold */
-    int64_t v1_threshold;
+    int v1_efd;                    /* cgroup.event_control thresholds */
+    int64_t v1_limit;              /* ... set for this limit, in v1_dir */
     char v1_dir[PATH_MAX];
     struct event *v1_ev;
     int ino_fd;                    /* v2 memory.events changes */
@@ -138,6 +148,36 @@ v1_cb(evutil_socket_t fd, short what, void *arg)
     look(arg);
 }
 
+/* The usage file of the limiting group, open (reopened when the group
+ * changes); -1 when it cannot be read. */
+static int
+usage_on(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
+{
+    char path[PATH_MAX + 32];
+
+    if (w->usage_fd >= 0 && w->usage_version == st->version &&
+        strcmp(w->usage_dir, st->dir) == 0)
+        return w->usage_fd;
+    if (w->usage_fd >= 0)
+        close(w->usage_fd);
+    ha_strlcpy(w->usage_dir, st->dir, sizeof(w->usage_dir));
+    w->usage_version = st->version;
+    snprintf(path, sizeof(path), "%s/%s", st->dir,
+             st->version == 1 ? "memory.usage_in_bytes" : "memory.current");
+    w->usage_fd = open(path, O_RDONLY | O_CLOEXEC);
+    own(w, 1, &w->usage_fd);
+    return w->usage_fd;
+}
+
+static void
+usage_off(struct ha_limitwatch *w)
+{
+    if (w->usage_fd >= 0)
+        close(w->usage_fd);
+    w->usage_fd = -1;
+    w->usage_dir[0] = '\0';
+}
+
 static void
 v1_off(struct ha_limitwatch *w)
 {
@@ -145,56 +185,65 @@ v1_off(struct ha_limitwatch *w)
         event_free(w->v1_ev);
     w->v1_ev = NULL;
     if (w->v1_efd >= 0)
-        close(w->v1_efd); /* the kernel drops the threshold with it */
-    if (w->v1_usage_fd >= 0)
-        close(w->v1_usage_fd);
-    w->v1_efd = w->v1_usage_fd = -1;
-    w->v1_threshold = 0;
+        close(w->v1_efd); /* the kernel drops the thresholds with it */
+    w->v1_efd = -1;
+    w->v1_limit = 0;
 }
 
-/* A v1 usage threshold at the wake level in the limiting group
- * (memory.usage_in_bytes through cgroup.event_control: the kernel
- * signals the eventfd as usage crosses it either way). Needs write
- * access to the group's cgroup.event_control (root's, in most
- * set-ups): without it the sampler's tick serves. */
+/* v1 usage thresholds in the limiting group (memory.usage_in_bytes
+ * through cgroup.event_control; the kernel signals the eventfd as the
+ * usage crosses one, either way): at the wake level and at each level,
+ * so a climb past them all faster than any period of ours still wakes
+ * the watch at each. The usage is never below the working set, so each
+ * wakes it at or before the level's crossing; the timer takes it from
+ * there. Without write access to cgroup.event_control the glance
+ * serves. */
 static void
 v1_on(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 {
-    int64_t threshold = (int64_t)(wake_level(w) * (double)st->limit);
+    double marks[HA_LIMITWATCH_FRACTIONS_MAX + 1];
     char path[PATH_MAX + 32], line[96];
-    int cfd = -1, n;
+    size_t n = 0;
+    int cfd = -1, ufd, len;
 
-    if (w->v1_efd >= 0 && w->v1_threshold == threshold &&
-        strcmp(w->v1_dir, st->dir) == 0)
-        return;
+    if (w->v1_limit == st->limit && strcmp(w->v1_dir, st->dir) == 0)
+        return; /* set, or refused, for this limit already */
     v1_off(w);
     ha_strlcpy(w->v1_dir, st->dir, sizeof(w->v1_dir));
-    w->v1_threshold = threshold;
-    snprintf(path, sizeof(path), "%s/memory.usage_in_bytes", st->dir);
-    w->v1_usage_fd = open(path, O_RDONLY | O_CLOEXEC);
+    w->v1_limit = st->limit;
+    marks[n++] = wake_level(w);
+    for (size_t i = 0; i < w->rule.n; i++)
+        if (w->rule.fractions[i] > marks[0])
+            marks[n++] = w->rule.fractions[i];
+    ufd = usage_on(w, st);
     w->v1_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     snprintf(path, sizeof(path), "%s/cgroup.event_control", st->dir);
-    if (w->v1_usage_fd >= 0 && w->v1_efd >= 0)
+    if (ufd >= 0 && w->v1_efd >= 0)
         cfd = open(path, O_WRONLY | O_CLOEXEC);
-    n = snprintf(line, sizeof(line), "%d %d %lld", w->v1_efd,
-                 w->v1_usage_fd, (long long)threshold);
-    if (cfd < 0 || write(cfd, line, (size_t)n) != n) {
-        ha_log_info("limit watch: no usage threshold from the kernel "
-                    "(%s: %s); the sampler's tick serves",
-                    path, strerror(errno));
-        if (cfd >= 0)
+    for (size_t i = 0; cfd >= 0 && i < n; i++) {
+        len = snprintf(line, sizeof(line), "%d %d %lld", w->v1_efd, ufd,
+                       (long long)(marks[i] * (double)st->limit));
+        if (write(cfd, line, (size_t)len) != len) {
             close(cfd);
+            cfd = -1;
+        }
+    }
+    if (cfd < 0) {
+        ha_log_info("limit watch: no usage thresholds from the kernel "
+                    "(%s: %s); the watch reads the usage itself, at most "
+                    "%d ms apart",
+                    path, strerror(errno), HA_LIMITWATCH_GLANCE_MS);
         v1_off(w);
-        w->v1_threshold = threshold; /* not tried again for this one */
-        ha_strlcpy(w->v1_dir, st->dir, sizeof(w->v1_dir));
+        w->v1_limit = st->limit; /* not tried again for this limit */
         return;
     }
     close(cfd);
     own(w, 0, &w->v1_efd);
-    own(w, 1, &w->v1_usage_fd);
     w->v1_ev = event_new(w->base, w->v1_efd, EV_READ | EV_PERSIST, v1_cb, w);
-    if (w->v1_ev == NULL || event_add(w->v1_ev, NULL) != 0)
+    if (w->v1_ev == NULL || event_add(w->v1_ev, NULL) != 0) {
         v1_off(w);
+        w->v1_limit = st->limit;
+    }
 }
 
 static void
@@ -320,34 +369,99 @@ psi_on(struct ha_limitwatch *w)
 static void
 fast_cb(evutil_socket_t fd, short what, void *arg)
 {
+    struct ha_limitwatch *w = arg;
+
     (void)fd;
     (void)what;
-    look(arg);
+    w->fast_pending = false;
+    look(w);
 }
 
+/* The next look in ms from now; 0: none. Each look sets it anew. */
 static void
 fast_set(struct ha_limitwatch *w, int ms)
 {
     struct timeval tv;
 
-    if (ms == w->fast_ms)
+    if (ms <= 0) {
+        if (w->fast != NULL && w->fast_pending)
+            event_del(w->fast);
+        w->fast_pending = false;
         return;
-    if (w->fast != NULL)
-        event_free(w->fast);
-    w->fast = NULL;
-    w->fast_ms = 0;
-    if (ms <= 0)
+    }
+    if (w->fast == NULL &&
+        (w->fast = evtimer_new(w->base, fast_cb, w)) == NULL)
         return;
     tv.tv_sec = ms / 1000;
     tv.tv_usec = (suseconds_t)(ms % 1000) * 1000;
-    w->fast = event_new(w->base, -1, EV_PERSIST, fast_cb, w);
-    if (w->fast == NULL || event_add(w->fast, &tv) != 0) {
-        if (w->fast != NULL)
-            event_free(w->fast);
-        w->fast = NULL;
+    w->fast_pending = evtimer_add(w->fast, &tv) == 0;
+}
+
+static void glance_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Far from the limit where no kernel threshold wakes the watch (v2,
+ * whose memory.events says nothing before the limit; v1 without write
+ * access to cgroup.event_control): one read of the usage, paced by its
+ * climb (limitrule.h), and a whole look once it is past the wake level
+ * less the re-arm margin. */
+static void
+glance_in(struct ha_limitwatch *w, int ms)
+{
+    struct timeval tv = {ms / 1000, (suseconds_t)(ms % 1000) * 1000};
+
+    if (w->glance == NULL &&
+        (w->glance = evtimer_new(w->base, glance_cb, w)) == NULL)
+        return;
+    w->glance_pending = evtimer_add(w->glance, &tv) == 0;
+}
+
+static void
+glance_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_limitwatch *w = arg;
+    double near = wake_level(w) - HA_LIMITWATCH_REARM, rate = 0;
+    int64_t usage, now = ha_clock_ms();
+    char buf[32];
+    ssize_t n;
+    int ms;
+
+    (void)fd;
+    (void)what;
+    w->glance_pending = false;
+    if (w->usage_fd < 0 || !w->have_last ||
+        (n = pread(w->usage_fd, buf, sizeof(buf) - 1, 0)) <= 0) {
+        look(w);
         return;
     }
-    w->fast_ms = ms;
+    buf[n] = '\0';
+    usage = strtoll(buf, NULL, 10);
+    if (w->glance_ms > 0 && now > w->glance_ms)
+        rate = (double)(usage - w->glance_usage) * 1000.0 /
+               (double)(now - w->glance_ms);
+    w->glance_usage = usage;
+    w->glance_ms = now;
+    ms = ha_limitwatch_next_glance_ms(w->last.limit, usage, rate, near);
+    if (ms == 0)
+        look(w); /* sets the timer or the next glance */
+    else
+        glance_in(w, ms);
+}
+
+/* Off, or on with the next glance at most HA_LIMITWATCH_GLANCE_MS away
+ * (kept when it is sooner). */
+static void
+glance_set(struct ha_limitwatch *w, bool on)
+{
+    if (!on) {
+        if (w->glance != NULL)
+            event_free(w->glance);
+        w->glance = NULL;
+        w->glance_pending = false;
+        w->glance_ms = 0;
+        return;
+    }
+    if (!w->glance_pending)
+        glance_in(w, HA_LIMITWATCH_GLANCE_MS);
 }
 
 /* --- dumps ---------------------------------------------------------- */
@@ -411,24 +525,71 @@ sampling(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
     }
 }
 
+/* The working set's climb since the look before, bytes per second;
+ * looks closer than RATE_MIN_MS keep the rate they had. */
+static void
+climb(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
+{
+    int64_t now = ha_clock_ms();
+
+    if (st->working_set < 0 || !ha_cgroup_limited(st)) {
+        w->prev_ms = 0;
+        w->rate = 0;
+        return;
+    }
+    if (w->prev_ms == 0) {
+        w->prev_ms = now;
+        w->prev_ws = st->working_set;
+        return;
+    }
+    if (now - w->prev_ms < RATE_MIN_MS)
+        return;
+    w->rate = (double)(st->working_set - w->prev_ws) * 1000.0 /
+              (double)(now - w->prev_ms);
+    w->prev_ms = now;
+    w->prev_ws = st->working_set;
+}
+
+/* The watch's own wake-ups for the next look: the timer near the limit
+ * (paced by the climb), the glance far from it where the kernel sets no
+ * threshold. */
+static void
+pace(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
+{
+    struct ha_limitwatch_pace p;
+    int ms;
+
+    memset(&p, 0, sizeof(p));
+    p.limit = ha_cgroup_limited(st) ? st->limit : 0;
+    p.usage = st->usage;
+    p.working_set = st->working_set;
+    p.rate = w->rate;
+    p.wake = wake_level(w);
+    p.sample = w->sample_frac;
+    p.sampling_held = w->holding;
+    ms = ha_limitwatch_next_look_ms(&w->rule, &w->arm, &p);
+    fast_set(w, ms);
+    glance_set(w, p.limit > 0 && ms == 0 && w->v1_ev == NULL);
+}
+
 static void
 check(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 {
     struct ha_limitwatch_in in;
     enum ha_limitwatch_trigger t;
     char reason[256], lim[32];
-    double at;
 
     w->last = *st;
     w->have_last = true;
+    climb(w, st);
     if (!ha_cgroup_limited(st)) {
         if (w->limited)
             ha_log_notice("limit watch: no memory limit any more");
         w->limited = false;
         sampling(w, st);
-        fast_set(w, 0);
         v1_off(w);
         ino_off(w);
+        usage_off(w);
     } else {
         if (!w->limited) {
             ha_breakdown_format_bytes(st->limit, lim, sizeof(lim));
@@ -436,36 +597,33 @@ check(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
                           lim, st->version, st->limit_path);
         }
         w->limited = true;
-        if (st->version == 1)
+        if (st->version == 1) {
             v1_on(w, st);
-        else
+        } else {
             ino_on(w, st);
+            (void)usage_on(w, st);
+        }
         sampling(w, st);
-        at = share(st->working_set, st->limit);
-        if (w->rule.n == 0 || at < wake_level(w) - HA_LIMITWATCH_REARM)
-            fast_set(w, 0);
-        else if (at >= w->rule.fractions[0] - HA_LIMITWATCH_REARM)
-            fast_set(w, HOT_MS);
-        else if (at >= wake_level(w))
-            fast_set(w, NEAR_MS);
     }
     psi_on(w);
-    if (w->dumping != NULL)
-        return; /* looked at again once it is written */
-    memset(&in, 0, sizeof(in));
-    in.limit = st->limit;
-    in.working_set = st->working_set;
-    in.ev_high = st->ev_high;
-    in.ev_max = st->ev_max;
-    in.ev_oom = st->ev_oom;
-    in.has_psi = st->has_psi;
-    in.psi_avg10 = st->psi.some.avg10;
-    in.psi_fired = w->psi_fired;
-    in.now_s = ha_clock_ms() / 1000;
-    w->psi_fired = false;
-    t = ha_limitwatch_decide(&w->rule, &w->arm, &in, reason, sizeof(reason));
-    if (t != HA_LIMITWATCH_NONE)
-        take_dump(w, reason);
+    if (w->dumping == NULL) { /* else looked at again once written */
+        memset(&in, 0, sizeof(in));
+        in.limit = st->limit;
+        in.working_set = st->working_set;
+        in.ev_high = st->ev_high;
+        in.ev_max = st->ev_max;
+        in.ev_oom = st->ev_oom;
+        in.has_psi = st->has_psi;
+        in.psi_avg10 = st->psi.some.avg10;
+        in.psi_fired = w->psi_fired;
+        in.now_s = ha_clock_ms() / 1000;
+        w->psi_fired = false;
+        t = ha_limitwatch_decide(&w->rule, &w->arm, &in, reason,
+                                 sizeof(reason));
+        if (t != HA_LIMITWATCH_NONE)
+            take_dump(w, reason);
+    }
+    pace(w, st);
 }
 
 void
@@ -490,7 +648,7 @@ ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
         ha_log_error("limit watch: out of memory");
         return NULL;
     }
-    w->v1_efd = w->v1_usage_fd = w->ino_fd = w->psi_fd = w->psi_epfd = -1;
+    w->v1_efd = w->usage_fd = w->ino_fd = w->psi_fd = w->psi_epfd = -1;
     w->base = base;
     w->worker = worker;
     w->heap = heap;
@@ -538,10 +696,13 @@ ha_limitwatch_free(struct ha_limitwatch *w)
     ha_dump_req_forget(w->dumping);
     if (w->holding)
         ha_heap_sampling_release(w->heap);
-    fast_set(w, 0);
+    if (w->fast != NULL)
+        event_free(w->fast);
+    glance_set(w, false);
     v1_off(w);
     ino_off(w);
     psi_off(w);
+    usage_off(w);
     free(w);
 }
 

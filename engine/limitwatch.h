@@ -30,15 +30,20 @@
  * on when it is off (heap.h ha_heap_sampling_hold; the operator's
  * sampling is left as it is), and off again below it.
  *
- * Timers: none of its own while the process is far from its limit: the
- * history sampler's tick serves (engine/history.h), and the kernel wakes
- * it where it can: a v1 usage threshold (cgroup.event_control eventfd)
- * at the wake level, v2 memory.events changes (inotify), a PSI trigger
- * (memory.pressure, poll). Past the wake level (the lower of
- * limit_watch_sample_pct and the first fraction less 10 points) it
- * checks every second, every 250 ms within 5 points of the first
- * fraction, until the working set falls back. Without the sampler
- * (stats_system_memory = 0) the engine ticks it every 60 s.
+ * Wake-ups: far from the limit, the history sampler's tick serves
+ * (engine/history.h; the engine ticks every 60 s without it) and the
+ * kernel wakes the watch where it can: v1 usage thresholds
+ * (cgroup.event_control eventfd) at the wake level (the lower of
+ * limit_watch_sample_pct and the first fraction less 10 points) and at
+ * each level, v2 memory.events changes (inotify), a PSI trigger
+ * (memory.pressure, poll). Where no threshold is set (v2, or a process
+ * that is not root: the kernel keeps cgroup.event_control to root) the
+ * watch reads the usage itself, one read at most a second apart and
+ * sooner as it climbs (limitrule.h). Past the wake level it looks at
+ * most a second apart, 250 ms within 5 points of the first level, and
+ * sooner at a fast climb: half the time it needs to reach the next mark,
+ * down to 50 ms. A fill faster than any of these periods still gets a
+ * look at each level (thresholds) or on its way (the paced look).
  */
 #ifndef HA_LIMITWATCH_H
 #define HA_LIMITWATCH_H

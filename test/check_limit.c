@@ -572,6 +572,99 @@ START_TEST(test_limit_rule_events_psi)
 }
 END_TEST
 
+/* The next look's time: ws and usage in MiB of a 100 MiB limit, rate in
+ * MiB/s, sampling at 50 (off), levels 0.80 0.90 0.95, wake 0.50. */
+static int
+next_look(const struct ha_limitwatch_arm *a, double usage, double ws,
+          double rate, bool held)
+{
+    struct ha_limitwatch_rule r = {{0.80, 0.90, 0.95}, 3, 0, false, 30};
+    struct ha_limitwatch_pace p = {100 * MIB, (int64_t)(usage * MIB),
+                                   (int64_t)(ws * MIB), rate * MIB,
+                                   0.50, 0.50, held};
+
+    return ha_limitwatch_next_look_ms(&r, a, &p);
+}
+
+START_TEST(test_limit_rule_pace)
+{
+    struct ha_limitwatch_arm a;
+
+    ha_limitwatch_arm_init(&a);
+    /* far: no timer of its own, however fast the climb */
+    ck_assert_int_eq(next_look(&a, 40, 40, 500, false), 0);
+    ck_assert_int_eq(next_look(&a, 44.9, 44, 0, false), 0);
+    /* the usage decides near or far: page cache hiding the climb */
+    ck_assert_int_eq(next_look(&a, 60, 30, 0, false), HA_LIMITWATCH_NEAR_MS);
+    /* near, not climbing: the caps */
+    ck_assert_int_eq(next_look(&a, 46, 46, 0, false), HA_LIMITWATCH_NEAR_MS);
+    ck_assert_int_eq(next_look(&a, 60, 60, -5, true), HA_LIMITWATCH_NEAR_MS);
+    ck_assert_int_eq(next_look(&a, 76, 76, 0, true), HA_LIMITWATCH_HOT_MS);
+    /* climbing: half the time to the next mark (sampling at 50, then the
+     * levels), capped, never under the floor */
+    ck_assert_int_eq(next_look(&a, 46, 46, 10, false), 200);
+    ck_assert_int_eq(next_look(&a, 60, 60, 10, true), 1000);
+    ck_assert_int_eq(next_look(&a, 60, 60, 80, true), 125);
+    ck_assert_int_eq(next_look(&a, 79, 79, 1, true), HA_LIMITWATCH_HOT_MS);
+    ck_assert_int_eq(next_look(&a, 79.9, 79.9, 80, true),
+                     HA_LIMITWATCH_LOOK_MIN_MS);
+    /* a passed level is no mark: the next armed one is */
+    a.armed[0] = false;
+    ck_assert_int_eq(next_look(&a, 81, 81, 20, true), 225);
+    a.armed[1] = a.armed[2] = false;
+    ck_assert_int_eq(next_look(&a, 97, 97, 80, true), HA_LIMITWATCH_HOT_MS);
+    /* no limit, no levels, nothing known */
+    ha_limitwatch_arm_init(&a);
+    {
+        struct ha_limitwatch_rule none = {{0}, 0, 0, false, 30};
+        struct ha_limitwatch_pace p = {100 * MIB, 90 * MIB, 90 * MIB, 0,
+                                       0.5, 0.5, false};
+
+        struct ha_limitwatch_rule three = {{0.80, 0.90, 0.95}, 3, 0, false,
+                                           30};
+
+        ck_assert_int_eq(ha_limitwatch_next_look_ms(&none, &a, &p), 0);
+        ck_assert_int_eq(ha_limitwatch_next_look_ms(&three, &a, &p),
+                         HA_LIMITWATCH_HOT_MS);
+        p.limit = -1;
+        ck_assert_int_eq(ha_limitwatch_next_look_ms(&three, &a, &p), 0);
+        p.limit = 100 * MIB;
+        p.usage = -1; /* then the working set decides */
+        ck_assert_int_eq(ha_limitwatch_next_look_ms(&three, &a, &p),
+                         HA_LIMITWATCH_HOT_MS);
+        p.working_set = 10 * MIB;
+        ck_assert_int_eq(ha_limitwatch_next_look_ms(&three, &a, &p), 0);
+    }
+    ck_assert_int_eq(next_look(&a, 90, -1.0 / MIB, 0, false),
+                     HA_LIMITWATCH_HOT_MS);
+}
+END_TEST
+
+START_TEST(test_limit_rule_glance)
+{
+    /* 100 MiB limit, whole looks from 45 MiB */
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 10 * MIB, 0,
+                                                  0.45),
+                     HA_LIMITWATCH_GLANCE_MS);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 10 * MIB,
+                                                  -1.0 * MIB, 0.45),
+                     HA_LIMITWATCH_GLANCE_MS);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 25 * MIB,
+                                                  40.0 * MIB, 0.45),
+                     250);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 44 * MIB,
+                                                  80.0 * MIB, 0.45),
+                     HA_LIMITWATCH_GLANCE_MIN_MS);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 10 * MIB,
+                                                  1.0 * MIB, 0.45),
+                     HA_LIMITWATCH_GLANCE_MS);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 45 * MIB,
+                                                  0, 0.45), 0);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, -1, 0, 0.45),
+                     HA_LIMITWATCH_GLANCE_MS);
+}
+END_TEST
+
 
 /* ------------------------------------------------------------------
  * What is kept beside dumps and runs
@@ -1024,6 +1117,8 @@ limit_suite(void)
     tcase_add_test(core, test_limit_fractions_parse);
     tcase_add_test(core, test_limit_rule_levels);
     tcase_add_test(core, test_limit_rule_events_psi);
+    tcase_add_test(core, test_limit_rule_pace);
+    tcase_add_test(core, test_limit_rule_glance);
     tcase_add_test(core, test_limit_dumpmem_roundtrip);
     tcase_add_test(core, test_limit_runrec);
     tcase_add_test(core, test_limit_breakdown_rows);

@@ -3,12 +3,19 @@
 #
 # Debian's unmodified redis-server under the agent in a memory cgroup
 # limited to 160 MiB, filled with SETs (no maxmemory: redis takes what it
-# is given) until the kernel's OOM killer ends it. The agent, never
-# configured for it, must take its limit dumps on the way (sampling
-# switched on by the watch); restarted in the same group, redis's agent
-# must say the last run was OOM-killed, and the limit dumps must name
-# redis's own functions: its allocator wrapper (zmalloc_usable) as the
-# allocation site, and the string code that called it.
+# is given) in about two seconds, until the kernel's OOM killer ends it:
+# faster than any period of the watch's own. The agent, never configured
+# for it, must take its limit dumps on the way (sampling switched on by
+# the watch); restarted in the same group, redis's agent must say the
+# last run was OOM-killed, and the limit dumps must name redis's own
+# functions: its allocator wrapper (zmalloc_usable) as the allocation
+# site, and the string code that called it.
+#
+# Twice: as root, where the kernel wakes the watch at each level (v1
+# usage thresholds: every level gets a dump of its own, taken before the
+# next level is reached), and as Debian's own `redis` user, where the
+# kernel offers no threshold nor pressure trigger to a process that is
+# not root and the watch's glance at the usage must see the climb.
 #
 # cgroup v1 or v2, whichever the machine has; skipped, and said so, where
 # it has neither.
@@ -19,6 +26,7 @@ HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-180}
 ha_require redis-server redis-server
 ha_require redis-benchmark redis-tools
 ha_require mariadb mariadb-client
+ha_require setpriv util-linux
 
 LIMIT=$((160 << 20))
 trap 'ag_cg_cleanup; ha_cleanup' EXIT
@@ -40,76 +48,124 @@ if ! ag_cg_make "$v" "$mp" "heapadmin-redis.$$" "$LIMIT"; then
     exit 77
 fi
 ha_pass "cgroup v$v: $AG_CG_PARENT limited to 160 MiB"
+group=$AG_CG_CHILD
 
-data=$HA_TMP/data
-mkdir -p "$data"
 port=$(ha_free_port)
 
-# start_redis LOG: redis-server in the group under the agent, as its
-# drop-in would start it (sampling armed, off); sets rpid and sock.
+# start_redis DIR [USER]: redis-server in $group under the agent, as its
+# drop-in would start it (sampling armed, off), its log DIR/agent.log,
+# its datadir DIR/data; as USER when given. Sets rpid and sock.
 start_redis() {
+    local dir=$1 user=${2:-}
+    local as=()
+    mkdir -p "$dir/data"
+    if [ -n "$user" ]; then
+        chown -R "$user:" "$dir"
+        as=(setpriv --reuid "$user" --regid "$user" --init-groups)
+    fi
     ag_env
-    AG_ENV+=(HEAPADMIN_LOG="$HA_TMP/$1" HEAPADMIN_DATADIR="$data"
+    AG_ENV+=(HEAPADMIN_LOG="$dir/agent.log" HEAPADMIN_DATADIR="$dir/data"
         HEAPADMIN_START_DELAY_MS=0)
-    ag_in_cgroup "$AG_CG_CHILD" env "${AG_ENV[@]}" redis-server \
-        --port "$port" --save '' --appendonly no --dir "$HA_TMP" \
+    ag_in_cgroup "$group" "${as[@]}" env "${AG_ENV[@]}" redis-server \
+        --port "$port" --save '' --appendonly no --dir "$dir" \
         >>"$HA_TMP/redis.out" 2>&1
     rpid=$!
     HA_PIDS+=("$rpid")
-    sock=$data/redis-server.$rpid.sock
+    sock=$dir/data/redis-server.$rpid.sock
+    if ! ag_wait_socket "$sock" 15; then
+        ha_file_tail "$dir/agent.log"
+        ha_bail "the agent serves redis-server $rpid"
+    fi
 }
 
-start_redis agent.log
-if ! ag_wait_socket "$sock" 15; then
-    ha_file_tail "$HA_TMP/agent.log"
-    ha_bail "the agent serves redis-server $rpid"
-fi
-ha_file_like "the agent found the limit on its own" "$HA_TMP/agent.log" \
+# fill LABEL: SETs of 2000 bytes, 3000 at a time (about 6 MiB: 160 MiB in
+# two to three seconds here), until the kernel kills redis; checks that
+# it did. Sets dead.
+fill() {
+    local killed=
+    for _ in $(seq 400); do
+        if ! ha_alive "$rpid"; then
+            { wait "$rpid"; } 2>/dev/null
+            killed=$?
+            break
+        fi
+        timeout 20 redis-benchmark -p "$port" -t set -n 3000 -d 2000 \
+            -r 100000000 -c 4 -q >/dev/null 2>&1
+    done
+    ha_forget "$rpid"
+    ha_is "$1: redis filled past its limit is killed (SIGKILL, 137)" 137 "$killed"
+    dead=$rpid
+}
+
+# levels LOG: the working set at each limit dump in LOG, as share of the
+# limit and level, one "share level" a line.
+levels() {
+    sed -nE 's/.*limit watch: working set ([0-9.]+) MiB reached (0\.[0-9]+) of the memory limit 160\.0 MiB.*: a limit dump$/\1 \2/p' "$1" |
+        awk '{ printf "%.3f %s\n", $1 / 160, $2 }'
+}
+
+# --- as root: the kernel's thresholds wake the watch at each level -------------------
+
+start_redis "$HA_TMP/root"
+ha_file_like "the agent found the limit on its own" "$HA_TMP/root/agent.log" \
     "memory cgroup: v$v .*memory limit 160\.0 MiB"
-
-# Fill it: 3000 SETs of 2000 bytes at a time (about 6 MiB), so the
-# watch sees the climb, until the kernel kills it.
-killed=
-for _ in $(seq 400); do
-    if ! ha_alive "$rpid"; then
-        { wait "$rpid"; } 2>/dev/null
-        killed=$?
-        break
-    fi
-    timeout 20 redis-benchmark -p "$port" -t set -n 3000 -d 2000 \
-        -r 100000000 -c 4 -q >/dev/null 2>&1
-done
-ha_forget "$rpid"
-ha_is "redis filled past its limit is killed (SIGKILL, 137)" 137 "$killed"
-ha_is "... by the OOM killer" 1 "$(ag_cg_oom_kills "$v" "$AG_CG_CHILD")"
-n=$(grep -Ec "limit watch: working set .* reached 0\.[0-9]+ of the memory limit 160\.0 MiB.*: a limit dump" \
-    "$HA_TMP/agent.log")
-ha_ok "the watch took limit dumps on the way ($n)" test "$n" -ge 2
-ha_file_like "... having switched sampling on by itself" "$HA_TMP/agent.log" \
+fill root
+ha_is "... by the OOM killer" 1 "$(ag_cg_oom_kills "$v" "$group")"
+ha_file_like "... having switched sampling on by itself" "$HA_TMP/root/agent.log" \
     "limit watch: working set at [0-9]+% of the memory limit, past limit_watch_sample_pct = 50: sampling switched on"
-dead=$rpid
-
-# Restarted in the same group: what the dumps say.
-start_redis agent2.log
-if ! ag_wait_socket "$sock" 15; then
-    ha_file_tail "$HA_TMP/agent2.log"
-    ha_bail "the restarted redis-server is served"
+got=$(levels "$HA_TMP/root/agent.log")
+echo "# limit dumps (share of the limit, level):" $got
+if [ "$v" = 1 ]; then
+    # Each level its own dump, taken before the climb reached the next
+    # (the last, before the limit).
+    ha_is "every level got a limit dump of its own" "0.80 0.90 0.95" \
+        "$(echo "$got" | awk '{ print $2 }' | xargs)"
+    ha_is "... each taken before the climb reached the next level" "" \
+        "$(echo "$got" | awk '($2 == "0.80" && $1 >= 0.90) || ($2 == "0.90" && $1 >= 0.95) || $1 >= 1 { print }')"
+else
+    ha_ok "the watch took limit dumps on the way ($(echo "$got" | grep -c .))" \
+        test "$(echo "$got" | grep -c .)" -ge 2
 fi
-ag_sql "$sock" "SELECT how FROM stats_previous_runs WHERE pid = $dead"
-ha_is "the restarted redis says the last run was OOM-killed" \
-    "0:oom-killed" "$HA_RC:$HA_OUT"
-ag_sql "$sock" "SELECT file_name FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' ORDER BY mtime DESC LIMIT 1"
-last=$HA_OUT
-ha_like "its limit dumps are listed" "^proxysql\.$dead\.[0-9]+\.m[0-9]+\.heap$" "$last"
-ag_sql "$sock" "SELECT function FROM heap_top('$last') LIMIT 1"
-ha_is "the last limit dump's top allocation site is redis's own allocator wrapper" \
-    "0:zmalloc_usable" "$HA_RC:$HA_OUT"
-ag_sql "$sock" "SELECT count(*) FROM heap_top('$last') WHERE function IN ('_sdsnewlen', 'sdsnewlen', 'createStringObject', 'createRawStringObject', 'createEmbeddedStringObject', 'sdsMakeRoomFor', 'dictAddRaw', 'setKey', 'dbAdd') AND cum_pct > 10"
-ha_like "... called from redis's string and keyspace code" "^0:[1-9]" \
-    "$HA_RC:$HA_OUT"
-ag_sql "$sock" "SELECT round(flat_pct) > 50 FROM heap_top('$last') WHERE function = 'zmalloc_usable'"
-ha_is "... which holds most of the heap" "0:1" "$HA_RC:$HA_OUT"
 
-kill -TERM "$rpid"
-ha_wait_gone "$rpid" 10
+# read_back DIR LABEL [USER]: redis restarted in the same group and
+# datadir says the last run ($dead) was OOM-killed, lists its limit dumps,
+# and the last names redis's own functions.
+read_back() {
+    local dir=$1 who=$2 last
+    start_redis "$dir" "${3:-}"
+    ag_sql "$sock" "SELECT how FROM stats_previous_runs WHERE pid = $dead"
+    ha_is "$who: the restarted redis says the last run was OOM-killed" \
+        "0:oom-killed" "$HA_RC:$HA_OUT"
+    ag_sql "$sock" "SELECT file_name FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' ORDER BY mtime DESC LIMIT 1"
+    last=$HA_OUT
+    ha_like "... its limit dumps are listed" "^proxysql\.$dead\.[0-9]+\.m[0-9]+\.heap$" "$last"
+    ag_sql "$sock" "SELECT function FROM heap_top('$last') LIMIT 1"
+    ha_is "... the last one's top allocation site is redis's own allocator wrapper" \
+        "0:zmalloc_usable" "$HA_RC:$HA_OUT"
+    ag_sql "$sock" "SELECT count(*) FROM heap_top('$last') WHERE function IN ('_sdsnewlen', 'sdsnewlen', 'createStringObject', 'createRawStringObject', 'createEmbeddedStringObject', 'sdsMakeRoomFor', 'dictAddRaw', 'setKey', 'dbAdd') AND cum_pct > 10"
+    ha_like "... called from redis's string and keyspace code" "^0:[1-9]" \
+        "$HA_RC:$HA_OUT"
+    ag_sql "$sock" "SELECT round(flat_pct) > 50 FROM heap_top('$last') WHERE function = 'zmalloc_usable'"
+    ha_is "... which holds most of the heap" "0:1" "$HA_RC:$HA_OUT"
+    kill -TERM "$rpid"
+    ha_wait_gone "$rpid" 10
+}
+read_back "$HA_TMP/root" root
+
+# --- as Debian's redis user: no threshold, no trigger; the glance ----------------
+
+chmod 711 "$HA_TMP" # the redis user reaches its own directory
+start_redis "$HA_TMP/user" redis
+fill "as user redis"
+ha_is "... by the OOM killer" 2 "$(ag_cg_oom_kills "$v" "$group")"
+ha_file_like "... where the kernel gives it no usage threshold" \
+    "$HA_TMP/user/agent.log" \
+    "limit watch: no usage thresholds from the kernel .*the watch reads the usage itself"
+ha_file_like "... having switched sampling on by itself" "$HA_TMP/user/agent.log" \
+    "limit watch: working set at [0-9]+% of the memory limit, past limit_watch_sample_pct = 50: sampling switched on"
+got=$(levels "$HA_TMP/user/agent.log")
+echo "# limit dumps (share of the limit, level):" $got
+ha_ok "... and taking limit dumps on the way ($(echo "$got" | grep -c .))" \
+    test "$(echo "$got" | grep -c .)" -ge 2
+read_back "$HA_TMP/user" "as user redis" redis
 ha_done
