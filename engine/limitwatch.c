@@ -224,8 +224,11 @@ v1_on(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
         len = snprintf(line, sizeof(line), "%d %d %lld", w->v1_efd, ufd,
                        (long long)(marks[i] * (double)st->limit));
         if (write(cfd, line, (size_t)len) != len) {
+            int err = errno;
+
             close(cfd);
             cfd = -1;
+            errno = err; /* for the log line below */
         }
     }
     if (cfd < 0) {
