@@ -41,7 +41,7 @@
 /* Limits (admin_variables); ranges are in config_keys.c's key table. */
 #define HA_DEFAULT_MAX_CONNECTIONS 256       /* sessions at once */
 #define HA_DEFAULT_MAX_PENDING_LOGINS 64
-#define HA_DEFAULT_MAX_PENDING_LOGINS_PER_HOST 8
+#define HA_DEFAULT_MAX_PENDING_LOGINS_PER_HOST 32
 #define HA_DEFAULT_CONNECT_TIMEOUT 10        /* s to finish the login */
 #define HA_DEFAULT_WAIT_TIMEOUT 28800        /* s a session may idle */
 #define HA_DEFAULT_NET_WRITE_TIMEOUT 60      /* s a reply may stall */
