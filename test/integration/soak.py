@@ -11,7 +11,8 @@
 # Prints one line: "answered N; errors CODE:COUNT ..." (MySQL error codes
 # the server sent; the kills and deadlines make 1317, 3024, 2013 and 1094
 # expected). Anything else that goes wrong on the client side (a protocol
-# error, a hang past the read timeout) is counted as "client:<type>".
+# error, a hang past the read timeout, a login that fails) is counted as
+# "client:<type>", with the error's code where it has one.
 import random
 import socket
 import struct
@@ -95,7 +96,11 @@ def worker(seed):
                 vanish()
                 continue
             conn = connect()
-        except Exception as e:  # a refused or failed login
+        except pymysql.err.MySQLError as e:  # a refused or failed login
+            note("client:%s:%s" % (type(e).__name__,
+                                   e.args[0] if e.args else "?"))
+            continue
+        except Exception as e:
             note("client:" + type(e).__name__)
             continue
         try:
