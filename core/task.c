@@ -16,6 +16,84 @@
 /* The task whose body runs on this thread now. */
 static _Thread_local struct ha_task *current;
 
+struct ha_task_sched {
+    struct event *ev;              /* gives the first in line its slice */
+    struct ha_task *head, *tail;   /* ready to go on, in turn */
+};
+
+static void resume_cb(evutil_socket_t fd, short what, void *arg);
+
+/* Takes t out of its scheduler's line (it ended or is released). */
+static void
+unqueue(struct ha_task *t)
+{
+    struct ha_task_sched *s;
+    struct ha_task **p;
+
+    /* A request refused before its task was set up is released too,
+     * with no env (http.c frees it on the wrong-password path). */
+    if (!t->queued || t->env == NULL || (s = t->env->sched) == NULL)
+        return;
+    for (p = &s->head; *p != NULL; p = &(*p)->next_turn)
+        if (*p == t) {
+            *p = t->next_turn;
+            break;
+        }
+    s->tail = NULL;
+    for (struct ha_task *q = s->head; q != NULL; q = q->next_turn)
+        s->tail = q;
+    t->queued = false;
+    t->next_turn = NULL;
+}
+
+/* One slice: the first in line goes on. The event is armed again before
+ * it does, so the next one's turn comes at the next pass, after the
+ * sockets that became ready meanwhile. */
+static void
+turn_cb(evutil_socket_t fd, short what, void *arg)
+{
+    static const struct timeval now = {0, 0};
+    struct ha_task_sched *s = arg;
+    struct ha_task *t = s->head;
+
+    (void)fd;
+    (void)what;
+    if (t == NULL)
+        return;
+    s->head = t->next_turn;
+    if (s->head == NULL)
+        s->tail = NULL;
+    t->queued = false;
+    t->next_turn = NULL;
+    if (s->head != NULL)
+        evtimer_add(s->ev, &now);
+    resume_cb(-1, 0, t);
+}
+
+struct ha_task_sched *
+ha_task_sched_new(struct event_base *base)
+{
+    struct ha_task_sched *s = calloc(1, sizeof(*s));
+
+    if (s == NULL)
+        return NULL;
+    s->ev = evtimer_new(base, turn_cb, s);
+    if (s->ev == NULL) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+void
+ha_task_sched_free(struct ha_task_sched *s)
+{
+    if (s == NULL)
+        return;
+    event_free(s->ev);
+    free(s);
+}
+
 void
 ha_task_init(struct ha_task *t, const struct ha_task_env *env)
 {
@@ -26,6 +104,7 @@ ha_task_init(struct ha_task *t, const struct ha_task_env *env)
 void
 ha_task_release(struct ha_task *t)
 {
+    unqueue(t);
     if (t->resume_ev != NULL)
         event_free(t->resume_ev);
     if (t->deadline_ev != NULL)
@@ -74,6 +153,7 @@ ended(struct ha_task *t)
     ha_fiber_pool_put(t->env->fibers, t->fiber);
     t->fiber = NULL;
     t->waiting = false;
+    unqueue(t);
     if (t->deadline_ev != NULL)
         event_del(t->deadline_ev);
     if (t->resume_ev != NULL)
@@ -103,7 +183,22 @@ static int
 schedule(struct ha_task *t)
 {
     static const struct timeval now = {0, 0};
+    struct ha_task_sched *s = t->env->sched;
 
+    if (s != NULL) {
+        if (t->queued)
+            return 0;
+        t->queued = true;
+        t->next_turn = NULL;
+        if (s->tail != NULL)
+            s->tail->next_turn = t;
+        else
+            s->head = t;
+        s->tail = t;
+        if (!evtimer_pending(s->ev, NULL))
+            evtimer_add(s->ev, &now);
+        return 0;
+    }
     if (t->resume_ev == NULL)
         t->resume_ev = evtimer_new(t->env->base, resume_cb, t);
     return t->resume_ev != NULL && evtimer_add(t->resume_ev, &now) == 0

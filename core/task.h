@@ -54,7 +54,25 @@ struct ha_task_env {
                                       * NULL: the worker's */
     size_t n_askers;
     const _Atomic bool *shutdown;  /* NULL: never */
+    struct ha_task_sched *sched;   /* the paused tasks' turns (below);
+                                      NULL: each resumes on a timer of
+                                      its own */
 };
+
+/* Whose turn it is among the paused tasks ready to go on: one slice per
+ * pass of the loop, taken in turn, so that a request that has just come
+ * in (a SELECT 1, a scrape) is served within about one slice however
+ * many slow statements are paused; without it every paused task got its
+ * slice in the same pass, and the request waited for them all
+ * (bench/stall's 10-minute soak of 16 clients: SELECT 1 p99 47.5 ms
+ * without, 26.5 ms with). */
+struct ha_task_sched;
+
+/* A scheduler on base, or NULL on OOM. */
+struct ha_task_sched *ha_task_sched_new(struct event_base *base);
+
+/* Frees s; no task may be queued on it (they have all ended). */
+void ha_task_sched_free(struct ha_task_sched *s);
 
 struct ha_task {
     const struct ha_task_env *env;
@@ -66,6 +84,8 @@ struct ha_task {
     struct event *deadline_ev;     /* wakes it at its deadline */
     int64_t deadline_ns;           /* CLOCK_MONOTONIC; 0: none */
     bool waiting;                  /* paused in ha_task_wait */
+    bool queued;                   /* waiting for its turn (sched) */
+    struct ha_task *next_turn;     /* ... after this one */
     bool killed;                   /* ha_task_kill */
     bool timed_out;                /* the deadline timer fired */
 };

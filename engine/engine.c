@@ -320,6 +320,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->tasks.base = base;
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
+    e->tasks.sched = ha_task_sched_new(base);
     e->heap.dump_worker = e->dump_worker;
     e->diskwatch = ha_diskwatch_new(base, e->dump_worker, &e->clients);
     if (cfg->sql_memory_limit > 0) {
@@ -474,6 +475,7 @@ ha_engine_free(struct ha_engine *e)
     ha_logtimer_free(e->logtimer);
     ha_dumpfiles_memory_release();
     ha_fiber_pool_clear(&e->fibers);
+    ha_task_sched_free(e->tasks.sched);
     ha_dumptimer_free(e->dumptimer);
     ha_leakwatch_free(e->leakwatch);
     ha_limitwatch_free(e->limitwatch);

@@ -36,6 +36,7 @@
 #include "core/radix.h"
 #include "core/sha.h"
 #include "core/smallfile.h"
+#include "core/task.h"
 #include "core/util.h"
 #include "core/worker.h"
 
@@ -203,6 +204,96 @@ START_TEST(test_fiber_yield_resume)
     ck_assert_int_eq(ha_fiber_start(c.f, count_fn, &c), HA_FIBER_DONE);
     ck_assert_int_eq(c.deep[0], 'x');
     ha_fiber_free(c.f);
+}
+END_TEST
+
+/* Paused tasks take turns: three statements that each log and pause
+ * for a slice three times, run one loop pass at a time. */
+struct turner {
+    struct ha_task task;
+    int id;
+    int *log, *n;
+};
+
+static void
+turner_body(void *arg)
+{
+    struct turner *t = arg;
+
+    for (int i = 0; i < 3; i++) {
+        t->log[(*t->n)++] = t->id;
+        ha_task_slice(&t->task);
+    }
+}
+
+static void
+turner_done(void *arg)
+{
+    (void)arg;
+}
+
+/* Runs the three with or without the scheduler; per_pass[k]: the slices
+ * loop pass k ran. Returns the number of passes until all had ended. */
+static int
+run_turners(bool sched, int *log, int *n, int *per_pass)
+{
+    struct event_base *base = event_base_new();
+    struct ha_fiber_pool pool = {0};
+    struct ha_task_env env;
+    struct turner t[3];
+    int passes = 0, running = 3;
+
+    memset(&env, 0, sizeof(env));
+    env.base = base;
+    env.fibers = &pool;
+    env.sched = sched ? ha_task_sched_new(base) : NULL;
+    *n = 0;
+    for (int i = 0; i < 3; i++) {
+        ha_task_init(&t[i].task, &env);
+        t[i].id = i;
+        t[i].log = log;
+        t[i].n = n;
+        ck_assert_int_eq(ha_task_run(&t[i].task, turner_body, turner_done,
+                                     &t[i]),
+                         1);
+    }
+    ck_assert_int_eq(*n, 3); /* each ran to its first slice */
+    while (running > 0 && passes < 50) {
+        int before = *n;
+
+        event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        per_pass[passes++] = *n - before;
+        running = 0;
+        for (int i = 0; i < 3; i++)
+            running += ha_task_busy(&t[i].task);
+    }
+    for (int i = 0; i < 3; i++)
+        ha_task_release(&t[i].task);
+    ha_task_sched_free(env.sched);
+    ha_fiber_pool_clear(&pool);
+    event_base_free(base);
+    return passes;
+}
+
+START_TEST(test_task_turns)
+{
+    int log[16], n, per_pass[64], passes;
+    static const int order[9] = {0, 1, 2, 0, 1, 2, 0, 1, 2};
+
+    /* One slice a pass, in turn: whatever else the loop has to serve
+     * waits for one slice, not for every paused task's. */
+    passes = run_turners(true, log, &n, per_pass);
+    ck_assert_int_eq(n, 9);
+    for (int i = 0; i < 9; i++)
+        ck_assert_int_eq(log[i], order[i]);
+    for (int k = 0; k < passes; k++)
+        ck_assert_int_le(per_pass[k], 1);
+    ck_assert_int_ge(passes, 9); /* 6 logging slices, 3 last ones */
+    /* Without it, one pass ran every paused task's slice: the rule the
+     * scheduler exists to change. */
+    passes = run_turners(false, log, &n, per_pass);
+    ck_assert_int_eq(n, 9);
+    ck_assert_int_eq(per_pass[0], 3);
 }
 END_TEST
 
@@ -1432,6 +1523,7 @@ core_suite(void)
     tc = tcase_create("fiber");
     tcase_add_test(tc, test_fiber_yield_resume);
     tcase_add_test(tc, test_fiber_interleaved);
+    tcase_add_test(tc, test_task_turns);
     tcase_add_test(tc, test_fiber_pool_refuses_busy);
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
