@@ -50,6 +50,7 @@ static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
 static int conn_drain(void *arg);
 static bool drained(struct ha_conn *c);
 static void read_on(struct ha_conn *c);
+static void run_login(struct ha_conn *c);
 static const struct ha_client_ops conn_client_ops;
 
 /* ------------------------------------------------------------------ */
@@ -703,6 +704,32 @@ run_command(struct ha_conn *c, const uint8_t *p, size_t len)
     /* conn_read_cb goes on with the next request. */
 }
 
+static void
+login_fiber_fn(void *arg)
+{
+    struct ha_conn *c = arg;
+
+    (void)ha_login_packet(c, c->reader.payload.data, c->reader.payload.len);
+}
+
+/* Runs a packet of the connection phase that may end the login as a
+ * task: opening the session costs a few ms of SQLite work (attaching the
+ * datadir's files, one virtual table each), which ha_session_open cuts
+ * into steps, so a burst of logins never holds the loop that long in
+ * one go. While it opens, no more input is read from c (as for a paused
+ * command); finish_command goes on. */
+static void
+run_login(struct ha_conn *c)
+{
+    if (c->env->tasks == NULL) {
+        login_fiber_fn(c);
+        return;
+    }
+    if (ha_task_run(&c->task, login_fiber_fn, finish_command, c) == 1)
+        bufferevent_disable(c->bev, EV_READ);
+    /* else conn_read_cb goes on with the next packet. */
+}
+
 void
 ha_conn_kill_query(struct ha_conn *c)
 {
@@ -753,8 +780,12 @@ dispatch(struct ha_conn *c)
     case HA_CONN_HANDSHAKE:
     case HA_CONN_AUTH_SWITCH:
     case HA_CONN_AUTH_FULL:
-        if (ha_login_packet(c, p, len) == 1)
-            start_tls(c);
+        if (c->state == HA_CONN_HANDSHAKE && len == 32) {
+            if (ha_login_packet(c, p, len) == 1)
+                start_tls(c); /* an SSLRequest: nothing to open */
+            break;
+        }
+        run_login(c);
         break;
     case HA_CONN_COMMAND:
         if (len == 0) {
@@ -937,7 +968,7 @@ conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg)
 
     (void)fd;
     (void)what;
-    if (c->session_open || c->state == HA_CONN_CLOSING)
+    if (c->session_open || c->opening || c->state == HA_CONN_CLOSING)
         return;
     ha_log_warn("connection %u (%s): login not finished within %d s "
                 "(connect_timeout, state %s); closing",

@@ -252,8 +252,13 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
         ha_stmt_table_clear(&c->stmts);
         ha_session_reset(&c->session);
     } else {
-        if (ha_session_open(&c->session, c->env->shared, c->id, err,
-                            sizeof(err)) != 0) {
+        int rc;
+
+        c->opening = true;
+        rc = ha_session_open(&c->session, c->env->shared, c->id, err,
+                             sizeof(err));
+        c->opening = false;
+        if (rc != 0) {
             ha_log_error("connection %u (%s): %s", c->id, c->peer.name, err);
             ha_wire_fail(c, 1105, "HY000", err);
             return;

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/task.h"
 #include "core/util.h"
 #include "engine/catalog.h"
 #include "engine/diskstore.h"
@@ -152,8 +153,12 @@ ha_schemas_open(sqlite3 *db, const char *datadir, struct ha_schemas *sc)
 {
     memset(sc, 0, sizeof(*sc));
     sc->datadir = datadir;
-    for (size_t i = 0; i < HA_SCHEMAS_N; i++)
+    for (size_t i = 0; i < HA_SCHEMAS_N; i++) {
         (void)attach(db, sc, i);
+        /* A few hundred us each: the loop's other work goes on between
+         * (a no-op outside a task: admin/session.c). */
+        ha_task_step(ha_task_current());
+    }
 }
 
 /* Attaches file i after the session opened: the authorizer and the

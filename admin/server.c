@@ -77,8 +77,9 @@ struct ha_server {
 static bool
 pending(const struct ha_conn *c)
 {
-    return c->state == HA_CONN_HANDSHAKE || c->state == HA_CONN_AUTH_SWITCH ||
-           c->state == HA_CONN_AUTH_FULL;
+    return !c->opening &&
+           (c->state == HA_CONN_HANDSHAKE || c->state == HA_CONN_AUTH_SWITCH ||
+            c->state == HA_CONN_AUTH_FULL);
 }
 
 static size_t
@@ -87,7 +88,7 @@ count_sessions(const struct ha_server *s)
     size_t n = 0;
 
     for (const struct ha_conn *c = s->conns; c != NULL; c = c->next)
-        if (c->state == HA_CONN_COMMAND)
+        if (c->state == HA_CONN_COMMAND || c->opening)
             n++;
     return n;
 }

@@ -121,6 +121,10 @@ struct ha_conn {
     char db[HA_PROTO_MAX_DB + 1];         /* schema asked for at login */
     bool changing_user;                   /* the auth exchange belongs to
                                            * COM_CHANGE_USER */
+    bool opening;                         /* the password proven, its
+                                           * session opens in steps: it
+                                           * holds a session's slot and is
+                                           * no longer a pending login */
 
     /* Command phase */
     struct ha_session session;

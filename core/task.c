@@ -180,7 +180,7 @@ resume_cb(evutil_socket_t fd, short what, void *arg)
  * so the sockets ready meanwhile are served first. Returns -1 when that
  * cannot be scheduled. */
 static int
-schedule(struct ha_task *t)
+schedule(struct ha_task *t, bool first)
 {
     static const struct timeval now = {0, 0};
     struct ha_task_sched *s = t->env->sched;
@@ -190,11 +190,16 @@ schedule(struct ha_task *t)
             return 0;
         t->queued = true;
         t->next_turn = NULL;
-        if (s->tail != NULL)
-            s->tail->next_turn = t;
-        else
+        if (first && s->head != NULL) {
+            t->next_turn = s->head;
             s->head = t;
-        s->tail = t;
+        } else {
+            if (s->tail != NULL)
+                s->tail->next_turn = t;
+            else
+                s->head = t;
+            s->tail = t;
+        }
         if (!evtimer_pending(s->ev, NULL))
             evtimer_add(s->ev, &now);
         return 0;
@@ -238,8 +243,18 @@ ha_task_slice(struct ha_task *t)
 {
     if (t == NULL || t->fiber == NULL || current != t)
         return;
-    if (schedule(t) != 0)
+    if (schedule(t, false) != 0)
         return; /* cannot pause: it runs on */
+    ha_fiber_yield(t->fiber);
+}
+
+void
+ha_task_step(struct ha_task *t)
+{
+    if (t == NULL || t->fiber == NULL || current != t)
+        return;
+    if (schedule(t, true) != 0)
+        return;
     ha_fiber_yield(t->fiber);
 }
 
@@ -259,7 +274,7 @@ void
 ha_task_wake(struct ha_task *t)
 {
     if (t != NULL && t->fiber != NULL && t->waiting)
-        (void)schedule(t);
+        (void)schedule(t, false);
 }
 
 void

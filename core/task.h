@@ -114,6 +114,12 @@ struct ha_task *ha_task_current(void);
  * ready meanwhile are served). A no-op outside a fiber. */
 void ha_task_slice(struct ha_task *t);
 
+/* From the body of short work cut into steps (a login opening its
+ * session): like ha_task_slice, but its turn comes before those of the
+ * paused statements, so the step waits for one pass of the loop, not
+ * for every long statement's slice. A no-op outside a fiber. */
+void ha_task_step(struct ha_task *t);
+
 /* From the body: pauses until ha_task_wake (or a kill, the deadline, a
  * shutdown). Callers re-check what they wait for: a wake may come early. */
 void ha_task_wait(struct ha_task *t);

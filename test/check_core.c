@@ -208,10 +208,12 @@ START_TEST(test_fiber_yield_resume)
 END_TEST
 
 /* Paused tasks take turns: three statements that each log and pause
- * for a slice three times, run one loop pass at a time. */
+ * for a slice three times, run one loop pass at a time; and a login
+ * opening its session, which logs and pauses for a step three times. */
 struct turner {
     struct ha_task task;
     int id;
+    bool step;                     /* ha_task_step, not ha_task_slice */
     int *log, *n;
 };
 
@@ -222,7 +224,10 @@ turner_body(void *arg)
 
     for (int i = 0; i < 3; i++) {
         t->log[(*t->n)++] = t->id;
-        ha_task_slice(&t->task);
+        if (t->step)
+            ha_task_step(&t->task);
+        else
+            ha_task_slice(&t->task);
     }
 }
 
@@ -232,42 +237,44 @@ turner_done(void *arg)
     (void)arg;
 }
 
-/* Runs the three with or without the scheduler; per_pass[k]: the slices
- * loop pass k ran. Returns the number of passes until all had ended. */
+/* Runs the three (and, with stepper, a fourth that steps, started
+ * last) with or without the scheduler; per_pass[k]: the slices loop pass
+ * k ran. Returns the number of passes until all had ended. */
 static int
-run_turners(bool sched, int *log, int *n, int *per_pass)
+run_turners(bool sched, bool stepper, int *log, int *n, int *per_pass)
 {
     struct event_base *base = event_base_new();
     struct ha_fiber_pool pool = {0};
     struct ha_task_env env;
-    struct turner t[3];
-    int passes = 0, running = 3;
+    struct turner t[4];
+    int passes = 0, nt = stepper ? 4 : 3, running = nt;
 
     memset(&env, 0, sizeof(env));
     env.base = base;
     env.fibers = &pool;
     env.sched = sched ? ha_task_sched_new(base) : NULL;
     *n = 0;
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < nt; i++) {
         ha_task_init(&t[i].task, &env);
         t[i].id = i;
+        t[i].step = i == 3;
         t[i].log = log;
         t[i].n = n;
         ck_assert_int_eq(ha_task_run(&t[i].task, turner_body, turner_done,
                                      &t[i]),
                          1);
     }
-    ck_assert_int_eq(*n, 3); /* each ran to its first slice */
+    ck_assert_int_eq(*n, nt); /* each ran to its first slice */
     while (running > 0 && passes < 50) {
         int before = *n;
 
         event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
         per_pass[passes++] = *n - before;
         running = 0;
-        for (int i = 0; i < 3; i++)
+        for (int i = 0; i < nt; i++)
             running += ha_task_busy(&t[i].task);
     }
-    for (int i = 0; i < 3; i++)
+    for (int i = 0; i < nt; i++)
         ha_task_release(&t[i].task);
     ha_task_sched_free(env.sched);
     ha_fiber_pool_clear(&pool);
@@ -282,7 +289,7 @@ START_TEST(test_task_turns)
 
     /* One slice a pass, in turn: whatever else the loop has to serve
      * waits for one slice, not for every paused task's. */
-    passes = run_turners(true, log, &n, per_pass);
+    passes = run_turners(true, false, log, &n, per_pass);
     ck_assert_int_eq(n, 9);
     for (int i = 0; i < 9; i++)
         ck_assert_int_eq(log[i], order[i]);
@@ -291,9 +298,26 @@ START_TEST(test_task_turns)
     ck_assert_int_ge(passes, 9); /* 6 logging slices, 3 last ones */
     /* Without it, one pass ran every paused task's slice: the rule the
      * scheduler exists to change. */
-    passes = run_turners(false, log, &n, per_pass);
+    passes = run_turners(false, false, log, &n, per_pass);
     ck_assert_int_eq(n, 9);
     ck_assert_int_eq(per_pass[0], 3);
+}
+END_TEST
+
+/* A login's steps go before the paused statements' slices: started last,
+ * it ends before any of them takes another turn (with ha_task_slice it
+ * would wait behind all three at every pause: 0 1 2 3 0 1 2 3 ...). */
+START_TEST(test_task_steps_go_first)
+{
+    int log[16], n, per_pass[64];
+    static const int order[12] = {0, 1, 2, 3, 3, 3, 0, 1, 2, 0, 1, 2};
+
+    (void)run_turners(true, true, log, &n, per_pass);
+    ck_assert_int_eq(n, 12);
+    for (int i = 0; i < 12; i++)
+        ck_assert_int_eq(log[i], order[i]);
+    for (int k = 0; k < 9; k++)
+        ck_assert_int_le(per_pass[k], 1); /* still one turn a pass */
 }
 END_TEST
 
@@ -1524,6 +1548,7 @@ core_suite(void)
     tcase_add_test(tc, test_fiber_yield_resume);
     tcase_add_test(tc, test_fiber_interleaved);
     tcase_add_test(tc, test_task_turns);
+    tcase_add_test(tc, test_task_steps_go_first);
     tcase_add_test(tc, test_fiber_pool_refuses_busy);
     suite_add_tcase(s, tc);
     tc = tcase_create("radix");
