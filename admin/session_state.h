@@ -57,7 +57,7 @@ struct ha_session_shared {
 };
 
 #define HA_SESSION_INFO_MAX 4096 /* bytes of a statement PROCESSLIST keeps */
-#define HA_SESSION_SLICE_NS 10000000 /* 10 ms: a running command's turn
+#define HA_SESSION_SLICE_NS 5000000 /* 5 ms: a running command's turn
                                         before it yields (s->yield) */
 
 struct ha_session {
