@@ -25,6 +25,14 @@ ha_require python3 python3
 host=$HA_BUILDDIR/test/agent/forkhost
 [ -x "$host" ] || ha_bail "no $host (make check builds it)"
 nkids=12
+# Under TSan, a child lost to the runtime's own allocator's locks held at
+# the fork is told apart by its stack (see forkrace.sh); none elsewhere.
+tsan=0
+grep -aq __tsan_init "$host" && tsan=1
+tsan_stuck() { # PID: 0 when a thread of PID waits on TSan's own lock
+    [ "$tsan" = 1 ] &&
+        eu-stack -p "$1" 2>/dev/null | grep -q -e '__sanitizer::StaticSpinMutex::LockSlow' -e '__sanitizer::Semaphore::Wait'
+}
 
 data=$HA_TMP/data
 mkdir -p "$data"
@@ -89,16 +97,28 @@ done
 mapfile -t kids < <(grep -v '^ready$' "$HA_TMP/host.out")
 HA_PIDS+=("${kids[@]}")
 ha_is "the host forked $nkids children" "$nkids" "${#kids[@]}"
-served=0 lost=()
+served=0 lost=() excused=()
 for k in "$hpid" "${kids[@]}"; do
     if ag_wait_socket "$data/forkhost.$k.sock" 60; then
         served=$((served + 1))
+    elif tsan_stuck "$k"; then
+        excused+=("$k")
     else
         lost+=("$k")
     fi
 done
 ha_is "the host and every child are served, while the gateway asks them" \
-    $((nkids + 1)) "$served"
+    $((nkids + 1)) "$((served + ${#excused[@]}))"
+[ "${#excused[@]}" -le 1 ] ||
+    ha_fail "at most one child lost to TSan's runtime (${excused[*]})"
+if [ "${#excused[@]}" -gt 0 ]; then
+    ha_diag "lost to TSan's runtime (its allocator's locks held at the fork): ${excused[*]}"
+    # Gone from what follows: the gateway's view of it is not the test.
+    kill -9 "${excused[@]}"
+    for k in "${excused[@]}"; do ha_wait_gone "$k" 10; done
+    mapfile -t kids < <(printf '%s\n' "${kids[@]}" | grep -vxF -f <(printf '%s\n' "${excused[@]}"))
+    nkids=${#kids[@]}
+fi
 for k in "${lost[@]}"; do
     # Where the lost one stands: its threads' stacks and its log.
     ha_diag "not served: $k; $(grep "\[pid $k\]" "$HA_TMP/agent.log" 2>&1 | tail -5)"
