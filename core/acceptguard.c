@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/forkguard.h"
 #include "core/log.h"
 
 static void
@@ -61,12 +62,30 @@ pause_cb(evutil_socket_t fd, short what, void *arg)
 
 /* Which guard watches which listener: the error callback's argument is
  * the listener's owner's (evhttp's, for HTTP), so the guard is found by
- * the listener. Taken only to add, remove and on accept() errors. */
+ * the listener. Taken only to add, remove and on accept() errors, always
+ * inside the fork gate (core/forkguard.h): the lock is the process's, and
+ * a host that forked while an agent's thread held it (adding its
+ * listeners at start) left it held for ever in the child, whose agent
+ * then hung at its own start (forkrace.sh under TSan, 1 child of 72). */
 static pthread_mutex_t watched_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct watched {
     struct evconnlistener *l;
     struct ha_accept_guard *g;
 } watched[64];
+
+static void
+lock_watched(void)
+{
+    ha_forkguard_enter();
+    pthread_mutex_lock(&watched_lock);
+}
+
+static void
+unlock_watched(void)
+{
+    pthread_mutex_unlock(&watched_lock);
+    ha_forkguard_leave();
+}
 
 static const char *
 desc_of(const struct ha_accept_guard *g, const struct evconnlistener *l)
@@ -82,24 +101,24 @@ guard_of(struct evconnlistener *l)
 {
     struct ha_accept_guard *g = NULL;
 
-    pthread_mutex_lock(&watched_lock);
+    lock_watched();
     for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
         if (watched[i].l == l) {
             g = watched[i].g;
             break;
         }
-    pthread_mutex_unlock(&watched_lock);
+    unlock_watched();
     return g;
 }
 
 static void
 unwatch(struct ha_accept_guard *g)
 {
-    pthread_mutex_lock(&watched_lock);
+    lock_watched();
     for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
         if (watched[i].g == g)
             watched[i].l = NULL, watched[i].g = NULL;
-    pthread_mutex_unlock(&watched_lock);
+    unlock_watched();
 }
 
 static void
@@ -172,7 +191,7 @@ ha_accept_guard_add(struct ha_accept_guard *g, struct evconnlistener *l,
             return 0;
     if (g->n_ls >= HA_ACCEPTGUARD_MAX)
         return -1;
-    pthread_mutex_lock(&watched_lock);
+    lock_watched();
     for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
         if (watched[i].l == NULL) {
             watched[i].l = l;
@@ -182,7 +201,7 @@ ha_accept_guard_add(struct ha_accept_guard *g, struct evconnlistener *l,
             g->ls[g->n_ls++] = l;
             break;
         }
-    pthread_mutex_unlock(&watched_lock);
+    unlock_watched();
     if (g->n_ls == 0 || g->ls[g->n_ls - 1] != l)
         return -1;
     evconnlistener_set_error_cb(l, error_cb);
@@ -192,11 +211,11 @@ ha_accept_guard_add(struct ha_accept_guard *g, struct evconnlistener *l,
 void
 ha_accept_guard_remove(struct ha_accept_guard *g, struct evconnlistener *l)
 {
-    pthread_mutex_lock(&watched_lock);
+    lock_watched();
     for (size_t i = 0; i < sizeof(watched) / sizeof(watched[0]); i++)
         if (watched[i].l == l && watched[i].g == g)
             watched[i].l = NULL, watched[i].g = NULL;
-    pthread_mutex_unlock(&watched_lock);
+    unlock_watched();
     for (size_t i = 0; i < g->n_ls; i++)
         if (g->ls[i] == l) {
             g->ls[i] = g->ls[--g->n_ls];

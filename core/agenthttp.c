@@ -34,6 +34,7 @@ parse_reply(struct exchange *x, struct ha_agent_reply *r)
 {
     const char *s = (const char *)x->in.data, *eoh, *line, *end;
     size_t len = x->in.len, hdr_len;
+    char first[64]; /* the status line, NUL-terminated for sscanf */
     int status = 0;
 
     if (len == 0) {
@@ -41,7 +42,14 @@ parse_reply(struct exchange *x, struct ha_agent_reply *r)
         return;
     }
     eoh = memmem(s, len, "\r\n\r\n", 4);
-    if (eoh == NULL || sscanf(s, "HTTP/1.%*d %d", &status) != 1) {
+    /* The answer has no NUL after it: sscanf on it would look for one
+     * past its end (a gateway crashed so under TSan's allocator, which
+     * handed back a 10 MB answer's memory). */
+    if (eoh != NULL)
+        snprintf(first, sizeof(first), "%.*s",
+                 (int)((size_t)(eoh - s) < sizeof(first) - 1
+                           ? (size_t)(eoh - s) : sizeof(first) - 1), s);
+    if (eoh == NULL || sscanf(first, "HTTP/1.%*d %d", &status) != 1) {
         ha_strlcpy(r->err, "not an HTTP answer", sizeof(r->err));
         return;
     }

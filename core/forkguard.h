@@ -44,6 +44,8 @@
  *                                                               shared one's tried
  *   the datadir's file VFS            opening, locking files   inside the gate
  *                                                               (engine/filevfs.c)
+ *   the listeners' accept guards      adding, removing a       inside the gate
+ *     (core/acceptguard.c)              listener; accept errors
  *
  * The gate. Every section in which a heapadmin thread may hold one of
  * these locks is inside the gate: the C library calls above, each of
