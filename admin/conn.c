@@ -10,11 +10,13 @@
  * when its last reply has been written.
  *
  * COM_QUERY and COM_STMT_EXECUTE run as a task (core/task.h). When the
- * command pauses (its 10 ms slice is used up, its streamed result waits
+ * command pauses (its 5 ms slice is used up, its streamed result waits
  * for the client, or work it handed to the worker thread is not done),
  * reading stops on that connection until it ends; the task layer goes
  * on with it from the loop, and the write callback wakes a command that
- * waits for its client to take rows.
+ * waits for its client to take rows. A packet of the connection phase
+ * that may end the login runs as a task too (run_login): opening the
+ * session pauses between its steps (admin/session.c).
  */
 #include "admin/conn.h"
 
