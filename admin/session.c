@@ -289,9 +289,9 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
     sqlite3_extended_result_codes(s->db, 1);
     /* Opening costs about 1.6 ms of the loop (half of it the attached
      * files, half one virtual table each); run as a task (admin/conn.c
-     * run_login) it goes in steps of at most 0.4 ms (one ATTACH), each at a pass of
-     * the loop, so a burst of logins never holds a SELECT 1 behind it.
-     * Outside a task these return at once. */
+     * run_login) it goes in steps of at most 0.4 ms (one ATTACH), each
+     * at a pass of the loop, so a burst of logins never holds a SELECT 1
+     * behind it. Outside a task these return at once. */
     ha_task_step(ha_task_current());
     /* Every 1000 VM steps: the max_execution_time deadline. */
     sqlite3_progress_handler(s->db, 1000, progress_cb, s);
