@@ -238,24 +238,27 @@ ha_task_run(struct ha_task *t, void (*body)(void *),
     return 0;
 }
 
-void
-ha_task_slice(struct ha_task *t)
+/* ha_task_slice and ha_task_step: first puts t's turn at the head. */
+static void
+pause_for_turn(struct ha_task *t, bool first)
 {
     if (t == NULL || t->fiber == NULL || current != t)
         return;
-    if (schedule(t, false) != 0)
+    if (schedule(t, first) != 0)
         return; /* cannot pause: it runs on */
     ha_fiber_yield(t->fiber);
 }
 
 void
+ha_task_slice(struct ha_task *t)
+{
+    pause_for_turn(t, false);
+}
+
+void
 ha_task_step(struct ha_task *t)
 {
-    if (t == NULL || t->fiber == NULL || current != t)
-        return;
-    if (schedule(t, true) != 0)
-        return;
-    ha_fiber_yield(t->fiber);
+    pause_for_turn(t, true);
 }
 
 void

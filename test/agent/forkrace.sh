@@ -23,12 +23,6 @@ host=$HA_BUILDDIR/test/agent/forkhost
 # large allocation inherits such a lock held and hangs at its next one.
 # Such a child is TSan's loss, not the agent's, and is told apart by its
 # stack; a child stuck anywhere else still fails.
-tsan=0
-grep -aq __tsan_init "$host" && tsan=1
-tsan_stuck() { # PID: 0 when a thread of PID waits on TSan's own lock
-    [ "$tsan" = 1 ] &&
-        eu-stack -p "$1" 2>/dev/null | grep -q -e '__sanitizer::StaticSpinMutex::LockSlow' -e '__sanitizer::Semaphore::Wait'
-}
 excused_n=0
 
 for round in 1 2 3; do
@@ -54,7 +48,7 @@ for round in 1 2 3; do
         fi
     done
     excused=()
-    for k in "${lost[@]}"; do tsan_stuck "$k" && excused+=("$k"); done
+    for k in "${lost[@]}"; do ag_tsan_stuck "$host" "$k" && excused+=("$k"); done
     excused_n=$((excused_n + ${#excused[@]}))
     [ "${#excused[@]}" -eq 0 ] ||
         ha_diag "round $round: lost to TSan's runtime (its allocator's locks held at the fork): ${excused[*]}"

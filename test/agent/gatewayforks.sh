@@ -27,12 +27,6 @@ host=$HA_BUILDDIR/test/agent/forkhost
 nkids=12
 # Under TSan, a child lost to the runtime's own allocator's locks held at
 # the fork is told apart by its stack (see forkrace.sh); none elsewhere.
-tsan=0
-grep -aq __tsan_init "$host" && tsan=1
-tsan_stuck() { # PID: 0 when a thread of PID waits on TSan's own lock
-    [ "$tsan" = 1 ] &&
-        eu-stack -p "$1" 2>/dev/null | grep -q -e '__sanitizer::StaticSpinMutex::LockSlow' -e '__sanitizer::Semaphore::Wait'
-}
 
 data=$HA_TMP/data
 mkdir -p "$data"
@@ -101,7 +95,7 @@ served=0 lost=() excused=()
 for k in "$hpid" "${kids[@]}"; do
     if ag_wait_socket "$data/forkhost.$k.sock" 60; then
         served=$((served + 1))
-    elif tsan_stuck "$k"; then
+    elif ag_tsan_stuck "$host" "$k"; then
         excused+=("$k")
     else
         lost+=("$k")

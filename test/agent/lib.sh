@@ -284,3 +284,11 @@ ag_in_cgroup() {
     shift
     sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' sh "$g" "$@" &
 }
+
+# ag_tsan_stuck HOST PID: 0 when HOST is TSan-built and a thread of PID
+# waits on TSan's own allocator lock (gcc 12's libtsan does not take it
+# around fork: such a child is TSan's loss, not the agent's).
+ag_tsan_stuck() {
+    grep -aq __tsan_init "$1" &&
+        eu-stack -p "$2" 2>/dev/null | grep -q -e '__sanitizer::StaticSpinMutex::LockSlow' -e '__sanitizer::Semaphore::Wait'
+}
