@@ -61,6 +61,36 @@ static const struct ha_client_ops conn_client_ops;
 
 
 
+/* Sends what c has to send with one non-blocking try, for a connection
+ * about to be freed: what the socket does not take is lost, and nothing
+ * waits. The bufferevent's output is peeked at, not drained: libevent
+ * lets only the bufferevent take from it (evbuffer_write refuses). Under
+ * TLS the filter has already encrypted its output into the socket
+ * bufferevent below it. */
+static void
+send_last_reply(struct ha_conn *c)
+{
+    struct bufferevent *raw;
+    struct evbuffer_iovec v[8];
+    struct msghdr m = {0};
+    int n;
+
+    if (c->bev == NULL)
+        return;
+    if (c->out.len > 0 && !ha_buf_failed(&c->out) &&
+        bufferevent_write(c->bev, c->out.data, c->out.len) == 0)
+        ha_buf_reset(&c->out);
+    raw = c->tls ? bufferevent_get_underlying(c->bev) : c->bev;
+    if (raw == NULL)
+        return;
+    n = evbuffer_peek(bufferevent_get_output(raw), -1, NULL, v, 8);
+    if (n <= 0)
+        return;
+    m.msg_iov = (struct iovec *)v; /* evbuffer_iovec is laid out as iovec */
+    m.msg_iovlen = (size_t)(n < 8 ? n : 8);
+    (void)sendmsg(bufferevent_getfd(raw), &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 void
 ha_conn_free(struct ha_conn *c)
 {
@@ -76,6 +106,10 @@ ha_conn_free(struct ha_conn *c)
          * it now (it stops at its next VM check). */
         c->session.killed = true;
         ha_task_abort(&c->task);
+        /* Its last reply (ERR 1053 when the server stops) was built
+         * after the loop's last write: send what the socket takes now,
+         * or the client sees only a closed connection. */
+        send_last_reply(c);
     }
     ha_task_release(&c->task);
     if (c->env->on_close != NULL)
