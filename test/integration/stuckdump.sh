@@ -126,11 +126,20 @@ ha_file_like "... leaving the stuck writer behind, and saying so" "$HA_LOG" \
 kill "$dumper" 2>/dev/null
 wait "$dumper" 2>/dev/null
 
-# The next start cleans what it left.
+# The next start cleans what it left. Every heapadmind's start clears
+# the in-memory dumps of processes that are gone, so under make -j a
+# daemon of a test running beside this one may be that next start: the
+# removal is looked for in this test's log and in theirs.
 ha_start -C "$HA_TMP/stuck.tmpl" || ha_bail "heapadmind starts again"
-ha_file_like "the next start removes the dead writer's leftover" "$HA_LOG" \
-    "dump housekeeping: removed .*proxysql\.$dpid\.$((seq + 1))\.m$((mseq + 1))\.heap"
+ha_ok "the next start removes the dead writer's leftover" test ! -e "$fifo"
 ha_ok "... and its directory" test ! -e "/dev/shm/heapadmin.$dpid"
+removed="dump housekeeping: removed .*proxysql\.$dpid\.$((seq + 1))\.m$((mseq + 1))\.heap"
+if grep -Eq "$removed" "$HA_LOG"; then
+    ha_pass "... and says so in its log"
+else
+    ha_ok "... and says so in its log (a daemon of another test started first)" \
+        grep -Eqs "$removed" "${TMPDIR:-/tmp}"/ha-*/*.log
+fi
 ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
 ha_is "dumps work again" 0 "$HA_RC"
 ha_stop
