@@ -50,6 +50,7 @@ static void conn_write_cb(struct bufferevent *bev, void *arg);
 static void conn_event_cb(struct bufferevent *bev, short what, void *arg);
 static void conn_login_timeout_cb(evutil_socket_t fd, short what, void *arg);
 static int conn_drain(void *arg);
+static bool stopping(const struct ha_conn *c);
 static bool drained(struct ha_conn *c);
 static void read_on(struct ha_conn *c);
 static void run_login(struct ha_conn *c);
@@ -106,10 +107,12 @@ ha_conn_free(struct ha_conn *c)
          * it now (it stops at its next VM check). */
         c->session.killed = true;
         ha_task_abort(&c->task);
-        /* Its last reply (ERR 1053 when the server stops) was built
+        /* When the server stops, its last reply (ERR 1053) was built
          * after the loop's last write: send what the socket takes now,
-         * or the client sees only a closed connection. */
-        send_last_reply(c);
+         * or the client sees only a closed connection. A connection
+         * KILLed is closed without one, as MySQL closes it. */
+        if (stopping(c))
+            send_last_reply(c);
     }
     ha_task_release(&c->task);
     if (c->env->on_close != NULL)
