@@ -84,29 +84,7 @@ ha_is "... while every worker keeps its unix socket" "0:1" "$HA_RC:$HA_OUT"
 
 # --- the gateway ---------------------------------------------------------------
 
-gport=$(ha_free_port)
-cat >"$HA_TMP/gateway.cnf" <<EOF
-datadir = "$data"
-admin_variables =
-{
-    admin_credentials = "admin:admin"
-    stats_credentials = "stats:stats"
-    mysql_ifaces = "$HA_TMP/gateway.sock"
-    http_ifaces = "127.0.0.1:$gport"
-}
-EOF
-"$HA_DAEMON" -f --gateway -c "$HA_TMP/gateway.cnf" >"$HA_TMP/gateway.log" 2>&1 &
-gpid=$!
-HA_PIDS+=("$gpid")
-gsql() {
-    HA_OUT=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
-        --protocol=SOCKET -S "$HA_TMP/gateway.sock" -u"${2:-admin}" \
-        -p"${2:-admin}" -N -B -e "$1" 2>"$HA_TMP/.stderr")
-    HA_RC=$?
-    HA_ERR=$(cat "$HA_TMP/.stderr")
-}
-ag_wait_socket "$HA_TMP/gateway.sock" 15 || ha_bail "the gateway starts"
-url=http://127.0.0.1:$gport
+ag_gateway_start "$data" 15 || ha_bail "the gateway starts"
 ha_file_like "the gateway's start-up log says it is one" "$HA_TMP/gateway.log" \
     "ready for connections: a host gateway for the agents of $data"
 

@@ -30,29 +30,7 @@ nkids=12
 
 data=$HA_TMP/data
 mkdir -p "$data"
-gport=$(ha_free_port)
-cat >"$HA_TMP/gateway.cnf" <<EOF
-datadir = "$data"
-admin_variables =
-{
-    admin_credentials = "admin:admin"
-    stats_credentials = "stats:stats"
-    mysql_ifaces = "$HA_TMP/gateway.sock"
-    http_ifaces = "127.0.0.1:$gport"
-}
-EOF
-"$HA_DAEMON" -f --gateway -c "$HA_TMP/gateway.cnf" >"$HA_TMP/gateway.log" 2>&1 &
-gpid=$!
-HA_PIDS+=("$gpid")
-url=http://127.0.0.1:$gport
-gsql() {
-    HA_OUT=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
-        --protocol=SOCKET -S "$HA_TMP/gateway.sock" -u"${2:-admin}" \
-        -p"${2:-admin}" -N -B -e "$1" 2>"$HA_TMP/.stderr")
-    HA_RC=$?
-    HA_ERR=$(cat "$HA_TMP/.stderr")
-}
-ag_wait_socket "$HA_TMP/gateway.sock" 30 || ha_bail "the gateway starts"
+ag_gateway_start "$data" 30 || ha_bail "the gateway starts"
 
 # Scrapers that never pause: /metrics and stats_agents, each in a loop
 # until the stop file appears; each counts its answers.

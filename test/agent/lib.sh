@@ -292,3 +292,38 @@ ag_tsan_stuck() {
     grep -aq __tsan_init "$1" &&
         eu-stack -p "$2" 2>/dev/null | grep -q -e '__sanitizer::StaticSpinMutex::LockSlow' -e '__sanitizer::Semaphore::Wait'
 }
+
+# ag_gateway_start DATADIR WAIT_S: heapadmind --gateway for the agents
+# of DATADIR, its MySQL port on $HA_TMP/gateway.sock and its HTTP port on
+# loopback; sets gport, gpid and url (the HTTP base), and waits up to
+# WAIT_S seconds for the socket. Returns 1 if it did not appear.
+ag_gateway_start() {
+    gport=$(ha_free_port)
+    cat >"$HA_TMP/gateway.cnf" <<CNF
+datadir = "$1"
+admin_variables =
+{
+    admin_credentials = "admin:admin"
+    stats_credentials = "stats:stats"
+    mysql_ifaces = "$HA_TMP/gateway.sock"
+    http_ifaces = "127.0.0.1:$gport"
+}
+CNF
+    "$HA_DAEMON" -f --gateway -c "$HA_TMP/gateway.cnf" \
+        >"$HA_TMP/gateway.log" 2>&1 &
+    gpid=$!
+    HA_PIDS+=("$gpid")
+    url=http://127.0.0.1:$gport
+    ag_wait_socket "$HA_TMP/gateway.sock" "$2"
+}
+
+# gsql SQL [USER]: SQL on the gateway of ag_gateway_start as USER (admin
+# by default; the password is the user's name); sets HA_OUT, HA_ERR and
+# HA_RC like ha_sql.
+gsql() {
+    HA_OUT=$(timeout -k 2 "$HA_CLIENT_TIMEOUT" mariadb --no-defaults \
+        --protocol=SOCKET -S "$HA_TMP/gateway.sock" -u"${2:-admin}" \
+        -p"${2:-admin}" -N -B -e "$1" 2>"$HA_TMP/.stderr")
+    HA_RC=$?
+    HA_ERR=$(cat "$HA_TMP/.stderr")
+}
