@@ -285,6 +285,31 @@ conn_shutdown(struct http_conn *c)
         shutdown(s, SHUT_RDWR);
 }
 
+/* Writes a whole plain-text reply with "Connection: close" straight to
+ * c's socket, one non-blocking try: for replies that go out where no
+ * request can carry them (a refusal before anything is read, the server
+ * stopping under a running request). Plain HTTP only: over TLS nothing
+ * is sent. header: extra header lines, each ending in CRLF, or "". */
+static void
+conn_send_raw(struct http_conn *c, const char *status, const char *header,
+              const char *text)
+{
+    evutil_socket_t s = conn_alive(c) ? bufferevent_getfd(c->bev) : -1;
+    char reply[768];
+    int n;
+
+    if (s < 0 || c->h->tls != NULL)
+        return;
+    n = snprintf(reply, sizeof(reply),
+                 "HTTP/1.1 %s\r\n%s"
+                 "Content-Type: text/plain; charset=utf-8\r\n"
+                 "Content-Length: %zu\r\n"
+                 "Connection: close\r\n\r\n%s",
+                 status, header, strlen(text), text);
+    if (n > 0 && (size_t)n < sizeof(reply))
+        (void)send(s, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 /* Refuses c, whose peer must wait c->blocked_ms before its next
  * credential is checked: 429 with Retry-After written straight to the
  * socket (no request needed, nothing read), then closed. Over TLS no
@@ -293,26 +318,14 @@ conn_shutdown(struct http_conn *c)
 static void
 conn_shutdown_after_429(struct http_conn *c)
 {
-    evutil_socket_t s = conn_alive(c) ? bufferevent_getfd(c->bev) : -1;
-    char text[160], reply[512];
-    int n;
+    long long after = (long long)ha_login_retry_s(c->blocked_ms);
+    char text[160], header[64];
 
-    if (s >= 0 && c->h->tls == NULL) {
-        long long after = (long long)ha_login_retry_s(c->blocked_ms);
-
-        snprintf(text, sizeof(text),
-                 "too many failed logins from %s: try again in %lld s\n",
-                 c->peer.host, after);
-        n = snprintf(reply, sizeof(reply),
-                     "HTTP/1.1 429 Too Many Requests\r\n"
-                     "Retry-After: %lld\r\n"
-                     "Content-Type: text/plain; charset=utf-8\r\n"
-                     "Content-Length: %zu\r\n"
-                     "Connection: close\r\n\r\n%s",
-                     after, strlen(text), text);
-        if (n > 0 && (size_t)n < sizeof(reply))
-            (void)send(s, reply, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT);
-    }
+    snprintf(text, sizeof(text),
+             "too many failed logins from %s: try again in %lld s\n",
+             c->peer.host, after);
+    snprintf(header, sizeof(header), "Retry-After: %lld\r\n", after);
+    conn_send_raw(c, "429 Too Many Requests", header, text);
     conn_shutdown(c);
 }
 
@@ -1416,6 +1429,15 @@ ha_http_free(struct ha_http *h)
             continue;
         hr->conn = NULL; /* req_done must not touch c: it goes below */
         c->cur = NULL;
+        /* Nothing of its reply went out, nor waits before it: the
+         * client is told why it gets none, as a MySQL client gets ERR
+         * 1053, rather than an empty reply (plain HTTP; over TLS the
+         * connection just closes). */
+        if (ha_task_busy(&hr->task) && !hr->answered && !hr->streaming &&
+            conn_unsent(c) == 0)
+            conn_send_raw(c, "503 Service Unavailable", "",
+                          "heapadmin is stopping: this request was "
+                          "interrupted\n");
         if (ha_task_busy(&hr->task)) {
             ha_task_abort(&hr->task);
             req_done(hr);

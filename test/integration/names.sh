@@ -310,6 +310,42 @@ took=$(($(now_ms) - t0))
 ha_ok "a second query does not wait again ($took ms)" test "$took" -le $((2 * baseline + 250))
 ha_ok "SIGTERM stops the daemon while a fetch hangs" ha_stop 5
 ha_is "... cleanly" "0" "$HA_EXIT"
+
+# --- 6. SIGTERM under an HTTP request that waits for the fetch ---------------
+# Its client is told why no profile comes (503, as a MySQL client gets
+# ERR 1053), not handed an empty reply.
+hport=$(ha_free_port) || ha_bail "a port for HTTP"
+cat >"$HA_TMP/http.tmpl" <<CNF
+datadir = "@DATADIR@";
+admin_variables =
+{
+    admin_credentials = "admin:admin";
+    stats_credentials = "stats:stats";
+    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
+    http_ifaces = "127.0.0.1:$hport";
+};
+jemalloc_variables =
+{
+    debuginfod = true;
+    debuginfod_urls = "http://127.0.0.1:$bport";
+    debuginfod_timeout_ms = 30000;
+};
+CNF
+HA_ENV=("DEBUGINFOD_CACHE_PATH=$HA_TMP/cache4")
+ha_start -C "$HA_TMP/http.tmpl" || ha_bail "heapadmind starts with HTTP and a silent debuginfod"
+curl -s -o "$HA_TMP/pprof.out" -w '%{http_code}' --max-time 60 -u admin:admin \
+    "http://127.0.0.1:$hport/debug/pprof/heap?dump=$dump" >"$HA_TMP/pprof.code" &
+cpid=$!
+for _ in $(seq 100); do
+    ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE id <> CONNECTION_ID() AND info LIKE 'GET /debug/pprof/heap%'"
+    [ "$HA_OUT" = 1 ] && break
+    sleep 0.1
+done
+ha_is "an HTTP request for the dump's profile waits for the fetch" 1 "$HA_OUT"
+ha_ok "SIGTERM stops the daemon under it" ha_stop 5
+wait "$cpid"
+ha_is "... and its client gets 503, not an empty reply" 503 "$(cat "$HA_TMP/pprof.code")"
+ha_file_like "... saying why" "$HA_TMP/pprof.out" "^heapadmin is stopping"
 kill "$spid" 2>/dev/null
 
 ha_done
