@@ -21,7 +21,8 @@
 #
 # Per-daemon state, set by ha_start: HA_PORT, HA_SOCK, HA_DATADIR, HA_CONF,
 # HA_PID, HA_LOG. Set HA_DATADIR and HA_JEMALLOC (the body of the
-# jemalloc_variables group) before ha_start to change them.
+# jemalloc_variables group) before ha_start to change them, and
+# HA_HTTP_PORT to serve HTTP on that loopback port.
 
 set -u
 set -o pipefail
@@ -47,6 +48,7 @@ HA_CONF=
 HA_PID=
 HA_LOG=
 HA_JEMALLOC=
+HA_HTTP_PORT=
 HA_OUT=             # ha_sql: stdout, stderr and exit status of the client
 HA_ERR=
 HA_RC=0
@@ -417,6 +419,8 @@ ha_write_config() {
         echo "    admin_credentials = \"admin:admin\";"
         echo "    stats_credentials = \"stats:stats\";"
         echo "    mysql_ifaces = \"$3\";"
+        [ -z "$HA_HTTP_PORT" ] ||
+            echo "    http_ifaces = \"127.0.0.1:$HA_HTTP_PORT\";"
         echo "};"
         if [ -n "${4:-}" ]; then
             echo "jemalloc_variables ="

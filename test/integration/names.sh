@@ -315,24 +315,10 @@ ha_is "... cleanly" "0" "$HA_EXIT"
 # Its client is told why no profile comes (503, as a MySQL client gets
 # ERR 1053), not handed an empty reply.
 hport=$(ha_free_port) || ha_bail "a port for HTTP"
-cat >"$HA_TMP/http.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-};
-jemalloc_variables =
-{
-    debuginfod = true;
-    debuginfod_urls = "http://127.0.0.1:$bport";
-    debuginfod_timeout_ms = 30000;
-};
-CNF
+HA_HTTP_PORT=$hport
+HA_JEMALLOC="debuginfod = true; debuginfod_urls = \"http://127.0.0.1:$bport\"; debuginfod_timeout_ms = 30000;"
 HA_ENV=("DEBUGINFOD_CACHE_PATH=$HA_TMP/cache4")
-ha_start -C "$HA_TMP/http.tmpl" || ha_bail "heapadmind starts with HTTP and a silent debuginfod"
+ha_start || ha_bail "heapadmind starts with HTTP and a silent debuginfod"
 curl -s -o "$HA_TMP/pprof.out" -w '%{http_code}' --max-time 60 -u admin:admin \
     "http://127.0.0.1:$hport/debug/pprof/heap?dump=$dump" >"$HA_TMP/pprof.code" &
 cpid=$!
