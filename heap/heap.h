@@ -25,6 +25,9 @@
 #define HA_HEAP_ERROR (-1)   /* err says what was wrong */
 #define HA_HEAP_STOPPED (-2) /* the asking task was stopped while it
                                 waited (ha_task_stopped says why) */
+#define HA_HEAP_BUSY (-3)    /* a live profile was asked for while a heap
+                                dump is being written, which it would wait
+                                for; err says so: try again later */
 
 struct ha_symbolizer;
 struct ha_heap_cache;

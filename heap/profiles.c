@@ -649,7 +649,8 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
 }
 
 /* prof.dump into a private directory, read back and removed: the text of
- * a fresh profile. On the loop: jemalloc writes it. */
+ * a fresh profile. On the loop: jemalloc writes it. Returns 0,
+ * HA_HEAP_BUSY (another dump is being written) or HA_HEAP_ERROR. */
 static int
 live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
           size_t errlen)
@@ -689,6 +690,8 @@ live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
 
         ha_mallctl_errmsg(&f, why, sizeof(why));
         ha_err_set(err, errlen, "live profile: %s", why);
+        if (rc == EBUSY)
+            ret = HA_HEAP_BUSY;
         goto out;
     }
     fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -772,8 +775,8 @@ ha_heap_live_text(struct ha_heap *heap, char **buf, size_t *len,
 {
     int rc;
 
-    if (live_dump(heap, buf, len, err, errlen) != 0)
-        return HA_HEAP_ERROR;
+    if ((rc = live_dump(heap, buf, len, err, errlen)) != 0)
+        return rc;
     rc = check_text(HA_HEAP_LIVE, *buf, *len, err, errlen);
     if (rc == HA_HEAP_ERROR)
         free(*buf);
@@ -823,6 +826,7 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
     struct load *l;
     struct stat st;
     bool live = !is_log && name != NULL && strcmp(name, HA_HEAP_LIVE) == 0;
+    int rc;
 
     *out = NULL;
     if (c == NULL) {
@@ -850,10 +854,11 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
          * dump (heap_fragmentation). */
         if ((l->pr->mem = malloc(sizeof(*l->pr->mem))) != NULL)
             live_memory(heap, l->pr->mem);
-        if (live_dump(heap, &l->text, &l->text_len, err, errlen) != 0) {
+        if ((rc = live_dump(heap, &l->text, &l->text_len, err, errlen)) !=
+            0) {
             ha_heap_profile_put(l->pr);
             free(l);
-            return HA_HEAP_ERROR;
+            return rc;
         }
         {
             struct timespec now;
@@ -884,12 +889,8 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
         if (fl == NULL || ha_task_current() == NULL)
             break;
         /* Someone reads this file already: its result is ours. */
-        {
-            int rc = wait_inflight(c, fl, err, errlen);
-
-            if (rc != 0)
-                return rc;
-        }
+        if ((rc = wait_inflight(c, fl, err, errlen)) != 0)
+            return rc;
     }
     if ((l = load_new(heap, c, name, false, is_log)) == NULL ||
         (fl = calloc(1, sizeof(*fl))) == NULL ||

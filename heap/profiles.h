@@ -124,7 +124,8 @@ struct ha_symbolizer *ha_heap_symbolizer(struct ha_heap *heap);
  * fresh one, which needs admin), from the cache or loaded now (off the
  * loop). On success *out holds a reference: release it with
  * ha_heap_profile_put(). Returns 0, HA_HEAP_ERROR with err naming the
- * file and what was wrong (what is expected, the line of a bad dump), or
+ * file and what was wrong (what is expected, the line of a bad dump),
+ * HA_HEAP_BUSY (HA_HEAP_LIVE while a heap dump is being written), or
  * HA_HEAP_STOPPED. */
 int ha_heap_profile_get(struct ha_heap *heap, const char *name,
                         bool admin, struct ha_heap_profile **out, char *err,
@@ -141,7 +142,8 @@ int ha_heap_log_get(struct ha_heap *heap, const char *name,
 /* The raw text of a fresh profile of this process (the private dump is
  * removed at once): *buf malloc'd, NUL-terminated, checked to parse. The
  * caller checks that its user may (admin). Returns 0, HA_HEAP_ERROR with
- * err set, or HA_HEAP_STOPPED. */
+ * err set, HA_HEAP_BUSY (a heap dump is being written), or
+ * HA_HEAP_STOPPED. */
 int ha_heap_live_text(struct ha_heap *heap, char **buf, size_t *len,
                       char *err, size_t errlen);
 

@@ -257,12 +257,7 @@ ha_http_flame_data(struct ha_http_req *hr)
         (base != NULL && (rc = ha_heap_profile_get(heap, base, hr->admin,
                                                    &pb, err,
                                                    sizeof(err))) != 0)) {
-        if (rc == HA_HEAP_STOPPED) {
-            ha_http_req_stopped(hr);
-        } else {
-            snprintf(msg, sizeof(msg), "%s\n", err);
-            ha_http_req_text(hr, 404, "Not Found", msg);
-        }
+        ha_http_req_heap_failed(hr, rc, err);
         goto done;
     }
     tl = strlen(dump != NULL ? dump : "live") +

@@ -210,20 +210,6 @@ ha_http_pprof_symbol(struct ha_http_req *hr)
  * Heap profiles
  * ------------------------------------------------------------------ */
 
-/* Answers a failed profile call: stopped, refused name, or not found. */
-static void
-reply_failure(struct ha_http_req *hr, int rc, const char *err)
-{
-    char msg[1100];
-
-    if (rc == HA_HEAP_STOPPED) {
-        ha_http_req_stopped(hr);
-        return;
-    }
-    snprintf(msg, sizeof(msg), "%s\n", err);
-    ha_http_req_text(hr, 404, "Not Found", msg);
-}
-
 /* Build-ids for pprof's mappings: the file's on disk (read once per file
  * by the symbolizer's cache). Worker thread. */
 static const char *
@@ -307,7 +293,7 @@ serve_pprof(struct ha_http_req *hr, const char *dump, const char *base,
         (base != NULL && (rc = ha_heap_profile_get(heap, base, hr->admin,
                                                    &pb, err,
                                                    sizeof(err))) != 0)) {
-        reply_failure(hr, rc, err);
+        ha_http_req_heap_failed(hr, rc, err);
         goto out;
     }
     if ((j = calloc(1, sizeof(*j))) == NULL) {
@@ -361,7 +347,7 @@ serve_dump_text(struct ha_http_req *hr, const char *dump)
                                err, sizeof(err));
 
     if (rc != 0) {
-        reply_failure(hr, rc, err);
+        ha_http_req_heap_failed(hr, rc, err);
         return;
     }
     rc = ha_http_req_stream_start(hr, "text/plain; charset=utf-8", size);
@@ -400,7 +386,7 @@ serve_text(struct ha_http_req *hr, const char *dump)
     }
     rc = ha_heap_live_text(heap, &text, &len, err, sizeof(err));
     if (rc != 0) {
-        reply_failure(hr, rc, err);
+        ha_http_req_heap_failed(hr, rc, err);
         return;
     }
     ha_http_req_body(hr, "text/plain; charset=utf-8", text, len);

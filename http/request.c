@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "core/util.h"
+#include "heap/heap.h"
 #include "http/parse.h"
 #include "prof/dumpfile.h"
 
@@ -334,6 +335,24 @@ ha_http_req_dump_refused(struct ha_http_req *hr, const char *name)
     snprintf(msg, sizeof(msg), "%s\n", why);
     ha_http_req_text(hr, 400, "Bad Request", msg);
     return true;
+}
+
+void
+ha_http_req_heap_failed(struct ha_http_req *hr, int rc, const char *err)
+{
+    char msg[1100];
+
+    if (rc == HA_HEAP_STOPPED) {
+        ha_http_req_stopped(hr);
+        return;
+    }
+    snprintf(msg, sizeof(msg), "%s\n", err);
+    if (rc == HA_HEAP_BUSY) {
+        ha_http_req_add_header(hr, "Retry-After", "1");
+        ha_http_req_text(hr, 503, "Service Unavailable", msg);
+        return;
+    }
+    ha_http_req_text(hr, 404, "Not Found", msg);
 }
 
 void

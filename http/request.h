@@ -136,6 +136,14 @@ bool ha_http_req_dump_refused(struct ha_http_req *hr, const char *name);
  * max_execution_time, KILL or shutdown. */
 void ha_http_req_stopped(struct ha_http_req *hr);
 
+/* Replies for a heap call that failed (heap/heap.h): HA_HEAP_STOPPED as
+ * ha_http_req_stopped; HA_HEAP_BUSY (a live profile while a heap dump is
+ * being written) 503 with Retry-After: 1 (RFC 9110 15.6.4: the service
+ * is there, not now); anything else 404 with err, the name that was not
+ * found or could not be read. */
+void ha_http_req_heap_failed(struct ha_http_req *hr, int rc,
+                             const char *err);
+
 /* True when the client went away (or the reply was sent): stop working. */
 bool ha_http_req_gone(const struct ha_http_req *hr);
 

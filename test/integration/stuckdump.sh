@@ -101,6 +101,24 @@ ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name 
 ha_like "prof.reset, which would wait for the dump, is refused at once, saying why" \
     "a heap dump is being written, and prof.reset would wait for it; nothing was changed" \
     "$HA_ERR"
+# A live profile would wait for the dump too: refused at once, as a
+# service that is there but busy (503 with Retry-After), never 404.
+t0=$(date +%s%N)
+hdr=$(curl -s -D - -o "$HA_TMP/live.txt" --max-time 20 -u admin:admin \
+    "http://127.0.0.1:$hport/debug/pprof/heap")
+ms=$((($(date +%s%N) - t0) / 1000000))
+ha_like "a live /debug/pprof/heap during the stuck dump is 503 Service Unavailable" \
+    "HTTP/1.1 503 Service Unavailable" "$hdr"
+ha_like "... with Retry-After" "Retry-After: 1" "$hdr"
+ha_file_like "... saying a heap dump is being written" "$HA_TMP/live.txt" \
+    "live profile: .*a heap dump is being written, and prof.dump would wait for it"
+ha_ok "... at once ($ms ms)" test "$ms" -lt "$quick"
+code=$(curl -s -o "$HA_TMP/live.txt" -w '%{http_code}' --max-time 20 -u admin:admin \
+    "http://127.0.0.1:$hport/debug/pprof/heap?debug=1")
+ha_is "... and its text form (debug=1) too" 503 "$code"
+ha_sql "SELECT count(*) FROM heap_top('live')"
+ha_like "heap_top('live') is refused at once, saying why" \
+    "a heap dump is being written, and prof.dump would wait for it" "$HA_ERR"
 if grep -q "the disk worker has been writing a heap dump (dump_now) for" "$HA_LOG"; then
     ha_pass "the log already says the disk worker is stuck"
 else
