@@ -27,16 +27,7 @@ ha_require prlimit util-linux
 ha_require_python_module pymysql
 
 hport=$(ha_free_port)
-cat >"$HA_TMP/flood.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-};
-CNF
+HA_HTTP_PORT=$hport
 HA_DAEMON_REAL=$HA_DAEMON
 HA_DAEMON=$HA_TMP/heapadmind-lowfd
 cat >"$HA_DAEMON" <<SH
@@ -44,7 +35,7 @@ cat >"$HA_DAEMON" <<SH
 exec prlimit --nofile=256:4096 "$HA_DAEMON_REAL" "\$@"
 SH
 chmod +x "$HA_DAEMON"
-ha_start -C "$HA_TMP/flood.tmpl" || ha_bail "heapadmind starts"
+ha_start || ha_bail "heapadmind starts"
 HA_DAEMON=$HA_DAEMON_REAL
 
 ha_file_like "the daemon raised its soft descriptor limit to the hard one" \

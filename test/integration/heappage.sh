@@ -15,22 +15,9 @@ ha_require curl curl
 ha_needs_live_jemalloc
 
 hport=$(ha_free_port)
-cat >"$HA_TMP/page.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-};
-jemalloc_variables =
-{
-    prof_active = true;
-    lg_prof_sample = 14;
-};
-CNF
-ha_start -C "$HA_TMP/page.tmpl" || ha_bail "heapadmind starts with http_ifaces"
+HA_HTTP_PORT=$hport
+HA_JEMALLOC="prof_active = true; lg_prof_sample = 14;"
+ha_start || ha_bail "heapadmind starts with http_ifaces"
 
 dump_now() {
     ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"

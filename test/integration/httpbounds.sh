@@ -18,19 +18,9 @@ ha_require curl curl
 ha_require_python_module pymysql
 
 hport=$(ha_free_port)
-cat >"$HA_TMP/bounds.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-    http_max_connections = 64;
-    http_header_timeout = 30;
-};
-CNF
-ha_start -C "$HA_TMP/bounds.tmpl" || ha_bail "heapadmind starts"
+HA_HTTP_PORT=$hport
+HA_ADMIN="http_max_connections = 64; http_header_timeout = 30;"
+ha_start || ha_bail "heapadmind starts"
 
 PY=${HA_PYTHON:-/usr/bin/python3}
 out=$(timeout -k 5 180 "$PY" - "$hport" "$HA_PORT" "$HA_SOCK" <<'PY'

@@ -19,19 +19,8 @@ ha_needs_live_jemalloc
 HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-300}
 PY=${HA_PYTHON:-/usr/bin/python3}
 hport=$(ha_free_port)
-cat >"$HA_TMP/out.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-    http_max_connections = 128;
-    http_max_per_peer = 100;
-    net_write_timeout = ${NET_WRITE_TIMEOUT:-60};
-};
-CNF
+HA_HTTP_PORT=$hport
+HA_ADMIN="http_max_connections = 128; http_max_per_peer = 100; net_write_timeout = ${NET_WRITE_TIMEOUT:-60};"
 
 # A valid heap_v2 dump of about 60 MB: 120,000 stacks of 30 frames.
 HA_DATADIR=$HA_TMP/data
@@ -56,7 +45,7 @@ size=$(stat -c %s "$HA_DATADIR/$dump")
 ha_ok "the test dump is over 55 MB ($size bytes)" test "$size" -gt 55000000
 want=$(sha256sum <"$HA_DATADIR/$dump")
 
-ha_start -C "$HA_TMP/out.tmpl" || ha_bail "heapadmind starts with http_ifaces"
+ha_start || ha_bail "heapadmind starts with http_ifaces"
 url=http://127.0.0.1:$hport
 
 # A reader first: the whole text, byte-exact (and the dump is checked to
@@ -213,18 +202,8 @@ ha_stop
 
 # net_write_timeout: a client that takes nothing for that long is cut
 # off (its bytes given back), however long the reply.
-cat >"$HA_TMP/cut.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-    net_write_timeout = 2;
-};
-CNF
-ha_start -C "$HA_TMP/cut.tmpl" || ha_bail "heapadmind starts with net_write_timeout = 2"
+HA_ADMIN="net_write_timeout = 2;"
+ha_start || ha_bail "heapadmind starts with net_write_timeout = 2"
 out=$(timeout -k 5 120 "$PY" - "$hport" "$dump" <<'PY'
 import base64, socket, sys, time
 hport, dump = int(sys.argv[1]), sys.argv[2]

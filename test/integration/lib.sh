@@ -47,8 +47,9 @@ HA_DATADIR=
 HA_CONF=
 HA_PID=
 HA_LOG=
-HA_JEMALLOC=
-HA_HTTP_PORT=
+HA_JEMALLOC=        # ha_start's config: jemalloc_variables' body
+HA_HTTP_PORT=       # ... http_ifaces on 127.0.0.1 when set
+HA_ADMIN=           # ... more admin_variables lines ("name = value;")
 HA_OUT=             # ha_sql: stdout, stderr and exit status of the client
 HA_ERR=
 HA_RC=0
@@ -409,7 +410,9 @@ for fam, addr in ((socket.AF_INET, "0.0.0.0"), (socket.AF_INET6, "::")):
 # Config and daemon
 # ---------------------------------------------------------------------------
 
-# ha_write_config FILE DATADIR IFACES [JEMALLOC-BODY]
+# ha_write_config FILE DATADIR IFACES [JEMALLOC-BODY]: admin and stats
+# users, HTTP on HA_HTTP_PORT when set, HA_ADMIN's lines in
+# admin_variables.
 ha_write_config() {
     {
         echo "# written by test/integration/$HA_TEST_NAME.sh"
@@ -421,6 +424,7 @@ ha_write_config() {
         echo "    mysql_ifaces = \"$3\";"
         [ -z "$HA_HTTP_PORT" ] ||
             echo "    http_ifaces = \"127.0.0.1:$HA_HTTP_PORT\";"
+        [ -z "$HA_ADMIN" ] || echo "    $HA_ADMIN"
         echo "};"
         if [ -n "${4:-}" ]; then
             echo "jemalloc_variables ="

@@ -20,22 +20,10 @@ ha_needs_live_jemalloc
 ha_require curl curl
 
 hport=$(ha_free_port)
-cat >"$HA_TMP/stuck.tmpl" <<CNF
-datadir = "@DATADIR@";
-admin_variables =
-{
-    admin_credentials = "admin:admin";
-    stats_credentials = "stats:stats";
-    mysql_ifaces = "127.0.0.1:@PORT@;@SOCK@";
-    http_ifaces = "127.0.0.1:$hport";
-};
-jemalloc_variables =
-{
-    prof_active = true;
-};
-CNF
+HA_HTTP_PORT=$hport
+HA_JEMALLOC="prof_active = true;"
 HA_DATADIR=$HA_TMP/data
-ha_start -C "$HA_TMP/stuck.tmpl" || ha_bail "heapadmind starts with profiling on"
+ha_start || ha_bail "heapadmind starts with profiling on"
 quick=$(ha_quick_ms "$(ha_baseline_ms)")
 
 # A scrape refreshes the statistics before the dump.
@@ -148,7 +136,7 @@ wait "$dumper" 2>/dev/null
 # the in-memory dumps of processes that are gone, so under make -j a
 # daemon of a test running beside this one may be that next start: the
 # removal is looked for in this test's log and in theirs.
-ha_start -C "$HA_TMP/stuck.tmpl" || ha_bail "heapadmind starts again"
+ha_start || ha_bail "heapadmind starts again"
 ha_ok "the next start removes the dead writer's leftover" test ! -e "$fifo"
 ha_ok "... and its directory" test ! -e "/dev/shm/heapadmin.$dpid"
 removed="dump housekeeping: removed .*proxysql\.$dpid\.$((seq + 1))\.m$((mseq + 1))\.heap"
