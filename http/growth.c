@@ -356,12 +356,7 @@ ha_http_growth_data(struct ha_http_req *hr)
     ha_product_done(&made);
     goto done;
 failed:
-    if (rc == HA_HEAP_STOPPED) {
-        ha_http_req_stopped(hr);
-    } else {
-        snprintf(msg, sizeof(msg), "%s\n", err);
-        ha_http_req_text(hr, 404, "Not Found", msg);
-    }
+    ha_http_req_heap_failed(hr, rc, err);
     goto done;
 oom:
     ha_http_req_text(hr, 500, "Internal Server Error", "out of memory\n");

@@ -118,12 +118,7 @@ ha_http_lifetimes_data(struct ha_http_req *hr)
     if ((rc = ha_heap_log_get(heap, log, &pr, err, sizeof(err))) != 0 ||
         (rc = ha_heap_profile_lifetimes(pr, false, &l, err, sizeof(err))) !=
             0) {
-        if (rc == HA_HEAP_STOPPED) {
-            ha_http_req_stopped(hr);
-        } else {
-            snprintf(msg, sizeof(msg), "%s\n", err);
-            ha_http_req_text(hr, 404, "Not Found", msg);
-        }
+        ha_http_req_heap_failed(hr, rc, err);
         goto done;
     }
     if ((j = calloc(1, sizeof(*j))) == NULL) {
