@@ -28,6 +28,23 @@ struct exchange {
     bool done;
 };
 
+/* A Retry-After value of len bytes: 1 to 4 digits, at most 3600 (what
+ * the gateway passes on), else -1. */
+static int
+retry_after(const char *v, size_t len)
+{
+    int s = 0;
+
+    if (len == 0 || len > 4)
+        return -1;
+    for (size_t i = 0; i < len; i++) {
+        if (v[i] < '0' || v[i] > '9')
+            return -1;
+        s = s * 10 + (v[i] - '0');
+    }
+    return s <= 3600 ? s : -1;
+}
+
 /* Splits a whole answer into status, headers and body. */
 static void
 parse_reply(struct exchange *x, struct ha_agent_reply *r)
@@ -78,6 +95,8 @@ parse_reply(struct exchange *x, struct ha_agent_reply *r)
             snprintf(r->content_disposition,
                      sizeof(r->content_disposition), "%.*s",
                      (int)(line + n - v), v);
+        else if (strncasecmp(line, "Retry-After:", 12) == 0)
+            r->retry_after_s = retry_after(v, (size_t)(line + n - v));
     }
     ha_buf_append(&r->body, s + hdr_len, len - hdr_len);
     if (ha_buf_failed(&r->body)) {
@@ -102,6 +121,7 @@ ha_agenthttp_get(const struct ha_agent *agents, size_t n, const char *method,
     for (size_t i = 0; i < n; i++) {
         memset(&replies[i], 0, sizeof(replies[i]));
         ha_buf_init(&replies[i].body);
+        replies[i].retry_after_s = -1;
     }
     if (xs == NULL || pfd == NULL) {
         for (size_t i = 0; i < n; i++)

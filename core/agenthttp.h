@@ -21,6 +21,9 @@ struct ha_agent_reply {
     int status;                 /* HTTP status; 0: no answer (err) */
     char content_type[128];     /* "" when none */
     char content_disposition[160];
+    int retry_after_s;          /* Retry-After in seconds (RFC 9110
+                                   10.2.3, the delay form only), 0..3600;
+                                   -1: none, or not such a number */
     struct ha_buf body;         /* the body (the caller frees it) */
     char err[256];
     bool too_large;             /* the answer passed max_body */

@@ -345,6 +345,14 @@ ha_gateway_proxy(struct ha_http_req *hr)
 
         ha_buf_append(&t, r->body.data, r->body.len);
         ha_buf_append_u8(&t, 0);
+        /* The agent is busy (a dump being written), not gone: its
+         * Retry-After, a number checked in core/agenthttp.c, goes on. */
+        if ((r->status == 503 || r->status == 429) && r->retry_after_s >= 0) {
+            char after[16];
+
+            snprintf(after, sizeof(after), "%d", r->retry_after_s);
+            ha_http_req_add_header(hr, "Retry-After", after);
+        }
         ha_http_req_text(hr, r->status, reason_of(r->status),
                          ha_buf_failed(&t) ? "" : (const char *)t.data);
         ha_buf_free(&t);

@@ -849,7 +849,8 @@ answer_one(void *arg)
     int lfd = *(int *)arg;
     char buf[1024];
     static const char reply[] = "HTTP/1.0 200 OK\r\nContent-Type: "
-                                "text/plain\r\n\r\nhello from the agent";
+                                "text/plain\r\nRetry-After: 7\r\n\r\n"
+                                "hello from the agent";
 
     /* The listing's probes connected and left without a word first. */
     for (;;) {
@@ -956,6 +957,7 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
         pthread_join(t, NULL);
         ck_assert_msg(rep.status == 200, "%s", rep.err);
         ck_assert_str_eq(rep.content_type, "text/plain");
+        ck_assert_int_eq(rep.retry_after_s, 7);
         ck_assert_uint_eq(rep.body.len, 20);
         ck_assert(memcmp(rep.body.data, "hello from the agent", 20) == 0);
         ha_agenthttp_replies_free(&rep, 1);
