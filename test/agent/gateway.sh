@@ -17,7 +17,8 @@
 # name is shown as a mismatch and never asked; ones under their own name
 # answering forged labels, foreign families, NaN/Inf, 10 MB of series, a
 # slow drip or nothing are parsed, refused and counted while a real
-# Prometheus keeps the host's target up and every real series right. A
+# Prometheus keeps the host's target up and every real series right; a
+# busy one's 503 keeps its Retry-After (a delay in seconds only). A
 # same-user peer of a privilege-dropped worker gets nothing from its
 # agent socket without a password; root's gateway gets everything.
 
@@ -328,9 +329,17 @@ else:
 def serve(c):
     try:
         c.settimeout(10)
-        c.recv(65536)
+        req = c.recv(65536)
         if mode == "hang":
             time.sleep(3600)
+        if mode.startswith("busy") and b" /debug/pprof/" in req:
+            # As an agent whose heap dump is stuck answers a live profile;
+            # busydate with the HTTP-date form, which is not passed on.
+            after = b"5" if mode == "busy" else b"Fri, 31 Dec 1999 23:59:59 GMT"
+            c.sendall(b"HTTP/1.0 503 Service Unavailable\r\nRetry-After: " + after +
+                      b"\r\nContent-Type: text/plain\r\n\r\na heap dump is being written\n")
+            c.close()
+            return
         head = b"HTTP/1.0 200 OK\r\nContent-Type: text/plain\r\n\r\n"
         if mode == "drip":
             c.sendall(head)
@@ -351,14 +360,14 @@ chmod 777 "$HA_TMP/fakes"
 fakes=()
 # Four under their own name (python3), one under nginx's: its pid and
 # user are right, its program is not.
-for m in forge big drip hang liar; do
+for m in forge big drip hang liar busy busydate; do
     name=python3
     [ "$m" = liar ] && name=nginx
     runuser -u www-data -- python3 "$HA_TMP/forger.py" "${m/liar/forge}" "$data/www-data" "$name" \
         "${workers[0]}" "$HA_TMP/fakes/$m" &
     HA_PIDS+=("$!")
 done
-for m in forge big drip hang liar; do
+for m in forge big drip hang liar busy busydate; do
     for _ in $(seq 100); do [ -s "$HA_TMP/fakes/$m" ] && break; sleep 0.1; done
     fakes+=("$(cat "$HA_TMP/fakes/$m")")
     HA_PIDS+=("${fakes[-1]}")
@@ -419,6 +428,15 @@ ha_file_like "... with the hanging forger down" "$HA_TMP/metrics4.txt" \
     "^heapadmin_agent_up\{pid=\"${fakes[3]}\",program=\"python3\",user=\"www-data\"\} 0"
 wait "$slow"
 ha_is "... and that query still answers" "0:slow	no answer" "$(cat "$HA_TMP/slow.out")"
+# A busy process (its heap dump being written) stays busy through the
+# gateway: its 503 keeps Retry-After, but only the delay in seconds.
+hdr=$(curl -s -D - -o "$HA_TMP/busy.txt" --max-time 20 -u admin:admin "$url/debug/pprof/heap?pid=${fakes[5]}")
+ha_like "a busy process's 503 comes through the gateway" "^HTTP/1.1 503 " "$hdr"
+ha_like "... with its Retry-After" "Retry-After: 5"$'\r'"?$" "$hdr"
+ha_file_like "... and its reason" "$HA_TMP/busy.txt" "a heap dump is being written"
+hdr=$(curl -s -D - -o /dev/null --max-time 20 -u admin:admin "$url/debug/pprof/heap?pid=${fakes[6]}")
+ha_like "a Retry-After that is not a delay in seconds ..." "^HTTP/1.1 503 " "$hdr"
+ha_unlike "... is not passed on" "Retry-After" "$hdr"
 for f in "${fakes[@]}"; do kill "$f" 2>/dev/null; done
 
 # --- kill -9: gone until the next start in the datadir cleans it ----------------
