@@ -180,11 +180,7 @@ ha_like "/metrics is answered within 3x its baseline + 500 ms meanwhile" "^metri
 ha_like "SHOW PROCESSLIST shows a stuck reply as 'Sending to client'" "^state sending$" "$out"
 
 # Once they went, nothing of theirs is held.
-for _ in $(seq 100); do
-    ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE info LIKE 'GET /pprof/heap%'"
-    [ "$HA_OUT" = 0 ] && break
-    sleep 0.1
-done
+ha_sql_wait 0 "SELECT count(*) FROM stats_admin_sessions WHERE info LIKE 'GET /pprof/heap%'"
 ha_is "the closed clients' requests are gone from the process list" 0 "$HA_OUT"
 
 # An error body never carries the raw CR/LF of a parameter (a header

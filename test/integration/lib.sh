@@ -316,6 +316,19 @@ ha_wait_gone() {
     ! ha_alive "$pid"
 }
 
+# ha_sql_wait WANT SQL [TRIES]: runs SQL (ha_sql) every 0.1 s until its
+# output is WANT, at most TRIES times (default 100); HA_OUT is the last
+# output, for the caller's ha_is.
+ha_sql_wait() {
+    local i
+    for ((i = 0; i < ${3:-100}; i++)); do
+        ha_sql "$2"
+        [ "$HA_OUT" = "$1" ] && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 ha_cleanup() {
     local pid
     [ -n "${HA_WATCHDOG:-}" ] && kill "$HA_WATCHDOG" 2>/dev/null

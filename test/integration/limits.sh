@@ -102,11 +102,7 @@ ha_file_like "the log says so" "$HA_LOG" 'accepting connections again \([0-9]+ r
 
 # The held sessions are all gone (their closes processed), so the count
 # below is the silent sockets' alone.
-for _ in $(seq 100); do
-    ha_sql "SELECT COUNT(*) FROM stats_admin_sessions"
-    [ "$HA_OUT" = 1 ] && break
-    sleep 0.1
-done
+ha_sql_wait 1 "SELECT COUNT(*) FROM stats_admin_sessions"
 ha_is "only this session is left" 1 "$HA_OUT"
 
 # Sockets that never log in take no session slot, and one address holds

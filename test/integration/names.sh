@@ -322,11 +322,7 @@ ha_start || ha_bail "heapadmind starts with HTTP and a silent debuginfod"
 curl -s -o "$HA_TMP/pprof.out" -w '%{http_code}' --max-time 60 -u admin:admin \
     "http://127.0.0.1:$hport/debug/pprof/heap?dump=$dump" >"$HA_TMP/pprof.code" &
 cpid=$!
-for _ in $(seq 100); do
-    ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE id <> CONNECTION_ID() AND info LIKE 'GET /debug/pprof/heap%'"
-    [ "$HA_OUT" = 1 ] && break
-    sleep 0.1
-done
+ha_sql_wait 1 "SELECT count(*) FROM stats_admin_sessions WHERE id <> CONNECTION_ID() AND info LIKE 'GET /debug/pprof/heap%'"
 ha_is "an HTTP request for the dump's profile waits for the fetch" 1 "$HA_OUT"
 ha_ok "SIGTERM stops the daemon under it" ha_stop 5
 wait "$cpid"

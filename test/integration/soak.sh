@@ -68,11 +68,7 @@ ha_unlike "... and no error other than kills, deadlines and lost connections" \
     "$(sed -E 's/ (1317|3024|2013|2006|1094|1927):[0-9]+//g' <<<"$summary")"
 ha_ok "the daemon is alive" ha_alive "$HA_PID"
 ha_sql_is "... and serves SELECT 1" "SELECT 1" 1
-for _ in $(seq 60); do
-    ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE id <> CONNECTION_ID()"
-    [ "$HA_OUT" = 0 ] && break
-    sleep 0.1
-done
+ha_sql_wait 0 "SELECT count(*) FROM stats_admin_sessions WHERE id <> CONNECTION_ID()" 60
 ha_is "no session is left behind" 0 "$HA_OUT"
 
 # SIGTERM while sessions are open and some statements are paused.

@@ -49,11 +49,7 @@ mkfifo "$fifo" || ha_bail "cannot make $fifo"
 ha_mysql -N -B -e "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'" \
     >"$HA_TMP/dump.out" 2>&1 &
 dumper=$!
-for _ in $(seq 100); do
-    ha_sql "SELECT count(*) FROM stats_admin_sessions WHERE state = 'writing a heap dump (dump_now)'"
-    [ "$HA_OUT" = 1 ] && break
-    sleep 0.1
-done
+ha_sql_wait 1 "SELECT count(*) FROM stats_admin_sessions WHERE state = 'writing a heap dump (dump_now)'"
 ha_is "SHOW PROCESSLIST shows the disk worker writing the dump" 1 "$HA_OUT"
 ha_sql "SELECT user, command FROM stats_admin_sessions WHERE state = 'writing a heap dump (dump_now)'"
 ha_is "... as a system thread, as MySQL shows its own" "system user	Daemon" "$HA_OUT"
