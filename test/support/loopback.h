@@ -126,6 +126,11 @@ lb_stop(struct lb_server *lb)
     event_free(lb->poller);
     ha_server_free(lb->server);
     ha_engine_free(lb->engine);
+    /* A bufferevent freed while a deferred callback of its own was
+     * queued (a client's close just before the stop) is finished by
+     * that callback on the loop; event_base_free cancels it instead,
+     * and the TLS connection leaks. One pass runs what is queued. */
+    event_base_loop(lb->base, EVLOOP_NONBLOCK);
     event_base_free(lb->base);
     if (lb->dir[0] != '\0') {
         char cmd[96];
