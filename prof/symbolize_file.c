@@ -78,6 +78,15 @@ ha_symbolize_file_callbacks(Dwfl_Callbacks *cb)
 /* Opening, reopening, freeing                                        */
 /* ------------------------------------------------------------------ */
 
+bool
+ha_symbolize_is_allocator_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+
+    base = base != NULL ? base + 1 : path;
+    return strncmp(base, "libjemalloc", 11) == 0;
+}
+
 void
 ha_symbolize_file_free(struct file *f)
 {

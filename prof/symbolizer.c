@@ -103,15 +103,6 @@ ha_symbolizer_ops(struct ha_symbolizer *s)
     return ops;
 }
 
-bool
-ha_symbolize_is_allocator_path(const char *path)
-{
-    const char *base = strrchr(path, '/');
-
-    base = base != NULL ? base + 1 : path;
-    return strncmp(base, "libjemalloc", 11) == 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* A call                                                             */
 /* ------------------------------------------------------------------ */
