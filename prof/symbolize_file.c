@@ -96,6 +96,7 @@ ha_symbolize_file_free(struct file *f)
         dwfl_end(f->dwfl);
     ha_syms_free(&f->memo);
     ha_idmap_free(&f->die_names);
+    ha_symcache_unmap(&f->idx_map);
     free(f->fsyms);
     free(f->segs);
     free(f->local_debug);
@@ -107,6 +108,9 @@ ha_symbolize_file_free(struct file *f)
 size_t
 ha_symbolize_file_bytes(const struct file *f)
 {
+    /* An index is mapped, not read: its pages are the page cache's. */
+    if (f->has_idx)
+        return f->idx_map.len;
     return (size_t)(f->size > 0 ? f->size : 0) +
            f->memo.addrs_cap * sizeof(*f->memo.addrs) +
            f->memo.frames_cap * sizeof(*f->memo.frames) +
@@ -160,11 +164,8 @@ scan_sections(Elf *elf, struct file *f)
     f->no_fini = !fini;
 }
 
-/* The debug file of build-id hex under one of the debug roots (the
- * colon-separated dirs), or NULL. Only looked at, not opened: libdwfl
- * opens it (find_debuginfo). */
-static char *
-local_debug_file(const char *dirs, const char *hex)
+char *
+ha_symbolize_file_local_debug(const char *dirs, const char *hex)
 {
     const char *p = dirs;
 
@@ -237,7 +238,8 @@ ha_symbolize_file_open(struct ha_symbolizer *s, struct file *f)
     if (n > 0 && ha_buildid_to_hex(id, (size_t)n, f->build_id) != 0)
         f->build_id[0] = '\0';
     if (!f->own_dwarf && f->build_id[0] != '\0')
-        f->local_debug = local_debug_file(s->debuginfo_path, f->build_id);
+        f->local_debug =
+            ha_symbolize_file_local_debug(s->debuginfo_path, f->build_id);
     s->st.opened++;
     return;
 
@@ -359,24 +361,19 @@ fsyms_build(struct file *f)
 const char *
 ha_symbolize_file_symbol(struct file *f, uint64_t addr)
 {
-    size_t a = 0, b;
+    size_t k;
 
     if (!f->fsyms_built)
         fsyms_build(f);
-    b = f->n_fsyms;
-    while (a < b) { /* first symbol above addr */
-        size_t mid = a + (b - a) / 2;
+    k = ha_symindex_cover(f->fsyms, f->n_fsyms, sizeof(*f->fsyms), addr);
+    return k != SIZE_MAX ? f->fsyms[k].name : NULL;
+}
 
-        if (f->fsyms[mid].addr <= addr)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (size_t k = a, tries = 0; k > 0 && tries < 16; k--, tries++) {
-        const struct fsym *y = &f->fsyms[k - 1];
-
-        if (addr - y->addr < y->size)
-            return y->name;
-    }
-    return NULL;
+const struct fsym *
+ha_symbolize_file_symbols(struct file *f, size_t *n)
+{
+    if (!f->fsyms_built)
+        fsyms_build(f);
+    *n = f->n_fsyms;
+    return f->fsyms;
 }

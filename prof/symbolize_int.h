@@ -4,8 +4,10 @@
  * symbolizer.c (the object and a call), symbolize_file.c (a file opened
  * with libdwfl: segments, sections, build-id, debug file, ELF symbols),
  * symbolize_cache.c (the files kept across calls), symbolize_dwarf.c
- * (DWARF names and inline chains) and symbolize_source.c (debuginfod,
- * and where each module's names come from). What callers use is
+ * (DWARF names and inline chains), symbolize_source.c (debuginfod,
+ * and where each module's names come from), symbolize_index.c (names
+ * read from a module's symbol index) and symbolize_build.c (indexes
+ * built and written in the background). What callers use is
  * symbolize.h.
  */
 #ifndef HA_SYMBOLIZE_INT_H
@@ -24,12 +26,14 @@
 #include "prof/debuginfod.h"
 #include "prof/maps.h"
 #include "prof/symbolize.h"
+#include "prof/symcache.h"
+#include "prof/symindex.h"
 #include "prof/syms.h"
 
 #define DEFAULT_MAX_FILES 32
 #define DEFAULT_MAX_BYTES ((size_t)512 << 20)
 #define MAX_DIE_DEPTH 256 /* nesting walked; deeper DIEs are ignored */
-#define MAX_INLINE 64     /* frames kept per address */
+#define MAX_INLINE HA_SYMINDEX_MAX_DEPTH /* frames kept per address */
 
 /* A PT_LOAD segment: turns a file offset into the ELF address space. */
 struct seg {
@@ -86,6 +90,15 @@ struct file {
     struct ha_syms memo; /* resolved addresses, pc = ELF vaddr */
     struct ha_idmap die_names; /* DIE offset -> its name in memo.strs:
                                   a function's many addresses share it */
+
+    /* Its symbol index (prof/symindex.h), when a valid one was found:
+     * every address is named from it, and no libdwfl handle is opened
+     * (dwfl and mod stay NULL). */
+    bool has_idx;
+    struct ha_symcache_map idx_map;
+    struct ha_symindex idx;
+    bool idx_done;       /* an index was used, asked for, or is not to be
+                            had: not asked for again */
     size_t bytes;        /* accounted for the limit */
     uint64_t last_use;
     struct file *next;
@@ -101,6 +114,14 @@ struct ha_symbolizer {
     uint64_t clock;
     struct ha_symbolizer_stats st;
     char *(*demangle)(const char *, char *, size_t *, int *);
+
+    /* Symbol indexes (prof/symcache.h, symbolize_index.c) */
+    char *debug_root;     /* the caller's root, kept for the builder */
+    char *index_dir;      /* NULL: indexes are neither read nor written */
+    int index_dirfd;      /* it, open; -1 until first use or when it
+                             cannot be used */
+    bool index_dir_tried; /* it was opened (or failed to be) */
+    struct ha_symbolize_builder *builder; /* NULL until a first build */
 };
 
 /* An address being resolved: kept small, tens of thousands of them are
@@ -114,6 +135,11 @@ struct miss {
 };
 
 /* symbolize_file.c */
+
+/* The debug file of build-id hex under one of the debug roots (dirs,
+ * colon-separated; only absolute ones count), or NULL. Only looked at,
+ * not opened: libdwfl opens it (find_debuginfo). malloc'd. */
+char *ha_symbolize_file_local_debug(const char *dirs, const char *hex);
 
 /* Sets libdwfl's callbacks for files reported by path, their debug info
  * found under the debug roots or at f->dbgi_path (find_debuginfo). */
@@ -145,6 +171,10 @@ bool ha_symbolize_file_vaddr(const struct file *f, uint64_t off,
  * are rare: only the 16 symbols below addr are looked at. */
 const char *ha_symbolize_file_symbol(struct file *f, uint64_t addr);
 
+/* f's function symbols (see above), sorted by libdwfl address, one per
+ * address; *n of them. Valid while f is. */
+const struct fsym *ha_symbolize_file_symbols(struct file *f, size_t *n);
+
 /* symbolize_cache.c */
 
 /* Drops least recently used files until the cache is within its limits,
@@ -165,6 +195,23 @@ struct file *ha_symbolize_cache_get(struct ha_symbolizer *s,
 int ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
                                struct miss *m, size_t n);
 
+/* The inline chains of m[0 .. n) (vaddr set), as the resolver finds
+ * them: each(arg, i, chain, depth) for every miss in order, the chain
+ * innermost first with strings in f->memo.strs. Returns 0, or -1 on
+ * allocation failure or when each returns non-zero. */
+int ha_symbolize_dwarf_chains(struct ha_symbolizer *s, struct file *f,
+                              struct miss *m, size_t n,
+                              int (*each)(void *arg, size_t i,
+                                          const struct ha_symindex_link *chain,
+                                          size_t depth),
+                              void *arg);
+
+/* Interns a function name into t: a C++ mangled name is demangled (if
+ * the process has libstdc++'s __cxa_demangle) and shortened as jeprof
+ * shows it. 0 for NULL, UINT32_MAX on allocation failure. */
+uint32_t ha_symbolize_intern_func(struct ha_symbolizer *s,
+                                  struct ha_strtab *t, const char *name);
+
 /* symbolize_source.c */
 
 /* Asks debuginfod for every file of this call that wants it, waits for
@@ -179,5 +226,60 @@ int ha_symbolize_source_debuginfod(struct ha_symbolizer *s,
 /* Works out where f's names come from, for heap_modules: DWARF (its own,
  * a local debug file's, debuginfod's), else a .symtab, else .dynsym. */
 void ha_symbolize_source_classify(struct ha_symbolizer *s, struct file *f);
+
+/* symbolize_index.c */
+
+/* Looks for a valid index of f (path and identity set, not opened) in
+ * the index directory: checked whole (symindex.h), made for this very
+ * file (build-id, size, mtime) and for the debug files this symbolizer
+ * would read now (the first one under its debug roots, debuginfod's).
+ * Returns 0 with f named from it (has_idx, build_id, segments' use,
+ * from, detail, no_fini); -1 otherwise, with a log line when one was
+ * there but not fit for use (f is then opened as before). */
+int ha_symbolize_index_open(struct ha_symbolizer *s, struct file *f);
+
+/* Names pcs[i] (its file offset foff, vaddr va) of f (has_idx) into out
+ * under module mstr with flags, by the rule DWARF names it; strs maps
+ * the index's strings to out's for this module. Returns 0, or -1 on
+ * allocation failure. */
+int ha_symbolize_index_add(struct ha_symbolizer *s, struct file *f,
+                           struct ha_syms *out, uint64_t pc, uint32_t mstr,
+                           uint32_t flags, uint64_t va,
+                           struct ha_idmap *strs);
+
+/* The index directory's descriptor, opened on first use; -1 when there
+ * is none or it cannot be used (logged once). */
+int ha_symbolize_index_dirfd(struct ha_symbolizer *s);
+
+/* Fills h's identity fields as an index of f must have them to be used
+ * by s now: build-id, module, the first debug file under the debug
+ * roots, debuginfod's file when from is debuginfod, flags. */
+void ha_symbolize_index_expect(struct ha_symbolizer *s, const struct file *f,
+                               enum ha_syms_source from,
+                               const char *fetched,
+                               struct ha_symindex_header *h,
+                               char *debug_path, size_t debug_len);
+
+/* symbolize_build.c */
+
+/* Asks for f's index to be built from its files and written, on a
+ * thread of the symbolizer's own at low priority, f having just been
+ * named from DWARF or symbols (classified, no debuginfod answer
+ * pending). Sets f->idx_done. Never waits. */
+void ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f);
+
+/* Lets go of the builder: its thread stops at its next check and frees
+ * what it holds; never waits. */
+void ha_symbolize_build_free(struct ha_symbolize_builder *b);
+
+/* Indexes written, and builds given up (a changed file, a failed
+ * write), so far. */
+void ha_symbolize_build_counts(const struct ha_symbolize_builder *b,
+                               uint64_t *written, uint64_t *failed);
+
+/* Waits until no build is queued or running, or deadline_ns
+ * (CLOCK_MONOTONIC). Returns 0 when idle, -1 at the deadline. */
+int ha_symbolize_build_wait(struct ha_symbolize_builder *b,
+                            int64_t deadline_ns);
 
 #endif /* HA_SYMBOLIZE_INT_H */

@@ -2,8 +2,9 @@
  *
  * In-process symbolization with elfutils' libdwfl (see symbolize.h): the
  * symbolizer object (ha_symbolizer_*) and one call, batched per file. Its
- * parts are in symbolize_file.c, symbolize_cache.c, symbolize_dwarf.c and
- * symbolize_source.c (symbolize_int.h).
+ * parts are in symbolize_file.c, symbolize_cache.c, symbolize_dwarf.c,
+ * symbolize_source.c, symbolize_index.c and symbolize_build.c
+ * (symbolize_int.h).
  */
 #include "prof/symbolize.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/forkguard.h"
 #include "core/idmap.h"
@@ -31,8 +33,20 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
 
     if (s == NULL)
         return NULL;
+    s->index_dirfd = -1;
     if (limits != NULL)
         s->lim = *limits;
+    if (s->lim.index_max_bytes == 0)
+        s->lim.index_max_bytes = HA_SYMBOLIZE_INDEX_MAX_BYTES;
+    if ((s->lim.debug_root != NULL &&
+         (s->debug_root = strdup(s->lim.debug_root)) == NULL) ||
+        (s->lim.index_dir != NULL && s->lim.index_dir[0] != '\0' &&
+         (s->index_dir = strdup(s->lim.index_dir)) == NULL)) {
+        free(s->debug_root);
+        free(s);
+        return NULL;
+    }
+    s->lim.index_dir = NULL; /* not kept: the caller's string */
     if (s->lim.max_files == 0)
         s->lim.max_files = DEFAULT_MAX_FILES;
     if (s->lim.max_bytes == 0)
@@ -45,6 +59,8 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
     len = strlen(root) + sizeof(":" HA_SYMBOLIZE_DEBUG_DIR);
     s->debuginfo_path = malloc(len);
     if (s->debuginfo_path == NULL) {
+        free(s->debug_root);
+        free(s->index_dir);
         free(s);
         return NULL;
     }
@@ -57,6 +73,8 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
 
         if ((s->dbgi = ha_debuginfod_new(&o)) == NULL) {
             free(s->debuginfo_path);
+            free(s->debug_root);
+            free(s->index_dir);
             free(s);
             return NULL;
         }
@@ -78,13 +96,19 @@ ha_symbolizer_free(struct ha_symbolizer *s)
         return;
     /* First: fetch threads must be gone before anything they wait on. */
     ha_debuginfod_free(s->dbgi);
+    /* The builder holds nothing of s's: it ends on its own. */
+    ha_symbolize_build_free(s->builder);
     while (s->files != NULL) {
         struct file *f = s->files;
 
         s->files = f->next;
         ha_symbolize_file_free(f);
     }
+    if (s->index_dirfd >= 0)
+        close(s->index_dirfd);
     free(s->debuginfo_path);
+    free(s->debug_root);
+    free(s->index_dir);
     free(s);
 }
 
@@ -149,6 +173,42 @@ copy_entry(struct ha_syms *out, uint64_t pc, uint32_t module, uint32_t flags,
             return -1;
     }
     return ha_syms_add(out, pc, module, flags | ma->flags, fr, n);
+}
+
+/* Names the addresses of module mod (file f, named from its index) into
+ * out, and records the module. Returns 0, or -1 on allocation failure. */
+static int
+index_module(struct ha_symbolizer *s, struct file *f,
+             const struct ha_maps *maps, size_t mod, const uint64_t *pcs,
+             size_t n, size_t from, const long *ent, const uint64_t *foff,
+             struct ha_syms *out, uint32_t mstr, uint32_t flags,
+             struct ha_idmap *strs)
+{
+    const char *path = ha_maps_module_path(maps, mod);
+    struct ha_syms_module *m;
+
+    for (size_t i = from; i < n; i++) {
+        uint64_t va;
+        int rc;
+
+        if (ent[i] < 0 || maps->entries[ent[i]].module != mod)
+            continue;
+        /* An offset outside its segments: as from the file itself. */
+        rc = ha_symindex_vaddr(&f->idx, foff[i], &va)
+                 ? ha_symbolize_index_add(s, f, out, pcs[i], mstr, flags, va,
+                                          strs)
+                 : ha_syms_add_unnamed(out, pcs[i], mstr, flags, path,
+                                       foff[i]);
+        if (rc != 0)
+            return -1;
+        s->st.index_addrs++;
+    }
+    if (ha_syms_set_module(out, path, f->build_id, f->from, f->detail) != 0)
+        return -1;
+    m = (struct ha_syms_module *)ha_syms_find_module(out, mstr);
+    if (m != NULL)
+        m->from_index = true;
+    return 0;
 }
 
 int
@@ -219,6 +279,12 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
         flags = (f->allocator ? HA_SYMS_ALLOCATOR : 0) |
                 (f->no_fini ? HA_SYMS_NO_FINI : 0);
         ha_idmap_clear(&strs); /* offsets of another file's memo */
+        if (f->has_idx) {
+            if (index_module(s, f, maps, mod, pcs, n, first[mod], ent, foff,
+                             out, mstr, flags, &strs) != 0)
+                goto oom;
+            continue;
+        }
 
         for (size_t i = first[mod]; i < n; i++) {
             uint64_t va;
@@ -264,6 +330,8 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
                                f->detail) != 0)
             goto oom;
         f->bytes = ha_symbolize_file_bytes(f);
+        if (!f->idx_done && s->index_dir != NULL)
+            ha_symbolize_build_request(s, f);
     }
     ha_syms_finish(out);
     ret = 0;
@@ -299,6 +367,17 @@ ha_symbolizer_get_stats(const struct ha_symbolizer *s,
                         struct ha_symbolizer_stats *st)
 {
     *st = s->st;
+    if (s->builder != NULL)
+        ha_symbolize_build_counts(s->builder, &st->index_written,
+                                  &st->index_failed);
+}
+
+int
+ha_symbolizer_index_wait(struct ha_symbolizer *s, int64_t deadline_ns)
+{
+    return s->builder != NULL ? ha_symbolize_build_wait(s->builder,
+                                                        deadline_ns)
+                              : 0;
 }
 
 uint64_t
