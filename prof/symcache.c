@@ -42,9 +42,12 @@ ha_symcache_dir_open(const char *dir, char *err, size_t errlen)
     }
     fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
-        ha_err_set(err, errlen, "cannot open %s: %s%s", dir,
-                   strerror(errno),
-                   errno == ELOOP ? " (a symbolic link: refused)" : "");
+        int e = errno;
+
+        ha_err_set(err, errlen, "cannot open %s: %s", dir,
+                   lstat(dir, &st) == 0 && S_ISLNK(st.st_mode)
+                       ? "a symbolic link: refused"
+                       : strerror(e));
         return -1;
     }
     if (fstat(fd, &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -234,7 +237,8 @@ ha_symcache_trim(int dirfd, uint64_t max_bytes, const char *keep)
     uint64_t total = 0;
     time_t now = time(NULL);
     struct dirent *de;
-    int fd = dup(dirfd);
+    /* Not a dup: that would share (and move) dirfd's read position. */
+    int fd = openat(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
 
     if (d == NULL) {
