@@ -24,7 +24,6 @@
 
 #include <dwarf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <stddef.h>
 #include <pthread.h>
@@ -73,7 +72,6 @@ struct ha_symbolize_builder {
 
     char *debug_root;           /* the symbolizer's, for its own handle */
     char *dir;                  /* for log lines */
-    int dirfd;                  /* the index directory (a dup) */
     uint64_t max_bytes;
     void (*thread_init)(void *arg);
     void *thread_init_arg;
@@ -100,8 +98,6 @@ builder_destroy(struct ha_symbolize_builder *b)
         b->queue = r->next;
         req_free(r);
     }
-    if (b->dirfd >= 0)
-        close(b->dirfd);
     free(b->debug_root);
     free(b->dir);
     pthread_cond_destroy(&b->idle);
@@ -674,20 +670,25 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
     struct ha_buf out = HA_BUF_INIT;
     char name[HA_SYMCACHE_NAME_MAX], why[PATH_MAX + 128];
     int64_t t0 = ha_clock_ns();
+    int dirfd;
 
     ha_symcache_name(name, sizeof(name), r->build_id, bs->demangle != NULL);
-    if (build_one(b, bs, r, &out, why, sizeof(why)) != 0 ||
+    /* Opened for this write only: no descriptor outlives it. */
+    if ((dirfd = ha_symcache_dir_open(b->dir, why, sizeof(why))) < 0 ||
+        build_one(b, bs, r, &out, why, sizeof(why)) != 0 ||
         (out.len > b->max_bytes &&
          (ha_err_set(why, sizeof(why), "%zu bytes, more than the bound of "
                      "%llu", out.len, (unsigned long long)b->max_bytes),
           true)) ||
-        ha_symcache_write(b->dirfd, name, out.data, out.len, why,
+        ha_symcache_write(dirfd, name, out.data, out.len, why,
                           sizeof(why)) != 0) {
         if (!atomic_load(&b->stopping)) {
             atomic_fetch_add(&b->failed, 1);
             ha_log_info("symbol index of %s not written: %s", r->path, why);
         }
         ha_buf_free(&out);
+        if (dirfd >= 0)
+            close(dirfd);
         return;
     }
     atomic_fetch_add(&b->written, 1);
@@ -695,7 +696,8 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
                 "%.3f s", b->dir, name, r->path, out.len,
                 (double)(ha_clock_ns() - t0) / 1e9);
     ha_buf_free(&out);
-    ha_symcache_trim(b->dirfd, b->max_bytes, name);
+    ha_symcache_trim(dirfd, b->max_bytes, name);
+    close(dirfd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -753,17 +755,16 @@ build_thread(void *arg)
 }
 
 static struct ha_symbolize_builder *
-builder_new(struct ha_symbolizer *s, int dirfd)
+builder_new(struct ha_symbolizer *s)
 {
     struct ha_symbolize_builder *b = calloc(1, sizeof(*b));
     pthread_condattr_t ca;
 
     if (b == NULL)
         return NULL;
-    b->dirfd = fcntl(dirfd, F_DUPFD_CLOEXEC, 0);
     b->dir = strdup(s->index_dir);
     b->debug_root = s->debug_root != NULL ? strdup(s->debug_root) : NULL;
-    if (b->dirfd < 0 || b->dir == NULL ||
+    if (b->dir == NULL ||
         (s->debug_root != NULL && b->debug_root == NULL) ||
         pthread_mutex_init(&b->lock, NULL) != 0)
         goto fail;
@@ -779,8 +780,6 @@ builder_new(struct ha_symbolizer *s, int dirfd)
     b->thread_init_arg = s->lim.thread_init_arg;
     return b;
 fail:
-    if (b->dirfd >= 0)
-        close(b->dirfd);
     free(b->dir);
     free(b->debug_root);
     free(b);
@@ -816,7 +815,6 @@ ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
 {
     bool wants = !f->own_dwarf && f->local_debug == NULL;
     struct req *r;
-    int dirfd;
 
     f->idx_done = true;
     /* Only a final answer is worth keeping: a file read whole, with a
@@ -824,9 +822,9 @@ ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
      * debuginfod may still improve on. */
     if (f->mod == NULL || f->build_id[0] == '\0' || f->dbgi_pending ||
         (s->dbgi != NULL && wants && f->from < HA_SYMS_SRC_DWARF) ||
-        (dirfd = ha_symbolize_index_dirfd(s)) < 0)
+        s->index_dir == NULL || s->index_dir_bad)
         return;
-    if (s->builder == NULL && (s->builder = builder_new(s, dirfd)) == NULL)
+    if (s->builder == NULL && (s->builder = builder_new(s)) == NULL)
         return;
     r = calloc(1, sizeof(*r));
     if (r == NULL || (r->path = strdup(f->path)) == NULL ||

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "core/log.h"
 #include "core/util.h"
@@ -22,18 +23,20 @@
 /* ------------------------------------------------------------------ */
 
 int
-ha_symbolize_index_dirfd(struct ha_symbolizer *s)
+ha_symbolize_index_dir(struct ha_symbolizer *s)
 {
     char err[PATH_MAX + 128];
+    int fd;
 
-    if (s->index_dir == NULL || s->index_dir_tried)
-        return s->index_dirfd;
-    s->index_dir_tried = true;
-    s->index_dirfd = ha_symcache_dir_open(s->index_dir, err, sizeof(err));
-    if (s->index_dirfd < 0)
+    if (s->index_dir == NULL)
+        return -1;
+    fd = ha_symcache_dir_open(s->index_dir, err, sizeof(err));
+    if (fd < 0 && !s->index_dir_bad) {
+        s->index_dir_bad = true;
         ha_log_warn("symbol indexes: %s; names are read from the modules' "
                     "files each time", err);
-    return s->index_dirfd;
+    }
+    return fd;
 }
 
 static void
@@ -150,9 +153,11 @@ ha_symbolize_index_open(struct ha_symbolizer *s, struct file *f)
     char name[HA_SYMCACHE_NAME_MAX], why[PATH_MAX + 128];
     const struct ha_symindex_header *h;
     struct stat st;
-    int dirfd = ha_symbolize_index_dirfd(s), rc;
+    int dirfd = -1, rc;
 
-    if (dirfd < 0 || ha_symcache_build_id(f->path, f->build_id, &st) != 0)
+    if (s->index_dir == NULL ||
+        ha_symcache_build_id(f->path, f->build_id, &st) != 0 ||
+        (dirfd = ha_symbolize_index_dir(s)) < 0)
         goto none;
     /* The file read is the one cache_get stat'ed. */
     if (st.st_dev != f->dev || st.st_ino != f->ino || st.st_size != f->size ||
@@ -188,6 +193,7 @@ ha_symbolize_index_open(struct ha_symbolizer *s, struct file *f)
     ha_symcache_touch(dirfd, name, &f->idx_map.st);
     ha_log_debug("symbol index %s/%s names %s (%zu bytes): its DWARF is not "
                  "read", s->index_dir, name, f->path, f->idx_map.len);
+    close(dirfd);
     return 0;
 
 refused:
@@ -195,6 +201,8 @@ refused:
     ha_symcache_unmap(&f->idx_map);
     memset(&f->idx, 0, sizeof(f->idx));
 none:
+    if (dirfd >= 0)
+        close(dirfd);
     f->build_id[0] = '\0'; /* libdwfl reads it again */
     return -1;
 }

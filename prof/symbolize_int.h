@@ -118,9 +118,7 @@ struct ha_symbolizer {
     /* Symbol indexes (prof/symcache.h, symbolize_index.c) */
     char *debug_root;     /* the caller's root, kept for the builder */
     char *index_dir;      /* NULL: indexes are neither read nor written */
-    int index_dirfd;      /* it, open; -1 until first use or when it
-                             cannot be used */
-    bool index_dir_tried; /* it was opened (or failed to be) */
+    bool index_dir_bad;   /* it could not be used (logged once) */
     struct ha_symbolize_builder *builder; /* NULL until a first build */
 };
 
@@ -247,9 +245,10 @@ int ha_symbolize_index_add(struct ha_symbolizer *s, struct file *f,
                            uint32_t flags, uint64_t va,
                            struct ha_idmap *strs);
 
-/* The index directory's descriptor, opened on first use; -1 when there
- * is none or it cannot be used (logged once). */
-int ha_symbolize_index_dirfd(struct ha_symbolizer *s);
+/* The index directory, opened for one use (close it): no descriptor is
+ * kept, so none is left in a host's fork children. -1 when there is none
+ * or it cannot be used (logged once). */
+int ha_symbolize_index_dir(struct ha_symbolizer *s);
 
 /* Fills h's identity fields as an index of f must have them to be used
  * by s now: build-id, module, the first debug file under the debug

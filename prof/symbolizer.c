@@ -33,7 +33,6 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
 
     if (s == NULL)
         return NULL;
-    s->index_dirfd = -1;
     if (limits != NULL)
         s->lim = *limits;
     if (s->lim.index_max_bytes == 0)
@@ -104,8 +103,6 @@ ha_symbolizer_free(struct ha_symbolizer *s)
         s->files = f->next;
         ha_symbolize_file_free(f);
     }
-    if (s->index_dirfd >= 0)
-        close(s->index_dirfd);
     free(s->debuginfo_path);
     free(s->debug_root);
     free(s->index_dir);
