@@ -816,11 +816,14 @@ ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
     bool wants = !f->own_dwarf && f->local_debug == NULL;
     struct req *r;
 
-    f->idx_done = true;
     /* Only a final answer is worth keeping: a file read whole, with a
-     * build-id to find it by, no debuginfod answer pending, and not one
+     * build-id to find it by, no debuginfod answer pending (the file is
+     * reopened when it comes, and asked for then), and not one
      * debuginfod may still improve on. */
-    if (f->mod == NULL || f->build_id[0] == '\0' || f->dbgi_pending ||
+    if (f->dbgi_pending)
+        return;
+    f->idx_done = true;
+    if (f->mod == NULL || f->build_id[0] == '\0' ||
         (s->dbgi != NULL && wants && f->from < HA_SYMS_SRC_DWARF) ||
         s->index_dir == NULL || s->index_dir_bad)
         return;

@@ -274,6 +274,7 @@ ha_symbolize_file_reopen(struct ha_symbolizer *s, struct file *f)
     f->own_symtab = f->own_dwarf = false;
     f->open_err[0] = '\0';
     f->touched = false;
+    f->idx_done = false; /* better names: an index of them is wanted */
     s->st.evicted++;
     ha_symbolize_file_open(s, f);
     f->bytes = ha_symbolize_file_bytes(f);

@@ -85,6 +85,34 @@ ha_symbolize_index_expect(struct ha_symbolizer *s, const struct file *f,
         ident_of(&st, &h->fetched);
 }
 
+/* Where this process's debuginfod client keeps the debug file of hex,
+ * as elfutils' client (0.188) chooses its cache: $DEBUGINFOD_CACHE_PATH,
+ * else ~/.debuginfod_client_cache when it exists, else
+ * $XDG_CACHE_HOME/debuginfod_client (~/.cache/debuginfod_client). */
+static void
+fetched_here(const char *hex, char *path, size_t len)
+{
+    const char *env = getenv("DEBUGINFOD_CACHE_PATH");
+    const char *home = getenv("HOME"), *xdg = getenv("XDG_CACHE_HOME");
+    char dir[PATH_MAX - HA_BUILDID_HEX_MAX - 16];
+    struct stat st;
+
+    if (home == NULL)
+        home = "/";
+    if (env != NULL && env[0] != '\0')
+        ha_strlcpy(dir, env, sizeof(dir));
+    else if (snprintf(dir, sizeof(dir), "%s/.debuginfod_client_cache",
+                      home) > 0 &&
+             stat(dir, &st) == 0)
+        ;
+    else if (xdg != NULL && xdg[0] != '\0')
+        snprintf(dir, sizeof(dir), "%s/debuginfod_client", xdg);
+    else
+        snprintf(dir, sizeof(dir), "%s/.cache/debuginfod_client", home);
+    if ((size_t)snprintf(path, len, "%s/%s/debuginfo", dir, hex) >= len)
+        path[0] = '\0';
+}
+
 /* Whether f's index (checked whole) was made for this file and what s
  * would read now; why says what differs. */
 static bool
@@ -121,13 +149,21 @@ fits(struct ha_symbolizer *s, const struct file *f, char *why, size_t whylen)
                    dpath[0] ? dpath : "none");
         return false;
     }
-    if (h->from == HA_SYMS_SRC_DEBUGINFOD &&
-        (s->dbgi == NULL || !ident_eq(&h->fetched, &want.fetched) ||
-         want.fetched.size == 0)) {
-        ha_err_set(why, whylen, "its names came from debuginfod's %s, %s",
-                   fetched, s->dbgi == NULL ? "and debuginfod is off now"
-                                            : "which changed or is gone");
-        return false;
+    /* From debuginfod: only while it is on, and from the file this
+     * process's client would find in its own cache (else it would ask). */
+    if (h->from == HA_SYMS_SRC_DEBUGINFOD) {
+        fetched_here(f->build_id, dpath, sizeof(dpath));
+        if (s->dbgi == NULL || strcmp(fetched, dpath) != 0 ||
+            !ident_eq(&h->fetched, &want.fetched) ||
+            want.fetched.size == 0) {
+            ha_err_set(why, whylen, "its names came from debuginfod's %s, "
+                       "%s", fetched,
+                       s->dbgi == NULL ? "and debuginfod is off now"
+                       : strcmp(fetched, dpath) != 0
+                           ? "not this process's debuginfod cache"
+                           : "which changed or is gone");
+            return false;
+        }
     }
     /* Named without DWARF where debuginfod could help: only as good as
      * what this symbolizer would do without asking. */
