@@ -153,6 +153,12 @@ uint64_t ha_symbolizer_generation(const struct ha_symbolizer *s);
  * the deadline. */
 int ha_symbolizer_index_wait(struct ha_symbolizer *s, int64_t deadline_ns);
 
+/* Stops the index builds under way and waits for the builder to end, at
+ * most until deadline_ns: at shutdown, so that no build is left running
+ * while the process exits (ha_symbolizer_free never waits). Returns 0
+ * when none runs, -1 at the deadline. */
+int ha_symbolizer_index_stop(struct ha_symbolizer *s, int64_t deadline_ns);
+
 /* True when path names the allocator (libjemalloc*): its frames are
  * flagged HA_SYMS_ALLOCATOR. */
 bool ha_symbolize_is_allocator_path(const char *path);

@@ -32,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -670,12 +671,16 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
     struct ha_buf out = HA_BUF_INIT;
     char name[HA_SYMCACHE_NAME_MAX], why[PATH_MAX + 128];
     int64_t t0 = ha_clock_ns();
+    struct timespec cpu0, cpu1;
     int dirfd;
+
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 
     ha_symcache_name(name, sizeof(name), r->build_id, bs->demangle != NULL);
     /* Opened for this write only: no descriptor outlives it. */
     if ((dirfd = ha_symcache_dir_open(b->dir, why, sizeof(why))) < 0 ||
         build_one(b, bs, r, &out, why, sizeof(why)) != 0 ||
+        atomic_load(&b->stopping) ||
         (out.len > b->max_bytes &&
          (ha_err_set(why, sizeof(why), "%zu bytes, more than the bound of "
                      "%llu", out.len, (unsigned long long)b->max_bytes),
@@ -692,9 +697,12 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
         return;
     }
     atomic_fetch_add(&b->written, 1);
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
     ha_log_info("symbol index %s/%s written for %s: %zu bytes, made in "
-                "%.3f s", b->dir, name, r->path, out.len,
-                (double)(ha_clock_ns() - t0) / 1e9);
+                "%.3f s (%.3f s of CPU at low priority)", b->dir, name,
+                r->path, out.len, (double)(ha_clock_ns() - t0) / 1e9,
+                (double)(cpu1.tv_sec - cpu0.tv_sec) +
+                    (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9);
     ha_buf_free(&out);
     ha_symcache_trim(dirfd, b->max_bytes, name);
     close(dirfd);
@@ -853,6 +861,12 @@ ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
     s->builder->tail = r;
     spawn(s->builder);
     pthread_mutex_unlock(&s->builder->lock);
+}
+
+void
+ha_symbolize_build_stop(struct ha_symbolize_builder *b)
+{
+    atomic_store(&b->stopping, true);
 }
 
 void

@@ -267,6 +267,10 @@ void ha_symbolize_index_expect(struct ha_symbolizer *s, const struct file *f,
  * pending). Sets f->idx_done. Never waits. */
 void ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f);
 
+/* Asks the builder's thread to stop at its next check (between units,
+ * every few thousand lines, before writing); queued builds are dropped. */
+void ha_symbolize_build_stop(struct ha_symbolize_builder *b);
+
 /* Lets go of the builder: its thread stops at its next check and frees
  * what it holds; never waits. */
 void ha_symbolize_build_free(struct ha_symbolize_builder *b);

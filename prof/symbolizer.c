@@ -377,6 +377,15 @@ ha_symbolizer_index_wait(struct ha_symbolizer *s, int64_t deadline_ns)
                               : 0;
 }
 
+int
+ha_symbolizer_index_stop(struct ha_symbolizer *s, int64_t deadline_ns)
+{
+    if (s == NULL || s->builder == NULL)
+        return 0;
+    ha_symbolize_build_stop(s->builder);
+    return ha_symbolize_build_wait(s->builder, deadline_ns);
+}
+
 uint64_t
 ha_symbolizer_generation(const struct ha_symbolizer *s)
 {
