@@ -270,16 +270,17 @@ out_str(const struct file *f, struct ha_syms *out, uint32_t off,
 int
 ha_symbolize_index_add(struct ha_symbolizer *s, struct file *f,
                        struct ha_syms *out, uint64_t pc, uint32_t mstr,
-                       uint32_t flags, uint64_t va, struct ha_idmap *strs)
+                       uint32_t flags, uint64_t va, struct ha_idmap *strs,
+                       struct ha_symindex_cursor *at)
 {
     struct ha_symindex_link chain[MAX_INLINE];
     struct ha_syms_frame fr[MAX_INLINE];
     uint32_t file, line;
-    size_t depth = ha_symindex_chain(&f->idx, va, chain, MAX_INLINE), n;
+    size_t depth = ha_symindex_chain(&f->idx, va, chain, MAX_INLINE, at), n;
     enum ha_symindex_naming naming = HA_SYMINDEX_NAMED;
 
     (void)s;
-    ha_symindex_line(&f->idx, va, &file, &line);
+    ha_symindex_line(&f->idx, va, &file, &line, at);
     n = ha_symindex_frames(chain, depth, file, line, fr, MAX_INLINE);
     if (ha_symindex_wants_symbol(fr, n))
         naming = ha_symindex_with_symbol(fr, &n,

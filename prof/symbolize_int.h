@@ -238,12 +238,14 @@ int ha_symbolize_index_open(struct ha_symbolizer *s, struct file *f);
 
 /* Names pcs[i] (its file offset foff, vaddr va) of f (has_idx) into out
  * under module mstr with flags, by the rule DWARF names it; strs maps
- * the index's strings to out's for this module. Returns 0, or -1 on
+ * the index's strings to out's for this module, at carries the last
+ * lookup's place to the next (symindex.h). Returns 0, or -1 on
  * allocation failure. */
 int ha_symbolize_index_add(struct ha_symbolizer *s, struct file *f,
                            struct ha_syms *out, uint64_t pc, uint32_t mstr,
                            uint32_t flags, uint64_t va,
-                           struct ha_idmap *strs);
+                           struct ha_idmap *strs,
+                           struct ha_symindex_cursor *at);
 
 /* The index directory, opened for one use (close it): no descriptor is
  * kept, so none is left in a host's fork children. -1 when there is none

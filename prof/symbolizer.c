@@ -182,6 +182,7 @@ index_module(struct ha_symbolizer *s, struct file *f,
              struct ha_idmap *strs)
 {
     const char *path = ha_maps_module_path(maps, mod);
+    struct ha_symindex_cursor at = HA_SYMINDEX_CURSOR_INIT;
     struct ha_syms_module *m;
 
     for (size_t i = from; i < n; i++) {
@@ -193,7 +194,7 @@ index_module(struct ha_symbolizer *s, struct file *f,
         /* An offset outside its segments: as from the file itself. */
         rc = ha_symindex_vaddr(&f->idx, foff[i], &va)
                  ? ha_symbolize_index_add(s, f, out, pcs[i], mstr, flags, va,
-                                          strs)
+                                          strs, &at)
                  : ha_syms_add_unnamed(out, pcs[i], mstr, flags, path,
                                        foff[i]);
         if (rc != 0)

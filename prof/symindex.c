@@ -5,6 +5,7 @@
  */
 #include "prof/symindex.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -99,10 +100,8 @@ ha_symindex_cover(const void *syms, size_t n, size_t stride, uint64_t addr)
 /* ------------------------------------------------------------------ */
 
 static uint32_t crc_table[256];
-static bool crc_ready;
+static pthread_once_t crc_once = PTHREAD_ONCE_INIT;
 
-/* The table, made on first use (the same bytes whichever thread makes
- * it, so a race only makes it twice). */
 static void
 crc_init(void)
 {
@@ -113,14 +112,12 @@ crc_init(void)
             c = c & 1 ? (c >> 1) ^ 0x82f63b78u : c >> 1;
         crc_table[i] = c;
     }
-    __atomic_store_n(&crc_ready, true, __ATOMIC_RELEASE);
 }
 
 static uint32_t
 crc_soft(uint32_t c, const unsigned char *p, size_t len)
 {
-    if (!__atomic_load_n(&crc_ready, __ATOMIC_ACQUIRE))
-        crc_init();
+    pthread_once(&crc_once, crc_init);
     while (len-- > 0)
         c = crc_table[(c ^ *p++) & 0xff] ^ (c >> 8);
     return c;
@@ -149,6 +146,12 @@ crc_hw(uint32_t c, const unsigned char *p, size_t len)
     return c;
 }
 #endif
+
+uint32_t
+ha_symindex_crc32c_table(uint32_t crc, const void *buf, size_t len)
+{
+    return ~crc_soft(~crc, buf, len);
+}
 
 uint32_t
 ha_symindex_crc32c(uint32_t crc, const void *buf, size_t len)
@@ -411,14 +414,38 @@ ha_symindex_vaddr(const struct ha_symindex *ix, uint64_t off, uint64_t *vaddr)
     return false;
 }
 
+static uint32_t
+start_at(const unsigned char *p, size_t stride, size_t k)
+{
+    uint32_t start;
+
+    memcpy(&start, p + k * stride, sizeof(start));
+    return start;
+}
+
 /* The last element of a table sorted by a uint32_t start at offset 0
- * whose start is at most rel, or SIZE_MAX. */
+ * whose start is at most rel, or SIZE_MAX. *hint is the answer of the
+ * previous lookup (SIZE_MAX: none) and gets this one's: callers look
+ * addresses up in order, so the answer is mostly a few elements on, and
+ * a gallop from there touches a cache line or two where a search from
+ * the middle touches twenty. */
 static size_t
-last_at_or_below(const void *table, size_t n, size_t stride, uint32_t rel)
+last_at_or_below(const void *table, size_t n, size_t stride, uint32_t rel,
+                 size_t *hint)
 {
     const unsigned char *p = table;
-    size_t a = 0, b = n;
+    size_t a = 0, b = n, k = hint != NULL ? *hint : SIZE_MAX;
 
+    if (k < n && start_at(p, stride, k) <= rel) {
+        size_t step = 1;
+
+        while (k + step < n && start_at(p, stride, k + step) <= rel) {
+            k += step;
+            step *= 2;
+        }
+        a = k + 1;
+        b = k + step < n ? k + step : n;
+    }
     while (a < b) {
         size_t mid = a + (b - a) / 2;
         uint32_t start;
@@ -429,6 +456,8 @@ last_at_or_below(const void *table, size_t n, size_t stride, uint32_t rel)
         else
             b = mid;
     }
+    if (hint != NULL)
+        *hint = a > 0 ? a - 1 : SIZE_MAX;
     return a > 0 ? a - 1 : SIZE_MAX;
 }
 
@@ -444,14 +473,16 @@ rel_of(const struct ha_symindex *ix, uint64_t vaddr, uint32_t *rel)
 
 size_t
 ha_symindex_chain(const struct ha_symindex *ix, uint64_t vaddr,
-                  struct ha_symindex_link *links, size_t max)
+                  struct ha_symindex_link *links, size_t max,
+                  struct ha_symindex_cursor *at)
 {
     uint32_t rel, node;
     size_t k, n = 0;
 
     if (!rel_of(ix, vaddr, &rel) ||
-        (k = last_at_or_below(ix->chains, ix->n_chains,
-                              sizeof(*ix->chains), rel)) == SIZE_MAX)
+        (k = last_at_or_below(ix->chains, ix->n_chains, sizeof(*ix->chains),
+                              rel, at != NULL ? &at->chain : NULL)) ==
+            SIZE_MAX)
         return 0;
     /* Parents come before their children (checked): this ends. */
     for (node = ix->chains[k].node; node != HA_SYMINDEX_NONE && n < max;
@@ -466,7 +497,8 @@ ha_symindex_chain(const struct ha_symindex *ix, uint64_t vaddr,
 
 void
 ha_symindex_line(const struct ha_symindex *ix, uint64_t vaddr,
-                 uint32_t *file, uint32_t *line)
+                 uint32_t *file, uint32_t *line,
+                 struct ha_symindex_cursor *at)
 {
     uint32_t rel;
     size_t k;
@@ -475,7 +507,8 @@ ha_symindex_line(const struct ha_symindex *ix, uint64_t vaddr,
     *line = 0;
     if (!rel_of(ix, vaddr, &rel) ||
         (k = last_at_or_below(ix->lines, ix->n_lines, sizeof(*ix->lines),
-                              rel)) == SIZE_MAX)
+                              rel, at != NULL ? &at->line : NULL)) ==
+            SIZE_MAX)
         return;
     *file = ix->lines[k].file;
     *line = ix->lines[k].line;

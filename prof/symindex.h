@@ -229,6 +229,10 @@ int ha_symindex_encode(const struct ha_symindex_parts *p, struct ha_buf *out);
 /* CRC-32C (Castagnoli) of buf, continuing from crc (0 to start). */
 uint32_t ha_symindex_crc32c(uint32_t crc, const void *buf, size_t len);
 
+/* The same without the CPU's crc32 instruction (a table), which
+ * ha_symindex_crc32c uses where there is none. */
+uint32_t ha_symindex_crc32c_table(uint32_t crc, const void *buf, size_t len);
+
 /* ------------------------------------------------------------------ */
 /* Reading                                                            */
 /* ------------------------------------------------------------------ */
@@ -267,14 +271,27 @@ ha_symindex_str(const struct ha_symindex *ix, uint32_t off)
 bool ha_symindex_vaddr(const struct ha_symindex *ix, uint64_t off,
                        uint64_t *vaddr);
 
-/* The chain of vaddr, innermost first, into links (at most max; STRS
- * ids). Returns its depth (0: none). */
-size_t ha_symindex_chain(const struct ha_symindex *ix, uint64_t vaddr,
-                         struct ha_symindex_link *links, size_t max);
+/* Where the last lookups landed, for the next: lookups in address order
+ * then cost a step or two instead of a search. Any value is correct
+ * (HA_SYMINDEX_CURSOR_INIT: none). */
+struct ha_symindex_cursor {
+    size_t chain;
+    size_t line;
+};
 
-/* The line table's file (STRS; 0: none) and line of vaddr. */
+#define HA_SYMINDEX_CURSOR_INIT {SIZE_MAX, SIZE_MAX}
+
+/* The chain of vaddr, innermost first, into links (at most max; STRS
+ * ids). Returns its depth (0: none). at may be NULL. */
+size_t ha_symindex_chain(const struct ha_symindex *ix, uint64_t vaddr,
+                         struct ha_symindex_link *links, size_t max,
+                         struct ha_symindex_cursor *at);
+
+/* The line table's file (STRS; 0: none) and line of vaddr. at may be
+ * NULL. */
 void ha_symindex_line(const struct ha_symindex *ix, uint64_t vaddr,
-                      uint32_t *file, uint32_t *line);
+                      uint32_t *file, uint32_t *line,
+                      struct ha_symindex_cursor *at);
 
 /* The name (STRS) of the symbol that holds vaddr, or 0. */
 uint32_t ha_symindex_symbol(const struct ha_symindex *ix, uint64_t vaddr);

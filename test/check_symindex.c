@@ -151,10 +151,11 @@ frames_at(const struct ha_symindex *ix, uint64_t va,
 {
     struct ha_symindex_link chain[HA_SYMINDEX_MAX_DEPTH];
     uint32_t file, line;
-    size_t depth = ha_symindex_chain(ix, va, chain, HA_SYMINDEX_MAX_DEPTH);
+    size_t depth = ha_symindex_chain(ix, va, chain, HA_SYMINDEX_MAX_DEPTH,
+                                     NULL);
     size_t n;
 
-    ha_symindex_line(ix, va, &file, &line);
+    ha_symindex_line(ix, va, &file, &line, NULL);
     n = ha_symindex_frames(chain, depth, file, line, fr,
                            HA_SYMINDEX_MAX_DEPTH);
     *naming = HA_SYMINDEX_NAMED;
@@ -233,6 +234,45 @@ START_TEST(test_symindex_round_trip)
 }
 END_TEST
 
+/* A cursor never changes an answer: every address of a sweep, in order,
+ * backwards and jumping, looked up with one and without. */
+START_TEST(test_symindex_cursor)
+{
+    struct ha_symindex_parts p;
+    struct ha_symindex ix;
+    struct ha_symindex_cursor at = HA_SYMINDEX_CURSOR_INIT;
+    struct ha_buf b;
+    void *keep;
+    uint64_t order[3 * 0x80];
+    size_t n = 0;
+
+    parts_init(&p);
+    encode(&p, &b);
+    open_ok(&ix, &b, &keep);
+    for (uint64_t k = 0; k < 0x80; k++)
+        order[n++] = BASE - 4 + k;
+    for (uint64_t k = 0x80; k > 0; k--)
+        order[n++] = BASE - 4 + k - 1;
+    for (uint64_t k = 0; k < 0x80; k++)
+        order[n++] = BASE - 4 + (k * 37) % 0x80;
+    for (size_t i = 0; i < n; i++) {
+        struct ha_symindex_link c1[8], c2[8];
+        uint32_t f1, l1, f2, l2;
+        size_t d1 = ha_symindex_chain(&ix, order[i], c1, 8, &at);
+        size_t d2 = ha_symindex_chain(&ix, order[i], c2, 8, NULL);
+
+        ha_symindex_line(&ix, order[i], &f1, &l1, &at);
+        ha_symindex_line(&ix, order[i], &f2, &l2, NULL);
+        ck_assert_msg(d1 == d2 && f1 == f2 && l1 == l2 &&
+                          (d1 == 0 || c1[0].func == c2[0].func),
+                      "0x%llx (lookup %zu) differs with a cursor",
+                      (unsigned long long)order[i], i);
+    }
+    free(keep);
+    ha_buf_free(&b);
+}
+END_TEST
+
 /* A symbol holds [addr, addr + size): never the nearest one below, and
  * only the 16 below an address are looked at. */
 START_TEST(test_symindex_cover)
@@ -259,13 +299,24 @@ START_TEST(test_symindex_cover)
 }
 END_TEST
 
-/* The CRC is CRC-32C (the iSCSI check value), in hardware or not. */
+/* The CRC is CRC-32C (the iSCSI check value), with the CPU's instruction
+ * or the table, in one piece or several, at every length and alignment. */
 START_TEST(test_symindex_crc)
 {
+    uint8_t buf[300];
+
     ck_assert_uint_eq(ha_symindex_crc32c(0, "123456789", 9), 0xe3069283u);
+    ck_assert_uint_eq(ha_symindex_crc32c_table(0, "123456789", 9),
+                      0xe3069283u);
     ck_assert_uint_eq(ha_symindex_crc32c(ha_symindex_crc32c(0, "1234", 4),
                                          "56789", 5),
                       0xe3069283u);
+    for (size_t i = 0; i < sizeof(buf); i++)
+        buf[i] = (uint8_t)(i * 37 + 11);
+    for (size_t at = 0; at < 9; at++)
+        for (size_t len = 0; at + len <= sizeof(buf); len += 7)
+            ck_assert_uint_eq(ha_symindex_crc32c(0, buf + at, len),
+                              ha_symindex_crc32c_table(0, buf + at, len));
 }
 END_TEST
 
@@ -937,6 +988,7 @@ symindex_suite(void)
     tcase_add_loop_test(core, test_symindex_round_trip, 0,
                         HA_ARRAY_SIZE(named));
     tcase_add_test(core, test_symindex_cover);
+    tcase_add_test(core, test_symindex_cursor);
     tcase_add_test(core, test_symindex_crc);
     suite_add_tcase(s, core);
 

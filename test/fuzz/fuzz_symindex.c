@@ -17,22 +17,35 @@
 
 #include "prof/symindex.h"
 
+/* The cursor is carried from probe to probe, in whatever order they
+ * come: it must never change an answer. */
+static struct ha_symindex_cursor at;
+
 static void
 probe(const struct ha_symindex *ix, uint64_t va)
 {
     struct ha_symindex_link chain[HA_SYMINDEX_MAX_DEPTH];
+    struct ha_symindex_link again[HA_SYMINDEX_MAX_DEPTH];
     struct ha_syms_frame fr[HA_SYMINDEX_MAX_DEPTH];
-    uint32_t file, line, sym;
-    size_t depth = ha_symindex_chain(ix, va, chain, HA_SYMINDEX_MAX_DEPTH);
+    uint32_t file, line, file2, line2, sym;
+    size_t depth = ha_symindex_chain(ix, va, chain, HA_SYMINDEX_MAX_DEPTH,
+                                     &at);
     size_t n;
     uint64_t out;
 
     FUZZ_CHECK(depth <= HA_SYMINDEX_MAX_DEPTH, "depth %zu", depth);
+    FUZZ_CHECK(ha_symindex_chain(ix, va, again, HA_SYMINDEX_MAX_DEPTH,
+                                 NULL) == depth &&
+                   (depth == 0 || memcmp(again, chain,
+                                         depth * sizeof(*chain)) == 0),
+               "a cursor changed the chain");
     for (size_t k = 0; k < depth; k++)
         FUZZ_CHECK(chain[k].func < ix->strs_len &&
                        chain[k].call_file < ix->strs_len,
                    "chain string out of range");
-    ha_symindex_line(ix, va, &file, &line);
+    ha_symindex_line(ix, va, &file, &line, &at);
+    ha_symindex_line(ix, va, &file2, &line2, NULL);
+    FUZZ_CHECK(file == file2 && line == line2, "a cursor changed the line");
     FUZZ_CHECK(file < ix->strs_len, "line file out of range");
     sym = ha_symindex_symbol(ix, va);
     FUZZ_CHECK(sym < ix->strs_len, "symbol name out of range");
@@ -52,6 +65,7 @@ try_open(const uint8_t *bytes, size_t size)
     struct ha_symindex ix;
     char why[256] = "";
 
+    at = (struct ha_symindex_cursor)HA_SYMINDEX_CURSOR_INIT;
     if (ha_symindex_open(&ix, bytes, size, why, sizeof(why)) != 0) {
         FUZZ_CHECK(why[0] != '\0', "refused without a reason");
         return;
