@@ -16,7 +16,9 @@
  * as the resolver sorts them. More bounds than needed only cost bytes.
  *
  * The thread runs at low priority (nice + 10), one build at a time,
- * with every signal blocked, and ends when its queue is empty. The
+ * once no request has come for a quarter of a second (the query that
+ * asked is answered first, its aggregation not competed with), with
+ * every signal blocked, and ends when its queue is empty. The
  * symbolizer never waits for it: freeing the symbolizer only asks it to
  * stop, and the thread frees what it holds when it ends.
  */
@@ -43,6 +45,8 @@
 #include "core/util.h"
 
 #define NICE_STEP 10
+#define QUIET_NS ((int64_t)250 * 1000000) /* no request for this long
+                                            before a build starts */
 #define CHUNK ((size_t)1 << 18) /* addresses per chain walk */
 
 /* One module to index: what the symbolizer knew of it. */
@@ -64,6 +68,8 @@ struct req {
 struct ha_symbolize_builder {
     pthread_mutex_t lock;       /* everything below but the atomics */
     pthread_cond_t idle;        /* broadcast when the queue runs dry */
+    pthread_cond_t wake;        /* broadcast when it is asked to stop */
+    int64_t last_request_ns;    /* ha_clock_ns() of the last request */
     struct req *queue, *tail;
     bool running;               /* a thread serves the queue */
     bool busy;                  /* ... and is building one */
@@ -102,6 +108,7 @@ builder_destroy(struct ha_symbolize_builder *b)
     free(b->debug_root);
     free(b->dir);
     pthread_cond_destroy(&b->idle);
+    pthread_cond_destroy(&b->wake);
     pthread_mutex_destroy(&b->lock);
     free(b);
 }
@@ -733,9 +740,17 @@ build_thread(void *arg)
     lim.debug_root = b->debug_root;
     pthread_mutex_lock(&b->lock);
     for (;;) {
-        struct req *r = atomic_load(&b->stopping) ? NULL : b->queue;
+        struct req *r;
 
-        if (r == NULL)
+        while (!atomic_load(&b->stopping) &&
+               ha_clock_ns() < b->last_request_ns + QUIET_NS) {
+            int64_t until = b->last_request_ns + QUIET_NS;
+            struct timespec ts = {(time_t)(until / 1000000000),
+                                  (long)(until % 1000000000)};
+
+            pthread_cond_timedwait(&b->wake, &b->lock, &ts);
+        }
+        if ((r = atomic_load(&b->stopping) ? NULL : b->queue) == NULL)
             break;
         b->queue = r->next;
         if (b->queue == NULL)
@@ -779,6 +794,11 @@ builder_new(struct ha_symbolizer *s)
     if (pthread_condattr_init(&ca) != 0 ||
         pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 ||
         pthread_cond_init(&b->idle, &ca) != 0) {
+        pthread_mutex_destroy(&b->lock);
+        goto fail;
+    }
+    if (pthread_cond_init(&b->wake, &ca) != 0) {
+        pthread_cond_destroy(&b->idle);
         pthread_mutex_destroy(&b->lock);
         goto fail;
     }
@@ -859,6 +879,7 @@ ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
     else
         s->builder->queue = r;
     s->builder->tail = r;
+    s->builder->last_request_ns = ha_clock_ns();
     spawn(s->builder);
     pthread_mutex_unlock(&s->builder->lock);
 }
@@ -867,6 +888,9 @@ void
 ha_symbolize_build_stop(struct ha_symbolize_builder *b)
 {
     atomic_store(&b->stopping, true);
+    pthread_mutex_lock(&b->lock);
+    pthread_cond_broadcast(&b->wake);
+    pthread_mutex_unlock(&b->lock);
 }
 
 void
@@ -878,6 +902,7 @@ ha_symbolize_build_free(struct ha_symbolize_builder *b)
         return;
     atomic_store(&b->stopping, true);
     pthread_mutex_lock(&b->lock);
+    pthread_cond_broadcast(&b->wake);
     b->orphan = true;
     running = b->running;
     pthread_mutex_unlock(&b->lock);
