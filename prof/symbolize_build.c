@@ -730,6 +730,7 @@ build_thread(void *arg)
 
     if (b->thread_init != NULL)
         b->thread_init(b->thread_init_arg);
+    (void)pthread_setname_np(pthread_self(), "heapadmin-index");
     /* Linux takes a thread id here: only this thread yields. */
     errno = 0;
     nice = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
