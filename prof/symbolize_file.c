@@ -8,6 +8,7 @@
  */
 #include "prof/symbolize_int.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/forkguard.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */
@@ -72,6 +74,35 @@ ha_symbolize_file_callbacks(Dwfl_Callbacks *cb)
     cb->find_elf = find_elf_none;
     cb->find_debuginfo = find_debuginfo;
     cb->section_address = dwfl_offline_section_address;
+}
+
+int
+ha_symbolize_file_setup(struct ha_symbolizer *s, const char *debug_root)
+{
+    const char *root = debug_root != NULL ? debug_root : "";
+    size_t len = strlen(root) + sizeof(":" HA_SYMBOLIZE_DEBUG_DIR);
+
+    /* libdwfl's search path: only absolute directories are used for
+     * build-id lookups; the caller's root first. */
+    if ((s->debuginfo_path = malloc(len)) == NULL)
+        return -1;
+    snprintf(s->debuginfo_path, len, "%s%s" HA_SYMBOLIZE_DEBUG_DIR, root,
+             *root ? ":" : "");
+    ha_symbolize_file_callbacks(&s->cb);
+    s->cb.debuginfo_path = &s->debuginfo_path;
+    /* C++ names: demangled only if libstdc++ is already in the process
+     * (the admin server itself is C); otherwise they stay mangled. */
+    ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
+    *(void **)&s->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    ha_forkguard_leave();
+    return 0;
+}
+
+void
+ha_symbolize_file_teardown(struct ha_symbolizer *s)
+{
+    free(s->debuginfo_path);
+    s->debuginfo_path = NULL;
 }
 
 /* ------------------------------------------------------------------ */

@@ -6,9 +6,9 @@
  * symbolize_cache.c (the files kept across calls), symbolize_dwarf.c
  * (DWARF names and inline chains), symbolize_source.c (debuginfod,
  * and where each module's names come from), symbolize_index.c (names
- * read from a module's symbol index) and symbolize_build.c (indexes
- * built and written in the background). What callers use is
- * symbolize.h.
+ * read from a module's symbol index), symbolize_enum.c (an index made
+ * from a module's files) and symbolize_build.c (indexes built and
+ * written in the background). What callers use is symbolize.h.
  */
 #ifndef HA_SYMBOLIZE_INT_H
 #define HA_SYMBOLIZE_INT_H
@@ -16,6 +16,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -132,7 +133,33 @@ struct miss {
     uint32_t depth;    /* frames in its chain */
 };
 
+/* One module to index: what the symbolizer knew of it when it asked
+ * (symbolize_build.c queues them, symbolize_enum.c makes one). */
+struct ha_symbolize_req {
+    char *path;
+    dev_t dev;           /* the file as it was named */
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+    char build_id[HA_BUILDID_HEX_MAX];
+    char *fetched;       /* debuginfod's file, when the names came from it */
+    enum ha_syms_source from;
+    char detail[512];    /* heap_modules' detail, as the symbolizer said */
+    bool dbgi_on;        /* the symbolizer asks debuginfod */
+    bool wants_dbgi;     /* no DWARF of its own nor under a debug root */
+    struct ha_symbolize_req *next;
+};
+
 /* symbolize_file.c */
+
+/* What opening and reading files needs of s: libdwfl's callbacks and
+ * search path (debug_root, may be NULL, then /usr/lib/debug) and the
+ * demangler, if the process has one. The symbolizer's, and the index
+ * builder's own. Returns 0, or -1 on allocation failure. */
+int ha_symbolize_file_setup(struct ha_symbolizer *s, const char *debug_root);
+
+/* Frees what ha_symbolize_file_setup made. */
+void ha_symbolize_file_teardown(struct ha_symbolizer *s);
 
 /* The debug file of build-id hex under one of the debug roots (dirs,
  * colon-separated; only absolute ones count), or NULL. Only looked at,
@@ -260,6 +287,18 @@ void ha_symbolize_index_expect(struct ha_symbolizer *s, const struct file *f,
                                const char *fetched,
                                struct ha_symindex_header *h,
                                char *debug_path, size_t debug_len);
+
+/* symbolize_enum.c */
+
+/* Opens r's file with bs (set up by ha_symbolize_file_setup) as the
+ * symbolizer did, checks it is the same file naming its addresses from
+ * the same source, and encodes the index of every address it has into
+ * out (symindex.h). Stops early when *stop turns true. Returns 0, or -1
+ * with why set. */
+int ha_symbolize_enum_index(struct ha_symbolizer *bs,
+                            const struct ha_symbolize_req *r,
+                            const _Atomic bool *stop, struct ha_buf *out,
+                            char *why, size_t whylen);
 
 /* symbolize_build.c */
 

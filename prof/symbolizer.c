@@ -8,13 +8,11 @@
  */
 #include "prof/symbolize.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include "core/forkguard.h"
 #include "core/idmap.h"
 #include "core/util.h"
 #include "prof/debuginfod.h"
@@ -28,64 +26,43 @@ struct ha_symbolizer *
 ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
 {
     struct ha_symbolizer *s = calloc(1, sizeof(*s));
-    const char *root;
-    size_t len;
 
     if (s == NULL)
         return NULL;
     if (limits != NULL)
         s->lim = *limits;
-    if (s->lim.index_max_bytes == 0)
-        s->lim.index_max_bytes = HA_SYMBOLIZE_INDEX_MAX_BYTES;
-    if ((s->lim.debug_root != NULL &&
-         (s->debug_root = strdup(s->lim.debug_root)) == NULL) ||
-        (s->lim.index_dir != NULL && s->lim.index_dir[0] != '\0' &&
-         (s->index_dir = strdup(s->lim.index_dir)) == NULL)) {
-        free(s->debug_root);
-        free(s);
-        return NULL;
-    }
-    s->lim.index_dir = NULL; /* not kept: the caller's string */
     if (s->lim.max_files == 0)
         s->lim.max_files = DEFAULT_MAX_FILES;
     if (s->lim.max_bytes == 0)
         s->lim.max_bytes = DEFAULT_MAX_BYTES;
     if (s->lim.debuginfod_timeout_ms == 0)
         s->lim.debuginfod_timeout_ms = HA_SYMBOLIZE_DEBUGINFOD_TIMEOUT_MS;
-    /* libdwfl's search path: only absolute directories are used for
-     * build-id lookups; the caller's root first. */
-    root = s->lim.debug_root != NULL ? s->lim.debug_root : "";
-    len = strlen(root) + sizeof(":" HA_SYMBOLIZE_DEBUG_DIR);
-    s->debuginfo_path = malloc(len);
-    if (s->debuginfo_path == NULL) {
-        free(s->debug_root);
-        free(s->index_dir);
-        free(s);
-        return NULL;
-    }
-    snprintf(s->debuginfo_path, len, "%s%s" HA_SYMBOLIZE_DEBUG_DIR, root,
-             *root ? ":" : "");
-    s->lim.debug_root = NULL; /* not kept: the caller's string */
+    if (s->lim.index_max_bytes == 0)
+        s->lim.index_max_bytes = HA_SYMBOLIZE_INDEX_MAX_BYTES;
+    /* The caller's strings are not kept: copies (the builder needs the
+     * root for a handle of its own). */
+    if ((s->lim.debug_root != NULL &&
+         (s->debug_root = strdup(s->lim.debug_root)) == NULL) ||
+        (s->lim.index_dir != NULL && s->lim.index_dir[0] != '\0' &&
+         (s->index_dir = strdup(s->lim.index_dir)) == NULL) ||
+        ha_symbolize_file_setup(s, s->debug_root) != 0)
+        goto fail;
+    s->lim.debug_root = NULL;
+    s->lim.index_dir = NULL;
     if (s->lim.debuginfod) {
         struct ha_debuginfod_opts o = {s->lim.thread_init,
                                        s->lim.thread_init_arg};
 
-        if ((s->dbgi = ha_debuginfod_new(&o)) == NULL) {
-            free(s->debuginfo_path);
-            free(s->debug_root);
-            free(s->index_dir);
-            free(s);
-            return NULL;
-        }
+        if ((s->dbgi = ha_debuginfod_new(&o)) == NULL)
+            goto fail;
     }
-    ha_symbolize_file_callbacks(&s->cb);
-    s->cb.debuginfo_path = &s->debuginfo_path;
-    /* C++ names: demangled only if libstdc++ is already in the process
-     * (the admin server itself is C); otherwise they stay mangled. */
-    ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
-    *(void **)&s->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    ha_forkguard_leave();
     return s;
+fail:
+    ha_symbolize_file_teardown(s);
+    free(s->debug_root);
+    free(s->index_dir);
+    free(s);
+    return NULL;
 }
 
 void
@@ -103,7 +80,7 @@ ha_symbolizer_free(struct ha_symbolizer *s)
         s->files = f->next;
         ha_symbolize_file_free(f);
     }
-    free(s->debuginfo_path);
+    ha_symbolize_file_teardown(s);
     free(s->debug_root);
     free(s->index_dir);
     free(s);

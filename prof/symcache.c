@@ -351,11 +351,12 @@ ha_symcache_build_id(const char *path, char *hex, struct stat *st)
     ElfW(Ehdr) eh;
     ElfW(Phdr) *ph = NULL;
     unsigned char *notes = NULL;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-    int ret = -1;
+    int fd, ret = -1;
 
     hex[0] = '\0';
-    if (fd < 0)
+    /* A dump's maps may name anything: no device or FIFO is opened. */
+    if (stat(path, st) != 0 || !S_ISREG(st->st_mode) ||
+        (fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK)) < 0)
         return -1;
     if (fstat(fd, st) != 0 || !S_ISREG(st->st_mode) ||
         !read_at(fd, &eh, sizeof(eh), 0) ||

@@ -14,7 +14,10 @@
  * mode 0600 or stricter. Anything else is ignored with a reason: a file
  * planted by another user is never read. What an index says is then
  * checked by ha_symindex_open() and the symbolizer (build-id and the
- * files it was made from).
+ * files it was made from). Files are never changed in place (writers
+ * rename a new file over the old; the trim unlinks), so a mapping stays
+ * what was checked; only a process of the same user could truncate or
+ * rewrite one under a reader, and that user owns the reader already.
  */
 #ifndef HA_SYMCACHE_H
 #define HA_SYMCACHE_H
