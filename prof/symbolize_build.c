@@ -64,8 +64,7 @@ req_free(struct ha_symbolize_req *r)
 {
     if (r == NULL)
         return;
-    free(r->path);
-    free(r->fetched);
+    ha_symbolize_file_free(r->f);
     free(r);
 }
 
@@ -99,7 +98,8 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
 
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu0);
 
-    ha_symcache_name(name, sizeof(name), r->build_id, bs->demangle != NULL);
+    ha_symcache_name(name, sizeof(name), r->h.build_id,
+                     (r->h.flags & HA_SYMINDEX_F_DEMANGLED) != 0);
     /* Opened for this write only: no descriptor outlives it. */
     if ((dirfd = ha_symcache_dir_open(b->dir, why, sizeof(why))) < 0 ||
         ha_symbolize_enum_index(bs, r, &b->stopping, &out, why,
@@ -113,7 +113,8 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
                           sizeof(why)) != 0) {
         if (!atomic_load(&b->stopping)) {
             atomic_fetch_add(&b->failed, 1);
-            ha_log_info("symbol index of %s not written: %s", r->path, why);
+            ha_log_info("symbol index of %s not written: %s", r->f->path,
+                        why);
         }
         ha_buf_free(&out);
         if (dirfd >= 0)
@@ -124,7 +125,7 @@ build_and_write(struct ha_symbolize_builder *b, struct ha_symbolizer *bs,
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu1);
     ha_log_info("symbol index %s/%s written for %s: %zu bytes, made in "
                 "%.3f s (%.3f s of CPU at low priority)", b->dir, name,
-                r->path, out.len, (double)(ha_clock_ns() - t0) / 1e9,
+                r->f->path, out.len, (double)(ha_clock_ns() - t0) / 1e9,
                 (double)(cpu1.tv_sec - cpu0.tv_sec) +
                     (double)(cpu1.tv_nsec - cpu0.tv_nsec) / 1e9);
     ha_buf_free(&out);
@@ -262,15 +263,14 @@ spawn(struct ha_symbolize_builder *b)
 /* ------------------------------------------------------------------ */
 
 void
-ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
+ha_symbolize_build_mark(struct ha_symbolizer *s, struct file *f)
 {
     bool wants = !f->own_dwarf && f->local_debug == NULL;
-    struct ha_symbolize_req *r;
 
     /* Only a final answer is worth keeping: a file read whole, with a
      * build-id to find it by, no debuginfod answer pending (the file is
-     * reopened when it comes, and asked for then), and not one
-     * debuginfod may still improve on. */
+     * reopened when it comes, and marked then), and not one debuginfod
+     * may still improve on. */
     if (f->dbgi_pending)
         return;
     f->idx_done = true;
@@ -278,33 +278,61 @@ ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f)
         (s->dbgi != NULL && wants && f->from < HA_SYMS_SRC_DWARF) ||
         s->index_dir == NULL || s->index_dir_bad)
         return;
-    if (s->builder == NULL && (s->builder = builder_new(s)) == NULL)
-        return;
-    r = calloc(1, sizeof(*r));
-    if (r == NULL || (r->path = strdup(f->path)) == NULL ||
-        (f->from == HA_SYMS_SRC_DEBUGINFOD && f->dbgi_path != NULL &&
-         (r->fetched = strdup(f->dbgi_path)) == NULL)) {
-        req_free(r);
-        return;
+    f->idx_give = true;
+}
+
+/* The request for f: what its index must say of the files, as they are
+ * now. NULL on allocation failure. */
+static struct ha_symbolize_req *
+req_new(struct ha_symbolizer *s, struct file *f)
+{
+    struct ha_symbolize_req *r = calloc(1, sizeof(*r));
+
+    if (r == NULL)
+        return NULL;
+    ha_symbolize_index_expect(s, f, f->from,
+                              f->from == HA_SYMS_SRC_DEBUGINFOD
+                                  ? f->dbgi_path
+                                  : NULL,
+                              &r->h, r->debug_path, sizeof(r->debug_path));
+    r->wants_dbgi = !f->own_dwarf && f->local_debug == NULL;
+    r->f = f;
+    return r;
+}
+
+void
+ha_symbolize_build_handover(struct ha_symbolizer *s)
+{
+    struct file **pp = &s->files;
+
+    while (*pp != NULL) {
+        struct file *f = *pp;
+        struct ha_symbolize_req *r;
+
+        if (!f->idx_give || f->pinned) {
+            pp = &f->next;
+            continue;
+        }
+        f->idx_give = false;
+        if ((s->builder == NULL &&
+             (s->builder = builder_new(s)) == NULL) ||
+            (r = req_new(s, f)) == NULL) {
+            pp = &f->next;
+            continue;
+        }
+        /* Out of the cache: the builder's now, freed when it is done. */
+        *pp = f->next;
+        f->next = NULL;
+        pthread_mutex_lock(&s->builder->lock);
+        if (s->builder->tail != NULL)
+            s->builder->tail->next = r;
+        else
+            s->builder->queue = r;
+        s->builder->tail = r;
+        s->builder->last_request_ns = ha_clock_ns();
+        spawn(s->builder);
+        pthread_mutex_unlock(&s->builder->lock);
     }
-    r->dev = f->dev;
-    r->ino = f->ino;
-    r->size = f->size;
-    r->mtime = f->mtime;
-    memcpy(r->build_id, f->build_id, sizeof(r->build_id));
-    r->from = f->from;
-    memcpy(r->detail, f->detail, sizeof(r->detail));
-    r->dbgi_on = s->dbgi != NULL;
-    r->wants_dbgi = wants;
-    pthread_mutex_lock(&s->builder->lock);
-    if (s->builder->tail != NULL)
-        s->builder->tail->next = r;
-    else
-        s->builder->queue = r;
-    s->builder->tail = r;
-    s->builder->last_request_ns = ha_clock_ns();
-    spawn(s->builder);
-    pthread_mutex_unlock(&s->builder->lock);
 }
 
 void

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * A module's symbol index made from its files (see symbolize_int.h,
- * prof/symindex.h): the file opened again with a libdwfl handle of its
- * own, checked to be the one the symbolizer named and to name its
- * addresses from the same source, then every address it has named.
+ * prof/symindex.h): the file the symbolizer named, handed over with the
+ * libdwfl handle it read it with, checked to be still the file on disk,
+ * then every address it has named.
  *
  * "Every address" without naming each one: an address's inline chain
  * changes only where a DIE's range, a compilation unit's range or an
@@ -471,11 +471,12 @@ ha_symbolize_enum_index(struct ha_symbolizer *bs,
                         const _Atomic bool *stop, struct ha_buf *out,
                         char *why, size_t whylen)
 {
-    struct build bd = {.stop = stop};
+    struct build bd = {.stop = stop, .f = r->f};
     struct ha_symindex_parts p;
-    char dpath[PATH_MAX];
+    struct file *f = r->f;
+    const char *fetched = f->from == HA_SYMS_SRC_DEBUGINFOD ? f->dbgi_path
+                                                            : NULL;
     struct stat st;
-    struct file *f = calloc(1, sizeof(*f));
     int ret = -1;
 
     memset(&p, 0, sizeof(p));
@@ -483,42 +484,20 @@ ha_symbolize_enum_index(struct ha_symbolizer *bs,
     bd.spans.size = sizeof(struct ha_symindex_span);
     bd.lines.size = sizeof(struct ha_symindex_line);
     bd.syms.size = sizeof(struct ha_symindex_sym);
-    if (f == NULL || (f->path = strdup(r->path)) == NULL ||
-        (r->fetched != NULL && (f->dbgi_path = strdup(r->fetched)) == NULL)) {
-        ha_err_set(why, whylen, "out of memory");
-        goto done;
-    }
-    bd.f = f;
-    if (stat(r->path, &st) != 0 || st.st_dev != r->dev ||
-        st.st_ino != r->ino || st.st_size != r->size ||
-        st.st_mtim.tv_sec != r->mtime.tv_sec ||
-        st.st_mtim.tv_nsec != r->mtime.tv_nsec) {
+    /* Its handle reads the file lazily: it must still be the one it was
+     * opened as (a replaced file makes no index; the next read makes
+     * one of the new). */
+    if (f->mod == NULL || stat(f->path, &st) != 0 || st.st_dev != f->dev ||
+        st.st_ino != f->ino || st.st_size != f->size ||
+        st.st_mtim.tv_sec != f->mtime.tv_sec ||
+        st.st_mtim.tv_nsec != f->mtime.tv_nsec) {
         ha_err_set(why, whylen, "the file changed since it was named");
         goto done;
     }
-    f->dev = st.st_dev;
-    f->ino = st.st_ino;
-    f->size = st.st_size;
-    f->mtime = st.st_mtim;
-    memcpy(f->build_id, r->build_id, sizeof(f->build_id));
-    /* What the files are before they are read: one replaced meanwhile
-     * makes the index out of date, never wrong. */
-    ha_symbolize_index_expect(bs, f, r->from, r->fetched, &p.h, dpath,
-                              sizeof(dpath));
-    f->build_id[0] = '\0';
-    ha_symbolize_file_open(bs, f);
-    if (f->mod == NULL || strcmp(f->build_id, r->build_id) != 0) {
-        ha_err_set(why, whylen, "it cannot be read again as it was (%s)",
-                   f->open_err[0] ? f->open_err : "another build-id");
-        goto done;
-    }
-    ha_symbolize_source_classify(bs, f);
-    if (f->from != r->from) {
-        ha_err_set(why, whylen, "its names would now come from %s, not %s",
-                   ha_syms_source_name(f->from),
-                   ha_syms_source_name(r->from));
-        goto done;
-    }
+    /* The strings of the index are those of a fresh memo: what the
+     * symbolizer resolved in it is not needed any more. */
+    ha_syms_free(&f->memo);
+    ha_idmap_free(&f->die_names);
     if (build_dwarf(&bd, bs, why, whylen) != 0)
         goto done;
     if (build_syms(&bd, bs) != 0 || bd.nodes.v.oom || bd.spans.oom ||
@@ -526,18 +505,20 @@ ha_symbolize_enum_index(struct ha_symbolizer *bs,
         ha_err_set(why, whylen, "out of memory");
         goto done;
     }
-    p.h.flags = (bs->demangle != NULL ? HA_SYMINDEX_F_DEMANGLED : 0) |
+    p.h = r->h;
+    p.h.flags = (r->h.flags & (HA_SYMINDEX_F_DEMANGLED |
+                               HA_SYMINDEX_F_DEBUGINFOD)) |
                 (f->no_fini ? HA_SYMINDEX_F_NO_FINI : 0) |
-                (r->dbgi_on ? HA_SYMINDEX_F_DEBUGINFOD : 0) |
                 (r->wants_dbgi ? HA_SYMINDEX_F_WANTS_DEBUGINFOD : 0);
-    p.h.from = r->from;
+    p.h.from = f->from;
     p.h.base = bd.base;
-    p.h.detail = ha_strtab_intern(&f->memo.strs, r->detail,
-                                  strlen(r->detail));
-    p.h.debug_path = ha_strtab_intern(&f->memo.strs, dpath, strlen(dpath));
-    p.h.fetched_path = r->fetched != NULL
-                           ? ha_strtab_intern(&f->memo.strs, r->fetched,
-                                              strlen(r->fetched))
+    p.h.detail = ha_strtab_intern(&f->memo.strs, f->detail,
+                                  strlen(f->detail));
+    p.h.debug_path = ha_strtab_intern(&f->memo.strs, r->debug_path,
+                                      strlen(r->debug_path));
+    p.h.fetched_path = fetched != NULL
+                           ? ha_strtab_intern(&f->memo.strs, fetched,
+                                              strlen(fetched))
                            : 0;
     if (p.h.detail == UINT32_MAX || p.h.debug_path == UINT32_MAX ||
         p.h.fetched_path == UINT32_MAX) {
@@ -570,7 +551,6 @@ done:
     free(bd.spans.v);
     free(bd.lines.v);
     free(bd.syms.v);
-    ha_symbolize_file_free(f);
     return ret;
 }
 

@@ -125,6 +125,7 @@ ha_symbolize_file_free(struct file *f)
         return;
     if (f->dwfl != NULL)
         dwfl_end(f->dwfl);
+    free(f->debuginfo_path);
     ha_syms_free(&f->memo);
     ha_idmap_free(&f->die_names);
     ha_symcache_unmap(&f->idx_map);
@@ -230,7 +231,16 @@ ha_symbolize_file_open(struct ha_symbolizer *s, struct file *f)
     Elf *elf;
     int n;
 
-    f->dwfl = dwfl_begin(&s->cb);
+    /* Copies of the symbolizer's: libdwfl keeps pointers to both, and f
+     * may outlive the symbolizer on the index builder's thread. */
+    free(f->debuginfo_path);
+    if ((f->debuginfo_path = strdup(s->debuginfo_path)) == NULL) {
+        ha_err_set(f->open_err, sizeof(f->open_err), "out of memory");
+        return;
+    }
+    f->cb = s->cb;
+    f->cb.debuginfo_path = &f->debuginfo_path;
+    f->dwfl = dwfl_begin(&f->cb);
     if (f->dwfl == NULL) {
         ha_err_set(f->open_err, sizeof(f->open_err), "libdwfl: %s",
                    dwfl_errmsg(-1));

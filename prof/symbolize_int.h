@@ -14,6 +14,7 @@
 #define HA_SYMBOLIZE_INT_H
 
 #include <elfutils/libdw.h>
+#include <limits.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 #include <stdatomic.h>
@@ -51,7 +52,10 @@ struct fsym {
     int rank;        /* GLOBAL 0, WEAK 1, LOCAL 2: the name preferred */
 };
 
-/* One opened file and what was resolved in it. */
+/* One opened file and what was resolved in it. Self-contained (its
+ * libdwfl handle's callbacks and search path are its own), so it can be
+ * handed to the index builder's thread once the symbolizer is done
+ * with it. */
 struct file {
     char *path;
     dev_t dev; /* identity on disk: a change reopens */
@@ -59,6 +63,8 @@ struct file {
     off_t size;
     struct timespec mtime;
 
+    Dwfl_Callbacks cb;   /* dwfl's: it keeps a pointer to them */
+    char *debuginfo_path; /* ... and to this (cb.debuginfo_path) */
     Dwfl *dwfl;          /* NULL when it could not be opened */
     Dwfl_Module *mod;
     GElf_Addr bias;      /* libdwfl address = ELF vaddr + bias */
@@ -100,6 +106,8 @@ struct file {
     struct ha_symindex idx;
     bool idx_done;       /* an index was used, asked for, or is not to be
                             had: not asked for again */
+    bool idx_give;       /* to be handed to the builder once the running
+                            call is done with it */
     size_t bytes;        /* accounted for the limit */
     uint64_t last_use;
     struct file *next;
@@ -133,19 +141,16 @@ struct miss {
     uint32_t depth;    /* frames in its chain */
 };
 
-/* One module to index: what the symbolizer knew of it when it asked
- * (symbolize_build.c queues them, symbolize_enum.c makes one). */
+/* One module to index: its file, handed over by the symbolizer with
+ * what an index of it must say of the files it came from, as they were
+ * when it was named (symbolize_build.c queues them, symbolize_enum.c
+ * makes one). */
 struct ha_symbolize_req {
-    char *path;
-    dev_t dev;           /* the file as it was named */
-    ino_t ino;
-    off_t size;
-    struct timespec mtime;
-    char build_id[HA_BUILDID_HEX_MAX];
-    char *fetched;       /* debuginfod's file, when the names came from it */
-    enum ha_syms_source from;
-    char detail[512];    /* heap_modules' detail, as the symbolizer said */
-    bool dbgi_on;        /* the symbolizer asks debuginfod */
+    struct file *f;      /* owned: its handle, segments, symbols */
+    struct ha_symindex_header h; /* build_id, module, debug, fetched and
+                                    flags as ha_symbolize_index_expect
+                                    gave them */
+    char debug_path[PATH_MAX]; /* h.debug's path; "": none */
     bool wants_dbgi;     /* no DWARF of its own nor under a debug root */
     struct ha_symbolize_req *next;
 };
@@ -290,11 +295,11 @@ void ha_symbolize_index_expect(struct ha_symbolizer *s, const struct file *f,
 
 /* symbolize_enum.c */
 
-/* Opens r's file with bs (set up by ha_symbolize_file_setup) as the
- * symbolizer did, checks it is the same file naming its addresses from
- * the same source, and encodes the index of every address it has into
- * out (symindex.h). Stops early when *stop turns true. Returns 0, or -1
- * with why set. */
+/* Encodes the index of every address r's file has into out (symindex.h),
+ * with its own libdwfl handle, after checking the file on disk is still
+ * the one it was opened as; bs (set up by ha_symbolize_file_setup) gives
+ * the demangler. What was resolved in the file before is dropped. Stops
+ * early when *stop turns true. Returns 0, or -1 with why set. */
 int ha_symbolize_enum_index(struct ha_symbolizer *bs,
                             const struct ha_symbolize_req *r,
                             const _Atomic bool *stop, struct ha_buf *out,
@@ -302,11 +307,20 @@ int ha_symbolize_enum_index(struct ha_symbolizer *bs,
 
 /* symbolize_build.c */
 
-/* Asks for f's index to be built from its files and written, on a
- * thread of the symbolizer's own at low priority, f having just been
- * named from DWARF or symbols (classified, no debuginfod answer
- * pending). Sets f->idx_done. Never waits. */
-void ha_symbolize_build_request(struct ha_symbolizer *s, struct file *f);
+/* Marks f for an index, f having just been named from DWARF or symbols
+ * (classified): when it is worth one (a final answer, a build-id, an
+ * index directory), f->idx_give is set, and f is handed to the builder
+ * by ha_symbolize_build_handover. Sets f->idx_done but while a
+ * debuginfod answer is pending (asked again when it comes). */
+void ha_symbolize_build_mark(struct ha_symbolizer *s, struct file *f);
+
+/* Hands every unpinned file marked idx_give to the builder's thread (at
+ * low priority, after a quarter of a second without a request): it
+ * leaves the cache, so its memory and its DWARF, already read, serve
+ * the index once instead of being read twice. A later call on it names
+ * it from the index, or reads it again if none was written yet. Never
+ * waits. */
+void ha_symbolize_build_handover(struct ha_symbolizer *s);
 
 /* Asks the builder's thread to stop at its next check (between units,
  * every few thousand lines, before writing); queued builds are dropped. */

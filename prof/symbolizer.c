@@ -306,7 +306,7 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
             goto oom;
         f->bytes = ha_symbolize_file_bytes(f);
         if (!f->idx_done && s->index_dir != NULL)
-            ha_symbolize_build_request(s, f);
+            ha_symbolize_build_mark(s, f);
     }
     ha_syms_finish(out);
     ret = 0;
@@ -318,6 +318,7 @@ done:
     for (size_t mod = 0; files != NULL && mod < maps->n_modules; mod++)
         if (files[mod] != NULL)
             files[mod]->pinned = false;
+    ha_symbolize_build_handover(s);
     if (files != NULL)
         ha_symbolize_cache_evict(s, NULL);
     ha_idmap_free(&strs);
