@@ -2,9 +2,10 @@
  *
  * Symbol indexes built and written in the background (see
  * symbolize_int.h, prof/symindex.h): once a module has been named from
- * its files, a thread of the symbolizer's own makes its index
- * (symbolize_enum.c) and writes it into the index directory
- * (prof/symcache.h), trimmed to its bound.
+ * its files, the symbolizer hands the file over, libdwfl handle and all,
+ * and a thread of its own makes the index (symbolize_enum.c), writes it
+ * into the index directory (prof/symcache.h), trims the directory to
+ * its bound and frees the file.
  *
  * The thread runs at low priority (nice + 10), one build at a time,
  * once no request has come for a quarter of a second (the query that
@@ -50,7 +51,7 @@ struct ha_symbolize_builder {
                                    frees it */
     _Atomic bool stopping;
 
-    char *debug_root;           /* the symbolizer's, for its own handle */
+    char *debug_root;           /* the symbolizer's (its demangler's setup) */
     char *dir;                  /* for log lines */
     uint64_t max_bytes;
     void (*thread_init)(void *arg);

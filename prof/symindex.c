@@ -15,8 +15,8 @@
 #define BYTE_ORDER_MARK 0x01020304u
 #define SYM_TRIES 16 /* symbols looked at below an address */
 
-_Static_assert(sizeof(struct ha_symindex_header) % 8 == 0,
-               "sections after the header stay 8-aligned");
+_Static_assert(sizeof(struct ha_symindex_header) == 368,
+               "the header's size is part of the format (symindex.h)");
 _Static_assert(sizeof(((struct ha_symindex_header *)0)->build_id) >=
                    HA_BUILDID_HEX_MAX,
                "a header holds every build-id maps.h keeps");

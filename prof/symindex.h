@@ -20,7 +20,7 @@
  *
  * Format, version 1, in the host's byte order (an index never leaves its
  * host; another order is refused by the byte-order word):
- *   struct ha_symindex_header (256 bytes), then sections, each 8-aligned
+ *   struct ha_symindex_header (368 bytes), then sections, each 8-aligned
  *   at the offset the header gives:
  *     SEGS    struct ha_symindex_seg[]   PT_LOAD: file offset to vaddr
  *     SYMS    struct ha_symindex_sym[]   function symbols, by address,
