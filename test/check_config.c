@@ -5,8 +5,8 @@
  * case per class of bad file, each checking that the message names the
  * file, the line and the key, and that a failed load leaves the defaults.
  *
- * Needs HA_TOP_SRCDIR (etc/heapadmin.cnf) and HA_SHARED_DATA
- * (proxysql.cnf); make check sets both. Run one case in-process with
+ * Needs HA_TOP_SRCDIR (etc/heapadmin.cnf and test/data/proxysql/proxysql.cnf);
+ * make check sets it. Run one case in-process with
  *   CK_FORK=no CK_RUN_CASE=errors ./test/check_config
  */
 #include <check.h>
@@ -433,7 +433,7 @@ START_TEST(test_config_proxysql_cnf)
     char path[4096], want[4200];
     char *text;
 
-    env_path(path, sizeof(path), "HA_SHARED_DATA", "proxysql.cnf");
+    env_path(path, sizeof(path), "HA_TOP_SRCDIR", "test/data/proxysql/proxysql.cnf");
     text = slurp(path);
     ck_assert_msg(ha_config_load_file(&cfg, path, err, sizeof(err)) == 0, "%s",
                   err);
