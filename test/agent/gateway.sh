@@ -135,7 +135,8 @@ q() {
         --data-urlencode "query=$1" |
         python3 -c 'import json,sys
 d = json.load(sys.stdin)["data"]["result"]
-print(d[0]["value"][1] if d else "")' 2>/dev/null
+print(d[0]["value"][1] if d else "")' 2>/dev/null ||
+        echo "query failed: $1"
 }
 n=
 for _ in $(seq 60); do

@@ -114,9 +114,11 @@ ha_like "jemalloc-log_now = 20 opens a lifetime window, naming its log" \
     "lifetime window open for 20 s.*published as proxysql\.$hpid\.0\.json" "$HA_RC:$HA_OUT"
 ha_like "... jemalloc-log_state says so" "^open: proxysql\.$hpid\.0\.json, (20|19) of 20 s left" \
     "$(ha_var jemalloc-log_state)"
-ha_sql "SELECT bytes >= 0 FROM stats_memory_breakdown WHERE component = 'jemalloc.internal.prof_log'"
-ha_is "... and stats_memory_breakdown what jemalloc holds for it" "1" "$HA_OUT"
 wait_burst $((b1 + 3))
+# Three bursts' frees later the log holds records: jemalloc's memory for
+# them is more than nothing (the row exists only while a window is open).
+ha_sql "SELECT bytes > 0 FROM stats_memory_breakdown WHERE component = 'jemalloc.internal.prof_log'"
+ha_is "... and stats_memory_breakdown what jemalloc holds for it" "1" "$HA_OUT"
 sleep 2
 d2=$(dump)
 ha_like "two dumps" "^proxysql\.$hpid\.[0-9]+\.m[0-9]+\.heap proxysql" "$d1 $d2"
@@ -147,8 +149,8 @@ ha_sql "SELECT alloc_bytes > 0, alloc_bytes >= flat_bytes, alloc_cum_bytes >= al
 ha_is "heap_top: alloc_bytes beside the live figures" "1	1	1" "$HA_OUT"
 ha_sql "SELECT flat_bytes, alloc_bytes > 0 FROM heap_top('$d2') WHERE function = 'growthhost_temp'"
 ha_like "... a site that holds nothing still shows what it allocated" "^0	1$" "$HA_OUT"
-ha_sql "SELECT count(*) FROM heap_stacks('$d2') WHERE alloc_bytes IS NULL"
-ha_is "heap_stacks: alloc_bytes on every stack" "0" "$HA_OUT"
+ha_sql "SELECT count(*) > 0, count(*) = count(alloc_bytes) FROM heap_stacks('$d2')"
+ha_is "heap_stacks: alloc_bytes on every stack" "1	1" "$HA_OUT"
 ha_sql "SELECT alloc_bytes > 0 FROM stats_heap_dumps WHERE file_name = '$d2'"
 ha_is "stats_heap_dumps: the dump's alloc_bytes" "1" "$HA_OUT"
 ha_sql "SELECT round(alloc_bytes_per_s / $MIB, 3) FROM heap_growth('$d1', '$d2') WHERE function = 'growthhost_leak'"
