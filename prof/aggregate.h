@@ -212,8 +212,9 @@ struct ha_agg_walker;
 /* Cuts with syms' own wrappers. Returns NULL on allocation failure. */
 struct ha_agg_walker *ha_agg_walker_new(const struct ha_syms *syms);
 
-/* Cuts with set instead (NULL: syms' own; ha_wrap_set_empty() for
- * jeprof's cut alone). set must outlive the walker. */
+/* Cuts with set instead (NULL: syms' own; ha_wrap_set_empty(): no
+ * wrapper, only the allocator and inlined entries named like its
+ * functions). set must outlive the walker. */
 struct ha_agg_walker *ha_agg_walker_new_with(const struct ha_syms *syms,
                                              const struct ha_wrap_set *set);
 void ha_agg_walker_free(struct ha_agg_walker *w);

@@ -483,7 +483,8 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
         if (ha_agg_walker_wrapper(w, in->p, s, &wrap) != 0)
             goto out;
         if (wrap.len > 0) {
-            size_t len = strcspn((const char *)wrap.data, ";");
+            const uint8_t *semi = memchr(wrap.data, ';', wrap.len);
+            size_t len = semi != NULL ? (size_t)(semi - wrap.data) : wrap.len;
 
             if (len >= 8 && memcmp(wrap.data + len - 8, "[inline]", 8) == 0)
                 len -= 8;

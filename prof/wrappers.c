@@ -218,8 +218,8 @@ ha_wrap_builtin(size_t *n)
 bool
 ha_wrap_name_allocates(const char *name)
 {
-    static const char *const words[] = {"alloc", "strdup", "strndup",
-                                        "memdup"};
+    static const char *const words[] = {"alloc", "memalign", "strdup",
+                                        "strndup", "memdup"};
     char low[HA_WRAP_NAME_MAX + 1];
     size_t i;
 
@@ -492,6 +492,7 @@ struct caller {
 /* A function that was the site of some stack in a round. */
 struct cand {
     uint32_t name;    /* strs offset */
+    bool unnamed;     /* "<module>+0x<offset>": judged, never taken */
     uint32_t fsize;
     uint32_t at_site; /* stacks it is the site of */
     struct caller *callers;
@@ -652,7 +653,9 @@ cand_note(struct cand *c, uint64_t caller, double bytes, double objs)
 }
 
 /* One round: every stack's site under set, as a candidate when it is a
- * named out-of-line function whose name says it allocates. */
+ * named out-of-line function whose name says it allocates, or an unnamed
+ * address (a stripped static function: judged so heap_wrappers can say
+ * it looks like a wrapper's helper, never taken). */
 static int
 collect(struct detect *d, const struct ha_wrap_set *set)
 {
@@ -678,13 +681,17 @@ collect(struct detect *d, const struct ha_wrap_set *set)
         ha_agg_walker_cut(w, &cut);
         if (cut.start >= st->n_frames || f[cut.start] >= HA_AGG_HIGH_ADDR ||
             (sa = ha_agg_walker_frame(w, cut.start)) == NULL || sa->n == 0 ||
-            (sa->flags & HA_SYMS_UNNAMED) || cut.skip + 1 != sa->n)
-            continue; /* no site, unnamed, or inlined: never detected */
+            cut.skip + 1 != sa->n)
+            continue; /* no site, or inlined: never detected */
         name = d->syms->frames[sa->first + cut.skip].func;
         s = str(d, name);
         if (*s == '\0' || ha_wrap_set_has(set, s) ||
-            !ha_wrap_name_allocates(s) ||
+            (!(sa->flags & HA_SYMS_UNNAMED) && !ha_wrap_name_allocates(s)) ||
             (d->conf != NULL && in_names(d->conf->del, d->conf->n_del, s)))
+            continue;
+        /* An unnamed site matters only above a wrapper: one right above
+         * the allocator is as likely a real site as not. */
+        if ((sa->flags & HA_SYMS_UNNAMED) && cut.start == cut.alloc_end)
             continue;
         for (size_t j = cut.start + 1; j < st->n_frames; j++) {
             const struct ha_syms_addr *ca;
@@ -700,6 +707,7 @@ collect(struct detect *d, const struct ha_wrap_set *set)
         }
         if ((c = cand_of(d, name, sa->fsize)) == NULL)
             goto out;
+        c->unnamed = (sa->flags & HA_SYMS_UNNAMED) != 0;
         c->at_site++;
         if (cand_note(c, caller,
                       (double)(accum ? st->raw.accum_bytes : st->raw.bytes),
@@ -744,14 +752,18 @@ distinct_sizes(const struct cand *c)
     return k;
 }
 
-/* Judges c: fills e's evidence and detail; true when it is a wrapper. */
+/* Judges c: fills e's evidence and detail; true when it is a wrapper.
+ * *listed: whether a refusal is worth listing (an unnamed address only
+ * when all but its name says wrapper). */
 static bool
-judge(const struct detect *d, const struct cand *c, struct ha_wrap_entry *e)
+judge(const struct detect *d, const struct cand *c, struct ha_wrap_entry *e,
+      bool *listed)
 {
     uint32_t k = 0, any = 0;
-    char why[160], code[48];
+    char why[256], code[48];
     bool yes = false;
 
+    *listed = !c->unnamed;
     if (ha_idmap_get(&d->names, c->name, &k))
         any = d->anywhere[k];
     e->callers = (uint32_t)c->n_callers;
@@ -780,7 +792,14 @@ judge(const struct detect *d, const struct cand *c, struct ha_wrap_entry *e)
     else if (c->fsize > HA_WRAP_MAX_FSIZE)
         snprintf(why, sizeof(why), "not detected: %s, over %d", code,
                  HA_WRAP_MAX_FSIZE);
-    else {
+    else if (c->unnamed) {
+        *listed = true;
+        snprintf(why, sizeof(why),
+                 "not detected: no name (stripped), though it looks like a "
+                 "wrapper's helper (always directly above a wrapper, %u "
+                 "callers, %u object sizes): if it is, add '+%.60s'",
+                 e->callers, e->sizes, str(d, c->name));
+    } else {
         snprintf(why, sizeof(why),
                  "detected: always directly above the allocator or a "
                  "wrapper, %u callers, %u object sizes, %s",
@@ -811,10 +830,14 @@ detect_rounds(struct detect *d, struct ha_wrap_set *set, size_t *cap,
         for (size_t i = 0; i < d->n_c; i++) {
             struct ha_wrap_entry tmp = {0}, *e;
             const char *name = str(d, d->c[i].name);
-            bool yes = judge(d, &d->c[i], &tmp);
+            bool listed, yes = judge(d, &d->c[i], &tmp, &listed);
 
             if (tmp.detail == NULL)
                 goto out;
+            if (!yes && !listed) {
+                free(tmp.detail);
+                continue;
+            }
             if (yes) {
                 if ((e = entry_add(&set->e, &set->n, cap, name,
                                    HA_WRAP_DETECTED)) == NULL) {
@@ -869,7 +892,7 @@ ha_wrap_set_make(const struct ha_wrap_conf *conf, const struct ha_heapv2 *p,
         (s->conf = strdup(conf != NULL && conf->text != NULL ? conf->text
                                                              : "")) == NULL)
         goto oom;
-    if (conf == NULL || !conf->none)
+    if (conf == NULL || (!conf->none && !conf->no_builtin))
         for (size_t i = 0; i < HA_ARRAY_SIZE(builtin); i++)
             if ((conf == NULL ||
                  !in_names(conf->del, conf->n_del, builtin[i])) &&
@@ -877,7 +900,8 @@ ha_wrap_set_make(const struct ha_wrap_conf *conf, const struct ha_heapv2 *p,
                     NULL)
                 goto oom;
     for (size_t i = 0; conf != NULL && i < conf->n_add; i++)
-        if (!ha_wrap_is_builtin(conf->add[i]) || conf->none)
+        if (!ha_wrap_is_builtin(conf->add[i]) || conf->none ||
+            conf->no_builtin)
             if (entry_add(&s->e, &s->n, &cap, conf->add[i],
                           HA_WRAP_OPERATOR) == NULL)
                 goto oom;

@@ -18,7 +18,7 @@
  *   3. detection from the profile itself (ha_wrap_set_make()): a named,
  *      out-of-line function F is a wrapper when all of
  *        - its name says it allocates (contains, in any case, "alloc",
- *          "strdup", "strndup" or "memdup"),
+ *          "memalign", "strdup", "strndup" or "memdup"),
  *        - in every sampled stack that holds it, F sits directly above
  *          the allocator's frames or a wrapper already recognised,
  *        - it is reached from at least HA_WRAP_MIN_CALLERS distinct
@@ -82,6 +82,9 @@ struct ha_wrap_conf {
     char **del;      /* names never to treat as wrappers */
     size_t n_del;
     bool none;       /* "-*": neither the built-in list nor detection */
+    bool no_builtin; /* detection without the built-in list: tests of
+                        detection alone (the operator's syntax has no
+                        way to it) */
     char *text;      /* the canonical text: items trimmed, ","-joined */
 };
 
