@@ -68,11 +68,13 @@ ha_is "redis-benchmark (set, get, lpush, hset) completes" 0 "$?"
 dump=$(basename "$(ag_dump "$sock")")
 ha_like "dump_now writes a dump" '^proxysql\.[0-9]+\.[0-9]+\.m[0-9]+\.heap$' "$dump"
 
-ag_sql "$sock" "SELECT function FROM heap_top('$dump') ORDER BY alloc_bytes DESC LIMIT 1"
-ha_is "the top allocator by alloc_bytes is redis's lpInsert" "0:lpInsert" "$HA_RC:$HA_OUT"
-ag_sql "$sock" "SELECT wrapper FROM heap_top('$dump') WHERE function = 'lpInsert'"
-ha_is "... which allocates through zrealloc_usable (the wrapper column)" \
-    "0:zrealloc_usable" "$HA_RC:$HA_OUT"
+# The README's example (Allocation wrappers).
+ag_sql "$sock" "SELECT function, alloc_bytes, flat_bytes, wrapper FROM heap_top('$dump') ORDER BY alloc_bytes DESC LIMIT 5"
+ha_like "the top allocator by alloc_bytes is redis's lpInsert, through zrealloc_usable (the wrapper column)" \
+    $'^0:lpInsert\t[0-9]+\t[0-9]+\tzrealloc_usable\n' "$HA_RC:$HA_OUT"
+ag_sql "$sock" "SELECT function, why, stacks, alloc_bytes FROM heap_wrappers('$dump') WHERE wrapper = 1 LIMIT 4"
+ha_is "heap_wrappers' heaviest four: redis's z* wrappers, from the built-in list" \
+    "0:4 4" "$HA_RC:$(grep -cE '^z(try)?(malloc|calloc|realloc)' <<<"$HA_OUT") $(grep -c $'\tbuilt-in list\t' <<<"$HA_OUT")"
 ag_sql "$sock" "SELECT group_concat(function, ' ') FROM (SELECT function FROM heap_top('$dump') ORDER BY alloc_bytes DESC LIMIT 5)"
 top5=$HA_OUT
 ha_unlike "the top five by alloc_bytes are redis's functions, no z* wrapper ($top5)" \
