@@ -1298,6 +1298,56 @@ static const struct {
     {"genf.f", NULL, "genf.jeprof.txt"},
 };
 
+/* A dump's total as stats_heap_dumps and heap_top give it is jeprof's
+ * Total to the byte: truncated, not rounded (gen.2's 8252123.76 was
+ * shown as 8252124, one byte above jeprof; the diff's 544160.67 too). */
+START_TEST(test_prof_totals_as_jeprof)
+{
+    static const struct {
+        const char *dump;
+        long long total; /* jeprof --text --show_bytes, Total */
+    } real[] = {
+        {"redis7", 9567527},  /* jeprof ... /usr/bin/redis-server */
+        {"nginx122", 697789}, /* jeprof ... /usr/sbin/nginx */
+    };
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(committed); i++) {
+        struct ha_heapv2 p, q;
+        struct ha_syms s, t;
+        char *want = committed_text(committed[i].expected);
+        double total;
+        long long jeprof;
+
+        load_committed(committed[i].dump, &p, &s);
+        total = p.scaled_bytes;
+        if (committed[i].base != NULL) {
+            load_committed(committed[i].base, &q, &t);
+            total -= q.scaled_bytes;
+            ha_syms_free(&t);
+            ha_heapv2_free(&q);
+        }
+        ck_assert_int_eq(sscanf(want, "Total: %lld B", &jeprof), 1);
+        ck_assert_msg(ha_heapv2_jeprof_int(total) == jeprof,
+                      "%s: %.4f shown as %lld, jeprof's Total %lld",
+                      committed[i].expected, total,
+                      ha_heapv2_jeprof_int(total), jeprof);
+        free(want);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+    }
+    for (size_t i = 0; i < HA_ARRAY_SIZE(real); i++) {
+        struct ha_heapv2 p;
+        struct ha_syms s;
+
+        load_committed(real[i].dump, &p, &s);
+        ck_assert_int_eq(ha_heapv2_jeprof_int(p.scaled_bytes), real[i].total);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+    }
+    ck_assert_int_eq(ha_heapv2_jeprof_int(-12.7), -12);
+}
+END_TEST
+
 START_TEST(test_prof_committed_dumps_match_jeprof)
 {
     for (size_t i = 0; i < HA_ARRAY_SIZE(committed); i++) {
@@ -2694,6 +2744,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_alloc_site_rule);
     tcase_add_test(core, test_prof_agg_tie_order);
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
+    tcase_add_test(core, test_prof_totals_as_jeprof);
     tcase_add_test(core, test_prof_walker_matches_aggregate);
     tcase_add_test(core, test_prof_symfile_format);
     tcase_add_test(core, test_prof_pprof_encode);

@@ -38,6 +38,9 @@
  *                            it called the allocator itself, or is not a
  *                            site
  *  13 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ * Figures are jeprof's to the byte: truncated as jeprof prints them, so
+ * no row, and no sum of rows, is above jeprof's (a sum of rows is at most
+ * the dump's total, stats_heap_dumps.bytes, which is jeprof's Total).
  * Rows come largest flat_bytes first; rows of equal flat_bytes put named
  * functions before unnamed ones, then go by name. `function = '...'` is
  * answered from the aggregate without a scan in SQL. The aggregate is kept with
@@ -179,22 +182,22 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
                             SQLITE_TRANSIENT);
         break;
     case 1:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->flat_bytes + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->flat_bytes));
         break;
     case 2:
         sqlite3_result_double(ctx, pct(r->flat_bytes, c->agg->total_bytes));
         break;
     case 3:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_bytes + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->cum_bytes));
         break;
     case 4:
         sqlite3_result_double(ctx, pct(r->cum_bytes, c->agg->total_bytes));
         break;
     case 5:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->flat_objs + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->flat_objs));
         break;
     case 6:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_objs + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->cum_objs));
         break;
     case TOP_COL_MODULE:
         if (ha_agg_module(c->agg, r) != NULL)
@@ -211,7 +214,7 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         /* NULL, not 0: a dump without prof_accum does not know. */
         if (c->agg->has_alloc)
             sqlite3_result_int64(
-                ctx, (sqlite3_int64)(v[col - TOP_COL_ALLOC_BYTES] + 0.5));
+                ctx, ha_heapv2_jeprof_int(v[col - TOP_COL_ALLOC_BYTES]));
         break;
     }
     case TOP_COL_WRAPPER:
