@@ -25,9 +25,10 @@
  *                lists them, -tagfocus=wrapper=zmalloc keeps them)
  *   location     one per address looked up (the call instruction for
  *                callers): mapping, address, and its lines innermost
- *                first (a site inlined where a wrapper was: one more
- *                location for the address, its lines from the site on) (pprof: line[0] is the innermost inlined function,
- *                the last the function it was inlined into); an address
+ *                first (pprof: line[0] is the innermost inlined function,
+ *                the last the function it was inlined into; a site
+ *                inlined where a wrapper was gets one more location for
+ *                its address, its lines from the site on); an address
  *                with no certain name has one line, its function named
  *                "<module>+0x<offset>" as in every table (syms.h)
  *   function     one per (name, source file)
