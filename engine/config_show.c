@@ -126,6 +126,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
                 j->debuginfod_urls,
                 j->debuginfod_urls[0] ? "" : " (the environment's)",
                 j->debuginfod_timeout_ms);
+    ha_log_info("config: " JEMALLOC ".alloc_wrappers = \"%s\" (\"\": the "
+                "built-in list and detection alone)",
+                j->alloc_wrappers);
     ha_log_info("config: " JEMALLOC ".dump_retention_count = %lld, "
                 "dump_retention_bytes = %lld, dump_min_free_bytes = %lld, "
                 "dump_interval_s = %lld, dump_resident_bytes = %lld "

@@ -37,6 +37,7 @@
 #include "heap/heap.h"
 #include "heap/runs.h"
 #include "heap/logwin.h"
+#include "prof/wrappers.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -210,6 +211,25 @@ engine_value(const void *arg, const char *name, char *buf, size_t len)
            ha_limitwatch_value(e->limitwatch, name, buf, len);
 }
 
+/* The config's wrapper edits, made canonical (as the variable reads
+ * them back) into heap; the config was checked when it was read. */
+static void
+engine_wrappers(struct ha_heap *heap, const char *text)
+{
+    struct ha_wrap_conf conf;
+    char why[512];
+
+    if (ha_wrap_conf_parse(text, &conf, why, sizeof(why)) != 0) {
+        ha_log_warn("config: " HA_CONFIG_JEMALLOC ".alloc_wrappers "
+                    "ignored: %s",
+                    why);
+        heap->alloc_wrappers[0] = '\0';
+        return;
+    }
+    ha_strlcpy(heap->alloc_wrappers, conf.text, sizeof(heap->alloc_wrappers));
+    ha_wrap_conf_free(&conf);
+}
+
 /* Where the process's memory cgroup is, and its limit, said once. */
 static void
 locate_cgroup(struct ha_heap *heap)
@@ -268,6 +288,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
     e->heap.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
     e->heap.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
+    engine_wrappers(&e->heap, cfg->jemalloc.alloc_wrappers);
     e->heap.je = &cfg->jemalloc;
     e->heap.thread_init = thread_init;
     e->heap.thread_init_arg = init_arg;

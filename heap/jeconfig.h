@@ -32,6 +32,9 @@ struct ha_jemalloc_config {
     char debuginfod_urls[1024]; /* its servers, space-separated; "": the
                                    environment's DEBUGINFOD_URLS */
     int debuginfod_timeout_ms;  /* the longest a query waits for it */
+    char alloc_wrappers[2048];  /* the operator's edits of the allocation
+                                   wrappers (prof/wrappers.h syntax,
+                                   HA_WRAP_TEXT_MAX); "": none */
 
     /* Dump housekeeping (heap/dumpfiles.h, engine/dumptimer.h) */
     long long dump_retention_count; /* dumps kept in the datadir, oldest

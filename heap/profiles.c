@@ -79,6 +79,7 @@ profile_free(struct ha_heap_profile *pr)
     ha_heapv2_free(&pr->p);
     free(pr->stale);
     free(pr->mem);
+    free(pr->wrap_conf);
     free(pr->name);
     free(pr);
 }
@@ -180,7 +181,8 @@ same_file(const struct stat *a, dev_t dev, ino_t ino, off_t size,
            a->st_mtim.tv_nsec == mtime->tv_nsec;
 }
 
-/* The cached profile of name read from the file st describes, or NULL. */
+/* The cached profile of name read from the file st describes, made with
+ * the current wrapper edits, or NULL. */
 static struct ha_heap_profile *
 cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
            const char *name, const struct stat *st)
@@ -188,7 +190,9 @@ cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
     for (struct ha_heap_profile *pr = c->list; pr != NULL; pr = pr->next)
         if (strcmp(pr->name, name) == 0 &&
             same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime) &&
-            !has_news(heap, pr))
+            !has_news(heap, pr) &&
+            strcmp(pr->wrap_conf != NULL ? pr->wrap_conf : "",
+                   heap->alloc_wrappers) == 0)
             return pr;
     return NULL;
 }
@@ -355,6 +359,30 @@ log_parse(struct ha_heap *heap, struct ha_heap_profile *pr, const char *buf,
     return 0;
 }
 
+int
+ha_heap_wrappers_make(const char *conf_text, const char *what,
+                      const struct ha_heapv2 *p, struct ha_syms *syms,
+                      char *err, size_t errlen)
+{
+    struct ha_wrap_conf conf;
+    char why[512];
+    int rc;
+
+    if (ha_wrap_conf_parse(conf_text, &conf, why, sizeof(why)) != 0) {
+        /* Checked when it was set: only memory can fail here. */
+        ha_log_warn("%s: allocation wrappers '%s' not applied: %s", what,
+                    conf_text != NULL ? conf_text : "", why);
+        memset(&conf, 0, sizeof(conf));
+    }
+    ha_wrap_set_free(syms->wrappers);
+    syms->wrappers = NULL;
+    rc = ha_wrap_set_make(&conf, p, syms, &syms->wrappers, why, sizeof(why));
+    ha_wrap_conf_free(&conf);
+    if (rc != 0)
+        ha_err_set(err, errlen, "%s: %s", what, why);
+    return rc;
+}
+
 /* Parses and symbolizes buf into pr (name and identity already set);
  * buf NULL: pr->p is parsed already. side: the .buildid text or NULL.
  * Worker thread. Returns 0 or -1 with err set. */
@@ -402,6 +430,9 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
     }
+    if (ha_heap_wrappers_make(pr->wrap_conf, pr->name, &pr->p, &pr->syms,
+                              err, errlen) != 0)
+        goto out;
     ret = 0;
 out:
     free(pcs);
@@ -808,6 +839,12 @@ load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
     l->pr->refs = 1; /* the load's, then the caller's */
     l->pr->live = live;
     l->pr->is_log = is_log;
+    if ((l->pr->wrap_conf = strdup(heap->alloc_wrappers)) == NULL) {
+        free(l->pr->name);
+        free(l->pr);
+        free(l);
+        return NULL;
+    }
     /* What lands if the job never runs (the worker went away). */
     l->rc = -1;
     ha_err_set(l->err, sizeof(l->err), "%s: the load was abandoned", name);

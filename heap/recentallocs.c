@@ -57,6 +57,8 @@ clock_ns(clockid_t id)
 
 struct recent_job {
     struct ha_heap *heap;         /* ops; its symbolizer is the worker's */
+    char wrappers[HA_WRAP_TEXT_MAX]; /* heap->alloc_wrappers, copied on
+                                     the loop */
     struct ha_recent_allocs *r;
     int rc;
     char err[512];
@@ -164,6 +166,9 @@ recent_run(void *arg)
     }
     ha_syms_set_frame_index(&syms, pcs, n_pcs, index, p.n_frames);
     index = NULL;
+    if (ha_heap_wrappers_make(j->wrappers, "stats_jemalloc_recent", &p,
+                              &syms, j->err, sizeof(j->err)) != 0)
+        goto out;
     site = calloc(p.n_stacks ? p.n_stacks : 1, sizeof(*site));
     stack = calloc(p.n_stacks ? p.n_stacks : 1, sizeof(*stack));
     r->rows = calloc(r->recent.n ? r->recent.n : 1, sizeof(*r->rows));
@@ -259,6 +264,7 @@ ha_heap_recent_allocs(struct ha_heap *heap, struct ha_recent_allocs **out,
         return HA_HEAP_ERROR;
     }
     j->heap = heap;
+    ha_strlcpy(j->wrappers, heap->alloc_wrappers, sizeof(j->wrappers));
     if (ha_task_offload(recent_run, recent_discard, j) != 0)
         return HA_HEAP_STOPPED;
     if (j->rc != 0) {

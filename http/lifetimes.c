@@ -45,7 +45,8 @@ life_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
     if (ha_calltree_init(&t) != 0)
         goto oom;
     /* The log's stacks weigh what was freed from them (heap/logfile.h). */
-    if (ha_http_flame_tree_add(&t, j->pr, 1, HA_AGG_INUSE_BYTES) != 0)
+    if (ha_http_flame_tree_add(&t, j->pr, 1, HA_AGG_INUSE_BYTES,
+                               NULL) != 0)
         goto out;
     ha_buf_append_str(b, "{\"title\":\"");
     ha_json_str(b, j->pr->name);

@@ -8,6 +8,9 @@
  * the committed `jeprof --text --show_bytes` output, and live: the test
  * runs test/prof_gen under MALLOC_CONF=prof:true and compares prof/'s
  * libdwfl symbolization with jeprof run on the same dump and binary.
+ * Allocation wrappers (prof/wrappers.h): the site rule on a synthetic
+ * profile, detection's criteria (with sites it must not take), the
+ * operator's syntax, and dumps of Debian's redis-server and nginx.
  * Parser inputs are copied into exact-size heap blocks so ASan/valgrind
  * catch any overread.
  */
@@ -34,6 +37,7 @@
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
+#include "prof/wrappers.h"
 
 static char *
 dup_exact(const char *p, size_t len)
@@ -1138,10 +1142,18 @@ load_syms_file(const char *path, struct ha_syms *s)
             fr[k].file = ha_strtab_intern(&s->strs, file, strlen(file));
             fr[k].line = (uint32_t)strtoul(f[4 + 3 * k], NULL, 10);
         }
-        ck_assert_int_eq(ha_syms_add(s, strtoull(f[0], NULL, 16), 0,
-                                     (uint32_t)strtoul(f[1], NULL, 10), fr,
-                                     k),
-                         0);
+        {
+            char *end;
+            uint32_t flags = (uint32_t)strtoul(f[1], &end, 10);
+
+            ck_assert_int_eq(ha_syms_add(s, strtoull(f[0], NULL, 16), 0,
+                                         flags, fr, k),
+                             0);
+            /* "flags/size": the function's symbol size (heaptop -s). */
+            if (*end == '/')
+                s->addrs[s->n_addrs - 1].fsize =
+                    (uint32_t)strtoul(end + 1, NULL, 10);
+        }
     }
     ha_syms_finish(s);
     free(text);
@@ -1285,6 +1297,56 @@ static const struct {
      * expected output is from a copy without the leak lines. */
     {"genf.f", NULL, "genf.jeprof.txt"},
 };
+
+/* A dump's total as stats_heap_dumps and heap_top give it is jeprof's
+ * Total to the byte: truncated, not rounded (gen.2's 8252123.76 was
+ * shown as 8252124, one byte above jeprof; the diff's 544160.67 too). */
+START_TEST(test_prof_totals_as_jeprof)
+{
+    static const struct {
+        const char *dump;
+        long long total; /* jeprof --text --show_bytes, Total */
+    } real[] = {
+        {"redis7", 9567527},  /* jeprof ... /usr/bin/redis-server */
+        {"nginx122", 697789}, /* jeprof ... /usr/sbin/nginx */
+    };
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(committed); i++) {
+        struct ha_heapv2 p, q;
+        struct ha_syms s, t;
+        char *want = committed_text(committed[i].expected);
+        double total;
+        long long jeprof;
+
+        load_committed(committed[i].dump, &p, &s);
+        total = p.scaled_bytes;
+        if (committed[i].base != NULL) {
+            load_committed(committed[i].base, &q, &t);
+            total -= q.scaled_bytes;
+            ha_syms_free(&t);
+            ha_heapv2_free(&q);
+        }
+        ck_assert_int_eq(sscanf(want, "Total: %lld B", &jeprof), 1);
+        ck_assert_msg(ha_heapv2_jeprof_int(total) == jeprof,
+                      "%s: %.4f shown as %lld, jeprof's Total %lld",
+                      committed[i].expected, total,
+                      ha_heapv2_jeprof_int(total), jeprof);
+        free(want);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+    }
+    for (size_t i = 0; i < HA_ARRAY_SIZE(real); i++) {
+        struct ha_heapv2 p;
+        struct ha_syms s;
+
+        load_committed(real[i].dump, &p, &s);
+        ck_assert_int_eq(ha_heapv2_jeprof_int(p.scaled_bytes), real[i].total);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+    }
+    ck_assert_int_eq(ha_heapv2_jeprof_int(-12.7), -12);
+}
+END_TEST
 
 START_TEST(test_prof_committed_dumps_match_jeprof)
 {
@@ -1986,6 +2048,674 @@ START_TEST(test_prof_names_only_where_certain)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Allocation wrappers (prof/wrappers.h)                               */
+/* ------------------------------------------------------------------ */
+
+/* The first function of each sample of a serialized Profile (the line
+ * pprof counts flat) and its "wrapper" label ("" when none), in sample
+ * order: a small reader of the fields pprof.c writes. */
+struct pb_site {
+    char func[64];
+    char wrapper[64];
+};
+
+static size_t
+pb_sites(const uint8_t *p, size_t len, struct pb_site *out, size_t max)
+{
+    const uint8_t *end = p + len;
+    /* The string table, functions (id -> name), locations (id -> first
+     * line's function id), samples (first location, label string). */
+    const uint8_t *strs[256];
+    size_t strl[256], n_strs = 0, n_f = 0, n_l = 0, n_s = 0;
+    uint64_t fid[64], fname[64], lid[128], lfunc[128], sloc[64], slab[64];
+
+    while (p < end) {
+        uint64_t key = pb_get_varint(&p, end), n;
+        const uint8_t *sub, *q;
+
+        if ((key & 7) == 0) {
+            pb_get_varint(&p, end);
+            continue;
+        }
+        n = pb_get_varint(&p, end);
+        sub = p;
+        p += n;
+        if (key >> 3 == 6 && n_strs < 256) { /* string_table */
+            strs[n_strs] = sub;
+            strl[n_strs++] = n;
+        } else if (key >> 3 == 5 && n_f < 64) { /* Function */
+            fid[n_f] = fname[n_f] = 0;
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), v;
+
+                if ((k & 7) == 2) {
+                    q += pb_get_varint(&q, p);
+                    continue;
+                }
+                v = pb_get_varint(&q, p);
+                if (k >> 3 == 1)
+                    fid[n_f] = v;
+                else if (k >> 3 == 2)
+                    fname[n_f] = v;
+            }
+            n_f++;
+        } else if (key >> 3 == 4 && n_l < 128) { /* Location */
+            lid[n_l] = lfunc[n_l] = 0;
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), m;
+
+                if ((k & 7) != 2) {
+                    uint64_t v = pb_get_varint(&q, p);
+
+                    if (k >> 3 == 1)
+                        lid[n_l] = v;
+                    continue;
+                }
+                m = pb_get_varint(&q, p);
+                if (k >> 3 == 4 && lfunc[n_l] == 0) { /* first Line */
+                    const uint8_t *r = q;
+
+                    while (r < q + m) {
+                        uint64_t lk = pb_get_varint(&r, q + m),
+                                 lv = pb_get_varint(&r, q + m);
+
+                        if (lk >> 3 == 1)
+                            lfunc[n_l] = lv;
+                    }
+                }
+                q += m;
+            }
+            n_l++;
+        } else if (key >> 3 == 2 && n_s < 64) { /* Sample */
+            sloc[n_s] = 0;
+            slab[n_s] = UINT64_MAX;
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), m = pb_get_varint(&q, p);
+                const uint8_t *v = q;
+
+                if (k >> 3 == 1)
+                    sloc[n_s] = pb_get_varint(&v, q + m);
+                else if (k >> 3 == 3) /* Label: key 1, str 2 */
+                    while (v < q + m) {
+                        uint64_t lk = pb_get_varint(&v, q + m),
+                                 lv = pb_get_varint(&v, q + m);
+
+                        if (lk >> 3 == 2)
+                            slab[n_s] = lv;
+                    }
+                q += m;
+            }
+            n_s++;
+        }
+    }
+    for (size_t i = 0; i < n_s && i < max; i++) {
+        uint64_t f = 0, nm = UINT64_MAX;
+
+        out[i].func[0] = out[i].wrapper[0] = '\0';
+        for (size_t k = 0; k < n_l; k++)
+            if (lid[k] == sloc[i])
+                f = lfunc[k];
+        for (size_t k = 0; k < n_f; k++)
+            if (fid[k] == f)
+                nm = fname[k];
+        if (nm < n_strs)
+            snprintf(out[i].func, sizeof(out[i].func), "%.*s",
+                     (int)strl[nm], (const char *)strs[nm]);
+        if (slab[i] < n_strs)
+            snprintf(out[i].wrapper, sizeof(out[i].wrapper), "%.*s",
+                     (int)strl[slab[i]], (const char *)strs[slab[i]]);
+    }
+    return n_s;
+}
+
+/* Frames of the cut's cases: jemalloc, malloc, a redis-like chain
+ * (zmalloc -> ztrymalloc -> malloc), zmalloc inlined into its caller,
+ * ztrymalloc inlined into a helper inlined into fn, an unnamed static
+ * helper between nginx's ngx_palloc and the allocator, ld.so's inline
+ * "malloc", and main. */
+static const struct fake_sym wrap_syms[] = {
+    {0x100, HA_SYMS_ALLOCATOR, {NULL}},
+    {0x1ff, 0, {"malloc"}},
+    {0x2ff, 0, {"ztrymalloc"}},
+    {0x3ff, 0, {"zmalloc"}},
+    {0x4ff, 0, {"createObject"}},
+    {0x5ff, 0, {"main"}},
+    {0x6ff, 0, {"zmalloc", "sdsnew"}},
+    {0x7ff, 0, {"ztrymalloc", "helper", "fn"}},
+    {0x8ff, HA_SYMS_UNNAMED, {"nginx+0x8ff"}},
+    {0x9ff, 0, {"ngx_palloc"}},
+    {0xaff, 0, {"caller"}},
+    {0xbff, 0, {"malloc", "_dl_new_object"}},
+};
+
+static const char wrap_dump[] =
+    "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+    "@ 0x100 0x200 0x300 0x400 0x500 0x600\n  t*: 1: 100 [0: 0]\n"
+    "@ 0x100 0x200 0x700 0x600\n  t*: 1: 10 [0: 0]\n"
+    "@ 0x100 0x200 0x800 0x600\n  t*: 1: 20 [0: 0]\n"
+    "@ 0x100 0x200 0x900 0xa00 0xb00 0x600\n  t*: 1: 30 [0: 0]\n"
+    "@ 0x100 0x200 0x400\n  t*: 1: 40 [0: 0]\n"
+    "@ 0x100 0xc00 0x600\n  t*: 1: 50 [0: 0]\n";
+
+/* Per stack of wrap_dump: the site, the wrapper it called (heap_top's
+ * column), the collapsed stack and its wrapper part (heap_stacks'), and
+ * jeprof's site without wrappers. */
+static const struct {
+    const char *site, *wrapper, *stack, *skipped, *jeprof;
+} wrap_want[] = {
+    {"createObject", "zmalloc", "main;createObject", "zmalloc;ztrymalloc",
+     "ztrymalloc"},
+    {"sdsnew", "zmalloc", "main;sdsnew", "zmalloc[inline]",
+     "zmalloc (inline)"},
+    {"helper (inline)", "ztrymalloc", "main;fn;helper[inline]",
+     "ztrymalloc[inline]", "ztrymalloc (inline)"},
+    {"caller", "ngx_palloc", "main;caller", "ngx_palloc;nginx+0x8ff",
+     "nginx+0x8ff"},
+    /* Wrappers to the end: the outermost stays the site. */
+    {"zmalloc", NULL, "zmalloc", "", "zmalloc"},
+    {"_dl_new_object", "malloc", "main;_dl_new_object", "malloc[inline]",
+     "malloc (inline)"},
+};
+
+/* The site is the first frame (or inlined entry) that is neither
+ * allocator nor wrapper, by one rule in the aggregate, the walker, the
+ * collapsed stacks and pprof; without a set, jeprof's cut is unchanged. */
+START_TEST(test_wrap_site_rule)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0}, j = {0};
+    struct ha_agg_walker *w;
+    struct ha_buf b = HA_BUF_INIT;
+    struct ha_maps m = {0};
+    struct ha_pprof_input in;
+    struct pb_site sites[8];
+    struct ha_wrap_set *none = ha_wrap_set_empty();
+    double flat = 0, jflat = 0;
+    char err[256] = "";
+
+    ck_assert_ptr_nonnull(none);
+    ck_assert_int_eq(parse_exact(wrap_dump, strlen(wrap_dump), &p, err,
+                                 sizeof(err)),
+                     0);
+    fake_syms(&s, wrap_syms, HA_ARRAY_SIZE(wrap_syms));
+    /* jeprof's cut first: the syms carry no set. */
+    ck_assert_int_eq(ha_agg_add(&j, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, NULL, NULL, &s.wrappers, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(w = ha_agg_walker_new(&s));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(wrap_want); i++) {
+        const struct ha_agg_row *r = row_named(&a, wrap_want[i].site);
+
+        ck_assert_msg(r != NULL && r->flat_bytes > 0, "stack %zu: no site %s",
+                      i, wrap_want[i].site);
+        if (wrap_want[i].wrapper == NULL)
+            ck_assert_ptr_null(ha_agg_wrapper(&a, r));
+        else
+            ck_assert_str_eq(ha_agg_wrapper(&a, r), wrap_want[i].wrapper);
+        ck_assert_int_eq(ha_agg_walker_site(w, &p, i, &b), 0);
+        ha_buf_append_u8(&b, 0);
+        ck_assert_str_eq((const char *)b.data, wrap_want[i].site);
+        ck_assert_int_eq(ha_agg_walker_collapsed(w, &p, i, &b), 0);
+        ha_buf_append_u8(&b, 0);
+        ck_assert_str_eq((const char *)b.data, wrap_want[i].stack);
+        ck_assert_int_eq(ha_agg_walker_wrapper(w, &p, i, &b), 0);
+        ha_buf_append_u8(&b, 0);
+        ck_assert_str_eq((const char *)b.data, wrap_want[i].skipped);
+        r = row_named(&j, wrap_want[i].jeprof);
+        ck_assert_msg(r != NULL && r->flat_bytes > 0,
+                      "stack %zu: jeprof's site is not %s", i,
+                      wrap_want[i].jeprof);
+    }
+    ha_agg_walker_free(w);
+    /* No wrapper is a site but where nothing else is left; the sites'
+     * flat figures add up to the total either way. */
+    ck_assert_ptr_null(row_named(&a, "ztrymalloc"));
+    ck_assert_ptr_null(row_named(&a, "ngx_palloc"));
+    ck_assert_ptr_null(row_named(&a, "nginx+0x8ff"));
+    ck_assert_double_eq(row_named(&a, "zmalloc")->flat_bytes, 40);
+    ck_assert_double_eq(row_named(&a, "zmalloc")->cum_bytes, 40);
+    for (size_t i = 0; i < a.n_rows; i++)
+        flat += a.rows[i].flat_bytes;
+    for (size_t i = 0; i < j.n_rows; i++)
+        jflat += j.rows[i].flat_bytes;
+    ck_assert_double_eq(flat, 250);
+    ck_assert_double_eq(jflat, 250);
+
+    /* Another set for the same syms (a series cut with its newest
+     * dump's): the empty one cuts the allocator alone (and inlined
+     * entries named like it). */
+    ha_agg_free(&a);
+    a.wrappers = none;
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(row_named(&a, "ztrymalloc")->flat_bytes, 100);
+    ck_assert_ptr_null(ha_agg_wrapper(&a, row_named(&a, "ztrymalloc")));
+    ck_assert_double_eq(row_named(&a, "nginx+0x8ff")->flat_bytes, 30);
+    ck_assert_double_eq(row_named(&a, "_dl_new_object")->flat_bytes, 50);
+
+    /* pprof: the site is where flat is counted, the wrapper a label. */
+    memset(&in, 0, sizeof(in));
+    in.p = &p;
+    in.maps = &m;
+    in.syms = &s;
+    in.weight = 1;
+    ha_buf_reset(&b);
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &b, err, sizeof(err)), 0);
+    ck_assert_uint_eq(pb_sites(b.data, b.len, sites, 8), 6);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(wrap_want); i++) {
+        const char *want = wrap_want[i].site;
+        size_t n = strcspn(want, " ");
+
+        ck_assert_msg(strncmp(sites[i].func, want, n) == 0 &&
+                          sites[i].func[n] == '\0',
+                      "sample %zu: pprof's first line is %s, not %s", i,
+                      sites[i].func, want);
+        ck_assert_str_eq(sites[i].wrapper, wrap_want[i].wrapper != NULL
+                                               ? wrap_want[i].wrapper
+                                               : "");
+    }
+    ha_buf_free(&b);
+    ha_wrap_set_free(none);
+    ha_agg_free(&a);
+    ha_agg_free(&j);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Detection's cases: my_alloc, a wrapper (three callers, three sizes);
+ * my_strdup, a wrapper of it (found in the second round); node_alloc, a
+ * constructor (one size whatever the caller); two_alloc (two callers);
+ * big_alloc (2000 bytes of code); mid_alloc (once above another
+ * function); makeString, wrapper-shaped but no name that says so; an
+ * unnamed address right above the allocator. */
+static const struct fake_sym det_syms[] = {
+    {0x100, HA_SYMS_ALLOCATOR, {NULL}},
+    {0x1ff, 0, {"malloc"}},
+    {0x2ff, 0, {"my_alloc"}},
+    {0x3ff, 0, {"a"}},
+    {0x4ff, 0, {"b"}},
+    {0x5ff, 0, {"c"}},
+    {0x6ff, 0, {"my_strdup"}},
+    {0x7ff, 0, {"x"}},
+    {0x8ff, 0, {"y"}},
+    {0x9ff, 0, {"z"}},
+    {0xaff, 0, {"node_alloc"}},
+    {0xbff, 0, {"two_alloc"}},
+    {0xcff, 0, {"big_alloc"}},
+    {0xdff, 0, {"mid_alloc"}},
+    {0xeff, 0, {"inner"}},
+    {0xfff, 0, {"makeString"}},
+    {0x10ff, HA_SYMS_UNNAMED, {"prog+0x10ff"}},
+    {0x11ff, 0, {"main"}},
+};
+
+static const struct {
+    uint64_t pc;
+    uint32_t fsize;
+} det_sizes[] = {
+    {0x2ff, 80},  {0x6ff, 60},  {0xaff, 90},  {0xbff, 50},
+    {0xcff, 2000}, {0xdff, 100}, {0xfff, 120},
+};
+
+#define DET_ABC(fn, s1, s2, s3)                                          \
+    "@ 0x100 0x200 " fn " 0x400 0x1200\n  t*: 1: " s1 " [1: " s1 "]\n"   \
+    "@ 0x100 0x200 " fn " 0x500 0x1200\n  t*: 1: " s2 " [1: " s2 "]\n"   \
+    "@ 0x100 0x200 " fn " 0x600 0x1200\n  t*: 1: " s3 " [1: " s3 "]\n"
+
+static const char det_dump[] =
+    "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+    DET_ABC("0x300", "16", "64", "256")
+    "@ 0x100 0x200 0x300 0x700 0x800 0x1200\n  t*: 1: 8 [1: 8]\n"
+    "@ 0x100 0x200 0x300 0x700 0x900 0x1200\n  t*: 1: 24 [1: 24]\n"
+    "@ 0x100 0x200 0x300 0x700 0xa00 0x1200\n  t*: 1: 40 [1: 40]\n"
+    DET_ABC("0xb00", "48", "48", "48")
+    "@ 0x100 0x200 0xc00 0x400 0x1200\n  t*: 1: 10 [1: 10]\n"
+    "@ 0x100 0x200 0xc00 0x500 0x1200\n  t*: 1: 20 [1: 20]\n"
+    DET_ABC("0xd00", "10", "20", "30")
+    DET_ABC("0xe00", "10", "20", "30")
+    "@ 0x100 0x200 0xf00 0xe00 0x400 0x1200\n  t*: 1: 10 [1: 10]\n"
+    DET_ABC("0x1000", "10", "20", "30")
+    DET_ABC("0x1100", "10", "20", "30");
+
+static void
+det_load(struct ha_heapv2 *p, struct ha_syms *s)
+{
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(det_dump, strlen(det_dump), p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    fake_syms(s, det_syms, HA_ARRAY_SIZE(det_syms));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(det_sizes); i++) {
+        struct ha_syms_addr *sa =
+            (struct ha_syms_addr *)ha_syms_find(s, det_sizes[i].pc);
+
+        ck_assert_ptr_nonnull(sa);
+        sa->fsize = det_sizes[i].fsize;
+    }
+}
+
+/* A refused name's detail holds want. */
+static void
+other_says(const struct ha_wrap_set *w, const char *name, const char *want)
+{
+    const struct ha_wrap_entry *e = ha_wrap_set_find_other(w, name);
+
+    ck_assert_msg(e != NULL, "%s is not listed as refused", name);
+    ck_assert_msg(e->detail != NULL && strstr(e->detail, want) != NULL,
+                  "%s: '%s' does not say '%s'", name,
+                  e->detail ? e->detail : "(null)", want);
+}
+
+START_TEST(test_wrap_detection)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_wrap_set *w;
+    struct ha_wrap_conf c;
+    struct ha_wrap_use *u;
+    struct ha_agg a = {0};
+    size_t n;
+    char err[256] = "";
+
+    det_load(&p, &s);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, &p, &s, &w, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_wrap_set_find(w, "my_alloc")->why, HA_WRAP_DETECTED);
+    ck_assert_ptr_nonnull(strstr(ha_wrap_set_find(w, "my_alloc")->detail,
+                                 "4 callers, 4 object sizes, 80 bytes"));
+    ck_assert_int_eq(ha_wrap_set_find(w, "my_strdup")->why,
+                     HA_WRAP_DETECTED);
+    ck_assert(ha_wrap_set_has(w, "zmalloc")); /* the built-in list too */
+    other_says(w, "node_alloc", "one object size");
+    other_says(w, "two_alloc", "reached from 2 callers (3 needed)");
+    other_says(w, "big_alloc", "2000 bytes of code, over 512");
+    other_says(w, "mid_alloc", "1 stacks hold it elsewhere");
+    /* No name that says it allocates, or no name at all: never a
+     * candidate, however wrapper-shaped. */
+    ck_assert(!ha_wrap_set_has(w, "makeString"));
+    ck_assert_ptr_null(ha_wrap_set_find_other(w, "makeString"));
+    ck_assert(!ha_wrap_set_has(w, "prog+0x10ff"));
+    ck_assert_ptr_null(ha_wrap_set_find_other(w, "prog+0x10ff"));
+
+    /* The cut with it: my_strdup's callers are the sites. */
+    s.wrappers = w;
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(row_named(&a, "x")->flat_bytes, 8);
+    ck_assert_str_eq(ha_agg_wrapper(&a, row_named(&a, "x")), "my_strdup");
+    ck_assert_str_eq(ha_agg_wrapper(&a, row_named(&a, "a")), "my_alloc");
+    ck_assert_double_eq(row_named(&a, "node_alloc")->flat_bytes, 144);
+    ck_assert_double_eq(row_named(&a, "makeString")->flat_bytes, 60);
+    ha_agg_free(&a);
+
+    /* heap_wrappers' rows: wrappers first, each where it was skipped. */
+    ck_assert_int_eq(ha_wrap_uses(&p, &s, w, &u, &n, err, sizeof(err)), 0);
+    ck_assert_uint_ge(n, 6);
+    ck_assert_str_eq(u[0].e->name, "my_alloc");
+    ck_assert(u[0].wrapper);
+    ck_assert_uint_eq(u[0].stacks, 6);
+    ck_assert_double_eq(u[0].bytes, 16 + 64 + 256 + 8 + 24 + 40);
+    ck_assert_str_eq(u[1].e->name, "my_strdup");
+    ck_assert_uint_eq(u[1].stacks, 3);
+    for (size_t i = 2; i < n; i++)
+        ck_assert_msg(!u[i].wrapper || u[i].stacks > 0 ||
+                          u[i].e->why != HA_WRAP_BUILTIN,
+                      "%s listed with no stack", u[i].e->name);
+    free(u);
+    s.wrappers = NULL;
+    ha_wrap_set_free(w);
+
+    /* The operator removes a name: never a wrapper, not detected, and
+     * what sat above it is not either. */
+    ck_assert_int_eq(ha_wrap_conf_parse("-my_alloc", &c, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert(!ha_wrap_set_has(w, "my_alloc"));
+    ck_assert(!ha_wrap_set_has(w, "my_strdup"));
+    ck_assert_int_eq(ha_wrap_set_find_other(w, "my_alloc")->why,
+                     HA_WRAP_REMOVED);
+    ha_wrap_set_free(w);
+    ha_wrap_conf_free(&c);
+
+    /* "-*": the operator's names alone. */
+    ck_assert_int_eq(ha_wrap_conf_parse("-*, +makeString", &c, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert_uint_eq(w->n, 1);
+    ck_assert_str_eq(w->e[0].name, "makeString");
+    ck_assert_int_eq(w->e[0].why, HA_WRAP_OPERATOR);
+    ck_assert_uint_eq(w->n_other, 0);
+    ck_assert_str_eq(w->conf, "-*,+makeString");
+    ha_wrap_set_free(w);
+    ha_wrap_conf_free(&c);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+START_TEST(test_wrap_conf_parse)
+{
+    static const struct {
+        const char *text, *canon;
+    } good_conf[] = {
+        {"", ""},
+        {"   ", ""},
+        {"mywrap", "+mywrap"},
+        {" +mywrap , -xmalloc ", "+mywrap,-xmalloc"},
+        {"-*,+a,a", "-*,+a,+a"},
+        {"nginx+0x277b1", "+nginx+0x277b1"},
+        {"operator new[]", "+operator new[]"},
+    };
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {",a", "item 1 is empty"},
+        {"a,", "item 2 is empty (a trailing comma)"},
+        {"a,,b", "item 2 is empty"},
+        {"+", "item 1 is empty"},
+        {"a,-a", "item 2 names 'a' both to add (+) and to remove (-)"},
+        {"a\tb", "item 1 holds a control or non-ASCII character"},
+    };
+    struct ha_wrap_conf c;
+    char err[1024], many[HA_WRAP_TEXT_MAX + 8];
+    size_t at = 0;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(good_conf); i++) {
+        ck_assert_msg(ha_wrap_conf_parse(good_conf[i].text, &c, err,
+                                         sizeof(err)) == 0,
+                      "'%s': %s", good_conf[i].text, err);
+        ck_assert_str_eq(c.text, good_conf[i].canon);
+        ha_wrap_conf_free(&c);
+    }
+    ck_assert_int_eq(ha_wrap_conf_parse(" +a, -b ,c,-*", &c, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_uint_eq(c.n_add, 2);
+    ck_assert_uint_eq(c.n_del, 1);
+    ck_assert(c.none);
+    ck_assert_str_eq(c.del[0], "b");
+    ha_wrap_conf_free(&c);
+    ck_assert_int_eq(ha_wrap_conf_parse(NULL, &c, err, sizeof(err)), 0);
+    ha_wrap_conf_free(&c);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad); i++) {
+        ck_assert_msg(ha_wrap_conf_parse(bad[i].text, &c, err,
+                                         sizeof(err)) == -1,
+                      "'%s' accepted", bad[i].text);
+        ck_assert_msg(strstr(err, bad[i].says) != NULL &&
+                          strstr(err, "allowed: a comma-separated list") !=
+                              NULL,
+                      "'%s': %s", bad[i].text, err);
+        ck_assert_ptr_null(c.text);
+    }
+    /* Too many items, a name too long, a value too long. */
+    for (int i = 0; i < 65; i++)
+        at += (size_t)snprintf(many + at, sizeof(many) - at, "%sf%d",
+                               i ? "," : "", i);
+    ck_assert_int_eq(ha_wrap_conf_parse(many, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "more than 64 items"));
+    memset(many, 'x', 300);
+    many[300] = '\0';
+    ck_assert_int_eq(ha_wrap_conf_parse(many, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "longer than 255 characters"));
+    memset(many, 'x', HA_WRAP_TEXT_MAX);
+    many[HA_WRAP_TEXT_MAX] = '\0';
+    ck_assert_int_eq(ha_wrap_conf_parse(many, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "characters, over 2047"));
+}
+END_TEST
+
+/* The built-in list is sorted (bsearch) and holds the wrappers of the
+ * programs it names; the name rule of detection. */
+START_TEST(test_wrap_builtin_list)
+{
+    static const char *const must[] = {
+        "zmalloc", "zmalloc_usable", "ztrymalloc_usable", "zcalloc",
+        "zrealloc_usable", "zfree", "ngx_alloc", "ngx_palloc",
+        "ngx_pcalloc", "ngx_pnalloc", "ngx_memalign", "ngx_palloc_block",
+        "g_malloc", "g_malloc0", "g_realloc", "g_try_malloc", "g_strdup",
+        "g_memdup2", "g_slice_alloc", "g_free", "xmalloc", "xcalloc",
+        "xrealloc", "xstrdup", "emalloc", "_emalloc", "ecalloc",
+        "erealloc", "estrdup", "apr_palloc", "apr_pcalloc", "apr_pstrdup",
+        "CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_realloc", "CRYPTO_strdup",
+        "CRYPTO_strndup", "CRYPTO_memdup", "CRYPTO_free", "sqlite3Malloc",
+        "sqlite3_malloc", "sqlite3_malloc64", "sqlite3MallocZero",
+        "sqlite3DbMallocRaw", "sqlite3_free"};
+    size_t n;
+    const char *const *b = ha_wrap_builtin(&n);
+
+    for (size_t i = 1; i < n; i++)
+        ck_assert_msg(strcmp(b[i - 1], b[i]) < 0, "%s before %s", b[i - 1],
+                      b[i]);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(must); i++)
+        ck_assert_msg(ha_wrap_is_builtin(must[i]), "%s not built in",
+                      must[i]);
+    ck_assert(!ha_wrap_is_builtin("createObject"));
+    ck_assert(!ha_wrap_is_builtin("ngx_create_pool"));
+    ck_assert(ha_wrap_name_allocates("my_Alloc"));
+    ck_assert(ha_wrap_name_allocates("ngx_memalign"));
+    ck_assert(ha_wrap_name_allocates("dupe_strdup_x"));
+    ck_assert(!ha_wrap_name_allocates("createEmbeddedStringObject"));
+    ck_assert(!ha_wrap_name_allocates("lpInsert"));
+}
+END_TEST
+
+/* A real program: Debian's redis-server 7.0.15 under redis-benchmark
+ * (set, get, incr, lpush, rpush, lpop, sadd, hset, spop, zadd,
+ * lrange_100, mset; lg_prof_sample 13, prof_accum), dumped through the
+ * agent; redis7.syms is what heapadmin's symbolizer made of it. */
+START_TEST(test_wrap_redis)
+{
+    static const char *const sites[] = {"lpInsert", "_sdsnewlen",
+                                        "createEmbeddedStringObject",
+                                        "createObject", "dictAddRaw",
+                                        "listAddNodeHead"};
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    struct ha_wrap_conf c = {0};
+    struct ha_wrap_set *w;
+    double flat = 0;
+    char err[256] = "";
+
+    load_committed("redis7", &p, &s);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, &p, &s, &s.wrappers, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ha_agg_sort(&a, HA_AGG_BY_ALLOC_FLAT_BYTES);
+    /* The top allocators by alloc_bytes are redis's own functions. */
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[0]), "lpInsert");
+    ck_assert_str_eq(ha_agg_wrapper(&a, &a.rows[0]), "zrealloc_usable");
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[1]),
+                     "createEmbeddedStringObject");
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[2]), "_sdsnewlen");
+    for (size_t i = 0; i < a.n_rows; i++) {
+        const char *name = ha_agg_name(&a, &a.rows[i]);
+
+        flat += a.rows[i].flat_bytes;
+        ck_assert_msg(!ha_wrap_is_builtin(name) ||
+                          (a.rows[i].flat_bytes == 0 &&
+                           a.rows[i].alloc_flat_bytes == 0),
+                      "the wrapper %s is a site", name);
+    }
+    ck_assert(fabs(flat - a.total_bytes) < 1);
+    ha_agg_free(&a);
+    ha_wrap_set_free(s.wrappers);
+    s.wrappers = NULL;
+
+    /* Detection alone finds redis's busiest wrappers and none of its
+     * sites (a wrapper seen from one caller only is not enough). */
+    c.no_builtin = true;
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert(ha_wrap_set_has(w, "zmalloc"));
+    ck_assert(ha_wrap_set_has(w, "zmalloc_usable"));
+    ck_assert(ha_wrap_set_has(w, "zcalloc"));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(sites); i++)
+        ck_assert_msg(!ha_wrap_set_has(w, sites[i]), "%s detected",
+                      sites[i]);
+    for (size_t i = 0; i < w->n; i++)
+        ck_assert_msg(w->e[i].name[0] == 'z' ||
+                          strncmp(w->e[i].name, "CRYPTO_", 7) == 0,
+                      "%s detected", w->e[i].name);
+    ha_wrap_set_free(w);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Debian's nginx 1.22.1, one worker under ab (files and 404s;
+ * lg_prof_sample 11, prof_accum). Its pools are the sites: no ngx_*
+ * wrapper; the stripped static helper of ngx_palloc_large stays an
+ * address, which detection names as a likely wrapper helper. */
+START_TEST(test_wrap_nginx)
+{
+    static const char *const wrappers[] = {"ngx_alloc", "ngx_calloc",
+                                           "ngx_memalign", "ngx_palloc",
+                                           "ngx_pcalloc", "ngx_pnalloc",
+                                           "ngx_pmemalign"};
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    struct ha_wrap_conf c = {0};
+    struct ha_wrap_set *w;
+    char err[256] = "";
+
+    load_committed("nginx122", &p, &s);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, &p, &s, &s.wrappers, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ha_agg_sort(&a, HA_AGG_BY_ALLOC_FLAT_BYTES);
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[0]), "ngx_create_pool");
+    ck_assert_str_eq(ha_agg_wrapper(&a, &a.rows[0]), "ngx_memalign");
+    for (size_t i = 0; i < HA_ARRAY_SIZE(wrappers); i++) {
+        const struct ha_agg_row *r = row_named(&a, wrappers[i]);
+
+        ck_assert_msg(r == NULL || (r->flat_bytes == 0 &&
+                                    r->alloc_flat_bytes == 0),
+                      "%s is a site", wrappers[i]);
+    }
+    ha_agg_free(&a);
+    ha_wrap_set_free(s.wrappers);
+    s.wrappers = NULL;
+
+    c.no_builtin = true;
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert(ha_wrap_set_has(w, "ngx_alloc"));
+    ck_assert(!ha_wrap_set_has(w, "ngx_create_pool"));
+    ck_assert(!ha_wrap_set_has(w, "nginx+0x278c4"));
+    other_says(w, "nginx+0x278c4", "add '+nginx+0x278c4'");
+    ha_wrap_set_free(w);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Suite                                                               */
 /* ------------------------------------------------------------------ */
 
@@ -1997,6 +2727,7 @@ prof_suite(void)
     TCase *errors = tcase_create("errors");
     TCase *limits = tcase_create("limits");
     TCase *live = tcase_create("live");
+    TCase *wrappers = tcase_create("wrappers");
 
     tcase_add_test(core, test_prof_parse_good);
     tcase_add_test(core, test_prof_parse_crlf_no_maps);
@@ -2013,6 +2744,7 @@ prof_suite(void)
     tcase_add_test(core, test_prof_alloc_site_rule);
     tcase_add_test(core, test_prof_agg_tie_order);
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
+    tcase_add_test(core, test_prof_totals_as_jeprof);
     tcase_add_test(core, test_prof_walker_matches_aggregate);
     tcase_add_test(core, test_prof_symfile_format);
     tcase_add_test(core, test_prof_pprof_encode);
@@ -2023,6 +2755,14 @@ prof_suite(void)
     tcase_add_test(errors, test_prof_parse_error_quotes_nothing);
     tcase_add_test(errors, test_prof_maps_errors);
     suite_add_tcase(s, errors);
+
+    tcase_add_test(wrappers, test_wrap_site_rule);
+    tcase_add_test(wrappers, test_wrap_detection);
+    tcase_add_test(wrappers, test_wrap_conf_parse);
+    tcase_add_test(wrappers, test_wrap_builtin_list);
+    tcase_add_test(wrappers, test_wrap_redis);
+    tcase_add_test(wrappers, test_wrap_nginx);
+    suite_add_tcase(s, wrappers);
 
     tcase_add_test(limits, test_prof_parse_count_max);
     tcase_add_test(limits, test_prof_parse_truncations);

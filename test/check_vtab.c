@@ -435,6 +435,7 @@ static const char *const gv_names[] = {
     "jemalloc-log_max_bytes",
     "jemalloc-log_state",
     "jemalloc-recent_alloc_max",
+    "jemalloc-alloc_wrappers",
     "jemalloc-dump_now",
     "jemalloc-log_now",
     "jemalloc-reset_now",

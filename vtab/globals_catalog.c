@@ -120,6 +120,7 @@ const struct gv_row ha_globals_rows[] = {
      "it is the lifetime window's state; open one with jemalloc-log_now"},
     {"jemalloc-recent_alloc_max", "experimental.prof_recent.alloc_max",
      GV_RECENT_MAX, GV_PROF, 0, NULL},
+    {"jemalloc-alloc_wrappers", NULL, GV_WRAPPERS, 0, 0, NULL},
 
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
     {"jemalloc-log_now", "prof.log_start", GV_LOG_NOW, GV_PROF, 0, NULL},
@@ -421,6 +422,9 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         snprintf(buf, len, "%zd", v);
         break;
     }
+    case GV_WRAPPERS:
+        ha_strlcpy(buf, ctx->heap->alloc_wrappers, len);
+        break;
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -436,7 +440,8 @@ ha_globals_writable(const struct gv_row *r)
            r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM ||
            r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY ||
            r->kind == GV_PURGE_ARENA || r->kind == GV_LOG_NOW ||
-           r->kind == GV_LOG_MAX || r->kind == GV_RECENT_MAX;
+           r->kind == GV_LOG_MAX || r->kind == GV_RECENT_MAX ||
+           r->kind == GV_WRAPPERS;
 }
 
 bool

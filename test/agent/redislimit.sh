@@ -8,8 +8,8 @@
 # for it, must take its limit dumps on the way (sampling switched on by
 # the watch); restarted in the same group, redis's agent must say the
 # last run was OOM-killed, and the limit dumps must name redis's own
-# functions: its allocator wrapper (zmalloc_usable) as the allocation
-# site, and the string code that called it.
+# functions: its string code (_sdsnewlen) as the allocation site, past
+# its allocator wrapper (zmalloc_usable, heap_top's wrapper column).
 #
 # Twice: as root, where the kernel wakes the watch at each level (v1
 # usage thresholds: every level gets a dump of its own, taken before the
@@ -139,13 +139,13 @@ read_back() {
     ag_sql "$sock" "SELECT file_name FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' ORDER BY mtime DESC LIMIT 1"
     last=$HA_OUT
     ha_like "... its limit dumps are listed" "^proxysql\.$dead\.[0-9]+\.m[0-9]+\.heap$" "$last"
-    ag_sql "$sock" "SELECT function FROM heap_top('$last') LIMIT 1"
-    ha_is "... the last one's top allocation site is redis's own allocator wrapper" \
-        "0:zmalloc_usable" "$HA_RC:$HA_OUT"
+    ag_sql "$sock" "SELECT function || ' ' || wrapper FROM heap_top('$last') LIMIT 1"
+    ha_is "... the last one's top allocation site is redis's string code, past its allocator wrapper" \
+        "0:_sdsnewlen zmalloc_usable" "$HA_RC:$HA_OUT"
     ag_sql "$sock" "SELECT count(*) FROM heap_top('$last') WHERE function IN ('_sdsnewlen', 'sdsnewlen', 'createStringObject', 'createRawStringObject', 'createEmbeddedStringObject', 'sdsMakeRoomFor', 'dictAddRaw', 'setKey', 'dbAdd') AND cum_pct > 10"
     ha_like "... called from redis's string and keyspace code" "^0:[1-9]" \
         "$HA_RC:$HA_OUT"
-    ag_sql "$sock" "SELECT round(flat_pct) > 50 FROM heap_top('$last') WHERE function = 'zmalloc_usable'"
+    ag_sql "$sock" "SELECT round(flat_pct) > 50 FROM heap_top('$last') WHERE function = '_sdsnewlen'"
     ha_is "... which holds most of the heap" "0:1" "$HA_RC:$HA_OUT"
     kill -TERM "$rpid"
     ha_wait_gone "$rpid" 10
