@@ -176,7 +176,8 @@ start_series(struct ha_leakwatch *w, const char *growth)
                     "leak_watch_growth_bytes = %lld, but heap profiling is "
                     "not available in this process (opt.prof=false): no "
                     "dumps can be taken; start it with "
-                    "MALLOC_CONF=prof:true,prof_active:false",
+                    "MALLOC_CONF=prof:true,prof_active:false,"
+                    "prof_time_resolution:high",
                     growth, je->leak_watch_growth_bytes);
         w->rearm_after = (int64_t)time(NULL);
         return;

@@ -210,8 +210,8 @@ struct ha_mallctl_failure {
 #define HA_MALLCTL_PROF_OFF_HINT                                          \
     "heap profiling is not available in this process (opt.prof=false): " \
     "start the process with prof:true in MALLOC_CONF, e.g. "             \
-    "MALLOC_CONF=prof:true,prof_active:false (for an agent, in the "    \
-    "service's environment)"
+    "MALLOC_CONF=prof:true,prof_active:false,prof_time_resolution:high " \
+    "(for an agent, in the service's environment)"
 #define HA_MALLCTL_PROF_UNBUILT_HINT                                      \
     "heap profiling is not available: this jemalloc was built without "  \
     "--enable-prof (config.prof=false); statistics still work, but the " \

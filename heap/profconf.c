@@ -345,8 +345,8 @@ ha_profconf_effective(const struct ha_mallctl_ops *ops, char *out,
     if (!ha_mallctl_prof_enabled(ops)) {
         snprintf(out, outlen,
                  "jemalloc %s: heap profiling off (opt.prof=false; start "
-                 "with MALLOC_CONF=prof:true,prof_active:false to enable "
-                 "it)",
+                 "with MALLOC_CONF=prof:true,prof_active:false,"
+                 "prof_time_resolution:high to enable it)",
                  version);
         return;
     }

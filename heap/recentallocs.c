@@ -131,7 +131,7 @@ recent_run(void *arg)
         return;
     }
     /* The clocks' offset, read with the document: jemalloc's default is
-     * CLOCK_MONOTONIC_COARSE, prof_time_res:high is CLOCK_REALTIME. */
+     * CLOCK_MONOTONIC_COARSE, prof_time_resolution:high is CLOCK_REALTIME. */
     high = ha_mallctl_read_str(ops, "opt.prof_time_resolution", &res) == 0 &&
            strcmp(res, "high") == 0;
     real = clock_ns(CLOCK_REALTIME);

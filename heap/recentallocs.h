@@ -8,7 +8,7 @@
  * now, all on the worker thread while the asking task waits.
  *
  * Times: jemalloc's profiling clock is CLOCK_MONOTONIC_COARSE (a few ms)
- * unless the process started with prof_time_res:high (CLOCK_REALTIME);
+ * unless the process started with prof_time_resolution:high (CLOCK_REALTIME);
  * the rows carry wall-clock times, the monotonic ones moved by the
  * clocks' offset when they were read.
  */

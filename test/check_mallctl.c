@@ -67,8 +67,9 @@ START_TEST(test_mallctl_errmsg_enoent_prof)
                      "jemalloc-prof_active = 'true': heap profiling is not "
                      "available in this process (opt.prof=false): start "
                      "the process with prof:true in MALLOC_CONF, e.g. "
-                     "MALLOC_CONF=prof:true,prof_active:false (for an "
-                     "agent, in the service's environment)");
+                     "MALLOC_CONF=prof:true,prof_active:false,"
+                     "prof_time_resolution:high (for an agent, in the "
+                     "service's environment)");
     /* Every profiling mallctl family gets the same advice. */
     ck_assert_has(msg_for(ENOENT, "prof.dump", "jemalloc-dump_now", "true",
                           NULL, true),

@@ -1083,8 +1083,9 @@ START_TEST(test_vtab_globals_profiling_off)
         snprintf(needle, sizeof(needle), "%s = '%s': heap profiling is not "
                  "available in this process (opt.prof=false): start "
                  "the process with prof:true in MALLOC_CONF, e.g. "
-                 "MALLOC_CONF=prof:true,prof_active:false (for an agent, "
-                 "in the service's environment)",
+                 "MALLOC_CONF=prof:true,prof_active:false,"
+                 "prof_time_resolution:high (for an agent, in the "
+                 "service's environment)",
                  prof_rows[i], v);
         ck_assert_err_has(needle);
     }
