@@ -31,6 +31,7 @@
 #include "prof/symbolize.h"
 #include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
+#include "heap/recentallocs.h"
 #include "heap/sizeclasses.h"
 
 /* A load under way, which later askers of the same file wait for. */
@@ -79,6 +80,9 @@ profile_free(struct ha_heap_profile *pr)
     ha_heapv2_free(&pr->p);
     free(pr->stale);
     free(pr->mem);
+    if (pr->sizes != NULL)
+        ha_livesizes_free(pr->sizes);
+    free(pr->sizes);
     free(pr->name);
     free(pr);
 }
@@ -432,6 +436,10 @@ load_run(void *arg)
 
     l->rc = -1;
     if (pr->live) {
+        /* The samples' sizes first, nearest the dump (taken on the loop
+         * just before this job). */
+        if ((pr->sizes = malloc(sizeof(*pr->sizes))) != NULL)
+            (void)ha_recent_live_sizes(l->heap->ops, pr->sizes);
         l->rc = profile_load(l->heap, pr, l->text, l->text_len, NULL, 0,
                              l->err, sizeof(l->err));
         return;
@@ -483,6 +491,12 @@ load_run(void *arg)
         free(pr->mem);
         pr->mem = NULL;
     }
+    /* ... with the live samples' sizes (none in an older .mem: state
+     * NONE; lines that do not read: taken as not recorded) */
+    if (pr->mem != NULL &&
+        (pr->sizes = malloc(sizeof(*pr->sizes))) != NULL &&
+        ha_livesizes_parse(side, side_len, pr->sizes, NULL, 0) != 0)
+        memset(pr->sizes, 0, sizeof(*pr->sizes));
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
     if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
@@ -641,6 +655,7 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
     ha_dumpmem_init(m);
     ha_strlcpy(m->trigger, "live", sizeof(m->trigger));
     m->resident = ha_dumpfiles_resident();
+    m->sampling_since = ha_mallctl_sampling_since(heap->ops);
     memset(&cl, 0, sizeof(cl));
     if (ha_mallctl_epoch(heap->ops) == 0 && ha_sizeclasses_load(heap->ops, &cl))
         (void)ha_sizeclasses_read_bins(heap->ops, &cl, m->bins,

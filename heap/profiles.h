@@ -60,6 +60,7 @@
 #include "prof/dumpmem.h"
 #include "prof/dumpname.h"
 #include "prof/heapv2.h"
+#include "prof/livesizes.h"
 #include "prof/maps.h"
 #include "prof/syms.h"
 #include "heap/heap.h"
@@ -98,6 +99,11 @@ struct ha_heap_profile {
                               live profile read just before its dump):
                               the bins heap_fragmentation shares out;
                               NULL: none recorded */
+    struct ha_livesizes *sizes; /* the live samples' usable sizes per
+                              stack, recorded in <dump>.mem, or read just
+                              after a live profile's dump (state NONE: a
+                              .mem from before they were recorded); NULL
+                              with mem */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */
