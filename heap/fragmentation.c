@@ -27,9 +27,16 @@ frag_run(void *arg)
         ha_err_set(j->err, sizeof(j->err), "out of memory");
         return;
     }
-    j->rc = ha_frag_compute(&j->pr->p, &j->pr->syms, j->pr->mem->bins,
-                            j->pr->mem->n_bins, j->stacks, j->f, j->err,
-                            sizeof(j->err));
+    j->rc = ha_frag_compute(&(struct ha_frag_in){
+                                .p = &j->pr->p,
+                                .syms = &j->pr->syms,
+                                .bins = j->pr->mem->bins,
+                                .n_bins = j->pr->mem->n_bins,
+                                .sizes = j->pr->sizes,
+                                .sampling_since = j->pr->mem->sampling_since,
+                                .stacks = j->stacks,
+                            },
+                            j->f, j->err, sizeof(j->err));
 }
 
 static void
