@@ -43,7 +43,10 @@ normalize(struct ha_livesizes *s)
     for (size_t i = 0; i < s->n; i++) {
         if (w > 0 && s->ents[w - 1].stack == s->ents[i].stack &&
             s->ents[w - 1].usize == s->ents[i].usize)
-            s->ents[w - 1].count += s->ents[i].count;
+            s->ents[w - 1].count =
+                s->ents[i].count > UINT64_MAX - s->ents[w - 1].count
+                    ? UINT64_MAX
+                    : s->ents[w - 1].count + s->ents[i].count;
         else
             s->ents[w++] = s->ents[i];
     }
@@ -205,7 +208,7 @@ int
 ha_livesizes_parse(const char *buf, size_t len, struct ha_livesizes *out,
                    char *err, size_t errlen)
 {
-    const char *p = buf, *end = buf + len;
+    const char *p = buf, *end = len > 0 ? buf + len : buf;
     unsigned line = 0;
     size_t cap = 0;
 
@@ -271,6 +274,12 @@ bad:
                    line);
         ha_livesizes_free(out);
         return -1;
+    }
+    /* entries mean something only under "sizes recent" */
+    if (out->state != HA_LIVESIZES_RECENT) {
+        free(out->ents);
+        out->ents = NULL;
+        out->n = 0;
     }
     normalize(out);
     return 0;
