@@ -221,12 +221,13 @@ ha_like "the README's example: 1280, 512 and 224 first, at the values' stack, ex
 224	[0-9]+	100\.0	1\.0	processMultibulkBuffer;createStringObject;_sdsnewlen;zmalloc_usable
 " "$HA_OUT"
 
-# the function form: the same site first in 1280 (a zmalloc wrapper until
-# wrappers are skipped), exactly placed
+# the function form: 1280's first site is a frame of the values' stack
+# (heap_top's allocation-site rule: a zmalloc wrapper until wrappers are
+# skipped, a redis function after)
 site=$(awk -F'\t' '$1 == 1280 && $2 != "" {print $2; exit}' "$HA_TMP/frag.after")
-stack_site=$(awk -F'\t' '$1 == 1280 && $2 != "" {n = split($2, a, ";"); print a[n]; exit}' "$HA_TMP/stacks.after")
-ha_is "heap_fragmentation names the same site for 1280 as its stack's ($stack_site)" \
-    "$stack_site" "$site"
+stack=$(awk -F'\t' '$1 == 1280 && $2 != "" {print $2; exit}' "$HA_TMP/stacks.after")
+ha_ok "heap_fragmentation's site for 1280 ($site) is a frame of the values' stack" \
+    grep -qE "(^|;)${site:-none}(;|$)" <<<"$stack"
 
 # A dump: the sizes were recorded beside it, in the same pass.
 dump=$(ag_dump "$sock")
