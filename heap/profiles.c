@@ -31,7 +31,6 @@
 #include "prof/symbolize.h"
 #include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
-#include "heap/recentallocs.h"
 #include "heap/sizeclasses.h"
 
 /* A load under way, which later askers of the same file wait for. */
@@ -436,10 +435,6 @@ load_run(void *arg)
 
     l->rc = -1;
     if (pr->live) {
-        /* The samples' sizes first, nearest the dump (taken on the loop
-         * just before this job). */
-        if ((pr->sizes = malloc(sizeof(*pr->sizes))) != NULL)
-            (void)ha_recent_live_sizes(l->heap->ops, pr->sizes);
         l->rc = profile_load(l->heap, pr, l->text, l->text_len, NULL, 0,
                              l->err, sizeof(l->err));
         return;
@@ -866,9 +861,11 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
             return HA_HEAP_ERROR;
         }
         /* The bins in the same pass: a fresh epoch just before the
-         * dump (heap_fragmentation). */
+         * dump (heap_fragmentation, which reads the samples' sizes when
+         * it is asked: 50 ms for 4096 records, a cost for it alone). */
         if ((l->pr->mem = malloc(sizeof(*l->pr->mem))) != NULL)
             live_memory(heap, l->pr->mem);
+        l->pr->ops = heap->ops;
         if ((rc = live_dump(heap, &l->text, &l->text_len, err, errlen)) !=
             0) {
             ha_heap_profile_put(l->pr);

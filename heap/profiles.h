@@ -100,10 +100,12 @@ struct ha_heap_profile {
                               the bins heap_fragmentation shares out;
                               NULL: none recorded */
     struct ha_livesizes *sizes; /* the live samples' usable sizes per
-                              stack, recorded in <dump>.mem, or read just
-                              after a live profile's dump (state NONE: a
+                              stack, recorded in <dump>.mem (state NONE: a
                               .mem from before they were recorded); NULL
-                              with mem */
+                              with mem, and for a live profile (read when
+                              needed: ha_heap_fragmentation_compute) */
+    const struct ha_mallctl_ops *ops; /* live: the jemalloc it was taken
+                              from; NULL for a dump */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */

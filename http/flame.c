@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "engine/engine.h"
 #include "heap/dumps.h"
+#include "heap/fragmentation.h"
 #include "heap/profiles.h"
 #include "http/assets.h"
 #include "http/calltree.h"
@@ -89,15 +90,7 @@ frag_json(const struct ha_heap_profile *pr, const char *dump,
     char err[128];
 
     if (pr->mem == NULL || pr->mem->n_bins == 0 ||
-        ha_frag_compute(&(struct ha_frag_in){
-                            .p = &pr->p,
-                            .syms = &pr->syms,
-                            .bins = pr->mem->bins,
-                            .n_bins = pr->mem->n_bins,
-                            .sizes = pr->sizes,
-                            .sampling_since = pr->mem->sampling_since,
-                        },
-                        &f, err, sizeof(err)) != 0)
+        ha_heap_fragmentation_compute(pr, false, &f, err, sizeof(err)) != 0)
         return;
     for (size_t i = 0; i < f.n_rows && top == NULL; i++)
         if (f.rows[i].name != 0)
