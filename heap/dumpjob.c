@@ -11,11 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/buf.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/buildid.h"
 #include "heap/dumpfiles.h"
 #include "heap/heap.h"
+#include "heap/recentallocs.h"
 #include "heap/sizeclasses.h"
 
 void
@@ -54,6 +56,7 @@ measure(struct ha_dump_job *j)
         m->cgroup_usage = st.usage;
         m->cgroup_working_set = st.working_set;
     }
+    m->sampling_since = ha_mallctl_sampling_since(j->ops);
     memset(&cl, 0, sizeof(cl));
     if (ha_mallctl_epoch(j->ops) == 0 && ha_sizeclasses_load(j->ops, &cl))
         (void)ha_sizeclasses_read_bins(j->ops, &cl, m->bins,
@@ -61,28 +64,41 @@ measure(struct ha_dump_job *j)
     ha_sizeclasses_free(&cl);
 }
 
-/* <file>.mem from j->mem (replacing the hook's shorter note, when the
- * dump was not staged). */
+/* <file>.mem from j->mem and the live samples' sizes read just after
+ * the dump (replacing the hook's shorter note, when the dump was not
+ * staged). */
 static void
-record_memory(struct ha_dump_job *j)
+record_memory(struct ha_dump_job *j, const struct ha_livesizes *sizes)
 {
     char text[8192];
     int len = ha_dumpmem_format(&j->mem, text, sizeof(text));
+    struct ha_buf b = HA_BUF_INIT;
     int rc;
 
     if (len < 0)
         return;
-    rc = ha_dumpfiles_write_sidecar(j->file, HA_DUMPMEM_SUFFIX, text,
-                                    (size_t)len);
+    /* out of memory for the sizes still records the rest */
+    ha_buf_append(&b, text, (size_t)len);
+    if (ha_livesizes_format(sizes, &b) != 0 || ha_buf_failed(&b)) {
+        ha_buf_reset(&b);
+        ha_buf_append(&b, text, (size_t)len);
+    }
+    if (ha_buf_failed(&b)) {
+        ha_buf_free(&b);
+        return;
+    }
+    rc = ha_dumpfiles_write_sidecar(j->file, HA_DUMPMEM_SUFFIX,
+                                    (const char *)b.data, b.len);
     if (rc == EEXIST) {
         char path[PATH_MAX];
 
         if ((size_t)snprintf(path, sizeof(path), "%s%s", j->file,
                              HA_DUMPMEM_SUFFIX) < sizeof(path))
             unlink(path);
-        rc = ha_dumpfiles_write_sidecar(j->file, HA_DUMPMEM_SUFFIX, text,
-                                        (size_t)len);
+        rc = ha_dumpfiles_write_sidecar(j->file, HA_DUMPMEM_SUFFIX,
+                                        (const char *)b.data, b.len);
     }
+    ha_buf_free(&b);
     if (rc != 0)
         ha_log_warn("%s: memory at dump time not recorded: %s", j->file,
                     strerror(rc));
@@ -116,6 +132,7 @@ ha_dump_job_run(void *arg)
 {
     struct ha_dump_job *j = arg;
     char prefix[PATH_MAX], why[512];
+    struct ha_livesizes sizes;
     bool have_prefix =
         ha_mallctl_prof_prefix(j->ops, prefix, sizeof(prefix)) == 0;
 
@@ -152,6 +169,10 @@ ha_dump_job_run(void *arg)
         j->file[0] = '\0';
         return;
     }
+    /* At once, while the samples are as the dump saw them:
+     * heap_fragmentation places each by its own size with these
+     * (prof/fragment.h). */
+    (void)ha_recent_live_sizes(j->ops, &sizes);
     /* Dumps carry no build-ids: record what was running beside the dump,
      * so a later read can tell an upgraded binary from the one that
      * wrote it. A dump without it is still a dump. */
@@ -161,7 +182,8 @@ ha_dump_job_run(void *arg)
     else if (j->file[0] == '/')
         (void)ha_dumpfiles_sidecar_perms(j->file, ".buildid");
     if (j->file[0] == '/')
-        record_memory(j);
+        record_memory(j, &sizes);
+    ha_livesizes_free(&sizes);
     if (j->what[0] != '\0')
         ha_log_notice("%s: heap profile written to %s", j->what, j->file);
     if (have_prefix && j->retain)

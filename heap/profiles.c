@@ -80,6 +80,9 @@ profile_free(struct ha_heap_profile *pr)
     free(pr->stale);
     free(pr->mem);
     free(pr->wrap_conf);
+    if (pr->sizes != NULL)
+        ha_livesizes_free(pr->sizes);
+    free(pr->sizes);
     free(pr->name);
     free(pr);
 }
@@ -514,6 +517,12 @@ load_run(void *arg)
         free(pr->mem);
         pr->mem = NULL;
     }
+    /* ... with the live samples' sizes (none in an older .mem: state
+     * NONE; lines that do not read: taken as not recorded) */
+    if (pr->mem != NULL &&
+        (pr->sizes = malloc(sizeof(*pr->sizes))) != NULL &&
+        ha_livesizes_parse(side, side_len, pr->sizes, NULL, 0) != 0)
+        memset(pr->sizes, 0, sizeof(*pr->sizes));
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
     if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
@@ -672,6 +681,7 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
     ha_dumpmem_init(m);
     ha_strlcpy(m->trigger, "live", sizeof(m->trigger));
     m->resident = ha_dumpfiles_resident();
+    m->sampling_since = ha_mallctl_sampling_since(heap->ops);
     memset(&cl, 0, sizeof(cl));
     if (ha_mallctl_epoch(heap->ops) == 0 && ha_sizeclasses_load(heap->ops, &cl))
         (void)ha_sizeclasses_read_bins(heap->ops, &cl, m->bins,
@@ -888,9 +898,11 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
             return HA_HEAP_ERROR;
         }
         /* The bins in the same pass: a fresh epoch just before the
-         * dump (heap_fragmentation). */
+         * dump (heap_fragmentation, which reads the samples' sizes when
+         * it is asked: 50 ms for 4096 records, a cost for it alone). */
         if ((l->pr->mem = malloc(sizeof(*l->pr->mem))) != NULL)
             live_memory(heap, l->pr->mem);
+        l->pr->ops = heap->ops;
         if ((rc = live_dump(heap, &l->text, &l->text_len, err, errlen)) !=
             0) {
             ha_heap_profile_put(l->pr);

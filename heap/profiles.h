@@ -67,6 +67,7 @@
 #include "prof/dumpmem.h"
 #include "prof/dumpname.h"
 #include "prof/heapv2.h"
+#include "prof/livesizes.h"
 #include "prof/maps.h"
 #include "prof/syms.h"
 #include "heap/heap.h"
@@ -108,6 +109,13 @@ struct ha_heap_profile {
                               live profile read just before its dump):
                               the bins heap_fragmentation shares out;
                               NULL: none recorded */
+    struct ha_livesizes *sizes; /* the live samples' usable sizes per
+                              stack, recorded in <dump>.mem (state NONE: a
+                              .mem from before they were recorded); NULL
+                              with mem, and for a live profile (read when
+                              needed: ha_heap_fragmentation_compute) */
+    const struct ha_mallctl_ops *ops; /* live: the jemalloc it was taken
+                              from; NULL for a dump */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */

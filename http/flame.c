@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "engine/engine.h"
 #include "heap/dumps.h"
+#include "heap/fragmentation.h"
 #include "heap/profiles.h"
 #include "http/assets.h"
 #include "http/calltree.h"
@@ -95,8 +96,7 @@ frag_json(const struct ha_heap_profile *pr, const char *dump,
     char err[128];
 
     if (pr->mem == NULL || pr->mem->n_bins == 0 ||
-        ha_frag_compute(&pr->p, &pr->syms, pr->mem->bins, pr->mem->n_bins,
-                        false, &f, err, sizeof(err)) != 0)
+        ha_heap_fragmentation_compute(pr, false, &f, err, sizeof(err)) != 0)
         return;
     for (size_t i = 0; i < f.n_rows && top == NULL; i++)
         if (f.rows[i].name != 0)

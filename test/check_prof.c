@@ -32,12 +32,18 @@
 #include "prof/buildid.h"
 #include "prof/fragment.h"
 #include "prof/heapv2.h"
+#include "prof/livesizes.h"
 #include "prof/maps.h"
 #include "prof/pprof.h"
+#include "prof/recent.h"
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
 #include "prof/wrappers.h"
+
+#define ck_assert_has(hay, needle)                                        \
+    ck_assert_msg(strstr((hay), (needle)) != NULL,                        \
+                  "\"%s\" lacks \"%s\"", (hay), (needle))
 
 static char *
 dup_exact(const char *p, size_t len)
@@ -641,11 +647,12 @@ START_TEST(test_prof_agg_jeprof_rules)
 END_TEST
 
 
-/* Fragmentation shared among call sites (prof/fragment.h): by estimated
- * regions within a class, a stack between two classes split by its
- * mean, an unbiased mean a hair off a class's size kept whole, large
- * objects left out, a class nobody sampled a row of its own, and the
- * rows adding up to the classes' free bytes. */
+/* Fragmentation shared among call sites (prof/fragment.h). The stacks
+ * are made as jemalloc 5.3 writes them: each stack's live samples (usable
+ * sizes with counts) turned into its dump line by jemalloc's own
+ * unbiasing (ha_frag_unbiased_counts), and each class holding exactly the
+ * regions its samples stand for, so that the truth is known: what a
+ * placement gives each class can be held against it. */
 static const struct fake_sym frag_syms[] = {
     {0x100, HA_SYMS_ALLOCATOR, {NULL}},
     {0x1ff, 0, {"malloc"}},
@@ -657,79 +664,661 @@ static const struct fake_sym frag_syms[] = {
     {0x7ff, 0, {"big"}},
 };
 
-START_TEST(test_prof_fragment_shares)
+/* A stack "@ 0x100 0x200 <site> 0x400" (site 0x300: f, 0x500: r, 0x600:
+ * s, 0x700: t, 0x800: big) and its live samples. */
+struct frag_stack {
+    uint64_t site;
+    size_t n;
+    uint64_t usize[4], count[4];
+};
+
+#define FRAG_PERIOD 65536
+
+/* f allocates values of four sizes from one stack (redis's value
+ * strings); r keys of one size; s one object. */
+static const struct frag_stack frag_stacks[] = {
+    {0x300, 4, {96, 224, 512, 1280}, {10, 10, 10, 10}},
+    {0x500, 1, {16}, {40}},
+    {0x600, 1, {448}, {1}},
+};
+
+static void
+frag_frames(uint64_t site, uint64_t frames[4])
 {
-    static const char dump[] =
-        "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
-        "@ 0x100 0x200 0x300 0x400\n  t*: 30: 1920 [0: 0]\n"
-        "@ 0x100 0x200 0x500 0x400\n  t*: 10: 640 [0: 0]\n"
-        "@ 0x100 0x200 0x600 0x400\n  t*: 4: 224 [0: 0]\n"
-        "@ 0x100 0x200 0x700 0x400\n  t*: 10: 645 [0: 0]\n"
-        "@ 0x100 0x200 0x800 0x400\n  t*: 2: 40960 [0: 0]\n";
-    static const struct ha_dumpmem_bin bins[] = {
-        {48, 256, 12288, 100, 2}, /* free 24576 - 4800 = 19776 */
-        {64, 64, 4096, 50, 10},   /* free 40960 - 3200 = 37760 */
-        {80, 256, 20480, 0, 1},   /* free 20480, nobody sampled */
+    frames[0] = 0x100;
+    frames[1] = 0x200;
+    frames[2] = site;
+    frames[3] = 0x400;
+}
+
+static void
+frag_parse(const struct frag_stack *st, size_t n, struct ha_heapv2 *p)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    char err[256] = "";
+
+    ha_buf_printf(&b, "heap_v2/%d\n  t*: 0: 0 [0: 0]\n", FRAG_PERIOD);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t o, by;
+
+        ha_frag_unbiased_counts(FRAG_PERIOD, st[i].usize, st[i].count,
+                                st[i].n, &o, &by);
+        ha_buf_printf(&b, "@ 0x100 0x200 0x%llx 0x400\n"
+                          "  t*: %llu: %llu [0: 0]\n",
+                      (unsigned long long)st[i].site, (unsigned long long)o,
+                      (unsigned long long)by);
+    }
+    ck_assert_msg(parse_exact((const char *)b.data, b.len, p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    ha_buf_free(&b);
+}
+
+/* The sizes recorded beside the dump: of each stack's samples of each
+ * size, num/den of them (rounded down), written as a .mem would carry
+ * them and read back. */
+static void
+frag_sizes(const struct frag_stack *st, size_t n, unsigned num,
+           unsigned den, struct ha_livesizes *out)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    char err[256] = "";
+    uint64_t frames[4];
+
+    ha_buf_printf(&b, "heapadmin-dump-memory 1\nsizes recent 4096 0 0\n");
+    for (size_t i = 0; i < n; i++) {
+        frag_frames(st[i].site, frames);
+        ha_buf_printf(&b, "sizes_stack %016llx",
+                      (unsigned long long)ha_livesizes_hash(frames, 4));
+        for (size_t j = 0; j < st[i].n; j++)
+            if (st[i].count[j] * num / den > 0)
+                ha_buf_printf(&b, " %llu:%llu",
+                              (unsigned long long)st[i].usize[j],
+                              (unsigned long long)(st[i].count[j] * num /
+                                                   den));
+        ha_buf_append_str(&b, "\n");
+    }
+    ck_assert_msg(ha_livesizes_parse((const char *)b.data, b.len, out, err,
+                                     sizeof(err)) == 0,
+                  "%s", err);
+    ha_buf_free(&b);
+}
+
+/* The regions the samples of size usize of st stand for: count * (w -
+ * 1). */
+static double
+frag_truth(const struct frag_stack *st, size_t n, uint64_t usize)
+{
+    double r = 0;
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < st[i].n; j++)
+            if (st[i].usize[j] == usize)
+                r += (double)st[i].count[j] *
+                     (ha_frag_weight(FRAG_PERIOD, usize) - 1);
+    return r;
+}
+
+/* Bins whose classes hold what frag_stacks stand for (curregs rounded
+ * up), 1280 a third used (the most fragmented), the others nine tenths;
+ * then three classes no sample is in: 32 with many regions, 640 with
+ * none in use, 2048 with a few. */
+static size_t
+frag_bins(struct ha_dumpmem_bin *bins)
+{
+    static const uint64_t t[][3] = {
+        {16, 256, 4096},   {32, 128, 4096},   {96, 128, 12288},
+        {224, 128, 28672}, {448, 64, 28672},  {512, 8, 4096},
+        {640, 32, 20480},  {1280, 16, 20480}, {2048, 2, 4096},
     };
+    size_t n = HA_ARRAY_SIZE(t);
+
+    for (size_t k = 0; k < n; k++) {
+        double truth = frag_truth(frag_stacks, HA_ARRAY_SIZE(frag_stacks),
+                                  t[k][0]);
+
+        bins[k] = (struct ha_dumpmem_bin){t[k][0], t[k][1], t[k][2],
+                                          (uint64_t)ceil(truth), 0};
+        if (t[k][0] == 32)
+            bins[k].curregs = 100000;
+        if (t[k][0] == 2048)
+            bins[k].curregs = 5;
+        /* 1280 a third used, the others nine tenths */
+        bins[k].curslabs = t[k][0] == 1280
+                               ? bins[k].curregs * 3 / t[k][1] + 1
+                               : bins[k].curregs * 10 / 9 / t[k][1] + 1;
+    }
+    return n;
+}
+
+/* A class's rows: their regions in all, and the row of site name. */
+static double
+frag_class(const struct ha_frag *f, uint64_t size, const char *name,
+           const struct ha_frag_row **row)
+{
+    double sum = 0;
+
+    *row = NULL;
+    for (size_t i = 0; i < f->n_rows; i++) {
+        const struct ha_frag_row *r = &f->rows[i];
+
+        if (f->bins[r->bin].size != size)
+            continue;
+        sum += r->live_regions;
+        if (name != NULL && r->name != 0 &&
+            strcmp(ha_strtab_str(&f->names, r->name), name) == 0)
+            *row = r;
+        if (name == NULL && r->name == 0)
+            *row = r;
+    }
+    return sum;
+}
+
+static void
+frag_compute(const struct ha_heapv2 *p, const struct ha_syms *s,
+             const struct ha_dumpmem_bin *bins, size_t n_bins,
+             const struct ha_livesizes *sizes, int64_t since,
+             struct ha_frag *f)
+{
+    char err[256] = "";
+
+    ck_assert_msg(ha_frag_compute(&(struct ha_frag_in){.p = p,
+                                                        .syms = s,
+                                                        .bins = bins,
+                                                        .n_bins = n_bins,
+                                                        .sizes = sizes,
+                                                        .sampling_since =
+                                                            since},
+                                  f, err, sizeof(err)) == 0,
+                  "%s", err);
+}
+
+/* Every class given at most its curregs, and the rows adding up to the
+ * classes' free bytes. */
+static void
+frag_check_bounds(const struct ha_frag *f)
+{
+    double sum = 0, given[HA_DUMPMEM_BINS_MAX] = {0};
+
+    for (size_t i = 0; i < f->n_rows; i++) {
+        sum += f->rows[i].free_bytes;
+        if (f->rows[i].name != 0)
+            given[f->rows[i].bin] += f->rows[i].live_regions;
+        ck_assert(f->rows[i].exact_regions <=
+                  f->rows[i].live_regions + 1e-6);
+    }
+    for (size_t k = 0; k < f->n_bins; k++)
+        ck_assert_msg(given[k] <= (double)f->bins[k].curregs + 1e-6,
+                      "class %llu given %.1f regions, holds %llu",
+                      (unsigned long long)f->bins[k].size, given[k],
+                      (unsigned long long)f->bins[k].curregs);
+    ck_assert_msg(fabs(sum - f->total_free) < 1e-6 * f->total_free,
+                  "rows add up to %.1f, the classes' free bytes %.1f", sum,
+                  f->total_free);
+}
+
+/* One stack whose objects span four classes, as redis's value strings:
+ * its mean (unbiased) is within 2 % of 224, so the rule that placed a
+ * stack at its mean gave 224 all its objects, four times what the class
+ * holds, and 1280, the most fragmented class, to no one. With the
+ * sizes recorded each sample goes to its own class, exactly; without
+ * them the placement within the classes' regions finds the truth here
+ * too. Never more regions than a class holds. */
+START_TEST(test_prof_fragment_spanning_stack)
+{
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
+    size_t n_bins = frag_bins(bins);
+    const struct ha_frag_row *row;
+    struct ha_livesizes sizes;
     struct ha_heapv2 p;
     struct ha_syms s;
     struct ha_frag f;
-    char err[256] = "";
-    double sum = 0;
-    size_t lo, hi;
-    double share;
+    double mean;
+    char note[1024];
 
-    ck_assert(ha_frag_classes(bins, 3, 4, 224, &lo, &hi, &share));
-    ck_assert_uint_eq(lo, 0);
-    ck_assert_uint_eq(hi, 1);
-    ck_assert(share > 0.49 && share < 0.51);
-    ck_assert(ha_frag_classes(bins, 3, 10, 645, &lo, &hi, &share));
-    ck_assert(lo == 1 && hi == 1 && share == 1);
-    ck_assert(!ha_frag_classes(bins, 3, 2, 40960, &lo, &hi, &share));
-    ck_assert(!ha_frag_classes(bins, 3, 0, 0, &lo, &hi, &share));
-    ck_assert_uint_eq(ha_frag_class_free(&bins[0]), 19776);
-    ck_assert(ha_frag_utilization(&bins[2]) == 0);
-
-    ck_assert_msg(parse_exact(dump, strlen(dump), &p, err, sizeof(err)) == 0,
-                  "%s", err);
+    frag_parse(frag_stacks, HA_ARRAY_SIZE(frag_stacks), &p);
     fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
-    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 3, false, &f, err,
-                                     sizeof(err)),
-                     0);
-    /* 64: f 30, r 10, s 2 (half of 4), t 10: 52 regions */
-    ck_assert_uint_eq(f.n_rows, 6);
-    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[0].name), "f");
-    ck_assert_uint_eq(f.rows[0].bin, 1);
-    ck_assert(fabs(f.rows[0].free_bytes - 37760.0 * 30 / 52) < 1e-6);
-    ck_assert(!f.rows[0].split);
-    /* the 80-byte class's row of its own, then s's whole 48-byte share */
-    ck_assert_uint_eq(f.rows[1].name, 0);
-    ck_assert_uint_eq(f.rows[1].bin, 2);
-    ck_assert(f.rows[1].free_bytes == 20480);
-    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[2].name), "s");
-    ck_assert_uint_eq(f.rows[2].bin, 0);
-    ck_assert(f.rows[2].free_bytes == 19776);
-    ck_assert(f.rows[2].split && f.rows[2].split_mean == 56);
-    for (size_t i = 0; i < f.n_rows; i++) {
-        sum += f.rows[i].free_bytes;
-        ck_assert_str_ne(ha_strtab_str(&f.names, f.rows[i].name), "big");
+    /* the mean rule's failure: f's mean is 224's size */
+    mean = p.stacks[0].bytes / p.stacks[0].objs;
+    ck_assert_msg(fabs(mean - 224) <= 0.02 * 224, "mean %.1f", mean);
+    ck_assert(p.stacks[0].objs * exp(-224.0 / FRAG_PERIOD) >
+              3 * (double)bins[3].curregs);
+
+    /* No sizes recorded (a dump from before they were). */
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    frag_check_bounds(&f);
+    /* the site pinning the most: f, in 1280 */
+    for (size_t i = 0; i < f.n_rows; i++)
+        if (f.rows[i].name != 0) {
+            ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[i].name), "f");
+            ck_assert_uint_eq(f.bins[f.rows[i].bin].size, 1280);
+            break;
+        }
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t size = frag_stacks[0].usize[k];
+
+        frag_class(&f, size, "f", &row);
+        ck_assert_ptr_nonnull(row);
+        ck_assert_msg(fabs(row->live_regions -
+                           frag_truth(frag_stacks, 3, size)) <=
+                          0.01 * frag_truth(frag_stacks, 3, size),
+                      "class %llu: f given %.1f, has %.1f",
+                      (unsigned long long)size, row->live_regions,
+                      frag_truth(frag_stacks, 3, size));
+        ck_assert(row->exact_regions == 0);
+        ck_assert(row->how & HA_FRAG_FITTED);
+        ha_frag_note(&f, row, note, sizeof(note));
+        ck_assert_has(note, "estimated: a stack's objects span several "
+                            "classes (mean 228 bytes)");
+        ck_assert_has(note, "no sizes were recorded with this profile (a "
+                            ".mem from before they were)");
     }
-    ck_assert(fabs(sum - (19776 + 37760 + 20480)) < 1e-6);
-    ck_assert(f.total_free == 19776 + 37760 + 20480);
+    /* s's one sample is its size, exactly; r's one size is its mean */
+    frag_class(&f, 448, "s", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == HA_FRAG_ONE);
+    ck_assert(fabs(row->live_regions -
+                   (ha_frag_weight(FRAG_PERIOD, 448) - 1)) < 1e-9);
+    ck_assert(row->exact_regions == row->live_regions);
+    frag_class(&f, 16, "r", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == HA_FRAG_MEAN);
+    ck_assert(fabs(row->live_regions - frag_truth(frag_stacks, 3, 16)) <
+              0.01 * frag_truth(frag_stacks, 3, 16));
     ha_frag_free(&f);
 
-    /* per stack: named by the collapsed stack, root first */
-    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 3, true, &f, err,
-                                     sizeof(err)),
-                     0);
-    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[0].name), "main;f");
+    /* Every sample's size recorded: each in its class, exactly. */
+    frag_sizes(frag_stacks, HA_ARRAY_SIZE(frag_stacks), 1, 1, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    ck_assert_uint_eq(f.stacks_exact, 3);
+    ck_assert_uint_eq(f.stacks_estimated, 0);
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t size = frag_stacks[0].usize[k];
+
+        frag_class(&f, size, "f", &row);
+        ck_assert_ptr_nonnull(row);
+        ck_assert(row->how == HA_FRAG_RECORDED);
+        ck_assert(fabs(row->live_regions - frag_truth(frag_stacks, 3,
+                                                      size)) < 1e-6);
+        ck_assert(row->exact_regions == row->live_regions);
+        ha_frag_note(&f, row, note, sizeof(note));
+        ck_assert_str_eq(note, "");
+    }
     ha_frag_free(&f);
-    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 0, false, &f, err,
-                                     sizeof(err)),
-                     -1);
-    ck_assert_str_eq(err, "no size classes to share out");
+
+    /* Half of them recorded (the rest evicted from jemalloc's records):
+     * those exactly, the rest shaped like them. */
+    ha_livesizes_free(&sizes);
+    frag_sizes(frag_stacks, 1, 1, 2, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t size = frag_stacks[0].usize[k];
+        double truth = frag_truth(frag_stacks, 3, size);
+
+        frag_class(&f, size, "f", &row);
+        ck_assert_ptr_nonnull(row);
+        ck_assert(row->how == (HA_FRAG_RECORDED | HA_FRAG_FITTED));
+        ck_assert_msg(fabs(row->live_regions - truth) <= 0.02 * truth,
+                      "class %llu: f given %.1f, has %.1f",
+                      (unsigned long long)size, row->live_regions, truth);
+        ck_assert(fabs(row->exact_regions - truth / 2) < 1e-6);
+    }
+    ha_frag_free(&f);
+
+    /* More recorded than the dump holds (the records read after more
+     * were made): their classes, the dump's count. */
+    ha_livesizes_free(&sizes);
+    frag_sizes(frag_stacks, 1, 2, 1, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    frag_class(&f, 1280, "f", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == HA_FRAG_RESCALED);
+    ck_assert(row->exact_regions == 0);
+    ck_assert(fabs(row->live_regions - frag_truth(frag_stacks, 3, 1280)) <
+              0.02 * frag_truth(frag_stacks, 3, 1280));
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "recorded at another moment than the profile");
+    ha_frag_free(&f);
+    ha_livesizes_free(&sizes);
     ha_syms_free(&s);
     ha_heapv2_free(&p);
+}
+END_TEST
+
+/* A class's capacity: an estimate is never given more regions than the
+ * class holds, a mean that is a class's size but would overfill it goes
+ * elsewhere, and exact samples whose estimate exceeds the class
+ * (sampling error) are scaled down to it and say so. */
+START_TEST(test_prof_fragment_capacity)
+{
+    static const struct frag_stack more[] = {
+        {0x300, 4, {96, 224, 512, 1280}, {10, 10, 10, 10}},
+        {0x500, 1, {16}, {40}},
+        {0x600, 1, {448}, {1}},
+        {0x700, 1, {448}, {30}}, /* t: 30 samples of 448 */
+    };
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
+    size_t n_bins = frag_bins(bins);
+    const struct ha_frag_row *row;
+    struct ha_livesizes sizes;
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_frag f;
+    char note[1024];
+
+    fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
+    /* 224 holds half what f's samples there stand for */
+    bins[3].curregs /= 2;
+    frag_parse(frag_stacks, 3, &p);
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    frag_check_bounds(&f);
+    ck_assert(frag_class(&f, 224, "f", &row) <= (double)bins[3].curregs);
+    ha_frag_free(&f);
+
+    /* exact, but more than 224 holds: scaled down to it */
+    frag_sizes(frag_stacks, 3, 1, 1, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    frag_class(&f, 224, "f", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == (HA_FRAG_RECORDED | HA_FRAG_CAPPED));
+    ck_assert(fabs(row->live_regions - (double)bins[3].curregs) < 1e-6);
+    ck_assert(row->exact_regions == row->live_regions);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "came to more than its");
+    ck_assert_has(note, "scaled down to them");
+    ha_frag_free(&f);
+    ha_livesizes_free(&sizes);
+    ha_heapv2_free(&p);
+
+    /* t's mean is 448's size, but 448 holds only s's one sample's
+     * regions: t goes where there is room, never beyond 448's */
+    bins[3].curregs *= 2;
+    frag_parse(more, HA_ARRAY_SIZE(more), &p);
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    frag_check_bounds(&f);
+    frag_class(&f, 448, "t", &row);
+    ck_assert(row == NULL || !(row->how & HA_FRAG_MEAN));
+    ck_assert(frag_class(&f, 448, NULL, &row) <= (double)bins[4].curregs);
+    ha_frag_free(&f);
+    ha_heapv2_free(&p);
+    ha_syms_free(&s);
+}
+END_TEST
+
+/* Rows with no function, and their notes: a class no region of which
+ * is in use, one too little used to expect a sample, one whose many
+ * regions no sample stands for (why depends on when sampling started,
+ * as far as heapadmin saw), and regions beyond what a class's samples
+ * account for. Large objects stay out; the _stacks form names stacks. */
+START_TEST(test_prof_fragment_rest_rows)
+{
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
+    size_t n_bins = frag_bins(bins);
+    const struct ha_frag_row *row;
+    struct ha_livesizes sizes;
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_frag f;
+    char err[256] = "", note[1024];
+    static const char large[] =
+        "heap_v2/65536\n  t*: 0: 0 [0: 0]\n"
+        "@ 0x100 0x200 0x800 0x400\n  t*: 2: 163840 [0: 0]\n";
+
+    fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
+    frag_parse(frag_stacks, 3, &p);
+    frag_sizes(frag_stacks, 3, 1, 1, &sizes);
+    /* 1280 holds 5,000 regions more than its samples stand for: beyond
+     * 3 sigma, a row of their own */
+    bins[7].curregs += 5000;
+    bins[7].curslabs = bins[7].curregs * 3 / 16 + 1;
+    frag_compute(&p, &s, bins, n_bins, &sizes, 1700000000000000000LL, &f);
+    frag_check_bounds(&f);
+
+    frag_class(&f, 640, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->rest == HA_FRAG_NONE_LIVE);
+    ck_assert(row->free_bytes == 20480);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_str_eq(note, "no region of this class is in use: its slabs "
+                           "hold only free regions");
+
+    frag_class(&f, 2048, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_str_eq(note, "no sampled object of this class is live: its 5 "
+                           "regions in use would hold 0.2 sampled objects "
+                           "on average (one sample per 65536 bytes "
+                           "allocated), too few to expect one");
+
+    frag_class(&f, 32, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->live_regions == 100000);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_str_eq(note, "no sampled object of this class is live, though "
+                           "its 100000 regions in use would hold 49 on "
+                           "average (one sample per 65536 bytes "
+                           "allocated): they were allocated before "
+                           "sampling last started (2023-11-14 22:13:20 "
+                           "UTC: prof.active switched on, or prof.reset), "
+                           "which the profile cannot see");
+
+    frag_class(&f, 1280, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->rest == HA_FRAG_UNACCOUNTED);
+    ck_assert(fabs(row->live_regions - (5000 + ceil(frag_truth(
+                                                   frag_stacks, 3, 1280)) -
+                                        frag_truth(frag_stacks, 3, 1280))) <
+              1e-6);
+    ha_frag_note(&f, row, note, sizeof(note));
+    snprintf(err, sizeof(err),
+             "of the class's %llu regions in use have no live sampled "
+             "object standing for them",
+             (unsigned long long)bins[7].curregs);
+    ck_assert_has(note, err);
+    ck_assert_has(note, "they were allocated before sampling last started");
+    /* the site keeps its share, in proportion */
+    frag_class(&f, 1280, "f", &row);
+    ck_assert(fabs(row->free_bytes - f.class_free[7] * row->live_regions /
+                                         (double)bins[7].curregs) < 1e-6);
+    ha_frag_free(&f);
+
+    /* sampling on from the start, or unknown: other reasons */
+    frag_compute(&p, &s, bins, n_bins, &sizes, -1, &f);
+    frag_class(&f, 32, NULL, &row);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "sampling has been on since the process started "
+                        "(opt.prof_active), so they are regions thread "
+                        "caches hold");
+    ha_frag_free(&f);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_class(&f, 32, NULL, &row);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "objects allocated while sampling was off (when it "
+                        "started is unknown");
+    ha_frag_free(&f);
+
+    /* the _stacks form: rows named by the collapsed stack */
+    {
+        struct ha_frag_in in = {.p = &p,
+                                .syms = &s,
+                                .bins = bins,
+                                .n_bins = n_bins,
+                                .sizes = &sizes,
+                                .stacks = true};
+
+        ck_assert_int_eq(ha_frag_compute(&in, &f, err, sizeof(err)), 0);
+        for (size_t i = 0; i < f.n_rows; i++)
+            if (f.rows[i].name != 0) {
+                ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[i].name),
+                                 "main;f");
+                break;
+            }
+        ha_frag_free(&f);
+        in.n_bins = 0;
+        ck_assert_int_eq(ha_frag_compute(&in, &f, err, sizeof(err)), -1);
+        ck_assert_str_eq(err, "no size classes to share out");
+    }
+    ha_livesizes_free(&sizes);
+    ha_heapv2_free(&p);
+
+    /* large objects are not in the small classes */
+    ck_assert_msg(parse_exact(large, strlen(large), &p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    for (size_t i = 0; i < f.n_rows; i++)
+        ck_assert(f.rows[i].name == 0);
+    ha_frag_free(&f);
+    ha_heapv2_free(&p);
+    ha_syms_free(&s);
+}
+END_TEST
+
+/* The sizes beside a dump (prof/livesizes.h): read from jemalloc's
+ * recent-allocation records (the live ones, keyed by their backtrace as
+ * the dump writes it), written into a .mem and read back; a .mem from
+ * before they were recorded reads as none; bad lines are named. */
+START_TEST(test_prof_livesizes)
+{
+    static const char doc[] =
+        "{\"sample_interval\":65536,\"recent_alloc_max\":4096,"
+        "\"recent_alloc\":["
+        "{\"size\":1200,\"usize\":1280,\"released\":false,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":1,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x300\",\"0x400\"]},"
+        "{\"size\":90,\"usize\":96,\"released\":false,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":2,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x300\",\"0x400\"]},"
+        "{\"size\":1200,\"usize\":1280,\"released\":false,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":3,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x300\",\"0x400\"]},"
+        "{\"size\":16,\"usize\":16,\"released\":true,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":4,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x500\",\"0x400\"],"
+        "\"dalloc_thread_uid\":0,\"dalloc_time\":5,"
+        "\"dalloc_trace\":[\"0x100\",\"0x200\",\"0x500\",\"0x400\"]}]}";
+    static const char old_mem[] = "heapadmin-dump-memory 1\n"
+                                  "taken_ns 1\ntrigger manual\n"
+                                  "bin 16 256 4096 10 1\n";
+    uint64_t frames[4];
+    struct ha_recent r;
+    struct ha_livesizes a, b;
+    struct ha_dumpmem m, back;
+    struct ha_buf text = HA_BUF_INIT;
+    char err[256] = "", mem[8192];
+    size_t first;
+    int len;
+
+    ck_assert_msg(ha_recent_parse(doc, strlen(doc), &r, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
+    ck_assert_int_eq(ha_livesizes_from_recent(&r, &a), 0);
+    ha_recent_free(&r);
+    ck_assert_int_eq(a.state, HA_LIVESIZES_RECENT);
+    ck_assert_int_eq(a.alloc_max, 4096);
+    ck_assert_uint_eq(a.records, 4);
+    ck_assert_uint_eq(a.live, 3);
+    frag_frames(0x300, frames);
+    ck_assert_uint_eq(ha_livesizes_find(&a, ha_livesizes_hash(frames, 4),
+                                        &first),
+                      2);
+    ck_assert(a.ents[first].usize == 96 && a.ents[first].count == 1);
+    ck_assert(a.ents[first + 1].usize == 1280 &&
+              a.ents[first + 1].count == 2);
+    frag_frames(0x500, frames); /* only freed: none */
+    ck_assert_uint_eq(ha_livesizes_find(&a, ha_livesizes_hash(frames, 4),
+                                        &first),
+                      0);
+
+    /* into a .mem beside the rest, and back */
+    ha_dumpmem_init(&m);
+    m.taken_ns = 1;
+    m.sampling_since = -1;
+    m.bins[0] = (struct ha_dumpmem_bin){16, 256, 4096, 10, 1};
+    m.n_bins = 1;
+    len = ha_dumpmem_format(&m, mem, sizeof(mem));
+    ck_assert_int_gt(len, 0);
+    ha_buf_append(&text, mem, (size_t)len);
+    ck_assert_int_eq(ha_livesizes_format(&a, &text), 0);
+    frag_frames(0x300, frames);
+    ha_buf_append_u8(&text, 0);
+    {
+        char want[128];
+
+        snprintf(want, sizeof(want),
+                 "sampling_since start\nbin 16 256 4096 10 1\n"
+                 "sizes recent 4096 4 3\nsizes_stack %016llx 96:1 "
+                 "1280:2\n",
+                 (unsigned long long)ha_livesizes_hash(frames, 4));
+        ck_assert_has((const char *)text.data, want);
+    }
+    ck_assert_int_eq(ha_dumpmem_parse((const char *)text.data, text.len - 1,
+                                      &back, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.sampling_since, -1);
+    ck_assert_uint_eq(back.n_bins, 1);
+    ck_assert_int_eq(ha_livesizes_parse((const char *)text.data,
+                                        text.len - 1, &b, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.state, HA_LIVESIZES_RECENT);
+    ck_assert(b.n == a.n && b.records == 4 && b.live == 3);
+    for (size_t i = 0; i < a.n; i++)
+        ck_assert(memcmp(&a.ents[i], &b.ents[i], sizeof(a.ents[i])) == 0);
+    ha_livesizes_free(&b);
+
+    /* an older .mem: no sizes, and it says nothing else is wrong */
+    ck_assert_int_eq(ha_livesizes_parse(old_mem, strlen(old_mem), &b, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.state, HA_LIVESIZES_NONE);
+    ck_assert_uint_eq(b.n, 0);
+    ck_assert_int_eq(ha_dumpmem_parse(old_mem, strlen(old_mem), &back, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.sampling_since, 0);
+    ha_dumpmem_init(&back);
+    ck_assert_int_eq(ha_dumpmem_parse("heapadmin-dump-memory 1\n"
+                                      "sampling_since 1700000000000000000\n",
+                                      59, &back, err, sizeof(err)),
+                     0);
+    ck_assert(back.sampling_since == 1700000000000000000LL);
+
+    /* recording off says why */
+    ha_livesizes_set_off(&b, "jemalloc-recent_alloc_max is 0");
+    ha_buf_reset(&text);
+    ck_assert_int_eq(ha_livesizes_format(&b, &text), 0);
+    ha_buf_append_u8(&text, 0);
+    ck_assert_str_eq((const char *)text.data,
+                     "sizes off jemalloc-recent_alloc_max is 0\n");
+    ha_livesizes_free(&b);
+    ck_assert_int_eq(ha_livesizes_parse((const char *)text.data,
+                                        text.len - 1, &b, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.state, HA_LIVESIZES_OFF);
+    ck_assert_str_eq(b.why, "jemalloc-recent_alloc_max is 0");
+    ha_livesizes_free(&b);
+
+    /* bad lines: named by number, content never quoted */
+    ck_assert_int_eq(ha_livesizes_parse("x 1\nsizes_stack zz 1:1\n", 22, &b,
+                                        err, sizeof(err)),
+                     -1);
+    ck_assert_has(err, "line 2: expected");
+    ck_assert_int_eq(ha_livesizes_parse("sizes_stack 12 96:0\n", 20, &b, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_int_eq(ha_livesizes_parse("sizes recent x 1 1\n", 19, &b, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_int_eq(ha_livesizes_parse("sizes maybe\n", 12, &b, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_has(err, "line 1: expected");
+    ha_livesizes_free(&a);
+    ha_buf_free(&text);
 }
 END_TEST
 
@@ -2737,7 +3326,10 @@ prof_suite(void)
     tcase_add_test(core, test_prof_buildid_record_check);
     tcase_add_test(core, test_prof_agg_jeprof_rules);
     tcase_add_test(core, test_prof_agg_diff);
-    tcase_add_test(core, test_prof_fragment_shares);
+    tcase_add_test(core, test_prof_fragment_spanning_stack);
+    tcase_add_test(core, test_prof_fragment_capacity);
+    tcase_add_test(core, test_prof_fragment_rest_rows);
+    tcase_add_test(core, test_prof_livesizes);
     tcase_add_test(core, test_prof_agg_alloc);
     tcase_add_test(core, test_prof_parse_fd_matches);
     tcase_add_test(core, test_prof_agg_allocator_names);
