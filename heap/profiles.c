@@ -29,6 +29,7 @@
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
+#include "prof/wrapdetect.h"
 #include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
 #include "heap/sizeclasses.h"

@@ -95,6 +95,9 @@ int ha_wrap_conf_parse(const char *text, struct ha_wrap_conf *out,
 
 void ha_wrap_conf_free(struct ha_wrap_conf *c);
 
+/* Whether the operator's edits c (NULL: none) remove name. */
+bool ha_wrap_conf_removes(const struct ha_wrap_conf *c, const char *name);
+
 /* Why a function is (or is not) a wrapper. */
 enum ha_wrap_why {
     HA_WRAP_BUILTIN,     /* on the built-in list */
@@ -129,13 +132,6 @@ struct ha_wrap_set {
                                  made with ("" for none) */
 };
 
-/* Makes the set for profile p symbolized by syms (p NULL: no detection)
- * under conf (NULL: no edits) into *out (free with ha_wrap_set_free).
- * Returns 0, or -1 on allocation failure (err set). */
-int ha_wrap_set_make(const struct ha_wrap_conf *conf,
-                     const struct ha_heapv2 *p, const struct ha_syms *syms,
-                     struct ha_wrap_set **out, char *err, size_t errlen);
-
 /* An empty set (no wrapper at all: jeprof's cut), or NULL. */
 struct ha_wrap_set *ha_wrap_set_empty(void);
 
@@ -155,28 +151,24 @@ ha_wrap_set_has(const struct ha_wrap_set *s, const char *name)
     return ha_wrap_set_find(s, name) != NULL;
 }
 
-/* How one name of a set shows in a profile (heap_wrappers). */
-struct ha_wrap_use {
-    const struct ha_wrap_entry *e; /* in the set's e (a wrapper) or
-                                      other (not one) */
-    bool wrapper;
-    uint64_t stacks;   /* a wrapper: stacks whose cut skipped it; not
-                          one: stacks whose site it is */
-    double bytes;      /* those stacks' in-use bytes, scaled */
-    double objs;
-    double accum_bytes; /* ... and cumulative */
-    uint32_t module;   /* (syms strs) the module of its first frame seen;
-                          0: none */
-};
+/* For prof/wrapdetect.c, which builds sets: the built-in list and the
+ * operator's edits as a set (sorted), with the capacities of its two
+ * vectors for ha_wrap_entry_add. Returns 0, or -1 on allocation failure
+ * (*out NULL). */
+int ha_wrap_set_base(const struct ha_wrap_conf *conf, struct ha_wrap_set **out,
+                     size_t *cap, size_t *cap_other);
 
-/* The uses of set's names in profile p (symbolized by syms, cut with
- * set) into *out (malloc'd, *n rows): every name that occurs, and the
- * operator's and detection's names even when they do not; wrappers
- * first, then by bytes, then by name. Returns 0 or -1 on allocation
- * failure (err set). */
-int ha_wrap_uses(const struct ha_heapv2 *p, const struct ha_syms *syms,
-                 const struct ha_wrap_set *set, struct ha_wrap_use **out,
-                 size_t *n, char *err, size_t errlen);
+/* Appends a copy of name to (*v, *n) with why, growing the vector;
+ * returns the entry, or NULL on allocation failure. */
+struct ha_wrap_entry *ha_wrap_entry_add(struct ha_wrap_entry **v, size_t *n,
+                                        size_t *cap, const char *name,
+                                        enum ha_wrap_why why);
+
+/* Frees what an entry owns (not the entry). */
+void ha_wrap_entry_free(struct ha_wrap_entry *e);
+
+/* Sorts entries by name (strcmp), as the set's vectors are kept. */
+void ha_wrap_entries_sort(struct ha_wrap_entry *v, size_t n);
 
 /* Whether name is on the built-in list. */
 bool ha_wrap_is_builtin(const char *name);

@@ -39,6 +39,7 @@
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
+#include "prof/wrapdetect.h"
 #include "prof/wrappers.h"
 
 #define ck_assert_has(hay, needle)                                        \

@@ -38,6 +38,7 @@
 
 #include "core/task.h"
 #include "core/util.h"
+#include "prof/wrapdetect.h"
 #include "prof/wrappers.h"
 #include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
