@@ -221,13 +221,14 @@ ha_like "the README's example: 1280, 512 and 224 first, at the values' stack, ex
 224	[0-9]+	100\.0	1\.0	processMultibulkBuffer;createStringObject;_sdsnewlen;zmalloc_usable
 " "$HA_OUT"
 
-# the function form: 1280's first site is a frame of the values' stack
-# (heap_top's allocation-site rule: a zmalloc wrapper until wrappers are
-# skipped, a redis function after)
+# the function form: 1280's first site is a frame of the values' stack,
+# past redis's zmalloc wrappers (heap_top's allocation-site rule)
 site=$(awk -F'\t' '$1 == 1280 && $2 != "" {print $2; exit}' "$HA_TMP/frag.after")
 stack=$(awk -F'\t' '$1 == 1280 && $2 != "" {print $2; exit}' "$HA_TMP/stacks.after")
 ha_ok "heap_fragmentation's site for 1280 ($site) is a frame of the values' stack" \
     grep -qE "(^|;)${site:-none}(;|$)" <<<"$stack"
+ha_unlike "... a redis function, not one of its z* allocation wrappers" \
+    "^(z[a-z_]*alloc|zstrdup|none$)" "${site:-none}"
 
 # A dump: the sizes were recorded beside it, in the same pass.
 dump=$(ag_dump "$sock")
