@@ -41,6 +41,9 @@
  *   GROWTHHOST_LEAK_X=N       the leak N times as fast (0: none)
  *   GROWTHHOST_BURST=0        no bursts: memory only climbs, a step at a
  *                             time
+ *   GROWTHHOST_TICK_MS=N      a tick every N ms (1..100) with the leak's
+ *                             share of it: the same rate in finer steps
+ *                             (a fill of 100 MB/s in 1 MiB steps at 10)
  *   GROWTHHOST_ROUND=N        at start, N objects of 33 bytes from
  *                             growthhost_round33 (kept): rounded up to
  *                             the 48-byte class, 15 bytes lost each
@@ -80,6 +83,7 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 
 static char *volatile leaked[LEAK_MAX];
 static int leak_x = 1;
+static long tick_ms = TICK_MS;
 static int bursts = 1;
 static char *volatile burst[BURST_BLOCKS];
 static char *volatile oneoff;
@@ -181,10 +185,11 @@ static void
 tick(unsigned long t, size_t *n_leaked)
 {
     unsigned long phase = t % BURST_EVERY_TICKS;
+    long n = (long)LEAK_PER_TICK * leak_x * tick_ms / TICK_MS;
 
     static volatile size_t temp_sum;
 
-    for (int i = 0; i < LEAK_PER_TICK * leak_x && *n_leaked < LEAK_MAX; i++)
+    for (long i = 0; i < n && *n_leaked < LEAK_MAX; i++)
         leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
     for (int i = 0; i < TEMP_PER_TICK; i++)
         temp_sum += growthhost_temp(TEMP_BLOCK);
@@ -235,6 +240,10 @@ main(int argc, char **argv)
         leak_x = atoi(getenv("GROWTHHOST_LEAK_X"));
     if (getenv("GROWTHHOST_BURST") != NULL)
         bursts = atoi(getenv("GROWTHHOST_BURST"));
+    if (getenv("GROWTHHOST_TICK_MS") != NULL)
+        tick_ms = atol(getenv("GROWTHHOST_TICK_MS"));
+    if (tick_ms < 1 || tick_ms > TICK_MS)
+        tick_ms = TICK_MS;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
@@ -281,7 +290,7 @@ main(int argc, char **argv)
         if (sigtimedwait(&sigs, NULL, &zero) > 0)
             break;
         tick(t++, &n_leaked);
-        next.tv_nsec += TICK_MS * 1000000L;
+        next.tv_nsec += tick_ms * 1000000L;
         if (next.tv_nsec >= 1000000000L) {
             next.tv_sec++;
             next.tv_nsec -= 1000000000L;
