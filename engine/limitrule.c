@@ -298,7 +298,7 @@ ha_limitwatch_next_glance_ms(int64_t limit, int64_t usage, double rate,
         return 0;
     if (rate <= 0)
         return HA_LIMITWATCH_GLANCE_MS;
-    ms = gap / rate * 1000.0 / 2;
+    ms = gap / rate * 1000.0 / 4;
     if (ms > HA_LIMITWATCH_GLANCE_MS)
         ms = HA_LIMITWATCH_GLANCE_MS;
     if (ms < HA_LIMITWATCH_GLANCE_MIN_MS)

@@ -498,6 +498,31 @@ fast_set(struct ha_limitwatch *w, int ms)
 
 static void glance_cb(evutil_socket_t fd, short what, void *arg);
 
+/* The usage at which a glance calls for a whole look, as a share of the
+ * limit: far from the limit, the wake level less the re-arm margin (the
+ * looks take over); near it, the next armed level above the last look's
+ * working set, plus the inactive file cache that look saw (the usage
+ * gets there as the working set reaches the level: a threshold of the
+ * watch's own where the kernel sets none); 0: nothing to glance for. */
+static double
+glance_mark(const struct ha_limitwatch *w)
+{
+    double near = wake_level(w) - HA_LIMITWATCH_REARM, lim, ws, cache;
+
+    if (!w->have_last || !ha_cgroup_limited(&w->last) ||
+        w->last.usage < 0 || w->last.working_set < 0)
+        return near;
+    lim = (double)w->last.limit;
+    if ((double)w->last.usage < near * lim)
+        return near;
+    ws = (double)w->last.working_set;
+    cache = (double)(w->last.usage - w->last.working_set);
+    for (size_t i = 0; i < w->rule.n; i++)
+        if (w->arm.armed[i] && w->rule.fractions[i] * lim > ws)
+            return (w->rule.fractions[i] * lim + cache) / lim;
+    return 0;
+}
+
 /* Far from the limit where no kernel threshold wakes the watch (v2,
  * whose memory.events says nothing before the limit; v1 without write
  * access to cgroup.event_control): one read of the usage, paced by its
@@ -518,7 +543,7 @@ static void
 glance_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ha_limitwatch *w = arg;
-    double near = wake_level(w) - HA_LIMITWATCH_REARM, rate = 0;
+    double mark = glance_mark(w), rate = 0;
     int64_t usage, now = ha_clock_ms();
     char buf[32];
     ssize_t n;
@@ -536,7 +561,9 @@ glance_cb(evutil_socket_t fd, short what, void *arg)
     usage = strtoll(buf, NULL, 10);
     if ((w->glance_rate_known = ring_rate(&w->glances, now, usage, &rate)))
         w->glance_rate = rate;
-    ms = ha_limitwatch_next_glance_ms(w->last.limit, usage, rate, near);
+    ms = mark > 0
+             ? ha_limitwatch_next_glance_ms(w->last.limit, usage, rate, mark)
+             : HA_LIMITWATCH_GLANCE_MS;
     if (ms == 0)
         look(w); /* sets the timer or the next glance */
     else
@@ -546,7 +573,11 @@ glance_cb(evutil_socket_t fd, short what, void *arg)
 }
 
 /* Off, or on with the next glance at most HA_LIMITWATCH_GLANCE_MS away
- * (kept when it is sooner). */
+ * (kept when it is sooner): far from the limit, where the kernel sets no
+ * threshold, the only wake-up; near it, between two looks, so that a
+ * climb faster than the looks' pace is still seen as it passes a level
+ * (the looks are paced on the climb as measured; a host that catches up
+ * after a stall climbs at several times that). */
 static void
 glance_set(struct ha_limitwatch *w, bool on)
 {
@@ -559,10 +590,19 @@ glance_set(struct ha_limitwatch *w, bool on)
         w->glance_rate_known = false;
         return;
     }
-    /* The first glance soon: its climb is learnt before it matters. */
-    if (!w->glance_pending)
-        glance_in(w, w->glance_rate_known ? HA_LIMITWATCH_GLANCE_MS
-                                          : RATE_LEARN_MS);
+    if (!w->glance_pending) {
+        double mark = glance_mark(w);
+        int ms = HA_LIMITWATCH_GLANCE_MS;
+
+        /* Paced from the last look on its climb; without one, soon: the
+         * climb is learnt before it matters. */
+        if (w->rate_known && mark > 0 && w->have_last)
+            ms = ha_limitwatch_next_glance_ms(w->last.limit, w->last.usage,
+                                              w->rate, mark);
+        else if (!w->glance_rate_known)
+            ms = RATE_LEARN_MS;
+        glance_in(w, ms > 0 ? ms : HA_LIMITWATCH_GLANCE_MIN_MS);
+    }
 }
 
 /* --- dumps ---------------------------------------------------------- */
@@ -702,7 +742,8 @@ pace(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
     if (ms > RATE_LEARN_MS && !w->rate_known)
         ms = RATE_LEARN_MS;
     fast_set(w, ms);
-    glance_set(w, p.limit > 0 && ms == 0 && w->v1_ev == NULL);
+    glance_set(w, p.limit > 0 && w->v1_ev == NULL &&
+                      (ms == 0 || glance_mark(w) > 0));
 }
 
 static int64_t

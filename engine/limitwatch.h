@@ -29,8 +29,9 @@
  * was on is not in it, so wherever a limit binds the process the watch
  * holds sampling on from its first look (heap.h ha_heap_sampling_hold,
  * at limit_watch_lg_prof_sample or the current rate: jemalloc's default
- * 19, every 512 KiB, costs redis and nginx about nothing:
- * bench/RESULTS-sampling.md), and lets it go when the limit does. The
+ * 19, a sample every 512 KiB, costs redis and nginx at most about 3 % of
+ * CPU per request: bench/RESULTS-sampling.md), and lets it go when the
+ * limit does. The
  * operator's sampling is left as it is; limit_watch_sampling = false,
  * or prof_active = false in the config, leaves it off.
  * The dump is decided on a look's figures and queued on the disk worker
@@ -48,8 +49,11 @@
  * no v2 group: that file, like /proc/pressure/memory, is the whole
  * machine's). Where no threshold is set (v2, or a process that is not
  * root: the kernel keeps cgroup.event_control to root) the watch reads
- * the usage itself, one read at most a second apart and sooner as it
- * climbs (limitrule.h). Past the wake level it looks at most a second
+ * the usage itself, one read at most 250 ms apart and sooner as it
+ * climbs (limitrule.h), and near the limit between two looks too, for
+ * the usage at which the working set reaches the next level (a
+ * threshold of its own, read down to 20 ms apart). Past the wake level
+ * it looks at most a second
  * apart, 250 ms within 5 points of the first level, and sooner at a
  * fast climb: half the time it needs to reach the next mark, down to
  * 10 ms, the climb measured over the last 250 ms or more. A fill faster
@@ -96,10 +100,10 @@ struct ha_limitwatch_hooks {
  * (NULL: nothing; copied). Returns NULL when it is off (an empty
  * limit_dump_fractions, or profiling off: logged). heap and worker must
  * outlive it. */
-struct ha_limitwatch *ha_limitwatch_new(struct event_base *base,
-                                        struct ha_worker *worker,
-                                        struct ha_heap *heap,
-                                        const struct ha_limitwatch_hooks *hooks);
+struct ha_limitwatch *
+ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
+                  struct ha_heap *heap,
+                  const struct ha_limitwatch_hooks *hooks);
 
 /* A look at st, the cgroup's state the history sampler just read (the
  * group located again first, heap->cgroup). Loop thread. */

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -709,9 +710,18 @@ START_TEST(test_limit_rule_glance)
                      HA_LIMITWATCH_GLANCE_MS);
     ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 25 * MIB,
                                                   40.0 * MIB, 0.45),
-                     250);
+                     125);
     ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 44 * MIB,
                                                   80.0 * MIB, 0.45),
+                     HA_LIMITWATCH_GLANCE_MIN_MS);
+    /* a fill of 100 MiB/s is read 2 MiB apart near the switch to looks,
+     * not 10 (the floor was 100 ms) */
+    ck_assert_int_eq(HA_LIMITWATCH_GLANCE_MIN_MS, 20);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 35 * MIB,
+                                                  100.0 * MIB, 0.45),
+                     25);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 40 * MIB,
+                                                  100.0 * MIB, 0.45),
                      HA_LIMITWATCH_GLANCE_MIN_MS);
     ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 10 * MIB,
                                                   1.0 * MIB, 0.45),
@@ -1155,6 +1165,49 @@ START_TEST(test_limit_runs_settled)
     }
     /* the second run's, in the datadir */
     put_file(dir, "p.1.0.m0.heap", "heap_v2/1\n", 1700000000 + 100);
+    /* a writer killed mid-write (kill -9 between the new file and its
+     * rename) left half a record under a temporary name: the record it
+     * was to replace stays whole, and the leftover goes once its writer
+     * is gone */
+    {
+        pid_t gone = fork();
+        char tmpname[96];
+
+        ck_assert_int_ge(gone, 0);
+        if (gone == 0)
+            _exit(0);
+        ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+        snprintf(tmpname, sizeof(tmpname), "1.%lld.run.tmp%ld",
+                 (long long)(S + 50000000000LL), (long)gone);
+        snprintf(sub, sizeof(sub), "%s/runs", dir);
+        put_file(sub, tmpname, "heapadmin-run 1\npid 1\nstart", 0);
+        ck_assert_int_eq(ha_runs_list_now(dir, &l), 0);
+        ck_assert_uint_eq(l.n, 2);
+        ha_run_list_free(&l);
+        snprintf(text, sizeof(text), "%s/%s", sub, tmpname);
+        ck_assert_int_ne(access(text, F_OK), 0);
+        snprintf(sub, sizeof(sub), "%s/%s", dir, moved);
+    }
+    /* the listing above settled both: undo, as if it had not run */
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "svc");
+    strcpy(r.prefix, "p");
+    r.started_ns = S;
+    r.cgroup_version = 1;
+    strcpy(r.cgroup_path, "/T");
+    snprintf(r.cgroup_dir, sizeof(r.cgroup_dir), "%s/cg", dir);
+    r.limit = 64 << 20;
+    r.oom_kills = 0;
+    r.last_seen_ns = S + 10000000000LL;
+    r.peak_resident = 50;
+    ck_assert_int_eq(ha_runs_write(dir, &r), 0);
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "svc");
+    strcpy(r.prefix, "p");
+    r.started_ns = S + 50000000000LL;
+    ck_assert_int_eq(ha_runs_write(dir, &r), 0);
 
     ck_assert_int_eq(ha_runs_list_now(dir, &l), 0);
     ck_assert_uint_eq(l.n, 2);
