@@ -263,9 +263,9 @@ START_TEST(test_config_limit_watch)
     ck_assert_pstr_eq(
         find_message(&cfg, "limit_watch_sample_pct"),
         "t.cnf:1: jemalloc_variables.limit_watch_sample_pct is no longer "
-        "read: the limit watch no longer waits for a share of the limit to switch "
-        "sampling on: it samples from the start wherever a memory limit "
-        "binds the process, so that its dumps hold the whole heap "
+        "read: the limit watch no longer waits for a share of the limit to "
+        "switch sampling on: it samples from the start wherever a memory "
+        "limit binds the process, so that its dumps hold the whole heap "
         "(limit_watch_sampling = true, the default; false leaves sampling "
         "as it is); ignored");
     ck_assert_int_eq(load("jemalloc_variables = { limit_watch_sample_pct = "

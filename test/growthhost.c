@@ -34,8 +34,9 @@
  *                             -w holds the first tick until SIGUSR1
  *                             (a test that looks at the start first,
  *                             however slowly, then lets it grow)
- *   growthhost -a             the same without heapadmin embedded: for
- *                             the LD_PRELOAD agent to serve
+ *   growthhost -a [-w]        the same without heapadmin embedded: for
+ *                             the LD_PRELOAD agent to serve (-w: a test
+ *                             lets it grow once the agent answers)
  *
  * Environment, for the memory-limit tests (test/agent/oomkill.sh):
  *   GROWTHHOST_LEAK_X=N       the leak N times as fast (0: none)
@@ -221,18 +222,19 @@ main(int argc, char **argv)
     char err[512];
 
     memset(&opt, 0, sizeof(opt));
-    agent = argc == 2 && strcmp(argv[1], "-a") == 0;
+    agent = argc >= 2 && strcmp(argv[1], "-a") == 0;
     if (!agent && (argc < 3 || strcmp(argv[1], "-c") != 0)) {
-        fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a\n");
+        fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a [-w]\n");
         return 2;
     }
-    for (int i = 3; !agent && i < argc; i++) {
-        if (strcmp(argv[i], "-n") == 0) {
+    for (int i = agent ? 2 : 3; i < argc; i++) {
+        if (strcmp(argv[i], "-n") == 0 && !agent) {
             no_fragment = true;
         } else if (strcmp(argv[i], "-w") == 0) {
             hold = true;
         } else {
-            fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a\n");
+            fprintf(stderr,
+                    "usage: growthhost -c CONFIG [-n] [-w] | -a [-w]\n");
             return 2;
         }
     }

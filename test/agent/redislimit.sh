@@ -144,7 +144,7 @@ read_back() {
         "0:oom-killed" "$HA_RC:$HA_OUT"
     # Every limit dump at or past its level, on the working set its .mem
     # records (what the watch decided on); one per level.
-    ag_sql "$sock" "SELECT substr(reason, instr(reason, ' reached ') + 9, 4), cgroup_working_set_bytes, cgroup_limit_bytes FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' ORDER BY seq"
+    ag_sql "$sock" "SELECT substr(reason, instr(reason, ' reached ') + 9, 4), cgroup_working_set_bytes, cgroup_limit_bytes FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' AND reason LIKE '% reached %' ORDER BY seq"
     rows=$HA_OUT
     echo "# $who: limit dumps (level, working set as share of the limit):" \
         $(awk '{ printf "%s %.4f ", $1, $2 / $3 }' <<<"$rows")
