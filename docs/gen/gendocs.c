@@ -828,8 +828,8 @@ main(int argc, char **argv)
     gen_http(&http);
     if (n_errors > 0) {
         fprintf(stderr,
-                "gendocs: %d item%s without a doc string: add each where "
-                "named above, then run `make docs`\n",
+                "gendocs: %d doc string%s missing or naming nothing: mend "
+                "each where named above, then run `make docs`\n",
                 n_errors, n_errors == 1 ? "" : "s");
         goto done;
     }
