@@ -31,12 +31,12 @@ static const struct {
     {"sqlite_temp_master", "sqlite_master"},
 };
 
-#define DUMP_ARG                                                          \
-    "the argument: a dump's file name from `stats_heap_dumps`, or "       \
-    "'live' (admin users: the process now, through a private dump "      \
+#define DUMP_ARG                                                               \
+    "the argument: a dump's file name from `stats_heap_dumps`, or "            \
+    "'live' (admin users: the process now, through a private dump "            \
     "removed at once)"
-#define ALLOC_NULL                                                        \
-    "; NULL when the dump has no cumulative counters (a process started " \
+#define ALLOC_NULL                                                             \
+    "; NULL when the dump has no cumulative counters (a process started "      \
     "without `prof_accum`)"
 
 static const struct ha_catalog_column columns[] = {
@@ -99,8 +99,7 @@ static const struct ha_catalog_column columns[] = {
     {"stats_jemalloc_arenas", "arena", "the arena's index; NULL: all merged"},
     {"stats_jemalloc_arenas", "threads", "threads assigned to it"},
     {"stats_jemalloc_arenas", "pactive", "pages in active extents"},
-    {"stats_jemalloc_arenas", "pdirty",
-     "pages freed, waiting for dirty decay"},
+    {"stats_jemalloc_arenas", "pdirty", "pages freed, waiting for dirty decay"},
     {"stats_jemalloc_arenas", "pmuzzy",
      "pages purged lazily (MADV_FREE), waiting for muzzy decay"},
     {"stats_jemalloc_arenas", "active_bytes", "`pactive` in bytes"},
@@ -112,10 +111,8 @@ static const struct ha_catalog_column columns[] = {
     {"stats_jemalloc_arenas", "resident",
      "resident bytes, a maximum: pages handed out but never written count "
      "too"},
-    {"stats_jemalloc_arenas", "allocated_small",
-     "bytes in small allocations"},
-    {"stats_jemalloc_arenas", "allocated_large",
-     "bytes in large allocations"},
+    {"stats_jemalloc_arenas", "allocated_small", "bytes in small allocations"},
+    {"stats_jemalloc_arenas", "allocated_large", "bytes in large allocations"},
     {"stats_jemalloc_arenas", "metadata", "base and internal bytes"},
     {"stats_jemalloc_arenas", "tcache_bytes",
      "freed objects cached by its threads (stashed ones included)"},
@@ -151,8 +148,7 @@ static const struct ha_catalog_column columns[] = {
     {"stats_jemalloc_bins", "nfills", "thread-cache fills"},
     {"stats_jemalloc_bins", "nflushes", "thread-cache flushes"},
     {"stats_jemalloc_bins", "nslabs", "slabs created (cumulative)"},
-    {"stats_jemalloc_bins", "nreslabs",
-     "times a slab was swapped for another"},
+    {"stats_jemalloc_bins", "nreslabs", "times a slab was swapped for another"},
     {"stats_jemalloc_bins", "prof_live",
      "sampled objects of the class live now (`prof.stats.bins.<j>.live`); "
      "needs `opt.prof_stats` (merged rows only, NULL otherwise)"},
@@ -165,8 +161,7 @@ static const struct ha_catalog_column columns[] = {
      "`allocated_bytes - requested_bytes`: lost to rounding up to the "
      "class's size (33-byte objects in the 48-byte class lose 15 bytes "
      "each); `opt.prof_stats`"},
-    {"stats_jemalloc_lextents", "arena",
-     "the arena's index; NULL: all merged"},
+    {"stats_jemalloc_lextents", "arena", "the arena's index; NULL: all merged"},
     {"stats_jemalloc_lextents", "lextent", "the size class's index"},
     {"stats_jemalloc_lextents", "size", "bytes"},
     {"stats_jemalloc_lextents", "curlextents", "extents in use"},
@@ -203,8 +198,7 @@ static const struct ha_catalog_column columns[] = {
     {"stats_heap_dumps", "alloc_bytes",
      "bytes allocated since profiling began, freed or not, scaled" ALLOC_NULL
      ": then every `alloc_*` column of the other tables is NULL for it too"},
-    {"stats_heap_dumps", "alloc_objects",
-     "the same in objects" ALLOC_NULL},
+    {"stats_heap_dumps", "alloc_objects", "the same in objects" ALLOC_NULL},
     {"stats_heap_dumps", "resident_bytes",
      "the process's resident memory (VmRSS) when the dump was taken, "
      "recorded beside it (`<dump>.mem`); NULL when not recorded"},
@@ -255,8 +249,7 @@ static const struct ha_catalog_column columns[] = {
     /* stats_jemalloc_recent (vtab/recent.c) */
     {"stats_jemalloc_recent", "seq", "1 = the oldest kept"},
     {"stats_jemalloc_recent", "size", "bytes asked for"},
-    {"stats_jemalloc_recent", "usize",
-     "bytes jemalloc gave (its size class)"},
+    {"stats_jemalloc_recent", "usize", "bytes jemalloc gave (its size class)"},
     {"stats_jemalloc_recent", "alloc_time",
      "when it was allocated, unix seconds (jemalloc's profiling clock, "
      "moved to wall-clock time)"},
@@ -283,8 +276,7 @@ static const struct ha_catalog_column columns[] = {
     {"stats_agents", "pid", "the process"},
     {"stats_agents", "program",
      "its program, as the kernel proves it (`/proc/<pid>/exe`)"},
-    {"stats_agents", "user",
-     "the user it runs as (its directory's owner)"},
+    {"stats_agents", "user", "the user it runs as (its directory's owner)"},
     {"stats_agents", "socket",
      "its MySQL endpoint (`mariadb -S`), or the registry socket of a gone "
      "one"},
@@ -311,8 +303,7 @@ static const struct ha_catalog_column columns[] = {
      "in-use bytes allocated by the function itself (at the allocation "
      "site), truncated as jeprof prints them"},
     {"heap_top", "flat_pct", "share of the total, percent"},
-    {"heap_top", "cum_bytes",
-     "in-use bytes allocated by it or its callees"},
+    {"heap_top", "cum_bytes", "in-use bytes allocated by it or its callees"},
     {"heap_top", "cum_pct", "share of the total, percent"},
     {"heap_top", "flat_objects", "in-use objects, flat"},
     {"heap_top", "cum_objects", "in-use objects, cumulative"},
@@ -326,8 +317,7 @@ static const struct ha_catalog_column columns[] = {
      "the same in objects (--alloc_objects)" ALLOC_NULL},
     {"heap_top", "alloc_cum_bytes",
      "allocated by it or its callees" ALLOC_NULL},
-    {"heap_top", "alloc_cum_objects",
-     "the same in objects" ALLOC_NULL},
+    {"heap_top", "alloc_cum_objects", "the same in objects" ALLOC_NULL},
     {"heap_top", "wrapper",
      "the allocation wrappers the site called and the cut skipped (in "
      "each of its stacks the outermost one), most bytes first, "
@@ -369,8 +359,7 @@ static const struct ha_catalog_column columns[] = {
     {"heap_profile", "file", "source file; NULL: unknown"},
     {"heap_profile", "line", "source line; NULL: unknown"},
     {"heap_profile", "module", "the mapped file holding the address"},
-    {"heap_profile", "inlined",
-     "1 when inlined into the next row's function"},
+    {"heap_profile", "inlined", "1 when inlined into the next row's function"},
     {"heap_profile", "bytes", "the stack's in-use bytes (as heap_stacks)"},
     {"heap_profile", "objects", "the stack's in-use objects"},
     {"heap_profile", "module_changed",
@@ -420,7 +409,8 @@ static const struct ha_catalog_column columns[] = {
      "that would name them, debuginfod's answer (once per module, never "
      "per frame), a file that cannot be read or was replaced since the "
      "dump"},
-    {"heap_modules", "named_frames", "of its frames, those with a certain "
+    {"heap_modules", "named_frames",
+     "of its frames, those with a certain "
      "name"},
     {"heap_modules", "dump", DUMP_ARG},
 
@@ -438,8 +428,7 @@ static const struct ha_catalog_column columns[] = {
      "a wrapper: the stacks whose cut skipped it; not one: the stacks "
      "whose allocation site it is"},
     {"heap_wrappers", "bytes", "those stacks' in-use bytes"},
-    {"heap_wrappers", "alloc_bytes",
-     "their cumulative bytes" ALLOC_NULL},
+    {"heap_wrappers", "alloc_bytes", "their cumulative bytes" ALLOC_NULL},
     {"heap_wrappers", "module",
      "the mapped file of its code (first frame seen)"},
     {"heap_wrappers", "callers",
@@ -520,8 +509,7 @@ static const struct ha_catalog_column columns[] = {
      "object stands for `1/(1 - exp(-size/period))` objects, less "
      "itself, which jemalloc keeps on a page of its own); a class's rows "
      "add up to at most its `curregs`"},
-    {"heap_fragmentation", "free_bytes",
-     "its share of the class's free bytes"},
+    {"heap_fragmentation", "free_bytes", "its share of the class's free bytes"},
     {"heap_fragmentation", "class_share",
      "that share, percent of the class's free bytes"},
     {"heap_fragmentation", "utilization",
@@ -534,8 +522,7 @@ static const struct ha_catalog_column columns[] = {
      "the share of `live_regions` placed by recorded sizes (or a stack's "
      "single sample): 1 exact, 0 estimated; NULL without a function"},
     {"heap_fragmentation", "dump", DUMP_ARG},
-    {"heap_fragmentation_stacks", "stack",
-     "the stack, collapsed root first"},
+    {"heap_fragmentation_stacks", "stack", "the stack, collapsed root first"},
 
     /* heap_lifetimes, heap_lifetimes_stacks (vtab/heap_lifetimes.c) */
     {"heap_lifetimes", "function",
