@@ -423,8 +423,10 @@ gen_tables(struct ha_buf *b)
         sqlite3_finalize(st);
         if (ncol == 0) {
             fprintf(stderr,
-                    "gendocs: table %s has no columns in an admin session "
-                    "(is its module registered?)\n",
+                    "gendocs: table %s has no columns in an admin session, "
+                    "which gendocs opens as a login does (sess_open): a "
+                    "virtual table needs its module registered there, a "
+                    "table in a file of the datadir that file made there\n",
                     t[i].name);
             sess_close(&x);
             return -1;
@@ -502,17 +504,17 @@ default_words(const struct ha_config *dflt, const struct ha_config_key *k,
     ha_buf_free(&v);
 }
 
-/* The global_variables row that shows key (group.name), or NULL. */
+/* The global_variables row that shows key, or NULL: ProxySQL's naming,
+ * in which group <module>_variables's key x is the variable <module>-x
+ * (admin_variables.max_connections: admin-max_connections). */
 static const char *
 variable_of(const struct ha_config_key *k, char *buf, size_t len)
 {
-    const char *prefix = k->group == NULL                         ? NULL
-                         : strcmp(k->group, HA_CONFIG_ADMIN) == 0 ? "admin-"
-                                                                  : "jemalloc-";
+    const char *end = k->group != NULL ? strstr(k->group, "_variables") : NULL;
 
-    if (prefix == NULL)
+    if (end == NULL || end[strlen("_variables")] != '\0')
         return NULL;
-    snprintf(buf, len, "%s%s", prefix, k->name);
+    snprintf(buf, len, "%.*s-%s", (int)(end - k->group), k->group, k->name);
     for (int i = 0; i < GV_N_ROWS; i++)
         if (strcmp(ha_globals_rows[i].name, buf) == 0)
             return buf;
@@ -594,27 +596,18 @@ gen_config(struct ha_buf *b, struct ha_buf *man)
  * variables.md
  * ------------------------------------------------------------------ */
 
-/* The config key a global_variables row mirrors (admin-x:
- * admin_variables.x, jemalloc-x: jemalloc_variables.x), or NULL. */
+/* The config key a global_variables row mirrors (variable_of's naming,
+ * the other way), or NULL. */
 static const struct ha_config_key *
 key_of(const char *variable)
 {
     size_t n;
     const struct ha_config_key *keys = ha_config_keys(&n);
-    const char *group = NULL, *name = NULL;
+    char var[128];
 
-    if (strncmp(variable, "admin-", 6) == 0) {
-        group = HA_CONFIG_ADMIN;
-        name = variable + 6;
-    } else if (strncmp(variable, "jemalloc-", 9) == 0) {
-        group = HA_CONFIG_JEMALLOC;
-        name = variable + 9;
-    } else {
-        return NULL;
-    }
     for (size_t i = 0; i < n; i++)
-        if (keys[i].group != NULL && strcmp(keys[i].group, group) == 0 &&
-            strcmp(keys[i].name, name) == 0)
+        if (variable_of(&keys[i], var, sizeof(var)) != NULL &&
+            strcmp(var, variable) == 0)
             return &keys[i];
     return NULL;
 }
