@@ -215,6 +215,14 @@ static const struct ha_catalog_column columns[] = {
      "limit 64.0 MiB`, `dump_interval_s = 60`, `jemalloc-dump_now`); "
      "NULL: not recorded"},
 
+    {"stats_heap_dumps", "cgroup_working_set_bytes",
+     "the cgroup's working set then (usage less inactive file cache); a "
+     "limit dump's, with its usage: the look the watch decided on; NULL: "
+     "no cgroup"},
+    {"stats_heap_dumps", "allocated_bytes",
+     "jemalloc's `stats.allocated` when it was taken (the host's, "
+     "heapadmin's own arena apart): what `bytes` estimates from the "
+     "samples; NULL: not recorded"},
     /* stats_previous_runs (vtab/previous_runs.c) */
     {"stats_previous_runs", "pid", "the run's process"},
     {"stats_previous_runs", "program", "its program"},
@@ -238,13 +246,19 @@ static const struct ha_catalog_column columns[] = {
     {"stats_previous_runs", "memory_limit_bytes",
      "the memory limit that bound it; NULL: none"},
     {"stats_previous_runs", "last_usage_bytes",
-     "its cgroup's usage at its last look"},
+     "its cgroup's usage at its last look written down: near a limit, "
+     "within 1% of the limit of its watch's last look"},
     {"stats_previous_runs", "dumps", "its dumps"},
     {"stats_previous_runs", "peak_dump",
      "its dump of highest resident memory, as `heap_top` takes it "
      "(`earlier-runs/<dir>/<dump>` when the pid-1 rule moved it)"},
     {"stats_previous_runs", "limit_dumps", "its limit dumps, `, `-joined"},
     {"stats_previous_runs", "last_dump", "its newest dump"},
+    {"stats_previous_runs", "last_working_set_bytes",
+     "the working set at that look (usage less inactive file cache)"},
+    {"stats_previous_runs", "limit_dump_usage_bytes",
+     "the usage at the look its last limit dump was decided on; NULL: none "
+     "recorded"},
 
     /* stats_jemalloc_recent (vtab/recent.c) */
     {"stats_jemalloc_recent", "seq", "1 = the oldest kept"},

@@ -336,12 +336,14 @@ static const struct ha_config_key config_keys[] = {
      sizeof(((struct ha_jemalloc_config *)0)->limit_dump_fractions),
      "The limit watch, wherever a memory cgroup limits the process: a heap "
      "dump as the working set (usage less inactive file cache) passes each "
-     "of these shares of the limit, once per crossing, re-armed 5% below; "
-     "\"\": no limit dumps at all (pressure and events included)."},
+     "of these shares of the limit, once per crossing (re-armed once the "
+     "working set has stayed 5% of the limit below it for 10 s); \"\": no "
+     "limit dumps at all (pressure and events included)."},
     {JEMALLOC, "limit_dump_psi_pct", HA_KEY_INT, 0, 100, NULL,
      OFF(jemalloc.limit_dump_psi_pct), 0,
-     "A limit dump on memory pressure (PSI `some`) past this percent; 0: "
-     "off."},
+     "A limit dump on memory pressure (PSI `some` of the process's own v2 "
+     "group; none in the root group, whose file is the whole machine's) "
+     "past this percent; 0: off."},
     {JEMALLOC, "limit_dump_events", HA_KEY_BOOL, 0, 1, NULL,
      OFF(jemalloc.limit_dump_events), 0,
      "A limit dump on new high, max or oom events of the cgroup."},
@@ -349,13 +351,18 @@ static const struct ha_config_key config_keys[] = {
      OFF(jemalloc.limit_dump_min_interval_s), 0,
      "At most one limit dump per this many seconds, but for a new, higher "
      "level."},
-    {JEMALLOC, "limit_watch_sample_pct", HA_KEY_INT, 0, 100, NULL,
-     OFF(jemalloc.limit_watch_sample_pct), 0,
-     "Past this percent of the limit, sampling is switched on (when off) and "
-     "off again below it; 0: never."},
+    {JEMALLOC, "limit_watch_sampling", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.limit_watch_sampling), 0,
+     "While a memory limit binds the process, hold sampling on from the "
+     "watch's first look, at `limit_watch_lg_prof_sample` or the rate "
+     "jemalloc has, so the limit dumps hold the whole heap (cost: "
+     "bench/RESULTS-sampling.md); false, or `prof_active = false`, leaves it "
+     "off (the dumps then hold nothing sampled). `limit_watch_sample_pct`, "
+     "an earlier version's, is read no more: a config that has it loads "
+     "with a notice, its 0 taken as false."},
     {JEMALLOC, "limit_watch_lg_prof_sample", HA_KEY_INT, 0, 62, NULL,
      OFF(jemalloc.limit_watch_lg_prof_sample), 0,
-     "The sampling rate the limit watch switches on, not below "
+     "The sampling rate the limit watch holds, not below "
      "`lg_prof_sample_min`; unset: the current rate."},
     {JEMALLOC, "dump_prefix", HA_KEY_STRING, 1,
      sizeof(((struct ha_jemalloc_config *)0)->dump_prefix) - 1,

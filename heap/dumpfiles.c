@@ -444,8 +444,11 @@ clean_memory(long pid)
             if (fe->d_name[0] == '.')
                 continue;
             n = snprintf(file, sizeof(file), "%s/%s", path, fe->d_name);
+            /* Routine after a kill (the OOM killer's SIGKILL between
+             * jemalloc's write and the copy, or the dump hook's note of
+             * a dump that was copied): info, not a warning. */
             if (n > 0 && (size_t)n < sizeof(file) && unlink(file) == 0)
-                ha_log_warn("dump housekeeping: removed %s, a dump written "
+                ha_log_info("dump housekeeping: removed %s, a dump written "
                             "in memory by a process that is gone (pid %ld)",
                             file, owner);
         }
@@ -524,8 +527,13 @@ ha_dumpfiles_note_memory(const char *dump)
     int len;
 
     /* Only the datadir's dumps: not staged ones, not a live profile's
-     * private dump (whose directory is removed at once). */
-    if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL)
+     * private dump (whose directory is removed at once), not one written
+     * in memory to be copied in (noted once published; a note left there
+     * would outlive the dump, in tmpfs pages the process's cgroup pays
+     * for). */
+    if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL ||
+        strncmp(dump, MEMORY_ROOT "/" MEMORY_STEM,
+                strlen(MEMORY_ROOT "/" MEMORY_STEM)) == 0)
         return;
     base = strrchr(dump, '/');
     if (!ha_dumpname_parse(base != NULL ? base + 1 : dump, &dn))

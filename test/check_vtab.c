@@ -429,7 +429,7 @@ static const char *const gv_names[] = {
     "jemalloc-limit_dump_psi_pct",
     "jemalloc-limit_dump_events",
     "jemalloc-limit_dump_min_interval_s",
-    "jemalloc-limit_watch_sample_pct",
+    "jemalloc-limit_watch_sampling",
     "jemalloc-limit_watch_lg_prof_sample",
     "jemalloc-limit_watch_state",
     "jemalloc-log_max_bytes",

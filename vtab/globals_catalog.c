@@ -145,7 +145,7 @@ const struct gv_row ha_globals_rows[] = {
     {"jemalloc-limit_dump_events", NULL, GV_KEEP, 0, 0, HINT_LIMIT, NULL},
     {"jemalloc-limit_dump_min_interval_s", NULL, GV_KEEP, 0, 0, HINT_LIMIT,
      NULL},
-    {"jemalloc-limit_watch_sample_pct", NULL, GV_KEEP, 0, 0, HINT_LIMIT, NULL},
+    {"jemalloc-limit_watch_sampling", NULL, GV_KEEP, 0, 0, HINT_LIMIT, NULL},
     {"jemalloc-limit_watch_lg_prof_sample", NULL, GV_KEEP, 0, 0, HINT_LIMIT,
      NULL},
     {"jemalloc-limit_watch_state", NULL, GV_ENGINE, 0, 0,
@@ -293,12 +293,12 @@ gv_keep_text(const struct ha_jemalloc_config *je, const char *name,
         ha_strlcpy(buf, je->limit_dump_events ? "true" : "false", len);
         return true;
     }
-    if (strcmp(name, "jemalloc-limit_dump_psi_pct") == 0 ||
-        strcmp(name, "jemalloc-limit_watch_sample_pct") == 0) {
-        snprintf(buf, len, "%d",
-                 strcmp(name, "jemalloc-limit_dump_psi_pct") == 0
-                     ? je->limit_dump_psi_pct
-                     : je->limit_watch_sample_pct);
+    if (strcmp(name, "jemalloc-limit_watch_sampling") == 0) {
+        ha_strlcpy(buf, je->limit_watch_sampling ? "true" : "false", len);
+        return true;
+    }
+    if (strcmp(name, "jemalloc-limit_dump_psi_pct") == 0) {
+        snprintf(buf, len, "%d", je->limit_dump_psi_pct);
         return true;
     }
     if (strcmp(name, "jemalloc-limit_watch_lg_prof_sample") == 0) {
