@@ -17,8 +17,9 @@
 #      run it or check what it shows, or <!-- untested: why -->;
 #   5. the README stays a front page (at most 200 lines) and shows the
 #      quick start's two commands as they are;
-#   6. the checker itself fails on a tree with a broken link, a broken
-#      anchor, an unmarked block and a marker naming no file.
+#   6. the checker itself fails on a tree with a broken link (one wrapped
+#      onto a second line too), a broken anchor, an unmarked block and a
+#      marker naming no file.
 #
 # Usage: test/docs.sh                  (make check: HA_TOP_SRCDIR and
 #                                       HA_TOP_BUILDDIR say where)
@@ -105,7 +106,15 @@ for page in all_pages:
             continue
         if fence:
             continue
-        for target in link.findall(strip_code(line)):
+        # A link may wrap onto the next line: look at both, and take the
+        # links that start on this one.
+        nxt = lines[n] if n < len(lines) and not lines[n].startswith('```') \
+            else ''
+        here = strip_code(line)
+        for m in link.finditer(here + ' ' + strip_code(nxt)):
+            if m.start() >= len(here):
+                break
+            target = m.group(1)
             if re.match(r'^[a-z]+:', target):
                 continue
             path, _, anchor = target.partition('#')
@@ -226,7 +235,8 @@ cat >"$bad/README.md" <<'EOF'
 ./bootstrap && daemon/heapadmind -f -c etc/heapadmin.cnf
 ./bootstrap && make check
 
-[a page](docs/a.md) and [gone](docs/gone.md)
+[a page](docs/a.md) and [gone](docs/gone.md), [a
+wrapped](docs/wrapped.md) one
 
 ```sh
 echo unmarked
@@ -248,13 +258,14 @@ printf 'HA_DOCS_PAGES = \\\n\tdocs/a.md \\\n\t$(NULL)\n' >"$bad/docs/Makemodule.
 out=$(checker "$bad" 2>&1)
 rc=$?
 missed=
-for want in "docs/gone.md: no such file" "#no-such-heading" \
-    "README.md:6: a fenced block without" "names test/nosuch.sh"; do
+for want in "docs/gone.md: no such file" "docs/wrapped.md: no such file" \
+    "#no-such-heading" "README.md:7: a fenced block without" \
+    "names test/nosuch.sh"; do
     case $out in *"$want"*) ;; *) missed="$missed [$want]" ;; esac
 done
 case $out in *"#a-heading-with-code"*) missed="$missed [a good anchor refused]" ;; esac
 if [ "$rc" -ne 0 ] && [ -z "$missed" ]; then
-    echo "ok 3 - the checker fails on a broken link, a broken anchor, an unmarked block and a marker naming no file"
+    echo "ok 3 - the checker fails on a broken link (wrapped too), a broken anchor, an unmarked block and a marker naming no file"
 else
     echo "not ok 3 - the checker fails where it must (missed:$missed)"
     echo "$out" | sed 's/^/# /'
