@@ -194,15 +194,19 @@ struct sess {
     struct ha_session_shared shared;
     struct ha_session s;
     sqlite3 *keeper; /* holds the memdb database */
+    bool opened;     /* s is open */
 };
+
+static void sess_close(struct sess *x);
 
 /* Opens an admin session as a login does, on a datadir that has the
  * history and saved-variables files, so that stats_history is
- * attached. Returns 0, or -1 having said why. */
+ * attached. Returns 0, or -1 having said why (and removed what it
+ * made). */
 static int
 sess_open(struct sess *x)
 {
-    char err[512], path[PATH_MAX];
+    char err[512] = "", path[PATH_MAX];
     sqlite3 *h;
 
     memset(x, 0, sizeof(*x));
@@ -211,14 +215,13 @@ sess_open(struct sess *x)
         fprintf(stderr, "gendocs: mkdtemp: %s\n", strerror(errno));
         return -1;
     }
+    ha_config_init(&x->cfg);
     snprintf(path, sizeof(path), "%s/%s", x->dir, "heapadmin_stats.db");
     if ((h = ha_history_open(path, err, sizeof(err))) == NULL ||
-        ha_diskstore_init(x->dir, err, sizeof(err)) != 0) {
+        (sqlite3_close(h), ha_diskstore_init(x->dir, err, sizeof(err))) != 0) {
         fprintf(stderr, "gendocs: %s\n", err);
-        return -1;
+        goto fail;
     }
-    sqlite3_close(h);
-    ha_config_init(&x->cfg);
     x->heap.ops = &no_ops;
     x->heap.datadir = x->dir;
     x->ctx.heap = &x->heap;
@@ -230,12 +233,20 @@ sess_open(struct sess *x)
     if (sqlite3_open_v2(x->shared.db_uri, &x->keeper,
                         SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
                             SQLITE_OPEN_URI,
-                        NULL) != SQLITE_OK ||
-        ha_session_open(&x->s, &x->shared, 1, err, sizeof(err)) != 0) {
-        fprintf(stderr, "gendocs: an admin session: %s\n", err);
-        return -1;
+                        NULL) != SQLITE_OK) {
+        fprintf(stderr, "gendocs: the scratch database: %s\n",
+                sqlite3_errmsg(x->keeper));
+        goto fail;
     }
+    if (ha_session_open(&x->s, &x->shared, 1, err, sizeof(err)) != 0) {
+        fprintf(stderr, "gendocs: an admin session: %s\n", err);
+        goto fail;
+    }
+    x->opened = true;
     return 0;
+fail:
+    sess_close(x);
+    return -1;
 }
 
 static void
@@ -248,7 +259,8 @@ sess_close(struct sess *x)
         "heapadmin.db-journal"};
     char path[PATH_MAX];
 
-    ha_session_close(&x->s);
+    if (x->opened)
+        ha_session_close(&x->s);
     sqlite3_close(x->keeper);
     ha_config_free(&x->cfg);
     for (size_t i = 0; i < HA_ARRAY_SIZE(files); i++) {
