@@ -162,6 +162,11 @@ struct ha_config_key {
     size_t offset;          /* field in struct ha_config */
     size_t size;            /* STRING: 0 for a malloc'd char *, else the
                              * size of a char array */
+    const char *doc;        /* what it does, for people: docs/reference/
+                             * config.md and heapadmind(8)'s list are
+                             * made from it (docs/gen/gendocs.c); plain
+                             * text, `code` in backquotes. The default
+                             * shown beside it is ha_config_init()'s */
 };
 
 /* The key table in file order (root keys, then each group's), *n keys. */

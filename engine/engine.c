@@ -428,7 +428,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     if (cfg->sql_memory_limit > 0) {
         /* SQLite's limit is per process: the agent and heapadmind have
          * SQLite to themselves; a host that links the same libsqlite3
-         * shares it (README: Limits). */
+         * shares it (docs/security.md: Limits). */
         sqlite3_hard_heap_limit64(cfg->sql_memory_limit);
         ha_log_info("admin SQL memory limit: %lld bytes (sql_memory_limit)",
                     cfg->sql_memory_limit);

@@ -283,7 +283,7 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
         self_exe(exe, sizeof(exe));
         {
             /* SQL first: it names what jeprof would guess at in a
-             * stripped library (README: Operator workflow). */
+             * stripped library (docs/getting-started.md). */
             const char *base = strrchr(file, '/');
 
             base = base != NULL ? base + 1 : file;

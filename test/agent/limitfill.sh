@@ -13,7 +13,7 @@
 # CPU longer than the fill takes from 0.95 to 1: said, not failed), each
 # recorded (<dump>.mem: the look the watch decided on) at or past its
 # level and within the overshoot the
-# README states for such a fill: OVERSHOOT of the limit, plus what the
+# docs/oom.md states for such a fill: OVERSHOOT of the limit, plus what the
 # fill adds while a thread waits for a CPU on this machine now (measured
 # beside it: the longest a 5 ms sleep overslept, times the fill's rate,
 # twice: the watch's thread waits, and the host, having waited, catches
@@ -32,7 +32,7 @@ host=$HA_BUILDDIR/test/growthhost
 [ -x "$host" ] || ha_bail "no test host at $host (make test/growthhost)"
 
 LIMIT=$((192 << 20))
-OVERSHOOT=0.03 # README: "Before the OOM killer", the fill's overshoot
+OVERSHOOT=0.03 # docs/oom.md, the fill's overshoot
 USER_=nobody
 trap 'ag_cg_cleanup; ha_cleanup' EXIT
 

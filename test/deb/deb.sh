@@ -318,6 +318,10 @@ has_path "heapadmind: the unit" heapadmind '^-rw-r--r--$' \
 has_path "heapadmind: the logrotate file" heapadmind '^-rw-r--r--$' \
     /etc/logrotate.d/heapadmind
 has_path "heapadmind: heapadmind(8)" heapadmind . /usr/share/man/man8/heapadmind.8.gz
+has_path "heapadmind: the docs by topic beside the README" heapadmind . \
+    /usr/share/doc/heapadmind/docs/getting-started.md.gz
+has_path "heapadmind: the generated reference" heapadmind . \
+    /usr/share/doc/heapadmind/docs/reference/config.md.gz
 has_path "libheapadmin0: the library" libheapadmin0 . \
     "/usr/lib/$MULTIARCH/libheapadmin.so.0.0.0"
 has_path "libheapadmin-dev: the header" libheapadmin-dev . /usr/include/heapadmin.h
