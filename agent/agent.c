@@ -45,7 +45,8 @@
  *                             fork.c
  *   HEAPADMIN_DISABLE=1       do nothing at all
  *
- * A guest in an unmodified daemon: it exports nothing but malloc_conf,
+ * A guest in an unmodified daemon: it exports nothing but malloc_conf
+ * (and heapadmin_agent_attach, which heapadmin-attach calls),
  * writes nothing to stdout or stderr, touches no signal disposition,
  * holds no descriptor until the start delay has passed, allocates from
  * an arena of its own (reported apart from the host's memory), and stays
@@ -842,7 +843,10 @@ launch(unsigned delay_ms, bool wait_parent, pid_t parent)
      * names itself (it is detached: its handle is not ours to use) and
      * this waits for it, a few microseconds. */
     atomic_store(&launcher_named, false);
-    if (pthread_create(&t, &attr, launcher, &launch_args) == 0)
+    /* Attached (heapadmin-attach): no helper the host execs has the
+     * agent (nothing preloads it), and the host's thread waits. */
+    if (pthread_create(&t, &attr, launcher, &launch_args) == 0 &&
+        attach_req == NULL)
         for (int i = 0; i < 100000 && !atomic_load(&launcher_named); i++)
             sched_yield();
     pthread_attr_destroy(&attr);

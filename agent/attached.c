@@ -26,7 +26,7 @@
 #include "core/smallfile.h"
 
 #define CHILDREN_MAX 256
-#define REFRESH_TICKS 10  /* the list is looked at every 10th tick (s) */
+#define REFRESH_TICKS 2   /* the list is looked at every 2nd tick (s) */
 
 static struct {
     long pid;

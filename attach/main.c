@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -212,11 +213,12 @@ read_config(const char *path, char **text, char *datadir, size_t len,
     return 0;
 }
 
-/* For a process of another user than root: its directory in the
- * datadir, the user's alone (0700), under a datadir that is root's and
- * writable by root alone, made traversable when new (0711): what the
- * preloaded agent's root process makes for HEAPADMIN_USERS, made here
- * through the process's root directory. Returns 0, or -1 with err. */
+/* The datadir, made traversable when new (0711, root's), and for a
+ * process of another user than root its directory in it, the user's
+ * alone (0700), under a datadir that is root's and writable by root
+ * alone: what the preloaded agent's root process makes for
+ * HEAPADMIN_USERS, made here through the process's root directory.
+ * Returns 0, or -1 with err. */
 static int
 prepare_user_dir(const struct ha_attach_target *t, const char *datadir,
                  char *err, size_t errlen)
@@ -226,10 +228,15 @@ prepare_user_dir(const struct ha_attach_target *t, const char *datadir,
     long uid = t->status.uid[1], gid = t->status.gid[1];
     struct stat st;
 
-    if (uid == 0)
-        return 0;
     snprintf(root, sizeof(root), "/proc/%ld/root", (long)t->pid);
     snprintf(top, sizeof(top), "%s%s", root, datadir);
+    /* A datadir made here is traversable (not listable, not writable):
+     * the processes of other users a root process forked, attached
+     * later, reach their directories in it. */
+    if (geteuid() == 0 && mkdir(top, 0711) == 0)
+        (void)chmod(top, 0711); /* past the umask */
+    if (uid == 0)
+        return 0;
     if (stat(top, &st) == 0 && st.st_uid == (uid_t)uid)
         return 0; /* the user's own datadir */
     if (geteuid() != 0) {
@@ -245,11 +252,6 @@ prepare_user_dir(const struct ha_attach_target *t, const char *datadir,
                                 "name in its /etc/passwd: its directory in "
                                 "the datadir is named after it",
                    uid, (long)t->pid);
-        return -1;
-    }
-    if (mkdir(top, 0711) != 0 && errno != EEXIST) {
-        ha_err_set(err, errlen, "cannot make the datadir %s: %s", datadir,
-                   strerror(errno));
         return -1;
     }
     if (lstat(top, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != 0 ||
@@ -439,7 +441,8 @@ main(int argc, char **argv)
     char err[1024], datadir[PATH_MAX], field[PATH_MAX];
     char *config_text = NULL, *request = NULL;
     sigset_t hold, old;
-    int rc;
+    int rc, nice_was;
+    bool reniced;
 
     if (parse_args(argc, argv, &o) != 0)
         return EXIT_USAGE;
@@ -508,7 +511,14 @@ main(int argc, char **argv)
     sigaddset(&hold, SIGTTOU);
     sigaddset(&hold, SIGPIPE);
     sigprocmask(SIG_BLOCK, &hold, &old);
+    /* The held thread waits on this process at every step: on a busy
+     * machine, the sooner it runs, the shorter the hold (best effort). */
+    errno = 0;
+    nice_was = getpriority(PRIO_PROCESS, 0);
+    reniced = errno == 0 && setpriority(PRIO_PROCESS, 0, -20) == 0;
     rc = ha_inject_agent(&plan, &res, err, sizeof(err));
+    if (reniced)
+        (void)setpriority(PRIO_PROCESS, 0, nice_was);
     sigprocmask(SIG_SETMASK, &old, NULL);
     free(request);
     if (rc != 0 && !res.loaded) {
