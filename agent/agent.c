@@ -55,6 +55,12 @@
  * copies of libevent, SQLite and libconfig are linked in privately
  * (deps/), so the host's symbols can neither replace nor see them.
  *
+ * Loaded later into a running process by heapadmin-attach (attach/),
+ * the agent does nothing in its constructor (attached.c tells the two
+ * apart): heapadmin_agent_attach(), which the tool calls next on a
+ * thread of the host's it holds, starts it the same way, with the
+ * tool's request for the environment (attachreq.h) and no start delay.
+ *
  * What the host may rewrite is read before it runs: the constructor
  * takes the program's name from the exec itself (not argv[0], which
  * nginx overwrites with its process title), reads the config while the

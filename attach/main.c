@@ -239,6 +239,8 @@ prepare_user_dir(const struct ha_attach_target *t, const char *datadir,
         return 0;
     if (stat(top, &st) == 0 && st.st_uid == (uid_t)uid)
         return 0; /* the user's own datadir */
+    if (geteuid() != 0 && errno == ENOENT)
+        return 0; /* the agent makes it, as that user */
     if (geteuid() != 0) {
         ha_err_set(err, errlen, "process %ld runs as uid %ld and the "
                                 "datadir %s is not that user's: only root "
@@ -459,10 +461,18 @@ main(int argc, char **argv)
         snprintf(datadir, sizeof(datadir), "%s", o.datadir);
     if (datadir[0] == '\0')
         snprintf(datadir, sizeof(datadir), "%s", DEFAULT_DATADIR);
-    if (datadir[0] != '/') {
-        fprintf(stderr, "heapadmin-attach: the datadir must be an absolute "
-                        "path (the process's working directory is its "
-                        "own): %s\n", datadir);
+    if (datadir[0] != '/' || (o.log != NULL && o.log[0] != '/')) {
+        fprintf(stderr, "heapadmin-attach: the datadir and the log must be "
+                        "absolute paths (the process's working directory "
+                        "is its own): %s\n",
+                datadir[0] != '/' ? datadir : o.log);
+        free(config_text);
+        return EXIT_USAGE;
+    }
+    if (strchr(datadir, '\n') != NULL ||
+        (o.log != NULL && strchr(o.log, '\n') != NULL) ||
+        (o.config != NULL && strchr(o.config, '\n') != NULL)) {
+        fprintf(stderr, "heapadmin-attach: a path holds a newline\n");
         free(config_text);
         return EXIT_USAGE;
     }
