@@ -587,14 +587,16 @@ do_call(struct tracee *t, const struct user_regs_struct *saved, uint64_t fn,
         ha_err_set(err, errlen, "ptrace: %s", strerror(errno));
         return -1;
     }
-    for (;;) {
+    {
+        uint64_t back = r.rsp + 8; /* rsp once `ret` popped our 0 */
+
         if (next_own_stop(t, SIGSEGV, &r, err, errlen) != 0)
             return -1;
-        if (r.rip == 0)
-            break;
-        ha_err_set(err, errlen, "the injected call faulted at %#llx",
-                   (unsigned long long)r.rip);
-        return -1;
+        if (r.rip != 0 || r.rsp != back) {
+            ha_err_set(err, errlen, "the injected call faulted at %#llx",
+                       (unsigned long long)r.rip);
+            return -1;
+        }
     }
     *ret = r.rax;
     return 0;

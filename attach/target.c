@@ -409,7 +409,11 @@ walk_objects(struct ha_attach_target *t, const char *maps, struct found *f,
             scan_object(path, t->exe, l[0], f);
         } else if (is_heapadmin(name)) {
             ha_err_set(err, errlen, "process %ld already has heapadmin "
-                                    "loaded (%s): it is served already",
+                                    "loaded (%s) but not serving (started "
+                                    "with HEAPADMIN_DISABLE, or an earlier "
+                                    "attach the agent refused: see its "
+                                    "log); it is never unloaded, so only a "
+                                    "restart serves this process",
                        (long)t->pid, name);
             return -1;
         } else if (object_file(t->pid, maps, name, l[0], path,
@@ -448,8 +452,7 @@ no_jemalloc(struct ha_attach_target *t, char *err, size_t errlen)
                    "%s has jemalloc linked in statically but does not "
                    "export it (no mallctl in its .dynsym), so nothing "
                    "outside it can reach jemalloc: relink it with "
-                   "-rdynamic (or -Wl,--export-dynamic-symbol=mallctl "
-                   "and the allocator's functions)",
+                   "-rdynamic, or -Wl,--export-dynamic-symbol=mallctl",
                    t->exe);
     else
         ha_err_set(err, errlen,

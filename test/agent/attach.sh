@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: MIT
 #
 # heapadmin-attach on processes that run without the agent (issue 39).
-# A test host (attachhost.c) built three ways: with libjemalloc.so, and
-# with a static libjemalloc_pic.a exported (-rdynamic) or not. Attached,
-# the first two serve, and a live profile holds exactly the 48 MiB and
-# 4 MiB their two call sites allocated before the attach (every
-# allocation sampled); the third is refused, the reason named. A host
-# held in raw nanosleep calls gets every register, xmm15 and errno back
-# and sleeps its whole time. Refused with their reasons, each target
-# left running and untouched (no agent thread): a glibc process (sleep),
-# a setuid one, a non-dumpable one, one traced by strace, one in a mount
-# namespace without the agent, one already attached. Debian's
+# A test host (attachhost.c) built four ways: with libjemalloc.so, and
+# with a static libjemalloc_pic.a exported (-rdynamic, or mallctl alone)
+# or not. Attached, the first three serve, and a live profile holds
+# exactly the 48 MiB and 4 MiB their two call sites allocated before the
+# attach (every allocation sampled); the last is refused, the reason
+# named. A host held in raw nanosleep calls gets every register, xmm15
+# and errno back and sleeps its whole time. Refused with their reasons,
+# each target left running and untouched (no agent thread): a glibc
+# process (sleep), a setuid one, a non-dumpable one, one traced by
+# strace, one in a mount namespace without the agent, one already
+# attached. Debian's
 # redis-server started with prof:true,lg_prof_sample:19 and no
 # LD_PRELOAD, filled with 100 MB by redis-benchmark, then attached under
 # load: the live profile holds redis's own sites for at least 80 % of
@@ -48,6 +49,8 @@ flags=(-O2 -g -fno-omit-frame-pointer)
 cc "${flags[@]}" -o "$HA_TMP/attachhost" "$src" -ljemalloc &&
     cc "${flags[@]}" -rdynamic -o "$HA_TMP/attachhost-static" "$src" \
         "$pic" -lpthread -ldl -lm &&
+    cc "${flags[@]}" -Wl,--export-dynamic-symbol=mallctl \
+        -o "$HA_TMP/attachhost-mallctl" "$src" "$pic" -lpthread -ldl -lm &&
     cc "${flags[@]}" -o "$HA_TMP/attachhost-hidden" "$src" "$pic" \
         -lpthread -ldl -lm ||
     ha_bail "cannot build the test hosts"
@@ -160,9 +163,15 @@ ha_is "a static jemalloc exported with -rdynamic is attached" 0 "$AT_RC"
 ha_is "... and its live profile holds keep_large()'s 48 MiB" "50331648 768" \
     "$(site_bytes "$data/attachhost-static.$HOST.sock" keep_large)"
 host_exits static "$HOST"
+host mallctl "$HA_TMP/attachhost-mallctl" loop
+at "$HOST"
+ha_is "... and one that exports mallctl alone (--export-dynamic-symbol)" \
+    "0:50331648 768" \
+    "$AT_RC:$(site_bytes "$data/attachhost-mallctl.$HOST.sock" keep_large)"
+host_exits mallctl "$HOST"
 host hidden "$HA_TMP/attachhost-hidden" loop
 refused "a static jemalloc not exported" "$HOST" \
-    "has jemalloc linked in statically but does not export it.*-rdynamic"
+    "has jemalloc linked in statically but does not export it.*-rdynamic, or -Wl,--export-dynamic-symbol=mallctl"
 host_exits hidden "$HOST"
 
 # --- refusals ------------------------------------------------------------------

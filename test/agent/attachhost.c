@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT
  *
  * A jemalloc host for heapadmin-attach's tests (test/agent/attach.sh),
- * which builds it three ways: linked with libjemalloc.so, with
- * libjemalloc_pic.a exported (-rdynamic), and with libjemalloc_pic.a
- * not exported. Before it says "ready" it allocates, and keeps, from
+ * which builds it four ways: linked with libjemalloc.so, with
+ * libjemalloc_pic.a exported (-rdynamic, or mallctl alone with
+ * --export-dynamic-symbol), and with libjemalloc_pic.a not exported. Before it says "ready" it allocates, and keeps, from
  * two call sites of its own: keep_large() 768 blocks of 64 KiB (48 MiB)
  * and keep_small() 1024 blocks of 4 KiB (4 MiB), both jemalloc size
  * classes, so with MALLOC_CONF=prof:true,lg_prof_sample:0 (every
