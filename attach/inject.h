@@ -4,7 +4,8 @@
  * (see inject.c for how, and why not gdb). One thread of the target is
  * taken at a safe point, made to call dlopen() and the agent's
  * heapadmin_agent_attach(), and given back with every register, its
- * signal mask and errno as they were; the other threads run on.
+ * signal mask, errno and nice value as they were; the other threads run
+ * on.
  */
 #ifndef HA_ATTACH_INJECT_H
 #define HA_ATTACH_INJECT_H

@@ -3,12 +3,13 @@
  * A jemalloc host for heapadmin-attach's tests (test/agent/attach.sh),
  * which builds it four ways: linked with libjemalloc.so, with
  * libjemalloc_pic.a exported (-rdynamic, or mallctl alone with
- * --export-dynamic-symbol), and with libjemalloc_pic.a not exported. Before it says "ready" it allocates, and keeps, from
- * two call sites of its own: keep_large() 768 blocks of 64 KiB (48 MiB)
- * and keep_small() 1024 blocks of 4 KiB (4 MiB), both jemalloc size
- * classes, so with MALLOC_CONF=prof:true,lg_prof_sample:0 (every
- * allocation sampled) a heap profile taken after the attach holds
- * exactly 50331648 and 4194304 bytes at those sites.
+ * --export-dynamic-symbol), and with libjemalloc_pic.a not exported.
+ * Before it says "ready" it allocates, and keeps, from two call sites of
+ * its own: keep_large() 768 blocks of 64 KiB (48 MiB) and keep_small()
+ * 1024 blocks of 4 KiB (4 MiB), both jemalloc size classes, so with
+ * MALLOC_CONF=prof:true,lg_prof_sample:0 (every allocation sampled) a
+ * heap profile taken after the attach holds exactly 50331648 and
+ * 4194304 bytes at those sites.
  *
  *   attachhost loop     an event loop: epoll_wait (100 ms) on a pipe,
  *                       for ever
