@@ -1070,7 +1070,7 @@ heapadmin_agent_attach(const char *request, char *msg, size_t msglen)
                  prof ? "available (jemalloc was started with prof:true)"
                       : "not available: jemalloc was started without "
                         "prof:true, which only a restart changes "
-                        "(MALLOC_CONF=prof:true,prof_active:false); the "
+                        "(MALLOC_CONF=" HEAPADMIN_MALLOC_CONF "); the "
                         "statistics tables, arenas, bins, purge and the "
                         "limit watch work now");
     errno = saved;
