@@ -5,9 +5,9 @@
  * Why our own injector and not gdb (heaptrack's way). gdb is an 11 MB
  * package that pulls in libpython, and what it does while the target waits
  * is its own: it stops every thread at once, reads the symbols of every
- * object (gdb 13.1 making one call in redis-server: 2.2 to 3.8 s, redis's
- * worst PING latency 100 ms) and takes its breakpoint where its scripting
- * puts it. This injector stops one thread
+ * object (gdb 13.1 making one dlopen() call in an idle redis-server: 1.1 s,
+ * redis's worst PING latency 789-857 ms; this tool: 2-28 ms) and takes
+ * its breakpoint where its scripting puts it. This injector stops one thread
  * only, for the length of one dlopen(), and chooses where: the other threads
  * never stop, nothing is read from the target while it is held that was not
  * read before, and every step below is measured.
@@ -54,8 +54,8 @@
  * that thread waits for a CPU at every step, so while our steps run its
  * nice value is -20 (set back before the agent's entry, whose new
  * thread would inherit it, and before the release): beside stress-ng,
- * 20 attaches' median hold went from 13 to 6 ms, the longest from 283 to
- * 86 ms (bench/attach-stress). A tracer that
+ * 20 attaches' median hold went from 7.3 to 2.4 ms, the longest from 292
+ * to 80 ms (bench/attach-stress, interleaved). A tracer that
  * dies while the thread runs injected code would leave it to return to
  * address 0: main.c blocks the signals that end a process by default
  * while the thread is held, and only SIGKILL remains.

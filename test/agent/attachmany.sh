@@ -25,7 +25,8 @@ if [ "$(id -u)" != 0 ]; then
     echo "1..0 # SKIP needs root"
     exit 77
 fi
-ATTACH=$HA_BUILDDIR/attach/heapadmin-attach
+# HA_ATTACH names another heapadmin-attach to measure (bench/attach-stress).
+ATTACH=${HA_ATTACH:-$HA_BUILDDIR/attach/heapadmin-attach}
 [ -x "$ATTACH" ] || ha_bail "no $ATTACH (configure disabled the agent?)"
 runs=${ATTACH_RUNS:-4}
 data=$HA_TMP/data
