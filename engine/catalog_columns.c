@@ -305,7 +305,10 @@ static const struct ha_catalog_column columns[] = {
      "in the datadir); `mismatch` (a live process listens there, but the "
      "kernel says it runs another program or user than the name claims: "
      "never asked, never merged)"},
-    {"stats_agents", "detail", "why, for the last three states"},
+    {"stats_agents", "detail",
+     "why, for the last three states; for a process heapadmin-attach "
+     "attached after its start, \"attached at <UTC time>\" and the "
+     "children it forked before, which are not served"},
 
     /* heap_top (vtab/heap_top.c) */
     {"heap_top", "function",

@@ -27,6 +27,8 @@
 #                   children and threads, it also needs core's pieces made
 #                   for that (the allocation-free directory walk, the
 #                   clock), never the engine or anything above core
+#        attach  -> include, attach and core: heapadmin-attach, a tool
+#                   beside the agent, with core's allocation-free pieces
 #        deps    -> deps
 #        test, bench, docs -> anything (docs/gen reads every catalogue)
 #   A folder with C files that is in neither list is reported too.
@@ -56,6 +58,7 @@ ALLOWED = {
     'include': {'include'},
     'daemon': {'daemon', 'include'},
     'agent': {'agent', 'core', 'include'},
+    'attach': {'attach', 'core', 'include'},
     'example': {'example', 'include'},
     'deps': {'deps'},
 }

@@ -285,6 +285,10 @@ if grep -q 'package heapadmin-agent in control file but not in files list' \
 else
     has_path "heapadmin-agent ships the agent" heapadmin-agent '^-rw-r--r--$' \
         "/usr/lib/$MULTIARCH/heapadmin/heapadmin-agent.so"
+    has_path "heapadmin-agent ships heapadmin-attach" heapadmin-agent \
+        '^-rwxr-xr-x$' /usr/sbin/heapadmin-attach
+    has_path "heapadmin-agent ships heapadmin-attach(8)" heapadmin-agent . \
+        /usr/share/man/man8/heapadmin-attach.8.gz
     has_path "heapadmin-agent ships heapadmin-agent(8)" heapadmin-agent . \
         /usr/share/man/man8/heapadmin-agent.8.gz
     has_path "heapadmin-agent ships the redis-server drop-in" heapadmin-agent . \
