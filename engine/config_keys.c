@@ -86,6 +86,9 @@ static const struct ha_config_key config_keys[] = {
     /* ms, up to a day; 0 = no limit (MySQL's name and unit). */
     {ADMIN, "max_execution_time", HA_KEY_INT, 0, 86400000, NULL,
      OFF(max_execution_time), 0},
+    /* ms, up to an hour; 0 = wait for the disk for ever. */
+    {ADMIN, "disk_timeout_ms", HA_KEY_INT, 0, 3600000, NULL,
+     OFF(disk_timeout_ms), 0},
     /* ProxySQL's admin-stats_system_memory: seconds, up to a day. */
     {ADMIN, "stats_system_memory", HA_KEY_INT, 0, 86400, NULL,
      OFF(stats_system_memory), 0},

@@ -644,6 +644,7 @@ ha_logwin_tick(struct ha_heap *heap)
         return 1000;
     }
     ha_strlcpy(j->closed_by, why, sizeof(j->closed_by));
+    j->job.what = "closing a lifetime window";
     pthread_mutex_lock(&W.lock);
     W.closing = true;
     pthread_mutex_unlock(&W.lock);

@@ -126,6 +126,12 @@ ha_runs_end(const char *datadir, const struct ha_runrec *r, const char *how)
         write_end(path, how);
 }
 
+void
+ha_runs_disarm_exit(void)
+{
+    atomic_store(&end_pid, 0);
+}
+
 /* The process's exit: a host that never stops heapadmin leaves an
  * "exited" end, so the next start does not take it for a kill. A
  * SIGKILL runs nothing, which is the point. */

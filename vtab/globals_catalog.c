@@ -56,6 +56,8 @@ const struct gv_row ha_globals_rows[] = {
      GV_ADMIN_MAX_OUTPUT_BUFFER, HINT_ADMIN},
     {"admin-max_execution_time", NULL, GV_ADMIN, 0,
      GV_ADMIN_MAX_EXECUTION_TIME, HINT_ADMIN},
+    {"admin-disk_timeout_ms", NULL, GV_ADMIN, 0, GV_ADMIN_DISK_TIMEOUT,
+     HINT_ADMIN},
     {"admin-stats_system_memory", NULL, GV_ADMIN, 0,
      GV_ADMIN_STATS_SYSTEM_MEMORY, HINT_ADMIN},
     {"admin-sql_memory_limit", NULL, GV_ADMIN, 0, GV_ADMIN_SQL_MEMORY_LIMIT,
