@@ -657,8 +657,9 @@ stopping(const struct ha_conn *c)
  * built so far goes out, and the command waits while more than
  * HA_REPLY_STREAM_BYTES of it wait unsent; conn_write_cb (or, under TLS,
  * raw_drained_cb) wakes it. Returns -1 when the connection failed (it
- * is freed once the command ends), or the statement was killed or the
- * server stops meanwhile. */
+ * is freed once the command ends), or the statement was killed, passed
+ * its max_execution_time (the task's deadline: a wait would return at
+ * once) or the server stops meanwhile. */
 static int
 conn_drain(void *arg)
 {
@@ -671,14 +672,18 @@ conn_drain(void *arg)
     if (c->no_drain)
         return 0; /* cannot pause: built whole, as without a task */
     while (unsent_bytes(c) > HA_REPLY_STREAM_BYTES && !c->free_pending &&
-           !c->session.killed && !stopping(c)) {
+           !c->session.killed && !stopping(c) &&
+           ha_task_stopped(&c->task) == HA_TASK_GO) {
         c->waiting_drain = c->session.sending = true;
         ha_task_wait(&c->task);
         c->waiting_drain = c->session.sending = false;
         if (ha_task_stopped(&c->task) == HA_TASK_KILLED)
             c->session.killed = true;
     }
-    return c->free_pending || c->session.killed || stopping(c) ? -1 : 0;
+    return c->free_pending || c->session.killed || stopping(c) ||
+                   ha_task_stopped(&c->task) != HA_TASK_GO
+               ? -1
+               : 0;
 }
 
 /* Whether the output a paused command waits for has drained enough. */
