@@ -268,6 +268,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     }
     e->base = base;
     e->cfg = cfg;
+    ha_dumpfiles_memory_hold(); /* ha_engine_free's stop pairs it */
     ha_agentreg_self_program(e->program, sizeof(e->program));
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
@@ -567,7 +568,7 @@ ha_engine_free(struct ha_engine *e)
     }
     unbind(e);
     ha_logtimer_free(e->logtimer);
-    ha_dumpfiles_memory_release();
+    ha_dumpfiles_memory_stop();
     ha_fiber_pool_clear(&e->fibers);
     ha_task_sched_free(e->tasks.sched);
     ha_dumptimer_free(e->dumptimer);
