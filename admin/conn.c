@@ -800,13 +800,6 @@ dispatch(struct ha_conn *c)
      * the numbering (MySQL protocol: Sequence ID). */
     uint8_t want = c->state == HA_CONN_COMMAND ? 0 : c->seq;
 
-    /* An SSLRequest (32 bytes) carries no credential; everything else
-     * of the connection phase may. Refused before anything of it is
-     * taken when its peer must wait. */
-    if (c->state != HA_CONN_COMMAND &&
-        !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
-        ha_login_refused(c))
-        return;
     if (c->reader.first_seq != want) {
         char msg[128];
         ha_log_warn("connection %u (%s): packet with sequence id %u, "
@@ -820,6 +813,16 @@ dispatch(struct ha_conn *c)
         return;
     }
     c->seq = (uint8_t)(c->reader.last_seq + 1);
+    /* An SSLRequest (32 bytes) carries no credential; everything else
+     * of the connection phase may. Refused before anything of it is
+     * taken when its peer must wait: with the next sequence id, after
+     * the packet's own (ERR 1129 went out with the packet's id when the
+     * throttle began between the greeting and the reply, and drivers
+     * reported a protocol error instead of "try again in N s"). */
+    if (c->state != HA_CONN_COMMAND &&
+        !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
+        ha_login_refused(c))
+        return;
     switch (c->state) {
     case HA_CONN_HANDSHAKE:
     case HA_CONN_AUTH_SWITCH:
