@@ -6,9 +6,11 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "core/clock.h"
 #include "core/log.h"
@@ -280,6 +282,42 @@ ha_blockio_call(const char *what, void (*run)(void *),
     return -1;
 }
 
+int
+ha_blockio_call_on(struct ha_worker *w, const char *what,
+                   void (*run)(void *), void (*discard)(void *), void *arg,
+                   char *err, size_t errlen)
+{
+    const char *busy;
+    int64_t for_ms, limit, deadline;
+    bool late = false;
+
+    if (ha_blockio_worker_stuck(w, &busy, &for_ms)) {
+        ha_err_set(err, errlen,
+                   "the disk worker has been %s for %lld s: the datadir's "
+                   "disk is not answering, so %s was not tried",
+                   busy, (long long)(for_ms / 1000), what);
+        if (discard != NULL)
+            discard(arg);
+        return -1;
+    }
+    deadline = ha_blockio_deadline(&limit);
+    if (ha_task_offload_until(w, what, deadline, run, discard, arg,
+                              &late) == 0)
+        return 0;
+    if (late)
+        ha_err_set(err, errlen,
+                   "the datadir's disk did not answer within "
+                   "disk_timeout_ms = %lld (%s); it goes on, and is done "
+                   "if the disk answers",
+                   (long long)limit, what);
+    else
+        ha_err_set(err, errlen,
+                   "the statement stopped waiting (KILL, max_execution_time "
+                   "or shutdown) while %s; it goes on",
+                   what);
+    return -1;
+}
+
 /* ------------------------------------------------------------------
  * Posts
  * ------------------------------------------------------------------ */
@@ -332,6 +370,20 @@ ha_blockio_post(const char *what, void (*run)(void *), void (*done)(void *),
     run(arg);
     if (done != NULL)
         done(arg);
+}
+
+static void
+close_run(void *arg)
+{
+    (void)close((int)(intptr_t)arg);
+}
+
+void
+ha_blockio_close(int fd)
+{
+    if (fd >= 0)
+        ha_blockio_post("closing a file of the datadir", close_run, NULL,
+                        (void *)(intptr_t)fd);
 }
 
 /* ------------------------------------------------------------------

@@ -72,6 +72,15 @@ int ha_blockio_call(const char *what, void (*run)(void *),
 void ha_blockio_post(const char *what, void (*run)(void *),
                      void (*done)(void *), void *arg);
 
+/* ha_blockio_call's bounded wait for a job on w (the disk worker, whose
+ * writes to the datadir keep their order there): -1 at once when w has
+ * been in one job past the timeout, or when the wait passed it, with err
+ * saying so; -1 too when the task stopped waiting. On -1, arg is
+ * discard's. Without a task (or a worker), run(arg) runs here. */
+int ha_blockio_call_on(struct ha_worker *w, const char *what,
+                       void (*run)(void *), void (*discard)(void *),
+                       void *arg, char *err, size_t errlen);
+
 /* For a stop, when no I/O thread is left: runs run(arg) on a thread of
  * its own and waits for it timeout_ms at most. Returns 0 once it has
  * returned; -1 when it has not (it is left to run, detached, and arg
@@ -93,6 +102,11 @@ int64_t ha_blockio_deadline(int64_t *timeout_ms);
  * *for_ms. Loop thread. */
 bool ha_blockio_worker_stuck(struct ha_worker *w, const char **what,
                              int64_t *for_ms);
+
+/* close(fd) as ha_blockio_post does it: a close of a file on a network
+ * or FUSE filesystem waits for the server (its flush), never on the
+ * loop. */
+void ha_blockio_close(int fd);
 
 /* The I/O thread has been inside one call for at least the timeout (the
  * disk is taken as hung): true with *what and *for_ms. Any thread. */
