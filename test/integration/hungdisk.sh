@@ -17,7 +17,9 @@
 #     dump_now and the history fail with a clear error, /metrics answers;
 #   - SIGTERM ends the daemon within 5 s, the log saying what it could
 #     not write; the next start on the same filesystem, answering again,
-#     works.
+#     works;
+#   - daemonized, its log and pid file in the hung datadir, it takes
+#     logins and answers the session as before, and stops within 5 s.
 # Needs /dev/fuse, root (to mount) and Debian's python3-fusepy and fuse3:
 # without them it skips, saying which.
 
@@ -214,13 +216,15 @@ ha_ok "... no WAL index on FUSE: no -shm file" \
 quick=$(ha_quick_ms "$(ha_baseline_ms)")
 
 # --- FUSE, hung ----------------------------------------------------------------
-# One session logged in before the hang: SELECT 1 every 20 ms, its worst
-# for 3 s before the hang (the baseline) and while it lasts.
-"$PY" - "$HA_PORT" "$HA_TMP" >"$HA_TMP/probe.out" 2>&1 <<'EOF' &
+# probe NAME: one session logged in before the hang, SELECT 1 every 20 ms,
+# its worst for 3 s before the hang (the baseline) and while it lasts,
+# in NAME.out; NAME.ready once the baseline is taken, ended by NAME.stop.
+probe() {
+    "$PY" - "$HA_PORT" "$HA_TMP" "$1" >"$HA_TMP/$1.out" 2>&1 <<'EOF' &
 import os, sys, time
 import pymysql
 
-port, tmp = int(sys.argv[1]), sys.argv[2]
+port, tmp, name = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 c = pymysql.connect(host="127.0.0.1", port=port, user="admin",
                     password="admin", connect_timeout=10, read_timeout=60)
 cur = c.cursor()
@@ -239,15 +243,31 @@ def worst_until(stop):
 end = time.monotonic() + 3
 base, nb = worst_until(lambda: time.monotonic() > end)
 print("baseline %.0f %d" % (base, nb), flush=True)
-open(os.path.join(tmp, "probe.ready"), "w").close()
-hung, nh = worst_until(lambda: os.path.exists(os.path.join(tmp, "probe.stop")))
+open(os.path.join(tmp, name + ".ready"), "w").close()
+hung, nh = worst_until(lambda: os.path.exists(os.path.join(tmp, name + ".stop")))
 print("hung %.0f %d" % (hung, nh), flush=True)
 EOF
-probe=$!
-for _ in $(seq 100); do
-    [ -e "$HA_TMP/probe.ready" ] && break
-    sleep 0.1
-done
+    prober=$!
+    for _ in $(seq 100); do
+        [ -e "$HA_TMP/$1.ready" ] && break
+        sleep 0.1
+    done
+}
+
+# probe_done NAME: its verdict.
+probe_done() {
+    local base hung nh bound
+    : >"$HA_TMP/$1.stop"
+    wait "$prober"
+    ha_diag "$(cat "$HA_TMP/$1.out")"
+    read -r _ base _ < <(grep '^baseline' "$HA_TMP/$1.out")
+    read -r _ hung nh < <(grep '^hung' "$HA_TMP/$1.out")
+    bound=$((100 + 3 * ${base:-1000}))
+    ha_ok "a session logged in before answers SELECT 1 during the hang within $bound ms (100 + 3x its baseline worst of ${base:-?} ms): worst ${hung:-?} ms of ${nh:-?}" \
+        test -n "${hung:-}" -a "${hung:-99999}" -lt "$bound"
+}
+
+probe probe
 hang
 sleep 0.3
 
@@ -282,14 +302,7 @@ ha_ok "... at once ($ms ms)" test "$ms" -lt "$quick"
 ha_sql_wait 1 "SELECT count(*) FROM stats_admin_sessions WHERE user = 'system user' AND state LIKE 'attaching heapadmin.db%'"
 ha_is "SHOW PROCESSLIST shows the I/O thread waiting for the disk" 1 "$HA_OUT"
 sleep 1
-: >"$HA_TMP/probe.stop"
-wait "$probe"
-ha_diag "$(cat "$HA_TMP/probe.out")"
-read -r _ base nb < <(grep '^baseline' "$HA_TMP/probe.out")
-read -r _ hung nh < <(grep '^hung' "$HA_TMP/probe.out")
-bound=$((100 + 3 * ${base:-1000}))
-ha_ok "a session logged in before answers SELECT 1 during the hang within $bound ms (100 + 3x its baseline worst of ${base:-?} ms): worst ${hung:-?} ms of ${nh:-?}" \
-    test -n "${hung:-}" -a "${hung:-99999}" -lt "$bound"
+probe_done probe
 
 # SIGTERM, still hung. The process has exited once its main thread has
 # (ha_alive: a zombie is gone): its sockets are closed, nothing of it
@@ -310,13 +323,31 @@ answer
 wait "$HA_PID" 2>/dev/null
 ha_forget "$HA_PID"
 
-# --- FUSE, answering again --------------------------------------------------------
+# --- FUSE, answering again: the daemon's own log there -------------------------
+# Daemonized, its log and pid file in the datadir: with the disk hung,
+# every line it logs (each login's) waits for the disk too, never the
+# loop, and the stop does not wait for them either.
 answer
-ha_start || ha_bail "heapadmind starts again once the disk answers"
+ha_start -d || ha_bail "heapadmind starts again, daemonized, once the disk answers"
 ha_sql_is "the saved value is still there" \
     "SELECT variable_value FROM disk.global_variables WHERE variable_name = 'jemalloc-log_max_bytes'" 3145728
 ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
 ha_is "dump_now works again" 0 "$HA_RC"
-ha_stop
-ha_is "... and stops cleanly" 0 "$HA_EXIT"
+probe probe2
+hang
+sleep 0.3
+for i in 1 2 3; do
+    ha_sql "SELECT $i"
+    ha_is "login $i during the hang, the log in the hung datadir" "0:$i" "$HA_RC:$HA_OUT"
+done
+probe_done probe2
+t0=$(date +%s%N)
+kill -TERM "$HA_PID"
+ha_wait_gone "$HA_PID" 10
+gone=$?
+ms=$((($(date +%s%N) - t0) / 1000000))
+ha_is "SIGTERM ends it, the log in the hung datadir" 0 "$gone"
+ha_ok "... within 5 s ($ms ms)" test "$ms" -lt 5000
+answer
+ha_forget "$HA_PID"
 ha_done
