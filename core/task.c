@@ -491,7 +491,8 @@ ha_task_offload_until(struct ha_worker *w, const char *what,
             left = 0;
         tv.tv_sec = (time_t)(left / 1000000000);
         tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
-        timer = evtimer_new(t->env->base, offload_late_cb, o);
+        if (t->env->base != NULL)
+            timer = evtimer_new(t->env->base, offload_late_cb, o);
         if (timer == NULL || evtimer_add(timer, &tv) != 0)
             o->late = left == 0; /* checked at each wake all the same */
     }
