@@ -30,6 +30,13 @@ ha_blockio_bind(struct ha_blockio *b)
     return prev;
 }
 
+void
+ha_blockio_unbind(const struct ha_blockio *b)
+{
+    if (bound == b)
+        bound = NULL;
+}
+
 /* The I/O thread serving a call made here now, or NULL (run here). */
 static struct ha_blockio *
 serving(struct ha_task **task)

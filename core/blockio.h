@@ -44,8 +44,12 @@ struct ha_blockio {
 
 /* Binds b to the calling thread (NULL unbinds): its calls outside a task
  * go to b's thread, the caller blocking for b's timeout at most. Returns
- * the previous binding, for the caller to restore. */
+ * the previous binding. */
 struct ha_blockio *ha_blockio_bind(struct ha_blockio *b);
+
+/* Unbinds b from the calling thread if it is the one bound there (b is
+ * about to go; a binding made after it is left as it is). */
+void ha_blockio_unbind(const struct ha_blockio *b);
 
 /* Whether a call made here now would go to an I/O thread (the loop's
  * thread, bound or in a task) rather than run on the calling thread. */

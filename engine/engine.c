@@ -67,7 +67,6 @@ struct ha_engine {
                                       ATTACH, a dump's checks, SQLite's
                                       file calls (core/blockio.h) */
     struct ha_blockio blockio;     /* ... and how long they are waited for */
-    struct ha_blockio *prev_bound; /* the thread's binding before ours */
     bool bound;                    /* blockio is bound to the loop's thread */
     struct ha_diskwatch *iowatch;  /* the I/O thread in PROCESSLIST */
     struct ha_task_env tasks;      /* what every task shares */
@@ -337,7 +336,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
      * (core/blockio.h). */
     e->blockio.worker = e->io_worker;
     atomic_store(&e->blockio.timeout_ms, cfg->disk_timeout_ms);
-    e->prev_bound = ha_blockio_bind(&e->blockio);
+    (void)ha_blockio_bind(&e->blockio);
     e->bound = true;
     e->tasks.base = base;
     e->tasks.fibers = &e->fibers;
@@ -483,12 +482,13 @@ ha_engine_stopping(struct ha_engine *e)
                                              by);
 }
 
-/* The loop's thread gets its binding back (ha_engine_new). */
+/* The loop's thread forgets e's I/O thread (ha_engine_new): its calls
+ * run on it again, as before an engine. */
 static void
 unbind(struct ha_engine *e)
 {
     if (e->bound)
-        (void)ha_blockio_bind(e->prev_bound);
+        ha_blockio_unbind(&e->blockio);
     e->bound = false;
 }
 
