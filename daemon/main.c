@@ -64,7 +64,7 @@ struct daemon_log {
 /* How long the stop waits for the last lines to reach the log, and for
  * the pid file's removal: the disk may have stopped answering, and
  * SIGTERM ends the daemon within 5 s whatever it does. */
-#define STOP_LOG_WAIT_MS 500
+#define STOP_LOG_WAIT_MS 300
 #define STOP_PIDFILE_WAIT_MS 300
 #define STOP_CLOSE_WAIT_MS 200
 

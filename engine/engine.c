@@ -492,6 +492,16 @@ unbind(struct ha_engine *e)
     e->bound = false;
 }
 
+/* Whether a job running since since (CLOCK_MONOTONIC) has run past the
+ * disk timeout. */
+static bool
+past_timeout(struct ha_engine *e, int64_t since)
+{
+    int64_t limit = atomic_load(&e->blockio.timeout_ms);
+
+    return limit > 0 && ha_clock_ns() - since >= limit * 1000000;
+}
+
 int
 ha_engine_free(struct ha_engine *e)
 {
@@ -530,7 +540,11 @@ ha_engine_free(struct ha_engine *e)
         for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
             if (ha_worker_free_by(e->askers[i], by) != 0)
                 lost++;
-        if (ha_worker_free_by(e->dump_worker, by) != 0) {
+        /* One stuck past the disk timeout is not waited for at all:
+         * the disk is not answering (core/blockio.h). */
+        if (ha_worker_free_by(e->dump_worker,
+                              stuck && past_timeout(e, since) ? ha_clock_ns()
+                                                              : by) != 0) {
             ha_log_warn("stopping: the disk worker has been %s for %lld s "
                         "and does not end: left behind (what it was "
                         "writing stays in the staging directory, which "

@@ -19,7 +19,8 @@
 #     not write; the next start on the same filesystem, answering again,
 #     works;
 #   - daemonized, its log and pid file in the hung datadir, it takes
-#     logins and answers the session as before, and stops within 5 s.
+#     logins and answers the session as before, works again as soon as
+#     the disk answers, without a restart, and stops within 5 s.
 # Needs /dev/fuse, root (to mount) and Debian's python3-fusepy and fuse3:
 # without them it skips, saying which.
 
@@ -341,6 +342,16 @@ for i in 1 2 3; do
     ha_is "login $i during the hang, the log in the hung datadir" "0:$i" "$HA_RC:$HA_OUT"
 done
 probe_done probe2
+# The disk answers again: so does everything, without a restart.
+answer
+ha_sql_wait 0 "SELECT count(*) FROM stats_admin_sessions WHERE user = 'system user'"
+ha_is "the I/O thread is done once the disk answers" 0 "$HA_OUT"
+ha_sql_is "a new login has the datadir's files again" \
+    "SELECT variable_value FROM disk.global_variables WHERE variable_name = 'jemalloc-log_max_bytes'" 3145728
+ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
+ha_is "... and dump_now works" 0 "$HA_RC"
+hang
+sleep 0.3
 t0=$(date +%s%N)
 kill -TERM "$HA_PID"
 ha_wait_gone "$HA_PID" 10
