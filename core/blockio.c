@@ -124,7 +124,33 @@ struct call {
     pthread_cond_t cv;             /* CLOCK_MONOTONIC */
     bool finished;                 /* run returned (mu) */
     bool abandoned;                /* the caller stopped waiting (mu) */
+    int refs;                      /* the waiter's and the job's done
+                                      callback's, which runs on the
+                                      worker's loop: another thread when
+                                      the one bound is not the loop's
+                                      (mu) */
 };
+
+static void
+call_free(struct call *c)
+{
+    pthread_cond_destroy(&c->cv);
+    pthread_mutex_destroy(&c->mu);
+    free(c);
+}
+
+/* Drops one reference; the last frees c. */
+static void
+call_put(struct call *c)
+{
+    bool last;
+
+    pthread_mutex_lock(&c->mu);
+    last = --c->refs == 0;
+    pthread_mutex_unlock(&c->mu);
+    if (last)
+        call_free(c);
+}
 
 static void
 call_run(void *p)
@@ -138,18 +164,20 @@ call_run(void *p)
     pthread_mutex_unlock(&c->mu);
 }
 
-/* On the loop, whatever became of the waiter: the job's memory goes, and
- * an abandoned call's arg to its discard. */
+/* On the worker's loop once run ended (or never ran: the worker was
+ * freed first): an abandoned call's arg goes to its discard. */
 static void
 call_done(void *p)
 {
     struct call *c = p;
+    bool abandoned;
 
-    if (c->abandoned && c->discard != NULL)
+    pthread_mutex_lock(&c->mu);
+    abandoned = c->abandoned;
+    pthread_mutex_unlock(&c->mu);
+    if (abandoned && c->discard != NULL)
         c->discard(c->arg);
-    pthread_cond_destroy(&c->cv);
-    pthread_mutex_destroy(&c->mu);
-    free(c);
+    call_put(c);
 }
 
 /* Submits run(arg) to b's thread and blocks until it has run or the
@@ -173,14 +201,13 @@ call_blocking(struct ha_blockio *b, const char *what, int64_t deadline_ns,
     c->run = run;
     c->discard = discard;
     c->arg = arg;
+    c->refs = 2;
     c->job.run = call_run;
     c->job.done = call_done;
     c->job.arg = c;
     c->job.what = what;
     if (ha_worker_submit(b->worker, &c->job, NULL, 0) != 0) {
-        pthread_cond_destroy(&c->cv);
-        pthread_mutex_destroy(&c->mu);
-        free(c);
+        call_free(c);
         return -1;
     }
     pthread_mutex_lock(&c->mu);
@@ -201,7 +228,8 @@ call_blocking(struct ha_blockio *b, const char *what, int64_t deadline_ns,
         }
     }
     pthread_mutex_unlock(&c->mu);
-    return late; /* call_done frees c, on the loop */
+    call_put(c);
+    return late;
 }
 
 /* ------------------------------------------------------------------

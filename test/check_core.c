@@ -1631,7 +1631,20 @@ START_TEST(test_blockio_bound_loop_waits_bounded)
                               "200 (a test call)") != NULL,
                   "%s", err);
     ck_assert_int_eq(atomic_load(&c.discarded), 0);
-    /* Stuck past the timeout: the next call is not even queued. */
+    /* Stuck past the timeout (counted from when the I/O thread took the
+     * call, a little after it was asked for): the next call is not even
+     * queued. */
+    {
+        struct timespec tick = {0, 1000000};
+        const char *busy;
+        int64_t for_ms;
+
+        for (int i = 0; i < 5000 && !ha_blockio_stuck(&b, &busy, &for_ms);
+             i++)
+            nanosleep(&tick, NULL);
+        ck_assert(ha_blockio_stuck(&b, &busy, &for_ms));
+        ck_assert_str_eq(busy, "a test call");
+    }
     atomic_store(&quick.release, 1);
     ck_assert_int_eq(ha_blockio_call("another call", slow_run, slow_discard,
                                      &quick, err, sizeof(err)),
