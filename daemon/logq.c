@@ -5,6 +5,7 @@
 #include "daemon/logq.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@ struct ha_logq {
     size_t head, len;              /* queued bytes: ring[head ..), wrapping */
     unsigned long dropped;         /* lines dropped since the last note */
     int fd;
+    const char *reopen;            /* a path to open onto fd first */
     bool writing;                  /* the writer holds lines out of ring */
     bool stop;                     /* write what is left, then end */
     bool done;                     /* the writer ended */
@@ -70,8 +72,27 @@ writer_main(void *arg)
         unsigned long dropped;
         int fd;
 
-        while (q->len == 0 && q->dropped == 0 && !q->stop)
+        while (q->len == 0 && q->dropped == 0 && q->reopen == NULL &&
+               !q->stop)
             pthread_cond_wait(&q->cv, &q->mu);
+        if (q->reopen != NULL) {
+            const char *path = q->reopen;
+            int old = q->fd, nfd;
+
+            q->reopen = NULL;
+            pthread_mutex_unlock(&q->mu);
+            /* Onto the same descriptor: the daemon's own writes after
+             * the stop go there too. */
+            nfd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+            if (nfd >= 0) {
+                (void)dup2(nfd, STDERR_FILENO);
+                if (old >= 0 && old != STDERR_FILENO)
+                    (void)dup3(nfd, old, O_CLOEXEC);
+                close(nfd);
+            }
+            pthread_mutex_lock(&q->mu);
+            continue;
+        }
         if (q->len == 0 && q->dropped == 0)
             break; /* stopping, all written */
         n = q->len;
@@ -166,6 +187,15 @@ ha_logq_put(struct ha_logq *q, const char *text, size_t len)
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
     return kept;
+}
+
+void
+ha_logq_reopen(struct ha_logq *q, const char *path)
+{
+    pthread_mutex_lock(&q->mu);
+    q->reopen = path;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
 }
 
 void

@@ -31,6 +31,13 @@ bool ha_logq_put(struct ha_logq *q, const char *text, size_t len);
 /* Lines queued from now on go to fd (SIGHUP's reopened log). */
 void ha_logq_set_fd(struct ha_logq *q, int fd);
 
+/* logrotate's SIGHUP: the writer thread opens path anew (O_APPEND, 0640)
+ * onto the descriptor it writes to, and onto stderr (libraries report
+ * there), before the lines queued after this call: an open, or the old
+ * file's close, on a disk that stopped answering waits there, never on
+ * the caller's thread. path must outlive q. */
+void ha_logq_reopen(struct ha_logq *q, const char *path);
+
 /* Writes what is queued, waiting timeout_ms at most, and stops the
  * thread. Returns 0 when all was written; -1 when the file did not take
  * it in time (the thread is then left behind with what it holds, and q

@@ -352,10 +352,14 @@ on_hup_signal(evutil_socket_t sig, short what, void *arg)
 
     (void)sig;
     (void)what;
-    /* logrotate: reopen the log under its name. */
+    /* logrotate: reopen the log under its name, on the log's thread
+     * when it has one (its disk may not answer). */
     if (rt->log->path == NULL)
         return;
-    daemon_log_open(rt->log);
+    if (rt->log->q != NULL)
+        ha_logq_reopen(rt->log->q, rt->log->path);
+    else
+        daemon_log_open(rt->log);
     log_self(rt->log, "notice", "SIGHUP: reopened %s", rt->log->path);
 }
 
