@@ -68,6 +68,7 @@ struct ha_engine {
                                       file calls (core/blockio.h) */
     struct ha_blockio blockio;     /* ... and how long they are waited for */
     bool bound;                    /* blockio is bound to the loop's thread */
+    struct event *bind_ev;         /* binds it at the loop's first pass */
     struct ha_diskwatch *iowatch;  /* the I/O thread in PROCESSLIST */
     struct ha_task_env tasks;      /* what every task shares */
 
@@ -89,6 +90,8 @@ struct ha_engine {
                                       serves; NULL: the sampler's */
     struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
 };
+
+static void bind_cb(evutil_socket_t fd, short what, void *arg);
 
 /* A refresh of this run's record, on the disk worker. */
 struct run_job {
@@ -331,13 +334,22 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         ha_engine_free(e);
         return NULL;
     }
-    /* From here on, what this thread (the loop's) asks of the datadir's
-     * disk is done on the I/O thread and waited for a bounded time
-     * (core/blockio.h). */
+    /* Once the loop runs, what its thread asks of the datadir's disk is
+     * done on the I/O thread and waited for a bounded time
+     * (core/blockio.h); the start-up, on whatever thread makes the
+     * engine, does its own. */
     e->blockio.worker = e->io_worker;
     atomic_store(&e->blockio.timeout_ms, cfg->disk_timeout_ms);
-    (void)ha_blockio_bind(&e->blockio);
-    e->bound = true;
+    {
+        static const struct timeval now = {0, 0};
+
+        e->bind_ev = evtimer_new(base, bind_cb, e);
+        if (e->bind_ev == NULL || evtimer_add(e->bind_ev, &now) != 0) {
+            ha_err_set(err, errlen, "cannot arm the I/O thread's binding");
+            ha_engine_free(e);
+            return NULL;
+        }
+    }
     e->tasks.base = base;
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
@@ -455,6 +467,19 @@ ha_engine_set_shutdown_flag(struct ha_engine *e, const _Atomic bool *flag)
     e->tasks.shutdown = flag;
 }
 
+/* The loop's first pass: its thread is the one whose disk calls go to
+ * the I/O thread (the worker's done callbacks run there too). */
+static void
+bind_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_engine *e = arg;
+
+    (void)fd;
+    (void)what;
+    (void)ha_blockio_bind(&e->blockio);
+    e->bound = true;
+}
+
 /* What the stop writes to the datadir, on the I/O thread: a disk that
  * stopped answering holds that thread, never the stop. No job runs any
  * more (the workers are gone), so nothing races it. */
@@ -487,6 +512,9 @@ ha_engine_stopping(struct ha_engine *e)
 static void
 unbind(struct ha_engine *e)
 {
+    if (e->bind_ev != NULL)
+        event_free(e->bind_ev);
+    e->bind_ev = NULL;
     if (e->bound)
         ha_blockio_unbind(&e->blockio);
     e->bound = false;

@@ -81,7 +81,7 @@ ha_forget "$HA_PID"
 # The loop's thread is the process's first: strace names it by the pid.
 awk -v p="$pid" -v t="$ready" '$1 == p && $2 > t' "$HA_TMP/trace" |
     grep -F "$datadir" |
-    grep -v '^[0-9]* [0-9:.]* readlink("/proc/self/fd/' \
+    grep -v '^[0-9]* *[0-9:.]* readlink("/proc/self/fd/' \
         >"$HA_TMP/loop-datadir" || true
 n=$(wc -l <"$HA_TMP/loop-datadir")
 ha_is "no system call of the loop's thread touches the datadir after the start" 0 "$n"
