@@ -4,7 +4,7 @@
  * port, through the public API (include/heapadmin.h).
  *
  *   LD_PRELOAD=/usr/lib/<arch>/heapadmin/heapadmin-agent.so \
- *   MALLOC_CONF=prof:true,prof_active:false \
+ *   MALLOC_CONF=prof:true,prof_active:false,prof_time_resolution:high \
  *   HEAPADMIN_CONF=/etc/heapadmin/agent.cnf  redis-server ...
  *   mariadb -S /var/lib/heapadmin/redis-server.<pid>.sock -uadmin -p
  *

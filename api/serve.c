@@ -183,6 +183,17 @@ ha_api_serve_setup(struct heapadmin *h, char *err, size_t errlen)
     if (h->have_jemalloc &&
         ha_profconf_apply(&h->ops, &jc, h->datadir, why, sizeof(why)) != 0)
         ha_log_warn("jemalloc_variables: %s", why);
+    /* Before the saved variables: a saved jemalloc-recent_alloc_max
+     * wins. A fork child keeps its parent's. */
+    if (h->have_jemalloc && !h->inherit_profiler) {
+        int rc = ha_profconf_recent(&h->ops, getenv("MALLOC_CONF"), why,
+                                    sizeof(why));
+
+        if (rc < 0)
+            ha_log_warn("%s", why);
+        else if (why[0] != '\0')
+            ha_log_info("%s", why);
+    }
     if (h->have_jemalloc)
         ha_profconf_log_effective(&h->ops);
     log_debuginfod(&h->cfg.jemalloc);

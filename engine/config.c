@@ -96,7 +96,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.limit_dump_events = 1;
     cfg->jemalloc.limit_dump_min_interval_s =
         HA_DEFAULT_LIMIT_DUMP_MIN_INTERVAL_S;
-    cfg->jemalloc.limit_watch_sample_pct = HA_DEFAULT_LIMIT_WATCH_SAMPLE_PCT;
+    cfg->jemalloc.limit_watch_sampling = 1;
     cfg->jemalloc.limit_watch_lg_prof_sample = HA_UNSET;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;

@@ -17,6 +17,7 @@
 
 #include "core/util.h"
 #include "engine/limitrule.h"
+#include "prof/wrappers.h"
 
 static int validate_dump_prefix(const char *val, char *why, size_t whylen);
 static int validate_auth_plugin(const char *val, char *why, size_t whylen);
@@ -25,6 +26,7 @@ static int validate_debug_root(const char *val, char *why, size_t whylen);
 static int validate_debuginfod_urls(const char *val, char *why,
                                     size_t whylen);
 static int validate_fractions(const char *val, char *why, size_t whylen);
+static int validate_wrappers(const char *val, char *why, size_t whylen);
 
 #define ADMIN HA_CONFIG_ADMIN
 #define JEMALLOC HA_CONFIG_JEMALLOC
@@ -136,6 +138,12 @@ static const struct ha_config_key config_keys[] = {
      sizeof(((struct ha_jemalloc_config *)0)->debuginfod_urls)},
     {JEMALLOC, "debuginfod_timeout_ms", HA_KEY_INT, 100, 600000, NULL,
      OFF(jemalloc.debuginfod_timeout_ms), 0},
+    /* Allocation sites: the operator's edits of the wrappers the site
+     * rule looks past (jemalloc-alloc_wrappers at run time). */
+    {JEMALLOC, "alloc_wrappers", HA_KEY_STRING, 0,
+     sizeof(((struct ha_jemalloc_config *)0)->alloc_wrappers) - 1,
+     validate_wrappers, OFF(jemalloc.alloc_wrappers),
+     sizeof(((struct ha_jemalloc_config *)0)->alloc_wrappers)},
     /* Dump housekeeping: counts, bytes (libconfig's 64-bit ints: write
      * 1073741824L), seconds up to a week. */
     {JEMALLOC, "dump_retention_count", HA_KEY_INT64, 0, 1000000, NULL,
@@ -179,8 +187,8 @@ static const struct ha_config_key config_keys[] = {
      OFF(jemalloc.limit_dump_events), 0},
     {JEMALLOC, "limit_dump_min_interval_s", HA_KEY_INT64, 0, 86400, NULL,
      OFF(jemalloc.limit_dump_min_interval_s), 0},
-    {JEMALLOC, "limit_watch_sample_pct", HA_KEY_INT, 0, 100, NULL,
-     OFF(jemalloc.limit_watch_sample_pct), 0},
+    {JEMALLOC, "limit_watch_sampling", HA_KEY_BOOL, 0, 1, NULL,
+     OFF(jemalloc.limit_watch_sampling), 0},
     {JEMALLOC, "limit_watch_lg_prof_sample", HA_KEY_INT, 0, 62, NULL,
      OFF(jemalloc.limit_watch_lg_prof_sample), 0},
     {JEMALLOC, "dump_prefix", HA_KEY_STRING, 1,
@@ -277,6 +285,18 @@ validate_dump_prefix(const char *val, char *why, size_t whylen)
                        "'%s' has a character outside [A-Za-z0-9_.-]", val);
         return -1;
     }
+    return 0;
+}
+
+/* The syntax of jemalloc-alloc_wrappers (prof/wrappers.h). */
+static int
+validate_wrappers(const char *val, char *why, size_t whylen)
+{
+    struct ha_wrap_conf conf;
+
+    if (ha_wrap_conf_parse(val, &conf, why, whylen) != 0)
+        return -1;
+    ha_wrap_conf_free(&conf);
     return 0;
 }
 

@@ -129,6 +129,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
                 j->debuginfod_urls,
                 j->debuginfod_urls[0] ? "" : " (the environment's)",
                 j->debuginfod_timeout_ms);
+    ha_log_info("config: " JEMALLOC ".alloc_wrappers = \"%s\" (\"\": the "
+                "built-in list and detection alone)",
+                j->alloc_wrappers);
     ha_log_info("config: " JEMALLOC ".dump_retention_count = %lld, "
                 "dump_retention_bytes = %lld, dump_min_free_bytes = %lld, "
                 "dump_interval_s = %lld, dump_resident_bytes = %lld "
@@ -149,11 +152,12 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " JEMALLOC ".limit_dump_fractions = \"%s\" "
                 "(\"\": off), limit_dump_psi_pct = %d (0: off), "
                 "limit_dump_events = %s, limit_dump_min_interval_s = %lld, "
-                "limit_watch_sample_pct = %d (0: never), "
+                "limit_watch_sampling = %s, "
                 "limit_watch_lg_prof_sample = %d (-1: the current rate)",
                 j->limit_dump_fractions, j->limit_dump_psi_pct,
                 j->limit_dump_events ? "true" : "false",
-                j->limit_dump_min_interval_s, j->limit_watch_sample_pct,
+                j->limit_dump_min_interval_s,
+                j->limit_watch_sampling ? "true" : "false",
                 j->limit_watch_lg_prof_sample);
 }
 

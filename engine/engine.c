@@ -35,9 +35,11 @@
 #include "engine/persist.h"
 #include "heap/caches.h"
 #include "heap/dumpfiles.h"
+#include "heap/dumpjob.h"
 #include "heap/heap.h"
 #include "heap/runs.h"
 #include "heap/logwin.h"
+#include "prof/wrappers.h"
 #include "vtab/vtab.h"
 
 struct ha_engine {
@@ -86,6 +88,8 @@ struct ha_engine {
     struct ha_runrec run;          /* this run's record (heap/runs.h) */
     bool run_recorded;             /* written at start: kept up, ended */
     struct run_job *run_writing;   /* a refresh on the disk worker */
+    bool run_dirty;                /* ... and newer figures to write */
+    int64_t run_written_usage;     /* the usage the last refresh wrote */
     struct event *tick;            /* the watches' tick when no sampler
                                       serves; NULL: the sampler's */
     struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
@@ -109,14 +113,54 @@ run_job_run(void *arg)
     (void)ha_runs_write(j->datadir, &j->r);
 }
 
+static void run_save(struct ha_engine *e);
+
 static void
 run_job_done(void *arg)
 {
     struct run_job *j = arg;
+    struct ha_engine *e = j->e;
 
-    if (j->e != NULL)
-        j->e->run_writing = NULL;
     free(j);
+    if (e == NULL)
+        return;
+    e->run_writing = NULL;
+    if (e->run_dirty)
+        run_save(e);
+}
+
+/* This run's record as it is now, written on the disk worker (one write
+ * at a time: figures that change meanwhile are written after it). The
+ * file is replaced whole (heap/runs.h), so a kill mid-write leaves the
+ * one before. */
+static void
+run_save(struct ha_engine *e)
+{
+    struct run_job *j;
+    char err[128];
+
+    if (!e->run_recorded)
+        return;
+    if (e->run_writing != NULL) {
+        e->run_dirty = true;
+        return;
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        return;
+    j->job.run = run_job_run;
+    j->job.done = run_job_done;
+    j->job.arg = j;
+    j->job.what = "writing this run's record";
+    j->e = e;
+    ha_strlcpy(j->datadir, e->datadir, sizeof(j->datadir));
+    j->r = e->run;
+    if (ha_worker_submit(e->dump_worker, &j->job, err, sizeof(err)) != 0) {
+        free(j);
+        return;
+    }
+    e->run_dirty = false;
+    e->run_written_usage = e->run.usage;
+    e->run_writing = j;
 }
 
 /* This run's figures now, into its record (the kernel's oom_kill count
@@ -138,6 +182,7 @@ run_refresh(struct ha_engine *e, const struct ha_cgroup_state *cg)
     ha_strlcpy(r->cgroup_dir, e->heap.cgroup.dir, sizeof(r->cgroup_dir));
     r->limit = ha_cgroup_limited(cg) ? cg->limit : -1;
     r->usage = cg->usage;
+    r->working_set = cg->working_set;
     r->oom_kills = cg->self_oom_kill;
 }
 
@@ -148,28 +193,65 @@ engine_tick(void *arg, const struct ha_cgroup_state *cg,
             const struct ha_history_sample *s)
 {
     struct ha_engine *e = arg;
-    struct run_job *j;
-    char err[128];
 
     (void)s;
     ha_limitwatch_tick(e->limitwatch, cg);
     if (!e->run_recorded)
         return;
     run_refresh(e, cg);
-    if (e->run_writing != NULL || (j = calloc(1, sizeof(*j))) == NULL)
+    run_save(e);
+}
+
+/* The share of the limit the usage moves before the limit watch's looks
+ * are written into this run's record: near a limit the looks come up to
+ * every 10 ms, and the record is a file; at most 100 writes a climb from
+ * nothing to the limit, and the last before a kill within 1 % of the
+ * limit of the last look (or the look a limit dump was decided on). */
+#define RUN_STEP 0.01
+
+/* The limit watch looked (ha_limitwatch_hooks). */
+static void
+watch_looked(void *arg, const struct ha_cgroup_state *st, int64_t looked_ns,
+             bool dumping)
+{
+    struct ha_engine *e = arg;
+    struct ha_runrec *r = &e->run;
+    int64_t moved = st->usage - e->run_written_usage;
+
+    if (!e->run_recorded || st->usage < 0)
         return;
-    j->job.run = run_job_run;
-    j->job.done = run_job_done;
-    j->job.arg = j;
-    j->job.what = "writing this run's record";
-    j->e = e;
-    ha_strlcpy(j->datadir, e->datadir, sizeof(j->datadir));
-    j->r = e->run;
-    if (ha_worker_submit(e->dump_worker, &j->job, err, sizeof(err)) != 0) {
-        free(j);
+    r->last_seen_ns = looked_ns;
+    r->usage = st->usage;
+    r->working_set = st->working_set;
+    r->limit = st->limit;
+    if (st->self_oom_kill >= 0)
+        r->oom_kills = st->self_oom_kill;
+    if (!dumping && (moved < 0 ? -moved : moved) <
+                        (int64_t)(RUN_STEP * (double)st->limit))
         return;
-    }
-    e->run_writing = j;
+    r->resident = ha_dumpfiles_resident();
+    if (r->resident > r->peak_resident)
+        r->peak_resident = r->resident;
+    run_save(e);
+}
+
+/* A limit dump was written: the record keeps it with the look it was
+ * decided on. */
+static void
+watch_dumped(void *arg, const char *file, const struct ha_dump_looked *l)
+{
+    struct ha_engine *e = arg;
+    struct ha_runrec_dump d;
+
+    if (!e->run_recorded)
+        return;
+    memset(&d, 0, sizeof(d));
+    d.ns = l->ns;
+    d.usage = l->usage;
+    d.working_set = l->working_set;
+    ha_strlcpy(d.file, file, sizeof(d.file));
+    ha_runrec_add_limit_dump(&e->run, &d);
+    run_save(e);
 }
 
 /* The tick when no history sampler serves. */
@@ -219,6 +301,25 @@ engine_value(const void *arg, const char *name, char *buf, size_t len)
 
     return ha_leakwatch_value(e->leakwatch, name, buf, len) ||
            ha_limitwatch_value(e->limitwatch, name, buf, len);
+}
+
+/* The config's wrapper edits, made canonical (as the variable reads
+ * them back) into heap; the config was checked when it was read. */
+static void
+engine_wrappers(struct ha_heap *heap, const char *text)
+{
+    struct ha_wrap_conf conf;
+    char why[512];
+
+    if (ha_wrap_conf_parse(text, &conf, why, sizeof(why)) != 0) {
+        ha_log_warn("config: " HA_CONFIG_JEMALLOC ".alloc_wrappers "
+                    "ignored: %s",
+                    why);
+        heap->alloc_wrappers[0] = '\0';
+        return;
+    }
+    ha_strlcpy(heap->alloc_wrappers, conf.text, sizeof(heap->alloc_wrappers));
+    ha_wrap_conf_free(&conf);
 }
 
 /* Where the process's memory cgroup is, and its limit, said once. */
@@ -280,6 +381,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
     e->heap.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
     e->heap.dump_symbolized = cfg->jemalloc.dump_symbolized != 0;
+    engine_wrappers(&e->heap, cfg->jemalloc.alloc_wrappers);
     e->heap.je = &cfg->jemalloc;
     e->heap.thread_init = thread_init;
     e->heap.thread_init_arg = init_arg;
@@ -403,7 +505,12 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->leakwatch =
         ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
     start_run(e);
-    e->limitwatch = ha_limitwatch_new(base, e->dump_worker, &e->heap);
+    {
+        struct ha_limitwatch_hooks hooks = {watch_looked, watch_dumped, e};
+
+        e->limitwatch =
+            ha_limitwatch_new(base, e->dump_worker, &e->heap, &hooks);
+    }
     if (ha_history_interval(e->history) > 0) {
         ha_history_set_tick(e->history, engine_tick, e);
     } else {

@@ -149,7 +149,8 @@ take_dump(struct ha_leakwatch *w)
              w->attempts, je->leak_watch_dumps);
     w->dumping = ha_dumptimer_dump(w->worker, w->heap,
                                    "jemalloc_variables.leak_watch_dumps",
-                                   "leak-watch", reason, &w->low_space, series_dumped, w);
+                                   "leak-watch", reason, NULL, &w->low_space,
+                                   series_dumped, w);
     if (w->dumping == NULL && w->attempts >= je->leak_watch_dumps)
         end_series(w, "complete"); /* not queued (logged) */
 }
@@ -176,7 +177,8 @@ start_series(struct ha_leakwatch *w, const char *growth)
                     "leak_watch_growth_bytes = %lld, but heap profiling is "
                     "not available in this process (opt.prof=false): no "
                     "dumps can be taken; start it with "
-                    "MALLOC_CONF=prof:true,prof_active:false",
+                    "MALLOC_CONF=prof:true,prof_active:false,"
+                    "prof_time_resolution:high",
                     growth, je->leak_watch_growth_bytes);
         w->rearm_after = (int64_t)time(NULL);
         return;

@@ -25,6 +25,7 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "core/datadir.h"
+#include "prof/wrappers.h"
 #include "vtab/vtab_util.h"
 
 #define JE_PREFIX "jemalloc-"
@@ -409,6 +410,17 @@ live_ll(sqlite3 *db, const char *name, long long *field)
         *field = atoll(v);
 }
 
+/* Reads a text row into a char array field of len bytes. */
+static void
+live_str(sqlite3 *db, const char *name, char *field, size_t len)
+{
+    char v[HA_WRAP_TEXT_MAX];
+
+    current(db, name, v, sizeof(v));
+    if (strcmp(v, "NULL") != 0)
+        ha_strlcpy(field, v, len);
+}
+
 /* Reads "true"/"false" or an integer row into an int field. */
 static void
 live_int(sqlite3 *db, const char *name, int *field, bool boolean)
@@ -556,6 +568,8 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              &copy.jemalloc.dump_symbolized, true);
     live_ll(ctx->db, "jemalloc-dirty_decay_ms", &copy.jemalloc.dirty_decay_ms);
     live_ll(ctx->db, "jemalloc-muzzy_decay_ms", &copy.jemalloc.muzzy_decay_ms);
+    live_str(ctx->db, "jemalloc-alloc_wrappers", copy.jemalloc.alloc_wrappers,
+             sizeof(copy.jemalloc.alloc_wrappers));
     (void)ha_utc_stamp(stamp, sizeof(stamp), now, 'T');
     snprintf(header, sizeof(header),
              "# heapadmin config written by SAVE CONFIG TO FILE at %sZ (the "

@@ -584,6 +584,9 @@ clean_memory(long pid)
             if (fe->d_name[0] == '.')
                 continue;
             n = snprintf(file, sizeof(file), "%s/%s", path, fe->d_name);
+            /* Routine after a kill (the OOM killer's SIGKILL between
+             * jemalloc's write and the copy), or a side file an earlier
+             * heapadmin left there: info, not a warning. */
             if (n <= 0 || (size_t)n >= sizeof(file) || unlink(file) != 0)
                 continue;
             if (len > sl &&
@@ -592,7 +595,7 @@ clean_memory(long pid)
                             "earlier heapadmin left in memory (pid %ld)",
                             file, owner);
             else
-                ha_log_warn("dump housekeeping: removed %s, a dump written "
+                ha_log_info("dump housekeeping: removed %s, a dump written "
                             "in memory by a process that is gone (pid %ld)",
                             file, owner);
         }
@@ -670,14 +673,14 @@ ha_dumpfiles_note_memory(const char *dump)
     char text[512];
     int len;
 
-    /* Only the datadir's dumps: not staged ones, in the staging
-     * directory or in memory (heapadmin's own, which write a fuller one
-     * once published; one in memory outlived every dump: issue 35), not
-     * a live profile's private dump (whose directory is removed at
-     * once). */
+    /* Only the datadir's dumps: not staged ones, not a live profile's
+     * private dump (whose directory is removed at once), not one written
+     * in memory to be copied in (noted once published; a note left there
+     * would outlive the dump, in tmpfs pages the process's cgroup pays
+     * for). */
     if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL ||
         strncmp(dump, MEMORY_ROOT "/" MEMORY_STEM,
-                sizeof(MEMORY_ROOT "/" MEMORY_STEM) - 1) == 0)
+                strlen(MEMORY_ROOT "/" MEMORY_STEM)) == 0)
         return;
     base = strrchr(dump, '/');
     if (!ha_dumpname_parse(base != NULL ? base + 1 : dump, &dn))

@@ -20,6 +20,7 @@
 #include "heap/cgroup.h"
 #include "heap/jeconfig.h"
 #include "heap/mallctl.h"
+#include "prof/wrappers.h"
 
 /* What the heap service's calls that wait return besides 0. */
 #define HA_HEAP_ERROR (-1)   /* err says what was wrong */
@@ -55,6 +56,14 @@ struct ha_heap {
      * ticks (it closes at shutdown or exit only). */
     void (*window_opened)(void *arg);
     void *window_arg;
+    char alloc_wrappers[HA_WRAP_TEXT_MAX]; /* the operator's edits of the
+                                          allocation wrappers, checked
+                                          (prof/wrappers.h: canonical
+                                          text, jemalloc-alloc_wrappers);
+                                          "": none. Loop thread: a load
+                                          copies it, and a cached profile
+                                          made with other edits is made
+                                          again (profiles.h) */
     long long log_max_bytes;           /* a window closes when jemalloc
                                           holds this much for it
                                           (jemalloc-log_max_bytes); 0:

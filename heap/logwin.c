@@ -154,9 +154,28 @@ write_maps(const char *path)
     return rc;
 }
 
+/* The resolution of the clock jemalloc stamps the log with, in ns:
+ * CLOCK_REALTIME with prof_time_resolution:high, else
+ * CLOCK_MONOTONIC_COARSE (nstime_prof_update in jemalloc 5.3.0's
+ * src/nstime.c); 0 when unknown. */
+static long long
+clock_tick_ns(const struct ha_mallctl_ops *ops)
+{
+    const char *res = NULL;
+    struct timespec ts;
+    bool high = ha_mallctl_read_str(ops, "opt.prof_time_resolution",
+                                    &res) == 0 &&
+                strcmp(res, "high") == 0;
+
+    if (clock_getres(high ? CLOCK_REALTIME : CLOCK_MONOTONIC_COARSE, &ts) !=
+        0)
+        return 0;
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int
 write_window(const char *path, const char *closed_by, int64_t closed_ns,
-             uint64_t requests, long long bytes)
+             uint64_t requests, long long bytes, long long tick)
 {
     FILE *f;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
@@ -174,9 +193,9 @@ write_window(const char *path, const char *closed_by, int64_t closed_ns,
             "prof.log_stop)\n"
             "opened_ns=%" PRId64 "\nclosed_ns=%" PRId64 "\nseconds=%lld\n"
             "closed_by=%s\nalloc_requests=%" PRIu64 "\n"
-            "internal_bytes=%lld\n",
+            "internal_bytes=%lld\nclock_tick_ns=%lld\n",
             W.name, W.opened_ns, closed_ns, W.seconds, closed_by, requests,
-            bytes);
+            bytes, tick);
     return fclose(f) == 0 ? 0 : errno;
 }
 
@@ -342,7 +361,8 @@ close_locked(const char *closed_by, char *file, size_t filelen)
                (size_t)snprintf(side, sizeof(side), "%s.window", W.staged) >=
                    sizeof(side) ||
                (rc = write_window(side, closed_by, closed_ns,
-                                  requests - W.requests0, bytes)) != 0) {
+                                  requests - W.requests0, bytes,
+                                  clock_tick_ns(ops))) != 0) {
         ha_err_set(why, sizeof(why), "%s: %s", side,
                    strerror(rc ? rc : ENAMETOOLONG));
     } else {

@@ -86,6 +86,39 @@ ha_mallctl_dumping(void)
     return atomic_load(&gate_dumps) > 0;
 }
 
+/* ------------------------------------------------------------------
+ * When sampling started
+ * ------------------------------------------------------------------ */
+
+/* Unix ns of the last prof.active switch from off to on, or prof.reset
+ * (which forgets every sample), made through this module; 0: none. */
+static _Atomic int64_t sampling_since_ns;
+
+static void
+note_sampling_start(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+        atomic_store(&sampling_since_ns,
+                     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
+int64_t
+ha_mallctl_sampling_since(const struct ha_mallctl_ops *ops)
+{
+    int64_t since = atomic_load(&sampling_since_ns);
+    bool on = false;
+
+    if (since > 0)
+        return since;
+    return ops != NULL &&
+                   ha_mallctl_read_bool(ops, "opt.prof_active", &on) == 0 &&
+                   on
+               ? -1
+               : 0;
+}
+
 /* ops->mallctl for a call that changes something, through the gate. */
 static int
 call_write(const struct ha_mallctl_ops *ops, const char *name, void *oldp,
@@ -296,16 +329,19 @@ int
 ha_mallctl_write_bool(const struct ha_mallctl_ops *ops, const char *name,
                       bool v, bool *old)
 {
-    bool prev;
+    bool prev = false;
     size_t len = sizeof(prev);
+    bool active = strcmp(name, "prof.active") == 0;
     int rc;
 
-    if (old == NULL)
+    if (old == NULL && !active)
         return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
     rc = ops->mallctl(name, &prev, &len, &v, sizeof(v));
     if (rc == 0 && len != sizeof(prev))
         return EINVAL;
-    if (rc == 0)
+    if (rc == 0 && active && v && !prev)
+        note_sampling_start();
+    if (rc == 0 && old != NULL)
         *old = prev;
     return rc;
 }
@@ -314,9 +350,14 @@ int
 ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
                       size_t v)
 {
-    if (gated(name))
-        return call_write(ops, name, NULL, NULL, &v, sizeof(v));
-    return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+    int rc;
+
+    if (!gated(name))
+        return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+    rc = call_write(ops, name, NULL, NULL, &v, sizeof(v));
+    if (rc == 0 && strcmp(name, "prof.reset") == 0)
+        note_sampling_start();
+    return rc;
 }
 
 int
@@ -343,7 +384,11 @@ ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
 int
 ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name)
 {
-    return call_write(ops, name, NULL, NULL, NULL, 0);
+    int rc = call_write(ops, name, NULL, NULL, NULL, 0);
+
+    if (rc == 0 && strcmp(name, "prof.reset") == 0)
+        note_sampling_start();
+    return rc;
 }
 
 int

@@ -30,6 +30,7 @@
 #include "prof/buildid.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
+#include "prof/wrapdetect.h"
 #include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
 #include "heap/sizeclasses.h"
@@ -80,6 +81,10 @@ profile_free(struct ha_heap_profile *pr)
     ha_heapv2_free(&pr->p);
     free(pr->stale);
     free(pr->mem);
+    free(pr->wrap_conf);
+    if (pr->sizes != NULL)
+        ha_livesizes_free(pr->sizes);
+    free(pr->sizes);
     free(pr->name);
     free(pr);
 }
@@ -181,7 +186,8 @@ same_file(const struct stat *a, dev_t dev, ino_t ino, off_t size,
            a->st_mtim.tv_nsec == mtime->tv_nsec;
 }
 
-/* The cached profile of name read from the file st describes, or NULL. */
+/* The cached profile of name read from the file st describes, made with
+ * the current wrapper edits, or NULL. */
 static struct ha_heap_profile *
 cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
            const char *name, const struct stat *st)
@@ -189,7 +195,9 @@ cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
     for (struct ha_heap_profile *pr = c->list; pr != NULL; pr = pr->next)
         if (strcmp(pr->name, name) == 0 &&
             same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime) &&
-            !has_news(heap, pr))
+            !has_news(heap, pr) &&
+            strcmp(pr->wrap_conf != NULL ? pr->wrap_conf : "",
+                   heap->alloc_wrappers) == 0)
             return pr;
     return NULL;
 }
@@ -356,6 +364,30 @@ log_parse(struct ha_heap *heap, struct ha_heap_profile *pr, const char *buf,
     return 0;
 }
 
+int
+ha_heap_wrappers_make(const char *conf_text, const char *what,
+                      const struct ha_heapv2 *p, struct ha_syms *syms,
+                      char *err, size_t errlen)
+{
+    struct ha_wrap_conf conf;
+    char why[512];
+    int rc;
+
+    if (ha_wrap_conf_parse(conf_text, &conf, why, sizeof(why)) != 0) {
+        /* Checked when it was set: only memory can fail here. */
+        ha_log_warn("%s: allocation wrappers '%s' not applied: %s", what,
+                    conf_text != NULL ? conf_text : "", why);
+        memset(&conf, 0, sizeof(conf));
+    }
+    ha_wrap_set_free(syms->wrappers);
+    syms->wrappers = NULL;
+    rc = ha_wrap_set_make(&conf, p, syms, &syms->wrappers, why, sizeof(why));
+    ha_wrap_conf_free(&conf);
+    if (rc != 0)
+        ha_err_set(err, errlen, "%s: %s", what, why);
+    return rc;
+}
+
 /* Parses and symbolizes buf into pr (name and identity already set);
  * buf NULL: pr->p is parsed already. side: the .buildid text or NULL.
  * Worker thread. Returns 0 or -1 with err set. */
@@ -403,6 +435,9 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
     }
+    if (ha_heap_wrappers_make(pr->wrap_conf, pr->name, &pr->p, &pr->syms,
+                              err, errlen) != 0)
+        goto out;
     ret = 0;
 out:
     free(pcs);
@@ -484,6 +519,12 @@ load_run(void *arg)
         free(pr->mem);
         pr->mem = NULL;
     }
+    /* ... with the live samples' sizes (none in an older .mem: state
+     * NONE; lines that do not read: taken as not recorded) */
+    if (pr->mem != NULL &&
+        (pr->sizes = malloc(sizeof(*pr->sizes))) != NULL &&
+        ha_livesizes_parse(side, side_len, pr->sizes, NULL, 0) != 0)
+        memset(pr->sizes, 0, sizeof(*pr->sizes));
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
     if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
@@ -642,6 +683,7 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
     ha_dumpmem_init(m);
     ha_strlcpy(m->trigger, "live", sizeof(m->trigger));
     m->resident = ha_dumpfiles_resident();
+    m->sampling_since = ha_mallctl_sampling_since(heap->ops);
     memset(&cl, 0, sizeof(cl));
     if (ha_mallctl_epoch(heap->ops) == 0 && ha_sizeclasses_load(heap->ops, &cl))
         (void)ha_sizeclasses_read_bins(heap->ops, &cl, m->bins,
@@ -887,6 +929,12 @@ load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
     l->pr->refs = 1; /* the load's, then the caller's */
     l->pr->live = live;
     l->pr->is_log = is_log;
+    if ((l->pr->wrap_conf = strdup(heap->alloc_wrappers)) == NULL) {
+        free(l->pr->name);
+        free(l->pr);
+        free(l);
+        return NULL;
+    }
     /* What lands if the job never runs (the worker went away). */
     l->rc = -1;
     ha_err_set(l->err, sizeof(l->err), "%s: the load was abandoned", name);
@@ -978,9 +1026,11 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
             return HA_HEAP_ERROR;
         }
         /* The bins in the same pass: a fresh epoch just before the
-         * dump (heap_fragmentation). */
+         * dump (heap_fragmentation, which reads the samples' sizes when
+         * it is asked: 50 ms for 4096 records, a cost for it alone). */
         if ((l->pr->mem = malloc(sizeof(*l->pr->mem))) != NULL)
             live_memory(heap, l->pr->mem);
+        l->pr->ops = heap->ops;
         if ((rc = live_dump(heap, &l->text, &l->text_len, err, errlen)) !=
             0) {
             ha_heap_profile_put(l->pr);

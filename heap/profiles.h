@@ -40,6 +40,13 @@
  * The cache and the profiles' reference counts belong to the loop's
  * thread.
  *
+ * Allocation wrappers: each profile's set (syms.wrappers, prof/
+ * wrappers.h) is made on the worker when it loads, from the built-in
+ * list, the operator's edits (heap->alloc_wrappers, copied on the loop
+ * when the load starts) and detection in its own stacks. A cached
+ * profile whose edits are not the current ones is loaded again, so no
+ * table is served from a cut the operator has since changed.
+ *
  * Debug info that debuginfod was still fetching when a profile was
  * symbolized: the profile is kept, and read again at the first request
  * after the symbolizer has news (ha_symbolizer_generation), so a
@@ -60,6 +67,7 @@
 #include "prof/dumpmem.h"
 #include "prof/dumpname.h"
 #include "prof/heapv2.h"
+#include "prof/livesizes.h"
 #include "prof/maps.h"
 #include "prof/syms.h"
 #include "heap/heap.h"
@@ -94,10 +102,20 @@ struct ha_heap_profile {
                               symbolized: with syms.pending, a change
                               means names are worth making again */
     bool has_buildids;     /* a <dump>.buildid was found and read */
+    char *wrap_conf;       /* heap->alloc_wrappers when it was loaded:
+                              syms.wrappers was made with it (a change
+                              makes the cached profile stale) */
     struct ha_dumpmem *mem; /* memory when it was taken (<dump>.mem; for a
                               live profile read just before its dump):
                               the bins heap_fragmentation shares out;
                               NULL: none recorded */
+    struct ha_livesizes *sizes; /* the live samples' usable sizes per
+                              stack, recorded in <dump>.mem (state NONE: a
+                              .mem from before they were recorded); NULL
+                              with mem, and for a live profile (read when
+                              needed: ha_heap_fragmentation_compute) */
+    const struct ha_mallctl_ops *ops; /* live: the jemalloc it was taken
+                              from; NULL for a dump */
 
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */
@@ -169,6 +187,15 @@ void ha_heap_profile_put(struct ha_heap_profile *pr);
  * (err set) or HA_HEAP_STOPPED. */
 int ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
                         char *err, size_t errlen);
+
+/* The allocation wrappers of profile p symbolized by syms, made under the
+ * operator's edits conf_text (heap->alloc_wrappers as a job copied it)
+ * into syms->wrappers (replacing any). what names the profile in
+ * messages. Worker thread. Returns 0 or -1 with err set (out of
+ * memory). */
+int ha_heap_wrappers_make(const char *conf_text, const char *what,
+                          const struct ha_heapv2 *p, struct ha_syms *syms,
+                          char *err, size_t errlen);
 
 /* A dump's raw text, for serving as it is: heap/dumptext.h (in pieces,
  * never whole). */

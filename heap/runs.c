@@ -388,6 +388,28 @@ read_end(const char *datadir, const struct ha_runrec *r,
         a->has_end = true;
 }
 
+/* A record's new file left by a writer killed mid-write
+ * ("<pid>.<start>.run.tmp<writer pid>", ha_runs_write): removed once its
+ * writer is gone (the record it was to replace is whole). True for any
+ * such name. */
+static bool
+leftover_tmp(const char *dir, const char *name)
+{
+    const char *t = strstr(name, ".run.tmp");
+    char path[PATH_MAX], *end;
+    long writer;
+
+    if (t == NULL)
+        return false;
+    writer = strtol(t + strlen(".run.tmp"), &end, 10);
+    if (*end == '\0' && writer > 0 && writer != (long)getpid() &&
+        kill((pid_t)writer, 0) != 0 && errno == ESRCH &&
+        (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) <
+            sizeof(path))
+        (void)unlink(path);
+    return true;
+}
+
 /* Every record in runs/, newest first, dumps found, the runs newly over
  * settled and written down. self_start: this process's run (0: none). */
 static int
@@ -413,6 +435,8 @@ list_runs(const char *datadir, int64_t self_start, struct ha_run_list *out)
         char err[128];
         ssize_t n;
 
+        if (leftover_tmp(dir, de->d_name))
+            continue;
         if (nl < 5 || strcmp(de->d_name + nl - 4, ".run") != 0 ||
             (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
                 sizeof(path) ||

@@ -125,6 +125,7 @@ own_metrics(struct ha_http_req *hr, struct ha_buf *out)
     struct ha_admin_counters c;
 
     ha_admin_counters_of(ha_engine_clients(hr->engine), true, &c);
+    c.proxysql_names = false;
     return ha_admin_metrics(ha_engine_heap(hr->engine), &c,
                             HA_EXPO_PROMETHEUS, out);
 }

@@ -253,6 +253,7 @@ encode_make(void *arg, struct ha_buf *out, char *err, size_t errlen)
         in[1].maps = &j->pb->maps;
         in[1].syms = &j->pb->syms;
         in[1].weight = -1;
+        in[1].wrappers = j->pr->syms.wrappers; /* one cut for both */
         n = 2;
     }
     return ha_pprof_encode_opts(in, n, &j->opts, out, err, errlen);

@@ -131,6 +131,15 @@ ha_heapv2_has_accum(const struct ha_heapv2 *p)
     return p->total.accum_objs != 0;
 }
 
+/* A scaled figure as jeprof prints it (`--text --show_bytes`: Perl's %d
+ * of a double, truncated toward zero), so a total or a row is jeprof's to
+ * the byte; rounding put 8252123.76 one byte above jeprof's 8252123. */
+static inline long long
+ha_heapv2_jeprof_int(double v)
+{
+    return (long long)v;
+}
+
 /* The frames of stack i (n = stacks[i].n_frames). */
 static inline const uint64_t *
 ha_heapv2_stack_frames(const struct ha_heapv2 *p, size_t i)

@@ -371,9 +371,10 @@ resolve_one(struct resolve *r, struct miss *m)
     uint64_t addr = m->vaddr + f->bias;
     size_t n = 0;
     Dwfl_Line *ln = dwfl_module_getsrc(f->mod, addr);
-    const char *src = NULL;
+    const char *src = NULL, *name;
     int lineno = 0;
     uint32_t srcoff = 0;
+    uint64_t fsize = 0;
 
     if (ln != NULL)
         src = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
@@ -400,9 +401,10 @@ resolve_one(struct resolve *r, struct miss *m)
     }
 
     /* No DWARF function (or it has no name): an ELF symbol that covers
-     * the address; else no name is certain. */
+     * the address; else no name is certain. Either way the symbol's size
+     * is the function's (wrapper detection asks, prof/wrappers.h). */
+    name = ha_symbolize_file_symbol(f, addr, &fsize);
     if (n == 0 || fr[n - 1].func == 0) {
-        const char *name = ha_symbolize_file_symbol(f, addr);
         uint32_t fn = intern_func(s, t, name);
 
         if (fn == UINT32_MAX)
@@ -429,7 +431,11 @@ resolve_one(struct resolve *r, struct miss *m)
                 return -1;
         }
     }
-    return ha_syms_add(&f->memo, m->vaddr, 0, 0, fr, n);
+    if (ha_syms_add(&f->memo, m->vaddr, 0, 0, fr, n) != 0)
+        return -1;
+    f->memo.addrs[f->memo.n_addrs - 1].fsize =
+        fsize > UINT32_MAX ? UINT32_MAX : (uint32_t)fsize;
+    return 0;
 }
 
 /* Each miss's CU: its index in r->cus (one entry per CU), its address in

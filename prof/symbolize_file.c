@@ -348,10 +348,12 @@ fsyms_build(struct file *f)
 }
 
 const char *
-ha_symbolize_file_symbol(struct file *f, uint64_t addr)
+ha_symbolize_file_symbol(struct file *f, uint64_t addr, uint64_t *size)
 {
     size_t a = 0, b;
 
+    if (size != NULL)
+        *size = 0;
     if (!f->fsyms_built)
         fsyms_build(f);
     b = f->n_fsyms;
@@ -366,8 +368,11 @@ ha_symbolize_file_symbol(struct file *f, uint64_t addr)
     for (size_t k = a, tries = 0; k > 0 && tries < 16; k--, tries++) {
         const struct fsym *y = &f->fsyms[k - 1];
 
-        if (addr - y->addr < y->size)
+        if (addr - y->addr < y->size) {
+            if (size != NULL)
+                *size = y->size;
             return y->name;
+        }
     }
     return NULL;
 }

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <event2/event.h>
@@ -990,6 +991,54 @@ START_TEST(test_agentreg_lists_cleans_and_asks)
 }
 END_TEST
 
+/* A process killed while its parent is too busy to reap it is a zombie:
+ * /proc/<pid> is still there and its young socket refuses, which alone
+ * reads as an agent still starting. It is gone. */
+START_TEST(test_agentreg_zombie_is_gone)
+{
+    char dir[] = "/tmp/check_agentreg.XXXXXX", path[300], prog[128];
+    char stat_path[64], buf[512], *p = NULL;
+    struct ha_agent *list = NULL;
+    size_t n = 0;
+    int status, fd;
+    pid_t kid;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir));
+    self_exe_name(prog, sizeof(prog));
+    kid = fork();
+    ck_assert_int_ge(kid, 0);
+    if (kid == 0) {
+        snprintf(path, sizeof(path), "%s/%s.%ld.http", dir, prog,
+                 (long)getpid());
+        listen_at(path);
+        _exit(0);
+    }
+    snprintf(path, sizeof(path), "%s/%s.%ld.http", dir, prog, (long)kid);
+    snprintf(stat_path, sizeof(stat_path), "/proc/%ld/stat", (long)kid);
+    for (int i = 0; i < 500; i++) { /* until it is a zombie: 5 s at most */
+        fd = open(stat_path, O_RDONLY);
+        ck_assert_int_ge(fd, 0);
+        ssize_t r = read(fd, buf, sizeof(buf) - 1);
+        close(fd);
+        buf[r > 0 ? r : 0] = '\0';
+        if ((p = strrchr(buf, ')')) != NULL && p[2] == 'Z')
+            break;
+        p = NULL;
+        usleep(10000);
+    }
+    ck_assert_msg(p != NULL, "child %ld never became a zombie", (long)kid);
+    ck_assert_int_eq(ha_agentreg_list(dir, &list, &n, NULL, 0), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_msg(list[0].state == HA_AGENT_GONE &&
+                      strstr(list[0].why, "has exited") != NULL,
+                  "state %d, %s", list[0].state, list[0].why);
+    free(list);
+    ck_assert_int_eq(waitpid(kid, &status, 0), kid);
+    unlink(path);
+    ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
 /* A live agent too busy to accept (its backlog full: it is starting
  * while many siblings probe it) is not stale: its socket stays. */
 START_TEST(test_agentreg_busy_is_not_stale)
@@ -1850,6 +1899,7 @@ core_suite(void)
     tcase_add_test(tc, test_agentreg_names);
     tcase_add_test(tc, test_agentreg_lists_cleans_and_asks);
     tcase_add_test(tc, test_agentreg_busy_is_not_stale);
+    tcase_add_test(tc, test_agentreg_zombie_is_gone);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -430,12 +430,13 @@ static const char *const gv_names[] = {
     "jemalloc-limit_dump_psi_pct",
     "jemalloc-limit_dump_events",
     "jemalloc-limit_dump_min_interval_s",
-    "jemalloc-limit_watch_sample_pct",
+    "jemalloc-limit_watch_sampling",
     "jemalloc-limit_watch_lg_prof_sample",
     "jemalloc-limit_watch_state",
     "jemalloc-log_max_bytes",
     "jemalloc-log_state",
     "jemalloc-recent_alloc_max",
+    "jemalloc-alloc_wrappers",
     "jemalloc-dump_now",
     "jemalloc-log_now",
     "jemalloc-reset_now",
@@ -1083,8 +1084,9 @@ START_TEST(test_vtab_globals_profiling_off)
         snprintf(needle, sizeof(needle), "%s = '%s': heap profiling is not "
                  "available in this process (opt.prof=false): start "
                  "the process with prof:true in MALLOC_CONF, e.g. "
-                 "MALLOC_CONF=prof:true,prof_active:false (for an agent, "
-                 "in the service's environment)",
+                 "MALLOC_CONF=prof:true,prof_active:false,"
+                 "prof_time_resolution:high (for an agent, in the "
+                 "service's environment)",
                  prof_rows[i], v);
         ck_assert_err_has(needle);
     }

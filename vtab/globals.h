@@ -45,6 +45,8 @@ enum gv_kind {
     GV_LOG_STATE, /* the lifetime window's state, read-only */
     GV_RECENT_MAX, /* experimental.prof_recent.alloc_max, read-write,
                       bounded */
+    GV_WRAPPERS,  /* ctx->heap->alloc_wrappers, read-write (prof/
+                     wrappers.h) */
     GV_KIND_MAX
 };
 
@@ -151,6 +153,10 @@ struct gv_change {
     struct ha_mallctl_decay_undo undo; /* GV_DECAY, GV_ARENA_DECAY: the
                                           settings before (freed with the
                                           change: ha_globals_drop) */
+    char *str;               /* GV_WRAPPERS: the value, canonical, whole
+                                (text is cut); sqlite3_malloc'd, freed
+                                with the change */
+    char *old_str;           /* GV_WRAPPERS: the value before, for undo */
 };
 
 typedef struct globals_vtab globals_vtab;

@@ -455,6 +455,22 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
                             "log (an open one, from its next second)",
                             r->name, c->value);
         break;
+    case GV_WRAPPERS: {
+        struct ha_heap *heap = vt->conn->ctx->heap;
+
+        if ((c->old_str = sqlite3_mprintf("%s", heap->alloc_wrappers)) ==
+            NULL) {
+            ha_globals_set_text(err, errlen, "%s: out of memory", r->name);
+            return -1;
+        }
+        ha_strlcpy(heap->alloc_wrappers, c->str, sizeof(heap->alloc_wrappers));
+        ha_globals_set_text(info, infolen,
+                            "%s set to '%s': heap tables, pages and pprof "
+                            "cut past these allocation wrappers from their "
+                            "next query (heap_wrappers(dump) lists them)",
+                            r->name, c->str);
+        break;
+    }
     case GV_RECENT_MAX: {
         ssize_t old = 0;
 
@@ -515,6 +531,9 @@ ha_globals_undo(globals_vtab *vt, int n, char *report, size_t len)
             vt->conn->ctx->heap->dump_symbolized = c->old_bool;
         else if (r->kind == GV_LOG_MAX)
             vt->conn->ctx->heap->log_max_bytes = (long long)c->old_lg;
+        else if (r->kind == GV_WRAPPERS && c->old_str != NULL)
+            ha_strlcpy(vt->conn->ctx->heap->alloc_wrappers, c->old_str,
+                       sizeof(vt->conn->ctx->heap->alloc_wrappers));
         else if (r->kind == GV_RECENT_MAX)
             rc = ha_mallctl_write_ssize(ops, r->mallctl,
                                         (ssize_t)c->old_lg, NULL);
@@ -545,8 +564,12 @@ ha_globals_undo(globals_vtab *vt, int n, char *report, size_t len)
 void
 ha_globals_drop(globals_vtab *vt, int from)
 {
-    for (int i = from; i < vt->n_changes; i++)
+    for (int i = from; i < vt->n_changes; i++) {
         ha_mallctl_decay_undo_free(&vt->changes[i].undo);
+        sqlite3_free(vt->changes[i].str);
+        sqlite3_free(vt->changes[i].old_str);
+        vt->changes[i].str = vt->changes[i].old_str = NULL;
+    }
     if (from < vt->n_changes)
         vt->n_changes = from;
 }

@@ -111,7 +111,7 @@ const struct gv_row ha_globals_rows[] = {
     {"jemalloc-limit_dump_psi_pct", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
     {"jemalloc-limit_dump_events", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
     {"jemalloc-limit_dump_min_interval_s", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
-    {"jemalloc-limit_watch_sample_pct", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
+    {"jemalloc-limit_watch_sampling", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
     {"jemalloc-limit_watch_lg_prof_sample", NULL, GV_KEEP, 0, 0, HINT_LIMIT},
     {"jemalloc-limit_watch_state", NULL, GV_ENGINE, 0, 0,
      "it is what the limit watch sees and has done; configure it in the "
@@ -122,6 +122,7 @@ const struct gv_row ha_globals_rows[] = {
      "it is the lifetime window's state; open one with jemalloc-log_now"},
     {"jemalloc-recent_alloc_max", "experimental.prof_recent.alloc_max",
      GV_RECENT_MAX, GV_PROF, 0, NULL},
+    {"jemalloc-alloc_wrappers", NULL, GV_WRAPPERS, 0, 0, NULL},
 
     {"jemalloc-dump_now", "prof.dump", GV_DUMP, GV_PROF, 0, NULL},
     {"jemalloc-log_now", "prof.log_start", GV_LOG_NOW, GV_PROF, 0, NULL},
@@ -200,12 +201,12 @@ gv_keep_text(const struct ha_jemalloc_config *je, const char *name,
         ha_strlcpy(buf, je->limit_dump_events ? "true" : "false", len);
         return true;
     }
-    if (strcmp(name, "jemalloc-limit_dump_psi_pct") == 0 ||
-        strcmp(name, "jemalloc-limit_watch_sample_pct") == 0) {
-        snprintf(buf, len, "%d",
-                 strcmp(name, "jemalloc-limit_dump_psi_pct") == 0
-                     ? je->limit_dump_psi_pct
-                     : je->limit_watch_sample_pct);
+    if (strcmp(name, "jemalloc-limit_watch_sampling") == 0) {
+        ha_strlcpy(buf, je->limit_watch_sampling ? "true" : "false", len);
+        return true;
+    }
+    if (strcmp(name, "jemalloc-limit_dump_psi_pct") == 0) {
+        snprintf(buf, len, "%d", je->limit_dump_psi_pct);
         return true;
     }
     if (strcmp(name, "jemalloc-limit_watch_lg_prof_sample") == 0) {
@@ -423,6 +424,9 @@ ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
         snprintf(buf, len, "%zd", v);
         break;
     }
+    case GV_WRAPPERS:
+        ha_strlcpy(buf, ctx->heap->alloc_wrappers, len);
+        break;
     case GV_KIND_MAX:
         rc = -1;
         break;
@@ -438,7 +442,8 @@ ha_globals_writable(const struct gv_row *r)
            r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM ||
            r->kind == GV_DECAY || r->kind == GV_ARENA_DECAY ||
            r->kind == GV_PURGE_ARENA || r->kind == GV_LOG_NOW ||
-           r->kind == GV_LOG_MAX || r->kind == GV_RECENT_MAX;
+           r->kind == GV_LOG_MAX || r->kind == GV_RECENT_MAX ||
+           r->kind == GV_WRAPPERS;
 }
 
 bool

@@ -27,6 +27,7 @@
 #include "heap/symcopy.h"
 #include "heap/value.h"
 #include "prof/breakdown.h"
+#include "prof/wrappers.h"
 
 /* ------------------------------------------------------------------
  * Validation and staging (xUpdate)
@@ -294,6 +295,26 @@ ha_globals_validate(globals_vtab *vt, int idx, const char *text)
                 "each record keeps its stack's profiling data alive)",
                 r->name, shown, GV_RECENT_MAX_RECORDS);
         return gv_stage(vt, idx, lg, text);
+    }
+    if (r->kind == GV_WRAPPERS) {
+        struct ha_wrap_conf conf;
+        char why[512];
+        int rc;
+
+        if (text == NULL ||
+            ha_wrap_conf_parse(text, &conf, why, sizeof(why)) != 0)
+            return ha_vtab_set_errmsg(
+                &vt->base, "%s = '%.200s': %s", r->name, shown,
+                text == NULL ? "NULL; allowed: " HA_WRAP_CONF_ALLOWED : why);
+        rc = gv_stage(vt, idx, 0, conf.text);
+        if (rc == SQLITE_OK &&
+            (vt->changes[vt->n_changes - 1].str =
+                 sqlite3_mprintf("%s", conf.text)) == NULL) {
+            vt->n_changes--;
+            rc = SQLITE_NOMEM;
+        }
+        ha_wrap_conf_free(&conf);
+        return rc;
     }
     if (r->kind == GV_STATS_AGE) {
         if (ha_value_parse_int(text, 0, 3600000, &lg) != 0)

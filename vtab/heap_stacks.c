@@ -11,19 +11,26 @@
  *   3 frames    INTEGER  frames in stack (inlined ones included)
  *   4 stack     TEXT     flame-graph "collapsed" form: root first, frames
  *                        joined by ';', inlined frames marked "[inline]",
- *                        allocator frames cut as jeprof cuts them
+ *                        allocator frames cut as jeprof cuts them and the
+ *                        allocation wrappers past them (prof/wrappers.h):
+ *                        its last frame is the allocation site
  *   5 alloc_bytes INTEGER  allocated since profiling began, freed or not
  *                        (cumulative counters: opt.prof_accum), scaled
  *                        the same way; NULL when the dump has none
  *   6 alloc_objects INTEGER
- *   7 dump      HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *   7 wrapper   TEXT     the wrapper frames the cut left out, collapsed
+ *                        the same way (stack || ';' || wrapper is the
+ *                        whole stack past the allocator's frames); NULL
+ *                        when the site called the allocator itself
+ *   8 dump      HIDDEN   a file name from stats_heap_dumps, or 'live'
  *
  * heap_profile(<dump>), one row per frame of each stack, allocation
  * site first:
  *   0 stack_id        INTEGER
  *   1 depth           INTEGER  0 = the allocation site (the first frame
- *                              after the allocator's), counting inlined
- *                              frames, innermost first
+ *                              after the allocator's and the allocation
+ *                              wrappers', as heap_stacks cuts), counting
+ *                              inlined frames, innermost first
  *   2 address         TEXT     the address looked up, hex: the return
  *                              address minus one for callers
  *   3 function        TEXT     name; "<module>+0x<offset>" when none is
@@ -57,9 +64,10 @@
 #define STACKS_SCHEMA                                                     \
     "CREATE TABLE x(stack_id INTEGER, bytes INTEGER, objects INTEGER, "   \
     "frames INTEGER, stack TEXT, alloc_bytes INTEGER, "                   \
-    "alloc_objects INTEGER, dump HIDDEN)"
+    "alloc_objects INTEGER, wrapper TEXT, dump HIDDEN)"
 #define STACKS_COL_ID 0
-#define STACKS_COL_DUMP 7
+#define STACKS_COL_WRAPPER 7
+#define STACKS_COL_DUMP 8
 
 #define PROFILE_SCHEMA                                                    \
     "CREATE TABLE x(stack_id INTEGER, depth INTEGER, address TEXT, "      \
@@ -209,11 +217,17 @@ profile_settle(stacks_cursor *c, bool new_stack)
         n = c->prof->p.stacks[c->i].n_frames;
         if (new_stack) {
             size_t start = ha_agg_walker_stack(c->walker, &c->prof->p, c->i);
+            struct ha_agg_cut cut;
 
             if (start == SIZE_MAX)
                 return -1;
+            ha_agg_walker_cut(c->walker, &cut);
             c->j = start;
-            c->q = 0;
+            /* The site may be inlined where a wrapper was: its frame's
+             * rows start past the wrapper's. */
+            c->q = start < n && row_sa(c) != NULL && cut.skip < row_sa(c)->n
+                       ? cut.skip
+                       : 0;
             c->depth = 0;
             new_stack = false;
         }
@@ -418,6 +432,19 @@ stacks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
             sqlite3_result_int64(ctx, rounded(col == 5 ? s->accum_bytes
                                                        : s->accum_objs));
         break;
+    case STACKS_COL_WRAPPER: {
+        struct ha_buf w = HA_BUF_INIT;
+
+        if (ha_agg_walker_wrapper(c->walker, &c->prof->p, c->i, &w) != 0) {
+            ha_buf_free(&w);
+            return SQLITE_NOMEM;
+        }
+        if (w.len > 0)
+            sqlite3_result_text(ctx, (const char *)w.data, (int)w.len,
+                                SQLITE_TRANSIENT);
+        ha_buf_free(&w);
+        break;
+    }
     default:
         break;
     }

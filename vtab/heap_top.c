@@ -3,7 +3,10 @@
  * heap_top(<dump>): what holds memory, per function, as `jeprof --text
  * --show_bytes` shows it on the same dump (prof/aggregate.h has the
  * rules: allocator frames cut, inline chains expanded, a name counted
- * once per stack).
+ * once per stack), but for the allocation site: the first frame that is
+ * neither allocator nor allocation wrapper (prof/wrappers.h), so redis's
+ * memory goes to createStringObject and lpInsert, not to zmalloc. A
+ * dump's wrappers are in heap_wrappers(<dump>).
  *
  *   0 function      TEXT     function, "f (inline)" for an inlined one;
  *                            "<module>+0x<offset>" when no name is
@@ -28,7 +31,16 @@
  *   9 alloc_objects INTEGER  the same in objects (--alloc_objects)
  *  10 alloc_cum_bytes INTEGER  by it or its callees
  *  11 alloc_cum_objects INTEGER
- *  12 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *  12 wrapper       TEXT     the allocation wrappers the site called and
+ *                            the cut skipped (in each of its stacks the
+ *                            outermost one), most bytes first, ", "-
+ *                            joined (at most 8, then ", ..."); NULL when
+ *                            it called the allocator itself, or is not a
+ *                            site
+ *  13 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ * Figures are jeprof's to the byte: truncated as jeprof prints them, so
+ * no row, and no sum of rows, is above jeprof's (a sum of rows is at most
+ * the dump's total, stats_heap_dumps.bytes, which is jeprof's Total).
  * Rows come largest flat_bytes first; rows of equal flat_bytes put named
  * functions before unnamed ones, then go by name. `function = '...'` is
  * answered from the aggregate without a scan in SQL. The aggregate is kept with
@@ -46,11 +58,12 @@
     "cum_bytes INTEGER, cum_pct REAL, flat_objects INTEGER, "             \
     "cum_objects INTEGER, module TEXT, alloc_bytes INTEGER, "             \
     "alloc_objects INTEGER, alloc_cum_bytes INTEGER, "                    \
-    "alloc_cum_objects INTEGER, dump HIDDEN)"
+    "alloc_cum_objects INTEGER, wrapper TEXT, dump HIDDEN)"
 #define TOP_COL_FUNCTION 0
 #define TOP_COL_MODULE 7
 #define TOP_COL_ALLOC_BYTES 8
-#define TOP_COL_DUMP 12
+#define TOP_COL_WRAPPER 12
+#define TOP_COL_DUMP 13
 
 typedef struct top_cursor top_cursor;
 struct top_cursor {
@@ -169,22 +182,22 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
                             SQLITE_TRANSIENT);
         break;
     case 1:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->flat_bytes + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->flat_bytes));
         break;
     case 2:
         sqlite3_result_double(ctx, pct(r->flat_bytes, c->agg->total_bytes));
         break;
     case 3:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_bytes + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->cum_bytes));
         break;
     case 4:
         sqlite3_result_double(ctx, pct(r->cum_bytes, c->agg->total_bytes));
         break;
     case 5:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->flat_objs + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->flat_objs));
         break;
     case 6:
-        sqlite3_result_int64(ctx, (sqlite3_int64)(r->cum_objs + 0.5));
+        sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->cum_objs));
         break;
     case TOP_COL_MODULE:
         if (ha_agg_module(c->agg, r) != NULL)
@@ -201,9 +214,14 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         /* NULL, not 0: a dump without prof_accum does not know. */
         if (c->agg->has_alloc)
             sqlite3_result_int64(
-                ctx, (sqlite3_int64)(v[col - TOP_COL_ALLOC_BYTES] + 0.5));
+                ctx, ha_heapv2_jeprof_int(v[col - TOP_COL_ALLOC_BYTES]));
         break;
     }
+    case TOP_COL_WRAPPER:
+        if (ha_agg_wrapper(c->agg, r) != NULL)
+            sqlite3_result_text(ctx, ha_agg_wrapper(c->agg, r), -1,
+                                SQLITE_TRANSIENT);
+        break;
     default:
         break;
     }

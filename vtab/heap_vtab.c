@@ -130,6 +130,7 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_profile", &ha_heap_profile_module},
         {"heap_profile_diff", &ha_heap_diff_module},
         {"heap_modules", &ha_heap_modules_module},
+        {"heap_wrappers", &ha_heap_wrappers_module},
         {"heap_growth", &ha_heap_growth_module},
         {"heap_growth_stacks", &ha_heap_growth_stacks_module},
         {"stats_previous_runs", &ha_previous_runs_module},

@@ -10,6 +10,8 @@
  *   heap_diff.c    heap_profile_diff(base, current)   jeprof --base
  *   heap_modules.c heap_modules(dump)          per mapped module: where
  *                                              its names came from
+ *   heap_wrappers.c heap_wrappers(dump)        the allocation wrappers the
+ *                                              site rule skipped, and why
  *   heap_growth.c  heap_growth(...),           per function, and per stack,
  *                  heap_growth_stacks(...)     ranked by growth over a
  *                                              series of dumps
@@ -79,6 +81,7 @@ extern const sqlite3_module ha_heap_stacks_module;
 extern const sqlite3_module ha_heap_profile_module;
 extern const sqlite3_module ha_heap_diff_module;
 extern const sqlite3_module ha_heap_modules_module;
+extern const sqlite3_module ha_heap_wrappers_module;
 extern const sqlite3_module ha_heap_growth_module;
 extern const sqlite3_module ha_heap_growth_stacks_module;
 extern const sqlite3_module ha_heap_lifetimes_module;
