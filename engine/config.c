@@ -57,6 +57,7 @@ init_scalars(struct ha_config *cfg)
     cfg->max_pending_logins_per_host = HA_DEFAULT_MAX_PENDING_LOGINS_PER_HOST;
     cfg->http_max_connections = HA_DEFAULT_HTTP_MAX_CONNECTIONS;
     cfg->max_execution_time = HA_DEFAULT_MAX_EXECUTION_TIME;
+    cfg->disk_timeout_ms = HA_DEFAULT_DISK_TIMEOUT_MS;
     cfg->http_timeout = HA_DEFAULT_HTTP_TIMEOUT;
     cfg->http_header_timeout = HA_DEFAULT_HTTP_HEADER_TIMEOUT;
     cfg->connect_timeout = HA_DEFAULT_CONNECT_TIMEOUT;

@@ -159,6 +159,13 @@ static const struct ha_config_key config_keys[] = {
      "ms a statement (any user's) may run before it is interrupted with ERR "
      "3024; `SET max_execution_time` lowers it for a session, never raises "
      "it; 0: no limit. An HTTP request past it gets 503."},
+    /* ms, up to an hour; 0 = wait for the disk for ever. */
+    {ADMIN, "disk_timeout_ms", HA_KEY_INT, 0, 3600000, NULL,
+     OFF(disk_timeout_ms), 0,
+     "ms a login, a dump or any statement waits for the datadir's disk "
+     "before it fails with an error naming the disk (a hung NFS or FUSE "
+     "mount, a dying disk); once the disk thread has been stuck that long, "
+     "new calls fail at once. 0: wait for ever."},
     /* ProxySQL's admin-stats_system_memory: seconds, up to a day. */
     {ADMIN, "stats_system_memory", HA_KEY_INT, 0, 86400, NULL,
      OFF(stats_system_memory), 0,

@@ -93,6 +93,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " ADMIN ".max_pending_logins = %d, "
                 "max_pending_logins_per_host = %d",
                 cfg->max_pending_logins, cfg->max_pending_logins_per_host);
+    ha_log_info("config: " ADMIN ".max_execution_time = %d ms, "
+                "disk_timeout_ms = %d (0: no limit)",
+                cfg->max_execution_time, cfg->disk_timeout_ms);
     ha_log_info("config: " JEMALLOC ".prof_active = %s",
                 tri_name(j->prof_active));
     if (j->lg_prof_sample == HA_UNSET)
@@ -185,6 +188,8 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
          offsetof(struct ha_config, max_output_buffer)},
         {"admin-max_execution_time",
          offsetof(struct ha_config, max_execution_time)},
+        {"admin-disk_timeout_ms",
+         offsetof(struct ha_config, disk_timeout_ms)},
         {"admin-stats_system_memory",
          offsetof(struct ha_config, stats_system_memory)},
     };

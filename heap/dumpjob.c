@@ -5,6 +5,7 @@
 #include "heap/dumpjob.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <errno.h>
@@ -151,6 +152,7 @@ ha_dump_job_run(void *arg)
 
     j->rc = -1;
     j->skipped = false;
+    j->bytes = -1;
     j->file[0] = j->err[0] = '\0';
     if (!j->dump) {
         /* jemalloc's own interval and high-water dumps since the last
@@ -194,8 +196,13 @@ ha_dump_job_run(void *arg)
         ha_log_warn("%s: build-ids not recorded: %s", j->file, why);
     else if (j->file[0] == '/')
         (void)ha_dumpfiles_sidecar_perms(j->file, ".buildid");
-    if (j->file[0] == '/')
+    if (j->file[0] == '/') {
+        struct stat sb;
+
         record_memory(j, &sizes);
+        if (stat(j->file, &sb) == 0)
+            j->bytes = (long long)sb.st_size;
+    }
     ha_livesizes_free(&sizes);
     if (j->what[0] != '\0')
         ha_log_notice("%s: heap profile written to %s", j->what, j->file);

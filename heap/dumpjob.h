@@ -59,6 +59,7 @@ struct ha_dump_job {
     int rc;                      /* 0: written (or housekeeping done) */
     bool skipped;                /* below the floor: no dump */
     char file[PATH_MAX];         /* the dump written */
+    long long bytes;             /* ... its size; -1: unknown */
     char err[PATH_MAX + 512];    /* why not, when rc is -1 */
     struct ha_dumpmem mem;       /* what was recorded beside it */
 };

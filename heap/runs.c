@@ -32,14 +32,21 @@
  * Files
  * ------------------------------------------------------------------ */
 
+/* A record or end file of the datadir: a regular file only (a FIFO or
+ * a device a crash or a bad restore left there is skipped). */
 static ssize_t
 read_small(const char *path, char *buf, size_t max)
 {
     size_t got = 0;
+    struct stat st;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     if (fd < 0)
         return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
     while (got + 1 < max) {
         ssize_t n = read(fd, buf + got, max - 1 - got);
 
@@ -124,6 +131,12 @@ ha_runs_end(const char *datadir, const struct ha_runrec *r, const char *how)
         run_path(datadir, r->pid, r->started_ns, "end", path,
                  sizeof(path)) == 0)
         write_end(path, how);
+}
+
+void
+ha_runs_disarm_exit(void)
+{
+    atomic_store(&end_pid, 0);
 }
 
 /* The process's exit: a host that never stops heapadmin leaves an

@@ -157,6 +157,7 @@ assert_defaults(const struct ha_config *c)
     ck_assert_int_eq(c->net_write_timeout, 60);
     ck_assert_int_eq(c->max_allowed_packet, 64 << 20);
     ck_assert_int_eq(c->max_output_buffer, 64 << 20);
+    ck_assert_int_eq(c->disk_timeout_ms, HA_DEFAULT_DISK_TIMEOUT_MS);
     ck_assert_uint_eq(c->n_messages, 0);
 }
 
@@ -1100,6 +1101,10 @@ static const struct {
     {"max_allowed_packet = 4294967296L", "admin_variables", false},
     {"max_output_buffer = 65536", "admin_variables", true},
     {"max_output_buffer = 65535", "admin_variables", false},
+    {"disk_timeout_ms = 0", "admin_variables", true},
+    {"disk_timeout_ms = 3600000", "admin_variables", true},
+    {"disk_timeout_ms = 3600001", "admin_variables", false},
+    {"disk_timeout_ms = -1", "admin_variables", false},
 };
 
 START_TEST(test_config_limits)

@@ -395,6 +395,7 @@ static const char *const gv_names[] = {
     "admin-max_allowed_packet",
     "admin-max_output_buffer",
     "admin-max_execution_time",
+    "admin-disk_timeout_ms",
     "admin-stats_system_memory",
     "admin-sql_memory_limit",
     "admin-max_output_total",

@@ -58,6 +58,8 @@ const struct gv_row ha_globals_rows[] = {
      GV_ADMIN_MAX_OUTPUT_BUFFER, HINT_ADMIN, NULL},
     {"admin-max_execution_time", NULL, GV_ADMIN, 0,
      GV_ADMIN_MAX_EXECUTION_TIME, HINT_ADMIN, NULL},
+    {"admin-disk_timeout_ms", NULL, GV_ADMIN, 0, GV_ADMIN_DISK_TIMEOUT,
+     HINT_ADMIN, NULL},
     {"admin-stats_system_memory", NULL, GV_ADMIN, 0,
      GV_ADMIN_STATS_SYSTEM_MEMORY, HINT_ADMIN, NULL},
     {"admin-sql_memory_limit", NULL, GV_ADMIN, 0, GV_ADMIN_SQL_MEMORY_LIMIT,
