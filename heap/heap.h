@@ -29,6 +29,9 @@
 #define HA_HEAP_BUSY (-3)    /* a live profile was asked for while a heap
                                 dump is being written, which it would wait
                                 for; err says so: try again later */
+#define HA_HEAP_CONFLICT (-4) /* the process's state does not allow it (a
+                                delta without prof_accum, or reset within
+                                its window); err says what to change */
 
 struct ha_symbolizer;
 struct ha_heap_cache;
