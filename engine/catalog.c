@@ -29,6 +29,7 @@ static const struct ha_catalog_table tables[] = {
     {"heap_profile", NULL, false, true, true},
     {"heap_profile_diff", NULL, false, true, true},
     {"heap_modules", NULL, false, true, true},
+    {"heap_threads", NULL, false, true, true},
     {"heap_wrappers", NULL, false, true, true},
     {"heap_growth", NULL, false, true, true},
     {"heap_growth_stacks", NULL, false, true, true},
