@@ -27,6 +27,7 @@
 #include "engine/diskwatch.h"
 #include "engine/dumptimer.h"
 #include "engine/history.h"
+#include "engine/leakrank.h"
 #include "engine/leakwatch.h"
 #include "engine/limitwatch.h"
 #include "prof/breakdown.h"
@@ -74,6 +75,8 @@ struct ha_engine {
     char program[64];              /* this process's program name */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
+    struct ha_leakrank *leakrank;  /* ranks its complete series for the
+                                      metrics; NULL: none */
     struct ha_limitwatch *limitwatch; /* on the sampler's ticks; NULL:
                                          off */
     struct ha_runrec run;          /* this run's record (heap/runs.h) */
@@ -280,6 +283,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->base = base;
     e->cfg = cfg;
     ha_agentreg_self_program(e->program, sizeof(e->program));
+    e->heap.program = e->program;
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
     e->vtab.admin_value = ha_config_admin_value;
@@ -380,8 +384,11 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->heap);
     e->history = ha_history_new(base, e->dump_worker, &e->heap, e->datadir,
                                 cfg->stats_system_memory);
-    e->leakwatch =
-        ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.leak_watch_sites > 0)
+        e->leakrank = ha_leakrank_new(&e->heap, &e->tasks);
+    e->leakwatch = ha_leakwatch_new(base, e->dump_worker, &e->heap,
+                                    e->history, e->leakrank);
     start_run(e);
     e->limitwatch = ha_limitwatch_new(base, e->dump_worker, &e->heap);
     if (ha_history_interval(e->history) > 0) {
@@ -490,6 +497,10 @@ ha_engine_free(struct ha_engine *e)
              * heap's caches): all of it is left to it. */
             return;
     }
+    /* A ranking paused on a job ends while its task's fiber and the
+     * scheduler are still there; the watch is told it is gone. */
+    ha_leakrank_free(e->leakrank);
+    e->leakrank = NULL;
     /* A lifetime window still open is closed and published here, on
      * this thread, now that no job can race it. */
     ha_logwin_shutdown(&e->heap);

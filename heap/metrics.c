@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "heap/mallctl.h"
+#include "heap/profmetrics.h"
 #include "heap/rss.h"
 
 static const struct {
@@ -277,6 +278,8 @@ ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
 
     metrics_breakdown(heap, e);
     metrics_cgroup(heap, e);
+    /* What the profiles tell: leak sites, memory by thread. */
+    ha_profmetrics_write(heap, e);
 
     /* ProxySQL's names. */
     ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,

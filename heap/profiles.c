@@ -33,6 +33,7 @@
 #include "prof/wrapdetect.h"
 #include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
+#include "heap/profmetrics.h"
 #include "heap/sizeclasses.h"
 
 /* A load under way, which later askers of the same file wait for. */
@@ -575,6 +576,8 @@ load_land(struct load *l)
         l->pr->refs++; /* the cache's */
         cache_insert(l->cache, l->pr);
     }
+    if (l->rc == 0)
+        ha_profmetrics_note_profile(l->heap, l->pr);
     if (fl != NULL) {
         fl->landed = true;
         fl->rc = l->rc;
