@@ -9,7 +9,7 @@
 # alerts-test.yml), and every metric they name is in a live daemon's
 # exposition, which promtool passes, the RSS breakdown summing to the
 # RSS; but the leak sites, which exist once the leak watch has ranked a
-# series (test/integration/leakalert.sh has them from a leaking host). The
+# series (test/agent/leakalert.sh has them from a leaking host). The
 # runbook_url anchors are headings of the README.
 
 # shellcheck source=lib.sh
