@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/log.h"
 #include "core/util.h"
 #include "heap/growth.h"
 #include "heap/profiles.h"
@@ -41,6 +42,7 @@ struct ha_profmetrics {
                                      none */
     struct named *names;
     size_t n_names;
+    bool said_unnamed;            /* the log said names are off */
 };
 
 static struct ha_profmetrics *
@@ -140,6 +142,23 @@ of_this_process(const struct ha_heap_profile *pr)
            d.pid == (long long)getpid();
 }
 
+/* Whether a thread of pr with stacks has a name; true where none has
+ * stacks (nothing to say). */
+static bool
+any_named(const struct ha_heap_profile *pr)
+{
+    bool stacks = false;
+
+    for (size_t i = 0; i < pr->n_threads; i++) {
+        if (pr->threads[i].stacks == 0)
+            continue;
+        if (pr->threads[i].name != NULL)
+            return true;
+        stacks = true;
+    }
+    return !stacks;
+}
+
 void
 ha_profmetrics_note_profile(struct ha_heap *heap,
                             const struct ha_heap_profile *pr)
@@ -149,8 +168,19 @@ ha_profmetrics_note_profile(struct ha_heap *heap,
     size_t n = 0;
 
     if (pr == NULL || pr->threads == NULL || pr->window_ns > 0 ||
-        !of_this_process(pr) || (m = state_of(heap)) == NULL ||
-        pr->taken_ns < m->threads_ns)
+        !of_this_process(pr) || (m = state_of(heap)) == NULL)
+        return;
+    /* Once a run: where names would help and there are none (of the
+     * threads with stacks: heapadmin names its own, which have none). */
+    if (!m->said_unnamed && !any_named(pr)) {
+        m->said_unnamed = true;
+        ha_log_info("heap profiles of this process name no thread: "
+                    "heap_threads' thread_name and the metrics by thread "
+                    "say nothing. Start jemalloc with prof_sys_thread_name:"
+                    "true in MALLOC_CONF (the kernel's names), or name the "
+                    "threads with heapadmin_set_thread_name()");
+    }
+    if (pr->taken_ns < m->threads_ns)
         return;
     if (pr->n_threads > 0 &&
         (names = calloc(pr->n_threads, sizeof(*names))) == NULL)
