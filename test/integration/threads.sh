@@ -84,6 +84,21 @@ ha_ok "their shares are 1:2:4 within 10 %" awk -v a="$b1" -v b="$b2" -v c="$b4" 
 ha_ok "the pool's four threads hold 2 MiB together" within "$(bytes pool)" \
     $((2 * MIB)) 0.10
 
+# The README's examples.
+ha_sql "SELECT thread_name, count(*) AS threads, sum(bytes) AS bytes FROM heap_threads('live') WHERE bytes > 0 GROUP BY 1 ORDER BY 3 DESC"
+ha_like "README: heap_threads by name, t4mib first, t1mib last" \
+    "^0:t4mib	1	[0-9]+
+(pool	4|t2mib	1)	[0-9]+
+(pool	4|t2mib	1)	[0-9]+
+t1mib	1	[0-9]+$" "$HA_RC:$HA_OUT"
+ha_sql "SELECT function, flat_bytes FROM heap_top('live') WHERE thread = 'pool'"
+ha_like "README: heap_top of the pool: threadhost_hold first" \
+    "^0:threadhost_hold	[0-9]+" "$HA_RC:$HA_OUT"
+ha_sql "SELECT thread_id FROM heap_threads('live') WHERE thread_name = 't4mib'"
+ha_sql "SELECT stack, bytes FROM heap_stacks('live') WHERE thread = $HA_OUT"
+ha_like "README: heap_stacks of one thread by thread_id: its stack, 4 MiB" \
+    "^0:[^	]*threadhost_hold	4[0-9]{6}$" "$HA_RC:$HA_OUT"
+
 # Over a dump: the threads add up to the dump's totals, to the byte.
 ha_sql "UPDATE global_variables SET variable_value = 'true' WHERE variable_name = 'jemalloc-dump_now'"
 ha_sql "SELECT file_name FROM stats_heap_dumps ORDER BY seq DESC LIMIT 1"
