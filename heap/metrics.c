@@ -190,7 +190,8 @@ metrics_cgroup(struct ha_heap *heap, struct ha_expo *e)
 }
 
 void
-ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
+ha_metrics_jemalloc(struct ha_heap *heap, bool proxysql_names,
+                    struct ha_expo *e)
 {
     char name[96];
     double v;
@@ -281,7 +282,9 @@ ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
     /* What the profiles tell: leak sites, memory by thread. */
     ha_profmetrics_write(heap, e);
 
-    /* ProxySQL's names. */
+    /* ProxySQL's names, for its dashboards. */
+    if (!proxysql_names)
+        return;
     ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,
                    "Jemalloc memory statistics, as ProxySQL names them.");
     for (size_t i = 0; i < sizeof(proxysql_types) / sizeof(*proxysql_types);

@@ -192,7 +192,7 @@ ha_like "... and its summary the rate" \
     "$(field 'a["annotations"]["summary"]')"
 ha_diag "summary: $(field 'a["annotations"]["summary"]')"
 ha_is "... with a runbook_url into the README" \
-    "README.md#a-leaking-call-site-in-an-alert" \
+    "docs/rss-and-leaks.md#a-leaking-call-site-in-an-alert" \
     "$(field 'a["annotations"]["runbook_url"]')"
 rate=$(q "heapadmin_leak_site_growth_bytes_per_second{pid=\"$hpid\",function=\"growthhost_leak\"}")
 # (A slope over 5 dumps of 16 KiB samples: some noise.)

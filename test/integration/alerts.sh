@@ -10,7 +10,7 @@
 # exposition, which promtool passes, the RSS breakdown summing to the
 # RSS; but the leak sites, which exist once the leak watch has ranked a
 # series (test/agent/leakalert.sh has them from a leaking host). The
-# runbook_url anchors are headings of the README.
+# runbook_url anchors are headings of the docs' pages.
 
 # shellcheck source=lib.sh
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
@@ -24,16 +24,21 @@ ha_like "promtool check rules: the three alerts load" "SUCCESS: 3 rules found" \
 out=$(cd "$HA_SRCDIR/test/integration" && promtool test rules alerts-test.yml 2>&1)
 ha_like "promtool test rules: fragmentation, leak and leaking site fire; burst, step and churn do not" \
     "^  SUCCESS" "$out"
-# GitHub's anchor of each README heading: lower case, spaces to '-',
-# punctuation but '-' and '_' dropped.
-anchors=$(sed -n 's/^#\{1,6\} //p' "$HA_SRCDIR/README.md" |
-    tr '[:upper:]' '[:lower:]' | sed -e 's/[^a-z0-9 _-]//g' -e 's/ /-/g')
-urls=$(sed -n 's/.*runbook_url: "README.md#\([^"]*\)".*/\1/p' "$rules")
-ha_ok "HeapadminLeakingCallSite has a runbook_url into the README" \
+# GitHub's anchor of each heading of a page: lower case, markup and
+# punctuation but '-' and '_' dropped, spaces to '-' (test/docs.sh's).
+anchors() {
+    sed -n 's/^#\{1,6\} //p' "$1" | tr '[:upper:]' '[:lower:]' |
+        sed -e 's/`//g' -e 's/[^a-z0-9 _-]//g' -e 's/ /-/g'
+}
+urls=$(sed -n 's/.*runbook_url: "\([^"]*\)".*/\1/p' "$rules")
+ha_ok "HeapadminLeakingCallSite has a runbook_url into the docs" \
     test -n "$urls"
 for url in $urls; do
-    ha_ok "runbook_url README.md#$url is a heading of the README" \
-        grep -qx -- "$url" <<<"$anchors"
+    page=${url%%#*}
+    ha_ok "runbook_url $url is a heading of $page" \
+        sh -c "[ -f '$HA_SRCDIR/$page' ]" &&
+        ha_ok "... its anchor is one" \
+            grep -qx -- "${url#*#}" <<<"$(anchors "$HA_SRCDIR/$page")"
 done
 
 ha_start || ha_bail "daemon did not start"
