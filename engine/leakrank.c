@@ -55,7 +55,7 @@ rank_body(void *arg)
     }
     if (!ha_dumpname_parse(rk->first, &d))
         d.pid = 0;
-    ha_profmetrics_set_sites(rk->heap, d.pid, g);
+    ha_profmetrics_set_sites(rk->heap, d.pid, &g->funcs);
     if (g->funcs.n_rows > 0 && g->funcs.rows[0].score > 0 &&
         isfinite(g->funcs.rows[0].bytes_per_hour)) {
         ha_breakdown_format_bytes(

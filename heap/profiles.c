@@ -577,8 +577,10 @@ load_land(struct load *l)
         l->pr->refs++; /* the cache's */
         cache_insert(l->cache, l->pr);
     }
-    if (l->rc == 0)
-        ha_profmetrics_note_profile(l->heap, l->pr);
+    if (l->rc == 0 && !l->pr->is_log)
+        ha_profmetrics_note_profile(l->heap, l->pr->name, l->pr->live,
+                                    l->pr->taken_ns, l->pr->threads,
+                                    l->pr->n_threads);
     if (fl != NULL) {
         fl->landed = true;
         fl->rc = l->rc;

@@ -12,8 +12,6 @@
 
 #include "core/log.h"
 #include "core/util.h"
-#include "heap/growth.h"
-#include "heap/profiles.h"
 #include "prof/dumpname.h"
 #include "prof/growth.h"
 #include "prof/threads.h"
@@ -90,7 +88,7 @@ ha_profmetrics_free(struct ha_heap *heap)
 
 void
 ha_profmetrics_set_sites(struct ha_heap *heap, long long pid,
-                         const struct ha_heap_growth *g)
+                         const struct ha_growth *funcs)
 {
     struct ha_profmetrics *m = state_of(heap);
     size_t k = heap->je != NULL ? (size_t)heap->je->leak_watch_sites : 0, n;
@@ -104,16 +102,16 @@ ha_profmetrics_set_sites(struct ha_heap *heap, long long pid,
         k = HA_LEAK_WATCH_SITES_MAX;
     /* The ranking's order, sites that grew (a positive score) only: a
      * churning or flat site is no leak, whatever its place. */
-    for (n = 0; n < g->funcs.n_rows && n < k; n++)
-        if (!(g->funcs.rows[n].score > 0) ||
-            !isfinite(g->funcs.rows[n].bytes_per_hour))
+    for (n = 0; n < funcs->n_rows && n < k; n++)
+        if (!(funcs->rows[n].score > 0) ||
+            !isfinite(funcs->rows[n].bytes_per_hour))
             break;
     if (n == 0 || (s = calloc(n, sizeof(*s))) == NULL)
         return;
     for (size_t i = 0; i < n; i++) {
-        const struct ha_growth_row *r = &g->funcs.rows[i];
+        const struct ha_growth_row *r = &funcs->rows[i];
 
-        if ((s[i].function = strdup(ha_growth_key(&g->funcs, r))) == NULL) {
+        if ((s[i].function = strdup(ha_growth_key(funcs, r))) == NULL) {
             n = i;
             break;
         }
@@ -129,30 +127,30 @@ ha_profmetrics_set_sites(struct ha_heap *heap, long long pid,
  * Threads
  * ------------------------------------------------------------------ */
 
-/* Whether pr is a profile of this process: a live one, or a dump whose
- * name carries this pid. */
+/* Whether the profile named name (live or not) is of this process: a
+ * live one, or a dump whose name carries this pid. */
 static bool
-of_this_process(const struct ha_heap_profile *pr)
+of_this_process(const char *name, bool live)
 {
     struct ha_dump_name d;
 
-    if (pr->live)
+    if (live)
         return true;
-    return !pr->is_log && ha_dumpname_parse(pr->name, &d) && !d.log &&
+    return ha_dumpname_parse(name, &d) && !d.log &&
            d.pid == (long long)getpid();
 }
 
-/* Whether a thread of pr with stacks has a name; true where none has
- * stacks (nothing to say). */
+/* Whether a thread with stacks has a name; true where none has stacks
+ * (nothing to say). */
 static bool
-any_named(const struct ha_heap_profile *pr)
+any_named(const struct ha_threads_row *rows, size_t n)
 {
     bool stacks = false;
 
-    for (size_t i = 0; i < pr->n_threads; i++) {
-        if (pr->threads[i].stacks == 0)
+    for (size_t i = 0; i < n; i++) {
+        if (rows[i].stacks == 0)
             continue;
-        if (pr->threads[i].name != NULL)
+        if (rows[i].name != NULL)
             return true;
         stacks = true;
     }
@@ -160,19 +158,21 @@ any_named(const struct ha_heap_profile *pr)
 }
 
 void
-ha_profmetrics_note_profile(struct ha_heap *heap,
-                            const struct ha_heap_profile *pr)
+ha_profmetrics_note_profile(struct ha_heap *heap, const char *name,
+                            bool live, int64_t taken_ns,
+                            const struct ha_threads_row *rows,
+                            size_t n_rows)
 {
     struct ha_profmetrics *m;
     struct named *names = NULL;
     size_t n = 0;
 
-    if (pr == NULL || pr->threads == NULL || pr->window_ns > 0 ||
-        !of_this_process(pr) || (m = state_of(heap)) == NULL)
+    if (rows == NULL || name == NULL || !of_this_process(name, live) ||
+        (m = state_of(heap)) == NULL)
         return;
     /* Once a run: where names would help and there are none (of the
      * threads with stacks: heapadmin names its own, which have none). */
-    if (!m->said_unnamed && !any_named(pr)) {
+    if (!m->said_unnamed && !any_named(rows, n_rows)) {
         m->said_unnamed = true;
         ha_log_info("heap profiles of this process name no thread: "
                     "heap_threads' thread_name and the metrics by thread "
@@ -180,31 +180,29 @@ ha_profmetrics_note_profile(struct ha_heap *heap,
                     "true in MALLOC_CONF (the kernel's names), or name the "
                     "threads with heapadmin_set_thread_name()");
     }
-    if (pr->taken_ns < m->threads_ns)
+    if (taken_ns < m->threads_ns)
         return;
-    if (pr->n_threads > 0 &&
-        (names = calloc(pr->n_threads, sizeof(*names))) == NULL)
+    if (n_rows > 0 && (names = calloc(n_rows, sizeof(*names))) == NULL)
         return;
     /* A few threads, or a few hundred: a linear search by name. */
-    for (size_t i = 0; i < pr->n_threads; i++) {
-        const struct ha_threads_row *r = &pr->threads[i];
-        const char *name = r->name != NULL ? r->name : "";
+    for (size_t i = 0; i < n_rows; i++) {
+        const char *tn = rows[i].name != NULL ? rows[i].name : "";
         size_t j;
 
         for (j = 0; j < n; j++)
-            if (strcmp(names[j].name, name) == 0)
+            if (strcmp(names[j].name, tn) == 0)
                 break;
         if (j == n) {
-            if ((names[n].name = strdup(name)) == NULL)
+            if ((names[n].name = strdup(tn)) == NULL)
                 goto oom;
             n++;
         }
-        names[j].bytes += r->i_bytes;
+        names[j].bytes += rows[i].i_bytes;
     }
     names_free(m);
     m->names = names;
     m->n_names = n;
-    m->threads_ns = pr->taken_ns;
+    m->threads_ns = taken_ns;
     return;
 oom:
     for (size_t j = 0; j < n; j++)

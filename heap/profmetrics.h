@@ -39,24 +39,30 @@
 #ifndef HA_PROFMETRICS_H
 #define HA_PROFMETRICS_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "core/expo.h"
 #include "heap/heap.h"
 
-struct ha_heap_growth;
-struct ha_heap_profile;
+struct ha_growth;
+struct ha_threads_row;
 
-/* The series g of process pid has been ranked: its top sites (at most
- * heap->je->leak_watch_sites) replace the last series'. */
+/* A series of process pid has been ranked, funcs its per-function rows
+ * (heap/growth.h's ha_heap_growth.funcs, finished): its top sites (at
+ * most heap->je->leak_watch_sites) replace the last series'. */
 void ha_profmetrics_set_sites(struct ha_heap *heap, long long pid,
-                              const struct ha_heap_growth *g);
+                              const struct ha_growth *funcs);
 
-/* A profile was read (loaded; pr->threads made): when it is of this
- * process and newer than the one the thread figures are of, they become
- * its. */
-void ha_profmetrics_note_profile(struct ha_heap *heap,
-                                 const struct ha_heap_profile *pr);
+/* A profile was read (heap/profiles.h: its name, 'live' or a dump's,
+ * when it was taken, the thread rows made from it, prof/threads.h): when
+ * it is of this process and newer than the one the thread figures are
+ * of, they become its. */
+void ha_profmetrics_note_profile(struct ha_heap *heap, const char *name,
+                                 bool live, int64_t taken_ns,
+                                 const struct ha_threads_row *rows,
+                                 size_t n_rows);
 
 /* Writes the families above (those with figures) into e. */
 void ha_profmetrics_write(struct ha_heap *heap, struct ha_expo *e);
