@@ -79,6 +79,18 @@ ha_threads_apportion(long long total, const double *w, size_t n,
     return 0;
 }
 
+/* A total as jeprof prints it (ha_heapv2_jeprof_int), held in range: a
+ * hostile dump's counts near 2^64 scale past what a long long holds. */
+static long long
+whole(double v)
+{
+    if (!(v >= 0))
+        return 0;
+    if (v >= 9.2e18)
+        return 9200000000000000000LL;
+    return ha_heapv2_jeprof_int(v);
+}
+
 /* ------------------------------------------------------------------
  * Threads
  * ------------------------------------------------------------------ */
@@ -202,8 +214,7 @@ ha_threads_rows(const struct ha_heapv2 *p, struct ha_threads_row **rows,
                        : c == 1 ? r[i].bytes
                        : c == 2 ? r[i].accum_objs
                                 : r[i].accum_bytes;
-            if (ha_threads_apportion(ha_heapv2_jeprof_int(totals[c]), w, nr,
-                                     iv) != 0)
+            if (ha_threads_apportion(whole(totals[c]), w, nr, iv) != 0)
                 goto out;
             for (size_t i = 0; i < nr; i++)
                 *(c == 0   ? &r[i].i_objs
