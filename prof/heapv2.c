@@ -560,7 +560,8 @@ read_stack_counts(struct parser *ps)
             return fail(ps, "end of line after the thread's counts", false);
         if (st->n_threads == UINT32_MAX || out->n_tlines >= UINT32_MAX)
             return fail(ps, "fewer thread lines", false);
-        if (grow((void **)&out->tlines, &ps->tlines_cap, out->n_tlines + 1,
+        if (out->n_tlines >= ps->tlines_cap &&
+            grow((void **)&out->tlines, &ps->tlines_cap, out->n_tlines + 1,
                  sizeof(*out->tlines), ps) != 0)
             return -1;
         out->tlines[out->n_tlines].uid = uid;
@@ -924,9 +925,12 @@ ha_heapv2_parse_fd(int fd, uint64_t size_hint, struct ha_heapv2 *out,
      * never written are never touched. */
     ps.frames_cap = size_hint / 12 + 256;
     ps.stacks_cap = size_hint / 48 + 64;
+    /* A thread line ("  t0: 1: 16 [0: 0]") is 19 bytes or more. */
+    ps.tlines_cap = size_hint / 19 + 64;
     out->frames = malloc(ps.frames_cap * sizeof(*out->frames));
     out->stacks = malloc(ps.stacks_cap * sizeof(*out->stacks));
-    if (out->frames == NULL || out->stacks == NULL) {
+    out->tlines = malloc(ps.tlines_cap * sizeof(*out->tlines));
+    if (out->frames == NULL || out->stacks == NULL || out->tlines == NULL) {
         ha_heapv2_free(out);
         ha_err_set(err, errlen, "out of memory");
         return -1;
