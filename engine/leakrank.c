@@ -20,10 +20,10 @@
 
 struct ha_leakrank {
     struct ha_heap *heap;
-    struct ha_task task;          /* the ranking under way */
+    struct ha_task task; /* the ranking under way */
     bool running;
     char first[PATH_MAX], last[PATH_MAX]; /* its series */
-    bool pending;                 /* a series waits for it: */
+    bool pending;                         /* a series waits for it: */
     char next_first[PATH_MAX], next_last[PATH_MAX];
 };
 
@@ -111,8 +111,7 @@ ha_leakrank_new(struct ha_heap *heap, const struct ha_task_env *env)
 }
 
 void
-ha_leakrank_series(struct ha_leakrank *rk, const char *first,
-                   const char *last)
+ha_leakrank_series(struct ha_leakrank *rk, const char *first, const char *last)
 {
     if (rk == NULL)
         return;

@@ -20,27 +20,27 @@
 struct site {
     char *function;
     double bytes_per_s;
-    double r2;                    /* NAN: undefined (not written) */
-    const char *pattern;          /* static */
+    double r2;           /* NAN: undefined (not written) */
+    const char *pattern; /* static */
 };
 
 /* One thread name's in-use bytes. */
 struct named {
-    char *name;                   /* "" for threads with none */
+    char *name; /* "" for threads with none */
     long long bytes;
 };
 
 /* heap->profmetrics. */
 struct ha_profmetrics {
-    long long sites_pid;          /* the series' process */
+    long long sites_pid; /* the series' process */
     struct site *sites;
     size_t n_sites;
 
-    int64_t threads_ns;           /* when that profile was taken; 0:
-                                     none */
+    int64_t threads_ns; /* when that profile was taken; 0:
+                           none */
     struct named *names;
     size_t n_names;
-    bool said_unnamed;            /* the log said names are off */
+    bool said_unnamed; /* the log said names are off */
 };
 
 static struct ha_profmetrics *
@@ -158,9 +158,8 @@ any_named(const struct ha_threads_row *rows, size_t n)
 }
 
 void
-ha_profmetrics_note_profile(struct ha_heap *heap, const char *name,
-                            bool live, int64_t taken_ns,
-                            const struct ha_threads_row *rows,
+ha_profmetrics_note_profile(struct ha_heap *heap, const char *name, bool live,
+                            int64_t taken_ns, const struct ha_threads_row *rows,
                             size_t n_rows)
 {
     struct ha_profmetrics *m;
@@ -231,9 +230,9 @@ ha_profmetrics_write(struct ha_heap *heap, struct ha_expo *e)
                        "slope) in the last series the leak watch ranked; "
                        "its top sites by rank.");
         for (size_t i = 0; i < m->n_sites; i++) {
-            const char *labels[] = {"program", program, "pid", pid,
-                                    "function", m->sites[i].function,
-                                    "rank", rank, NULL};
+            const char *labels[] = {"program", program,    "pid",
+                                    pid,       "function", m->sites[i].function,
+                                    "rank",    rank,       NULL};
 
             snprintf(rank, sizeof(rank), "%zu", i + 1);
             ha_expo_sample(e, labels, m->sites[i].bytes_per_s);
@@ -242,9 +241,9 @@ ha_profmetrics_write(struct ha_heap *heap, struct ha_expo *e)
                        "How well a line fits that site's growth over the "
                        "series (heap_growth's r2, 0..1).");
         for (size_t i = 0; i < m->n_sites; i++) {
-            const char *labels[] = {"program", program, "pid", pid,
-                                    "function", m->sites[i].function,
-                                    "rank", rank, NULL};
+            const char *labels[] = {"program", program,    "pid",
+                                    pid,       "function", m->sites[i].function,
+                                    "rank",    rank,       NULL};
 
             snprintf(rank, sizeof(rank), "%zu", i + 1);
             if (isfinite(m->sites[i].r2))
@@ -254,10 +253,12 @@ ha_profmetrics_write(struct ha_heap *heap, struct ha_expo *e)
                        "1 for each leaking site of that series, with the "
                        "shape of its growth (heap_growth's pattern).");
         for (size_t i = 0; i < m->n_sites; i++) {
-            const char *labels[] = {"program", program, "pid", pid,
+            const char *labels[] = {"program",  program,
+                                    "pid",      pid,
                                     "function", m->sites[i].function,
-                                    "rank", rank,
-                                    "pattern", m->sites[i].pattern, NULL};
+                                    "rank",     rank,
+                                    "pattern",  m->sites[i].pattern,
+                                    NULL};
 
             snprintf(rank, sizeof(rank), "%zu", i + 1);
             ha_expo_sample(e, labels, 1);

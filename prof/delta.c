@@ -47,9 +47,9 @@ same_frames(const struct ha_heapv2 *a, size_t sa, const struct ha_heapv2 *b,
     uint32_t n = a->stacks[sa].n_frames;
 
     return n == b->stacks[sb].n_frames &&
-           (n == 0 || memcmp(ha_heapv2_stack_frames(a, sa),
-                             ha_heapv2_stack_frames(b, sb),
-                             n * sizeof(uint64_t)) == 0);
+           (n == 0 ||
+            memcmp(ha_heapv2_stack_frames(a, sa), ha_heapv2_stack_frames(b, sb),
+                   n * sizeof(uint64_t)) == 0);
 }
 
 /* The base backtrace with end's backtrace s's frames, or SIZE_MAX. */
@@ -100,35 +100,38 @@ ha_heapv2_delta(const struct ha_heapv2 *end, const struct ha_heapv2 *base,
 
     memset(out, 0, sizeof(*out));
     if (!ha_heapv2_has_accum(end) || !ha_heapv2_has_accum(base)) {
-        ha_err_set(why, whylen, "no cumulative counters (the process "
-                                "runs without prof_accum)");
+        ha_err_set(why, whylen,
+                   "no cumulative counters (the process "
+                   "runs without prof_accum)");
         return HA_DELTA_NOACCUM;
     }
     if (end->period != base->period) {
-        ha_err_set(why, whylen, "the sample period changed from %llu to "
-                                "%llu bytes (prof.reset)",
+        ha_err_set(why, whylen,
+                   "the sample period changed from %llu to "
+                   "%llu bytes (prof.reset)",
                    (unsigned long long)base->period,
                    (unsigned long long)end->period);
         return HA_DELTA_RESET;
     }
     if (end->total.accum_objs < base->total.accum_objs) {
-        ha_err_set(why, whylen, "the cumulative total fell from %llu to "
-                                "%llu samples (prof.reset)",
+        ha_err_set(why, whylen,
+                   "the cumulative total fell from %llu to "
+                   "%llu samples (prof.reset)",
                    (unsigned long long)base->total.accum_objs,
                    (unsigned long long)end->total.accum_objs);
         return HA_DELTA_RESET;
     }
     idx = malloc((base->n_stacks ? base->n_stacks : 1) * sizeof(*idx));
     seen = calloc(base->n_stacks ? base->n_stacks : 1, sizeof(*seen));
-    out->stacks = malloc((end->n_stacks ? end->n_stacks : 1) *
-                         sizeof(*out->stacks));
-    out->frames = malloc((end->n_frames ? end->n_frames : 1) *
-                         sizeof(*out->frames));
-    out->threads = malloc((end->n_threads ? end->n_threads : 1) *
-                          sizeof(*out->threads));
+    out->stacks =
+        malloc((end->n_stacks ? end->n_stacks : 1) * sizeof(*out->stacks));
+    out->frames =
+        malloc((end->n_frames ? end->n_frames : 1) * sizeof(*out->frames));
+    out->threads =
+        malloc((end->n_threads ? end->n_threads : 1) * sizeof(*out->threads));
     out->names = malloc(end->names_len ? end->names_len : 1);
-    out->tlines = malloc((end->n_tlines ? end->n_tlines : 1) *
-                         sizeof(*out->tlines));
+    out->tlines =
+        malloc((end->n_tlines ? end->n_tlines : 1) * sizeof(*out->tlines));
     out->maps = calloc(1, 1);
     if (idx == NULL || seen == NULL || out->stacks == NULL ||
         out->frames == NULL || out->threads == NULL || out->names == NULL ||
@@ -159,8 +162,9 @@ ha_heapv2_delta(const struct ha_heapv2 *end, const struct ha_heapv2 *base,
             continue;
         c->accum_bytes = minus0(c->accum_bytes, b->raw.accum_bytes);
         if (!minus(c->accum_objs, b->raw.accum_objs, &c->accum_objs)) {
-            ha_err_set(why, whylen, "thread %llu's cumulative counts fell "
-                                    "(prof.reset)",
+            ha_err_set(why, whylen,
+                       "thread %llu's cumulative counts fell "
+                       "(prof.reset)",
                        (unsigned long long)out->threads[i].uid);
             ret = HA_DELTA_RESET;
             goto fail;
@@ -177,8 +181,8 @@ ha_heapv2_delta(const struct ha_heapv2 *end, const struct ha_heapv2 *base,
     for (size_t s = 0; s < end->n_stacks; s++) {
         const struct ha_heapv2_stack *e = &end->stacks[s];
         struct ha_heapv2_stack *o = &out->stacks[s];
-        size_t b = find_base(idx, base->n_stacks, base, end, s,
-                             stack_hash(end, s));
+        size_t b =
+            find_base(idx, base->n_stacks, base, end, s, stack_hash(end, s));
         const struct ha_heapv2_stack *bs =
             b != SIZE_MAX ? &base->stacks[b] : NULL;
 
@@ -190,11 +194,11 @@ ha_heapv2_delta(const struct ha_heapv2 *end, const struct ha_heapv2 *base,
                 minus0(e->raw.accum_bytes, bs->raw.accum_bytes);
             if (!minus(e->raw.accum_objs, bs->raw.accum_objs,
                        &o->raw.accum_objs)) {
-                ha_err_set(why, whylen, "the cumulative counts of the "
-                                        "stack at line %u fell from %llu "
-                                        "to %llu samples (prof.reset)",
-                           e->line,
-                           (unsigned long long)bs->raw.accum_objs,
+                ha_err_set(why, whylen,
+                           "the cumulative counts of the "
+                           "stack at line %u fell from %llu "
+                           "to %llu samples (prof.reset)",
+                           e->line, (unsigned long long)bs->raw.accum_objs,
                            (unsigned long long)e->raw.accum_objs);
                 ret = HA_DELTA_RESET;
                 goto fail;
@@ -222,9 +226,10 @@ ha_heapv2_delta(const struct ha_heapv2 *end, const struct ha_heapv2 *base,
                     minus0(tl.raw.accum_bytes, bt->raw.accum_bytes);
                 if (!minus(tl.raw.accum_objs, bt->raw.accum_objs,
                            &tl.raw.accum_objs)) {
-                    ha_err_set(why, whylen, "thread %llu's cumulative "
-                                            "counts at the stack at line "
-                                            "%u fell (prof.reset)",
+                    ha_err_set(why, whylen,
+                               "thread %llu's cumulative "
+                               "counts at the stack at line "
+                               "%u fell (prof.reset)",
                                (unsigned long long)tl.uid, e->line);
                     ret = HA_DELTA_RESET;
                     goto fail;
@@ -243,9 +248,10 @@ ha_heapv2_delta(const struct ha_heapv2 *end, const struct ha_heapv2 *base,
      * gone means its counters were thrown away. */
     for (size_t s = 0; s < base->n_stacks; s++)
         if (!seen[s] && base->stacks[s].raw.accum_objs > 0) {
-            ha_err_set(why, whylen, "the stack at line %u of the first "
-                                    "profile is gone from the second "
-                                    "(prof.reset)",
+            ha_err_set(why, whylen,
+                       "the stack at line %u of the first "
+                       "profile is gone from the second "
+                       "(prof.reset)",
                        base->stacks[s].line);
             ret = HA_DELTA_RESET;
             goto fail;

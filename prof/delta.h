@@ -38,8 +38,8 @@
 #include "prof/heapv2.h"
 
 /* What ha_heapv2_delta returns besides 0. */
-#define HA_DELTA_NOMEM (-1) /* out of memory */
-#define HA_DELTA_RESET (-2) /* the counters went back: why says where */
+#define HA_DELTA_NOMEM (-1)   /* out of memory */
+#define HA_DELTA_RESET (-2)   /* the counters went back: why says where */
 #define HA_DELTA_NOACCUM (-3) /* a profile has no cumulative counters */
 
 /* The delta from base to end into *out (zeroed first; free it with

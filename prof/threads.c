@@ -30,8 +30,7 @@ cmp_rem_desc(const void *a, const void *b)
 }
 
 int
-ha_threads_apportion(long long total, const double *w, size_t n,
-                     long long *out)
+ha_threads_apportion(long long total, const double *w, size_t n, long long *out)
 {
     struct rem *r;
     double sum = 0;
@@ -47,9 +46,8 @@ ha_threads_apportion(long long total, const double *w, size_t n,
     if ((r = malloc(n * sizeof(*r))) == NULL)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        double q = w[i] > 0 && isfinite(w[i])
-                       ? (double)total * (w[i] / sum)
-                       : 0;
+        double q =
+            w[i] > 0 && isfinite(w[i]) ? (double)total * (w[i] / sum) : 0;
         double f = floor(q);
 
         out[i] = (long long)f;
@@ -162,8 +160,7 @@ ha_threads_rows(const struct ha_heapv2 *p, struct ha_threads_row **rows,
             const struct ha_heapv2_tline *tl = &p->tlines[st->tline_off + k];
             size_t i = row_of(&map, &r, &nr, &cap, p, tl->uid);
             const uint64_t raw[4] = {tl->raw.objs, tl->raw.bytes,
-                                     tl->raw.accum_objs,
-                                     tl->raw.accum_bytes};
+                                     tl->raw.accum_objs, tl->raw.accum_bytes};
             double *dst[4];
 
             if (i == SIZE_MAX)
@@ -202,8 +199,7 @@ ha_threads_rows(const struct ha_heapv2 *p, struct ha_threads_row **rows,
     /* The integers: each total as jeprof prints it, shared out. */
     if (nr > 0) {
         const double totals[4] = {p->scaled_objs, p->scaled_bytes,
-                                  p->scaled_accum_objs,
-                                  p->scaled_accum_bytes};
+                                  p->scaled_accum_objs, p->scaled_accum_bytes};
 
         if ((w = malloc(nr * sizeof(*w))) == NULL ||
             (iv = malloc(nr * sizeof(*iv))) == NULL)
@@ -240,8 +236,7 @@ out:
  * ------------------------------------------------------------------ */
 
 bool
-ha_threads_matches(const struct ha_heapv2 *p,
-                   const struct ha_heapv2_tline *tl,
+ha_threads_matches(const struct ha_heapv2 *p, const struct ha_heapv2_tline *tl,
                    const struct ha_threads_match *m)
 {
     const char *name;
@@ -294,15 +289,15 @@ ha_threads_filter(const struct ha_heapv2 *p, const struct ha_threads_match *m,
     out->n_threads = p->n_threads;
     out->has_maps = p->has_maps;
     out->n_leak_lines = p->n_leak_lines;
-    out->stacks = malloc((p->n_stacks ? p->n_stacks : 1) *
-                         sizeof(*out->stacks));
-    out->frames = malloc((p->n_frames ? p->n_frames : 1) *
-                         sizeof(*out->frames));
-    out->threads = malloc((p->n_threads ? p->n_threads : 1) *
-                          sizeof(*out->threads));
+    out->stacks =
+        malloc((p->n_stacks ? p->n_stacks : 1) * sizeof(*out->stacks));
+    out->frames =
+        malloc((p->n_frames ? p->n_frames : 1) * sizeof(*out->frames));
+    out->threads =
+        malloc((p->n_threads ? p->n_threads : 1) * sizeof(*out->threads));
     out->names = malloc(p->names_len ? p->names_len : 1);
-    out->tlines = malloc((p->n_tlines ? p->n_tlines : 1) *
-                         sizeof(*out->tlines));
+    out->tlines =
+        malloc((p->n_tlines ? p->n_tlines : 1) * sizeof(*out->tlines));
     out->maps = strdup("");
     if (out->stacks == NULL || out->frames == NULL || out->threads == NULL ||
         out->names == NULL || out->tlines == NULL || out->maps == NULL) {
@@ -385,8 +380,7 @@ ha_threads_split(const struct ha_heapv2 *p, size_t s, const int64_t totals[4],
             parts[np++].name = name;
         }
     }
-    if (np <= 1 || !(sum[0] > 0 || sum[1] > 0 || sum[2] > 0 ||
-                     sum[3] > 0)) {
+    if (np <= 1 || !(sum[0] > 0 || sum[1] > 0 || sum[2] > 0 || sum[3] > 0)) {
         /* One part takes it all (no thread lines: unnamed). */
         if (np == 0)
             parts[0].name = NULL;
@@ -406,8 +400,7 @@ ha_threads_split(const struct ha_heapv2 *p, size_t s, const int64_t totals[4],
             const struct ha_heapv2_tline *tl = &p->tlines[st->tline_off + k];
             const char *name = name_of_uid(p, tl->uid);
             const uint64_t raw[4] = {tl->raw.objs, tl->raw.bytes,
-                                     tl->raw.accum_objs,
-                                     tl->raw.accum_bytes};
+                                     tl->raw.accum_objs, tl->raw.accum_bytes};
 
             for (size_t j = 0; j < np; j++)
                 if ((name == NULL && parts[j].name == NULL) ||

@@ -38,14 +38,14 @@ struct ha_threads_row {
                            (prof_accum), scaled shares; 0 without */
     long long i_objs, i_bytes;      /* the same as integers that add up */
     long long i_accum_objs, i_accum_bytes; /* to the profile's totals */
-    uint32_t stacks;    /* backtraces with a line of this thread */
+    uint32_t stacks; /* backtraces with a line of this thread */
 };
 
 /* Which threads a filter keeps. */
 struct ha_threads_match {
-    bool by_uid;        /* uid, else every thread named name */
+    bool by_uid; /* uid, else every thread named name */
     uint64_t uid;
-    const char *name;   /* NULL or "": threads with no name */
+    const char *name; /* NULL or "": threads with no name */
 };
 
 /* The threads of p: one row per thread of the header (uid order), then
@@ -64,8 +64,7 @@ bool ha_threads_matches(const struct ha_heapv2 *p,
 /* The share of backtrace s of p that the threads m keeps hold, per
  * counter (objs, bytes, accum_objs, accum_bytes: 0..1 each). */
 void ha_threads_stack_share(const struct ha_heapv2 *p, size_t s,
-                            const struct ha_threads_match *m,
-                            double share[4]);
+                            const struct ha_threads_match *m, double share[4]);
 
 /* p restricted to the threads m keeps, into *out (zeroed first): every
  * backtrace with any share, its scaled figures (and raw counters, cut
@@ -74,14 +73,13 @@ void ha_threads_stack_share(const struct ha_heapv2 *p, size_t s,
  * it. Free with ha_heapv2_free. Returns 0, or -1 on allocation
  * failure. */
 int ha_threads_filter(const struct ha_heapv2 *p,
-                      const struct ha_threads_match *m,
-                      struct ha_heapv2 *out);
+                      const struct ha_threads_match *m, struct ha_heapv2 *out);
 
 /* One name's part of a backtrace (ha_threads_split). */
 struct ha_threads_part {
-    const char *name;   /* NULL: threads with no name */
-    int64_t v[4];       /* the totals' share: objs, bytes, accum_objs,
-                           accum_bytes */
+    const char *name; /* NULL: threads with no name */
+    int64_t v[4];     /* the totals' share: objs, bytes, accum_objs,
+                         accum_bytes */
 };
 
 /* Backtrace s of p split by thread name: the integers totals[0..3]

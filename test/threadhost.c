@@ -45,18 +45,15 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 struct holder {
     const char *name;
     size_t bytes;
-    bool exits;                    /* returns once it holds its memory */
+    bool exits; /* returns once it holds its memory */
     void *volatile blocks[MAX_BLOCKS];
     pthread_t th;
 };
 
 static struct holder holders[] = {
-    {"t1mib", 1024 * KIB, false, {0}, 0},
-    {"t2mib", 2048 * KIB, true, {0}, 0},
-    {"t4mib", 4096 * KIB, false, {0}, 0},
-    {"pool", 512 * KIB, false, {0}, 0},
-    {"pool", 512 * KIB, false, {0}, 0},
-    {"pool", 512 * KIB, false, {0}, 0},
+    {"t1mib", 1024 * KIB, false, {0}, 0}, {"t2mib", 2048 * KIB, true, {0}, 0},
+    {"t4mib", 4096 * KIB, false, {0}, 0}, {"pool", 512 * KIB, false, {0}, 0},
+    {"pool", 512 * KIB, false, {0}, 0},   {"pool", 512 * KIB, false, {0}, 0},
     {"pool", 512 * KIB, false, {0}, 0},
 };
 #define N_HOLDERS (sizeof(holders) / sizeof(holders[0]))
@@ -64,8 +61,8 @@ static struct holder holders[] = {
 static bool by_api;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond = PTHREAD_COND_INITIALIZER;
-static size_t holding;             /* threads that hold their memory */
-static int api_rc, api_errno;      /* the last heapadmin_set_thread_name */
+static size_t holding;        /* threads that hold their memory */
+static int api_rc, api_errno; /* the last heapadmin_set_thread_name */
 
 /* Where the memory comes from: one function for every thread, so only
  * the thread tells them apart. */
@@ -148,10 +145,10 @@ main(int argc, char **argv)
             pthread_join(holders[i].th, NULL);
     if (by_api)
         printf("api %d %s\n", api_rc,
-               api_rc == 0             ? "0"
-               : api_errno == ENOENT   ? "ENOENT"
-               : api_errno == ENOSYS   ? "ENOSYS"
-                                       : "other");
+               api_rc == 0           ? "0"
+               : api_errno == ENOENT ? "ENOENT"
+               : api_errno == ENOSYS ? "ENOSYS"
+                                     : "other");
     printf("ready\n");
     fflush(stdout);
     sigwait(&sigs, &sig);

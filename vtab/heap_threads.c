@@ -45,20 +45,20 @@
 #include "prof/threads.h"
 #include "vtab/heap_vtab.h"
 
-#define THREADS_SCHEMA                                                    \
-    "CREATE TABLE x(thread_id INTEGER, thread_name TEXT, bytes INTEGER, " \
-    "objects INTEGER, bytes_pct REAL, alloc_bytes INTEGER, "              \
+#define THREADS_SCHEMA                                                         \
+    "CREATE TABLE x(thread_id INTEGER, thread_name TEXT, bytes INTEGER, "      \
+    "objects INTEGER, bytes_pct REAL, alloc_bytes INTEGER, "                   \
     "alloc_objects INTEGER, stacks INTEGER, dump HIDDEN, seconds HIDDEN)"
 #define THREADS_COL_DUMP 8
 #define THREADS_COL_SECONDS 9
 
 typedef struct threads_cursor threads_cursor;
 struct threads_cursor {
-    struct ha_cursor rc;          /* rows [row, end) of order; must be
-                                   * first */
-    struct ha_heap_profile *prof; /* holds the rows */
+    struct ha_cursor rc;                 /* rows [row, end) of order; must be
+                                          * first */
+    struct ha_heap_profile *prof;        /* holds the rows */
     const struct ha_threads_row **order; /* rows, largest bytes first */
-    sqlite3_int64 seconds;        /* the delta's window; 0: none */
+    sqlite3_int64 seconds;               /* the delta's window; 0: none */
 };
 
 static int
@@ -134,18 +134,18 @@ threads_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                                       "* FROM heap_threads('<file name "
                                       "from stats_heap_dumps>') or "
                                       "heap_threads('live'[, seconds])");
-    if ((rc = ha_heap_vtab_profile(vt, "heap_threads", argv[0],
-                                   (idxNum & HA_HEAP_IDX_PUSH(0)) && argc > 1
-                                       ? argv[1]
-                                       : NULL,
-                                   &c->prof)) != SQLITE_OK)
+    if ((rc = ha_heap_vtab_profile(
+             vt, "heap_threads", argv[0],
+             (idxNum & HA_HEAP_IDX_PUSH(0)) && argc > 1 ? argv[1] : NULL,
+             &c->prof)) != SQLITE_OK)
         return rc;
     if ((idxNum & HA_HEAP_IDX_PUSH(0)) && argc > 1)
         c->seconds = sqlite3_value_int64(argv[1]);
     if (c->prof->threads == NULL && c->prof->n_threads == 0 &&
         c->prof->p.n_stacks > 0)
-        return ha_vtab_set_errmsg(vt, "heap_threads: %s: no thread figures "
-                                      "(out of memory when it loaded)",
+        return ha_vtab_set_errmsg(vt,
+                                  "heap_threads: %s: no thread figures "
+                                  "(out of memory when it loaded)",
                                   c->prof->name);
     n = c->prof->n_threads;
     if ((c->order = malloc((n ? n : 1) * sizeof(*c->order))) == NULL)
@@ -182,9 +182,8 @@ threads_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         sqlite3_result_int64(ctx, r->i_objs);
         break;
     case 4:
-        sqlite3_result_double(ctx, total > 0 ? 100.0 * (double)r->i_bytes /
-                                                   (double)total
-                                             : 0);
+        sqlite3_result_double(
+            ctx, total > 0 ? 100.0 * (double)r->i_bytes / (double)total : 0);
         break;
     case 5:
         if (accum)
@@ -211,18 +210,28 @@ threads_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
 }
 
 const sqlite3_module ha_heap_threads_module = {
-    0,                  /* iVersion */
-    threads_connect,    /* xCreate: a session's own (temp) */
-    threads_connect,    /* xConnect */
-    threads_best_index, /* xBestIndex - the dump; seconds */
+    0,                       /* iVersion */
+    threads_connect,         /* xCreate: a session's own (temp) */
+    threads_connect,         /* xConnect */
+    threads_best_index,      /* xBestIndex - the dump; seconds */
     ha_heap_vtab_disconnect, /* xDisconnect */
     ha_heap_vtab_disconnect, /* xDestroy */
-    threads_open,       /* xOpen */
-    threads_close,      /* xClose */
-    threads_filter,     /* xFilter - the profile's thread rows */
-    ha_cursor_next,     /* xNext */
-    ha_cursor_eof,      /* xEof */
-    threads_column,     /* xColumn */
-    ha_heap_vtab_rowid, /* xRowid */
-    NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+    threads_open,            /* xOpen */
+    threads_close,           /* xClose */
+    threads_filter,          /* xFilter - the profile's thread rows */
+    ha_cursor_next,          /* xNext */
+    ha_cursor_eof,           /* xEof */
+    threads_column,          /* xColumn */
+    ha_heap_vtab_rowid,      /* xRowid */
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
+    NULL,
 };
