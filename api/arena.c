@@ -120,6 +120,17 @@ static int
 host_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
              size_t newlen)
 {
+    /* Which arena is ours, for what reads arenas one by one (the bins,
+     * heap/sizeclasses.h). */
+    if (strcmp(name, HA_MALLCTL_OWN_ARENA) == 0) {
+        if (newp != NULL || oldp == NULL || oldlenp == NULL ||
+            *oldlenp != sizeof(unsigned))
+            return EINVAL;
+        if (atomic_load(&arena_state) != ARENA_READY)
+            return ENOENT;
+        memcpy(oldp, &own_arena, sizeof(own_arena));
+        return 0;
+    }
     for (size_t i = 0; i < HA_ARRAY_SIZE(apart); i++) {
         bool global = strcmp(name, apart[i].global) == 0;
         size_t own, total;
@@ -156,6 +167,8 @@ host_nametomib(const char *name, size_t *mibp, size_t *miblenp)
         if (strcmp(name, apart[i].global) == 0 ||
             strcmp(name, apart[i].own) == 0)
             return ENOENT;
+    if (strcmp(name, HA_MALLCTL_OWN_ARENA) == 0)
+        return ENOENT;
     return resolved.nametomib(name, mibp, miblenp);
 }
 
@@ -229,16 +242,45 @@ ha_api_arena_hide_thread(const struct heapadmin *h)
     }
 }
 
-int
-heapadmin_adopt_thread(void)
+/* jemalloc resolved once per process (a race resolves it twice, to the
+ * same functions). */
+static bool
+resolve_once(void)
 {
     if (!atomic_load(&have_resolved)) {
         struct ha_mallctl_ops ops;
 
         if (ha_mallctl_resolve(&ops, NULL, 0) != 0)
-            return -1;
+            return false;
         resolved = ops;
         atomic_store(&have_resolved, true);
     }
+    return true;
+}
+
+int
+heapadmin_adopt_thread(void)
+{
+    if (!resolve_once())
+        return -1;
     return adopt_thread(NULL);
+}
+
+int
+heapadmin_set_thread_name(const char *name)
+{
+    int rc;
+
+    if (!resolve_once()) {
+        errno = ENOSYS;
+        return -1;
+    }
+    /* jemalloc copies the name (prof_thread_name_alloc). */
+    rc = resolved.mallctl("thread.prof.name", NULL, NULL, (void *)&name,
+                          sizeof(name));
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
 }

@@ -14,8 +14,8 @@ struct ha_mallctl_ops;
 /* Wraps ops, a jemalloc resolved at run time (ha_mallctl_resolve), in
  * place: stats.allocated, active, metadata, resident, mapped and
  * retained read with the arena's share taken off, heapadmin.<same> read
- * that share. The first jemalloc resolved in the process is the one the
- * arena is made in. */
+ * that share, HA_MALLCTL_OWN_ARENA the arena's index. The first jemalloc
+ * resolved in the process is the one the arena is made in. */
 void ha_api_arena_wrap(struct ha_mallctl_ops *ops);
 
 /* The calling thread (the admin thread, the engine's worker) stays out

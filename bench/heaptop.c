@@ -17,7 +17,8 @@
  *   -j       jeprof's inline quirk (struct ha_agg.jeprof_inline)
  *   -b BASE  diff: DUMP minus BASE (jeprof --base)
  *   -s       print the symbol table instead (test/data/heap/<dump>.syms:
- *            pc, flags, then func, file, line per frame, tab-separated,
+ *            pc, flags (with "/<bytes>" when the function's symbol size
+ *            is known), then func, file, line per frame, tab-separated,
  *            innermost first): the fake symbolizer check_prof reads
  */
 #include <inttypes.h>
@@ -209,6 +210,8 @@ main(int argc, char **argv)
                 const struct ha_syms_addr *a = &cur.syms.addrs[i];
 
                 ha_buf_printf(&out, "%" PRIx64 "\t%u", a->pc, a->flags);
+                if (a->fsize > 0)
+                    ha_buf_printf(&out, "/%u", a->fsize);
                 for (uint32_t k = 0; k < a->n; k++) {
                     const struct ha_syms_frame *f =
                         &cur.syms.frames[a->first + k];

@@ -156,6 +156,22 @@ ha_agentreg_self_program(char *out, size_t len)
         ha_strlcpy(out, "unknown", len);
 }
 
+/* True when pid has exited and only its exit status is left for its
+ * parent to reap (state Z, or X while it is being reaped, in field 3 of
+ * /proc/<pid>/stat, proc(5)): its descriptors are closed, so its socket
+ * refuses as a dead agent's does, and /proc/<pid> still exists. */
+static bool
+proc_exited(pid_t pid)
+{
+    char path[64], buf[1024], *p;
+
+    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
+    if (ha_smallfile_read(path, buf, sizeof(buf)) <= 0 ||
+        (p = strrchr(buf, ')')) == NULL || p[1] != ' ')
+        return false;
+    return p[2] == 'Z' || p[2] == 'X';
+}
+
 /* The real, effective, saved and file-system uids of pid (the kernel's
  * "Uid:" line of /proc/<pid>/status). Returns 0, or -1. */
 static int
@@ -350,6 +366,16 @@ ha_agentreg_check(struct ha_agent *a)
     if (access(path, F_OK) != 0) {
         a->state = HA_AGENT_GONE;
         snprintf(a->why, sizeof(a->why), "process %ld is gone",
+                 (long)a->pid);
+        return;
+    }
+    /* Killed and not yet reaped by its parent (which may be busy, or
+     * slow on a loaded machine): dead all the same. Without this, its
+     * young socket's refusal reads as an agent still starting. */
+    if (proc_exited(a->pid)) {
+        a->state = HA_AGENT_GONE;
+        snprintf(a->why, sizeof(a->why),
+                 "process %ld has exited (its parent has not reaped it yet)",
                  (long)a->pid);
         return;
     }

@@ -298,6 +298,7 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
     struct ha_exposcan_sample *x;
     char **labels = NULL;
     bool oom = false, renamed = false;
+    bool same[LABELS_MAX] = {false}; /* a label the caller's repeats */
     const char *tok;
     double v;
     int rc = 0;
@@ -350,8 +351,16 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
         bool reserved = in_list(pol->reserved, ps.names[i]), allowed;
 
         for (size_t e = 0; e < n_extra; e += 2)
-            if (strcmp(ps.names[i], extra[e]) == 0)
+            if (strcmp(ps.names[i], extra[e]) == 0) {
                 reserved = true;
+                /* The text says what the caller proves (a process's
+                 * own program and pid on its leak sites): one label. */
+                if (strcmp((const char *)ps.values[i].data,
+                           extra[e + 1]) == 0)
+                    same[i] = true;
+            }
+        if (same[i])
+            continue;
         if (reserved) {
             char tmp[sizeof(ps.names[0])];
 
@@ -378,7 +387,8 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
     }
     for (size_t i = 0; i < ps.n; i++)
         for (size_t j = i + 1; j < ps.n; j++)
-            if (strcmp(ps.names[i], ps.names[j]) == 0) {
+            if (!same[i] && !same[j] &&
+                strcmp(ps.names[i], ps.names[j]) == 0) {
                 rc = 1 + HA_EXPOSCAN_DUP_LABEL;
                 goto out;
             }
@@ -401,6 +411,8 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
             goto out;
         }
     for (size_t i = 0; i < ps.n; i++) {
+        if (same[i])
+            continue;
         if ((labels[k++] = strdup(ps.names[i])) == NULL ||
             (labels[k++] = strdup((const char *)ps.values[i].data)) ==
                 NULL) {

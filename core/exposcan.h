@@ -15,7 +15,9 @@
  *   - the labels the caller sets (`extra`: pid, program) come first; an
  *     agent's own label of a name the policy reserves (pid, program,
  *     user) is renamed exported_<name>, as Prometheus does when
- *     honor_labels is false;
+ *     honor_labels is false, but where it has the very value the caller
+ *     sets (a process's leak sites carry its own program and pid, which
+ *     the gateway proves the same) it is the same label, kept once;
  *   - label names valid and not repeated, values valid UTF-8 with only
  *     the escapes \\, \" and \n;
  *   - values that parse as a finite number (a counter's never negative);

@@ -154,6 +154,7 @@ ended(struct ha_task *t)
     t->fiber = NULL;
     t->waiting = false;
     unqueue(t);
+    t->deadline_ns = 0;
     if (t->deadline_ev != NULL)
         event_del(t->deadline_ev);
     if (t->resume_ev != NULL)
@@ -218,8 +219,9 @@ ha_task_run(struct ha_task *t, void (*body)(void *),
     t->body = body;
     t->finished = finished;
     t->arg = arg;
+    /* A deadline set before the run is this run's (the HTTP front-end
+     * sets max_execution_time so); the last run's ended with it. */
     t->killed = t->timed_out = t->waiting = false;
-    t->deadline_ns = 0;
     t->fiber = t->env->fibers != NULL ? ha_fiber_pool_get(t->env->fibers)
                                       : NULL;
     if (t->fiber == NULL) {
@@ -230,6 +232,9 @@ ha_task_run(struct ha_task *t, void (*body)(void *),
         current = NULL;
         body(arg);
         current = prev;
+        t->deadline_ns = 0;
+        if (t->deadline_ev != NULL)
+            event_del(t->deadline_ev);
         return 0;
     }
     if (enter(t, true) == HA_FIBER_PAUSED)
@@ -323,6 +328,39 @@ ha_task_set_deadline(struct ha_task *t, int64_t deadline_ns)
     evtimer_add(t->deadline_ev, &tv);
 }
 
+static void
+sleep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ha_task_wake(arg);
+}
+
+int
+ha_task_sleep(struct ha_task *t, int64_t ns)
+{
+    int64_t until = ha_clock_ns() + ns;
+    struct event *ev;
+
+    if (t == NULL || t->fiber == NULL || current != t ||
+        t->env->base == NULL ||
+        (ev = evtimer_new(t->env->base, sleep_cb, t)) == NULL)
+        return -1;
+    while (ha_task_stopped(t) == HA_TASK_GO) {
+        int64_t left = until - ha_clock_ns();
+        struct timeval tv;
+
+        if (left <= 0)
+            break;
+        tv.tv_sec = (time_t)(left / 1000000000);
+        tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+        evtimer_add(ev, &tv);
+        ha_task_wait(t); /* a wake may come early: look again */
+    }
+    event_free(ev);
+    return ha_task_stopped(t) == HA_TASK_GO ? 0 : -1;
+}
+
 enum ha_task_stop
 ha_task_stopped(const struct ha_task *t)
 {
@@ -364,6 +402,7 @@ struct offload {
     void (*discard)(void *);
     void *arg;
     bool finished;
+    bool late;                     /* its own deadline passed */
 };
 
 static void
@@ -422,10 +461,34 @@ ha_task_offload_named(struct ha_worker *w, const char *what,
                       void (*run)(void *), void (*discard)(void *),
                       void *arg)
 {
+    return ha_task_offload_until(w, what, 0, run, discard, arg, NULL);
+}
+
+/* Wakes the task of an offload whose own deadline passed. */
+static void
+offload_late_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct offload *o = arg;
+
+    (void)fd;
+    (void)what;
+    o->late = true;
+    if (o->task != NULL)
+        ha_task_wake(o->task);
+}
+
+int
+ha_task_offload_until(struct ha_worker *w, const char *what,
+                      int64_t deadline_ns, void (*run)(void *),
+                      void (*discard)(void *), void *arg, bool *late)
+{
     struct ha_task *t = current;
+    struct event *timer = NULL;
     struct offload *o;
     bool ran;
 
+    if (late != NULL)
+        *late = false;
     if (w == NULL && t != NULL)
         w = t->env->worker;
     /* Where the task cannot wait, the caller's thread runs the job, but
@@ -458,9 +521,29 @@ ha_task_offload_named(struct ha_worker *w, const char *what,
         ha_worker_run_here(w, run, arg); /* no thread to be had */
         return 0;
     }
-    while (!o->finished && ha_task_stopped(t) == HA_TASK_GO)
+    if (deadline_ns != 0) {
+        int64_t left = deadline_ns - ha_clock_ns();
+        struct timeval tv;
+
+        if (left < 0)
+            left = 0;
+        tv.tv_sec = (time_t)(left / 1000000000);
+        tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+        if (t->env->base != NULL)
+            timer = evtimer_new(t->env->base, offload_late_cb, o);
+        if (timer == NULL || evtimer_add(timer, &tv) != 0)
+            o->late = left == 0; /* checked at each wake all the same */
+    }
+    while (!o->finished && !o->late && ha_task_stopped(t) == HA_TASK_GO) {
         ha_task_wait(t);
+        if (deadline_ns != 0 && ha_clock_ns() >= deadline_ns)
+            o->late = true;
+    }
+    if (timer != NULL)
+        event_free(timer);
     if (!o->finished) {
+        if (late != NULL)
+            *late = o->late && ha_task_stopped(t) == HA_TASK_GO;
         o->task = NULL; /* offload_done discards it */
         return -1;
     }

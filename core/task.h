@@ -33,6 +33,7 @@
 struct event;
 struct event_base;
 struct ha_fiber;
+struct ha_blockio;
 struct ha_fiber_pool;
 struct ha_worker;
 
@@ -57,6 +58,8 @@ struct ha_task_env {
     struct ha_task_sched *sched;   /* the paused tasks' turns (below);
                                       NULL: each resumes on a timer of
                                       its own */
+    struct ha_blockio *blockio;    /* disk calls (core/blockio.h); NULL:
+                                      they run on the loop's thread */
 };
 
 /* Whose turn it is among the paused tasks ready to go on: one slice per
@@ -100,7 +103,8 @@ void ha_task_release(struct ha_task *t);
 /* Runs body(arg) on a fiber. Returns 0 when the body ended without
  * pausing (or ran on the loop's stack: no fiber could be had), 1 when
  * it paused: finished(arg) is then called on the loop once it ends.
- * Clears the killed and timeout marks of a previous run. */
+ * Clears the killed and timeout marks of a previous run; a deadline set
+ * before it (ha_task_set_deadline) is this run's, and ends with it. */
 int ha_task_run(struct ha_task *t, void (*body)(void *),
                 void (*finished)(void *), void *arg);
 
@@ -124,6 +128,12 @@ void ha_task_step(struct ha_task *t);
 /* From the body: pauses until ha_task_wake (or a kill, the deadline, a
  * shutdown). Callers re-check what they wait for: a wake may come early. */
 void ha_task_wait(struct ha_task *t);
+
+/* From the body: pauses for ns nanoseconds (CLOCK_MONOTONIC), the loop
+ * serving everyone else. Returns 0 once they have passed, or -1 at once
+ * when the task is stopped (kill, deadline, shutdown), or is not a
+ * paused-capable task on a loop (no fiber, no base). */
+int ha_task_sleep(struct ha_task *t, int64_t ns);
 
 /* Makes a waiting task go on at the loop's next pass; no-op otherwise. */
 void ha_task_wake(struct ha_task *t);
@@ -175,5 +185,14 @@ int ha_task_offload_ask(void (*run)(void *), void (*discard)(void *),
 int ha_task_offload_named(struct ha_worker *w, const char *what,
                           void (*run)(void *), void (*discard)(void *),
                           void *arg);
+
+/* ha_task_offload_named, waiting until deadline_ns at most
+ * (CLOCK_MONOTONIC; 0: until the task stops): a wait for a disk that
+ * may stop answering is bounded so (core/blockio.h). Past it, as when
+ * the task stops, -1 and the job is discard's; *late (may be NULL) is
+ * true when it was that deadline, not a stop of the task. */
+int ha_task_offload_until(struct ha_worker *w, const char *what,
+                          int64_t deadline_ns, void (*run)(void *),
+                          void (*discard)(void *), void *arg, bool *late);
 
 #endif /* HA_TASK_H */

@@ -93,6 +93,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " ADMIN ".max_pending_logins = %d, "
                 "max_pending_logins_per_host = %d",
                 cfg->max_pending_logins, cfg->max_pending_logins_per_host);
+    ha_log_info("config: " ADMIN ".max_execution_time = %d ms, "
+                "disk_timeout_ms = %d (0: no limit)",
+                cfg->max_execution_time, cfg->disk_timeout_ms);
     ha_log_info("config: " JEMALLOC ".prof_active = %s",
                 tri_name(j->prof_active));
     if (j->lg_prof_sample == HA_UNSET)
@@ -126,6 +129,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
                 j->debuginfod_urls,
                 j->debuginfod_urls[0] ? "" : " (the environment's)",
                 j->debuginfod_timeout_ms);
+    ha_log_info("config: " JEMALLOC ".alloc_wrappers = \"%s\" (\"\": the "
+                "built-in list and detection alone)",
+                j->alloc_wrappers);
     ha_log_info("config: " JEMALLOC ".dump_retention_count = %lld, "
                 "dump_retention_bytes = %lld, dump_min_free_bytes = %lld, "
                 "dump_interval_s = %lld, dump_resident_bytes = %lld "
@@ -139,18 +145,20 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " JEMALLOC ".leak_watch_growth_bytes = %lld "
                 "(0: off), leak_watch_window_s = %lld, "
                 "leak_watch_dump_interval_s = %lld, leak_watch_dumps = %lld, "
-                "leak_watch_lg_prof_sample = %d (-1: the current rate)",
+                "leak_watch_lg_prof_sample = %d (-1: the current rate), "
+                "leak_watch_sites = %lld",
                 j->leak_watch_growth_bytes, j->leak_watch_window_s,
                 j->leak_watch_dump_interval_s, j->leak_watch_dumps,
-                j->leak_watch_lg_prof_sample);
+                j->leak_watch_lg_prof_sample, j->leak_watch_sites);
     ha_log_info("config: " JEMALLOC ".limit_dump_fractions = \"%s\" "
                 "(\"\": off), limit_dump_psi_pct = %d (0: off), "
                 "limit_dump_events = %s, limit_dump_min_interval_s = %lld, "
-                "limit_watch_sample_pct = %d (0: never), "
+                "limit_watch_sampling = %s, "
                 "limit_watch_lg_prof_sample = %d (-1: the current rate)",
                 j->limit_dump_fractions, j->limit_dump_psi_pct,
                 j->limit_dump_events ? "true" : "false",
-                j->limit_dump_min_interval_s, j->limit_watch_sample_pct,
+                j->limit_dump_min_interval_s,
+                j->limit_watch_sampling ? "true" : "false",
                 j->limit_watch_lg_prof_sample);
 }
 
@@ -181,6 +189,8 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
          offsetof(struct ha_config, max_output_buffer)},
         {"admin-max_execution_time",
          offsetof(struct ha_config, max_execution_time)},
+        {"admin-disk_timeout_ms",
+         offsetof(struct ha_config, disk_timeout_ms)},
         {"admin-stats_system_memory",
          offsetof(struct ha_config, stats_system_memory)},
     };

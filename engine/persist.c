@@ -18,12 +18,14 @@
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "engine/ownfiles.h"
+#include "core/blockio.h"
 #include "core/buf.h"
 #include "core/fdio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "core/datadir.h"
+#include "prof/wrappers.h"
 #include "vtab/vtab_util.h"
 
 #define JE_PREFIX "jemalloc-"
@@ -238,22 +240,18 @@ disk_discard(void *arg)
     free(j);
 }
 
-/* Runs j on the disk worker while the statement waits. Returns 0 with j
- * run (the caller frees it), or -1 with err set (j is no longer the
- * caller's). */
+/* Runs j on the disk worker while the statement waits, a bounded time
+ * (core/blockio.h). Returns 0 with j run (the caller frees it), or -1
+ * with err set (j is no longer the caller's). */
 static int
 disk_do(const struct ha_persist_ctx *ctx, struct disk_job *j, char *err,
         size_t errlen)
 {
     j->rc = -1;
-    if (ha_task_offload_to(ctx->disk_worker, disk_run, disk_discard, j) !=
-        0) {
-        ha_err_set(err, errlen,
-                   "the statement stopped waiting (KILL, "
-                   "max_execution_time or shutdown)");
-        return -1;
-    }
-    return 0;
+    return ha_blockio_call_on(ctx->disk_worker,
+                              j->save ? "writing heapadmin.db"
+                                      : "reading heapadmin.db",
+                              disk_run, disk_discard, j, err, errlen);
 }
 
 /* ------------------------------------------------------------------
@@ -412,6 +410,17 @@ live_ll(sqlite3 *db, const char *name, long long *field)
         *field = atoll(v);
 }
 
+/* Reads a text row into a char array field of len bytes. */
+static void
+live_str(sqlite3 *db, const char *name, char *field, size_t len)
+{
+    char v[HA_WRAP_TEXT_MAX];
+
+    current(db, name, v, sizeof(v));
+    if (strcmp(v, "NULL") != 0)
+        ha_strlcpy(field, v, len);
+}
+
 /* Reads "true"/"false" or an integer row into an int field. */
 static void
 live_int(sqlite3 *db, const char *name, int *field, bool boolean)
@@ -434,7 +443,9 @@ struct cfgfile_job {
     char datadir[PATH_MAX], file[NAME_MAX + 1];
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     struct ha_buf text;
+    const struct ha_config *cfg;   /* for the daemon's own names */
     char replaced[NAME_MAX + 96];
+    char own[256];                 /* what file is, when heapadmind's own */
     int rc, errnum;
 };
 
@@ -446,6 +457,14 @@ cfgfile_run(void *arg)
     int fd;
 
     j->rc = -1;
+    /* Never over one of the daemon's own files (engine/ownfiles.h): a
+     * key, a database, a dump or the log overwritten by a slip. Here,
+     * where the disk may keep it waiting. */
+    if (ha_ownfiles_is_own(j->datadir, j->cfg, j->file, j->own,
+                           sizeof(j->own))) {
+        j->rc = -2;
+        return;
+    }
     /* What it replaces, for the message and the log. */
     if (lstat(j->path, &old) == 0) {
         char when[32];
@@ -518,19 +537,6 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    file, why, ctx->datadir);
         return -1;
     }
-    /* Never over one of the daemon's own files (engine/ownfiles.h): a
-     * key, a database, a dump or the log overwritten by a slip. */
-    if (ha_ownfiles_is_own(ctx->datadir, ctx->cfg, file, why, sizeof(why))) {
-        ha_log_warn("control: %s: SAVE CONFIG TO FILE '%s' refused: %s",
-                    ctx->who, file, why);
-        ha_err_set(msg, msglen,
-                   "SAVE CONFIG TO FILE '%s': that is %s, one of "
-                   "heapadmind's own files; give another name in the "
-                   "datadir %s (not " HA_OWNFILES_LIST "), such as "
-                   "saved.cnf",
-                   file, why, ctx->datadir);
-        return -1;
-    }
     if ((j = calloc(1, sizeof(*j))) == NULL) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: out of memory");
         return -1;
@@ -547,6 +553,7 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     }
     ha_strlcpy(j->file, file, sizeof(j->file));
     ha_strlcpy(j->datadir, ctx->datadir, sizeof(j->datadir));
+    j->cfg = ctx->cfg;
     /* The config as loaded, with the settings that change at run time
      * as they are now. */
     copy = *ctx->cfg;
@@ -561,6 +568,8 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
              &copy.jemalloc.dump_symbolized, true);
     live_ll(ctx->db, "jemalloc-dirty_decay_ms", &copy.jemalloc.dirty_decay_ms);
     live_ll(ctx->db, "jemalloc-muzzy_decay_ms", &copy.jemalloc.muzzy_decay_ms);
+    live_str(ctx->db, "jemalloc-alloc_wrappers", copy.jemalloc.alloc_wrappers,
+             sizeof(copy.jemalloc.alloc_wrappers));
     (void)ha_utc_stamp(stamp, sizeof(stamp), now, 'T');
     snprintf(header, sizeof(header),
              "# heapadmin config written by SAVE CONFIG TO FILE at %sZ (the "
@@ -575,16 +584,23 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     }
     /* On -1 the job belongs to cfgfile_discard. */
     j->rc = -1;
-    if (ha_task_offload_to(ctx->disk_worker, cfgfile_run, cfgfile_discard,
-                           j) != 0) {
-        ha_err_set(msg, msglen,
-                   "SAVE CONFIG TO FILE %s/%s: the statement stopped "
-                   "waiting (KILL, max_execution_time or shutdown); the "
-                   "write goes on",
-                   ctx->datadir, file);
+    if (ha_blockio_call_on(ctx->disk_worker, "writing a config file",
+                           cfgfile_run, cfgfile_discard, j, why,
+                           sizeof(why)) != 0) {
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s/%s: %s",
+                   ctx->datadir, file, why);
         return -1;
     }
-    if (j->rc != 0) {
+    if (j->rc == -2) {
+        ha_log_warn("control: %s: SAVE CONFIG TO FILE '%s' refused: %s",
+                    ctx->who, file, j->own);
+        ha_err_set(msg, msglen,
+                   "SAVE CONFIG TO FILE '%s': that is %s, one of "
+                   "heapadmind's own files; give another name in the "
+                   "datadir %s (not " HA_OWNFILES_LIST "), such as "
+                   "saved.cnf",
+                   file, j->own, ctx->datadir);
+    } else if (j->rc != 0) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", j->path,
                    strerror(j->errnum));
     } else {

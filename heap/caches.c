@@ -10,6 +10,7 @@
 #include "heap/dumps.h"
 #include "heap/growth.h"
 #include "heap/profiles.h"
+#include "heap/profmetrics.h"
 #include "prof/symbolize.h"
 
 #define HA_HEAP_INDEX_STOP_NS ((int64_t)500 * 1000000)
@@ -23,6 +24,7 @@ ha_heap_caches_free(struct ha_heap *heap)
      * often), so no build runs on while the process exits. */
     (void)ha_symbolizer_index_stop(heap->symbolizer,
                                    ha_clock_ns() + HA_HEAP_INDEX_STOP_NS);
+    ha_profmetrics_free(heap);
     ha_symbolizer_free(heap->symbolizer);
     heap->symbolizer = NULL;
     ha_dump_totals_free(heap->dump_totals);

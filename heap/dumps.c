@@ -132,11 +132,12 @@ totals_of(struct ha_dump_totals *t, const char *dir, struct ha_dump_entry *r,
                                sizeof(err)) == 0) {
             e->ok = true;
             e->period = (long long)p.period;
-            e->bytes = (long long)(p.scaled_bytes + 0.5);
-            e->objects = (long long)(p.scaled_objs + 0.5);
+            /* jeprof's Total, to the byte. */
+            e->bytes = ha_heapv2_jeprof_int(p.scaled_bytes);
+            e->objects = ha_heapv2_jeprof_int(p.scaled_objs);
             e->has_alloc = ha_heapv2_has_accum(&p);
-            e->alloc_bytes = (long long)(p.scaled_accum_bytes + 0.5);
-            e->alloc_objects = (long long)(p.scaled_accum_objs + 0.5);
+            e->alloc_bytes = ha_heapv2_jeprof_int(p.scaled_accum_bytes);
+            e->alloc_objects = ha_heapv2_jeprof_int(p.scaled_accum_objs);
             ha_heapv2_free(&p);
         }
         if (own >= 0)
@@ -234,6 +235,7 @@ memory_of(const char *datadir, struct ha_dump_entry *r)
 
     r->kind = r->d.kind;
     r->resident = r->cgroup_usage = r->cgroup_limit = -1;
+    r->cgroup_working_set = r->allocated = -1;
     if ((size_t)snprintf(side, sizeof(side), "%s%s", r->name,
                          HA_DUMPMEM_SUFFIX) >= sizeof(side) ||
         ha_dumpfile_read(datadir, side, HA_DUMPFILE_MEM, &buf, &len, &st,
@@ -246,6 +248,8 @@ memory_of(const char *datadir, struct ha_dump_entry *r)
         r->resident = m.resident;
         r->cgroup_usage = m.cgroup_usage;
         r->cgroup_limit = m.cgroup_limit >= 0 ? m.cgroup_limit : -1;
+        r->cgroup_working_set = m.cgroup_working_set;
+        r->allocated = m.allocated;
         if (m.reason[0] != '\0')
             r->reason = strdup(m.reason);
     }

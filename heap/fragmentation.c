@@ -8,6 +8,7 @@
 
 #include "core/task.h"
 #include "core/util.h"
+#include "heap/recentallocs.h"
 
 struct frag_job {
     struct ha_heap_profile *pr;   /* a reference held for the job */
@@ -27,9 +28,8 @@ frag_run(void *arg)
         ha_err_set(j->err, sizeof(j->err), "out of memory");
         return;
     }
-    j->rc = ha_frag_compute(&j->pr->p, &j->pr->syms, j->pr->mem->bins,
-                            j->pr->mem->n_bins, j->stacks, j->f, j->err,
-                            sizeof(j->err));
+    j->rc = ha_heap_fragmentation_compute(j->pr, j->stacks, j->f, j->err,
+                                          sizeof(j->err));
 }
 
 static void
@@ -85,4 +85,33 @@ ha_heap_fragmentation_free(struct ha_frag *f)
         return;
     ha_frag_free(f);
     free(f);
+}
+
+int
+ha_heap_fragmentation_compute(const struct ha_heap_profile *pr, bool stacks,
+                              struct ha_frag *out, char *err, size_t errlen)
+{
+    struct ha_livesizes now = {0};
+    const struct ha_livesizes *sizes = pr->sizes;
+    int rc;
+
+    /* A live profile's: read now, a moment after its dump; stacks whose
+     * samples changed meanwhile are placed in part by estimate
+     * (prof/fragment.h checks each against the dump). */
+    if (sizes == NULL && pr->live && pr->ops != NULL) {
+        (void)ha_recent_live_sizes(pr->ops, &now);
+        sizes = &now;
+    }
+    rc = ha_frag_compute(&(struct ha_frag_in){
+                             .p = &pr->p,
+                             .syms = &pr->syms,
+                             .bins = pr->mem->bins,
+                             .n_bins = pr->mem->n_bins,
+                             .sizes = sizes,
+                             .sampling_since = pr->mem->sampling_since,
+                             .stacks = stacks,
+                         },
+                         out, err, errlen);
+    ha_livesizes_free(&now);
+    return rc;
 }

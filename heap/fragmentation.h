@@ -24,4 +24,13 @@ int ha_heap_fragmentation(struct ha_heap_profile *pr, bool stacks,
 
 void ha_heap_fragmentation_free(struct ha_frag *f);
 
+/* ha_frag_compute over pr (pr->mem must hold bins) with the sizes
+ * recorded with it, or for a live profile the samples' sizes read now
+ * (jemalloc's recent-allocation records, about 1 KiB of JSON each): on
+ * the calling thread, a job's, never the loop's. Returns as
+ * ha_frag_compute. */
+int ha_heap_fragmentation_compute(const struct ha_heap_profile *pr,
+                                  bool stacks, struct ha_frag *out,
+                                  char *err, size_t errlen);
+
 #endif /* HA_HEAP_FRAGMENTATION_H */

@@ -113,12 +113,15 @@ list_series(struct ha_heap *heap, struct listing *l, char *err,
     return 0;
 }
 
-/* The cache key: every file of the series with its size and mtime. */
+/* The cache key: every file of the series with its size and mtime, and
+ * the operator's wrapper edits (another cut is another result). */
 static char *
-series_key(const struct listing *l, const size_t *idx, size_t n)
+series_key(const struct listing *l, const size_t *idx, size_t n,
+           const char *wrappers)
 {
     struct ha_buf b = HA_BUF_INIT;
 
+    ha_buf_printf(&b, "%s|", wrappers);
     for (size_t k = 0; k < n; k++)
         ha_buf_printf(&b, "%s:%lld:%lld;", l->l.e[idx[k]].name,
                       l->l.e[idx[k]].size,
@@ -142,6 +145,9 @@ series_key(const struct listing *l, const size_t *idx, size_t n)
 struct growth_run {
     struct ha_growth funcs, stacks;
     struct ha_heap_profile *pr;  /* the dump being added */
+    struct ha_heap_profile *wrap; /* the newest readable dump: its
+                                    allocation wrappers cut every dump
+                                    of the series (one rule for all) */
     double t_s;                  /* its time */
     bool finish;                 /* the last job: rank the rows */
     int rc;
@@ -152,6 +158,7 @@ static void
 run_free(struct growth_run *run)
 {
     ha_heap_profile_put(run->pr);
+    ha_heap_profile_put(run->wrap);
     ha_growth_free(&run->funcs);
     ha_growth_free(&run->stacks);
     free(run);
@@ -189,7 +196,8 @@ run_dump(void *arg)
     if (ha_growth_begin(&run->funcs, run->t_s, err, errlen) != 0 ||
         ha_growth_begin(&run->stacks, run->t_s, err, errlen) != 0)
         return;
-    if ((w = ha_agg_walker_new(&pr->syms)) == NULL)
+    if ((w = ha_agg_walker_new_with(&pr->syms,
+                                    run->wrap->syms.wrappers)) == NULL)
         goto oom;
     for (size_t i = 0; i < pr->p.n_stacks; i++) {
         const struct ha_heapv2_stack *st = &pr->p.stacks[i];
@@ -204,6 +212,7 @@ run_dump(void *arg)
                                           err, errlen) != 0))
             goto out;
     }
+    agg.wrappers = run->wrap->syms.wrappers;
     if (ha_agg_add(&agg, &pr->p, &pr->syms, 1, false, err, errlen) != 0)
         goto out;
     for (size_t i = 0; i < agg.n_rows; i++) {
@@ -247,10 +256,26 @@ compute(struct ha_heap *heap, bool admin, const struct listing *l,
     struct ha_heap_growth *res = NULL;
     struct ha_buf skipped = HA_BUF_INIT;
     bool *used = calloc(n ? n : 1, sizeof(*used));
-    size_t n_used = 0, first = 0, last = 0, m = 0;
+    size_t n_used = 0, first = 0, last = 0, m = 0, wrap_k = SIZE_MAX;
 
     if (run == NULL || used == NULL)
         goto oom;
+    /* The newest dump that reads: its wrapper set is the series'. With
+     * prof_accum its stacks hold every stack sampled since profiling
+     * began, so it has the most evidence; one set keeps a site's row the
+     * same function in every dump. */
+    for (size_t k = n; k-- > 0 && run->wrap == NULL;) {
+        char why1[512];
+
+        if ((rc = ha_heap_profile_get(heap, l->l.e[idx[k]].name, admin,
+                                      &run->wrap, why1, sizeof(why1))) ==
+            HA_HEAP_STOPPED) {
+            *why = rc;
+            goto fail_why;
+        }
+        if (rc == 0)
+            wrap_k = k;
+    }
     for (size_t k = 0; k <= n; k++) {
         if (k == n && n_used == 0) {
             ha_err_set(err, errlen, "no dump of the series could be read: %s",
@@ -262,8 +287,10 @@ compute(struct ha_heap *heap, bool admin, const struct listing *l,
 
             char why1[512];
 
-            if ((rc = ha_heap_profile_get(heap, name, admin, &run->pr,
-                                          why1, sizeof(why1))) != 0) {
+            if (k == wrap_k)
+                run->pr = ha_heap_profile_ref(run->wrap);
+            else if ((rc = ha_heap_profile_get(heap, name, admin, &run->pr,
+                                               why1, sizeof(why1))) != 0) {
                 if (rc != HA_HEAP_ERROR) {
                     ha_err_set(err, errlen, "%s", why1);
                     *why = rc;
@@ -382,7 +409,7 @@ ha_heap_growth_get(struct ha_heap *heap, bool admin,
         why = HA_HEAP_ERROR;
         goto out;
     }
-    if ((key = series_key(&l, idx, n)) == NULL) {
+    if ((key = series_key(&l, idx, n, heap->alloc_wrappers)) == NULL) {
         ha_err_set(err, errlen, "out of memory");
         why = HA_HEAP_ERROR;
         goto out;

@@ -32,6 +32,9 @@ struct ha_jemalloc_config {
     char debuginfod_urls[1024]; /* its servers, space-separated; "": the
                                    environment's DEBUGINFOD_URLS */
     int debuginfod_timeout_ms;  /* the longest a query waits for it */
+    char alloc_wrappers[2048];  /* the operator's edits of the allocation
+                                   wrappers (prof/wrappers.h syntax,
+                                   HA_WRAP_TEXT_MAX); "": none */
 
     /* Dump housekeeping (heap/dumpfiles.h, engine/dumptimer.h) */
     long long dump_retention_count; /* dumps kept in the datadir, oldest
@@ -57,6 +60,9 @@ struct ha_jemalloc_config {
     long long leak_watch_dumps;        /* dumps in a series */
     int leak_watch_lg_prof_sample;     /* sampling rate while watching;
                                           HA_UNSET: the current one */
+    long long leak_watch_sites;        /* a finished series' top sites
+                                          exported as metrics
+                                          (heap/profmetrics.h); 0: none */
 
     /* The limit watch (engine/limitwatch.h) */
     char limit_dump_fractions[64];     /* "0.80,0.90,0.95": a dump as the
@@ -69,9 +75,11 @@ struct ha_jemalloc_config {
                                           events of the cgroup */
     long long limit_dump_min_interval_s; /* between two limit dumps but
                                             for a new, higher level */
-    int limit_watch_sample_pct;        /* sampling switched on (when off)
-                                          past this percent of the
-                                          limit; 0: never */
+    int limit_watch_sampling;          /* 0/1: sampling held on wherever
+                                          a memory limit binds the
+                                          process, from the first look
+                                          (unless prof_active = false is
+                                          configured) */
     int limit_watch_lg_prof_sample;    /* its rate; HA_UNSET: current */
 };
 
@@ -84,15 +92,18 @@ struct ha_jemalloc_config {
 #define HA_DEFAULT_LEAK_WATCH_WINDOW_S 3600
 #define HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S 300
 #define HA_DEFAULT_LEAK_WATCH_DUMPS 12
+/* ... and its 5 top sites as metrics, of at most 10: the bound on the
+ * series per process. */
+#define HA_DEFAULT_LEAK_WATCH_SITES 5
+#define HA_LEAK_WATCH_SITES_MAX 10
 
 /* Limit watch defaults: a dump at 80, 90 and 95 % of the limit, on
  * memory pressure above 20 % (PSI some, over 2 s), on new high/max/oom
  * events, at most one a 30 s but for a new higher level; sampling on
- * from half the limit. */
+ * wherever a limit binds the process. */
 #define HA_DEFAULT_LIMIT_DUMP_FRACTIONS "0.80,0.90,0.95"
 #define HA_DEFAULT_LIMIT_DUMP_PSI_PCT 20
 #define HA_DEFAULT_LIMIT_DUMP_MIN_INTERVAL_S 30
-#define HA_DEFAULT_LIMIT_WATCH_SAMPLE_PCT 50
 
 /* dump_min_free_bytes when the config says nothing: 256 MiB left for the
  * host, whatever the interval dumps want. */

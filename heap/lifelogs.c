@@ -22,12 +22,12 @@ static void
 life_run(void *arg)
 {
     struct life_job *j = arg;
-    struct ha_life_opts o = {j->per_stack, NAN};
+    struct ha_life_opts o = {j->per_stack, 0};
 
     j->rc = -1;
-    if (j->pr->log->has_window)
-        o.events_per_s =
-            ha_proflog_window_events_per_s(&j->pr->log->window);
+    /* The tick the window recorded; else the log's own steps say. */
+    if (j->pr->log->has_window && j->pr->log->window.clock_tick_ns > 0)
+        o.tick_ns = (uint64_t)j->pr->log->window.clock_tick_ns;
     if ((j->l = calloc(1, sizeof(*j->l))) == NULL) {
         ha_err_set(j->err, sizeof(j->err), "out of memory");
         return;

@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/fdio.h"
 #include "core/forkguard.h"
+#include "core/blockio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -153,9 +154,28 @@ write_maps(const char *path)
     return rc;
 }
 
+/* The resolution of the clock jemalloc stamps the log with, in ns:
+ * CLOCK_REALTIME with prof_time_resolution:high, else
+ * CLOCK_MONOTONIC_COARSE (nstime_prof_update in jemalloc 5.3.0's
+ * src/nstime.c); 0 when unknown. */
+static long long
+clock_tick_ns(const struct ha_mallctl_ops *ops)
+{
+    const char *res = NULL;
+    struct timespec ts;
+    bool high = ha_mallctl_read_str(ops, "opt.prof_time_resolution",
+                                    &res) == 0 &&
+                strcmp(res, "high") == 0;
+
+    if (clock_getres(high ? CLOCK_REALTIME : CLOCK_MONOTONIC_COARSE, &ts) !=
+        0)
+        return 0;
+    return (long long)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 static int
 write_window(const char *path, const char *closed_by, int64_t closed_ns,
-             uint64_t requests, long long bytes)
+             uint64_t requests, long long bytes, long long tick)
 {
     FILE *f;
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC,
@@ -173,9 +193,9 @@ write_window(const char *path, const char *closed_by, int64_t closed_ns,
             "prof.log_stop)\n"
             "opened_ns=%" PRId64 "\nclosed_ns=%" PRId64 "\nseconds=%lld\n"
             "closed_by=%s\nalloc_requests=%" PRIu64 "\n"
-            "internal_bytes=%lld\n",
+            "internal_bytes=%lld\nclock_tick_ns=%lld\n",
             W.name, W.opened_ns, closed_ns, W.seconds, closed_by, requests,
-            bytes);
+            bytes, tick);
     return fclose(f) == 0 ? 0 : errno;
 }
 
@@ -341,7 +361,8 @@ close_locked(const char *closed_by, char *file, size_t filelen)
                (size_t)snprintf(side, sizeof(side), "%s.window", W.staged) >=
                    sizeof(side) ||
                (rc = write_window(side, closed_by, closed_ns,
-                                  requests - W.requests0, bytes)) != 0) {
+                                  requests - W.requests0, bytes,
+                                  clock_tick_ns(ops))) != 0) {
         ha_err_set(why, sizeof(why), "%s: %s", side,
                    strerror(rc ? rc : ENAMETOOLONG));
     } else {
@@ -508,8 +529,12 @@ ha_logwin_open(struct ha_heap *heap, unsigned seconds, char *info,
     }
     j->seconds = seconds;
     j->rc = -1;
-    if (ha_task_offload_to(heap->dump_worker, job_run, open_discard, j) != 0)
-        return HA_HEAP_STOPPED;
+    /* Bounded as every wait for the disk worker (core/blockio.h). */
+    if (ha_blockio_call_on(heap->dump_worker, "opening a lifetime window",
+                           job_run, open_discard, j, err, errlen) != 0)
+        return ha_task_stopped(ha_task_current()) != HA_TASK_GO
+                   ? HA_HEAP_STOPPED
+                   : HA_HEAP_ERROR;
     if ((rc = j->rc) != 0) {
         ha_err_set(err, errlen, "%s", j->err);
         free(j);
@@ -561,8 +586,11 @@ ha_logwin_close(struct ha_heap *heap, char *info, size_t infolen,
     pthread_mutex_lock(&W.lock);
     W.closing = true;
     pthread_mutex_unlock(&W.lock);
-    if (ha_task_offload_to(heap->dump_worker, job_run, job_free, j) != 0)
-        return HA_HEAP_STOPPED;
+    if (ha_blockio_call_on(heap->dump_worker, "closing a lifetime window",
+                           job_run, job_free, j, err, errlen) != 0)
+        return ha_task_stopped(ha_task_current()) != HA_TASK_GO
+                   ? HA_HEAP_STOPPED
+                   : HA_HEAP_ERROR;
     if (j->rc != 0) {
         ha_err_set(err, errlen, "jemalloc-log_now: %s", j->err);
         free(j);
@@ -644,6 +672,7 @@ ha_logwin_tick(struct ha_heap *heap)
         return 1000;
     }
     ha_strlcpy(j->closed_by, why, sizeof(j->closed_by));
+    j->job.what = "closing a lifetime window";
     pthread_mutex_lock(&W.lock);
     W.closing = true;
     pthread_mutex_unlock(&W.lock);

@@ -86,6 +86,39 @@ ha_mallctl_dumping(void)
     return atomic_load(&gate_dumps) > 0;
 }
 
+/* ------------------------------------------------------------------
+ * When sampling started
+ * ------------------------------------------------------------------ */
+
+/* Unix ns of the last prof.active switch from off to on, or prof.reset
+ * (which forgets every sample), made through this module; 0: none. */
+static _Atomic int64_t sampling_since_ns;
+
+static void
+note_sampling_start(void)
+{
+    struct timespec ts;
+
+    if (clock_gettime(CLOCK_REALTIME, &ts) == 0)
+        atomic_store(&sampling_since_ns,
+                     (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+}
+
+int64_t
+ha_mallctl_sampling_since(const struct ha_mallctl_ops *ops)
+{
+    int64_t since = atomic_load(&sampling_since_ns);
+    bool on = false;
+
+    if (since > 0)
+        return since;
+    return ops != NULL &&
+                   ha_mallctl_read_bool(ops, "opt.prof_active", &on) == 0 &&
+                   on
+               ? -1
+               : 0;
+}
+
 /* ops->mallctl for a call that changes something, through the gate. */
 static int
 call_write(const struct ha_mallctl_ops *ops, const char *name, void *oldp,
@@ -296,16 +329,19 @@ int
 ha_mallctl_write_bool(const struct ha_mallctl_ops *ops, const char *name,
                       bool v, bool *old)
 {
-    bool prev;
+    bool prev = false;
     size_t len = sizeof(prev);
+    bool active = strcmp(name, "prof.active") == 0;
     int rc;
 
-    if (old == NULL)
+    if (old == NULL && !active)
         return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
     rc = ops->mallctl(name, &prev, &len, &v, sizeof(v));
     if (rc == 0 && len != sizeof(prev))
         return EINVAL;
-    if (rc == 0)
+    if (rc == 0 && active && v && !prev)
+        note_sampling_start();
+    if (rc == 0 && old != NULL)
         *old = prev;
     return rc;
 }
@@ -314,9 +350,14 @@ int
 ha_mallctl_write_size(const struct ha_mallctl_ops *ops, const char *name,
                       size_t v)
 {
-    if (gated(name))
-        return call_write(ops, name, NULL, NULL, &v, sizeof(v));
-    return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+    int rc;
+
+    if (!gated(name))
+        return ops->mallctl(name, NULL, NULL, &v, sizeof(v));
+    rc = call_write(ops, name, NULL, NULL, &v, sizeof(v));
+    if (rc == 0 && strcmp(name, "prof.reset") == 0)
+        note_sampling_start();
+    return rc;
 }
 
 int
@@ -343,7 +384,11 @@ ha_mallctl_write_str(const struct ha_mallctl_ops *ops, const char *name,
 int
 ha_mallctl_action(const struct ha_mallctl_ops *ops, const char *name)
 {
-    return call_write(ops, name, NULL, NULL, NULL, 0);
+    int rc = call_write(ops, name, NULL, NULL, NULL, 0);
+
+    if (rc == 0 && strcmp(name, "prof.reset") == 0)
+        note_sampling_start();
+    return rc;
 }
 
 int
@@ -1020,6 +1065,21 @@ ha_mallctl_recent_dump(const struct ha_mallctl_ops *ops,
                         &packet, sizeof(packet));
 }
 
+/* In-memory staging is not to be had (no tmpfs at /dev/shm, mkdtemp
+ * failed): said once per reason, since jemalloc then writes the dump on
+ * the datadir's disk while it holds its profiler's locks. */
+static void
+note_no_memory(int rc)
+{
+    static _Atomic int said;
+
+    if (atomic_exchange(&said, rc) != rc)
+        ha_log_warn("heap dumps are not staged in memory (/dev/shm: %s): "
+                    "jemalloc writes them on the datadir's disk, holding "
+                    "its profiler's locks while it does",
+                    rc == ENOTSUP ? "not a tmpfs" : strerror(rc));
+}
+
 int
 ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                 char *file, size_t filelen, char *err, size_t errlen)
@@ -1061,8 +1121,10 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
      * changing prof.prefix meanwhile; readers of the prefix get the
      * remembered one without waiting. */
     pthread_mutex_lock(&prefix_memory.writing);
-    if (ha_dumpfiles_memory_prefix(prefix, staged_prefix,
-                                   sizeof(staged_prefix)) == 0 &&
+    if ((prc = ha_dumpfiles_memory_prefix(prefix, staged_prefix,
+                                          sizeof(staged_prefix))) != 0)
+        note_no_memory(prc);
+    if (prc == 0 &&
         ha_mallctl_write_str(ops, "prof.prefix", staged_prefix) == 0)
         staged = in_memory = true;
     else if (ha_dumpfiles_staging_prefix(prefix, staged_prefix,

@@ -172,6 +172,20 @@ int ha_mallctl_epoch(const struct ha_mallctl_ops *ops);
  * jemalloc's prof.dump, on any thread of the process. */
 bool ha_mallctl_dumping(void);
 
+/* The name under which a wrapped jemalloc (api/arena.h) answers the
+ * index of heapadmin's own arena (an unsigned; ENOENT: none), so that
+ * what reads arenas one by one can leave it out. */
+#define HA_MALLCTL_OWN_ARENA "heapadmin.arena"
+
+/* When this process's samples start, as far as heapadmin saw: the unix
+ * ns of the last prof.active switch from off to on or prof.reset (which
+ * forgets every sample) made through this module (a session's UPDATE,
+ * the start-up settings, a watch's hold); else -1 when opt.prof_active
+ * was on from the start (sampling since the process began, unless the
+ * host's own code switched it, which heapadmin cannot see); else 0:
+ * unknown (switched on by someone else, or off). Process-wide. */
+int64_t ha_mallctl_sampling_since(const struct ha_mallctl_ops *ops);
+
 /* jemalloc built with --enable-prof (config.prof). */
 bool ha_mallctl_prof_built(const struct ha_mallctl_ops *ops);
 /* Profiling usable in this process: config.prof and opt.prof. */
@@ -210,8 +224,8 @@ struct ha_mallctl_failure {
 #define HA_MALLCTL_PROF_OFF_HINT                                          \
     "heap profiling is not available in this process (opt.prof=false): " \
     "start the process with prof:true in MALLOC_CONF, e.g. "             \
-    "MALLOC_CONF=prof:true,prof_active:false (for an agent, in the "    \
-    "service's environment)"
+    "MALLOC_CONF=prof:true,prof_active:false,prof_time_resolution:high " \
+    "(for an agent, in the service's environment)"
 #define HA_MALLCTL_PROF_UNBUILT_HINT                                      \
     "heap profiling is not available: this jemalloc was built without "  \
     "--enable-prof (config.prof=false); statistics still work, but the " \

@@ -311,6 +311,49 @@ ha_profconf_apply(const struct ha_mallctl_ops *ops,
     return status;
 }
 
+int
+ha_profconf_recent(const struct ha_mallctl_ops *ops, const char *env_conf,
+                   char *what, size_t whatlen)
+{
+    ssize_t cur = 0;
+    int rc;
+
+    ha_err_set(what, whatlen, "%s", "");
+    if (!ha_mallctl_prof_enabled(ops) ||
+        ha_mallctl_read_ssize(ops, "experimental.prof_recent.alloc_max",
+                              &cur) != 0)
+        return 0;
+    if (cur != 0) {
+        ha_err_set(what, whatlen,
+                   "jemalloc keeps its last %zd sampled allocations, as set "
+                   "before heapadmin started (kept)",
+                   cur);
+        return 0;
+    }
+    if (ha_profconf_conf_has_key(env_conf, "prof_recent_alloc_max")) {
+        ha_err_set(what, whatlen,
+                   "MALLOC_CONF sets prof_recent_alloc_max:0: "
+                   "heap_fragmentation estimates every sample's size class");
+        return 0;
+    }
+    rc = ha_mallctl_write_ssize(ops, "experimental.prof_recent.alloc_max",
+                                HA_PROFCONF_RECENT_MAX, NULL);
+    if (rc != 0) {
+        ha_err_set(what, whatlen,
+                   "experimental.prof_recent.alloc_max could not be set to "
+                   "%d: %s",
+                   HA_PROFCONF_RECENT_MAX, strerror(rc));
+        return -1;
+    }
+    ha_err_set(what, whatlen,
+               "jemalloc keeps its last %d sampled allocations "
+               "(jemalloc-recent_alloc_max, about %d KiB of its metadata at "
+               "most): heap_fragmentation places each live sample by its "
+               "own size",
+               HA_PROFCONF_RECENT_MAX, HA_PROFCONF_RECENT_MAX * 85 / 1024);
+    return 1;
+}
+
 /* ------------------------------------------------------------------
  * Effective settings
  * ------------------------------------------------------------------ */
@@ -345,8 +388,8 @@ ha_profconf_effective(const struct ha_mallctl_ops *ops, char *out,
     if (!ha_mallctl_prof_enabled(ops)) {
         snprintf(out, outlen,
                  "jemalloc %s: heap profiling off (opt.prof=false; start "
-                 "with MALLOC_CONF=prof:true,prof_active:false to enable "
-                 "it)",
+                 "with MALLOC_CONF=prof:true,prof_active:false,"
+                 "prof_time_resolution:high to enable it)",
                  version);
         return;
     }

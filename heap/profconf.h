@@ -73,6 +73,29 @@ int ha_profconf_apply(const struct ha_mallctl_ops *ops,
                       const struct ha_jemalloc_config *jc,
                       const char *datadir, char *err, size_t errlen);
 
+/* How many of the last sampled allocations jemalloc is asked to keep
+ * when no one else said (ha_profconf_recent): the samples of the last
+ * 256 MiB allocated at lg_prof_sample 16, of the last 2 GiB at jemalloc's
+ * default 19, for about 85 bytes of jemalloc's metadata each (340 KiB
+ * in all), measured in redis-server 7.0 (docs/rss-and-leaks.md,
+ * heap_fragmentation). */
+#define HA_PROFCONF_RECENT_MAX 4096
+
+/* Has jemalloc keep its last HA_PROFCONF_RECENT_MAX sampled allocations
+ * (experimental.prof_recent.alloc_max), whose usable sizes
+ * heap_fragmentation places each live sample by (prof/livesizes.h), when
+ * profiling is available and no one set it: the running value is 0
+ * (jemalloc's default: the program, its malloc_conf or a MALLOC_CONF
+ * with another value set none) and env_conf (the operator's MALLOC_CONF,
+ * may be NULL) does not name prof_recent_alloc_max (not even as 0). Call
+ * it before the saved variables are applied: a saved
+ * jemalloc-recent_alloc_max (0 included) wins, as does a later UPDATE.
+ * Records accrue only while sampling is on (prof.active). what gets a
+ * line for the log. Returns 1 when it switched them on, 0 when it left
+ * them alone, -1 when the write failed (what says why). */
+int ha_profconf_recent(const struct ha_mallctl_ops *ops, const char *env_conf,
+                       char *what, size_t whatlen);
+
 /* Writes the effective settings read back from the opt.* and prof.*
  * mallctls into out as one line (pure formatting over ops reads). */
 void ha_profconf_effective(const struct ha_mallctl_ops *ops, char *out,

@@ -21,16 +21,20 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "prof/buildid.h"
+#include "prof/delta.h"
 #include "prof/dumpfile.h"
 #include "prof/symbolize.h"
+#include "prof/wrapdetect.h"
 #include "heap/dumpfiles.h"
 #include "heap/mallctl.h"
+#include "heap/profmetrics.h"
 #include "heap/sizeclasses.h"
 
 /* A load under way, which later askers of the same file wait for. */
@@ -71,6 +75,7 @@ profile_free(struct ha_heap_profile *pr)
         free(pr->top);
     }
     free(pr->modules);
+    free(pr->threads);
     ha_logfile_free(pr->log);
     free(pr->log);
     ha_products_free(&pr->products);
@@ -79,6 +84,10 @@ profile_free(struct ha_heap_profile *pr)
     ha_heapv2_free(&pr->p);
     free(pr->stale);
     free(pr->mem);
+    free(pr->wrap_conf);
+    if (pr->sizes != NULL)
+        ha_livesizes_free(pr->sizes);
+    free(pr->sizes);
     free(pr->name);
     free(pr);
 }
@@ -110,6 +119,9 @@ profile_bytes(const struct ha_heap_profile *pr)
                pr->syms.strs.buf.cap + pr->syms.strs.n_slots * 4 +
                pr->syms.modules_cap * sizeof(*pr->syms.modules);
 
+    b += pr->p.n_tlines * sizeof(*pr->p.tlines) +
+         pr->p.n_threads * sizeof(*pr->p.threads) + pr->p.names_len +
+         pr->n_threads * sizeof(*pr->threads);
     if (pr->modules != NULL)
         b += pr->syms.n_modules * sizeof(*pr->modules);
     if (pr->top != NULL)
@@ -180,7 +192,8 @@ same_file(const struct stat *a, dev_t dev, ino_t ino, off_t size,
            a->st_mtim.tv_nsec == mtime->tv_nsec;
 }
 
-/* The cached profile of name read from the file st describes, or NULL. */
+/* The cached profile of name read from the file st describes, made with
+ * the current wrapper edits, or NULL. */
 static struct ha_heap_profile *
 cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
            const char *name, const struct stat *st)
@@ -188,7 +201,9 @@ cache_find(const struct ha_heap *heap, struct ha_heap_cache *c,
     for (struct ha_heap_profile *pr = c->list; pr != NULL; pr = pr->next)
         if (strcmp(pr->name, name) == 0 &&
             same_file(st, pr->dev, pr->ino, pr->size, &pr->mtime) &&
-            !has_news(heap, pr))
+            !has_news(heap, pr) &&
+            strcmp(pr->wrap_conf != NULL ? pr->wrap_conf : "",
+                   heap->alloc_wrappers) == 0)
             return pr;
     return NULL;
 }
@@ -362,6 +377,30 @@ log_parse(struct ha_heap *heap, struct ha_heap_profile *pr, const char *buf,
     return 0;
 }
 
+int
+ha_heap_wrappers_make(const char *conf_text, const char *what,
+                      const struct ha_heapv2 *p, struct ha_syms *syms,
+                      char *err, size_t errlen)
+{
+    struct ha_wrap_conf conf;
+    char why[512];
+    int rc;
+
+    if (ha_wrap_conf_parse(conf_text, &conf, why, sizeof(why)) != 0) {
+        /* Checked when it was set: only memory can fail here. */
+        ha_log_warn("%s: allocation wrappers '%s' not applied: %s", what,
+                    conf_text != NULL ? conf_text : "", why);
+        memset(&conf, 0, sizeof(conf));
+    }
+    ha_wrap_set_free(syms->wrappers);
+    syms->wrappers = NULL;
+    rc = ha_wrap_set_make(&conf, p, syms, &syms->wrappers, why, sizeof(why));
+    ha_wrap_conf_free(&conf);
+    if (rc != 0)
+        ha_err_set(err, errlen, "%s: %s", what, why);
+    return rc;
+}
+
 /* Parses and symbolizes buf into pr (name and identity already set);
  * buf NULL: pr->p is parsed already. side: the .buildid text or NULL.
  * Worker thread. Returns 0 or -1 with err set. */
@@ -406,6 +445,16 @@ profile_load(struct ha_heap *heap, struct ha_heap_profile *pr,
     ha_syms_set_frame_index(&pr->syms, pcs, n_pcs, index, pr->p.n_frames);
     index = NULL;
     if (mark_stale(heap->symbolizer, pr, side, side_len) != 0) {
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        goto out;
+    }
+    if (ha_heap_wrappers_make(pr->wrap_conf, pr->name, &pr->p, &pr->syms,
+                              err, errlen) != 0)
+        goto out;
+    /* Memory by thread, while the stacks are in the cache: heap_threads
+     * and the metrics read it (a log's stacks have no thread lines). */
+    if (!pr->is_log &&
+        ha_threads_rows(&pr->p, &pr->threads, &pr->n_threads) != 0) {
         ha_err_set(err, errlen, "%s: out of memory", pr->name);
         goto out;
     }
@@ -490,6 +539,12 @@ load_run(void *arg)
         free(pr->mem);
         pr->mem = NULL;
     }
+    /* ... with the live samples' sizes (none in an older .mem: state
+     * NONE; lines that do not read: taken as not recorded) */
+    if (pr->mem != NULL &&
+        (pr->sizes = malloc(sizeof(*pr->sizes))) != NULL &&
+        ha_livesizes_parse(side, side_len, pr->sizes, NULL, 0) != 0)
+        memset(pr->sizes, 0, sizeof(*pr->sizes));
     /* Said once per dump read, not once per row: the alloc_* columns of
      * its tables are NULL. */
     if (l->rc == 0 && !pr->is_log && !ha_heapv2_has_accum(&pr->p))
@@ -529,6 +584,10 @@ load_land(struct load *l)
         l->pr->refs++; /* the cache's */
         cache_insert(l->cache, l->pr);
     }
+    if (l->rc == 0 && !l->pr->is_log)
+        ha_profmetrics_note_profile(l->heap, l->pr->name, l->pr->live,
+                                    l->pr->taken_ns, l->pr->threads,
+                                    l->pr->n_threads);
     if (fl != NULL) {
         fl->landed = true;
         fl->rc = l->rc;
@@ -648,6 +707,7 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
     ha_dumpmem_init(m);
     ha_strlcpy(m->trigger, "live", sizeof(m->trigger));
     m->resident = ha_dumpfiles_resident();
+    m->sampling_since = ha_mallctl_sampling_since(heap->ops);
     memset(&cl, 0, sizeof(cl));
     if (ha_mallctl_epoch(heap->ops) == 0 && ha_sizeclasses_load(heap->ops, &cl))
         (void)ha_sizeclasses_read_bins(heap->ops, &cl, m->bins,
@@ -655,43 +715,24 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
     ha_sizeclasses_free(&cl);
 }
 
-/* prof.dump into a private directory, read back and removed: the text of
- * a fresh profile. On the loop: jemalloc writes it. Returns 0,
- * HA_HEAP_BUSY (another dump is being written) or HA_HEAP_ERROR. */
+/* prof.dump into file, read back and removed: the text of a fresh
+ * profile. Returns 0, HA_HEAP_BUSY (another dump is being written) or
+ * HA_HEAP_ERROR, with err. */
 static int
-live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
-          size_t errlen)
+dump_read(const struct ha_mallctl_ops *ops, const char *file, char **buf,
+          size_t *len, char *err, size_t errlen)
 {
-    struct ha_heap_cache *c = cache_of(heap);
-    char dir[PATH_MAX], file[PATH_MAX + 16];
     struct stat st;
     int rc, fd, ret = -1;
 
-    *buf = NULL;
-    *len = 0;
-    if (c == NULL || heap->datadir == NULL || heap->ops == NULL) {
-        ha_err_set(err, errlen, "a live profile needs a datadir and "
-                                "jemalloc");
-        return -1;
-    }
-    if ((size_t)snprintf(dir, sizeof(dir), "%s/.live.%ld.%u.XXXXXX",
-                         heap->datadir, (long)getpid(), c->live_seq++) >=
-            sizeof(dir) ||
-        mkdtemp(dir) == NULL) {
-        ha_err_set(err, errlen, "live profile: cannot make a private "
-                                "directory in the datadir %s: %s",
-                   heap->datadir, strerror(errno));
-        return -1;
-    }
-    snprintf(file, sizeof(file), "%s/live.heap", dir);
-    rc = ha_mallctl_dump_to(heap->ops, file);
+    rc = ha_mallctl_dump_to(ops, file);
     if (rc != 0) {
         struct ha_mallctl_failure f = {
             .errnum = rc,
             .mallctl = "prof.dump",
             .variable = NULL,
             .value = file,
-            .prof_built = ha_mallctl_prof_built(heap->ops),
+            .prof_built = ha_mallctl_prof_built(ops),
         };
         char why[512];
 
@@ -713,8 +754,105 @@ live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
     close(fd);
 out:
     unlink(file);
-    rmdir(dir);
     return ret;
+}
+
+/* A live profile in a private directory of the datadir, where no memory
+ * directory is to be had: on the I/O thread (core/blockio.h). */
+struct live_disk {
+    const struct ha_mallctl_ops *ops;
+    char dir[PATH_MAX];
+    char *buf;
+    size_t len;
+    int rc;
+    char err[1024];
+};
+
+static void
+live_disk_run(void *arg)
+{
+    struct live_disk *j = arg;
+    char file[PATH_MAX + 16];
+
+    j->rc = HA_HEAP_ERROR;
+    if (mkdtemp(j->dir) == NULL) {
+        ha_err_set(j->err, sizeof(j->err),
+                   "live profile: cannot make a private directory in the "
+                   "datadir: %s",
+                   strerror(errno));
+        return;
+    }
+    snprintf(file, sizeof(file), "%s/live.heap", j->dir);
+    j->rc = dump_read(j->ops, file, &j->buf, &j->len, j->err,
+                      sizeof(j->err));
+    rmdir(j->dir);
+}
+
+static void
+live_disk_free(void *arg)
+{
+    struct live_disk *j = arg;
+
+    free(j->buf);
+    free(j);
+}
+
+/* The text of a fresh profile. jemalloc writes it on this thread, the
+ * loop's, into this process's private directory in memory
+ * (heap/dumpfiles.h): never on a disk, which may stop answering while
+ * jemalloc holds its dump lock and the loop waits (issue 35). Without
+ * one, in a private directory of the datadir, on the I/O thread.
+ * Returns 0, HA_HEAP_BUSY (another dump is being written) or
+ * HA_HEAP_ERROR. */
+static int
+live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
+          size_t errlen)
+{
+    struct ha_heap_cache *c = cache_of(heap);
+    char prefix[PATH_MAX], mem[PATH_MAX], file[PATH_MAX + 32];
+    struct live_disk *j;
+    int rc;
+
+    *buf = NULL;
+    *len = 0;
+    if (c == NULL || heap->datadir == NULL || heap->ops == NULL) {
+        ha_err_set(err, errlen, "a live profile needs a datadir and "
+                                "jemalloc");
+        return -1;
+    }
+    if ((size_t)snprintf(prefix, sizeof(prefix), "%s/live", heap->datadir) <
+            sizeof(prefix) &&
+        ha_dumpfiles_memory_prefix(prefix, mem, sizeof(mem)) == 0) {
+        snprintf(file, sizeof(file), "%s.%ld.%u.heap", mem, (long)getpid(),
+                 c->live_seq++);
+        return dump_read(heap->ops, file, buf, len, err, errlen);
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    j->ops = heap->ops;
+    if ((size_t)snprintf(j->dir, sizeof(j->dir), "%s/.live.%ld.%u.XXXXXX",
+                         heap->datadir, (long)getpid(), c->live_seq++) >=
+        sizeof(j->dir)) {
+        free(j);
+        ha_err_set(err, errlen, "live profile: datadir path too long");
+        return -1;
+    }
+    if (ha_blockio_call("writing a live profile in the datadir",
+                        live_disk_run, live_disk_free, j, err,
+                        errlen) != 0)
+        return -1;
+    rc = j->rc;
+    if (rc == 0) {
+        *buf = j->buf;
+        *len = j->len;
+        j->buf = NULL;
+    } else {
+        ha_err_set(err, errlen, "%s", j->err);
+    }
+    live_disk_free(j);
+    return rc;
 }
 
 /* A text checked to parse, off the loop. */
@@ -815,10 +953,64 @@ load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
     l->pr->refs = 1; /* the load's, then the caller's */
     l->pr->live = live;
     l->pr->is_log = is_log;
+    if ((l->pr->wrap_conf = strdup(heap->alloc_wrappers)) == NULL) {
+        free(l->pr->name);
+        free(l->pr);
+        free(l);
+        return NULL;
+    }
     /* What lands if the job never runs (the worker went away). */
     l->rc = -1;
     ha_err_set(l->err, sizeof(l->err), "%s: the load was abandoned", name);
     return l;
+}
+
+/* ha_dumpfile_stat on the I/O thread (core/blockio.h): the loop never
+ * waits for the datadir's disk. */
+struct stat_job {
+    char datadir[PATH_MAX];
+    char name[NAME_MAX + 1];
+    enum ha_dumpfile_kind kind;
+    struct stat st;
+    int rc;
+    char err[512];
+};
+
+static void
+stat_job_run(void *arg)
+{
+    struct stat_job *j = arg;
+
+    j->rc = ha_dumpfile_stat(j->datadir, j->name, j->kind, &j->st, j->err,
+                             sizeof(j->err));
+}
+
+static int
+stat_file(const char *datadir, const char *name, enum ha_dumpfile_kind kind,
+          struct stat *st, char *err, size_t errlen)
+{
+    struct stat_job *j;
+    int rc;
+
+    if (datadir == NULL || strlen(name) >= sizeof(j->name))
+        return ha_dumpfile_stat(datadir, name, kind, st, err, errlen);
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    ha_strlcpy(j->datadir, datadir, sizeof(j->datadir));
+    ha_strlcpy(j->name, name, sizeof(j->name));
+    j->kind = kind;
+    if (ha_blockio_call("looking at a dump of the datadir", stat_job_run,
+                        free, j, err, errlen) != 0)
+        return -1;
+    rc = j->rc;
+    if (rc == 0)
+        *st = j->st;
+    else
+        ha_err_set(err, errlen, "%s", j->err);
+    free(j);
+    return rc;
 }
 
 /* A dump, 'live', or (is_log) a lifetime log, from the cache or loaded
@@ -858,9 +1050,11 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
             return HA_HEAP_ERROR;
         }
         /* The bins in the same pass: a fresh epoch just before the
-         * dump (heap_fragmentation). */
+         * dump (heap_fragmentation, which reads the samples' sizes when
+         * it is asked: 50 ms for 4096 records, a cost for it alone). */
         if ((l->pr->mem = malloc(sizeof(*l->pr->mem))) != NULL)
             live_memory(heap, l->pr->mem);
+        l->pr->ops = heap->ops;
         if ((rc = live_dump(heap, &l->text, &l->text_len, err, errlen)) !=
             0) {
             ha_heap_profile_put(l->pr);
@@ -877,9 +1071,9 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
         return run_load(l, out, err, errlen);
     }
     /* The identity first: a cached profile costs no read at all. */
-    if (ha_dumpfile_stat(heap->datadir, name,
-                         is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP, &st,
-                         err, errlen) != 0)
+    if (stat_file(heap->datadir, name,
+                  is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP, &st, err,
+                  errlen) != 0)
         return HA_HEAP_ERROR;
     for (;;) {
         if ((pr = cache_find(heap, c, name, &st)) != NULL) {
@@ -931,6 +1125,253 @@ ha_heap_log_get(struct ha_heap *heap, const char *name,
                 struct ha_heap_profile **out, char *err, size_t errlen)
 {
     return get_common(heap, name, false, true, out, err, errlen);
+}
+
+/* ------------------------------------------------------------------
+ * Deltas: what was allocated in the last N seconds
+ * ------------------------------------------------------------------ */
+
+/* A live dump written into the memory directory and read, on the
+ * worker. */
+struct live_job {
+    const struct ha_mallctl_ops *ops;
+    char file[PATH_MAX + 32];
+    char *text;
+    size_t len;
+    int rc;
+    char err[1024];
+};
+
+static void
+live_job_run(void *arg)
+{
+    struct live_job *j = arg;
+
+    j->rc = dump_read(j->ops, j->file, &j->text, &j->len, j->err,
+                      sizeof(j->err));
+}
+
+static void
+live_job_discard(void *arg)
+{
+    struct live_job *j = arg;
+
+    free(j->text);
+    free(j);
+}
+
+/* A live profile whose dump is written off the loop: into this process's
+ * memory directory (heap/dumpfiles.h) on the worker, or, without one,
+ * as live_dump does, in the datadir on the I/O thread; then loaded as
+ * any live one. *dumped gets when the dump was written (ha_clock_ns).
+ * Returns as ha_heap_profile_get. */
+static int
+live_off_loop(struct ha_heap *heap, struct ha_heap_profile **out,
+              int64_t *dumped, char *err, size_t errlen)
+{
+    struct ha_heap_cache *c = cache_of(heap);
+    char prefix[PATH_MAX], mem[PATH_MAX];
+    struct live_job *j;
+    struct load *l;
+    struct timespec now;
+    int rc;
+
+    *out = NULL;
+    if (c == NULL || (j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    j->ops = heap->ops;
+    if (heap->datadir != NULL &&
+        (size_t)snprintf(prefix, sizeof(prefix), "%s/live", heap->datadir) <
+            sizeof(prefix) &&
+        ha_dumpfiles_memory_prefix(prefix, mem, sizeof(mem)) == 0) {
+        snprintf(j->file, sizeof(j->file), "%s.%ld.%u.heap", mem,
+                 (long)getpid(), c->live_seq++);
+        if (ha_task_offload(live_job_run, live_job_discard, j) != 0)
+            return HA_HEAP_STOPPED;
+    } else {
+        j->rc = live_dump(heap, &j->text, &j->len, j->err, sizeof(j->err));
+    }
+    clock_gettime(CLOCK_REALTIME, &now);
+    *dumped = ha_clock_ns();
+    if (j->rc != 0) {
+        rc = j->rc == HA_HEAP_BUSY ? HA_HEAP_BUSY : HA_HEAP_ERROR;
+        ha_err_set(err, errlen, "%s", j->err);
+        live_job_discard(j);
+        return rc;
+    }
+    if ((l = load_new(heap, c, HA_HEAP_LIVE, true, false)) == NULL) {
+        live_job_discard(j);
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    l->pr->ops = heap->ops;
+    l->pr->taken_ns = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    l->text = j->text;
+    l->text_len = j->len;
+    j->text = NULL;
+    live_job_discard(j);
+    return run_load(l, out, err, errlen);
+}
+
+/* The delta's arithmetic on the worker: end's stacks become the delta
+ * from base, and its threads are counted again. */
+struct delta_job {
+    struct ha_heap_profile *end, *base; /* references held */
+    int rc;
+    char err[512];
+};
+
+static void
+delta_run(void *arg)
+{
+    struct delta_job *j = arg;
+    struct ha_heapv2 d;
+    struct ha_threads_row *rows = NULL;
+    size_t n = 0;
+
+    j->rc = ha_heapv2_delta(&j->end->p, &j->base->p, &d, j->err,
+                            sizeof(j->err));
+    if (j->rc != 0)
+        return;
+    if (ha_threads_rows(&d, &rows, &n) != 0) {
+        ha_heapv2_free(&d);
+        j->rc = HA_DELTA_NOMEM;
+        ha_strlcpy(j->err, "out of memory", sizeof(j->err));
+        return;
+    }
+    /* The same frames, in the same places: the symbols' frame index
+     * (ha_syms_set_frame_index) still holds. The maps text was parsed
+     * into end->maps already. */
+    free(d.maps);
+    d.maps = j->end->p.maps;
+    d.maps_len = j->end->p.maps_len;
+    j->end->p.maps = NULL;
+    ha_heapv2_free(&j->end->p);
+    j->end->p = d;
+    free(j->end->threads);
+    j->end->threads = rows;
+    j->end->n_threads = n;
+}
+
+static void
+delta_discard(void *arg)
+{
+    struct delta_job *j = arg;
+
+    ha_heap_profile_put(j->end);
+    ha_heap_profile_put(j->base);
+    free(j);
+}
+
+int
+ha_heap_profile_delta(struct ha_heap *heap, int seconds, bool admin,
+                      struct ha_heap_profile **out, int64_t *waited,
+                      char *err, size_t errlen)
+{
+    struct ha_task *t = ha_task_current();
+    struct ha_heap_profile *base = NULL, *end = NULL;
+    struct delta_job *j;
+    bool accum = false, active = false;
+    int64_t since, t0, t1, window;
+    int rc;
+
+    *out = NULL;
+    if (waited != NULL)
+        *waited = 0;
+    if (seconds < 1 || seconds > HA_HEAP_DELTA_MAX_S) {
+        ha_err_set(err, errlen, "seconds must be 1 to %d (the window of a "
+                                "delta profile), not %d",
+                   HA_HEAP_DELTA_MAX_S, seconds);
+        return HA_HEAP_ERROR;
+    }
+    if (!admin) {
+        ha_err_set(err, errlen, "a delta of the live profile needs an "
+                                "admin user");
+        return HA_HEAP_ERROR;
+    }
+    if (heap->ops == NULL || !ha_mallctl_prof_enabled(heap->ops)) {
+        ha_err_set(err, errlen, "heap profiling is not available in this "
+                                "process (opt.prof=false)");
+        return HA_HEAP_CONFLICT;
+    }
+    if (ha_mallctl_read_bool(heap->ops, "opt.prof_accum", &accum) != 0 ||
+        !accum) {
+        ha_err_set(err, errlen, "a delta needs cumulative counters, and "
+                                "this process runs without prof_accum: "
+                                "start it with prof_accum:true "
+                                "(MALLOC_CONF, or jemalloc_variables."
+                                "prof_accum)");
+        return HA_HEAP_CONFLICT;
+    }
+    if (ha_mallctl_read_bool(heap->ops, "prof.active", &active) != 0 ||
+        !active) {
+        ha_err_set(err, errlen, "sampling is off (prof.active=false): a "
+                                "delta would count nothing; switch it on "
+                                "first (SET jemalloc-prof_active=true)");
+        return HA_HEAP_CONFLICT;
+    }
+    if (t == NULL) {
+        ha_err_set(err, errlen, "a delta profile waits, which only a "
+                                "request can");
+        return HA_HEAP_ERROR;
+    }
+    since = ha_mallctl_sampling_since(heap->ops);
+    if ((rc = live_off_loop(heap, &base, &t0, err, errlen)) != 0)
+        return rc;
+    /* The window is waiting, not work: it does not count toward the
+     * request's max_execution_time (a task's deadline, or a statement's:
+     * *waited). It runs from the first dump, not from its load. */
+    window = (int64_t)seconds * 1000000000;
+    if (t->deadline_ns != 0)
+        ha_task_set_deadline(t, t->deadline_ns + window);
+    if (waited != NULL)
+        *waited = window;
+    if (ha_task_sleep(t, t0 + window - ha_clock_ns()) != 0) {
+        ha_heap_profile_put(base);
+        return HA_HEAP_STOPPED;
+    }
+    if ((rc = live_off_loop(heap, &end, &t1, err, errlen)) != 0) {
+        ha_heap_profile_put(base);
+        return rc;
+    }
+    active = false;
+    if (ha_mallctl_sampling_since(heap->ops) != since ||
+        ha_mallctl_read_bool(heap->ops, "prof.active", &active) != 0 ||
+        !active) {
+        ha_err_set(err, errlen, "the heap profile was reset, or sampling "
+                                "switched off and on, within the %d s "
+                                "window: the counts do not cover it; ask "
+                                "again",
+                   seconds);
+        rc = HA_HEAP_CONFLICT;
+        goto fail;
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        rc = HA_HEAP_ERROR;
+        goto fail;
+    }
+    j->end = end;
+    j->base = base;
+    if (ha_task_offload(delta_run, delta_discard, j) != 0)
+        return HA_HEAP_STOPPED;
+    rc = j->rc;
+    if (rc != 0) {
+        ha_err_set(err, errlen, "%s", j->err);
+        delta_discard(j);
+        return rc == HA_DELTA_NOMEM ? HA_HEAP_ERROR : HA_HEAP_CONFLICT;
+    }
+    end->window_ns = t1 - t0;
+    *out = end;
+    j->end = NULL;
+    delta_discard(j);
+    return 0;
+fail:
+    ha_heap_profile_put(base);
+    ha_heap_profile_put(end);
+    return rc;
 }
 
 /* The figures kept with a profile, each made once off the loop: heap_top's
@@ -1048,6 +1489,78 @@ ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
 
     *out = pr->top;
     return rc;
+}
+
+/* heap_top's aggregate of some threads' part, made for one query. */
+struct top_threads_job {
+    struct ha_heap_profile *pr;   /* a reference held for the job */
+    struct ha_threads_match m;
+    char *name;                   /* m.name's copy */
+    struct ha_agg *agg;
+    int rc;
+};
+
+static void
+top_threads_run(void *arg)
+{
+    struct top_threads_job *j = arg;
+    struct ha_heapv2 part;
+    char why[256];
+
+    j->rc = -1;
+    if (ha_threads_filter(&j->pr->p, &j->m, &part) != 0)
+        return;
+    if ((j->agg = calloc(1, sizeof(*j->agg))) != NULL &&
+        ha_agg_add(j->agg, &part, &j->pr->syms, 1, false, why,
+                   sizeof(why)) == 0) {
+        ha_agg_sort(j->agg, HA_AGG_BY_FLAT_BYTES);
+        j->rc = 0;
+    }
+    ha_heapv2_free(&part);
+}
+
+static void
+top_threads_free(void *arg)
+{
+    struct top_threads_job *j = arg;
+
+    if (j->agg != NULL) {
+        ha_agg_free(j->agg);
+        free(j->agg);
+    }
+    ha_heap_profile_put(j->pr);
+    free(j->name);
+    free(j);
+}
+
+int
+ha_heap_profile_top_threads(struct ha_heap_profile *pr,
+                            const struct ha_threads_match *m,
+                            struct ha_agg **out, char *err, size_t errlen)
+{
+    struct top_threads_job *j = calloc(1, sizeof(*j));
+
+    *out = NULL;
+    if (j == NULL || (m->name != NULL && (j->name = strdup(m->name)) ==
+                                             NULL)) {
+        free(j);
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    j->pr = ha_heap_profile_ref(pr);
+    j->m = *m;
+    j->m.name = j->name;
+    if (ha_task_offload(top_threads_run, top_threads_free, j) != 0)
+        return HA_HEAP_STOPPED;
+    if (j->rc != 0) {
+        top_threads_free(j);
+        ha_err_set(err, errlen, "%s: out of memory", pr->name);
+        return HA_HEAP_ERROR;
+    }
+    *out = j->agg;
+    j->agg = NULL;
+    top_threads_free(j);
+    return 0;
 }
 
 int

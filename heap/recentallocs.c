@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,6 +58,8 @@ clock_ns(clockid_t id)
 
 struct recent_job {
     struct ha_heap *heap;         /* ops; its symbolizer is the worker's */
+    char wrappers[HA_WRAP_TEXT_MAX]; /* heap->alloc_wrappers, copied on
+                                     the loop */
     struct ha_recent_allocs *r;
     int rc;
     char err[512];
@@ -129,7 +132,7 @@ recent_run(void *arg)
         return;
     }
     /* The clocks' offset, read with the document: jemalloc's default is
-     * CLOCK_MONOTONIC_COARSE, prof_time_res:high is CLOCK_REALTIME. */
+     * CLOCK_MONOTONIC_COARSE, prof_time_resolution:high is CLOCK_REALTIME. */
     high = ha_mallctl_read_str(ops, "opt.prof_time_resolution", &res) == 0 &&
            strcmp(res, "high") == 0;
     real = clock_ns(CLOCK_REALTIME);
@@ -164,6 +167,9 @@ recent_run(void *arg)
     }
     ha_syms_set_frame_index(&syms, pcs, n_pcs, index, p.n_frames);
     index = NULL;
+    if (ha_heap_wrappers_make(j->wrappers, "stats_jemalloc_recent", &p,
+                              &syms, j->err, sizeof(j->err)) != 0)
+        goto out;
     site = calloc(p.n_stacks ? p.n_stacks : 1, sizeof(*site));
     stack = calloc(p.n_stacks ? p.n_stacks : 1, sizeof(*stack));
     r->rows = calloc(r->recent.n ? r->recent.n : 1, sizeof(*r->rows));
@@ -259,6 +265,7 @@ ha_heap_recent_allocs(struct ha_heap *heap, struct ha_recent_allocs **out,
         return HA_HEAP_ERROR;
     }
     j->heap = heap;
+    ha_strlcpy(j->wrappers, heap->alloc_wrappers, sizeof(j->wrappers));
     if (ha_task_offload(recent_run, recent_discard, j) != 0)
         return HA_HEAP_STOPPED;
     if (j->rc != 0) {
@@ -280,4 +287,60 @@ ha_recent_allocs_free(struct ha_recent_allocs *r)
     ha_strtab_free(&r->names);
     free(r->rows);
     free(r);
+}
+
+int
+ha_recent_live_sizes(const struct ha_mallctl_ops *ops,
+                     struct ha_livesizes *out)
+{
+    struct ha_buf doc = HA_BUF_INIT;
+    struct ha_recent r;
+    ssize_t max = 0;
+    char why[192];
+    int rc;
+
+    memset(out, 0, sizeof(*out));
+    if (ops == NULL || !ha_mallctl_prof_enabled(ops)) {
+        ha_livesizes_set_off(out, "profiling is off (opt.prof=false)");
+        return 0;
+    }
+    if (ha_mallctl_read_ssize(ops, "experimental.prof_recent.alloc_max",
+                              &max) != 0) {
+        ha_livesizes_set_off(out, "this jemalloc keeps no recent "
+                                  "allocations (jemalloc 5.3 has them)");
+        return 0;
+    }
+    if (max == 0) {
+        ha_livesizes_set_off(out, "jemalloc-recent_alloc_max is 0");
+        return 0;
+    }
+    if ((rc = ha_mallctl_recent_dump(ops, collect, &doc)) != 0) {
+        snprintf(why, sizeof(why), "experimental.prof_recent.alloc_dump: "
+                                   "%s",
+                 strerror(rc));
+        ha_livesizes_set_off(out, why);
+        ha_buf_free(&doc);
+        return 0;
+    }
+    if (ha_buf_failed(&doc)) {
+        ha_buf_free(&doc);
+        ha_livesizes_set_off(out, "out of memory reading them");
+        return -1;
+    }
+    if (ha_recent_parse((const char *)doc.data, doc.len, &r, why,
+                        sizeof(why)) != 0) {
+        char msg[256];
+
+        snprintf(msg, sizeof(msg), "jemalloc's records do not read: %s",
+                 why);
+        ha_livesizes_set_off(out, msg);
+        ha_buf_free(&doc);
+        return 0;
+    }
+    ha_buf_free(&doc);
+    rc = ha_livesizes_from_recent(&r, out);
+    ha_recent_free(&r);
+    if (rc != 0)
+        ha_livesizes_set_off(out, "out of memory reading them");
+    return rc;
 }

@@ -8,7 +8,7 @@
  * now, all on the worker thread while the asking task waits.
  *
  * Times: jemalloc's profiling clock is CLOCK_MONOTONIC_COARSE (a few ms)
- * unless the process started with prof_time_res:high (CLOCK_REALTIME);
+ * unless the process started with prof_time_resolution:high (CLOCK_REALTIME);
  * the rows carry wall-clock times, the monotonic ones moved by the
  * clocks' offset when they were read.
  */
@@ -19,6 +19,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "prof/livesizes.h"
 #include "prof/recent.h"
 #include "prof/syms.h"
 #include "heap/heap.h"
@@ -51,6 +52,17 @@ int ha_heap_recent_allocs(struct ha_heap *heap, struct ha_recent_allocs **out,
                           const char **why, char *err, size_t errlen);
 
 void ha_recent_allocs_free(struct ha_recent_allocs *r);
+
+/* The usable sizes of the live samples jemalloc's records hold, per
+ * allocation backtrace (prof/livesizes.h), read now, for a heap profile
+ * taken just before: the records' JSON read and parsed here, on the
+ * calling thread (a dump job's or a load job's, never the loop's: about
+ * 1 KiB of JSON per record). With profiling unavailable, recording off
+ * (recent_alloc_max 0) or a document that does not read, *out is
+ * HA_LIVESIZES_OFF saying why. Returns 0, or -1 when out of memory (*out
+ * then says so too). */
+int ha_recent_live_sizes(const struct ha_mallctl_ops *ops,
+                         struct ha_livesizes *out);
 
 static inline const char *
 ha_recent_allocs_str(const struct ha_recent_allocs *r, uint32_t off)

@@ -62,13 +62,17 @@ ha_sizeclasses_read_bins(const struct ha_mallctl_ops *ops,
                          const struct ha_sizeclasses *c,
                          struct ha_dumpmem_bin *out, size_t max, size_t *n)
 {
-    struct ha_mallctl_mib m_regs = {0}, m_slabs = {0};
+    struct ha_mallctl_mib m_regs = {0}, m_slabs = {0}, o_regs = {0},
+                          o_slabs = {0};
+    unsigned own = 0;
+    bool apart = ha_mallctl_read_unsigned(ops, HA_MALLCTL_OWN_ARENA, &own) ==
+                 0;
 
     *n = 0;
     if (!c->ok || c->nbins > max)
         return -1;
     for (unsigned j = 0; j < c->nbins; j++) {
-        size_t regs, slabs;
+        size_t regs, slabs, oregs = 0, oslabs = 0;
 
         if (ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curregs",
                                &m_regs, HA_MALLCTL_ARENAS_ALL, j, &regs,
@@ -79,8 +83,20 @@ ha_sizeclasses_read_bins(const struct ha_mallctl_ops *ops,
             *n = 0;
             return -1;
         }
-        out[j] = (struct ha_dumpmem_bin){c->bin_size[j], c->bin_nregs[j],
-                                         c->bin_slab[j], regs, slabs};
+        /* heapadmin's own arena is not the host's heap (api/arena.h): its
+         * slabs are taken off, as its bytes are off stats.allocated */
+        if (apart &&
+            (ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curregs",
+                                &o_regs, own, j, &oregs,
+                                sizeof(oregs)) != 0 ||
+             ha_mallctl_read_at(ops, "stats.arenas.%u.bins.%u.curslabs",
+                                &o_slabs, own, j, &oslabs,
+                                sizeof(oslabs)) != 0))
+            oregs = oslabs = 0;
+        out[j] = (struct ha_dumpmem_bin){
+            c->bin_size[j], c->bin_nregs[j], c->bin_slab[j],
+            regs > oregs ? regs - oregs : 0,
+            slabs > oslabs ? slabs - oslabs : 0};
     }
     *n = c->nbins;
     return 0;

@@ -36,8 +36,9 @@ bool ha_sizeclasses_load(const struct ha_mallctl_ops *ops,
 /* The small classes' slabs merged over every arena (stats.arenas.
  * <all>.bins.<j>.curregs and curslabs, with c's constants) into
  * out[0 .. *n), from the statistics as last refreshed (the caller writes
- * "epoch" first). Returns 0, or -1 when a figure cannot be read or c is
- * not loaded (*n is 0). Any thread. */
+ * "epoch" first), less heapadmin's own arena's in a host
+ * (HA_MALLCTL_OWN_ARENA): the host's heap. Returns 0, or -1 when a
+ * figure cannot be read or c is not loaded (*n is 0). Any thread. */
 int ha_sizeclasses_read_bins(const struct ha_mallctl_ops *ops,
                              const struct ha_sizeclasses *c,
                              struct ha_dumpmem_bin *out, size_t max,

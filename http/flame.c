@@ -14,6 +14,7 @@
 #include "core/util.h"
 #include "engine/engine.h"
 #include "heap/dumps.h"
+#include "heap/fragmentation.h"
 #include "heap/profiles.h"
 #include "http/assets.h"
 #include "http/calltree.h"
@@ -27,9 +28,10 @@
 int
 ha_http_flame_tree_add(struct ha_calltree *t,
                        const struct ha_heap_profile *pr, int weight,
-                       enum ha_agg_value value)
+                       enum ha_agg_value value,
+                       const struct ha_wrap_set *wrappers)
 {
-    struct ha_agg_walker *w = ha_agg_walker_new(&pr->syms);
+    struct ha_agg_walker *w = ha_agg_walker_new_with(&pr->syms, wrappers);
     const struct ha_syms *syms = &pr->syms;
     char addr[24];
 
@@ -40,19 +42,24 @@ ha_http_flame_tree_add(struct ha_calltree *t,
         size_t n = pr->p.stacks[i].n_frames, at = 0;
         size_t start = ha_agg_walker_stack(w, &pr->p, i);
         double bytes = ha_agg_stack_value(&pr->p.stacks[i], value);
+        struct ha_agg_cut cut;
 
         if (start == SIZE_MAX)
             goto oom;
         if (bytes == 0)
             continue;
+        ha_agg_walker_cut(w, &cut);
         t->nodes[0].v += bytes;
         for (size_t j = n; j-- > start;) {
             const struct ha_syms_addr *sa = ha_agg_walker_frame(w, j);
             uint32_t frames = sa != NULL && sa->n > 0 ? sa->n : 1;
+            /* The site's frame: the wrapper code inlined below the site
+             * is not drawn (the leaves are sites, as in heap_top). */
+            uint32_t low = j == start && cut.skip < frames ? cut.skip : 0;
 
             if (f[j] >= HA_AGG_HIGH_ADDR)
                 continue;
-            for (uint32_t q = frames; q-- > 0;) {
+            for (uint32_t q = frames; q-- > low;) {
                 const char *name =
                     sa != NULL && sa->n > 0
                         ? ha_syms_str(syms, syms->frames[sa->first + q].func)
@@ -89,8 +96,7 @@ frag_json(const struct ha_heap_profile *pr, const char *dump,
     char err[128];
 
     if (pr->mem == NULL || pr->mem->n_bins == 0 ||
-        ha_frag_compute(&pr->p, &pr->syms, pr->mem->bins, pr->mem->n_bins,
-                        false, &f, err, sizeof(err)) != 0)
+        ha_heap_fragmentation_compute(pr, false, &f, err, sizeof(err)) != 0)
         return;
     for (size_t i = 0; i < f.n_rows && top == NULL; i++)
         if (f.rows[i].name != 0)
@@ -146,11 +152,15 @@ data_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
     if (ha_calltree_init(&t) != 0)
         goto out;
     tree_ok = true;
-    if (ha_http_flame_tree_add(&t, pr, 1, value) != 0 ||
-        (pb != NULL && ha_http_flame_tree_add(&t, pb, -1, value) != 0))
+    /* A diff cuts both dumps with the current one's wrappers (one rule
+     * for both sides). */
+    if (ha_http_flame_tree_add(&t, pr, 1, value, NULL) != 0 ||
+        (pb != NULL && ha_http_flame_tree_add(&t, pb, -1, value,
+                                              pr->syms.wrappers) != 0))
         goto out;
     /* The top table: heap_top's rows, or the diff's (built here, never
      * kept: the profile's own aggregate is the loop's to set). */
+    agg.wrappers = pr->syms.wrappers;
     if (ha_agg_add(&agg, &pr->p, &pr->syms, 1, false, why, sizeof(why)) !=
             0 ||
         (pb != NULL && ha_agg_add(&agg, &pb->p, &pb->syms, -1, false, why,
@@ -177,7 +187,13 @@ data_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
             continue;
         ha_buf_append_str(b, shown++ ? ",{\"f\":\"" : "{\"f\":\"");
         ha_json_str(b, ha_agg_name(&agg, r));
-        ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f}", flat, cum);
+        ha_buf_printf(b, "\",\"flat\":%.0f,\"cum\":%.0f", flat, cum);
+        if (ha_agg_wrapper(&agg, r) != NULL) {
+            ha_buf_append_str(b, ",\"w\":\"");
+            ha_json_str(b, ha_agg_wrapper(&agg, r));
+            ha_buf_append_str(b, "\"");
+        }
+        ha_buf_append_str(b, "}");
     }
     ha_buf_append_str(b, "]");
     if (pb == NULL)

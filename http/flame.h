@@ -21,7 +21,8 @@
  *
  * data.json: {"title", "diff", "weight": "inuse" | "alloc", "alloc":
  * whether the dumps carry cumulative counters, "total", "top": [{"f",
- * "flat", "cum"}],
+ * "flat", "cum", "w": the allocation wrappers the site called (heap_top's
+ * wrapper column; absent when none)}],
  * "tree": {"n": name, "v": bytes, "d": own delta (diff only), "c": [...]}}
  * with v the subtree's bytes (current plus base in a diff, so shrinkage
  * keeps its width) and frames under 1/10000 of the total left out.
@@ -43,12 +44,15 @@ void ha_http_flame_dumps(struct ha_http_req *hr);
 void ha_http_flame_logs(struct ha_http_req *hr);
 void ha_http_flame_asset(struct ha_http_req *hr);
 
-/* Adds every stack of pr, root first, with weight +1 (current) or -1
- * (base): v grows by the stack's value (value: bytes in use, or
- * allocated) either way, d by weight times it; stacks worth nothing are
- * left out. Worker thread. Returns 0 or -1 on allocation failure. */
+/* Adds every stack of pr, root first, cut past the allocator and the
+ * allocation wrappers (wrappers; NULL: pr's own) so the leaves are
+ * sites, with weight +1 (current) or -1 (base): v grows by the stack's
+ * value (value: bytes in use, or allocated) either way, d by weight
+ * times it; stacks worth nothing are left out. Worker thread. Returns 0
+ * or -1 on allocation failure. */
 int ha_http_flame_tree_add(struct ha_calltree *t,
                            const struct ha_heap_profile *pr, int weight,
-                           enum ha_agg_value value);
+                           enum ha_agg_value value,
+                           const struct ha_wrap_set *wrappers);
 
 #endif /* HA_HTTP_FLAME_H */

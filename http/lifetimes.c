@@ -45,12 +45,16 @@ life_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
     if (ha_calltree_init(&t) != 0)
         goto oom;
     /* The log's stacks weigh what was freed from them (heap/logfile.h). */
-    if (ha_http_flame_tree_add(&t, j->pr, 1, HA_AGG_INUSE_BYTES) != 0)
+    if (ha_http_flame_tree_add(&t, j->pr, 1, HA_AGG_INUSE_BYTES,
+                               NULL) != 0)
         goto out;
     ha_buf_append_str(b, "{\"title\":\"");
     ha_json_str(b, j->pr->name);
-    ha_buf_printf(b, "\",\"seconds\":%.3f,\"samples\":%llu,\"top\":[",
-                  l->seconds, (unsigned long long)l->samples);
+    ha_buf_printf(b, "\",\"seconds\":%.3f,\"samples\":%llu,\"tick_ms\":%.9g",
+                  l->seconds, (unsigned long long)l->samples,
+                  (double)l->tick_ns / 1e6);
+    num_or_null(b, "temp", l->temporary_share);
+    ha_buf_append_str(b, ",\"top\":[");
     for (size_t i = 0; i < l->n_rows && i < HA_HTTP_LIFETIMES_ROWS; i++) {
         const struct ha_life_row *r = &l->rows[i];
 
@@ -59,13 +63,25 @@ life_make(void *arg, struct ha_buf *b, char *err, size_t errlen)
         ha_buf_printf(b, "\",\"bytes\":%.0f", r->bytes);
         num_or_null(b, "bps", r->bytes / secs);
         num_or_null(b, "ops", r->objects / secs);
-        ha_buf_printf(b, ",\"p50\":%.3f,\"p90\":%.3f,\"p99\":%.3f,"
-                         "\"max\":%.3f,\"free\":\"",
-                      r->lifetime_ns[0] / 1e6, r->lifetime_ns[1] / 1e6,
-                      r->lifetime_ns[2] / 1e6, r->lifetime_ns[3] / 1e6);
+        /* Milliseconds; null: under one tick of the clock. */
+        num_or_null(b, "p50", r->lifetime_ns[0] / 1e6);
+        num_or_null(b, "p90", r->lifetime_ns[1] / 1e6);
+        num_or_null(b, "p99", r->lifetime_ns[2] / 1e6);
+        num_or_null(b, "max", r->lifetime_ns[3] / 1e6);
+        ha_buf_append_str(b, ",\"free\":\"");
         ha_json_str(b, r->free_site != 0 ? ha_life_str(l, r->free_site) : "");
         ha_buf_printf(b, "\",\"other\":%.4f", r->other_thread_share);
         num_or_null(b, "temp", r->temporary_share);
+        ha_buf_printf(b, ",\"temp_min\":%.4f,\"temp_max\":%.4f",
+                      r->temporary_min, r->temporary_max);
+        if (r->why != HA_LIFE_KNOWN) {
+            char note[512];
+
+            ha_lifetimes_note(l, r, note, sizeof(note));
+            ha_buf_append_str(b, ",\"temp_note\":\"");
+            ha_json_str(b, note);
+            ha_buf_append_u8(b, '"');
+        }
         ha_buf_append_u8(b, '}');
     }
     ha_buf_append_str(b, "],\"tree\":");

@@ -9,58 +9,110 @@
 
 #include "core/util.h"
 
-static const struct path {
-    const char *path;
-    bool prefix; /* path is a prefix ("/assets/") */
-    unsigned methods;
-    enum ha_http_page page;
-    bool admin; /* admins only (paths.h) */
-} paths[] = {
-    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX, false},
-    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS, false},
-    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT, false},
+static const struct ha_http_path paths[] = {
+    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX, false,
+     "What is served here, as text."},
+    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS, false,
+     "Prometheus metrics in the text format, or OpenMetrics 1.0 when the "
+     "scraper asks for it: jemalloc's figures, the profiler's state, where "
+     "resident memory goes, the memory cgroup, the admin port's counters "
+     "and ProxySQL's names. On a gateway: its own and every agent's, each "
+     "sample labelled `pid` and `program`."},
+    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT, false,
+     "This process as a host gateway lists it: pid, program, uid, start "
+     "time, endpoint and memory, as `name: value` lines."},
     {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP,
-     false},
+     false,
+     "Go's `net/http/pprof` convention: always gzipped profile.proto, "
+     "whoever asks (functions, lines, inlined frames, mappings with "
+     "build-ids; sample types alloc_objects/count and alloc_space/bytes "
+     "from a process with `prof_accum`, inuse_objects/count, "
+     "inuse_space/bytes), `inuse_space` the default here. The live "
+     "profile (admin users), or `?dump=<file>` (any user; `?dump=live` is "
+     "the live one), `?base=<file>` for a diff, `?debug=1` (or "
+     "`?format=jemalloc`) for jemalloc's own text, `?seconds=N` (1 to 60, "
+     "admin users) Go's delta: two live profiles N seconds apart, "
+     "`alloc_*` what was allocated between them, `inuse_*` as held at the "
+     "end (409 without `prof_accum`, or when the profile was reset "
+     "meanwhile). Samples carry the label `thread_name` where threads "
+     "have names."},
     {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_ALLOCS,
-     false},
+     false,
+     "The same profile with `alloc_space` the default sample type, as Go "
+     "does; what Pyroscope and Parca scrape for memory. A dump without "
+     "cumulative counters has the in-use pair alone, and a comment saying "
+     "why."},
     {"/debug/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
-     HA_HTTP_PAGE_PPROF_SYMBOL, false},
+     HA_HTTP_PAGE_PPROF_SYMBOL, false,
+     "gperftools' remote symbol protocol: POST addresses, get names."},
     /* The command line may carry secrets (a password, a token given
      * as an argument): admins only. */
     {"/debug/pprof/cmdline", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_PPROF_CMDLINE, true},
-    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP, false},
+     HA_HTTP_PAGE_PPROF_CMDLINE, true,
+     "The process's command line (jeprof takes the program name from it); "
+     "admin users only, as it may carry secrets."},
+    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP, false,
+     "jeprof's remote protocol at jeprof's own path: jemalloc's heap_v2 "
+     "text, live (admin users) or `?dump=<file>`."},
     /* What jeprof fetches when given no path (its CPU page): there is
      * no CPU profiler here, so the heap, which jeprof tells by its
      * header; ?seconds= is ignored. */
     {"/pprof/profile", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP,
-     false},
+     false,
+     "What jeprof fetches when given no path: the same as `/pprof/heap` "
+     "(there is no CPU profiler here; jeprof reads the type from the "
+     "profile)."},
     {"/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
-     HA_HTTP_PAGE_PPROF_SYMBOL, false},
+     HA_HTTP_PAGE_PPROF_SYMBOL, false,
+     "gperftools' remote symbol protocol, where jeprof asks."},
     {"/pprof/cmdline", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_CMDLINE,
-     true},
-    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false},
-    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false},
+     true,
+     "The command line, where jeprof asks; admin users only (a stats user "
+     "gets 403 and gives jeprof the program itself)."},
+    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false,
+     "The flame graph page: the live profile (admin users) or any dump, "
+     "its top functions and the diff of two dumps; `?view=growth` what "
+     "grows over a series of dumps, `?view=lifetimes` how long objects "
+     "live in a lifetime window."},
+    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false,
+     "The same page."},
     {"/heap/data.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DATA,
-     false},
+     false,
+     "The flame graph's data (JSON): `?dump=`, `?base=`, `?weight=inuse` "
+     "(the default) or `alloc` (bytes allocated since profiling began)."},
     {"/heap/dumps.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DUMPS,
-     false},
+     false, "The dumps the page offers (JSON)."},
     {"/heap/growth.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_GROWTH_DATA,
-     false},
+     false,
+     "The growth view's data (JSON): the series `last=N` dumps of the "
+     "newest process (default 32), or `since=`/`until=` dump names or "
+     "times, optionally of one `kind=`; the same series and ranking as "
+     "`heap_growth`."},
     {"/heap/logs.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_LOGS,
-     false},
+     false, "The lifetime logs the page offers (JSON)."},
     {"/heap/lifetimes.json", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_LIFETIMES_DATA, false},
-    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET, false},
+     HA_HTTP_PAGE_LIFETIMES_DATA, false,
+     "The lifetime view's data (JSON): `?log=<file>`, as "
+     "`heap_lifetimes`."},
+    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET, false,
+     "The page's scripts (d3 and d3-flame-graph), embedded in the binary "
+     "at build time: the page needs no internet access."},
 };
 
-static const struct path *
+const struct ha_http_path *
+ha_http_paths(size_t *n)
+{
+    *n = HA_ARRAY_SIZE(paths);
+    return paths;
+}
+
+static const struct ha_http_path *
 find(const char *path)
 {
     if (path == NULL)
         return NULL;
     for (size_t i = 0; i < HA_ARRAY_SIZE(paths); i++) {
-        const struct path *p = &paths[i];
+        const struct ha_http_path *p = &paths[i];
 
         if (p->prefix ? strncmp(path, p->path, strlen(p->path)) == 0
                       : strcmp(path, p->path) == 0)
@@ -72,7 +124,7 @@ find(const char *path)
 int
 ha_http_path_page(const char *path)
 {
-    const struct path *p = find(path);
+    const struct ha_http_path *p = find(path);
 
     return p != NULL ? (int)p->page : -1;
 }
@@ -80,7 +132,7 @@ ha_http_path_page(const char *path)
 bool
 ha_http_path_admin_only(const char *path)
 {
-    const struct path *p = find(path);
+    const struct ha_http_path *p = find(path);
 
     return p != NULL && p->admin;
 }
@@ -89,7 +141,7 @@ bool
 ha_http_path_allows(const char *path, unsigned methods, char *allow,
                     size_t allow_len)
 {
-    const struct path *p = find(path != NULL ? path : "");
+    const struct ha_http_path *p = find(path != NULL ? path : "");
 
     if (p == NULL || (p->methods & methods) != 0)
         return true;

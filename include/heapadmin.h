@@ -54,11 +54,23 @@ extern "C" {
 
 /* jemalloc reads malloc_conf once, while it initialises, and opt.prof can
  * never be switched on later. "prof:true,prof_active:false" compiles the
- * profiler in at no cost until an operator activates it over SQL. Define
- * the symbol in the host EXECUTABLE (a definition in a shared library
- * wins or loses by link order); MALLOC_CONF in the environment still
- * overrides it. */
+ * profiler in at no cost until an operator activates it over SQL.
+ * "prof_time_resolution:high" stamps sampled allocations and frees with
+ * CLOCK_REALTIME (ns) instead of CLOCK_MONOTONIC_COARSE (a 4 ms tick),
+ * so lifetime windows can tell short lives apart; it costs one vDSO
+ * clock_gettime per sampled event only (nstime_prof_update, jemalloc
+ * 5.3.0), nothing while profiling is idle. jemalloc 5.2 does not know
+ * the option (it prints "Invalid conf pair" once and goes on): define
+ * HEAPADMIN_NO_PROF_TIME_RESOLUTION before including this header there.
+ * Define the symbol in the host EXECUTABLE (a definition in a shared
+ * library wins or loses by link order); MALLOC_CONF in the environment
+ * still overrides it. */
+#ifdef HEAPADMIN_NO_PROF_TIME_RESOLUTION
 #define HEAPADMIN_MALLOC_CONF "prof:true,prof_active:false"
+#else
+#define HEAPADMIN_MALLOC_CONF                                               \
+    "prof:true,prof_active:false,prof_time_resolution:high"
+#endif
 #define HEAPADMIN_DEFINE_MALLOC_CONF \
     const char *malloc_conf = HEAPADMIN_MALLOC_CONF
 
@@ -269,6 +281,18 @@ const char *heapadmin_debuginfod_urls(const struct heapadmin *h);
  * heapadmin's own threads do this themselves. Returns 0, or -1 without
  * jemalloc (or an arena). */
 int heapadmin_adopt_thread(void);
+
+/* Names the calling thread in heap profiles (jemalloc's
+ * thread.prof.name), so heap_threads, heapadmin_thread_live_bytes and
+ * pprof's thread_name label say which thread, or pool (threads of one
+ * name are summed), holds the memory; a host whose threads the kernel
+ * names can start jemalloc with prof_sys_thread_name:true instead (it
+ * reads the thread's name at each sampled allocation). name: printable
+ * ASCII and blanks; "" removes the name. Returns 0, or -1 with errno:
+ * ENOSYS without jemalloc, ENOENT when profiling is off (opt.prof) or
+ * prof_sys_thread_name is on (jemalloc then names threads itself),
+ * EFAULT for a NULL name or another byte, EAGAIN out of memory. */
+int heapadmin_set_thread_name(const char *name);
 
 /* fork() while an instance runs on its own thread. A fork child keeps
  * only the thread that forked, so a lock another thread held at that

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/idmap.h"
 #include "core/radix.h"
 #include "core/util.h"
 
@@ -143,21 +144,36 @@ lookup_pc(const uint64_t *f, size_t i)
 
 /* Symbol lookups for one pass over a profile: a hash from lookup pc to
  * the syms entry (a binary search per frame was a fifth of the time on a
- * 65k-stack dump), whether each entry is an allocator frame (worked out
- * once per entry, not per frame), and the current stack's entries. */
+ * 65k-stack dump), whether each entry is an allocator frame and how far
+ * into it wrapper code reaches (worked out once per entry, not per
+ * frame), and the current stack's entries and cut. */
 struct resolver {
     const struct ha_syms *syms;
+    const struct ha_wrap_set *wrap; /* the wrappers the cut skips; NULL:
+                                       none (jeprof's cut) */
     uint64_t *keys;  /* pc; slot empty when vals[j] == 0 */
     uint32_t *vals;  /* syms->addrs index + 1 */
     size_t cap;      /* power of two */
     uint8_t *alloc;  /* per entry: 0 not yet, 1 no, 2 yes */
-    uint32_t *name_keys; /* outermost name (strs offset) -> alloc */
-    uint8_t *name_vals;  /* 0: empty slot, else 1 no, 2 yes */
+    uint8_t *deep;   /* per entry: 0 not yet, else 1 + the number of its
+                        inline entries, innermost first, up to and
+                        including its outermost wrapper entry (1: none) */
+    uint32_t *name_keys; /* name (strs offset) -> NAME_* bits */
+    uint8_t *name_vals;  /* 0: empty slot */
     size_t name_cap;     /* SIZE_MAX: no table */
     size_t name_n;
     const struct ha_syms_addr **sa; /* the stack's frames' entries */
     size_t sa_cap;
+    size_t alloc_end;    /* the last stack's cut: first frame after the
+                            allocator's */
+    size_t start;        /* ... the site's frame */
+    uint32_t skip;       /* ... its inline entries that are wrapper code */
 };
+
+#define NAME_SEEN (1u << 0)  /* the slot holds a name */
+#define NAME_ALLOC (1u << 1) /* an allocator function's name */
+#define NAME_WRAP (1u << 2)  /* a wrapper's name (or, inlined, an
+                                allocator function's) */
 
 static size_t
 pc_slot(uint64_t pc, size_t cap)
@@ -165,13 +181,19 @@ pc_slot(uint64_t pc, size_t cap)
     return (size_t)((pc * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
 }
 
+/* wrap: the set to cut with, or NULL for syms' own. */
 static int
-resolver_init(struct resolver *r, const struct ha_syms *syms)
+resolver_init(struct resolver *r, const struct ha_syms *syms,
+              const struct ha_wrap_set *wrap)
 {
+    size_t n = syms->n_addrs ? syms->n_addrs : 1;
+
     memset(r, 0, sizeof(r[0]));
     r->syms = syms;
-    r->alloc = calloc(syms->n_addrs ? syms->n_addrs : 1, 1);
-    return r->alloc != NULL ? 0 : -1;
+    r->wrap = wrap != NULL ? wrap : syms->wrappers;
+    r->alloc = calloc(n, 1);
+    r->deep = calloc(n, 1);
+    return r->alloc != NULL && r->deep != NULL ? 0 : -1;
 }
 
 /* The pc hash, built on the first lookup that needs it: not at all when
@@ -211,6 +233,7 @@ resolver_free(struct resolver *r)
     free(r->keys);
     free(r->vals);
     free(r->alloc);
+    free(r->deep);
     free(r->name_keys);
     free(r->name_vals);
     free(r->sa);
@@ -232,11 +255,23 @@ resolve(struct resolver *r, uint64_t pc)
     return NULL;
 }
 
-/* Whether the function named by strs offset name is the allocator's:
- * worked out once per name (a function's addresses share it), through a
- * small open-addressed table; without memory for one, every time. */
-static bool
-name_is_alloc(struct resolver *r, uint32_t name)
+static unsigned
+name_bits_of(const struct resolver *r, const char *s)
+{
+    unsigned bits = NAME_SEEN;
+
+    if (ha_agg_is_allocator_name(s))
+        bits |= NAME_ALLOC | (r->wrap != NULL ? NAME_WRAP : 0);
+    else if (r->wrap != NULL && *s != '\0' && ha_wrap_set_has(r->wrap, s))
+        bits |= NAME_WRAP;
+    return bits;
+}
+
+/* What the function named by strs offset name is (NAME_* bits): worked
+ * out once per name (a function's addresses share it), through a small
+ * open-addressed table; without memory for one, every time. */
+static unsigned
+name_bits(struct resolver *r, uint32_t name)
 {
     size_t j;
 
@@ -255,21 +290,21 @@ name_is_alloc(struct resolver *r, uint32_t name)
         }
     }
     if (r->name_cap == SIZE_MAX)
-        return ha_agg_is_allocator_name(ha_syms_str(r->syms, name));
+        return name_bits_of(r, ha_syms_str(r->syms, name));
     for (j = ((size_t)name * 2654435761u) & (r->name_cap - 1);
          r->name_vals[j] != 0; j = (j + 1) & (r->name_cap - 1))
         if (r->name_keys[j] == name)
-            return r->name_vals[j] == 2;
+            return r->name_vals[j];
     {
-        bool yes = ha_agg_is_allocator_name(ha_syms_str(r->syms, name));
+        unsigned bits = name_bits_of(r, ha_syms_str(r->syms, name));
 
         /* A half-full table stops caching rather than grow. */
         if ((r->name_n + 1) * 2 <= r->name_cap) {
             r->name_keys[j] = name;
-            r->name_vals[j] = yes ? 2 : 1;
+            r->name_vals[j] = (uint8_t)bits;
             r->name_n++;
         }
-        return yes;
+        return bits;
     }
 }
 
@@ -286,12 +321,40 @@ is_alloc_frame(struct resolver *r, const struct ha_syms_addr *sa)
     if (r->alloc[k] == 0) {
         bool yes = (sa->flags & HA_SYMS_ALLOCATOR) ||
                    (sa->n > 0 &&
-                    name_is_alloc(r, r->syms->frames[sa->first + sa->n - 1]
-                                         .func));
+                    (name_bits(r, r->syms->frames[sa->first + sa->n - 1]
+                                      .func) &
+                     NAME_ALLOC));
 
         r->alloc[k] = yes ? 2 : 1;
     }
     return r->alloc[k] == 2;
+}
+
+/* How many of the address's inline entries, innermost first, are
+ * wrapper code: up to and including its outermost entry named as a
+ * wrapper (0: none; sa->n: the whole address, its real function is
+ * one). Unnamed entries are never wrappers but for the operator's
+ * naming them ("<module>+0x<offset>" is their name). */
+static uint32_t
+wrap_depth(struct resolver *r, const struct ha_syms_addr *sa)
+{
+    size_t k;
+
+    if (sa == NULL || r->wrap == NULL)
+        return 0;
+    k = (size_t)(sa - r->syms->addrs);
+    if (r->deep[k] == 0) {
+        uint32_t d = 0;
+
+        for (uint32_t q = sa->n; q-- > 0;)
+            if (name_bits(r, r->syms->frames[sa->first + q].func) &
+                NAME_WRAP) {
+                d = q + 1;
+                break;
+            }
+        r->deep[k] = (uint8_t)(d > 254 ? 255 : d + 1);
+    }
+    return (uint32_t)r->deep[k] - 1;
 }
 
 /* The entry of raw frame j of stack i (frames f): by the syms' frame
@@ -312,13 +375,18 @@ frame_entry(struct resolver *r, const struct ha_heapv2 *p, size_t i,
     return resolve(r, pc);
 }
 
-/* Looks up every frame of stack i into r->sa and returns the index of
- * the first frame that survives the cut, or SIZE_MAX on OOM. */
+/* Looks up every frame of stack i into r->sa, sets the cut (r->alloc_end,
+ * r->start, r->skip) and returns r->start, the site's frame, or SIZE_MAX
+ * on OOM. The allocator's cut is jeprof's: everything up to and
+ * including the deepest allocator frame. The wrappers' goes on to the
+ * outermost wrapper entry past it (wrappers.h); when nothing but
+ * wrapper code follows, its outermost entry stays as the site. */
 static size_t
 resolve_stack(struct resolver *r, const struct ha_heapv2 *p, size_t i)
 {
     const uint64_t *f = ha_heapv2_stack_frames(p, i);
-    size_t n = p->stacks[i].n_frames, start = 0;
+    size_t n = p->stacks[i].n_frames, start = 0, wj = SIZE_MAX;
+    uint32_t wd = 0;
 
     if (n > r->sa_cap) {
         const struct ha_syms_addr **v = realloc(r->sa, n * sizeof(*v));
@@ -329,11 +397,37 @@ resolve_stack(struct resolver *r, const struct ha_heapv2 *p, size_t i)
         r->sa_cap = n;
     }
     for (size_t j = 0; j < n; j++) {
+        uint32_t d;
+
         r->sa[j] = frame_entry(r, p, i, j, f);
         if (is_alloc_frame(r, r->sa[j]))
             start = j + 1;
+        else if (f[j] < HIGH_ADDR && (d = wrap_depth(r, r->sa[j])) > 0) {
+            wj = j;
+            wd = d;
+        }
     }
-    return start;
+    r->alloc_end = start;
+    r->start = start;
+    r->skip = 0;
+    if (wj != SIZE_MAX && wj >= start) {
+        const struct ha_syms_addr *sa = r->sa[wj];
+        size_t k = wj + 1;
+
+        while (k < n && f[k] >= HIGH_ADDR)
+            k++;
+        if (wd < sa->n) {
+            r->start = wj; /* the site is inlined where the wrapper was */
+            r->skip = wd;
+        } else if (k < n) {
+            r->start = wj + 1;
+        } else {
+            /* Wrappers to the end: the outermost one is the site. */
+            r->start = wj;
+            r->skip = sa->n - 1;
+        }
+    }
+    return r->start;
 }
 
 /* ------------------------------------------------------------------ */
@@ -524,6 +618,176 @@ addr_rows_get(struct ha_agg *a, struct addr_rows *ar,
     return 0;
 }
 
+/* ------------------------------------------------------------------ */
+/* The wrappers a site called                                          */
+/* ------------------------------------------------------------------ */
+
+/* The inline rows of the site's frame to leave out: the cut's skip, but
+ * never all of them (jeprof_inline keeps one name per address). */
+static size_t
+skip_of(const struct resolver *r, size_t n_rows)
+{
+    return r->skip < n_rows ? r->skip : n_rows > 0 ? n_rows - 1 : 0;
+}
+
+/* The name of entry q of the address of raw frame j (resolved into r),
+ * or its address when it has none, into out (reset first). */
+static void
+entry_name(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
+           size_t j, uint32_t q, struct ha_buf *out)
+{
+    const struct ha_syms_addr *sa = r->sa[j];
+    const char *fn = sa != NULL && q < sa->n
+                         ? ha_syms_str(r->syms,
+                                       r->syms->frames[sa->first + q].func)
+                         : "";
+
+    ha_buf_reset(out);
+    if (*fn == '\0')
+        ha_buf_printf(out, "0x%016" PRIx64,
+                      lookup_pc(ha_heapv2_stack_frames(p, i), j));
+    else
+        ha_buf_append_str(out, fn);
+}
+
+/* The outermost entry the cut skipped past the allocator's frames (the
+ * wrapper the site called) into out; false when it skipped none. */
+static bool
+outer_skipped(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
+              struct ha_buf *out)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+
+    if (r->skip > 0) {
+        entry_name(r, p, i, r->start, r->skip - 1, out);
+        return true;
+    }
+    for (size_t j = r->start; j-- > r->alloc_end;) {
+        const struct ha_syms_addr *sa = r->sa[j];
+
+        if (f[j] >= HIGH_ADDR)
+            continue;
+        entry_name(r, p, i, j, sa != NULL && sa->n > 0 ? sa->n - 1 : 0, out);
+        return true;
+    }
+    return false;
+}
+
+/* Notes that the stack last resolved, whose site row is named site,
+ * called the wrapper it skipped, with weight w. 0 or -1 on OOM. */
+static int
+wrapper_note(struct ha_agg *a, const struct resolver *r,
+             const struct ha_heapv2 *p, size_t i, uint32_t site, double w,
+             struct ha_buf *name)
+{
+    uint32_t wrap, k;
+    uint64_t key;
+
+    if (!outer_skipped(r, p, i, name) || ha_buf_failed(name))
+        return ha_buf_failed(name) ? -1 : 0;
+    wrap = ha_strtab_intern(&a->names, (const char *)name->data, name->len);
+    if (wrap == UINT32_MAX)
+        return -1;
+    key = (uint64_t)site << 32 | wrap;
+    if (ha_idmap_get(&a->wuse_index, key, &k)) {
+        a->wuse[k].w += w;
+        return 0;
+    }
+    if (a->n_wuse == a->wuse_cap) {
+        size_t cap = a->wuse_cap ? a->wuse_cap * 2 : 64;
+        struct ha_agg_wrapuse *v = realloc(a->wuse, cap * sizeof(*v));
+
+        if (v == NULL)
+            return -1;
+        a->wuse = v;
+        a->wuse_cap = cap;
+    }
+    if (ha_idmap_put(&a->wuse_index, key, (uint32_t)a->n_wuse) != 0)
+        return -1;
+    a->wuse[a->n_wuse].site = site;
+    a->wuse[a->n_wuse].wrap = wrap;
+    a->wuse[a->n_wuse].w = w;
+    a->n_wuse++;
+    return 0;
+}
+
+static int
+cmp_wuse(const void *x, const void *y, void *arg)
+{
+    const struct ha_agg_wrapuse *a = x, *b = y;
+    const struct ha_agg *agg = arg;
+
+    if (a->site != b->site)
+        return a->site < b->site ? -1 : 1;
+    if (a->w != b->w)
+        return a->w > b->w ? -1 : 1;
+    return strcmp(ha_strtab_str(&agg->names, a->wrap),
+                  ha_strtab_str(&agg->names, b->wrap));
+}
+
+/* The row named name, or NULL. */
+static struct ha_agg_row *
+row_find(struct ha_agg *a, uint32_t name)
+{
+    if (a->index_cap == 0)
+        return NULL;
+    for (size_t j = ((size_t)name * 2654435761u) & (a->index_cap - 1);
+         a->index[j] != 0; j = (j + 1) & (a->index_cap - 1))
+        if (a->rows[a->index[j] - 1].name == name)
+            return &a->rows[a->index[j] - 1];
+    return NULL;
+}
+
+#define WRAPPERS_SHOWN 8 /* names in a row's wrapper text at most */
+
+/* Each row's wrapper text from the notes: its wrappers, most weight
+ * first, ", "-joined. 0 or -1 on OOM. */
+static int
+wrappers_finish(struct ha_agg *a)
+{
+    struct ha_agg_wrapuse *v;
+    struct ha_buf b = HA_BUF_INIT;
+    int ret = -1;
+
+    if (a->n_wuse == 0)
+        return 0;
+    if ((v = malloc(a->n_wuse * sizeof(*v))) == NULL)
+        return -1;
+    memcpy(v, a->wuse, a->n_wuse * sizeof(*v));
+    qsort_r(v, a->n_wuse, sizeof(*v), cmp_wuse, a);
+    for (size_t i = 0; i < a->n_wuse;) {
+        struct ha_agg_row *row = row_find(a, v[i].site);
+        size_t k = i, shown = 0;
+        uint32_t off;
+
+        ha_buf_reset(&b);
+        for (; k < a->n_wuse && v[k].site == v[i].site; k++) {
+            if (shown++ == WRAPPERS_SHOWN) {
+                ha_buf_append_str(&b, ", ...");
+                continue;
+            }
+            if (shown > WRAPPERS_SHOWN)
+                continue;
+            ha_buf_printf(&b, "%s%s", b.len ? ", " : "",
+                          ha_strtab_str(&a->names, v[k].wrap));
+        }
+        i = k;
+        if (ha_buf_failed(&b))
+            goto out;
+        if (row == NULL)
+            continue;
+        off = ha_strtab_intern(&a->names, (const char *)b.data, b.len);
+        if (off == UINT32_MAX)
+            goto out;
+        row->wrapper = off;
+    }
+    ret = 0;
+out:
+    ha_buf_free(&b);
+    free(v);
+    return ret;
+}
+
 int
 ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
            const struct ha_syms *syms, double weight, bool accum, char *err,
@@ -531,9 +795,10 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
 {
     struct addr_rows ar = {0};
     struct resolver rs;
+    struct ha_buf wname = HA_BUF_INIT;
     int ret = -1;
 
-    if (resolver_init(&rs, syms) != 0)
+    if (resolver_init(&rs, syms, a->wrappers) != 0)
         goto oom;
     if (syms->n_addrs > 0 &&
         (ar.slot = calloc(syms->n_addrs, sizeof(*ar.slot))) == NULL)
@@ -585,10 +850,13 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
                     goto oom;
                 continue;
             }
-            for (size_t k = 0; k < nr; k++)
+            for (size_t k = j == start ? skip_of(&rs, nr) : 0; k < nr; k++)
                 if (push_scratch(a, &n, rows[k]) != 0)
                     goto oom;
         }
+        if (n > 0 && wrapper_note(a, &rs, p, i, a->rows[a->scratch[0]].name,
+                                  fabs(bytes) + fabs(abytes), &wname) != 0)
+            goto oom;
         for (size_t k = 0; k < n; k++) {
             struct ha_agg_row *row = &a->rows[a->scratch[k]];
 
@@ -607,6 +875,8 @@ ha_agg_add(struct ha_agg *a, const struct ha_heapv2 *p,
             row->alloc_cum_objs += aobjs;
         }
     }
+    if (wrappers_finish(a) != 0)
+        goto oom;
     ret = 0;
     goto done;
 
@@ -615,6 +885,7 @@ oom:
                p->n_stacks);
 done:
     resolver_free(&rs);
+    ha_buf_free(&wname);
     free(ar.slot);
     free(ar.list);
     return ret;
@@ -735,6 +1006,8 @@ ha_agg_free(struct ha_agg *a)
     free(a->rows);
     free(a->index);
     free(a->scratch);
+    free(a->wuse);
+    ha_idmap_free(&a->wuse_index);
     ha_strtab_free(&a->names);
     memset(a, 0, sizeof(*a));
 }
@@ -812,21 +1085,23 @@ collapsed_add(struct collapsed *c, const char *text, size_t len, double v)
     return 0;
 }
 
-/* Writes stack i (resolved into r->sa, frames from start kept) into line
- * in collapsed form, replacing what line held. */
+/* Writes frames [from, to) of stack i (resolved into r->sa), inline
+ * entries below skip of frame `from` left out, into line in collapsed
+ * form, replacing what line held. */
 static void
-collapse_one(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
-             size_t start, const struct ha_syms *syms, struct ha_buf *line)
+collapse_span(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
+              size_t from, uint32_t skip, size_t to,
+              const struct ha_syms *syms, struct ha_buf *line)
 {
     const uint64_t *f = ha_heapv2_stack_frames(p, i);
-    size_t n = p->stacks[i].n_frames;
 
     ha_buf_reset(line);
     /* Root first: outermost frame, and within a frame the real
      * function before what was inlined into it. */
-    for (size_t j = n; j-- > start;) {
+    for (size_t j = to; j-- > from;) {
         uint64_t pc = lookup_pc(f, j);
         const struct ha_syms_addr *sa;
+        uint32_t low = j == from ? skip : 0;
 
         if (f[j] >= HIGH_ADDR)
             continue;
@@ -835,7 +1110,9 @@ collapse_one(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
             ha_buf_printf(line, "%s0x%016" PRIx64, line->len ? ";" : "", pc);
             continue;
         }
-        for (uint32_t q = sa->n; q-- > 0;) {
+        if (low >= sa->n)
+            low = sa->n - 1;
+        for (uint32_t q = sa->n; q-- > low;) {
             const char *name =
                 ha_syms_str(syms, syms->frames[sa->first + q].func);
 
@@ -848,6 +1125,64 @@ collapse_one(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
             if (q + 1 < sa->n) /* inlined into the next outer one */
                 ha_buf_append_str(line, "[inline]");
         }
+    }
+}
+
+/* The stack (resolved into r, cut) from its site on, collapsed. */
+static void
+collapse_one(const struct resolver *r, const struct ha_heapv2 *p, size_t i,
+             const struct ha_syms *syms, struct ha_buf *line)
+{
+    collapse_span(r, p, i, r->start, r->skip, p->stacks[i].n_frames, syms,
+                  line);
+}
+
+/* The wrapper part the cut skipped (between the allocator's frames and
+ * the site), collapsed; empty when none. */
+static void
+collapse_wrappers(const struct resolver *r, const struct ha_heapv2 *p,
+                  size_t i, const struct ha_syms *syms, struct ha_buf *line)
+{
+    const uint64_t *f = ha_heapv2_stack_frames(p, i);
+    const struct ha_syms_addr *sa;
+
+    ha_buf_reset(line);
+    if (r->start <= r->alloc_end && r->skip == 0)
+        return;
+    /* Frames [alloc_end, start) whole, then the site frame's inline
+     * entries below the site, its innermost last. */
+    collapse_span(r, p, i, r->alloc_end, 0, r->start, syms, line);
+    if (r->skip == 0 || f[r->start] >= HIGH_ADDR ||
+        (sa = r->sa[r->start]) == NULL)
+        return;
+    {
+        struct ha_buf tail = HA_BUF_INIT;
+        size_t keep = line->len;
+
+        for (uint32_t q = r->skip; q-- > 0;) {
+            const char *name =
+                ha_syms_str(syms, syms->frames[sa->first + q].func);
+
+            if (tail.len)
+                ha_buf_append_u8(&tail, ';');
+            if (*name == '\0')
+                ha_buf_printf(&tail, "0x%016" PRIx64,
+                              lookup_pc(f, r->start));
+            else
+                ha_buf_append_str(&tail, name);
+            ha_buf_append_str(&tail, "[inline]");
+        }
+        /* Root first: the site frame's entries come before the frames
+         * it called. */
+        if (keep > 0) {
+            ha_buf_append_u8(&tail, ';');
+            ha_buf_append(&tail, line->data, keep);
+        }
+        ha_buf_reset(line);
+        ha_buf_append(line, tail.data, tail.len);
+        if (ha_buf_failed(&tail))
+            line->failed = true;
+        ha_buf_free(&tail);
     }
 }
 
@@ -883,7 +1218,7 @@ ha_agg_collapsed_value(const struct ha_heapv2 *p, const struct ha_syms *syms,
     struct resolver rs;
     int ret = -1;
 
-    if (resolver_init(&rs, syms) != 0)
+    if (resolver_init(&rs, syms, NULL) != 0)
         goto done;
     for (size_t i = 0; i < p->n_stacks; i++) {
         size_t start = resolve_stack(&rs, p, i);
@@ -893,7 +1228,7 @@ ha_agg_collapsed_value(const struct ha_heapv2 *p, const struct ha_syms *syms,
             goto done;
         if (v == 0)
             continue; /* a stack with no weight draws nothing */
-        collapse_one(&rs, p, i, start, syms, &line);
+        collapse_one(&rs, p, i, syms, &line);
         if (ha_buf_failed(&line))
             goto done;
         if (line.len > 0 &&
@@ -924,19 +1259,26 @@ struct ha_agg_walker {
 };
 
 struct ha_agg_walker *
-ha_agg_walker_new(const struct ha_syms *syms)
+ha_agg_walker_new_with(const struct ha_syms *syms,
+                       const struct ha_wrap_set *set)
 {
     struct ha_agg_walker *w = malloc(sizeof(*w));
 
     if (w == NULL)
         return NULL;
     w->site = NULL;
-    if (resolver_init(&w->r, syms) != 0) {
+    if (resolver_init(&w->r, syms, set) != 0) {
         resolver_free(&w->r);
         free(w);
         return NULL;
     }
     return w;
+}
+
+struct ha_agg_walker *
+ha_agg_walker_new(const struct ha_syms *syms)
+{
+    return ha_agg_walker_new_with(syms, NULL);
 }
 
 void
@@ -955,6 +1297,14 @@ ha_agg_walker_stack(struct ha_agg_walker *w, const struct ha_heapv2 *p,
     return resolve_stack(&w->r, p, i);
 }
 
+void
+ha_agg_walker_cut(const struct ha_agg_walker *w, struct ha_agg_cut *cut)
+{
+    cut->alloc_end = w->r.alloc_end;
+    cut->start = w->r.start;
+    cut->skip = w->r.skip;
+}
+
 const struct ha_syms_addr *
 ha_agg_walker_frame(const struct ha_agg_walker *w, size_t j)
 {
@@ -965,11 +1315,19 @@ int
 ha_agg_walker_collapsed(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                         size_t i, struct ha_buf *line)
 {
-    size_t start = resolve_stack(&w->r, p, i);
-
-    if (start == SIZE_MAX)
+    if (resolve_stack(&w->r, p, i) == SIZE_MAX)
         return -1;
-    collapse_one(&w->r, p, i, start, w->r.syms, line);
+    collapse_one(&w->r, p, i, w->r.syms, line);
+    return ha_buf_failed(line) ? -1 : 0;
+}
+
+int
+ha_agg_walker_wrapper(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                      size_t i, struct ha_buf *line)
+{
+    if (resolve_stack(&w->r, p, i) == SIZE_MAX)
+        return -1;
+    collapse_wrappers(&w->r, p, i, w->r.syms, line);
     return ha_buf_failed(line) ? -1 : 0;
 }
 
@@ -985,22 +1343,27 @@ ha_agg_walker_site(struct ha_agg_walker *w, const struct ha_heapv2 *p,
     if (start == SIZE_MAX)
         return -1;
     /* The first frame ha_agg_add() counts: addresses above 2^63 are not
-     * frames. Its innermost name is the flat function. */
+     * frames. Its innermost name past the wrappers' is the flat
+     * function. */
     for (size_t j = start; j < p->stacks[i].n_frames; j++) {
         const struct ha_syms_addr *sa = w->r.sa[j];
+        uint32_t q = 0;
         const char *fn;
 
         if (f[j] >= HIGH_ADDR)
             continue;
         w->site = sa;
+        if (sa != NULL && sa->n > 0 && j == start)
+            q = w->r.skip < sa->n ? w->r.skip : sa->n - 1;
         fn = sa != NULL && sa->n > 0
-                 ? ha_syms_str(w->r.syms, w->r.syms->frames[sa->first].func)
+                 ? ha_syms_str(w->r.syms,
+                               w->r.syms->frames[sa->first + q].func)
                  : "";
         if (*fn == '\0')
             ha_buf_printf(name, "0x%016" PRIx64, lookup_pc(f, j));
         else
             ha_buf_printf(name, "%s%s", fn,
-                          sa->n > 1 && !(sa->flags & HA_SYMS_UNNAMED)
+                          q + 1 < sa->n && !(sa->flags & HA_SYMS_UNNAMED)
                               ? " (inline)"
                               : "");
         return ha_buf_failed(name) ? -1 : 0;
@@ -1030,7 +1393,7 @@ ha_agg_modules(const struct ha_heapv2 *p, const struct ha_syms *syms,
     int ret = -1;
 
     memset(out, 0, syms->n_modules * sizeof(*out));
-    if (resolver_init(&rs, syms) != 0)
+    if (resolver_init(&rs, syms, NULL) != 0)
         goto done;
     mod_of = calloc(syms->n_addrs ? syms->n_addrs : 1, sizeof(*mod_of));
     seen = calloc(syms->n_modules ? syms->n_modules : 1, sizeof(*seen));

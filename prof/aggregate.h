@@ -8,6 +8,11 @@
  *     instruction rather than the return address (FixCallerAddresses);
  *   - the allocation site is the first frame after the allocator's:
  *     every frame up to and including the deepest allocator frame is cut.
+ *     With a set of allocation wrappers (prof/wrappers.h: the syms' own,
+ *     ha_syms.wrappers, or one given for a series or a diff), the cut
+ *     goes on past them: the site is the first frame (or inlined entry)
+ *     that is neither allocator nor wrapper. Without a set the cut is
+ *     jeprof's alone.
  *     An allocator frame lies in the allocator's own module
  *     (HA_SYMS_ALLOCATOR, a mapped libjemalloc*: Debian's is stripped, so
  *     its internals have no names of their own), or its function is one
@@ -56,8 +61,10 @@
 #include <stdint.h>
 
 #include "core/buf.h"
+#include "core/idmap.h"
 #include "prof/heapv2.h"
 #include "prof/syms.h"
+#include "prof/wrappers.h"
 
 /* One function (or inlined function, or unnamed address). */
 struct ha_agg_row {
@@ -78,6 +85,17 @@ struct ha_agg_row {
     double alloc_flat_objs;
     double alloc_cum_bytes;
     double alloc_cum_objs;
+    uint32_t wrapper;   /* (names) the wrappers the cut skipped in the
+                           stacks it is the site of (each stack's
+                           outermost, the one the site called), most
+                           bytes first, ", "-joined; 0: none */
+};
+
+/* Internal: how much of a site's weight went through one wrapper. */
+struct ha_agg_wrapuse {
+    uint32_t site;      /* (names) the site row's name */
+    uint32_t wrap;      /* (names) the wrapper's */
+    double w;           /* |in-use bytes| + |cumulative bytes| */
 };
 
 struct ha_agg {
@@ -97,9 +115,16 @@ struct ha_agg {
     size_t n_stacks;    /* stacks added (over all profiles) */
     uint32_t serial;    /* internal: stack counter for dedup */
     bool jeprof_inline; /* set before adding: see above */
+    const struct ha_wrap_set *wrappers; /* set before adding: the
+                           wrappers to cut with instead of each syms' own
+                           (one set for a series or a diff); NULL: each
+                           syms' own. Not owned. */
 
     uint32_t *scratch;  /* internal: one stack's entries */
     size_t scratch_cap;
+    struct ha_agg_wrapuse *wuse; /* internal: per (site, wrapper) */
+    size_t n_wuse, wuse_cap;
+    struct ha_idmap wuse_index;  /* (site << 32 | wrap) -> wuse */
 };
 
 /* Adds profile p, symbolized by syms, multiplied by weight (1 to add, -1
@@ -131,6 +156,13 @@ static inline const char *
 ha_agg_name(const struct ha_agg *a, const struct ha_agg_row *r)
 {
     return ha_strtab_str(&a->names, r->name);
+}
+
+/* The wrappers row r's stacks called (ha_agg_row.wrapper), or NULL. */
+static inline const char *
+ha_agg_wrapper(const struct ha_agg *a, const struct ha_agg_row *r)
+{
+    return r->wrapper != 0 ? ha_strtab_str(&a->names, r->wrapper) : NULL;
 }
 
 /* The module path of row r, or NULL. */
@@ -177,17 +209,45 @@ double ha_agg_stack_value(const struct ha_heapv2_stack *s,
  * aggregate. Not thread-safe; syms must outlive the walker. */
 struct ha_agg_walker;
 
-/* Returns NULL on allocation failure. */
+/* Cuts with syms' own wrappers. Returns NULL on allocation failure. */
 struct ha_agg_walker *ha_agg_walker_new(const struct ha_syms *syms);
+
+/* Cuts with set instead (NULL: syms' own; ha_wrap_set_empty(): no
+ * wrapper, only the allocator and inlined entries named like its
+ * functions). set must outlive the walker. */
+struct ha_agg_walker *ha_agg_walker_new_with(const struct ha_syms *syms,
+                                             const struct ha_wrap_set *set);
 void ha_agg_walker_free(struct ha_agg_walker *w);
 
-/* Looks up every frame of stack i of p. Returns the index of the first
- * frame that survives the allocator cut (frames before it are the
- * allocator's; n_frames when none survives), or SIZE_MAX on allocation
- * failure. Frames whose address is at or above 2^63 are kept in the
+/* Looks up every frame of stack i of p. Returns the index of the site's
+ * frame, the first that survives the cut (frames before it are the
+ * allocator's and the wrappers'; n_frames when none survives), or
+ * SIZE_MAX on allocation failure. The site may be inlined into that
+ * frame where a wrapper was: its first ha_agg_cut.skip inline entries
+ * (innermost first) are then wrapper code, left out like the frames
+ * before it. Frames whose address is at or above 2^63 are kept in the
  * numbering but name nothing (skip them, as jeprof does). */
 size_t ha_agg_walker_stack(struct ha_agg_walker *w, const struct ha_heapv2 *p,
                            size_t i);
+
+/* Where the stack last walked was cut. */
+struct ha_agg_cut {
+    size_t alloc_end;  /* first frame after the allocator's */
+    size_t start;      /* the site's frame (ha_agg_walker_stack's) */
+    uint32_t skip;     /* inline entries of frame start, innermost first,
+                          that are wrapper code; the site is entry skip */
+};
+
+void ha_agg_walker_cut(const struct ha_agg_walker *w, struct ha_agg_cut *cut);
+
+/* The part of stack i the wrappers' cut left out (between the
+ * allocator's frames and the site) into line (reset first), collapsed as
+ * ha_agg_walker_collapsed() writes: root first, so the stack's collapsed
+ * form followed by ";" and this is the whole stack past the allocator.
+ * Empty when no wrapper was skipped. Returns 0 or -1 on allocation
+ * failure. */
+int ha_agg_walker_wrapper(struct ha_agg_walker *w, const struct ha_heapv2 *p,
+                          size_t i, struct ha_buf *line);
 
 /* The symbolized entry of raw frame j of the stack last walked (looked up
  * at pc - 1 for j > 0), or NULL when the symbolizer had none. */

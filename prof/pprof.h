@@ -14,14 +14,25 @@
  *   default_sample_type  inuse_space (Go's /debug/pprof/heap), or
  *                alloc_space when asked (Go's /debug/pprof/allocs) and
  *                present
- *   sample       one per stack: location ids leaf first, allocator
- *                frames cut as jeprof cuts them (prof/aggregate.h),
- *                values scaled as jeprof scales them, rounded; a base
- *                profile's stacks come with negated values (pprof -base)
+ *   sample       one per stack (one per stack and thread name where
+ *                the profile's threads have names: the label
+ *                thread_name, the stack's values shared out among its
+ *                threads as prof/threads.h shares them, so they add
+ *                up): location ids leaf first, allocator
+ *                frames cut as jeprof cuts them and allocation wrappers
+ *                past them (prof/aggregate.h, prof/wrappers.h), so
+ *                pprof's flat is heap_top's; values scaled as jeprof
+ *                scales them, rounded; a base profile's stacks come with
+ *                negated values (pprof -base); a sample whose cut left
+ *                out a wrapper carries the label wrapper = the one its
+ *                site called (heap_top's wrapper column: `pprof -tags`
+ *                lists them, -tagfocus=wrapper=zmalloc keeps them)
  *   location     one per address looked up (the call instruction for
  *                callers): mapping, address, and its lines innermost
  *                first (pprof: line[0] is the innermost inlined function,
- *                the last the function it was inlined into); an address
+ *                the last the function it was inlined into; a site
+ *                inlined where a wrapper was gets one more location for
+ *                its address, its lines from the site on); an address
  *                with no certain name has one line, its function named
  *                "<module>+0x<offset>" as in every table (syms.h)
  *   function     one per (name, source file)
@@ -54,6 +65,9 @@ struct ha_pprof_input {
     const char *(*build_id)(void *arg, const char *path);
     void *build_id_arg;
     int weight;                      /* 1, or -1 for a base */
+    const struct ha_wrap_set *wrappers; /* the allocation wrappers the
+                                        cut skips (a base takes its
+                                        profile's); NULL: syms' own */
 };
 
 /* How to encode. */
@@ -61,6 +75,9 @@ struct ha_pprof_opts {
     int64_t time_nanos;   /* when the profile was taken (0: unset) */
     bool alloc_default;   /* default_sample_type alloc_space (when the
                              cumulative pair is there) */
+    int64_t duration_nanos; /* a delta's window (Go's ?seconds=N: the
+                             alloc_* values are what it allocated then);
+                             0: not written */
 };
 
 /* Encodes inputs[0 .. n) (the profile, then an optional base) into one

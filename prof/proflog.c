@@ -364,6 +364,36 @@ ha_proflog_period(const struct ha_proflog *p)
     return (uint64_t)1 << p->lg_sample;
 }
 
+static int
+by_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+
+    return a < b ? -1 : a > b;
+}
+
+uint64_t
+ha_proflog_tick_ns(const struct ha_proflog *p)
+{
+    size_t n = 2 * p->n_allocs;
+    uint64_t *t, best = 0;
+
+    if (p->time_high)
+        return 1;
+    if (n < 2 || (t = malloc(n * sizeof(*t))) == NULL)
+        return 0;
+    for (size_t i = 0; i < p->n_allocs; i++) {
+        t[2 * i] = p->allocs[i].alloc_ns;
+        t[2 * i + 1] = p->allocs[i].free_ns;
+    }
+    qsort(t, n, sizeof(*t), by_u64);
+    for (size_t i = 1; i < n; i++)
+        if (t[i] != t[i - 1] && (best == 0 || t[i] - t[i - 1] < best))
+            best = t[i] - t[i - 1];
+    free(t);
+    return best;
+}
+
 double
 ha_proflog_weight(uint64_t period, uint64_t usize)
 {
@@ -433,17 +463,9 @@ ha_proflog_window_parse(const char *buf, size_t len,
                 w->alloc_requests = v;
             else if (strcmp(key, "internal_bytes") == 0)
                 w->internal_bytes = v;
+            else if (strcmp(key, "clock_tick_ns") == 0)
+                w->clock_tick_ns = v;
         }
     }
     return 0;
-}
-
-double
-ha_proflog_window_events_per_s(const struct ha_proflog_window *w)
-{
-    double secs = (double)(w->closed_ns - w->opened_ns) / 1e9;
-
-    if (w->alloc_requests < 0 || w->opened_ns <= 0 || secs <= 0)
-        return NAN;
-    return 2.0 * (double)w->alloc_requests / secs;
 }

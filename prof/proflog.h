@@ -18,7 +18,7 @@
  * The thread and trace fields are indices into "threads" and
  * "stack_traces". Timestamps come from jemalloc's profiling clock:
  * CLOCK_MONOTONIC_COARSE (ticks of a few ms) unless the process started
- * with prof_time_res:high (CLOCK_REALTIME, ns). Objects allocated before
+ * with prof_time_resolution:high (CLOCK_REALTIME, ns). Objects allocated before
  * the start and freed in the window are in it; objects still live at the
  * stop are not (a heap dump covers those). A free on a thread that has
  * never had a sampled allocation of its own is not logged by jemalloc
@@ -92,6 +92,12 @@ uint64_t ha_proflog_period(const struct ha_proflog *p);
  * one object), 1 with period 0. */
 double ha_proflog_weight(uint64_t period, uint64_t usize);
 
+/* The tick of the log's clock in ns: 1 with prof_time_resolution
+ * "high"; for jemalloc's default clock (CLOCK_MONOTONIC_COARSE, whose
+ * readings move a tick at a time) the smallest step between two of its
+ * timestamps, 0 when it has fewer than two distinct ones. */
+uint64_t ha_proflog_tick_ns(const struct ha_proflog *p);
+
 /* A thread's name ("" when none was recorded). */
 static inline const char *
 ha_proflog_thread_name(const struct ha_proflog *p, size_t i)
@@ -112,12 +118,17 @@ ha_proflog_thread_name(const struct ha_proflog *p, size_t i)
  *                             window (jemalloc's small and large
  *                             nrequests over every arena)
  *   internal_bytes=<n>        jemalloc's memory the log held at the end
+ *   clock_tick_ns=<n>         the resolution of the clock jemalloc
+ *                             stamped it with (clock_getres: 1 for
+ *                             CLOCK_REALTIME, the tick of
+ *                             CLOCK_MONOTONIC_COARSE)
  */
 struct ha_proflog_window {
     int64_t opened_ns, closed_ns;  /* 0: not recorded */
     long long seconds;
     long long alloc_requests;      /* -1: not recorded */
     long long internal_bytes;      /* -1: not recorded */
+    long long clock_tick_ns;       /* 0: not recorded */
     char closed_by[16];
 };
 
@@ -126,11 +137,5 @@ struct ha_proflog_window {
 int ha_proflog_window_parse(const char *buf, size_t len,
                             struct ha_proflog_window *w, char *err,
                             size_t errlen);
-
-/* The process's allocations and frees per second in the window, for the
- * temporary share (ha_life_opts.events_per_s): twice its allocation
- * requests (every object allocated is freed, in a steady state) over the
- * window's duration. NAN when unknown. */
-double ha_proflog_window_events_per_s(const struct ha_proflog_window *w);
 
 #endif /* HA_PROFLOG_H */

@@ -392,9 +392,10 @@ resolve_one(struct resolve *r, struct miss *m)
     uint64_t addr = m->vaddr + f->bias;
     size_t n, depth = chain_of(r, m, chain);
     Dwfl_Line *ln = dwfl_module_getsrc(f->mod, addr);
-    const char *src = NULL;
+    const char *src = NULL, *name;
     int lineno = 0;
     uint32_t srcoff = 0, line;
+    uint64_t fsize = 0;
 
     if (ln != NULL)
         src = dwfl_lineinfo(ln, NULL, &lineno, NULL, NULL, NULL);
@@ -403,9 +404,12 @@ resolve_one(struct resolve *r, struct miss *m)
         return -1;
     line = lineno > 0 ? (uint32_t)lineno : 0;
     n = ha_symindex_frames(chain, depth, srcoff, line, fr, MAX_INLINE);
+    /* The ELF symbol that covers the address: the name when the chain
+     * has none, and either way its size is the function's (wrapper
+     * detection asks, prof/wrappers.h). */
+    name = ha_symbolize_file_symbol(f, addr, &fsize);
     if (ha_symindex_wants_symbol(fr, n)) {
-        uint32_t fn = ha_symbolize_intern_func(
-            s, t, ha_symbolize_file_symbol(f, addr));
+        uint32_t fn = ha_symbolize_intern_func(s, t, name);
         char unnamed[320];
 
         if (fn == UINT32_MAX)
@@ -427,7 +431,11 @@ resolve_one(struct resolve *r, struct miss *m)
             break;
         }
     }
-    return ha_syms_add(&f->memo, m->vaddr, 0, 0, fr, n);
+    if (ha_syms_add(&f->memo, m->vaddr, 0, 0, fr, n) != 0)
+        return -1;
+    f->memo.addrs[f->memo.n_addrs - 1].fsize =
+        fsize > UINT32_MAX ? UINT32_MAX : (uint32_t)fsize;
+    return 0;
 }
 
 /* Each miss's CU: its index in r->cus (one entry per CU), its address in

@@ -401,14 +401,20 @@ fsyms_build(struct file *f)
 }
 
 const char *
-ha_symbolize_file_symbol(struct file *f, uint64_t addr)
+ha_symbolize_file_symbol(struct file *f, uint64_t addr, uint64_t *size)
 {
     size_t k;
 
+    if (size != NULL)
+        *size = 0;
     if (!f->fsyms_built)
         fsyms_build(f);
     k = ha_symindex_cover(f->fsyms, f->n_fsyms, sizeof(*f->fsyms), addr);
-    return k != SIZE_MAX ? f->fsyms[k].name : NULL;
+    if (k == SIZE_MAX)
+        return NULL;
+    if (size != NULL)
+        *size = f->fsyms[k].size;
+    return f->fsyms[k].name;
 }
 
 const struct fsym *

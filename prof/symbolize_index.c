@@ -275,17 +275,19 @@ ha_symbolize_index_add(struct ha_symbolizer *s, struct file *f,
 {
     struct ha_symindex_link chain[MAX_INLINE];
     struct ha_syms_frame fr[MAX_INLINE];
-    uint32_t file, line;
+    uint32_t file, line, sym;
+    uint64_t fsize;
     size_t depth = ha_symindex_chain(&f->idx, va, chain, MAX_INLINE, at), n;
     enum ha_symindex_naming naming = HA_SYMINDEX_NAMED;
 
     (void)s;
     ha_symindex_line(&f->idx, va, &file, &line, at);
     n = ha_symindex_frames(chain, depth, file, line, fr, MAX_INLINE);
+    /* The symbol's size is kept whether or not its name is used, as the
+     * DWARF path does (resolve_one, symbolize_dwarf.c). */
+    sym = ha_symindex_symbol(&f->idx, va, &fsize);
     if (ha_symindex_wants_symbol(fr, n))
-        naming = ha_symindex_with_symbol(fr, &n,
-                                         ha_symindex_symbol(&f->idx, va),
-                                         file, line);
+        naming = ha_symindex_with_symbol(fr, &n, sym, file, line);
     if (naming == HA_SYMINDEX_UNNAMED)
         return ha_syms_add_unnamed(out, pc, mstr, flags, f->path, va);
     for (size_t i = 0; i < n; i++) {
@@ -305,5 +307,9 @@ ha_symbolize_index_add(struct ha_symbolizer *s, struct file *f,
         if (fr[n - 1].func == UINT32_MAX)
             return -1;
     }
-    return ha_syms_add(out, pc, mstr, flags, fr, n);
+    if (ha_syms_add(out, pc, mstr, flags, fr, n) != 0)
+        return -1;
+    out->addrs[out->n_addrs - 1].fsize =
+        fsize > UINT32_MAX ? UINT32_MAX : (uint32_t)fsize;
+    return 0;
 }

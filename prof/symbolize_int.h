@@ -198,8 +198,10 @@ bool ha_symbolize_file_vaddr(const struct file *f, uint64_t off,
  * or NULL: never the nearest one below it, which in a stripped object
  * is some exported function that has nothing to do with the address
  * (jeprof's misnaming of static functions). Nested and overlapping symbols
- * are rare: only the 16 symbols below addr are looked at. */
-const char *ha_symbolize_file_symbol(struct file *f, uint64_t addr);
+ * are rare: only the 16 symbols below addr are looked at. *size (may
+ * be NULL) gets the symbol's size in bytes, 0 when none covers addr. */
+const char *ha_symbolize_file_symbol(struct file *f, uint64_t addr,
+                                     uint64_t *size);
 
 /* f's function symbols (see above), sorted by libdwfl address, one per
  * address; *n of them. Valid while f is. */

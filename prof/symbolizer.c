@@ -146,7 +146,10 @@ copy_entry(struct ha_syms *out, uint64_t pc, uint32_t module, uint32_t flags,
         if (fr[i].func == UINT32_MAX || fr[i].file == UINT32_MAX)
             return -1;
     }
-    return ha_syms_add(out, pc, module, flags | ma->flags, fr, n);
+    if (ha_syms_add(out, pc, module, flags | ma->flags, fr, n) != 0)
+        return -1;
+    out->addrs[out->n_addrs - 1].fsize = ma != NULL ? ma->fsize : 0;
+    return 0;
 }
 
 /* Names the addresses of module mod (file f, named from its index) into

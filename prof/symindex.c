@@ -515,10 +515,13 @@ ha_symindex_line(const struct ha_symindex *ix, uint64_t vaddr,
 }
 
 uint32_t
-ha_symindex_symbol(const struct ha_symindex *ix, uint64_t vaddr)
+ha_symindex_symbol(const struct ha_symindex *ix, uint64_t vaddr,
+                   uint64_t *size)
 {
     size_t k = ha_symindex_cover(ix->syms, ix->n_syms, sizeof(*ix->syms),
                                  vaddr);
 
+    if (size != NULL)
+        *size = k != SIZE_MAX ? ix->syms[k].size : 0;
     return k != SIZE_MAX ? ix->syms[k].name : 0;
 }

@@ -293,7 +293,11 @@ void ha_symindex_line(const struct ha_symindex *ix, uint64_t vaddr,
                       uint32_t *file, uint32_t *line,
                       struct ha_symindex_cursor *at);
 
-/* The name (STRS) of the symbol that holds vaddr, or 0. */
-uint32_t ha_symindex_symbol(const struct ha_symindex *ix, uint64_t vaddr);
+/* The name (STRS) of the symbol that holds vaddr, or 0. *size (may be
+ * NULL) gets its size in bytes, 0 when none holds vaddr: the function's
+ * size that wrapper detection asks for (prof/wrappers.h), as the DWARF
+ * path gives it. */
+uint32_t ha_symindex_symbol(const struct ha_symindex *ix, uint64_t vaddr,
+                            uint64_t *size);
 
 #endif /* HA_SYMINDEX_H */

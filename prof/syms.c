@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "core/radix.h"
+#include "prof/wrappers.h"
 
 /* ------------------------------------------------------------------ */
 /* String table                                                        */
@@ -140,6 +141,7 @@ ha_syms_add(struct ha_syms *s, uint64_t pc, uint32_t module, uint32_t flags,
     a->n = (uint32_t)n;
     a->module = module;
     a->flags = flags;
+    a->fsize = 0;
     if (n > 0)
         memcpy(s->frames + s->n_frames, frames, n * sizeof(*frames));
     s->n_frames += n;
@@ -197,6 +199,7 @@ ha_syms_rename_unnamed(struct ha_syms *s, size_t i, uint32_t flags,
     a->first = (uint32_t)s->n_frames++;
     a->n = 1;
     a->flags |= flags | HA_SYMS_UNNAMED;
+    a->fsize = 0;
     return 0;
 }
 
@@ -390,6 +393,7 @@ ha_syms_free(struct ha_syms *s)
     free(s->frames);
     free(s->modules);
     free(s->by_frame);
+    ha_wrap_set_free(s->wrappers);
     ha_strtab_free(&s->strs);
     memset(s, 0, sizeof(*s));
 }

@@ -67,6 +67,8 @@ struct ha_syms_addr {
     uint32_t n;      /* 0: nothing known (shown as the address) */
     uint32_t module; /* module path (strs), 0 = none */
     uint32_t flags;  /* HA_SYMS_* */
+    uint32_t fsize;  /* bytes of code of its real (outermost) function:
+                        the ELF symbol that covers it; 0 = unknown */
 };
 
 /* Where a module's names came from, best first from the bottom up. */
@@ -114,10 +116,15 @@ struct ha_syms {
      * without hashing it. NULL: looked up by pc. */
     uint32_t *by_frame;
     size_t n_by_frame;
+
+    /* The allocation wrappers the allocation-site cut skips for the
+     * profile these addresses were made for (prof/wrappers.h), owned
+     * (ha_syms_free frees it); NULL: none, jeprof's cut. */
+    struct ha_wrap_set *wrappers;
 };
 
-/* Appends an address with n frames (innermost first; copied). Returns 0
- * or -1 on allocation failure. */
+/* Appends an address with n frames (innermost first; copied), fsize 0.
+ * Returns 0 or -1 on allocation failure. */
 int ha_syms_add(struct ha_syms *s, uint64_t pc, uint32_t module,
                 uint32_t flags, const struct ha_syms_frame *frames,
                 size_t n);

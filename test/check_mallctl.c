@@ -67,8 +67,9 @@ START_TEST(test_mallctl_errmsg_enoent_prof)
                      "jemalloc-prof_active = 'true': heap profiling is not "
                      "available in this process (opt.prof=false): start "
                      "the process with prof:true in MALLOC_CONF, e.g. "
-                     "MALLOC_CONF=prof:true,prof_active:false (for an "
-                     "agent, in the service's environment)");
+                     "MALLOC_CONF=prof:true,prof_active:false,"
+                     "prof_time_resolution:high (for an agent, in the "
+                     "service's environment)");
     /* Every profiling mallctl family gets the same advice. */
     ck_assert_has(msg_for(ENOENT, "prof.dump", "jemalloc-dump_now", "true",
                           NULL, true),
@@ -972,6 +973,75 @@ START_TEST(test_profconf_apply)
 }
 END_TEST
 
+/* jemalloc's recent-allocation records switched on for heap_fragmentation
+ * only when no one set them, and when heapadmin last saw sampling start
+ * (a prof.active switch from off to on, a prof.reset) is remembered. */
+START_TEST(test_profconf_recent)
+{
+    char what[256];
+
+    fake_reset(true);
+    ck_assert_int_eq(ha_mallctl_sampling_since(&fake_ops), 0);
+    fake_get("opt.prof_active")->v.b = true;
+    ck_assert_int_eq(ha_mallctl_sampling_since(&fake_ops), -1);
+    ck_assert_int_eq(ha_profconf_recent(&fake_ops, "prof:true", what,
+                                        sizeof(what)),
+                     1);
+    ck_assert_int_eq(fake_get("experimental.prof_recent.alloc_max")->v.s,
+                     HA_PROFCONF_RECENT_MAX);
+    ck_assert_has(what, "jemalloc keeps its last 4096 sampled allocations "
+                        "(jemalloc-recent_alloc_max, about 340 KiB of its "
+                        "metadata at most)");
+    /* set already (by the program, its malloc_conf, MALLOC_CONF, or a
+     * start before): kept */
+    fake_get("experimental.prof_recent.alloc_max")->v.s = 100;
+    ck_assert_int_eq(ha_profconf_recent(&fake_ops, NULL, what, sizeof(what)),
+                     0);
+    ck_assert_int_eq(fake_get("experimental.prof_recent.alloc_max")->v.s,
+                     100);
+    ck_assert_has(what, "as set before heapadmin started (kept)");
+    /* the operator's MALLOC_CONF says 0: kept */
+    fake_get("experimental.prof_recent.alloc_max")->v.s = 0;
+    ck_assert_int_eq(ha_profconf_recent(&fake_ops,
+                                        "prof:true,prof_recent_alloc_max:0",
+                                        what, sizeof(what)),
+                     0);
+    ck_assert_int_eq(fake_get("experimental.prof_recent.alloc_max")->v.s, 0);
+    ck_assert_has(what, "MALLOC_CONF sets prof_recent_alloc_max:0");
+    /* no profiling: nothing */
+    fake_reset(false);
+    ck_assert_int_eq(ha_profconf_recent(&fake_ops, NULL, what, sizeof(what)),
+                     0);
+    ck_assert_str_eq(what, "");
+
+    /* sampling switched on, or reset, through heapadmin: that moment */
+    fake_reset(true);
+    ck_assert_int_eq(ha_mallctl_write_bool(&fake_ops, "prof.active", false,
+                                           NULL),
+                     0);
+    ck_assert_int_eq(ha_mallctl_sampling_since(&fake_ops), 0);
+    ck_assert_int_eq(ha_mallctl_write_bool(&fake_ops, "prof.active", true,
+                                           NULL),
+                     0);
+    {
+        int64_t a = ha_mallctl_sampling_since(&fake_ops);
+        struct timespec ts;
+
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ck_assert(a > 0 && a <= (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec);
+        /* on already: no new start */
+        ck_assert_int_eq(ha_mallctl_write_bool(&fake_ops, "prof.active",
+                                               true, NULL),
+                         0);
+        ck_assert(ha_mallctl_sampling_since(&fake_ops) == a);
+        usleep(2000);
+        ck_assert_int_eq(ha_mallctl_write_size(&fake_ops, "prof.reset", 19),
+                         0);
+        ck_assert(ha_mallctl_sampling_since(&fake_ops) > a);
+    }
+}
+END_TEST
+
 START_TEST(test_profconf_effective)
 {
     char line[1024];
@@ -1124,6 +1194,7 @@ mallctl_suite(void)
     tcase_add_test(profconf, test_profconf_startup_conf);
     tcase_add_test(profconf, test_profconf_apply);
     tcase_add_test(profconf, test_profconf_effective);
+    tcase_add_test(profconf, test_profconf_recent);
     suite_add_tcase(s, profconf);
 
 #ifndef HA_SANITIZERS

@@ -8,6 +8,9 @@
  * the committed `jeprof --text --show_bytes` output, and live: the test
  * runs test/prof_gen under MALLOC_CONF=prof:true and compares prof/'s
  * libdwfl symbolization with jeprof run on the same dump and binary.
+ * Allocation wrappers (prof/wrappers.h): the site rule on a synthetic
+ * profile, detection's criteria (with sites it must not take), the
+ * operator's syntax, and dumps of Debian's redis-server and nginx.
  * Parser inputs are copied into exact-size heap blocks so ASan/valgrind
  * catch any overread.
  */
@@ -27,13 +30,23 @@
 #include "core/util.h"
 #include "prof/aggregate.h"
 #include "prof/buildid.h"
+#include "prof/delta.h"
 #include "prof/fragment.h"
 #include "prof/heapv2.h"
+#include "prof/livesizes.h"
 #include "prof/maps.h"
 #include "prof/pprof.h"
+#include "prof/recent.h"
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
+#include "prof/threads.h"
+#include "prof/wrapdetect.h"
+#include "prof/wrappers.h"
+
+#define ck_assert_has(hay, needle)                                        \
+    ck_assert_msg(strstr((hay), (needle)) != NULL,                        \
+                  "\"%s\" lacks \"%s\"", (hay), (needle))
 
 static char *
 dup_exact(const char *p, size_t len)
@@ -637,11 +650,12 @@ START_TEST(test_prof_agg_jeprof_rules)
 END_TEST
 
 
-/* Fragmentation shared among call sites (prof/fragment.h): by estimated
- * regions within a class, a stack between two classes split by its
- * mean, an unbiased mean a hair off a class's size kept whole, large
- * objects left out, a class nobody sampled a row of its own, and the
- * rows adding up to the classes' free bytes. */
+/* Fragmentation shared among call sites (prof/fragment.h). The stacks
+ * are made as jemalloc 5.3 writes them: each stack's live samples (usable
+ * sizes with counts) turned into its dump line by jemalloc's own
+ * unbiasing (ha_frag_unbiased_counts), and each class holding exactly the
+ * regions its samples stand for, so that the truth is known: what a
+ * placement gives each class can be held against it. */
 static const struct fake_sym frag_syms[] = {
     {0x100, HA_SYMS_ALLOCATOR, {NULL}},
     {0x1ff, 0, {"malloc"}},
@@ -653,79 +667,661 @@ static const struct fake_sym frag_syms[] = {
     {0x7ff, 0, {"big"}},
 };
 
-START_TEST(test_prof_fragment_shares)
+/* A stack "@ 0x100 0x200 <site> 0x400" (site 0x300: f, 0x500: r, 0x600:
+ * s, 0x700: t, 0x800: big) and its live samples. */
+struct frag_stack {
+    uint64_t site;
+    size_t n;
+    uint64_t usize[4], count[4];
+};
+
+#define FRAG_PERIOD 65536
+
+/* f allocates values of four sizes from one stack (redis's value
+ * strings); r keys of one size; s one object. */
+static const struct frag_stack frag_stacks[] = {
+    {0x300, 4, {96, 224, 512, 1280}, {10, 10, 10, 10}},
+    {0x500, 1, {16}, {40}},
+    {0x600, 1, {448}, {1}},
+};
+
+static void
+frag_frames(uint64_t site, uint64_t frames[4])
 {
-    static const char dump[] =
-        "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
-        "@ 0x100 0x200 0x300 0x400\n  t*: 30: 1920 [0: 0]\n"
-        "@ 0x100 0x200 0x500 0x400\n  t*: 10: 640 [0: 0]\n"
-        "@ 0x100 0x200 0x600 0x400\n  t*: 4: 224 [0: 0]\n"
-        "@ 0x100 0x200 0x700 0x400\n  t*: 10: 645 [0: 0]\n"
-        "@ 0x100 0x200 0x800 0x400\n  t*: 2: 40960 [0: 0]\n";
-    static const struct ha_dumpmem_bin bins[] = {
-        {48, 256, 12288, 100, 2}, /* free 24576 - 4800 = 19776 */
-        {64, 64, 4096, 50, 10},   /* free 40960 - 3200 = 37760 */
-        {80, 256, 20480, 0, 1},   /* free 20480, nobody sampled */
+    frames[0] = 0x100;
+    frames[1] = 0x200;
+    frames[2] = site;
+    frames[3] = 0x400;
+}
+
+static void
+frag_parse(const struct frag_stack *st, size_t n, struct ha_heapv2 *p)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    char err[256] = "";
+
+    ha_buf_printf(&b, "heap_v2/%d\n  t*: 0: 0 [0: 0]\n", FRAG_PERIOD);
+    for (size_t i = 0; i < n; i++) {
+        uint64_t o, by;
+
+        ha_frag_unbiased_counts(FRAG_PERIOD, st[i].usize, st[i].count,
+                                st[i].n, &o, &by);
+        ha_buf_printf(&b, "@ 0x100 0x200 0x%llx 0x400\n"
+                          "  t*: %llu: %llu [0: 0]\n",
+                      (unsigned long long)st[i].site, (unsigned long long)o,
+                      (unsigned long long)by);
+    }
+    ck_assert_msg(parse_exact((const char *)b.data, b.len, p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    ha_buf_free(&b);
+}
+
+/* The sizes recorded beside the dump: of each stack's samples of each
+ * size, num/den of them (rounded down), written as a .mem would carry
+ * them and read back. */
+static void
+frag_sizes(const struct frag_stack *st, size_t n, unsigned num,
+           unsigned den, struct ha_livesizes *out)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    char err[256] = "";
+    uint64_t frames[4];
+
+    ha_buf_printf(&b, "heapadmin-dump-memory 1\nsizes recent 4096 0 0\n");
+    for (size_t i = 0; i < n; i++) {
+        frag_frames(st[i].site, frames);
+        ha_buf_printf(&b, "sizes_stack %016llx",
+                      (unsigned long long)ha_livesizes_hash(frames, 4));
+        for (size_t j = 0; j < st[i].n; j++)
+            if (st[i].count[j] * num / den > 0)
+                ha_buf_printf(&b, " %llu:%llu",
+                              (unsigned long long)st[i].usize[j],
+                              (unsigned long long)(st[i].count[j] * num /
+                                                   den));
+        ha_buf_append_str(&b, "\n");
+    }
+    ck_assert_msg(ha_livesizes_parse((const char *)b.data, b.len, out, err,
+                                     sizeof(err)) == 0,
+                  "%s", err);
+    ha_buf_free(&b);
+}
+
+/* The regions the samples of size usize of st stand for: count * (w -
+ * 1). */
+static double
+frag_truth(const struct frag_stack *st, size_t n, uint64_t usize)
+{
+    double r = 0;
+
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < st[i].n; j++)
+            if (st[i].usize[j] == usize)
+                r += (double)st[i].count[j] *
+                     (ha_frag_weight(FRAG_PERIOD, usize) - 1);
+    return r;
+}
+
+/* Bins whose classes hold what frag_stacks stand for (curregs rounded
+ * up), 1280 a third used (the most fragmented), the others nine tenths;
+ * then three classes no sample is in: 32 with many regions, 640 with
+ * none in use, 2048 with a few. */
+static size_t
+frag_bins(struct ha_dumpmem_bin *bins)
+{
+    static const uint64_t t[][3] = {
+        {16, 256, 4096},   {32, 128, 4096},   {96, 128, 12288},
+        {224, 128, 28672}, {448, 64, 28672},  {512, 8, 4096},
+        {640, 32, 20480},  {1280, 16, 20480}, {2048, 2, 4096},
     };
+    size_t n = HA_ARRAY_SIZE(t);
+
+    for (size_t k = 0; k < n; k++) {
+        double truth = frag_truth(frag_stacks, HA_ARRAY_SIZE(frag_stacks),
+                                  t[k][0]);
+
+        bins[k] = (struct ha_dumpmem_bin){t[k][0], t[k][1], t[k][2],
+                                          (uint64_t)ceil(truth), 0};
+        if (t[k][0] == 32)
+            bins[k].curregs = 100000;
+        if (t[k][0] == 2048)
+            bins[k].curregs = 5;
+        /* 1280 a third used, the others nine tenths */
+        bins[k].curslabs = t[k][0] == 1280
+                               ? bins[k].curregs * 3 / t[k][1] + 1
+                               : bins[k].curregs * 10 / 9 / t[k][1] + 1;
+    }
+    return n;
+}
+
+/* A class's rows: their regions in all, and the row of site name. */
+static double
+frag_class(const struct ha_frag *f, uint64_t size, const char *name,
+           const struct ha_frag_row **row)
+{
+    double sum = 0;
+
+    *row = NULL;
+    for (size_t i = 0; i < f->n_rows; i++) {
+        const struct ha_frag_row *r = &f->rows[i];
+
+        if (f->bins[r->bin].size != size)
+            continue;
+        sum += r->live_regions;
+        if (name != NULL && r->name != 0 &&
+            strcmp(ha_strtab_str(&f->names, r->name), name) == 0)
+            *row = r;
+        if (name == NULL && r->name == 0)
+            *row = r;
+    }
+    return sum;
+}
+
+static void
+frag_compute(const struct ha_heapv2 *p, const struct ha_syms *s,
+             const struct ha_dumpmem_bin *bins, size_t n_bins,
+             const struct ha_livesizes *sizes, int64_t since,
+             struct ha_frag *f)
+{
+    char err[256] = "";
+
+    ck_assert_msg(ha_frag_compute(&(struct ha_frag_in){.p = p,
+                                                        .syms = s,
+                                                        .bins = bins,
+                                                        .n_bins = n_bins,
+                                                        .sizes = sizes,
+                                                        .sampling_since =
+                                                            since},
+                                  f, err, sizeof(err)) == 0,
+                  "%s", err);
+}
+
+/* Every class given at most its curregs, and the rows adding up to the
+ * classes' free bytes. */
+static void
+frag_check_bounds(const struct ha_frag *f)
+{
+    double sum = 0, given[HA_DUMPMEM_BINS_MAX] = {0};
+
+    for (size_t i = 0; i < f->n_rows; i++) {
+        sum += f->rows[i].free_bytes;
+        if (f->rows[i].name != 0)
+            given[f->rows[i].bin] += f->rows[i].live_regions;
+        ck_assert(f->rows[i].exact_regions <=
+                  f->rows[i].live_regions + 1e-6);
+    }
+    for (size_t k = 0; k < f->n_bins; k++)
+        ck_assert_msg(given[k] <= (double)f->bins[k].curregs + 1e-6,
+                      "class %llu given %.1f regions, holds %llu",
+                      (unsigned long long)f->bins[k].size, given[k],
+                      (unsigned long long)f->bins[k].curregs);
+    ck_assert_msg(fabs(sum - f->total_free) < 1e-6 * f->total_free,
+                  "rows add up to %.1f, the classes' free bytes %.1f", sum,
+                  f->total_free);
+}
+
+/* One stack whose objects span four classes, as redis's value strings:
+ * its mean (unbiased) is within 2 % of 224, so the rule that placed a
+ * stack at its mean gave 224 all its objects, four times what the class
+ * holds, and 1280, the most fragmented class, to no one. With the
+ * sizes recorded each sample goes to its own class, exactly; without
+ * them the placement within the classes' regions finds the truth here
+ * too. Never more regions than a class holds. */
+START_TEST(test_prof_fragment_spanning_stack)
+{
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
+    size_t n_bins = frag_bins(bins);
+    const struct ha_frag_row *row;
+    struct ha_livesizes sizes;
     struct ha_heapv2 p;
     struct ha_syms s;
     struct ha_frag f;
-    char err[256] = "";
-    double sum = 0;
-    size_t lo, hi;
-    double share;
+    double mean;
+    char note[1024];
 
-    ck_assert(ha_frag_classes(bins, 3, 4, 224, &lo, &hi, &share));
-    ck_assert_uint_eq(lo, 0);
-    ck_assert_uint_eq(hi, 1);
-    ck_assert(share > 0.49 && share < 0.51);
-    ck_assert(ha_frag_classes(bins, 3, 10, 645, &lo, &hi, &share));
-    ck_assert(lo == 1 && hi == 1 && share == 1);
-    ck_assert(!ha_frag_classes(bins, 3, 2, 40960, &lo, &hi, &share));
-    ck_assert(!ha_frag_classes(bins, 3, 0, 0, &lo, &hi, &share));
-    ck_assert_uint_eq(ha_frag_class_free(&bins[0]), 19776);
-    ck_assert(ha_frag_utilization(&bins[2]) == 0);
-
-    ck_assert_msg(parse_exact(dump, strlen(dump), &p, err, sizeof(err)) == 0,
-                  "%s", err);
+    frag_parse(frag_stacks, HA_ARRAY_SIZE(frag_stacks), &p);
     fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
-    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 3, false, &f, err,
-                                     sizeof(err)),
-                     0);
-    /* 64: f 30, r 10, s 2 (half of 4), t 10: 52 regions */
-    ck_assert_uint_eq(f.n_rows, 6);
-    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[0].name), "f");
-    ck_assert_uint_eq(f.rows[0].bin, 1);
-    ck_assert(fabs(f.rows[0].free_bytes - 37760.0 * 30 / 52) < 1e-6);
-    ck_assert(!f.rows[0].split);
-    /* the 80-byte class's row of its own, then s's whole 48-byte share */
-    ck_assert_uint_eq(f.rows[1].name, 0);
-    ck_assert_uint_eq(f.rows[1].bin, 2);
-    ck_assert(f.rows[1].free_bytes == 20480);
-    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[2].name), "s");
-    ck_assert_uint_eq(f.rows[2].bin, 0);
-    ck_assert(f.rows[2].free_bytes == 19776);
-    ck_assert(f.rows[2].split && f.rows[2].split_mean == 56);
-    for (size_t i = 0; i < f.n_rows; i++) {
-        sum += f.rows[i].free_bytes;
-        ck_assert_str_ne(ha_strtab_str(&f.names, f.rows[i].name), "big");
+    /* the mean rule's failure: f's mean is 224's size */
+    mean = p.stacks[0].bytes / p.stacks[0].objs;
+    ck_assert_msg(fabs(mean - 224) <= 0.02 * 224, "mean %.1f", mean);
+    ck_assert(p.stacks[0].objs * exp(-224.0 / FRAG_PERIOD) >
+              3 * (double)bins[3].curregs);
+
+    /* No sizes recorded (a dump from before they were). */
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    frag_check_bounds(&f);
+    /* the site pinning the most: f, in 1280 */
+    for (size_t i = 0; i < f.n_rows; i++)
+        if (f.rows[i].name != 0) {
+            ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[i].name), "f");
+            ck_assert_uint_eq(f.bins[f.rows[i].bin].size, 1280);
+            break;
+        }
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t size = frag_stacks[0].usize[k];
+
+        frag_class(&f, size, "f", &row);
+        ck_assert_ptr_nonnull(row);
+        ck_assert_msg(fabs(row->live_regions -
+                           frag_truth(frag_stacks, 3, size)) <=
+                          0.01 * frag_truth(frag_stacks, 3, size),
+                      "class %llu: f given %.1f, has %.1f",
+                      (unsigned long long)size, row->live_regions,
+                      frag_truth(frag_stacks, 3, size));
+        ck_assert(row->exact_regions == 0);
+        ck_assert(row->how & HA_FRAG_FITTED);
+        ha_frag_note(&f, row, note, sizeof(note));
+        ck_assert_has(note, "estimated: a stack's objects span several "
+                            "classes (mean 228 bytes)");
+        ck_assert_has(note, "no sizes were recorded with this profile (a "
+                            ".mem from before they were)");
     }
-    ck_assert(fabs(sum - (19776 + 37760 + 20480)) < 1e-6);
-    ck_assert(f.total_free == 19776 + 37760 + 20480);
+    /* s's one sample is its size, exactly; r's one size is its mean */
+    frag_class(&f, 448, "s", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == HA_FRAG_ONE);
+    ck_assert(fabs(row->live_regions -
+                   (ha_frag_weight(FRAG_PERIOD, 448) - 1)) < 1e-9);
+    ck_assert(row->exact_regions == row->live_regions);
+    frag_class(&f, 16, "r", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == HA_FRAG_MEAN);
+    ck_assert(fabs(row->live_regions - frag_truth(frag_stacks, 3, 16)) <
+              0.01 * frag_truth(frag_stacks, 3, 16));
     ha_frag_free(&f);
 
-    /* per stack: named by the collapsed stack, root first */
-    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 3, true, &f, err,
-                                     sizeof(err)),
-                     0);
-    ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[0].name), "main;f");
+    /* Every sample's size recorded: each in its class, exactly. */
+    frag_sizes(frag_stacks, HA_ARRAY_SIZE(frag_stacks), 1, 1, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    ck_assert_uint_eq(f.stacks_exact, 3);
+    ck_assert_uint_eq(f.stacks_estimated, 0);
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t size = frag_stacks[0].usize[k];
+
+        frag_class(&f, size, "f", &row);
+        ck_assert_ptr_nonnull(row);
+        ck_assert(row->how == HA_FRAG_RECORDED);
+        ck_assert(fabs(row->live_regions - frag_truth(frag_stacks, 3,
+                                                      size)) < 1e-6);
+        ck_assert(row->exact_regions == row->live_regions);
+        ha_frag_note(&f, row, note, sizeof(note));
+        ck_assert_str_eq(note, "");
+    }
     ha_frag_free(&f);
-    ck_assert_int_eq(ha_frag_compute(&p, &s, bins, 0, false, &f, err,
-                                     sizeof(err)),
-                     -1);
-    ck_assert_str_eq(err, "no size classes to share out");
+
+    /* Half of them recorded (the rest evicted from jemalloc's records):
+     * those exactly, the rest shaped like them. */
+    ha_livesizes_free(&sizes);
+    frag_sizes(frag_stacks, 1, 1, 2, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    for (size_t k = 0; k < 4; k++) {
+        uint64_t size = frag_stacks[0].usize[k];
+        double truth = frag_truth(frag_stacks, 3, size);
+
+        frag_class(&f, size, "f", &row);
+        ck_assert_ptr_nonnull(row);
+        ck_assert(row->how == (HA_FRAG_RECORDED | HA_FRAG_FITTED));
+        ck_assert_msg(fabs(row->live_regions - truth) <= 0.02 * truth,
+                      "class %llu: f given %.1f, has %.1f",
+                      (unsigned long long)size, row->live_regions, truth);
+        ck_assert(fabs(row->exact_regions - truth / 2) < 1e-6);
+    }
+    ha_frag_free(&f);
+
+    /* More recorded than the dump holds (the records read after more
+     * were made): their classes, the dump's count. */
+    ha_livesizes_free(&sizes);
+    frag_sizes(frag_stacks, 1, 2, 1, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    frag_class(&f, 1280, "f", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == HA_FRAG_RESCALED);
+    ck_assert(row->exact_regions == 0);
+    ck_assert(fabs(row->live_regions - frag_truth(frag_stacks, 3, 1280)) <
+              0.02 * frag_truth(frag_stacks, 3, 1280));
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "recorded at another moment than the profile");
+    ha_frag_free(&f);
+    ha_livesizes_free(&sizes);
     ha_syms_free(&s);
     ha_heapv2_free(&p);
+}
+END_TEST
+
+/* A class's capacity: an estimate is never given more regions than the
+ * class holds, a mean that is a class's size but would overfill it goes
+ * elsewhere, and exact samples whose estimate exceeds the class
+ * (sampling error) are scaled down to it and say so. */
+START_TEST(test_prof_fragment_capacity)
+{
+    static const struct frag_stack more[] = {
+        {0x300, 4, {96, 224, 512, 1280}, {10, 10, 10, 10}},
+        {0x500, 1, {16}, {40}},
+        {0x600, 1, {448}, {1}},
+        {0x700, 1, {448}, {30}}, /* t: 30 samples of 448 */
+    };
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
+    size_t n_bins = frag_bins(bins);
+    const struct ha_frag_row *row;
+    struct ha_livesizes sizes;
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_frag f;
+    char note[1024];
+
+    fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
+    /* 224 holds half what f's samples there stand for */
+    bins[3].curregs /= 2;
+    frag_parse(frag_stacks, 3, &p);
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    frag_check_bounds(&f);
+    ck_assert(frag_class(&f, 224, "f", &row) <= (double)bins[3].curregs);
+    ha_frag_free(&f);
+
+    /* exact, but more than 224 holds: scaled down to it */
+    frag_sizes(frag_stacks, 3, 1, 1, &sizes);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_check_bounds(&f);
+    frag_class(&f, 224, "f", &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->how == (HA_FRAG_RECORDED | HA_FRAG_CAPPED));
+    ck_assert(fabs(row->live_regions - (double)bins[3].curregs) < 1e-6);
+    ck_assert(row->exact_regions == row->live_regions);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "came to more than its");
+    ck_assert_has(note, "scaled down to them");
+    ha_frag_free(&f);
+    ha_livesizes_free(&sizes);
+    ha_heapv2_free(&p);
+
+    /* t's mean is 448's size, but 448 holds only s's one sample's
+     * regions: t goes where there is room, never beyond 448's */
+    bins[3].curregs *= 2;
+    frag_parse(more, HA_ARRAY_SIZE(more), &p);
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    frag_check_bounds(&f);
+    frag_class(&f, 448, "t", &row);
+    ck_assert(row == NULL || !(row->how & HA_FRAG_MEAN));
+    ck_assert(frag_class(&f, 448, NULL, &row) <= (double)bins[4].curregs);
+    ha_frag_free(&f);
+    ha_heapv2_free(&p);
+    ha_syms_free(&s);
+}
+END_TEST
+
+/* Rows with no function, and their notes: a class no region of which
+ * is in use, one too little used to expect a sample, one whose many
+ * regions no sample stands for (why depends on when sampling started,
+ * as far as heapadmin saw), and regions beyond what a class's samples
+ * account for. Large objects stay out; the _stacks form names stacks. */
+START_TEST(test_prof_fragment_rest_rows)
+{
+    struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
+    size_t n_bins = frag_bins(bins);
+    const struct ha_frag_row *row;
+    struct ha_livesizes sizes;
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_frag f;
+    char err[256] = "", note[1024];
+    static const char large[] =
+        "heap_v2/65536\n  t*: 0: 0 [0: 0]\n"
+        "@ 0x100 0x200 0x800 0x400\n  t*: 2: 163840 [0: 0]\n";
+
+    fake_syms(&s, frag_syms, HA_ARRAY_SIZE(frag_syms));
+    frag_parse(frag_stacks, 3, &p);
+    frag_sizes(frag_stacks, 3, 1, 1, &sizes);
+    /* 1280 holds 5,000 regions more than its samples stand for: beyond
+     * 3 sigma, a row of their own */
+    bins[7].curregs += 5000;
+    bins[7].curslabs = bins[7].curregs * 3 / 16 + 1;
+    frag_compute(&p, &s, bins, n_bins, &sizes, 1700000000000000000LL, &f);
+    frag_check_bounds(&f);
+
+    frag_class(&f, 640, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->rest == HA_FRAG_NONE_LIVE);
+    ck_assert(row->free_bytes == 20480);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_str_eq(note, "no region of this class is in use: its slabs "
+                           "hold only free regions");
+
+    frag_class(&f, 2048, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_str_eq(note, "no sampled object of this class is live: its 5 "
+                           "regions in use would hold 0.2 sampled objects "
+                           "on average (one sample per 65536 bytes "
+                           "allocated), too few to expect one");
+
+    frag_class(&f, 32, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->live_regions == 100000);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_str_eq(note, "no sampled object of this class is live, though "
+                           "its 100000 regions in use would hold 49 on "
+                           "average (one sample per 65536 bytes "
+                           "allocated): they were allocated before "
+                           "sampling last started (2023-11-14 22:13:20 "
+                           "UTC: prof.active switched on, or prof.reset), "
+                           "which the profile cannot see");
+
+    frag_class(&f, 1280, NULL, &row);
+    ck_assert_ptr_nonnull(row);
+    ck_assert(row->rest == HA_FRAG_UNACCOUNTED);
+    ck_assert(fabs(row->live_regions - (5000 + ceil(frag_truth(
+                                                   frag_stacks, 3, 1280)) -
+                                        frag_truth(frag_stacks, 3, 1280))) <
+              1e-6);
+    ha_frag_note(&f, row, note, sizeof(note));
+    snprintf(err, sizeof(err),
+             "of the class's %llu regions in use have no live sampled "
+             "object standing for them",
+             (unsigned long long)bins[7].curregs);
+    ck_assert_has(note, err);
+    ck_assert_has(note, "they were allocated before sampling last started");
+    /* the site keeps its share, in proportion */
+    frag_class(&f, 1280, "f", &row);
+    ck_assert(fabs(row->free_bytes - f.class_free[7] * row->live_regions /
+                                         (double)bins[7].curregs) < 1e-6);
+    ha_frag_free(&f);
+
+    /* sampling on from the start, or unknown: other reasons */
+    frag_compute(&p, &s, bins, n_bins, &sizes, -1, &f);
+    frag_class(&f, 32, NULL, &row);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "sampling has been on since the process started "
+                        "(opt.prof_active), so they are regions thread "
+                        "caches hold");
+    ha_frag_free(&f);
+    frag_compute(&p, &s, bins, n_bins, &sizes, 0, &f);
+    frag_class(&f, 32, NULL, &row);
+    ha_frag_note(&f, row, note, sizeof(note));
+    ck_assert_has(note, "objects allocated while sampling was off (when it "
+                        "started is unknown");
+    ha_frag_free(&f);
+
+    /* the _stacks form: rows named by the collapsed stack */
+    {
+        struct ha_frag_in in = {.p = &p,
+                                .syms = &s,
+                                .bins = bins,
+                                .n_bins = n_bins,
+                                .sizes = &sizes,
+                                .stacks = true};
+
+        ck_assert_int_eq(ha_frag_compute(&in, &f, err, sizeof(err)), 0);
+        for (size_t i = 0; i < f.n_rows; i++)
+            if (f.rows[i].name != 0) {
+                ck_assert_str_eq(ha_strtab_str(&f.names, f.rows[i].name),
+                                 "main;f");
+                break;
+            }
+        ha_frag_free(&f);
+        in.n_bins = 0;
+        ck_assert_int_eq(ha_frag_compute(&in, &f, err, sizeof(err)), -1);
+        ck_assert_str_eq(err, "no size classes to share out");
+    }
+    ha_livesizes_free(&sizes);
+    ha_heapv2_free(&p);
+
+    /* large objects are not in the small classes */
+    ck_assert_msg(parse_exact(large, strlen(large), &p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    frag_compute(&p, &s, bins, n_bins, NULL, 0, &f);
+    for (size_t i = 0; i < f.n_rows; i++)
+        ck_assert(f.rows[i].name == 0);
+    ha_frag_free(&f);
+    ha_heapv2_free(&p);
+    ha_syms_free(&s);
+}
+END_TEST
+
+/* The sizes beside a dump (prof/livesizes.h): read from jemalloc's
+ * recent-allocation records (the live ones, keyed by their backtrace as
+ * the dump writes it), written into a .mem and read back; a .mem from
+ * before they were recorded reads as none; bad lines are named. */
+START_TEST(test_prof_livesizes)
+{
+    static const char doc[] =
+        "{\"sample_interval\":65536,\"recent_alloc_max\":4096,"
+        "\"recent_alloc\":["
+        "{\"size\":1200,\"usize\":1280,\"released\":false,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":1,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x300\",\"0x400\"]},"
+        "{\"size\":90,\"usize\":96,\"released\":false,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":2,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x300\",\"0x400\"]},"
+        "{\"size\":1200,\"usize\":1280,\"released\":false,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":3,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x300\",\"0x400\"]},"
+        "{\"size\":16,\"usize\":16,\"released\":true,"
+        "\"alloc_thread_uid\":0,\"alloc_time\":4,"
+        "\"alloc_trace\":[\"0x100\",\"0x200\",\"0x500\",\"0x400\"],"
+        "\"dalloc_thread_uid\":0,\"dalloc_time\":5,"
+        "\"dalloc_trace\":[\"0x100\",\"0x200\",\"0x500\",\"0x400\"]}]}";
+    static const char old_mem[] = "heapadmin-dump-memory 1\n"
+                                  "taken_ns 1\ntrigger manual\n"
+                                  "bin 16 256 4096 10 1\n";
+    uint64_t frames[4];
+    struct ha_recent r;
+    struct ha_livesizes a, b;
+    struct ha_dumpmem m, back;
+    struct ha_buf text = HA_BUF_INIT;
+    char err[256] = "", mem[8192];
+    size_t first;
+    int len;
+
+    ck_assert_msg(ha_recent_parse(doc, strlen(doc), &r, err, sizeof(err)) ==
+                      0,
+                  "%s", err);
+    ck_assert_int_eq(ha_livesizes_from_recent(&r, &a), 0);
+    ha_recent_free(&r);
+    ck_assert_int_eq(a.state, HA_LIVESIZES_RECENT);
+    ck_assert_int_eq(a.alloc_max, 4096);
+    ck_assert_uint_eq(a.records, 4);
+    ck_assert_uint_eq(a.live, 3);
+    frag_frames(0x300, frames);
+    ck_assert_uint_eq(ha_livesizes_find(&a, ha_livesizes_hash(frames, 4),
+                                        &first),
+                      2);
+    ck_assert(a.ents[first].usize == 96 && a.ents[first].count == 1);
+    ck_assert(a.ents[first + 1].usize == 1280 &&
+              a.ents[first + 1].count == 2);
+    frag_frames(0x500, frames); /* only freed: none */
+    ck_assert_uint_eq(ha_livesizes_find(&a, ha_livesizes_hash(frames, 4),
+                                        &first),
+                      0);
+
+    /* into a .mem beside the rest, and back */
+    ha_dumpmem_init(&m);
+    m.taken_ns = 1;
+    m.sampling_since = -1;
+    m.bins[0] = (struct ha_dumpmem_bin){16, 256, 4096, 10, 1};
+    m.n_bins = 1;
+    len = ha_dumpmem_format(&m, mem, sizeof(mem));
+    ck_assert_int_gt(len, 0);
+    ha_buf_append(&text, mem, (size_t)len);
+    ck_assert_int_eq(ha_livesizes_format(&a, &text), 0);
+    frag_frames(0x300, frames);
+    ha_buf_append_u8(&text, 0);
+    {
+        char want[128];
+
+        snprintf(want, sizeof(want),
+                 "sampling_since start\nbin 16 256 4096 10 1\n"
+                 "sizes recent 4096 4 3\nsizes_stack %016llx 96:1 "
+                 "1280:2\n",
+                 (unsigned long long)ha_livesizes_hash(frames, 4));
+        ck_assert_has((const char *)text.data, want);
+    }
+    ck_assert_int_eq(ha_dumpmem_parse((const char *)text.data, text.len - 1,
+                                      &back, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.sampling_since, -1);
+    ck_assert_uint_eq(back.n_bins, 1);
+    ck_assert_int_eq(ha_livesizes_parse((const char *)text.data,
+                                        text.len - 1, &b, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.state, HA_LIVESIZES_RECENT);
+    ck_assert(b.n == a.n && b.records == 4 && b.live == 3);
+    for (size_t i = 0; i < a.n; i++)
+        ck_assert(memcmp(&a.ents[i], &b.ents[i], sizeof(a.ents[i])) == 0);
+    ha_livesizes_free(&b);
+
+    /* an older .mem: no sizes, and it says nothing else is wrong */
+    ck_assert_int_eq(ha_livesizes_parse(old_mem, strlen(old_mem), &b, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.state, HA_LIVESIZES_NONE);
+    ck_assert_uint_eq(b.n, 0);
+    ck_assert_int_eq(ha_dumpmem_parse(old_mem, strlen(old_mem), &back, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(back.sampling_since, 0);
+    ha_dumpmem_init(&back);
+    ck_assert_int_eq(ha_dumpmem_parse("heapadmin-dump-memory 1\n"
+                                      "sampling_since 1700000000000000000\n",
+                                      59, &back, err, sizeof(err)),
+                     0);
+    ck_assert(back.sampling_since == 1700000000000000000LL);
+
+    /* recording off says why */
+    ha_livesizes_set_off(&b, "jemalloc-recent_alloc_max is 0");
+    ha_buf_reset(&text);
+    ck_assert_int_eq(ha_livesizes_format(&b, &text), 0);
+    ha_buf_append_u8(&text, 0);
+    ck_assert_str_eq((const char *)text.data,
+                     "sizes off jemalloc-recent_alloc_max is 0\n");
+    ha_livesizes_free(&b);
+    ck_assert_int_eq(ha_livesizes_parse((const char *)text.data,
+                                        text.len - 1, &b, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(b.state, HA_LIVESIZES_OFF);
+    ck_assert_str_eq(b.why, "jemalloc-recent_alloc_max is 0");
+    ha_livesizes_free(&b);
+
+    /* bad lines: named by number, content never quoted */
+    ck_assert_int_eq(ha_livesizes_parse("x 1\nsizes_stack zz 1:1\n", 22, &b,
+                                        err, sizeof(err)),
+                     -1);
+    ck_assert_has(err, "line 2: expected");
+    ck_assert_int_eq(ha_livesizes_parse("sizes_stack 12 96:0\n", 20, &b, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_int_eq(ha_livesizes_parse("sizes recent x 1 1\n", 19, &b, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_int_eq(ha_livesizes_parse("sizes maybe\n", 12, &b, err,
+                                        sizeof(err)),
+                     -1);
+    ck_assert_has(err, "line 1: expected");
+    ha_livesizes_free(&a);
+    ha_buf_free(&text);
 }
 END_TEST
 
@@ -1138,10 +1734,18 @@ load_syms_file(const char *path, struct ha_syms *s)
             fr[k].file = ha_strtab_intern(&s->strs, file, strlen(file));
             fr[k].line = (uint32_t)strtoul(f[4 + 3 * k], NULL, 10);
         }
-        ck_assert_int_eq(ha_syms_add(s, strtoull(f[0], NULL, 16), 0,
-                                     (uint32_t)strtoul(f[1], NULL, 10), fr,
-                                     k),
-                         0);
+        {
+            char *end;
+            uint32_t flags = (uint32_t)strtoul(f[1], &end, 10);
+
+            ck_assert_int_eq(ha_syms_add(s, strtoull(f[0], NULL, 16), 0,
+                                         flags, fr, k),
+                             0);
+            /* "flags/size": the function's symbol size (heaptop -s). */
+            if (*end == '/')
+                s->addrs[s->n_addrs - 1].fsize =
+                    (uint32_t)strtoul(end + 1, NULL, 10);
+        }
     }
     ha_syms_finish(s);
     free(text);
@@ -1285,6 +1889,56 @@ static const struct {
      * expected output is from a copy without the leak lines. */
     {"genf.f", NULL, "genf.jeprof.txt"},
 };
+
+/* A dump's total as stats_heap_dumps and heap_top give it is jeprof's
+ * Total to the byte: truncated, not rounded (gen.2's 8252123.76 was
+ * shown as 8252124, one byte above jeprof; the diff's 544160.67 too). */
+START_TEST(test_prof_totals_as_jeprof)
+{
+    static const struct {
+        const char *dump;
+        long long total; /* jeprof --text --show_bytes, Total */
+    } real[] = {
+        {"redis7", 9567527},  /* jeprof ... /usr/bin/redis-server */
+        {"nginx122", 697789}, /* jeprof ... /usr/sbin/nginx */
+    };
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(committed); i++) {
+        struct ha_heapv2 p, q;
+        struct ha_syms s, t;
+        char *want = committed_text(committed[i].expected);
+        double total;
+        long long jeprof;
+
+        load_committed(committed[i].dump, &p, &s);
+        total = p.scaled_bytes;
+        if (committed[i].base != NULL) {
+            load_committed(committed[i].base, &q, &t);
+            total -= q.scaled_bytes;
+            ha_syms_free(&t);
+            ha_heapv2_free(&q);
+        }
+        ck_assert_int_eq(sscanf(want, "Total: %lld B", &jeprof), 1);
+        ck_assert_msg(ha_heapv2_jeprof_int(total) == jeprof,
+                      "%s: %.4f shown as %lld, jeprof's Total %lld",
+                      committed[i].expected, total,
+                      ha_heapv2_jeprof_int(total), jeprof);
+        free(want);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+    }
+    for (size_t i = 0; i < HA_ARRAY_SIZE(real); i++) {
+        struct ha_heapv2 p;
+        struct ha_syms s;
+
+        load_committed(real[i].dump, &p, &s);
+        ck_assert_int_eq(ha_heapv2_jeprof_int(p.scaled_bytes), real[i].total);
+        ha_syms_free(&s);
+        ha_heapv2_free(&p);
+    }
+    ck_assert_int_eq(ha_heapv2_jeprof_int(-12.7), -12);
+}
+END_TEST
 
 START_TEST(test_prof_committed_dumps_match_jeprof)
 {
@@ -1551,7 +2205,7 @@ START_TEST(test_prof_pprof_sample_types)
     struct ha_syms s;
     struct ha_maps m = {0};
     struct ha_pprof_input in;
-    struct ha_pprof_opts o = {0, true};
+    struct ha_pprof_opts o = {0, true, 0};
     struct ha_buf raw = HA_BUF_INIT;
     char err[256] = "", types[8][32], def[32];
 
@@ -1986,8 +2640,1051 @@ START_TEST(test_prof_names_only_where_certain)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* Allocation wrappers (prof/wrappers.h)                               */
+/* ------------------------------------------------------------------ */
+
+/* The first function of each sample of a serialized Profile (the line
+ * pprof counts flat) and its "wrapper" label ("" when none), in sample
+ * order: a small reader of the fields pprof.c writes. */
+struct pb_site {
+    char func[64];
+    char wrapper[64];
+};
+
+static size_t
+pb_sites(const uint8_t *p, size_t len, struct pb_site *out, size_t max)
+{
+    const uint8_t *end = p + len;
+    /* The string table, functions (id -> name), locations (id -> first
+     * line's function id), samples (first location, label string). */
+    const uint8_t *strs[256];
+    size_t strl[256], n_strs = 0, n_f = 0, n_l = 0, n_s = 0;
+    uint64_t fid[64], fname[64], lid[128], lfunc[128], sloc[64], slab[64];
+
+    while (p < end) {
+        uint64_t key = pb_get_varint(&p, end), n;
+        const uint8_t *sub, *q;
+
+        if ((key & 7) == 0) {
+            pb_get_varint(&p, end);
+            continue;
+        }
+        n = pb_get_varint(&p, end);
+        sub = p;
+        p += n;
+        if (key >> 3 == 6 && n_strs < 256) { /* string_table */
+            strs[n_strs] = sub;
+            strl[n_strs++] = n;
+        } else if (key >> 3 == 5 && n_f < 64) { /* Function */
+            fid[n_f] = fname[n_f] = 0;
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), v;
+
+                if ((k & 7) == 2) {
+                    q += pb_get_varint(&q, p);
+                    continue;
+                }
+                v = pb_get_varint(&q, p);
+                if (k >> 3 == 1)
+                    fid[n_f] = v;
+                else if (k >> 3 == 2)
+                    fname[n_f] = v;
+            }
+            n_f++;
+        } else if (key >> 3 == 4 && n_l < 128) { /* Location */
+            lid[n_l] = lfunc[n_l] = 0;
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), m;
+
+                if ((k & 7) != 2) {
+                    uint64_t v = pb_get_varint(&q, p);
+
+                    if (k >> 3 == 1)
+                        lid[n_l] = v;
+                    continue;
+                }
+                m = pb_get_varint(&q, p);
+                if (k >> 3 == 4 && lfunc[n_l] == 0) { /* first Line */
+                    const uint8_t *r = q;
+
+                    while (r < q + m) {
+                        uint64_t lk = pb_get_varint(&r, q + m),
+                                 lv = pb_get_varint(&r, q + m);
+
+                        if (lk >> 3 == 1)
+                            lfunc[n_l] = lv;
+                    }
+                }
+                q += m;
+            }
+            n_l++;
+        } else if (key >> 3 == 2 && n_s < 64) { /* Sample */
+            sloc[n_s] = 0;
+            slab[n_s] = UINT64_MAX;
+            for (q = sub; q < p;) {
+                uint64_t k = pb_get_varint(&q, p), m = pb_get_varint(&q, p);
+                const uint8_t *v = q;
+
+                if (k >> 3 == 1)
+                    sloc[n_s] = pb_get_varint(&v, q + m);
+                else if (k >> 3 == 3) /* Label: key 1, str 2 */
+                    while (v < q + m) {
+                        uint64_t lk = pb_get_varint(&v, q + m),
+                                 lv = pb_get_varint(&v, q + m);
+
+                        if (lk >> 3 == 2)
+                            slab[n_s] = lv;
+                    }
+                q += m;
+            }
+            n_s++;
+        }
+    }
+    for (size_t i = 0; i < n_s && i < max; i++) {
+        uint64_t f = 0, nm = UINT64_MAX;
+
+        out[i].func[0] = out[i].wrapper[0] = '\0';
+        for (size_t k = 0; k < n_l; k++)
+            if (lid[k] == sloc[i])
+                f = lfunc[k];
+        for (size_t k = 0; k < n_f; k++)
+            if (fid[k] == f)
+                nm = fname[k];
+        if (nm < n_strs)
+            snprintf(out[i].func, sizeof(out[i].func), "%.*s",
+                     (int)strl[nm], (const char *)strs[nm]);
+        if (slab[i] < n_strs)
+            snprintf(out[i].wrapper, sizeof(out[i].wrapper), "%.*s",
+                     (int)strl[slab[i]], (const char *)strs[slab[i]]);
+    }
+    return n_s;
+}
+
+/* Frames of the cut's cases: jemalloc, malloc, a redis-like chain
+ * (zmalloc -> ztrymalloc -> malloc), zmalloc inlined into its caller,
+ * ztrymalloc inlined into a helper inlined into fn, an unnamed static
+ * helper between nginx's ngx_palloc and the allocator, ld.so's inline
+ * "malloc", and main. */
+static const struct fake_sym wrap_syms[] = {
+    {0x100, HA_SYMS_ALLOCATOR, {NULL}},
+    {0x1ff, 0, {"malloc"}},
+    {0x2ff, 0, {"ztrymalloc"}},
+    {0x3ff, 0, {"zmalloc"}},
+    {0x4ff, 0, {"createObject"}},
+    {0x5ff, 0, {"main"}},
+    {0x6ff, 0, {"zmalloc", "sdsnew"}},
+    {0x7ff, 0, {"ztrymalloc", "helper", "fn"}},
+    {0x8ff, HA_SYMS_UNNAMED, {"nginx+0x8ff"}},
+    {0x9ff, 0, {"ngx_palloc"}},
+    {0xaff, 0, {"caller"}},
+    {0xbff, 0, {"malloc", "_dl_new_object"}},
+};
+
+static const char wrap_dump[] =
+    "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+    "@ 0x100 0x200 0x300 0x400 0x500 0x600\n  t*: 1: 100 [0: 0]\n"
+    "@ 0x100 0x200 0x700 0x600\n  t*: 1: 10 [0: 0]\n"
+    "@ 0x100 0x200 0x800 0x600\n  t*: 1: 20 [0: 0]\n"
+    "@ 0x100 0x200 0x900 0xa00 0xb00 0x600\n  t*: 1: 30 [0: 0]\n"
+    "@ 0x100 0x200 0x400\n  t*: 1: 40 [0: 0]\n"
+    "@ 0x100 0xc00 0x600\n  t*: 1: 50 [0: 0]\n";
+
+/* Per stack of wrap_dump: the site, the wrapper it called (heap_top's
+ * column), the collapsed stack and its wrapper part (heap_stacks'), and
+ * jeprof's site without wrappers. */
+static const struct {
+    const char *site, *wrapper, *stack, *skipped, *jeprof;
+} wrap_want[] = {
+    {"createObject", "zmalloc", "main;createObject", "zmalloc;ztrymalloc",
+     "ztrymalloc"},
+    {"sdsnew", "zmalloc", "main;sdsnew", "zmalloc[inline]",
+     "zmalloc (inline)"},
+    {"helper (inline)", "ztrymalloc", "main;fn;helper[inline]",
+     "ztrymalloc[inline]", "ztrymalloc (inline)"},
+    {"caller", "ngx_palloc", "main;caller", "ngx_palloc;nginx+0x8ff",
+     "nginx+0x8ff"},
+    /* Wrappers to the end: the outermost stays the site. */
+    {"zmalloc", NULL, "zmalloc", "", "zmalloc"},
+    {"_dl_new_object", "malloc", "main;_dl_new_object", "malloc[inline]",
+     "malloc (inline)"},
+};
+
+/* The site is the first frame (or inlined entry) that is neither
+ * allocator nor wrapper, by one rule in the aggregate, the walker, the
+ * collapsed stacks and pprof; without a set, jeprof's cut is unchanged. */
+START_TEST(test_wrap_site_rule)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0}, j = {0};
+    struct ha_agg_walker *w;
+    struct ha_buf b = HA_BUF_INIT;
+    struct ha_maps m = {0};
+    struct ha_pprof_input in;
+    struct pb_site sites[8];
+    struct ha_wrap_set *none = ha_wrap_set_empty();
+    double flat = 0, jflat = 0;
+    char err[256] = "";
+
+    ck_assert_ptr_nonnull(none);
+    ck_assert_int_eq(parse_exact(wrap_dump, strlen(wrap_dump), &p, err,
+                                 sizeof(err)),
+                     0);
+    fake_syms(&s, wrap_syms, HA_ARRAY_SIZE(wrap_syms));
+    /* jeprof's cut first: the syms carry no set. */
+    ck_assert_int_eq(ha_agg_add(&j, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, NULL, NULL, &s.wrappers, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_ptr_nonnull(w = ha_agg_walker_new(&s));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(wrap_want); i++) {
+        const struct ha_agg_row *r = row_named(&a, wrap_want[i].site);
+
+        ck_assert_msg(r != NULL && r->flat_bytes > 0, "stack %zu: no site %s",
+                      i, wrap_want[i].site);
+        if (wrap_want[i].wrapper == NULL)
+            ck_assert_ptr_null(ha_agg_wrapper(&a, r));
+        else
+            ck_assert_str_eq(ha_agg_wrapper(&a, r), wrap_want[i].wrapper);
+        ck_assert_int_eq(ha_agg_walker_site(w, &p, i, &b), 0);
+        ha_buf_append_u8(&b, 0);
+        ck_assert_str_eq((const char *)b.data, wrap_want[i].site);
+        ck_assert_int_eq(ha_agg_walker_collapsed(w, &p, i, &b), 0);
+        ha_buf_append_u8(&b, 0);
+        ck_assert_str_eq((const char *)b.data, wrap_want[i].stack);
+        ck_assert_int_eq(ha_agg_walker_wrapper(w, &p, i, &b), 0);
+        ha_buf_append_u8(&b, 0);
+        ck_assert_str_eq((const char *)b.data, wrap_want[i].skipped);
+        r = row_named(&j, wrap_want[i].jeprof);
+        ck_assert_msg(r != NULL && r->flat_bytes > 0,
+                      "stack %zu: jeprof's site is not %s", i,
+                      wrap_want[i].jeprof);
+    }
+    ha_agg_walker_free(w);
+    /* No wrapper is a site but where nothing else is left; the sites'
+     * flat figures add up to the total either way. */
+    ck_assert_ptr_null(row_named(&a, "ztrymalloc"));
+    ck_assert_ptr_null(row_named(&a, "ngx_palloc"));
+    ck_assert_ptr_null(row_named(&a, "nginx+0x8ff"));
+    ck_assert_double_eq(row_named(&a, "zmalloc")->flat_bytes, 40);
+    ck_assert_double_eq(row_named(&a, "zmalloc")->cum_bytes, 40);
+    for (size_t i = 0; i < a.n_rows; i++)
+        flat += a.rows[i].flat_bytes;
+    for (size_t i = 0; i < j.n_rows; i++)
+        jflat += j.rows[i].flat_bytes;
+    ck_assert_double_eq(flat, 250);
+    ck_assert_double_eq(jflat, 250);
+
+    /* Another set for the same syms (a series cut with its newest
+     * dump's): the empty one cuts the allocator alone (and inlined
+     * entries named like it). */
+    ha_agg_free(&a);
+    a.wrappers = none;
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(row_named(&a, "ztrymalloc")->flat_bytes, 100);
+    ck_assert_ptr_null(ha_agg_wrapper(&a, row_named(&a, "ztrymalloc")));
+    ck_assert_double_eq(row_named(&a, "nginx+0x8ff")->flat_bytes, 30);
+    ck_assert_double_eq(row_named(&a, "_dl_new_object")->flat_bytes, 50);
+
+    /* pprof: the site is where flat is counted, the wrapper a label. */
+    memset(&in, 0, sizeof(in));
+    in.p = &p;
+    in.maps = &m;
+    in.syms = &s;
+    in.weight = 1;
+    ha_buf_reset(&b);
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &b, err, sizeof(err)), 0);
+    ck_assert_uint_eq(pb_sites(b.data, b.len, sites, 8), 6);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(wrap_want); i++) {
+        const char *want = wrap_want[i].site;
+        size_t n = strcspn(want, " ");
+
+        ck_assert_msg(strncmp(sites[i].func, want, n) == 0 &&
+                          sites[i].func[n] == '\0',
+                      "sample %zu: pprof's first line is %s, not %s", i,
+                      sites[i].func, want);
+        ck_assert_str_eq(sites[i].wrapper, wrap_want[i].wrapper != NULL
+                                               ? wrap_want[i].wrapper
+                                               : "");
+    }
+    ha_buf_free(&b);
+    ha_wrap_set_free(none);
+    ha_agg_free(&a);
+    ha_agg_free(&j);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Detection's cases: my_alloc, a wrapper (three callers, three sizes);
+ * my_strdup, a wrapper of it (found in the second round); node_alloc, a
+ * constructor (one size whatever the caller); two_alloc (two callers);
+ * big_alloc (2000 bytes of code); mid_alloc (once above another
+ * function); makeString, wrapper-shaped but no name that says so; an
+ * unnamed address right above the allocator. */
+static const struct fake_sym det_syms[] = {
+    {0x100, HA_SYMS_ALLOCATOR, {NULL}},
+    {0x1ff, 0, {"malloc"}},
+    {0x2ff, 0, {"my_alloc"}},
+    {0x3ff, 0, {"a"}},
+    {0x4ff, 0, {"b"}},
+    {0x5ff, 0, {"c"}},
+    {0x6ff, 0, {"my_strdup"}},
+    {0x7ff, 0, {"x"}},
+    {0x8ff, 0, {"y"}},
+    {0x9ff, 0, {"z"}},
+    {0xaff, 0, {"node_alloc"}},
+    {0xbff, 0, {"two_alloc"}},
+    {0xcff, 0, {"big_alloc"}},
+    {0xdff, 0, {"mid_alloc"}},
+    {0xeff, 0, {"inner"}},
+    {0xfff, 0, {"makeString"}},
+    {0x10ff, HA_SYMS_UNNAMED, {"prog+0x10ff"}},
+    {0x11ff, 0, {"main"}},
+};
+
+static const struct {
+    uint64_t pc;
+    uint32_t fsize;
+} det_sizes[] = {
+    {0x2ff, 80},  {0x6ff, 60},  {0xaff, 90},  {0xbff, 50},
+    {0xcff, 2000}, {0xdff, 100}, {0xfff, 120},
+};
+
+#define DET_ABC(fn, s1, s2, s3)                                          \
+    "@ 0x100 0x200 " fn " 0x400 0x1200\n  t*: 1: " s1 " [1: " s1 "]\n"   \
+    "@ 0x100 0x200 " fn " 0x500 0x1200\n  t*: 1: " s2 " [1: " s2 "]\n"   \
+    "@ 0x100 0x200 " fn " 0x600 0x1200\n  t*: 1: " s3 " [1: " s3 "]\n"
+
+static const char det_dump[] =
+    "heap_v2/0\n  t*: 0: 0 [0: 0]\n"
+    DET_ABC("0x300", "16", "64", "256")
+    "@ 0x100 0x200 0x300 0x700 0x800 0x1200\n  t*: 1: 8 [1: 8]\n"
+    "@ 0x100 0x200 0x300 0x700 0x900 0x1200\n  t*: 1: 24 [1: 24]\n"
+    "@ 0x100 0x200 0x300 0x700 0xa00 0x1200\n  t*: 1: 40 [1: 40]\n"
+    DET_ABC("0xb00", "48", "48", "48")
+    "@ 0x100 0x200 0xc00 0x400 0x1200\n  t*: 1: 10 [1: 10]\n"
+    "@ 0x100 0x200 0xc00 0x500 0x1200\n  t*: 1: 20 [1: 20]\n"
+    DET_ABC("0xd00", "10", "20", "30")
+    DET_ABC("0xe00", "10", "20", "30")
+    "@ 0x100 0x200 0xf00 0xe00 0x400 0x1200\n  t*: 1: 10 [1: 10]\n"
+    DET_ABC("0x1000", "10", "20", "30")
+    DET_ABC("0x1100", "10", "20", "30");
+
+static void
+det_load(struct ha_heapv2 *p, struct ha_syms *s)
+{
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(det_dump, strlen(det_dump), p, err,
+                              sizeof(err)) == 0,
+                  "%s", err);
+    fake_syms(s, det_syms, HA_ARRAY_SIZE(det_syms));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(det_sizes); i++) {
+        struct ha_syms_addr *sa =
+            (struct ha_syms_addr *)ha_syms_find(s, det_sizes[i].pc);
+
+        ck_assert_ptr_nonnull(sa);
+        sa->fsize = det_sizes[i].fsize;
+    }
+}
+
+/* A refused name's detail holds want. */
+static void
+other_says(const struct ha_wrap_set *w, const char *name, const char *want)
+{
+    const struct ha_wrap_entry *e = ha_wrap_set_find_other(w, name);
+
+    ck_assert_msg(e != NULL, "%s is not listed as refused", name);
+    ck_assert_msg(e->detail != NULL && strstr(e->detail, want) != NULL,
+                  "%s: '%s' does not say '%s'", name,
+                  e->detail ? e->detail : "(null)", want);
+}
+
+START_TEST(test_wrap_detection)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_wrap_set *w;
+    struct ha_wrap_conf c;
+    struct ha_wrap_use *u;
+    struct ha_agg a = {0};
+    size_t n;
+    char err[256] = "";
+
+    det_load(&p, &s);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, &p, &s, &w, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_wrap_set_find(w, "my_alloc")->why, HA_WRAP_DETECTED);
+    ck_assert_ptr_nonnull(strstr(ha_wrap_set_find(w, "my_alloc")->detail,
+                                 "4 callers, 4 object sizes, 80 bytes"));
+    ck_assert_int_eq(ha_wrap_set_find(w, "my_strdup")->why,
+                     HA_WRAP_DETECTED);
+    ck_assert(ha_wrap_set_has(w, "zmalloc")); /* the built-in list too */
+    other_says(w, "node_alloc", "one object size");
+    other_says(w, "two_alloc", "reached from 2 callers (3 needed)");
+    other_says(w, "big_alloc", "2000 bytes of code, over 512");
+    other_says(w, "mid_alloc", "1 stacks hold it elsewhere");
+    /* No name that says it allocates, or no name at all: never a
+     * candidate, however wrapper-shaped. */
+    ck_assert(!ha_wrap_set_has(w, "makeString"));
+    ck_assert_ptr_null(ha_wrap_set_find_other(w, "makeString"));
+    ck_assert(!ha_wrap_set_has(w, "prog+0x10ff"));
+    ck_assert_ptr_null(ha_wrap_set_find_other(w, "prog+0x10ff"));
+
+    /* The cut with it: my_strdup's callers are the sites. */
+    s.wrappers = w;
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ck_assert_double_eq(row_named(&a, "x")->flat_bytes, 8);
+    ck_assert_str_eq(ha_agg_wrapper(&a, row_named(&a, "x")), "my_strdup");
+    ck_assert_str_eq(ha_agg_wrapper(&a, row_named(&a, "a")), "my_alloc");
+    ck_assert_double_eq(row_named(&a, "node_alloc")->flat_bytes, 144);
+    ck_assert_double_eq(row_named(&a, "makeString")->flat_bytes, 60);
+    ha_agg_free(&a);
+
+    /* heap_wrappers' rows: wrappers first, each where it was skipped. */
+    ck_assert_int_eq(ha_wrap_uses(&p, &s, w, &u, &n, err, sizeof(err)), 0);
+    ck_assert_uint_ge(n, 6);
+    ck_assert_str_eq(u[0].e->name, "my_alloc");
+    ck_assert(u[0].wrapper);
+    ck_assert_uint_eq(u[0].stacks, 6);
+    ck_assert_double_eq(u[0].bytes, 16 + 64 + 256 + 8 + 24 + 40);
+    ck_assert_str_eq(u[1].e->name, "my_strdup");
+    ck_assert_uint_eq(u[1].stacks, 3);
+    for (size_t i = 2; i < n; i++)
+        ck_assert_msg(!u[i].wrapper || u[i].stacks > 0 ||
+                          u[i].e->why != HA_WRAP_BUILTIN,
+                      "%s listed with no stack", u[i].e->name);
+    free(u);
+    s.wrappers = NULL;
+    ha_wrap_set_free(w);
+
+    /* The operator removes a name: never a wrapper, not detected, and
+     * what sat above it is not either. */
+    ck_assert_int_eq(ha_wrap_conf_parse("-my_alloc", &c, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert(!ha_wrap_set_has(w, "my_alloc"));
+    ck_assert(!ha_wrap_set_has(w, "my_strdup"));
+    ck_assert_int_eq(ha_wrap_set_find_other(w, "my_alloc")->why,
+                     HA_WRAP_REMOVED);
+    ha_wrap_set_free(w);
+    ha_wrap_conf_free(&c);
+
+    /* "-*": the operator's names alone. */
+    ck_assert_int_eq(ha_wrap_conf_parse("-*, +makeString", &c, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert_uint_eq(w->n, 1);
+    ck_assert_str_eq(w->e[0].name, "makeString");
+    ck_assert_int_eq(w->e[0].why, HA_WRAP_OPERATOR);
+    ck_assert_uint_eq(w->n_other, 0);
+    ck_assert_str_eq(w->conf, "-*,+makeString");
+    ha_wrap_set_free(w);
+    ha_wrap_conf_free(&c);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+START_TEST(test_wrap_conf_parse)
+{
+    static const struct {
+        const char *text, *canon;
+    } good_conf[] = {
+        {"", ""},
+        {"   ", ""},
+        {"mywrap", "+mywrap"},
+        {" +mywrap , -xmalloc ", "+mywrap,-xmalloc"},
+        {"-*,+a,a", "-*,+a,+a"},
+        {"nginx+0x277b1", "+nginx+0x277b1"},
+        {"operator new[]", "+operator new[]"},
+    };
+    static const struct {
+        const char *text, *says;
+    } bad[] = {
+        {",a", "item 1 is empty"},
+        {"a,", "item 2 is empty (a trailing comma)"},
+        {"a,,b", "item 2 is empty"},
+        {"+", "item 1 is empty"},
+        {"a,-a", "item 2 names 'a' both to add (+) and to remove (-)"},
+        {"a\tb", "item 1 holds a control or non-ASCII character"},
+    };
+    struct ha_wrap_conf c;
+    char err[1024], many[HA_WRAP_TEXT_MAX + 8];
+    size_t at = 0;
+
+    for (size_t i = 0; i < HA_ARRAY_SIZE(good_conf); i++) {
+        ck_assert_msg(ha_wrap_conf_parse(good_conf[i].text, &c, err,
+                                         sizeof(err)) == 0,
+                      "'%s': %s", good_conf[i].text, err);
+        ck_assert_str_eq(c.text, good_conf[i].canon);
+        ha_wrap_conf_free(&c);
+    }
+    ck_assert_int_eq(ha_wrap_conf_parse(" +a, -b ,c,-*", &c, err,
+                                        sizeof(err)),
+                     0);
+    ck_assert_uint_eq(c.n_add, 2);
+    ck_assert_uint_eq(c.n_del, 1);
+    ck_assert(c.none);
+    ck_assert_str_eq(c.del[0], "b");
+    ha_wrap_conf_free(&c);
+    ck_assert_int_eq(ha_wrap_conf_parse(NULL, &c, err, sizeof(err)), 0);
+    ha_wrap_conf_free(&c);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(bad); i++) {
+        ck_assert_msg(ha_wrap_conf_parse(bad[i].text, &c, err,
+                                         sizeof(err)) == -1,
+                      "'%s' accepted", bad[i].text);
+        ck_assert_msg(strstr(err, bad[i].says) != NULL &&
+                          strstr(err, "allowed: a comma-separated list") !=
+                              NULL,
+                      "'%s': %s", bad[i].text, err);
+        ck_assert_ptr_null(c.text);
+    }
+    /* Too many items, a name too long, a value too long. */
+    for (int i = 0; i < 65; i++)
+        at += (size_t)snprintf(many + at, sizeof(many) - at, "%sf%d",
+                               i ? "," : "", i);
+    ck_assert_int_eq(ha_wrap_conf_parse(many, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "more than 64 items"));
+    memset(many, 'x', 300);
+    many[300] = '\0';
+    ck_assert_int_eq(ha_wrap_conf_parse(many, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "longer than 255 characters"));
+    memset(many, 'x', HA_WRAP_TEXT_MAX);
+    many[HA_WRAP_TEXT_MAX] = '\0';
+    ck_assert_int_eq(ha_wrap_conf_parse(many, &c, err, sizeof(err)), -1);
+    ck_assert_ptr_nonnull(strstr(err, "characters, over 2047"));
+}
+END_TEST
+
+/* The built-in list is sorted (bsearch) and holds the wrappers of the
+ * programs it names; the name rule of detection. */
+START_TEST(test_wrap_builtin_list)
+{
+    static const char *const must[] = {
+        "zmalloc", "zmalloc_usable", "ztrymalloc_usable", "zcalloc",
+        "zrealloc_usable", "zfree", "ngx_alloc", "ngx_palloc",
+        "ngx_pcalloc", "ngx_pnalloc", "ngx_memalign", "ngx_palloc_block",
+        "g_malloc", "g_malloc0", "g_realloc", "g_try_malloc", "g_strdup",
+        "g_memdup2", "g_slice_alloc", "g_free", "xmalloc", "xcalloc",
+        "xrealloc", "xstrdup", "emalloc", "_emalloc", "ecalloc",
+        "erealloc", "estrdup", "apr_palloc", "apr_pcalloc", "apr_pstrdup",
+        "CRYPTO_malloc", "CRYPTO_zalloc", "CRYPTO_realloc", "CRYPTO_strdup",
+        "CRYPTO_strndup", "CRYPTO_memdup", "CRYPTO_free", "sqlite3Malloc",
+        "sqlite3_malloc", "sqlite3_malloc64", "sqlite3MallocZero",
+        "sqlite3DbMallocRaw", "sqlite3_free"};
+    size_t n;
+    const char *const *b = ha_wrap_builtin(&n);
+
+    for (size_t i = 1; i < n; i++)
+        ck_assert_msg(strcmp(b[i - 1], b[i]) < 0, "%s before %s", b[i - 1],
+                      b[i]);
+    for (size_t i = 0; i < HA_ARRAY_SIZE(must); i++)
+        ck_assert_msg(ha_wrap_is_builtin(must[i]), "%s not built in",
+                      must[i]);
+    ck_assert(!ha_wrap_is_builtin("createObject"));
+    ck_assert(!ha_wrap_is_builtin("ngx_create_pool"));
+    ck_assert(ha_wrap_name_allocates("my_Alloc"));
+    ck_assert(ha_wrap_name_allocates("ngx_memalign"));
+    ck_assert(ha_wrap_name_allocates("dupe_strdup_x"));
+    ck_assert(!ha_wrap_name_allocates("createEmbeddedStringObject"));
+    ck_assert(!ha_wrap_name_allocates("lpInsert"));
+}
+END_TEST
+
+/* A real program: Debian's redis-server 7.0.15 under redis-benchmark
+ * (set, get, incr, lpush, rpush, lpop, sadd, hset, spop, zadd,
+ * lrange_100, mset; lg_prof_sample 13, prof_accum), dumped through the
+ * agent; redis7.syms is what heapadmin's symbolizer made of it. */
+START_TEST(test_wrap_redis)
+{
+    static const char *const sites[] = {"lpInsert", "_sdsnewlen",
+                                        "createEmbeddedStringObject",
+                                        "createObject", "dictAddRaw",
+                                        "listAddNodeHead"};
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    struct ha_wrap_conf c = {0};
+    struct ha_wrap_set *w;
+    double flat = 0;
+    char err[256] = "";
+
+    load_committed("redis7", &p, &s);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, &p, &s, &s.wrappers, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ha_agg_sort(&a, HA_AGG_BY_ALLOC_FLAT_BYTES);
+    /* The top allocators by alloc_bytes are redis's own functions. */
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[0]), "lpInsert");
+    ck_assert_str_eq(ha_agg_wrapper(&a, &a.rows[0]), "zrealloc_usable");
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[1]),
+                     "createEmbeddedStringObject");
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[2]), "_sdsnewlen");
+    for (size_t i = 0; i < a.n_rows; i++) {
+        const char *name = ha_agg_name(&a, &a.rows[i]);
+
+        flat += a.rows[i].flat_bytes;
+        ck_assert_msg(!ha_wrap_is_builtin(name) ||
+                          (a.rows[i].flat_bytes == 0 &&
+                           a.rows[i].alloc_flat_bytes == 0),
+                      "the wrapper %s is a site", name);
+    }
+    ck_assert(fabs(flat - a.total_bytes) < 1);
+    ha_agg_free(&a);
+    ha_wrap_set_free(s.wrappers);
+    s.wrappers = NULL;
+
+    /* Detection alone finds redis's busiest wrappers and none of its
+     * sites (a wrapper seen from one caller only is not enough). */
+    c.no_builtin = true;
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert(ha_wrap_set_has(w, "zmalloc"));
+    ck_assert(ha_wrap_set_has(w, "zmalloc_usable"));
+    ck_assert(ha_wrap_set_has(w, "zcalloc"));
+    for (size_t i = 0; i < HA_ARRAY_SIZE(sites); i++)
+        ck_assert_msg(!ha_wrap_set_has(w, sites[i]), "%s detected",
+                      sites[i]);
+    for (size_t i = 0; i < w->n; i++)
+        ck_assert_msg(w->e[i].name[0] == 'z' ||
+                          strncmp(w->e[i].name, "CRYPTO_", 7) == 0,
+                      "%s detected", w->e[i].name);
+    ha_wrap_set_free(w);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Debian's nginx 1.22.1, one worker under ab (files and 404s;
+ * lg_prof_sample 11, prof_accum). Its pools are the sites: no ngx_*
+ * wrapper; the stripped static helper of ngx_palloc_large stays an
+ * address, which detection names as a likely wrapper helper. */
+START_TEST(test_wrap_nginx)
+{
+    static const char *const wrappers[] = {"ngx_alloc", "ngx_calloc",
+                                           "ngx_memalign", "ngx_palloc",
+                                           "ngx_pcalloc", "ngx_pnalloc",
+                                           "ngx_pmemalign"};
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_agg a = {0};
+    struct ha_wrap_conf c = {0};
+    struct ha_wrap_set *w;
+    char err[256] = "";
+
+    load_committed("nginx122", &p, &s);
+    ck_assert_int_eq(ha_wrap_set_make(NULL, &p, &s, &s.wrappers, err,
+                                      sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_agg_add(&a, &p, &s, 1, false, err, sizeof(err)), 0);
+    ha_agg_sort(&a, HA_AGG_BY_ALLOC_FLAT_BYTES);
+    ck_assert_str_eq(ha_agg_name(&a, &a.rows[0]), "ngx_create_pool");
+    ck_assert_str_eq(ha_agg_wrapper(&a, &a.rows[0]), "ngx_memalign");
+    for (size_t i = 0; i < HA_ARRAY_SIZE(wrappers); i++) {
+        const struct ha_agg_row *r = row_named(&a, wrappers[i]);
+
+        ck_assert_msg(r == NULL || (r->flat_bytes == 0 &&
+                                    r->alloc_flat_bytes == 0),
+                      "%s is a site", wrappers[i]);
+    }
+    ha_agg_free(&a);
+    ha_wrap_set_free(s.wrappers);
+    s.wrappers = NULL;
+
+    c.no_builtin = true;
+    ck_assert_int_eq(ha_wrap_set_make(&c, &p, &s, &w, err, sizeof(err)), 0);
+    ck_assert(ha_wrap_set_has(w, "ngx_alloc"));
+    ck_assert(!ha_wrap_set_has(w, "ngx_create_pool"));
+    ck_assert(!ha_wrap_set_has(w, "nginx+0x278c4"));
+    other_says(w, "nginx+0x278c4", "add '+nginx+0x278c4'");
+    ha_wrap_set_free(w);
+    ha_syms_free(&s);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 /* Suite                                                               */
 /* ------------------------------------------------------------------ */
+
+/* ------------------------------------------------------------------ */
+/* Memory by thread (prof/threads.h) and deltas (prof/delta.h)         */
+/* ------------------------------------------------------------------ */
+
+/* jemalloc 5.3's shape (prof_dump_header, prof_dump_gctx): the header's
+ * threads with names (a blank and a tab inside one, a byte jemalloc
+ * would refuse), then per-stack thread lines that, unbiased one by one,
+ * do not add up to the stack's t* line. */
+static const char threads_dump[] =
+    "heap_v2/16384\n"
+    "  t*: 40: 163840 [50: 204800]\n"
+    "  t0: 10: 40960 [12: 49152] main\n"
+    "  t2: 20: 81920 [26: 106496] io thd\t2\n"
+    "  t1: 10: 40960 [12: 49152] bad\x01name\n"
+    "  t3: 0: 0 [0: 0]\n"
+    "@ 0x10 0x20\n"
+    "  t*: 30: 122880 [40: 163840]\n"
+    "  t0: 9: 36000 [11: 45000]\n"
+    "  t2: 21: 84000 [29: 118000]\n"
+    "@ 0x11 0x21\n"
+    "  t*: 10: 40960 [10: 40960]\n"
+    "  t1: 10: 40960 [10: 40960]\n"
+    "@ 0x12\n"
+    "  t*: 3: 300 [3: 300]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n";
+
+START_TEST(test_prof_threads_parse)
+{
+    struct ha_heapv2 p;
+    const struct ha_heapv2_thread *t;
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(threads_dump, sizeof(threads_dump) - 1, &p,
+                              err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(p.n_threads, 4);
+    /* Sorted by uid, whatever the text's order. */
+    for (uint32_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(p.threads[i].uid, i);
+    ck_assert_str_eq(ha_heapv2_thread_name(&p, &p.threads[0]), "main");
+    ck_assert_str_eq(ha_heapv2_thread_name(&p, &p.threads[2]), "io thd\t2");
+    ck_assert_str_eq(ha_heapv2_thread_name(&p, &p.threads[1]), "bad?name");
+    ck_assert_ptr_null(ha_heapv2_thread_name(&p, &p.threads[3]));
+    ck_assert(ha_heapv2_has_names(&p));
+    ck_assert_uint_eq(p.threads[2].raw.accum_bytes, 106496);
+    t = ha_heapv2_thread_of(&p, 2);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->raw.bytes, 81920);
+    ck_assert_ptr_null(ha_heapv2_thread_of(&p, 7));
+    ck_assert_uint_eq(p.n_tlines, 3);
+    ck_assert_uint_eq(p.stacks[0].n_threads, 2);
+    ck_assert_uint_eq(p.stacks[0].tline_off, 0);
+    ck_assert_uint_eq(p.tlines[1].uid, 2);
+    ck_assert_uint_eq(p.tlines[1].raw.accum_bytes, 118000);
+    ck_assert_uint_eq(p.stacks[1].tline_off, 2);
+    ck_assert_uint_eq(p.stacks[2].n_threads, 0);
+    ha_heapv2_free(&p);
+
+    /* A name past HA_HEAPV2_NAME_MAX is cut there. */
+    {
+        struct ha_buf b = HA_BUF_INIT;
+
+        ha_buf_printf(&b, "heap_v2/1\n  t*: 0: 0 [0: 0]\n  t5: 0: 0 "
+                          "[0: 0] ");
+        for (int i = 0; i < 400; i++)
+            ha_buf_append_u8(&b, 'x');
+        ha_buf_printf(&b, "\n");
+        ck_assert_int_eq(parse_exact((const char *)b.data, b.len, &p, err,
+                                     sizeof(err)),
+                         0);
+        ck_assert_uint_eq(strlen(ha_heapv2_thread_name(&p, &p.threads[0])),
+                          HA_HEAPV2_NAME_MAX);
+        ha_heapv2_free(&p);
+        ha_buf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(test_prof_threads_apportion)
+{
+    const double w[] = {1, 1, 1};
+    const double z[] = {0, 0};
+    const double m[] = {0.5, 0, 2.5, 7};
+    long long out[4];
+
+    /* 10 in thirds: 4, 3, 3 (the first of equal remainders first). */
+    ck_assert_int_eq(ha_threads_apportion(10, w, 3, out), 0);
+    ck_assert_int_eq(out[0], 4);
+    ck_assert_int_eq(out[1], 3);
+    ck_assert_int_eq(out[2], 3);
+    ck_assert_int_eq(ha_threads_apportion(10, z, 2, out), 0);
+    ck_assert_int_eq(out[0] + out[1], 0);
+    ck_assert_int_eq(ha_threads_apportion(1001, m, 4, out), 0);
+    ck_assert_int_eq(out[0] + out[1] + out[2] + out[3], 1001);
+    ck_assert_int_eq(out[1], 0);
+    ck_assert_int_eq(out[0], 50);
+    ck_assert_int_eq(out[3], 701);
+}
+END_TEST
+
+START_TEST(test_prof_threads_rows)
+{
+    struct ha_heapv2 p;
+    struct ha_threads_row *rows;
+    size_t n;
+    long long sum[4] = {0, 0, 0, 0};
+    double s0 = 0;
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(threads_dump, sizeof(threads_dump) - 1, &p,
+                                 err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_threads_rows(&p, &rows, &n), 0);
+    /* Four threads of the header, then the third stack's part that no
+     * thread line shares. */
+    ck_assert_uint_eq(n, 5);
+    ck_assert(!rows[4].has_uid);
+    ck_assert_double_eq_tol(rows[4].bytes, p.stacks[2].bytes, 1e-6);
+    /* Thread 0's part of the first stack: its line over the lines' sum,
+     * of the stack's scaled figure (the lines sum to 120000, not the t*
+     * line's 122880). */
+    ck_assert_double_eq_tol(rows[0].bytes,
+                            p.stacks[0].bytes * 36000.0 / 120000.0, 1e-6);
+    ck_assert_double_eq_tol(rows[2].accum_bytes,
+                            p.stacks[0].accum_bytes * 118000.0 / 163000.0,
+                            1e-6);
+    ck_assert_double_eq_tol(rows[1].bytes, p.stacks[1].bytes, 1e-6);
+    ck_assert_uint_eq(rows[0].stacks, 1);
+    ck_assert_uint_eq(rows[3].stacks, 0);
+    ck_assert_str_eq(rows[2].name, "io thd\t2");
+    for (size_t i = 0; i < n; i++) {
+        sum[0] += rows[i].i_objs;
+        sum[1] += rows[i].i_bytes;
+        sum[2] += rows[i].i_accum_objs;
+        sum[3] += rows[i].i_accum_bytes;
+        s0 += rows[i].bytes;
+    }
+    /* The integers add up to the dump's totals as jeprof prints them. */
+    ck_assert_int_eq(sum[0], ha_heapv2_jeprof_int(p.scaled_objs));
+    ck_assert_int_eq(sum[1], ha_heapv2_jeprof_int(p.scaled_bytes));
+    ck_assert_int_eq(sum[2], ha_heapv2_jeprof_int(p.scaled_accum_objs));
+    ck_assert_int_eq(sum[3], ha_heapv2_jeprof_int(p.scaled_accum_bytes));
+    ck_assert_double_eq_tol(s0, p.scaled_bytes, 1e-6);
+    free(rows);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+START_TEST(test_prof_threads_filter_split)
+{
+    struct ha_heapv2 p, f;
+    struct ha_threads_match m = {false, 0, "io thd\t2"};
+    struct ha_threads_part parts[4];
+    const int64_t totals[4] = {31, 1001, 40, 2000};
+    double share[4];
+    size_t n;
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(threads_dump, sizeof(threads_dump) - 1, &p,
+                                 err, sizeof(err)),
+                     0);
+    ha_threads_stack_share(&p, 0, &m, share);
+    ck_assert_double_eq_tol(share[1], 84000.0 / 120000.0, 1e-12);
+    ck_assert_int_eq(ha_threads_filter(&p, &m, &f), 0);
+    ck_assert_uint_eq(f.n_stacks, 1);
+    ck_assert_uint_eq(f.n_tlines, 1);
+    ck_assert_double_eq_tol(f.stacks[0].bytes, p.stacks[0].bytes * 0.7, 1e-6);
+    ck_assert_double_eq_tol(f.scaled_bytes, p.stacks[0].bytes * 0.7, 1e-6);
+    ck_assert_uint_eq(f.n_frames, p.n_frames);
+    ha_heapv2_free(&f);
+    /* By uid; '' for the unnamed (thread 3 holds nothing: no stack). */
+    m.by_uid = true;
+    m.uid = 1;
+    ck_assert_int_eq(ha_threads_filter(&p, &m, &f), 0);
+    ck_assert_uint_eq(f.n_stacks, 1);
+    ck_assert_uint_eq(ha_heapv2_stack_frames(&f, 0)[0], 0x11);
+    ha_heapv2_free(&f);
+    m.by_uid = false;
+    m.name = "";
+    ck_assert_int_eq(ha_threads_filter(&p, &m, &f), 0);
+    ck_assert_uint_eq(f.n_stacks, 0);
+    ha_heapv2_free(&f);
+
+    /* Split by name: the parts add up to the totals. */
+    ck_assert_int_eq(ha_threads_split(&p, 0, totals, parts, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(parts[0].name, "main");
+    ck_assert_str_eq(parts[1].name, "io thd\t2");
+    for (int c = 0; c < 4; c++)
+        ck_assert_int_eq(parts[0].v[c] + parts[1].v[c], totals[c]);
+    ck_assert_int_eq(parts[0].v[1], 300);  /* 1001 * 0.3 = 300.3 */
+    ck_assert_int_eq(parts[1].v[1], 701);
+    /* A stack with no thread lines: one unnamed part. */
+    ck_assert_int_eq(ha_threads_split(&p, 2, totals, parts, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_ptr_null(parts[0].name);
+    ck_assert_int_eq(parts[0].v[1], 1001);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Two profiles of one process, 10 s apart: a stack that kept
+ * allocating, one that allocated nothing more, one new, with thread
+ * lines. */
+static const char delta_base[] =
+    "heap_v2/16384\n"
+    "  t*: 20: 81920 [30: 122880]\n"
+    "  t0: 20: 81920 [30: 122880] main\n"
+    "@ 0x10 0x20\n"
+    "  t*: 10: 40960 [20: 81920]\n"
+    "  t0: 10: 40960 [20: 81920]\n"
+    "@ 0x11 0x21\n"
+    "  t*: 10: 40960 [10: 40960]\n"
+    "  t0: 10: 40960 [10: 40960]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n";
+static const char delta_end[] =
+    "heap_v2/16384\n"
+    "  t*: 25: 102400 [65: 266240]\n"
+    "  t0: 15: 61440 [45: 184320] main\n"
+    "  t1: 10: 40960 [20: 81920] worker\n"
+    "@ 0x11 0x21\n"
+    "  t*: 10: 40960 [10: 40960]\n"
+    "  t0: 10: 40960 [10: 40960]\n"
+    "@ 0x10 0x20\n"
+    "  t*: 5: 20480 [35: 143360]\n"
+    "  t0: 5: 20480 [35: 143360]\n"
+    "@ 0x12\n"
+    "  t*: 10: 40960 [20: 81920]\n"
+    "  t1: 10: 40960 [20: 81920]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n";
+
+static void
+delta_of(const char *end_text, const char *base_text, struct ha_heapv2 *d,
+         int want, const char *why_like)
+{
+    struct ha_heapv2 e, b;
+    char err[256] = "", why[256] = "";
+
+    ck_assert_int_eq(parse_exact(end_text, strlen(end_text), &e, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_int_eq(parse_exact(base_text, strlen(base_text), &b, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_heapv2_delta(&e, &b, d, why, sizeof(why)), want);
+    if (why_like != NULL)
+        ck_assert_msg(strstr(why, why_like) != NULL, "why: %s", why);
+    ha_heapv2_free(&e);
+    ha_heapv2_free(&b);
+}
+
+START_TEST(test_prof_delta)
+{
+    struct ha_heapv2 d, e;
+    struct ha_buf t = HA_BUF_INIT;
+    char err[256] = "";
+
+    delta_of(delta_end, delta_base, &d, 0, NULL);
+    ck_assert_int_eq(parse_exact(delta_end, strlen(delta_end), &e, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_uint_eq(d.n_stacks, 3);
+    /* Nothing more from 0x11: no allocation in the window, and its
+     * in-use figures the end's. */
+    ck_assert_double_eq_tol(d.stacks[0].accum_bytes, 0, 1e-9);
+    ck_assert_double_eq_tol(d.stacks[0].bytes, e.stacks[0].bytes, 1e-9);
+    /* 0x10: 15 more samples of 4 KiB, scaled as jeprof scales them. */
+    {
+        double so, sb, bo, bb;
+
+        ha_heapv2_scale(16384, 35, 143360, &so, &sb);
+        ha_heapv2_scale(16384, 20, 81920, &bo, &bb);
+        ck_assert_double_eq_tol(d.stacks[1].accum_bytes, sb - bb, 1e-6);
+        ck_assert_double_eq_tol(d.stacks[1].accum_objs, so - bo, 1e-6);
+    }
+    ck_assert_uint_eq(d.stacks[1].raw.accum_objs, 15);
+    ck_assert_double_eq_tol(d.stacks[1].bytes, e.stacks[1].bytes, 1e-9);
+    /* New in the window: all of it. */
+    ck_assert_double_eq_tol(d.stacks[2].accum_bytes, e.stacks[2].accum_bytes,
+                            1e-9);
+    ck_assert_uint_eq(d.total.accum_objs, 35);
+    ck_assert_double_eq_tol(d.scaled_bytes, e.scaled_bytes, 1e-6);
+    ck_assert_double_eq_tol(d.scaled_accum_bytes,
+                            d.stacks[1].accum_bytes + d.stacks[2].accum_bytes,
+                            1e-6);
+    /* Threads: main's window is 15 samples, worker's all 20. */
+    ck_assert_uint_eq(d.threads[0].raw.accum_objs, 15);
+    ck_assert_uint_eq(d.threads[1].raw.accum_objs, 20);
+    ck_assert_uint_eq(d.tlines[d.stacks[1].tline_off].raw.accum_objs, 15);
+    ck_assert_str_eq(ha_heapv2_thread_name(&d, &d.threads[1]), "worker");
+    ha_heapv2_free(&d);
+    ha_heapv2_free(&e);
+
+    /* The other way round: counts fell, a reset. */
+    delta_of(delta_base, delta_end, &d, HA_DELTA_RESET, "prof.reset");
+    /* A stack of the base gone from the end: reset. */
+    ha_buf_printf(&t, "%.*s", (int)(strstr(delta_end, "@ 0x10") -
+                                    delta_end),
+                  delta_end);
+    ha_buf_printf(&t, "\nMAPPED_LIBRARIES:\n");
+    ha_buf_append_u8(&t, 0);
+    delta_of((const char *)t.data, delta_base, &d, HA_DELTA_RESET,
+             "is gone");
+    /* Another period. */
+    ha_buf_reset(&t);
+    ha_buf_printf(&t, "heap_v2/524288%s",
+                  strchr(delta_end, '\n'));
+    ha_buf_append_u8(&t, 0);
+    delta_of((const char *)t.data, delta_base, &d, HA_DELTA_RESET,
+             "sample period");
+    /* No cumulative counters. */
+    delta_of(good, good, &d, HA_DELTA_NOACCUM, "prof_accum");
+    ha_buf_free(&t);
+}
+END_TEST
+
+/* A profile whose threads have names: one sample per stack and name,
+ * labelled thread_name, the sums unchanged. */
+START_TEST(test_prof_pprof_thread_label)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_maps m = {0};
+    struct ha_pprof_input in;
+    struct ha_buf raw = HA_BUF_INIT, named = HA_BUF_INIT;
+    size_t samples, samples2, strings;
+    int64_t sums[2], sums2[2];
+    bool first_empty;
+    char *text = committed_text("gen.1.heap"), err[256] = "";
+    const char *at = strstr(text, "  t0: "), *eol = strchr(at, '\n');
+
+    load_committed("gen.1", &p, &s);
+    ck_assert_int_eq(ha_maps_parse(p.maps, p.maps_len, &m, err, sizeof(err)),
+                     0);
+    memset(&in, 0, sizeof(in));
+    in.p = &p;
+    in.maps = &m;
+    in.syms = &s;
+    in.weight = 1;
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &raw, err, sizeof(err)),
+                     0);
+    pb_scan_profile(raw.data, raw.len, &samples, sums, &strings,
+                    &first_empty);
+    ck_assert(memmem(raw.data, raw.len, "thread_name", 11) == NULL);
+    ha_heapv2_free(&p);
+    /* The header's thread named, as prof_sys_thread_name writes it. */
+    ha_buf_append(&named, text, (size_t)(eol - text));
+    ha_buf_printf(&named, " gen-main");
+    ha_buf_append(&named, eol, strlen(eol));
+    ck_assert_int_eq(ha_heapv2_parse((const char *)named.data, named.len, &p,
+                                     err, sizeof(err)),
+                     0);
+    ha_buf_reset(&raw);
+    in.p = &p;
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &raw, err, sizeof(err)),
+                     0);
+    pb_scan_profile(raw.data, raw.len, &samples2, sums2, &strings,
+                    &first_empty);
+    ck_assert_uint_eq(samples2, samples);
+    ck_assert_int_eq(sums2[0], sums[0]);
+    ck_assert_int_eq(sums2[1], sums[1]);
+    ck_assert(memmem(raw.data, raw.len, "thread_name", 11) != NULL);
+    ck_assert(memmem(raw.data, raw.len, "gen-main", 8) != NULL);
+    ha_heapv2_free(&p);
+    ha_maps_free(&m);
+    ha_syms_free(&s);
+    ha_buf_free(&raw);
+    ha_buf_free(&named);
+    free(text);
+}
+END_TEST
 
 static Suite *
 prof_suite(void)
@@ -1997,6 +3694,7 @@ prof_suite(void)
     TCase *errors = tcase_create("errors");
     TCase *limits = tcase_create("limits");
     TCase *live = tcase_create("live");
+    TCase *wrappers = tcase_create("wrappers");
 
     tcase_add_test(core, test_prof_parse_good);
     tcase_add_test(core, test_prof_parse_crlf_no_maps);
@@ -2006,23 +3704,41 @@ prof_suite(void)
     tcase_add_test(core, test_prof_buildid_record_check);
     tcase_add_test(core, test_prof_agg_jeprof_rules);
     tcase_add_test(core, test_prof_agg_diff);
-    tcase_add_test(core, test_prof_fragment_shares);
+    tcase_add_test(core, test_prof_fragment_spanning_stack);
+    tcase_add_test(core, test_prof_fragment_capacity);
+    tcase_add_test(core, test_prof_fragment_rest_rows);
+    tcase_add_test(core, test_prof_livesizes);
     tcase_add_test(core, test_prof_agg_alloc);
     tcase_add_test(core, test_prof_parse_fd_matches);
     tcase_add_test(core, test_prof_agg_allocator_names);
     tcase_add_test(core, test_prof_alloc_site_rule);
     tcase_add_test(core, test_prof_agg_tie_order);
     tcase_add_test(core, test_prof_committed_dumps_match_jeprof);
+    tcase_add_test(core, test_prof_totals_as_jeprof);
     tcase_add_test(core, test_prof_walker_matches_aggregate);
     tcase_add_test(core, test_prof_symfile_format);
     tcase_add_test(core, test_prof_pprof_encode);
     tcase_add_test(core, test_prof_pprof_sample_types);
+    tcase_add_test(core, test_prof_threads_parse);
+    tcase_add_test(core, test_prof_threads_apportion);
+    tcase_add_test(core, test_prof_threads_rows);
+    tcase_add_test(core, test_prof_threads_filter_split);
+    tcase_add_test(core, test_prof_delta);
+    tcase_add_test(core, test_prof_pprof_thread_label);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);
     tcase_add_test(errors, test_prof_parse_error_quotes_nothing);
     tcase_add_test(errors, test_prof_maps_errors);
     suite_add_tcase(s, errors);
+
+    tcase_add_test(wrappers, test_wrap_site_rule);
+    tcase_add_test(wrappers, test_wrap_detection);
+    tcase_add_test(wrappers, test_wrap_conf_parse);
+    tcase_add_test(wrappers, test_wrap_builtin_list);
+    tcase_add_test(wrappers, test_wrap_redis);
+    tcase_add_test(wrappers, test_wrap_nginx);
+    suite_add_tcase(s, wrappers);
 
     tcase_add_test(limits, test_prof_parse_count_max);
     tcase_add_test(limits, test_prof_parse_truncations);

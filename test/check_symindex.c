@@ -161,8 +161,8 @@ frames_at(const struct ha_symindex *ix, uint64_t va,
     *naming = HA_SYMINDEX_NAMED;
     if (ha_symindex_wants_symbol(fr, n))
         *naming = ha_symindex_with_symbol(fr, &n,
-                                          ha_symindex_symbol(ix, va), file,
-                                          line);
+                                          ha_symindex_symbol(ix, va, NULL),
+                                          file, line);
     return n;
 }
 
@@ -217,6 +217,12 @@ START_TEST(test_symindex_round_trip)
     ck_assert(ha_symindex_vaddr(&ix, 0x1800, &va));
     ck_assert_uint_eq(va, BASE + 0x800);
     ck_assert(!ha_symindex_vaddr(&ix, 0x3000, &va));
+    /* The symbol's size, which wrapper detection reads, with its name;
+     * 0 past it. */
+    ck_assert_uint_eq(ha_symindex_symbol(&ix, BASE + 0x10f, &va), S_SYM);
+    ck_assert_uint_eq(va, 0x10);
+    ck_assert_uint_eq(ha_symindex_symbol(&ix, BASE + 0x110, &va), 0);
+    ck_assert_uint_eq(va, 0);
 
     n = frames_at(&ix, named[i].va, fr, &naming);
     ck_assert_msg(naming == named[i].naming && n == named[i].n,
@@ -761,18 +767,24 @@ name_all(const struct target *t, const char *index_dir,
 }
 
 /* Every address named alike: module, flags, every frame's function,
- * file and line. */
+ * file and line, and its function's size (wrapper detection reads it,
+ * prof/wrappers.h). */
 static void
 same_names(const struct ha_syms *a, const struct ha_syms *b)
 {
+    size_t sized = 0;
+
     ck_assert_uint_eq(a->n_addrs, b->n_addrs);
     for (size_t i = 0; i < a->n_addrs; i++) {
         const struct ha_syms_addr *x = &a->addrs[i], *y = &b->addrs[i];
 
-        ck_assert_msg(x->pc == y->pc && x->n == y->n && x->flags == y->flags,
-                      "0x%llx: %u frames flags %u vs %u frames flags %u",
-                      (unsigned long long)x->pc, x->n, x->flags, y->n,
-                      y->flags);
+        ck_assert_msg(x->pc == y->pc && x->n == y->n &&
+                          x->flags == y->flags && x->fsize == y->fsize,
+                      "0x%llx: %u frames flags %u fsize %u vs %u frames "
+                      "flags %u fsize %u",
+                      (unsigned long long)x->pc, x->n, x->flags, x->fsize,
+                      y->n, y->flags, y->fsize);
+        sized += x->fsize > 0;
         ck_assert_str_eq(ha_syms_str(a, x->module), ha_syms_str(b, y->module));
         for (uint32_t k = 0; k < x->n; k++) {
             const struct ha_syms_frame *p = &a->frames[x->first + k];
@@ -790,6 +802,10 @@ same_names(const struct ha_syms *a, const struct ha_syms *b)
                           ha_syms_str(b, q->file), q->line);
         }
     }
+    /* libc's exported functions have sizes at least (.dynsym): a
+     * comparison of zeros would prove nothing. */
+    ck_assert_msg(sized > 0, "none of %zu addresses with a size",
+                  a->n_addrs);
 }
 
 static bool

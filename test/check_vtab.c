@@ -395,6 +395,7 @@ static const char *const gv_names[] = {
     "admin-max_allowed_packet",
     "admin-max_output_buffer",
     "admin-max_execution_time",
+    "admin-disk_timeout_ms",
     "admin-stats_system_memory",
     "admin-sql_memory_limit",
     "admin-max_output_total",
@@ -424,17 +425,19 @@ static const char *const gv_names[] = {
     "jemalloc-leak_watch_dump_interval_s",
     "jemalloc-leak_watch_dumps",
     "jemalloc-leak_watch_lg_prof_sample",
+    "jemalloc-leak_watch_sites",
     "jemalloc-leak_watch_state",
     "jemalloc-limit_dump_fractions",
     "jemalloc-limit_dump_psi_pct",
     "jemalloc-limit_dump_events",
     "jemalloc-limit_dump_min_interval_s",
-    "jemalloc-limit_watch_sample_pct",
+    "jemalloc-limit_watch_sampling",
     "jemalloc-limit_watch_lg_prof_sample",
     "jemalloc-limit_watch_state",
     "jemalloc-log_max_bytes",
     "jemalloc-log_state",
     "jemalloc-recent_alloc_max",
+    "jemalloc-alloc_wrappers",
     "jemalloc-dump_now",
     "jemalloc-log_now",
     "jemalloc-reset_now",
@@ -1082,8 +1085,9 @@ START_TEST(test_vtab_globals_profiling_off)
         snprintf(needle, sizeof(needle), "%s = '%s': heap profiling is not "
                  "available in this process (opt.prof=false): start "
                  "the process with prof:true in MALLOC_CONF, e.g. "
-                 "MALLOC_CONF=prof:true,prof_active:false (for an agent, "
-                 "in the service's environment)",
+                 "MALLOC_CONF=prof:true,prof_active:false,"
+                 "prof_time_resolution:high (for an agent, in the "
+                 "service's environment)",
                  prof_rows[i], v);
         ck_assert_err_has(needle);
     }

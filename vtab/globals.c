@@ -75,6 +75,7 @@
  *                                           (jemalloc_variables; 0 = off)
  *   jemalloc-leak_watch_growth_bytes, jemalloc-leak_watch_window_s,
  *   jemalloc-leak_watch_dump_interval_s, jemalloc-leak_watch_dumps,
+ *   jemalloc-leak_watch_sites,
  *   jemalloc-leak_watch_lg_prof_sample
  *                                     RO    the leak watch, as configured
  *                                           (jemalloc_variables; 0 = off,
@@ -84,7 +85,7 @@
  *                                           (ctx->engine_value)
  *   jemalloc-limit_dump_fractions, jemalloc-limit_dump_psi_pct,
  *   jemalloc-limit_dump_events, jemalloc-limit_dump_min_interval_s,
- *   jemalloc-limit_watch_sample_pct, jemalloc-limit_watch_lg_prof_sample
+ *   jemalloc-limit_watch_sampling, jemalloc-limit_watch_lg_prof_sample
  *                                     RO    the limit watch, as configured
  *                                           (jemalloc_variables; '' and 0 =
  *                                           off, -1 = the current rate)
@@ -94,6 +95,13 @@
  *                                           once jemalloc holds this much
  *                                           for its log (1 MiB .. 4 GiB;
  *                                           default 64 MiB)
+ *   jemalloc-alloc_wrappers           RW    the operator's edits of the
+ *                                           allocation wrappers the site
+ *                                           rule skips (prof/wrappers.h):
+ *                                           '+name', 'name', '-name', '-*',
+ *                                           comma-separated; '' = none.
+ *                                           Profiles cached with other
+ *                                           edits are read again
  *   jemalloc-log_state                RO    the lifetime window: open (its
  *                                           file, seconds left, memory) or
  *                                           closed, and the last one
@@ -530,6 +538,7 @@ ha_globals_persistable(const char *name)
                    ha_globals_rows[i].kind == GV_DUMP_SYM ||
                    ha_globals_rows[i].kind == GV_DECAY ||
                    ha_globals_rows[i].kind == GV_LOG_MAX ||
-                   ha_globals_rows[i].kind == GV_RECENT_MAX;
+                   ha_globals_rows[i].kind == GV_RECENT_MAX ||
+                   ha_globals_rows[i].kind == GV_WRAPPERS;
     return false;
 }

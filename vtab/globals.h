@@ -45,6 +45,8 @@ enum gv_kind {
     GV_LOG_STATE, /* the lifetime window's state, read-only */
     GV_RECENT_MAX, /* experimental.prof_recent.alloc_max, read-write,
                       bounded */
+    GV_WRAPPERS,  /* ctx->heap->alloc_wrappers, read-write (prof/
+                     wrappers.h) */
     GV_KIND_MAX
 };
 
@@ -63,6 +65,7 @@ enum gv_admin {
     GV_ADMIN_MAX_ALLOWED_PACKET,
     GV_ADMIN_MAX_OUTPUT_BUFFER,
     GV_ADMIN_MAX_EXECUTION_TIME,
+    GV_ADMIN_DISK_TIMEOUT,
     GV_ADMIN_STATS_SYSTEM_MEMORY,
     GV_ADMIN_SQL_MEMORY_LIMIT,
     GV_ADMIN_MAX_OUTPUT_TOTAL,
@@ -83,6 +86,13 @@ struct gv_row {
     unsigned flags;       /* GV_* flags */
     enum gv_admin admin;  /* GV_ADMIN rows: which setting */
     const char *hint;     /* read-only rows: how to change it instead */
+    const char *doc;      /* what it is, for people: docs/reference/
+                             variables.md is made from it (docs/gen/
+                             gendocs.c); NULL only where a config key of
+                             the same name (admin-x: admin_variables.x,
+                             jemalloc-x: jemalloc_variables.x) says it,
+                             whose doc the page shows. Plain text, `code`
+                             in backquotes */
 };
 
 #define HINT_ADMIN                                                      \
@@ -150,6 +160,10 @@ struct gv_change {
     struct ha_mallctl_decay_undo undo; /* GV_DECAY, GV_ARENA_DECAY: the
                                           settings before (freed with the
                                           change: ha_globals_drop) */
+    char *str;               /* GV_WRAPPERS: the value, canonical, whole
+                                (text is cut); sqlite3_malloc'd, freed
+                                with the change */
+    char *old_str;           /* GV_WRAPPERS: the value before, for undo */
 };
 
 typedef struct globals_vtab globals_vtab;

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -187,13 +188,28 @@ gv_dump_discard(void *arg)
  * Returns 0, or -1 with the reason in err. */
 static int
 gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
-        char *err, size_t errlen)
+        long long *bytes, char *err, size_t errlen)
 {
     const struct ha_jemalloc_config *je = vt->conn->ctx->heap->je;
-    struct ha_dump_job *j = calloc(1, sizeof(*j));
+    struct ha_worker *w = vt->conn->ctx->heap->dump_worker;
+    struct ha_dump_job *j;
+    const char *busy;
+    int64_t for_ms, timeout_ms, deadline;
+    bool late = false;
     int rc;
 
-    if (j == NULL) {
+    /* A disk worker stuck in another job (a sample, a dump of the
+     * timers) for longer than the disk timeout would hold this one
+     * behind it: said at once. */
+    if (ha_blockio_worker_stuck(w, &busy, &for_ms)) {
+        ha_globals_set_text(err, errlen,
+                            "%s: the disk worker has been %s for %lld s: "
+                            "the datadir's disk is not answering; no dump "
+                            "was taken",
+                            variable, busy, (long long)(for_ms / 1000));
+        return -1;
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
         ha_globals_set_text(err, errlen, "%s: out of memory", variable);
         return -1;
     }
@@ -209,18 +225,30 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
         j->retention_count = je->dump_retention_count;
         j->retention_bytes = je->dump_retention_bytes;
     }
-    /* On -1 the job belongs to gv_dump_discard. */
-    if (ha_task_offload_named(vt->conn->ctx->heap->dump_worker,
-                              "writing a heap dump (dump_now)",
-                              ha_dump_job_run, gv_dump_discard, j) != 0) {
-        ha_globals_set_text(err, errlen,
-                 "%s: the statement stopped waiting (KILL, "
-                 "max_execution_time or shutdown); the dump goes on and "
-                 "its file will be in stats_heap_dumps",
-                 variable);
+    /* On -1 the job belongs to gv_dump_discard. The wait is bounded
+     * like any wait for the disk (core/blockio.h). */
+    deadline = ha_blockio_deadline(&timeout_ms);
+    if (ha_task_offload_until(w, "writing a heap dump (dump_now)", deadline,
+                              ha_dump_job_run, gv_dump_discard, j,
+                              &late) != 0) {
+        if (late)
+            ha_globals_set_text(err, errlen,
+                                "%s: the dump was not written within "
+                                "disk_timeout_ms = %lld: the datadir's "
+                                "disk is not answering; the dump goes on, "
+                                "and its file will be in stats_heap_dumps "
+                                "if the disk answers",
+                                variable, (long long)timeout_ms);
+        else
+            ha_globals_set_text(err, errlen,
+                     "%s: the statement stopped waiting (KILL, "
+                     "max_execution_time or shutdown); the dump goes on and "
+                     "its file will be in stats_heap_dumps",
+                     variable);
         return -1;
     }
     rc = j->rc;
+    *bytes = j->bytes;
     if (rc == 0)
         ha_strlcpy(file, j->file, filelen);
     else
@@ -244,7 +272,7 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
         .prof_built = ha_mallctl_prof_built(ops),
     };
     char file[PATH_MAX], exe[PATH_MAX], rate[32];
-    struct stat sb;
+    long long bytes = -1;
     size_t lg = 0;
 
     info[0] = '\0';
@@ -278,21 +306,22 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
                      r->name, c->value, rate);
         break;
     case GV_DUMP:
-        if (gv_dump(vt, r->name, file, sizeof(file), err, errlen) != 0)
+        if (gv_dump(vt, r->name, file, sizeof(file), &bytes, err,
+                    errlen) != 0)
             return -1;
         self_exe(exe, sizeof(exe));
         {
             /* SQL first: it names what jeprof would guess at in a
-             * stripped library (README: Operator workflow). */
+             * stripped library (docs/getting-started.md). */
             const char *base = strrchr(file, '/');
 
             base = base != NULL ? base + 1 : file;
-            if (stat(file, &sb) == 0)
+            if (bytes >= 0)
                 ha_globals_set_text(info, infolen,
                          "heap profile written to %s (%lld bytes); read it "
                          "with: SELECT * FROM heap_top('%s'); or jeprof "
                          "--text %s %s",
-                         file, (long long)sb.st_size, base, exe, file);
+                         file, bytes, base, exe, file);
             else
                 ha_globals_set_text(info, infolen,
                          "heap profile written to %s; read it with: SELECT "
@@ -426,6 +455,22 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
                             "log (an open one, from its next second)",
                             r->name, c->value);
         break;
+    case GV_WRAPPERS: {
+        struct ha_heap *heap = vt->conn->ctx->heap;
+
+        if ((c->old_str = sqlite3_mprintf("%s", heap->alloc_wrappers)) ==
+            NULL) {
+            ha_globals_set_text(err, errlen, "%s: out of memory", r->name);
+            return -1;
+        }
+        ha_strlcpy(heap->alloc_wrappers, c->str, sizeof(heap->alloc_wrappers));
+        ha_globals_set_text(info, infolen,
+                            "%s set to '%s': heap tables, pages and pprof "
+                            "cut past these allocation wrappers from their "
+                            "next query (heap_wrappers(dump) lists them)",
+                            r->name, c->str);
+        break;
+    }
     case GV_RECENT_MAX: {
         ssize_t old = 0;
 
@@ -486,6 +531,9 @@ ha_globals_undo(globals_vtab *vt, int n, char *report, size_t len)
             vt->conn->ctx->heap->dump_symbolized = c->old_bool;
         else if (r->kind == GV_LOG_MAX)
             vt->conn->ctx->heap->log_max_bytes = (long long)c->old_lg;
+        else if (r->kind == GV_WRAPPERS && c->old_str != NULL)
+            ha_strlcpy(vt->conn->ctx->heap->alloc_wrappers, c->old_str,
+                       sizeof(vt->conn->ctx->heap->alloc_wrappers));
         else if (r->kind == GV_RECENT_MAX)
             rc = ha_mallctl_write_ssize(ops, r->mallctl,
                                         (ssize_t)c->old_lg, NULL);
@@ -516,8 +564,12 @@ ha_globals_undo(globals_vtab *vt, int n, char *report, size_t len)
 void
 ha_globals_drop(globals_vtab *vt, int from)
 {
-    for (int i = from; i < vt->n_changes; i++)
+    for (int i = from; i < vt->n_changes; i++) {
         ha_mallctl_decay_undo_free(&vt->changes[i].undo);
+        sqlite3_free(vt->changes[i].str);
+        sqlite3_free(vt->changes[i].old_str);
+        vt->changes[i].str = vt->changes[i].old_str = NULL;
+    }
     if (from < vt->n_changes)
         vt->n_changes = from;
 }

@@ -9,6 +9,8 @@
  *   2 bytes     INTEGER  current minus base (negative: memory released)
  *   3 objects   INTEGER  the same for objects
  *   4 site      TEXT     the stack's last frame: its allocation site
+ *                        (past the allocation wrappers of the current
+ *                        dump, which cut both: prof/wrappers.h)
  *   5 alloc_bytes INTEGER  allocated between the two dumps, freed or
  *                        not: current minus base of the cumulative
  *                        counters (opt.prof_accum); NULL when either
@@ -150,17 +152,19 @@ diff_merge(struct diff_rows *c)
     c->n = out;
 }
 
-/* Adds every stack of profile pr to c with sign (+1 current, -1 base).
- * Worker thread: reads pr only. */
+/* Adds every stack of profile pr to c with sign (+1 current, -1 base),
+ * cut with the allocation wrappers wrap (the current dump's for both
+ * sides: one rule). Worker thread: reads pr only. */
 static int
 diff_side(struct diff_rows *c, const struct ha_heap_profile *pr,
-          double sign, char *err, size_t errlen)
+          double sign, const struct ha_wrap_set *wrap, char *err,
+          size_t errlen)
 {
     struct ha_buf line = HA_BUF_INIT;
     struct ha_agg_walker *w = NULL;
     int ret = -1;
 
-    if ((w = ha_agg_walker_new(&pr->syms)) == NULL)
+    if ((w = ha_agg_walker_new_with(&pr->syms, wrap)) == NULL)
         goto oom;
     for (size_t i = 0; i < pr->p.n_stacks; i++) {
         struct diff_row *r;
@@ -210,8 +214,11 @@ diff_run(void *arg)
 {
     struct diff_job *j = arg;
 
-    j->rc = diff_side(&j->d, j->base, -1, j->err, sizeof(j->err)) != 0 ||
-                    diff_side(&j->d, j->current, 1, j->err,
+    const struct ha_wrap_set *wrap = j->current->syms.wrappers;
+
+    j->rc = diff_side(&j->d, j->base, -1, wrap, j->err, sizeof(j->err)) !=
+                        0 ||
+                    diff_side(&j->d, j->current, 1, wrap, j->err,
                               sizeof(j->err)) != 0
                 ? -1
                 : 0;

@@ -5,15 +5,21 @@
  * free regions (its slabs' bytes less its regions in use: the class's
  * part of jemalloc.fragmentation.slabs in stats_memory_breakdown) are
  * shared among the call sites whose sampled objects are in that class,
- * in proportion to their estimated live regions (prof/fragment.h). The
- * bins are those recorded with the dump (<dump>.mem, read in the same
- * pass as the dump), or for 'live' read just before its dump.
+ * in proportion to their estimated regions there (prof/fragment.h):
+ * each sampled object in its own class, by the usable size recorded
+ * beside the profile (jemalloc's recent-allocation records,
+ * prof/livesizes.h), else by estimate within what each class holds. The
+ * bins and sizes are those recorded with the dump (<dump>.mem, read in
+ * the same pass as the dump), or for 'live' read around its dump.
  *
  * Statistical: the profile samples, and jemalloc promotes each sampled
- * small object to a page of its own, so the shares are estimates; they
+ * small object to a page of its own, so regions are estimates (a
+ * class's total within sqrt(curregs * (w - 1)) regions, one standard
+ * error, w = 1/(1 - exp(-size/period)); never above its curregs); they
  * are exact only in total: the rows add up to the classes' free bytes,
- * a class with free regions but no sampled object having a row of its
- * own with no function.
+ * regions no sampled object accounts for (a class with none, or more
+ * than 3 standard errors of it) having a row of their own with no
+ * function, whose note says why.
  *
  * Usage:
  *
@@ -29,17 +35,23 @@
  *                            the class's free regions no sampled object
  *                            stands in
  *   1 size_class    INTEGER  the region size, bytes
- *   2 live_regions  INTEGER  estimated live regions of the site in the
- *                            class (sampled objects, scaled as jeprof
- *                            scales them)
+ *   2 live_regions  INTEGER  estimated regions of the site in the
+ *                            class's slabs (each sampled object stands
+ *                            for 1/(1 - exp(-size/period)) objects, less
+ *                            itself: jemalloc keeps it on a page of its
+ *                            own); a class's rows add up to at most its
+ *                            curregs
  *   3 free_bytes    INTEGER  its share of the class's free bytes
  *   4 class_share   REAL     that share, percent of the class's free bytes
  *   5 utilization   REAL     the class's curregs / (curslabs * nregs)
- *   6 note          TEXT     where the site's objects span several
- *                            classes (its stacks' mean size is no
- *                            class's): split between the two around it
+ *   6 note          TEXT     what of the row is estimated and how; for a
+ *                            row without a function, why no sample
+ *                            stands for those regions; NULL: exact
  *   7 module        TEXT     the site's module
- *   8 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *   8 exact_share   REAL     share of live_regions placed by recorded
+ *                            sizes (or a stack's single sample): 1 exact,
+ *                            0 estimated; NULL without a function
+ *   9 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
  * Rows come largest free_bytes first. Computed on the worker thread.
  */
 #include <stdio.h>
@@ -52,8 +64,8 @@
 #define FRAG_SCHEMA(first)                                                \
     "CREATE TABLE x(" first " TEXT, size_class INTEGER, live_regions "    \
     "INTEGER, free_bytes INTEGER, class_share REAL, utilization REAL, "   \
-    "note TEXT, module TEXT, dump HIDDEN)"
-#define FRAG_COL_DUMP 8
+    "note TEXT, module TEXT, exact_share REAL, dump HIDDEN)"
+#define FRAG_COL_DUMP 9
 
 typedef struct frag_cursor frag_cursor;
 struct frag_cursor {
@@ -164,7 +176,7 @@ frag_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     const struct ha_frag *f = c->f;
     const struct ha_frag_row *r = &f->rows[c->rc.row];
     const struct ha_dumpmem_bin *b = &f->bins[r->bin];
-    char note[256];
+    char note[1024];
     double u;
 
     switch (col) {
@@ -192,25 +204,21 @@ frag_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
             sqlite3_result_double(ctx, u);
         break;
     case 6:
-        if (r->name == 0) {
-            sqlite3_result_text(ctx,
-                                "free regions no sampled object stands in "
-                                "for: the class's objects are older than "
-                                "sampling, or too few to be sampled",
-                                -1, SQLITE_STATIC);
-        } else if (r->split) {
-            snprintf(note, sizeof(note),
-                     "its objects span several size classes (a stack's "
-                     "mean size %.1f bytes is no class's): shared between "
-                     "the two classes around it",
-                     r->split_mean);
+        ha_frag_note(f, r, note, sizeof(note));
+        if (note[0] != '\0')
             sqlite3_result_text(ctx, note, -1, SQLITE_TRANSIENT);
-        }
         break;
     case 7:
         if (r->module != 0)
             sqlite3_result_text(ctx, ha_strtab_str(&f->names, r->module), -1,
                                 SQLITE_TRANSIENT);
+        break;
+    case 8:
+        if (r->name != 0)
+            sqlite3_result_double(ctx, r->live_regions > 0
+                                           ? r->exact_regions /
+                                                 r->live_regions
+                                           : 1);
         break;
     default:
         break;

@@ -17,6 +17,13 @@
  *     FROM heap_lifetimes('proxysql.4242.0.json') LIMIT 10;
  *     What allocates and frees the most, and how long those objects
  *     live.
+ *   SELECT function, temporary_share, temporary_min, temporary_max,
+ *          temporary_note
+ *     FROM heap_lifetimes('proxysql.4242.0.json')
+ *    ORDER BY objects * temporary_share DESC LIMIT 3;
+ *     The sites whose objects are freed before anything else is
+ *     allocated, with the range the log leaves; a wide range has its
+ *     reason beside it.
  *
  * Schema of heap_lifetimes (one row per allocation site: heap_top's flat
  * function, "f (inline)" for an inlined one):
@@ -33,8 +40,9 @@
  *   k+3 bytes_per_s        REAL     at which the site churns
  *   k+4 lifetime_p50_ms    REAL     how long its objects lived: the
  *   k+5 lifetime_p90_ms    REAL     percentiles of objects, as precise as
- *   k+6 lifetime_p99_ms    REAL     jemalloc's profiling clock (a few ms
- *   k+7 lifetime_max_ms    REAL     by default; prof_time_res:high: ns)
+ *   k+6 lifetime_p99_ms    REAL     jemalloc's profiling clock
+ *   k+7 lifetime_max_ms    REAL     (clock_tick_ms); NULL: under one tick
+ *                                   of the default clock, too short for it
  *   k+8 free_function      TEXT     where most of them were freed (the
  *                                   first frame after the deallocator's)
  *   k+9 free_share         REAL     the share of objects freed there
@@ -43,11 +51,23 @@
  *   k+11 temporary_share   REAL     the share that was temporary as
  *                                   heaptrack defines it: freed before
  *                                   the process made any other allocation
- *                                   or free; estimated (prof/lifetimes.h);
- *                                   NULL when the window's allocation
- *                                   count was not recorded
- *   k+12 samples           INTEGER  sampled allocations behind the row
- *   k+13 log               HIDDEN   the log's file name
+ *                                   or free; estimated from the log
+ *                                   (prof/lifetimes.h); NULL when the
+ *                                   window cannot tell (its range is
+ *                                   wider than 0.5)
+ *   k+12 temporary_min     REAL     the range the log leaves for it (95%)
+ *   k+13 temporary_max     REAL
+ *   k+14 temporary_note    TEXT     why the range is wider than 0.05 and
+ *                                   what narrows it: lives too short for
+ *                                   the default clock (start with
+ *                                   prof_time_resolution:high), or too
+ *                                   few samples; NULL otherwise
+ *   k+15 samples           INTEGER  sampled allocations behind the row
+ *   k+16 clock_tick_ms     REAL     the resolution of the log's clock:
+ *                                   1e-6 with prof_time_resolution:high
+ *                                   (ns), else the tick of
+ *                                   CLOCK_MONOTONIC_COARSE (4 on HZ=250)
+ *   k+17 log               HIDDEN   the log's file name
  * heap_lifetimes_stacks adds, before log, free_stack TEXT: the collapsed
  * stack that freed most of them.
  *
@@ -70,7 +90,8 @@
     "bytes_per_s REAL, lifetime_p50_ms REAL, lifetime_p90_ms REAL, "       \
     "lifetime_p99_ms REAL, lifetime_max_ms REAL, free_function TEXT, "     \
     "free_share REAL, other_thread_share REAL, temporary_share REAL, "     \
-    "samples INTEGER, "
+    "temporary_min REAL, temporary_max REAL, temporary_note TEXT, "       \
+    "samples INTEGER, clock_tick_ms REAL, "
 #define SITES_SCHEMA                                                       \
     "CREATE TABLE x(function TEXT, " LIFE_COLS "log HIDDEN)"
 #define STACKS_SCHEMA                                                      \
@@ -78,12 +99,13 @@
     LIFE_COLS "free_stack TEXT, log HIDDEN)"
 #define SITES_KEYS 1
 #define STACKS_KEYS 3
-#define SITES_COL_LOG (SITES_KEYS + 13)
-#define STACKS_COL_LOG (STACKS_KEYS + 14)
+#define SITES_COL_LOG (SITES_KEYS + 17)
+#define STACKS_COL_LOG (STACKS_KEYS + 18)
 
 enum {
     L_OBJS, L_BYTES, L_OPS, L_BPS, L_P50, L_P90, L_P99, L_MAX, L_FREE_FN,
-    L_FREE_SHARE, L_OTHER, L_TEMP, L_SAMPLES, L_FREE_STACK
+    L_FREE_SHARE, L_OTHER, L_TEMP, L_TEMP_MIN, L_TEMP_MAX, L_TEMP_NOTE,
+    L_SAMPLES, L_TICK, L_FREE_STACK
 };
 
 typedef struct life_cursor life_cursor;
@@ -246,7 +268,8 @@ life_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case L_P90:
     case L_P99:
     case L_MAX:
-        sqlite3_result_double(ctx, r->lifetime_ns[k - L_P50] / 1e6);
+        if (!isnan(r->lifetime_ns[k - L_P50]))
+            sqlite3_result_double(ctx, r->lifetime_ns[k - L_P50] / 1e6);
         break;
     case L_FREE_FN:
         if (r->free_site != 0)
@@ -262,8 +285,25 @@ life_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         if (!isnan(r->temporary_share))
             sqlite3_result_double(ctx, r->temporary_share);
         break;
+    case L_TEMP_MIN:
+        sqlite3_result_double(ctx, r->temporary_min);
+        break;
+    case L_TEMP_MAX:
+        sqlite3_result_double(ctx, r->temporary_max);
+        break;
+    case L_TEMP_NOTE:
+        if (r->why != HA_LIFE_KNOWN) {
+            char note[512];
+
+            ha_lifetimes_note(l, r, note, sizeof(note));
+            sqlite3_result_text(ctx, note, -1, SQLITE_TRANSIENT);
+        }
+        break;
     case L_SAMPLES:
         sqlite3_result_int64(ctx, (sqlite3_int64)r->samples);
+        break;
+    case L_TICK:
+        sqlite3_result_double(ctx, (double)l->tick_ns / 1e6);
         break;
     case L_FREE_STACK:
         if (c->per_stack && r->free_stack != 0)

@@ -36,7 +36,7 @@
  *   16 objects           REAL     the objects it stands for, scaled as
  *                                 jeprof scales samples
  * Times come from jemalloc's profiling clock (a few ms coarse by
- * default, prof_time_res:high for ns), moved to wall-clock time.
+ * default, prof_time_resolution:high for ns), moved to wall-clock time.
  *
  * Each scan reads jemalloc's list anew (it changes with every sampled
  * allocation), on the worker thread. With profiling off, or with

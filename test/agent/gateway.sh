@@ -106,6 +106,10 @@ for p in "$mpid" "${workers[@]}" "$rpid" "$gpid"; do
     ha_file_like "/metrics has process $p, labelled" "$HA_TMP/metrics.txt" \
         "^heapadmin_jemalloc_allocated_bytes\{pid=\"$p\",program=\"(nginx|redis-server|heapadmind)\"\} [1-9]"
 done
+ha_is "the gateway's own figures carry no ProxySQL names (it is no ProxySQL)" "" \
+    "$(grep -E "^proxysql_[a-z_]*\\{[^}]*pid=\"$gpid\"" "$HA_TMP/metrics.txt" | head -3)"
+ha_file_like "... while a served process's do, for ProxySQL dashboards" "$HA_TMP/metrics.txt" \
+    "^proxysql_jemalloc_bytes\\{pid=\"$rpid\",program=\"redis-server\",type=\"resident\"\\} [1-9]"
 ha_is "one HELP per family" 0 \
     "$(grep '^# HELP' "$HA_TMP/metrics.txt" | sort | uniq -d | wc -l)"
 ha_file_like "the agent's own memory is apart" "$HA_TMP/metrics.txt" \
@@ -135,7 +139,8 @@ q() {
         --data-urlencode "query=$1" |
         python3 -c 'import json,sys
 d = json.load(sys.stdin)["data"]["result"]
-print(d[0]["value"][1] if d else "")' 2>/dev/null
+print(d[0]["value"][1] if d else "")' 2>/dev/null ||
+        echo "query failed: $1"
 }
 n=
 for _ in $(seq 60); do

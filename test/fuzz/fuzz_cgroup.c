@@ -9,12 +9,14 @@
  * input (ASan); a group path found lies within the input and starts
  * with '/'; a directory made from a mount is the mount point and the
  * path's rest; PSI averages lie in [0, 100]; a record that parses
- * formats again, and that parses to the same figures.
+ * formats again, and that parses to the same figures (a .mem's sizes
+ * lines, prof/livesizes.h, too).
  */
 #include "fuzz.h"
 
 #include "prof/cgroup.h"
 #include "prof/dumpmem.h"
+#include "prof/livesizes.h"
 #include "prof/runrec.h"
 
 int
@@ -63,8 +65,29 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                    "its text parses: %s", err);
         FUZZ_CHECK(dm2.resident == dm.resident &&
                        dm2.n_bins == dm.n_bins &&
-                       dm2.cgroup_limit == dm.cgroup_limit,
+                       dm2.cgroup_limit == dm.cgroup_limit &&
+                       dm2.sampling_since == dm.sampling_since,
                    ".mem round trip");
+    }
+    {
+        struct ha_livesizes ls, ls2;
+        struct ha_buf b = HA_BUF_INIT;
+
+        if (ha_livesizes_parse(buf, size, &ls, err, sizeof(err)) == 0) {
+            FUZZ_CHECK(ha_livesizes_format(&ls, &b) == 0,
+                       "parsed sizes format");
+            FUZZ_CHECK(ha_livesizes_parse((const char *)b.data, b.len, &ls2,
+                                          err, sizeof(err)) == 0,
+                       "their text parses: %s", err);
+            FUZZ_CHECK(ls2.state == ls.state && ls2.n == ls.n &&
+                           (ls.n == 0 ||
+                            memcmp(ls.ents, ls2.ents,
+                                   ls.n * sizeof(ls.ents[0])) == 0),
+                       "sizes round trip");
+            ha_livesizes_free(&ls2);
+            ha_livesizes_free(&ls);
+        }
+        ha_buf_free(&b);
     }
     if (ha_runrec_parse(buf, size, &rr, err, sizeof(err)) == 0) {
         len = ha_runrec_format(&rr, text, sizeof(text));

@@ -4,7 +4,8 @@
  * prof/proflog.h, prof/recent.h), then the lifetimes of what a log
  * parsed into, with an empty symbol table (every frame an unknown
  * address). Byte 0 picks per-site or per-stack rows and whether the
- * process's event rate is known; the rest is the document, read as a
+ * coarse clock's tick is given (else taken from the log); the rest is
+ * the document, read as a
  * prof_log file, as recent allocations, and token by token.
  * Seeds: corpus/proflog/ (the fixtures of test/data/proflog/ and
  * fragments).
@@ -12,7 +13,9 @@
  * Invariants: 0 or -1; on -1 the message names a byte offset (or the
  * allocation whose index is out of range), on 0 every index is in range;
  * every row's samples add up to the log's allocations, its shares lie in
- * [0, 1] and its percentiles are ordered; a token's text lies inside the
+ * [0, 1], its temporary share within its range, NAN exactly when the
+ * range is wider than HA_LIFE_UNKNOWN and with a reason exactly when it
+ * is wider than HA_LIFE_TOLERANCE, and its percentiles are ordered; a token's text lies inside the
  * input and a decoded string is NUL-terminated within its buffer.
  */
 #include "fuzz.h"
@@ -49,13 +52,20 @@ tokens(const char *text, size_t size)
         FUZZ_CHECK(strncmp(err, "byte ", 5) == 0, "json: '%s'", err);
 }
 
+/* a <= b, where NAN (under one tick) comes before every number. */
+static bool
+ordered(double a, double b)
+{
+    return isnan(a) || (!isnan(b) && a <= b);
+}
+
 static void
-lifetimes(const struct ha_proflog *log, bool per_stack, double rate)
+lifetimes(const struct ha_proflog *log, bool per_stack, uint64_t tick)
 {
     struct ha_heapv2 p;
     struct ha_syms syms = {0};
     struct ha_lifetimes l;
-    struct ha_life_opts o = {per_stack, rate};
+    struct ha_life_opts o = {per_stack, tick};
     char err[128];
     uint64_t samples = 0;
 
@@ -78,9 +88,28 @@ lifetimes(const struct ha_proflog *log, bool per_stack, double rate)
                            (r->temporary_share >= 0 &&
                             r->temporary_share <= 1 + 1e-9),
                        "row %zu: temporary share %g", i, r->temporary_share);
-            FUZZ_CHECK(r->lifetime_ns[0] <= r->lifetime_ns[1] &&
-                           r->lifetime_ns[1] <= r->lifetime_ns[2] &&
-                           r->lifetime_ns[2] <= r->lifetime_ns[3],
+            FUZZ_CHECK(r->temporary_min >= 0 &&
+                           r->temporary_min <= r->temporary_max + 1e-9 &&
+                           r->temporary_max <= 1 + 1e-9 &&
+                           (isnan(r->temporary_share) ||
+                            (r->temporary_share >= r->temporary_min - 1e-9 &&
+                             r->temporary_share <=
+                                 r->temporary_max + 1e-9)),
+                       "row %zu: temporary %g outside [%g, %g]", i,
+                       r->temporary_share, r->temporary_min,
+                       r->temporary_max);
+            FUZZ_CHECK(isnan(r->temporary_share) ==
+                               (r->temporary_max - r->temporary_min >
+                                HA_LIFE_UNKNOWN) &&
+                           (r->why == HA_LIFE_KNOWN) ==
+                               (r->temporary_max - r->temporary_min <=
+                                HA_LIFE_TOLERANCE),
+                       "row %zu: share %g in [%g, %g] with reason %d", i,
+                       r->temporary_share, r->temporary_min,
+                       r->temporary_max, (int)r->why);
+            FUZZ_CHECK(ordered(r->lifetime_ns[0], r->lifetime_ns[1]) &&
+                           ordered(r->lifetime_ns[1], r->lifetime_ns[2]) &&
+                           ordered(r->lifetime_ns[2], r->lifetime_ns[3]),
                        "row %zu: percentiles out of order", i);
         }
         FUZZ_CHECK(samples == log->n_allocs, "%llu of %zu samples in rows",
@@ -113,7 +142,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                            log.allocs[i].alloc_trace < log.traces.n &&
                            log.allocs[i].free_trace < log.traces.n,
                        "allocation %zu: index out of range", i);
-        lifetimes(&log, mode & 1, (mode & 2) ? 1000.0 : NAN);
+        lifetimes(&log, mode & 1, (mode & 2) ? 4000000 : 0);
         ha_proflog_free(&log);
     } else {
         FUZZ_CHECK(strncmp(err, "byte ", 5) == 0 ||

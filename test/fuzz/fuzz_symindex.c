@@ -31,7 +31,7 @@ probe(const struct ha_symindex *ix, uint64_t va)
     size_t depth = ha_symindex_chain(ix, va, chain, HA_SYMINDEX_MAX_DEPTH,
                                      &at);
     size_t n;
-    uint64_t out;
+    uint64_t out, size;
 
     FUZZ_CHECK(depth <= HA_SYMINDEX_MAX_DEPTH, "depth %zu", depth);
     FUZZ_CHECK(ha_symindex_chain(ix, va, again, HA_SYMINDEX_MAX_DEPTH,
@@ -47,8 +47,9 @@ probe(const struct ha_symindex *ix, uint64_t va)
     ha_symindex_line(ix, va, &file2, &line2, NULL);
     FUZZ_CHECK(file == file2 && line == line2, "a cursor changed the line");
     FUZZ_CHECK(file < ix->strs_len, "line file out of range");
-    sym = ha_symindex_symbol(ix, va);
+    sym = ha_symindex_symbol(ix, va, &size);
     FUZZ_CHECK(sym < ix->strs_len, "symbol name out of range");
+    FUZZ_CHECK(sym == 0 || size > 0, "a symbol holds it with no size");
     n = ha_symindex_frames(chain, depth, file, line, fr,
                            HA_SYMINDEX_MAX_DEPTH);
     FUZZ_CHECK(n == depth, "frames %zu of a chain of %zu", n, depth);

@@ -153,13 +153,11 @@ else
     ha_fail "a config with an unknown key starts"
 fi
 
-# --- ProxySQL's sample proxysql.cnf loads unchanged but for the port ----------
+# --- a proxysql.cnf in ProxySQL's sample layout loads unchanged but for the port ----------
 
-sample=$HA_SHARED_DATA/proxysql.cnf
+sample=$HA_SRCDIR/test/data/proxysql/proxysql.cnf
 if [ ! -f "$sample" ]; then
-    ha_fail "ProxySQL's sample config is at $sample" \
-        "HA_SHARED_DATA=$HA_SHARED_DATA; the file ships in the shared data" \
-        "directory next to the source tree (../shared/data/proxysql.cnf)"
+    ha_fail "a ProxySQL-style proxysql.cnf is at $sample"
 else
     template=$HA_TMP/proxysql.cnf.in
     sed 's|^\([[:space:]]*mysql_ifaces[[:space:]]*=[[:space:]]*\)"0\.0\.0\.0:6032"|\1"127.0.0.1:@PORT@;@SOCK@"|' \
@@ -170,7 +168,7 @@ else
     else
         HA_DATADIR=$HA_TMP/proxysql
         if ha_start -C "$template" -- -D "$HA_DATADIR"; then
-            ha_pass "ProxySQL's sample proxysql.cnf loads (with -D and a free port)"
+            ha_pass "a proxysql.cnf in ProxySQL's sample layout loads (with -D and a free port)"
             ha_sql_is "proxysql.cnf: admin:admin from the file logs in" \
                 "SELECT 1+1" 2
             ha_ok "proxysql.cnf: -D puts the pid file in the test's datadir" \
@@ -183,7 +181,7 @@ else
             done
             ha_stop || ha_fail "proxysql.cnf: daemon stops on SIGTERM"
         else
-            ha_fail "ProxySQL's sample proxysql.cnf loads (with -D and a free port)"
+            ha_fail "a proxysql.cnf in ProxySQL's sample layout loads (with -D and a free port)"
         fi
     fi
 fi

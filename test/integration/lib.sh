@@ -10,7 +10,6 @@
 # Environment (set by make check; defaults work from the source tree):
 #   HA_TOP_BUILDDIR  build tree holding daemon/heapadmind
 #   HA_TOP_SRCDIR    source tree
-#   HA_SHARED_DATA   directory with ProxySQL's sample proxysql.cnf
 #   HA_KEEP_TMP=1    keep the private temp dir (its path is printed)
 #   HA_TEST_TIMEOUT  seconds before the watchdog fails the script (120)
 #
@@ -30,7 +29,6 @@ set -o pipefail
 HA_TEST_NAME=$(basename "$0" .sh)
 HA_SRCDIR=${HA_TOP_SRCDIR:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 HA_BUILDDIR=${HA_TOP_BUILDDIR:-$HA_SRCDIR}
-export HA_SHARED_DATA=${HA_SHARED_DATA:-$HA_SRCDIR/../shared/data}
 HA_DAEMON=$HA_BUILDDIR/daemon/heapadmind
 HA_CLIENT_TIMEOUT=${HA_CLIENT_TIMEOUT:-30}
 HA_START_TIMEOUT=10

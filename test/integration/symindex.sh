@@ -8,7 +8,9 @@
 #     module into the datadir's cache/ (0700, files 0600); a restarted
 #     daemon names every module from them (heap_modules.from_index), with
 #     every frame of every stack (function, file, line, module, inlined)
-#     the same as without them, and writes none again.
+#     the same as without them, and writes none again; the allocation
+#     wrappers (heap_wrappers: which, why, code_bytes) and so heap_top's
+#     allocation sites are the same too.
 #   - A damaged index (one byte flipped) and a planted one (another
 #     module's, under its build-id's name) are refused with a log line
 #     saying why, the names stay the same, and the index is written anew.
@@ -56,6 +58,15 @@ names() {
     printf '%s' "$HA_OUT" >"$1"
 }
 
+# sites: the allocation wrappers and the sites past them, which read each
+# function's ELF symbol size (prof/wrappers.h) besides its name.
+sites() {
+    ha_sql "SELECT function, wrapper, why, detail, stacks, bytes, module, callers, code_bytes FROM heap_wrappers('$dump') ORDER BY function"
+    printf '%s\n' "$HA_OUT" >"$1"
+    ha_sql "SELECT function, flat_bytes, cum_bytes FROM heap_top('$dump')"
+    printf '%s\n' "$HA_OUT" >>"$1"
+}
+
 # written_for LOG MODULE [N]: waits (at most 120 s: the builder runs at
 # low priority) until LOG says N (1) indexes were written for MODULE.
 written_for() {
@@ -71,6 +82,9 @@ written_for() {
 ha_start || ha_bail "heapadmind starts"
 names "$HA_TMP/names.files"
 ha_ok "the dump's frames are read" test -s "$HA_TMP/names.files"
+sites "$HA_TMP/sites.files"
+ha_file_like "redis's allocation wrappers are skipped" "$HA_TMP/sites.files" \
+    "^zmalloc_usable	1	"
 ha_sql "SELECT count(*), sum(from_index) FROM heap_modules('$dump') WHERE build_id IS NOT NULL"
 n_mods=${HA_OUT%%	*}
 ha_like "no module is named from an index yet" "^0:[1-9][0-9]*	0$" "$HA_RC:$HA_OUT"
@@ -93,6 +107,9 @@ ha_sql "SELECT count(*) FROM heap_modules('$dump') WHERE build_id IS NOT NULL AN
 ha_is "every module is named from its index" "0:$n_mods" "$HA_RC:$HA_OUT"
 ha_ok "every frame is named as from the files (heap_profile, all stacks)" \
     cmp -s "$HA_TMP/names.files" "$HA_TMP/names.index"
+sites "$HA_TMP/sites.index"
+ha_ok "the same wrappers, code sizes and allocation sites (heap_wrappers, heap_top)" \
+    cmp -s "$HA_TMP/sites.files" "$HA_TMP/sites.index"
 ha_sql "SELECT function, flat_bytes, cum_bytes FROM heap_top('$dump')"
 top_index=$HA_OUT
 
