@@ -52,6 +52,24 @@ static const struct ha_config_key config_keys[] = {
      OFF(admin_credentials), 0},
     {ADMIN, "stats_credentials", HA_KEY_STRING, 0, 65535, NULL,
      OFF(stats_credentials), 0},
+    {ADMIN, "profile_credentials", HA_KEY_STRING, 0, 65535, NULL,
+     OFF(profile_credentials), 0},
+    /* The fleet: parsed after the table pass too (ha_config_derive());
+     * push_targets may be a list of groups in a file, which the loader
+     * writes as its text form (engine/pushcfg.h). Bytes from 64 KiB,
+     * seconds. */
+    {ADMIN, "service_names", HA_KEY_STRING, 0, 65535, NULL,
+     OFF(service_names), 0},
+    {ADMIN, "push_targets", HA_KEY_STRING, 0, 65535, NULL,
+     OFF(push_targets), 0},
+    {ADMIN, "push_outbox_max_bytes", HA_KEY_INT64, 64 << 10, 1LL << 40, NULL,
+     OFF(push_outbox_max_bytes), 0},
+    {ADMIN, "push_timeout_s", HA_KEY_INT, 1, 600, NULL, OFF(push_timeout_s),
+     0},
+    {ADMIN, "push_retry_max_s", HA_KEY_INT, 1, 86400, NULL,
+     OFF(push_retry_max_s), 0},
+    {ADMIN, "push_live_interval_s", HA_KEY_INT, 0, 86400, NULL,
+     OFF(push_live_interval_s), 0},
     {ADMIN, "mysql_ifaces", HA_KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces),
      0},
     /* HTTP (Prometheus /metrics): off unless listed. */

@@ -17,6 +17,7 @@
 
 #include "core/forkguard.h"
 #include "engine/hostmetrics.h"
+#include "engine/labels.h"
 #include "core/agentreg.h"
 #include "core/clock.h"
 #include "core/fiber.h"
@@ -72,6 +73,7 @@ struct ha_engine {
     struct ha_hostmetrics *hostmetrics; /* a gateway's merged exposition */
     char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
     char program[64];              /* this process's program name */
+    struct ha_labels labels;       /* the label contract (labels.h) */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
     struct ha_limitwatch *limitwatch; /* on the sampler's ticks; NULL:
@@ -280,6 +282,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->base = base;
     e->cfg = cfg;
     ha_agentreg_self_program(e->program, sizeof(e->program));
+    ha_labels_init(&e->labels, e->program, cfg->services, cfg->n_services);
+    e->heap.labels = &e->labels;
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
     e->vtab.admin_value = ha_config_admin_value;
@@ -640,6 +644,12 @@ const char *
 ha_engine_endpoint(const struct ha_engine *e)
 {
     return e->endpoint;
+}
+
+const struct ha_labels *
+ha_engine_labels(const struct ha_engine *e)
+{
+    return &e->labels;
 }
 
 const char *

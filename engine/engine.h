@@ -108,6 +108,10 @@ struct ha_hostmetrics *ha_engine_hostmetrics(struct ha_engine *e);
 void ha_engine_set_endpoint(struct ha_engine *e, const char *endpoint);
 const char *ha_engine_endpoint(const struct ha_engine *e);
 
+/* This process's label contract (engine/labels.h). */
+struct ha_labels;
+const struct ha_labels *ha_engine_labels(const struct ha_engine *e);
+
 /* This process's program name, as the agents' registry names it. */
 const char *ha_engine_program(const struct ha_engine *e);
 

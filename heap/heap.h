@@ -35,6 +35,7 @@ struct ha_heap_cache;
 struct ha_dump_totals;
 struct ha_heap_growth_cache;
 struct ha_worker;
+struct ha_labels;
 
 struct ha_heap {
     /* Set by the owner before first use. */
@@ -87,6 +88,9 @@ struct ha_heap {
 
     int64_t run_started_ns;            /* this run's start, as its record
                                           has it (heap/runs.h); 0: none */
+    const struct ha_labels *labels;    /* the label contract
+                                          (engine/labels.h), for
+                                          /metrics; NULL: none */
 
     /* Sampling switched on by watches (ha_heap_sampling_hold). */
     struct ha_heap_sampling {

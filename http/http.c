@@ -1074,7 +1074,9 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
 admitted:
     c->authed = true;
     hr->user = u;
-    hr->admin = u->role == HA_ROLE_ADMIN;
+    /* Live profiles: admins, and the profile role, which reads
+     * profiles and nothing else (routes.c keeps it to them). */
+    hr->admin = u->role == HA_ROLE_ADMIN || u->role == HA_ROLE_PROFILE;
     hr->client.id = ha_clients_next_id(ha_engine_clients(h->engine));
     hr->client.role = u->role;
     hr->client.user = u->name;

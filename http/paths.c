@@ -15,43 +15,48 @@ static const struct path {
     unsigned methods;
     enum ha_http_page page;
     bool admin; /* admins only (paths.h) */
+    bool profile; /* the profile role may ask it (paths.h) */
 } paths[] = {
-    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX, false},
-    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS, false},
-    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT, false},
+    {"/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_INDEX, false, true},
+    {"/metrics", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_METRICS, false, false},
+    {"/agent", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_AGENT, false, false},
+    /* A gateway's targets for Prometheus' HTTP service discovery (its
+     * scrapers of profiles may hold a profile account). */
+    {"/sd", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_SD, false, true},
     {"/debug/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_HEAP,
-     false},
+     false, true},
     {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_ALLOCS,
-     false},
+     false, true},
     {"/debug/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
-     HA_HTTP_PAGE_PPROF_SYMBOL, false},
+     HA_HTTP_PAGE_PPROF_SYMBOL, false, true},
     /* The command line may carry secrets (a password, a token given
      * as an argument): admins only. */
     {"/debug/pprof/cmdline", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_PPROF_CMDLINE, true},
-    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP, false},
+     HA_HTTP_PAGE_PPROF_CMDLINE, true, false},
+    {"/pprof/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP, false,
+     true},
     /* What jeprof fetches when given no path (its CPU page): there is
      * no CPU profiler here, so the heap, which jeprof tells by its
      * header; ?seconds= is ignored. */
     {"/pprof/profile", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_JEPROF_HEAP,
-     false},
+     false, true},
     {"/pprof/symbol", false, HA_HTTP_GET_HEAD | HA_HTTP_POST,
-     HA_HTTP_PAGE_PPROF_SYMBOL, false},
+     HA_HTTP_PAGE_PPROF_SYMBOL, false, true},
     {"/pprof/cmdline", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_CMDLINE,
-     true},
-    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false},
-    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false},
+     true, false},
+    {"/heap", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false, true},
+    {"/heap/", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME, false, true},
     {"/heap/data.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DATA,
-     false},
+     false, true},
     {"/heap/dumps.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_DUMPS,
-     false},
+     false, true},
     {"/heap/growth.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_GROWTH_DATA,
-     false},
+     false, true},
     {"/heap/logs.json", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_FLAME_LOGS,
-     false},
+     false, false},
     {"/heap/lifetimes.json", false, HA_HTTP_GET_HEAD,
-     HA_HTTP_PAGE_LIFETIMES_DATA, false},
-    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET, false},
+     HA_HTTP_PAGE_LIFETIMES_DATA, false, false},
+    {"/assets/", true, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_ASSET, false, true},
 };
 
 static const struct path *
@@ -83,6 +88,14 @@ ha_http_path_admin_only(const char *path)
     const struct path *p = find(path);
 
     return p != NULL && p->admin;
+}
+
+bool
+ha_http_path_profile_ok(const char *path)
+{
+    const struct path *p = find(path);
+
+    return p == NULL || p->profile;
 }
 
 bool

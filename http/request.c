@@ -333,7 +333,12 @@ ha_http_req_dump_refused(struct ha_http_req *hr, const char *name)
                                             sizeof(why)))
         return false;
     snprintf(msg, sizeof(msg), "%s\n", why);
-    ha_http_req_text(hr, 400, "Bad Request", msg);
+    /* The profile role reads dumps and nothing else: a name that is not
+     * a dump's is a file it may not read. */
+    if (hr->user != NULL && hr->user->role == HA_ROLE_PROFILE)
+        ha_http_req_text(hr, 403, "Forbidden", msg);
+    else
+        ha_http_req_text(hr, 400, "Bad Request", msg);
     return true;
 }
 
