@@ -28,6 +28,7 @@
 #include "engine/engine.h"
 #include "heap/profconf.h"
 #include "http/http.h"
+#include "http/pprof.h"
 #include "include/heapadmin.h"
 
 /* ------------------------------------------------------------------
@@ -203,6 +204,8 @@ ha_api_serve_setup(struct heapadmin *h, char *err, size_t errlen)
     atomic_store(&h->interrupt, false);
     ha_engine_set_shutdown_flag(h->engine, &h->interrupt);
     ha_engine_set_gateway(h->engine, h->gateway);
+    /* Pushed dumps are the bytes /debug/pprof/allocs?dump= serves. */
+    ha_engine_start_push(h->engine, ha_http_pprof_push_encode, h->engine);
     /* Endpoints a process left behind (kill -9, a crash) go at the next
      * start in the datadir: the agents' and the gateway's. */
     if (h->agent_socket[0] != '\0' || h->gateway)

@@ -23,6 +23,8 @@ static const struct ha_catalog_table tables[] = {
     /* The processes the agent serves in the datadir (a host gateway's
      * view, vtab/agents.c). */
     {"stats_agents", "stats", true, true, true},
+    /* Where this process pushes its dumps (engine/push.h). */
+    {"stats_push", "stats", true, true, true},
     /* A table-valued function: it needs its argument, so no warm-up. */
     {"heap_top", NULL, false, true, true},
     {"heap_stacks", NULL, false, true, true},

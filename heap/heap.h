@@ -91,6 +91,11 @@ struct ha_heap {
     const struct ha_labels *labels;    /* the label contract
                                           (engine/labels.h), for
                                           /metrics; NULL: none */
+    /* Called on the loop once a dump may have been published (one of
+     * ours written, or the watch on jemalloc's own ones looked):
+     * the push's cue (engine/push.h); NULL: nobody listens. */
+    void (*published)(void *arg);
+    void *published_arg;
 
     /* Sampling switched on by watches (ha_heap_sampling_hold). */
     struct ha_heap_sampling {
@@ -119,6 +124,9 @@ struct ha_heap {
  * the last refresh, ha_heap_stats_age_ms says how old). Never waits for
  * a dump. */
 void ha_heap_refresh_stats(struct ha_heap *heap);
+
+/* heap->published, when set. Loop thread. */
+void ha_heap_published(struct ha_heap *heap);
 
 /* Sampling on for a watch's sake (the leak watch's series, the limit
  * watch near a limit). The first hold switches it on when it is off, at

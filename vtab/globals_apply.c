@@ -221,10 +221,12 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
         return -1;
     }
     rc = j->rc;
-    if (rc == 0)
+    if (rc == 0) {
         ha_strlcpy(file, j->file, filelen);
-    else
+        ha_heap_published(vt->conn->ctx->heap);
+    } else {
         ha_globals_set_text(err, errlen, "%s", j->err);
+    }
     free(j);
     return rc;
 }
