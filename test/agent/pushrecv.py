@@ -11,8 +11,9 @@ from the receivers' documented wire formats (not from heapadmin's code):
       {"series":[{"labels":{"labels":[{"name":..,"value":..}]},
                   "samples":[{"rawProfile":"<base64>"}]}]}
 
-Each accepted profile is written to OUT/<n>.pb.gz and described by one
-JSON line in OUT/log.jsonl: the API, the application name and labels as
+Each accepted profile is written to a file of its own and described by
+one JSON line in OUT/log.jsonl (OUT/<pid>-<n>.pb.gz: a receiver started
+again never writes over an earlier one's): the API, the application name and labels as
 the receiver parses them, from/until, the Idempotency-Key and
 X-Scope-OrgID headers and the profile's file. Decoding the profile is
 left to an independent tool (go tool pprof -raw).
@@ -108,7 +109,7 @@ class Handler(BaseHTTPRequestHandler):
             return
         with LOCK:
             COUNT[0] += 1
-            f = os.path.join(OUT, "%d.pb.gz" % COUNT[0])
+            f = os.path.join(OUT, "%d-%d.pb.gz" % (os.getpid(), COUNT[0]))
             with open(f, "wb") as fh:
                 fh.write(prof)
             rec["file"] = f
