@@ -45,6 +45,8 @@ check_cb(evutil_socket_t fd, short what, void *arg)
     (void)what;
     if (ha_server_check_listeners(h->server, err, sizeof(err)) < 0)
         ha_log_error("cannot bind a listener again: %s", err);
+    if (ha_http_check_agent(h->http, err, sizeof(err)) < 0)
+        ha_log_error("cannot bind the agent socket again: %s", err);
     if (h->tick != NULL)
         h->tick(h->tick_arg);
 }

@@ -143,3 +143,29 @@ ha_listen_unix(const char *path, mode_t mode, int backlog, char *err,
     }
     return fd;
 }
+
+void
+ha_listen_file_record(const char *path, struct ha_listen_file *f)
+{
+    struct stat st;
+
+    f->set = lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+    f->dev = f->set ? st.st_dev : 0;
+    f->ino = f->set ? st.st_ino : 0;
+}
+
+enum ha_listen_file_state
+ha_listen_file_check(const char *path, const struct ha_listen_file *f,
+                     uid_t *owner)
+{
+    struct stat st;
+
+    if (!f->set)
+        return HA_LISTEN_FILE_OURS;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? HA_LISTEN_FILE_GONE : HA_LISTEN_FILE_OURS;
+    if (st.st_dev == f->dev && st.st_ino == f->ino)
+        return HA_LISTEN_FILE_OURS;
+    *owner = st.st_uid;
+    return HA_LISTEN_FILE_REPLACED;
+}

@@ -30,4 +30,29 @@ int ha_listen_tcp(const char *host, int port, bool dual_stack, int backlog,
 int ha_listen_unix(const char *path, mode_t mode, int backlog, char *err,
                    size_t errlen);
 
+/* The file a unix listener was bound at, as lstat() saw it right after
+ * listen(): what tells later that the name still leads to it. */
+struct ha_listen_file {
+    dev_t dev;
+    ino_t ino;
+    bool set;           /* recorded */
+};
+
+/* Records path's file into f (f->set false when it cannot be read). */
+void ha_listen_file_record(const char *path, struct ha_listen_file *f);
+
+/* What became of the name of a unix listener recorded in f. */
+enum ha_listen_file_state {
+    HA_LISTEN_FILE_OURS,     /* still our socket's file (or unknown) */
+    HA_LISTEN_FILE_GONE,     /* nothing at the name (deleted: a tmp
+                                cleaner, an operator) */
+    HA_LISTEN_FILE_REPLACED  /* another file at the name: another
+                                process bound its own socket there */
+};
+
+/* Looks at path now. *owner gets the replacing file's owner. */
+enum ha_listen_file_state ha_listen_file_check(const char *path,
+                                               const struct ha_listen_file *f,
+                                               uid_t *owner);
+
 #endif /* HA_LISTEN_H */

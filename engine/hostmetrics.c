@@ -344,6 +344,11 @@ run(void *arg)
 
         snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
         memset(&rep, 0, sizeof(rep));
+        /* An entry the kernel says is not that pid's (another user's
+         * process has the pid, another process answers there) says
+         * nothing about it: no series, not even a refusal. */
+        if (a->foreign)
+            continue;
         if (a->state == HA_AGENT_MISMATCH) {
             refused[REASON_IDENTITY] = 1;
         } else if (r->too_large) {
@@ -372,7 +377,7 @@ run(void *arg)
 
         /* A process that is not what its name says has no program to
          * label it with: it shows as refused, not here. */
-        if (a->state == HA_AGENT_MISMATCH)
+        if (a->state == HA_AGENT_MISMATCH || a->foreign)
             continue;
         snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
         ha_expo_sample(&e, labels, replies[i].status == 200 ? 1 : 0);

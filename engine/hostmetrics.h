@@ -16,7 +16,10 @@
  * one agent answers, the merged text passes `promtool check metrics` and
  * every other process's series are untouched.
  *
- *   heapadmin_agent_up{pid,program,user}   1 answered, 0 not (or gone)
+ *   heapadmin_agent_up{pid,program,user}   1 answered, 0 not (or gone,
+ *                                          or its socket is missing);
+ *                                          none for an entry the kernel
+ *                                          says is not that pid's
  *   heapadmin_agents                       agents registered, gone ones
  *                                          included
  */

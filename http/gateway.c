@@ -366,6 +366,12 @@ ha_gateway_proxy(struct ha_http_req *hr)
         snprintf(msg, sizeof(msg), "process %ld is not served through the "
                  "gateway: %s\n", pid, j->agents[0].why);
         ha_http_req_text(hr, 403, "Forbidden", msg);
+    } else if (j->agents[0].state == HA_AGENT_NO_SOCKET) {
+        snprintf(msg, sizeof(msg), "process %ld (%s) is served but "
+                 "unreachable now: %s\n", pid, j->agents[0].program,
+                 j->agents[0].why);
+        ha_http_req_add_header(hr, "Retry-After", "1");
+        ha_http_req_text(hr, 503, "Service Unavailable", msg);
     } else if (r->status == 0) {
         snprintf(msg, sizeof(msg), "process %ld (%s) did not answer: %s\n",
                  pid, j->agents[0].program, r->err);
