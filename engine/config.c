@@ -109,7 +109,8 @@ init_scalars(struct ha_config *cfg)
 
 int
 ha_config_derive(struct ha_config *cfg, const char *name,
-                 const unsigned lines[HA_CONFIG_LINES], char *err, size_t errlen)
+                 const unsigned lines[HA_CONFIG_LINES], char *err,
+                 size_t errlen)
 {
     char why[512];
     unsigned line = 0;

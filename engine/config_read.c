@@ -494,7 +494,8 @@ apply_key(struct ha_config *cfg, const struct ha_config_key *k,
 
 /* Where ha_config_derive() finds the line of each spec it parses. */
 static unsigned *
-derive_line(unsigned lines[HA_CONFIG_LINES], const struct ha_config_key *k)
+derive_line(unsigned lines[HA_CONFIG_LINES],
+            const struct ha_config_key *k)
 {
     if (k->offset == OFF(admin_credentials))
         return &lines[0];
@@ -517,7 +518,8 @@ derive_line(unsigned lines[HA_CONFIG_LINES], const struct ha_config_key *k)
 
 static int
 parse_group(struct ha_config *cfg, const config_setting_t *group,
-            const char *gname, const char *name, unsigned lines[HA_CONFIG_LINES], char *err,
+            const char *gname, const char *name,
+            unsigned lines[HA_CONFIG_LINES], char *err,
             size_t errlen)
 {
     int n = config_setting_length(group);
@@ -565,7 +567,8 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
 
 static int
 parse_root(struct ha_config *cfg, const config_setting_t *root,
-           const char *name, unsigned lines[HA_CONFIG_LINES], char *err, size_t errlen)
+           const char *name, unsigned lines[HA_CONFIG_LINES], char *err,
+           size_t errlen)
 {
     size_t n_groups;
     const char *const *groups = ha_config_groups(&n_groups);
