@@ -18,6 +18,8 @@
 
 #include "core/buf.h"
 #include "core/exposcan.h"
+#include "engine/config.h"
+#include "engine/config_write.h"
 #include "engine/families.h"
 #include "engine/labels.h"
 #include "engine/pushcfg.h"
@@ -177,6 +179,87 @@ START_TEST(test_pushcfg_services)
     ck_assert_int_eq(ha_pushcfg_parse_services("redis", &m, &n, err,
                                                sizeof(err)),
                      -1);
+}
+END_TEST
+
+START_TEST(test_pushcfg_config_list_form)
+{
+    struct ha_config cfg, back;
+    struct ha_buf b = HA_BUF_INIT;
+    char err[512];
+
+    ha_config_init(&cfg);
+    ck_assert_msg(
+        ha_config_load_string(
+            &cfg,
+            "admin_variables = {\n"
+            "  service_names = \"redis-server=cache\"\n"
+            "  profile_credentials = \"scraper:s3cret\"\n"
+            "  push_targets = (\n"
+            "    { type = \"pyroscope\"; url = \"http://h:4040\"; "
+            "kinds = \"limit\"; },\n"
+            "    { type = \"parca\"; url = \"http://p:7070\"; "
+            "basic_auth = \"u:pw\"; }\n"
+            "  )\n"
+            "  push_outbox_max_bytes = 1048576\n"
+            "}\n",
+            "t.cnf", err, sizeof(err)) == 0,
+        "%s", err);
+    ck_assert_str_eq(cfg.push_targets,
+                     "type=pyroscope url=http://h:4040 kinds=limit; "
+                     "type=parca url=http://p:7070 basic_auth=u:pw");
+    ck_assert_uint_eq(cfg.n_push, 2);
+    ck_assert_uint_eq(cfg.n_services, 1);
+    ck_assert_int_eq(cfg.users[cfg.n_users - 1].role, HA_ROLE_PROFILE);
+    ck_assert_int_eq(cfg.push_outbox_max_bytes, 1048576);
+    /* SAVE CONFIG TO FILE writes the text form, which reads back */
+    ha_config_write(&cfg, "/tmp", NULL, &b);
+    ha_config_init(&back);
+    ck_assert_msg(ha_config_load_string(&back, text_of(&b), "saved.cnf", err,
+                                        sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_str_eq(back.push_targets, cfg.push_targets);
+    ck_assert_uint_eq(back.n_push, 2);
+    ha_buf_free(&b);
+    ha_config_free(&back);
+    ha_config_free(&cfg);
+}
+END_TEST
+
+static const struct {
+    const char *text;
+    const char *expect;
+} bad_configs[] = {
+    {"admin_variables = { push_targets = ( \"x\" ) }",
+     "t.cnf:1: admin_variables.push_targets: element 1 must be a group"},
+    {"admin_variables = { push_targets = ( { type = \"parca\"; url = "
+     "\"http://a b\"; } ) }",
+     "url holds a space"},
+    {"admin_variables = { push_targets = ( { type = \"parca\"; port = 1; "
+     "} ) }",
+     "port must be a string"},
+    {"admin_variables = { push_targets = ( { type = \"parca\"; } ) }",
+     "admin_variables.push_targets: target 1: type and url are required"},
+    {"admin_variables = { service_names = \"redis\" }",
+     "admin_variables.service_names: item 1 is not program=service"},
+    {"admin_variables = { admin_credentials = \"a:b\"; "
+     "profile_credentials = \"a:c\" }",
+     "user 'a' is defined twice"},
+};
+
+START_TEST(test_pushcfg_config_refused)
+{
+    struct ha_config cfg;
+    char err[512];
+
+    ha_config_init(&cfg);
+    ck_assert_int_eq(ha_config_load_string(&cfg, bad_configs[_i].text,
+                                           "t.cnf", err, sizeof(err)),
+                     -1);
+    ck_assert_msg(strstr(err, bad_configs[_i].expect) != NULL,
+                  "case %d: '%s' lacks '%s'", _i, err,
+                  bad_configs[_i].expect);
+    ha_config_free(&cfg);
 }
 END_TEST
 
@@ -425,6 +508,7 @@ push_suite(void)
     tcase_add_test(core, test_pushcfg_parse_targets);
     tcase_add_test(core, test_pushcfg_kinds);
     tcase_add_test(core, test_pushcfg_services);
+    tcase_add_test(core, test_pushcfg_config_list_form);
     tcase_add_loop_test(core, test_pushwire_base64, 0,
                         (int)(sizeof(b64) / sizeof(b64[0])));
     tcase_add_test(core, test_pushwire_pyroscope_url);
@@ -438,6 +522,8 @@ push_suite(void)
     tcase_add_loop_test(errors, test_pushcfg_parse_refused, 0,
                         (int)(sizeof(bad_targets) / sizeof(bad_targets[0])));
     tcase_add_test(errors, test_pushcfg_secrets_masked);
+    tcase_add_loop_test(errors, test_pushcfg_config_refused, 0,
+                        (int)(sizeof(bad_configs) / sizeof(bad_configs[0])));
     suite_add_tcase(s, core);
     suite_add_tcase(s, errors);
     return s;

@@ -13,7 +13,8 @@ from the receivers' documented wire formats (not from heapadmin's code):
 
 Each accepted profile is written to a file of its own and described by
 one JSON line in OUT/log.jsonl (OUT/<pid>-<n>.pb.gz: a receiver started
-again never writes over an earlier one's): the API, the application name and labels as
+again never writes over an earlier one's), with whether the sender read
+the answer (acked: false when it was killed with the push in flight): the API, the application name and labels as
 the receiver parses them, from/until, the Idempotency-Key and
 X-Scope-OrgID headers and the profile's file. Decoding the profile is
 left to an independent tool (go tool pprof -raw).
@@ -112,12 +113,32 @@ class Handler(BaseHTTPRequestHandler):
             f = os.path.join(OUT, "%d-%d.pb.gz" % (os.getpid(), COUNT[0]))
             with open(f, "wb") as fh:
                 fh.write(prof)
-            rec["file"] = f
-            with open(os.path.join(OUT, "log.jsonl"), "a") as fh:
-                fh.write(json.dumps(rec) + "\n")
+        rec["file"] = f
         self.send_response(200)
         self.send_header("Content-Length", "0")
+        self.send_header("Connection", "close")
         self.end_headers()
+        self.wfile.flush()
+        rec["acked"] = self.client_read_answer()
+        with LOCK:
+            with open(os.path.join(OUT, "log.jsonl"), "a") as fh:
+                fh.write(json.dumps(rec) + "\n")
+        self.close_connection = True
+
+    def client_read_answer(self):
+        """Whether the client read the 200: it closes, and the read ends
+        (b""); a client killed before reading it leaves the answer unread,
+        so its kernel resets the connection (ECONNRESET): a push cut in
+        flight, which the sender cannot know was taken."""
+        self.connection.settimeout(10)
+        try:
+            while self.connection.recv(4096):
+                pass
+            return True
+        except ConnectionResetError:
+            return False
+        except OSError:
+            return True
 
 
 os.makedirs(OUT, exist_ok=True)
