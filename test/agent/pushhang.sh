@@ -98,8 +98,14 @@ ha_file_like "... and each drop is said" "$HA_TMP/pushing/agent.log" \
     "push: the outbox holds more than push_outbox_max_bytes \($BOUND\): dropped its oldest entry"
 ag_sql "$psock" "SELECT 1"
 ha_is "the agent answers meanwhile" "0:1" "$HA_RC:$HA_OUT"
+qpid=$(sed -n 's/.*redis-server\.\([0-9]*\)\.sock$/\1/p' <<<"$qsock")
 rss=$(awk '/VmRSS/ { print $2 }' "/proc/$rpid/status")
-echo "# pushing redis: VmRSS $rss kB"
+qrss=$(awk '/VmRSS/ { print $2 }' "/proc/$qpid/status")
+echo "# VmRSS: pushing redis $rss kB, quiet redis $qrss kB"
+ha_ok "libcurl is loaded into the redis that pushes" \
+    grep -q 'libcurl' "/proc/$rpid/maps"
+ha_ok "... and never into the one that does not" \
+    sh -c "! grep -q libcurl /proc/$qpid/maps"
 
 # --- 500: retried; 413: given up at once ------------------------------------------
 
