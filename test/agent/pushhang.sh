@@ -45,13 +45,15 @@ EOF
     env "${AG_ENV[@]}" MALLOC_CONF=prof:true,prof_active:true,lg_prof_sample:14 \
         HEAPADMIN_CONF="$HA_TMP/$name/agent.cnf" \
         HEAPADMIN_LOG="$HA_TMP/$name/agent.log" \
-        redis-server --port "$rport" --save '' --appendonly no \
+        redis-server --port "$rport" --save '' --appendonly no --enable-debug-command yes \
         --dir "$HA_TMP/$name" >"$HA_TMP/$name/redis.out" 2>&1 &
     rpid=$!
     HA_PIDS+=("$rpid")
     sock=$HA_TMP/$name/data/redis-server.$rpid.sock
     ag_wait_socket "$sock" 15 || ha_bail "the agent serves $name"
     redis-cli -p "$rport" debug populate 200000 >/dev/null
+    [ "$(redis-cli -p "$rport" dbsize)" = 200000 ] ||
+        ha_bail "$name holds 200,000 keys"
 }
 
 # latency PORT: redis-cli --latency for 8 s: "min max avg samples" (ms).
