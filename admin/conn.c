@@ -657,8 +657,9 @@ stopping(const struct ha_conn *c)
  * built so far goes out, and the command waits while more than
  * HA_REPLY_STREAM_BYTES of it wait unsent; conn_write_cb (or, under TLS,
  * raw_drained_cb) wakes it. Returns -1 when the connection failed (it
- * is freed once the command ends), or the statement was killed or the
- * server stops meanwhile. */
+ * is freed once the command ends), or the statement was killed, passed
+ * its max_execution_time (the task's deadline: a wait would return at
+ * once) or the server stops meanwhile. */
 static int
 conn_drain(void *arg)
 {
@@ -671,14 +672,18 @@ conn_drain(void *arg)
     if (c->no_drain)
         return 0; /* cannot pause: built whole, as without a task */
     while (unsent_bytes(c) > HA_REPLY_STREAM_BYTES && !c->free_pending &&
-           !c->session.killed && !stopping(c)) {
+           !c->session.killed && !stopping(c) &&
+           ha_task_stopped(&c->task) == HA_TASK_GO) {
         c->waiting_drain = c->session.sending = true;
         ha_task_wait(&c->task);
         c->waiting_drain = c->session.sending = false;
         if (ha_task_stopped(&c->task) == HA_TASK_KILLED)
             c->session.killed = true;
     }
-    return c->free_pending || c->session.killed || stopping(c) ? -1 : 0;
+    return c->free_pending || c->session.killed || stopping(c) ||
+                   ha_task_stopped(&c->task) != HA_TASK_GO
+               ? -1
+               : 0;
 }
 
 /* Whether the output a paused command waits for has drained enough. */
@@ -795,13 +800,6 @@ dispatch(struct ha_conn *c)
      * the numbering (MySQL protocol: Sequence ID). */
     uint8_t want = c->state == HA_CONN_COMMAND ? 0 : c->seq;
 
-    /* An SSLRequest (32 bytes) carries no credential; everything else
-     * of the connection phase may. Refused before anything of it is
-     * taken when its peer must wait. */
-    if (c->state != HA_CONN_COMMAND &&
-        !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
-        ha_login_refused(c))
-        return;
     if (c->reader.first_seq != want) {
         char msg[128];
         ha_log_warn("connection %u (%s): packet with sequence id %u, "
@@ -815,6 +813,16 @@ dispatch(struct ha_conn *c)
         return;
     }
     c->seq = (uint8_t)(c->reader.last_seq + 1);
+    /* An SSLRequest (32 bytes) carries no credential; everything else
+     * of the connection phase may. Refused before anything of it is
+     * taken when its peer must wait: with the next sequence id, after
+     * the packet's own (ERR 1129 went out with the packet's id when the
+     * throttle began between the greeting and the reply, and drivers
+     * reported a protocol error instead of "try again in N s"). */
+    if (c->state != HA_CONN_COMMAND &&
+        !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
+        ha_login_refused(c))
+        return;
     switch (c->state) {
     case HA_CONN_HANDSHAKE:
     case HA_CONN_AUTH_SWITCH:

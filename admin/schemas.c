@@ -8,11 +8,13 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "engine/catalog.h"
@@ -78,13 +80,46 @@ ha_schemas_table_exists(sqlite3 *db, const char *schema, const char *table)
     return found;
 }
 
+/* A stat(2) of the datadir's disk, off the loop (core/blockio.h). */
+struct stat_call {
+    char path[PATH_MAX];
+    int rc;                        /* 0 or errno */
+};
+
+static void
+stat_run(void *arg)
+{
+    struct stat_call *c = arg;
+    struct stat st;
+
+    c->rc = stat(c->path, &st) == 0 ? 0 : errno;
+}
+
+/* 0 when path exists; else an errno value, or -1 with why set (the disk
+ * did not answer). */
+static int
+stat_file(const char *path, char *why, size_t whylen)
+{
+    struct stat_call *c = calloc(1, sizeof(*c));
+    int rc;
+
+    if (c == NULL)
+        return ENOMEM;
+    ha_strlcpy(c->path, path, sizeof(c->path));
+    if (ha_blockio_call("looking for a file of the datadir", stat_run,
+                        free, c, why, whylen) != 0)
+        return -1;
+    rc = c->rc;
+    free(c);
+    return rc;
+}
+
 /* Attaches file i read-only. Returns 0, or -1 with sc->why[i] set. */
 static int
 attach(sqlite3 *db, struct ha_schemas *sc, size_t i)
 {
-    char path[PATH_MAX], *sql;
+    char path[PATH_MAX], *sql, why[256];
     sqlite3_str *uri;
-    struct stat st;
     int rc;
 
     if (sc->datadir == NULL) {
@@ -96,9 +131,11 @@ attach(sqlite3 *db, struct ha_schemas *sc, size_t i)
         ha_err_set(sc->why[i], sizeof(sc->why[i]), "path too long");
         return -1;
     }
-    if (stat(path, &st) != 0) {
+    if ((rc = stat_file(path, why, sizeof(why))) != 0) {
         ha_err_set(sc->why[i], sizeof(sc->why[i]), "%s: %s", path,
-                   errno == ENOENT ? files[i].absent : strerror(errno));
+                   rc < 0             ? why
+                   : rc == ENOENT     ? files[i].absent
+                                      : strerror(rc));
         return -1;
     }
     /* A URI: the path's reserved characters percent-encoded. */
@@ -148,17 +185,79 @@ attach(sqlite3 *db, struct ha_schemas *sc, size_t i)
     return -1;
 }
 
-void
+/* The files attached at a session's open, on the I/O thread. */
+struct open_job {
+    sqlite3 *db;                   /* lent by the session; the job's own
+                                      once abandoned */
+    struct ha_schemas sc;          /* the job's copy */
+};
+
+static void
+open_run(void *arg)
+{
+    struct open_job *j = arg;
+
+    /* A file locked for a moment (a SAVE committing) is waited for
+     * here, on this thread, not by failing the attach. */
+    sqlite3_busy_timeout(j->db, 250);
+    for (size_t i = 0; i < HA_SCHEMAS_N; i++)
+        (void)attach(j->db, &j->sc, i);
+    sqlite3_busy_timeout(j->db, 0);
+}
+
+static void
+close_run(void *arg)
+{
+    sqlite3_close_v2(arg);
+}
+
+/* The session gave up on the job: its connection, which nobody else
+ * ever saw (no table, no function), is closed where the disk cannot
+ * hold the loop. */
+static void
+open_discard(void *arg)
+{
+    struct open_job *j = arg;
+
+    ha_blockio_post("closing an abandoned session's files", close_run, NULL,
+                    j->db);
+    free(j);
+}
+
+int
 ha_schemas_open(sqlite3 *db, const char *datadir, struct ha_schemas *sc)
 {
+    struct open_job *j = calloc(1, sizeof(*j));
+    char why[256];
+
     memset(sc, 0, sizeof(*sc));
     sc->datadir = datadir;
-    for (size_t i = 0; i < HA_SCHEMAS_N; i++) {
-        (void)attach(db, sc, i);
-        /* A few hundred us each: the loop's other work goes on between
-         * (a no-op outside a task: admin/session.c). */
-        ha_task_step(ha_task_current());
+    if (datadir == NULL) {
+        free(j);
+        for (size_t i = 0; i < HA_SCHEMAS_N; i++)
+            (void)attach(db, sc, i); /* says why not */
+        return 0;
     }
+    if (j == NULL) {
+        for (size_t i = 0; i < HA_SCHEMAS_N; i++)
+            ha_err_set(sc->why[i], sizeof(sc->why[i]), "out of memory");
+        return 0;
+    }
+    /* Both files at once, on the I/O thread: the connection is lent to
+     * it (no other thread can reach it yet), and the login waits as a
+     * task, a bounded time, while the loop serves everyone else. */
+    j->db = db;
+    j->sc = *sc;
+    if (ha_blockio_call("attaching heapadmin.db and heapadmin_stats.db",
+                        open_run, open_discard, j, why, sizeof(why)) != 0) {
+        for (size_t i = 0; i < HA_SCHEMAS_N; i++)
+            ha_err_set(sc->why[i], sizeof(sc->why[i]), "%s/%s: %s", datadir,
+                       files[i].file, why);
+        return -1;
+    }
+    *sc = j->sc;
+    free(j);
+    return 0;
 }
 
 /* Attaches file i after the session opened: the authorizer and the

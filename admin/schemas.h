@@ -56,8 +56,13 @@ struct ha_schemas {
 };
 
 /* Attaches what can be (at session open, before the authorizer is
- * armed), remembering why the others could not. */
-void ha_schemas_open(sqlite3 *db, const char *datadir, struct ha_schemas *sc);
+ * armed, on a connection no other thread can reach), remembering why the
+ * others could not. The files are attached on the I/O thread, waited
+ * for at most admin_variables.disk_timeout_ms (core/blockio.h). Returns
+ * 0; or -1 when the disk did not answer in time: db is then the
+ * abandoned call's (closed when it ends) and the caller opens another,
+ * sc saying why neither file is attached. */
+int ha_schemas_open(sqlite3 *db, const char *datadir, struct ha_schemas *sc);
 
 /* Checks the qualified names of the statement lx[from, to) (see above);
  * authz is re-armed after a late ATTACH (the authorizer refuses ATTACH

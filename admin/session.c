@@ -161,6 +161,11 @@ ha_session_arm_deadline(struct ha_session *s)
             (ceiling == 0 || s->vars[i].ival < ceiling))
             ms = s->vars[i].ival;
     s->deadline_ns = ms > 0 ? ha_clock_ns() + ms * 1000000 : 0;
+    /* The task's too: a statement waiting for a worker's job (a
+     * lifetime log's parse, a dump read from disk) runs no SQLite step
+     * that would see the deadline, so its timer wakes it. */
+    if (ha_task_current() != NULL)
+        ha_task_set_deadline(ha_task_current(), s->deadline_ns);
     return ms;
 }
 
@@ -168,6 +173,8 @@ void
 ha_session_disarm_deadline(struct ha_session *s)
 {
     s->deadline_ns = 0;
+    if (ha_task_current() != NULL)
+        ha_task_set_deadline(ha_task_current(), 0);
 }
 
 /* ------------------------------------------------------------------ */
@@ -287,21 +294,41 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         goto fail;
     }
     sqlite3_extended_result_codes(s->db, 1);
-    /* Opening costs about 1.6 ms of the loop (half of it the attached
-     * files, half one virtual table each); run as a task (admin/conn.c
-     * run_login) it goes in steps of at most 0.4 ms (one ATTACH), each
-     * at a pass of the loop, so a burst of logins never holds a SELECT 1
-     * behind it. Outside a task these return at once. */
-    ha_task_step(ha_task_current());
-    /* Every 1000 VM steps: the max_execution_time deadline. */
-    sqlite3_progress_handler(s->db, 1000, progress_cb, s);
-    sqlite3_busy_handler(s->db, busy_cb, s);
     /* Before hardening forbids ATTACH: the disk layer (SAVE ... TO
      * DISK, engine/diskstore.h) and the memory history (engine/history.h),
-     * read-only. */
-    ha_schemas_open(s->db,
-                    shared->vtab != NULL ? shared->vtab->heap->datadir : NULL,
-                    &s->schemas);
+     * read-only, attached on the I/O thread while the login waits as a
+     * task (admin/conn.c run_login): the loop serves everyone else, and
+     * a disk that does not answer costs the login disk_timeout_ms at
+     * most, once: the session opens without the files (its statements
+     * naming them say why), and later logins do not wait while the
+     * disk stays silent (core/blockio.h). */
+    if (ha_schemas_open(s->db,
+                        shared->vtab != NULL ? shared->vtab->heap->datadir
+                                             : NULL,
+                        &s->schemas) != 0) {
+        ha_log_warn("connection %u: %s; the session opens without them",
+                    id, s->schemas.why[0]);
+        s->db = NULL; /* the abandoned call's, closed when it ends */
+        rc = sqlite3_open_v2(shared->db_uri, &s->db,
+                             SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE |
+                                 SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX,
+                             NULL);
+        if (rc != SQLITE_OK) {
+            ha_err_set(err, errlen, "cannot open the admin database: %s",
+                       s->db ? sqlite3_errmsg(s->db) : sqlite3_errstr(rc));
+            goto fail;
+        }
+        sqlite3_extended_result_codes(s->db, 1);
+    }
+    /* Opening the tables costs about 0.8 ms of the loop (one virtual
+     * table each): it goes in steps, each at a pass of the loop, so a
+     * burst of logins never holds a SELECT 1 behind it. Outside a task
+     * these return at once. */
+    ha_task_step(ha_task_current());
+    /* Every 1000 VM steps: the max_execution_time deadline. Set only
+     * now: the files above were attached on another thread. */
+    sqlite3_progress_handler(s->db, 1000, progress_cb, s);
+    sqlite3_busy_handler(s->db, busy_cb, s);
     if (ha_authorizer_harden(s->db, err, errlen) != 0)
         goto fail;
     if (ha_sqlfunc_register(s->db, s, err, errlen) != 0)

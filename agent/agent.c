@@ -45,7 +45,8 @@
  *                             fork.c
  *   HEAPADMIN_DISABLE=1       do nothing at all
  *
- * A guest in an unmodified daemon: it exports nothing but malloc_conf,
+ * A guest in an unmodified daemon: it exports nothing but malloc_conf
+ * (and heapadmin_agent_attach, which heapadmin-attach calls),
  * writes nothing to stdout or stderr, touches no signal disposition,
  * holds no descriptor until the start delay has passed, allocates from
  * an arena of its own (reported apart from the host's memory), and stays
@@ -53,6 +54,12 @@
  * each helper a daemon exec()s: sh, cc, a logging helper, ...). Its own
  * copies of libevent, SQLite and libconfig are linked in privately
  * (deps/), so the host's symbols can neither replace nor see them.
+ *
+ * Loaded later into a running process by heapadmin-attach (attach/),
+ * the agent does nothing in its constructor (attached.c tells the two
+ * apart): heapadmin_agent_attach(), which the tool calls next on a
+ * thread of the host's it holds, starts it the same way, with the
+ * tool's request for the environment (attachreq.h) and no start delay.
  *
  * What the host may rewrite is read before it runs: the constructor
  * takes the program's name from the exec itself (not argv[0], which
@@ -86,6 +93,8 @@
 
 #include <libconfig.h>
 
+#include "agent/attached.h"
+#include "agent/attachreq.h"
 #include "agent/children.h"
 #include "agent/codepages.h"
 #include "agent/fork.h"
@@ -136,6 +145,10 @@ static struct {
 } settings;
 
 
+/* While heapadmin_agent_attach() runs: its request, read instead of
+ * the environment (an attached process's is its own). */
+static const char *attach_req;
+
 /* Set once a process has applied the profiler's settings (config, saved
  * values): a fork child made after that inherits them in jemalloc's own
  * state and only adopts them; one made before (the host forked during
@@ -153,10 +166,22 @@ static char current_agent[PATH_MAX];
  * Helpers
  * ------------------------------------------------------------------ */
 
+/* A setting: the environment's variable, or the attach request's line
+ * of that name (buf, len bytes, holds it then). NULL when unset. */
+static const char *
+setting(const char *name, char *buf, size_t len)
+{
+    if (attach_req != NULL)
+        return ha_agent_attachreq_get(attach_req, name, buf, len) ? buf
+                                                                  : NULL;
+    return getenv(name);
+}
+
 static void
 copy_env(char *dst, size_t len, const char *name)
 {
-    const char *v = getenv(name);
+    char buf[PATH_MAX];
+    const char *v = setting(name, buf, sizeof(buf));
 
     dst[0] = '\0';
     if (v != NULL && strlen(v) < len)
@@ -205,8 +230,8 @@ self_program(char *out, size_t len, char *exe, size_t exelen)
     out[0] = exe[0] = '\0';
     if (n > 0) {
         path[n] = '\0';
-        snprintf(exe, exelen, "%s", base_name(path));
-        snprintf(out, len, "%s", exe);
+        ha_agent_fmt(exe, exelen, "%s", base_name(path));
+        ha_agent_fmt(out, len, "%s", exe);
     }
     if (fn != NULL && stat(fn, &a) == 0 && stat("/proc/self/exe", &b) == 0 &&
         a.st_dev == b.st_dev && a.st_ino == b.st_ino &&
@@ -264,7 +289,7 @@ proc_program(pid_t pid, char *out, size_t len)
     n = readlink(path, buf, sizeof(buf) - 1);
     if (n > 0) {
         buf[n] = '\0';
-        snprintf(out, len, "%s", base_name(buf));
+        ha_agent_fmt(out, len, "%s", base_name(buf));
         return;
     }
     snprintf(path, sizeof(path), "/proc/%ld/comm", (long)pid);
@@ -333,6 +358,21 @@ read_config(void)
 
     if (settings.conf[0] == '\0')
         return;
+    if (attach_req != NULL && ha_agent_attachreq_body(attach_req) != NULL) {
+        /* heapadmin-attach read the file (as root, in its namespace). */
+        const char *body = ha_agent_attachreq_body(attach_req);
+
+        n = (ssize_t)strlen(body);
+        text = n < (ssize_t)CONFIG_MAX
+                   ? mmap(NULL, (size_t)n + 1, PROT_READ | PROT_WRITE,
+                          MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+                   : MAP_FAILED;
+        if (text != MAP_FAILED) {
+            memcpy(text, body, (size_t)n + 1);
+            settings.conf_text = text;
+        }
+        return;
+    }
     fd = open(settings.conf, O_RDONLY | O_CLOEXEC);
     if (fd < 0 || fstat(fd, &st) != 0) {
         ha_agent_fmt(settings.conf_err, sizeof(settings.conf_err),
@@ -560,6 +600,7 @@ tick(void *arg)
 
     (void)arg;
     ha_agent_children_tick(&self);
+    ha_agent_attached_tick();
     /* Quiet again after work: its stack goes back with its code. */
     if (ha_agent_code_tick())
         ha_agent_stack_trim();
@@ -808,7 +849,10 @@ launch(unsigned delay_ms, bool wait_parent, pid_t parent)
      * names itself (it is detached: its handle is not ours to use) and
      * this waits for it, a few microseconds. */
     atomic_store(&launcher_named, false);
-    if (pthread_create(&t, &attr, launcher, &launch_args) == 0)
+    /* Attached (heapadmin-attach): no helper the host execs has the
+     * agent (nothing preloads it), and the host's thread waits. */
+    if (pthread_create(&t, &attr, launcher, &launch_args) == 0 &&
+        attach_req == NULL)
         for (int i = 0; i < 100000 && !atomic_load(&launcher_named); i++)
             sched_yield();
     pthread_attr_destroy(&attr);
@@ -880,26 +924,31 @@ agent_exit(void)
     pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
-__attribute__((constructor)) static void
-agent_init(void)
+/* Reads the settings, decides whether this process is served, and
+ * starts the agent's thread: in the constructor of a preloaded agent,
+ * or in heapadmin_agent_attach(). */
+static void
+agent_setup(void)
 {
-    char exe[128];
+    char exe[128], buf[64];
     const char *v;
     Dl_info info;
 
-    v = getenv("HEAPADMIN_DISABLE");
+    v = setting("HEAPADMIN_DISABLE", buf, sizeof(buf));
     if ((v != NULL && strcmp(v, "1") == 0) || !have_jemalloc())
         return; /* inert: no thread, no file, no word */
     self_program(settings.program, sizeof(settings.program), exe,
                  sizeof(exe));
     copy_env(settings.programs, sizeof(settings.programs),
              "HEAPADMIN_PROGRAMS");
+    if (attach_req != NULL && settings.programs[0] == '\0')
+        settings.programs[0] = '*'; /* the operator chose this process */
     /* A shell, a launcher, a helper of the served program: the agent
      * passes through it silently (its parent says why, if served). */
     if (!is_served(exe))
         return;
     settings.active = true;
-    if (dladdr((void *)agent_init, &info) != 0 && info.dli_fname != NULL) {
+    if (dladdr((void *)agent_setup, &info) != 0 && info.dli_fname != NULL) {
         snprintf(settings.so_path, sizeof(settings.so_path), "%s",
                  info.dli_fname);
         settings.so_base = (unsigned long)info.dli_fbase;
@@ -914,8 +963,9 @@ agent_init(void)
     copy_env(settings.log, sizeof(settings.log), "HEAPADMIN_LOG");
     ha_agent_log_init(settings.log);
     copy_env(settings.users, sizeof(settings.users), "HEAPADMIN_USERS");
-    settings.delay_ms = DEFAULT_DELAY_MS;
-    v = getenv("HEAPADMIN_START_DELAY_MS");
+    /* Attached: the host has long finished starting. */
+    settings.delay_ms = attach_req != NULL ? 0 : DEFAULT_DELAY_MS;
+    v = setting("HEAPADMIN_START_DELAY_MS", buf, sizeof(buf));
     if (v != NULL && *v != '\0') {
         char *end;
         unsigned long ms = strtoul(v, &end, 10);
@@ -924,7 +974,7 @@ agent_init(void)
             settings.delay_ms = (unsigned)ms;
     }
     settings.fork = HA_AGENT_FORK_FOLLOW;
-    v = getenv("HEAPADMIN_FORK");
+    v = setting("HEAPADMIN_FORK", buf, sizeof(buf));
     if (v != NULL && strcmp(v, "per-process") == 0)
         settings.fork = HA_AGENT_FORK_PER_PROCESS;
     else if (v != NULL && strcmp(v, "none") == 0)
@@ -951,4 +1001,78 @@ agent_init(void)
         ha_agent_fork_init(&hooks);
     }
     launch(settings.delay_ms, false, 0);
+}
+
+__attribute__((constructor)) static void
+agent_init(void)
+{
+    /* dlopen()ed into a running process: heapadmin_agent_attach(), which
+     * heapadmin-attach calls next, starts it (with its settings). */
+    if (!ha_agent_preloaded((void *)agent_init))
+        return;
+    agent_setup();
+}
+
+/* ------------------------------------------------------------------
+ * Attached to a running process (heapadmin-attach)
+ * ------------------------------------------------------------------ */
+
+/* Called once by heapadmin-attach on a thread of the host's it holds
+ * (attach/inject.c), right after it dlopen()ed the agent: starts the
+ * agent as the constructor would have at the process's start, with
+ * request's settings (agent/attachreq.h) for the environment's. Returns
+ * 0 when the agent's thread starts serving, msg (msglen bytes) saying
+ * where ("registry: <path>") and whether heap profiles can be had;
+ * -1 with msg saying why not. Quick and allocation-light: the host's
+ * thread waits for it. The only symbol but malloc_conf the agent
+ * exports (agent.map). */
+__attribute__((visibility("default"))) int
+heapadmin_agent_attach(const char *request, char *msg, size_t msglen)
+{
+    static _Atomic bool called;
+    typedef int mallctl_fn(const char *, void *, size_t *, void *, size_t);
+    mallctl_fn *ctl;
+    char dir[PATH_MAX], why[512];
+    bool prof = false;
+    size_t sz = sizeof(prof);
+    int saved = errno;
+
+    if (atomic_exchange(&called, true) || settings.active) {
+        ha_agent_fmt(msg, msglen, "the agent is already running in this "
+                                  "process");
+        return -1;
+    }
+    ha_agent_attached_begin();
+    attach_req = request;
+    agent_setup();
+    attach_req = NULL;
+    if (!settings.active) {
+        ha_agent_fmt(msg, msglen, "not served: %s",
+                     have_jemalloc() ? "HEAPADMIN_DISABLE, or a launcher"
+                                     : "no jemalloc in this process");
+        errno = saved;
+        return -1;
+    }
+    if (own_dir(dir, sizeof(dir), why, sizeof(why)) != 0) {
+        ha_agent_fmt(msg, msglen, "not served: %s", why);
+        errno = saved;
+        return -1;
+    }
+    ctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "mallctl");
+    if (ctl == NULL)
+        ctl = (mallctl_fn *)dlsym(RTLD_DEFAULT, "je_mallctl");
+    if (ctl == NULL || ctl("opt.prof", &prof, &sz, NULL, 0) != 0)
+        prof = false;
+    ha_agent_fmt(msg, msglen,
+                 "registry: %s/%s.%ld.http\n"
+                 "profiles: %s\n",
+                 dir, settings.program, (long)getpid(),
+                 prof ? "available (jemalloc was started with prof:true)"
+                      : "not available: jemalloc was started without "
+                        "prof:true, which only a restart changes "
+                        "(MALLOC_CONF=" HEAPADMIN_MALLOC_CONF "); the "
+                        "statistics tables, arenas, bins, purge and the "
+                        "limit watch work now");
+    errno = saved;
+    return 0;
 }

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "admin/server.h"
+#include "core/blockio.h"
 #include "api/arena.h"
 #include "api/forksafe.h"
 #include "api/instance.h"
@@ -235,13 +236,42 @@ heapadmin_interrupt(struct heapadmin *h)
         atomic_store(&h->interrupt, true);
 }
 
+/* heapadmin_free's tidy, on a thread of its own: the datadir's disk may
+ * have stopped answering. */
+static void tidy_dir(const char *datadir);
+
+static void
+tidy_run(void *arg)
+{
+    tidy_dir(arg);
+}
+
+/* How long heapadmin_free waits for its tidy: what the stop has left of
+ * its five seconds (engine/engine.h HA_ENGINE_STOP_DISK_MS). */
+#define TIDY_WAIT_MS 700
+
 void
 heapadmin_free(struct heapadmin *h)
 {
+    char *dir;
+
     if (h == NULL)
         return;
     heapadmin_stop(h);
-    (void)heapadmin_tidy_datadir(h);
+    if (h->disk_hung)
+        heapadmin_log(h, HA_LOG_WARN,
+                      "stopping: the datadir's disk is not answering: its "
+                      "SQLite -wal and -shm files and the dumps' staging "
+                      "directory are left for the next start");
+    else if (h->datadir[0] != '\0' && (dir = strdup(h->datadir)) != NULL &&
+             ha_blockio_run_detached(tidy_run, free, dir,
+                                     TIDY_WAIT_MS) != 0)
+        heapadmin_log(h, HA_LOG_WARN,
+                      "stopping: the datadir's disk did not answer within "
+                      "%d ms: its SQLite -wal and -shm files and the "
+                      "dumps' staging directory are left for the next "
+                      "start",
+                      TIDY_WAIT_MS);
     ha_config_free(&h->cfg);
     if (h->log_fd >= 0)
         close(h->log_fd);
@@ -284,26 +314,39 @@ heapadmin_datadir(const struct heapadmin *h)
     return h->datadir;
 }
 
-int
-heapadmin_tidy_datadir(const struct heapadmin *h)
+/* heapadmin_tidy_datadir's work on datadir. Returns 0 or -1 as it. */
+static int
+tidy(const char *datadir)
 {
     static const char *const files[] = {HA_DISKSTORE_FILE, HA_HISTORY_FILE};
     char path[PATH_MAX];
     int rc = 0;
 
-    if (h == NULL || h->datadir[0] == '\0')
-        return 0;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-        if ((size_t)snprintf(path, sizeof(path), "%s/%s", h->datadir,
+        if ((size_t)snprintf(path, sizeof(path), "%s/%s", datadir,
                              files[i]) < sizeof(path) &&
             ha_filevfs_release(path) != 0)
             rc = -1;
     /* Dumps are staged in the datadir (the dump prefix's directory),
      * after memory (this process's directory in /dev/shm). */
-    if (ha_dumpfiles_staging_release(h->datadir) != 0)
+    if (ha_dumpfiles_staging_release(datadir) != 0)
         rc = -1;
     ha_dumpfiles_memory_release();
     return rc;
+}
+
+static void
+tidy_dir(const char *datadir)
+{
+    (void)tidy(datadir);
+}
+
+int
+heapadmin_tidy_datadir(const struct heapadmin *h)
+{
+    if (h == NULL || h->datadir[0] == '\0')
+        return 0;
+    return tidy(h->datadir);
 }
 
 int

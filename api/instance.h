@@ -47,6 +47,9 @@ struct heapadmin {
     unsigned check_ms;             /* listener re-check period, 0: none */
     bool initial;                  /* discard saved variables (--initial) */
     bool applied_saved;            /* ... done (first start only) */
+    bool disk_hung;                /* the last stop gave up on the
+                                      datadir's disk: heapadmin_free
+                                      leaves it alone */
 
     /* Logging */
     int log_fd;                    /* default sink's file, or -1 */

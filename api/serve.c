@@ -112,7 +112,8 @@ ha_api_serve_teardown(struct heapadmin *h)
     h->http = NULL;
     ha_server_free(h->server);
     h->server = NULL;
-    ha_engine_free(h->engine);
+    if (ha_engine_free(h->engine) != 0)
+        h->disk_hung = true;
     h->engine = NULL;
     if (h->own_thread && h->base != NULL)
         event_base_free(h->base);
@@ -199,6 +200,7 @@ ha_api_serve_setup(struct heapadmin *h, char *err, size_t errlen)
     if (h->have_jemalloc)
         ha_profconf_log_effective(&h->ops);
     log_debuginfod(&h->cfg.jemalloc);
+    h->disk_hung = false;
     h->engine = ha_engine_new(h->base, &h->cfg, h->datadir, &h->ops,
                               worker_thread_init, h, err, errlen);
     if (h->engine == NULL)
@@ -278,6 +280,9 @@ ha_api_serve_setup(struct heapadmin *h, char *err, size_t errlen)
 void
 ha_api_serve_quiesce(struct heapadmin *h)
 {
+    /* The sessions about to close may wait for a disk that stopped
+     * answering: not past the stop's deadline. */
+    ha_engine_stopping(h->engine);
     ha_server_stop(h->server);
     ha_http_free(h->http);
     h->http = NULL;

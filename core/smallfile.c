@@ -6,16 +6,27 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 ssize_t
 ha_smallfile_read(const char *path, char *buf, size_t max)
 {
     size_t got = 0;
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    /* Only a regular file: a FIFO where a file is expected (a cgroup
+     * directory named by a run record of the datadir) would hold a
+     * blocking open for ever, a symlink could lead anywhere. */
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK |
+                            O_NOFOLLOW);
 
     if (fd < 0)
         return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        errno = EINVAL;
+        return -1;
+    }
     while (got + 1 < max) {
         ssize_t n = read(fd, buf + got, max - 1 - got);
 

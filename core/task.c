@@ -364,6 +364,7 @@ struct offload {
     void (*discard)(void *);
     void *arg;
     bool finished;
+    bool late;                     /* its own deadline passed */
 };
 
 static void
@@ -422,10 +423,34 @@ ha_task_offload_named(struct ha_worker *w, const char *what,
                       void (*run)(void *), void (*discard)(void *),
                       void *arg)
 {
+    return ha_task_offload_until(w, what, 0, run, discard, arg, NULL);
+}
+
+/* Wakes the task of an offload whose own deadline passed. */
+static void
+offload_late_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct offload *o = arg;
+
+    (void)fd;
+    (void)what;
+    o->late = true;
+    if (o->task != NULL)
+        ha_task_wake(o->task);
+}
+
+int
+ha_task_offload_until(struct ha_worker *w, const char *what,
+                      int64_t deadline_ns, void (*run)(void *),
+                      void (*discard)(void *), void *arg, bool *late)
+{
     struct ha_task *t = current;
+    struct event *timer = NULL;
     struct offload *o;
     bool ran;
 
+    if (late != NULL)
+        *late = false;
     if (w == NULL && t != NULL)
         w = t->env->worker;
     /* Where the task cannot wait, the caller's thread runs the job, but
@@ -458,9 +483,29 @@ ha_task_offload_named(struct ha_worker *w, const char *what,
         ha_worker_run_here(w, run, arg); /* no thread to be had */
         return 0;
     }
-    while (!o->finished && ha_task_stopped(t) == HA_TASK_GO)
+    if (deadline_ns != 0) {
+        int64_t left = deadline_ns - ha_clock_ns();
+        struct timeval tv;
+
+        if (left < 0)
+            left = 0;
+        tv.tv_sec = (time_t)(left / 1000000000);
+        tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+        if (t->env->base != NULL)
+            timer = evtimer_new(t->env->base, offload_late_cb, o);
+        if (timer == NULL || evtimer_add(timer, &tv) != 0)
+            o->late = left == 0; /* checked at each wake all the same */
+    }
+    while (!o->finished && !o->late && ha_task_stopped(t) == HA_TASK_GO) {
         ha_task_wait(t);
+        if (deadline_ns != 0 && ha_clock_ns() >= deadline_ns)
+            o->late = true;
+    }
+    if (timer != NULL)
+        event_free(timer);
     if (!o->finished) {
+        if (late != NULL)
+            *late = o->late && ha_task_stopped(t) == HA_TASK_GO;
         o->task = NULL; /* offload_done discards it */
         return -1;
     }

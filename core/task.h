@@ -33,6 +33,7 @@
 struct event;
 struct event_base;
 struct ha_fiber;
+struct ha_blockio;
 struct ha_fiber_pool;
 struct ha_worker;
 
@@ -57,6 +58,8 @@ struct ha_task_env {
     struct ha_task_sched *sched;   /* the paused tasks' turns (below);
                                       NULL: each resumes on a timer of
                                       its own */
+    struct ha_blockio *blockio;    /* disk calls (core/blockio.h); NULL:
+                                      they run on the loop's thread */
 };
 
 /* Whose turn it is among the paused tasks ready to go on: one slice per
@@ -175,5 +178,14 @@ int ha_task_offload_ask(void (*run)(void *), void (*discard)(void *),
 int ha_task_offload_named(struct ha_worker *w, const char *what,
                           void (*run)(void *), void (*discard)(void *),
                           void *arg);
+
+/* ha_task_offload_named, waiting until deadline_ns at most
+ * (CLOCK_MONOTONIC; 0: until the task stops): a wait for a disk that
+ * may stop answering is bounded so (core/blockio.h). Past it, as when
+ * the task stops, -1 and the job is discard's; *late (may be NULL) is
+ * true when it was that deadline, not a stop of the task. */
+int ha_task_offload_until(struct ha_worker *w, const char *what,
+                          int64_t deadline_ns, void (*run)(void *),
+                          void (*discard)(void *), void *arg, bool *late);
 
 #endif /* HA_TASK_H */

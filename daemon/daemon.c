@@ -7,15 +7,21 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* The start-up pipe's first byte: the daemon's verdict; after a failure,
@@ -196,4 +202,188 @@ ha_daemon_raise_nofile(char *msg, size_t len)
              "descriptor limit raised from %llu to %llu (the hard limit)",
              (unsigned long long)was, (unsigned long long)rl.rlim_max);
     return 1;
+}
+
+/* An unlink left to a thread of its own (ha_daemon_unlink_within). */
+struct unlinker {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;             /* CLOCK_MONOTONIC */
+    int rc;                        /* 0 or errno, once done */
+    bool done;
+    bool abandoned;                /* the caller went: the thread frees */
+    char path[];
+};
+
+static void
+unlinker_free(struct unlinker *u)
+{
+    pthread_cond_destroy(&u->cv);
+    pthread_mutex_destroy(&u->mu);
+    free(u);
+}
+
+static void *
+unlinker_main(void *arg)
+{
+    struct unlinker *u = arg;
+    int rc = unlink(u->path) == 0 ? 0 : errno;
+    bool gone;
+
+    pthread_mutex_lock(&u->mu);
+    u->rc = rc;
+    u->done = true;
+    gone = u->abandoned;
+    pthread_cond_signal(&u->cv);
+    pthread_mutex_unlock(&u->mu);
+    if (gone)
+        unlinker_free(u);
+    return NULL;
+}
+
+int
+ha_daemon_unlink_within(const char *path, int timeout_ms)
+{
+    size_t n = strlen(path) + 1;
+    struct unlinker *u = calloc(1, sizeof(*u) + n);
+    pthread_condattr_t ca;
+    struct timespec ts;
+    sigset_t all, old;
+    pthread_t th;
+    int rc;
+
+    if (u == NULL)
+        return unlink(path);
+    memcpy(u->path, path, n);
+    pthread_mutex_init(&u->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&u->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    rc = pthread_create(&th, NULL, unlinker_main, u);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) {
+        unlinker_free(u);
+        return unlink(path);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&u->mu);
+    while (!u->done && pthread_cond_timedwait(&u->cv, &u->mu, &ts) == 0)
+        ;
+    if (!u->done) {
+        u->abandoned = true;
+        pthread_mutex_unlock(&u->mu);
+        pthread_detach(th);
+        errno = ETIMEDOUT;
+        return -1;
+    }
+    rc = u->rc;
+    pthread_mutex_unlock(&u->mu);
+    pthread_join(th, NULL);
+    unlinker_free(u);
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------
+ * Closing files at the end
+ * ------------------------------------------------------------------ */
+
+static pthread_mutex_t closing_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t closing_cv = PTHREAD_COND_INITIALIZER;
+static int closing;                /* closer threads not done (mu) */
+
+static void *
+closer_main(void *arg)
+{
+    int fd = (int)(intptr_t)arg;
+
+    (void)close(fd);
+    pthread_mutex_lock(&closing_mu);
+    closing--;
+    pthread_cond_signal(&closing_cv);
+    pthread_mutex_unlock(&closing_mu);
+    return NULL;
+}
+
+/* Whether descriptor fd is a file or directory of some filesystem, by
+ * its /proc link (which reads no filesystem). */
+static bool
+is_file(int fd)
+{
+    char link[64], to[PATH_MAX];
+    ssize_t n;
+
+    snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+    n = readlink(link, to, sizeof(to) - 1);
+    if (n <= 0)
+        return false;
+    to[n] = '\0';
+    return to[0] == '/' && strncmp(to, "/dev/", 5) != 0 &&
+           strncmp(to, "/proc/", 6) != 0;
+}
+
+int
+ha_daemon_close_files_within(int timeout_ms)
+{
+    int fds[256], n = 0, left;
+    struct dirent *de;
+    struct timespec ts;
+    sigset_t all, old;
+    DIR *d = opendir("/proc/self/fd");
+
+    if (d == NULL)
+        return 0;
+    while ((de = readdir(d)) != NULL && n < (int)(sizeof(fds) / sizeof(*fds))) {
+        char *end;
+        long fd = strtol(de->d_name, &end, 10);
+
+        if (*end != '\0' || end == de->d_name || fd < 0 || fd == dirfd(d))
+            continue;
+        if (is_file((int)fd))
+            fds[n++] = (int)fd;
+    }
+    closedir(d);
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    for (int i = 0; i < n; i++) {
+        pthread_t th;
+
+        pthread_mutex_lock(&closing_mu);
+        closing++;
+        pthread_mutex_unlock(&closing_mu);
+        if (pthread_create(&th, NULL, closer_main,
+                           (void *)(intptr_t)fds[i]) != 0) {
+            pthread_mutex_lock(&closing_mu);
+            closing--;
+            pthread_mutex_unlock(&closing_mu);
+            continue; /* left for the exit */
+        }
+        pthread_detach(th);
+    }
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += timeout_ms / 1000;
+    ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&closing_mu);
+    while (closing > 0 &&
+           pthread_cond_timedwait(&closing_cv, &closing_mu, &ts) == 0)
+        ;
+    left = closing;
+    pthread_mutex_unlock(&closing_mu);
+    return left;
 }

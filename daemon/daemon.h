@@ -30,6 +30,23 @@ int ha_daemon_start(char *err, size_t errlen);
  * fd < 0. */
 void ha_daemon_ready(int fd, const char *msg);
 
+/* unlink(path), waiting timeout_ms at most: at the stop, the pid file in
+ * a datadir whose disk stopped answering must not keep the process
+ * alive (the call is left to a thread of its own, which the exit ends).
+ * Returns 0 when removed, -1 with errno (ETIMEDOUT: no answer). */
+int ha_daemon_unlink_within(const char *path, int timeout_ms);
+
+/* At the very end of the process: closes every descriptor of a file or
+ * directory (not sockets, pipes, event descriptors, nor /dev), each on a
+ * thread of its own, waiting timeout_ms at most for them all. Why: a
+ * close(2) of a file on a filesystem that stopped answering (NFS, FUSE)
+ * waits for the server's answer to its flush, and one left for exit(3)
+ * holds the exiting process there for as long; closed on a thread, the
+ * descriptor is out of the table at once, and the exit that follows
+ * kills the thread still waiting, which a killed wait allows. Returns
+ * how many were still closing when it returned. */
+int ha_daemon_close_files_within(int timeout_ms);
+
 /* Raises the soft limit on open descriptors to the hard one (a daemon
  * serving many clients should not stop at the usual 1024 while the
  * system allows more). Writes what it did (or why not) into msg (len

@@ -22,6 +22,7 @@
 #include <jemalloc/jemalloc.h>
 
 #include "daemon/daemon.h"
+#include "daemon/logq.h"
 #include "daemon/notify.h"
 #include "include/heapadmin.h"
 
@@ -55,7 +56,17 @@ struct daemon_log {
     char *held;              /* lines waiting for the log file */
     size_t held_len;
     const char *path;        /* the log file (daemon mode) */
+    struct ha_logq *q;       /* writes them once the loop runs: a log
+                                in a datadir whose disk stopped
+                                answering never holds the loop up */
 };
+
+/* How long the stop waits for the last lines to reach the log, and for
+ * the pid file's removal: the disk may have stopped answering, and
+ * SIGTERM ends the daemon within 5 s whatever it does. */
+#define STOP_LOG_WAIT_MS 300
+#define STOP_PIDFILE_WAIT_MS 300
+#define STOP_CLOSE_WAIT_MS 200
 
 static void
 daemon_log_line(int level, const char *line, void *arg)
@@ -72,7 +83,9 @@ daemon_log_line(int level, const char *line, void *arg)
             n = sizeof(buf) - 1;
         memcpy(buf, line, n);
         buf[n++] = '\n';
-        if (write(dl->fd, buf, n) < 0) {
+        if (dl->q != NULL)
+            (void)ha_logq_put(dl->q, buf, n);
+        else if (write(dl->fd, buf, n) < 0) {
         }
         return;
     }
@@ -105,6 +118,9 @@ daemon_log_open(struct daemon_log *dl)
         return;
     /* jemalloc and libraries report on stderr: keep that in the log. */
     dup2(fd, STDERR_FILENO);
+    /* The writer takes the new file before the old one is closed. */
+    if (dl->q != NULL)
+        ha_logq_set_fd(dl->q, fd);
     if (dl->fd > STDERR_FILENO)
         close(dl->fd);
     dl->fd = fd;
@@ -336,10 +352,14 @@ on_hup_signal(evutil_socket_t sig, short what, void *arg)
 
     (void)sig;
     (void)what;
-    /* logrotate: reopen the log under its name. */
+    /* logrotate: reopen the log under its name, on the log's thread
+     * when it has one (its disk may not answer). */
     if (rt->log->path == NULL)
         return;
-    daemon_log_open(rt->log);
+    if (rt->log->q != NULL)
+        ha_logq_reopen(rt->log->q, rt->log->path);
+    else
+        daemon_log_open(rt->log);
     log_self(rt->log, "notice", "SIGHUP: reopened %s", rt->log->path);
 }
 
@@ -347,7 +367,7 @@ int
 main(int argc, char **argv)
 {
     struct options opt;
-    struct daemon_log dl = {STDERR_FILENO, NULL, 0, NULL};
+    struct daemon_log dl = {STDERR_FILENO, NULL, 0, NULL, NULL};
     struct runtime rt = {NULL, NULL, &dl};
     struct heapadmin_options ho;
     struct event *ev_term = NULL, *ev_hup = NULL;
@@ -432,6 +452,8 @@ main(int argc, char **argv)
         log_self(&dl, rc < 0 ? "warn" : "info", "%s", why);
     }
 
+    /* From here on the lines go through the log's own thread. */
+    dl.q = ha_logq_start(dl.fd);
     rt.base = event_base_new();
     if (rt.base == NULL) {
         snprintf(err, sizeof(err), "cannot create the event loop");
@@ -470,14 +492,27 @@ out:
     if (rt.base)
         event_base_free(rt.base);
     if (pidfd >= 0) {
-        unlink(pidpath);
-        close(pidfd);
+        if (ha_daemon_unlink_within(pidpath, STOP_PIDFILE_WAIT_MS) != 0 &&
+            errno == ETIMEDOUT)
+            log_self(&dl, "warn", "%s not removed: the datadir's disk did "
+                                  "not answer within %d ms",
+                     pidpath, STOP_PIDFILE_WAIT_MS);
+        /* Closed with the other files at the end (its close may wait
+         * for that disk too); the lock goes with it. */
     }
+    /* Lines the log's disk does not take in time are lost with the
+     * process: nothing else could say so (stderr is that file too). */
+    (void)ha_logq_stop(dl.q, STOP_LOG_WAIT_MS);
+    dl.q = NULL;
+    daemon_log_flush(&dl);
+    /* Last: a file still open on a disk that stopped answering (the pid
+     * file, what a worker left behind, the log) would hold the exit in
+     * its close for as long. */
+    (void)ha_daemon_close_files_within(STOP_CLOSE_WAIT_MS);
     /* A start-up failure reaches the waiting parent only now, once
-     * nothing of this run is left (the pid file): the parent exits the
-     * moment it hears. */
+     * nothing of this run is left (the pid file, closed above): the
+     * parent exits the moment it hears. */
     if (ready_fd >= 0)
         ha_daemon_ready(ready_fd, err);
-    daemon_log_flush(&dl);
     return status;
 }

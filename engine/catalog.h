@@ -26,6 +26,21 @@ struct ha_catalog_table {
                                its temp schema (what bare names resolve
                                to), so that no statement on it takes a
                                lock of the shared scratch database */
+    const char *doc;        /* what it holds, one row per what, for
+                               people: docs/reference/tables.md is made
+                               from it (docs/gen/gendocs.c); plain text,
+                               `code` in backquotes */
+};
+
+/* What one column of a table means (catalog_columns.c), for the
+ * generated reference. Every column SQLite reports for a table
+ * (PRAGMA table_xinfo, hidden argument columns included) has one;
+ * docs/gen/gendocs.c fails naming a column without one, and a doc naming
+ * no column. */
+struct ha_catalog_column {
+    const char *table;      /* as tables[] names it */
+    const char *name;       /* the column */
+    const char *doc;        /* plain text, `code` in backquotes */
 };
 
 /* Every table, in SHOW TABLES order; n_out gets the count. */
@@ -33,6 +48,13 @@ const struct ha_catalog_table *ha_catalog_tables(size_t *n_out);
 
 /* The entry for name (case-insensitive), or NULL. */
 const struct ha_catalog_table *ha_catalog_find(const char *name);
+
+/* Every column's doc string, *n_out of them, grouped by table. */
+const struct ha_catalog_column *ha_catalog_columns(size_t *n_out);
+
+/* The table whose column docs table shares for the columns it has of
+ * the same name (heap_growth_stacks: heap_growth), or NULL. */
+const char *ha_catalog_columns_like(const char *table);
 
 /* True when name belongs to the stats schema by ProxySQL's naming: it
  * starts "stats_" (any case). There `stats.name` and plain `name` are the

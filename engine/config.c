@@ -57,6 +57,7 @@ init_scalars(struct ha_config *cfg)
     cfg->max_pending_logins_per_host = HA_DEFAULT_MAX_PENDING_LOGINS_PER_HOST;
     cfg->http_max_connections = HA_DEFAULT_HTTP_MAX_CONNECTIONS;
     cfg->max_execution_time = HA_DEFAULT_MAX_EXECUTION_TIME;
+    cfg->disk_timeout_ms = HA_DEFAULT_DISK_TIMEOUT_MS;
     cfg->http_timeout = HA_DEFAULT_HTTP_TIMEOUT;
     cfg->http_header_timeout = HA_DEFAULT_HTTP_HEADER_TIMEOUT;
     cfg->connect_timeout = HA_DEFAULT_CONNECT_TIMEOUT;
@@ -98,7 +99,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.limit_dump_events = 1;
     cfg->jemalloc.limit_dump_min_interval_s =
         HA_DEFAULT_LIMIT_DUMP_MIN_INTERVAL_S;
-    cfg->jemalloc.limit_watch_sample_pct = HA_DEFAULT_LIMIT_WATCH_SAMPLE_PCT;
+    cfg->jemalloc.limit_watch_sampling = 1;
     cfg->jemalloc.limit_watch_lg_prof_sample = HA_UNSET;
     cfg->stats_system_memory = HA_DEFAULT_STATS_SYSTEM_MEMORY;
     cfg->sql_memory_limit = HA_DEFAULT_SQL_MEMORY_LIMIT;

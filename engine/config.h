@@ -34,6 +34,7 @@
 #define HA_DEFAULT_STATS_CREDENTIALS "stats:stats"
 #define HA_DEFAULT_HTTP_MAX_CONNECTIONS 64
 #define HA_DEFAULT_MAX_EXECUTION_TIME 10000  /* ms */
+#define HA_DEFAULT_DISK_TIMEOUT_MS 10000     /* ms */
 #define HA_DEFAULT_HTTP_TIMEOUT 30           /* s */
 #define HA_DEFAULT_HTTP_HEADER_TIMEOUT 10    /* s */
 #define HA_DEFAULT_AUTH_PLUGIN "mysql_native_password"
@@ -121,6 +122,10 @@ struct ha_config {
                                  * stops reading requests, bytes */
     int max_execution_time;     /* ms a statement may run (ERR 3024);
                                  * 0 = no limit */
+    int disk_timeout_ms;        /* ms a login, statement or stop waits
+                                 * for the datadir's disk before giving
+                                 * up with an error (core/blockio.h);
+                                 * 0 = for ever */
     int stats_system_memory;    /* s between stats_history.system_memory
                                  * samples; 0 = none */
 #define HA_DEFAULT_STATS_SYSTEM_MEMORY 60 /* ProxySQL's default */
@@ -182,6 +187,11 @@ struct ha_config_key {
     size_t offset;          /* field in struct ha_config */
     size_t size;            /* STRING: 0 for a malloc'd char *, else the
                              * size of a char array */
+    const char *doc;        /* what it does, for people: docs/reference/
+                             * config.md and heapadmind(8)'s list are
+                             * made from it (docs/gen/gendocs.c); plain
+                             * text, `code` in backquotes. The default
+                             * shown beside it is ha_config_init()'s */
 };
 
 /* The key table in file order (root keys, then each group's), *n keys. */

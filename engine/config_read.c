@@ -103,6 +103,20 @@ static const char *const proxysql_admin_keys[] = {
 };
 /* clang-format on */
 
+/* Keys an earlier heapadmin read and this one does not: a config that
+ * has one still loads, told what took its place. */
+static const struct {
+    const char *group, *key;
+    const char *instead;
+} removed_keys[] = {
+    {HA_CONFIG_JEMALLOC, "limit_watch_sample_pct",
+     "the limit watch no longer waits for a share of the limit to switch "
+     "sampling on: it samples from the start wherever a memory limit binds "
+     "the process, so that its dumps hold the whole heap "
+     "(limit_watch_sampling = true, the default; false leaves sampling as "
+     "it is)"},
+};
+
 /* ------------------------------------------------------------------------
  * Small helpers
  * --------------------------------------------------------------------- */
@@ -112,6 +126,17 @@ struct loc {
     const char *file;
     unsigned line; /* 0: not from the file (a default) */
 };
+
+/* What took the place of a removed key, or NULL. */
+static const char *
+removed_key(const char *group, const char *key)
+{
+    for (size_t i = 0; i < HA_ARRAY_SIZE(removed_keys); i++)
+        if (strcmp(removed_keys[i].group, group) == 0 &&
+            strcmp(removed_keys[i].key, key) == 0)
+            return removed_keys[i].instead;
+    return NULL;
+}
 
 static bool
 in_list(const char *const *list, size_t n, const char *name)
@@ -541,7 +566,21 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
                 *line = l.line;
             continue;
         }
-        if (strcmp(gname, ADMIN) == 0 &&
+        if ((hint = removed_key(gname, key)) != NULL) {
+            /* limit_watch_sample_pct = 0 said "never": kept as such. */
+            bool never = strcmp(key, "limit_watch_sample_pct") == 0 &&
+                         config_setting_type(s) == CONFIG_TYPE_INT &&
+                         config_setting_get_int(s) == 0;
+
+            if (never)
+                cfg->jemalloc.limit_watch_sampling = 0;
+            rc = add_message(cfg, HA_CONFIG_NOTICE, l,
+                             "%s.%s is no longer read: %s%s", gname, key,
+                             hint,
+                             never ? "; its 0 (never) is taken as "
+                                     "limit_watch_sampling = false"
+                                   : "; ignored");
+        } else if (strcmp(gname, ADMIN) == 0 &&
             in_list(proxysql_admin_keys, HA_ARRAY_SIZE(proxysql_admin_keys),
                     key)) {
             rc = add_message(cfg, HA_CONFIG_NOTICE, l,

@@ -95,6 +95,9 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " ADMIN ".max_pending_logins = %d, "
                 "max_pending_logins_per_host = %d",
                 cfg->max_pending_logins, cfg->max_pending_logins_per_host);
+    ha_log_info("config: " ADMIN ".max_execution_time = %d ms, "
+                "disk_timeout_ms = %d (0: no limit)",
+                cfg->max_execution_time, cfg->disk_timeout_ms);
     if (cfg->n_services > 0)
         ha_log_info("config: " ADMIN ".service_names = \"%s\"",
                     cfg->service_names);
@@ -166,11 +169,12 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " JEMALLOC ".limit_dump_fractions = \"%s\" "
                 "(\"\": off), limit_dump_psi_pct = %d (0: off), "
                 "limit_dump_events = %s, limit_dump_min_interval_s = %lld, "
-                "limit_watch_sample_pct = %d (0: never), "
+                "limit_watch_sampling = %s, "
                 "limit_watch_lg_prof_sample = %d (-1: the current rate)",
                 j->limit_dump_fractions, j->limit_dump_psi_pct,
                 j->limit_dump_events ? "true" : "false",
-                j->limit_dump_min_interval_s, j->limit_watch_sample_pct,
+                j->limit_dump_min_interval_s,
+                j->limit_watch_sampling ? "true" : "false",
                 j->limit_watch_lg_prof_sample);
 }
 
@@ -201,6 +205,8 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
          offsetof(struct ha_config, max_output_buffer)},
         {"admin-max_execution_time",
          offsetof(struct ha_config, max_execution_time)},
+        {"admin-disk_timeout_ms",
+         offsetof(struct ha_config, disk_timeout_ms)},
         {"admin-stats_system_memory",
          offsetof(struct ha_config, stats_system_memory)},
         {"admin-push_timeout_s", offsetof(struct ha_config, push_timeout_s)},

@@ -28,59 +28,76 @@ put_string(struct ha_buf *out, const char *v)
     ha_buf_append_u8(out, '"');
 }
 
-static void
-put_key(const struct ha_config *cfg, const struct ha_config_key *k,
-        const char *abs_datadir, struct ha_buf *out)
+bool
+ha_config_key_value(const struct ha_config *cfg,
+                    const struct ha_config_key *k, struct ha_buf *out)
 {
     const char *field = (const char *)cfg + k->offset;
-    const char *indent = k->group != NULL ? "    " : "";
 
     switch (k->type) {
     case HA_KEY_STRING: {
         const char *v = k->size > 0 ? field : *(char *const *)field;
 
-        if (k->group == NULL && strcmp(k->name, "datadir") == 0 &&
-            abs_datadir != NULL)
-            v = abs_datadir;
         if (v == NULL)
-            return; /* unset: the default applies */
-        ha_buf_printf(out, "%s%s = ", indent, k->name);
+            return false; /* unset: the default applies */
         put_string(out, v);
-        ha_buf_append_str(out, ";\n");
-        return;
+        return true;
     }
     case HA_KEY_INT: {
         int v = *(const int *)field;
 
         if (v == HA_UNSET && k->min > HA_UNSET)
-            return;
+            return false;
         if (k->offset == offsetof(struct ha_config,
                                   jemalloc.lg_prof_interval) &&
             v == HA_LG_INTERVAL_UNSET)
-            return;
-        ha_buf_printf(out, "%s%s = %d;\n", indent, k->name, v);
-        return;
+            return false;
+        ha_buf_printf(out, "%d", v);
+        return true;
     }
     case HA_KEY_INT64: {
         long long v = *(const long long *)field;
 
         if (v < k->min) /* unset (HA_DECAY_UNSET): the default applies */
-            return;
-        ha_buf_printf(out, "%s%s = %lldL;\n", indent, k->name, v);
-        return;
+            return false;
+        ha_buf_printf(out, "%lldL", v);
+        return true;
     }
     case HA_KEY_BOOL: {
         int v = *(const int *)field;
 
         if (v == HA_UNSET)
-            return;
-        ha_buf_printf(out, "%s%s = %s;\n", indent, k->name,
-                      v ? "true" : "false");
-        return;
+            return false;
+        ha_buf_append_str(out, v ? "true" : "false");
+        return true;
     }
     default:
+        return false;
+    }
+}
+
+static void
+put_key(const struct ha_config *cfg, const struct ha_config_key *k,
+        const char *abs_datadir, struct ha_buf *out)
+{
+    const char *indent = k->group != NULL ? "    " : "";
+    struct ha_buf v = HA_BUF_INIT;
+
+    if (k->group == NULL && strcmp(k->name, "datadir") == 0 &&
+        abs_datadir != NULL) {
+        ha_buf_printf(out, "%s%s = ", indent, k->name);
+        put_string(out, abs_datadir);
+        ha_buf_append_str(out, ";\n");
         return;
     }
+    if (ha_config_key_value(cfg, k, &v)) {
+        ha_buf_printf(out, "%s%s = ", indent, k->name);
+        ha_buf_append(out, v.data, v.len);
+        ha_buf_append_str(out, ";\n");
+    }
+    if (ha_buf_failed(&v))
+        out->failed = true;
+    ha_buf_free(&v);
 }
 
 void

@@ -6,6 +6,8 @@
 #ifndef HA_CONFIG_WRITE_H
 #define HA_CONFIG_WRITE_H
 
+#include <stdbool.h>
+
 #include "core/buf.h"
 #include "engine/config.h"
 
@@ -17,5 +19,13 @@
  * (NULL: none). Appends to out. */
 void ha_config_write(const struct ha_config *cfg, const char *abs_datadir,
                      const char *header, struct ha_buf *out);
+
+/* Appends key k's value in cfg to out as libconfig writes it (a quoted,
+ * escaped string; an integer, with L when 64-bit; true/false) and
+ * returns true; returns false, appending nothing, when k is unset in
+ * cfg (a tri-state left to jemalloc, a string with no value): the
+ * default then applies. */
+bool ha_config_key_value(const struct ha_config *cfg,
+                         const struct ha_config_key *k, struct ha_buf *out);
 
 #endif /* HA_CONFIG_WRITE_H */

@@ -176,8 +176,10 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
      * datadir (the agent in a host of several) open, switch to WAL and
      * create the table at once, and each must wait its turn rather than
      * fail with "database is locked" and lose its saved settings. */
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(db, 2000);
+        ha_filevfs_journal_begin(db, path);
+    }
     /* Before the first write (WAL mode is one): a file that is not ours
      * is left as it is. */
     if (rc == SQLITE_OK &&
@@ -186,16 +188,22 @@ open_store(const char *datadir, bool create, char *path, size_t pathlen,
         sqlite3_close_v2(db);
         return NULL;
     }
-    if (rc != SQLITE_OK ||
-        /* WAL: a session's statement reading disk.global_variables
-         * may pause between slices; in WAL mode it never blocks a SAVE
-         * (nor a SAVE it), and a crash mid-save still leaves the last
-         * committed state. */
-        sqlite3_exec(db, "PRAGMA journal_mode = WAL; "
-                         "PRAGMA synchronous = FULL; " SCHEMA,
-                     NULL, NULL, NULL) != SQLITE_OK) {
+    if (rc != SQLITE_OK) {
         ha_err_set(err, errlen, "%s: %s", path,
                    db != NULL ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        sqlite3_close_v2(db);
+        return NULL;
+    }
+    /* WAL where the filesystem allows it: a session's statement reading
+     * disk.global_variables may pause between slices; in WAL mode it
+     * never blocks a SAVE (nor a SAVE it), and a crash mid-save still
+     * leaves the last committed state (as the rollback journal does
+     * where WAL is not safe: filevfs.h). */
+    if (ha_filevfs_journal(db, path, err, errlen) != 0 ||
+        sqlite3_exec(db, "PRAGMA synchronous = FULL; " SCHEMA, NULL, NULL,
+                     NULL) != SQLITE_OK) {
+        if (err != NULL && (errlen == 0 || err[0] == '\0'))
+            ha_err_set(err, errlen, "%s: %s", path, sqlite3_errmsg(db));
         sqlite3_close_v2(db);
         return NULL;
     }

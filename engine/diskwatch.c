@@ -24,6 +24,8 @@ struct ha_diskwatch {
     bool shown;
     bool warned;                 /* this episode's line is out */
     const char *what;            /* the job shown */
+    const char *who;             /* "the disk worker" */
+    const char *behind;          /* what waits behind it */
     int64_t since_ns;
 };
 
@@ -51,10 +53,10 @@ kill_cb(struct ha_client *c, bool query_only)
         HA_CONTAINER_OF(c, const struct ha_diskwatch, row);
 
     (void)query_only;
-    ha_log_warn("KILL %u: the disk worker cannot be stopped in the middle "
-                "of %s; it goes on when the disk answers, and SIGTERM "
-                "leaves it behind",
-                c->id, d->what);
+    ha_log_warn("KILL %u: %s cannot be stopped in the middle of %s; it "
+                "goes on when the disk answers, and SIGTERM leaves it "
+                "behind",
+                c->id, d->who, d->what);
 }
 
 static const struct ha_client_ops row_ops = {
@@ -84,7 +86,7 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
     if (!ha_worker_running(d->w, &job, &since)) {
         hide(d);
         if (d->warned)
-            ha_log_info("the disk worker is answering again");
+            ha_log_info("%s is answering again", d->who);
         d->warned = false;
         if (ha_worker_pending(d->w) > 0)
             evtimer_add(d->tick, &tv);
@@ -105,11 +107,9 @@ tick_cb(evutil_socket_t fd, short what, void *arg)
         d->shown = true;
     }
     if (ran >= HA_DISKWATCH_WARN_S && !d->warned) {
-        ha_log_warn("the disk worker has been %s for %lld s: the datadir's "
-                    "disk may not be answering; heap dumps and history "
-                    "samples wait behind it, sessions do not (SHOW "
-                    "PROCESSLIST shows it)",
-                    job, (long long)ran);
+        ha_log_warn("%s has been %s for %lld s: the datadir's disk may "
+                    "not be answering; %s (SHOW PROCESSLIST shows it)",
+                    d->who, job, (long long)ran, d->behind);
         d->warned = true;
     }
     evtimer_add(d->tick, &tv);
@@ -127,7 +127,8 @@ busy_cb(void *arg)
 
 struct ha_diskwatch *
 ha_diskwatch_new(struct event_base *base, struct ha_worker *w,
-                 struct ha_clients *clients)
+                 struct ha_clients *clients, const char *who,
+                 const char *behind)
 {
     struct ha_diskwatch *d = calloc(1, sizeof(*d));
 
@@ -135,6 +136,8 @@ ha_diskwatch_new(struct event_base *base, struct ha_worker *w,
         goto fail;
     d->w = w;
     d->clients = clients;
+    d->who = who;
+    d->behind = behind;
     d->tick = evtimer_new(base, tick_cb, d);
     if (d->tick == NULL)
         goto fail;

@@ -20,10 +20,13 @@ struct ha_worker;
 #define HA_DISKWATCH_SHOW_S 1
 #define HA_DISKWATCH_WARN_S 10
 
-/* Watches w, listing it in clients. Returns NULL on OOM (no watch). */
+/* Watches w, listing it in clients. who names it in the log ("the disk
+ * worker"), behind says what waits behind it; both static. Returns NULL
+ * on OOM (no watch). */
 struct ha_diskwatch *ha_diskwatch_new(struct event_base *base,
                                       struct ha_worker *w,
-                                      struct ha_clients *clients);
+                                      struct ha_clients *clients,
+                                      const char *who, const char *behind);
 void ha_diskwatch_free(struct ha_diskwatch *d);
 
 #endif /* HA_DISKWATCH_H */

@@ -114,7 +114,8 @@ req_submit(struct ha_worker *worker, struct ha_dump_req *r)
 struct ha_dump_req *
 ha_dumptimer_dump(struct ha_worker *worker, struct ha_heap *heap,
                   const char *variable, const char *trigger,
-                  const char *reason, bool *low_space,
+                  const char *reason, const struct ha_dump_looked *looked,
+                  bool *low_space,
                   void (*done)(void *arg, const char *file), void *arg)
 {
     struct ha_dump_req *r =
@@ -127,6 +128,8 @@ ha_dumptimer_dump(struct ha_worker *worker, struct ha_heap *heap,
     r->dj.dump = true;
     snprintf(r->dj.what, sizeof(r->dj.what), "automatic dump (%s)", reason);
     ha_strlcpy(r->dj.reason, reason, sizeof(r->dj.reason));
+    if (looked != NULL)
+        r->dj.looked = *looked;
     return req_submit(worker, r);
 }
 
@@ -173,7 +176,7 @@ automatic_dump(struct ha_dumptimer *t, const char *variable,
         return false;
     }
     t->dumping = ha_dumptimer_dump(t->worker, t->heap, variable, "automatic",
-                                   reason, &t->below_floor, dumped, t);
+                                   reason, NULL, &t->below_floor, dumped, t);
     return t->dumping != NULL;
 }
 

@@ -47,16 +47,21 @@ void ha_dumptimer_free(struct ha_dumptimer *t);
  * alive until done), else prof.dump with jemalloc's naming, the
  * build-ids and the memory at dump time recorded beside it (trigger and
  * reason go into <dump>.mem), and dump_retention_* applied. variable
- * names the setting in messages, reason says why. Then, on the loop,
+ * names the setting in messages, reason says why; looked, when not NULL,
+ * is the cgroup as the caller saw it when it decided (<dump>.mem records
+ * it rather than a reading at the dump). Then, on the loop,
  * done(arg, file): the dump's path, or NULL when none was written
  * (logged). Returns the request, or NULL when it could not be queued
  * (logged; done is never called). Loop thread only. */
 struct ha_dump_req;
+struct ha_dump_looked;
 struct ha_dump_req *ha_dumptimer_dump(struct ha_worker *worker,
                                       struct ha_heap *heap,
                                       const char *variable,
                                       const char *trigger,
-                                      const char *reason, bool *low_space,
+                                      const char *reason,
+                                      const struct ha_dump_looked *looked,
+                                      bool *low_space,
                                       void (*done)(void *arg,
                                                    const char *file),
                                       void *arg);

@@ -20,6 +20,7 @@
 #include "engine/labels.h"
 #include "engine/push.h"
 #include "core/agentreg.h"
+#include "core/blockio.h"
 #include "core/clock.h"
 #include "core/fiber.h"
 #include "core/log.h"
@@ -36,6 +37,7 @@
 #include "engine/persist.h"
 #include "heap/caches.h"
 #include "heap/dumpfiles.h"
+#include "heap/dumpjob.h"
 #include "heap/heap.h"
 #include "heap/runs.h"
 #include "heap/logwin.h"
@@ -65,6 +67,13 @@ struct ha_engine {
                                        the log when a job runs long */
     struct ha_worker *dump_worker; /* writes to the datadir that a disk may
                                       stall: heap dumps, history samples */
+    struct ha_worker *io_worker;   /* the loop's own disk calls: a login's
+                                      ATTACH, a dump's checks, SQLite's
+                                      file calls (core/blockio.h) */
+    struct ha_blockio blockio;     /* ... and how long they are waited for */
+    bool bound;                    /* blockio is bound to the loop's thread */
+    struct event *bind_ev;         /* binds it at the loop's first pass */
+    struct ha_diskwatch *iowatch;  /* the I/O thread in PROCESSLIST */
     struct ha_task_env tasks;      /* what every task shares */
 
     struct ha_dumptimer *dumptimer; /* automatic dumps; NULL: none */
@@ -83,10 +92,14 @@ struct ha_engine {
     struct ha_runrec run;          /* this run's record (heap/runs.h) */
     bool run_recorded;             /* written at start: kept up, ended */
     struct run_job *run_writing;   /* a refresh on the disk worker */
+    bool run_dirty;                /* ... and newer figures to write */
+    int64_t run_written_usage;     /* the usage the last refresh wrote */
     struct event *tick;            /* the watches' tick when no sampler
                                       serves; NULL: the sampler's */
     struct ha_logtimer *logtimer;  /* ticks an open lifetime window */
 };
+
+static void bind_cb(evutil_socket_t fd, short what, void *arg);
 
 /* A refresh of this run's record, on the disk worker. */
 struct run_job {
@@ -104,14 +117,54 @@ run_job_run(void *arg)
     (void)ha_runs_write(j->datadir, &j->r);
 }
 
+static void run_save(struct ha_engine *e);
+
 static void
 run_job_done(void *arg)
 {
     struct run_job *j = arg;
+    struct ha_engine *e = j->e;
 
-    if (j->e != NULL)
-        j->e->run_writing = NULL;
     free(j);
+    if (e == NULL)
+        return;
+    e->run_writing = NULL;
+    if (e->run_dirty)
+        run_save(e);
+}
+
+/* This run's record as it is now, written on the disk worker (one write
+ * at a time: figures that change meanwhile are written after it). The
+ * file is replaced whole (heap/runs.h), so a kill mid-write leaves the
+ * one before. */
+static void
+run_save(struct ha_engine *e)
+{
+    struct run_job *j;
+    char err[128];
+
+    if (!e->run_recorded)
+        return;
+    if (e->run_writing != NULL) {
+        e->run_dirty = true;
+        return;
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL)
+        return;
+    j->job.run = run_job_run;
+    j->job.done = run_job_done;
+    j->job.arg = j;
+    j->job.what = "writing this run's record";
+    j->e = e;
+    ha_strlcpy(j->datadir, e->datadir, sizeof(j->datadir));
+    j->r = e->run;
+    if (ha_worker_submit(e->dump_worker, &j->job, err, sizeof(err)) != 0) {
+        free(j);
+        return;
+    }
+    e->run_dirty = false;
+    e->run_written_usage = e->run.usage;
+    e->run_writing = j;
 }
 
 /* This run's figures now, into its record (the kernel's oom_kill count
@@ -133,6 +186,7 @@ run_refresh(struct ha_engine *e, const struct ha_cgroup_state *cg)
     ha_strlcpy(r->cgroup_dir, e->heap.cgroup.dir, sizeof(r->cgroup_dir));
     r->limit = ha_cgroup_limited(cg) ? cg->limit : -1;
     r->usage = cg->usage;
+    r->working_set = cg->working_set;
     r->oom_kills = cg->self_oom_kill;
 }
 
@@ -143,27 +197,65 @@ engine_tick(void *arg, const struct ha_cgroup_state *cg,
             const struct ha_history_sample *s)
 {
     struct ha_engine *e = arg;
-    struct run_job *j;
-    char err[128];
 
     (void)s;
     ha_limitwatch_tick(e->limitwatch, cg);
     if (!e->run_recorded)
         return;
     run_refresh(e, cg);
-    if (e->run_writing != NULL || (j = calloc(1, sizeof(*j))) == NULL)
+    run_save(e);
+}
+
+/* The share of the limit the usage moves before the limit watch's looks
+ * are written into this run's record: near a limit the looks come up to
+ * every 10 ms, and the record is a file; at most 100 writes a climb from
+ * nothing to the limit, and the last before a kill within 1 % of the
+ * limit of the last look (or the look a limit dump was decided on). */
+#define RUN_STEP 0.01
+
+/* The limit watch looked (ha_limitwatch_hooks). */
+static void
+watch_looked(void *arg, const struct ha_cgroup_state *st, int64_t looked_ns,
+             bool dumping)
+{
+    struct ha_engine *e = arg;
+    struct ha_runrec *r = &e->run;
+    int64_t moved = st->usage - e->run_written_usage;
+
+    if (!e->run_recorded || st->usage < 0)
         return;
-    j->job.run = run_job_run;
-    j->job.done = run_job_done;
-    j->job.arg = j;
-    j->e = e;
-    ha_strlcpy(j->datadir, e->datadir, sizeof(j->datadir));
-    j->r = e->run;
-    if (ha_worker_submit(e->dump_worker, &j->job, err, sizeof(err)) != 0) {
-        free(j);
+    r->last_seen_ns = looked_ns;
+    r->usage = st->usage;
+    r->working_set = st->working_set;
+    r->limit = st->limit;
+    if (st->self_oom_kill >= 0)
+        r->oom_kills = st->self_oom_kill;
+    if (!dumping && (moved < 0 ? -moved : moved) <
+                        (int64_t)(RUN_STEP * (double)st->limit))
         return;
-    }
-    e->run_writing = j;
+    r->resident = ha_dumpfiles_resident();
+    if (r->resident > r->peak_resident)
+        r->peak_resident = r->resident;
+    run_save(e);
+}
+
+/* A limit dump was written: the record keeps it with the look it was
+ * decided on. */
+static void
+watch_dumped(void *arg, const char *file, const struct ha_dump_looked *l)
+{
+    struct ha_engine *e = arg;
+    struct ha_runrec_dump d;
+
+    if (!e->run_recorded)
+        return;
+    memset(&d, 0, sizeof(d));
+    d.ns = l->ns;
+    d.usage = l->usage;
+    d.working_set = l->working_set;
+    ha_strlcpy(d.file, file, sizeof(d.file));
+    ha_runrec_add_limit_dump(&e->run, &d);
+    run_save(e);
 }
 
 /* The tick when no history sampler serves. */
@@ -283,6 +375,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     }
     e->base = base;
     e->cfg = cfg;
+    ha_dumpfiles_memory_hold(); /* ha_engine_free's stop pairs it */
     ha_agentreg_self_program(e->program, sizeof(e->program));
     ha_labels_init(&e->labels, e->program, cfg->services, cfg->n_services);
     e->heap.labels = &e->labels;
@@ -340,20 +433,49 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
             ha_worker_new(base, thread_init, init_arg, err, errlen);
     if (e->dump_worker != NULL)
         ha_worker_set_name(e->dump_worker, "heapadmin-disk");
-    if (e->worker == NULL || e->dump_worker == NULL) {
+    if (e->dump_worker != NULL)
+        e->io_worker =
+            ha_worker_new(base, thread_init, init_arg, err, errlen);
+    if (e->io_worker != NULL)
+        ha_worker_set_name(e->io_worker, "heapadmin-io");
+    if (e->worker == NULL || e->dump_worker == NULL || e->io_worker == NULL) {
         ha_engine_free(e);
         return NULL;
+    }
+    /* Once the loop runs, what its thread asks of the datadir's disk is
+     * done on the I/O thread and waited for a bounded time
+     * (core/blockio.h); the start-up, on whatever thread makes the
+     * engine, does its own. */
+    e->blockio.worker = e->io_worker;
+    atomic_store(&e->blockio.timeout_ms, cfg->disk_timeout_ms);
+    {
+        static const struct timeval now = {0, 0};
+
+        e->bind_ev = evtimer_new(base, bind_cb, e);
+        if (e->bind_ev == NULL || evtimer_add(e->bind_ev, &now) != 0) {
+            ha_err_set(err, errlen, "cannot arm the I/O thread's binding");
+            ha_engine_free(e);
+            return NULL;
+        }
     }
     e->tasks.base = base;
     e->tasks.fibers = &e->fibers;
     e->tasks.worker = e->worker;
     e->tasks.sched = ha_task_sched_new(base);
+    e->tasks.blockio = &e->blockio;
     e->heap.dump_worker = e->dump_worker;
-    e->diskwatch = ha_diskwatch_new(base, e->dump_worker, &e->clients);
+    e->diskwatch = ha_diskwatch_new(
+        base, e->dump_worker, &e->clients, "the disk worker",
+        "heap dumps and history samples wait behind it, sessions do not");
+    e->iowatch = ha_diskwatch_new(
+        base, e->io_worker, &e->clients, "the I/O thread",
+        "logins, dump_now and statements that need the disk give up "
+        "after admin_variables.disk_timeout_ms, with an error; other "
+        "statements do not wait");
     if (cfg->sql_memory_limit > 0) {
         /* SQLite's limit is per process: the agent and heapadmind have
          * SQLite to themselves; a host that links the same libsqlite3
-         * shares it (README: Limits). */
+         * shares it (docs/security.md: Limits). */
         sqlite3_hard_heap_limit64(cfg->sql_memory_limit);
         ha_log_info("admin SQL memory limit: %lld bytes (sql_memory_limit)",
                     cfg->sql_memory_limit);
@@ -389,7 +511,12 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->leakwatch =
         ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
     start_run(e);
-    e->limitwatch = ha_limitwatch_new(base, e->dump_worker, &e->heap);
+    {
+        struct ha_limitwatch_hooks hooks = {watch_looked, watch_dumped, e};
+
+        e->limitwatch =
+            ha_limitwatch_new(base, e->dump_worker, &e->heap, &hooks);
+    }
     if (ha_history_interval(e->history) > 0) {
         ha_history_set_tick(e->history, engine_tick, e);
     } else {
@@ -453,11 +580,82 @@ ha_engine_set_shutdown_flag(struct ha_engine *e, const _Atomic bool *flag)
     e->tasks.shutdown = flag;
 }
 
+/* The loop's first pass: its thread is the one whose disk calls go to
+ * the I/O thread (the worker's done callbacks run there too). */
+static void
+bind_cb(evutil_socket_t fd, short what, void *arg)
+{
+    struct ha_engine *e = arg;
+
+    (void)fd;
+    (void)what;
+    (void)ha_blockio_bind(&e->blockio);
+    e->bound = true;
+}
+
+/* What the stop writes to the datadir, on the I/O thread: a disk that
+ * stopped answering holds that thread, never the stop. No job runs any
+ * more (the workers are gone), so nothing races it. */
+static void
+stop_writes(void *arg)
+{
+    struct ha_engine *e = arg;
+
+    /* A lifetime window still open is closed and published. */
+    ha_logwin_shutdown(&e->heap);
+    if (e->run_recorded)
+        ha_runs_end(e->datadir, &e->run, "stopped");
+    ha_history_free(e->history);
+    e->history = NULL;
+}
+
 void
+ha_engine_stopping(struct ha_engine *e)
+{
+    int64_t by = ha_clock_ns() + (int64_t)HA_ENGINE_STOP_DISK_MS * 1000000;
+    int64_t zero = 0;
+
+    if (e != NULL)
+        (void)atomic_compare_exchange_strong(&e->blockio.stop_by_ns, &zero,
+                                             by);
+}
+
+/* The loop's thread forgets e's I/O thread (ha_engine_new): its calls
+ * run on it again, as before an engine. */
+static void
+unbind(struct ha_engine *e)
+{
+    if (e->bind_ev != NULL)
+        event_free(e->bind_ev);
+    e->bind_ev = NULL;
+    if (e->bound)
+        ha_blockio_unbind(&e->blockio);
+    e->bound = false;
+}
+
+/* Whether a job running since since (CLOCK_MONOTONIC) has run past the
+ * disk timeout. */
+static bool
+past_timeout(struct ha_engine *e, int64_t since)
+{
+    int64_t limit = atomic_load(&e->blockio.timeout_ms);
+
+    return limit > 0 && ha_clock_ns() - since >= limit * 1000000;
+}
+
+int
 ha_engine_free(struct ha_engine *e)
 {
+    char err[512];
+    int64_t by, disk_by;
+
     if (e == NULL)
-        return;
+        return 0;
+    ha_engine_stopping(e);
+    disk_by = atomic_load(&e->blockio.stop_by_ns);
+    /* The end is written below, or cannot be: never at the exit. */
+    if (e->run_recorded)
+        ha_runs_disarm_exit();
     /* First: a job still running may use the tables' context. Both are
      * told to stop at once and get one deadline: a job blocked on a disk
      * that stopped answering (a heap dump to a hung mount) must not keep
@@ -468,12 +666,15 @@ ha_engine_free(struct ha_engine *e)
                               (int64_t)HA_ENGINE_STOP_WAIT_MS * 500000);
     e->push = NULL;
     ha_diskwatch_free(e->diskwatch);
+    ha_diskwatch_free(e->iowatch);
     ha_worker_stop(e->worker);
     ha_worker_stop(e->dump_worker);
     for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
         ha_worker_stop(e->askers[i]);
+    by = ha_clock_ns() + (int64_t)HA_ENGINE_STOP_WAIT_MS * 1000000;
+    if (by > disk_by)
+        by = disk_by;
     {
-        int64_t by = ha_clock_ns() + (int64_t)HA_ENGINE_STOP_WAIT_MS * 1000000;
         const char *what = NULL;
         int64_t since = 0;
         bool stuck = ha_worker_running(e->dump_worker, &what, &since);
@@ -485,27 +686,49 @@ ha_engine_free(struct ha_engine *e)
         for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
             if (ha_worker_free_by(e->askers[i], by) != 0)
                 lost++;
-        if (ha_worker_free_by(e->dump_worker, by) != 0) {
+        /* One stuck past the disk timeout is not waited for at all:
+         * the disk is not answering (core/blockio.h). */
+        if (ha_worker_free_by(e->dump_worker,
+                              stuck && past_timeout(e, since) ? ha_clock_ns()
+                                                              : by) != 0) {
             ha_log_warn("stopping: the disk worker has been %s for %lld s "
                         "and does not end: left behind (what it was "
                         "writing stays in the staging directory, which "
-                        "the next start cleans)",
+                        "the next start cleans; this run's end record "
+                        "and an open lifetime window are not written)",
                         stuck ? what : "busy",
                         stuck ? (long long)((ha_clock_ns() - since) /
                                             1000000000)
                               : 0LL);
             lost++;
         }
-        if (lost > 0)
+        if (lost > 0) {
             /* Its job may still use the engine (a history sample, the
              * heap's caches): all of it is left to it. */
-            return;
+            unbind(e);
+            return -1;
+        }
     }
-    /* A lifetime window still open is closed and published here, on
-     * this thread, now that no job can race it. */
-    ha_logwin_shutdown(&e->heap);
+    if (e->io_worker != NULL &&
+        ha_blockio_call("writing what the stop leaves in the datadir",
+                        stop_writes, NULL, e, err, sizeof(err)) != 0) {
+        ha_log_warn("stopping: %s; not written: this run's end record "
+                    "(the next start finds the run ended without one), "
+                    "an open lifetime window, the last history samples "
+                    "not yet on disk; the I/O thread is left behind",
+                    err);
+        unbind(e);
+        return -1; /* its call still uses e */
+    }
+    if (ha_worker_free_by(e->io_worker, disk_by + 200000000) != 0) {
+        ha_log_warn("stopping: the I/O thread does not end (a file of "
+                    "the datadir still being closed): left behind");
+        unbind(e);
+        return -1;
+    }
+    unbind(e);
     ha_logtimer_free(e->logtimer);
-    ha_dumpfiles_memory_release();
+    ha_dumpfiles_memory_stop();
     ha_fiber_pool_clear(&e->fibers);
     ha_task_sched_free(e->tasks.sched);
     ha_dumptimer_free(e->dumptimer);
@@ -515,9 +738,6 @@ ha_engine_free(struct ha_engine *e)
         event_free(e->tick);
     if (e->run_writing != NULL)
         e->run_writing->e = NULL;
-    if (e->run_recorded)
-        ha_runs_end(e->datadir, &e->run, "stopped");
-    ha_history_free(e->history);
     if (e->keeper != NULL)
         sqlite3_close_v2(e->keeper);
     ha_tls_free(&e->tls);
@@ -526,6 +746,7 @@ ha_engine_free(struct ha_engine *e)
     ha_heap_caches_free(&e->heap);
     free(e->datadir);
     free(e);
+    return 0;
 }
 
 void
@@ -534,6 +755,7 @@ ha_engine_abandon(struct ha_engine *e)
     if (e != NULL) {
         ha_worker_abandon(e->worker);
         ha_worker_abandon(e->dump_worker);
+        ha_worker_abandon(e->io_worker);
         for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
             ha_worker_abandon(e->askers[i]);
         ha_limitwatch_abandon(e->limitwatch);

@@ -72,7 +72,18 @@ void ha_engine_set_shutdown_flag(struct ha_engine *e,
  * with its thread, and the engine with it (leaked: the job may use it).
  * NULL is a no-op. */
 #define HA_ENGINE_STOP_WAIT_MS 2000
-void ha_engine_free(struct ha_engine *e);
+/* Returns 0, or -1 when the datadir's disk did not answer and something
+ * was left behind (the owner then leaves the disk alone too). */
+int ha_engine_free(struct ha_engine *e);
+
+/* The owner begins to stop (the loop has ended or is about to): from
+ * now on no wait for the datadir's disk (core/blockio.h) lasts past
+ * HA_ENGINE_STOP_DISK_MS from here, whatever disk_timeout_ms says, so
+ * that the stop, closing sessions and writing this run's end, is over
+ * within it even on a disk that stopped answering. Called again, or by
+ * ha_engine_free, it keeps the first deadline. Loop thread. */
+#define HA_ENGINE_STOP_DISK_MS 2500
+void ha_engine_stopping(struct ha_engine *e);
 
 /* For a fork child: forgets what the parent's threads own (the worker)
  * without joining or freeing; e is leaked. */

@@ -35,11 +35,11 @@
 static const char *const tables[] = {"system_memory", "system_memory_hour",
                                      "system_memory_day"};
 
-/* WAL: sessions read these tables (attached read-only) with statements
- * that may pause between slices; in WAL mode a paused reader never makes
- * a sample wait, nor a sample a reader. */
+/* WAL where the filesystem allows it (ha_filevfs_journal): sessions read
+ * these tables (attached read-only) with statements that may pause
+ * between slices; in WAL mode a paused reader never makes a sample wait,
+ * nor a sample a reader. */
 static const char schema[] =
-    "PRAGMA journal_mode = WAL;"
     "PRAGMA synchronous = NORMAL;"
     "CREATE TABLE IF NOT EXISTS system_memory " COLUMNS ";"
     "CREATE TABLE IF NOT EXISTS system_memory_hour " COLUMNS ";"
@@ -144,8 +144,14 @@ ha_history_open(const char *path, char *err, size_t errlen)
     /* Processes starting together on one datadir (the agent in a host of
      * several) create and migrate the same file: each waits its turn
      * rather than failing with "database is locked". */
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK) {
         sqlite3_busy_timeout(db, HA_HISTORY_BUSY_MS);
+        ha_filevfs_journal_begin(db, path);
+    }
+    if (rc == SQLITE_OK && ha_filevfs_journal(db, path, err, errlen) != 0) {
+        sqlite3_close_v2(db);
+        return NULL;
+    }
     if (rc != SQLITE_OK ||
         sqlite3_exec(db, schema, NULL, NULL, NULL) != SQLITE_OK ||
         migrate(db) != SQLITE_OK || migrate_cgroup(db) != SQLITE_OK) {

@@ -149,7 +149,8 @@ take_dump(struct ha_leakwatch *w)
              w->attempts, je->leak_watch_dumps);
     w->dumping = ha_dumptimer_dump(w->worker, w->heap,
                                    "jemalloc_variables.leak_watch_dumps",
-                                   "leak-watch", reason, &w->low_space, series_dumped, w);
+                                   "leak-watch", reason, NULL, &w->low_space,
+                                   series_dumped, w);
     if (w->dumping == NULL && w->attempts >= je->leak_watch_dumps)
         end_series(w, "complete"); /* not queued (logged) */
 }

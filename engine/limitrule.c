@@ -93,9 +93,10 @@ ha_limitwatch_arm_init(struct ha_limitwatch_arm *a)
 
 static bool
 interval_passed(const struct ha_limitwatch_rule *r,
-                const struct ha_limitwatch_arm *a, int64_t now)
+                const struct ha_limitwatch_arm *a, int64_t now_ms)
 {
-    return a->last_dump_s == 0 || now - a->last_dump_s >= r->min_interval_s;
+    return a->last_dump_ms == 0 ||
+           now_ms - a->last_dump_ms >= r->min_interval_s * 1000;
 }
 
 /* New events of one kind: the count since the last look, or 0; the
@@ -127,21 +128,28 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
     ha_breakdown_format_bytes(in->working_set, ws, sizeof(ws));
     ha_breakdown_format_bytes(limit, lim, sizeof(lim));
 
-    /* Levels: re-arm those the working set fell well below (the climb
-     * ends when even the lowest is re-armed), then the highest armed
-     * level it has reached. */
+    /* Levels: re-arm those the working set has stayed well below for
+     * the hold (the climb ends when even the lowest is re-armed), then
+     * the highest armed level it has reached. */
     for (size_t i = 0; i < r->n; i++) {
         double level = r->fractions[i] * (double)limit;
 
-        if (!a->armed[i] &&
-            (double)in->working_set <
-                level - HA_LIMITWATCH_REARM * (double)limit)
+        if (a->armed[i])
+            continue;
+        if ((double)in->working_set >=
+            level - HA_LIMITWATCH_REARM * (double)limit) {
+            a->below_ms[i] = 0;
+            continue;
+        }
+        if (a->below_ms[i] == 0)
+            a->below_ms[i] = in->now_ms;
+        if (in->now_ms - a->below_ms[i] >= HA_LIMITWATCH_REARM_HOLD_MS) {
             a->armed[i] = true;
+            a->below_ms[i] = 0;
+            if (i == 0)
+                a->top = -1;
+        }
     }
-    if (r->n > 0 && a->armed[0] &&
-        (double)in->working_set <
-            (r->fractions[0] - HA_LIMITWATCH_REARM) * (double)limit)
-        a->top = -1;
     for (size_t i = 0; i < r->n; i++)
         if (a->armed[i] &&
             (double)in->working_set >= r->fractions[i] * (double)limit) {
@@ -150,13 +158,15 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
                 lowest = (int)i;
         }
     if (crossed >= 0 &&
-        (crossed > a->top || interval_passed(r, a, in->now_s))) {
+        (crossed > a->top || interval_passed(r, a, in->now_ms))) {
         for (int i = 0; i <= crossed; i++)
-            if ((double)in->working_set >= r->fractions[i] * (double)limit)
+            if ((double)in->working_set >= r->fractions[i] * (double)limit) {
                 a->armed[i] = false;
+                a->below_ms[i] = 0;
+            }
         if (crossed > a->top)
             a->top = crossed;
-        a->last_dump_s = in->now_s;
+        a->last_dump_ms = in->now_ms;
         if (lowest != crossed)
             snprintf(reason, reasonlen,
                      "working set %s reached %.2f of the memory limit %s "
@@ -182,7 +192,7 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
     if (a->seen_oom < 0)
         a->seen_oom = in->ev_oom;
     if (r->events && (d_high > 0 || d_max > 0 || d_oom > 0) &&
-        interval_passed(r, a, in->now_s)) {
+        interval_passed(r, a, in->now_ms)) {
         char what[128];
         size_t at = 0;
 
@@ -201,7 +211,7 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
         a->seen_high = in->ev_high;
         a->seen_max = in->ev_max;
         a->seen_oom = in->ev_oom;
-        a->last_dump_s = in->now_s;
+        a->last_dump_ms = in->now_ms;
         snprintf(reason, reasonlen,
                  "new memory events of the cgroup (%s) with the working "
                  "set at %s of the limit %s",
@@ -221,9 +231,9 @@ ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
         if (!a->psi_armed && !in->psi_fired &&
             in->psi_avg10 < r->psi_pct / 2)
             a->psi_armed = true;
-        if (a->psi_armed && above && interval_passed(r, a, in->now_s)) {
+        if (a->psi_armed && above && interval_passed(r, a, in->now_ms)) {
             a->psi_armed = false;
-            a->last_dump_s = in->now_s;
+            a->last_dump_ms = in->now_ms;
             snprintf(reason, reasonlen,
                      "memory pressure: tasks stalled %.1f%% of the time "
                      "(PSI some avg10; bound %.0f%%)%s, working set %s of "
@@ -260,9 +270,6 @@ ha_limitwatch_next_look_ms(const struct ha_limitwatch_rule *r,
     /* The lowest mark above the working set. */
     if (ws < p->wake * limit)
         next = p->wake * limit;
-    if (p->sample > 0 && !p->sampling_held && ws < p->sample * limit &&
-        (next < 0 || p->sample * limit < next))
-        next = p->sample * limit;
     for (size_t i = 0; i < r->n; i++) {
         double level = r->fractions[i] * limit;
 
@@ -291,7 +298,7 @@ ha_limitwatch_next_glance_ms(int64_t limit, int64_t usage, double rate,
         return 0;
     if (rate <= 0)
         return HA_LIMITWATCH_GLANCE_MS;
-    ms = gap / rate * 1000.0 / 2;
+    ms = gap / rate * 1000.0 / 4;
     if (ms > HA_LIMITWATCH_GLANCE_MS)
         ms = HA_LIMITWATCH_GLANCE_MS;
     if (ms < HA_LIMITWATCH_GLANCE_MIN_MS)

@@ -2,8 +2,11 @@
  *
  * The limit watch's rule (engine/limitwatch.h has what it does): when a
  * look at the memory cgroup calls for a limit dump. Levels once per
- * crossing, re-armed HA_LIMITWATCH_REARM of the limit below; a level
- * above any dumped in this climb at once, anything else no sooner than
+ * crossing: a level is re-armed once the working set has stayed
+ * HA_LIMITWATCH_REARM of the limit below it for HA_LIMITWATCH_REARM_HOLD_MS
+ * (a burst freed and grown again within that time, or page cache the
+ * kernel moved between its lists, is no new crossing); a level above any
+ * dumped in this climb at once, anything else no sooner than
  * min_interval_s after the last limit dump; events counted, and held
  * back rather than lost; pressure once, re-armed below half its bound.
  * Pure: the figures come from heap/cgroup.h.
@@ -17,11 +20,19 @@
 
 #define HA_LIMITWATCH_FRACTIONS_MAX 8
 #define HA_LIMITWATCH_REARM 0.05   /* of the limit, below a level */
+#define HA_LIMITWATCH_REARM_HOLD_MS 10000 /* ... for this long */
 #define HA_LIMITWATCH_NEAR_MS 1000 /* looks past the wake level, at most */
 #define HA_LIMITWATCH_HOT_MS 250   /* ... within 5 points of the first level */
-#define HA_LIMITWATCH_LOOK_MIN_MS 50 /* ... at least, however fast the climb */
-#define HA_LIMITWATCH_GLANCE_MS 1000 /* usage reads far from it, at most */
-#define HA_LIMITWATCH_GLANCE_MIN_MS 100 /* ... at least */
+#define HA_LIMITWATCH_LOOK_MIN_MS 10 /* ... at least, however fast the climb:
+                                        1 MB at 100 MB/s */
+#define HA_LIMITWATCH_GLANCE_MS 250 /* usage reads far from it, at most: a
+                                       fill of 0.6 of the limit a second
+                                       (115 MB/s under 192 MiB) goes no
+                                       further between two than from the
+                                       wake level's margin to the first
+                                       level (0.15) */
+#define HA_LIMITWATCH_GLANCE_MIN_MS 20 /* ... at least (one pread: a fast
+                                           climb is not read 10 MB apart) */
 
 struct ha_limitwatch_rule {
     double fractions[HA_LIMITWATCH_FRACTIONS_MAX]; /* ascending, (0, 1] */
@@ -34,14 +45,16 @@ struct ha_limitwatch_rule {
 /* What the watch remembers between two looks. */
 struct ha_limitwatch_arm {
     bool armed[HA_LIMITWATCH_FRACTIONS_MAX];
+    int64_t below_ms[HA_LIMITWATCH_FRACTIONS_MAX]; /* a passed level: since
+                                      when the working set has been below
+                                      its re-arm mark; 0: not below */
     int top;                       /* highest level dumped in this climb
-                                      (until the working set falls below
-                                      the lowest level less the re-arm
-                                      margin); -1: none */
+                                      (until the lowest level re-arms);
+                                      -1: none */
     bool psi_armed;
     int64_t seen_high, seen_max, seen_oom; /* events counted; -1: not yet
                                               looked */
-    int64_t last_dump_s;           /* when the last limit dump was taken;
+    int64_t last_dump_ms;          /* when the last limit dump was decided;
                                       0: none */
 };
 
@@ -54,7 +67,7 @@ struct ha_limitwatch_in {
     bool has_psi;
     double psi_avg10;              /* some, percent */
     bool psi_fired;                /* the kernel's trigger fired */
-    int64_t now_s;                 /* a monotonic clock, seconds */
+    int64_t now_ms;                /* a monotonic clock, ms (> 0) */
 };
 
 enum ha_limitwatch_trigger {
@@ -78,7 +91,9 @@ void ha_limitwatch_arm_init(struct ha_limitwatch_arm *a);
 /* Decides whether in calls for a limit dump, and updates a (levels
  * disarmed and re-armed, events counted, the dump's time). Returns the
  * trigger (HA_LIMITWATCH_NONE: no dump) with reason saying why ("working
- * set 57.6 MiB reached 0.90 of the limit 64.0 MiB"). */
+ * set 57.6 MiB reached 0.90 of the limit 64.0 MiB"). A level's dump is
+ * decided on in->working_set alone, so a dump is never taken below its
+ * level: the caller records in's figures with the dump. */
 enum ha_limitwatch_trigger
 ha_limitwatch_decide(const struct ha_limitwatch_rule *r,
                      struct ha_limitwatch_arm *a,
@@ -94,8 +109,6 @@ struct ha_limitwatch_pace {
                                       second over the last looks; <= 0:
                                       not climbing, or not known yet */
     double wake;                   /* the wake level, share of the limit */
-    double sample;                 /* sampling goes on here; 0: never */
-    bool sampling_held;            /* ... and is on */
 };
 
 /* How soon the watch looks again on its own timer, in ms; 0: no timer
@@ -104,21 +117,26 @@ struct ha_limitwatch_pace {
  * Otherwise at most HA_LIMITWATCH_NEAR_MS, HA_LIMITWATCH_HOT_MS from 5
  * points below the first level; and, at the climb rate, half the time the
  * working set needs to reach the next mark above it (the wake level,
- * the sampling level while sampling is off, each armed level), so that a
- * climb faster than one period is still seen before it passes a mark and
- * again soon after; never under HA_LIMITWATCH_LOOK_MIN_MS. The usage
- * (never below the working set) decides near or far, so a group whose
- * page cache hides the climb is still looked at. */
+ * each armed level), so that the looks close in on a mark as the climb
+ * nears it and one comes at most HA_LIMITWATCH_LOOK_MIN_MS after it is
+ * passed (a kernel threshold on the usage wakes the watch a little before
+ * the working set gets there: page cache); never under
+ * HA_LIMITWATCH_LOOK_MIN_MS. The usage (never below the working set)
+ * decides near or far, so a group whose page cache hides the climb is
+ * still looked at. */
 int ha_limitwatch_next_look_ms(const struct ha_limitwatch_rule *r,
                                const struct ha_limitwatch_arm *a,
                                const struct ha_limitwatch_pace *p);
 
-/* Far from the limit, where no kernel threshold wakes the watch: how
- * soon to read the usage again, in ms, given the usage now and its climb
- * (bytes, bytes per second; rate <= 0: not climbing or not known) and
- * the share of the limit where whole looks take over (near). Half the
- * time the climb needs to reach it, within [HA_LIMITWATCH_GLANCE_MIN_MS,
- * HA_LIMITWATCH_GLANCE_MS]; 0 when the usage is there already. */
+/* Where no kernel threshold wakes the watch: how soon to read the usage
+ * again, in ms, given the usage now and its climb (bytes, bytes per
+ * second; rate <= 0: not climbing or not known) and the share of the
+ * limit where a whole look is called for (near: where the looks take
+ * over, or the usage at which the working set reaches the next level). A
+ * quarter of the time the climb needs to reach it (a read costs a few
+ * microseconds, and a host that stalled catches up at several times its
+ * rate), within [HA_LIMITWATCH_GLANCE_MIN_MS, HA_LIMITWATCH_GLANCE_MS];
+ * 0 when the usage is there already. */
 int ha_limitwatch_next_glance_ms(int64_t limit, int64_t usage, double rate,
                                  double near);
 

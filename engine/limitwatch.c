@@ -24,35 +24,71 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/dumptimer.h"
+#include "heap/dumpjob.h"
 #include "prof/breakdown.h"
 
 #define WAKE_BELOW 0.10    /* the wake level: the first level less this */
 #define RATE_MIN_MS 20     /* two looks closer than this give no rate */
+#define RATE_WINDOW_MS 250 /* the climb is measured over this much at
+                              least, where the looks go back so far: a
+                              host that grows in steps (a tick's worth at
+                              a time) shows no climb between two looks
+                              in the same step */
+#define RATE_RING 8
+#define RATE_LEARN_MS 50   /* the next look, or glance, when the climb is
+                              not known yet: a fill from the start, or the
+                              first look past a kernel threshold, is
+                              measured before it passes the next mark */
+#define DUMPS_QUEUED 4     /* limit dumps waiting for the disk worker */
 
 /* ------------------------------------------------------------------
  * The watch
  * ------------------------------------------------------------------ */
 
+/* Recent (time, bytes) pairs, for a climb measured over at least
+ * RATE_WINDOW_MS. */
+struct rate_ring {
+    int64_t ms[RATE_RING], v[RATE_RING];
+    unsigned n, next;
+};
+
+/* A limit dump asked of the disk worker, with what it was decided on. */
+struct limit_dump {
+    struct ha_limitwatch *w;
+    struct ha_dump_req *req;
+    char reason[256];
+    struct ha_dump_looked looked;
+};
+
 struct ha_limitwatch {
     struct event_base *base;
     struct ha_worker *worker;      /* where the dumps are written */
     struct ha_heap *heap;          /* jemalloc, je, cgroup */
+    struct ha_limitwatch_hooks hooks; /* the owner's, told of each look */
     struct ha_limitwatch_rule rule;
     struct ha_limitwatch_arm arm;
-    double sample_frac;            /* sampling on past it; 0: never */
+    bool sampling;                 /* hold sampling on under a limit */
+    int sample_rate;               /* at this lg_prof_sample; HA_UNSET:
+                                      the current one */
 
     struct ha_cgroup_state last;   /* the last look */
     bool have_last;
     bool holding;                  /* holds sampling on */
     bool limited;                  /* a limit applied at the last look */
+    char sampling_note[160];       /* why the watch does not sample, for
+                                      its state; "": it does */
 
     struct event *fast;            /* the next look near the limit */
     bool fast_pending;
     struct event *glance;          /* far from it, without thresholds */
     bool glance_pending;
-    int64_t glance_usage, glance_ms; /* the glance before, for its rate */
-    int64_t prev_ws, prev_ms;      /* the look before, for the rate */
+    struct rate_ring glances;      /* the glances' usage, for its rate */
+    double glance_rate;            /* usage climb, bytes/s */
+    bool glance_rate_known;
+    struct rate_ring looks;        /* the looks' working set */
     double rate;                   /* working set climb, bytes/s */
+    bool rate_known;               /* ... measured (else taken from the
+                                      glances, or not known) */
 
     /* The usage file of the limiting group: the v1 thresholds' and the
      * glance's. */
@@ -72,6 +108,8 @@ struct ha_limitwatch {
     char psi_file[PATH_MAX];
     struct event *psi_ev;
     bool psi_fired;
+    char psi_note[PATH_MAX + 160]; /* the pressure the watch reads, or
+                                      why none, for its state */
 
     /* The descriptors above as they were made, so a fork child closes
      * only what is provably still this watch's (ha_limitwatch_abandon). */
@@ -82,13 +120,12 @@ struct ha_limitwatch {
     } owned[5];
 
     /* Dumps. */
-    struct ha_dump_req *dumping;
+    struct limit_dump *queued[DUMPS_QUEUED]; /* asked of the worker */
     bool low_space;
     long long dumps;               /* limit dumps written */
     char last_file[PATH_MAX];
     char last_reason[256];
     time_t last_time;
-    char pending_reason[256];      /* of the dump being written */
 };
 
 static void check(struct ha_limitwatch *w, const struct ha_cgroup_state *st);
@@ -114,16 +151,58 @@ share(int64_t part, int64_t whole)
     return whole > 0 ? (double)part / (double)whole : 0;
 }
 
-/* The wake level (share of the limit): the lower of where sampling goes
- * on and the first level less WAKE_BELOW; 0: none (no fractions). */
+/* The wake level (share of the limit): the first level less WAKE_BELOW,
+ * at least 0.05. */
 static double
 wake_level(const struct ha_limitwatch *w)
 {
     double wake = w->rule.n > 0 ? w->rule.fractions[0] - WAKE_BELOW : 0;
 
-    if (w->sample_frac > 0 && (wake <= 0 || w->sample_frac < wake))
-        wake = w->sample_frac;
     return wake < 0.05 ? 0.05 : wake;
+}
+
+/* --- the climb ------------------------------------------------------ */
+
+static void
+ring_reset(struct rate_ring *r)
+{
+    r->n = r->next = 0;
+}
+
+/* The climb up to (ms, v), bytes per second, from the newest pair at
+ * least RATE_WINDOW_MS older (else the oldest at least RATE_MIN_MS
+ * older) into *rate; false, *rate untouched, when there is none. The
+ * pair is kept when RATE_MIN_MS or more after the last one kept, so the
+ * ring spans RATE_WINDOW_MS however often the watch looks. */
+static bool
+ring_rate(struct rate_ring *r, int64_t ms, int64_t v, double *rate)
+{
+    unsigned newest = (r->next + RATE_RING - 1) % RATE_RING;
+    int64_t from_ms = 0, from_v = 0;
+    bool have = false;
+
+    for (unsigned i = 0; i < r->n; i++) {
+        unsigned k = (r->next + RATE_RING - 1 - i) % RATE_RING;
+        int64_t age = ms - r->ms[k];
+
+        if (age < RATE_MIN_MS)
+            continue;
+        from_ms = r->ms[k];
+        from_v = r->v[k];
+        have = true;
+        if (age >= RATE_WINDOW_MS)
+            break;
+    }
+    if (have)
+        *rate = (double)(v - from_v) * 1000.0 / (double)(ms - from_ms);
+    if (r->n == 0 || ms - r->ms[newest] >= RATE_MIN_MS) {
+        r->ms[r->next] = ms;
+        r->v[r->next] = v;
+        r->next = (r->next + 1) % RATE_RING;
+        if (r->n < RATE_RING)
+            r->n++;
+    }
+    return have;
 }
 
 static void
@@ -340,11 +419,26 @@ psi_on(struct ha_limitwatch *w)
         return;
     psi_off(w);
     ha_strlcpy(w->psi_file, file, sizeof(w->psi_file));
+    /* The root group's memory.pressure and /proc/pressure/memory are
+     * the whole machine's: another process's stalls are not this one's
+     * evidence. */
+    if (w->heap->cgroup.psi_system) {
+        snprintf(w->psi_note, sizeof(w->psi_note),
+                 "no pressure trigger: the process has no cgroup v2 group "
+                 "of its own (%s is the whole machine's)",
+                 file);
+        ha_log_info("limit watch: %s", w->psi_note);
+        return;
+    }
     if ((n = ha_cgroup_psi_trigger(w->rule.psi_pct, 2000, trig,
                                    sizeof(trig))) < 0)
         return;
     w->psi_fd = open(file, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (w->psi_fd < 0 || write(w->psi_fd, trig, (size_t)n) != n) {
+        snprintf(w->psi_note, sizeof(w->psi_note),
+                 "pressure: the 10 s average of %s (no trigger from the "
+                 "kernel: %s)",
+                 file, strerror(errno));
         ha_log_info("limit watch: no pressure trigger from the kernel "
                     "(%s: %s); its 10 s average is read instead",
                     file, strerror(errno));
@@ -362,6 +456,8 @@ psi_on(struct ha_limitwatch *w)
         return;
     }
     own(w, 4, &w->psi_epfd);
+    snprintf(w->psi_note, sizeof(w->psi_note), "pressure: a trigger on %s",
+             file);
     ha_log_info("limit watch: the kernel signals memory pressure past "
                 "\"%s\" (%s)",
                 trig, file);
@@ -402,6 +498,31 @@ fast_set(struct ha_limitwatch *w, int ms)
 
 static void glance_cb(evutil_socket_t fd, short what, void *arg);
 
+/* The usage at which a glance calls for a whole look, as a share of the
+ * limit: far from the limit, the wake level less the re-arm margin (the
+ * looks take over); near it, the next armed level above the last look's
+ * working set, plus the inactive file cache that look saw (the usage
+ * gets there as the working set reaches the level: a threshold of the
+ * watch's own where the kernel sets none); 0: nothing to glance for. */
+static double
+glance_mark(const struct ha_limitwatch *w)
+{
+    double near = wake_level(w) - HA_LIMITWATCH_REARM, lim, ws, cache;
+
+    if (!w->have_last || !ha_cgroup_limited(&w->last) ||
+        w->last.usage < 0 || w->last.working_set < 0)
+        return near;
+    lim = (double)w->last.limit;
+    if ((double)w->last.usage < near * lim)
+        return near;
+    ws = (double)w->last.working_set;
+    cache = (double)(w->last.usage - w->last.working_set);
+    for (size_t i = 0; i < w->rule.n; i++)
+        if (w->arm.armed[i] && w->rule.fractions[i] * lim > ws)
+            return (w->rule.fractions[i] * lim + cache) / lim;
+    return 0;
+}
+
 /* Far from the limit where no kernel threshold wakes the watch (v2,
  * whose memory.events says nothing before the limit; v1 without write
  * access to cgroup.event_control): one read of the usage, paced by its
@@ -422,7 +543,7 @@ static void
 glance_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct ha_limitwatch *w = arg;
-    double near = wake_level(w) - HA_LIMITWATCH_REARM, rate = 0;
+    double mark = glance_mark(w), rate = 0;
     int64_t usage, now = ha_clock_ms();
     char buf[32];
     ssize_t n;
@@ -438,20 +559,25 @@ glance_cb(evutil_socket_t fd, short what, void *arg)
     }
     buf[n] = '\0';
     usage = strtoll(buf, NULL, 10);
-    if (w->glance_ms > 0 && now > w->glance_ms)
-        rate = (double)(usage - w->glance_usage) * 1000.0 /
-               (double)(now - w->glance_ms);
-    w->glance_usage = usage;
-    w->glance_ms = now;
-    ms = ha_limitwatch_next_glance_ms(w->last.limit, usage, rate, near);
+    if ((w->glance_rate_known = ring_rate(&w->glances, now, usage, &rate)))
+        w->glance_rate = rate;
+    ms = mark > 0
+             ? ha_limitwatch_next_glance_ms(w->last.limit, usage, rate, mark)
+             : HA_LIMITWATCH_GLANCE_MS;
     if (ms == 0)
         look(w); /* sets the timer or the next glance */
     else
-        glance_in(w, ms);
+        glance_in(w, w->glance_rate_known || ms < RATE_LEARN_MS
+                         ? ms
+                         : RATE_LEARN_MS);
 }
 
 /* Off, or on with the next glance at most HA_LIMITWATCH_GLANCE_MS away
- * (kept when it is sooner). */
+ * (kept when it is sooner): far from the limit, where the kernel sets no
+ * threshold, the only wake-up; near it, between two looks, so that a
+ * climb faster than the looks' pace is still seen as it passes a level
+ * (the looks are paced on the climb as measured; a host that catches up
+ * after a stall climbs at several times that). */
 static void
 glance_set(struct ha_limitwatch *w, bool on)
 {
@@ -460,11 +586,23 @@ glance_set(struct ha_limitwatch *w, bool on)
             event_free(w->glance);
         w->glance = NULL;
         w->glance_pending = false;
-        w->glance_ms = 0;
+        ring_reset(&w->glances);
+        w->glance_rate_known = false;
         return;
     }
-    if (!w->glance_pending)
-        glance_in(w, HA_LIMITWATCH_GLANCE_MS);
+    if (!w->glance_pending) {
+        double mark = glance_mark(w);
+        int ms = HA_LIMITWATCH_GLANCE_MS;
+
+        /* Paced from the last look on its climb; without one, soon: the
+         * climb is learnt before it matters. */
+        if (w->rate_known && mark > 0 && w->have_last)
+            ms = ha_limitwatch_next_glance_ms(w->last.limit, w->last.usage,
+                                              w->rate, mark);
+        else if (!w->glance_rate_known)
+            ms = RATE_LEARN_MS;
+        glance_in(w, ms > 0 ? ms : HA_LIMITWATCH_GLANCE_MIN_MS);
+    }
 }
 
 /* --- dumps ---------------------------------------------------------- */
@@ -472,85 +610,117 @@ glance_set(struct ha_limitwatch *w, bool on)
 static void
 dumped(void *arg, const char *file)
 {
-    struct ha_limitwatch *w = arg;
+    struct limit_dump *d = arg;
+    struct ha_limitwatch *w = d->w;
 
-    w->dumping = NULL;
+    for (size_t i = 0; i < DUMPS_QUEUED; i++)
+        if (w->queued[i] == d)
+            w->queued[i] = NULL;
     if (file != NULL) {
         const char *base = strrchr(file, '/');
 
         w->dumps++;
         ha_strlcpy(w->last_file, base != NULL ? base + 1 : file,
                    sizeof(w->last_file));
-        ha_strlcpy(w->last_reason, w->pending_reason,
-                   sizeof(w->last_reason));
+        ha_strlcpy(w->last_reason, d->reason, sizeof(w->last_reason));
         w->last_time = time(NULL);
+        if (w->hooks.dumped != NULL)
+            w->hooks.dumped(w->hooks.arg, w->last_file, &d->looked);
     }
-    /* What was held back while it was written. */
-    look(w);
+    free(d);
 }
 
+/* A limit dump, decided on st (read at looked_ns, unix ns): queued on
+ * the disk worker at once, behind any still being written, so a fast
+ * climb is not held up by the dump of the level before. */
 static void
-take_dump(struct ha_limitwatch *w, const char *reason)
+take_dump(struct ha_limitwatch *w, const char *reason,
+          const struct ha_cgroup_state *st, int64_t looked_ns)
 {
-    ha_strlcpy(w->pending_reason, reason, sizeof(w->pending_reason));
+    struct limit_dump *d;
+    size_t slot = DUMPS_QUEUED;
+
+    for (size_t i = 0; i < DUMPS_QUEUED; i++)
+        if (w->queued[i] == NULL)
+            slot = i;
+    if (slot == DUMPS_QUEUED || (d = calloc(1, sizeof(*d))) == NULL) {
+        ha_log_warn("limit watch: %s: no limit dump (%s)", reason,
+                    slot == DUMPS_QUEUED ? "the disk worker still has "
+                                           "earlier ones to write"
+                                         : "out of memory");
+        return;
+    }
+    d->w = w;
+    ha_strlcpy(d->reason, reason, sizeof(d->reason));
+    d->looked.ns = looked_ns;
+    d->looked.limit = ha_cgroup_limited(st) ? st->limit : -1;
+    d->looked.usage = st->usage;
+    d->looked.working_set = st->working_set;
     ha_log_notice("limit watch: %s: a limit dump", reason);
-    w->dumping = ha_dumptimer_dump(
+    d->req = ha_dumptimer_dump(
         w->worker, w->heap, "jemalloc_variables.limit_dump_fractions",
-        "limit", reason, &w->low_space, dumped, w);
+        "limit", reason, &d->looked, &w->low_space, dumped, d);
+    if (d->req == NULL) {
+        free(d); /* not queued (logged) */
+        return;
+    }
+    w->queued[slot] = d;
 }
 
 /* --- one look ------------------------------------------------------- */
 
+/* Sampling held on for as long as a limit binds the process: a limit
+ * dump holds what was sampled, and what grew before sampling was on is
+ * not in it (a watch that waited for half the limit gave dumps of half
+ * the heap). The operator's sampling, when on, is left as it is. */
 static void
 sampling(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 {
-    const struct ha_jemalloc_config *je = w->heap->je;
-    double at = share(st->working_set, st->limit);
     char what[128];
 
-    if (w->sample_frac <= 0)
+    if (!w->sampling)
         return;
-    if (!w->holding && at >= w->sample_frac) {
-        if (ha_heap_sampling_hold(w->heap, je->limit_watch_lg_prof_sample,
-                                  what, sizeof(what)) == 0) {
+    if (!w->holding && ha_cgroup_limited(st)) {
+        if (ha_heap_sampling_hold(w->heap, w->sample_rate, what,
+                                  sizeof(what)) == 0) {
             w->holding = true;
-            ha_log_notice("limit watch: working set at %.0f%% of the memory "
-                          "limit, past limit_watch_sample_pct = %d: %s",
-                          at * 100, je->limit_watch_sample_pct, what);
+            w->sampling_note[0] = '\0';
+            ha_log_notice("limit watch: a memory limit binds the process: "
+                          "%s, so that its limit dumps hold the whole heap",
+                          what);
+        } else {
+            snprintf(w->sampling_note, sizeof(w->sampling_note),
+                     "sampling off (not switched on: %s)", what);
+            ha_log_warn("limit watch: %s", w->sampling_note);
+            w->sampling = false;
         }
-    } else if (w->holding &&
-               (at < w->sample_frac - HA_LIMITWATCH_REARM ||
-                !ha_cgroup_limited(st))) {
+    } else if (w->holding && !ha_cgroup_limited(st)) {
         ha_heap_sampling_release(w->heap);
         w->holding = false;
-        ha_log_info("limit watch: working set back below the sampling "
-                    "level; sampling as it was");
+        ha_log_info("limit watch: no memory limit any more; sampling as it "
+                    "was");
     }
 }
 
-/* The working set's climb since the look before, bytes per second;
- * looks closer than RATE_MIN_MS keep the rate they had. */
+/* The working set's climb, bytes per second, over the last
+ * RATE_WINDOW_MS or so; looks too close to the last keep the rate. */
 static void
 climb(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 {
-    int64_t now = ha_clock_ms();
-
     if (st->working_set < 0 || !ha_cgroup_limited(st)) {
-        w->prev_ms = 0;
+        ring_reset(&w->looks);
         w->rate = 0;
+        w->rate_known = false;
         return;
     }
-    if (w->prev_ms == 0) {
-        w->prev_ms = now;
-        w->prev_ws = st->working_set;
-        return;
+    if (ring_rate(&w->looks, ha_clock_ms(), st->working_set, &w->rate))
+        w->rate_known = true;
+    else if (w->looks.n <= 1) {
+        /* The first look past the glances: the usage's climb stands
+         * in. (A look too close to the last keeps the rate it had.) */
+        w->rate = w->glance_rate_known ? w->glance_rate : 0;
+        w->rate_known = w->glance_rate_known;
     }
-    if (now - w->prev_ms < RATE_MIN_MS)
-        return;
-    w->rate = (double)(st->working_set - w->prev_ws) * 1000.0 /
-              (double)(now - w->prev_ms);
-    w->prev_ms = now;
-    w->prev_ws = st->working_set;
 }
 
 /* The watch's own wake-ups for the next look: the timer near the limit
@@ -568,11 +738,21 @@ pace(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
     p.working_set = st->working_set;
     p.rate = w->rate;
     p.wake = wake_level(w);
-    p.sample = w->sample_frac;
-    p.sampling_held = w->holding;
     ms = ha_limitwatch_next_look_ms(&w->rule, &w->arm, &p);
+    if (ms > RATE_LEARN_MS && !w->rate_known)
+        ms = RATE_LEARN_MS;
     fast_set(w, ms);
-    glance_set(w, p.limit > 0 && ms == 0 && w->v1_ev == NULL);
+    glance_set(w, p.limit > 0 && w->v1_ev == NULL &&
+                      (ms == 0 || glance_mark(w) > 0));
+}
+
+static int64_t
+realtime_ns(void)
+{
+    struct timespec now;
+
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)now.tv_sec * 1000000000LL + now.tv_nsec;
 }
 
 static void
@@ -581,6 +761,7 @@ check(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
     struct ha_limitwatch_in in;
     enum ha_limitwatch_trigger t;
     char reason[256], lim[32];
+    int64_t looked_ns = realtime_ns();
 
     w->last = *st;
     w->have_last = true;
@@ -609,23 +790,27 @@ check(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
         sampling(w, st);
     }
     psi_on(w);
-    if (w->dumping == NULL) { /* else looked at again once written */
-        memset(&in, 0, sizeof(in));
-        in.limit = st->limit;
-        in.working_set = st->working_set;
-        in.ev_high = st->ev_high;
-        in.ev_max = st->ev_max;
-        in.ev_oom = st->ev_oom;
-        in.has_psi = st->has_psi;
-        in.psi_avg10 = st->psi.some.avg10;
-        in.psi_fired = w->psi_fired;
-        in.now_s = ha_clock_ms() / 1000;
-        w->psi_fired = false;
-        t = ha_limitwatch_decide(&w->rule, &w->arm, &in, reason,
-                                 sizeof(reason));
-        if (t != HA_LIMITWATCH_NONE)
-            take_dump(w, reason);
-    }
+    memset(&in, 0, sizeof(in));
+    in.limit = st->limit;
+    in.working_set = st->working_set;
+    in.ev_high = st->ev_high;
+    in.ev_max = st->ev_max;
+    in.ev_oom = st->ev_oom;
+    /* The whole machine's pressure is not this process's evidence. */
+    in.has_psi = st->has_psi && !w->heap->cgroup.psi_system;
+    in.psi_avg10 = st->psi.some.avg10;
+    in.psi_fired = w->psi_fired;
+    in.now_ms = ha_clock_ms();
+    w->psi_fired = false;
+    t = ha_limitwatch_decide(&w->rule, &w->arm, &in, reason, sizeof(reason));
+    /* The owner hears of the look before the dump is queued: a run
+     * record written on the same worker then has the usage the dump
+     * was decided on, should the kill come while it is written. */
+    if (w->hooks.looked != NULL && ha_cgroup_limited(st))
+        w->hooks.looked(w->hooks.arg, st, looked_ns,
+                        t != HA_LIMITWATCH_NONE);
+    if (t != HA_LIMITWATCH_NONE)
+        take_dump(w, reason, st, looked_ns);
     pace(w, st);
 }
 
@@ -638,7 +823,8 @@ ha_limitwatch_tick(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
 
 struct ha_limitwatch *
 ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
-                  struct ha_heap *heap)
+                  struct ha_heap *heap,
+                  const struct ha_limitwatch_hooks *hooks)
 {
     const struct ha_jemalloc_config *je = heap->je;
     struct ha_limitwatch *w;
@@ -655,6 +841,8 @@ ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
     w->base = base;
     w->worker = worker;
     w->heap = heap;
+    if (hooks != NULL)
+        w->hooks = *hooks;
     if (ha_limitwatch_parse_fractions(je->limit_dump_fractions,
                                       w->rule.fractions,
                                       HA_LIMITWATCH_FRACTIONS_MAX, &w->rule.n,
@@ -666,8 +854,26 @@ ha_limitwatch_new(struct event_base *base, struct ha_worker *worker,
     w->rule.psi_pct = je->limit_dump_psi_pct;
     w->rule.events = je->limit_dump_events != 0;
     w->rule.min_interval_s = je->limit_dump_min_interval_s;
-    w->sample_frac = je->limit_watch_sample_pct / 100.0;
+    /* The operator's word on sampling stands: prof_active = false in the
+     * config keeps it off (the dumps then hold nothing sampled), and an
+     * lg_prof_sample of theirs is the rate. */
+    w->sampling = je->limit_watch_sampling != 0 && je->prof_active != 0;
+    w->sample_rate = je->lg_prof_sample != HA_UNSET
+                         ? HA_UNSET
+                         : je->limit_watch_lg_prof_sample;
+    if (je->limit_watch_sampling == 0)
+        ha_strlcpy(w->sampling_note,
+                   "sampling off (limit_watch_sampling = false)",
+                   sizeof(w->sampling_note));
+    else if (je->prof_active == 0)
+        ha_strlcpy(w->sampling_note,
+                   "sampling off (jemalloc_variables.prof_active = false)",
+                   sizeof(w->sampling_note));
     ha_limitwatch_arm_init(&w->arm);
+    if (!w->sampling && w->rule.n > 0)
+        ha_log_info("limit watch: %s: its dumps hold what the operator's "
+                    "sampling takes",
+                    w->sampling_note);
     /* An empty list switches the limit dumps off, pressure and events
      * with them: one setting says "no dumps relative to the limit". */
     if (w->rule.n == 0) {
@@ -696,7 +902,11 @@ ha_limitwatch_free(struct ha_limitwatch *w)
 {
     if (w == NULL)
         return;
-    ha_dump_req_forget(w->dumping);
+    for (size_t i = 0; i < DUMPS_QUEUED; i++)
+        if (w->queued[i] != NULL) {
+            ha_dump_req_forget(w->queued[i]->req);
+            free(w->queued[i]);
+        }
     if (w->holding)
         ha_heap_sampling_release(w->heap);
     if (w->fast != NULL)
@@ -724,11 +934,37 @@ ha_limitwatch_abandon(struct ha_limitwatch *w)
     }
 }
 
+/* "sampling on (lg_prof_sample 19)", or why the watch does not sample,
+ * and the pressure it reads, for its state. */
+static void
+sampling_state(const struct ha_limitwatch *w, char *buf, size_t len)
+{
+    bool active = false;
+    size_t rate = 0;
+
+    (void)ha_mallctl_read_bool(w->heap->ops, "prof.active", &active);
+    (void)ha_mallctl_read_size(w->heap->ops, "prof.lg_sample", &rate);
+    if (active)
+        snprintf(buf, len, "sampling on (lg_prof_sample %zu)%s", rate,
+                 w->holding ? "" : ", the operator's");
+    else
+        snprintf(buf, len, "%s",
+                 w->sampling_note[0] ? w->sampling_note
+                                     : "sampling off (switched off by the "
+                                       "operator: limit dumps hold nothing "
+                                       "sampled since)");
+    if (w->psi_note[0] != '\0') {
+        size_t n = strlen(buf);
+
+        snprintf(buf + n, len - n, "; %s", w->psi_note);
+    }
+}
+
 bool
 ha_limitwatch_value(const void *arg, const char *name, char *buf, size_t len)
 {
     const struct ha_limitwatch *w = arg;
-    char ws[32], lim[32], levels[96], t[32];
+    char ws[32], lim[32], levels[96], t[32], smp[PATH_MAX + 512];
     size_t at = 0;
 
     if (name == NULL || strcmp(name, "jemalloc-limit_watch_state") != 0)
@@ -751,22 +987,23 @@ ha_limitwatch_value(const void *arg, const char *name, char *buf, size_t len)
                                w->arm.armed[i] ? "" : " (passed)");
     ha_breakdown_format_bytes(w->last.working_set, ws, sizeof(ws));
     ha_breakdown_format_bytes(w->last.limit, lim, sizeof(lim));
+    sampling_state(w, smp, sizeof(smp));
     if (w->dumps > 0) {
         (void)ha_utc_stamp(t, sizeof(t), w->last_time, ' ');
         snprintf(buf, len,
                  "watching: working set %s of %s (%.0f%%, cgroup v%d %s); "
-                 "levels %s; %lld limit dump%s, last %s at %s UTC: %s",
+                 "levels %s; %s; %lld limit dump%s, last %s at %s UTC: %s",
                  ws, lim, share(w->last.working_set, w->last.limit) * 100,
                  w->last.version, w->last.limit_path,
-                 levels[0] ? levels : "none", w->dumps,
+                 levels[0] ? levels : "none", smp, w->dumps,
                  w->dumps == 1 ? "" : "s", w->last_file, t, w->last_reason);
     } else {
         snprintf(buf, len,
                  "watching: working set %s of %s (%.0f%%, cgroup v%d %s); "
-                 "levels %s; no limit dump yet",
+                 "levels %s; %s; no limit dump yet",
                  ws, lim, share(w->last.working_set, w->last.limit) * 100,
                  w->last.version, w->last.limit_path,
-                 levels[0] ? levels : "none");
+                 levels[0] ? levels : "none", smp);
     }
     return true;
 }

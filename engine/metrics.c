@@ -28,6 +28,7 @@ ha_admin_counters_of(const struct ha_clients *reg, bool http,
     c->questions = st.questions;
     c->http = http;
     c->http_requests = st.http_requests;
+    c->proxysql_names = true;
 }
 
 int
@@ -63,6 +64,6 @@ ha_admin_metrics(struct ha_heap *heap, const struct ha_admin_counters *c,
                     "HTTP requests answered since the start.",
                     (double)c->http_requests);
     if (heap != NULL && heap->ops != NULL)
-        ha_metrics_jemalloc(heap, &e);
+        ha_metrics_jemalloc(heap, c->proxysql_names, &e);
     return ha_expo_finish(&e);
 }

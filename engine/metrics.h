@@ -34,6 +34,10 @@ struct ha_admin_counters {
     uint64_t questions;
     bool http;               /* the HTTP listener is on: */
     uint64_t http_requests;  /* requests answered */
+    bool proxysql_names;     /* ProxySQL's family names beside ours, for
+                                its dashboards (true from
+                                ha_admin_counters_of; a host gateway's own
+                                figures leave them out: it is no ProxySQL) */
 };
 
 /* c's counters from the clients' registry (engine/clients.h), for

@@ -18,6 +18,7 @@
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "engine/ownfiles.h"
+#include "core/blockio.h"
 #include "core/buf.h"
 #include "core/fdio.h"
 #include "core/log.h"
@@ -239,22 +240,18 @@ disk_discard(void *arg)
     free(j);
 }
 
-/* Runs j on the disk worker while the statement waits. Returns 0 with j
- * run (the caller frees it), or -1 with err set (j is no longer the
- * caller's). */
+/* Runs j on the disk worker while the statement waits, a bounded time
+ * (core/blockio.h). Returns 0 with j run (the caller frees it), or -1
+ * with err set (j is no longer the caller's). */
 static int
 disk_do(const struct ha_persist_ctx *ctx, struct disk_job *j, char *err,
         size_t errlen)
 {
     j->rc = -1;
-    if (ha_task_offload_to(ctx->disk_worker, disk_run, disk_discard, j) !=
-        0) {
-        ha_err_set(err, errlen,
-                   "the statement stopped waiting (KILL, "
-                   "max_execution_time or shutdown)");
-        return -1;
-    }
-    return 0;
+    return ha_blockio_call_on(ctx->disk_worker,
+                              j->save ? "writing heapadmin.db"
+                                      : "reading heapadmin.db",
+                              disk_run, disk_discard, j, err, errlen);
 }
 
 /* ------------------------------------------------------------------
@@ -446,7 +443,9 @@ struct cfgfile_job {
     char datadir[PATH_MAX], file[NAME_MAX + 1];
     char path[PATH_MAX], tmp[PATH_MAX + 32];
     struct ha_buf text;
+    const struct ha_config *cfg;   /* for the daemon's own names */
     char replaced[NAME_MAX + 96];
+    char own[256];                 /* what file is, when heapadmind's own */
     int rc, errnum;
 };
 
@@ -458,6 +457,14 @@ cfgfile_run(void *arg)
     int fd;
 
     j->rc = -1;
+    /* Never over one of the daemon's own files (engine/ownfiles.h): a
+     * key, a database, a dump or the log overwritten by a slip. Here,
+     * where the disk may keep it waiting. */
+    if (ha_ownfiles_is_own(j->datadir, j->cfg, j->file, j->own,
+                           sizeof(j->own))) {
+        j->rc = -2;
+        return;
+    }
     /* What it replaces, for the message and the log. */
     if (lstat(j->path, &old) == 0) {
         char when[32];
@@ -530,19 +537,6 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
                    file, why, ctx->datadir);
         return -1;
     }
-    /* Never over one of the daemon's own files (engine/ownfiles.h): a
-     * key, a database, a dump or the log overwritten by a slip. */
-    if (ha_ownfiles_is_own(ctx->datadir, ctx->cfg, file, why, sizeof(why))) {
-        ha_log_warn("control: %s: SAVE CONFIG TO FILE '%s' refused: %s",
-                    ctx->who, file, why);
-        ha_err_set(msg, msglen,
-                   "SAVE CONFIG TO FILE '%s': that is %s, one of "
-                   "heapadmind's own files; give another name in the "
-                   "datadir %s (not " HA_OWNFILES_LIST "), such as "
-                   "saved.cnf",
-                   file, why, ctx->datadir);
-        return -1;
-    }
     if ((j = calloc(1, sizeof(*j))) == NULL) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE: out of memory");
         return -1;
@@ -559,6 +553,7 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     }
     ha_strlcpy(j->file, file, sizeof(j->file));
     ha_strlcpy(j->datadir, ctx->datadir, sizeof(j->datadir));
+    j->cfg = ctx->cfg;
     /* The config as loaded, with the settings that change at run time
      * as they are now. */
     copy = *ctx->cfg;
@@ -589,16 +584,23 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
     }
     /* On -1 the job belongs to cfgfile_discard. */
     j->rc = -1;
-    if (ha_task_offload_to(ctx->disk_worker, cfgfile_run, cfgfile_discard,
-                           j) != 0) {
-        ha_err_set(msg, msglen,
-                   "SAVE CONFIG TO FILE %s/%s: the statement stopped "
-                   "waiting (KILL, max_execution_time or shutdown); the "
-                   "write goes on",
-                   ctx->datadir, file);
+    if (ha_blockio_call_on(ctx->disk_worker, "writing a config file",
+                           cfgfile_run, cfgfile_discard, j, why,
+                           sizeof(why)) != 0) {
+        ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s/%s: %s",
+                   ctx->datadir, file, why);
         return -1;
     }
-    if (j->rc != 0) {
+    if (j->rc == -2) {
+        ha_log_warn("control: %s: SAVE CONFIG TO FILE '%s' refused: %s",
+                    ctx->who, file, j->own);
+        ha_err_set(msg, msglen,
+                   "SAVE CONFIG TO FILE '%s': that is %s, one of "
+                   "heapadmind's own files; give another name in the "
+                   "datadir %s (not " HA_OWNFILES_LIST "), such as "
+                   "saved.cnf",
+                   file, j->own, ctx->datadir);
+    } else if (j->rc != 0) {
         ha_err_set(msg, msglen, "SAVE CONFIG TO FILE %s: %s", j->path,
                    strerror(j->errnum));
     } else {

@@ -117,6 +117,11 @@ ha_tls_key_private(const char *path, char *err, size_t errlen)
         ha_err_set(err, errlen, "%s: %s", path, strerror(errno));
         return -1;
     }
+    /* A FIFO would hold the open for ever. */
+    if (!S_ISREG(st.st_mode)) {
+        ha_err_set(err, errlen, "%s: not a regular file", path);
+        return -1;
+    }
     /* As sshd's StrictModes treats keys: one any local user can read is
      * no longer private, and one another user owns can be swapped. A
      * group may read it (Debian's 0640 root:ssl-cert). */
@@ -285,6 +290,18 @@ init_ctx(struct ha_tls *t, const struct ha_config *cfg, const char *datadir,
                                     SSL_OP_CIPHER_SERVER_PREFERENCE);
     /* Idle sessions should not hold 2 x 16 KiB of TLS buffers each. */
     SSL_CTX_set_mode(t->ctx, SSL_MODE_RELEASE_BUFFERS);
+    {
+        struct stat cst;
+
+        /* OpenSSL's fopen would wait for ever on a FIFO. */
+        if (stat(cert, &cst) == 0 && !S_ISREG(cst.st_mode)) {
+            ha_err_set(err, errlen,
+                       "%s: cannot load the certificate: not a regular "
+                       "file",
+                       cert);
+            return -1;
+        }
+    }
     if (SSL_CTX_use_certificate_chain_file(t->ctx, cert) != 1) {
         ha_err_set(err, errlen, "%s: cannot load the certificate: %s", cert,
                    SSL_REASON());

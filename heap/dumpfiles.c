@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -22,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/fdio.h"
+#include "core/forkguard.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "prof/dumpmem.h"
@@ -282,21 +284,90 @@ ha_dumpfiles_sidecar_perms(const char *dump, const char *suffix)
 #define MEMORY_ROOT "/dev/shm"
 #define MEMORY_STEM "heapadmin."
 
+/* This process's memory directory, "/dev/shm/heapadmin.<pid>.<six
+ * random characters>" made by mkdtemp(3): a name nobody can make first
+ * (anyone may create entries in /dev/shm, and a directory planted under
+ * a name we would pick made heapadmin give up its in-memory staging),
+ * checked to be ours at each use. Made at the first dump; a fork child
+ * (another pid) makes its own. Under mem_lock, inside the fork gate. */
+static pthread_mutex_t mem_lock = PTHREAD_MUTEX_INITIALIZER;
+static char mem_dir[PATH_MAX];
+static long mem_pid;
+static int mem_users;              /* engines running (hold/stop) */
+
+/* Whether path is a directory of this user's, mode 0700, not a link. */
+static bool
+own_private_dir(const char *path)
+{
+    struct stat st;
+
+    return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) &&
+           st.st_uid == geteuid() && (st.st_mode & 07777) == 0700;
+}
+
+/* The name a heapadmin before issue 35 used, "/dev/shm/heapadmin.<pid>":
+ * if someone else made it, say that it is left alone (once a process). */
+static void
+note_planted(void)
+{
+    static _Atomic long said_for;
+    char old[PATH_MAX];
+    struct stat st;
+    long pid = (long)getpid();
+
+    snprintf(old, sizeof(old), "%s/%s%ld", MEMORY_ROOT, MEMORY_STEM, pid);
+    if (lstat(old, &st) != 0 ||
+        (S_ISDIR(st.st_mode) && st.st_uid == geteuid()) ||
+        atomic_exchange(&said_for, pid) == pid)
+        return;
+    ha_log_warn("%s is not this process's (%s owned by uid %u): left alone; "
+                "heap dumps are staged in memory in a directory of an "
+                "unguessable name",
+                old,
+                S_ISLNK(st.st_mode)  ? "a symlink"
+                : S_ISDIR(st.st_mode) ? "a directory"
+                                      : "a file",
+                (unsigned)st.st_uid);
+}
+
 static int
 memory_dir(char *out, size_t outlen)
 {
     struct statfs fs;
-    int n;
+    char tmpl[PATH_MAX];
+    int rc = 0;
 
     if (statfs(MEMORY_ROOT, &fs) != 0)
         return errno;
     if ((unsigned long)fs.f_type != (unsigned long)TMPFS_MAGIC)
         return ENOTSUP;
-    n = snprintf(out, outlen, "%s/%s%ld", MEMORY_ROOT, MEMORY_STEM,
-                 (long)getpid());
-    if (n < 0 || (size_t)n >= outlen)
-        return ENAMETOOLONG;
-    return own_dir(out, 0700);
+    ha_forkguard_enter();
+    pthread_mutex_lock(&mem_lock);
+    if (mem_pid == (long)getpid() && mem_dir[0] != '\0' &&
+        !own_private_dir(mem_dir)) {
+        ha_log_warn("%s is no longer this process's private directory: "
+                    "a new one is made for the in-memory staging of heap "
+                    "dumps",
+                    mem_dir);
+        mem_dir[0] = '\0';
+    }
+    if (mem_pid != (long)getpid() || mem_dir[0] == '\0') {
+        note_planted();
+        snprintf(tmpl, sizeof(tmpl), "%s/%s%ld.XXXXXX", MEMORY_ROOT,
+                 MEMORY_STEM, (long)getpid());
+        if (mkdtemp(tmpl) == NULL) {
+            rc = errno;
+            mem_dir[0] = '\0';
+        } else {
+            ha_strlcpy(mem_dir, tmpl, sizeof(mem_dir));
+            mem_pid = (long)getpid();
+        }
+    }
+    if (rc == 0 && ha_strlcpy(out, mem_dir, outlen) != 0)
+        rc = ENAMETOOLONG;
+    pthread_mutex_unlock(&mem_lock);
+    ha_forkguard_leave();
+    return rc;
 }
 
 int
@@ -313,23 +384,75 @@ ha_dumpfiles_memory_prefix(const char *prefix, char *out, size_t outlen)
     return n < 0 || (size_t)n >= outlen ? ENAMETOOLONG : 0;
 }
 
+/* Removes every file of dir (the memory directory: nothing in it is
+ * kept), then dir; logs what was left there. */
+static void
+clear_memory_dir(const char *dir, const char *why)
+{
+    char file[PATH_MAX];
+    struct dirent *de;
+    DIR *d = opendir(dir);
+
+    if (d != NULL) {
+        while ((de = readdir(d)) != NULL) {
+            int n;
+
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            n = snprintf(file, sizeof(file), "%s/%s", dir, de->d_name);
+            if (n > 0 && (size_t)n < sizeof(file) && unlink(file) == 0)
+                ha_log_info("dump housekeeping: removed %s, %s", file, why);
+        }
+        closedir(d);
+    }
+    (void)rmdir(dir);
+}
+
 void
 ha_dumpfiles_memory_release(void)
 {
-    char mem[PATH_MAX];
-    int n = snprintf(mem, sizeof(mem), "%s/%s%ld", MEMORY_ROOT, MEMORY_STEM,
-                     (long)getpid());
+    ha_forkguard_enter();
+    pthread_mutex_lock(&mem_lock);
+    /* Only when empty: another instance's dump may be in it. */
+    if (mem_pid == (long)getpid() && mem_dir[0] != '\0' &&
+        rmdir(mem_dir) == 0)
+        mem_dir[0] = '\0';
+    pthread_mutex_unlock(&mem_lock);
+    ha_forkguard_leave();
+}
 
-    if (n > 0 && (size_t)n < sizeof(mem))
-        (void)rmdir(mem); /* only when empty: another instance's dump may
-                             be in it */
+void
+ha_dumpfiles_memory_hold(void)
+{
+    ha_forkguard_enter();
+    pthread_mutex_lock(&mem_lock);
+    mem_users++;
+    pthread_mutex_unlock(&mem_lock);
+    ha_forkguard_leave();
+}
+
+void
+ha_dumpfiles_memory_stop(void)
+{
+    ha_forkguard_enter();
+    pthread_mutex_lock(&mem_lock);
+    if (mem_users > 0)
+        mem_users--;
+    /* The last instance of the process stops: no dump of its can be
+     * under way any more, so what is left there is a dump cut short. */
+    if (mem_users == 0 && mem_pid == (long)getpid() && mem_dir[0] != '\0') {
+        clear_memory_dir(mem_dir, "a dump cut short by the stop");
+        mem_dir[0] = '\0';
+    }
+    pthread_mutex_unlock(&mem_lock);
+    ha_forkguard_leave();
 }
 
 int
 ha_dumpfiles_copy_in(const char *mem, const char *prefix, char *out,
                      size_t outlen)
 {
-    char staged_prefix[PATH_MAX], dir[PATH_MAX];
+    char staged_prefix[PATH_MAX], dir[PATH_MAX], side[PATH_MAX];
     const char *name = strrchr(mem, '/'), *stem;
     char *buf = NULL;
     int in = -1, fd = -1, rc = 0, n;
@@ -406,21 +529,34 @@ out:
         close(fd);
     free(buf);
     unlink(mem);
+    /* No side file of it stays in memory either (the dump hook writes
+     * none there: ha_dumpfiles_note_memory). */
+    if ((size_t)snprintf(side, sizeof(side), "%s%s", mem,
+                         HA_DUMPMEM_SUFFIX) < sizeof(side))
+        unlink(side);
     return rc;
 }
 
 /* Removes the in-memory dump directories of processes that are gone (a
  * kill -9 between jemalloc's write and the copy) and this pid's own (an
- * earlier run's, same pid). */
+ * earlier run's, same pid): "heapadmin.<pid>.<random>", or
+ * "heapadmin.<pid>" of a heapadmin before issue 35. Only this user's
+ * directories, never through a link; this process's own is kept. */
 static void
 clean_memory(long pid)
 {
-    char path[PATH_MAX], file[PATH_MAX];
+    char path[PATH_MAX], file[PATH_MAX], mine[PATH_MAX];
     struct dirent *de;
     DIR *d = opendir(MEMORY_ROOT);
 
     if (d == NULL)
         return;
+    ha_forkguard_enter();
+    pthread_mutex_lock(&mem_lock);
+    ha_strlcpy(mine, mem_pid == (long)getpid() ? mem_dir : "",
+               sizeof(mine));
+    pthread_mutex_unlock(&mem_lock);
+    ha_forkguard_leave();
     while ((de = readdir(d)) != NULL) {
         struct stat st;
         struct dirent *fe;
@@ -432,20 +568,34 @@ clean_memory(long pid)
         if (strncmp(de->d_name, MEMORY_STEM, strlen(MEMORY_STEM)) != 0)
             continue;
         owner = strtol(de->d_name + strlen(MEMORY_STEM), &end, 10);
-        if (*end != '\0' || owner <= 0 ||
+        if ((*end != '\0' && (*end != '.' || strlen(end) != 7)) ||
+            owner <= 0 ||
             (owner != pid && (kill((pid_t)owner, 0) == 0 || errno != ESRCH)))
             continue;
         n = snprintf(path, sizeof(path), "%s/%s", MEMORY_ROOT, de->d_name);
-        if (n < 0 || (size_t)n >= sizeof(path) || lstat(path, &st) != 0 ||
-            !S_ISDIR(st.st_mode) || st.st_uid != geteuid() ||
-            (sub = opendir(path)) == NULL)
+        if (n < 0 || (size_t)n >= sizeof(path) || strcmp(path, mine) == 0 ||
+            lstat(path, &st) != 0 || !S_ISDIR(st.st_mode) ||
+            st.st_uid != geteuid() || (sub = opendir(path)) == NULL)
             continue;
         while ((fe = readdir(sub)) != NULL) {
+            size_t len = strlen(fe->d_name);
+            size_t sl = sizeof(HA_DUMPMEM_SUFFIX) - 1;
+
             if (fe->d_name[0] == '.')
                 continue;
             n = snprintf(file, sizeof(file), "%s/%s", path, fe->d_name);
-            if (n > 0 && (size_t)n < sizeof(file) && unlink(file) == 0)
-                ha_log_warn("dump housekeeping: removed %s, a dump written "
+            /* Routine after a kill (the OOM killer's SIGKILL between
+             * jemalloc's write and the copy), or a side file an earlier
+             * heapadmin left there: info, not a warning. */
+            if (n <= 0 || (size_t)n >= sizeof(file) || unlink(file) != 0)
+                continue;
+            if (len > sl &&
+                strcmp(fe->d_name + len - sl, HA_DUMPMEM_SUFFIX) == 0)
+                ha_log_info("dump housekeeping: removed %s, a side file an "
+                            "earlier heapadmin left in memory (pid %ld)",
+                            file, owner);
+            else
+                ha_log_info("dump housekeeping: removed %s, a dump written "
                             "in memory by a process that is gone (pid %ld)",
                             file, owner);
         }
@@ -524,8 +674,13 @@ ha_dumpfiles_note_memory(const char *dump)
     int len;
 
     /* Only the datadir's dumps: not staged ones, not a live profile's
-     * private dump (whose directory is removed at once). */
-    if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL)
+     * private dump (whose directory is removed at once), not one written
+     * in memory to be copied in (noted once published; a note left there
+     * would outlive the dump, in tmpfs pages the process's cgroup pays
+     * for). */
+    if (dump == NULL || strstr(dump, "/" HA_DUMPFILES_STAGING "/") != NULL ||
+        strncmp(dump, MEMORY_ROOT "/" MEMORY_STEM,
+                strlen(MEMORY_ROOT "/" MEMORY_STEM)) == 0)
         return;
     base = strrchr(dump, '/');
     if (!ha_dumpname_parse(base != NULL ? base + 1 : dump, &dn))

@@ -82,18 +82,29 @@ int ha_dumpfiles_staging_prefix(const char *prefix, char *out,
 int ha_dumpfiles_staging_release(const char *dir);
 
 /* Where jemalloc writes heapadmin's own dumps first: a private
- * directory in memory ("/dev/shm/heapadmin.<pid>", tmpfs, 0700, made on
- * first use), so that jemalloc, which holds its profiler's locks for as
- * long as it writes, never writes to a disk that may stall (a hung NFS
- * mount, a dying disk: every statistics read would wait behind it); the
- * dump worker then copies the file to the datadir with no lock held
- * (ha_dumpfiles_copy_in). The prefix "<memdir>/<stem>" for prefix goes
- * to out. Returns 0, or an errno value (no tmpfs there, or the name
- * taken by something not ours): the caller stages on disk instead. */
+ * directory in memory ("/dev/shm/heapadmin.<pid>.<random>", tmpfs, made
+ * by mkdtemp(3) on first use: 0700, a name nobody can take first, and
+ * checked to be this user's, 0700 and no link at each use), so that
+ * jemalloc, which holds its profiler's locks for as long as it writes,
+ * never writes to a disk that may stall (a hung NFS mount, a dying disk:
+ * every statistics read would wait behind it); the dump worker then
+ * copies the file to the datadir with no lock held
+ * (ha_dumpfiles_copy_in), and nothing of it stays in memory. A
+ * "/dev/shm/heapadmin.<pid>" someone else made (the name used before)
+ * is left alone and logged. The prefix "<memdir>/<stem>" for prefix
+ * goes to out. Returns 0, or an errno value (no tmpfs there, mkdtemp
+ * failed): the caller stages on disk instead. */
 int ha_dumpfiles_memory_prefix(const char *prefix, char *out, size_t outlen);
 
-/* Removes this process's memory directory if it is empty (at stop). */
+/* Removes this process's memory directory if it is empty (a host's
+ * tidy: another instance's dump may be in it). */
 void ha_dumpfiles_memory_release(void);
+
+/* An engine starts (hold) or stops (stop): when the last one of the
+ * process stops, what its memory directory still holds (a dump cut
+ * short) is removed with it, and logged. */
+void ha_dumpfiles_memory_hold(void);
+void ha_dumpfiles_memory_stop(void);
 
 /* Copies mem, a dump written in memory, to the staging directory of
  * prefix ("<dir>/.heapadmin-staging/<its name>", never replacing a file,

@@ -5,6 +5,7 @@
 #include "heap/dumpjob.h"
 
 #include <stdio.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <errno.h>
@@ -30,8 +31,9 @@ ha_dump_job_init(struct ha_dump_job *j, const struct ha_heap *heap,
     j->cgroup = heap->cgroup;
 }
 
-/* What memory looks like just before the dump: resident, the cgroup,
- * the bins (a fresh epoch), for <dump>.mem. */
+/* What memory looks like just before the dump: resident, the cgroup
+ * (as the watch that asked for the dump saw it, when one did), jemalloc's
+ * allocated bytes and the bins (a fresh epoch), for <dump>.mem. */
 static void
 measure(struct ha_dump_job *j)
 {
@@ -57,10 +59,22 @@ measure(struct ha_dump_job *j)
         m->cgroup_working_set = st.working_set;
     }
     m->sampling_since = ha_mallctl_sampling_since(j->ops);
+    if (j->looked.ns > 0) {
+        m->cgroup_looked_ns = j->looked.ns;
+        m->cgroup_limit = j->looked.limit;
+        m->cgroup_usage = j->looked.usage;
+        m->cgroup_working_set = j->looked.working_set;
+    }
     memset(&cl, 0, sizeof(cl));
-    if (ha_mallctl_epoch(j->ops) == 0 && ha_sizeclasses_load(j->ops, &cl))
-        (void)ha_sizeclasses_read_bins(j->ops, &cl, m->bins,
-                                       HA_DUMPMEM_BINS_MAX, &m->n_bins);
+    if (ha_mallctl_epoch(j->ops) == 0) {
+        size_t allocated = 0;
+
+        if (ha_mallctl_read_size(j->ops, "stats.allocated", &allocated) == 0)
+            m->allocated = (int64_t)allocated;
+        if (ha_sizeclasses_load(j->ops, &cl))
+            (void)ha_sizeclasses_read_bins(j->ops, &cl, m->bins,
+                                           HA_DUMPMEM_BINS_MAX, &m->n_bins);
+    }
     ha_sizeclasses_free(&cl);
 }
 
@@ -138,6 +152,7 @@ ha_dump_job_run(void *arg)
 
     j->rc = -1;
     j->skipped = false;
+    j->bytes = -1;
     j->file[0] = j->err[0] = '\0';
     if (!j->dump) {
         /* jemalloc's own interval and high-water dumps since the last
@@ -181,8 +196,13 @@ ha_dump_job_run(void *arg)
         ha_log_warn("%s: build-ids not recorded: %s", j->file, why);
     else if (j->file[0] == '/')
         (void)ha_dumpfiles_sidecar_perms(j->file, ".buildid");
-    if (j->file[0] == '/')
+    if (j->file[0] == '/') {
+        struct stat sb;
+
         record_memory(j, &sizes);
+        if (stat(j->file, &sb) == 0)
+            j->bytes = (long long)sb.st_size;
+    }
     ha_livesizes_free(&sizes);
     if (j->what[0] != '\0')
         ha_log_notice("%s: heap profile written to %s", j->what, j->file);

@@ -22,6 +22,16 @@
 #include "prof/dumpmem.h"
 #include "heap/mallctl.h"
 
+/* The memory cgroup as a watch saw it when it decided on a dump: what
+ * <dump>.mem records for it, so a limit dump says what it was taken on
+ * (the group read again as the dump is written may say less: a burst
+ * freed, page cache the kernel moved between its lists). */
+struct ha_dump_looked {
+    int64_t ns;                  /* unix ns of the look; 0: none */
+    int64_t limit;               /* bytes; -1: none */
+    int64_t usage, working_set;  /* bytes; -1 unknown */
+};
+
 struct ha_dump_job {
     /* In, set on the loop. */
     const struct ha_mallctl_ops *ops;
@@ -43,11 +53,13 @@ struct ha_dump_job {
                                     "limit"; static; NULL: "manual" */
     char reason[256];            /* why, for <dump>.mem */
     struct ha_cgroup_where cgroup; /* heap->cgroup, copied on the loop */
+    struct ha_dump_looked looked; /* ns 0: the group is read at the dump */
 
     /* Out. */
     int rc;                      /* 0: written (or housekeeping done) */
     bool skipped;                /* below the floor: no dump */
     char file[PATH_MAX];         /* the dump written */
+    long long bytes;             /* ... its size; -1: unknown */
     char err[PATH_MAX + 512];    /* why not, when rc is -1 */
     struct ha_dumpmem mem;       /* what was recorded beside it */
 };

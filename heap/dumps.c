@@ -235,6 +235,7 @@ memory_of(const char *datadir, struct ha_dump_entry *r)
 
     r->kind = r->d.kind;
     r->resident = r->cgroup_usage = r->cgroup_limit = -1;
+    r->cgroup_working_set = r->allocated = -1;
     if ((size_t)snprintf(side, sizeof(side), "%s%s", r->name,
                          HA_DUMPMEM_SUFFIX) >= sizeof(side) ||
         ha_dumpfile_read(datadir, side, HA_DUMPFILE_MEM, &buf, &len, &st,
@@ -247,6 +248,8 @@ memory_of(const char *datadir, struct ha_dump_entry *r)
         r->resident = m.resident;
         r->cgroup_usage = m.cgroup_usage;
         r->cgroup_limit = m.cgroup_limit >= 0 ? m.cgroup_limit : -1;
+        r->cgroup_working_set = m.cgroup_working_set;
+        r->allocated = m.allocated;
         if (m.reason[0] != '\0')
             r->reason = strdup(m.reason);
     }

@@ -51,6 +51,9 @@ struct ha_dump_entry {
     int64_t resident;         /* VmRSS at dump time; -1 unknown */
     int64_t cgroup_usage;     /* the cgroup's usage then; -1 unknown */
     int64_t cgroup_limit;     /* its limit then; -1 none or unknown */
+    int64_t cgroup_working_set; /* its working set then; -1 unknown */
+    int64_t allocated;        /* jemalloc's stats.allocated then; -1
+                                 unknown */
     char *reason;             /* why it was taken; NULL: not recorded */
     bool peak;                /* the dump of highest resident memory of
                                  its process (pid) in the listing: the

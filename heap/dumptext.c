@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/task.h"
 #include "core/util.h"
 #include "heap/dumps.h"
@@ -30,7 +31,8 @@ text_put(struct ha_dump_text *t)
 {
     if (t == NULL || --t->refs > 0)
         return;
-    close(t->fd);
+    /* Its flush may wait for the disk: never on the loop. */
+    ha_blockio_close(t->fd);
     free(t);
 }
 

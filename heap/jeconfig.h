@@ -72,9 +72,11 @@ struct ha_jemalloc_config {
                                           events of the cgroup */
     long long limit_dump_min_interval_s; /* between two limit dumps but
                                             for a new, higher level */
-    int limit_watch_sample_pct;        /* sampling switched on (when off)
-                                          past this percent of the
-                                          limit; 0: never */
+    int limit_watch_sampling;          /* 0/1: sampling held on wherever
+                                          a memory limit binds the
+                                          process, from the first look
+                                          (unless prof_active = false is
+                                          configured) */
     int limit_watch_lg_prof_sample;    /* its rate; HA_UNSET: current */
 };
 
@@ -91,11 +93,10 @@ struct ha_jemalloc_config {
 /* Limit watch defaults: a dump at 80, 90 and 95 % of the limit, on
  * memory pressure above 20 % (PSI some, over 2 s), on new high/max/oom
  * events, at most one a 30 s but for a new higher level; sampling on
- * from half the limit. */
+ * wherever a limit binds the process. */
 #define HA_DEFAULT_LIMIT_DUMP_FRACTIONS "0.80,0.90,0.95"
 #define HA_DEFAULT_LIMIT_DUMP_PSI_PCT 20
 #define HA_DEFAULT_LIMIT_DUMP_MIN_INTERVAL_S 30
-#define HA_DEFAULT_LIMIT_WATCH_SAMPLE_PCT 50
 
 /* dump_min_free_bytes when the config says nothing: 256 MiB left for the
  * host, whatever the interval dumps want. */

@@ -24,6 +24,7 @@
 #include "core/clock.h"
 #include "core/fdio.h"
 #include "core/forkguard.h"
+#include "core/blockio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -528,8 +529,12 @@ ha_logwin_open(struct ha_heap *heap, unsigned seconds, char *info,
     }
     j->seconds = seconds;
     j->rc = -1;
-    if (ha_task_offload_to(heap->dump_worker, job_run, open_discard, j) != 0)
-        return HA_HEAP_STOPPED;
+    /* Bounded as every wait for the disk worker (core/blockio.h). */
+    if (ha_blockio_call_on(heap->dump_worker, "opening a lifetime window",
+                           job_run, open_discard, j, err, errlen) != 0)
+        return ha_task_stopped(ha_task_current()) != HA_TASK_GO
+                   ? HA_HEAP_STOPPED
+                   : HA_HEAP_ERROR;
     if ((rc = j->rc) != 0) {
         ha_err_set(err, errlen, "%s", j->err);
         free(j);
@@ -581,8 +586,11 @@ ha_logwin_close(struct ha_heap *heap, char *info, size_t infolen,
     pthread_mutex_lock(&W.lock);
     W.closing = true;
     pthread_mutex_unlock(&W.lock);
-    if (ha_task_offload_to(heap->dump_worker, job_run, job_free, j) != 0)
-        return HA_HEAP_STOPPED;
+    if (ha_blockio_call_on(heap->dump_worker, "closing a lifetime window",
+                           job_run, job_free, j, err, errlen) != 0)
+        return ha_task_stopped(ha_task_current()) != HA_TASK_GO
+                   ? HA_HEAP_STOPPED
+                   : HA_HEAP_ERROR;
     if (j->rc != 0) {
         ha_err_set(err, errlen, "jemalloc-log_now: %s", j->err);
         free(j);
@@ -664,6 +672,7 @@ ha_logwin_tick(struct ha_heap *heap)
         return 1000;
     }
     ha_strlcpy(j->closed_by, why, sizeof(j->closed_by));
+    j->job.what = "closing a lifetime window";
     pthread_mutex_lock(&W.lock);
     W.closing = true;
     pthread_mutex_unlock(&W.lock);

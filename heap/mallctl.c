@@ -1065,6 +1065,21 @@ ha_mallctl_recent_dump(const struct ha_mallctl_ops *ops,
                         &packet, sizeof(packet));
 }
 
+/* In-memory staging is not to be had (no tmpfs at /dev/shm, mkdtemp
+ * failed): said once per reason, since jemalloc then writes the dump on
+ * the datadir's disk while it holds its profiler's locks. */
+static void
+note_no_memory(int rc)
+{
+    static _Atomic int said;
+
+    if (atomic_exchange(&said, rc) != rc)
+        ha_log_warn("heap dumps are not staged in memory (/dev/shm: %s): "
+                    "jemalloc writes them on the datadir's disk, holding "
+                    "its profiler's locks while it does",
+                    rc == ENOTSUP ? "not a tmpfs" : strerror(rc));
+}
+
 int
 ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
                 char *file, size_t filelen, char *err, size_t errlen)
@@ -1106,8 +1121,10 @@ ha_mallctl_dump(const struct ha_mallctl_ops *ops, const char *variable,
      * changing prof.prefix meanwhile; readers of the prefix get the
      * remembered one without waiting. */
     pthread_mutex_lock(&prefix_memory.writing);
-    if (ha_dumpfiles_memory_prefix(prefix, staged_prefix,
-                                   sizeof(staged_prefix)) == 0 &&
+    if ((prc = ha_dumpfiles_memory_prefix(prefix, staged_prefix,
+                                          sizeof(staged_prefix))) != 0)
+        note_no_memory(prc);
+    if (prc == 0 &&
         ha_mallctl_write_str(ops, "prof.prefix", staged_prefix) == 0)
         staged = in_memory = true;
     else if (ha_dumpfiles_staging_prefix(prefix, staged_prefix,

@@ -189,7 +189,8 @@ metrics_cgroup(struct ha_heap *heap, struct ha_expo *e)
 }
 
 void
-ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
+ha_metrics_jemalloc(struct ha_heap *heap, bool proxysql_names,
+                    struct ha_expo *e)
 {
     char name[96];
     double v;
@@ -278,7 +279,9 @@ ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e)
     metrics_breakdown(heap, e);
     metrics_cgroup(heap, e);
 
-    /* ProxySQL's names. */
+    /* ProxySQL's names, for its dashboards. */
+    if (!proxysql_names)
+        return;
     ha_expo_family(e, "proxysql_jemalloc_bytes", HA_EXPO_GAUGE,
                    "Jemalloc memory statistics, as ProxySQL names them.");
     for (size_t i = 0; i < sizeof(proxysql_types) / sizeof(*proxysql_types);

@@ -47,7 +47,8 @@
  *   heapadmin_memory_pressure_ratio{kind,window=10s|60s|300s}
  *                                                        gauge  PSI
  *                        averages, 0 to 1
- * and ProxySQL's, so its dashboards keep working:
+ * and ProxySQL's, so its dashboards keep working (not in a host
+ * gateway's own figures: it is no ProxySQL):
  *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}
  *   proxysql_jemalloc_allocated_bytes_total   (a counter in ProxySQL)
  *   proxysql_sqlite3_memory_bytes
@@ -60,7 +61,9 @@
 #include "core/expo.h"
 #include "heap/heap.h"
 
-/* Writes the families above into e. */
-void ha_metrics_jemalloc(struct ha_heap *heap, struct ha_expo *e);
+/* Writes the families above into e; ProxySQL's only when proxysql_names
+ * (a host gateway's own figures leave them out). */
+void ha_metrics_jemalloc(struct ha_heap *heap, bool proxysql_names,
+                         struct ha_expo *e);
 
 #endif /* HA_VTAB_METRICS_H */

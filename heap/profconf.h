@@ -77,7 +77,8 @@ int ha_profconf_apply(const struct ha_mallctl_ops *ops,
  * when no one else said (ha_profconf_recent): the samples of the last
  * 256 MiB allocated at lg_prof_sample 16, of the last 2 GiB at jemalloc's
  * default 19, for about 85 bytes of jemalloc's metadata each (340 KiB
- * in all), measured in redis-server 7.0 (README, heap_fragmentation). */
+ * in all), measured in redis-server 7.0 (docs/rss-and-leaks.md,
+ * heap_fragmentation). */
 #define HA_PROFCONF_RECENT_MAX 4096
 
 /* Has jemalloc keep its last HA_PROFCONF_RECENT_MAX sampled allocations

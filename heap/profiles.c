@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/buf.h"
 #include "core/clock.h"
 #include "core/log.h"
@@ -690,43 +691,24 @@ live_memory(struct ha_heap *heap, struct ha_dumpmem *m)
     ha_sizeclasses_free(&cl);
 }
 
-/* prof.dump into a private directory, read back and removed: the text of
- * a fresh profile. On the loop: jemalloc writes it. Returns 0,
- * HA_HEAP_BUSY (another dump is being written) or HA_HEAP_ERROR. */
+/* prof.dump into file, read back and removed: the text of a fresh
+ * profile. Returns 0, HA_HEAP_BUSY (another dump is being written) or
+ * HA_HEAP_ERROR, with err. */
 static int
-live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
-          size_t errlen)
+dump_read(const struct ha_mallctl_ops *ops, const char *file, char **buf,
+          size_t *len, char *err, size_t errlen)
 {
-    struct ha_heap_cache *c = cache_of(heap);
-    char dir[PATH_MAX], file[PATH_MAX + 16];
     struct stat st;
     int rc, fd, ret = -1;
 
-    *buf = NULL;
-    *len = 0;
-    if (c == NULL || heap->datadir == NULL || heap->ops == NULL) {
-        ha_err_set(err, errlen, "a live profile needs a datadir and "
-                                "jemalloc");
-        return -1;
-    }
-    if ((size_t)snprintf(dir, sizeof(dir), "%s/.live.%ld.%u.XXXXXX",
-                         heap->datadir, (long)getpid(), c->live_seq++) >=
-            sizeof(dir) ||
-        mkdtemp(dir) == NULL) {
-        ha_err_set(err, errlen, "live profile: cannot make a private "
-                                "directory in the datadir %s: %s",
-                   heap->datadir, strerror(errno));
-        return -1;
-    }
-    snprintf(file, sizeof(file), "%s/live.heap", dir);
-    rc = ha_mallctl_dump_to(heap->ops, file);
+    rc = ha_mallctl_dump_to(ops, file);
     if (rc != 0) {
         struct ha_mallctl_failure f = {
             .errnum = rc,
             .mallctl = "prof.dump",
             .variable = NULL,
             .value = file,
-            .prof_built = ha_mallctl_prof_built(heap->ops),
+            .prof_built = ha_mallctl_prof_built(ops),
         };
         char why[512];
 
@@ -748,8 +730,105 @@ live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
     close(fd);
 out:
     unlink(file);
-    rmdir(dir);
     return ret;
+}
+
+/* A live profile in a private directory of the datadir, where no memory
+ * directory is to be had: on the I/O thread (core/blockio.h). */
+struct live_disk {
+    const struct ha_mallctl_ops *ops;
+    char dir[PATH_MAX];
+    char *buf;
+    size_t len;
+    int rc;
+    char err[1024];
+};
+
+static void
+live_disk_run(void *arg)
+{
+    struct live_disk *j = arg;
+    char file[PATH_MAX + 16];
+
+    j->rc = HA_HEAP_ERROR;
+    if (mkdtemp(j->dir) == NULL) {
+        ha_err_set(j->err, sizeof(j->err),
+                   "live profile: cannot make a private directory in the "
+                   "datadir: %s",
+                   strerror(errno));
+        return;
+    }
+    snprintf(file, sizeof(file), "%s/live.heap", j->dir);
+    j->rc = dump_read(j->ops, file, &j->buf, &j->len, j->err,
+                      sizeof(j->err));
+    rmdir(j->dir);
+}
+
+static void
+live_disk_free(void *arg)
+{
+    struct live_disk *j = arg;
+
+    free(j->buf);
+    free(j);
+}
+
+/* The text of a fresh profile. jemalloc writes it on this thread, the
+ * loop's, into this process's private directory in memory
+ * (heap/dumpfiles.h): never on a disk, which may stop answering while
+ * jemalloc holds its dump lock and the loop waits (issue 35). Without
+ * one, in a private directory of the datadir, on the I/O thread.
+ * Returns 0, HA_HEAP_BUSY (another dump is being written) or
+ * HA_HEAP_ERROR. */
+static int
+live_dump(struct ha_heap *heap, char **buf, size_t *len, char *err,
+          size_t errlen)
+{
+    struct ha_heap_cache *c = cache_of(heap);
+    char prefix[PATH_MAX], mem[PATH_MAX], file[PATH_MAX + 32];
+    struct live_disk *j;
+    int rc;
+
+    *buf = NULL;
+    *len = 0;
+    if (c == NULL || heap->datadir == NULL || heap->ops == NULL) {
+        ha_err_set(err, errlen, "a live profile needs a datadir and "
+                                "jemalloc");
+        return -1;
+    }
+    if ((size_t)snprintf(prefix, sizeof(prefix), "%s/live", heap->datadir) <
+            sizeof(prefix) &&
+        ha_dumpfiles_memory_prefix(prefix, mem, sizeof(mem)) == 0) {
+        snprintf(file, sizeof(file), "%s.%ld.%u.heap", mem, (long)getpid(),
+                 c->live_seq++);
+        return dump_read(heap->ops, file, buf, len, err, errlen);
+    }
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    j->ops = heap->ops;
+    if ((size_t)snprintf(j->dir, sizeof(j->dir), "%s/.live.%ld.%u.XXXXXX",
+                         heap->datadir, (long)getpid(), c->live_seq++) >=
+        sizeof(j->dir)) {
+        free(j);
+        ha_err_set(err, errlen, "live profile: datadir path too long");
+        return -1;
+    }
+    if (ha_blockio_call("writing a live profile in the datadir",
+                        live_disk_run, live_disk_free, j, err,
+                        errlen) != 0)
+        return -1;
+    rc = j->rc;
+    if (rc == 0) {
+        *buf = j->buf;
+        *len = j->len;
+        j->buf = NULL;
+    } else {
+        ha_err_set(err, errlen, "%s", j->err);
+    }
+    live_disk_free(j);
+    return rc;
 }
 
 /* A text checked to parse, off the loop. */
@@ -862,6 +941,54 @@ load_new(struct ha_heap *heap, struct ha_heap_cache *c, const char *name,
     return l;
 }
 
+/* ha_dumpfile_stat on the I/O thread (core/blockio.h): the loop never
+ * waits for the datadir's disk. */
+struct stat_job {
+    char datadir[PATH_MAX];
+    char name[NAME_MAX + 1];
+    enum ha_dumpfile_kind kind;
+    struct stat st;
+    int rc;
+    char err[512];
+};
+
+static void
+stat_job_run(void *arg)
+{
+    struct stat_job *j = arg;
+
+    j->rc = ha_dumpfile_stat(j->datadir, j->name, j->kind, &j->st, j->err,
+                             sizeof(j->err));
+}
+
+static int
+stat_file(const char *datadir, const char *name, enum ha_dumpfile_kind kind,
+          struct stat *st, char *err, size_t errlen)
+{
+    struct stat_job *j;
+    int rc;
+
+    if (datadir == NULL || strlen(name) >= sizeof(j->name))
+        return ha_dumpfile_stat(datadir, name, kind, st, err, errlen);
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    ha_strlcpy(j->datadir, datadir, sizeof(j->datadir));
+    ha_strlcpy(j->name, name, sizeof(j->name));
+    j->kind = kind;
+    if (ha_blockio_call("looking at a dump of the datadir", stat_job_run,
+                        free, j, err, errlen) != 0)
+        return -1;
+    rc = j->rc;
+    if (rc == 0)
+        *st = j->st;
+    else
+        ha_err_set(err, errlen, "%s", j->err);
+    free(j);
+    return rc;
+}
+
 /* A dump, 'live', or (is_log) a lifetime log, from the cache or loaded
  * now. */
 static int
@@ -920,9 +1047,9 @@ get_common(struct ha_heap *heap, const char *name, bool admin, bool is_log,
         return run_load(l, out, err, errlen);
     }
     /* The identity first: a cached profile costs no read at all. */
-    if (ha_dumpfile_stat(heap->datadir, name,
-                         is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP, &st,
-                         err, errlen) != 0)
+    if (stat_file(heap->datadir, name,
+                  is_log ? HA_DUMPFILE_LOG : HA_DUMPFILE_DUMP, &st, err,
+                  errlen) != 0)
         return HA_HEAP_ERROR;
     for (;;) {
         if ((pr = cache_find(heap, c, name, &st)) != NULL) {

@@ -32,14 +32,21 @@
  * Files
  * ------------------------------------------------------------------ */
 
+/* A record or end file of the datadir: a regular file only (a FIFO or
+ * a device a crash or a bad restore left there is skipped). */
 static ssize_t
 read_small(const char *path, char *buf, size_t max)
 {
     size_t got = 0;
+    struct stat st;
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 
     if (fd < 0)
         return -1;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return -1;
+    }
     while (got + 1 < max) {
         ssize_t n = read(fd, buf + got, max - 1 - got);
 
@@ -124,6 +131,12 @@ ha_runs_end(const char *datadir, const struct ha_runrec *r, const char *how)
         run_path(datadir, r->pid, r->started_ns, "end", path,
                  sizeof(path)) == 0)
         write_end(path, how);
+}
+
+void
+ha_runs_disarm_exit(void)
+{
+    atomic_store(&end_pid, 0);
 }
 
 /* The process's exit: a host that never stops heapadmin leaves an
@@ -375,6 +388,28 @@ read_end(const char *datadir, const struct ha_runrec *r,
         a->has_end = true;
 }
 
+/* A record's new file left by a writer killed mid-write
+ * ("<pid>.<start>.run.tmp<writer pid>", ha_runs_write): removed once its
+ * writer is gone (the record it was to replace is whole). True for any
+ * such name. */
+static bool
+leftover_tmp(const char *dir, const char *name)
+{
+    const char *t = strstr(name, ".run.tmp");
+    char path[PATH_MAX], *end;
+    long writer;
+
+    if (t == NULL)
+        return false;
+    writer = strtol(t + strlen(".run.tmp"), &end, 10);
+    if (*end == '\0' && writer > 0 && writer != (long)getpid() &&
+        kill((pid_t)writer, 0) != 0 && errno == ESRCH &&
+        (size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) <
+            sizeof(path))
+        (void)unlink(path);
+    return true;
+}
+
 /* Every record in runs/, newest first, dumps found, the runs newly over
  * settled and written down. self_start: this process's run (0: none). */
 static int
@@ -400,6 +435,8 @@ list_runs(const char *datadir, int64_t self_start, struct ha_run_list *out)
         char err[128];
         ssize_t n;
 
+        if (leftover_tmp(dir, de->d_name))
+            continue;
         if (nl < 5 || strcmp(de->d_name + nl - 4, ".run") != 0 ||
             (size_t)snprintf(path, sizeof(path), "%s/%s", dir, de->d_name) >=
                 sizeof(path) ||

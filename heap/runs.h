@@ -69,6 +69,11 @@ int ha_runs_write(const char *datadir, const struct ha_runrec *r);
 void ha_runs_end(const char *datadir, const struct ha_runrec *r,
                  const char *how);
 
+/* The owner stopped (its end written, or given up on a disk that does
+ * not answer): the destructor writes no "exited" end, which on such a
+ * disk would hold the process's exit in open(2). */
+void ha_runs_disarm_exit(void);
+
 /* The datadir's runs with their dumps, settling the ones newly over (and
  * writing that down), on the worker thread while the calling task waits.
  * Returns 0 with *out filled (free with ha_run_list_free),

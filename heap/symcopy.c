@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/blockio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/fdio.h"
@@ -144,14 +145,11 @@ ha_symcopy_write(struct ha_heap *heap, const char *dump_path, char *out,
     j->name = j->dump_path + (name - dump_path);
     ha_strlcpy(j->dump_path, dump_path, sizeof(j->dump_path));
     /* On -1 the job belongs to symcopy_discard. */
-    if (ha_task_offload_named(heap->dump_worker,
-                              "writing a symbolized copy (dump_now)",
-                              symcopy_run, symcopy_discard, j) != 0) {
-        ha_err_set(err, errlen,
-                   "the statement stopped waiting (KILL, max_execution_time "
-                   "or shutdown); the copy goes on");
+    if (ha_blockio_call_on(heap->dump_worker,
+                           "writing a symbolized copy (dump_now)",
+                           symcopy_run, symcopy_discard, j, err,
+                           errlen) != 0)
         return -1;
-    }
     ret = j->rc;
     if (ret == 0)
         ha_strlcpy(out, j->out, outlen);

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "core/agenthttp.h"
+#include "core/agentnote.h"
 #include "core/agentreg.h"
 #include "core/buf.h"
 #include "core/expo.h"
@@ -125,6 +126,7 @@ own_metrics(struct ha_http_req *hr, struct ha_buf *out)
     struct ha_admin_counters c;
 
     ha_admin_counters_of(ha_engine_clients(hr->engine), true, &c);
+    c.proxysql_names = false;
     return ha_admin_metrics(ha_engine_heap(hr->engine), &c,
                             HA_EXPO_PROMETHEUS, out);
 }
@@ -439,6 +441,19 @@ ha_gateway_agent_info(struct ha_http_req *hr)
     if (have)
         ha_buf_printf(&b, "allocated: %zu\nresident: %zu\n", allocated,
                       resident);
+    if (ha_agentnote_attached() > 0) {
+        long pids[HA_AGENTNOTE_CHILDREN_MAX];
+        size_t more, n = ha_agentnote_unserved(pids, HA_ARRAY_SIZE(pids),
+                                               &more);
+
+        /* Attached to a running process (heapadmin-attach), and its
+         * children from before, which are not served. */
+        ha_buf_printf(&b, "attached: %lld\nunserved_children: ",
+                      (long long)ha_agentnote_attached());
+        for (size_t i = 0; i < n; i++)
+            ha_buf_printf(&b, "%s%ld", i > 0 ? "," : "", pids[i]);
+        ha_buf_printf(&b, "\nunserved_more: %zu\n", more);
+    }
     ha_buf_append_u8(&b, 0);
     if (ha_buf_failed(&b)) {
         ha_buf_free(&b);

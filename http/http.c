@@ -141,6 +141,7 @@ struct ha_http {
     char agent_path[108];      /* the agent socket's file, or "" */
     struct ha_accept_guard guard; /* accept() failures, once per burst */
     struct ha_lograte cut_log; /* clients cut off for not reading */
+    struct ha_lograte short_log; /* replies cut short of their length */
 };
 
 static void conn_shutdown(struct http_conn *c);
@@ -850,6 +851,47 @@ req_sent(struct evhttp_request *req, void *arg)
         req_finish(hr);
 }
 
+/* A reply that ended short of its Content-Length (its request killed,
+ * past max_execution_time, the server stopping, out of memory): the
+ * client sees the connection close early and can tell, and the log says
+ * so, within a budget (a crowd of killed scrapes costs a few lines). */
+static void
+say_cut_short(struct ha_http_req *hr)
+{
+    struct http_conn *c = hr->conn;
+    struct ha_http *h;
+    uint64_t flushed = 0;
+    const char *why;
+
+    if (c == NULL || hr->method == EVHTTP_REQ_HEAD)
+        return;
+    h = c->h;
+    switch (ha_task_stopped(&hr->task)) {
+    case HA_TASK_KILLED:
+        why = "its request was killed (KILL)";
+        break;
+    case HA_TASK_TIMEOUT:
+        why = "it passed max_execution_time";
+        break;
+    case HA_TASK_SHUTDOWN:
+        why = "the server is stopping";
+        break;
+    default:
+        why = "the rest of it could not be made";
+        break;
+    }
+    if (!ha_lograte_take(&h->short_log, ha_clock_ms(), &flushed))
+        return;
+    if (flushed > 0)
+        ha_log_warn("http: %llu more replies cut short of their "
+                    "Content-Length (not logged one by one)",
+                    (unsigned long long)flushed);
+    ha_log_warn("http: %s: %s: the reply was cut after %llu of its %llu "
+                "bytes: %s; the connection is closed",
+                c->peer.name, hr->info, hr->stream_len - hr->stream_left,
+                hr->stream_len, why);
+}
+
 /* The request's task ended (at once or after pauses). Its reply stays
  * counted, and the request listed, until it is written. */
 static void
@@ -1197,6 +1239,7 @@ on_request(struct evhttp_request *req, void *arg)
     hr->engine = h->engine;
     hr->req = req;
     hr->conn = c;
+    hr->cut_hook = say_cut_short;
     hr->method = evhttp_request_get_command(req);
     hr->since = time(NULL);
     ha_strlcpy(hr->peer, c->peer.name, sizeof(hr->peer));

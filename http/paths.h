@@ -37,6 +37,24 @@ enum ha_http_page {
     HA_HTTP_PAGE_MAX
 };
 
+/* One path the front-end serves (paths.c's table). */
+struct ha_http_path {
+    const char *path;
+    bool prefix;             /* path is a prefix ("/assets/") */
+    unsigned methods;        /* HA_HTTP_GET_HEAD, HA_HTTP_POST */
+    enum ha_http_page page;
+    bool admin;              /* admins only (ha_http_path_admin_only) */
+    bool profile;            /* the profile role may ask it
+                                (ha_http_path_profile_ok) */
+    const char *doc;         /* what it serves, for people: docs/reference/
+                                http.md is made from it (docs/gen/
+                                gendocs.c); plain text, `code` in
+                                backquotes */
+};
+
+/* Every path, in the table's order; *n of them. */
+const struct ha_http_path *ha_http_paths(size_t *n);
+
 /* The page path names, or -1 when none does (path NULL: none). */
 int ha_http_path_page(const char *path);
 

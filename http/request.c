@@ -174,7 +174,7 @@ ha_http_req_stream_start(struct ha_http_req *hr, const char *content_type,
     evhttp_send_reply_start(hr->req, 200, "OK");
     hr->answered = true;
     hr->streaming = true;
-    hr->stream_left = len;
+    hr->stream_left = hr->stream_len = len;
     /* The reply is built: what is left is the client's to take, bounded
      * by net_write_timeout (http.c), not max_execution_time. */
     ha_task_set_deadline(&hr->task, 0);
@@ -294,6 +294,8 @@ ha_http_req_stream_end(struct ha_http_req *hr)
     if (hr->stream_left != 0) {
         /* Short of its Content-Length: never end it as if whole. The
          * request stays evhttp's until the connection closes. */
+        if (hr->cut_hook != NULL)
+            hr->cut_hook(hr);
         hr->stream_broken = true;
         hr->req = NULL;
         return;

@@ -67,10 +67,13 @@ struct ha_http_req {
                                        Content-Length: the connection
                                        must close */
     unsigned long long stream_left; /* ... body bytes still announced */
+    unsigned long long stream_len; /* ... its Content-Length */
     bool sending;                   /* the task ended, its reply is still
                                        being written: listed until then */
     bool sent;                      /* evhttp wrote the whole reply */
     void (*gone_hook)(struct ha_http_req *hr); /* the front-end's */
+    void (*cut_hook)(struct ha_http_req *hr); /* the front-end's: a reply
+                                       ends short of its Content-Length */
     void *conn;                     /* the front-end's connection */
 };
 

@@ -17,6 +17,7 @@ ha_dumpmem_init(struct ha_dumpmem *m)
 {
     memset(m, 0, sizeof(*m));
     m->resident = m->cgroup_usage = m->cgroup_working_set = -1;
+    m->allocated = -1;
     m->cgroup_limit = HA_DUMPMEM_LIMIT_UNKNOWN;
 }
 
@@ -61,6 +62,12 @@ ha_dumpmem_format(const struct ha_dumpmem *m, char *buf, size_t len)
     else if (ok && m->sampling_since > 0)
         ok = ha_appendf(buf, len, &at, "sampling_since %lld\n",
                         (long long)m->sampling_since);
+    if (ok && m->cgroup_looked_ns > 0)
+        ok = ha_appendf(buf, len, &at, "cgroup_looked_ns %lld\n",
+                        (long long)m->cgroup_looked_ns);
+    if (ok && m->allocated >= 0)
+        ok = ha_appendf(buf, len, &at, "allocated %lld\n",
+                        (long long)m->allocated);
     for (size_t i = 0; ok && i < m->n_bins && i < HA_DUMPMEM_BINS_MAX; i++)
         ok = ha_appendf(buf, len, &at, "bin %llu %llu %llu %llu %llu\n",
                         (unsigned long long)m->bins[i].size,
@@ -184,7 +191,10 @@ ha_dumpmem_parse(const char *buf, size_t len, struct ha_dumpmem *m,
                                ? &m->cgroup_working_set
                            : key_is(ks, ke, "sampling_since")
                                ? &m->sampling_since
-                               : NULL;
+                           : key_is(ks, ke, "cgroup_looked_ns")
+                               ? &m->cgroup_looked_ns
+                           : key_is(ks, ke, "allocated") ? &m->allocated
+                                                          : NULL;
 
             if (dst == NULL)
                 continue; /* a later version's key */

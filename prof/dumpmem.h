@@ -20,6 +20,13 @@
  *   cgroup_limit <bytes|max>
  *   cgroup_usage <bytes>
  *   cgroup_working_set <bytes>
+ *   cgroup_looked_ns <unix ns>  when the three above were read, where
+ *                             that was before the dump: a limit dump
+ *                             records the look its watch decided on
+ *                             (absent: read as the dump was taken)
+ *   allocated <bytes>         jemalloc's stats.allocated then (the
+ *                             host's, heapadmin's own arena apart): what
+ *                             the profile's total estimates
  *   bin <size> <nregs> <slab_size> <curregs> <curslabs>   per class
  *   sampling_since <unix ns|start>
  *                             when sampling last started (prof.active
@@ -66,6 +73,8 @@ struct ha_dumpmem {
     int64_t cgroup_limit;         /* -1: none ("max"); -2: unknown */
     int64_t cgroup_usage;         /* -1 unknown */
     int64_t cgroup_working_set;   /* -1 unknown */
+    int64_t cgroup_looked_ns;     /* 0: read as the dump was taken */
+    int64_t allocated;            /* -1 unknown */
     struct ha_dumpmem_bin bins[HA_DUMPMEM_BINS_MAX];
     size_t n_bins;
     int64_t sampling_since;       /* unix ns; -1: since the process

@@ -18,6 +18,18 @@ ha_runrec_init(struct ha_runrec *r)
 {
     memset(r, 0, sizeof(*r));
     r->limit = r->oom_kills = r->usage = r->resident = r->peak_resident = -1;
+    r->working_set = -1;
+}
+
+void
+ha_runrec_add_limit_dump(struct ha_runrec *r, const struct ha_runrec_dump *d)
+{
+    if (r->n_limit_dumps == HA_RUNREC_LIMIT_DUMPS) {
+        memmove(&r->limit_dumps[0], &r->limit_dumps[1],
+                (HA_RUNREC_LIMIT_DUMPS - 1) * sizeof(r->limit_dumps[0]));
+        r->n_limit_dumps--;
+    }
+    r->limit_dumps[r->n_limit_dumps++] = *d;
 }
 
 int
@@ -59,12 +71,27 @@ ha_runrec_format(const struct ha_runrec *r, char *buf, size_t len)
                         (long long)r->last_seen_ns);
     if (ok && r->usage >= 0)
         ok = ha_appendf(buf, len, &at, "usage %lld\n", (long long)r->usage);
+    if (ok && r->working_set >= 0)
+        ok = ha_appendf(buf, len, &at, "working_set %lld\n",
+                        (long long)r->working_set);
     if (ok && r->resident >= 0)
         ok = ha_appendf(buf, len, &at, "resident %lld\n",
                         (long long)r->resident);
     if (ok && r->peak_resident >= 0)
         ok = ha_appendf(buf, len, &at, "peak_resident %lld\n",
                         (long long)r->peak_resident);
+    for (size_t i = 0; ok && i < r->n_limit_dumps; i++) {
+        const struct ha_runrec_dump *d = &r->limit_dumps[i];
+        char file[sizeof(d->file)];
+
+        ha_one_line(d->file, file, sizeof(file));
+        for (char *p = file; *p; p++)
+            if (*p == ' ')
+                *p = '_'; /* the name is the line's last word */
+        ok = ha_appendf(buf, len, &at, "limit_dump %lld %lld %lld %s\n",
+                        (long long)d->ns, (long long)d->usage,
+                        (long long)d->working_set, file[0] ? file : "-");
+    }
     if (ok && r->how[0] != '\0')
         ok = ha_appendf(buf, len, &at, "how %s\n", r->how) &&
              (detail[0] == '\0' ||
@@ -142,6 +169,20 @@ ha_runrec_parse(const char *buf, size_t len, struct ha_runrec *r, char *err,
             text(v + 2, e, r->cgroup_path, sizeof(r->cgroup_path));
         } else if (KEY("limit") && e - v == 3 && memcmp(v, "max", 3) == 0) {
             r->limit = -1;
+        } else if (KEY("limit_dump")) {
+            struct ha_runrec_dump d;
+            int64_t *f[3] = {&d.ns, &d.usage, &d.working_set};
+            const char *q = v, *sp2;
+
+            memset(&d, 0, sizeof(d));
+            for (int k = 0; k < 3; k++) {
+                sp2 = memchr(q, ' ', (size_t)(e - q));
+                if (sp2 == NULL || !number(q, sp2, f[k]))
+                    goto bad;
+                q = sp2 + 1;
+            }
+            text(q, e, d.file, sizeof(d.file));
+            ha_runrec_add_limit_dump(r, &d);
         } else {
             int64_t *dst = KEY("pid")             ? &r->pid
                            : KEY("started_ns")    ? &r->started_ns
@@ -149,6 +190,7 @@ ha_runrec_parse(const char *buf, size_t len, struct ha_runrec *r, char *err,
                            : KEY("oom_kills")     ? &r->oom_kills
                            : KEY("last_seen_ns")  ? &r->last_seen_ns
                            : KEY("usage")         ? &r->usage
+                           : KEY("working_set")   ? &r->working_set
                            : KEY("resident")      ? &r->resident
                            : KEY("peak_resident") ? &r->peak_resident
                            : KEY("ended_ns")      ? &r->ended_ns
@@ -192,15 +234,36 @@ ha_runrec_parse_end(const char *buf, size_t len, char *how, size_t howlen,
     return 0;
 }
 
+/* ", usage 186.3 MiB at its last look (working set 185.9 MiB, 0.970 of
+ * the limit)" into out, or "" when the record has no usage. */
+static void
+last_look(const struct ha_runrec *r, char *out, size_t outlen)
+{
+    char use[32], ws[32];
+
+    out[0] = '\0';
+    if (r->usage < 0)
+        return;
+    ha_breakdown_format_bytes(r->usage, use, sizeof(use));
+    ha_breakdown_format_bytes(r->working_set, ws, sizeof(ws));
+    if (r->working_set >= 0 && r->limit > 0)
+        snprintf(out, outlen,
+                 ", usage %s at its last look (working set %s, %.3f of the "
+                 "limit)",
+                 use, ws, (double)r->working_set / (double)r->limit);
+    else
+        snprintf(out, outlen, ", usage %s at its last look", use);
+}
+
 void
 ha_runrec_settle(struct ha_runrec *r, const struct ha_runrec_after *a)
 {
-    char lim[32], use[32], group[300];
+    char lim[32], look[160], group[300];
 
     snprintf(group, sizeof(group), "cgroup v%d %s", r->cgroup_version,
              r->cgroup_path[0] ? r->cgroup_path : "/");
     ha_breakdown_format_bytes(r->limit, lim, sizeof(lim));
-    ha_breakdown_format_bytes(r->usage, use, sizeof(use));
+    last_look(r, look, sizeof(look));
     r->ended_ns = 0;
     if (a->newest_dump_ns > r->last_seen_ns)
         r->last_seen_ns = a->newest_dump_ns;
@@ -220,12 +283,10 @@ ha_runrec_settle(struct ha_runrec *r, const struct ha_runrec_after *a)
         snprintf(r->detail, sizeof(r->detail),
                  "the kernel's OOM killer: the oom_kill count of its %s "
                  "went from %lld to %lld after its last look; memory limit "
-                 "%s%s%s",
+                 "%s%s",
                  group, (long long)r->oom_kills,
                  (long long)a->oom_kills_now,
-                 r->limit >= 0 ? lim : "none",
-                 r->usage >= 0 ? ", usage then " : "",
-                 r->usage >= 0 ? use : "");
+                 r->limit >= 0 ? lim : "none", look);
         return;
     }
     if (r->cgroup_version != 0 && a->oom_kills_now < 0) {

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "agent/attachreq.h"
 #include "agent/slabsize.h"
 #include "test/check_main.h"
 
@@ -98,6 +99,39 @@ START_TEST(elfutils_at_first_call)
 }
 END_TEST
 
+/* heapadmin-attach's request: its lines up to the empty line, then the
+ * config's text. */
+START_TEST(attach_request)
+{
+    static const char req[] = "HEAPADMIN_DATADIR=/var/lib/heapadmin\n"
+                              "HEAPADMIN_CONF=/etc/h.cnf\n"
+                              "HEAPADMIN_LOG=\n"
+                              "\n"
+                              "datadir = \"/x\"\nHEAPADMIN_FORK=none\n";
+    char v[64];
+
+    ck_assert(ha_agent_attachreq_get(req, "HEAPADMIN_DATADIR", v, sizeof(v)));
+    ck_assert_str_eq(v, "/var/lib/heapadmin");
+    ck_assert(ha_agent_attachreq_get(req, "HEAPADMIN_CONF", v, sizeof(v)));
+    ck_assert_str_eq(v, "/etc/h.cnf");
+    ck_assert(ha_agent_attachreq_get(req, "HEAPADMIN_LOG", v, sizeof(v)));
+    ck_assert_str_eq(v, "");
+    /* After the empty line is the config, not a setting. */
+    ck_assert(!ha_agent_attachreq_get(req, "HEAPADMIN_FORK", v, sizeof(v)));
+    ck_assert(!ha_agent_attachreq_get(req, "HEAPADMIN", v, sizeof(v)));
+    ck_assert(!ha_agent_attachreq_get(req, "HEAPADMIN_DATADI", v, sizeof(v)));
+    /* Too long for the buffer: not found, not cut. */
+    ck_assert(!ha_agent_attachreq_get(req, "HEAPADMIN_DATADIR", v, 10));
+    ck_assert_str_eq(v, "");
+    ck_assert_str_eq(ha_agent_attachreq_body(req),
+                     "datadir = \"/x\"\nHEAPADMIN_FORK=none\n");
+    ck_assert_ptr_null(ha_agent_attachreq_body("A=1\nB=2\n"));
+    ck_assert_ptr_null(ha_agent_attachreq_body("A=1\n\n"));
+    ck_assert_str_eq(ha_agent_attachreq_body("\ntext"), "text");
+    ck_assert(!ha_agent_attachreq_get("", "A", v, sizeof(v)));
+}
+END_TEST
+
 static Suite *
 agent_suite(void)
 {
@@ -109,6 +143,9 @@ agent_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("lazydw");
     tcase_add_test(tc, elfutils_at_first_call);
+    suite_add_tcase(s, tc);
+    tc = tcase_create("attachreq");
+    tcase_add_test(tc, attach_request);
     suite_add_tcase(s, tc);
     return s;
 }

@@ -157,6 +157,7 @@ assert_defaults(const struct ha_config *c)
     ck_assert_int_eq(c->net_write_timeout, 60);
     ck_assert_int_eq(c->max_allowed_packet, 64 << 20);
     ck_assert_int_eq(c->max_output_buffer, 64 << 20);
+    ck_assert_int_eq(c->disk_timeout_ms, HA_DEFAULT_DISK_TIMEOUT_MS);
     ck_assert_uint_eq(c->n_messages, 0);
 }
 
@@ -245,13 +246,43 @@ START_TEST(test_config_limit_watch)
     ck_assert_int_eq(cfg.jemalloc.limit_dump_psi_pct, 20);
     ck_assert_int_eq(cfg.jemalloc.limit_dump_events, 1);
     ck_assert(cfg.jemalloc.limit_dump_min_interval_s == 30);
-    ck_assert_int_eq(cfg.jemalloc.limit_watch_sample_pct, 50);
+    ck_assert_int_eq(cfg.jemalloc.limit_watch_sampling, 1);
     ck_assert_int_eq(cfg.jemalloc.limit_watch_lg_prof_sample, HA_UNSET);
     ck_assert_int_eq(load("jemalloc_variables = { limit_dump_fractions = "
                           "\"\"; limit_dump_events = false; };\n"),
                      0);
     ck_assert_str_eq(cfg.jemalloc.limit_dump_fractions, "");
     ck_assert_int_eq(cfg.jemalloc.limit_dump_events, 0);
+    /* limit_watch_sample_pct is gone: an old config still loads, told
+     * why; its 0 (never) is kept as limit_watch_sampling = false */
+    ck_assert_int_eq(load("jemalloc_variables = { limit_watch_sample_pct = "
+                          "50; };\n"),
+                     0);
+    ck_assert_int_eq(cfg.jemalloc.limit_watch_sampling, 1);
+    ck_assert_uint_eq(cfg.n_messages, 1);
+    ck_assert_int_eq(cfg.messages[0].severity, HA_CONFIG_NOTICE);
+    ck_assert_pstr_eq(
+        find_message(&cfg, "limit_watch_sample_pct"),
+        "t.cnf:1: jemalloc_variables.limit_watch_sample_pct is no longer "
+        "read: the limit watch no longer waits for a share of the limit to "
+        "switch sampling on: it samples from the start wherever a memory "
+        "limit binds the process, so that its dumps hold the whole heap "
+        "(limit_watch_sampling = true, the default; false leaves sampling "
+        "as it is); ignored");
+    ck_assert_int_eq(load("jemalloc_variables = { limit_watch_sample_pct = "
+                          "0; };\n"),
+                     0);
+    ck_assert_int_eq(cfg.jemalloc.limit_watch_sampling, 0);
+    ck_assert_ptr_nonnull(find_message(
+        &cfg, "its 0 (never) is taken as limit_watch_sampling = false"));
+    ck_assert_int_eq(load("jemalloc_variables = { limit_watch_sampling = "
+                          "false; };\n"),
+                     0);
+    ck_assert_int_eq(cfg.jemalloc.limit_watch_sampling, 0);
+    ck_assert_uint_eq(cfg.n_messages, 0);
+    ck_assert_int_eq(load("jemalloc_variables = { limit_dump_fractions = "
+                          "\"\"; limit_dump_events = false; };\n"),
+                     0);
     /* written back as set */
     ha_config_write(&cfg, NULL, NULL, &out);
     ha_buf_append_u8(&out, '\0');
@@ -1070,6 +1101,10 @@ static const struct {
     {"max_allowed_packet = 4294967296L", "admin_variables", false},
     {"max_output_buffer = 65536", "admin_variables", true},
     {"max_output_buffer = 65535", "admin_variables", false},
+    {"disk_timeout_ms = 0", "admin_variables", true},
+    {"disk_timeout_ms = 3600000", "admin_variables", true},
+    {"disk_timeout_ms = 3600001", "admin_variables", false},
+    {"disk_timeout_ms = -1", "admin_variables", false},
 };
 
 START_TEST(test_config_limits)

@@ -25,6 +25,8 @@
 
 #include "core/agenthttp.h"
 #include "core/agentreg.h"
+#include "core/blockio.h"
+#include "core/clock.h"
 #include "core/buf.h"
 #include "core/dirwalk.h"
 #include "core/expo.h"
@@ -1524,7 +1526,20 @@ START_TEST(test_smallfile_read)
     ck_assert_int_eq(errno, ENOENT);
     errno = 0;
     ck_assert_int_eq(ha_smallfile_read(dir, buf, sizeof(buf)), -1);
-    ck_assert_int_eq(errno, EISDIR);
+    ck_assert_int_eq(errno, EINVAL);
+    /* A FIFO where a file is expected: refused at once, never waited
+     * on (a blocking open would wait for a writer for ever). */
+    ck_assert_int_eq(mkfifo(path, 0600), 0);
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, EINVAL);
+    ck_assert_int_eq(unlink(path), 0);
+    /* A symlink is not followed. */
+    ck_assert_int_eq(symlink("/proc/self/status", path), 0);
+    errno = 0;
+    ck_assert_int_eq(ha_smallfile_read(path, buf, sizeof(buf)), -1);
+    ck_assert_int_eq(errno, ELOOP);
+    ck_assert_int_eq(unlink(path), 0);
     ck_assert_int_eq(rmdir(dir), 0);
 
     /* A /proc file, whole (it is made as it is read). */
@@ -1584,6 +1599,246 @@ START_TEST(test_fdio_write_all)
 }
 END_TEST
 
+/* ------------------------------------------------------------------
+ * Disk calls off the loop (core/blockio.h)
+ * ------------------------------------------------------------------ */
+
+/* A call that blocks until released, as a call into a disk that stopped
+ * answering does, and what became of it. */
+struct slow_call {
+    _Atomic int release;
+    _Atomic int ran;               /* run returned */
+    _Atomic int discarded;
+    pthread_t thread;              /* the thread it ran on */
+};
+
+static void
+slow_run(void *arg)
+{
+    struct slow_call *c = arg;
+    struct timespec ms = {0, 1000000};
+
+    c->thread = pthread_self();
+    while (atomic_load(&c->release) == 0)
+        nanosleep(&ms, NULL);
+    atomic_store(&c->ran, 1);
+}
+
+static void
+slow_discard(void *arg)
+{
+    struct slow_call *c = arg;
+
+    atomic_store(&c->discarded, 1);
+}
+
+/* Unbound, not in a task: the call runs on the calling thread. */
+START_TEST(test_blockio_runs_here_unbound)
+{
+    struct slow_call c;
+    char err[256];
+
+    memset(&c, 0, sizeof(c));
+    atomic_store(&c.release, 1);
+    ck_assert(!ha_blockio_offloading());
+    ck_assert_int_eq(ha_blockio_call("a test call", slow_run, slow_discard,
+                                     &c, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(atomic_load(&c.ran), 1);
+    ck_assert(pthread_equal(c.thread, pthread_self()));
+}
+END_TEST
+
+/* The loop's thread, bound, outside a task: the call runs on the I/O
+ * thread, the caller blocks for the timeout at most, the call goes on and
+ * its discard comes on the loop once it ends; meanwhile the I/O thread
+ * is taken as stuck and a new call fails at once, saying so. */
+START_TEST(test_blockio_bound_loop_waits_bounded)
+{
+    struct event_base *base = event_base_new();
+    struct ha_blockio b;
+    struct slow_call c, quick;
+    struct ha_blockio *prev;
+    char err[512];
+    int64_t t0, ms;
+
+    memset(&b, 0, sizeof(b));
+    memset(&c, 0, sizeof(c));
+    memset(&quick, 0, sizeof(quick));
+    b.worker = ha_worker_new(base, NULL, NULL, err, sizeof(err));
+    ck_assert_ptr_nonnull(b.worker);
+    atomic_store(&b.timeout_ms, 200);
+    prev = ha_blockio_bind(&b);
+    ck_assert(ha_blockio_offloading());
+    t0 = ha_clock_ns();
+    ck_assert_int_eq(ha_blockio_call("a test call", slow_run, slow_discard,
+                                     &c, err, sizeof(err)),
+                     -1);
+    ms = (ha_clock_ns() - t0) / 1000000;
+    ck_assert_msg(ms >= 190 && ms < 5000, "waited %lld ms", (long long)ms);
+    ck_assert_msg(strstr(err, "did not answer within disk_timeout_ms = "
+                              "200 (a test call)") != NULL,
+                  "%s", err);
+    ck_assert_int_eq(atomic_load(&c.discarded), 0);
+    /* Stuck past the timeout (counted from when the I/O thread took the
+     * call, a little after it was asked for): the next call is not even
+     * queued. */
+    {
+        struct timespec tick = {0, 1000000};
+        const char *busy;
+        int64_t for_ms;
+
+        for (int i = 0; i < 5000 && !ha_blockio_stuck(&b, &busy, &for_ms);
+             i++)
+            nanosleep(&tick, NULL);
+        ck_assert(ha_blockio_stuck(&b, &busy, &for_ms));
+        ck_assert_str_eq(busy, "a test call");
+    }
+    atomic_store(&quick.release, 1);
+    ck_assert_int_eq(ha_blockio_call("another call", slow_run, slow_discard,
+                                     &quick, err, sizeof(err)),
+                     -1);
+    ck_assert_msg(strstr(err, "has not answered for") != NULL &&
+                      strstr(err, "a test call since") != NULL &&
+                      strstr(err, "another call was not tried") != NULL,
+                  "%s", err);
+    ck_assert_int_eq(atomic_load(&quick.discarded), 1);
+    ck_assert_int_eq(atomic_load(&quick.ran), 0);
+    /* The disk answers: the call ends on the I/O thread, its discard on
+     * the loop. */
+    atomic_store(&c.release, 1);
+    for (int i = 0; i < 5000 && atomic_load(&c.discarded) == 0; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert_int_eq(atomic_load(&c.ran), 1);
+    ck_assert_int_eq(atomic_load(&c.discarded), 1);
+    ck_assert(!pthread_equal(c.thread, pthread_self()));
+    /* And it answers again. */
+    memset(&quick, 0, sizeof(quick));
+    atomic_store(&quick.release, 1);
+    ck_assert_int_eq(ha_blockio_call("another call", slow_run, slow_discard,
+                                     &quick, err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(atomic_load(&quick.ran), 1);
+    ha_blockio_bind(prev);
+    ha_worker_free(b.worker);
+    event_base_free(base);
+}
+END_TEST
+
+/* In a task the call is waited for as a task: the loop goes on serving
+ * (a timer fires meanwhile), and the wait ends at the timeout. */
+struct blockio_task {
+    struct ha_task task;
+    struct slow_call *c;
+    int rc;
+    char err[512];
+    bool ended;
+};
+
+static void
+blockio_task_body(void *arg)
+{
+    struct blockio_task *bt = arg;
+
+    bt->rc = ha_blockio_call("a task's call", slow_run, slow_discard, bt->c,
+                             bt->err, sizeof(bt->err));
+}
+
+static void
+blockio_task_done(void *arg)
+{
+    ((struct blockio_task *)arg)->ended = true;
+}
+
+static void
+tick_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    (*(int *)arg)++;
+}
+
+START_TEST(test_blockio_task_waits_as_task)
+{
+    struct event_base *base = event_base_new();
+    struct ha_fiber_pool pool = {0};
+    struct ha_task_env env;
+    struct ha_blockio b;
+    struct slow_call c;
+    struct blockio_task bt;
+    struct timeval tv = {0, 20000};
+    struct event *tick;
+    char err[256];
+    int ticks = 0;
+
+    memset(&env, 0, sizeof(env));
+    memset(&b, 0, sizeof(b));
+    memset(&c, 0, sizeof(c));
+    memset(&bt, 0, sizeof(bt));
+    b.worker = ha_worker_new(base, NULL, NULL, err, sizeof(err));
+    ck_assert_ptr_nonnull(b.worker);
+    atomic_store(&b.timeout_ms, 300);
+    env.base = base;
+    env.fibers = &pool;
+    env.blockio = &b;
+    tick = event_new(base, -1, EV_PERSIST, tick_cb, &ticks);
+    ck_assert_int_eq(event_add(tick, &tv), 0);
+    ha_task_init(&bt.task, &env);
+    bt.c = &c;
+    ck_assert_int_eq(ha_task_run(&bt.task, blockio_task_body,
+                                 blockio_task_done, &bt),
+                     1);
+    for (int i = 0; i < 5000 && !bt.ended; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert(bt.ended);
+    ck_assert_int_eq(bt.rc, -1);
+    ck_assert_msg(strstr(bt.err, "did not answer within disk_timeout_ms = "
+                                 "300 (a task's call)") != NULL,
+                  "%s", bt.err);
+    ck_assert_msg(ticks >= 5, "the loop turned %d times meanwhile", ticks);
+    atomic_store(&c.release, 1);
+    for (int i = 0; i < 5000 && atomic_load(&c.discarded) == 0; i++)
+        event_base_loop(base, EVLOOP_ONCE);
+    ck_assert_int_eq(atomic_load(&c.discarded), 1);
+    event_free(tick);
+    ha_task_release(&bt.task);
+    ha_worker_free(b.worker);
+    ha_fiber_pool_clear(&pool);
+    event_base_free(base);
+}
+END_TEST
+
+/* A thread of its own for a stop: 0 once done, -1 past the timeout
+ * (the argument then freed by that thread when it ends). */
+static void
+free_slow(void *arg)
+{
+    struct slow_call *c = arg;
+
+    atomic_store(&c->discarded, 1);
+}
+
+START_TEST(test_blockio_run_detached)
+{
+    static struct slow_call c; /* outlives the test's frame */
+    struct timespec ms = {0, 1000000};
+
+    memset(&c, 0, sizeof(c));
+    atomic_store(&c.release, 1);
+    ck_assert_int_eq(ha_blockio_run_detached(slow_run, free_slow, &c, 1000),
+                     0);
+    ck_assert_int_eq(atomic_load(&c.discarded), 1);
+    memset(&c, 0, sizeof(c));
+    ck_assert_int_eq(ha_blockio_run_detached(slow_run, free_slow, &c, 50),
+                     -1);
+    ck_assert_int_eq(atomic_load(&c.discarded), 0);
+    atomic_store(&c.release, 1);
+    for (int i = 0; i < 5000 && atomic_load(&c.discarded) == 0; i++)
+        nanosleep(&ms, NULL);
+    ck_assert_int_eq(atomic_load(&c.discarded), 1);
+}
+END_TEST
+
 static Suite *
 core_suite(void)
 {
@@ -1607,6 +1862,10 @@ core_suite(void)
     suite_add_tcase(s, tc);
     tc = tcase_create("worker");
     tcase_add_test(tc, test_worker_run_here_waits_for_the_running_job);
+    tcase_add_test(tc, test_blockio_runs_here_unbound);
+    tcase_add_test(tc, test_blockio_bound_loop_waits_bounded);
+    tcase_add_test(tc, test_blockio_task_waits_as_task);
+    tcase_add_test(tc, test_blockio_run_detached);
     suite_add_tcase(s, tc);
     tc = tcase_create("dirwalk");
     tcase_add_test(tc, test_dirwalk_numbers_only);

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -458,7 +459,7 @@ look_at(const struct ha_limitwatch_rule *r, struct ha_limitwatch_arm *a,
     in.ev_max = ev_max;
     in.has_psi = true;
     in.psi_avg10 = psi;
-    in.now_s = t;
+    in.now_ms = t * 1000 + 1;
     return ha_limitwatch_decide(r, a, &in, why, 256);
 }
 
@@ -485,25 +486,76 @@ START_TEST(test_limit_rule_levels)
     ck_assert_str_eq(why, "working set 96.0 MiB reached 0.95 of the memory "
                           "limit 100.0 MiB");
     ck_assert_int_eq(look_at(&r, &a, 99, 6, 0, 0, why), HA_LIMITWATCH_NONE);
-    /* hysteresis: 0.95 re-arms below 0.90, 0.90 below 0.85 */
-    ck_assert_int_eq(look_at(&r, &a, 91, 7, 0, 0, why), HA_LIMITWATCH_NONE);
+    /* hysteresis: a level re-arms once the working set has stayed 5
+     * points below it for 10 s; a dip that comes back sooner does not */
+    ck_assert_int_eq(look_at(&r, &a, 89, 7, 0, 0, why), HA_LIMITWATCH_NONE);
     ck_assert_int_eq(look_at(&r, &a, 96, 8, 0, 0, why), HA_LIMITWATCH_NONE);
     ck_assert_int_eq(look_at(&r, &a, 89, 9, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 84, 11, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 84, 18, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert(!a.armed[1] && !a.armed[2]);
+    ck_assert_int_eq(look_at(&r, &a, 84, 19, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert(!a.armed[1] && a.armed[2]); /* below 0.90 since t=9 */
+    ck_assert_int_eq(look_at(&r, &a, 84, 21, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert(a.armed[1] && !a.armed[0]); /* below 0.85 since t=11 */
     /* re-crossed within the interval: held back, and taken once it has
      * passed while it still holds */
-    ck_assert_int_eq(look_at(&r, &a, 96, 10, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 96, 28, 0, 0, why), HA_LIMITWATCH_NONE);
     ck_assert_int_eq(look_at(&r, &a, 96, 36, 0, 0, why),
                      HA_LIMITWATCH_FRACTION);
+    ck_assert_str_eq(why, "working set 96.0 MiB reached 0.95 of the memory "
+                          "limit 100.0 MiB (0.90 to 0.95 passed since the "
+                          "last look)");
     ck_assert_int_eq(look_at(&r, &a, 96, 80, 0, 0, why), HA_LIMITWATCH_NONE);
-    /* the climb ends below 0.75; a jump then passes three levels, one
-     * dump saying so */
+    /* the climb ends once below 0.75 for 10 s; a jump then passes three
+     * levels, one dump saying so */
     ck_assert_int_eq(look_at(&r, &a, 70, 81, 0, 0, why), HA_LIMITWATCH_NONE);
-    ck_assert_int_eq(look_at(&r, &a, 97, 82, 0, 0, why),
+    ck_assert_int_eq(look_at(&r, &a, 70, 91, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 97, 92, 0, 0, why),
                      HA_LIMITWATCH_FRACTION);
     ck_assert_str_eq(why, "working set 97.0 MiB reached 0.95 of the memory "
                           "limit 100.0 MiB (0.80 to 0.95 passed since the "
                           "last look)");
-    ck_assert_int_eq(look_at(&r, &a, 97, 83, 0, 0, why), HA_LIMITWATCH_NONE);
+    ck_assert_int_eq(look_at(&r, &a, 97, 93, 0, 0, why), HA_LIMITWATCH_NONE);
+}
+END_TEST
+
+/* A host that grows in bursts (test/growthhost: 8 MiB held 1.5 s every
+ * 4 s, on a steady leak): the working set swings 6 points about a level
+ * as each burst comes and goes. Once per crossing: one dump, not one at
+ * every burst (the double dump 310 ms apart of issue 34). */
+START_TEST(test_limit_rule_bursts)
+{
+    struct ha_limitwatch_rule r = {{0.80, 0.90, 0.95}, 3, 0, false, 30};
+    struct ha_limitwatch_arm a;
+    struct ha_limitwatch_in in;
+    char why[256];
+    int dumps = 0;
+
+    ha_limitwatch_arm_init(&a);
+    memset(&in, 0, sizeof(in));
+    in.limit = 100 * MIB;
+    in.ev_high = in.ev_max = in.ev_oom = -1;
+    /* leak 0.2 points/s from 70; a burst of 6 points from 0.5 s to 2 s
+     * of every 4 s; a look every 100 ms for a minute */
+    for (int64_t ms = 100; ms <= 60000; ms += 100) {
+        int64_t phase = ms % 4000;
+        double ws = 70 + 0.0002 * (double)ms +
+                    (phase >= 500 && phase < 2000 ? 6 : 0);
+
+        if (ws > 89)
+            ws = 89 - (phase >= 500 && phase < 2000 ? 0 : 6);
+        in.working_set = (int64_t)(ws * (double)MIB);
+        in.now_ms = ms;
+        if (ha_limitwatch_decide(&r, &a, &in, why, sizeof(why)) ==
+            HA_LIMITWATCH_FRACTION) {
+            dumps++;
+            /* never below its level */
+            ck_assert_msg(strstr(why, "reached 0.80") != NULL, "%s", why);
+            ck_assert_msg(ws >= 80, "dump at %.1f", ws);
+        }
+    }
+    ck_assert_int_eq(dumps, 1);
 }
 END_TEST
 
@@ -551,7 +603,7 @@ START_TEST(test_limit_rule_events_psi)
     in.has_psi = true;
     in.psi_avg10 = 1;
     in.psi_fired = true;
-    in.now_s = 500;
+    in.now_ms = 500000;
     ck_assert_int_eq(ha_limitwatch_decide(&r, &a, &in, why, sizeof(why)),
                      HA_LIMITWATCH_PSI);
     ck_assert_msg(strstr(why, "the kernel's trigger fired") != NULL, "%s",
@@ -560,7 +612,7 @@ START_TEST(test_limit_rule_events_psi)
      * limit */
     in.limit = HA_CGROUP_UNLIMITED;
     in.ev_max = 50;
-    in.now_s = 600;
+    in.now_ms = 600000;
     ck_assert_int_eq(ha_limitwatch_decide(&r, &a, &in, why, sizeof(why)),
                      HA_LIMITWATCH_NONE);
     ck_assert_int_eq(look_at(&r, &a, 10, 700, 50, 0, why),
@@ -573,16 +625,16 @@ START_TEST(test_limit_rule_events_psi)
 END_TEST
 
 /* The next look's time: ws and usage in MiB of a 100 MiB limit, rate in
- * MiB/s, sampling at 50 (off), levels 0.80 0.90 0.95, wake 0.50. */
+ * MiB/s, levels 0.80 0.90 0.95, wake 0.50. */
 static int
 next_look(const struct ha_limitwatch_arm *a, double usage, double ws,
-          double rate, bool held)
+          double rate, bool unused)
 {
     struct ha_limitwatch_rule r = {{0.80, 0.90, 0.95}, 3, 0, false, 30};
     struct ha_limitwatch_pace p = {100 * MIB, (int64_t)(usage * MIB),
-                                   (int64_t)(ws * MIB), rate * MIB,
-                                   0.50, 0.50, held};
+                                   (int64_t)(ws * MIB), rate * MIB, 0.50};
 
+    (void)unused;
     return ha_limitwatch_next_look_ms(&r, a, &p);
 }
 
@@ -600,13 +652,20 @@ START_TEST(test_limit_rule_pace)
     ck_assert_int_eq(next_look(&a, 46, 46, 0, false), HA_LIMITWATCH_NEAR_MS);
     ck_assert_int_eq(next_look(&a, 60, 60, -5, true), HA_LIMITWATCH_NEAR_MS);
     ck_assert_int_eq(next_look(&a, 76, 76, 0, true), HA_LIMITWATCH_HOT_MS);
-    /* climbing: half the time to the next mark (sampling at 50, then the
-     * levels), capped, never under the floor */
+    /* climbing: half the time to the next mark (the wake level at 50,
+     * then the levels), capped, never under the floor (10 ms: a level
+     * about to be passed is looked at again that soon) */
     ck_assert_int_eq(next_look(&a, 46, 46, 10, false), 200);
     ck_assert_int_eq(next_look(&a, 60, 60, 10, true), 1000);
     ck_assert_int_eq(next_look(&a, 60, 60, 80, true), 125);
     ck_assert_int_eq(next_look(&a, 79, 79, 1, true), HA_LIMITWATCH_HOT_MS);
     ck_assert_int_eq(next_look(&a, 79.9, 79.9, 80, true),
+                     HA_LIMITWATCH_LOOK_MIN_MS);
+    ck_assert_int_eq(HA_LIMITWATCH_LOOK_MIN_MS, 10);
+    ck_assert_int_eq(next_look(&a, 78, 78, 80, true), 12);
+    /* a v1 threshold on the usage woke it at the level, page cache
+     * keeping the working set 1 MiB short: looked at again in 10 ms */
+    ck_assert_int_eq(next_look(&a, 80, 79, 100, true),
                      HA_LIMITWATCH_LOOK_MIN_MS);
     /* a passed level is no mark: the next armed one is */
     a.armed[0] = false;
@@ -618,7 +677,7 @@ START_TEST(test_limit_rule_pace)
     {
         struct ha_limitwatch_rule none = {{0}, 0, 0, false, 30};
         struct ha_limitwatch_pace p = {100 * MIB, 90 * MIB, 90 * MIB, 0,
-                                       0.5, 0.5, false};
+                                       0.5};
 
         struct ha_limitwatch_rule three = {{0.80, 0.90, 0.95}, 3, 0, false,
                                            30};
@@ -651,9 +710,18 @@ START_TEST(test_limit_rule_glance)
                      HA_LIMITWATCH_GLANCE_MS);
     ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 25 * MIB,
                                                   40.0 * MIB, 0.45),
-                     250);
+                     125);
     ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 44 * MIB,
                                                   80.0 * MIB, 0.45),
+                     HA_LIMITWATCH_GLANCE_MIN_MS);
+    /* a fill of 100 MiB/s is read 2 MiB apart near the switch to looks,
+     * not 10 (the floor was 100 ms) */
+    ck_assert_int_eq(HA_LIMITWATCH_GLANCE_MIN_MS, 20);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 35 * MIB,
+                                                  100.0 * MIB, 0.45),
+                     25);
+    ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 40 * MIB,
+                                                  100.0 * MIB, 0.45),
                      HA_LIMITWATCH_GLANCE_MIN_MS);
     ck_assert_int_eq(ha_limitwatch_next_glance_ms(100 * MIB, 10 * MIB,
                                                   1.0 * MIB, 0.45),
@@ -686,6 +754,8 @@ START_TEST(test_limit_dumpmem_roundtrip)
     m.cgroup_limit = 67108864;
     m.cgroup_usage = 58720256;
     m.cgroup_working_set = 54525952;
+    m.cgroup_looked_ns = m.taken_ns - 3000000;
+    m.allocated = 50331648;
     m.n_bins = 2;
     m.bins[0] = (struct ha_dumpmem_bin){8, 512, 4096, 100, 1};
     m.bins[1] = (struct ha_dumpmem_bin){64, 64, 4096, 16384, 8192};
@@ -704,6 +774,8 @@ START_TEST(test_limit_dumpmem_roundtrip)
     ck_assert_str_eq(back.cgroup_path, "/svc/worker");
     ck_assert_int_eq(back.cgroup_limit, m.cgroup_limit);
     ck_assert_int_eq(back.cgroup_working_set, m.cgroup_working_set);
+    ck_assert_int_eq(back.cgroup_looked_ns, m.cgroup_looked_ns);
+    ck_assert_int_eq(back.allocated, m.allocated);
     ck_assert_uint_eq(back.n_bins, 2);
     ck_assert(back.bins[1].curslabs == 8192 && back.bins[1].size == 64);
     /* too small a buffer: -1, never a cut file */
@@ -714,6 +786,9 @@ START_TEST(test_limit_dumpmem_roundtrip)
                                       58, &back, err, sizeof(err)),
                      0);
     ck_assert_int_eq(back.cgroup_limit, -1);
+    /* a file from before: read at the dump, allocated unknown */
+    ck_assert_int_eq(back.cgroup_looked_ns, 0);
+    ck_assert_int_eq(back.allocated, -1);
     ck_assert_int_eq(ha_dumpmem_parse("heapadmin-dump-memory 1\nresident x\n",
                                       37, &back, err, sizeof(err)),
                      -1);
@@ -746,8 +821,21 @@ START_TEST(test_limit_runrec)
     r.oom_kills = 0;
     r.last_seen_ns = r.started_ns + 9000000000LL;
     r.usage = 60000000;
+    r.working_set = 59900000;
     r.resident = 59000000;
     r.peak_resident = 61000000;
+    {
+        struct ha_runrec_dump d = {r.started_ns + 8000000000LL, 54000000,
+                                   53900000, "proxysql.1.0.m0.heap"};
+
+        /* the last HA_RUNREC_LIMIT_DUMPS kept, oldest first */
+        for (int i = 0; i < HA_RUNREC_LIMIT_DUMPS + 2; i++) {
+            d.usage = 50000000 + i;
+            ha_runrec_add_limit_dump(&r, &d);
+        }
+        ck_assert_uint_eq(r.n_limit_dumps, HA_RUNREC_LIMIT_DUMPS);
+        ck_assert_int_eq(r.limit_dumps[0].usage, 50000002);
+    }
     len = ha_runrec_format(&r, text, sizeof(text));
     ck_assert_int_gt(len, 0);
     ck_assert_int_eq(ha_runrec_parse(text, (size_t)len, &back, err,
@@ -758,7 +846,23 @@ START_TEST(test_limit_runrec)
     ck_assert_str_eq(back.cgroup_dir, r.cgroup_dir);
     ck_assert_int_eq(back.oom_kills, 0);
     ck_assert_int_eq(back.peak_resident, r.peak_resident);
+    ck_assert_int_eq(back.usage, r.usage);
+    ck_assert_int_eq(back.working_set, r.working_set);
+    ck_assert_uint_eq(back.n_limit_dumps, HA_RUNREC_LIMIT_DUMPS);
+    ck_assert_int_eq(back.limit_dumps[7].usage, 50000009);
+    ck_assert_int_eq(back.limit_dumps[7].working_set, 53900000);
+    ck_assert_int_eq(back.limit_dumps[7].ns, r.started_ns + 8000000000LL);
+    ck_assert_str_eq(back.limit_dumps[7].file, "proxysql.1.0.m0.heap");
     ck_assert_str_eq(back.how, "");
+    {
+        const char *bad = "heapadmin-run 1\npid 1\nstarted_ns 2\n"
+                          "limit_dump 1 2 x f.heap\n";
+
+        ck_assert_int_eq(ha_runrec_parse(bad, strlen(bad), &back, err,
+                                         sizeof(err)),
+                         -1);
+        ck_assert_str_eq(err, "line 4: a value that does not parse");
+    }
 
     /* the kernel's count moved: OOM-killed */
     memset(&a, 0, sizeof(a));
@@ -772,7 +876,9 @@ START_TEST(test_limit_runrec)
     ck_assert_str_eq(back.detail,
                      "the kernel's OOM killer: the oom_kill count of its "
                      "cgroup v1 /svc/worker went from 0 to 1 after its last "
-                     "look; memory limit 64.0 MiB, usage then 57.2 MiB");
+                     "look; memory limit 64.0 MiB, usage 57.2 MiB at its "
+                     "last look (working set 57.1 MiB, 0.893 of the "
+                     "limit)");
     len = ha_runrec_format(&back, text, sizeof(text));
     ck_assert_int_eq(ha_runrec_parse(text, (size_t)len, &r, err,
                                      sizeof(err)),
@@ -1059,6 +1165,49 @@ START_TEST(test_limit_runs_settled)
     }
     /* the second run's, in the datadir */
     put_file(dir, "p.1.0.m0.heap", "heap_v2/1\n", 1700000000 + 100);
+    /* a writer killed mid-write (kill -9 between the new file and its
+     * rename) left half a record under a temporary name: the record it
+     * was to replace stays whole, and the leftover goes once its writer
+     * is gone */
+    {
+        pid_t gone = fork();
+        char tmpname[96];
+
+        ck_assert_int_ge(gone, 0);
+        if (gone == 0)
+            _exit(0);
+        ck_assert_int_eq(waitpid(gone, NULL, 0), gone);
+        snprintf(tmpname, sizeof(tmpname), "1.%lld.run.tmp%ld",
+                 (long long)(S + 50000000000LL), (long)gone);
+        snprintf(sub, sizeof(sub), "%s/runs", dir);
+        put_file(sub, tmpname, "heapadmin-run 1\npid 1\nstart", 0);
+        ck_assert_int_eq(ha_runs_list_now(dir, &l), 0);
+        ck_assert_uint_eq(l.n, 2);
+        ha_run_list_free(&l);
+        snprintf(text, sizeof(text), "%s/%s", sub, tmpname);
+        ck_assert_int_ne(access(text, F_OK), 0);
+        snprintf(sub, sizeof(sub), "%s/%s", dir, moved);
+    }
+    /* the listing above settled both: undo, as if it had not run */
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "svc");
+    strcpy(r.prefix, "p");
+    r.started_ns = S;
+    r.cgroup_version = 1;
+    strcpy(r.cgroup_path, "/T");
+    snprintf(r.cgroup_dir, sizeof(r.cgroup_dir), "%s/cg", dir);
+    r.limit = 64 << 20;
+    r.oom_kills = 0;
+    r.last_seen_ns = S + 10000000000LL;
+    r.peak_resident = 50;
+    ck_assert_int_eq(ha_runs_write(dir, &r), 0);
+    ha_runrec_init(&r);
+    r.pid = 1;
+    strcpy(r.program, "svc");
+    strcpy(r.prefix, "p");
+    r.started_ns = S + 50000000000LL;
+    ck_assert_int_eq(ha_runs_write(dir, &r), 0);
 
     ck_assert_int_eq(ha_runs_list_now(dir, &l), 0);
     ck_assert_uint_eq(l.n, 2);
@@ -1116,6 +1265,7 @@ limit_suite(void)
     tcase_add_test(core, test_limit_read_this_machine);
     tcase_add_test(core, test_limit_fractions_parse);
     tcase_add_test(core, test_limit_rule_levels);
+    tcase_add_test(core, test_limit_rule_bursts);
     tcase_add_test(core, test_limit_rule_events_psi);
     tcase_add_test(core, test_limit_rule_pace);
     tcase_add_test(core, test_limit_rule_glance);

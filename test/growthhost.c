@@ -34,13 +34,17 @@
  *                             -w holds the first tick until SIGUSR1
  *                             (a test that looks at the start first,
  *                             however slowly, then lets it grow)
- *   growthhost -a             the same without heapadmin embedded: for
- *                             the LD_PRELOAD agent to serve
+ *   growthhost -a [-w]        the same without heapadmin embedded: for
+ *                             the LD_PRELOAD agent to serve (-w: a test
+ *                             lets it grow once the agent answers)
  *
  * Environment, for the memory-limit tests (test/agent/oomkill.sh):
  *   GROWTHHOST_LEAK_X=N       the leak N times as fast (0: none)
  *   GROWTHHOST_BURST=0        no bursts: memory only climbs, a step at a
  *                             time
+ *   GROWTHHOST_TICK_MS=N      a tick every N ms (1..100) with the leak's
+ *                             share of it: the same rate in finer steps
+ *                             (a fill of 100 MB/s in 1 MiB steps at 10)
  *   GROWTHHOST_ROUND=N        at start, N objects of 33 bytes from
  *                             growthhost_round33 (kept): rounded up to
  *                             the 48-byte class, 15 bytes lost each
@@ -80,6 +84,7 @@ HEAPADMIN_DEFINE_MALLOC_CONF;
 
 static char *volatile leaked[LEAK_MAX];
 static int leak_x = 1;
+static long tick_ms = TICK_MS;
 static int bursts = 1;
 static char *volatile burst[BURST_BLOCKS];
 static char *volatile oneoff;
@@ -181,10 +186,11 @@ static void
 tick(unsigned long t, size_t *n_leaked)
 {
     unsigned long phase = t % BURST_EVERY_TICKS;
+    long n = (long)LEAK_PER_TICK * leak_x * tick_ms / TICK_MS;
 
     static volatile size_t temp_sum;
 
-    for (int i = 0; i < LEAK_PER_TICK * leak_x && *n_leaked < LEAK_MAX; i++)
+    for (long i = 0; i < n && *n_leaked < LEAK_MAX; i++)
         leaked[(*n_leaked)++] = growthhost_leak(LEAK_BLOCK);
     for (int i = 0; i < TEMP_PER_TICK; i++)
         temp_sum += growthhost_temp(TEMP_BLOCK);
@@ -216,18 +222,19 @@ main(int argc, char **argv)
     char err[512];
 
     memset(&opt, 0, sizeof(opt));
-    agent = argc == 2 && strcmp(argv[1], "-a") == 0;
+    agent = argc >= 2 && strcmp(argv[1], "-a") == 0;
     if (!agent && (argc < 3 || strcmp(argv[1], "-c") != 0)) {
-        fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a\n");
+        fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a [-w]\n");
         return 2;
     }
-    for (int i = 3; !agent && i < argc; i++) {
-        if (strcmp(argv[i], "-n") == 0) {
+    for (int i = agent ? 2 : 3; i < argc; i++) {
+        if (strcmp(argv[i], "-n") == 0 && !agent) {
             no_fragment = true;
         } else if (strcmp(argv[i], "-w") == 0) {
             hold = true;
         } else {
-            fprintf(stderr, "usage: growthhost -c CONFIG [-n] [-w] | -a\n");
+            fprintf(stderr,
+                    "usage: growthhost -c CONFIG [-n] [-w] | -a [-w]\n");
             return 2;
         }
     }
@@ -235,6 +242,10 @@ main(int argc, char **argv)
         leak_x = atoi(getenv("GROWTHHOST_LEAK_X"));
     if (getenv("GROWTHHOST_BURST") != NULL)
         bursts = atoi(getenv("GROWTHHOST_BURST"));
+    if (getenv("GROWTHHOST_TICK_MS") != NULL)
+        tick_ms = atol(getenv("GROWTHHOST_TICK_MS"));
+    if (tick_ms < 1 || tick_ms > TICK_MS)
+        tick_ms = TICK_MS;
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);
@@ -281,7 +292,7 @@ main(int argc, char **argv)
         if (sigtimedwait(&sigs, NULL, &zero) > 0)
             break;
         tick(t++, &n_leaked);
-        next.tv_nsec += TICK_MS * 1000000L;
+        next.tv_nsec += tick_ms * 1000000L;
         if (next.tv_nsec >= 1000000000L) {
             next.tv_sec++;
             next.tv_nsec -= 1000000000L;

@@ -32,7 +32,11 @@
  *                         process listens there, but the kernel says it
  *                         runs another program than the name claims:
  *                         never asked, never merged)
- *   8 detail     TEXT     why, for the last three
+ *   8 detail     TEXT     why, for the last three; for a serving
+ *                         process that heapadmin-attach attached to
+ *                         after its start, "attached at <UTC time>"
+ *                         and the children it forked before, which are
+ *                         not served
  *
  * pid, program and user are what the kernel proves (core/agentreg.h):
  * the socket's name checked by SO_PEERCRED and /proc/<pid>/exe, the
@@ -166,6 +170,48 @@ own_socket(const struct ha_agent *a, const char *path)
            S_ISSOCK(st.st_mode) && st.st_uid == a->uid;
 }
 
+/* "attached at <UTC time>" for an agent heapadmin-attach loaded into a
+ * running process, and which of its children, forked before, are not
+ * served: from the answer's attached, unserved_children and
+ * unserved_more fields, each checked (a number, digits and commas) and
+ * written again, never copied. "" for an agent started with its
+ * process. */
+static void
+attached_detail(const struct ha_buf *body, char *out, size_t len)
+{
+    char v[64], pids[1024], stamp[32];
+    long long when, more = 0;
+    size_t at = 0;
+
+    out[0] = '\0';
+    if (!field(body, "attached", v, sizeof(v)) || !plain_int(v, &when) ||
+        when == 0)
+        return;
+    ha_utc_stamp(stamp, sizeof(stamp), when, ' ');
+    (void)ha_appendf(out, len, &at, "attached at %s UTC", stamp);
+    if (field(body, "unserved_more", v, sizeof(v)))
+        (void)plain_int(v, &more);
+    if (field(body, "unserved_children", pids, sizeof(pids)) &&
+        pids[0] != '\0' && strspn(pids, "0123456789,") == strlen(pids)) {
+        (void)ha_appendf(out, len, &at, "; children forked before the "
+                                        "attach are not served: ");
+        for (const char *p = pids; *p != '\0';) {
+            size_t n = strcspn(p, ",");
+
+            if (n > 0 && !ha_appendf(out, len, &at, "%s%.*s",
+                                     p == pids ? "" : ", ", (int)n, p))
+                break;
+            p += n;
+            p += *p == ',';
+        }
+        if (more > 0)
+            (void)ha_appendf(out, len, &at, " and %lld more", more);
+    } else if (more > 0) {
+        (void)ha_appendf(out, len, &at, "; %lld children forked before "
+                                        "the attach are not served", more);
+    }
+}
+
 static void
 list_run(void *arg)
 {
@@ -220,6 +266,7 @@ list_run(void *arg)
                 plain_int(v, &r->allocated) &&
                 field(&rep->body, "resident", v, sizeof(v)) &&
                 plain_int(v, &r->resident);
+            attached_detail(&rep->body, r->detail, sizeof(r->detail));
         }
     }
     j->n = n;

@@ -84,7 +84,7 @@
  *                                           (ctx->engine_value)
  *   jemalloc-limit_dump_fractions, jemalloc-limit_dump_psi_pct,
  *   jemalloc-limit_dump_events, jemalloc-limit_dump_min_interval_s,
- *   jemalloc-limit_watch_sample_pct, jemalloc-limit_watch_lg_prof_sample
+ *   jemalloc-limit_watch_sampling, jemalloc-limit_watch_lg_prof_sample
  *                                     RO    the limit watch, as configured
  *                                           (jemalloc_variables; '' and 0 =
  *                                           off, -1 = the current rate)

@@ -65,6 +65,7 @@ enum gv_admin {
     GV_ADMIN_MAX_ALLOWED_PACKET,
     GV_ADMIN_MAX_OUTPUT_BUFFER,
     GV_ADMIN_MAX_EXECUTION_TIME,
+    GV_ADMIN_DISK_TIMEOUT,
     GV_ADMIN_STATS_SYSTEM_MEMORY,
     GV_ADMIN_SQL_MEMORY_LIMIT,
     GV_ADMIN_MAX_OUTPUT_TOTAL,
@@ -92,6 +93,13 @@ struct gv_row {
     unsigned flags;       /* GV_* flags */
     enum gv_admin admin;  /* GV_ADMIN rows: which setting */
     const char *hint;     /* read-only rows: how to change it instead */
+    const char *doc;      /* what it is, for people: docs/reference/
+                             variables.md is made from it (docs/gen/
+                             gendocs.c); NULL only where a config key of
+                             the same name (admin-x: admin_variables.x,
+                             jemalloc-x: jemalloc_variables.x) says it,
+                             whose doc the page shows. Plain text, `code`
+                             in backquotes */
 };
 
 #define HINT_ADMIN                                                      \

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -169,34 +170,64 @@ out:
     return rc;
 }
 
-/* The statement stopped waiting (KILL, max_execution_time, shutdown):
- * the dump still completes, and says where it went. */
+/* dump_now's job: the dump job (first: ha_dump_job_run takes it) and
+ * the heap to tell once its file is published, on the loop. */
+struct gv_dump_req {
+    struct ha_dump_job dj;
+    struct ha_heap *heap;
+};
+
+/* The statement stopped waiting (KILL, max_execution_time, shutdown, or
+ * disk_timeout_ms on a slow disk): the dump still completes on the disk
+ * worker, says where it went, and is pushed like any other (the heap
+ * outlives every done callback of its dump worker: ha_engine_free). */
 static void
 gv_dump_discard(void *arg)
 {
-    struct ha_dump_job *j = arg;
+    struct gv_dump_req *r = arg;
+    struct ha_dump_job *j = &r->dj;
 
-    if (j->rc == 0 && j->file[0] != '\0')
+    if (j->rc == 0 && j->file[0] != '\0') {
         ha_log_notice("%s: heap profile written to %s after the statement "
                       "that asked for it stopped waiting",
                       j->variable, j->file);
-    free(j);
+        ha_heap_published(r->heap);
+    }
+    free(r);
 }
 
 /* Writes a heap dump for variable off the loop; file receives its path.
  * Returns 0, or -1 with the reason in err. */
 static int
 gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
-        char *err, size_t errlen)
+        long long *bytes, char *err, size_t errlen)
 {
     const struct ha_jemalloc_config *je = vt->conn->ctx->heap->je;
-    struct ha_dump_job *j = calloc(1, sizeof(*j));
+    struct ha_worker *w = vt->conn->ctx->heap->dump_worker;
+    struct gv_dump_req *r;
+    struct ha_dump_job *j;
+    const char *busy;
+    int64_t for_ms, timeout_ms, deadline;
+    bool late = false;
     int rc;
 
-    if (j == NULL) {
+    /* A disk worker stuck in another job (a sample, a dump of the
+     * timers) for longer than the disk timeout would hold this one
+     * behind it: said at once. */
+    if (ha_blockio_worker_stuck(w, &busy, &for_ms)) {
+        ha_globals_set_text(err, errlen,
+                            "%s: the disk worker has been %s for %lld s: "
+                            "the datadir's disk is not answering; no dump "
+                            "was taken",
+                            variable, busy, (long long)(for_ms / 1000));
+        return -1;
+    }
+    if ((r = calloc(1, sizeof(*r))) == NULL) {
         ha_globals_set_text(err, errlen, "%s: out of memory", variable);
         return -1;
     }
+    r->heap = vt->conn->ctx->heap;
+    j = &r->dj;
     /* The dump, its build-ids and retention on the worker (dumpjob.h);
      * no free-space floor: an operator's dump is never skipped. */
     ha_dump_job_init(j, vt->conn->ctx->heap, variable, "manual");
@@ -209,25 +240,39 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
         j->retention_count = je->dump_retention_count;
         j->retention_bytes = je->dump_retention_bytes;
     }
-    /* On -1 the job belongs to gv_dump_discard. */
-    if (ha_task_offload_named(vt->conn->ctx->heap->dump_worker,
-                              "writing a heap dump (dump_now)",
-                              ha_dump_job_run, gv_dump_discard, j) != 0) {
-        ha_globals_set_text(err, errlen,
-                 "%s: the statement stopped waiting (KILL, "
-                 "max_execution_time or shutdown); the dump goes on and "
-                 "its file will be in stats_heap_dumps",
-                 variable);
+    /* On -1 the job belongs to gv_dump_discard. The wait is bounded
+     * like any wait for the disk (core/blockio.h). */
+    deadline = ha_blockio_deadline(&timeout_ms);
+    if (ha_task_offload_until(w, "writing a heap dump (dump_now)", deadline,
+                              ha_dump_job_run, gv_dump_discard, r,
+                              &late) != 0) {
+        if (late)
+            ha_globals_set_text(err, errlen,
+                                "%s: the dump was not written within "
+                                "disk_timeout_ms = %lld: the datadir's "
+                                "disk is not answering; the dump goes on, "
+                                "and its file will be in stats_heap_dumps "
+                                "if the disk answers",
+                                variable, (long long)timeout_ms);
+        else
+            ha_globals_set_text(err, errlen,
+                     "%s: the statement stopped waiting (KILL, "
+                     "max_execution_time or shutdown); the dump goes on and "
+                     "its file will be in stats_heap_dumps",
+                     variable);
         return -1;
     }
     rc = j->rc;
+    *bytes = j->bytes;
     if (rc == 0) {
+        /* Published (heap/dumpfiles.h: copied out of /dev/shm and linked
+         * into the datadir by the job): the push's cue. */
         ha_strlcpy(file, j->file, filelen);
-        ha_heap_published(vt->conn->ctx->heap);
+        ha_heap_published(r->heap);
     } else {
         ha_globals_set_text(err, errlen, "%s", j->err);
     }
-    free(j);
+    free(r);
     return rc;
 }
 
@@ -246,7 +291,7 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
         .prof_built = ha_mallctl_prof_built(ops),
     };
     char file[PATH_MAX], exe[PATH_MAX], rate[32];
-    struct stat sb;
+    long long bytes = -1;
     size_t lg = 0;
 
     info[0] = '\0';
@@ -280,21 +325,22 @@ ha_globals_apply(globals_vtab *vt, struct gv_change *c, char *info, size_t infol
                      r->name, c->value, rate);
         break;
     case GV_DUMP:
-        if (gv_dump(vt, r->name, file, sizeof(file), err, errlen) != 0)
+        if (gv_dump(vt, r->name, file, sizeof(file), &bytes, err,
+                    errlen) != 0)
             return -1;
         self_exe(exe, sizeof(exe));
         {
             /* SQL first: it names what jeprof would guess at in a
-             * stripped library (README: Operator workflow). */
+             * stripped library (docs/getting-started.md). */
             const char *base = strrchr(file, '/');
 
             base = base != NULL ? base + 1 : file;
-            if (stat(file, &sb) == 0)
+            if (bytes >= 0)
                 ha_globals_set_text(info, infolen,
                          "heap profile written to %s (%lld bytes); read it "
                          "with: SELECT * FROM heap_top('%s'); or jeprof "
                          "--text %s %s",
-                         file, (long long)sb.st_size, base, exe, file);
+                         file, bytes, base, exe, file);
             else
                 ha_globals_set_text(info, infolen,
                          "heap profile written to %s; read it with: SELECT "

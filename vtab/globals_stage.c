@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "core/blockio.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -74,28 +75,54 @@ gv_mallctl_error(globals_vtab *vt, const struct gv_row *r, int errnum,
     return ha_vtab_set_errmsg(&vt->base, "%s", err);
 }
 
-/* Refuses a dump_now that cannot succeed before anything changes. */
+/* The dump directory's probe, on the I/O thread (core/blockio.h). */
+struct gv_probe {
+    char prefix[PATH_MAX];
+    struct ha_mallctl_dirstate st;
+};
+
+static void
+gv_probe_run(void *arg)
+{
+    struct gv_probe *p = arg;
+
+    ha_mallctl_dir_probe(p->prefix, &p->st);
+}
+
+/* Refuses a dump_now that cannot succeed before anything changes: a
+ * directory that cannot take it, or a disk that does not answer. */
 static int
 gv_check_dump_dir(globals_vtab *vt, const struct gv_row *r)
 {
     const struct ha_mallctl_ops *ops = ha_globals_ops(vt);
-    struct ha_mallctl_dirstate st;
-    char prefix[PATH_MAX], reason[PATH_MAX + 128], err[PATH_MAX + 512];
+    struct gv_probe *p = calloc(1, sizeof(*p));
+    char reason[PATH_MAX + 128], err[PATH_MAX + 512], why[512];
+    int rc;
 
-    if (ha_mallctl_prof_prefix(ops, prefix, sizeof(prefix)) != 0 ||
-        prefix[0] == '\0') {
+    if (p == NULL)
+        return SQLITE_NOMEM;
+    if (ha_mallctl_prof_prefix(ops, p->prefix, sizeof(p->prefix)) != 0 ||
+        p->prefix[0] == '\0') {
+        free(p);
         ha_mallctl_dump_errmsg(EFAULT, r->name, NULL, "",
                                ha_mallctl_prof_built(ops), NULL, NULL, false,
                                err, sizeof(err));
         return ha_vtab_set_errmsg(&vt->base, "%s", err);
     }
-    ha_mallctl_dir_probe(prefix, &st);
-    if (!ha_mallctl_dir_problem(&st, reason, sizeof(reason)))
+    if (ha_blockio_call("checking the dump directory", gv_probe_run, free,
+                        p, why, sizeof(why)) != 0)
+        return ha_vtab_set_errmsg(&vt->base, "%s: %s; no dump was taken",
+                                  r->name, why);
+    if (!ha_mallctl_dir_problem(&p->st, reason, sizeof(reason))) {
+        free(p);
         return SQLITE_OK;
-    ha_mallctl_dump_errmsg(EFAULT, r->name, NULL, prefix,
-                           ha_mallctl_prof_built(ops), &st, NULL, false, err,
-                           sizeof(err));
-    return ha_vtab_set_errmsg(&vt->base, "%s", err);
+    }
+    ha_mallctl_dump_errmsg(EFAULT, r->name, NULL, p->prefix,
+                           ha_mallctl_prof_built(ops), &p->st, NULL, false,
+                           err, sizeof(err));
+    free(p);
+    rc = ha_vtab_set_errmsg(&vt->base, "%s", err);
+    return rc;
 }
 
 /* A per-arena decay list: every arena named must be in use. */

@@ -52,6 +52,14 @@
  *                                 64.0 MiB", "dump_interval_s = 60",
  *                                 "jemalloc-dump_now"); NULL: not
  *                                 recorded
+ *  18 cgroup_working_set_bytes INTEGER  the cgroup's working set then
+ *                                 (usage less inactive file cache); a
+ *                                 limit dump's, with its usage: the look
+ *                                 the watch decided on; NULL: no cgroup
+ *  19 allocated_bytes    INTEGER  jemalloc's stats.allocated when it was
+ *                                 taken (the host's; heapadmin's own
+ *                                 arena apart): what `bytes` estimates
+ *                                 from the samples; NULL: not recorded
  * Columns 7-12 but 10 read the file (and its .buildid), only when the
  * statement reads them (xBestIndex's colUsed); a file that does not
  * parse reads NULL there. The listing is heap/dumps.h's: on the worker
@@ -71,7 +79,8 @@
     "sample_period INTEGER, bytes INTEGER, objects INTEGER, "             \
     "build_id_mismatch TEXT, alloc_bytes INTEGER, alloc_objects INTEGER, " \
     "resident_bytes INTEGER, cgroup_usage_bytes INTEGER, "                \
-    "cgroup_limit_bytes INTEGER, peak INTEGER, reason TEXT)"
+    "cgroup_limit_bytes INTEGER, peak INTEGER, reason TEXT, "             \
+    "cgroup_working_set_bytes INTEGER, allocated_bytes INTEGER)"
 
 typedef struct dumps_cursor dumps_cursor;
 struct dumps_cursor {
@@ -203,6 +212,14 @@ dumps_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case 17:
         if (r->reason != NULL)
             sqlite3_result_text(ctx, r->reason, -1, SQLITE_TRANSIENT);
+        break;
+    case 18:
+        if (r->cgroup_working_set >= 0)
+            sqlite3_result_int64(ctx, r->cgroup_working_set);
+        break;
+    case 19:
+        if (r->allocated >= 0)
+            sqlite3_result_int64(ctx, r->allocated);
         break;
     case 11:
     case 12:

@@ -21,7 +21,9 @@
  *    3 ended               INTEGER  unix seconds, where known (a clean
  *                                   stop or exit); NULL otherwise
  *    4 last_seen           INTEGER  its last sign of life (a history
- *                                   sample or a dump), unix seconds
+ *                                   sample, a look of its limit watch
+ *                                   written down, or a dump), unix
+ *                                   seconds
  *    5 how                 TEXT     running (another process of the
  *                                   datadir), stopped, exited,
  *                                   oom-killed (the oom_kill count of its
@@ -36,6 +38,9 @@
  *    8 cgroup              TEXT     "v1 /svc", NULL: none
  *    9 memory_limit_bytes  INTEGER  NULL: none
  *   10 last_usage_bytes    INTEGER  its cgroup's usage at its last look
+ *                                   written down: near a limit, within
+ *                                   1 % of the limit of its watch's last
+ *                                   look (engine.c RUN_STEP)
  *   11 dumps               INTEGER  its dumps
  *   12 peak_dump           TEXT     its dump of highest resident memory,
  *                                   as heap_top takes it (under
@@ -43,6 +48,11 @@
  *                                   moved it)
  *   13 limit_dumps         TEXT     its limit dumps, ", "-joined
  *   14 last_dump           TEXT
+ *   15 last_working_set_bytes INTEGER  the working set at that look
+ *                                   (usage less inactive file cache)
+ *   16 limit_dump_usage_bytes INTEGER  the usage at the look its last
+ *                                   limit dump was decided on; NULL:
+ *                                   none recorded
  *
  * Settling a run that ended since the last look writes the verdict into
  * its record, so it reads the same later. Listed on the worker thread.
@@ -61,7 +71,8 @@
     "INTEGER, last_seen INTEGER, how TEXT, detail TEXT, "                 \
     "peak_resident_bytes INTEGER, cgroup TEXT, memory_limit_bytes "       \
     "INTEGER, last_usage_bytes INTEGER, dumps INTEGER, peak_dump TEXT, "  \
-    "limit_dumps TEXT, last_dump TEXT)"
+    "limit_dumps TEXT, last_dump TEXT, last_working_set_bytes INTEGER, "  \
+    "limit_dump_usage_bytes INTEGER)"
 
 typedef struct runs_cursor runs_cursor;
 struct runs_cursor {
@@ -213,6 +224,16 @@ runs_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         break;
     case 14:
         text_or_null(ctx, e->last_dump);
+        break;
+    case 15:
+        if (r->working_set >= 0)
+            sqlite3_result_int64(ctx, r->working_set);
+        break;
+    case 16:
+        if (r->n_limit_dumps > 0 &&
+            r->limit_dumps[r->n_limit_dumps - 1].usage >= 0)
+            sqlite3_result_int64(ctx,
+                                 r->limit_dumps[r->n_limit_dumps - 1].usage);
         break;
     default:
         break;

@@ -68,7 +68,7 @@ ha_is "redis-benchmark (set, get, lpush, hset) completes" 0 "$?"
 dump=$(basename "$(ag_dump "$sock")")
 ha_like "dump_now writes a dump" '^proxysql\.[0-9]+\.[0-9]+\.m[0-9]+\.heap$' "$dump"
 
-# The README's example (Allocation wrappers).
+# docs/allocation-sites.md's example.
 ag_sql "$sock" "SELECT function, alloc_bytes, flat_bytes, wrapper FROM heap_top('$dump') ORDER BY alloc_bytes DESC LIMIT 5"
 ha_like "the top allocator by alloc_bytes is redis's lpInsert, through zrealloc_usable (the wrapper column)" \
     $'^0:lpInsert\t[0-9]+\t[0-9]+\tzrealloc_usable\n' "$HA_RC:$HA_OUT"

@@ -106,6 +106,10 @@ for p in "$mpid" "${workers[@]}" "$rpid" "$gpid"; do
     ha_file_like "/metrics has process $p, labelled" "$HA_TMP/metrics.txt" \
         "^heapadmin_jemalloc_allocated_bytes\{pid=\"$p\",program=\"(nginx|redis-server|heapadmind)\"\} [1-9]"
 done
+ha_is "the gateway's own figures carry no ProxySQL names (it is no ProxySQL)" "" \
+    "$(grep -E "^proxysql_[a-z_]*\\{[^}]*pid=\"$gpid\"" "$HA_TMP/metrics.txt" | head -3)"
+ha_file_like "... while a served process's do, for ProxySQL dashboards" "$HA_TMP/metrics.txt" \
+    "^proxysql_jemalloc_bytes\\{pid=\"$rpid\",program=\"redis-server\",type=\"resident\"\\} [1-9]"
 ha_is "one HELP per family" 0 \
     "$(grep '^# HELP' "$HA_TMP/metrics.txt" | sort | uniq -d | wc -l)"
 ha_file_like "the agent's own memory is apart" "$HA_TMP/metrics.txt" \

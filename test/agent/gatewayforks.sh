@@ -159,7 +159,7 @@ if grep -aq __tsan_init "$host"; then
     # TSan's allocator is the host's malloc: jemalloc's profiler has
     # nothing to dump, and the child says so, naming its own live file.
     ha_like "/debug/pprof/heap?pid=$k is the child's answer (under TSan: no profiler)" \
-        "^404:live profile: .*/\.live\.$k\..*heap profiling is not available" \
+        "^404:live profile: .*/\.?live\.$k\..*heap profiling is not available" \
         "$code:$(head -c 400 "$HA_TMP/k.pb.gz")"
 else
     ha_is "/debug/pprof/heap?pid=$k answers a profile" "200:1f8b" \

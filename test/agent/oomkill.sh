@@ -5,8 +5,11 @@
 # (its leak 8x: 8 MiB/s, no bursts: a steady climb) under the agent in
 # a memory cgroup of its own with a 128 MiB limit set on the group's
 # parent (nested: the child has none of its own), until the kernel's OOM killer kills it. The limit
-# watch must take one dump at each of 0.80, 0.90 and 0.95 of the limit,
-# switching sampling on by itself on the way; restarted in the same
+# watch must sample from its start (a limit binds the process) and take
+# one dump at each of 0.80, 0.90 and 0.95 of the limit, each recorded at
+# or past its level; a process whose cgroup v2 group is the root (the
+# hybrid layout of a v1 memory group) must get no pressure trigger on the
+# whole machine's memory.pressure, and say so; restarted in the same
 # group, the new run's stats_previous_runs must say the last one was
 # OOM-killed (the group's oom_kill count moved), name its limit dumps and
 # its peak dump, and heap_top of the peak must name the leak first; the
@@ -30,7 +33,7 @@ trap 'ag_cg_cleanup; ha_cleanup' EXIT
 
 # run_case VERSION MOUNT: the whole story in one cgroup hierarchy.
 run_case() {
-    local v=$1 mp=$2 parent child data sock pid rc n log2 peak top kills
+    local v=$1 mp=$2 parent child data sock pid pid2 rc n log2 peak top kills
     if ! ag_cg_make "$v" "$mp" "heapadmin-oom-$v.$$" "$LIMIT"; then
         echo "# SKIP cgroup v$v: $AG_CG_WHY"
         return
@@ -47,7 +50,7 @@ datadir = "$data"
 admin_variables = { admin_credentials = "admin:admin"; mysql_ifaces = "$sock"; stats_system_memory = 1; }
 EOF
     # The leak at 8 MiB/s: killed within seconds; sampling off at start
-    # (the watch switches it on past half the limit).
+    # (the watch switches it on: a limit binds the process).
     env LD_PRELOAD="$HA_AGENT" MALLOC_CONF=prof:true,prof_active:false \
         HEAPADMIN_START_DELAY_MS=0 HEAPADMIN_LOG="$HA_TMP/agent-v$v.log" \
         HEAPADMIN_CONF="$HA_TMP/agent-v$v.cnf" GROWTHHOST_LEAK_X=8 \
@@ -74,13 +77,26 @@ EOF
     ha_file_like "cgroup v$v: the agent saw the parent's limit" \
         "$HA_TMP/agent-v$v.log" \
         "memory cgroup: v$v /heapadmin-oom-$v\.$$/run, memory limit 128\.0 MiB .* set by /heapadmin-oom-$v\.$$"
-    ha_file_like "cgroup v$v: the watch switched sampling on by itself" \
+    ha_file_like "cgroup v$v: the watch switched sampling on at its start" \
         "$HA_TMP/agent-v$v.log" \
-        "limit watch: working set at [0-9]+% of the memory limit, past limit_watch_sample_pct = 50: sampling switched on"
+        "limit watch: a memory limit binds the process: sampling switched on"
+    if [ "$(sed -n 's/^0:://p' /proc/self/cgroup)" = / ]; then
+        ha_file_like "cgroup v$v: no pressure trigger on the whole machine's file (the process's v2 group is the root)" \
+            "$HA_TMP/agent-v$v.log" \
+            "limit watch: no pressure trigger: the process has no cgroup v2 group of its own \(.*memory.pressure is the whole machine's\)"
+        ha_unlike "cgroup v$v: ... and none set" \
+            "the kernel signals memory pressure past" \
+            "$(cat "$HA_TMP/agent-v$v.log")"
+    fi
     for f in 0.80 0.90 0.95; do
         n=$(grep -c "limit watch: working set .* reached $f of the memory limit 128\.0 MiB.*: a limit dump" \
             "$HA_TMP/agent-v$v.log")
         ha_is "cgroup v$v: one limit dump at $f of the limit" 1 "$n"
+        n=$(grep -l "^reason working set .* reached $f of" \
+            "$data"/proxysql."$pid".*.heap.mem 2>/dev/null |
+            xargs -r awk -v f="$f" '/^cgroup_working_set / { ws = $2 } /^cgroup_limit / { lim = $2 } END { printf "%.4f %s", ws / lim, (ws >= f * lim) ? "at-or-past" : "below" }')
+        ha_like "cgroup v$v: ... recorded at or past it in its .mem ($n)" \
+            "^[01]\.[0-9]+ at-or-past$" "$n"
     done
     n=$(grep -l '^trigger limit$' "$data"/proxysql."$pid".*.heap.mem 2>/dev/null | wc -l)
     ha_is "cgroup v$v: three dumps of the run recorded as limit dumps" 3 "$n"
@@ -91,7 +107,8 @@ EOF
         HEAPADMIN_CONF="$HA_TMP/agent-v$v.cnf" GROWTHHOST_LEAK_X=0 \
         sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" -a' sh "$child" \
         "$host" >"$HA_TMP/host-v$v-2.out" 2>&1 &
-    HA_PIDS+=("$!")
+    pid2=$!
+    HA_PIDS+=("$pid2")
     if ! ag_wait_socket "$sock" 15; then
         ha_file_tail "$HA_TMP/agent-v$v-2.log"
         ha_fail "cgroup v$v: the restarted host serves"
@@ -126,6 +143,34 @@ EOF
     log2=$(cat "$HA_TMP/agent-v$v-2.log")
     ha_unlike "cgroup v$v: the quiet run takes no limit dump" \
         "a limit dump" "$log2"
+    ag_sql "$sock" "SELECT variable_value FROM global_variables WHERE variable_name = 'jemalloc-limit_watch_state'"
+    ha_like "cgroup v$v: its watch says it samples (a limit binds it)" \
+        "^watching: .*; levels 0\.80 0\.90 0\.95; sampling on \(lg_prof_sample 19\)(;|$)" \
+        "$HA_OUT"
+    kill -TERM "$pid2"
+    ha_wait_gone "$pid2" 10
+
+    # The operator's word stands: prof_active = false in the config.
+    sed -i 's/^jemalloc_variables.*//' "$HA_TMP/agent-v$v.cnf"
+    echo 'jemalloc_variables = { prof_active = false; }' >>"$HA_TMP/agent-v$v.cnf"
+    env LD_PRELOAD="$HA_AGENT" MALLOC_CONF=prof:true,prof_active:false \
+        HEAPADMIN_START_DELAY_MS=0 HEAPADMIN_LOG="$HA_TMP/agent-v$v-3.log" \
+        HEAPADMIN_CONF="$HA_TMP/agent-v$v.cnf" GROWTHHOST_LEAK_X=0 \
+        sh -c 'echo $$ > "$1/cgroup.procs" && exec "$2" -a' sh "$child" \
+        "$host" >"$HA_TMP/host-v$v-3.out" 2>&1 &
+    pid2=$!
+    HA_PIDS+=("$pid2")
+    if ! ag_wait_socket "$sock" 15; then
+        ha_file_tail "$HA_TMP/agent-v$v-3.log"
+        ha_fail "cgroup v$v: the host configured with prof_active = false serves"
+        return
+    fi
+    ag_sql "$sock" "SELECT variable_value FROM global_variables WHERE variable_name IN ('jemalloc-prof_active', 'jemalloc-limit_watch_state') ORDER BY variable_name"
+    ha_like "cgroup v$v: prof_active = false in the config: the watch leaves sampling off, and says so" \
+        "^false
+watching: .*; sampling off \(jemalloc_variables\.prof_active = false\)(;|$)" "$HA_OUT"
+    kill -TERM "$pid2"
+    ha_wait_gone "$pid2" 10
 }
 
 ran=0

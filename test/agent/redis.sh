@@ -7,7 +7,8 @@
 # redis's own function names, a clean SIGTERM; then redis --daemonize yes
 # (the surviving child serves, the exited parent's socket is gone) and
 # BGSAVE under load (the BGSAVE child never serves). The agent writes
-# nothing to redis's stdout or stderr, exports only malloc_conf, carries
+# nothing to redis's stdout or stderr, exports only malloc_conf (and
+# heapadmin_agent_attach, heapadmin-attach's entry), carries
 # no libevent/SQLite/libconfig/jemalloc dependency, and stays inert in a
 # process without jemalloc.
 
@@ -23,7 +24,8 @@ ha_require readelf binutils
 # --- the shared object itself -------------------------------------------------
 
 exports=$(nm -D --defined-only "$HA_AGENT" | awk '{print $3}' | sort -u | tr '\n' ' ')
-ha_is "the agent exports only malloc_conf" "malloc_conf " "$exports"
+ha_is "the agent exports only malloc_conf and heapadmin-attach's entry" \
+    "heapadmin_agent_attach malloc_conf " "$exports"
 needed=$(readelf -d "$HA_AGENT" | sed -n 's/.*Shared library: \[\(.*\)\]/\1/p' | tr '\n' ' ')
 ha_unlike "no NEEDED on libevent, libsqlite3, libconfig or libjemalloc" \
     "libevent|libsqlite3|libconfig|libjemalloc" "$needed"

@@ -212,10 +212,10 @@ for label in before after; do
     ha_diag "$out"
     ha_like "'live' ($label jemalloc's print): every check holds" "ALL OK" "$out"
 done
-# The README's example, as it prints it.
+# docs/rss-and-leaks.md's example, as it prints it.
 ag_sql "$sock" "SELECT size_class, live_regions, round(class_share, 1) AS share, exact_share, substr(stack, instr(stack, ';processInputBuffer;') + 20) AS stack FROM heap_fragmentation_stacks('live') LIMIT 4"
-ha_diag "README example:" "$HA_OUT"
-ha_like "the README's example: 1280, 512 and 224 first, at the values' stack, exactly" \
+ha_diag "docs/rss-and-leaks.md's example:" "$HA_OUT"
+ha_like "docs/rss-and-leaks.md's example: 1280, 512 and 224 first, at the values' stack, exactly" \
     "^1280	[0-9]+	100\.0	1\.0	processMultibulkBuffer;createStringObject;_sdsnewlen;zmalloc_usable
 512	[0-9]+	100\.0	1\.0	processMultibulkBuffer;createStringObject;_sdsnewlen;zmalloc_usable
 224	[0-9]+	100\.0	1\.0	processMultibulkBuffer;createStringObject;_sdsnewlen;zmalloc_usable

@@ -2,14 +2,19 @@
 # SPDX-License-Identifier: MIT
 #
 # Debian's unmodified redis-server under the agent in a memory cgroup
-# limited to 160 MiB, filled with SETs (no maxmemory: redis takes what it
+# limited to 192 MiB, filled with SETs (no maxmemory: redis takes what it
 # is given) in about two seconds, until the kernel's OOM killer ends it:
-# faster than any period of the watch's own. The agent, never configured
-# for it, must take its limit dumps on the way (sampling switched on by
-# the watch); restarted in the same group, redis's agent must say the
-# last run was OOM-killed, and the limit dumps must name redis's own
-# functions: its string code (_sdsnewlen) as the allocation site, past
-# its allocator wrapper (zmalloc_usable, heap_top's wrapper column).
+# faster than any period of the watch's own. The agent, configured with
+# nothing but its datadir, must sample from its start (a limit binds the
+# process) and take its limit dumps on the way, each recorded at or past
+# its level (the working set in its .mem, the look it was decided on),
+# the last one's profile holding at least 80 % of the heap then
+# (jemalloc's stats.allocated, recorded beside it); restarted in the same
+# group, redis's agent must say the last run was OOM-killed, with the
+# usage near the kill (at least the last limit dump's), and the limit
+# dumps must name redis's own functions: its string code (_sdsnewlen) as
+# the allocation site, past its allocator wrapper (zmalloc_usable,
+# heap_top's wrapper column).
 #
 # Twice: as root, where the kernel wakes the watch at each level (v1
 # usage thresholds: every level gets a dump of its own, taken before the
@@ -28,7 +33,7 @@ ha_require redis-benchmark redis-tools
 ha_require mariadb mariadb-client
 ha_require setpriv util-linux
 
-LIMIT=$((160 << 20))
+LIMIT=$((192 << 20))
 trap 'ag_cg_cleanup; ha_cleanup' EXIT
 
 v=
@@ -47,7 +52,7 @@ if ! ag_cg_make "$v" "$mp" "heapadmin-redis.$$" "$LIMIT"; then
     echo "1..0 # SKIP cgroup v$v: $AG_CG_WHY"
     exit 77
 fi
-ha_pass "cgroup v$v: $AG_CG_PARENT limited to 160 MiB"
+ha_pass "cgroup v$v: $AG_CG_PARENT limited to 192 MiB"
 group=$AG_CG_CHILD
 
 port=$(ha_free_port)
@@ -78,7 +83,7 @@ start_redis() {
     fi
 }
 
-# fill LABEL: SETs of 2000 bytes, 3000 at a time (about 6 MiB: 160 MiB in
+# fill LABEL: SETs of 2000 bytes, 3000 at a time (about 6 MiB: 192 MiB in
 # two to three seconds here), until the kernel kills redis; checks that
 # it did. Sets dead.
 fill() {
@@ -100,19 +105,19 @@ fill() {
 # levels LOG: the working set at each limit dump in LOG, as share of the
 # limit and level, one "share level" a line.
 levels() {
-    sed -nE 's/.*limit watch: working set ([0-9.]+) MiB reached (0\.[0-9]+) of the memory limit 160\.0 MiB.*: a limit dump$/\1 \2/p' "$1" |
-        awk '{ printf "%.3f %s\n", $1 / 160, $2 }'
+    sed -nE 's/.*limit watch: working set ([0-9.]+) MiB reached (0\.[0-9]+) of the memory limit 192\.0 MiB.*: a limit dump$/\1 \2/p' "$1" |
+        awk '{ printf "%.3f %s\n", $1 / 192, $2 }'
 }
 
 # --- as root: the kernel's thresholds wake the watch at each level -------------------
 
 start_redis "$HA_TMP/root"
 ha_file_like "the agent found the limit on its own" "$HA_TMP/root/agent.log" \
-    "memory cgroup: v$v .*memory limit 160\.0 MiB"
+    "memory cgroup: v$v .*memory limit 192\.0 MiB"
+ha_file_like "... and sampled from its start" "$HA_TMP/root/agent.log" \
+    "limit watch: a memory limit binds the process: sampling switched on \(lg_prof_sample 19\), so that its limit dumps hold the whole heap"
 fill root
 ha_is "... by the OOM killer" 1 "$(ag_cg_oom_kills "$v" "$group")"
-ha_file_like "... having switched sampling on by itself" "$HA_TMP/root/agent.log" \
-    "limit watch: working set at [0-9]+% of the memory limit, past limit_watch_sample_pct = 50: sampling switched on"
 got=$(levels "$HA_TMP/root/agent.log")
 echo "# limit dumps (share of the limit, level):" $got
 if [ "$v" = 1 ]; then
@@ -128,14 +133,40 @@ else
 fi
 
 # read_back DIR LABEL [USER]: redis restarted in the same group and
-# datadir says the last run ($dead) was OOM-killed, lists its limit dumps,
-# and the last names redis's own functions.
+# datadir says the last run ($dead) was OOM-killed, with the usage near
+# the kill, lists its limit dumps, each at or past its level, the last
+# holding at least 80 % of the heap and naming redis's own functions.
 read_back() {
-    local dir=$1 who=$2 last
+    local dir=$1 who=$2 last rows n
     start_redis "$dir" "${3:-}"
     ag_sql "$sock" "SELECT how FROM stats_previous_runs WHERE pid = $dead"
     ha_is "$who: the restarted redis says the last run was OOM-killed" \
         "0:oom-killed" "$HA_RC:$HA_OUT"
+    # Every limit dump at or past its level, on the working set its .mem
+    # records (what the watch decided on); one per level.
+    ag_sql "$sock" "SELECT substr(reason, instr(reason, ' reached ') + 9, 4), cgroup_working_set_bytes, cgroup_limit_bytes FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' AND reason LIKE '% reached %' ORDER BY seq"
+    rows=$HA_OUT
+    echo "# $who: limit dumps (level, working set as share of the limit):" \
+        $(awk '{ printf "%s %.4f ", $1, $2 / $3 }' <<<"$rows")
+    ha_is "$who: one limit dump per level" "0.80 0.90 0.95" \
+        "$(awk '{ print $1 }' <<<"$rows" | xargs)"
+    ha_is "$who: ... each recorded at or past its level" "" \
+        "$(awk '$2 * 10000 < $1 * 10000 * $3 || $3 != '"$LIMIT"' { print }' <<<"$rows")"
+    # The last one holds the heap: its profile's total (jeprof's scaling
+    # of the samples) against jemalloc's allocated bytes then.
+    ag_sql "$sock" "SELECT bytes, allocated_bytes, cgroup_working_set_bytes FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' ORDER BY seq DESC LIMIT 1"
+    read -r n alloc ws <<<"$HA_OUT"
+    echo "# $who: the last limit dump's profile: $n bytes of $alloc allocated ($(awk -v a="$n" -v b="$alloc" 'BEGIN { printf "%.3f", a / b }')), of a working set of $ws ($(awk -v a="$n" -v b="$ws" 'BEGIN { printf "%.3f", a / b }'))"
+    ha_ok "$who: ... and the last holds at least 80 % of the heap's bytes" \
+        awk -v a="$n" -v b="$alloc" 'BEGIN { exit !(b > 0 && a >= 0.8 * b) }'
+    # The usage near the kill: a look after the last limit dump's.
+    ag_sql "$sock" "SELECT last_usage_bytes, limit_dump_usage_bytes, memory_limit_bytes FROM stats_previous_runs WHERE pid = $dead"
+    read -r n dumpu lim <<<"$HA_OUT"
+    echo "# $who: usage at the last look $n, at the last limit dump $dumpu, limit $lim"
+    ha_ok "$who: ... with the usage near the kill, at least the last limit dump's" \
+        test "${n:-0}" -ge "${dumpu:-1}" -a "${dumpu:-1}" -ge $((LIMIT * 95 / 100))
+    ha_file_like "$who: ... which the start-up log says" "$dir/agent.log" \
+        "previous run: redis-server pid $dead, .*OOM-killed .*usage [0-9.]+ MiB at its last look \(working set [0-9.]+ MiB, (0\.9[5-9][0-9]|1\.000) of the limit\)"
     ag_sql "$sock" "SELECT file_name FROM stats_heap_dumps WHERE pid = $dead AND kind = 'limit' ORDER BY mtime DESC LIMIT 1"
     last=$HA_OUT
     ha_like "... its limit dumps are listed" "^proxysql\.$dead\.[0-9]+\.m[0-9]+\.heap$" "$last"
@@ -161,8 +192,8 @@ ha_is "... by the OOM killer" 2 "$(ag_cg_oom_kills "$v" "$group")"
 ha_file_like "... where the kernel gives it no usage threshold" \
     "$HA_TMP/user/agent.log" \
     "limit watch: no usage thresholds from the kernel .*the watch reads the usage itself"
-ha_file_like "... having switched sampling on by itself" "$HA_TMP/user/agent.log" \
-    "limit watch: working set at [0-9]+% of the memory limit, past limit_watch_sample_pct = 50: sampling switched on"
+ha_file_like "... having sampled from its start" "$HA_TMP/user/agent.log" \
+    "limit watch: a memory limit binds the process: sampling switched on"
 got=$(levels "$HA_TMP/user/agent.log")
 echo "# limit dumps (share of the limit, level):" $got
 ha_ok "... and taking limit dumps on the way ($(echo "$got" | grep -c .))" \

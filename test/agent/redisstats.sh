@@ -61,6 +61,11 @@ ours() {
 ours before
 timeout 10 redis-cli -p "$port" memory malloc-stats >"$HA_TMP/malloc_stats.txt"
 ours after
+# The kernel's own count, read the moment our last query answered: on a
+# loaded machine the agent may give its code pages back before redis's
+# timer next reads /proc (it did: ours 22.7 MB, redis's ten readings 21.0
+# to 21.1 MB, one agent's worth of code pages lower).
+rss_kernel=$(awk '/^VmRSS:/ { print $2 * 1024 }' "/proc/$rpid/status")
 # Redis's used_memory_rss is the reading of its timer (serverCron, every
 # 100 ms), not of the moment asked: let one pass after our last query so
 # it counts the pages that query touched, as our figure does.
@@ -163,8 +168,8 @@ ha_like "... over at least three busy size classes" \
 rss_ours=$(awk '$1 == "rss" {print $3}' "$HA_TMP/breakdown.after")
 parts=$(awk '$2 == "part" {s += $3} END {print s}' "$HA_TMP/breakdown.after")
 ha_is "the breakdown's parts add up to its RSS in redis" "$rss_ours" "$parts"
-ha_ok "its RSS ($rss_ours) is one of redis's used_memory_rss readings after it (${rss_redis# }) within 3%" \
-    awk -v a="$rss_ours" -v bs="$rss_redis" 'BEGIN { n = split(bs, b, " "); for (i = 1; i <= n; i++) { d = a - b[i]; if (d < 0) d = -d; if (b[i] > 0 && d <= 0.03 * b[i]) exit 0 } exit 1 }'
+ha_ok "its RSS ($rss_ours) is the kernel's VmRSS right after it ($rss_kernel) or one of redis's used_memory_rss readings after it (${rss_redis# }) within 3%" \
+    awk -v a="$rss_ours" -v bs="$rss_kernel $rss_redis" 'BEGIN { n = split(bs, b, " "); for (i = 1; i <= n; i++) { d = a - b[i]; if (d < 0) d = -d; if (b[i] > 0 && d <= 0.03 * b[i]) exit 0 } exit 1 }'
 
 kill -TERM "$rpid"
 ha_wait_gone "$rpid" 10 || ha_fail "redis stops on SIGTERM"

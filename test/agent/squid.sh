@@ -49,7 +49,7 @@ EOF
 chmod 600 "$HA_TMP/agent.cnf"
 ag_backend 1 2000
 
-# squid is not linked with jemalloc: the agent's README line for such
+# squid is not linked with jemalloc: docs/agent.md's line for such
 # hosts (LD_PRELOAD="agent.so libjemalloc.so.2").
 ag_env
 env "${AG_ENV[@]}" LD_PRELOAD="$HA_AGENT libjemalloc.so.2" \

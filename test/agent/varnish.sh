@@ -34,7 +34,7 @@ vport=$(ha_free_port)
 ag_env
 AG_ENV+=(MALLOC_CONF=prof:true,prof_active:false,lg_prof_sample:8)
 # -j none: varnish's default jail would run the cache process as another
-# user, who would need the datadir too (the README's deployment notes).
+# user, who would need the datadir too (docs/agent.md's deployment notes).
 env "${AG_ENV[@]}" HEAPADMIN_DATADIR="$data" HEAPADMIN_FORK=per-process \
     varnishd -F -j none -n "$HA_TMP/varnish" -a "127.0.0.1:$vport" \
     -b "127.0.0.1:$bport" -s malloc,32m \

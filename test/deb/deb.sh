@@ -285,6 +285,10 @@ if grep -q 'package heapadmin-agent in control file but not in files list' \
 else
     has_path "heapadmin-agent ships the agent" heapadmin-agent '^-rw-r--r--$' \
         "/usr/lib/$MULTIARCH/heapadmin/heapadmin-agent.so"
+    has_path "heapadmin-agent ships heapadmin-attach" heapadmin-agent \
+        '^-rwxr-xr-x$' /usr/sbin/heapadmin-attach
+    has_path "heapadmin-agent ships heapadmin-attach(8)" heapadmin-agent . \
+        /usr/share/man/man8/heapadmin-attach.8.gz
     has_path "heapadmin-agent ships heapadmin-agent(8)" heapadmin-agent . \
         /usr/share/man/man8/heapadmin-agent.8.gz
     has_path "heapadmin-agent ships the redis-server drop-in" heapadmin-agent . \
@@ -318,6 +322,10 @@ has_path "heapadmind: the unit" heapadmind '^-rw-r--r--$' \
 has_path "heapadmind: the logrotate file" heapadmind '^-rw-r--r--$' \
     /etc/logrotate.d/heapadmind
 has_path "heapadmind: heapadmind(8)" heapadmind . /usr/share/man/man8/heapadmind.8.gz
+has_path "heapadmind: the docs by topic beside the README" heapadmind . \
+    /usr/share/doc/heapadmind/docs/getting-started.md.gz
+has_path "heapadmind: the generated reference" heapadmind . \
+    /usr/share/doc/heapadmind/docs/reference/config.md.gz
 has_path "libheapadmin0: the library" libheapadmin0 . \
     "/usr/lib/$MULTIARCH/libheapadmin.so.0.0.0"
 has_path "libheapadmin-dev: the header" libheapadmin-dev . /usr/include/heapadmin.h

@@ -59,6 +59,41 @@ else
 fi
 libdir=$(dirname "$lib")
 
+# docs/embedding.md's snippet and compile command, as a host would paste
+# them: the snippet's file-scope lines stay at file scope, its statements
+# go into main(), log_warning() is the host's (stdio here); then the
+# page's cc command line, as written, against the staged install.
+if python3 - "$HA_SRCDIR/docs/embedding.md" "$HA_TMP/myservice.c" \
+        "$HA_TMP/cc-docs.sh" <<'EOF'
+import re, sys
+text = open(sys.argv[1]).read()
+mark = r'<!-- test: [^\n]*test/embed/embed\.sh[^\n]*-->\n'
+code = re.search(mark + r'```c\n(.*?)```', text, re.S).group(1)
+cmd = re.search(mark + r'```sh\n(.*?)```', text, re.S).group(1)
+head, sep, body = code.partition('HEAPADMIN_DEFINE_MALLOC_CONF;')
+first, _, body = body.partition('\n')
+open(sys.argv[2], 'w').write(
+    '#include <stdio.h>\n'
+    '#define log_warning(...) fprintf(stderr, __VA_ARGS__)\n'
+    + head + sep + first + '\n\nint\nmain(void)\n{\n' + body
+    + '    return 0;\n}\n')
+open(sys.argv[3], 'w').write(cmd)
+EOF
+then
+    export PKG_CONFIG_SYSROOT_DIR=$stage
+    export PKG_CONFIG_PATH=$(dirname "$pc")
+    if (cd "$HA_TMP" && bash -e cc-docs.sh) >"$HA_TMP/cc-docs.log" 2>&1 &&
+        [ -x "$HA_TMP/myservice" ]; then
+        ha_pass "docs/embedding.md: its snippet builds with its cc command"
+    else
+        ha_fail "docs/embedding.md: its snippet builds with its cc command" \
+            "$(cat "$HA_TMP/cc-docs.sh" "$HA_TMP/myservice.c" "$HA_TMP/cc-docs.log")"
+    fi
+    unset PKG_CONFIG_SYSROOT_DIR PKG_CONFIG_PATH
+else
+    ha_fail "docs/embedding.md has the snippet and the cc command this test runs"
+fi
+
 # run_host MODE: one full session with the example host.
 run_host() {
     local mode=$1 port data out err hpid dump sock

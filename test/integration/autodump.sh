@@ -85,7 +85,7 @@ ha_stop
 
 # --- a dump that cannot finish never stalls the sessions ----------------------------
 # The next timed dump's file is made a FIFO where jemalloc will create it
-# (in memory, /dev/shm/heapadmin.<pid>, or without tmpfs the staging
+# (in memory, /dev/shm/heapadmin.<pid>.<random>, or without tmpfs the staging
 # directory; its naming is the last dump's counters plus one), so
 # prof.dump blocks in open() until something reads it, holding
 # jemalloc's dump lock as a stalled disk would. It is written on the
@@ -103,8 +103,8 @@ last=$(find "$HA_DATADIR" -maxdepth 1 -name 'proxysql.*.m*.heap' -printf '%f\n' 
     sort -t. -k3,3n | tail -1)
 IFS=. read -r _ dpid seq mseq _ <<<"$last"
 mseq=${mseq#m}
-stage=/dev/shm/heapadmin.$dpid
-[ -d "$stage" ] || stage=$HA_DATADIR/.heapadmin-staging
+stage=$(find /dev/shm -maxdepth 1 -type d -name "heapadmin.$dpid.*" | head -1)
+[ -n "$stage" ] && [ -d "$stage" ] || stage=$HA_DATADIR/.heapadmin-staging
 fifo=$stage/proxysql.$dpid.$((seq + 1)).m$((mseq + 1)).heap
 mkfifo "$fifo" || ha_bail "cannot make $fifo"
 if wait_log "automatic dump \(dump_interval_s = 2\) skipped: the last one is still being written" 8; then

@@ -165,7 +165,10 @@ ha_diag "growth.json:" "$got"
 ha_is "... ranks as heap_growth does" "top $sql_top" "$(grep '^top ' <<<"$got")"
 ha_like "... with every drawn row's bytes at each dump, and the total" \
     "^series True [3-8] True$" "$got"
-ha_like "... the leak's series rises to its last bytes" "^leak True steady True$" "$got"
+# steady, or growing when a starved host missed a tick between two dumps
+# (seen at load 27): both say it rises; heap_growth's own pattern is
+# checked above.
+ha_like "... the leak's series rises to its last bytes" "^leak True (steady|growing) True$" "$got"
 ha_like "... and a tree of the growing stacks that holds the leak" \
     "^tree True True$" "$got"
 code=$(curl -sS -u stats:stats -o "$HA_TMP/bad.txt" -w '%{http_code}' \
@@ -197,12 +200,16 @@ ha_file_like "... and in the flame graph" "$HA_TMP/growth.html" \
 ha_sql "SELECT component, bytes, round(pct_of_rss, 1), substr(detail, 1, 80) FROM stats_memory_breakdown"
 ha_diag "stats_memory_breakdown:" "$HA_OUT"
 # One scan: every row comes from the same reading.
+# The host leaks 1 MiB a second: the kernel's VmRSS is read just before
+# and just after the query, and the row must lie between them, give or
+# take 2 % (on a loaded machine the query took long enough for 9 MiB).
+vm0=$(awk '/^VmRSS/ {print $2 * 1024}' "/proc/$hpid/status")
 ha_sql "SELECT max(CASE component WHEN 'rss' THEN bytes END), sum(CASE kind WHEN 'part' THEN bytes END) FROM stats_memory_breakdown"
 read -r rss parts <<<"$HA_OUT"
-vmrss=$(awk '/^VmRSS/ {print $2 * 1024}' "/proc/$hpid/status")
+vm1=$(awk '/^VmRSS/ {print $2 * 1024}' "/proc/$hpid/status")
 ha_is "the parts add up to the rss row" "$rss" "$parts"
-ha_ok "the rss row ($rss) is the kernel's VmRSS ($vmrss) within 2%" \
-    awk -v a="$rss" -v b="$vmrss" 'BEGIN { d = a - b; if (d < 0) d = -d; exit !(b > 0 && d <= 0.02 * b) }'
+ha_ok "the rss row ($rss) is the kernel's VmRSS around the query ($vm0..$vm1) within 2%" \
+    awk -v a="$rss" -v lo="$vm0" -v hi="$vm1" 'BEGIN { if (hi < lo) { t = lo; lo = hi; hi = t }; exit !(lo > 0 && a >= 0.98 * lo && a <= 1.02 * hi) }'
 ha_sql "SELECT bytes FROM stats_memory_breakdown WHERE component = 'other.anonymous'"
 ha_ok "jemalloc's figures explain the anonymous pages (other.anonymous $HA_OUT < 2% of RSS)" \
     awk -v a="$HA_OUT" -v b="$rss" 'BEGIN { exit !(a != "" && a >= 0 && a <= 0.02 * b) }'

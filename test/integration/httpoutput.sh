@@ -194,6 +194,47 @@ ha_is "... one line of text" 1 "$(wc -l <"$HA_TMP/b")"
 status=$(curl -s --max-time 10 -u stats:stats -o "$HA_TMP/b" -w '%{http_code}' \
     "$url/pprof/heap?dump=proxysql.4242.9.m0.heap%0d%0aX-Injected:%201")
 ha_ok "... nor the 404 of a dump name with CR/LF ($status)" sh -c "! grep -q \$'\\r' '$HA_TMP/b' && [ \$(wc -l <'$HA_TMP/b') = 1 ]"
+
+# A reply cut short by KILL: the client sees the connection close before
+# its Content-Length, and the log says so (issue 35: a soak's killed
+# scrapes ended so, and nothing said it).
+timeout -k 5 60 "$PY" - "$hport" "$dump" "$HA_TMP/read-now" >"$HA_TMP/killed.out" <<'PY' &
+import base64, os, socket, sys, time
+hport, dump, flag = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+auth = base64.b64encode(b"stats:stats").decode()
+s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+s.connect(("127.0.0.1", hport))
+s.sendall(("GET /pprof/heap?dump=%s HTTP/1.1\r\nHost: x\r\n"
+           "Authorization: Basic %s\r\n\r\n" % (dump, auth)).encode())
+while not os.path.exists(flag):
+    time.sleep(0.05)
+s.settimeout(30)
+data = b""
+try:
+    while True:
+        b = s.recv(1 << 20)
+        if not b:
+            break
+        data += b
+except OSError as e:
+    print("error %s" % e)
+head, _, body = data.partition(b"\r\n\r\n")
+print("length %s" % [l.split(b":")[1].strip().decode() for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")])
+print("body %d" % len(body))
+PY
+reader=$!
+ha_sql_wait 1 "SELECT count(*) FROM stats_admin_sessions WHERE info LIKE 'GET /pprof/heap?dump=%' AND state = 'Sending to client'"
+ha_sql "SELECT id FROM stats_admin_sessions WHERE info LIKE 'GET /pprof/heap?dump=%'"
+ha_sql "KILL $HA_OUT"
+: >"$HA_TMP/read-now"
+wait "$reader"
+ha_diag "$(cat "$HA_TMP/killed.out")"
+got=$(sed -n 's/^body \([0-9]*\)$/\1/p' "$HA_TMP/killed.out")
+ha_ok "a reply whose request is killed ends short of its Content-Length of $size (${got:-?} bytes)" \
+    test -n "$got" -a "${got:-0}" -lt "$size"
+ha_file_like "... and the log says so" "$HA_LOG" \
+    "http: 127\\.0\\.0\\.1:[0-9]+: GET /pprof/heap\\?dump=$dump: the reply was cut after [0-9]+ of its $size bytes: its request was killed \\(KILL\\); the connection is closed"
 ha_stop
 
 # net_write_timeout: a client that takes nothing for that long is cut

@@ -390,6 +390,107 @@ def sc_fd_flood(port, n):
     sys.stdin.read()
 
 
+def trip_throttle(port):
+    """Wrong passwords from this address on new connections until one is
+    refused outright: the login throttle is on."""
+    for _ in range(60):
+        t = connect(port)
+        try:
+            _, g = read_packet(t)
+            if g[:1] == b"\xff":
+                return
+            t.sendall(handshake_response(scramble_of(g), password=b"guess"))
+            _, p = read_packet(t)
+            if describe(p).startswith("err 1129"):
+                return
+        except (EOFError, ConnectionResetError, socket.timeout):
+            pass
+        finally:
+            t.close()
+
+
+def greeting_when_let_in(port):
+    """A connection past the throttle's refusal at accept: (socket, seq,
+    greeting), waiting as told while it refuses."""
+    for _ in range(100):
+        s = connect(port)
+        seq, g = read_packet(s)
+        if g[:1] == b"\x0a":
+            return s, seq, g
+        s.close()
+        time.sleep(0.2)
+    raise RuntimeError("the throttle never let a connection in")
+
+
+def sc_throttle_midlogin(port):
+    """The throttle begins between a connection's greeting and its reply:
+    the reply is refused with ERR 1129 with the next sequence id (2),
+    which is what a driver checks before it reads the error. Prints
+    "seq <n> <describe>"."""
+    s, _, greeting = greeting_when_let_in(port)
+    trip_throttle(port)
+    s.sendall(handshake_response(scramble_of(greeting)))
+    try:
+        seq, p = read_packet(s)
+        print("seq %d %s" % (seq, describe(p)))
+    except (EOFError, ConnectionResetError, BrokenPipeError):
+        print("closed")
+    except socket.timeout:
+        print("silent")
+
+
+def relay(a, b):
+    """Copies a to b until a ends, then shuts b's writing side."""
+    try:
+        while True:
+            data = a.recv(65536)
+            if not data:
+                break
+            b.sendall(data)
+    except OSError:
+        pass
+    try:
+        b.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+def sc_throttle_proxy(port, listen_port, count):
+    """A proxy on listen_port for count connections of a real driver, each
+    made to meet the throttle between the server's greeting and its
+    reply: the greeting goes to the driver, the driver's reply is held
+    while wrong passwords from other connections turn the throttle on,
+    then it goes on, and the server's answer back. Prints "ready" once
+    listening, then one line per connection served."""
+    import threading
+
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("127.0.0.1", int(listen_port)))
+    ls.listen(8)
+    ls.settimeout(60)
+    print("ready", flush=True)
+    for _ in range(int(count)):
+        c, _ = ls.accept()
+        c.settimeout(10)
+        try:
+            u, seq, greeting = greeting_when_let_in(port)
+            c.sendall(packet(greeting, seq))
+            hdr = recv_exact(c, 4)
+            body = recv_exact(c, hdr[0] | hdr[1] << 8 | hdr[2] << 16)
+            trip_throttle(port)
+            u.sendall(hdr + body)
+            t = threading.Thread(target=relay, args=(u, c))
+            t.start()
+            relay(c, u)
+            t.join(10)
+            print("served", flush=True)
+        except (OSError, EOFError, RuntimeError) as e:
+            print("failed %s" % e, flush=True)
+        finally:
+            c.close()
+
+
 SCENARIOS = {
     "first_packet": sc_first_packet,
     "garbage_first": sc_garbage_first,
@@ -409,6 +510,8 @@ SCENARIOS = {
     "no_read": sc_no_read,
     "fd_flood": sc_fd_flood,
     "slow_execute": sc_slow_execute,
+    "throttle_midlogin": sc_throttle_midlogin,
+    "throttle_proxy": sc_throttle_proxy,
 }
 
 if __name__ == "__main__":
