@@ -486,20 +486,36 @@ ha_server_listen(struct ha_server *s, char *err, size_t errlen)
     return 0;
 }
 
+void
+ha_server_listen_files(const struct ha_server *s, struct ha_listen_look *look)
+{
+    for (size_t i = 0; s != NULL && !s->stopped && i < s->n_listeners; i++) {
+        const struct listener *li = &s->listeners[i];
+
+        if (li->l != NULL && li->iface.kind == HA_IFACE_UNIX)
+            (void)ha_listen_look_add(look, li->iface.path, &li->file);
+    }
+}
+
 int
-ha_server_check_listeners(struct ha_server *s, char *err, size_t errlen)
+ha_server_check_listeners(struct ha_server *s,
+                          const struct ha_listen_look *look, char *err,
+                          size_t errlen)
 {
     int lost = 0;
 
-    if (s->stopped)
+    if (s == NULL || s->stopped)
         return 0;
     for (size_t i = 0; i < s->n_listeners; i++) {
         struct listener *li = &s->listeners[i];
         enum ha_listen_file_state fs = HA_LISTEN_FILE_OURS;
         uid_t owner = 0;
 
+        /* What the look off the loop saw of its file (an lstat in the
+         * datadir waits for its disk: core/blockio.h). */
         if (li->l != NULL && li->iface.kind == HA_IFACE_UNIX)
-            fs = ha_listen_file_check(li->iface.path, &li->file, &owner);
+            fs = ha_listen_look_find(look, li->iface.path, &li->file,
+                                     &owner);
         if (fs != HA_LISTEN_FILE_OURS) {
             /* Its clients reach it by name: a socket without one (a tmp
              * cleaner deleted the file) or under a name another process

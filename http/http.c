@@ -1437,8 +1437,20 @@ ha_http_listen_agent(struct ha_http *h, const char *path, char *err,
     return 0;
 }
 
+void
+ha_http_agent_files(const struct ha_http *h, struct ha_listen_look *look)
+{
+    for (size_t i = 0; h != NULL && i < h->n_ls; i++) {
+        const struct http_listener *l = &h->ls[i];
+
+        if (l->path[0] != '\0' && l->bound != NULL)
+            (void)ha_listen_look_add(look, l->path, &l->file);
+    }
+}
+
 int
-ha_http_check_agent(struct ha_http *h, char *err, size_t errlen)
+ha_http_check_agent(struct ha_http *h, const struct ha_listen_look *look,
+                    char *err, size_t errlen)
 {
     for (size_t i = 0; h != NULL && i < h->n_ls; i++) {
         struct http_listener *l = &h->ls[i];
@@ -1448,7 +1460,8 @@ ha_http_check_agent(struct ha_http *h, char *err, size_t errlen)
 
         if (l->path[0] == '\0' || l->bound == NULL)
             continue;
-        fs = ha_listen_file_check(l->path, &l->file, &owner);
+        /* As the look off the loop saw it (core/blockio.h). */
+        fs = ha_listen_look_find(look, l->path, &l->file, &owner);
         if (fs == HA_LISTEN_FILE_OURS)
             continue;
         /* The gateway finds this process by that file: without it the

@@ -12,7 +12,10 @@
 #     own contributes no series about that pid;
 #   - with no HEAPADMIN_LOG, every line of the agent's log (the config's
 #     errorlog) carries its pid;
-#   - a same-user peer refused on the agent socket is said in the log.
+#   - a same-user peer refused on the agent socket is said in the log;
+#   - the look at the endpoint's files is off the agent's loop: an lstat
+#     in the datadir waits for its disk (issue 35), so the loop's thread
+#     makes none once it serves, and the I/O thread looks each second.
 
 HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-180}
 # shellcheck source=lib.sh
@@ -22,6 +25,7 @@ ha_require memcached memcached
 ha_require curl curl
 ha_require runuser util-linux
 ha_require setpriv util-linux
+ha_require strace strace
 if [ "$(id -u)" != 0 ]; then
     echo "# SKIP endpoint.sh: memcached -u nobody and the gateway need root"
     echo "1..0 # SKIP needs root"
@@ -170,4 +174,40 @@ code=$(runuser -u redis -- curl -s --max-time 10 -o /dev/null -w '%{http_code}' 
 ha_is "a same-user peer asking for the live profile gets 403" 403 "$code"
 ha_file_like "... and the refusal is logged" "$HA_TMP/r2/agent.log" \
     "http: a same-user peer on the agent socket was refused /debug/pprof/heap: a live profile needs an admin user"
+
+# --- the look is off the loop ---------------------------------------------------------
+
+mkdir -p "$HA_TMP/r3/data"
+r3port=$(ha_free_port)
+strace -f -qq -e trace=%file -o "$HA_TMP/r3/trace" \
+    env LD_PRELOAD="$HA_AGENT" MALLOC_CONF=prof:true,prof_active:false \
+    HEAPADMIN_START_DELAY_MS=300 HEAPADMIN_DATADIR="$HA_TMP/r3/data" \
+    HEAPADMIN_LOG="$HA_TMP/r3/agent.log" \
+    redis-server --port "$r3port" --save '' --appendonly no --dir "$HA_TMP/r3" \
+    >/dev/null 2>&1 &
+HA_PIDS+=("$!")
+r3=
+for _ in $(seq 150); do
+    r3=$(find "$HA_TMP/r3/data" -maxdepth 1 -name 'redis-server.*.http' -printf '%f\n' 2>/dev/null |
+        sed 's/^redis-server\.\([0-9]*\)\.http$/\1/' | head -1)
+    [ -n "$r3" ] && break
+    sleep 0.1
+done
+[ -n "$r3" ] || ha_bail "redis under strace is served"
+HA_PIDS+=("$r3")
+sleep 0.5
+mark=$(wc -l <"$HA_TMP/r3/trace")
+sleep 3.5
+loop=$(awk '$2 == "heapadmin" { print $1 }' < <(for t in /proc/"$r3"/task/*; do
+    echo "${t##*/} $(cat "$t/comm" 2>/dev/null)"; done))
+io=$(awk '$2 == "heapadmin-io" { print $1 }' < <(for t in /proc/"$r3"/task/*; do
+    echo "${t##*/} $(cat "$t/comm" 2>/dev/null)"; done))
+tail -n +"$((mark + 1))" "$HA_TMP/r3/trace" | grep -F "$HA_TMP/r3/data/" >"$HA_TMP/r3/after"
+ha_ok "the agent's loop and I/O threads are found ($loop, $io)" \
+    test -n "$loop" -a -n "$io"
+ha_is "no file call of the loop's thread names the datadir in 3.5 s of serving" "" \
+    "$(awk -v t="$loop" '$1 == t' "$HA_TMP/r3/after" | cut -c1-200 | head -5)"
+ha_ok "... while the I/O thread looked at its .http each second ($(awk -v t="$io" '$1 == t' "$HA_TMP/r3/after" | grep -c "redis-server.$r3.http") looks)" \
+    test "$(awk -v t="$io" '$1 == t' "$HA_TMP/r3/after" | grep -c "redis-server.$r3.http")" -ge 3
+kill "$r3" 2>/dev/null
 ha_done
