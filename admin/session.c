@@ -177,6 +177,17 @@ ha_session_disarm_deadline(struct ha_session *s)
         ha_task_set_deadline(ha_task_current(), 0);
 }
 
+/* A table waited on purpose (struct ha_vtab_conn.waited): the statement's
+ * deadline moves by as much. */
+static void
+session_waited(void *arg, int64_t ns)
+{
+    struct ha_session *s = arg;
+
+    if (s->deadline_ns != 0)
+        s->deadline_ns += ns;
+}
+
 /* ------------------------------------------------------------------ */
 /* Lifecycle                                                            */
 /* ------------------------------------------------------------------ */
@@ -341,6 +352,7 @@ ha_session_open(struct ha_session *s, const struct ha_session_shared *shared,
         sqlite3_free(zerr);
         goto fail;
     }
+    ha_vtab_set_waited(s->vtab, session_waited, s);
     s->sessions_src.sessions = source_sessions;
     s->sessions_src.vars = source_vars;
     s->sessions_src.arg = s;

@@ -108,9 +108,20 @@
 /* jemalloc reads this when it initialises, before any constructor runs
  * (ld.so has applied data relocations by then), so it must be static
  * data: profiling compiled in and idle. An executable that defines its
- * own malloc_conf shadows this one: MALLOC_CONF covers that case. */
+ * own malloc_conf shadows this one: MALLOC_CONF covers that case. An
+ * unmodified daemon names its threads only through the kernel, so
+ * jemalloc reads that name at each sampled allocation
+ * (prof_sys_thread_name: a prctl and a copy per sample, about half a
+ * sample's own cost; nothing while sampling is off) and heap_threads can
+ * say which thread holds the memory. jemalloc 5.2 knows neither this nor
+ * prof_time_resolution. */
+#ifdef HEAPADMIN_NO_PROF_TIME_RESOLUTION
+#define AGENT_MALLOC_CONF HEAPADMIN_MALLOC_CONF
+#else
+#define AGENT_MALLOC_CONF HEAPADMIN_MALLOC_CONF ",prof_sys_thread_name:true"
+#endif
 __attribute__((visibility("default"))) const char *malloc_conf =
-    HEAPADMIN_MALLOC_CONF;
+    AGENT_MALLOC_CONF;
 
 #define DEFAULT_DELAY_MS 1000
 #define LISTENER_CHECK_MS 1000

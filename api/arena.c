@@ -242,16 +242,45 @@ ha_api_arena_hide_thread(const struct heapadmin *h)
     }
 }
 
-int
-heapadmin_adopt_thread(void)
+/* jemalloc resolved once per process (a race resolves it twice, to the
+ * same functions). */
+static bool
+resolve_once(void)
 {
     if (!atomic_load(&have_resolved)) {
         struct ha_mallctl_ops ops;
 
         if (ha_mallctl_resolve(&ops, NULL, 0) != 0)
-            return -1;
+            return false;
         resolved = ops;
         atomic_store(&have_resolved, true);
     }
+    return true;
+}
+
+int
+heapadmin_adopt_thread(void)
+{
+    if (!resolve_once())
+        return -1;
     return adopt_thread(NULL);
+}
+
+int
+heapadmin_set_thread_name(const char *name)
+{
+    int rc;
+
+    if (!resolve_once()) {
+        errno = ENOSYS;
+        return -1;
+    }
+    /* jemalloc copies the name (prof_thread_name_alloc). */
+    rc = resolved.mallctl("thread.prof.name", NULL, NULL, (void *)&name,
+                          sizeof(name));
+    if (rc != 0) {
+        errno = rc;
+        return -1;
+    }
+    return 0;
 }

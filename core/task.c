@@ -154,6 +154,7 @@ ended(struct ha_task *t)
     t->fiber = NULL;
     t->waiting = false;
     unqueue(t);
+    t->deadline_ns = 0;
     if (t->deadline_ev != NULL)
         event_del(t->deadline_ev);
     if (t->resume_ev != NULL)
@@ -218,8 +219,9 @@ ha_task_run(struct ha_task *t, void (*body)(void *),
     t->body = body;
     t->finished = finished;
     t->arg = arg;
+    /* A deadline set before the run is this run's (the HTTP front-end
+     * sets max_execution_time so); the last run's ended with it. */
     t->killed = t->timed_out = t->waiting = false;
-    t->deadline_ns = 0;
     t->fiber = t->env->fibers != NULL ? ha_fiber_pool_get(t->env->fibers)
                                       : NULL;
     if (t->fiber == NULL) {
@@ -230,6 +232,9 @@ ha_task_run(struct ha_task *t, void (*body)(void *),
         current = NULL;
         body(arg);
         current = prev;
+        t->deadline_ns = 0;
+        if (t->deadline_ev != NULL)
+            event_del(t->deadline_ev);
         return 0;
     }
     if (enter(t, true) == HA_FIBER_PAUSED)
@@ -321,6 +326,39 @@ ha_task_set_deadline(struct ha_task *t, int64_t deadline_ns)
     tv.tv_sec = (time_t)(left / 1000000000);
     tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
     evtimer_add(t->deadline_ev, &tv);
+}
+
+static void
+sleep_cb(evutil_socket_t fd, short what, void *arg)
+{
+    (void)fd;
+    (void)what;
+    ha_task_wake(arg);
+}
+
+int
+ha_task_sleep(struct ha_task *t, int64_t ns)
+{
+    int64_t until = ha_clock_ns() + ns;
+    struct event *ev;
+
+    if (t == NULL || t->fiber == NULL || current != t ||
+        t->env->base == NULL ||
+        (ev = evtimer_new(t->env->base, sleep_cb, t)) == NULL)
+        return -1;
+    while (ha_task_stopped(t) == HA_TASK_GO) {
+        int64_t left = until - ha_clock_ns();
+        struct timeval tv;
+
+        if (left <= 0)
+            break;
+        tv.tv_sec = (time_t)(left / 1000000000);
+        tv.tv_usec = (suseconds_t)(left % 1000000000 / 1000);
+        evtimer_add(ev, &tv);
+        ha_task_wait(t); /* a wake may come early: look again */
+    }
+    event_free(ev);
+    return ha_task_stopped(t) == HA_TASK_GO ? 0 : -1;
 }
 
 enum ha_task_stop

@@ -103,7 +103,8 @@ void ha_task_release(struct ha_task *t);
 /* Runs body(arg) on a fiber. Returns 0 when the body ended without
  * pausing (or ran on the loop's stack: no fiber could be had), 1 when
  * it paused: finished(arg) is then called on the loop once it ends.
- * Clears the killed and timeout marks of a previous run. */
+ * Clears the killed and timeout marks of a previous run; a deadline set
+ * before it (ha_task_set_deadline) is this run's, and ends with it. */
 int ha_task_run(struct ha_task *t, void (*body)(void *),
                 void (*finished)(void *), void *arg);
 
@@ -127,6 +128,12 @@ void ha_task_step(struct ha_task *t);
 /* From the body: pauses until ha_task_wake (or a kill, the deadline, a
  * shutdown). Callers re-check what they wait for: a wake may come early. */
 void ha_task_wait(struct ha_task *t);
+
+/* From the body: pauses for ns nanoseconds (CLOCK_MONOTONIC), the loop
+ * serving everyone else. Returns 0 once they have passed, or -1 at once
+ * when the task is stopped (kill, deadline, shutdown), or is not a
+ * paused-capable task on a loop (no fiber, no base). */
+int ha_task_sleep(struct ha_task *t, int64_t ns);
 
 /* Makes a waiting task go on at the loop's next pass; no-op otherwise. */
 void ha_task_wake(struct ha_task *t);

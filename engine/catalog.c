@@ -100,6 +100,12 @@ static const struct ha_catalog_table tables[] = {
      "the dump mapped them: where its names came from and, for one that "
      "has too few, the debug file that would name it or debuginfod's "
      "answer."},
+    {"heap_threads", NULL, false, true, true,
+     "Which thread holds the memory of a dump, and which allocated it: one "
+     "row per thread jemalloc tracked (its number, its name where it has "
+     "one), each stack's figures shared among its threads by their lines, "
+     "so the rows add up to the dump's total; largest `bytes` first. With "
+     "'live', a second argument makes it a delta over that many seconds."},
     {"heap_wrappers", NULL, false, true, true,
      "The allocation wrappers the allocation-site rule skipped in a dump, "
      "and why each is one (built-in list, operator, detected), with the "

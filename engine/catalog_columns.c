@@ -35,6 +35,15 @@ static const struct {
     "the argument: a dump's file name from `stats_heap_dumps`, or "            \
     "'live' (admin users: the process now, through a private dump "            \
     "removed at once)"
+#define SECONDS_ARG                                                            \
+    "second argument, with 'live' only: a delta over that many seconds "       \
+    "(1 to 60): two live profiles that far apart, the `alloc_*` columns "      \
+    "what was allocated between them, the others as held at the end; the "    \
+    "wait does not count toward `max_execution_time`"
+#define THREAD_ARG                                                             \
+    "`thread = '<name>'` (every thread of that name, a pool; '' for threads "  \
+    "with none) or `thread = <thread_id>` (`heap_threads`'): the part of "     \
+    "each stack those threads hold, as `heap_threads` shares it"
 #define ALLOC_NULL                                                             \
     "; NULL when the dump has no cumulative counters (a process started "      \
     "without `prof_accum`)"
@@ -369,6 +378,8 @@ static const struct ha_catalog_column columns[] = {
      "`, `-joined (at most 8, then `, ...`); NULL when it called the "
      "allocator itself, or is not a site"},
     {"heap_top", "dump", DUMP_ARG},
+    {"heap_top", "seconds", SECONDS_ARG},
+    {"heap_top", "thread", THREAD_ARG "; percentages stay of the whole dump"},
 
     /* heap_stacks, heap_profile (vtab/heap_stacks.c) */
     {"heap_stacks", "stack_id",
@@ -389,6 +400,9 @@ static const struct ha_catalog_column columns[] = {
      "`stack || ';' || wrapper` is the whole stack past the allocator; "
      "NULL when the site called the allocator itself"},
     {"heap_stacks", "dump", DUMP_ARG},
+    {"heap_stacks", "seconds", SECONDS_ARG},
+    {"heap_stacks", "thread", THREAD_ARG "; stacks they have no part in are "
+                              "left out"},
     {"heap_profile", "stack_id",
      "the stack's place in the dump, as in `heap_stacks`"},
     {"heap_profile", "depth",
@@ -458,6 +472,29 @@ static const struct ha_catalog_column columns[] = {
      "of its frames, those with a certain "
      "name"},
     {"heap_modules", "dump", DUMP_ARG},
+
+    /* heap_threads (vtab/heap_threads.c) */
+    {"heap_threads", "thread_id",
+     "jemalloc's number of the thread (from 0 in the order threads first "
+     "sampled; not the kernel's tid); NULL for the part of stacks no "
+     "thread line shares (jemalloc writes none)"},
+    {"heap_threads", "thread_name",
+     "what `thread.prof.name` set (`heapadmin_set_thread_name`), or the "
+     "kernel's name at its last sample with `prof_sys_thread_name`; NULL "
+     "when it has none"},
+    {"heap_threads", "bytes",
+     "in-use bytes it allocated and still held, scaled as jeprof scales "
+     "them: its share of each stack, the rows adding up to the dump's "
+     "total (`stats_heap_dumps.bytes`) exactly"},
+    {"heap_threads", "objects", "the same in objects"},
+    {"heap_threads", "bytes_pct", "its share of the total, percent"},
+    {"heap_threads", "alloc_bytes",
+     "bytes it allocated since profiling began, freed or not, or in a "
+     "delta's window" ALLOC_NULL},
+    {"heap_threads", "alloc_objects", "the same in objects" ALLOC_NULL},
+    {"heap_threads", "stacks", "stacks with a line of this thread"},
+    {"heap_threads", "dump", DUMP_ARG},
+    {"heap_threads", "seconds", SECONDS_ARG},
 
     /* heap_wrappers (vtab/heap_wrappers.c) */
     {"heap_wrappers", "function", "the name, as `heap_profile` shows it"},

@@ -91,6 +91,7 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.leak_watch_dump_interval_s =
         HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S;
     cfg->jemalloc.leak_watch_dumps = HA_DEFAULT_LEAK_WATCH_DUMPS;
+    cfg->jemalloc.leak_watch_sites = HA_DEFAULT_LEAK_WATCH_SITES;
     cfg->jemalloc.leak_watch_lg_prof_sample = HA_UNSET;
     ha_strlcpy(cfg->jemalloc.limit_dump_fractions,
                HA_DEFAULT_LIMIT_DUMP_FRACTIONS,

@@ -384,6 +384,13 @@ static const struct ha_config_key config_keys[] = {
      OFF(jemalloc.leak_watch_lg_prof_sample), 0,
      "The sampling rate while a series runs, not below `lg_prof_sample_min`; "
      "unset: the current rate."},
+    /* ... and how many of a series' top sites become metrics (at most
+     * 10: the bound on their series per process). */
+    {JEMALLOC, "leak_watch_sites", HA_KEY_INT64, 0, HA_LEAK_WATCH_SITES_MAX,
+     NULL, OFF(jemalloc.leak_watch_sites), 0,
+     "How many of a complete series' top sites become metrics "
+     "(`heapadmin_leak_site_*`, replaced at the next series): 0 to 10, "
+     "0 for none."},
     /* The limit watch (engine/limitwatch.h): shares of the memory limit,
      * a PSI percent (0 = off), events, seconds between its dumps, where
      * sampling goes on (percent of the limit, 0 = never) and its rate. */

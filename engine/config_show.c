@@ -162,10 +162,11 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " JEMALLOC ".leak_watch_growth_bytes = %lld "
                 "(0: off), leak_watch_window_s = %lld, "
                 "leak_watch_dump_interval_s = %lld, leak_watch_dumps = %lld, "
-                "leak_watch_lg_prof_sample = %d (-1: the current rate)",
+                "leak_watch_lg_prof_sample = %d (-1: the current rate), "
+                "leak_watch_sites = %lld",
                 j->leak_watch_growth_bytes, j->leak_watch_window_s,
                 j->leak_watch_dump_interval_s, j->leak_watch_dumps,
-                j->leak_watch_lg_prof_sample);
+                j->leak_watch_lg_prof_sample, j->leak_watch_sites);
     ha_log_info("config: " JEMALLOC ".limit_dump_fractions = \"%s\" "
                 "(\"\": off), limit_dump_psi_pct = %d (0: off), "
                 "limit_dump_events = %s, limit_dump_min_interval_s = %lld, "

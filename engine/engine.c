@@ -30,6 +30,7 @@
 #include "engine/diskwatch.h"
 #include "engine/dumptimer.h"
 #include "engine/history.h"
+#include "engine/leakrank.h"
 #include "engine/leakwatch.h"
 #include "engine/limitwatch.h"
 #include "prof/breakdown.h"
@@ -87,6 +88,8 @@ struct ha_engine {
     struct ha_push *push;          /* dumps pushed (push.h); NULL: none */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
+    struct ha_leakrank *leakrank;  /* ranks its complete series for the
+                                      metrics; NULL: none */
     struct ha_limitwatch *limitwatch; /* on the sampler's ticks; NULL:
                                          off */
     struct ha_runrec run;          /* this run's record (heap/runs.h) */
@@ -379,6 +382,7 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     ha_agentreg_self_program(e->program, sizeof(e->program));
     ha_labels_init(&e->labels, e->program, cfg->services, cfg->n_services);
     e->heap.labels = &e->labels;
+    e->heap.program = e->program;
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
     e->vtab.admin_value = ha_config_admin_value;
@@ -508,8 +512,11 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->dumptimer = ha_dumptimer_new(base, e->dump_worker, &e->heap);
     e->history = ha_history_new(base, e->dump_worker, &e->heap, e->datadir,
                                 cfg->stats_system_memory);
-    e->leakwatch =
-        ha_leakwatch_new(base, e->dump_worker, &e->heap, e->history);
+    if (cfg->jemalloc.leak_watch_growth_bytes > 0 &&
+        cfg->jemalloc.leak_watch_sites > 0)
+        e->leakrank = ha_leakrank_new(&e->heap, &e->tasks);
+    e->leakwatch = ha_leakwatch_new(base, e->dump_worker, &e->heap,
+                                    e->history, e->leakrank);
     start_run(e);
     {
         struct ha_limitwatch_hooks hooks = {watch_looked, watch_dumped, e};
@@ -709,6 +716,10 @@ ha_engine_free(struct ha_engine *e)
             return -1;
         }
     }
+    /* A ranking paused on a job ends while its task's fiber and the
+     * scheduler are still there; the watch is told it is gone. */
+    ha_leakrank_free(e->leakrank);
+    e->leakrank = NULL;
     if (e->io_worker != NULL &&
         ha_blockio_call("writing what the stop leaves in the datadir",
                         stop_writes, NULL, e, err, sizeof(err)) != 0) {

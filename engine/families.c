@@ -113,6 +113,23 @@ const struct ha_exposcan_rule ha_families[] = {
     {"heapadmin_memory_pressure_ratio", G, "kind window",
      "Share of time tasks stalled on memory over the last 10, 60 and 300 s "
      "(PSI avg10, avg60, avg300)."},
+    /* heap/profmetrics.c: a process's own program and pid labels are the
+     * gateway's too (kept once, core/exposcan.h) */
+    {"heapadmin_leak_site_growth_bytes_per_second", G, "function rank",
+     "A leaking allocation site's growth (heap_growth's slope) in the "
+     "last series the leak watch ranked; its top sites by rank."},
+    {"heapadmin_leak_site_growth_r2", G, "function rank",
+     "How well a line fits that site's growth over the series "
+     "(heap_growth's r2, 0..1)."},
+    {"heapadmin_leak_site_info", G, "function rank pattern",
+     "1 for each leaking site of that series, with the shape of its "
+     "growth (heap_growth's pattern)."},
+    {"heapadmin_thread_live_bytes", G, "thread_name",
+     "In-use bytes by thread name (a pool's threads summed) in the newest "
+     "heap profile read of this process (heap_threads)."},
+    {"heapadmin_thread_profile_timestamp_seconds", G, "",
+     "When the profile heapadmin_thread_live_bytes is of was taken (unix "
+     "seconds)."},
     {"proxysql_jemalloc_bytes", G, "type",
      "Jemalloc memory statistics, as ProxySQL names them."},
     {"proxysql_jemalloc_allocated_bytes", C, "",

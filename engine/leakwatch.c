@@ -45,6 +45,8 @@ struct ha_leakwatch {
     bool low_space;                /* in a low-space episode (logged) */
     struct ha_dump_req *dumping;   /* a dump of the series on the worker */
     bool holding;                  /* holds sampling on (heap.h) */
+    struct ha_leakrank *rank;      /* ranks a complete series for the
+                                      metrics; NULL: none */
 };
 
 /* ------------------------------------------------------------------
@@ -105,11 +107,15 @@ end_series(struct ha_leakwatch *w, const char *how)
     w->ended = time(NULL);
     w->rearm_after = (int64_t)w->ended;
     w->state = WATCH_WATCHING;
-    if (w->taken >= 2)
+    if (w->taken >= 2) {
         ha_log_notice("leak watch: series %s, %lld dumps from %s to %s; "
                       "rank it with: SELECT * FROM heap_growth('%s', '%s')",
                       how, w->taken, w->first, w->last, w->first, w->last);
-    else
+        /* Ranked now for the metrics (an alert names its sites); not
+         * at shutdown. */
+        if (strcmp(how, "complete") == 0)
+            ha_leakrank_series(w->rank, w->first, w->last);
+    } else
         ha_log_warn("leak watch: series %s with %lld dump(s): too few to "
                     "rank (see the log for why dumps failed)",
                     how, w->taken);
@@ -243,7 +249,8 @@ on_sample(void *arg, const struct ha_history_sample *s,
 
 struct ha_leakwatch *
 ha_leakwatch_new(struct event_base *base, struct ha_worker *worker,
-                 struct ha_heap *heap, struct ha_history *h)
+                 struct ha_heap *heap, struct ha_history *h,
+                 struct ha_leakrank *rank)
 {
     const struct ha_jemalloc_config *je = heap->je;
     struct ha_leakwatch *w;
@@ -262,6 +269,7 @@ ha_leakwatch_new(struct event_base *base, struct ha_worker *worker,
     w->worker = worker;
     w->heap = heap;
     w->history = h;
+    w->rank = rank;
     /* Growth from before this start is not this run's to judge. */
     w->rearm_after = (int64_t)time(NULL);
     w->growth[0] = '\0';
@@ -280,6 +288,7 @@ ha_leakwatch_free(struct ha_leakwatch *w)
     if (w == NULL)
         return;
     ha_history_set_listener(w->history, NULL, NULL, NULL);
+    w->rank = NULL;
     ha_dump_req_forget(w->dumping);
     w->dumping = NULL;
     if (w->state == WATCH_COLLECTING)

@@ -9,7 +9,8 @@
  * taken (automatic dumps: the free-space floor and the retention rules
  * apply), and then puts sampling back as it was. By the time an operator
  * looks, heap_growth has a series to rank; jemalloc-leak_watch_state
- * names it, and the log has each step.
+ * names it, and the log has each step. A complete series is also ranked
+ * at once (engine/leakrank.h), so its top sites reach /metrics.
  *
  * It runs no timer of its own while it watches (the history sampler's
  * is the one an idle daemon has); a timer exists only while a series is
@@ -32,6 +33,7 @@
 #include <event2/event.h>
 
 #include "engine/history.h"
+#include "engine/leakrank.h"
 #include "core/worker.h"
 #include "heap/jeconfig.h"
 #include "heap/heap.h"
@@ -39,13 +41,15 @@
 struct ha_leakwatch;
 
 /* Starts watching h's samples as heap->je says; a series' dumps are
- * written on worker's thread. Returns NULL when the watch is off
+ * written on worker's thread, and a complete series is handed to rank
+ * (NULL: none). Returns NULL when the watch is off
  * (leak_watch_growth_bytes 0), or cannot run (no history: logged). heap,
- * worker and h must outlive it. */
+ * worker and h must outlive it, rank until ha_leakwatch_free. */
 struct ha_leakwatch *ha_leakwatch_new(struct event_base *base,
                                       struct ha_worker *worker,
                                       struct ha_heap *heap,
-                                      struct ha_history *h);
+                                      struct ha_history *h,
+                                      struct ha_leakrank *rank);
 
 /* Stops (a series in progress ends where it is, sampling put back).
  * NULL is a no-op. */

@@ -9,6 +9,7 @@
 #include "heap/dumps.h"
 #include "heap/growth.h"
 #include "heap/profiles.h"
+#include "heap/profmetrics.h"
 #include "prof/symbolize.h"
 
 void
@@ -16,6 +17,7 @@ ha_heap_caches_free(struct ha_heap *heap)
 {
     ha_heap_growth_free(heap);
     ha_heap_cache_free(heap);
+    ha_profmetrics_free(heap);
     ha_symbolizer_free(heap->symbolizer);
     heap->symbolizer = NULL;
     ha_dump_totals_free(heap->dump_totals);

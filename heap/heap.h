@@ -29,11 +29,15 @@
 #define HA_HEAP_BUSY (-3)    /* a live profile was asked for while a heap
                                 dump is being written, which it would wait
                                 for; err says so: try again later */
+#define HA_HEAP_CONFLICT (-4) /* the process's state does not allow it (a
+                                delta without prof_accum, or reset within
+                                its window); err says what to change */
 
 struct ha_symbolizer;
 struct ha_heap_cache;
 struct ha_dump_totals;
 struct ha_heap_growth_cache;
+struct ha_profmetrics;
 struct ha_worker;
 struct ha_labels;
 
@@ -69,6 +73,10 @@ struct ha_heap {
                                           holds this much for it
                                           (jemalloc-log_max_bytes); 0:
                                           HA_LOGWIN_DEFAULT_MAX_BYTES */
+    const char *program;               /* this process's program, as the
+                                          agents' registry names it: the
+                                          label of heap/profmetrics.h's
+                                          families; NULL: "" */
     /* Run first on the symbolizer's debuginfod fetch threads, as on the
      * owner's worker thread (log sink, profiling switches); NULL: none. */
     void (*thread_init)(void *arg);
@@ -116,6 +124,8 @@ struct ha_heap {
                                            worker's (dumps.h) */
     struct ha_heap_growth_cache *growth; /* the last growth result
                                             (growth.h) */
+    struct ha_profmetrics *profmetrics; /* what /metrics carries of the
+                                           profiles (profmetrics.h) */
 };
 
 /* Refreshes jemalloc's statistics (the "epoch" mallctl) unless the last

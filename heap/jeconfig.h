@@ -60,6 +60,9 @@ struct ha_jemalloc_config {
     long long leak_watch_dumps;        /* dumps in a series */
     int leak_watch_lg_prof_sample;     /* sampling rate while watching;
                                           HA_UNSET: the current one */
+    long long leak_watch_sites;        /* a finished series' top sites
+                                          exported as metrics
+                                          (heap/profmetrics.h); 0: none */
 
     /* The limit watch (engine/limitwatch.h) */
     char limit_dump_fractions[64];     /* "0.80,0.90,0.95": a dump as the
@@ -89,6 +92,10 @@ struct ha_jemalloc_config {
 #define HA_DEFAULT_LEAK_WATCH_WINDOW_S 3600
 #define HA_DEFAULT_LEAK_WATCH_DUMP_INTERVAL_S 300
 #define HA_DEFAULT_LEAK_WATCH_DUMPS 12
+/* ... and its 5 top sites as metrics, of at most 10: the bound on the
+ * series per process. */
+#define HA_DEFAULT_LEAK_WATCH_SITES 5
+#define HA_LEAK_WATCH_SITES_MAX 10
 
 /* Limit watch defaults: a dump at 80, 90 and 95 % of the limit, on
  * memory pressure above 20 % (PSI some, over 2 s), on new high/max/oom

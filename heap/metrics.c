@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "heap/mallctl.h"
+#include "heap/profmetrics.h"
 #include "heap/rss.h"
 
 static const struct {
@@ -278,6 +279,8 @@ ha_metrics_jemalloc(struct ha_heap *heap, bool proxysql_names,
 
     metrics_breakdown(heap, e);
     metrics_cgroup(heap, e);
+    /* What the profiles tell: leak sites, memory by thread. */
+    ha_profmetrics_write(heap, e);
 
     /* ProxySQL's names, for its dashboards. */
     if (!proxysql_names)

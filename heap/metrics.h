@@ -47,6 +47,8 @@
  *   heapadmin_memory_pressure_ratio{kind,window=10s|60s|300s}
  *                                                        gauge  PSI
  *                        averages, 0 to 1
+ *   heapadmin_leak_site_*, heapadmin_thread_live_bytes, ...  what the
+ *                        heap profiles tell (heap/profmetrics.h)
  * and ProxySQL's, so its dashboards keep working (not in a host
  * gateway's own figures: it is no ProxySQL):
  *   proxysql_jemalloc_bytes{type=resident|active|mapped|metadata|retained}

@@ -70,6 +70,7 @@
 #include "prof/livesizes.h"
 #include "prof/maps.h"
 #include "prof/syms.h"
+#include "prof/threads.h"
 #include "heap/heap.h"
 #include "heap/logfile.h"
 #include "heap/products.h"
@@ -117,6 +118,15 @@ struct ha_heap_profile {
     const struct ha_mallctl_ops *ops; /* live: the jemalloc it was taken
                               from; NULL for a dump */
 
+    struct ha_threads_row *threads; /* memory by thread (prof/threads.h:
+                              heap_threads' rows), made as it loads;
+                              NULL for a log, or out of memory */
+    size_t n_threads;
+    int64_t window_ns;     /* a delta (ha_heap_profile_delta): the ns
+                              between its two profiles, whose alloc_*
+                              figures it holds the difference of; 0: a
+                              profile as taken */
+
     struct ha_agg *top;    /* heap_top's rows (flat order), built on
                               first use by ha_heap_profile_top() */
     struct ha_agg_module *modules; /* heap_modules' figures, per
@@ -148,6 +158,26 @@ struct ha_symbolizer *ha_heap_symbolizer(struct ha_heap *heap);
 int ha_heap_profile_get(struct ha_heap *heap, const char *name,
                         bool admin, struct ha_heap_profile **out, char *err,
                         size_t errlen);
+
+/* The longest window of a delta (ha_heap_profile_delta), in seconds. */
+#define HA_HEAP_DELTA_MAX_S 60
+
+/* A delta of this process's live profile, Go's way (prof/delta.h): a
+ * live profile now, another one seconds later (1..HA_HEAP_DELTA_MAX_S),
+ * both written and read off the loop while the calling task waits (the
+ * window does not count toward its deadline, and *waited, when not
+ * NULL, gets its ns for a caller whose deadline is its own); the result
+ * is the second with its alloc_* figures less the first's (window_ns the
+ * time between the two dumps, taken_ns the second's time), its in-use
+ * figures as taken, never cached. Needs an
+ * admin, opt.prof_accum and sampling on. Returns 0 (*out holds a
+ * reference), HA_HEAP_ERROR (seconds out of range, not admin: err),
+ * HA_HEAP_CONFLICT (profiling off, no prof_accum, sampling off, or the
+ * profile was reset or sampling switched within the window: err says
+ * which and what to do), HA_HEAP_BUSY or HA_HEAP_STOPPED. */
+int ha_heap_profile_delta(struct ha_heap *heap, int seconds, bool admin,
+                          struct ha_heap_profile **out, int64_t *waited,
+                          char *err, size_t errlen);
 
 /* Gets the lifetime log named name (a <prefix>.<pid>.<seq>.json file in
  * the datadir, as jemalloc-log_now publishes them) as a profile whose
@@ -187,6 +217,15 @@ void ha_heap_profile_put(struct ha_heap_profile *pr);
  * (err set) or HA_HEAP_STOPPED. */
 int ha_heap_profile_top(struct ha_heap_profile *pr, const struct ha_agg **out,
                         char *err, size_t errlen);
+
+/* heap_top's aggregate of the part of pr that the threads m keeps hold
+ * (prof/threads.h ha_threads_filter), sorted by flat bytes, made now off
+ * the loop for one query and not kept: *out is the caller's (ha_agg_free,
+ * then free). Returns 0, HA_HEAP_ERROR (err set) or HA_HEAP_STOPPED. */
+int ha_heap_profile_top_threads(struct ha_heap_profile *pr,
+                                const struct ha_threads_match *m,
+                                struct ha_agg **out, char *err,
+                                size_t errlen);
 
 /* The allocation wrappers of profile p symbolized by syms, made under the
  * operator's edits conf_text (heap->alloc_wrappers as a job copied it)

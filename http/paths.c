@@ -43,8 +43,13 @@ static const struct ha_http_path paths[] = {
      "from a process with `prof_accum`, inuse_objects/count, "
      "inuse_space/bytes), `inuse_space` the default here. The live "
      "profile (admin and profile users), or `?dump=<file>` (any user; "
-     "`?dump=live` is the live one), `?base=<file>` for a diff, "
-     "`?debug=1` (or `?format=jemalloc`) for jemalloc's own text."},
+     "`?dump=live` is the live one), `?base=<file>` for a diff, `?debug=1` (or "
+     "`?format=jemalloc`) for jemalloc's own text, `?seconds=N` (1 to 60, "
+     "admin and profile users) Go's delta: two live profiles N seconds apart, "
+     "`alloc_*` what was allocated between them, `inuse_*` as held at the "
+     "end (409 without `prof_accum`, or when the profile was reset "
+     "meanwhile). Samples carry the label `thread_name` where threads "
+     "have names."},
     {"/debug/pprof/allocs", false, HA_HTTP_GET_HEAD, HA_HTTP_PAGE_PPROF_ALLOCS,
      false, true,
      "The same profile with `alloc_space` the default sample type, as Go "

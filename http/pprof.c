@@ -279,7 +279,7 @@ reply_pprof(struct ha_http_req *hr, const struct ha_buf *gz)
 
 static void
 serve_pprof(struct ha_http_req *hr, const char *dump, const char *base,
-            bool allocs)
+            int seconds, bool allocs)
 {
     struct ha_heap *heap = ha_engine_heap(hr->engine);
     struct ha_heap_profile *pr = NULL, *pb = NULL;
@@ -289,8 +289,13 @@ serve_pprof(struct ha_http_req *hr, const char *dump, const char *base,
     char err[1024];
     int rc;
 
-    if ((rc = ha_heap_profile_get(heap, dump != NULL ? dump : HA_HEAP_LIVE,
-                                  hr->admin, &pr, err, sizeof(err))) != 0 ||
+    if (seconds > 0)
+        rc = ha_heap_profile_delta(heap, seconds, hr->admin, &pr, NULL,
+                                   err, sizeof(err));
+    else
+        rc = ha_heap_profile_get(heap, dump != NULL ? dump : HA_HEAP_LIVE,
+                                 hr->admin, &pr, err, sizeof(err));
+    if (rc != 0 ||
         (base != NULL && (rc = ha_heap_profile_get(heap, base, hr->admin,
                                                    &pb, err,
                                                    sizeof(err))) != 0)) {
@@ -313,6 +318,12 @@ serve_pprof(struct ha_http_req *hr, const char *dump, const char *base,
     else
         now = pr->mtime;
     j->opts.time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    /* A delta is dated when its second profile was taken, its window
+     * the duration (Go's serveDeltaProfile does the same). */
+    if (pr->window_ns > 0) {
+        j->opts.time_nanos = pr->taken_ns;
+        j->opts.duration_nanos = pr->window_ns;
+    }
     j->opts.alloc_default = allocs;
     rc = ha_heap_profile_product(pr,
                                  allocs ? PPROF_ALLOCS_PRODUCT
@@ -394,22 +405,44 @@ serve_text(struct ha_http_req *hr, const char *dump)
     free(text);
 }
 
-/* The parameters both heap routes take: dump, base, debug, format.
- * Returns 0, or -1 once it has answered (malformed, refused). */
+/* The parameters both heap routes take: dump, base, debug, format, and
+ * on Go's routes (deltas) seconds (*seconds 0 when absent; jeprof's
+ * routes ignore it: jeprof sends ?seconds=30 to /pprof/profile). Returns
+ * 0, or -1 once it has answered (malformed, refused). */
 static int
-heap_params(struct ha_http_req *hr, char **dump, char **base, bool *text)
+heap_params(struct ha_http_req *hr, bool deltas, char **dump, char **base,
+            bool *text, int *seconds)
 {
-    char *debug = NULL, *format = NULL, err[256], msg[300];
+    char *debug = NULL, *format = NULL, *secs = NULL, err[256], msg[300];
     int ret = -1;
 
     *dump = *base = NULL;
+    *seconds = 0;
     if (ha_http_req_param(hr, "dump", dump, err, sizeof(err)) < 0 ||
         ha_http_req_param(hr, "base", base, err, sizeof(err)) < 0 ||
         ha_http_req_param(hr, "debug", &debug, err, sizeof(err)) < 0 ||
-        ha_http_req_param(hr, "format", &format, err, sizeof(err)) < 0) {
+        ha_http_req_param(hr, "format", &format, err, sizeof(err)) < 0 ||
+        (deltas &&
+         ha_http_req_param(hr, "seconds", &secs, err, sizeof(err)) < 0)) {
         snprintf(msg, sizeof(msg), "%s\n", err);
         ha_http_req_text(hr, 400, "Bad Request", msg);
         goto out;
+    }
+    /* Go's delta profile: ?seconds=N, N whole seconds in 1..60. */
+    if (secs != NULL) {
+        char *end;
+        long v = strtol(secs, &end, 10);
+
+        if (secs[0] < '0' || secs[0] > '9' || *end != '\0' || v < 1 ||
+            v > HA_HEAP_DELTA_MAX_S) {
+            snprintf(msg, sizeof(msg),
+                     "seconds: a whole number of seconds from 1 to %d (the "
+                     "window of a delta profile)\n",
+                     HA_HEAP_DELTA_MAX_S);
+            ha_http_req_text(hr, 400, "Bad Request", msg);
+            goto out;
+        }
+        *seconds = (int)v;
     }
     /* "" and "live" (SQL's name for it) both mean this process now. */
     if (*dump != NULL &&
@@ -455,6 +488,13 @@ heap_params(struct ha_http_req *hr, char **dump, char **base, bool *text)
                          "base itself (--base)\n");
         goto out;
     }
+    if (*seconds > 0 && (*dump != NULL || *base != NULL || *text)) {
+        ha_http_req_text(hr, 400, "Bad Request",
+                         "seconds= makes a delta of the live profile, in "
+                         "the pprof format: not with dump=, base=, "
+                         "debug=1 or format=jemalloc\n");
+        goto out;
+    }
     ret = 0;
 out:
     if (ret != 0) {
@@ -464,23 +504,26 @@ out:
     }
     free(debug);
     free(format);
+    free(secs);
     return ret;
 }
 
 /* Every heap route: the same parameters and answers. text is the format
- * when neither debug= nor format= names one; allocs puts the cumulative
- * sample types first in profile.proto (Go's /allocs). */
+ * when neither debug= nor format= names one (jeprof's routes, which take
+ * no seconds=); allocs puts the cumulative sample types first in
+ * profile.proto (Go's /allocs). */
 static void
 serve_heap(struct ha_http_req *hr, bool text, bool allocs)
 {
     char *dump, *base;
+    int seconds;
 
-    if (heap_params(hr, &dump, &base, &text) != 0)
+    if (heap_params(hr, !text, &dump, &base, &text, &seconds) != 0)
         return;
     if (text)
         serve_text(hr, dump);
     else
-        serve_pprof(hr, dump, base, allocs);
+        serve_pprof(hr, dump, base, seconds, allocs);
     free(dump);
     free(base);
 }

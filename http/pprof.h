@@ -14,8 +14,13 @@
  *        heap_v2 text instead. The live profile (admin users), or
  *        ?dump=<file in the datadir> (any user, by the datadir's file
  *        rule: prof/dumpfile.h); ?base=<file> subtracts a base (pprof
- *        only). No User-Agent sniffing: what a URL returns never depends
- *        on the client.
+ *        only); ?seconds=N (1..60, admin): Go's delta profile, two live
+ *        profiles N seconds apart (heap/profiles.h
+ *        ha_heap_profile_delta), alloc_* what was allocated between
+ *        them, inuse_* the second's, time_nanos and duration_nanos
+ *        set; 409 when the process cannot give one (no prof_accum, a
+ *        reset within the window). No User-Agent sniffing: what a URL
+ *        returns never depends on the client.
  *   /debug/pprof/symbol, /debug/pprof/cmdline  as below.
  *
  * jeprof's remote protocol (gperftools'), at jeprof's own default paths,

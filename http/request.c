@@ -388,6 +388,10 @@ ha_http_req_heap_failed(struct ha_http_req *hr, int rc, const char *err)
         ha_http_req_text(hr, 503, "Service Unavailable", msg);
         return;
     }
+    if (rc == HA_HEAP_CONFLICT) {
+        ha_http_req_text(hr, 409, "Conflict", msg);
+        return;
+    }
     ha_http_req_text(hr, 404, "Not Found", msg);
 }
 

@@ -142,8 +142,10 @@ void ha_http_req_stopped(struct ha_http_req *hr);
 /* Replies for a heap call that failed (heap/heap.h): HA_HEAP_STOPPED as
  * ha_http_req_stopped; HA_HEAP_BUSY (a live profile while a heap dump is
  * being written) 503 with Retry-After: 1 (RFC 9110 15.6.4: the service
- * is there, not now); anything else 404 with err, the name that was not
- * found or could not be read. */
+ * is there, not now); HA_HEAP_CONFLICT (a delta the process cannot
+ * give: no prof_accum, a reset in its window) 409 with err, what to
+ * change (RFC 9110 15.5.10: the target's state); anything else 404 with
+ * err, the name that was not found or could not be read. */
 void ha_http_req_heap_failed(struct ha_http_req *hr, int rc,
                              const char *err);
 

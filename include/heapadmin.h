@@ -282,6 +282,18 @@ const char *heapadmin_debuginfod_urls(const struct heapadmin *h);
  * jemalloc (or an arena). */
 int heapadmin_adopt_thread(void);
 
+/* Names the calling thread in heap profiles (jemalloc's
+ * thread.prof.name), so heap_threads, heapadmin_thread_live_bytes and
+ * pprof's thread_name label say which thread, or pool (threads of one
+ * name are summed), holds the memory; a host whose threads the kernel
+ * names can start jemalloc with prof_sys_thread_name:true instead (it
+ * reads the thread's name at each sampled allocation). name: printable
+ * ASCII and blanks; "" removes the name. Returns 0, or -1 with errno:
+ * ENOSYS without jemalloc, ENOENT when profiling is off (opt.prof) or
+ * prof_sys_thread_name is on (jemalloc then names threads itself),
+ * EFAULT for a NULL name or another byte, EAGAIN out of memory. */
+int heapadmin_set_thread_name(const char *name);
+
 /* fork() while an instance runs on its own thread. A fork child keeps
  * only the thread that forked, so a lock another thread held at that
  * instant stays held in the child: SQLite's process-wide mutexes, which

@@ -197,6 +197,9 @@ struct parser {
     struct ha_heapv2 *out;
     size_t stacks_cap;
     size_t frames_cap;
+    size_t threads_cap;
+    size_t names_cap;
+    size_t tlines_cap;
 };
 
 /* Bytes read at a time (ha_heapv2_set_stream_chunk). */
@@ -423,12 +426,14 @@ read_counts(struct parser *ps, const char *p, struct ha_heapv2_counts *c,
 }
 
 /* Classifies the current line: a thread line is "t*:" or "t<digits>:"
- * after optional blanks. Returns 1 for t*, 2 for t<uid>, 0 otherwise;
- * *after points past the colon. */
+ * after optional blanks. Returns 1 for t*, 2 for t<uid> (*uid set; a uid
+ * of 2^64 or more reads as UINT64_MAX: the line is still a thread's),
+ * 0 otherwise; *after points past the colon. */
 static int
-thread_line(const struct parser *ps, const char **after)
+thread_line(const struct parser *ps, const char **after, uint64_t *uid)
 {
     const char *p = skip_ws(ps->s, ps->e), *e = ps->e;
+    bool ovf;
 
     if (p >= e || *p != 't' || ++p >= e)
         return 0;
@@ -440,8 +445,11 @@ thread_line(const struct parser *ps, const char **after)
     }
     if (*p < '0' || *p > '9')
         return 0;
-    while (p < e && *p >= '0' && *p <= '9')
-        p++;
+    if (read_u64(&p, e, uid, &ovf) != 0) {
+        *uid = UINT64_MAX;
+        while (p < e && *p >= '0' && *p <= '9')
+            p++;
+    }
     if (p >= e || *p != ':')
         return 0;
     *after = p + 1;
@@ -517,10 +525,11 @@ read_stack_counts(struct parser *ps)
     struct ha_heapv2_stack *st = &out->stacks[out->n_stacks];
     const char *after, *rest;
     size_t save_no, save_off;
+    uint64_t uid0;
 
     if (!next_line(ps))
         return fail(ps, "'t*: " COUNTS "' after the backtrace", true);
-    if (thread_line(ps, &after) != 1)
+    if (thread_line(ps, &after, &uid0) != 1)
         return fail(ps, "'t*: " COUNTS "' after the backtrace",
                     false);
     if (read_counts(ps, after, &st->raw, &rest) != 0)
@@ -528,14 +537,16 @@ read_stack_counts(struct parser *ps)
     if (skip_ws(rest, ps->e) != ps->e)
         return fail(ps, "end of line after the t* counts", false);
 
+    st->tline_off = (uint32_t)out->n_tlines;
     for (;;) {
         struct ha_heapv2_counts c;
+        uint64_t uid;
 
         save_no = ps->line_no;
         save_off = ps->line_off;
         if (!next_line(ps))
             break;
-        if (thread_line(ps, &after) != 2) {
+        if (thread_line(ps, &after, &uid) != 2) {
             /* Not ours: let the caller read it. */
             ps->pos = ps->line_off; /* the line just read, wherever a
                                        * refill moved it */
@@ -547,8 +558,16 @@ read_stack_counts(struct parser *ps)
             return -1;
         if (skip_ws(rest, ps->e) != ps->e)
             return fail(ps, "end of line after the thread's counts", false);
-        if (st->n_threads < UINT32_MAX)
-            st->n_threads++;
+        if (st->n_threads == UINT32_MAX || out->n_tlines >= UINT32_MAX)
+            return fail(ps, "fewer thread lines", false);
+        if (out->n_tlines >= ps->tlines_cap &&
+            grow((void **)&out->tlines, &ps->tlines_cap, out->n_tlines + 1,
+                 sizeof(*out->tlines), ps) != 0)
+            return -1;
+        out->tlines[out->n_tlines].uid = uid;
+        out->tlines[out->n_tlines].raw = c;
+        out->n_tlines++;
+        st->n_threads++;
     }
 
     ha_heapv2_scale(out->period, st->raw.objs, st->raw.bytes, &st->objs,
@@ -563,11 +582,41 @@ read_stack_counts(struct parser *ps)
     return 0;
 }
 
+/* A thread's name: rest of the line from p (jemalloc writes it after
+ * one blank), kept in out->names. */
+static int
+read_name(struct parser *ps, const char *p, struct ha_heapv2_thread *t)
+{
+    struct ha_heapv2 *out = ps->out;
+    size_t n = (size_t)(ps->e - p);
+
+    if (n == 0)
+        return 0;
+    if (n > HA_HEAPV2_NAME_MAX)
+        n = HA_HEAPV2_NAME_MAX;
+    if (out->names_len + n + 1 > UINT32_MAX - 1)
+        return fail(ps, "shorter thread names", false);
+    if (grow((void **)&out->names, &ps->names_cap, out->names_len + n + 1, 1,
+             ps) != 0)
+        return -1;
+    t->name_off = (uint32_t)out->names_len;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = (unsigned char)p[i];
+
+        /* isgraph or isblank in the C locale: what jemalloc accepts. */
+        out->names[out->names_len++] =
+            (c > 0x20 && c < 0x7f) || c == ' ' || c == '\t' ? (char)c : '?';
+    }
+    out->names[out->names_len++] = '\0';
+    return 0;
+}
+
 static int
 read_header(struct parser *ps)
 {
     struct ha_heapv2 *out = ps->out;
     const char *p, *after, *rest;
+    uint64_t uid;
     bool ovf;
     int kind;
 
@@ -586,7 +635,7 @@ read_header(struct parser *ps)
 
     if (!next_line(ps))
         return fail(ps, "'t*: " COUNTS "' (the process total)", true);
-    if (thread_line(ps, &after) != 1)
+    if (thread_line(ps, &after, &uid) != 1)
         return fail(ps, "'t*: " COUNTS "' (the process total)",
                     false);
     if (read_counts(ps, after, &out->total, &rest) != 0)
@@ -594,12 +643,12 @@ read_header(struct parser *ps)
 
     /* Per-thread lines; a thread name may follow the counts. */
     for (;;) {
-        struct ha_heapv2_counts c;
+        struct ha_heapv2_thread *t;
         size_t save_no = ps->line_no, save_off = ps->line_off;
 
         if (!next_line(ps))
             return 0;
-        kind = thread_line(ps, &after);
+        kind = thread_line(ps, &after, &uid);
         if (kind != 2) {
             ps->pos = ps->line_off; /* the line just read, wherever a
                                        * refill moved it */
@@ -607,10 +656,22 @@ read_header(struct parser *ps)
             ps->line_off = save_off;
             return 0;
         }
-        if (read_counts(ps, after, &c, &rest) != 0)
+        if (out->n_threads == UINT32_MAX)
+            return fail(ps, "fewer thread lines", false);
+        if (grow((void **)&out->threads, &ps->threads_cap,
+                 (size_t)out->n_threads + 1, sizeof(*out->threads),
+                 ps) != 0)
             return -1;
-        if (out->n_threads < UINT32_MAX)
-            out->n_threads++;
+        t = &out->threads[out->n_threads];
+        t->uid = uid;
+        t->name_off = HA_HEAPV2_NO_NAME;
+        if (read_counts(ps, after, &t->raw, &rest) != 0)
+            return -1;
+        /* jemalloc writes " <name>" when the thread has one. */
+        if (rest < ps->e && (*rest == ' ' || *rest == '\t') &&
+            read_name(ps, rest + 1, t) != 0)
+            return -1;
+        out->n_threads++;
     }
 }
 
@@ -698,12 +759,36 @@ ha_heapv2_scale(uint64_t period, uint64_t objs, uint64_t bytes,
     *sbytes = s * factor;
 }
 
+static int
+cmp_thread(const void *a, const void *b)
+{
+    uint64_t x = ((const struct ha_heapv2_thread *)a)->uid;
+    uint64_t y = ((const struct ha_heapv2_thread *)b)->uid;
+
+    return (x > y) - (x < y);
+}
+
+/* The header's threads in uid order, as jemalloc writes them, so that
+ * ha_heapv2_thread_of can search them (a text in another order is
+ * sorted; its duplicates keep one found first). */
+static void
+sort_threads(struct ha_heapv2 *out)
+{
+    for (uint32_t i = 1; i < out->n_threads; i++)
+        if (out->threads[i - 1].uid > out->threads[i].uid) {
+            qsort(out->threads, out->n_threads, sizeof(*out->threads),
+                  cmp_thread);
+            return;
+        }
+}
+
 /* The dump's records, after the text is set up (either mode). Returns 0
  * or -1 (err set). */
 static int
 parse_text(struct parser *ps)
 {
     struct ha_heapv2 *out = ps->out;
+    uint64_t uid;
 
     if (read_header(ps) != 0)
         return -1;
@@ -723,7 +808,7 @@ parse_text(struct parser *ps)
                 return -1;
             break;
         }
-        if (thread_line(ps, &p) != 0)
+        if (thread_line(ps, &p, &uid) != 0)
             return fail(ps, "'@ <addresses>' before a t line", false);
         return fail(ps, "'@ <addresses>', a blank line or "
                         "'MAPPED_LIBRARIES:'",
@@ -731,6 +816,7 @@ parse_text(struct parser *ps)
     }
     if (ps->st.leak || ps->st.failed)
         return -1;
+    sort_threads(out);
     /* Never NULL after success, so frames + frame_off is defined even for
      * a dump whose backtraces are all empty ("@" alone). */
     if (out->frames == NULL && (out->frames = calloc(1, 8)) == NULL) {
@@ -839,9 +925,12 @@ ha_heapv2_parse_fd(int fd, uint64_t size_hint, struct ha_heapv2 *out,
      * never written are never touched. */
     ps.frames_cap = size_hint / 12 + 256;
     ps.stacks_cap = size_hint / 48 + 64;
+    /* A thread line ("  t0: 1: 16 [0: 0]") is 19 bytes or more. */
+    ps.tlines_cap = size_hint / 19 + 64;
     out->frames = malloc(ps.frames_cap * sizeof(*out->frames));
     out->stacks = malloc(ps.stacks_cap * sizeof(*out->stacks));
-    if (out->frames == NULL || out->stacks == NULL) {
+    out->tlines = malloc(ps.tlines_cap * sizeof(*out->tlines));
+    if (out->frames == NULL || out->stacks == NULL || out->tlines == NULL) {
         ha_heapv2_free(out);
         ha_err_set(err, errlen, "out of memory");
         return -1;
@@ -869,5 +958,54 @@ ha_heapv2_free(struct ha_heapv2 *p)
     free(p->stacks);
     free(p->frames);
     free(p->maps);
+    free(p->threads);
+    free(p->names);
+    free(p->tlines);
     memset(p, 0, sizeof(*p));
+}
+
+bool
+ha_heapv2_has_names(const struct ha_heapv2 *p)
+{
+    for (uint32_t i = 0; i < p->n_threads; i++)
+        if (p->threads[i].name_off != HA_HEAPV2_NO_NAME)
+            return true;
+    return false;
+}
+
+const struct ha_heapv2_thread *
+ha_heapv2_thread_of(const struct ha_heapv2 *p, uint64_t uid)
+{
+    size_t lo = 0, hi = p->n_threads;
+
+    /* In uid order: jemalloc writes them so (its tdata tree's), and
+     * the parser sorts any other order. */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+
+        if (p->threads[mid].uid < uid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < p->n_threads && p->threads[lo].uid == uid)
+        return &p->threads[lo];
+    return NULL;
+}
+
+void
+ha_heapv2_stack_thread_sums(const struct ha_heapv2 *p, size_t s,
+                            double sum[4])
+{
+    const struct ha_heapv2_stack *st = &p->stacks[s];
+
+    sum[0] = sum[1] = sum[2] = sum[3] = 0;
+    for (uint32_t k = 0; k < st->n_threads; k++) {
+        const struct ha_heapv2_counts *c = &p->tlines[st->tline_off + k].raw;
+
+        sum[0] += (double)c->objs;
+        sum[1] += (double)c->bytes;
+        sum[2] += (double)c->accum_objs;
+        sum[3] += (double)c->accum_bytes;
+    }
 }

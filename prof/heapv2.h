@@ -33,6 +33,21 @@
  * Scaling: the counters are samples. Each backtrace's t* line is scaled
  * exactly as jeprof's AdjustSamples does for heap_v2 (see
  * ha_heapv2_scale()); the doubles are stored next to the raw counters.
+ *
+ * Threads: the header's `t<uid>:` lines are kept (one per thread
+ * jemalloc tracks: prof_tdata_dump_iter, which writes the thread's name
+ * after its counts when it has one: thread.prof.name, or the kernel's
+ * name of the thread at its last sample with opt.prof_sys_thread_name),
+ * and so are each backtrace's (prof_tctx_dump_iter: the uid and its
+ * counts, no name). uid is jemalloc's own thread number (thr_uid, from
+ * 0 in creation order), not the kernel's tid. A name holds the bytes
+ * jemalloc accepts (isgraph or isblank, prof_thread_name_set_impl); any
+ * other byte reads as '?', and a name is cut at HA_HEAPV2_NAME_MAX.
+ * jemalloc unbiases each line on its own (prof_do_unbias, nonlinear),
+ * so a backtrace's thread lines need not add up to its t* line: a
+ * thread's share of a backtrace is its part of the thread lines' sum
+ * (ha_heapv2_thread_share), applied to the scaled figures, so shares
+ * add up to the backtrace's figures.
  */
 #ifndef HA_HEAPV2_H
 #define HA_HEAPV2_H
@@ -54,12 +69,36 @@ struct ha_heapv2_counts {
     uint64_t accum_bytes;
 };
 
+/* The longest thread name kept (jemalloc's own from the kernel are at
+ * most 15 bytes; thread.prof.name has no limit). */
+#define HA_HEAPV2_NAME_MAX 255
+
+/* No name (ha_heapv2_thread.name_off). */
+#define HA_HEAPV2_NO_NAME UINT32_MAX
+
+/* A thread of the header: its summed counts and its name. */
+struct ha_heapv2_thread {
+    uint64_t uid;                /* jemalloc's thr_uid (UINT64_MAX: one
+                                    written past 2^64) */
+    struct ha_heapv2_counts raw; /* the line's counts as written */
+    uint32_t name_off;           /* in ha_heapv2.names, NUL-terminated;
+                                    HA_HEAPV2_NO_NAME: none written */
+};
+
+/* One backtrace's line for one thread. */
+struct ha_heapv2_tline {
+    uint64_t uid;                /* as ha_heapv2_thread.uid */
+    struct ha_heapv2_counts raw;
+};
+
 /* One backtrace context. */
 struct ha_heapv2_stack {
     uint32_t frame_off; /* first frame in ha_heapv2.frames */
     uint32_t n_frames;  /* frames, allocation site (frame 0) first */
     uint32_t line;      /* line of the '@' in the file, for messages */
-    uint32_t n_threads; /* per-thread lines that followed t* */
+    uint32_t n_threads; /* per-thread lines that followed t*: its lines
+                           are tlines[tline_off .. + n_threads) */
+    uint32_t tline_off;
 
     struct ha_heapv2_counts raw; /* the t* line as written */
     double objs;                 /* raw.objs/bytes scaled (jeprof) */
@@ -72,7 +111,14 @@ struct ha_heapv2_stack {
 struct ha_heapv2 {
     uint64_t period;               /* heap_v2/<period> */
     struct ha_heapv2_counts total; /* header t* line (raw) */
-    uint32_t n_threads;            /* header per-thread lines */
+    uint32_t n_threads;            /* header per-thread lines: threads[] */
+    struct ha_heapv2_thread *threads; /* by uid (jemalloc's order; a
+                                         text in another is sorted) */
+    char *names;                   /* the threads' names, each
+                                      NUL-terminated */
+    size_t names_len;
+    struct ha_heapv2_tline *tlines; /* every backtrace's thread lines */
+    size_t n_tlines;
 
     struct ha_heapv2_stack *stacks; /* in file order */
     size_t n_stacks;
@@ -146,6 +192,32 @@ ha_heapv2_stack_frames(const struct ha_heapv2 *p, size_t i)
 {
     return p->frames + p->stacks[i].frame_off;
 }
+
+/* The name of thread t of p, or NULL when it has none. */
+static inline const char *
+ha_heapv2_thread_name(const struct ha_heapv2 *p,
+                      const struct ha_heapv2_thread *t)
+{
+    return t->name_off == HA_HEAPV2_NO_NAME ? NULL : p->names + t->name_off;
+}
+
+/* Whether any thread of p has a name (prof_sys_thread_name, or
+ * thread.prof.name set). */
+bool ha_heapv2_has_names(const struct ha_heapv2 *p);
+
+/* The header's thread of uid, or NULL (a backtrace's line for a thread
+ * the header does not list: jemalloc never writes one). O(log n). */
+const struct ha_heapv2_thread *ha_heapv2_thread_of(const struct ha_heapv2 *p,
+                                                   uint64_t uid);
+
+/* The sums of stack s's thread lines, per counter (objs, bytes,
+ * accum_objs, accum_bytes into sum[0..3]), in doubles (hostile counts
+ * near 2^64 do not wrap). A thread line's share of the stack's scaled
+ * figure is its raw counter over the sum; a sum of 0 with a non-zero t*
+ * counter (hostile input: jemalloc writes none) shares that figure with
+ * no thread. */
+void ha_heapv2_stack_thread_sums(const struct ha_heapv2 *p, size_t s,
+                                 double sum[4]);
 
 /* jeprof's heap_v2 scaling (AdjustSamples, sampling algorithm 2): with
  * sampling as a Poisson process of rate 1/period, an object of size s is

@@ -317,7 +317,9 @@ dumped_at(const char *s, const char *e, int64_t *ns)
     p++;
     for (n = 0; p < e && *p >= '0' && *p <= '9' && n < 9; p++, n++)
         frac = frac * 10 + (*p - '0');
-    if (n != 9 || p != e)
+    /* Twelve digits pass above, and a leading zero makes room for 11 of
+     * year 2286: past 2262 the ns no longer fit. */
+    if (n != 9 || p != e || sec > INT64_MAX / 1000000000 - 1)
         return;
     *ns = sec * 1000000000 + frac;
 }

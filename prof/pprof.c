@@ -16,6 +16,7 @@
 #include "core/idmap.h"
 #include "core/util.h"
 #include "prof/aggregate.h"
+#include "prof/threads.h"
 
 /* Wire types (protobuf encoding). */
 #define WT_VARINT 0
@@ -29,6 +30,7 @@
 #define PROFILE_FUNCTION 5
 #define PROFILE_STRING_TABLE 6
 #define PROFILE_TIME_NANOS 9
+#define PROFILE_DURATION_NANOS 10
 #define PROFILE_PERIOD_TYPE 11
 #define PROFILE_PERIOD 12
 #define PROFILE_COMMENT 13
@@ -357,6 +359,9 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
     struct ha_agg_cut cut;
     struct ha_idmap made = {0}; /* (address, skip) -> site location */
     struct ha_buf wrap = HA_BUF_INIT;
+    struct ha_threads_part one[1], *parts = one;
+    size_t parts_cap = 1, n_parts;
+    bool named = ha_heapv2_has_names(in->p);
     int ret = -1;
 
     if (mods == NULL)
@@ -426,7 +431,7 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
         const struct ha_heapv2_stack *st = &in->p->stacks[s];
         const uint64_t *f = ha_heapv2_stack_frames(in->p, s);
         size_t start = ha_agg_walker_stack(w, in->p, s), n_ids = 0;
-        int64_t objs, bytes;
+        int64_t totals[4]; /* alloc objs, bytes; inuse objs, bytes */
 
         if (start == SIZE_MAX)
             goto out;
@@ -457,27 +462,13 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
         }
         if (n_ids == 0)
             continue;
-        objs = (int64_t)(st->objs + 0.5) * in->weight;
-        bytes = (int64_t)(st->bytes + 0.5) * in->weight;
-        if (objs == 0 && bytes == 0 && (!e->alloc || st->accum_objs == 0))
+        totals[0] = (int64_t)(st->accum_objs + 0.5) * in->weight;
+        totals[1] = (int64_t)(st->accum_bytes + 0.5) * in->weight;
+        totals[2] = (int64_t)(st->objs + 0.5) * in->weight;
+        totals[3] = (int64_t)(st->bytes + 0.5) * in->weight;
+        if (totals[2] == 0 && totals[3] == 0 &&
+            (!e->alloc || st->accum_objs == 0))
             continue;
-        ha_buf_reset(&e->sub2);
-        for (size_t k = 0; k < n_ids; k++)
-            pb_varint(&e->sub2, ids[k]);
-        pb_msg(&e->sub, SAMPLE_LOCATION_ID, &e->sub2);
-        /* int64 values: two's complement varints (negative: 10 bytes),
-         * in sample_type order. */
-        if (e->alloc) {
-            pb_varint(&e->sub2,
-                      (uint64_t)((int64_t)(st->accum_objs + 0.5) *
-                                 in->weight));
-            pb_varint(&e->sub2,
-                      (uint64_t)((int64_t)(st->accum_bytes + 0.5) *
-                                 in->weight));
-        }
-        pb_varint(&e->sub2, (uint64_t)objs);
-        pb_varint(&e->sub2, (uint64_t)bytes);
-        pb_msg(&e->sub, SAMPLE_VALUE, &e->sub2);
         /* The wrapper the site called, which the cut left out: a label,
          * so `pprof -tags` and -tagfocus still see it. */
         if (ha_agg_walker_wrapper(w, in->p, s, &wrap) != 0)
@@ -490,16 +481,89 @@ encode_input(struct enc *e, const struct ha_pprof_input *in)
                 len -= 8;
             wrap.len = len;
             ha_buf_append_u8(&wrap, 0);
-            pb_uint(&e->sub2, LABEL_KEY,
-                    (uint64_t)str_index(&e->strs, "wrapper"));
-            pb_uint(&e->sub2, LABEL_STR,
-                    (uint64_t)str_index(&e->strs, (const char *)wrap.data));
-            pb_msg(&e->sub, SAMPLE_LABEL, &e->sub2);
         }
-        pb_msg(&e->out, PROFILE_SAMPLE, &e->sub);
+        /* One sample per thread name where threads have names (the
+         * label thread_name: `pprof -tagfocus=thread_name=io_thd_1`),
+         * the stack's figures shared out so they add up. */
+        n_parts = 1;
+        parts[0].name = NULL;
+        memcpy(parts[0].v, totals, sizeof(totals));
+        if (named && st->n_threads > 1) {
+            if (st->n_threads + 1 > parts_cap) {
+                struct ha_threads_part *g =
+                    realloc(parts == one ? NULL : parts,
+                            (st->n_threads + 1) * sizeof(*g));
+
+                if (g == NULL)
+                    goto out;
+                parts = g;
+                parts_cap = st->n_threads + 1;
+            }
+            {
+                /* ha_threads_split's order: objs, bytes, accum. */
+                const int64_t t4[4] = {totals[2], totals[3], totals[0],
+                                       totals[1]};
+
+                if (ha_threads_split(in->p, s, t4, parts, &n_parts) != 0)
+                    goto out;
+            }
+            for (size_t k = 0; k < n_parts; k++) {
+                int64_t v[4];
+
+                memcpy(v, parts[k].v, sizeof(v));
+                parts[k].v[0] = v[2];
+                parts[k].v[1] = v[3];
+                parts[k].v[2] = v[0];
+                parts[k].v[3] = v[1];
+            }
+        } else if (named && st->n_threads == 1) {
+            const struct ha_heapv2_thread *t = ha_heapv2_thread_of(
+                in->p, in->p->tlines[st->tline_off].uid);
+
+            parts[0].name = t != NULL ? ha_heapv2_thread_name(in->p, t)
+                                      : NULL;
+        }
+        for (size_t k = 0; k < n_parts; k++) {
+            const int64_t *v = parts[k].v;
+
+            if (n_parts > 1 && v[0] == 0 && v[1] == 0 && v[2] == 0 &&
+                v[3] == 0)
+                continue;
+            ha_buf_reset(&e->sub2);
+            for (size_t q = 0; q < n_ids; q++)
+                pb_varint(&e->sub2, ids[q]);
+            pb_msg(&e->sub, SAMPLE_LOCATION_ID, &e->sub2);
+            /* int64 values: two's complement varints (negative: 10
+             * bytes), in sample_type order. */
+            if (e->alloc) {
+                pb_varint(&e->sub2, (uint64_t)v[0]);
+                pb_varint(&e->sub2, (uint64_t)v[1]);
+            }
+            pb_varint(&e->sub2, (uint64_t)v[2]);
+            pb_varint(&e->sub2, (uint64_t)v[3]);
+            pb_msg(&e->sub, SAMPLE_VALUE, &e->sub2);
+            if (wrap.len > 0) {
+                pb_uint(&e->sub2, LABEL_KEY,
+                        (uint64_t)str_index(&e->strs, "wrapper"));
+                pb_uint(&e->sub2, LABEL_STR,
+                        (uint64_t)str_index(&e->strs,
+                                            (const char *)wrap.data));
+                pb_msg(&e->sub, SAMPLE_LABEL, &e->sub2);
+            }
+            if (parts[k].name != NULL) {
+                pb_uint(&e->sub2, LABEL_KEY,
+                        (uint64_t)str_index(&e->strs, "thread_name"));
+                pb_uint(&e->sub2, LABEL_STR,
+                        (uint64_t)str_index(&e->strs, parts[k].name));
+                pb_msg(&e->sub, SAMPLE_LABEL, &e->sub2);
+            }
+            pb_msg(&e->out, PROFILE_SAMPLE, &e->sub);
+        }
     }
     ret = 0;
 out:
+    if (parts != one)
+        free(parts);
     ha_agg_walker_free(w);
     ha_idmap_free(&made);
     ha_buf_free(&wrap);
@@ -513,7 +577,7 @@ ha_pprof_serialize(const struct ha_pprof_input *inputs, size_t n,
                    int64_t time_nanos, struct ha_buf *out, char *err,
                    size_t errlen)
 {
-    struct ha_pprof_opts o = {time_nanos, false};
+    struct ha_pprof_opts o = {time_nanos, false, 0};
 
     return ha_pprof_serialize_opts(inputs, n, &o, out, err, errlen);
 }
@@ -571,6 +635,9 @@ ha_pprof_serialize_opts(const struct ha_pprof_input *inputs, size_t n,
         pb_msg(&e.out, PROFILE_FUNCTION, &e.sub);
     }
     pb_uint(&e.out, PROFILE_TIME_NANOS, (uint64_t)time_nanos);
+    if (opts->duration_nanos > 0)
+        pb_uint(&e.out, PROFILE_DURATION_NANOS,
+                (uint64_t)opts->duration_nanos);
     value_type(&e, PROFILE_PERIOD_TYPE, "space", "bytes");
     pb_uint(&e.out, PROFILE_PERIOD, period);
     pb_uint(&e.out, PROFILE_DEFAULT_SAMPLE_TYPE, (uint64_t)space);
@@ -603,7 +670,7 @@ ha_pprof_encode(const struct ha_pprof_input *inputs, size_t n,
                 int64_t time_nanos, struct ha_buf *out, char *err,
                 size_t errlen)
 {
-    struct ha_pprof_opts o = {time_nanos, false};
+    struct ha_pprof_opts o = {time_nanos, false, 0};
 
     return ha_pprof_encode_opts(inputs, n, &o, out, err, errlen);
 }

@@ -14,7 +14,11 @@
  *   default_sample_type  inuse_space (Go's /debug/pprof/heap), or
  *                alloc_space when asked (Go's /debug/pprof/allocs) and
  *                present
- *   sample       one per stack: location ids leaf first, allocator
+ *   sample       one per stack (one per stack and thread name where
+ *                the profile's threads have names: the label
+ *                thread_name, the stack's values shared out among its
+ *                threads as prof/threads.h shares them, so they add
+ *                up): location ids leaf first, allocator
  *                frames cut as jeprof cuts them and allocation wrappers
  *                past them (prof/aggregate.h, prof/wrappers.h), so
  *                pprof's flat is heap_top's; values scaled as jeprof
@@ -71,6 +75,9 @@ struct ha_pprof_opts {
     int64_t time_nanos;   /* when the profile was taken (0: unset) */
     bool alloc_default;   /* default_sample_type alloc_space (when the
                              cumulative pair is there) */
+    int64_t duration_nanos; /* a delta's window (Go's ?seconds=N: the
+                             alloc_* values are what it allocated then);
+                             0: not written */
 };
 
 /* Encodes inputs[0 .. n) (the profile, then an optional base) into one

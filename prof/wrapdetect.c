@@ -611,7 +611,8 @@ ha_wrap_uses(const struct ha_heapv2 *p, const struct ha_syms *syms,
         if (us.u[k].stacks > 0 || why != HA_WRAP_BUILTIN)
             us.u[kept++] = us.u[k];
     }
-    qsort(us.u, kept, sizeof(*us.u), cmp_use);
+    if (kept > 1)
+        qsort(us.u, kept, sizeof(*us.u), cmp_use);
     *out = us.u;
     *n = kept;
     us.u = NULL;

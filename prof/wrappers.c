@@ -490,7 +490,9 @@ ha_wrap_entry_free(struct ha_wrap_entry *e)
 void
 ha_wrap_entries_sort(struct ha_wrap_entry *v, size_t n)
 {
-    qsort(v, n, sizeof(v[0]), cmp_entry);
+    /* qsort's array may not be NULL, even for no element (C11 7.22.5). */
+    if (n > 1)
+        qsort(v, n, sizeof(v[0]), cmp_entry);
 }
 
 int
@@ -522,7 +524,7 @@ ha_wrap_set_base(const struct ha_wrap_conf *conf, struct ha_wrap_set **out,
         if (entry_add(&s->other, &s->n_other, cap_other, conf->del[i],
                       HA_WRAP_REMOVED) == NULL)
             goto oom;
-    qsort(s->e, s->n, sizeof(s->e[0]), cmp_entry);
+    ha_wrap_entries_sort(s->e, s->n);
     *out = s;
     return 0;
 oom:

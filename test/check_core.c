@@ -708,6 +708,42 @@ START_TEST(test_exposcan_refuses_forgeries)
 }
 END_TEST
 
+/* A process's own program and pid where the caller sets the same (its
+ * leak sites carry them): one label each, nothing renamed; a pid that
+ * differs is still renamed. */
+START_TEST(test_exposcan_same_labels_kept_once)
+{
+    static const char text[] =
+        "x_bytes{program=\"python3\",pid=\"25663\",type=\"s\"} 9\n"
+        "x_bytes{program=\"python3\",pid=\"1\",type=\"t\"} 10\n";
+    const char *extra[] = {"pid", "25663", "program", "python3", NULL};
+    struct ha_exposcan s;
+    struct ha_exposcan_report rep;
+    struct ha_buf out = HA_BUF_INIT;
+    struct ha_expo e;
+    const char *t;
+
+    ha_exposcan_init(&s, &test_policy);
+    ck_assert_int_eq(ha_exposcan_add(&s, text, sizeof(text) - 1, extra, &rep),
+                     0);
+    ck_assert_uint_eq(rep.accepted, 2);
+    ck_assert_uint_eq(rep.renamed, 1);
+    ha_expo_init(&e, &out, HA_EXPO_PROMETHEUS);
+    ha_exposcan_write(&s, &e);
+    ck_assert_int_eq(ha_expo_finish(&e), 0);
+    ha_buf_append_u8(&out, 0);
+    t = (const char *)out.data;
+    ck_assert_msg(strstr(t, "x_bytes{pid=\"25663\",program=\"python3\","
+                            "type=\"s\"} 9\n") != NULL,
+                  "%s", t);
+    ck_assert_msg(strstr(t, "x_bytes{pid=\"25663\",program=\"python3\","
+                            "exported_pid=\"1\",type=\"t\"} 10\n") != NULL,
+                  "%s", t);
+    ha_exposcan_free(&s);
+    ha_buf_free(&out);
+}
+END_TEST
+
 /* Caps: past max_series the rest is refused and counted; a text past
  * max_bytes is refused whole, counted once; the next text is judged on
  * its own. */
@@ -1893,6 +1929,7 @@ core_suite(void)
     tc = tcase_create("agents");
     tcase_add_test(tc, test_exposcan_relabels_and_merges);
     tcase_add_test(tc, test_exposcan_refuses_forgeries);
+    tcase_add_test(tc, test_exposcan_same_labels_kept_once);
     tcase_add_test(tc, test_exposcan_caps);
     tcase_add_test(tc, test_agentreg_exe_matches);
     tcase_add_test(tc, test_users_name_without_nss);

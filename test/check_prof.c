@@ -30,6 +30,7 @@
 #include "core/util.h"
 #include "prof/aggregate.h"
 #include "prof/buildid.h"
+#include "prof/delta.h"
 #include "prof/fragment.h"
 #include "prof/heapv2.h"
 #include "prof/livesizes.h"
@@ -39,6 +40,7 @@
 #include "prof/symbolize.h"
 #include "prof/symfile.h"
 #include "prof/syms.h"
+#include "prof/threads.h"
 #include "prof/wrapdetect.h"
 #include "prof/wrappers.h"
 
@@ -2203,7 +2205,7 @@ START_TEST(test_prof_pprof_sample_types)
     struct ha_syms s;
     struct ha_maps m = {0};
     struct ha_pprof_input in;
-    struct ha_pprof_opts o = {0, true};
+    struct ha_pprof_opts o = {0, true, 0};
     struct ha_buf raw = HA_BUF_INIT;
     char err[256] = "", types[8][32], def[32];
 
@@ -3309,6 +3311,381 @@ END_TEST
 /* Suite                                                               */
 /* ------------------------------------------------------------------ */
 
+/* ------------------------------------------------------------------ */
+/* Memory by thread (prof/threads.h) and deltas (prof/delta.h)         */
+/* ------------------------------------------------------------------ */
+
+/* jemalloc 5.3's shape (prof_dump_header, prof_dump_gctx): the header's
+ * threads with names (a blank and a tab inside one, a byte jemalloc
+ * would refuse), then per-stack thread lines that, unbiased one by one,
+ * do not add up to the stack's t* line. */
+static const char threads_dump[] =
+    "heap_v2/16384\n"
+    "  t*: 40: 163840 [50: 204800]\n"
+    "  t0: 10: 40960 [12: 49152] main\n"
+    "  t2: 20: 81920 [26: 106496] io thd\t2\n"
+    "  t1: 10: 40960 [12: 49152] bad\x01name\n"
+    "  t3: 0: 0 [0: 0]\n"
+    "@ 0x10 0x20\n"
+    "  t*: 30: 122880 [40: 163840]\n"
+    "  t0: 9: 36000 [11: 45000]\n"
+    "  t2: 21: 84000 [29: 118000]\n"
+    "@ 0x11 0x21\n"
+    "  t*: 10: 40960 [10: 40960]\n"
+    "  t1: 10: 40960 [10: 40960]\n"
+    "@ 0x12\n"
+    "  t*: 3: 300 [3: 300]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n";
+
+START_TEST(test_prof_threads_parse)
+{
+    struct ha_heapv2 p;
+    const struct ha_heapv2_thread *t;
+    char err[256] = "";
+
+    ck_assert_msg(parse_exact(threads_dump, sizeof(threads_dump) - 1, &p,
+                              err, sizeof(err)) == 0,
+                  "%s", err);
+    ck_assert_uint_eq(p.n_threads, 4);
+    /* Sorted by uid, whatever the text's order. */
+    for (uint32_t i = 0; i < 4; i++)
+        ck_assert_uint_eq(p.threads[i].uid, i);
+    ck_assert_str_eq(ha_heapv2_thread_name(&p, &p.threads[0]), "main");
+    ck_assert_str_eq(ha_heapv2_thread_name(&p, &p.threads[2]), "io thd\t2");
+    ck_assert_str_eq(ha_heapv2_thread_name(&p, &p.threads[1]), "bad?name");
+    ck_assert_ptr_null(ha_heapv2_thread_name(&p, &p.threads[3]));
+    ck_assert(ha_heapv2_has_names(&p));
+    ck_assert_uint_eq(p.threads[2].raw.accum_bytes, 106496);
+    t = ha_heapv2_thread_of(&p, 2);
+    ck_assert_ptr_nonnull(t);
+    ck_assert_uint_eq(t->raw.bytes, 81920);
+    ck_assert_ptr_null(ha_heapv2_thread_of(&p, 7));
+    ck_assert_uint_eq(p.n_tlines, 3);
+    ck_assert_uint_eq(p.stacks[0].n_threads, 2);
+    ck_assert_uint_eq(p.stacks[0].tline_off, 0);
+    ck_assert_uint_eq(p.tlines[1].uid, 2);
+    ck_assert_uint_eq(p.tlines[1].raw.accum_bytes, 118000);
+    ck_assert_uint_eq(p.stacks[1].tline_off, 2);
+    ck_assert_uint_eq(p.stacks[2].n_threads, 0);
+    ha_heapv2_free(&p);
+
+    /* A name past HA_HEAPV2_NAME_MAX is cut there. */
+    {
+        struct ha_buf b = HA_BUF_INIT;
+
+        ha_buf_printf(&b, "heap_v2/1\n  t*: 0: 0 [0: 0]\n  t5: 0: 0 "
+                          "[0: 0] ");
+        for (int i = 0; i < 400; i++)
+            ha_buf_append_u8(&b, 'x');
+        ha_buf_printf(&b, "\n");
+        ck_assert_int_eq(parse_exact((const char *)b.data, b.len, &p, err,
+                                     sizeof(err)),
+                         0);
+        ck_assert_uint_eq(strlen(ha_heapv2_thread_name(&p, &p.threads[0])),
+                          HA_HEAPV2_NAME_MAX);
+        ha_heapv2_free(&p);
+        ha_buf_free(&b);
+    }
+}
+END_TEST
+
+START_TEST(test_prof_threads_apportion)
+{
+    const double w[] = {1, 1, 1};
+    const double z[] = {0, 0};
+    const double m[] = {0.5, 0, 2.5, 7};
+    long long out[4];
+
+    /* 10 in thirds: 4, 3, 3 (the first of equal remainders first). */
+    ck_assert_int_eq(ha_threads_apportion(10, w, 3, out), 0);
+    ck_assert_int_eq(out[0], 4);
+    ck_assert_int_eq(out[1], 3);
+    ck_assert_int_eq(out[2], 3);
+    ck_assert_int_eq(ha_threads_apportion(10, z, 2, out), 0);
+    ck_assert_int_eq(out[0] + out[1], 0);
+    ck_assert_int_eq(ha_threads_apportion(1001, m, 4, out), 0);
+    ck_assert_int_eq(out[0] + out[1] + out[2] + out[3], 1001);
+    ck_assert_int_eq(out[1], 0);
+    ck_assert_int_eq(out[0], 50);
+    ck_assert_int_eq(out[3], 701);
+}
+END_TEST
+
+START_TEST(test_prof_threads_rows)
+{
+    struct ha_heapv2 p;
+    struct ha_threads_row *rows;
+    size_t n;
+    long long sum[4] = {0, 0, 0, 0};
+    double s0 = 0;
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(threads_dump, sizeof(threads_dump) - 1, &p,
+                                 err, sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_threads_rows(&p, &rows, &n), 0);
+    /* Four threads of the header, then the third stack's part that no
+     * thread line shares. */
+    ck_assert_uint_eq(n, 5);
+    ck_assert(!rows[4].has_uid);
+    ck_assert_double_eq_tol(rows[4].bytes, p.stacks[2].bytes, 1e-6);
+    /* Thread 0's part of the first stack: its line over the lines' sum,
+     * of the stack's scaled figure (the lines sum to 120000, not the t*
+     * line's 122880). */
+    ck_assert_double_eq_tol(rows[0].bytes,
+                            p.stacks[0].bytes * 36000.0 / 120000.0, 1e-6);
+    ck_assert_double_eq_tol(rows[2].accum_bytes,
+                            p.stacks[0].accum_bytes * 118000.0 / 163000.0,
+                            1e-6);
+    ck_assert_double_eq_tol(rows[1].bytes, p.stacks[1].bytes, 1e-6);
+    ck_assert_uint_eq(rows[0].stacks, 1);
+    ck_assert_uint_eq(rows[3].stacks, 0);
+    ck_assert_str_eq(rows[2].name, "io thd\t2");
+    for (size_t i = 0; i < n; i++) {
+        sum[0] += rows[i].i_objs;
+        sum[1] += rows[i].i_bytes;
+        sum[2] += rows[i].i_accum_objs;
+        sum[3] += rows[i].i_accum_bytes;
+        s0 += rows[i].bytes;
+    }
+    /* The integers add up to the dump's totals as jeprof prints them. */
+    ck_assert_int_eq(sum[0], ha_heapv2_jeprof_int(p.scaled_objs));
+    ck_assert_int_eq(sum[1], ha_heapv2_jeprof_int(p.scaled_bytes));
+    ck_assert_int_eq(sum[2], ha_heapv2_jeprof_int(p.scaled_accum_objs));
+    ck_assert_int_eq(sum[3], ha_heapv2_jeprof_int(p.scaled_accum_bytes));
+    ck_assert_double_eq_tol(s0, p.scaled_bytes, 1e-6);
+    free(rows);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+START_TEST(test_prof_threads_filter_split)
+{
+    struct ha_heapv2 p, f;
+    struct ha_threads_match m = {false, 0, "io thd\t2"};
+    struct ha_threads_part parts[4];
+    const int64_t totals[4] = {31, 1001, 40, 2000};
+    double share[4];
+    size_t n;
+    char err[256] = "";
+
+    ck_assert_int_eq(parse_exact(threads_dump, sizeof(threads_dump) - 1, &p,
+                                 err, sizeof(err)),
+                     0);
+    ha_threads_stack_share(&p, 0, &m, share);
+    ck_assert_double_eq_tol(share[1], 84000.0 / 120000.0, 1e-12);
+    ck_assert_int_eq(ha_threads_filter(&p, &m, &f), 0);
+    ck_assert_uint_eq(f.n_stacks, 1);
+    ck_assert_uint_eq(f.n_tlines, 1);
+    ck_assert_double_eq_tol(f.stacks[0].bytes, p.stacks[0].bytes * 0.7, 1e-6);
+    ck_assert_double_eq_tol(f.scaled_bytes, p.stacks[0].bytes * 0.7, 1e-6);
+    ck_assert_uint_eq(f.n_frames, p.n_frames);
+    ha_heapv2_free(&f);
+    /* By uid; '' for the unnamed (thread 3 holds nothing: no stack). */
+    m.by_uid = true;
+    m.uid = 1;
+    ck_assert_int_eq(ha_threads_filter(&p, &m, &f), 0);
+    ck_assert_uint_eq(f.n_stacks, 1);
+    ck_assert_uint_eq(ha_heapv2_stack_frames(&f, 0)[0], 0x11);
+    ha_heapv2_free(&f);
+    m.by_uid = false;
+    m.name = "";
+    ck_assert_int_eq(ha_threads_filter(&p, &m, &f), 0);
+    ck_assert_uint_eq(f.n_stacks, 0);
+    ha_heapv2_free(&f);
+
+    /* Split by name: the parts add up to the totals. */
+    ck_assert_int_eq(ha_threads_split(&p, 0, totals, parts, &n), 0);
+    ck_assert_uint_eq(n, 2);
+    ck_assert_str_eq(parts[0].name, "main");
+    ck_assert_str_eq(parts[1].name, "io thd\t2");
+    for (int c = 0; c < 4; c++)
+        ck_assert_int_eq(parts[0].v[c] + parts[1].v[c], totals[c]);
+    ck_assert_int_eq(parts[0].v[1], 300);  /* 1001 * 0.3 = 300.3 */
+    ck_assert_int_eq(parts[1].v[1], 701);
+    /* A stack with no thread lines: one unnamed part. */
+    ck_assert_int_eq(ha_threads_split(&p, 2, totals, parts, &n), 0);
+    ck_assert_uint_eq(n, 1);
+    ck_assert_ptr_null(parts[0].name);
+    ck_assert_int_eq(parts[0].v[1], 1001);
+    ha_heapv2_free(&p);
+}
+END_TEST
+
+/* Two profiles of one process, 10 s apart: a stack that kept
+ * allocating, one that allocated nothing more, one new, with thread
+ * lines. */
+static const char delta_base[] =
+    "heap_v2/16384\n"
+    "  t*: 20: 81920 [30: 122880]\n"
+    "  t0: 20: 81920 [30: 122880] main\n"
+    "@ 0x10 0x20\n"
+    "  t*: 10: 40960 [20: 81920]\n"
+    "  t0: 10: 40960 [20: 81920]\n"
+    "@ 0x11 0x21\n"
+    "  t*: 10: 40960 [10: 40960]\n"
+    "  t0: 10: 40960 [10: 40960]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n";
+static const char delta_end[] =
+    "heap_v2/16384\n"
+    "  t*: 25: 102400 [65: 266240]\n"
+    "  t0: 15: 61440 [45: 184320] main\n"
+    "  t1: 10: 40960 [20: 81920] worker\n"
+    "@ 0x11 0x21\n"
+    "  t*: 10: 40960 [10: 40960]\n"
+    "  t0: 10: 40960 [10: 40960]\n"
+    "@ 0x10 0x20\n"
+    "  t*: 5: 20480 [35: 143360]\n"
+    "  t0: 5: 20480 [35: 143360]\n"
+    "@ 0x12\n"
+    "  t*: 10: 40960 [20: 81920]\n"
+    "  t1: 10: 40960 [20: 81920]\n"
+    "\n"
+    "MAPPED_LIBRARIES:\n";
+
+static void
+delta_of(const char *end_text, const char *base_text, struct ha_heapv2 *d,
+         int want, const char *why_like)
+{
+    struct ha_heapv2 e, b;
+    char err[256] = "", why[256] = "";
+
+    ck_assert_int_eq(parse_exact(end_text, strlen(end_text), &e, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_int_eq(parse_exact(base_text, strlen(base_text), &b, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_int_eq(ha_heapv2_delta(&e, &b, d, why, sizeof(why)), want);
+    if (why_like != NULL)
+        ck_assert_msg(strstr(why, why_like) != NULL, "why: %s", why);
+    ha_heapv2_free(&e);
+    ha_heapv2_free(&b);
+}
+
+START_TEST(test_prof_delta)
+{
+    struct ha_heapv2 d, e;
+    struct ha_buf t = HA_BUF_INIT;
+    char err[256] = "";
+
+    delta_of(delta_end, delta_base, &d, 0, NULL);
+    ck_assert_int_eq(parse_exact(delta_end, strlen(delta_end), &e, err,
+                                 sizeof(err)),
+                     0);
+    ck_assert_uint_eq(d.n_stacks, 3);
+    /* Nothing more from 0x11: no allocation in the window, and its
+     * in-use figures the end's. */
+    ck_assert_double_eq_tol(d.stacks[0].accum_bytes, 0, 1e-9);
+    ck_assert_double_eq_tol(d.stacks[0].bytes, e.stacks[0].bytes, 1e-9);
+    /* 0x10: 15 more samples of 4 KiB, scaled as jeprof scales them. */
+    {
+        double so, sb, bo, bb;
+
+        ha_heapv2_scale(16384, 35, 143360, &so, &sb);
+        ha_heapv2_scale(16384, 20, 81920, &bo, &bb);
+        ck_assert_double_eq_tol(d.stacks[1].accum_bytes, sb - bb, 1e-6);
+        ck_assert_double_eq_tol(d.stacks[1].accum_objs, so - bo, 1e-6);
+    }
+    ck_assert_uint_eq(d.stacks[1].raw.accum_objs, 15);
+    ck_assert_double_eq_tol(d.stacks[1].bytes, e.stacks[1].bytes, 1e-9);
+    /* New in the window: all of it. */
+    ck_assert_double_eq_tol(d.stacks[2].accum_bytes, e.stacks[2].accum_bytes,
+                            1e-9);
+    ck_assert_uint_eq(d.total.accum_objs, 35);
+    ck_assert_double_eq_tol(d.scaled_bytes, e.scaled_bytes, 1e-6);
+    ck_assert_double_eq_tol(d.scaled_accum_bytes,
+                            d.stacks[1].accum_bytes + d.stacks[2].accum_bytes,
+                            1e-6);
+    /* Threads: main's window is 15 samples, worker's all 20. */
+    ck_assert_uint_eq(d.threads[0].raw.accum_objs, 15);
+    ck_assert_uint_eq(d.threads[1].raw.accum_objs, 20);
+    ck_assert_uint_eq(d.tlines[d.stacks[1].tline_off].raw.accum_objs, 15);
+    ck_assert_str_eq(ha_heapv2_thread_name(&d, &d.threads[1]), "worker");
+    ha_heapv2_free(&d);
+    ha_heapv2_free(&e);
+
+    /* The other way round: counts fell, a reset. */
+    delta_of(delta_base, delta_end, &d, HA_DELTA_RESET, "prof.reset");
+    /* A stack of the base gone from the end: reset. */
+    ha_buf_printf(&t, "%.*s", (int)(strstr(delta_end, "@ 0x10") -
+                                    delta_end),
+                  delta_end);
+    ha_buf_printf(&t, "\nMAPPED_LIBRARIES:\n");
+    ha_buf_append_u8(&t, 0);
+    delta_of((const char *)t.data, delta_base, &d, HA_DELTA_RESET,
+             "is gone");
+    /* Another period. */
+    ha_buf_reset(&t);
+    ha_buf_printf(&t, "heap_v2/524288%s",
+                  strchr(delta_end, '\n'));
+    ha_buf_append_u8(&t, 0);
+    delta_of((const char *)t.data, delta_base, &d, HA_DELTA_RESET,
+             "sample period");
+    /* No cumulative counters. */
+    delta_of(good, good, &d, HA_DELTA_NOACCUM, "prof_accum");
+    ha_buf_free(&t);
+}
+END_TEST
+
+/* A profile whose threads have names: one sample per stack and name,
+ * labelled thread_name, the sums unchanged. */
+START_TEST(test_prof_pprof_thread_label)
+{
+    struct ha_heapv2 p;
+    struct ha_syms s;
+    struct ha_maps m = {0};
+    struct ha_pprof_input in;
+    struct ha_buf raw = HA_BUF_INIT, named = HA_BUF_INIT;
+    size_t samples, samples2, strings;
+    int64_t sums[2], sums2[2];
+    bool first_empty;
+    char *text = committed_text("gen.1.heap"), err[256] = "";
+    const char *at = strstr(text, "  t0: "), *eol = strchr(at, '\n');
+
+    load_committed("gen.1", &p, &s);
+    ck_assert_int_eq(ha_maps_parse(p.maps, p.maps_len, &m, err, sizeof(err)),
+                     0);
+    memset(&in, 0, sizeof(in));
+    in.p = &p;
+    in.maps = &m;
+    in.syms = &s;
+    in.weight = 1;
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &raw, err, sizeof(err)),
+                     0);
+    pb_scan_profile(raw.data, raw.len, &samples, sums, &strings,
+                    &first_empty);
+    ck_assert(memmem(raw.data, raw.len, "thread_name", 11) == NULL);
+    ha_heapv2_free(&p);
+    /* The header's thread named, as prof_sys_thread_name writes it. */
+    ha_buf_append(&named, text, (size_t)(eol - text));
+    ha_buf_printf(&named, " gen-main");
+    ha_buf_append(&named, eol, strlen(eol));
+    ck_assert_int_eq(ha_heapv2_parse((const char *)named.data, named.len, &p,
+                                     err, sizeof(err)),
+                     0);
+    ha_buf_reset(&raw);
+    in.p = &p;
+    ck_assert_int_eq(ha_pprof_serialize(&in, 1, 0, &raw, err, sizeof(err)),
+                     0);
+    pb_scan_profile(raw.data, raw.len, &samples2, sums2, &strings,
+                    &first_empty);
+    ck_assert_uint_eq(samples2, samples);
+    ck_assert_int_eq(sums2[0], sums[0]);
+    ck_assert_int_eq(sums2[1], sums[1]);
+    ck_assert(memmem(raw.data, raw.len, "thread_name", 11) != NULL);
+    ck_assert(memmem(raw.data, raw.len, "gen-main", 8) != NULL);
+    ha_heapv2_free(&p);
+    ha_maps_free(&m);
+    ha_syms_free(&s);
+    ha_buf_free(&raw);
+    ha_buf_free(&named);
+    free(text);
+}
+END_TEST
+
 static Suite *
 prof_suite(void)
 {
@@ -3342,6 +3719,12 @@ prof_suite(void)
     tcase_add_test(core, test_prof_symfile_format);
     tcase_add_test(core, test_prof_pprof_encode);
     tcase_add_test(core, test_prof_pprof_sample_types);
+    tcase_add_test(core, test_prof_threads_parse);
+    tcase_add_test(core, test_prof_threads_apportion);
+    tcase_add_test(core, test_prof_threads_rows);
+    tcase_add_test(core, test_prof_threads_filter_split);
+    tcase_add_test(core, test_prof_delta);
+    tcase_add_test(core, test_prof_pprof_thread_label);
     suite_add_tcase(s, core);
 
     tcase_add_test(errors, test_prof_parse_errors);

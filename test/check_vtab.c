@@ -432,6 +432,7 @@ static const char *const gv_names[] = {
     "jemalloc-leak_watch_dump_interval_s",
     "jemalloc-leak_watch_dumps",
     "jemalloc-leak_watch_lg_prof_sample",
+    "jemalloc-leak_watch_sites",
     "jemalloc-leak_watch_state",
     "jemalloc-limit_dump_fractions",
     "jemalloc-limit_dump_psi_pct",

@@ -75,6 +75,7 @@
  *                                           (jemalloc_variables; 0 = off)
  *   jemalloc-leak_watch_growth_bytes, jemalloc-leak_watch_window_s,
  *   jemalloc-leak_watch_dump_interval_s, jemalloc-leak_watch_dumps,
+ *   jemalloc-leak_watch_sites,
  *   jemalloc-leak_watch_lg_prof_sample
  *                                     RO    the leak watch, as configured
  *                                           (jemalloc_variables; 0 = off,

@@ -150,6 +150,7 @@ const struct gv_row ha_globals_rows[] = {
     {"jemalloc-leak_watch_dumps", NULL, GV_KEEP, 0, 0, HINT_WATCH, NULL},
     {"jemalloc-leak_watch_lg_prof_sample", NULL, GV_KEEP, 0, 0, HINT_WATCH,
      NULL},
+    {"jemalloc-leak_watch_sites", NULL, GV_KEEP, 0, 0, HINT_WATCH, NULL},
     {"jemalloc-leak_watch_state", NULL, GV_ENGINE, 0, 0,
      "it is what the leak watch is doing; configure the watch in the "
      "config file (jemalloc_variables.leak_watch_*)",
@@ -346,6 +347,7 @@ gv_keep_value(const struct ha_jemalloc_config *je, const char *name,
         KEEP(leak_watch_window_s),
         KEEP(leak_watch_dump_interval_s),
         KEEP(leak_watch_dumps),
+        KEEP(leak_watch_sites),
         KEEP(limit_dump_min_interval_s),
 #undef KEEP
     };

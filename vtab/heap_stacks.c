@@ -23,6 +23,13 @@
  *                        whole stack past the allocator's frames); NULL
  *                        when the site called the allocator itself
  *   8 dump      HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *   9 seconds   HIDDEN   with 'live': a delta over that many seconds
+ *                        (1..60), heap_stacks('live', 10): alloc_* what
+ *                        the stack allocated in the window
+ *  10 thread    HIDDEN   thread = '<name>' or thread = <thread_id> (as
+ *                        heap_top's): each stack's part of those threads
+ *                        (heap_threads' rule), stacks they have no part
+ *                        in left out
  *
  * heap_profile(<dump>), one row per frame of each stack, allocation
  * site first:
@@ -58,16 +65,20 @@
 
 #include "core/buf.h"
 #include "prof/aggregate.h"
+#include "prof/threads.h"
 #include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
 #define STACKS_SCHEMA                                                     \
     "CREATE TABLE x(stack_id INTEGER, bytes INTEGER, objects INTEGER, "   \
     "frames INTEGER, stack TEXT, alloc_bytes INTEGER, "                   \
-    "alloc_objects INTEGER, wrapper TEXT, dump HIDDEN)"
+    "alloc_objects INTEGER, wrapper TEXT, dump HIDDEN, seconds HIDDEN, "  \
+    "thread HIDDEN)"
 #define STACKS_COL_ID 0
 #define STACKS_COL_WRAPPER 7
 #define STACKS_COL_DUMP 8
+#define STACKS_COL_SECONDS 9
+#define STACKS_COL_THREAD 10
 
 #define PROFILE_SCHEMA                                                    \
     "CREATE TABLE x(stack_id INTEGER, depth INTEGER, address TEXT, "      \
@@ -98,6 +109,13 @@ struct stacks_cursor {
     long long depth;
     char *only;                   /* function = ?, or NULL */
     char addr[24];
+
+    /* heap_stacks: the hidden columns' values (NULL: not given), and
+     * the thread filter with stack i's share of it */
+    sqlite3_value *seconds, *thread;
+    bool by_thread;
+    struct ha_threads_match m;    /* points into thread */
+    double share[4];              /* objs, bytes, accum_objs, accum_bytes */
 };
 
 static int
@@ -121,10 +139,11 @@ profile_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 static int
 stacks_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 {
-    static const int push[] = {STACKS_COL_ID};
+    static const int push[] = {STACKS_COL_ID, STACKS_COL_SECONDS,
+                               STACKS_COL_THREAD};
 
     (void)p;
-    return ha_heap_vtab_best_index(info, STACKS_COL_DUMP, 1, push, 1, 10000);
+    return ha_heap_vtab_best_index(info, STACKS_COL_DUMP, 1, push, 3, 10000);
 }
 
 static int
@@ -159,8 +178,28 @@ stacks_clear(stacks_cursor *c)
     c->prof = NULL;
     free(c->only);
     c->only = NULL;
+    sqlite3_value_free(c->seconds);
+    sqlite3_value_free(c->thread);
+    c->seconds = c->thread = NULL;
+    c->by_thread = false;
     c->i = c->end = 0;
     c->line_for = 0;
+}
+
+/* heap_stacks with a thread filter: moves to the first stack at or after
+ * i the threads have a part in, its share in c->share. */
+static void
+thread_settle(stacks_cursor *c)
+{
+    c->share[0] = c->share[1] = c->share[2] = c->share[3] = 1;
+    if (!c->by_thread)
+        return;
+    for (; c->i < c->end; c->i++) {
+        ha_threads_stack_share(&c->prof->p, c->i, &c->m, c->share);
+        if (c->share[0] > 0 || c->share[1] > 0 || c->share[2] > 0 ||
+            c->share[3] > 0)
+            return;
+    }
 }
 
 static int
@@ -281,7 +320,6 @@ stacks_filter_common(stacks_cursor *c, const char *what, int idxNum,
                      int argc, sqlite3_value **argv)
 {
     heap_vtab *vt = (heap_vtab *)c->base.pVtab;
-    char err[1024];
     int rc;
     int at = 1;
     long long only_id = -1;
@@ -301,17 +339,27 @@ stacks_filter_common(stacks_cursor *c, const char *what, int idxNum,
                       ? sqlite3_value_int64(v)
                       : 0;
     }
-    if ((idxNum & HA_HEAP_IDX_PUSH(1)) && at < argc) {
+    if (c->per_frame && (idxNum & HA_HEAP_IDX_PUSH(1)) && at < argc) {
         const unsigned char *fn = sqlite3_value_text(argv[at++]);
 
         if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
             return SQLITE_NOMEM;
     }
-    if ((rc = ha_heap_profile_get(vt->conn->ctx->heap,
-                                  (const char *)sqlite3_value_text(argv[0]),
-                                  vt->conn->admin, &c->prof, err,
-                                  sizeof(err))) != 0)
-        return ha_heap_vtab_fail(&vt->base, rc, what, err);
+    if (!c->per_frame && (idxNum & HA_HEAP_IDX_PUSH(1)) && at < argc &&
+        (c->seconds = sqlite3_value_dup(argv[at++])) == NULL)
+        return SQLITE_NOMEM;
+    if (!c->per_frame && (idxNum & HA_HEAP_IDX_PUSH(2)) && at < argc &&
+        (c->thread = sqlite3_value_dup(argv[at++])) == NULL)
+        return SQLITE_NOMEM;
+    if (c->thread != NULL && sqlite3_value_type(c->thread) != SQLITE_NULL) {
+        if ((rc = ha_heap_vtab_thread(&vt->base, what, c->thread, &c->m)) !=
+            SQLITE_OK)
+            return rc;
+        c->by_thread = true;
+    }
+    if ((rc = ha_heap_vtab_profile(&vt->base, what, argv[0], c->seconds,
+                                   &c->prof)) != SQLITE_OK)
+        return rc;
     if ((c->walker = ha_agg_walker_new(&c->prof->syms)) == NULL)
         return SQLITE_NOMEM;
     c->i = 0;
@@ -324,6 +372,7 @@ stacks_filter_common(stacks_cursor *c, const char *what, int idxNum,
             c->end = 0;
         }
     }
+    thread_settle(c);
     return SQLITE_OK;
 }
 
@@ -360,6 +409,7 @@ stacks_next(sqlite3_vtab_cursor *cur)
 
     if (!c->per_frame) {
         c->i++;
+        thread_settle(c);
         return SQLITE_OK;
     }
     if (profile_step(c) != 0 || profile_skip(c) != 0)
@@ -405,10 +455,10 @@ stacks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         sqlite3_result_int64(ctx, (sqlite3_int64)c->i + 1);
         break;
     case 1:
-        sqlite3_result_int64(ctx, rounded(s->bytes));
+        sqlite3_result_int64(ctx, rounded(s->bytes * c->share[1]));
         break;
     case 2:
-        sqlite3_result_int64(ctx, rounded(s->objs));
+        sqlite3_result_int64(ctx, rounded(s->objs * c->share[0]));
         break;
     case 3:
     case 4:
@@ -429,8 +479,10 @@ stacks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
     case 5:
     case 6:
         if (ha_heapv2_has_accum(&c->prof->p))
-            sqlite3_result_int64(ctx, rounded(col == 5 ? s->accum_bytes
-                                                       : s->accum_objs));
+            sqlite3_result_int64(ctx,
+                                 rounded(col == 5
+                                             ? s->accum_bytes * c->share[3]
+                                             : s->accum_objs * c->share[2]));
         break;
     case STACKS_COL_WRAPPER: {
         struct ha_buf w = HA_BUF_INIT;
@@ -445,6 +497,17 @@ stacks_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         ha_buf_free(&w);
         break;
     }
+    case STACKS_COL_DUMP:
+        sqlite3_result_text(ctx, c->prof->name, -1, SQLITE_TRANSIENT);
+        break;
+    case STACKS_COL_SECONDS:
+        if (c->seconds != NULL)
+            sqlite3_result_value(ctx, c->seconds);
+        break;
+    case STACKS_COL_THREAD:
+        if (c->thread != NULL)
+            sqlite3_result_value(ctx, c->thread);
+        break;
     default:
         break;
     }

@@ -38,6 +38,16 @@
  *                            it called the allocator itself, or is not a
  *                            site
  *  13 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *  14 seconds       HIDDEN   with 'live': a delta over that many seconds
+ *                            (1..60), heap_top('live', 10): the alloc_*
+ *                            columns what was allocated in the window,
+ *                            the others what is held at its end
+ *  15 thread        HIDDEN   thread = '<name>' (every thread of that
+ *                            name, a pool; '' for threads with no name)
+ *                            or thread = <thread_id> (heap_threads'):
+ *                            the figures of those threads alone, each
+ *                            stack's shared out as heap_threads shares
+ *                            it; percentages stay of the whole dump
  * Figures are jeprof's to the byte: truncated as jeprof prints them, so
  * no row, and no sum of rows, is above jeprof's (a sum of rows is at most
  * the dump's total, stats_heap_dumps.bytes, which is jeprof's Total).
@@ -50,6 +60,7 @@
 #include <string.h>
 
 #include "prof/aggregate.h"
+#include "prof/threads.h"
 #include "heap/profiles.h"
 #include "vtab/heap_vtab.h"
 
@@ -58,12 +69,15 @@
     "cum_bytes INTEGER, cum_pct REAL, flat_objects INTEGER, "             \
     "cum_objects INTEGER, module TEXT, alloc_bytes INTEGER, "             \
     "alloc_objects INTEGER, alloc_cum_bytes INTEGER, "                    \
-    "alloc_cum_objects INTEGER, wrapper TEXT, dump HIDDEN)"
+    "alloc_cum_objects INTEGER, wrapper TEXT, dump HIDDEN, "               \
+    "seconds HIDDEN, thread HIDDEN)"
 #define TOP_COL_FUNCTION 0
 #define TOP_COL_MODULE 7
 #define TOP_COL_ALLOC_BYTES 8
 #define TOP_COL_WRAPPER 12
 #define TOP_COL_DUMP 13
+#define TOP_COL_SECONDS 14
+#define TOP_COL_THREAD 15
 
 typedef struct top_cursor top_cursor;
 struct top_cursor {
@@ -71,7 +85,11 @@ struct top_cursor {
                                    * be first */
     struct ha_heap_profile *prof; /* holds agg */
     const struct ha_agg *agg;     /* rows, sorted by flat bytes */
+    struct ha_agg *own;           /* agg when it is the cursor's (a
+                                     thread's part), else NULL */
     char *only;                   /* function = ?, or NULL */
+    sqlite3_value *seconds;       /* the hidden columns' values, for */
+    sqlite3_value *thread;        /* xColumn; NULL: not given */
 };
 
 static int
@@ -86,10 +104,11 @@ top_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 static int
 top_best_index(sqlite3_vtab *p, sqlite3_index_info *info)
 {
-    static const int push[] = {TOP_COL_FUNCTION};
+    static const int push[] = {TOP_COL_FUNCTION, TOP_COL_SECONDS,
+                               TOP_COL_THREAD};
 
     (void)p;
-    return ha_heap_vtab_best_index(info, TOP_COL_DUMP, 1, push, 1, 1000);
+    return ha_heap_vtab_best_index(info, TOP_COL_DUMP, 1, push, 3, 1000);
 }
 
 /* Whether the function push-down excludes row c->row. */
@@ -119,8 +138,16 @@ top_clear(top_cursor *c)
     ha_heap_profile_put(c->prof);
     c->prof = NULL;
     c->agg = NULL;
+    if (c->own != NULL) {
+        ha_agg_free(c->own);
+        free(c->own);
+        c->own = NULL;
+    }
     free(c->only);
     c->only = NULL;
+    sqlite3_value_free(c->seconds);
+    sqlite3_value_free(c->thread);
+    c->seconds = c->thread = NULL;
     ha_cursor_rewind(&c->rc, 0, 0);
 }
 
@@ -139,7 +166,7 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
     top_cursor *c = (top_cursor *)cur;
     heap_vtab *vt = (heap_vtab *)cur->pVtab;
     char err[1024];
-    int rc;
+    int rc, k;
 
     (void)idxStr;
     top_clear(c);
@@ -148,17 +175,35 @@ top_filter(sqlite3_vtab_cursor *cur, int idxNum, const char *idxStr,
                                   "heap_top needs a dump: SELECT * FROM "
                                   "heap_top('<file name from "
                                   "stats_heap_dumps>') or heap_top('live')");
-    if ((idxNum & HA_HEAP_IDX_PUSH(0)) && argc > 1) {
-        const unsigned char *fn = sqlite3_value_text(argv[1]);
+    k = 1;
+    if ((idxNum & HA_HEAP_IDX_PUSH(0)) && argc > k) {
+        const unsigned char *fn = sqlite3_value_text(argv[k++]);
 
         if ((c->only = strdup(fn ? (const char *)fn : "")) == NULL)
             return SQLITE_NOMEM;
     }
-    if ((rc = ha_heap_profile_get(vt->conn->ctx->heap,
-                                  (const char *)sqlite3_value_text(argv[0]),
-                                  vt->conn->admin, &c->prof, err,
-                                  sizeof(err))) != 0 ||
-        (rc = ha_heap_profile_top(c->prof, &c->agg, err, sizeof(err))) != 0)
+    if ((idxNum & HA_HEAP_IDX_PUSH(1)) && argc > k &&
+        (c->seconds = sqlite3_value_dup(argv[k++])) == NULL)
+        return SQLITE_NOMEM;
+    if ((idxNum & HA_HEAP_IDX_PUSH(2)) && argc > k &&
+        (c->thread = sqlite3_value_dup(argv[k++])) == NULL)
+        return SQLITE_NOMEM;
+    if ((rc = ha_heap_vtab_profile(&vt->base, "heap_top", argv[0],
+                                   c->seconds, &c->prof)) != SQLITE_OK)
+        return rc;
+    if (c->thread != NULL && sqlite3_value_type(c->thread) != SQLITE_NULL) {
+        struct ha_threads_match m;
+
+        if ((rc = ha_heap_vtab_thread(&vt->base, "heap_top", c->thread,
+                                      &m)) != SQLITE_OK)
+            return rc;
+        rc = ha_heap_profile_top_threads(c->prof, &m, &c->own, err,
+                                         sizeof(err));
+        c->agg = c->own;
+    } else {
+        rc = ha_heap_profile_top(c->prof, &c->agg, err, sizeof(err));
+    }
+    if (rc != 0)
         return ha_heap_vtab_fail(&vt->base, rc, "heap_top", err);
     ha_cursor_rewind(&c->rc, 0, c->agg->n_rows);
     return SQLITE_OK;
@@ -168,6 +213,13 @@ static double
 pct(double part, double total)
 {
     return total != 0 ? 100.0 * part / total : 0;
+}
+
+/* What percentages are of: the dump's total, a thread's part too. */
+static double
+top_total(const top_cursor *c)
+{
+    return c->own != NULL ? c->prof->p.scaled_bytes : c->agg->total_bytes;
 }
 
 static int
@@ -185,13 +237,13 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->flat_bytes));
         break;
     case 2:
-        sqlite3_result_double(ctx, pct(r->flat_bytes, c->agg->total_bytes));
+        sqlite3_result_double(ctx, pct(r->flat_bytes, top_total(c)));
         break;
     case 3:
         sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->cum_bytes));
         break;
     case 4:
-        sqlite3_result_double(ctx, pct(r->cum_bytes, c->agg->total_bytes));
+        sqlite3_result_double(ctx, pct(r->cum_bytes, top_total(c)));
         break;
     case 5:
         sqlite3_result_int64(ctx, ha_heapv2_jeprof_int(r->flat_objs));
@@ -221,6 +273,17 @@ top_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         if (ha_agg_wrapper(c->agg, r) != NULL)
             sqlite3_result_text(ctx, ha_agg_wrapper(c->agg, r), -1,
                                 SQLITE_TRANSIENT);
+        break;
+    case TOP_COL_DUMP:
+        sqlite3_result_text(ctx, c->prof->name, -1, SQLITE_TRANSIENT);
+        break;
+    case TOP_COL_SECONDS:
+        if (c->seconds != NULL)
+            sqlite3_result_value(ctx, c->seconds);
+        break;
+    case TOP_COL_THREAD:
+        if (c->thread != NULL)
+            sqlite3_result_value(ctx, c->thread);
         break;
     default:
         break;

@@ -13,6 +13,8 @@
  *   SELECT stack, bytes FROM heap_profile_diff('a.heap', 'b.heap')
  *    ORDER BY bytes DESC LIMIT 10;
  *   SELECT path, names_from, detail FROM heap_modules('live');
+ *   SELECT function, alloc_bytes FROM heap_top('live', 10);
+ *   SELECT thread_name, bytes FROM heap_threads('live');
  *
  * All only read: INNOCUOUS, readable by stats users; 'live' is for
  * admins. This file holds what they share and their registration.
@@ -21,6 +23,7 @@
 
 #include "heap/profiles.h"
 
+#include <stdint.h>
 #include <string.h>
 
 int
@@ -43,6 +46,65 @@ ha_heap_vtab_fail(sqlite3_vtab *vt, int rc, const char *table, const char *err)
         return SQLITE_INTERRUPT;
     }
     return ha_vtab_set_errmsg(vt, "%s: %s", table, err != NULL ? err : "");
+}
+
+int
+ha_heap_vtab_profile(sqlite3_vtab *base, const char *table,
+                     sqlite3_value *dump, sqlite3_value *seconds,
+                     struct ha_heap_profile **out)
+{
+    heap_vtab *vt = (heap_vtab *)base;
+    struct ha_vtab_conn *conn = vt->conn;
+    const unsigned char *name = sqlite3_value_text(dump);
+    int64_t waited = 0;
+    char err[1024];
+    int rc;
+
+    *out = NULL;
+    if (seconds == NULL || sqlite3_value_type(seconds) == SQLITE_NULL) {
+        rc = ha_heap_profile_get(conn->ctx->heap, (const char *)name,
+                                 conn->admin, out, err, sizeof(err));
+        return rc != 0 ? ha_heap_vtab_fail(base, rc, table, err) : SQLITE_OK;
+    }
+    if (sqlite3_value_numeric_type(seconds) != SQLITE_INTEGER ||
+        name == NULL || strcmp((const char *)name, HA_HEAP_LIVE) != 0)
+        return ha_vtab_set_errmsg(base,
+                                  "%s: seconds makes a delta of the live "
+                                  "profile: %s('live', <whole seconds, 1 "
+                                  "to %d>)",
+                                  table, table, HA_HEAP_DELTA_MAX_S);
+    rc = ha_heap_profile_delta(conn->ctx->heap,
+                               sqlite3_value_int64(seconds) > INT32_MAX
+                                   ? INT32_MAX
+                               : sqlite3_value_int64(seconds) < INT32_MIN
+                                   ? INT32_MIN
+                                   : (int)sqlite3_value_int64(seconds),
+                               conn->admin, out, &waited, err, sizeof(err));
+    if (waited > 0 && conn->waited != NULL)
+        conn->waited(conn->waited_arg, waited);
+    return rc != 0 ? ha_heap_vtab_fail(base, rc, table, err) : SQLITE_OK;
+}
+
+int
+ha_heap_vtab_thread(sqlite3_vtab *vt, const char *table, sqlite3_value *v,
+                    struct ha_threads_match *m)
+{
+    memset(m, 0, sizeof(*m));
+    if (sqlite3_value_type(v) == SQLITE_INTEGER &&
+        sqlite3_value_int64(v) >= 0) {
+        m->by_uid = true;
+        m->uid = (uint64_t)sqlite3_value_int64(v);
+        return SQLITE_OK;
+    }
+    if (sqlite3_value_type(v) == SQLITE_TEXT) {
+        m->name = (const char *)sqlite3_value_text(v);
+        return m->name != NULL ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    return ha_vtab_set_errmsg(vt, "%s: thread is a thread's name (text: "
+                                  "every thread of that name, '' for "
+                                  "those with none) or its thread_id "
+                                  "from heap_threads (an integer >= 0)",
+                              table);
 }
 
 int
@@ -130,6 +192,7 @@ ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn)
         {"heap_profile", &ha_heap_profile_module},
         {"heap_profile_diff", &ha_heap_diff_module},
         {"heap_modules", &ha_heap_modules_module},
+        {"heap_threads", &ha_heap_threads_module},
         {"heap_wrappers", &ha_heap_wrappers_module},
         {"heap_growth", &ha_heap_growth_module},
         {"heap_growth_stacks", &ha_heap_growth_stacks_module},

@@ -12,6 +12,8 @@
  *                                              its names came from
  *   heap_wrappers.c heap_wrappers(dump)        the allocation wrappers the
  *                                              site rule skipped, and why
+ *   heap_threads.c heap_threads(dump)          per thread: which thread
+ *                                              (pool) holds the memory
  *   heap_growth.c  heap_growth(...),           per function, and per stack,
  *                  heap_growth_stacks(...)     ranked by growth over a
  *                                              series of dumps
@@ -27,7 +29,13 @@
  *   recent.c       stats_jemalloc_recent      the last sampled allocations,
  *                                              freed or not
  * A dump argument is a file name from stats_heap_dumps.file_name, or
- * 'live' (admin only) for this process now; see heap/profiles.h.
+ * 'live' (admin only) for this process now; see heap/profiles.h. With
+ * 'live', heap_top, heap_stacks and heap_threads take a second argument,
+ * seconds (1..60): a delta, what was allocated in the last that many
+ * seconds (alloc_* columns) and what is held at the end
+ * (ha_heap_vtab_profile). heap_top and heap_stacks take thread = <name>
+ * (every thread of that name: a pool) or thread = <jemalloc thread id>
+ * (heap_threads' thread_id): the figures of those threads alone.
  */
 #ifndef HA_HEAP_VTAB_H
 #define HA_HEAP_VTAB_H
@@ -66,6 +74,28 @@ int ha_heap_vtab_rowid(sqlite3_vtab_cursor *cur, sqlite3_int64 *rowid);
 int ha_heap_vtab_best_index(sqlite3_index_info *info, int arg0, int n_args,
                        const int *push, int n_push, double rows);
 
+struct ha_heap_profile;
+
+/* The profile a heap table reads: dump's ('live' or a file name), or,
+ * with seconds (not NULL nor SQL NULL), a delta of the live profile over
+ * that many seconds (heap/profiles.h ha_heap_profile_delta; seconds
+ * must be an integer and dump 'live'), the wait then told to the
+ * session (its deadline moves). table names it in errors. Returns
+ * SQLITE_OK with *out holding a reference, or an error as
+ * ha_heap_vtab_fail (zErrMsg set). */
+int ha_heap_vtab_profile(sqlite3_vtab *vt, const char *table,
+                         sqlite3_value *dump, sqlite3_value *seconds,
+                         struct ha_heap_profile **out);
+
+struct ha_threads_match;
+
+/* The thread filter v of a heap table (its hidden column thread): text
+ * a name (every thread of that name; '' those with none), an integer
+ * >= 0 a thread_id. *m points into v, which must outlive it. Returns
+ * SQLITE_OK, or SQLITE_ERROR with zErrMsg saying what is allowed. */
+int ha_heap_vtab_thread(sqlite3_vtab *vt, const char *table,
+                        sqlite3_value *v, struct ha_threads_match *m);
+
 /* A heap table's call failed with rc from heap/profiles.h: HA_HEAP_STOPPED
  * (the statement was killed, timed out or the server stops while it
  * waited) becomes SQLITE_INTERRUPT, which the session reports as ERR
@@ -90,6 +120,7 @@ extern const sqlite3_module ha_heap_recent_module;
 extern const sqlite3_module ha_previous_runs_module;
 extern const sqlite3_module ha_heap_fragmentation_module;
 extern const sqlite3_module ha_heap_fragmentation_stacks_module;
+extern const sqlite3_module ha_heap_threads_module;
 
 
 #endif /* HA_HEAP_VTAB_H */

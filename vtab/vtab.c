@@ -38,6 +38,16 @@ ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin)
 }
 
 void
+ha_vtab_set_waited(struct ha_vtab_conn *conn,
+                   void (*waited)(void *arg, int64_t ns), void *arg)
+{
+    if (conn != NULL) {
+        conn->waited = waited;
+        conn->waited_arg = arg;
+    }
+}
+
+void
 ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who)
 {
     if (conn != NULL)

@@ -61,6 +61,12 @@ void ha_vtab_set_admin(struct ha_vtab_conn *conn, bool admin);
  * conn is a no-op. */
 void ha_vtab_set_who(struct ha_vtab_conn *conn, const char *who);
 
+/* What conn's tables call after waiting on purpose ns nanoseconds (a
+ * delta profile's window), so the statement's deadline can move by as
+ * much (struct ha_vtab_conn.waited). NULL conn is a no-op. */
+void ha_vtab_set_waited(struct ha_vtab_conn *conn,
+                        void (*waited)(void *arg, int64_t ns), void *arg);
+
 /* Drops the caller's reference from ha_vtab_register_all. NULL is a
  * no-op. */
 void ha_vtab_release(struct ha_vtab_conn *conn);

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include <sqlite3.h>
 
@@ -59,6 +60,11 @@ struct ha_vtab_conn {
                                      heap profiles); ha_vtab_set_admin */
     char who[192];                /* "user@peer" for the audit log of
                                      control writes; ha_vtab_set_who */
+    /* A table that waited on purpose (a delta's window: heap_top('live',
+     * 10)) says so, and the session's statement deadline moves by ns:
+     * the window is not execution (ha_vtab_set_waited). NULL: none. */
+    void (*waited)(void *arg, int64_t ns);
+    void *waited_arg;
 
     char info[HA_VTAB_INFO_MAX];  /* OK-packet message, "" when none */
 };

@@ -47,7 +47,7 @@ N=${REDISLIFE_N:-20000}
 shipped=$(sed -n 's/^Environment=MALLOC_CONF=//p' \
     "$HA_SRCDIR/etc/heapadmin-agent.conf.in")
 ha_like "the shipped drop-in starts jemalloc with the ns clock" \
-    "^prof:true,prof_active:false,prof_time_resolution:high$" "$shipped"
+    "^prof:true,prof_active:false,prof_time_resolution:high,prof_sys_thread_name:true$" "$shipped"
 
 # workload PORT: the same requests for every run.
 workload() {

@@ -43,6 +43,7 @@ ha_is "the watch's settings read back" \
 jemalloc-leak_watch_dumps	6
 jemalloc-leak_watch_growth_bytes	6291456
 jemalloc-leak_watch_lg_prof_sample	16
+jemalloc-leak_watch_sites	5
 jemalloc-leak_watch_window_s	10" "$HA_OUT"
 ha_like "it starts watching, sampling off" "^watching" \
     "$(ha_var jemalloc-leak_watch_state)"
