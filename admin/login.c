@@ -138,6 +138,24 @@ login_with(struct ha_conn *c, enum proof_kind kind, const uint8_t *p,
         deny_login(c, r, with_password, say);
         return;
     }
+    if (u->role == HA_ROLE_PROFILE) {
+        char err[512];
+
+        /* The password was right: nothing for the throttle, a line for
+         * the log, and the client told what the account is for. */
+        ha_log_warn("login refused: user '%s' from %s (connection %u): a "
+                    "profile_credentials account reads heap profiles over "
+                    "HTTP only",
+                    c->user, c->peer.name, c->id);
+        c->changing_user = false;
+        snprintf(err, sizeof(err),
+                 "Access denied for user '%s'@'%s': a profile_credentials "
+                 "account reads heap profiles over HTTP only; SQL needs an "
+                 "admin_credentials or stats_credentials account",
+                 c->user, c->peer.host);
+        ha_wire_fail(c, 1045, "28000", err);
+        return;
+    }
     if (fast_ok) {
         uint8_t ok = HA_AUTH_SHA2_FAST_OK;
         send_more_data(c, &ok, 1);
@@ -301,7 +319,7 @@ accept_login(struct ha_conn *c, const struct ha_user *u)
                sizeof(c->session.ssl_cipher));
     ha_log_info("%s: user '%s' from %s (connection %u, %s, %s%s%s%s%s)",
                 change ? "change of user" : "login", u->name, c->peer.name, c->id,
-                u->role == HA_ROLE_ADMIN ? "admin" : "stats", c->auth_plugin,
+                ha_credentials_role_name(u->role), c->auth_plugin,
                 ssl != NULL ? ", " : "", ssl != NULL ? SSL_get_version(ssl) : "",
                 ssl != NULL ? " " : "",
                 ssl != NULL ? SSL_get_cipher_name(ssl) : "");

@@ -42,6 +42,8 @@ struct listener {
     struct ha_iface iface;
     int port;                      /* bound TCP port; 0 for unix */
     char desc[300];                /* "127.0.0.1:6032" or the socket path */
+    struct ha_listen_file file;    /* unix: the file bound, to tell when
+                                      it is deleted or replaced */
     struct ha_server *server;
 };
 
@@ -391,6 +393,7 @@ listen_one(struct ha_server *s, struct listener *li, char *err,
             return -1;
         }
         ha_strlcpy(li->desc, ifc->path, sizeof(li->desc));
+        ha_listen_file_record(ifc->path, &li->file);
     } else {
         size_t i = (size_t)(li - s->listeners);
         bool dual = ha_iface_dual_stack(s->cfg->ifaces, s->cfg->n_ifaces, i);
@@ -444,8 +447,13 @@ close_listener(struct listener *li, bool unlink_path)
     evconnlistener_free(li->l);
     li->l = NULL;
     if (ours) {
+        uid_t owner;
+
         close(li->fd);
-        if (unlink_path && li->iface.kind == HA_IFACE_UNIX)
+        /* Only our own file: one that replaced it is not ours. */
+        if (unlink_path && li->iface.kind == HA_IFACE_UNIX &&
+            ha_listen_file_check(li->iface.path, &li->file, &owner) ==
+                HA_LISTEN_FILE_OURS)
             unlink(li->iface.path);
     }
     li->fd = -1;
@@ -478,16 +486,65 @@ ha_server_listen(struct ha_server *s, char *err, size_t errlen)
     return 0;
 }
 
+void
+ha_server_listen_files(const struct ha_server *s, struct ha_listen_look *look)
+{
+    for (size_t i = 0; s != NULL && !s->stopped && i < s->n_listeners; i++) {
+        const struct listener *li = &s->listeners[i];
+
+        if (li->l != NULL && li->iface.kind == HA_IFACE_UNIX)
+            (void)ha_listen_look_add(look, li->iface.path, &li->file);
+    }
+}
+
 int
-ha_server_check_listeners(struct ha_server *s, char *err, size_t errlen)
+ha_server_check_listeners(struct ha_server *s,
+                          const struct ha_listen_look *look, char *err,
+                          size_t errlen)
 {
     int lost = 0;
 
-    if (s->stopped)
+    if (s == NULL || s->stopped)
         return 0;
     for (size_t i = 0; i < s->n_listeners; i++) {
         struct listener *li = &s->listeners[i];
+        enum ha_listen_file_state fs = HA_LISTEN_FILE_OURS;
+        uid_t owner = 0;
 
+        /* What the look off the loop saw of its file (an lstat in the
+         * datadir waits for its disk: core/blockio.h). */
+        if (li->l != NULL && li->iface.kind == HA_IFACE_UNIX)
+            fs = ha_listen_look_find(look, li->iface.path, &li->file,
+                                     &owner);
+        if (fs != HA_LISTEN_FILE_OURS) {
+            /* Its clients reach it by name: a socket without one (a tmp
+             * cleaner deleted the file) or under a name another process
+             * took serves nobody. The name is ours to take back only
+             * from our own user; another's file is left, and said. */
+            if (fs == HA_LISTEN_FILE_REPLACED && owner != geteuid()) {
+                if (li->file.set)
+                    ha_log_warn("listener %s: another user's file now "
+                                "has its name; left alone, this "
+                                "listener is unreachable by name",
+                                li->desc);
+                li->file.set = false;
+                continue;
+            }
+            ha_log_warn("listener %s: its socket file %s; listening "
+                        "there again",
+                        li->desc,
+                        fs == HA_LISTEN_FILE_GONE
+                            ? "was deleted"
+                            : "was replaced by another process's socket "
+                              "of this user");
+            lost++;
+            close_listener(li, false);
+            if (fs == HA_LISTEN_FILE_REPLACED)
+                (void)unlink(li->iface.path);
+            if (listen_one(s, li, err, errlen) != 0)
+                return -1;
+            continue;
+        }
         if (li->l == NULL || listener_is_ours(li))
             continue;
         ha_log_warn("listener %s: descriptor %d is no longer our socket "

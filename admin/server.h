@@ -40,13 +40,23 @@ int ha_server_port(const struct ha_server *s, size_t i);
 /* The socket path of listener i, or NULL for TCP. */
 const char *ha_server_listener_path(const struct ha_server *s, size_t i);
 
+/* Adds every unix listener's file to look (core/listen.h), for a look
+ * off the loop. */
+struct ha_listen_look;
+void ha_server_listen_files(const struct ha_server *s,
+                            struct ha_listen_look *look);
+
 /* Re-checks that every listening descriptor is still the socket it bound
  * (fstat identity). A host that closes descriptors it does not own (e.g.
  * varnishd's close_range() at start-up) and reuses the number would
  * otherwise have its own socket closed by us later; such a listener is
- * forgotten without closing and bound anew. Returns the number rebound,
+ * forgotten without closing and bound anew. With look (the files of
+ * ha_server_listen_files, looked at since), a unix listener whose file
+ * was deleted, or replaced by a socket of this user, is bound again too
+ * (another user's is left, and said once). Returns the number rebound,
  * or -1 with err when a rebind failed. */
-int ha_server_check_listeners(struct ha_server *s, char *err,
+int ha_server_check_listeners(struct ha_server *s,
+                              const struct ha_listen_look *look, char *err,
                               size_t errlen);
 
 /* For a fork child: closes the listening sockets and the reserve

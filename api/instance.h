@@ -29,6 +29,7 @@ struct event_base;
 struct ha_engine;
 struct ha_http;
 struct ha_server;
+struct ha_endpoint_look;
 
 #define HA_API_ERR_MAX 1024
 
@@ -80,6 +81,9 @@ struct heapadmin {
     struct ha_http *http;          /* NULL: http_ifaces is empty */
     struct event *stop_ev;         /* thread mode: stop_fds[0] readable */
     struct event *check_ev;        /* listener re-check timer */
+    struct ha_endpoint_look *looking; /* the listeners' files being
+                                         looked at off the loop
+                                         (serve.c); NULL: none */
     struct event *idle_ev;         /* thread mode: caches given back */
     int stop_fds[2];
     dev_t stop_dev[2];             /* the stop pipe's identity, so a fork */

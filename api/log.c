@@ -23,10 +23,24 @@ static void
 file_sink(int level, const char *line, void *arg)
 {
     struct heapadmin *h = arg;
+    const char *lv;
+    char buf[2200];
 
     (void)level;
-    if (h->log_fd >= 0)
-        ha_log_write_fd(h->log_fd, line);
+    if (h->log_fd < 0)
+        return;
+    /* An agent's processes (a master's workers) share one errorlog as
+     * they share HEAPADMIN_LOG (agent/log.c): each line says whose it
+     * is, after its level ("... [info] [pid 1234] ..."). */
+    if (h->agent_socket[0] != '\0' && (lv = strstr(line, "] ")) != NULL) {
+        int head = (int)(lv - line) + 2;
+
+        snprintf(buf, sizeof(buf), "%.*s[pid %ld] %s", head, line,
+                 (long)getpid(), line + head);
+        ha_log_write_fd(h->log_fd, buf);
+        return;
+    }
+    ha_log_write_fd(h->log_fd, line);
 }
 
 int

@@ -22,28 +22,96 @@
 #include "api/arena.h"
 #include "api/instance.h"
 #include "core/agentreg.h"
+#include "core/blockio.h"
+#include "core/listen.h"
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/config.h"
 #include "engine/engine.h"
 #include "heap/profconf.h"
 #include "http/http.h"
+#include "http/pprof.h"
 #include "include/heapadmin.h"
 
 /* ------------------------------------------------------------------
  * Set-up and tear-down on the loop's thread
  * ------------------------------------------------------------------ */
 
+/* The unix listeners' files (an agent's .sock and .http are in its
+ * datadir) looked at on the I/O thread: an lstat() there waits for the
+ * datadir's disk, which must never hold the loop (core/blockio.h). One
+ * look at a time: while a disk does not answer, its look waits and no
+ * other is queued behind it. */
+struct ha_endpoint_look {
+    struct heapadmin *h;           /* NULL: the instance stopped serving */
+    struct ha_listen_look look;
+};
+
+static void
+look_run(void *arg)
+{
+    struct ha_endpoint_look *l = arg;
+
+    ha_listen_look_run(&l->look);
+}
+
+/* On the loop, after the look: a file deleted or replaced is bound again
+ * (a bind() in the datadir too, but only then, just after the disk
+ * answered the look). */
+static void
+look_done(void *arg)
+{
+    struct ha_endpoint_look *l = arg;
+    struct heapadmin *h = l->h;
+    char err[512];
+
+    if (h != NULL) {
+        h->looking = NULL;
+        if (ha_server_check_listeners(h->server, &l->look, err,
+                                      sizeof(err)) < 0)
+            ha_log_error("cannot bind a listener again: %s", err);
+        if (ha_http_check_agent(h->http, &l->look, err, sizeof(err)) < 0)
+            ha_log_error("cannot bind the agent socket again: %s", err);
+    }
+    ha_listen_look_free(&l->look);
+    free(l);
+}
+
+/* The instance stops serving: a look still out is forgotten. */
+static void
+look_forget(struct heapadmin *h)
+{
+    if (h->looking != NULL)
+        h->looking->h = NULL;
+    h->looking = NULL;
+}
+
 static void
 check_cb(evutil_socket_t fd, short what, void *arg)
 {
     struct heapadmin *h = arg;
+    struct ha_endpoint_look *l;
     char err[512];
 
     (void)fd;
     (void)what;
-    if (ha_server_check_listeners(h->server, err, sizeof(err)) < 0)
+    /* The descriptors (fstat on a socket: no disk) at once. */
+    if (ha_server_check_listeners(h->server, NULL, err, sizeof(err)) < 0)
         ha_log_error("cannot bind a listener again: %s", err);
+    if (h->looking == NULL && (l = calloc(1, sizeof(*l))) != NULL) {
+        l->h = h;
+        ha_server_listen_files(h->server, &l->look);
+        ha_http_agent_files(h->http, &l->look);
+        if (l->look.n == 0) {
+            ha_listen_look_free(&l->look);
+            free(l);
+        } else {
+            /* look_done may run inside (no I/O thread to queue on). */
+            h->looking = l;
+            ha_blockio_post("looking at the endpoint's socket files",
+                            look_run, look_done, l);
+        }
+    }
     if (h->tick != NULL)
         h->tick(h->tick_arg);
 }
@@ -99,6 +167,7 @@ ha_api_serve_teardown(struct heapadmin *h)
     if (h->check_ev != NULL)
         event_free(h->check_ev);
     h->check_ev = NULL;
+    look_forget(h);
     if (h->idle_ev != NULL)
         event_free(h->idle_ev);
     h->idle_ev = NULL;
@@ -205,6 +274,8 @@ ha_api_serve_setup(struct heapadmin *h, char *err, size_t errlen)
     atomic_store(&h->interrupt, false);
     ha_engine_set_shutdown_flag(h->engine, &h->interrupt);
     ha_engine_set_gateway(h->engine, h->gateway);
+    /* Pushed dumps are the bytes /debug/pprof/allocs?dump= serves. */
+    ha_engine_start_push(h->engine, ha_http_pprof_push_encode, h->engine);
     /* Endpoints a process left behind (kill -9, a crash) go at the next
      * start in the datadir: the agents' and the gateway's. */
     if (h->agent_socket[0] != '\0' || h->gateway)
@@ -278,6 +349,7 @@ ha_api_serve_quiesce(struct heapadmin *h)
     /* The sessions about to close may wait for a disk that stopped
      * answering: not past the stop's deadline. */
     ha_engine_stopping(h->engine);
+    look_forget(h);
     ha_server_stop(h->server);
     ha_http_free(h->http);
     h->http = NULL;

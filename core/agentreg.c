@@ -386,9 +386,27 @@ ha_agentreg_check(struct ha_agent *a)
     if (proc_uids(a->pid, ids) == 0 && (uid_t)ids[0] != a->uid &&
         (uid_t)ids[1] != a->uid && (uid_t)ids[2] != a->uid) {
         a->state = HA_AGENT_GONE;
+        a->foreign = true;
         snprintf(a->why, sizeof(a->why),
                  "pid %ld now runs as uid %ld, not %u: another process",
                  (long)a->pid, ids[1], (unsigned)a->uid);
+        return;
+    }
+    /* Its .sock without its .http: the process lives as the directory's
+     * user; if it runs the program the name says, its agent socket was
+     * deleted (the agent binds it again within a second), else the
+     * entry is stale. */
+    if (a->no_socket) {
+        if (program_proven(a)) {
+            a->state = HA_AGENT_NO_SOCKET;
+            snprintf(a->why, sizeof(a->why),
+                     "socket missing: %.120s was deleted; the agent makes "
+                     "it again within a second",
+                     a->path);
+        } else {
+            a->state = HA_AGENT_GONE;
+            a->foreign = true;
+        }
         return;
     }
     /* The pid lives as the right user: is it the process that bound the
@@ -420,6 +438,7 @@ ha_agentreg_check(struct ha_agent *a)
     }
     if (fd < 0) {
         a->state = HA_AGENT_GONE;
+        a->foreign = strstr(err, "the peer is not") != NULL;
         snprintf(a->why, sizeof(a->why), "%.159s",
                  strstr(err, "Connection refused") != NULL
                      ? "nothing listens on its socket: pid reused, or the "
@@ -496,6 +515,45 @@ scan_dir(int dfd, const char *dir, uid_t uid, struct ha_agent **list,
         a->pid = pid;
         ha_strlcpy(a->program, program, sizeof(a->program));
         snprintf(a->path, sizeof(a->path), "%s/%s", dir, e->d_name);
+        a->uid = uid;
+        ha_strlcpy(a->user, user, sizeof(a->user));
+    }
+    /* Then the .sock files whose .http is gone: a process whose agent
+     * socket was deleted is "socket missing", not absent. */
+    rewinddir(d);
+    while ((e = readdir(d)) != NULL) {
+        struct ha_agent *a;
+        struct stat st;
+        char program[HA_AGENTREG_PROGRAM_MAX], http[300];
+        pid_t pid;
+
+        if (!ha_agentreg_parse_name(e->d_name, HA_AGENTREG_SQL, program,
+                                    sizeof(program), &pid) ||
+            fstatat(dfd, e->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+            !S_ISSOCK(st.st_mode))
+            continue;
+        snprintf(http, sizeof(http), "%s.%ld" HA_AGENTREG_HTTP, program,
+                 (long)pid);
+        if (fstatat(dfd, http, &st, AT_SYMLINK_NOFOLLOW) == 0 ||
+            errno != ENOENT)
+            continue;
+        if (*n == *cap) {
+            size_t c = *cap ? *cap * 2 : 16;
+            struct ha_agent *g = realloc(*list, c * sizeof(*g));
+
+            if (g == NULL) {
+                closedir(d);
+                return -1;
+            }
+            *list = g;
+            *cap = c;
+        }
+        a = &(*list)[(*n)++];
+        memset(a, 0, sizeof(*a));
+        a->pid = pid;
+        a->no_socket = true;
+        ha_strlcpy(a->program, program, sizeof(a->program));
+        snprintf(a->path, sizeof(a->path), "%s/%s", dir, http);
         a->uid = uid;
         ha_strlcpy(a->user, user, sizeof(a->user));
     }

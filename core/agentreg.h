@@ -49,6 +49,10 @@ enum ha_agent_state {
                            and user, but the kernel says it runs another
                            program than the name claims (or cannot say):
                            never asked, never merged, not removed */
+    HA_AGENT_NO_SOCKET, /* its process lives and runs the program the
+                           name says, but its .http file is gone (a tmp
+                           cleaner deleted it; the agent makes it again
+                           within a second): not reachable now */
     HA_AGENT_STATE_MAX
 };
 
@@ -63,6 +67,11 @@ struct ha_agent {
     char why[200];  /* gone, mismatch: why; starting or busy: what
                        was seen */
     int64_t started;                       /* process start, Unix s; 0 */
+    bool no_socket;  /* found by its .sock alone: the .http is missing */
+    bool foreign;    /* gone, and the pid lives as another user or
+                        another process answers on the socket: the entry
+                        says nothing true of that pid, so nothing is
+                        said of it (no series, no row's figures) */
 };
 
 /* Splits a registry name "<program>.<pid><suffix>" (program may hold

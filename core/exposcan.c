@@ -288,7 +288,7 @@ read_value(const char *p, size_t n, double *v)
 /* One sample line. Returns 0 (kept), a refusal + 1, or -1 (memory). */
 static int
 sample(struct ha_exposcan *s, const char *p, const char *end,
-       const char *const *extra, size_t *series)
+       const char *const *extra, const char *const *expect, size_t *series)
 {
     const struct ha_exposcan_policy *pol = s->policy;
     size_t n = name_len(p, end), n_extra = 0, k = 0;
@@ -298,7 +298,6 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
     struct ha_exposcan_sample *x;
     char **labels = NULL;
     bool oom = false, renamed = false;
-    bool same[LABELS_MAX] = {false}; /* a label the caller's repeats */
     const char *tok;
     double v;
     int rc = 0;
@@ -349,18 +348,23 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
      * take one of the caller's names. */
     for (size_t i = 0; i < ps.n; i++) {
         bool reserved = in_list(pol->reserved, ps.names[i]), allowed;
+        bool agrees = false;
 
         for (size_t e = 0; e < n_extra; e += 2)
-            if (strcmp(ps.names[i], extra[e]) == 0) {
+            if (strcmp(ps.names[i], extra[e]) == 0)
                 reserved = true;
-                /* The text says what the caller proves (a process's
-                 * own program and pid on its leak sites): one label. */
-                if (strcmp((const char *)ps.values[i].data,
-                           extra[e + 1]) == 0)
-                    same[i] = true;
+        /* A label the caller knows the value of, given with that very
+         * value, says nothing new: dropped, not renamed. */
+        for (size_t e = 0; expect != NULL && expect[e] != NULL; e += 2)
+            if (strcmp(ps.names[i], expect[e]) == 0) {
+                reserved = true;
+                agrees = strcmp((const char *)ps.values[i].data,
+                                expect[e + 1]) == 0;
             }
-        if (same[i])
+        if (agrees) {
+            ps.names[i][0] = '\0';
             continue;
+        }
         if (reserved) {
             char tmp[sizeof(ps.names[0])];
 
@@ -380,6 +384,10 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
         for (size_t e = 0; e < n_extra && !allowed; e += 2)
             allowed = strncmp(ps.names[i], "exported_", 9) == 0 &&
                       strcmp(ps.names[i] + 9, extra[e]) == 0;
+        for (size_t e = 0; expect != NULL && expect[e] != NULL && !allowed;
+             e += 2)
+            allowed = strncmp(ps.names[i], "exported_", 9) == 0 &&
+                      strcmp(ps.names[i] + 9, expect[e]) == 0;
         if (!allowed) {
             rc = 1 + HA_EXPOSCAN_LABEL;
             goto out;
@@ -387,7 +395,7 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
     }
     for (size_t i = 0; i < ps.n; i++)
         for (size_t j = i + 1; j < ps.n; j++)
-            if (!same[i] && !same[j] &&
+            if (ps.names[i][0] != '\0' &&
                 strcmp(ps.names[i], ps.names[j]) == 0) {
                 rc = 1 + HA_EXPOSCAN_DUP_LABEL;
                 goto out;
@@ -411,8 +419,8 @@ sample(struct ha_exposcan *s, const char *p, const char *end,
             goto out;
         }
     for (size_t i = 0; i < ps.n; i++) {
-        if (same[i])
-            continue;
+        if (ps.names[i][0] == '\0')
+            continue; /* agreed with the caller's */
         if ((labels[k++] = strdup(ps.names[i])) == NULL ||
             (labels[k++] = strdup((const char *)ps.values[i].data)) ==
                 NULL) {
@@ -457,6 +465,14 @@ int
 ha_exposcan_add(struct ha_exposcan *s, const char *text, size_t len,
                 const char *const *extra, struct ha_exposcan_report *report)
 {
+    return ha_exposcan_add_expect(s, text, len, extra, extra, report);
+}
+
+int
+ha_exposcan_add_expect(struct ha_exposcan *s, const char *text, size_t len,
+                       const char *const *extra, const char *const *expect,
+                       struct ha_exposcan_report *report)
+{
     struct ha_exposcan_report local;
     const char *p = text, *end = text + len;
     size_t series = 0;
@@ -478,7 +494,7 @@ ha_exposcan_add(struct ha_exposcan *s, const char *text, size_t len,
             le--;
         /* Comments, HELP and TYPE included, are the policy's to say. */
         if (le > p && *p != '#') {
-            rc = sample(s, p, le, extra, &series);
+            rc = sample(s, p, le, extra, expect, &series);
             if (rc == -1) {
                 s->failed = 1;
                 return -1;

@@ -15,9 +15,10 @@
  *   - the labels the caller sets (`extra`: pid, program) come first; an
  *     agent's own label of a name the policy reserves (pid, program,
  *     user) is renamed exported_<name>, as Prometheus does when
- *     honor_labels is false, but where it has the very value the caller
- *     sets (a process's leak sites carry its own program and pid, which
- *     the gateway proves the same) it is the same label, kept once;
+ *     honor_labels is false, unless it has the value the caller knows
+ *     for it (`expect`; by default the caller's own labels): then it
+ *     is dropped, having said nothing new (an agent's
+ *     heapadmin_build_info{program} under the gateway's program);
  *   - label names valid and not repeated, values valid UTF-8 with only
  *     the escapes \\, \" and \n;
  *   - values that parse as a finite number (a counter's never negative);
@@ -109,6 +110,17 @@ void ha_exposcan_init(struct ha_exposcan *s,
 int ha_exposcan_add(struct ha_exposcan *s, const char *text, size_t len,
                     const char *const *extra,
                     struct ha_exposcan_report *report);
+
+/* ha_exposcan_add, with the labels whose values the caller knows
+ * (expect: name, value, ..., NULL; may be NULL) apart from those it
+ * sets: a sample's label of such a name is dropped when it has that
+ * value, renamed exported_<name> otherwise. ha_exposcan_add expects its
+ * extra. For a scrape of one process whose target labels (Prometheus')
+ * say its program: extra NULL, expect program. */
+int ha_exposcan_add_expect(struct ha_exposcan *s, const char *text,
+                           size_t len, const char *const *extra,
+                           const char *const *expect,
+                           struct ha_exposcan_report *report);
 
 /* Writes every family of s into e. */
 void ha_exposcan_write(const struct ha_exposcan *s, struct ha_expo *e);

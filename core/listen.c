@@ -10,6 +10,7 @@
 #include <netdb.h>
 #include <netinet/in.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -142,4 +143,87 @@ ha_listen_unix(const char *path, mode_t mode, int backlog, char *err,
         return -1;
     }
     return fd;
+}
+
+void
+ha_listen_file_record(const char *path, struct ha_listen_file *f)
+{
+    struct stat st;
+
+    f->set = lstat(path, &st) == 0 && S_ISSOCK(st.st_mode);
+    f->dev = f->set ? st.st_dev : 0;
+    f->ino = f->set ? st.st_ino : 0;
+}
+
+enum ha_listen_file_state
+ha_listen_file_check(const char *path, const struct ha_listen_file *f,
+                     uid_t *owner)
+{
+    struct stat st;
+
+    if (!f->set)
+        return HA_LISTEN_FILE_OURS;
+    if (lstat(path, &st) != 0)
+        return errno == ENOENT ? HA_LISTEN_FILE_GONE : HA_LISTEN_FILE_OURS;
+    if (st.st_dev == f->dev && st.st_ino == f->ino)
+        return HA_LISTEN_FILE_OURS;
+    *owner = st.st_uid;
+    return HA_LISTEN_FILE_REPLACED;
+}
+
+int
+ha_listen_look_add(struct ha_listen_look *look, const char *path,
+                   const struct ha_listen_file *f)
+{
+    struct ha_listen_look_entry *e;
+
+    if (!f->set)
+        return 0;
+    if (look->n == look->cap) {
+        size_t cap = look->cap ? look->cap * 2 : 4;
+
+        if ((e = realloc(look->e, cap * sizeof(*e))) == NULL)
+            return -1;
+        look->e = e;
+        look->cap = cap;
+    }
+    e = &look->e[look->n++];
+    memset(e, 0, sizeof(*e));
+    ha_strlcpy(e->path, path, sizeof(e->path));
+    e->file = *f;
+    e->fs = HA_LISTEN_FILE_OURS;
+    return 0;
+}
+
+void
+ha_listen_look_run(struct ha_listen_look *look)
+{
+    for (size_t i = 0; i < look->n; i++)
+        look->e[i].fs = ha_listen_file_check(look->e[i].path,
+                                             &look->e[i].file,
+                                             &look->e[i].owner);
+}
+
+enum ha_listen_file_state
+ha_listen_look_find(const struct ha_listen_look *look, const char *path,
+                    const struct ha_listen_file *f, uid_t *owner)
+{
+    for (size_t i = 0; look != NULL && f->set && i < look->n; i++) {
+        const struct ha_listen_look_entry *e = &look->e[i];
+
+        if (strcmp(e->path, path) == 0 && e->file.dev == f->dev &&
+            e->file.ino == f->ino) {
+            *owner = e->owner;
+            return e->fs;
+        }
+    }
+    return HA_LISTEN_FILE_OURS;
+}
+
+void
+ha_listen_look_free(struct ha_listen_look *look)
+{
+    free(look->e);
+    look->e = NULL;
+    look->n = look->cap = 0;
 }

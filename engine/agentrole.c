@@ -13,7 +13,9 @@ ha_agentrole_decide(uid_t peer_uid, uid_t self_euid, bool dumpable,
 {
     if (peer_uid == 0) {
         *role = asked != NULL && strcmp(asked, "admin") == 0 ? HA_ROLE_ADMIN
-                                                             : HA_ROLE_STATS;
+                : asked != NULL && strcmp(asked, "profile") == 0
+                    ? HA_ROLE_PROFILE
+                    : HA_ROLE_STATS;
         return 0;
     }
     if (peer_uid != self_euid) {

@@ -6,7 +6,8 @@
  * kernel says of the peer (SO_PEERCRED) and of this process, never from
  * what the peer says:
  *   - root (a host gateway runs as root): the role it speaks for, from
- *     its X-Heapadmin-Role header (admin or stats; stats when absent);
+ *     its X-Heapadmin-Role header (admin, stats or profile; stats when
+ *     absent or another word);
  *   - a process of this process's effective user: at most what the
  *     kernel would let it read of this process itself. Nothing when the
  *     process is not dumpable (PR_GET_DUMPABLE 0, as after a privilege

@@ -68,6 +68,14 @@ static const struct ha_catalog_table tables[] = {
      "each, as a host gateway sees them: who they are (what the kernel "
      "proves), where to reach them and their memory now. Every serving "
      "agent is asked at once, for at most 2 s."},
+    /* Where this process pushes its dumps (engine/push.h). */
+    {"stats_push", "stats", true, true, true,
+     "Where this process pushes its published dumps "
+     "(`admin_variables.push_targets`: Grafana Pyroscope or Parca), one "
+     "row per target: what waits in the datadir's `push-outbox/` for it, "
+     "what its receiver took, the attempts that failed and the last "
+     "reason. Empty when no target is configured. Figures are as of the "
+     "push thread's last report (after each queueing and each delivery)."},
     /* A table-valued function: it needs its argument, so no warm-up. */
     {"heap_top", NULL, false, true, true,
      "What holds memory in a dump, per function, as `jeprof --text "

@@ -310,14 +310,42 @@ static const struct ha_catalog_column columns[] = {
     {"stats_agents", "resident", "the same for resident bytes"},
     {"stats_agents", "state",
      "`serving`; `no answer` (it lives but did not answer within 2 s); "
+     "`socket missing` (it lives and runs its program, but its `.http` "
+     "file was deleted: the agent binds it again within a second); "
      "`gone` (kill -9, a crash, a pid reused: removed at the next start "
      "in the datadir); `mismatch` (a live process listens there, but the "
      "kernel says it runs another program or user than the name claims: "
      "never asked, never merged)"},
     {"stats_agents", "detail",
-     "why, for the last three states; for a process heapadmin-attach "
+     "why, for every state but `serving`; for a process heapadmin-attach "
      "attached after its start, \"attached at <UTC time>\" and the "
      "children it forked before, which are not served"},
+
+    /* stats_push (vtab/stats_push.c) */
+    {"stats_push", "target",
+     "the target's name in the outbox (`t` and 8 hex digits, from its "
+     "type and URL)"},
+    {"stats_push", "type", "`pyroscope` or `parca`"},
+    {"stats_push", "url",
+     "the receiver's base URL (it holds no credentials: a URL with "
+     "`user:password@` is refused)"},
+    {"stats_push", "kinds", "the kinds of dump it takes"},
+    {"stats_push", "queued", "profiles in the outbox for it now"},
+    {"stats_push", "queued_bytes", "their bytes"},
+    {"stats_push", "sent", "profiles its receiver took, since the start"},
+    {"stats_push", "sent_bytes",
+     "their bytes (the gzipped profile, not the request)"},
+    {"stats_push", "failed", "attempts that failed, since the start"},
+    {"stats_push", "dropped",
+     "profiles given up: past `push_outbox_max_bytes` (oldest first), or "
+     "refused for good (a 4xx other than 408 and 429)"},
+    {"stats_push", "last_error", "the last failure's reason; NULL: none"},
+    {"stats_push", "last_attempt",
+     "when it was last tried, unix seconds; NULL: never"},
+    {"stats_push", "last_sent",
+     "when a receiver last took one, unix seconds; NULL: never"},
+    {"stats_push", "next_attempt",
+     "when the next retry is due, unix seconds; NULL: none due"},
 
     /* heap_top (vtab/heap_top.c) */
     {"heap_top", "function",

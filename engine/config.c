@@ -70,6 +70,9 @@ init_scalars(struct ha_config *cfg)
     cfg->jemalloc.lg_prof_interval = HA_LG_INTERVAL_UNSET;
     cfg->jemalloc.prof_gdump = HA_UNSET;
     cfg->have_ssl = 1;
+    cfg->push_outbox_max_bytes = HA_DEFAULT_PUSH_OUTBOX_MAX_BYTES;
+    cfg->push_timeout_s = HA_DEFAULT_PUSH_TIMEOUT_S;
+    cfg->push_retry_max_s = HA_DEFAULT_PUSH_RETRY_MAX_S;
     ha_strlcpy(cfg->unix_socket_mode, HA_DEFAULT_UNIX_SOCKET_MODE,
                sizeof(cfg->unix_socket_mode));
     ha_strlcpy(cfg->default_auth_plugin, HA_DEFAULT_AUTH_PLUGIN,
@@ -108,7 +111,8 @@ init_scalars(struct ha_config *cfg)
 
 int
 ha_config_derive(struct ha_config *cfg, const char *name,
-                 const unsigned lines[5], char *err, size_t errlen)
+                 const unsigned lines[HA_CONFIG_LINES], char *err,
+                 size_t errlen)
 {
     char why[512];
     unsigned line = 0;
@@ -141,6 +145,36 @@ ha_config_derive(struct ha_config *cfg, const char *name,
                              &cfg->n_users, why, sizeof(why)) < 0) {
         ha_config_err_at(err, errlen, name, line,
                          ADMIN ".stats_credentials: %s", why);
+        return -1;
+    }
+    line = lines[5];
+    if (cfg->profile_credentials != NULL &&
+        cfg->profile_credentials[0] != '\0' &&
+        ha_credentials_parse(cfg->profile_credentials, HA_ROLE_PROFILE,
+                             &cfg->users, &cfg->n_users, why,
+                             sizeof(why)) < 0) {
+        ha_config_err_at(err, errlen, name, line,
+                         ADMIN ".profile_credentials: %s", why);
+        return -1;
+    }
+    free(cfg->push);
+    cfg->push = NULL;
+    cfg->n_push = 0;
+    line = lines[6];
+    if (ha_pushcfg_parse(cfg->push_targets, &cfg->push, &cfg->n_push, why,
+                         sizeof(why)) < 0) {
+        ha_config_err_at(err, errlen, name, line, ADMIN ".push_targets: %s",
+                         why);
+        return -1;
+    }
+    free(cfg->services);
+    cfg->services = NULL;
+    cfg->n_services = 0;
+    line = lines[7];
+    if (ha_pushcfg_parse_services(cfg->service_names, &cfg->services,
+                                  &cfg->n_services, why, sizeof(why)) < 0) {
+        ha_config_err_at(err, errlen, name, line, ADMIN ".service_names: %s",
+                         why);
         return -1;
     }
     line = lines[2];
@@ -272,7 +306,7 @@ ha_config_default_exposed(const struct ha_config *cfg, char *why, size_t len)
 void
 ha_config_init(struct ha_config *cfg)
 {
-    static const unsigned no_lines[5] = {0, 0, 0, 0, 0};
+    static const unsigned no_lines[HA_CONFIG_LINES] = {0};
 
     init_scalars(cfg);
     cfg->datadir = strdup(".");
@@ -296,6 +330,13 @@ ha_config_free(struct ha_config *cfg)
     free(cfg->errorlog);
     free(cfg->admin_credentials);
     free(cfg->stats_credentials);
+    free(cfg->profile_credentials);
+    free(cfg->service_names);
+    free(cfg->services);
+    free(cfg->push_targets);
+    if (cfg->push != NULL) /* tokens and passwords */
+        memset(cfg->push, 0, cfg->n_push * sizeof(*cfg->push));
+    free(cfg->push);
     if (cfg->users != NULL) {
         /* stage2 hashes are password equivalents for this protocol. */
         memset(cfg->users, 0, cfg->n_users * sizeof(*cfg->users));

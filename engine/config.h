@@ -26,6 +26,7 @@
 
 #include "engine/credentials.h"
 #include "engine/iface.h"
+#include "engine/pushcfg.h"
 #include "core/buf.h"
 #include "heap/jeconfig.h"
 
@@ -75,7 +76,9 @@ struct ha_config {
 
     char *admin_credentials;    /* raw spec, passwords in clear */
     char *stats_credentials;
-    struct ha_user *users;      /* admins first, then stats users */
+    char *profile_credentials;  /* the profile role's: NULL or "" none */
+    struct ha_user *users;      /* admins first, then stats users, then
+                                   profile users */
     size_t n_users;
 
     /* TLS and authentication (admin_variables) */
@@ -133,6 +136,23 @@ struct ha_config {
                                  * hold; a result set past what is left
                                  * gets ERR 1041; 0 = none */
 #define HA_DEFAULT_MAX_OUTPUT_TOTAL (256LL << 20)
+
+    /* The fleet (admin_variables; engine/pushcfg.h, engine/push.h) */
+    char *service_names;        /* raw spec, NULL or "" = none */
+    struct ha_service_name *services;
+    size_t n_services;
+    char *push_targets;         /* raw spec (a list in a file), passwords
+                                   in clear; NULL or "" = none */
+    struct ha_push_target *push;
+    size_t n_push;
+    long long push_outbox_max_bytes; /* bytes the outbox may hold */
+#define HA_DEFAULT_PUSH_OUTBOX_MAX_BYTES (64LL << 20)
+    int push_timeout_s;         /* one push's whole exchange */
+#define HA_DEFAULT_PUSH_TIMEOUT_S 10
+    int push_retry_max_s;       /* the longest wait between attempts */
+#define HA_DEFAULT_PUSH_RETRY_MAX_S 300
+    int push_live_interval_s;   /* a live profile every N s to the
+                                   targets that take "live"; 0 = none */
 
     struct ha_jemalloc_config jemalloc;
 
@@ -196,13 +216,17 @@ void ha_config_err_at(char *err, size_t errlen, const char *file,
     __attribute__((format(printf, 5, 6)));
 
 /* Parses the raw credential and listener specs of cfg into users, ifaces
- * and http (replacing earlier ones), and checks the rules that span
+ * and http (replacing earlier ones), and the push targets and service
+ * names (push_targets, service_names), and checks the rules that span
  * several settings. name and lines[] say where for err: the file, and the
  * line of admin_credentials, stats_credentials, mysql_ifaces,
- * lg_prof_sample and http_ifaces in that order (0: a default). Returns 0,
- * or -1 with err as ha_config_err_at writes it. */
+ * lg_prof_sample, http_ifaces, profile_credentials, push_targets and
+ * service_names in that order (0: a default). Returns 0, or -1 with err
+ * as ha_config_err_at writes it. */
+#define HA_CONFIG_LINES 8
 int ha_config_derive(struct ha_config *cfg, const char *name,
-                     const unsigned lines[5], char *err, size_t errlen);
+                     const unsigned lines[HA_CONFIG_LINES], char *err,
+                     size_t errlen);
 
 /* Sets every field to its default (datadir "."). */
 void ha_config_init(struct ha_config *cfg);

@@ -91,6 +91,56 @@ static const struct ha_config_key config_keys[] = {
      OFF(stats_credentials), 0,
      "Read-only users, in the same format: they may read the `stats_*` "
      "tables and change nothing. \"\" for none."},
+    {ADMIN, "profile_credentials", HA_KEY_STRING, 0, 65535, NULL,
+     OFF(profile_credentials), 0,
+     "Users who read heap profiles over HTTP and nothing else, in the same "
+     "format: the live profile and dumps as pprof, jeprof's protocol and "
+     "the `/heap` page; every other path is 403 and a MySQL login is "
+     "refused (ERR 1045). For scrapers (Grafana Alloy, Parca). Through a "
+     "host gateway the role reaches every served process. \"\" for none."},
+    /* The fleet: parsed after the table pass too (ha_config_derive());
+     * push_targets may be a list of groups in a file, which the loader
+     * writes as its text form (engine/pushcfg.h). Bytes from 64 KiB,
+     * seconds. */
+    {ADMIN, "service_names", HA_KEY_STRING, 0, 65535, NULL,
+     OFF(service_names), 0,
+     "The label contract's `service_name` of each program, as "
+     "`program=service;program=service` (`redis-server=cache;nginx=web`); "
+     "a program not listed is its own service. Scraped series, `/sd`'s "
+     "targets and pushed profiles carry it; give the agents and the "
+     "gateway the same map."},
+    {ADMIN, "push_targets", HA_KEY_STRING, 0, 65535, NULL,
+     OFF(push_targets), 0,
+     "Where published dumps are pushed, at most 8 targets: a list of "
+     "groups `( { type = \"pyroscope\"; url = \"http://10.0.0.5:4040\"; "
+     "kinds = \"limit,manual\"; } )`, or the same as text, targets "
+     "separated by `;`, each `key=value` fields separated by spaces. "
+     "Fields: `type` (`pyroscope`: POST `<url>/ingest`; `parca`: POST "
+     "`<url>/profiles/writeraw`), `url` (http:// or https://, a base URL "
+     "whose path is kept), `kinds` (among `manual`, `automatic`, "
+     "`interval`, `peak`, `limit`, `leak`, `final`, `live`; default "
+     "`limit,peak,leak,final,manual`), `basic_auth` (`user:password`) or "
+     "`bearer_token`, `tenant` (sent as `X-Scope-OrgID`). Each is sent as "
+     "the gzipped pprof `/debug/pprof/allocs?dump=` serves, through the "
+     "datadir's `push-outbox/`; secrets are shown as `****`."},
+    {ADMIN, "push_outbox_max_bytes", HA_KEY_INT64, 64 << 10, 1LL << 40, NULL,
+     OFF(push_outbox_max_bytes), 0,
+     "The most the push outbox may hold, in bytes; past it the oldest "
+     "profiles are dropped, each said in the log and counted in "
+     "`stats_push.dropped`."},
+    {ADMIN, "push_timeout_s", HA_KEY_INT, 1, 600, NULL, OFF(push_timeout_s),
+     0,
+     "The longest one push's whole exchange may take, in seconds; past it "
+     "the push counts as failed and is retried."},
+    {ADMIN, "push_retry_max_s", HA_KEY_INT, 1, 86400, NULL,
+     OFF(push_retry_max_s), 0,
+     "The longest wait between attempts, in seconds: after a failure "
+     "(a 5xx, 408, 429 or no answer) a target waits 1, 2, 4, ... s up to "
+     "this."},
+    {ADMIN, "push_live_interval_s", HA_KEY_INT, 0, 86400, NULL,
+     OFF(push_live_interval_s), 0,
+     "Push the live profile every N seconds to the targets whose `kinds` "
+     "take `live`; 0 pushes none."},
     {ADMIN, "mysql_ifaces", HA_KEY_STRING, 0, 65535, NULL, OFF(mysql_ifaces),
      0,
      "Listeners separated by `;`: `host:port`, `[ipv6]:port`, or an absolute "

@@ -25,6 +25,7 @@
 
 #include <libconfig.h>
 
+#include "core/buf.h"
 #include "core/util.h"
 
 
@@ -348,6 +349,68 @@ key_label(const struct ha_config_key *k, char *buf, size_t len)
     return buf;
 }
 
+/* push_targets given as a list of groups of strings, ( { type =
+ * "pyroscope"; url = "..."; }, ... ), into its text form "type=pyroscope
+ * url=...; ..." (*out malloc'd). A value may hold no space, ';' or
+ * control character (the text form could not say it). */
+static int
+targets_spec(const config_setting_t *list, const char *label, struct loc l,
+             char **out, char *err, size_t errlen)
+{
+    struct ha_buf b = HA_BUF_INIT;
+    int n = config_setting_length(list);
+
+    for (int i = 0; i < n; i++) {
+        const config_setting_t *g = config_setting_get_elem(list, (unsigned)i);
+        int m;
+
+        if (config_setting_type(g) != CONFIG_TYPE_GROUP) {
+            loc_err(err, errlen, setting_loc(g, l.file),
+                    "%s: element %d must be a group { type = \"...\"; url "
+                    "= \"...\"; }, not %s",
+                    label, i + 1, type_name(config_setting_type(g)));
+            goto fail;
+        }
+        if (i > 0)
+            ha_buf_append_str(&b, "; ");
+        m = config_setting_length(g);
+        for (int j = 0; j < m; j++) {
+            const config_setting_t *f = config_setting_get_elem(g, (unsigned)j);
+            const char *v;
+
+            if (config_setting_type(f) != CONFIG_TYPE_STRING) {
+                loc_err(err, errlen, setting_loc(f, l.file),
+                        "%s: element %d: %s must be a string in double "
+                        "quotes",
+                        label, i + 1, config_setting_name(f));
+                goto fail;
+            }
+            v = config_setting_get_string(f);
+            for (const char *c = v; *c != '\0'; c++)
+                if ((unsigned char)*c <= 0x20 || *c == ';' || *c == 0x7f) {
+                    loc_err(err, errlen, setting_loc(f, l.file),
+                            "%s: element %d: %s holds a space, ';' or "
+                            "control character, which a push target's "
+                            "value may not",
+                            label, i + 1, config_setting_name(f));
+                    goto fail;
+                }
+            ha_buf_printf(&b, "%s%s=%s", j > 0 ? " " : "",
+                          config_setting_name(f), v);
+        }
+    }
+    ha_buf_append_u8(&b, 0);
+    if (ha_buf_failed(&b) || (*out = strdup((const char *)b.data)) == NULL) {
+        loc_err(err, errlen, l, "%s: out of memory", label);
+        goto fail;
+    }
+    ha_buf_free(&b);
+    return 0;
+fail:
+    ha_buf_free(&b);
+    return -1;
+}
+
 /* Checks setting s against k and stores it into cfg. */
 static int
 apply_key(struct ha_config *cfg, const struct ha_config_key *k,
@@ -362,7 +425,17 @@ apply_key(struct ha_config *cfg, const struct ha_config_key *k,
     case HA_KEY_STRING: {
         const char *val;
         size_t len;
+        char *spec = NULL;
 
+        if (type == CONFIG_TYPE_LIST && k->offset == OFF(push_targets)) {
+            /* The readable form of a list of targets: its text form
+             * (engine/pushcfg.h) is what is kept, shown and saved. */
+            if (targets_spec(s, label, l, &spec, err, errlen) != 0)
+                return -1;
+            free(*(char **)field);
+            *(char **)field = spec;
+            return 0;
+        }
         if (type != CONFIG_TYPE_STRING) {
             loc_err(err, errlen, l,
                     "%s must be a string in double quotes, not %s", label,
@@ -446,7 +519,8 @@ apply_key(struct ha_config *cfg, const struct ha_config_key *k,
 
 /* Where ha_config_derive() finds the line of each spec it parses. */
 static unsigned *
-derive_line(unsigned lines[5], const struct ha_config_key *k)
+derive_line(unsigned lines[HA_CONFIG_LINES],
+            const struct ha_config_key *k)
 {
     if (k->offset == OFF(admin_credentials))
         return &lines[0];
@@ -458,12 +532,19 @@ derive_line(unsigned lines[5], const struct ha_config_key *k)
         return &lines[3];
     if (k->offset == OFF(http_ifaces))
         return &lines[4];
+    if (k->offset == OFF(profile_credentials))
+        return &lines[5];
+    if (k->offset == OFF(push_targets))
+        return &lines[6];
+    if (k->offset == OFF(service_names))
+        return &lines[7];
     return NULL;
 }
 
 static int
 parse_group(struct ha_config *cfg, const config_setting_t *group,
-            const char *gname, const char *name, unsigned lines[5], char *err,
+            const char *gname, const char *name,
+            unsigned lines[HA_CONFIG_LINES], char *err,
             size_t errlen)
 {
     int n = config_setting_length(group);
@@ -525,7 +606,8 @@ parse_group(struct ha_config *cfg, const config_setting_t *group,
 
 static int
 parse_root(struct ha_config *cfg, const config_setting_t *root,
-           const char *name, unsigned lines[5], char *err, size_t errlen)
+           const char *name, unsigned lines[HA_CONFIG_LINES], char *err,
+           size_t errlen)
 {
     size_t n_groups;
     const char *const *groups = ha_config_groups(&n_groups);
@@ -653,7 +735,7 @@ load_text(struct ha_config *cfg, const char *text, const char *name,
           const char *include_dir, char *err, size_t errlen)
 {
     struct ha_config tmp;
-    unsigned lines[5] = {0, 0, 0, 0, 0};
+    unsigned lines[HA_CONFIG_LINES] = {0};
     config_t lc;
     bool lc_live = false;
 

@@ -70,6 +70,8 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
         ha_log_info("config: errorlog = <datadir>/heapadmind.log (default)");
     log_credentials("admin_credentials", cfg->admin_credentials);
     log_credentials("stats_credentials", cfg->stats_credentials);
+    if (cfg->profile_credentials != NULL && cfg->profile_credentials[0])
+        log_credentials("profile_credentials", cfg->profile_credentials);
     ha_log_info("config: " ADMIN ".mysql_ifaces = \"%s\" (%zu listener%s)",
                 cfg->mysql_ifaces != NULL ? cfg->mysql_ifaces : "",
                 cfg->n_ifaces, cfg->n_ifaces == 1 ? "" : "s");
@@ -96,6 +98,21 @@ ha_config_log(const struct ha_config *cfg, const char *log_elsewhere)
     ha_log_info("config: " ADMIN ".max_execution_time = %d ms, "
                 "disk_timeout_ms = %d (0: no limit)",
                 cfg->max_execution_time, cfg->disk_timeout_ms);
+    if (cfg->n_services > 0)
+        ha_log_info("config: " ADMIN ".service_names = \"%s\"",
+                    cfg->service_names);
+    if (cfg->n_push > 0) {
+        char masked[4096];
+
+        ha_pushcfg_mask(cfg->push_targets, masked, sizeof(masked));
+        ha_log_info("config: " ADMIN ".push_targets = \"%s\" (%zu "
+                    "target%s), push_outbox_max_bytes = %lld, "
+                    "push_timeout_s = %d, push_retry_max_s = %d, "
+                    "push_live_interval_s = %d (0: none)",
+                    masked, cfg->n_push, cfg->n_push == 1 ? "" : "s",
+                    cfg->push_outbox_max_bytes, cfg->push_timeout_s,
+                    cfg->push_retry_max_s, cfg->push_live_interval_s);
+    }
     ha_log_info("config: " JEMALLOC ".prof_active = %s",
                 tri_name(j->prof_active));
     if (j->lg_prof_sample == HA_UNSET)
@@ -193,6 +210,11 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
          offsetof(struct ha_config, disk_timeout_ms)},
         {"admin-stats_system_memory",
          offsetof(struct ha_config, stats_system_memory)},
+        {"admin-push_timeout_s", offsetof(struct ha_config, push_timeout_s)},
+        {"admin-push_retry_max_s",
+         offsetof(struct ha_config, push_retry_max_s)},
+        {"admin-push_live_interval_s",
+         offsetof(struct ha_config, push_live_interval_s)},
     };
     const struct ha_config *cfg = arg;
 
@@ -206,6 +228,26 @@ ha_config_admin_value(const void *arg, const char *name, char *buf,
     if (strcmp(name, "admin-stats_credentials") == 0) {
         ha_credentials_mask(cfg->stats_credentials, buf, len);
         return cfg->stats_credentials != NULL;
+    }
+    if (strcmp(name, "admin-profile_credentials") == 0) {
+        ha_credentials_mask(cfg->profile_credentials != NULL
+                                ? cfg->profile_credentials
+                                : "",
+                            buf, len);
+        return true;
+    }
+    if (strcmp(name, "admin-push_targets") == 0) {
+        ha_pushcfg_mask(cfg->push_targets, buf, len);
+        return true;
+    }
+    if (strcmp(name, "admin-service_names") == 0) {
+        ha_strlcpy(buf, cfg->service_names != NULL ? cfg->service_names : "",
+                   len);
+        return true;
+    }
+    if (strcmp(name, "admin-push_outbox_max_bytes") == 0) {
+        snprintf(buf, len, "%lld", cfg->push_outbox_max_bytes);
+        return true;
     }
     if (strcmp(name, "admin-mysql_ifaces") == 0) {
         if (cfg->mysql_ifaces == NULL)

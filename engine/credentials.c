@@ -212,8 +212,8 @@ ha_credentials_parse(const char *spec, enum ha_role role,
             ha_credentials_find(add, n_add, u.name) != NULL) {
             ha_err_set(err, errlen,
                        "item %u: user '%s' is defined twice; each user "
-                       "name may appear once across admin_credentials and "
-                       "stats_credentials",
+                       "name may appear once across admin_credentials, "
+                       "stats_credentials and profile_credentials",
                        index, u.name);
             goto fail;
         }
@@ -309,4 +309,17 @@ ha_credentials_find(const struct ha_user *users, size_t n_users,
             return &users[i];
     }
     return NULL;
+}
+
+const char *
+ha_credentials_role_name(enum ha_role role)
+{
+    switch (role) {
+    case HA_ROLE_ADMIN:
+        return "admin";
+    case HA_ROLE_PROFILE:
+        return "profile";
+    default:
+        return "stats";
+    }
 }

@@ -18,6 +18,8 @@
 enum ha_role {
     HA_ROLE_ADMIN,   /* admin_credentials: everything */
     HA_ROLE_STATS,   /* stats_credentials: read-only (security issue) */
+    HA_ROLE_PROFILE, /* profile_credentials: heap profiles over HTTP and
+                        nothing else (no SQL, no metrics) */
     HA_ROLE_MAX
 };
 
@@ -63,6 +65,10 @@ void ha_credentials_mask(const char *spec, char *out, size_t outlen);
  * stats:stats) are accepted only from loopback or the unix socket
  * (is_local), as ProxySQL does. */
 bool ha_credentials_allows_from(const struct ha_user *u, bool is_local);
+
+/* The role's name as the logs and the gateway's X-Heapadmin-Role header
+ * say it: "admin", "stats", "profile". */
+const char *ha_credentials_role_name(enum ha_role role);
 
 /* Finds name in users (exact, case-sensitive as MySQL user names are);
  * NULL if absent. */

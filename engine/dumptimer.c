@@ -19,6 +19,7 @@
 struct ha_dump_req {
     struct ha_job job;           /* first: the worker's */
     struct ha_dump_job dj;
+    struct ha_heap *heap;        /* told of what was published */
     void (*done)(void *arg, const char *file); /* NULL: forgotten */
     void *arg;
     bool *low_space;             /* the owner's episode flag */
@@ -54,6 +55,8 @@ req_done(void *arg)
 {
     struct ha_dump_req *r = arg;
 
+    if (r->job.ran)
+        ha_heap_published(r->heap);
     if (r->done != NULL) {
         if (r->low_space != NULL && r->job.ran)
             *r->low_space = r->dj.low_space;
@@ -81,6 +84,7 @@ req_new(struct ha_heap *heap, const char *variable, const char *trigger,
     r->done = done;
     r->arg = arg;
     r->low_space = low_space;
+    r->heap = heap;
     ha_dump_job_init(&r->dj, heap, variable, trigger);
     r->dj.low_space = low_space != NULL && *low_space;
     if (je != NULL) {

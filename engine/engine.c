@@ -17,6 +17,8 @@
 
 #include "core/forkguard.h"
 #include "engine/hostmetrics.h"
+#include "engine/labels.h"
+#include "engine/push.h"
 #include "core/agentreg.h"
 #include "core/blockio.h"
 #include "core/clock.h"
@@ -82,6 +84,8 @@ struct ha_engine {
     struct ha_hostmetrics *hostmetrics; /* a gateway's merged exposition */
     char endpoint[PATH_MAX];       /* where the MySQL front-end listens */
     char program[64];              /* this process's program name */
+    struct ha_labels labels;       /* the label contract (labels.h) */
+    struct ha_push *push;          /* dumps pushed (push.h); NULL: none */
     struct ha_leakwatch *leakwatch; /* on the sampler's samples; NULL:
                                        off */
     struct ha_leakrank *leakrank;  /* ranks its complete series for the
@@ -376,6 +380,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->cfg = cfg;
     ha_dumpfiles_memory_hold(); /* ha_engine_free's stop pairs it */
     ha_agentreg_self_program(e->program, sizeof(e->program));
+    ha_labels_init(&e->labels, e->program, cfg->services, cfg->n_services);
+    e->heap.labels = &e->labels;
     e->heap.program = e->program;
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
@@ -661,6 +667,11 @@ ha_engine_free(struct ha_engine *e)
      * told to stop at once and get one deadline: a job blocked on a disk
      * that stopped answering (a heap dump to a hung mount) must not keep
      * the owner (SIGTERM, heapadmin_stop) waiting. */
+    /* Its encoding waits on the worker: it goes first, and a push being
+     * sent gets a share of the stop's wait (its outbox stays). */
+    ha_push_free(e->push, ha_clock_ns() +
+                              (int64_t)HA_ENGINE_STOP_WAIT_MS * 500000);
+    e->push = NULL;
     ha_diskwatch_free(e->diskwatch);
     ha_diskwatch_free(e->iowatch);
     ha_worker_stop(e->worker);
@@ -759,6 +770,7 @@ ha_engine_abandon(struct ha_engine *e)
         for (size_t i = 0; i < HA_ENGINE_ASKERS; i++)
             ha_worker_abandon(e->askers[i]);
         ha_limitwatch_abandon(e->limitwatch);
+        ha_push_abandon(e->push);
     }
 }
 
@@ -873,6 +885,31 @@ const char *
 ha_engine_endpoint(const struct ha_engine *e)
 {
     return e->endpoint;
+}
+
+static size_t
+push_rows(const void *arg, struct ha_push_row *rows, size_t max)
+{
+    return ha_push_rows(arg, rows, max);
+}
+
+void
+ha_engine_start_push(struct ha_engine *e, ha_push_encode_fn encode,
+                     void *encode_arg)
+{
+    if (e->push != NULL || e->cfg->n_push == 0)
+        return;
+    e->push = ha_push_new(e->base, e->cfg, &e->heap, &e->labels, &e->tasks,
+                          encode, encode_arg, e->heap.thread_init,
+                          e->heap.thread_init_arg);
+    e->vtab.push_rows = e->push != NULL ? push_rows : NULL;
+    e->vtab.push_arg = e->push;
+}
+
+const struct ha_labels *
+ha_engine_labels(const struct ha_engine *e)
+{
+    return &e->labels;
 }
 
 const char *

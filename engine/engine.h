@@ -25,6 +25,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "core/buf.h"
 #include "core/task.h"
 #include "engine/accounts.h"
 #include "engine/clients.h"
@@ -118,6 +119,20 @@ struct ha_hostmetrics *ha_engine_hostmetrics(struct ha_engine *e);
  * the gateway's stats_agents; "" until set. */
 void ha_engine_set_endpoint(struct ha_engine *e, const char *endpoint);
 const char *ha_engine_endpoint(const struct ha_engine *e);
+
+/* Starts pushing dumps to admin_variables.push_targets (engine/push.h),
+ * each encoded by encode(encode_arg, ...) (the HTTP front-end's
+ * /debug/pprof/allocs encoder: http/pprof.h). Nothing when no target is
+ * configured. Once, after ha_engine_new. */
+typedef int (*ha_engine_encode_fn)(void *arg, const char *dump,
+                                   struct ha_buf *out, char *err,
+                                   size_t errlen);
+void ha_engine_start_push(struct ha_engine *e, ha_engine_encode_fn encode,
+                          void *encode_arg);
+
+/* This process's label contract (engine/labels.h). */
+struct ha_labels;
+const struct ha_labels *ha_engine_labels(const struct ha_engine *e);
 
 /* This process's program name, as the agents' registry names it. */
 const char *ha_engine_program(const struct ha_engine *e);

@@ -10,6 +10,10 @@
 const struct ha_exposcan_rule ha_families[] = {
     /* engine/metrics.c */
     {"heapadmin_info", G, "version", "heapadmin's build; always 1."},
+    /* engine/labels.c; its program is the gateway's to say */
+    {"heapadmin_build_info", G, "service_name build_id version",
+     "The label contract of this process: its program, service, the GNU "
+     "build-id of its executable and heapadmin's version; always 1."},
     {"heapadmin_uptime_seconds", G, "",
      "Seconds since the admin server started."},
     {"heapadmin_admin_sessions", G, "",

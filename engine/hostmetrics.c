@@ -198,6 +198,10 @@ write_refused(struct ha_hostmetrics *hm, struct ha_expo *e)
 struct job {
     struct ha_hostmetrics *hm;
     char datadir[4096];
+    pid_t only;                /* one process's exposition; 0: the host's */
+    bool missing;              /* ... which is not served here */
+    struct ha_service_name *services; /* a copy of the config's map */
+    size_t n_services;
     const char *own;
     size_t own_len;
     long self_pid;
@@ -210,6 +214,80 @@ struct job {
     int rc;
     char err[512];
 };
+
+/* One process's exposition, for a scraper that reached it through the
+ * gateway's HTTP service discovery (http/sd.h): its target labels say
+ * its program and service, so its samples carry neither, and no pid
+ * (its series outlive a restart). */
+static void
+run_one(struct job *j, int64_t left)
+{
+    struct ha_exposcan_policy pol = policy;
+    struct ha_exposcan scan;
+    struct ha_agent *list = NULL, *a = NULL;
+    struct ha_agent_reply reply;
+    struct ha_exposcan_report rep;
+    size_t refused[N_REASONS] = {0};
+    struct ha_expo e;
+    size_t n = 0;
+
+    pol.n_rules = ha_families_n;
+    ha_exposcan_init(&scan, &pol);
+    memset(&reply, 0, sizeof(reply));
+    memset(&rep, 0, sizeof(rep));
+    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
+        0) {
+        j->rc = -1;
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (list[i].pid == j->only && list[i].state == HA_AGENT_SERVING)
+            a = &list[i];
+    if (a == NULL) {
+        snprintf(j->err, sizeof(j->err),
+                 "no process %ld is served here now (/sd lists those that "
+                 "are)",
+                 (long)j->only);
+        j->missing = true;
+        j->rc = -1;
+        goto out;
+    }
+    ha_agenthttp_get(a, 1, "GET", "/metrics",
+                     "X-Heapadmin-Role: stats\r\nAccept: text/plain\r\n",
+                     NULL, (int)left, HA_HOSTMETRICS_MAX_BYTES, &reply);
+    if (reply.too_large) {
+        refused[HA_EXPOSCAN_BYTES_CAP] = 1;
+    } else if (reply.status == 200) {
+        const char *expect[] = {
+            "program", a->program, "service_name",
+            ha_pushcfg_service_of(j->services, j->n_services, a->program),
+            NULL};
+
+        if (ha_exposcan_add_expect(&scan, (const char *)reply.body.data,
+                                   reply.body.len, NULL, expect, &rep) != 0)
+            goto oom;
+        memcpy(refused, rep.refused, sizeof(rep.refused));
+    } else {
+        snprintf(j->err, sizeof(j->err), "process %ld (%s) did not answer: "
+                 "%s", (long)a->pid, a->program,
+                 reply.err[0] ? reply.err : "an error");
+        j->rc = -1;
+        goto out;
+    }
+    account(j->hm, a, refused, rep.renamed);
+    ha_expo_init(&e, &j->out, j->fmt);
+    ha_exposcan_write(&scan, &e);
+    if (ha_expo_finish(&e) != 0 || ha_buf_failed(&j->out))
+        goto oom;
+    goto out;
+oom:
+    ha_strlcpy(j->err, "out of memory", sizeof(j->err));
+    j->rc = -1;
+out:
+    ha_exposcan_free(&scan);
+    ha_agenthttp_replies_free(&reply, 1);
+    free(list);
+}
 
 static void
 run(void *arg)
@@ -232,6 +310,10 @@ run(void *arg)
         ha_strlcpy(j->err, "the scrape's time ran out before it started",
                    sizeof(j->err));
         j->rc = -1;
+        return;
+    }
+    if (j->only != 0) {
+        run_one(j, left);
         return;
     }
     if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
@@ -262,6 +344,11 @@ run(void *arg)
 
         snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
         memset(&rep, 0, sizeof(rep));
+        /* An entry the kernel says is not that pid's (another user's
+         * process has the pid, another process answers there) says
+         * nothing about it: no series, not even a refusal. */
+        if (a->foreign)
+            continue;
         if (a->state == HA_AGENT_MISMATCH) {
             refused[REASON_IDENTITY] = 1;
         } else if (r->too_large) {
@@ -290,7 +377,7 @@ run(void *arg)
 
         /* A process that is not what its name says has no program to
          * label it with: it shows as refused, not here. */
-        if (a->state == HA_AGENT_MISMATCH)
+        if (a->state == HA_AGENT_MISMATCH || a->foreign)
             continue;
         snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
         ha_expo_sample(&e, labels, replies[i].status == 200 ? 1 : 0);
@@ -324,6 +411,7 @@ discard(void *arg)
 
     ha_buf_free(&j->out);
     free((void *)j->own);
+    free(j->services);
     free(j);
 }
 
@@ -366,4 +454,43 @@ ha_hostmetrics_collect(struct ha_hostmetrics *hm, const char *datadir,
         ha_buf_append(out, j->out.data, j->out.len);
     discard(j);
     return rc == 0 && !ha_buf_failed(out) ? 0 : -1;
+}
+
+int
+ha_hostmetrics_collect_one(struct ha_hostmetrics *hm, const char *datadir,
+                           long pid, const struct ha_service_name *services,
+                           size_t n_services, enum ha_expo_format fmt,
+                           int timeout_ms, struct ha_buf *out, char *err,
+                           size_t errlen)
+{
+    struct job *j = calloc(1, sizeof(*j));
+    int rc;
+
+    if (j == NULL || (n_services > 0 &&
+                      (j->services = malloc(n_services *
+                                            sizeof(*services))) == NULL)) {
+        free(j);
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    if (n_services > 0)
+        memcpy(j->services, services, n_services * sizeof(*services));
+    j->n_services = n_services;
+    j->hm = hm;
+    j->only = (pid_t)pid;
+    ha_strlcpy(j->datadir, datadir, sizeof(j->datadir));
+    j->fmt = fmt;
+    j->deadline_ms = ha_clock_ms() + timeout_ms;
+    ha_buf_init(&j->out);
+    if (ha_task_offload_ask(run, discard, j) != 0) {
+        ha_err_set(err, errlen, "interrupted");
+        return -1;
+    }
+    rc = j->rc != 0 ? (j->missing ? -2 : -1) : 0;
+    if (rc != 0)
+        ha_err_set(err, errlen, "%s", j->err);
+    else
+        ha_buf_append(out, j->out.data, j->out.len);
+    discard(j);
+    return rc == 0 && ha_buf_failed(out) ? -1 : rc;
 }

@@ -16,7 +16,10 @@
  * one agent answers, the merged text passes `promtool check metrics` and
  * every other process's series are untouched.
  *
- *   heapadmin_agent_up{pid,program,user}   1 answered, 0 not (or gone)
+ *   heapadmin_agent_up{pid,program,user}   1 answered, 0 not (or gone,
+ *                                          or its socket is missing);
+ *                                          none for an entry the kernel
+ *                                          says is not that pid's
  *   heapadmin_agents                       agents registered, gone ones
  *                                          included
  */
@@ -27,6 +30,7 @@
 
 #include "core/buf.h"
 #include "core/expo.h"
+#include "engine/pushcfg.h"
 
 #define HA_HOSTMETRICS_MAX_SERIES 2000          /* per agent */
 #define HA_HOSTMETRICS_MAX_BYTES (1u << 20)     /* per agent's answer */
@@ -48,5 +52,20 @@ int ha_hostmetrics_collect(struct ha_hostmetrics *hm, const char *datadir,
                            const char *self_program, enum ha_expo_format fmt,
                            int timeout_ms, struct ha_buf *out, char *err,
                            size_t errlen);
+
+/* One served process's exposition, for a scraper that found it through
+ * the gateway's /sd (http/sd.h): process pid's samples under the same
+ * policy, without pid, program or service labels (its target's labels
+ * say them; an agent's own program or service_name label is dropped
+ * when it agrees with the registry's program and its service under
+ * services, n_services entries, and renamed exported_* when not).
+ * Returns 0, -2 with err when no such process is served here now, or
+ * -1 with err. Like ha_hostmetrics_collect, from a task. */
+int ha_hostmetrics_collect_one(struct ha_hostmetrics *hm,
+                               const char *datadir, long pid,
+                               const struct ha_service_name *services,
+                               size_t n_services, enum ha_expo_format fmt,
+                               int timeout_ms, struct ha_buf *out, char *err,
+                               size_t errlen);
 
 #endif /* HA_HOSTMETRICS_H */

@@ -79,6 +79,8 @@ static const struct ha_user agent_admin = {.name = "gateway",
                                            .role = HA_ROLE_ADMIN};
 static const struct ha_user agent_stats = {.name = "gateway",
                                            .role = HA_ROLE_STATS};
+static const struct ha_user agent_profile = {.name = "gateway",
+                                             .role = HA_ROLE_PROFILE};
 static const struct ha_user peer_stats = {.name = "peer",
                                           .role = HA_ROLE_STATS};
 
@@ -98,5 +100,7 @@ ha_login_agent_socket(const struct ha_peer *peer, const char *role,
         return NULL;
     if (peer->uid != 0)
         return &peer_stats;
-    return r == HA_ROLE_ADMIN ? &agent_admin : &agent_stats;
+    return r == HA_ROLE_ADMIN     ? &agent_admin
+           : r == HA_ROLE_PROFILE ? &agent_profile
+                                  : &agent_stats;
 }

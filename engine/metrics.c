@@ -6,6 +6,7 @@
 
 #include <string.h>
 
+#include "engine/labels.h"
 #include "heap/metrics.h"
 
 #ifndef PACKAGE_VERSION
@@ -41,6 +42,8 @@ ha_admin_metrics(struct ha_heap *heap, const struct ha_admin_counters *c,
     ha_expo_family(&e, "heapadmin_info", HA_EXPO_GAUGE,
                    "heapadmin's build; always 1.");
     ha_expo_sample(&e, info, 1);
+    if (heap != NULL && heap->labels != NULL)
+        ha_labels_expo(heap->labels, &e);
     ha_expo_one(&e, "heapadmin_uptime_seconds", HA_EXPO_GAUGE,
                 "Seconds since the admin server started.",
                 (double)c->uptime_s);

@@ -101,3 +101,10 @@ ha_heap_sampling_release(struct ha_heap *heap)
                     sm->old_rate);
     sm->changed_active = sm->changed_rate = false;
 }
+
+void
+ha_heap_published(struct ha_heap *heap)
+{
+    if (heap != NULL && heap->published != NULL)
+        heap->published(heap->published_arg);
+}

@@ -39,6 +39,7 @@ struct ha_dump_totals;
 struct ha_heap_growth_cache;
 struct ha_profmetrics;
 struct ha_worker;
+struct ha_labels;
 
 struct ha_heap {
     /* Set by the owner before first use. */
@@ -95,6 +96,14 @@ struct ha_heap {
 
     int64_t run_started_ns;            /* this run's start, as its record
                                           has it (heap/runs.h); 0: none */
+    const struct ha_labels *labels;    /* the label contract
+                                          (engine/labels.h), for
+                                          /metrics; NULL: none */
+    /* Called on the loop once a dump may have been published (one of
+     * ours written, or the watch on jemalloc's own ones looked):
+     * the push's cue (engine/push.h); NULL: nobody listens. */
+    void (*published)(void *arg);
+    void *published_arg;
 
     /* Sampling switched on by watches (ha_heap_sampling_hold). */
     struct ha_heap_sampling {
@@ -125,6 +134,9 @@ struct ha_heap {
  * the last refresh, ha_heap_stats_age_ms says how old). Never waits for
  * a dump. */
 void ha_heap_refresh_stats(struct ha_heap *heap);
+
+/* heap->published, when set. Loop thread. */
+void ha_heap_published(struct ha_heap *heap);
 
 /* Sampling on for a watch's sake (the leak watch's series, the limit
  * watch near a limit). The first hold switches it on when it is off, at

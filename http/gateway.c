@@ -108,7 +108,7 @@ ask_new(struct ha_http_req *hr, const char *method, const char *target,
     ha_strlcpy(j->target, target, sizeof(j->target));
     snprintf(j->headers, sizeof(j->headers),
              "X-Heapadmin-Role: %s\r\nAccept: text/plain\r\n",
-             hr->admin ? "admin" : "stats");
+             ha_credentials_role_name(hr->user->role));
     ha_buf_init(&j->body);
     j->timeout_ms = timeout_ms;
     j->max_body = max_body;
@@ -147,13 +147,55 @@ metrics_timeout_ms(const struct ha_http_req *hr)
     return ms < 100 ? 100 : ms;
 }
 
+/* /metrics?pid=N: process N's alone, as a target of /sd. */
+static void
+metrics_of(struct ha_http_req *hr, long pid, enum ha_expo_format fmt)
+{
+    const struct ha_config *cfg = ha_engine_config(hr->engine);
+    struct ha_buf out = HA_BUF_INIT;
+    char err[512], msg[600];
+    int rc = ha_hostmetrics_collect_one(
+        ha_engine_hostmetrics(hr->engine), ha_engine_datadir(hr->engine),
+        pid, cfg->services, cfg->n_services, fmt, metrics_timeout_ms(hr),
+        &out, err, sizeof(err));
+
+    if (rc != 0 && ha_task_stopped(ha_task_current()) != HA_TASK_GO) {
+        ha_http_req_stopped(hr);
+    } else if (rc != 0) {
+        snprintf(msg, sizeof(msg), "%s\n", err);
+        ha_http_req_text(hr, rc == -2 ? 404 : 502,
+                         rc == -2 ? "Not Found" : "Bad Gateway", msg);
+    } else {
+        ha_http_req_body(hr, ha_expo_content_type(fmt), out.data, out.len);
+    }
+    ha_buf_free(&out);
+}
+
 void
 ha_gateway_metrics(struct ha_http_req *hr)
 {
     enum ha_expo_format fmt =
         ha_expo_negotiate(ha_http_req_header(hr, "Accept"));
     struct ha_buf own = HA_BUF_INIT, out = HA_BUF_INIT;
-    char err[512], msg[600];
+    char err[512], msg[600], *val = NULL;
+    int rc = ha_http_req_param(hr, "pid", &val, err, sizeof(err));
+
+    if (rc != 0) {
+        long pid = rc > 0 ? ha_http_parse_pid(val, strlen(val)) : 0;
+
+        free(val);
+        if (pid == 0) {
+            ha_http_req_text(hr, 400, "Bad Request",
+                             "pid: the decimal pid of a process in "
+                             "stats_agents (digits only, no sign, no "
+                             "leading zero)\n");
+            return;
+        }
+        if (pid != (long)getpid()) {
+            metrics_of(hr, pid, fmt);
+            return;
+        }
+    }
 
     if (own_metrics(hr, &own) != 0) {
         ha_buf_free(&own);
@@ -326,6 +368,12 @@ ha_gateway_proxy(struct ha_http_req *hr)
         snprintf(msg, sizeof(msg), "process %ld is not served through the "
                  "gateway: %s\n", pid, j->agents[0].why);
         ha_http_req_text(hr, 403, "Forbidden", msg);
+    } else if (j->agents[0].state == HA_AGENT_NO_SOCKET) {
+        snprintf(msg, sizeof(msg), "process %ld (%s) is served but "
+                 "unreachable now: %s\n", pid, j->agents[0].program,
+                 j->agents[0].why);
+        ha_http_req_add_header(hr, "Retry-After", "1");
+        ha_http_req_text(hr, 503, "Service Unavailable", msg);
     } else if (r->status == 0) {
         snprintf(msg, sizeof(msg), "process %ld (%s) did not answer: %s\n",
                  pid, j->agents[0].program, r->err);

@@ -9,11 +9,17 @@
  *                     program="name", families merged (one scrape target
  *                     per host), plus heapadmin_agent_up{pid,program,
  *                     user} (1: it answered, 0: it did not, or is gone)
+ *   /metrics?pid=N    process N's alone, without pid, program or service
+ *                     labels: the target /sd gives for it says them
+ *                     (engine/hostmetrics.h ha_hostmetrics_collect_one)
+ *   /sd               the targets for Prometheus' HTTP service discovery
+ *                     (http/sd.h)
  *   ...?pid=N         on /debug/pprof/..., /pprof/... and /heap/...:
  *                     process N answers (its live profile, its dumps),
  *                     relayed as it answered; the gateway's own
  *                     accounts and roles apply (a live profile needs an
- *                     admin), and the agent is told only the role
+ *                     admin or a profile account), and the agent is told
+ *                     only the role
  * In every process:
  *   /agent            what the gateway's stats_agents shows of it: pid,
  *                     program, user, started, endpoint, allocated,

@@ -89,6 +89,7 @@ struct http_listener {
     int port;
     char desc[300];
     char path[108];     /* the agent socket (unix), "" for TCP */
+    struct ha_listen_file file; /* ... the file it was bound at */
 };
 
 /* Where a connection is in its life; what its deadline is. */
@@ -1116,7 +1117,9 @@ check_and_run(struct ha_http *h, struct http_conn *c, struct ha_http_req *hr)
 admitted:
     c->authed = true;
     hr->user = u;
-    hr->admin = u->role == HA_ROLE_ADMIN;
+    /* Live profiles: admins, and the profile role, which reads
+     * profiles and nothing else (routes.c keeps it to them). */
+    hr->admin = u->role == HA_ROLE_ADMIN || u->role == HA_ROLE_PROFILE;
     hr->client.id = ha_clients_next_id(ha_engine_clients(h->engine));
     hr->client.role = u->role;
     hr->client.user = u->name;
@@ -1357,6 +1360,9 @@ serve_socket(struct ha_http *h, evutil_socket_t fd, int port,
     l->port = port;
     ha_strlcpy(l->desc, desc, sizeof(l->desc));
     ha_strlcpy(l->path, path, sizeof(l->path));
+    memset(&l->file, 0, sizeof(l->file));
+    if (path[0] != '\0')
+        ha_listen_file_record(path, &l->file);
     return 0;
 }
 
@@ -1431,6 +1437,86 @@ ha_http_listen_agent(struct ha_http *h, const char *path, char *err,
     return 0;
 }
 
+void
+ha_http_agent_files(const struct ha_http *h, struct ha_listen_look *look)
+{
+    for (size_t i = 0; h != NULL && i < h->n_ls; i++) {
+        const struct http_listener *l = &h->ls[i];
+
+        if (l->path[0] != '\0' && l->bound != NULL)
+            (void)ha_listen_look_add(look, l->path, &l->file);
+    }
+}
+
+int
+ha_http_check_agent(struct ha_http *h, const struct ha_listen_look *look,
+                    char *err, size_t errlen)
+{
+    for (size_t i = 0; h != NULL && i < h->n_ls; i++) {
+        struct http_listener *l = &h->ls[i];
+        enum ha_listen_file_state fs;
+        evutil_socket_t fd;
+        uid_t owner = 0;
+
+        if (l->path[0] == '\0' || l->bound == NULL)
+            continue;
+        /* As the look off the loop saw it (core/blockio.h). */
+        fs = ha_listen_look_find(look, l->path, &l->file, &owner);
+        if (fs == HA_LISTEN_FILE_OURS)
+            continue;
+        /* The gateway finds this process by that file: without it the
+         * process drops out of the host's view, and a file another
+         * process put there speaks under this pid. The directory is this
+         * user's own: a file of this user at our name is taken back. */
+        if (fs == HA_LISTEN_FILE_REPLACED && owner != geteuid()) {
+            if (l->file.set)
+                ha_log_warn("http: %s now belongs to another user; left "
+                            "alone, no host gateway reaches this process",
+                            l->path);
+            l->file.set = false;
+            continue;
+        }
+        ha_log_warn("http: %s %s; listening there again, so the host "
+                    "gateway finds this process",
+                    l->path,
+                    fs == HA_LISTEN_FILE_GONE
+                        ? "was deleted"
+                        : "was replaced by another process's socket of "
+                          "this user");
+        ha_accept_guard_remove(&h->guard,
+                               evhttp_bound_socket_get_listener(l->bound));
+        evhttp_del_accept_socket(h->eh, l->bound); /* closes l->fd */
+        l->bound = NULL;
+        if (fs == HA_LISTEN_FILE_REPLACED)
+            (void)unlink(l->path);
+        fd = ha_listen_unix(l->path, 0600, 16, err, errlen);
+        if (fd < 0)
+            return -1;
+        if ((l->bound = evhttp_accept_socket_with_handle(h->eh, fd)) ==
+            NULL) {
+            close(fd);
+            unlink(l->path);
+            ha_err_set(err, errlen, "http: cannot serve %s", l->path);
+            return -1;
+        }
+        (void)ha_accept_guard_add(&h->guard,
+                                  evhttp_bound_socket_get_listener(l->bound),
+                                  l->desc);
+        {
+            struct stat st;
+
+            l->fd = fd;
+            if (fstat(fd, &st) == 0) {
+                l->dev = st.st_dev;
+                l->ino = st.st_ino;
+            }
+        }
+        ha_listen_file_record(l->path, &l->file);
+        return 1;
+    }
+    return 0;
+}
+
 size_t
 ha_http_n_listeners(const struct ha_http *h)
 {
@@ -1492,9 +1578,13 @@ ha_http_free(struct ha_http *h)
      * served it has no ha_http to free). */
     for (size_t i = 0; i < h->n_ls; i++) {
         struct stat st;
+        uid_t owner;
 
-        if (h->ls[i].path[0] != '\0' && fstat(h->ls[i].fd, &st) == 0 &&
-            st.st_dev == h->ls[i].dev && st.st_ino == h->ls[i].ino)
+        if (h->ls[i].path[0] != '\0' && h->ls[i].bound != NULL &&
+            fstat(h->ls[i].fd, &st) == 0 &&
+            st.st_dev == h->ls[i].dev && st.st_ino == h->ls[i].ino &&
+            ha_listen_file_check(h->ls[i].path, &h->ls[i].file, &owner) ==
+                HA_LISTEN_FILE_OURS)
             unlink(h->ls[i].path);
     }
     if (h->refused_say != NULL)

@@ -52,6 +52,20 @@ int ha_http_listen(struct ha_http *h, char *err, size_t errlen);
 int ha_http_listen_agent(struct ha_http *h, const char *path, char *err,
                          size_t errlen);
 
+/* Adds the agent socket's file to look (core/listen.h), for a look off
+ * the loop. */
+struct ha_listen_look;
+void ha_http_agent_files(const struct ha_http *h,
+                         struct ha_listen_look *look);
+
+/* The agent socket's file (ha_http_listen_agent) as look (of
+ * ha_http_agent_files' files) saw it: deleted (a tmp cleaner), or
+ * replaced by a socket of this process's user, it is bound again and the
+ * log says so. Returns 1 when it was, 0 when nothing was wrong, -1 with
+ * err when it could not be bound again. */
+int ha_http_check_agent(struct ha_http *h, const struct ha_listen_look *look,
+                        char *err, size_t errlen);
+
 /* Listeners, and the TCP port listener i is bound to. */
 size_t ha_http_n_listeners(const struct ha_http *h);
 int ha_http_port(const struct ha_http *h, size_t i);

@@ -21,6 +21,7 @@ enum ha_http_page {
     HA_HTTP_PAGE_INDEX,          /* / */
     HA_HTTP_PAGE_METRICS,        /* /metrics */
     HA_HTTP_PAGE_AGENT,          /* /agent */
+    HA_HTTP_PAGE_SD,             /* /sd (a gateway's) */
     HA_HTTP_PAGE_PPROF_HEAP,     /* /debug/pprof/heap */
     HA_HTTP_PAGE_PPROF_ALLOCS,   /* /debug/pprof/allocs */
     HA_HTTP_PAGE_PPROF_SYMBOL,   /* /debug/pprof/symbol, /pprof/symbol */
@@ -43,6 +44,8 @@ struct ha_http_path {
     unsigned methods;        /* HA_HTTP_GET_HEAD, HA_HTTP_POST */
     enum ha_http_page page;
     bool admin;              /* admins only (ha_http_path_admin_only) */
+    bool profile;            /* the profile role may ask it
+                                (ha_http_path_profile_ok) */
     const char *doc;         /* what it serves, for people: docs/reference/
                                 http.md is made from it (docs/gen/
                                 gendocs.c); plain text, `code` in
@@ -59,6 +62,13 @@ int ha_http_path_page(const char *path);
  * which may carry secrets); a stats user gets 403. False for a path no
  * page has. */
 bool ha_http_path_admin_only(const char *path);
+
+/* Whether the profile role may ask path: the heap profiles (pprof,
+ * jeprof's protocol, the flame page and its dumps and growth data, the
+ * page's assets) and the index; never /metrics, /agent, the command
+ * line or the lifetime window's files. True for a path no page has (it
+ * gets 404). */
+bool ha_http_path_profile_ok(const char *path);
 
 /* Whether path takes a request whose method is methods (HA_HTTP_GET_HEAD,
  * HA_HTTP_POST, or 0 for any other). A path no page has takes every

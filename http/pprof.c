@@ -545,3 +545,51 @@ ha_http_jeprof_heap(struct ha_http_req *hr)
 {
     serve_heap(hr, true, false); /* jeprof's: jemalloc's heap_v2 text */
 }
+
+/* ------------------------------------------------------------------
+ * A push's profile (engine/push.h)
+ * ------------------------------------------------------------------ */
+
+int
+ha_http_pprof_push_encode(void *arg, const char *dump, struct ha_buf *out,
+                          char *err, size_t errlen)
+{
+    struct ha_heap *heap = ha_engine_heap(arg);
+    struct ha_heap_profile *pr = NULL;
+    struct encode_job *j;
+    struct ha_product made;
+    struct timespec now;
+    int rc;
+
+    /* What /debug/pprof/allocs?dump= serves (serve_pprof's dump path,
+     * no base): the same product, kept with the dump's profile, so a
+     * pushed dump and a fetched one are the same bytes. */
+    if ((rc = ha_heap_profile_get(heap, dump != NULL ? dump : HA_HEAP_LIVE,
+                                  true, &pr, err, errlen)) != 0)
+        return rc;
+    if ((j = calloc(1, sizeof(*j))) == NULL) {
+        ha_heap_profile_put(pr);
+        ha_err_set(err, errlen, "out of memory");
+        return HA_HEAP_ERROR;
+    }
+    j->heap = heap;
+    j->pr = ha_heap_profile_ref(pr);
+    if (pr->live)
+        clock_gettime(CLOCK_REALTIME, &now);
+    else
+        now = pr->mtime;
+    j->opts.time_nanos = (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+    j->opts.alloc_default = true;
+    rc = ha_heap_profile_product(pr, PPROF_ALLOCS_PRODUCT, true, encode_make,
+                                 j, encode_free, &made, err, errlen);
+    if (rc == 0) {
+        ha_buf_append(out, made.bytes->data, made.bytes->len);
+        ha_product_done(&made);
+        if (ha_buf_failed(out)) {
+            ha_err_set(err, errlen, "out of memory");
+            rc = HA_HEAP_ERROR;
+        }
+    }
+    ha_heap_profile_put(pr);
+    return rc;
+}

@@ -53,4 +53,11 @@ void ha_http_jeprof_heap(struct ha_http_req *hr);
 void ha_http_pprof_symbol(struct ha_http_req *hr);
 void ha_http_pprof_cmdline(struct ha_http_req *hr);
 
+/* For a push (engine/push.h ha_push_encode_fn; arg is the engine): dump
+ * (NULL: the live profile) as /debug/pprof/allocs?dump= serves it, the
+ * gzipped profile.proto appended to out. From a task. Returns 0,
+ * HA_HEAP_ERROR with err, HA_HEAP_STOPPED or HA_HEAP_BUSY. */
+int ha_http_pprof_push_encode(void *arg, const char *dump,
+                              struct ha_buf *out, char *err, size_t errlen);
+
 #endif /* HA_HTTP_PPROF_H */

@@ -12,6 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
+#include "core/log.h"
+#include "core/lograte.h"
 #include "core/util.h"
 #include "heap/heap.h"
 #include "http/parse.h"
@@ -88,6 +91,29 @@ one_line(const char *text)
     return out;
 }
 
+/* A 403 to a password-less peer of this process's own user on the agent
+ * socket (engine/login.h): said, within a budget, as the socket's own
+ * refusals are (a neighbour probing a served process is worth a line). */
+static void
+peer_refused(const struct ha_http_req *hr, const char *why)
+{
+    static struct ha_lograte budget; /* loop thread only */
+    uint64_t held = 0;
+    char path[128];
+    size_t n = strcspn(why, "\n");
+
+    if (!ha_lograte_take(&budget, ha_clock_ms(), &held))
+        return;
+    if (held > 0)
+        ha_log_warn("http: %llu more refusals to same-user peers on the "
+                    "agent socket were not logged",
+                    (unsigned long long)held);
+    ha_log_warn("http: a same-user peer on the agent socket was refused "
+                "%s: %.*s",
+                ha_http_printable(hr->path, path, sizeof(path)),
+                (int)(n > 200 ? 200 : n), why);
+}
+
 void
 ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
                  const char *text)
@@ -97,6 +123,9 @@ ha_http_req_text(struct ha_http_req *hr, int code, const char *reason,
 
     if (hr->req == NULL)
         return;
+    if (code == 403 && hr->user != NULL &&
+        strcmp(hr->user->name, "peer") == 0)
+        peer_refused(hr, text);
     if (code >= 400 && (line = one_line(text)) != NULL)
         text = line;
     b = evbuffer_new();
@@ -335,7 +364,12 @@ ha_http_req_dump_refused(struct ha_http_req *hr, const char *name)
                                             sizeof(why)))
         return false;
     snprintf(msg, sizeof(msg), "%s\n", why);
-    ha_http_req_text(hr, 400, "Bad Request", msg);
+    /* The profile role reads dumps and nothing else: a name that is not
+     * a dump's is a file it may not read. */
+    if (hr->user != NULL && hr->user->role == HA_ROLE_PROFILE)
+        ha_http_req_text(hr, 403, "Forbidden", msg);
+    else
+        ha_http_req_text(hr, 400, "Bad Request", msg);
     return true;
 }
 

@@ -18,6 +18,7 @@
 #include "http/lifetimes.h"
 #include "http/paths.h"
 #include "http/pprof.h"
+#include "http/sd.h"
 
 static void
 serve_index(struct ha_http_req *hr)
@@ -47,6 +48,8 @@ serve_index(struct ha_http_req *hr)
         "(jemalloc-log_now)\n"
         "  /agent                 this process, as a host gateway lists "
         "it\n"
+        "  /sd                    a host gateway's targets for "
+        "Prometheus' http_sd_configs\n"
         "A host gateway (heapadmind --gateway) also answers ?pid=N on "
         "/debug/pprof/,\n/pprof/ and /heap/ from process N (or under "
         "/pid/N/: jeprof http://host:port/pid/N/pprof/heap),\nand its "
@@ -81,6 +84,7 @@ static void (*const pages[HA_HTTP_PAGE_MAX])(struct ha_http_req *hr) = {
     [HA_HTTP_PAGE_INDEX] = serve_index,
     [HA_HTTP_PAGE_METRICS] = serve_metrics,
     [HA_HTTP_PAGE_AGENT] = ha_gateway_agent_info,
+    [HA_HTTP_PAGE_SD] = ha_http_sd,
     [HA_HTTP_PAGE_PPROF_HEAP] = ha_http_pprof_heap,
     [HA_HTTP_PAGE_PPROF_ALLOCS] = ha_http_pprof_allocs,
     [HA_HTTP_PAGE_PPROF_SYMBOL] = ha_http_pprof_symbol,
@@ -127,7 +131,16 @@ ha_http_route(struct ha_http_req *hr)
                          "no such page; see / for what is served here\n");
         return;
     }
-    if (!hr->admin &&
+    if (hr->user->role == HA_ROLE_PROFILE &&
+        !ha_http_path_profile_ok(inner != NULL ? inner : hr->path)) {
+        ha_http_req_text(hr, 403, "Forbidden",
+                         "a profile_credentials account reads heap "
+                         "profiles only: /debug/pprof/heap, "
+                         "/debug/pprof/allocs, /pprof/heap, /pprof/symbol "
+                         "and the /heap page\n");
+        return;
+    }
+    if (hr->user->role != HA_ROLE_ADMIN &&
         ha_http_path_admin_only(inner != NULL ? inner : hr->path)) {
         ha_http_req_text(hr, 403, "Forbidden",
                          "the command line is served to admin users only "

@@ -24,7 +24,11 @@
  *                         it answered
  *   6 resident   INTEGER  the same for resident bytes
  *   7 state      TEXT     'serving', 'no answer' (it lives but did not
- *                         answer within 2 s), 'gone', 'mismatch' (a live
+ *                         answer within 2 s), 'socket missing' (it lives
+ *                         and runs its program, but its .http file was
+ *                         deleted: the agent binds it again within a
+ *                         second), 'gone' (the process is gone, or the
+ *                         pid is another's now), 'mismatch' (a live
  *                         process listens there, but the kernel says it
  *                         runs another program than the name claims:
  *                         never asked, never merged)
@@ -244,6 +248,9 @@ list_run(void *arg)
             ha_strlcpy(r->detail, list[i].why, sizeof(r->detail));
         } else if (list[i].state == HA_AGENT_MISMATCH) {
             r->state = "mismatch";
+            ha_strlcpy(r->detail, list[i].why, sizeof(r->detail));
+        } else if (list[i].state == HA_AGENT_NO_SOCKET) {
+            r->state = "socket missing";
             ha_strlcpy(r->detail, list[i].why, sizeof(r->detail));
         } else if (rep->status != 200) {
             r->state = "no answer";

@@ -170,18 +170,30 @@ out:
     return rc;
 }
 
-/* The statement stopped waiting (KILL, max_execution_time, shutdown):
- * the dump still completes, and says where it went. */
+/* dump_now's job: the dump job (first: ha_dump_job_run takes it) and
+ * the heap to tell once its file is published, on the loop. */
+struct gv_dump_req {
+    struct ha_dump_job dj;
+    struct ha_heap *heap;
+};
+
+/* The statement stopped waiting (KILL, max_execution_time, shutdown, or
+ * disk_timeout_ms on a slow disk): the dump still completes on the disk
+ * worker, says where it went, and is pushed like any other (the heap
+ * outlives every done callback of its dump worker: ha_engine_free). */
 static void
 gv_dump_discard(void *arg)
 {
-    struct ha_dump_job *j = arg;
+    struct gv_dump_req *r = arg;
+    struct ha_dump_job *j = &r->dj;
 
-    if (j->rc == 0 && j->file[0] != '\0')
+    if (j->rc == 0 && j->file[0] != '\0') {
         ha_log_notice("%s: heap profile written to %s after the statement "
                       "that asked for it stopped waiting",
                       j->variable, j->file);
-    free(j);
+        ha_heap_published(r->heap);
+    }
+    free(r);
 }
 
 /* Writes a heap dump for variable off the loop; file receives its path.
@@ -192,6 +204,7 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
 {
     const struct ha_jemalloc_config *je = vt->conn->ctx->heap->je;
     struct ha_worker *w = vt->conn->ctx->heap->dump_worker;
+    struct gv_dump_req *r;
     struct ha_dump_job *j;
     const char *busy;
     int64_t for_ms, timeout_ms, deadline;
@@ -209,10 +222,12 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
                             variable, busy, (long long)(for_ms / 1000));
         return -1;
     }
-    if ((j = calloc(1, sizeof(*j))) == NULL) {
+    if ((r = calloc(1, sizeof(*r))) == NULL) {
         ha_globals_set_text(err, errlen, "%s: out of memory", variable);
         return -1;
     }
+    r->heap = vt->conn->ctx->heap;
+    j = &r->dj;
     /* The dump, its build-ids and retention on the worker (dumpjob.h);
      * no free-space floor: an operator's dump is never skipped. */
     ha_dump_job_init(j, vt->conn->ctx->heap, variable, "manual");
@@ -229,7 +244,7 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
      * like any wait for the disk (core/blockio.h). */
     deadline = ha_blockio_deadline(&timeout_ms);
     if (ha_task_offload_until(w, "writing a heap dump (dump_now)", deadline,
-                              ha_dump_job_run, gv_dump_discard, j,
+                              ha_dump_job_run, gv_dump_discard, r,
                               &late) != 0) {
         if (late)
             ha_globals_set_text(err, errlen,
@@ -249,11 +264,15 @@ gv_dump(globals_vtab *vt, const char *variable, char *file, size_t filelen,
     }
     rc = j->rc;
     *bytes = j->bytes;
-    if (rc == 0)
+    if (rc == 0) {
+        /* Published (heap/dumpfiles.h: copied out of /dev/shm and linked
+         * into the datadir by the job): the push's cue. */
         ha_strlcpy(file, j->file, filelen);
-    else
+        ha_heap_published(r->heap);
+    } else {
         ha_globals_set_text(err, errlen, "%s", j->err);
-    free(j);
+    }
+    free(r);
     return rc;
 }
 

@@ -27,6 +27,7 @@ static const struct {
     {"global_variables", ha_globals_register},
     {"heap profiles", ha_heap_vtab_register},
     {"stats_agents", ha_agents_register},
+    {"stats_push", ha_stats_push_register},
 };
 
 void

@@ -21,6 +21,8 @@
 /* Shared by every session's connection; owned by the engine and
  * outliving all connections: the heap service the tables read, and the
  * rows of global_variables that layers above own. */
+struct ha_push_row;
+
 struct ha_vtab_ctx {
     struct ha_heap *heap;              /* jemalloc, dumps, profiles */
     /* The admin-* rows of global_variables, which the layer that owns the
@@ -38,6 +40,12 @@ struct ha_vtab_ctx {
     bool (*engine_value)(const void *arg, const char *name, char *buf,
                          size_t len);
     const void *engine_arg;            /* passed to engine_value */
+    /* stats_push's rows (heap/pushrow.h), supplied by the layer that
+     * pushes (engine/push.c): up to max into rows, how many returned.
+     * NULL: the table is empty. */
+    size_t (*push_rows)(const void *arg, struct ha_push_row *rows,
+                        size_t max);
+    const void *push_arg;              /* passed to push_rows */
 };
 
 /* Longest OK-packet info message, terminating NUL included. */
@@ -103,5 +111,7 @@ bool ha_globals_persistable(const char *name);
 int ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn);
 /* stats_agents (agents.c): the datadir's agents. */
 int ha_agents_register(sqlite3 *db, struct ha_vtab_conn *conn);
+/* stats_push (vtab/stats_push.c). */
+int ha_stats_push_register(sqlite3 *db, struct ha_vtab_conn *conn);
 
 #endif /* HA_VTAB_UTIL_H */

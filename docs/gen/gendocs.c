@@ -725,20 +725,26 @@ gen_http(struct ha_buf *b)
            "What the HTTP listeners (`admin_variables.http_ifaces`) serve. "
            "Every request logs in with HTTP Basic against the MySQL port's "
            "accounts; admin users may ask for everything, stats users for all "
-           "but the rows marked admin, and for no live profile. Another "
-           "method gets 405 with `Allow`, another path 404. A host gateway "
-           "(`heapadmind --gateway`) also answers `?pid=N` on "
-           "`/debug/pprof/`, `/pprof/` and `/heap/` paths, or the same under "
-           "`/pid/N/` (which jeprof takes as a base URL), from process N "
-           "(digits only). How each is used: "
-           "[http-and-prometheus.md](../http-and-prometheus.md).\n\n"
+           "but the rows marked admin, and for no live profile; profile "
+           "users (`profile_credentials`) for the rows marked profile "
+           "alone, live profiles included, and for `?dump=` of dumps only. "
+           "Another method gets 405 with `Allow`, another path 404, a path "
+           "the role may not ask 403. A host gateway "
+           "(`heapadmind --gateway`) also answers `?pid=N` on `/metrics` "
+           "and on `/debug/pprof/`, `/pprof/` and `/heap/` paths, or those "
+           "under `/pid/N/` (which jeprof takes as a base URL), from process "
+           "N (digits only). How each is used: "
+           "[http-and-prometheus.md](../http-and-prometheus.md); the "
+           "gateway's `/sd`: [fleet.md](../fleet.md).\n\n"
            "| path | methods | who | what |\n|---|---|---|---|\n");
     for (size_t i = 0; i < n; i++) {
         ha_buf_printf(b, "| `%s%s` | %s | %s | ", p[i].path,
                       p[i].prefix ? "..." : "",
                       (p[i].methods & HA_HTTP_POST) != 0 ? "GET, HEAD, POST"
                                                          : "GET, HEAD",
-                      p[i].admin ? "admin" : "admin, stats");
+                      p[i].admin     ? "admin"
+                      : p[i].profile ? "admin, stats, profile"
+                                     : "admin, stats");
         if (p[i].doc == NULL || p[i].doc[0] == '\0')
             missing("http/paths.c: path %s has no doc string", p[i].path);
         else

@@ -293,10 +293,11 @@ ag_tsan_stuck() {
         eu-stack -p "$2" 2>/dev/null | grep -q -e '__sanitizer::StaticSpinMutex::LockSlow' -e '__sanitizer::Semaphore::Wait'
 }
 
-# ag_gateway_start DATADIR WAIT_S: heapadmind --gateway for the agents
-# of DATADIR, its MySQL port on $HA_TMP/gateway.sock and its HTTP port on
-# loopback; sets gport, gpid and url (the HTTP base), and waits up to
-# WAIT_S seconds for the socket. Returns 1 if it did not appear.
+# ag_gateway_start DATADIR WAIT_S [SETTINGS]: heapadmind --gateway for
+# the agents of DATADIR, its MySQL port on $HA_TMP/gateway.sock and its
+# HTTP port on loopback, SETTINGS (lines) added to its admin_variables;
+# sets gport, gpid and url (the HTTP base), and waits up to WAIT_S
+# seconds for the socket. Returns 1 if it did not appear.
 ag_gateway_start() {
     gport=$(ha_free_port)
     cat >"$HA_TMP/gateway.cnf" <<CNF
@@ -307,6 +308,7 @@ admin_variables =
     stats_credentials = "stats:stats"
     mysql_ifaces = "$HA_TMP/gateway.sock"
     http_ifaces = "127.0.0.1:$gport"
+${3:-}
 }
 CNF
     "$HA_DAEMON" -f --gateway -c "$HA_TMP/gateway.cnf" \

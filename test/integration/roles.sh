@@ -62,13 +62,15 @@ ha_sql_err "stats: ATTACH is ERR 1227" "ATTACH '$HA_TMP/a.db' AS a" \
 ha_sql_err "stats: load_extension() is ERR 1227" "SELECT load_extension('x')" \
     '^ERROR 1227 \(42000\).*function load_extension\(\) is not allowed' \
     -ustats -pstats
-ha_sql_is "stats: credential values read as NULL" \
+ha_sql_is "stats: credential values read as NULL (admin, stats, profile)" \
     "SELECT ifnull(variable_value, 'NULL') FROM global_variables WHERE variable_name LIKE 'admin-%credentials'" \
     "NULL
+NULL
 NULL" -ustats -pstats
 ha_sql_is "stats: ... and through runtime_global_variables alike" \
     "SELECT ifnull(variable_value, 'NULL') FROM runtime_global_variables WHERE variable_name LIKE 'admin-%credentials'" \
     "NULL
+NULL
 NULL" -ustats -pstats
 ha_sql_is "stats: no runtime_global_variables value at all, as global_variables" \
     "SELECT (SELECT count(variable_value) FROM runtime_global_variables) || ':' || (SELECT count(variable_value) FROM global_variables) || ':' || (SELECT count(*) > 20 FROM runtime_global_variables)" \
