@@ -94,6 +94,8 @@
       (m, bits, va), -1)                                                   \
     X(Dwarf_Die *, dwfl_module_addrdie,                                    \
       (Dwfl_Module *m, Dwarf_Addr a, Dwarf_Addr *b), (m, a, b), NULL)      \
+    X(Dwarf_Die *, dwfl_module_nextcu,                                     \
+      (Dwfl_Module *m, Dwarf_Die *l, Dwarf_Addr *b), (m, l, b), NULL)      \
     X(const char *, dwfl_lineinfo,                                         \
       (Dwfl_Line *l, Dwarf_Addr *a, int *ln, int *col, Dwarf_Word *mt,     \
        Dwarf_Word *len),                                                   \
@@ -118,6 +120,18 @@
       (d, o, b, s, e), -1)                                                 \
     X(int, dwarf_getsrcfiles, (Dwarf_Die *d, Dwarf_Files **f, size_t *n),  \
       (d, f, n), -1)                                                       \
+    X(int, dwarf_getsrclines, (Dwarf_Die *d, Dwarf_Lines **l, size_t *n),  \
+      (d, l, n), -1)                                                       \
+    X(Dwarf_Line *, dwarf_onesrcline, (Dwarf_Lines *l, size_t i), (l, i),  \
+      NULL)                                                                \
+    X(int, dwarf_lineaddr, (Dwarf_Line *l, Dwarf_Addr *a), (l, a), -1)     \
+    X(int, dwarf_getaranges, (Dwarf *d, Dwarf_Aranges **a, size_t *n),     \
+      (d, a, n), -1)                                                       \
+    X(Dwarf_Arange *, dwarf_onearange, (Dwarf_Aranges *a, size_t i),       \
+      (a, i), NULL)                                                        \
+    X(int, dwarf_getarangeinfo,                                            \
+      (Dwarf_Arange *a, Dwarf_Addr *ad, Dwarf_Word *l, Dwarf_Off *o),      \
+      (a, ad, l, o), -1)                                                   \
     X(const char *, dwarf_filesrc,                                         \
       (Dwarf_Files *f, size_t i, Dwarf_Word *mt, Dwarf_Word *len),         \
       (f, i, mt, len), NULL)                                               \

@@ -9,8 +9,11 @@
  * loaded machine stretches less). bench/heap-profile compares it with
  * jeprof.
  *
- * usage: heaptop [-n ROWS] [-r RUNS] [-c] [-b BASE] DUMP
+ * usage: heaptop [-n ROWS] [-r RUNS] [-c] [-b BASE] [-i DIR [-w]] DUMP
  *   -c       collapsed stacks instead of the table
+ *   -i DIR   symbol indexes (prof/symindex.h) are read from and written
+ *            into DIR, as heapadmind's datadir/cache
+ *   -w       at the end, wait for the indexes being written
  *   -j       jeprof's inline quirk (struct ha_agg.jeprof_inline)
  *   -b BASE  diff: DUMP minus BASE (jeprof --base)
  *   -s       print the symbol table instead (test/data/heap/<dump>.syms:
@@ -28,10 +31,30 @@
 #include <unistd.h>
 
 #include "core/buf.h"
+#include "core/log.h"
 #include "prof/aggregate.h"
 #include "prof/heapv2.h"
 #include "prof/maps.h"
 #include "prof/symbolize.h"
+
+/* Log lines (the symbol indexes') to stderr. */
+static void
+log_line(int level, const char *line, void *arg)
+{
+    (void)level;
+    (void)arg;
+    ha_log_write_fd(2, line);
+}
+
+static const struct ha_log_sink sink = {log_line, NULL, HA_LOG_INFO};
+
+/* The index builder's thread logs there too. */
+static void
+bind_log(void *arg)
+{
+    (void)arg;
+    ha_log_bind(&sink);
+}
 
 static double
 now(void)
@@ -138,10 +161,15 @@ main(int argc, char **argv)
     const char *base = NULL;
     size_t rows = 20;
     int runs = 1, opt;
-    bool collapsed = false, symtab = false, jq = false;
+    bool collapsed = false, symtab = false, jq = false, wait_index = false;
+    struct ha_symbolizer_limits lim;
+    struct ha_symbolizer_stats st;
     struct ha_symbolizer *s;
 
-    while ((opt = getopt(argc, argv, "n:r:cb:sj")) != -1) {
+    memset(&lim, 0, sizeof(lim));
+    ha_log_bind(&sink);
+    lim.thread_init = bind_log;
+    while ((opt = getopt(argc, argv, "n:r:cb:sji:w")) != -1) {
         switch (opt) {
         case 'n': rows = (size_t)atol(optarg); break;
         case 'r': runs = atoi(optarg); break;
@@ -149,6 +177,8 @@ main(int argc, char **argv)
         case 'b': base = optarg; break;
         case 's': symtab = true; break;
         case 'j': jq = true; break;
+        case 'i': lim.index_dir = optarg; break;
+        case 'w': wait_index = true; break;
         default:
             fprintf(stderr, "usage: heaptop [-n ROWS] [-r RUNS] [-c] "
                             "[-b BASE] DUMP\n");
@@ -160,7 +190,7 @@ main(int argc, char **argv)
                         "DUMP\n");
         return 2;
     }
-    s = ha_symbolizer_new(NULL);
+    s = ha_symbolizer_new(&lim);
     for (int r = 0; r < runs; r++) {
         struct loaded cur, old;
         struct ha_agg agg = {0};
@@ -226,6 +256,17 @@ main(int argc, char **argv)
         if (base != NULL)
             unload(&old);
     }
+    if (wait_index &&
+        ha_symbolizer_index_wait(s, (int64_t)(now() + 120) * 1000000000) != 0)
+        fprintf(stderr, "indexes not written within 120 s\n");
+    ha_symbolizer_get_stats(s, &st);
+    fprintf(stderr, "symbol indexes: %llu modules named from one (%llu "
+            "addresses), %llu refused, %llu written, %llu not written\n",
+            (unsigned long long)st.index_modules,
+            (unsigned long long)st.index_addrs,
+            (unsigned long long)st.index_refused,
+            (unsigned long long)st.index_written,
+            (unsigned long long)st.index_failed);
     ha_symbolizer_free(s);
     return 0;
 }

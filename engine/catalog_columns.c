@@ -471,6 +471,9 @@ static const struct ha_catalog_column columns[] = {
     {"heap_modules", "named_frames",
      "of its frames, those with a certain "
      "name"},
+    {"heap_modules", "from_index",
+     "1: named from its symbol index in the datadir's `cache/` (none of "
+     "its files read); 0: from its files"},
     {"heap_modules", "dump", DUMP_ARG},
 
     /* heap_threads (vtab/heap_threads.c) */

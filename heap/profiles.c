@@ -327,10 +327,17 @@ struct ha_symbolizer *
 ha_heap_symbolizer(struct ha_heap *heap)
 {
     struct ha_symbolizer_limits lim;
+    char cache[PATH_MAX];
 
     if (heap->symbolizer != NULL)
         return heap->symbolizer;
     memset(&lim, 0, sizeof(lim));
+    /* Symbol indexes: private to the daemon, like everything in the
+     * datadir, and in a directory no dump name can reach. */
+    if (heap->datadir != NULL &&
+        (size_t)snprintf(cache, sizeof(cache), "%s/" HA_HEAP_SYMBOL_CACHE,
+                         heap->datadir) < sizeof(cache))
+        lim.index_dir = cache;
     if (heap->je != NULL) {
         lim.debug_root = heap->je->debug_root;
         lim.debuginfod = heap->je->debuginfod != 0;

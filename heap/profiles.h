@@ -144,8 +144,12 @@ struct ha_heap_profile {
     struct ha_heap_profile *next;
 };
 
+/* The symbol indexes' directory in the datadir (prof/symcache.h). */
+#define HA_HEAP_SYMBOL_CACHE "cache"
+
 /* The heap's symbolizer, created on first use with the config's debug
- * root and debuginfod settings (heap->je). NULL on allocation failure. */
+ * root and debuginfod settings (heap->je), its symbol indexes in the
+ * datadir's HA_HEAP_SYMBOL_CACHE. NULL on allocation failure. */
 struct ha_symbolizer *ha_heap_symbolizer(struct ha_heap *heap);
 
 /* Gets the profile named name (a dump file name, or HA_HEAP_LIVE for a

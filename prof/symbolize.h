@@ -39,6 +39,20 @@
  * evicts least recently used files (never one in use by the running
  * call).
  *
+ * Symbol indexes (limits.index_dir): once a module with a GNU build-id
+ * has been named from its files, a thread of the symbolizer's own, at
+ * low priority, names every address the module has (the same walk, over
+ * all of its DWARF, line table and symbols) and writes the result as the
+ * module's symbol index (prof/symindex.h) into index_dir, bounded by
+ * index_max_bytes. A later symbolizer, in this process or another (a
+ * restart, an agent, the gateway), names the module from the index
+ * without opening its DWARF, provided it is the same file (build-id,
+ * size, mtime) and the debug files it would read are those the index was
+ * made from (the first one under its debug roots, debuginfod's): a debug
+ * package installed or removed since, or debuginfod switched on, means
+ * the files are read again and a new index written. A damaged, truncated
+ * or planted index is refused with a log line, never read.
+ *
  * Callers use struct ha_symbolize_ops, so tests can replace the whole
  * thing with a table. One thread at a time may use a symbolizer (any
  * thread: it keeps no state outside itself); only its debuginfod fetches
@@ -74,12 +88,19 @@ struct ha_symbolizer_limits {
     bool debuginfod;   /* ask debuginfod for what no root has [false] */
     unsigned debuginfod_timeout_ms; /* the longest one call waits for
                                        debuginfod's answers [5000] */
-    void (*thread_init)(void *arg); /* run first on fetch threads */
+    void (*thread_init)(void *arg); /* run first on fetch threads and
+                                       the index builder's */
     void *thread_init_arg;
+    const char *index_dir; /* symbol indexes are read and written here
+                              (made 0700; prof/symcache.h); NULL or "":
+                              none (copied) */
+    uint64_t index_max_bytes; /* the indexes' bound, oldest out first
+                                 [HA_SYMBOLIZE_INDEX_MAX_BYTES] */
 };
 
 #define HA_SYMBOLIZE_DEBUG_DIR "/usr/lib/debug"
 #define HA_SYMBOLIZE_DEBUGINFOD_TIMEOUT_MS 5000
+#define HA_SYMBOLIZE_INDEX_MAX_BYTES ((uint64_t)256 << 20)
 
 struct ha_symbolizer_stats {
     size_t files;      /* files in the cache now */
@@ -88,6 +109,12 @@ struct ha_symbolizer_stats {
     uint64_t evicted;  /* files dropped for the limits or a change */
     uint64_t hits;     /* addresses answered from the cache */
     uint64_t misses;   /* addresses resolved from DWARF/symbols */
+    uint64_t index_modules; /* files named from a symbol index */
+    uint64_t index_addrs;   /* addresses named from one */
+    uint64_t index_refused; /* indexes found but not used (damaged, out
+                               of date, not ours) */
+    uint64_t index_written; /* indexes this symbolizer wrote */
+    uint64_t index_failed;  /* builds given up (logged) */
 };
 
 struct ha_symbolizer;
@@ -119,6 +146,18 @@ void ha_symbolizer_get_stats(const struct ha_symbolizer *s,
  * made while answers were pending (ha_syms.pending) are worth making
  * again once it differs from what it was then. */
 uint64_t ha_symbolizer_generation(const struct ha_symbolizer *s);
+
+/* Waits until the symbolizer's index builds are written (or given up),
+ * at most until deadline_ns (CLOCK_MONOTONIC): for a short-lived
+ * process (a bench, a test) that wants its indexes. Returns 0, or -1 at
+ * the deadline. */
+int ha_symbolizer_index_wait(struct ha_symbolizer *s, int64_t deadline_ns);
+
+/* Stops the index builds under way and waits for the builder to end, at
+ * most until deadline_ns: at shutdown, so that no build is left running
+ * while the process exits (ha_symbolizer_free never waits). Returns 0
+ * when none runs, -1 at the deadline. */
+int ha_symbolizer_index_stop(struct ha_symbolizer *s, int64_t deadline_ns);
 
 /* True when path names the allocator (libjemalloc*): its frames are
  * flagged HA_SYMS_ALLOCATOR. */

@@ -4,7 +4,8 @@
  * and every address resolved in it kept across calls, keyed by path and
  * the file's device, inode, size and mtime so a replaced binary is
  * reopened, bounded in files and bytes, least recently used evicted
- * first (never a file the running call holds).
+ * first (never a file the running call holds). A file with a fit symbol
+ * index is named from it and never opened with libdwfl.
  */
 #include "prof/symbolize_int.h"
 
@@ -77,7 +78,9 @@ ha_symbolize_cache_get(struct ha_symbolizer *s, const char *path)
         f->ino = sb.st_ino;
         f->size = sb.st_size;
         f->mtime = sb.st_mtim;
-        ha_symbolize_file_open(s, f);
+        /* Its index when a fit one is there: no DWARF read at all. */
+        if (ha_symbolize_index_open(s, f) != 0)
+            ha_symbolize_file_open(s, f);
     } else {
         ha_err_set(f->open_err, sizeof(f->open_err), "cannot read it: %s",
                    strerror(stat_errno));

@@ -76,11 +76,9 @@ short_name(char *s)
     }
 }
 
-/* Interns a function name into out: a C++ mangled name is demangled (if
- * the process has libstdc++'s __cxa_demangle) and shortened as jeprof
- * shows it. */
-static uint32_t
-intern_func(struct ha_symbolizer *s, struct ha_strtab *t, const char *name)
+uint32_t
+ha_symbolize_intern_func(struct ha_symbolizer *s, struct ha_strtab *t,
+                         const char *name)
 {
     uint32_t off;
 
@@ -227,7 +225,7 @@ add_die(struct walk *w, Dwarf_Die *die)
     /* A name takes three attribute lookups through abstract origins and
      * a demangling: once per DIE, and kept across calls. */
     if (!ha_idmap_get(&r->f->die_names, off, &d->func)) {
-        d->func = intern_func(r->s, t, die_name(die));
+        d->func = ha_symbolize_intern_func(r->s, t, die_name(die));
         (void)ha_idmap_put(&r->f->die_names, off, d->func);
     }
     cf = call_file(w->cu, die, &cl);
@@ -360,20 +358,43 @@ cmp_caddr(const void *x, const void *y)
     return a->addr < b->addr ? -1 : a->addr > b->addr;
 }
 
-/* Resolves one miss into f->memo. -1 on allocation failure. */
+/* m's chain, innermost first, as links (strings in f->memo.strs);
+ * returns its depth. */
+static size_t
+chain_of(const struct resolve *r, const struct miss *m,
+         struct ha_symindex_link *chain)
+{
+    size_t n = 0;
+
+    for (int32_t k = m->head; k >= 0 && n < MAX_INLINE;
+         k = r->links[k].next) {
+        const struct dinfo *d = &r->dies[r->links[k].die];
+
+        chain[n].func = d->func;
+        chain[n].call_file = d->call_file;
+        chain[n].call_line = d->call_line;
+        n++;
+    }
+    return n;
+}
+
+/* Resolves one miss into f->memo by the rule an index also follows
+ * (prof/symindex.h): its chain and line, else an ELF symbol that covers
+ * the address, else no name is certain. -1 on allocation failure. */
 static int
 resolve_one(struct resolve *r, struct miss *m)
 {
     struct ha_symbolizer *s = r->s;
     struct file *f = r->f;
     struct ha_syms_frame fr[MAX_INLINE];
+    struct ha_symindex_link chain[MAX_INLINE];
     struct ha_strtab *t = &f->memo.strs;
     uint64_t addr = m->vaddr + f->bias;
-    size_t n = 0;
+    size_t n, depth = chain_of(r, m, chain);
     Dwfl_Line *ln = dwfl_module_getsrc(f->mod, addr);
     const char *src = NULL, *name;
     int lineno = 0;
-    uint32_t srcoff = 0;
+    uint32_t srcoff = 0, line;
     uint64_t fsize = 0;
 
     if (ln != NULL)
@@ -381,54 +402,33 @@ resolve_one(struct resolve *r, struct miss *m)
     if (src != NULL &&
         (srcoff = ha_strtab_intern(t, src, strlen(src))) == UINT32_MAX)
         return -1;
-
-    /* The chain, innermost first; frame i+1's position is frame i's
-     * call site. */
-    for (int32_t k = m->head; k >= 0 && n < MAX_INLINE;
-         k = r->links[k].next) {
-        const struct dinfo *d = &r->dies[r->links[k].die];
-
-        fr[n].func = d->func;
-        if (n == 0) {
-            fr[n].file = srcoff;
-            fr[n].line = lineno > 0 ? (uint32_t)lineno : 0;
-        }
-        if (n + 1 < MAX_INLINE) {
-            fr[n + 1].file = d->call_file;
-            fr[n + 1].line = d->call_line;
-        }
-        n++;
-    }
-
-    /* No DWARF function (or it has no name): an ELF symbol that covers
-     * the address; else no name is certain. Either way the symbol's size
-     * is the function's (wrapper detection asks, prof/wrappers.h). */
+    line = lineno > 0 ? (uint32_t)lineno : 0;
+    n = ha_symindex_frames(chain, depth, srcoff, line, fr, MAX_INLINE);
+    /* The ELF symbol that covers the address: the name when the chain
+     * has none, and either way its size is the function's (wrapper
+     * detection asks, prof/wrappers.h). */
     name = ha_symbolize_file_symbol(f, addr, &fsize);
-    if (n == 0 || fr[n - 1].func == 0) {
-        uint32_t fn = intern_func(s, t, name);
+    if (ha_symindex_wants_symbol(fr, n)) {
+        uint32_t fn = ha_symbolize_intern_func(s, t, name);
+        char unnamed[320];
 
         if (fn == UINT32_MAX)
             return -1;
-        if (n == 0 && fn == 0)
+        switch (ha_symindex_with_symbol(fr, &n, fn, srcoff, line)) {
+        case HA_SYMINDEX_UNNAMED:
             return ha_syms_add_unnamed(&f->memo, m->vaddr, 0, 0, f->path,
                                        m->vaddr);
-        if (n == 0) {
-            fr[0].func = fn;
-            fr[0].file = srcoff;
-            fr[0].line = lineno > 0 ? (uint32_t)lineno : 0;
-            n = 1;
-        } else if (fn != 0) {
-            fr[n - 1].func = fn;
-        } else {
+        case HA_SYMINDEX_OUTER_UNNAMED:
             /* Inlined code in a nameless function: the callees keep
              * their names, the function gets the address's. */
-            char unnamed[320];
-
             ha_syms_unnamed_name(unnamed, sizeof(unnamed), f->path,
                                  m->vaddr);
             fr[n - 1].func = ha_strtab_intern(t, unnamed, strlen(unnamed));
             if (fr[n - 1].func == UINT32_MAX)
                 return -1;
+            break;
+        case HA_SYMINDEX_NAMED:
+            break;
         }
     }
     if (ha_syms_add(&f->memo, m->vaddr, 0, 0, fr, n) != 0)
@@ -485,27 +485,28 @@ done:
     return ret;
 }
 
-int
-ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
-                           struct miss *m, size_t n)
+/* Finds every miss's chain: groups m[0 .. r->n) by CU and walks each
+ * CU's DIE tree once. Returns 0, or -1 on allocation failure. */
+static int
+walk_all(struct resolve *r, size_t n)
 {
-    struct resolve r = {.s = s, .f = f, .m = m};
+    struct miss *m = r->m;
     struct caddr *a = NULL;
     uint32_t *first = NULL;
     int ret = -1;
 
-    if (find_cus(&r, n) != 0)
+    if (find_cus(r, n) != 0)
         goto done;
     /* The misses grouped by CU, in their order within each (a counting
      * sort): each CU's DIE tree is walked once, for all its addresses. */
     a = malloc((n ? n : 1) * sizeof(*a));
-    first = calloc(r.n_cus + 1, sizeof(*first));
+    first = calloc(r->n_cus + 1, sizeof(*first));
     if (a == NULL || first == NULL)
         goto done;
     for (size_t i = 0; i < n; i++)
         if (m[i].cu != UINT32_MAX)
             first[m[i].cu + 1]++;
-    for (size_t k = 0; k < r.n_cus; k++)
+    for (size_t k = 0; k < r->n_cus; k++)
         first[k + 1] += first[k];
     for (size_t i = 0; i < n; i++) {
         if (m[i].cu != UINT32_MAX) {
@@ -516,8 +517,8 @@ ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
         }
     }
     /* first[k] is now where CU k + 1 starts. */
-    for (size_t k = 0, from = 0; k < r.n_cus; k++) {
-        struct walk w = {&r, &r.cus[k], a + from, first[k] - from, false};
+    for (size_t k = 0, from = 0; k < r->n_cus; k++) {
+        struct walk w = {r, &r->cus[k], a + from, first[k] - from, false};
 
         for (size_t i = 1; i < w.n; i++) {
             if (w.a[i - 1].addr >= w.a[i].addr) {
@@ -527,10 +528,34 @@ ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
         }
         w.cplusplus = is_cplusplus(w.cu);
         walk_die(&w, w.cu, 0);
-        if (r.oom)
+        if (r->oom)
             goto done;
         from = first[k];
     }
+    ret = 0;
+done:
+    free(a);
+    free(first);
+    return ret;
+}
+
+static void
+resolve_free(struct resolve *r)
+{
+    free(r->cus);
+    free(r->dies);
+    free(r->links);
+}
+
+int
+ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
+                           struct miss *m, size_t n)
+{
+    struct resolve r = {.s = s, .f = f, .m = m};
+    int ret = -1;
+
+    if (walk_all(&r, n) != 0)
+        goto done;
     /* In the misses' order: in address order, the memo needs no sort. */
     for (size_t i = 0; i < n; i++)
         if (resolve_one(&r, &m[i]) != 0)
@@ -539,10 +564,29 @@ ha_symbolize_dwarf_resolve(struct ha_symbolizer *s, struct file *f,
     s->st.misses += n;
     ret = 0;
 done:
-    free(a);
-    free(first);
-    free(r.cus);
-    free(r.dies);
-    free(r.links);
+    resolve_free(&r);
+    return ret;
+}
+
+int
+ha_symbolize_dwarf_chains(struct ha_symbolizer *s, struct file *f,
+                          struct miss *m, size_t n,
+                          int (*each)(void *arg, size_t i,
+                                      const struct ha_symindex_link *chain,
+                                      size_t depth),
+                          void *arg)
+{
+    struct resolve r = {.s = s, .f = f, .m = m};
+    struct ha_symindex_link chain[MAX_INLINE];
+    int ret = -1;
+
+    if (walk_all(&r, n) != 0)
+        goto done;
+    for (size_t i = 0; i < n; i++)
+        if (each(arg, i, chain, chain_of(&r, &m[i], chain)) != 0)
+            goto done;
+    ret = 0;
+done:
+    resolve_free(&r);
     return ret;
 }

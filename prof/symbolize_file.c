@@ -8,6 +8,7 @@
  */
 #include "prof/symbolize_int.h"
 
+#include <dlfcn.h>
 #include <dwarf.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/forkguard.h"
 #include "core/util.h"
 
 /* ------------------------------------------------------------------ */
@@ -74,9 +76,47 @@ ha_symbolize_file_callbacks(Dwfl_Callbacks *cb)
     cb->section_address = dwfl_offline_section_address;
 }
 
+int
+ha_symbolize_file_setup(struct ha_symbolizer *s, const char *debug_root)
+{
+    const char *root = debug_root != NULL ? debug_root : "";
+    size_t len = strlen(root) + sizeof(":" HA_SYMBOLIZE_DEBUG_DIR);
+
+    /* libdwfl's search path: only absolute directories are used for
+     * build-id lookups; the caller's root first. */
+    if ((s->debuginfo_path = malloc(len)) == NULL)
+        return -1;
+    snprintf(s->debuginfo_path, len, "%s%s" HA_SYMBOLIZE_DEBUG_DIR, root,
+             *root ? ":" : "");
+    ha_symbolize_file_callbacks(&s->cb);
+    s->cb.debuginfo_path = &s->debuginfo_path;
+    /* C++ names: demangled only if libstdc++ is already in the process
+     * (the admin server itself is C); otherwise they stay mangled. */
+    ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
+    *(void **)&s->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    ha_forkguard_leave();
+    return 0;
+}
+
+void
+ha_symbolize_file_teardown(struct ha_symbolizer *s)
+{
+    free(s->debuginfo_path);
+    s->debuginfo_path = NULL;
+}
+
 /* ------------------------------------------------------------------ */
 /* Opening, reopening, freeing                                        */
 /* ------------------------------------------------------------------ */
+
+bool
+ha_symbolize_is_allocator_path(const char *path)
+{
+    const char *base = strrchr(path, '/');
+
+    base = base != NULL ? base + 1 : path;
+    return strncmp(base, "libjemalloc", 11) == 0;
+}
 
 void
 ha_symbolize_file_free(struct file *f)
@@ -85,8 +125,10 @@ ha_symbolize_file_free(struct file *f)
         return;
     if (f->dwfl != NULL)
         dwfl_end(f->dwfl);
+    free(f->debuginfo_path);
     ha_syms_free(&f->memo);
     ha_idmap_free(&f->die_names);
+    ha_symcache_unmap(&f->idx_map);
     free(f->fsyms);
     free(f->segs);
     free(f->local_debug);
@@ -98,6 +140,9 @@ ha_symbolize_file_free(struct file *f)
 size_t
 ha_symbolize_file_bytes(const struct file *f)
 {
+    /* An index is mapped, not read: its pages are the page cache's. */
+    if (f->has_idx)
+        return f->idx_map.len;
     return (size_t)(f->size > 0 ? f->size : 0) +
            f->memo.addrs_cap * sizeof(*f->memo.addrs) +
            f->memo.frames_cap * sizeof(*f->memo.frames) +
@@ -151,11 +196,8 @@ scan_sections(Elf *elf, struct file *f)
     f->no_fini = !fini;
 }
 
-/* The debug file of build-id hex under one of the debug roots (the
- * colon-separated dirs), or NULL. Only looked at, not opened: libdwfl
- * opens it (find_debuginfo). */
-static char *
-local_debug_file(const char *dirs, const char *hex)
+char *
+ha_symbolize_file_local_debug(const char *dirs, const char *hex)
 {
     const char *p = dirs;
 
@@ -189,7 +231,16 @@ ha_symbolize_file_open(struct ha_symbolizer *s, struct file *f)
     Elf *elf;
     int n;
 
-    f->dwfl = dwfl_begin(&s->cb);
+    /* Copies of the symbolizer's: libdwfl keeps pointers to both, and f
+     * may outlive the symbolizer on the index builder's thread. */
+    free(f->debuginfo_path);
+    if ((f->debuginfo_path = strdup(s->debuginfo_path)) == NULL) {
+        ha_err_set(f->open_err, sizeof(f->open_err), "out of memory");
+        return;
+    }
+    f->cb = s->cb;
+    f->cb.debuginfo_path = &f->debuginfo_path;
+    f->dwfl = dwfl_begin(&f->cb);
     if (f->dwfl == NULL) {
         ha_err_set(f->open_err, sizeof(f->open_err), "libdwfl: %s",
                    dwfl_errmsg(-1));
@@ -228,7 +279,8 @@ ha_symbolize_file_open(struct ha_symbolizer *s, struct file *f)
     if (n > 0 && ha_buildid_to_hex(id, (size_t)n, f->build_id) != 0)
         f->build_id[0] = '\0';
     if (!f->own_dwarf && f->build_id[0] != '\0')
-        f->local_debug = local_debug_file(s->debuginfo_path, f->build_id);
+        f->local_debug =
+            ha_symbolize_file_local_debug(s->debuginfo_path, f->build_id);
     s->st.opened++;
     return;
 
@@ -263,6 +315,7 @@ ha_symbolize_file_reopen(struct ha_symbolizer *s, struct file *f)
     f->own_symtab = f->own_dwarf = false;
     f->open_err[0] = '\0';
     f->touched = false;
+    f->idx_done = false; /* better names: an index of them is wanted */
     s->st.evicted++;
     ha_symbolize_file_open(s, f);
     f->bytes = ha_symbolize_file_bytes(f);
@@ -350,29 +403,25 @@ fsyms_build(struct file *f)
 const char *
 ha_symbolize_file_symbol(struct file *f, uint64_t addr, uint64_t *size)
 {
-    size_t a = 0, b;
+    size_t k;
 
     if (size != NULL)
         *size = 0;
     if (!f->fsyms_built)
         fsyms_build(f);
-    b = f->n_fsyms;
-    while (a < b) { /* first symbol above addr */
-        size_t mid = a + (b - a) / 2;
+    k = ha_symindex_cover(f->fsyms, f->n_fsyms, sizeof(*f->fsyms), addr);
+    if (k == SIZE_MAX)
+        return NULL;
+    if (size != NULL)
+        *size = f->fsyms[k].size;
+    return f->fsyms[k].name;
+}
 
-        if (f->fsyms[mid].addr <= addr)
-            a = mid + 1;
-        else
-            b = mid;
-    }
-    for (size_t k = a, tries = 0; k > 0 && tries < 16; k--, tries++) {
-        const struct fsym *y = &f->fsyms[k - 1];
-
-        if (addr - y->addr < y->size) {
-            if (size != NULL)
-                *size = y->size;
-            return y->name;
-        }
-    }
-    return NULL;
+const struct fsym *
+ha_symbolize_file_symbols(struct file *f, size_t *n)
+{
+    if (!f->fsyms_built)
+        fsyms_build(f);
+    *n = f->n_fsyms;
+    return f->fsyms;
 }

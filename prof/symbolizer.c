@@ -2,17 +2,17 @@
  *
  * In-process symbolization with elfutils' libdwfl (see symbolize.h): the
  * symbolizer object (ha_symbolizer_*) and one call, batched per file. Its
- * parts are in symbolize_file.c, symbolize_cache.c, symbolize_dwarf.c and
- * symbolize_source.c (symbolize_int.h).
+ * parts are in symbolize_file.c, symbolize_cache.c, symbolize_dwarf.c,
+ * symbolize_source.c, symbolize_index.c and symbolize_build.c
+ * (symbolize_int.h).
  */
 #include "prof/symbolize.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
-#include "core/forkguard.h"
 #include "core/idmap.h"
 #include "core/util.h"
 #include "prof/debuginfod.h"
@@ -26,8 +26,6 @@ struct ha_symbolizer *
 ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
 {
     struct ha_symbolizer *s = calloc(1, sizeof(*s));
-    const char *root;
-    size_t len;
 
     if (s == NULL)
         return NULL;
@@ -39,36 +37,32 @@ ha_symbolizer_new(const struct ha_symbolizer_limits *limits)
         s->lim.max_bytes = DEFAULT_MAX_BYTES;
     if (s->lim.debuginfod_timeout_ms == 0)
         s->lim.debuginfod_timeout_ms = HA_SYMBOLIZE_DEBUGINFOD_TIMEOUT_MS;
-    /* libdwfl's search path: only absolute directories are used for
-     * build-id lookups; the caller's root first. */
-    root = s->lim.debug_root != NULL ? s->lim.debug_root : "";
-    len = strlen(root) + sizeof(":" HA_SYMBOLIZE_DEBUG_DIR);
-    s->debuginfo_path = malloc(len);
-    if (s->debuginfo_path == NULL) {
-        free(s);
-        return NULL;
-    }
-    snprintf(s->debuginfo_path, len, "%s%s" HA_SYMBOLIZE_DEBUG_DIR, root,
-             *root ? ":" : "");
-    s->lim.debug_root = NULL; /* not kept: the caller's string */
+    if (s->lim.index_max_bytes == 0)
+        s->lim.index_max_bytes = HA_SYMBOLIZE_INDEX_MAX_BYTES;
+    /* The caller's strings are not kept: copies (the builder needs the
+     * root for a handle of its own). */
+    if ((s->lim.debug_root != NULL &&
+         (s->debug_root = strdup(s->lim.debug_root)) == NULL) ||
+        (s->lim.index_dir != NULL && s->lim.index_dir[0] != '\0' &&
+         (s->index_dir = strdup(s->lim.index_dir)) == NULL) ||
+        ha_symbolize_file_setup(s, s->debug_root) != 0)
+        goto fail;
+    s->lim.debug_root = NULL;
+    s->lim.index_dir = NULL;
     if (s->lim.debuginfod) {
         struct ha_debuginfod_opts o = {s->lim.thread_init,
                                        s->lim.thread_init_arg};
 
-        if ((s->dbgi = ha_debuginfod_new(&o)) == NULL) {
-            free(s->debuginfo_path);
-            free(s);
-            return NULL;
-        }
+        if ((s->dbgi = ha_debuginfod_new(&o)) == NULL)
+            goto fail;
     }
-    ha_symbolize_file_callbacks(&s->cb);
-    s->cb.debuginfo_path = &s->debuginfo_path;
-    /* C++ names: demangled only if libstdc++ is already in the process
-     * (the admin server itself is C); otherwise they stay mangled. */
-    ha_forkguard_enter(); /* the loader's lock (core/forkguard.h) */
-    *(void **)&s->demangle = dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    ha_forkguard_leave();
     return s;
+fail:
+    ha_symbolize_file_teardown(s);
+    free(s->debug_root);
+    free(s->index_dir);
+    free(s);
+    return NULL;
 }
 
 void
@@ -78,13 +72,17 @@ ha_symbolizer_free(struct ha_symbolizer *s)
         return;
     /* First: fetch threads must be gone before anything they wait on. */
     ha_debuginfod_free(s->dbgi);
+    /* The builder holds nothing of s's: it ends on its own. */
+    ha_symbolize_build_free(s->builder);
     while (s->files != NULL) {
         struct file *f = s->files;
 
         s->files = f->next;
         ha_symbolize_file_free(f);
     }
-    free(s->debuginfo_path);
+    ha_symbolize_file_teardown(s);
+    free(s->debug_root);
+    free(s->index_dir);
     free(s);
 }
 
@@ -101,15 +99,6 @@ ha_symbolizer_ops(struct ha_symbolizer *s)
     struct ha_symbolize_ops ops = {ops_symbolize, s};
 
     return ops;
-}
-
-bool
-ha_symbolize_is_allocator_path(const char *path)
-{
-    const char *base = strrchr(path, '/');
-
-    base = base != NULL ? base + 1 : path;
-    return strncmp(base, "libjemalloc", 11) == 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -160,6 +149,43 @@ copy_entry(struct ha_syms *out, uint64_t pc, uint32_t module, uint32_t flags,
     if (ha_syms_add(out, pc, module, flags | ma->flags, fr, n) != 0)
         return -1;
     out->addrs[out->n_addrs - 1].fsize = ma != NULL ? ma->fsize : 0;
+    return 0;
+}
+
+/* Names the addresses of module mod (file f, named from its index) into
+ * out, and records the module. Returns 0, or -1 on allocation failure. */
+static int
+index_module(struct ha_symbolizer *s, struct file *f,
+             const struct ha_maps *maps, size_t mod, const uint64_t *pcs,
+             size_t n, size_t from, const long *ent, const uint64_t *foff,
+             struct ha_syms *out, uint32_t mstr, uint32_t flags,
+             struct ha_idmap *strs)
+{
+    const char *path = ha_maps_module_path(maps, mod);
+    struct ha_symindex_cursor at = HA_SYMINDEX_CURSOR_INIT;
+    struct ha_syms_module *m;
+
+    for (size_t i = from; i < n; i++) {
+        uint64_t va;
+        int rc;
+
+        if (ent[i] < 0 || maps->entries[ent[i]].module != mod)
+            continue;
+        /* An offset outside its segments: as from the file itself. */
+        rc = ha_symindex_vaddr(&f->idx, foff[i], &va)
+                 ? ha_symbolize_index_add(s, f, out, pcs[i], mstr, flags, va,
+                                          strs, &at)
+                 : ha_syms_add_unnamed(out, pcs[i], mstr, flags, path,
+                                       foff[i]);
+        if (rc != 0)
+            return -1;
+        s->st.index_addrs++;
+    }
+    if (ha_syms_set_module(out, path, f->build_id, f->from, f->detail) != 0)
+        return -1;
+    m = (struct ha_syms_module *)ha_syms_find_module(out, mstr);
+    if (m != NULL)
+        m->from_index = true;
     return 0;
 }
 
@@ -231,6 +257,12 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
         flags = (f->allocator ? HA_SYMS_ALLOCATOR : 0) |
                 (f->no_fini ? HA_SYMS_NO_FINI : 0);
         ha_idmap_clear(&strs); /* offsets of another file's memo */
+        if (f->has_idx) {
+            if (index_module(s, f, maps, mod, pcs, n, first[mod], ent, foff,
+                             out, mstr, flags, &strs) != 0)
+                goto oom;
+            continue;
+        }
 
         for (size_t i = first[mod]; i < n; i++) {
             uint64_t va;
@@ -276,6 +308,8 @@ ha_symbolizer_run(struct ha_symbolizer *s, const struct ha_maps *maps,
                                f->detail) != 0)
             goto oom;
         f->bytes = ha_symbolize_file_bytes(f);
+        if (!f->idx_done && s->index_dir != NULL)
+            ha_symbolize_build_mark(s, f);
     }
     ha_syms_finish(out);
     ret = 0;
@@ -287,6 +321,7 @@ done:
     for (size_t mod = 0; files != NULL && mod < maps->n_modules; mod++)
         if (files[mod] != NULL)
             files[mod]->pinned = false;
+    ha_symbolize_build_handover(s);
     if (files != NULL)
         ha_symbolize_cache_evict(s, NULL);
     ha_idmap_free(&strs);
@@ -311,6 +346,26 @@ ha_symbolizer_get_stats(const struct ha_symbolizer *s,
                         struct ha_symbolizer_stats *st)
 {
     *st = s->st;
+    if (s->builder != NULL)
+        ha_symbolize_build_counts(s->builder, &st->index_written,
+                                  &st->index_failed);
+}
+
+int
+ha_symbolizer_index_wait(struct ha_symbolizer *s, int64_t deadline_ns)
+{
+    return s->builder != NULL ? ha_symbolize_build_wait(s->builder,
+                                                        deadline_ns)
+                              : 0;
+}
+
+int
+ha_symbolizer_index_stop(struct ha_symbolizer *s, int64_t deadline_ns)
+{
+    if (s == NULL || s->builder == NULL)
+        return 0;
+    ha_symbolize_build_stop(s->builder);
+    return ha_symbolize_build_wait(s->builder, deadline_ns);
 }
 
 uint64_t

@@ -236,6 +236,7 @@ ha_syms_set_module(struct ha_syms *s, const char *path, const char *build_id,
     m->build_id = b;
     m->detail = d;
     m->from = from;
+    m->from_index = false;
     return 0;
 }
 

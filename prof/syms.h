@@ -88,6 +88,8 @@ struct ha_syms_module {
     uint32_t detail;            /* (strs) where the names came from, or
                                    why there are none; 0 = nothing */
     enum ha_syms_source from;
+    bool from_index;            /* named from the module's symbol index
+                                   (prof/symindex.h), its files unread */
 };
 
 struct ha_syms {

@@ -27,7 +27,10 @@
  *                            per frame), a file that cannot be read or
  *                            was replaced since the dump
  *   6 named_frames  INTEGER  ... of its frames with a certain name
- *   7 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
+ *   7 from_index    INTEGER  1: named from the module's symbol index in
+ *                            the datadir's cache/ (prof/symindex.h),
+ *                            none of its files read; 0: from its files
+ *   8 dump          HIDDEN   a file name from stats_heap_dumps, or 'live'
  * One row per module with frames, in the order the dump mapped them.
  * Only reads: INNOCUOUS, readable by stats users like the other heap
  * tables.
@@ -43,7 +46,7 @@
 #define MODULES_SCHEMA                                                    \
     "CREATE TABLE x(path TEXT, build_id TEXT, names_from TEXT, "          \
     "frames INTEGER, bytes INTEGER, detail TEXT, named_frames INTEGER, "  \
-    "dump HIDDEN)"
+    "from_index INTEGER, dump HIDDEN)"
 #define MODULES_COL_PATH 0
 #define MODULES_COL_BUILD_ID 1
 #define MODULES_COL_NAMES_FROM 2
@@ -51,7 +54,8 @@
 #define MODULES_COL_BYTES 4
 #define MODULES_COL_DETAIL 5
 #define MODULES_COL_NAMED 6
-#define MODULES_COL_DUMP 7
+#define MODULES_COL_FROM_INDEX 7
+#define MODULES_COL_DUMP 8
 
 typedef struct modules_cursor modules_cursor;
 struct modules_cursor {
@@ -181,6 +185,9 @@ modules_column(sqlite3_vtab_cursor *cur, sqlite3_context *ctx, int col)
         break;
     case MODULES_COL_NAMED:
         sqlite3_result_int64(ctx, (sqlite3_int64)f->named);
+        break;
+    case MODULES_COL_FROM_INDEX:
+        sqlite3_result_int(ctx, m->from_index);
         break;
     default:
         break;

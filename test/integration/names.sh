@@ -317,7 +317,8 @@ ha_is "... cleanly" "0" "$HA_EXIT"
 hport=$(ha_free_port) || ha_bail "a port for HTTP"
 HA_HTTP_PORT=$hport
 HA_JEMALLOC="debuginfod = true; debuginfod_urls = \"http://127.0.0.1:$bport\"; debuginfod_timeout_ms = 30000;"
-HA_ENV=("DEBUGINFOD_CACHE_PATH=$HA_TMP/cache4")
+# A cache of its own: 3b's downloads in cache4 would answer at once.
+HA_ENV=("DEBUGINFOD_CACHE_PATH=$HA_TMP/cache5")
 ha_start || ha_bail "heapadmind starts with HTTP and a silent debuginfod"
 curl -s -o "$HA_TMP/pprof.out" -w '%{http_code}' --max-time 60 -u admin:admin \
     "http://127.0.0.1:$hport/debug/pprof/heap?dump=$dump" >"$HA_TMP/pprof.code" &
