@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * Client connections (see conn.h): transport, lifecycle and the command
- * phase; the connection phase is login.c's.
+ * phase; the connection phase is handshake.c's.
  *
  * The read callback loops decode -> dispatch -> encode while whole packets
  * are buffered and stops once a close is pending. Replies are built in
@@ -38,7 +38,7 @@
 #include <openssl/ssl.h>
 
 #include "admin/exec.h"
-#include "admin/login.h"
+#include "admin/handshake.h"
 #include "admin/query.h"
 #include "admin/sysvar.h"
 #include "core/log.h"
@@ -575,7 +575,7 @@ on_command(struct ha_conn *c, const uint8_t *p, size_t len)
         ha_reply_ok(&r, 0, 0, NULL);
         break;
     case HA_COM_CHANGE_USER:
-        ha_login_change_user(c, p, len);
+        ha_handshake_change_user(c, p, len);
         break;
     case HA_COM_STMT_PREPARE:
         ha_log_debug("connection %u: prepare: %.*s", c->id,
@@ -753,7 +753,7 @@ login_fiber_fn(void *arg)
 {
     struct ha_conn *c = arg;
 
-    (void)ha_login_packet(c, c->reader.payload.data, c->reader.payload.len);
+    (void)ha_handshake_packet(c, c->reader.payload.data, c->reader.payload.len);
 }
 
 /* Runs a packet of the connection phase that may end the login as a
@@ -821,14 +821,14 @@ dispatch(struct ha_conn *c)
      * reported a protocol error instead of "try again in N s"). */
     if (c->state != HA_CONN_COMMAND &&
         !(c->state == HA_CONN_HANDSHAKE && len == 32) &&
-        ha_login_refused(c))
+        ha_handshake_refused(c))
         return;
     switch (c->state) {
     case HA_CONN_HANDSHAKE:
     case HA_CONN_AUTH_SWITCH:
     case HA_CONN_AUTH_FULL:
         if (c->state == HA_CONN_HANDSHAKE && len == 32) {
-            if (ha_login_packet(c, p, len) == 1)
+            if (ha_handshake_packet(c, p, len) == 1)
                 start_tls(c); /* an SSLRequest: nothing to open */
             break;
         }
@@ -1088,7 +1088,7 @@ ha_conn_new(const struct ha_conn_env *env, evutil_socket_t fd,
         }
     }
     ha_log_debug("connection %u from %s", id, c->peer.name);
-    if (ha_login_greet(c) != 0 ||
+    if (ha_handshake_greet(c) != 0 ||
         bufferevent_enable(c->bev, EV_READ | EV_WRITE) != 0) {
         bufferevent_free(c->bev);
         ha_proto_reader_free(&c->reader);

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * One client connection: a state machine on a libevent bufferevent that
- * runs the connection phase (login.h: HandshakeV10, HandshakeResponse41,
+ * runs the connection phase (handshake.h: HandshakeV10, HandshakeResponse41,
  * optional AuthSwitchRequest, OK/ERR) and then the command phase, handing
  * COM_QUERY to the session (exec.h) and the COM_STMT_* commands to its
  * prepared statements (stmt.h); COM_CHANGE_USER re-runs authentication

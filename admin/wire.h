@@ -4,7 +4,7 @@
  * from its server, struct ha_conn_env) and how a packet leaves it: framed
  * into c->out with the connection's sequence ids, an ERR that closes it,
  * an OK, a change of state (logged). Below both phases of the protocol:
- * login.c (the connection phase) and conn.c (transport, lifecycle and the
+ * handshake.c (the connection phase) and conn.c (transport, lifecycle and the
  * command phase) work on the same struct; conn.c moves c->out to the
  * socket.
  */

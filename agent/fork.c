@@ -44,6 +44,7 @@
 #include <unistd.h>
 
 #include "agent/log.h"
+#include "core/clock.h"
 #include "include/heapadmin.h"
 
 static struct ha_agent_fork_hooks hooks;
@@ -99,15 +100,6 @@ in_child(void)
 #define PARENT_POLL_MS 100 /* without a pidfd (a kernel before 5.3, a
                               seccomp filter): getppid() this often */
 
-static int64_t
-now_ms(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 nap_ms(int64_t ms)
 {
@@ -151,7 +143,7 @@ still_ours(int fd, const struct stat *st)
 bool
 ha_agent_await_parent(pid_t parent, unsigned delay_ms)
 {
-    int64_t deadline = now_ms() + delay_ms + HA_AGENT_FOLLOW_WAIT_MS;
+    int64_t deadline = ha_clock_ms() + delay_ms + HA_AGENT_FOLLOW_WAIT_MS;
     struct stat st;
     int fd = open_parent(parent, &st);
     bool poll_fd = fd >= 0;
@@ -160,7 +152,7 @@ ha_agent_await_parent(pid_t parent, unsigned delay_ms)
      * before the pidfd turns readable, and before the parent's pid can
      * be reused), so it is the test; the pidfd only says when to look. */
     while (getppid() == parent) {
-        int64_t left = deadline - now_ms();
+        int64_t left = deadline - ha_clock_ms();
 
         if (left <= 0)
             break;

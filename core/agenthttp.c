@@ -274,3 +274,62 @@ ha_agenthttp_replies_free(struct ha_agent_reply *replies, size_t n)
     for (size_t i = 0; i < n; i++)
         ha_buf_free(&replies[i].body);
 }
+
+/* ------------------------------------------------------------------
+ * Fanning out: every agent of a datadir, or one
+ * ------------------------------------------------------------------ */
+
+/* Keeps only pid's entry of list (n entries): its serving one, else
+ * its first. Returns how many are left, 0 or 1. */
+static size_t
+keep_only(struct ha_agent *list, size_t n, pid_t pid)
+{
+    size_t pick = n;
+
+    for (size_t i = 0; i < n; i++)
+        if (list[i].pid == pid &&
+            (pick == n || (list[pick].state != HA_AGENT_SERVING &&
+                           list[i].state == HA_AGENT_SERVING)))
+            pick = i;
+    if (pick == n)
+        return 0;
+    if (pick != 0)
+        list[0] = list[pick];
+    return 1;
+}
+
+int
+ha_agenthttp_fan(const char *datadir, pid_t only, const char *role,
+                 const char *method, const char *target,
+                 const struct ha_buf *body, int timeout_ms, size_t max_body,
+                 struct ha_agent_fan *fan, char *err, size_t errlen)
+{
+    char headers[160];
+
+    memset(fan, 0, sizeof(*fan));
+    if (ha_agentreg_list(datadir, &fan->agents, &fan->n, err, errlen) != 0)
+        return -1;
+    if (only != 0)
+        fan->n = keep_only(fan->agents, fan->n, only);
+    fan->replies = calloc(fan->n ? fan->n : 1, sizeof(*fan->replies));
+    if (fan->replies == NULL) {
+        ha_agenthttp_fan_free(fan);
+        ha_err_set(err, errlen, "out of memory");
+        return -1;
+    }
+    snprintf(headers, sizeof(headers),
+             "X-Heapadmin-Role: %.64s\r\nAccept: text/plain\r\n", role);
+    ha_agenthttp_get(fan->agents, fan->n, method, target, headers, body,
+                     timeout_ms, max_body, fan->replies);
+    return 0;
+}
+
+void
+ha_agenthttp_fan_free(struct ha_agent_fan *fan)
+{
+    if (fan->replies != NULL)
+        ha_agenthttp_replies_free(fan->replies, fan->n);
+    free(fan->replies);
+    free(fan->agents);
+    memset(fan, 0, sizeof(*fan));
+}

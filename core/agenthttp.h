@@ -12,6 +12,7 @@
 #define HA_AGENTHTTP_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "core/agentreg.h"
 #include "core/buf.h"
@@ -43,5 +44,35 @@ void ha_agenthttp_get(const struct ha_agent *agents, size_t n,
 
 /* Frees the bodies of n replies. */
 void ha_agenthttp_replies_free(struct ha_agent_reply *replies, size_t n);
+
+/* The agents of a datadir, each with its answer to one request
+ * (ha_agenthttp_fan). */
+struct ha_agent_fan {
+    struct ha_agent *agents;        /* as ha_agentreg_list lists them */
+    struct ha_agent_reply *replies; /* replies[i]: agents[i]'s answer */
+    size_t n;
+};
+
+/* Lists the agents of datadir (ha_agentreg_list) and sends each one
+ * "method target" at once (ha_agenthttp_get: body when not NULL, within
+ * timeout_ms, max_body bytes each) with the headers
+ *     X-Heapadmin-Role: <role>   what the gateway's caller may do there
+ *                                (admin, stats or profile;
+ *                                engine/agentrole.h)
+ *     Accept: text/plain         Prometheus text, not OpenMetrics
+ * only: 0 asks every agent listed; a pid asks that process's entry
+ * alone (its serving one when the registry has more than one of that
+ * pid, as after a stale entry in another user's directory): n is then
+ * 0 or 1. *fan is set in every case; ha_agenthttp_fan_free frees it.
+ * Returns 0, or -1 with err (an unreadable datadir, out of memory).
+ * Blocks: a worker thread's job. */
+int ha_agenthttp_fan(const char *datadir, pid_t only, const char *role,
+                     const char *method, const char *target,
+                     const struct ha_buf *body, int timeout_ms,
+                     size_t max_body, struct ha_agent_fan *fan, char *err,
+                     size_t errlen);
+
+/* Frees what ha_agenthttp_fan set, and zeroes *fan. */
+void ha_agenthttp_fan_free(struct ha_agent_fan *fan);
 
 #endif /* HA_AGENTHTTP_H */

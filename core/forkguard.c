@@ -9,6 +9,8 @@
 #include <stdatomic.h>
 #include <time.h>
 
+#include "core/clock.h"
+
 /* Shared by the threads inside a section, exclusive for a fork's
  * prepare handler. Writers are preferred: once a fork waits, a thread
  * that has no section open waits behind it instead of opening one, so
@@ -61,38 +63,27 @@ ha_forkguard_leave(void)
         (void)pthread_rwlock_unlock(&gate);
 }
 
-static long long
-now_ns(void)
-{
-    struct timespec ts;
-
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 int
 ha_forkguard_fork_wait(unsigned max_ms)
 {
     struct timespec until;
-    long long t0;
+    int64_t t0, end;
     int rc;
 
     /* A thread inside a section forks: it cannot wait for itself. */
     if (depth > 0)
         return 0;
-    t0 = now_ns();
-    clock_gettime(CLOCK_MONOTONIC, &until);
-    until.tv_sec += max_ms / 1000;
-    until.tv_nsec += (long)(max_ms % 1000) * 1000000L;
-    if (until.tv_nsec >= 1000000000L) {
-        until.tv_sec++;
-        until.tv_nsec -= 1000000000L;
-    }
+    /* ha_clock_ns is CLOCK_MONOTONIC, the clock the wait is told. */
+    t0 = ha_clock_ns();
+    end = t0 + (int64_t)max_ms * 1000000;
+    until.tv_sec = (time_t)(end / 1000000000);
+    until.tv_nsec = (long)(end % 1000000000);
     do
         rc = pthread_rwlock_clockwrlock(&gate, CLOCK_MONOTONIC, &until);
     while (rc == EINTR);
     {
-        long long took = now_ns() - t0, seen = atomic_load(&longest_ns);
+        long long took = (long long)(ha_clock_ns() - t0),
+                  seen = atomic_load(&longest_ns);
 
         while (took > seen &&
                !atomic_compare_exchange_weak(&longest_ns, &seen, took)) {

@@ -46,6 +46,8 @@
  *                                                               (engine/filevfs.c)
  *   the listeners' accept guards      adding, removing a       inside the gate
  *     (core/acceptguard.c)              listener; accept errors
+ *   the runs armed for the exit       an instance's run        inside the gate
+ *     (heap/runs.c)                     started or stopped
  *
  * The gate. Every section in which a heapadmin thread may hold one of
  * these locks is inside the gate: the C library calls above, each of

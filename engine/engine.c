@@ -297,7 +297,7 @@ start_run(struct ha_engine *e)
     run_refresh(e, &cg);
     r->peak_resident = r->resident;
     e->heap.run_started_ns = r->started_ns;
-    e->run_recorded = ha_runs_start(e->datadir, r) == 0;
+    e->run_recorded = ha_runs_start(e->datadir, r, &e->heap.run_exit) == 0;
 }
 
 /* struct ha_vtab_ctx's engine_value: the watches' state rows. */
@@ -662,7 +662,7 @@ ha_engine_free(struct ha_engine *e)
     disk_by = atomic_load(&e->blockio.stop_by_ns);
     /* The end is written below, or cannot be: never at the exit. */
     if (e->run_recorded)
-        ha_runs_disarm_exit();
+        ha_runs_disarm_exit(&e->heap.run_exit);
     /* First: a job still running may use the tables' context. Both are
      * told to stop at once and get one deadline: a job blocked on a disk
      * that stopped answering (a heap dump to a hung mount) must not keep

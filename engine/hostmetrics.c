@@ -224,26 +224,24 @@ run_one(struct job *j, int64_t left)
 {
     struct ha_exposcan_policy pol = policy;
     struct ha_exposcan scan;
-    struct ha_agent *list = NULL, *a = NULL;
-    struct ha_agent_reply reply;
+    struct ha_agent_fan fan;
+    const struct ha_agent *a;
+    const struct ha_agent_reply *reply;
     struct ha_exposcan_report rep;
     size_t refused[N_REASONS] = {0};
     struct ha_expo e;
-    size_t n = 0;
 
     pol.n_rules = ha_families_n;
     ha_exposcan_init(&scan, &pol);
-    memset(&reply, 0, sizeof(reply));
     memset(&rep, 0, sizeof(rep));
-    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
-        0) {
+    if (ha_agenthttp_fan(j->datadir, j->only, "stats", "GET", "/metrics",
+                         NULL, (int)left, HA_HOSTMETRICS_MAX_BYTES, &fan,
+                         j->err, sizeof(j->err)) != 0) {
         j->rc = -1;
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        if (list[i].pid == j->only && list[i].state == HA_AGENT_SERVING)
-            a = &list[i];
-    if (a == NULL) {
+    /* Not serving: not asked (ha_agenthttp_get). */
+    if (fan.n == 0 || fan.agents[0].state != HA_AGENT_SERVING) {
         snprintf(j->err, sizeof(j->err),
                  "no process %ld is served here now (/sd lists those that "
                  "are)",
@@ -252,25 +250,24 @@ run_one(struct job *j, int64_t left)
         j->rc = -1;
         goto out;
     }
-    ha_agenthttp_get(a, 1, "GET", "/metrics",
-                     "X-Heapadmin-Role: stats\r\nAccept: text/plain\r\n",
-                     NULL, (int)left, HA_HOSTMETRICS_MAX_BYTES, &reply);
-    if (reply.too_large) {
+    a = &fan.agents[0];
+    reply = &fan.replies[0];
+    if (reply->too_large) {
         refused[HA_EXPOSCAN_BYTES_CAP] = 1;
-    } else if (reply.status == 200) {
+    } else if (reply->status == 200) {
         const char *expect[] = {
             "program", a->program, "service_name",
             ha_pushcfg_service_of(j->services, j->n_services, a->program),
             NULL};
 
-        if (ha_exposcan_add_expect(&scan, (const char *)reply.body.data,
-                                   reply.body.len, NULL, expect, &rep) != 0)
+        if (ha_exposcan_add_expect(&scan, (const char *)reply->body.data,
+                                   reply->body.len, NULL, expect, &rep) != 0)
             goto oom;
         memcpy(refused, rep.refused, sizeof(rep.refused));
     } else {
         snprintf(j->err, sizeof(j->err), "process %ld (%s) did not answer: "
                  "%s", (long)a->pid, a->program,
-                 reply.err[0] ? reply.err : "an error");
+                 reply->err[0] ? reply->err : "an error");
         j->rc = -1;
         goto out;
     }
@@ -285,8 +282,7 @@ oom:
     j->rc = -1;
 out:
     ha_exposcan_free(&scan);
-    ha_agenthttp_replies_free(&reply, 1);
-    free(list);
+    ha_agenthttp_fan_free(&fan);
 }
 
 static void
@@ -295,16 +291,12 @@ run(void *arg)
     struct job *j = arg;
     struct ha_exposcan_policy pol = policy;
     struct ha_exposcan scan;
-    struct ha_agent *list = NULL;
-    struct ha_agent_reply *replies = NULL;
+    struct ha_agent_fan fan;
     struct ha_expo e;
-    size_t n = 0;
     char pid[24];
 
     int64_t left = j->deadline_ms - ha_clock_ms();
 
-    pol.n_rules = ha_families_n;
-    ha_exposcan_init(&scan, &pol);
     if (left < 50) {
         /* Its scraper gave up meanwhile: nothing to do for it. */
         ha_strlcpy(j->err, "the scrape's time ran out before it started",
@@ -316,17 +308,14 @@ run(void *arg)
         run_one(j, left);
         return;
     }
-    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
-        0) {
+    pol.n_rules = ha_families_n;
+    ha_exposcan_init(&scan, &pol);
+    if (ha_agenthttp_fan(j->datadir, 0, "stats", "GET", "/metrics", NULL,
+                         (int)left, HA_HOSTMETRICS_MAX_BYTES, &fan, j->err,
+                         sizeof(j->err)) != 0) {
         j->rc = -1;
-        return;
+        goto out;
     }
-    replies = calloc(n ? n : 1, sizeof(*replies));
-    if (replies == NULL)
-        goto oom;
-    ha_agenthttp_get(list, n, "GET", "/metrics",
-                     "X-Heapadmin-Role: stats\r\nAccept: text/plain\r\n",
-                     NULL, (int)left, HA_HOSTMETRICS_MAX_BYTES, replies);
     snprintf(pid, sizeof(pid), "%ld", j->self_pid);
     {
         const char *self[] = {"pid", pid, "program", j->self_program, NULL};
@@ -334,9 +323,9 @@ run(void *arg)
         if (ha_exposcan_add(&scan, j->own, j->own_len, self, NULL) != 0)
             goto oom;
     }
-    for (size_t i = 0; i < n; i++) {
-        const struct ha_agent *a = &list[i];
-        struct ha_agent_reply *r = &replies[i];
+    for (size_t i = 0; i < fan.n; i++) {
+        const struct ha_agent *a = &fan.agents[i];
+        struct ha_agent_reply *r = &fan.replies[i];
         struct ha_exposcan_report rep;
         size_t refused[N_REASONS] = {0};
         char apid[24];
@@ -369,8 +358,8 @@ run(void *arg)
                    "1 when the agent of this process answered the "
                    "gateway's scrape, 0 when it did not or is gone "
                    "(stats_agents says why).");
-    for (size_t i = 0; i < n; i++) {
-        const struct ha_agent *a = &list[i];
+    for (size_t i = 0; i < fan.n; i++) {
+        const struct ha_agent *a = &fan.agents[i];
         char apid[24];
         const char *labels[] = {"pid",  apid,    "program", a->program,
                                 "user", a->user, NULL};
@@ -380,28 +369,22 @@ run(void *arg)
         if (a->state == HA_AGENT_MISMATCH || a->foreign)
             continue;
         snprintf(apid, sizeof(apid), "%ld", (long)a->pid);
-        ha_expo_sample(&e, labels, replies[i].status == 200 ? 1 : 0);
+        ha_expo_sample(&e, labels, fan.replies[i].status == 200 ? 1 : 0);
     }
     ha_expo_one(&e, "heapadmin_agents", HA_EXPO_GAUGE,
                 "Agents registered in the gateway's datadir, gone ones "
                 "included.",
-                (double)n);
+                (double)fan.n);
     write_refused(j->hm, &e);
     if (ha_expo_finish(&e) != 0 || ha_buf_failed(&j->out))
         goto oom;
-    ha_exposcan_free(&scan);
-    ha_agenthttp_replies_free(replies, n);
-    free(replies);
-    free(list);
-    return;
+    goto out;
 oom:
     ha_strlcpy(j->err, "out of memory", sizeof(j->err));
     j->rc = -1;
+out:
     ha_exposcan_free(&scan);
-    if (replies != NULL)
-        ha_agenthttp_replies_free(replies, n);
-    free(replies);
-    free(list);
+    ha_agenthttp_fan_free(&fan);
 }
 
 static void

@@ -60,7 +60,7 @@ struct ha_limitwatch_arm {
 
 /* One look. */
 struct ha_limitwatch_in {
-    int64_t limit;                 /* bytes; -1 (HA_CGROUP_UNLIMITED):
+    int64_t limit;                 /* bytes; -1 (HA_CGPARSE_UNLIMITED):
                                       none */
     int64_t working_set;           /* bytes; -1: unknown */
     int64_t ev_high, ev_max, ev_oom; /* -1: not offered */

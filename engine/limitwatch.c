@@ -430,8 +430,8 @@ psi_on(struct ha_limitwatch *w)
         ha_log_info("limit watch: %s", w->psi_note);
         return;
     }
-    if ((n = ha_cgroup_psi_trigger(w->rule.psi_pct, 2000, trig,
-                                   sizeof(trig))) < 0)
+    if ((n = ha_cgparse_psi_trigger(w->rule.psi_pct, 2000, trig,
+                                    sizeof(trig))) < 0)
         return;
     w->psi_fd = open(file, O_RDWR | O_NONBLOCK | O_CLOEXEC);
     if (w->psi_fd < 0 || write(w->psi_fd, trig, (size_t)n) != n) {

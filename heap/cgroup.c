@@ -41,7 +41,7 @@ read_bytes(const char *dir, const char *name)
         sizeof(path))
         return -1;
     n = ha_smallfile_read(path, buf, sizeof(buf));
-    if (n < 0 || ha_cgroup_parse_bytes(buf, (size_t)n, &v) != 0)
+    if (n < 0 || ha_cgparse_bytes(buf, (size_t)n, &v) != 0)
         return -1;
     return v;
 }
@@ -57,7 +57,7 @@ read_key(const char *dir, const char *name, const char *key)
     if (buf == NULL)
         return -1;
     n = read_file(dir, name, buf);
-    if (n >= 0 && ha_cgroup_parse_key(buf, (size_t)n, key, &v) == 0)
+    if (n >= 0 && ha_cgparse_key(buf, (size_t)n, key, &v) == 0)
         out = (int64_t)v;
     free(buf);
     return out;
@@ -90,9 +90,9 @@ int
 ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
                  size_t errlen)
 {
-    struct ha_cgroup_procfile pf;
-    struct ha_cgroup_mounts mounts;
-    struct ha_cgroup_mount m;
+    struct ha_cgparse_groups pf;
+    struct ha_cgparse_mounts mounts;
+    struct ha_cgparse_mount m;
     char path[PATH_MAX], dir[PATH_MAX], why[128];
     char *buf = NULL;
     ssize_t n;
@@ -111,7 +111,7 @@ ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
                    strerror(errno));
         goto out;
     }
-    if (ha_cgroup_parse_procfile(buf, (size_t)n, &pf, why, sizeof(why)) !=
+    if (ha_cgparse_procfile(buf, (size_t)n, &pf, why, sizeof(why)) !=
         0) {
         ha_err_set(err, errlen, "/proc/self/cgroup: %s", why);
         goto out;
@@ -122,7 +122,7 @@ ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
                    strerror(errno));
         goto out;
     }
-    (void)ha_cgroup_parse_mountinfo(buf, (size_t)n, &mounts);
+    (void)ha_cgparse_mountinfo(buf, (size_t)n, &mounts);
     rc = 0;
 
     /* v2 first: its group has memory.max when the memory controller is
@@ -130,7 +130,7 @@ ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
     if (pf.v2 && mounts.v2.found) {
         m = mounts.v2;
         if (rooted(root, mounts.v2.point, m.point, sizeof(m.point)) == 0 &&
-            ha_cgroup_dir(&m, pf.v2_path, dir, sizeof(dir)) == 0) {
+            ha_cgparse_dir(&m, pf.v2_path, dir, sizeof(dir)) == 0) {
             if (exists(dir, "memory.pressure") &&
                 (size_t)snprintf(w->psi_file, sizeof(w->psi_file),
                                  "%s/memory.pressure", dir) >=
@@ -150,7 +150,7 @@ ha_cgroup_locate(const char *root, struct ha_cgroup_where *w, char *err,
         m = mounts.v1_memory;
         if (rooted(root, mounts.v1_memory.point, m.point, sizeof(m.point)) ==
                 0 &&
-            ha_cgroup_dir(&m, pf.v1_path, dir, sizeof(dir)) == 0 &&
+            ha_cgparse_dir(&m, pf.v1_path, dir, sizeof(dir)) == 0 &&
             exists(dir, "memory.limit_in_bytes")) {
             w->version = 1;
             ha_strlcpy(w->path, pf.v1_path, sizeof(w->path));
@@ -209,8 +209,8 @@ static int64_t
 binding_limit(const struct ha_cgroup_where *w, const char *file,
               char *whose, size_t whoselen, char *whose_dir, size_t dirlen)
 {
-    char d[PATH_MAX], up[PATH_MAX], gp[HA_CGROUP_PATH_MAX];
-    int64_t best = HA_CGROUP_UNLIMITED;
+    char d[PATH_MAX], up[PATH_MAX], gp[HA_CGPARSE_PATH_MAX];
+    int64_t best = HA_CGPARSE_UNLIMITED;
 
     whose[0] = '\0';
     ha_strlcpy(d, w->dir, sizeof(d));
@@ -218,7 +218,7 @@ binding_limit(const struct ha_cgroup_where *w, const char *file,
     for (int depth = 0; depth < 64; depth++) {
         int64_t v = read_bytes(d, file);
 
-        if (v >= 0 && (best == HA_CGROUP_UNLIMITED || v < best)) {
+        if (v >= 0 && (best == HA_CGPARSE_UNLIMITED || v < best)) {
             best = v;
             ha_strlcpy(whose, gp, whoselen);
             ha_strlcpy(whose_dir, d, dirlen);
@@ -238,12 +238,12 @@ binding_limit(const struct ha_cgroup_where *w, const char *file,
 void
 ha_cgroup_sample(const struct ha_cgroup_where *w, struct ha_cgroup_state *st)
 {
-    char whose[HA_CGROUP_PATH_MAX], whose_dir[PATH_MAX];
+    char whose[HA_CGPARSE_PATH_MAX], whose_dir[PATH_MAX];
     const char *d;
 
     memset(st, 0, sizeof(*st));
     st->version = w->version;
-    st->limit = st->high = HA_CGROUP_UNLIMITED;
+    st->limit = st->high = HA_CGPARSE_UNLIMITED;
     st->usage = st->inactive_file = st->working_set = st->peak = -1;
     st->ev_high = st->ev_max = st->ev_oom = st->ev_oom_kill = -1;
     st->self_oom_kill = -1;
@@ -274,7 +274,7 @@ ha_cgroup_sample(const struct ha_cgroup_where *w, struct ha_cgroup_state *st)
         st->ev_oom_kill = read_key(d, "memory.oom_control", "oom_kill");
         st->under_oom = read_key(d, "memory.oom_control", "under_oom") > 0;
     }
-    if (st->limit == HA_CGROUP_UNLIMITED)
+    if (st->limit == HA_CGPARSE_UNLIMITED)
         st->limit_path[0] = '\0';
     if (w->version != 0) {
         uint64_t k;
@@ -291,8 +291,8 @@ ha_cgroup_sample(const struct ha_cgroup_where *w, struct ha_cgroup_state *st)
         char buf[512], err[64];
         ssize_t n = ha_smallfile_read(w->psi_file, buf, sizeof(buf));
 
-        st->has_psi = n >= 0 && ha_cgroup_parse_psi(buf, (size_t)n, &st->psi,
-                                                    err, sizeof(err)) == 0;
+        st->has_psi = n >= 0 && ha_cgparse_psi(buf, (size_t)n, &st->psi,
+                                               err, sizeof(err)) == 0;
     }
 }
 

@@ -6,7 +6,7 @@
  * usage, working set, the kernel's memory events and pressure (PSI).
  * The files are the kernel's counters (no walk, microseconds to read),
  * so the statistics tables, the metrics and the limit watch read them
- * where they are. prof/cgroup.h parses them.
+ * where they are. prof/cgparse.h parses them.
  *
  * Every path is taken under a root directory ("" for the system's), so
  * the tests run the same code on fixture trees (test/data/cgroup/).
@@ -19,12 +19,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "prof/cgroup.h"
+#include "prof/cgparse.h"
 
 /* Where the process's memory cgroup is. */
 struct ha_cgroup_where {
     int version;                      /* 2, 1, or 0: no memory cgroup */
-    char path[HA_CGROUP_PATH_MAX];    /* the group in its hierarchy */
+    char path[HA_CGPARSE_PATH_MAX];    /* the group in its hierarchy */
     char dir[PATH_MAX];               /* its directory (under root) */
     char top[PATH_MAX];               /* the hierarchy's mount point:
                                          ancestors are read up to it */
@@ -45,7 +45,7 @@ int ha_cgroup_locate(const char *root, struct ha_cgroup_where *w,
                      char *err, size_t errlen);
 
 /* What the group's files say now. A figure the files do not give is -1
- * (or HA_CGROUP_UNLIMITED for the limits). Under a limit the figures are
+ * (or HA_CGPARSE_UNLIMITED for the limits). Under a limit the figures are
  * the limiting group's (an ancestor's, when the limit is its): its usage
  * is what the limit is held against, siblings included, and its events
  * are where the kernel counts them. */
@@ -54,8 +54,8 @@ struct ha_cgroup_state {
     int64_t limit;                    /* bytes: the smallest memory.max /
                                          memory.limit_in_bytes of the
                                          group and its ancestors;
-                                         HA_CGROUP_UNLIMITED: none */
-    char limit_path[HA_CGROUP_PATH_MAX]; /* the group that sets it */
+                                         HA_CGPARSE_UNLIMITED: none */
+    char limit_path[HA_CGPARSE_PATH_MAX]; /* the group that sets it */
     char dir[PATH_MAX];               /* whose figures follow: the
                                          limiting group's, else the
                                          process's own */
@@ -104,7 +104,7 @@ int ha_cgroup_oom_kills(int version, const char *dir, uint64_t *out);
 static inline bool
 ha_cgroup_limited(const struct ha_cgroup_state *st)
 {
-    return st->version != 0 && st->limit != HA_CGROUP_UNLIMITED;
+    return st->version != 0 && st->limit != HA_CGPARSE_UNLIMITED;
 }
 
 #endif /* HA_HEAP_CGROUP_H */

@@ -15,6 +15,7 @@
 #ifndef HA_HEAP_H
 #define HA_HEAP_H
 
+#include <limits.h>
 #include <stdbool.h>
 
 #include "heap/cgroup.h"
@@ -40,6 +41,16 @@ struct ha_heap_growth_cache;
 struct ha_profmetrics;
 struct ha_worker;
 struct ha_labels;
+
+/* Where an instance's run writes "exited" when the process exits with
+ * it still running: armed by ha_runs_start, taken back by
+ * ha_runs_disarm_exit (heap/runs.h). One per instance: two instances in
+ * one process each end their own run. */
+struct ha_runs_exit {
+    char path[PATH_MAX];               /* the run's end file */
+    long pid;                          /* the process that armed it */
+    struct ha_runs_exit *next;         /* the armed ones (heap/runs.c) */
+};
 
 struct ha_heap {
     /* Set by the owner before first use. */
@@ -96,6 +107,7 @@ struct ha_heap {
 
     int64_t run_started_ns;            /* this run's start, as its record
                                           has it (heap/runs.h); 0: none */
+    struct ha_runs_exit run_exit;      /* this run's end at the exit */
     const struct ha_labels *labels;    /* the label contract
                                           (engine/labels.h), for
                                           /metrics; NULL: none */

@@ -131,7 +131,7 @@ metrics_cgroup(struct ha_heap *heap, struct ha_expo *e)
                     "which the kernel reclaims first: what the limit "
                     "watch holds against the limit.",
                     (double)st.working_set);
-    if (st.version == 2 && st.high != HA_CGROUP_UNLIMITED)
+    if (st.version == 2 && st.high != HA_CGPARSE_UNLIMITED)
         ha_expo_one(e, "heapadmin_cgroup_memory_high_bytes", HA_EXPO_GAUGE,
                     "memory.high: past it the kernel throttles and "
                     "reclaims.",

@@ -8,8 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <sched.h>
 #include <signal.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/fdio.h"
+#include "core/forkguard.h"
 #include "core/log.h"
 #include "core/task.h"
 #include "core/util.h"
@@ -97,9 +99,25 @@ ha_runs_write(const char *datadir, const struct ha_runrec *r)
     return rc;
 }
 
-/* Where the end file of the last run started in this process goes. */
-static char end_path[PATH_MAX];
-static _Atomic long end_pid;
+/* The runs armed for the process's exit: one per instance that started
+ * one and has not stopped (ha_runs_exit in its struct ha_heap). The
+ * lock is held for a list operation only, inside the fork gate
+ * (core/forkguard.h): a host's fork child that starts an instance of its
+ * own never finds it held. */
+static pthread_mutex_t exits_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct ha_runs_exit *exits;
+
+/* Takes x off the armed list. exits_lock held. */
+static void
+exit_unlink(struct ha_runs_exit *x)
+{
+    for (struct ha_runs_exit **p = &exits; *p != NULL; p = &(*p)->next)
+        if (*p == x) {
+            *p = x->next;
+            break;
+        }
+    x->next = NULL;
+}
 
 /* Writes "<how> <now ns>" as a new file at path (never over one). */
 static void
@@ -134,19 +152,37 @@ ha_runs_end(const char *datadir, const struct ha_runrec *r, const char *how)
 }
 
 void
-ha_runs_disarm_exit(void)
+ha_runs_disarm_exit(struct ha_runs_exit *x)
 {
-    atomic_store(&end_pid, 0);
+    ha_forkguard_enter();
+    pthread_mutex_lock(&exits_lock);
+    exit_unlink(x);
+    x->pid = 0;
+    pthread_mutex_unlock(&exits_lock);
+    ha_forkguard_leave();
 }
 
 /* The process's exit: a host that never stops heapadmin leaves an
- * "exited" end, so the next start does not take it for a kill. A
- * SIGKILL runs nothing, which is the point. */
+ * "exited" end for each instance's run, so the next start does not take
+ * it for a kill. A SIGKILL runs nothing, which is the point. The exit
+ * never waits on the lock: a thread that holds it at that instant is
+ * given a while, and should a fork child ever find it held, it writes
+ * nothing of its parent's runs anyway (their pid is not its own). */
 __attribute__((destructor)) static void
 runs_exit(void)
 {
-    if (atomic_load(&end_pid) == (long)getpid() && end_path[0] != '\0')
-        write_end(end_path, "exited");
+    long self = (long)getpid();
+    int tries = 0;
+
+    while (pthread_mutex_trylock(&exits_lock) != 0)
+        if (++tries == 1000)
+            return;
+        else
+            sched_yield();
+    for (const struct ha_runs_exit *x = exits; x != NULL; x = x->next)
+        if (x->pid == self && x->path[0] != '\0')
+            write_end(x->path, "exited");
+    pthread_mutex_unlock(&exits_lock);
 }
 
 int64_t
@@ -550,10 +586,11 @@ log_settled(const struct ha_run_entry *e)
 }
 
 int
-ha_runs_start(const char *datadir, struct ha_runrec *self)
+ha_runs_start(const char *datadir, struct ha_runrec *self,
+              struct ha_runs_exit *x)
 {
     struct ha_run_list l;
-    char dir[PATH_MAX];
+    char dir[PATH_MAX], end[PATH_MAX];
     int rc;
 
     if ((size_t)snprintf(dir, sizeof(dir), "%s/%s", datadir, HA_RUNS_DIR) >=
@@ -575,17 +612,26 @@ ha_runs_start(const char *datadir, struct ha_runrec *self)
     }
     /* A second start in the same process (the library restarted): the
      * run goes on, an earlier stop's end file does not hold. */
-    if (run_path(datadir, self->pid, self->started_ns, "end", end_path,
-                 sizeof(end_path)) == 0)
-        unlink(end_path);
+    if (run_path(datadir, self->pid, self->started_ns, "end", end,
+                 sizeof(end)) == 0)
+        unlink(end);
     if ((rc = ha_runs_write(datadir, self)) != 0) {
         ha_log_warn("runs: cannot record this run in %s: %s", dir,
                     strerror(rc));
         return -1;
     }
-    if (run_path(datadir, self->pid, self->started_ns, "end", end_path,
-                 sizeof(end_path)) == 0)
-        atomic_store(&end_pid, (long)self->pid);
+    if (run_path(datadir, self->pid, self->started_ns, "end", end,
+                 sizeof(end)) == 0) {
+        ha_forkguard_enter();
+        pthread_mutex_lock(&exits_lock);
+        exit_unlink(x);
+        ha_strlcpy(x->path, end, sizeof(x->path));
+        x->pid = (long)self->pid;
+        x->next = exits;
+        exits = x;
+        pthread_mutex_unlock(&exits_lock);
+        ha_forkguard_leave();
+    }
     return 0;
 }
 

@@ -53,9 +53,12 @@ struct ha_run_list {
  * record and logged once, with its peak and limit dumps and the query
  * that reads them), then records this run (self, filled by the caller:
  * pid, program, start, prefix, cgroup). Removes runs past HA_RUNS_KEEP.
- * Also remembers where this run's end file goes (ha_runs_end). Returns
- * 0, or -1 when the runs directory cannot be made (logged). */
-int ha_runs_start(const char *datadir, struct ha_runrec *self);
+ * Also arms x, the instance's (struct ha_heap run_exit), with where
+ * this run's end file goes, for the exit (ha_runs_end); x stays armed
+ * until ha_runs_disarm_exit. Returns 0, or -1 when the runs directory
+ * cannot be made (logged; x is not armed). */
+int ha_runs_start(const char *datadir, struct ha_runrec *self,
+                  struct ha_runs_exit *x);
 
 /* Rewrites this run's record (r: refreshed figures). Any thread (the
  * disk worker's); the file is replaced whole. Returns 0 or an errno
@@ -63,16 +66,17 @@ int ha_runs_start(const char *datadir, struct ha_runrec *self);
 int ha_runs_write(const char *datadir, const struct ha_runrec *r);
 
 /* The end file of run r: how is "stopped" (a clean stop) or "exited"
- * (heapadmin's destructor writes it at the process's exit for the last
- * run started in it, never in a fork child). The first one written
+ * (heapadmin's destructor writes it at the process's exit for each run
+ * still armed in it, never in a fork child). The first one written
  * stays. Allocation-free. */
 void ha_runs_end(const char *datadir, const struct ha_runrec *r,
                  const char *how);
 
-/* The owner stopped (its end written, or given up on a disk that does
- * not answer): the destructor writes no "exited" end, which on such a
- * disk would hold the process's exit in open(2). */
-void ha_runs_disarm_exit(void);
+/* The owner of x stopped (its end written, or given up on a disk that
+ * does not answer): the destructor writes no "exited" end for its run,
+ * which on such a disk would hold the process's exit in open(2). Other
+ * instances' runs stay armed. x may be freed after. */
+void ha_runs_disarm_exit(struct ha_runs_exit *x);
 
 /* The datadir's runs with their dumps, settling the ones newly over (and
  * writing that down), on the worker thread while the calling task waits.

@@ -37,13 +37,11 @@ struct ask_job {
     pid_t only;                    /* 0: every agent; else this one */
     char method[8];
     char target[8192];
-    char headers[256];
+    char role[16];                 /* the caller's (X-Heapadmin-Role) */
     struct ha_buf body;            /* a POST's, or empty */
     int timeout_ms;
     size_t max_body;
-    struct ha_agent *agents;       /* as listed */
-    size_t n;
-    struct ha_agent_reply *replies;
+    struct ha_agent_fan fan;       /* as listed, with their answers */
     char err[512];
 };
 
@@ -51,35 +49,14 @@ static void
 ask_run(void *arg)
 {
     struct ask_job *j = arg;
-    struct ha_agent *list = NULL;
-    size_t n = 0;
 
-    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
-        0)
-        return;
-    if (j->only != 0) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < n; i++)
-            if (list[i].pid == j->only)
-                list[k++] = list[i];
-        n = k;
-        if (n > 1)
-            n = 1;
-    }
-    j->agents = list;
-    j->n = n;
-    j->replies = calloc(n ? n : 1, sizeof(*j->replies));
-    if (j->replies == NULL) {
-        ha_strlcpy(j->err, "out of memory", sizeof(j->err));
-        j->n = 0;
-        return;
-    }
-    ha_agenthttp_get(list, n, j->method, j->target, j->headers,
-                    j->body.len > 0 || strcmp(j->method, "POST") == 0
-                        ? &j->body
-                        : NULL,
-                    j->timeout_ms, j->max_body, j->replies);
+    (void)ha_agenthttp_fan(j->datadir, j->only, j->role, j->method,
+                           j->target,
+                           j->body.len > 0 || strcmp(j->method, "POST") == 0
+                               ? &j->body
+                               : NULL,
+                           j->timeout_ms, j->max_body, &j->fan, j->err,
+                           sizeof(j->err));
 }
 
 static void
@@ -87,10 +64,7 @@ ask_free(void *arg)
 {
     struct ask_job *j = arg;
 
-    if (j->replies != NULL)
-        ha_agenthttp_replies_free(j->replies, j->n);
-    free(j->replies);
-    free(j->agents);
+    ha_agenthttp_fan_free(&j->fan);
     ha_buf_free(&j->body);
     free(j);
 }
@@ -106,9 +80,8 @@ ask_new(struct ha_http_req *hr, const char *method, const char *target,
     ha_strlcpy(j->datadir, ha_engine_datadir(hr->engine), sizeof(j->datadir));
     ha_strlcpy(j->method, method, sizeof(j->method));
     ha_strlcpy(j->target, target, sizeof(j->target));
-    snprintf(j->headers, sizeof(j->headers),
-             "X-Heapadmin-Role: %s\r\nAccept: text/plain\r\n",
-             ha_credentials_role_name(hr->user->role));
+    ha_strlcpy(j->role, ha_credentials_role_name(hr->user->role),
+               sizeof(j->role));
     ha_buf_init(&j->body);
     j->timeout_ms = timeout_ms;
     j->max_body = max_body;
@@ -292,6 +265,7 @@ ha_gateway_proxy(struct ha_http_req *hr)
     const struct ha_config *cfg = ha_engine_config(hr->engine);
     char *val = NULL, err[256], target[8192], msg[1024];
     struct ask_job *j;
+    const struct ha_agent *a;
     const struct ha_agent_reply *r;
     const char *inner;
     long pid = 0;
@@ -352,7 +326,7 @@ ha_gateway_proxy(struct ha_http_req *hr)
         ha_http_req_stopped(hr);
         return true;
     }
-    if (j->n == 0) {
+    if (j->fan.n == 0) {
         snprintf(msg, sizeof(msg),
                  "no agent with pid %ld in %.400s%s%.400s (SELECT * FROM "
                  "stats_agents lists them)\n",
@@ -361,25 +335,25 @@ ha_gateway_proxy(struct ha_http_req *hr)
         ask_free(j);
         return true;
     }
-    r = &j->replies[0];
-    if (j->agents[0].state == HA_AGENT_MISMATCH) {
+    a = &j->fan.agents[0];
+    r = &j->fan.replies[0];
+    if (a->state == HA_AGENT_MISMATCH) {
         /* Not what its name says: nothing is asked of it, nothing it
          * says is passed on as that program's. */
         snprintf(msg, sizeof(msg), "process %ld is not served through the "
-                 "gateway: %s\n", pid, j->agents[0].why);
+                 "gateway: %s\n", pid, a->why);
         ha_http_req_text(hr, 403, "Forbidden", msg);
-    } else if (j->agents[0].state == HA_AGENT_NO_SOCKET) {
+    } else if (a->state == HA_AGENT_NO_SOCKET) {
         snprintf(msg, sizeof(msg), "process %ld (%s) is served but "
-                 "unreachable now: %s\n", pid, j->agents[0].program,
-                 j->agents[0].why);
+                 "unreachable now: %s\n", pid, a->program, a->why);
         ha_http_req_add_header(hr, "Retry-After", "1");
         ha_http_req_text(hr, 503, "Service Unavailable", msg);
     } else if (r->status == 0) {
         snprintf(msg, sizeof(msg), "process %ld (%s) did not answer: %s\n",
-                 pid, j->agents[0].program, r->err);
-        ha_http_req_text(hr, j->agents[0].state == HA_AGENT_GONE ? 404 : 502,
-                         j->agents[0].state == HA_AGENT_GONE ? "Not Found"
-                                                             : "Bad Gateway",
+                 pid, a->program, r->err);
+        ha_http_req_text(hr, a->state == HA_AGENT_GONE ? 404 : 502,
+                         a->state == HA_AGENT_GONE ? "Not Found"
+                                                   : "Bad Gateway",
                          msg);
     } else if (r->status == 200) {
         if (r->content_disposition[0] != '\0')

@@ -5,17 +5,23 @@
  * proves they share no mutable state. Each has its own
  * max_allowed_packet (per-server sysvar limits), its own in-memory
  * database (memdb name), and its own authorizer refusals (per session),
- * checked with both servers answering at the same time.
+ * checked with both servers answering at the same time; and each ends its
+ * own run at the process's exit (heap/runs.h: the "exited" end is armed
+ * per instance, and one instance's stop disarms only its own).
  */
 #include <check.h>
+#include <dirent.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "check_main.h"
 #include "core/buf.h"
 #include "engine/config.h"
+#include "heap/runs.h"
 #include "test/support/client.h"
 #include "test/support/loopback.h"
 #include "test/support/replies.h"
@@ -242,18 +248,131 @@ START_TEST(test_instances_denials_apart)
 END_TEST
 
 /* ------------------------------------------------------------------ */
+/* The runs' ends at the process's exit                                 */
+/* ------------------------------------------------------------------ */
+
+/* A process that starts servers A and B with datadirs dir_a and dir_b,
+ * stops A when stop_a says so, and exits with B (and A unless stopped)
+ * still running, as a host that never stops heapadmin does. Returns its
+ * exit status. */
+static int
+exit_with_servers(const char *dir_a, const char *dir_b, bool stop_a)
+{
+    pid_t pid = fork();
+    int status = -1;
+
+    ck_assert_int_ge(pid, 0);
+    if (pid == 0) {
+        struct ha_config ca, cb;
+        struct lb_server a, b;
+
+        lb_config(&ca);
+        lb_config(&cb);
+        lb_start(&a, &ca, dir_a, false);
+        lb_start(&b, &cb, dir_b, false);
+        if (stop_a)
+            lb_stop(&a);
+        exit(0); /* the destructors run: heap/runs.c's writes the ends */
+    }
+    ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+    return status;
+}
+
+/* How dir's one run ended: the word its end file (runs/<pid>.<start>.end)
+ * starts with, into out (16 bytes); "" when there is none. */
+static const char *
+end_of(const char *dir, char out[16])
+{
+    char runs[512], path[1024];
+    struct dirent *de;
+    DIR *d;
+    FILE *f;
+
+    out[0] = '\0';
+    snprintf(runs, sizeof(runs), "%s/%s", dir, HA_RUNS_DIR);
+    d = opendir(runs);
+    ck_assert_msg(d != NULL, "no %s: the run was not recorded", runs);
+    while ((de = readdir(d)) != NULL) {
+        size_t n = strlen(de->d_name);
+
+        if (n < 4 || strcmp(de->d_name + n - 4, ".end") != 0)
+            continue;
+        ck_assert_msg(out[0] == '\0', "two end files in %s", runs);
+        snprintf(path, sizeof(path), "%s/%s", runs, de->d_name);
+        f = fopen(path, "r");
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_eq(fscanf(f, "%15s", out), 1);
+        fclose(f);
+    }
+    closedir(d);
+    return out;
+}
+
+static void
+rm_dir(const char *dir)
+{
+    char cmd[600];
+
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    if (system(cmd) != 0) {
+    }
+}
+
+/* heap/runs.c kept where "exited" goes in one static for the whole
+ * library: of two instances in one process, only the last one started
+ * had its run ended at the exit (the other read as killed at the next
+ * start), and one instance's stop disarmed the other's. */
+START_TEST(test_instances_run_ends_apart)
+{
+    char dir_a[] = "/tmp/check_runs_a.XXXXXX";
+    char dir_b[] = "/tmp/check_runs_b.XXXXXX";
+    char end[16];
+    int status;
+
+    ck_assert_ptr_nonnull(mkdtemp(dir_a));
+    ck_assert_ptr_nonnull(mkdtemp(dir_b));
+
+    /* Both running at the exit: each run ends "exited". */
+    status = exit_with_servers(dir_a, dir_b, false);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the process with two servers did not exit cleanly: %d",
+                  status);
+    ck_assert_str_eq(end_of(dir_a, end), "exited");
+    ck_assert_str_eq(end_of(dir_b, end), "exited");
+    rm_dir(dir_a);
+    rm_dir(dir_b);
+
+    /* A stopped first: A's run "stopped", B's still "exited". */
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(dir_a, "/tmp/check_runs_a.XXXXXX")));
+    ck_assert_ptr_nonnull(mkdtemp(strcpy(dir_b, "/tmp/check_runs_b.XXXXXX")));
+    status = exit_with_servers(dir_a, dir_b, true);
+    ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                  "the process with two servers did not exit cleanly: %d",
+                  status);
+    ck_assert_str_eq(end_of(dir_a, end), "stopped");
+    ck_assert_str_eq(end_of(dir_b, end), "exited");
+    rm_dir(dir_a);
+    rm_dir(dir_b);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
 
 static Suite *
 instances_suite(void)
 {
     Suite *s = suite_create("instances");
     TCase *core = tcase_create("core");
+    TCase *exits = tcase_create("exits");
 
     tcase_add_checked_fixture(core, setup, teardown);
     tcase_add_test(core, test_instances_sysvars_apart);
     tcase_add_test(core, test_instances_tables_apart);
     tcase_add_test(core, test_instances_denials_apart);
     suite_add_tcase(s, core);
+    /* No fixture: the process that forks has no servers of its own. */
+    tcase_add_test(exits, test_instances_run_ends_apart);
+    suite_add_tcase(s, exits);
     return s;
 }
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * Unit tests for what heapadmin knows of memory limits: the cgroup
- * parsers (prof/cgroup.h) on hand-written text and every truncation,
+ * parsers (prof/cgparse.h) on hand-written text and every truncation,
  * and the reader (heap/cgroup.h) on fixture trees (test/data/cgroup/:
  * v1 nested under a limited parent, v1 unlimited, a container's v1
  * mount of its own group, v2 nested with memory.high, v2 "max" all the
@@ -23,7 +23,7 @@
 #include "heap/dumpfiles.h"
 #include "heap/runs.h"
 #include "prof/breakdown.h"
-#include "prof/cgroup.h"
+#include "prof/cgparse.h"
 #include "prof/dumpfile.h"
 #include "prof/dumpmem.h"
 #include "prof/runrec.h"
@@ -58,13 +58,13 @@ exact(const char *text, size_t *len)
 
 START_TEST(test_limit_parse_procfile)
 {
-    struct ha_cgroup_procfile pf;
+    struct ha_cgparse_groups pf;
     char err[128];
     size_t len;
     char *b = exact("12:pids:/\n4:cpuacct,memory:/svc/a b\n0::/app.slice\n",
                     &len);
 
-    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+    ck_assert_int_eq(ha_cgparse_procfile(b, len, &pf, err, sizeof(err)),
                      0);
     ck_assert(pf.v1_memory);
     ck_assert_str_eq(pf.v1_path, "/svc/a b");
@@ -73,7 +73,7 @@ START_TEST(test_limit_parse_procfile)
     free(b);
 
     b = exact("0::/\n", &len);
-    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+    ck_assert_int_eq(ha_cgparse_procfile(b, len, &pf, err, sizeof(err)),
                      0);
     ck_assert(!pf.v1_memory);
     ck_assert(pf.v2);
@@ -82,13 +82,13 @@ START_TEST(test_limit_parse_procfile)
 
     /* name=systemd is not the memory controller, "memoryx" neither */
     b = exact("9:name=systemd:/\n3:memoryx:/x\n", &len);
-    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+    ck_assert_int_eq(ha_cgparse_procfile(b, len, &pf, err, sizeof(err)),
                      0);
     ck_assert(!pf.v1_memory && !pf.v2);
     free(b);
 
     b = exact("4:memory\n", &len);
-    ck_assert_int_eq(ha_cgroup_parse_procfile(b, len, &pf, err, sizeof(err)),
+    ck_assert_int_eq(ha_cgparse_procfile(b, len, &pf, err, sizeof(err)),
                      -1);
     ck_assert_str_eq(err, "line 1: expected ID:CONTROLLERS:/PATH");
     free(b);
@@ -97,7 +97,7 @@ END_TEST
 
 START_TEST(test_limit_parse_mountinfo)
 {
-    struct ha_cgroup_mounts m;
+    struct ha_cgparse_mounts m;
     char dir[256];
     size_t len;
     char *b = exact(
@@ -109,7 +109,7 @@ START_TEST(test_limit_parse_mountinfo)
         "40 30 0:37 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw",
         &len);
 
-    ck_assert_int_eq(ha_cgroup_parse_mountinfo(b, len, &m), 0);
+    ck_assert_int_eq(ha_cgparse_mountinfo(b, len, &m), 0);
     ck_assert(m.v1_memory.found);
     ck_assert_str_eq(m.v1_memory.root, "/docker/ab");
     ck_assert_str_eq(m.v1_memory.point, "/sys/fs/cgroup/mem ory");
@@ -118,23 +118,23 @@ START_TEST(test_limit_parse_mountinfo)
     free(b);
 
     /* the group's directory: under the mount's root only */
-    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/ab", dir,
-                                   sizeof(dir)),
+    ck_assert_int_eq(ha_cgparse_dir(&m.v1_memory, "/docker/ab", dir,
+                                    sizeof(dir)),
                      0);
     ck_assert_str_eq(dir, "/sys/fs/cgroup/mem ory");
-    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/ab/x", dir,
-                                   sizeof(dir)),
+    ck_assert_int_eq(ha_cgparse_dir(&m.v1_memory, "/docker/ab/x", dir,
+                                    sizeof(dir)),
                      0);
     ck_assert_str_eq(dir, "/sys/fs/cgroup/mem ory/x");
-    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/abc", dir,
-                                   sizeof(dir)),
+    ck_assert_int_eq(ha_cgparse_dir(&m.v1_memory, "/docker/abc", dir,
+                                    sizeof(dir)),
                      -1);
-    ck_assert_int_eq(ha_cgroup_dir(&m.v1_memory, "/docker/ab/../../etc",
-                                   dir, sizeof(dir)),
+    ck_assert_int_eq(ha_cgparse_dir(&m.v1_memory, "/docker/ab/../../etc",
+                                    dir, sizeof(dir)),
                      -1);
-    ck_assert_int_eq(ha_cgroup_dir(&m.v2, "/", dir, sizeof(dir)), 0);
+    ck_assert_int_eq(ha_cgparse_dir(&m.v2, "/", dir, sizeof(dir)), 0);
     ck_assert_str_eq(dir, "/sys/fs/cgroup/unified");
-    ck_assert_int_eq(ha_cgroup_dir(&m.v2, "/a.slice", dir, 10), -1);
+    ck_assert_int_eq(ha_cgparse_dir(&m.v2, "/a.slice", dir, 10), -1);
 }
 END_TEST
 
@@ -144,32 +144,32 @@ START_TEST(test_limit_parse_values)
     uint64_t u;
     const char *events = "low 0\nhigh 12\nmax 3\noom 1\noom_kill 1\n";
 
-    ck_assert_int_eq(ha_cgroup_parse_bytes("max\n", 4, &v), 0);
-    ck_assert_int_eq(v, HA_CGROUP_UNLIMITED);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("9223372036854771712\n", 20, &v),
+    ck_assert_int_eq(ha_cgparse_bytes("max\n", 4, &v), 0);
+    ck_assert_int_eq(v, HA_CGPARSE_UNLIMITED);
+    ck_assert_int_eq(ha_cgparse_bytes("9223372036854771712\n", 20, &v),
                      0);
-    ck_assert_int_eq(v, HA_CGROUP_UNLIMITED);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("67108864\n", 9, &v), 0);
+    ck_assert_int_eq(v, HA_CGPARSE_UNLIMITED);
+    ck_assert_int_eq(ha_cgparse_bytes("67108864\n", 9, &v), 0);
     ck_assert_int_eq(v, 67108864);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("67108864", 8, &v), 0);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("", 0, &v), -1);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("-1\n", 3, &v), -1);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("12 34\n", 6, &v), -1);
-    ck_assert_int_eq(ha_cgroup_parse_bytes("99999999999999999999\n", 21, &v),
+    ck_assert_int_eq(ha_cgparse_bytes("67108864", 8, &v), 0);
+    ck_assert_int_eq(ha_cgparse_bytes("", 0, &v), -1);
+    ck_assert_int_eq(ha_cgparse_bytes("-1\n", 3, &v), -1);
+    ck_assert_int_eq(ha_cgparse_bytes("12 34\n", 6, &v), -1);
+    ck_assert_int_eq(ha_cgparse_bytes("99999999999999999999\n", 21, &v),
                      -1);
 
     ck_assert_int_eq(
-        ha_cgroup_parse_key(events, strlen(events), "oom_kill", &u), 0);
+        ha_cgparse_key(events, strlen(events), "oom_kill", &u), 0);
     ck_assert_uint_eq(u, 1);
-    ck_assert_int_eq(ha_cgroup_parse_key(events, strlen(events), "oom", &u),
+    ck_assert_int_eq(ha_cgparse_key(events, strlen(events), "oom", &u),
                      0);
     ck_assert_uint_eq(u, 1);
-    ck_assert_int_eq(ha_cgroup_parse_key(events, strlen(events), "high", &u),
+    ck_assert_int_eq(ha_cgparse_key(events, strlen(events), "high", &u),
                      0);
     ck_assert_uint_eq(u, 12);
-    ck_assert_int_eq(ha_cgroup_parse_key(events, strlen(events), "hig", &u),
+    ck_assert_int_eq(ha_cgparse_key(events, strlen(events), "hig", &u),
                      -1);
-    ck_assert_int_eq(ha_cgroup_parse_key("max x\n", 6, "max", &u), -1);
+    ck_assert_int_eq(ha_cgparse_key("max x\n", 6, "max", &u), -1);
 }
 END_TEST
 
@@ -182,7 +182,7 @@ START_TEST(test_limit_parse_psi)
     size_t len;
     char *b = exact(good, &len);
 
-    ck_assert_int_eq(ha_cgroup_parse_psi(b, len, &p, err, sizeof(err)), 0);
+    ck_assert_int_eq(ha_cgparse_psi(b, len, &p, err, sizeof(err)), 0);
     ck_assert(p.some.present && p.full.present);
     ck_assert(p.some.avg10 > 12.49 && p.some.avg10 < 12.51);
     ck_assert(p.some.avg60 > 0.24 && p.some.avg60 < 0.26);
@@ -192,28 +192,28 @@ START_TEST(test_limit_parse_psi)
     /* every truncation parses or fails cleanly */
     for (size_t cut = 0; cut < strlen(good); cut++) {
         b = exact(good, &len);
-        (void)ha_cgroup_parse_psi(b, cut, &p, err, sizeof(err));
+        (void)ha_cgparse_psi(b, cut, &p, err, sizeof(err));
         free(b);
     }
     b = exact("some avg10=1,50 avg60=0 avg300=0 total=1\n", &len);
-    ck_assert_int_eq(ha_cgroup_parse_psi(b, len, &p, err, sizeof(err)), -1);
+    ck_assert_int_eq(ha_cgparse_psi(b, len, &p, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "line 1: expected some|full avg10=N avg60=N "
                           "avg300=N total=N");
     free(b);
     b = exact("full avg10=1.00 avg60=0 avg300=0 total=1\n", &len);
-    ck_assert_int_eq(ha_cgroup_parse_psi(b, len, &p, err, sizeof(err)), -1);
+    ck_assert_int_eq(ha_cgparse_psi(b, len, &p, err, sizeof(err)), -1);
     ck_assert_str_eq(err, "no \"some\" line");
     free(b);
 
-    ck_assert_int_eq(ha_cgroup_psi_trigger(10, 1000, trig, sizeof(trig)),
+    ck_assert_int_eq(ha_cgparse_psi_trigger(10, 1000, trig, sizeof(trig)),
                      (int)strlen("some 200000 2000000") + 1);
     ck_assert_str_eq(trig, "some 200000 2000000");
-    ck_assert_int_gt(ha_cgroup_psi_trigger(25, 3000, trig, sizeof(trig)), 0);
+    ck_assert_int_gt(ha_cgparse_psi_trigger(25, 3000, trig, sizeof(trig)), 0);
     ck_assert_str_eq(trig, "some 1000000 4000000");
-    ck_assert_int_eq(ha_cgroup_psi_trigger(0, 2000, trig, sizeof(trig)), -1);
-    ck_assert_int_eq(ha_cgroup_psi_trigger(101, 2000, trig, sizeof(trig)),
+    ck_assert_int_eq(ha_cgparse_psi_trigger(0, 2000, trig, sizeof(trig)), -1);
+    ck_assert_int_eq(ha_cgparse_psi_trigger(101, 2000, trig, sizeof(trig)),
                      -1);
-    ck_assert_int_eq(ha_cgroup_psi_trigger(10, 2000, trig, 8), -1);
+    ck_assert_int_eq(ha_cgparse_psi_trigger(10, 2000, trig, 8), -1);
 }
 END_TEST
 
@@ -290,7 +290,7 @@ START_TEST(test_limit_read_v1_unlimited)
     ck_assert_int_eq(w.version, 1);
     ck_assert_str_eq(w.path, "/");
     ck_assert(!ha_cgroup_limited(&st));
-    ck_assert_int_eq(st.limit, HA_CGROUP_UNLIMITED);
+    ck_assert_int_eq(st.limit, HA_CGPARSE_UNLIMITED);
     ck_assert_int_eq(st.usage, 1073741824);
     ck_assert_int_eq(st.working_set, 1073741824);
     ck_assert_int_eq(st.ev_oom_kill, 0);
@@ -353,7 +353,7 @@ START_TEST(test_limit_read_v2_max)
     ck_assert(!ha_cgroup_limited(&st));
     ck_assert_str_eq(st.limit_path, "");
     ck_assert_str_eq(st.dir, w.dir);
-    ck_assert_int_eq(st.high, HA_CGROUP_UNLIMITED);
+    ck_assert_int_eq(st.high, HA_CGPARSE_UNLIMITED);
     ck_assert_int_eq(st.usage, 1048576);
     ck_assert_int_eq(st.ev_oom_kill, 0);
 }
@@ -389,7 +389,7 @@ START_TEST(test_limit_read_this_machine)
     ha_cgroup_sample(&w, &st);
     if (w.version != 0)
         ck_assert_int_ge(st.usage, 0);
-    ck_assert(st.limit == HA_CGROUP_UNLIMITED || st.limit > 0);
+    ck_assert(st.limit == HA_CGPARSE_UNLIMITED || st.limit > 0);
 }
 END_TEST
 
@@ -610,7 +610,7 @@ START_TEST(test_limit_rule_events_psi)
                   why);
     /* no limit: nothing, and events then are not held against a later
      * limit */
-    in.limit = HA_CGROUP_UNLIMITED;
+    in.limit = HA_CGPARSE_UNLIMITED;
     in.ev_max = 50;
     in.now_ms = 600000;
     ck_assert_int_eq(ha_limitwatch_decide(&r, &a, &in, why, sizeof(why)),

@@ -216,29 +216,28 @@ static void
 list_run(void *arg)
 {
     struct list_job *j = arg;
-    struct ha_agent *list = NULL;
-    struct ha_agent_reply *replies;
-    size_t n = 0;
+    struct ha_agent_fan fan;
+    const struct ha_agent *list;
+    size_t n;
 
-    if (ha_agentreg_list(j->datadir, &list, &n, j->err, sizeof(j->err)) !=
-        0) {
+    if (ha_agenthttp_fan(j->datadir, 0, "stats", "GET", "/agent", NULL,
+                         AGENTS_TIMEOUT_MS, 65536, &fan, j->err,
+                         sizeof(j->err)) != 0) {
         j->rc = -1;
         return;
     }
-    replies = calloc(n ? n : 1, sizeof(*replies));
+    list = fan.agents;
+    n = fan.n;
     j->rows = calloc(n ? n : 1, sizeof(*j->rows));
-    if (replies == NULL || j->rows == NULL) {
-        free(replies);
-        free(list);
+    if (j->rows == NULL) {
+        ha_agenthttp_fan_free(&fan);
         ha_strlcpy(j->err, "out of memory", sizeof(j->err));
         j->rc = -1;
         return;
     }
-    ha_agenthttp_get(list, n, "GET", "/agent", "X-Heapadmin-Role: stats\r\n",
-                    NULL, AGENTS_TIMEOUT_MS, 65536, replies);
     for (size_t i = 0; i < n; i++) {
         struct agent_row *r = &j->rows[i];
-        const struct ha_agent_reply *rep = &replies[i];
+        const struct ha_agent_reply *rep = &fan.replies[i];
         char v[64], v_path[4096];
 
         r->a = list[i];
@@ -270,9 +269,7 @@ list_run(void *arg)
         }
     }
     j->n = n;
-    ha_agenthttp_replies_free(replies, n);
-    free(replies);
-    free(list);
+    ha_agenthttp_fan_free(&fan);
 }
 
 static void

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT
  *
- * Fuzz target: the memory cgroup files' parsers (prof/cgroup.h) and the
+ * Fuzz target: the memory cgroup files' parsers (prof/cgparse.h) and the
  * records kept beside dumps and runs (prof/dumpmem.h, prof/runrec.h),
  * all on the same input. Seeds: corpus/cgroup/ (the fixture trees'
  * files, a .mem and a run record).
@@ -14,7 +14,7 @@
  */
 #include "fuzz.h"
 
-#include "prof/cgroup.h"
+#include "prof/cgparse.h"
 #include "prof/dumpmem.h"
 #include "prof/livesizes.h"
 #include "prof/runrec.h"
@@ -23,8 +23,8 @@ int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     const char *buf = (const char *)data;
-    struct ha_cgroup_procfile pf;
-    struct ha_cgroup_mounts m;
+    struct ha_cgparse_groups pf;
+    struct ha_cgparse_mounts m;
     struct ha_dumpmem dm, dm2;
     struct ha_runrec rr, rr2;
     struct ha_psi psi;
@@ -33,26 +33,26 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int64_t v;
     int len;
 
-    if (ha_cgroup_parse_procfile(buf, size, &pf, err, sizeof(err)) == 0) {
+    if (ha_cgparse_procfile(buf, size, &pf, err, sizeof(err)) == 0) {
         FUZZ_CHECK(!pf.v1_memory || pf.v1_path[0] == '/', "v1 path");
         FUZZ_CHECK(!pf.v2 || pf.v2_path[0] == '/', "v2 path");
     }
-    (void)ha_cgroup_parse_mountinfo(buf, size, &m);
+    (void)ha_cgparse_mountinfo(buf, size, &m);
     if (m.v1_memory.found) {
         FUZZ_CHECK(m.v1_memory.root[0] == '/' && m.v1_memory.point[0] == '/',
                    "mount");
-        if (ha_cgroup_dir(&m.v1_memory, "/a/b", dir, sizeof(dir)) == 0)
+        if (ha_cgparse_dir(&m.v1_memory, "/a/b", dir, sizeof(dir)) == 0)
             FUZZ_CHECK(strncmp(dir, m.v1_memory.point,
                                strlen(m.v1_memory.point)) == 0 ||
                            strcmp(m.v1_memory.point, "/") == 0,
                        "dir '%s' outside '%s'", dir, m.v1_memory.point);
     }
-    if (ha_cgroup_parse_bytes(buf, size, &v) == 0)
-        FUZZ_CHECK(v == HA_CGROUP_UNLIMITED ||
-                       (v >= 0 && v < HA_CGROUP_V1_UNLIMITED_MIN),
+    if (ha_cgparse_bytes(buf, size, &v) == 0)
+        FUZZ_CHECK(v == HA_CGPARSE_UNLIMITED ||
+                       (v >= 0 && v < HA_CGPARSE_V1_UNLIMITED_MIN),
                    "bytes %lld", (long long)v);
-    (void)ha_cgroup_parse_key(buf, size, "oom_kill", &u);
-    if (ha_cgroup_parse_psi(buf, size, &psi, err, sizeof(err)) == 0)
+    (void)ha_cgparse_key(buf, size, "oom_kill", &u);
+    if (ha_cgparse_psi(buf, size, &psi, err, sizeof(err)) == 0)
         FUZZ_CHECK(psi.some.avg10 >= 0 && psi.some.avg10 <= 100 &&
                        psi.some.avg300 >= 0 && psi.some.avg300 <= 100,
                    "psi");

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT
  *
- * The memory cgroup files, parsed (see cgroup.h). Pure.
+ * The memory cgroup files, parsed (see cgparse.h). Pure.
  */
-#include "prof/cgroup.h"
+#include "prof/cgparse.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -61,9 +61,9 @@ list_has(const char *s, const char *e, const char *word)
  * ------------------------------------------------------------------ */
 
 int
-ha_cgroup_parse_procfile(const char *buf, size_t len,
-                         struct ha_cgroup_procfile *out, char *err,
-                         size_t errlen)
+ha_cgparse_procfile(const char *buf, size_t len,
+                    struct ha_cgparse_groups *out, char *err,
+                    size_t errlen)
 {
     const char *s, *e;
     size_t pos = 0;
@@ -95,7 +95,7 @@ ha_cgroup_parse_procfile(const char *buf, size_t len,
         continue;
 too_long:
         ha_err_set(err, errlen, "line %u: path longer than %d bytes", line,
-                   HA_CGROUP_PATH_MAX - 1);
+                   HA_CGPARSE_PATH_MAX - 1);
         return -1;
     }
     return 0;
@@ -149,8 +149,8 @@ fields(const char *s, const char *e, const char **fs, const char **fe,
 }
 
 int
-ha_cgroup_parse_mountinfo(const char *buf, size_t len,
-                          struct ha_cgroup_mounts *out)
+ha_cgparse_mountinfo(const char *buf, size_t len,
+                     struct ha_cgparse_mounts *out)
 {
     const char *s, *e;
     size_t pos = 0;
@@ -159,7 +159,7 @@ ha_cgroup_parse_mountinfo(const char *buf, size_t len,
     while (next_line(buf, len, &pos, &s, &e)) {
         const char *fs[64], *fe[64];
         size_t n = fields(s, e, fs, fe, 64), dash;
-        struct ha_cgroup_mount *m = NULL;
+        struct ha_cgparse_mount *m = NULL;
 
         /* id parent maj:min root point options [optional...] - fstype
          * source superoptions */
@@ -189,8 +189,8 @@ ha_cgroup_parse_mountinfo(const char *buf, size_t len,
 }
 
 int
-ha_cgroup_dir(const struct ha_cgroup_mount *m, const char *path, char *out,
-              size_t outlen)
+ha_cgparse_dir(const struct ha_cgparse_mount *m, const char *path, char *out,
+               size_t outlen)
 {
     size_t rl = strlen(m->root);
     const char *rest;
@@ -225,7 +225,7 @@ ha_cgroup_dir(const struct ha_cgroup_mount *m, const char *path, char *out,
  * ------------------------------------------------------------------ */
 
 int
-ha_cgroup_parse_bytes(const char *buf, size_t len, int64_t *out)
+ha_cgparse_bytes(const char *buf, size_t len, int64_t *out)
 {
     const char *e = buf + len;
     uint64_t v;
@@ -233,19 +233,19 @@ ha_cgroup_parse_bytes(const char *buf, size_t len, int64_t *out)
     while (e > buf && (e[-1] == '\n' || e[-1] == ' '))
         e--;
     if (e - buf == 3 && memcmp(buf, "max", 3) == 0) {
-        *out = HA_CGROUP_UNLIMITED;
+        *out = HA_CGPARSE_UNLIMITED;
         return 0;
     }
     if (!ha_decimal(buf, e, &v))
         return -1;
-    *out = (int64_t)v >= HA_CGROUP_V1_UNLIMITED_MIN ? HA_CGROUP_UNLIMITED
+    *out = (int64_t)v >= HA_CGPARSE_V1_UNLIMITED_MIN ? HA_CGPARSE_UNLIMITED
                                                     : (int64_t)v;
     return 0;
 }
 
 int
-ha_cgroup_parse_key(const char *buf, size_t len, const char *key,
-                    uint64_t *out)
+ha_cgparse_key(const char *buf, size_t len, const char *key,
+               uint64_t *out)
 {
     size_t kl = strlen(key), pos = 0;
     const char *s, *e;
@@ -300,8 +300,8 @@ psi_field(const char *s, const char *e, const char *name, double *dout,
 }
 
 int
-ha_cgroup_parse_psi(const char *buf, size_t len, struct ha_psi *out,
-                    char *err, size_t errlen)
+ha_cgparse_psi(const char *buf, size_t len, struct ha_psi *out,
+               char *err, size_t errlen)
 {
     const char *s, *e;
     size_t pos = 0;
@@ -347,8 +347,8 @@ bad:
 }
 
 int
-ha_cgroup_psi_trigger(double pct, unsigned window_ms, char *out,
-                      size_t outlen)
+ha_cgparse_psi_trigger(double pct, unsigned window_ms, char *out,
+                       size_t outlen)
 {
     unsigned long long window_us, stall_us;
     int n;

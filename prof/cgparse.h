@@ -15,74 +15,74 @@
  * container's bind mount or a fuzzer may hand anything: every parser is
  * safe on hostile input (bounded, nothing read past len, no assert).
  */
-#ifndef HA_CGROUP_H
-#define HA_CGROUP_H
+#ifndef HA_CGPARSE_H
+#define HA_CGPARSE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define HA_CGROUP_PATH_MAX 1024   /* a group's path within a hierarchy */
+#define HA_CGPARSE_PATH_MAX 1024   /* a group's path within a hierarchy */
 
 /* No limit: v2's "max", or v1's "unlimited" (PAGE_COUNTER_MAX pages:
  * 9223372036854771712 on x86-64; any value from 2^62 up is taken so). */
-#define HA_CGROUP_UNLIMITED (-1)
-#define HA_CGROUP_V1_UNLIMITED_MIN (INT64_C(1) << 62)
+#define HA_CGPARSE_UNLIMITED (-1)
+#define HA_CGPARSE_V1_UNLIMITED_MIN (INT64_C(1) << 62)
 
 /* The process's groups, from /proc/<pid>/cgroup ("ID:CONTROLLERS:PATH"
  * lines; "0::PATH" is the unified hierarchy's). */
-struct ha_cgroup_procfile {
+struct ha_cgparse_groups {
     bool v1_memory;                       /* a v1 hierarchy lists memory */
-    char v1_path[HA_CGROUP_PATH_MAX];     /* its group: "/T" */
+    char v1_path[HA_CGPARSE_PATH_MAX];     /* its group: "/T" */
     bool v2;                              /* a "0::" line */
-    char v2_path[HA_CGROUP_PATH_MAX];     /* "/system.slice/x.service" */
+    char v2_path[HA_CGPARSE_PATH_MAX];     /* "/system.slice/x.service" */
 };
 
 /* Parses /proc/<pid>/cgroup. Returns 0 (a file without either line is
  * not an error: out says so), or -1 with err naming the line. */
-int ha_cgroup_parse_procfile(const char *buf, size_t len,
-                             struct ha_cgroup_procfile *out, char *err,
-                             size_t errlen);
+int ha_cgparse_procfile(const char *buf, size_t len,
+                        struct ha_cgparse_groups *out, char *err,
+                        size_t errlen);
 
 /* One mount of a cgroup hierarchy, from /proc/<pid>/mountinfo. */
-struct ha_cgroup_mount {
+struct ha_cgparse_mount {
     bool found;
-    char root[HA_CGROUP_PATH_MAX];  /* the hierarchy's directory mounted
+    char root[HA_CGPARSE_PATH_MAX];  /* the hierarchy's directory mounted
                                        (field 4: "/" or, in a container
                                        without a cgroup namespace,
                                        "/docker/<id>") */
-    char point[HA_CGROUP_PATH_MAX]; /* where (field 5), octal escapes
+    char point[HA_CGPARSE_PATH_MAX]; /* where (field 5), octal escapes
                                        (\040) decoded */
 };
 
-struct ha_cgroup_mounts {
-    struct ha_cgroup_mount v1_memory; /* fstype cgroup, option memory */
-    struct ha_cgroup_mount v2;        /* fstype cgroup2 */
+struct ha_cgparse_mounts {
+    struct ha_cgparse_mount v1_memory; /* fstype cgroup, option memory */
+    struct ha_cgparse_mount v2;        /* fstype cgroup2 */
 };
 
 /* Parses /proc/<pid>/mountinfo: the first mount of each hierarchy.
  * Lines that do not parse are skipped (the file is the kernel's; other
  * file systems' lines may carry anything). Returns 0. */
-int ha_cgroup_parse_mountinfo(const char *buf, size_t len,
-                              struct ha_cgroup_mounts *out);
+int ha_cgparse_mountinfo(const char *buf, size_t len,
+                         struct ha_cgparse_mounts *out);
 
 /* The directory of group path under mount m (m->point followed by path
  * less m->root) into out. Returns 0, or -1 when path is not under
  * m->root (the group is outside what is mounted) or out is too small. */
-int ha_cgroup_dir(const struct ha_cgroup_mount *m, const char *path,
-                  char *out, size_t outlen);
+int ha_cgparse_dir(const struct ha_cgparse_mount *m, const char *path,
+                   char *out, size_t outlen);
 
 /* A byte count file: memory.max, memory.high, memory.limit_in_bytes,
  * memory.current, memory.usage_in_bytes, memory.peak. "max" and v1's
- * unlimited values become HA_CGROUP_UNLIMITED. Returns 0, or -1 when the
+ * unlimited values become HA_CGPARSE_UNLIMITED. Returns 0, or -1 when the
  * text is not one number (or "max") and a newline. */
-int ha_cgroup_parse_bytes(const char *buf, size_t len, int64_t *out);
+int ha_cgparse_bytes(const char *buf, size_t len, int64_t *out);
 
 /* The value of key in a flat keyed file ("key value" per line:
  * memory.events, memory.stat, memory.oom_control). Returns 0, or -1
  * when key is absent or its value is not a number. */
-int ha_cgroup_parse_key(const char *buf, size_t len, const char *key,
-                        uint64_t *out);
+int ha_cgparse_key(const char *buf, size_t len, const char *key,
+                   uint64_t *out);
 
 /* One line of a pressure file. */
 struct ha_psi_line {
@@ -99,8 +99,8 @@ struct ha_psi {
 
 /* Parses a pressure file. Returns 0 when the "some" line parsed, else -1
  * with err naming the line. */
-int ha_cgroup_parse_psi(const char *buf, size_t len, struct ha_psi *out,
-                        char *err, size_t errlen);
+int ha_cgparse_psi(const char *buf, size_t len, struct ha_psi *out,
+                   char *err, size_t errlen);
 
 /* The PSI trigger the kernel is given for a stall share: "some
  * <stall_us> <window_us>\0" with the window window_ms (rounded to
@@ -108,7 +108,7 @@ int ha_cgroup_parse_psi(const char *buf, size_t len, struct ha_psi *out,
  * the stall pct percent of it, into out. Returns the length written
  * (with the NUL), or -1 when pct is not in (0, 100] or out is too
  * small. */
-int ha_cgroup_psi_trigger(double pct, unsigned window_ms, char *out,
-                          size_t outlen);
+int ha_cgparse_psi_trigger(double pct, unsigned window_ms, char *out,
+                           size_t outlen);
 
-#endif /* HA_CGROUP_H */
+#endif /* HA_CGPARSE_H */

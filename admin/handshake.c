@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT
  *
- * The connection phase of a MySQL connection (see login.h): the greeting,
+ * The connection phase of a MySQL connection (see handshake.h): the greeting,
  * the client's answer, the switch to another authentication plugin,
  * caching_sha2_password's full authentication, the login throttle's
  * wait, and the accepted login, which opens (or, for COM_CHANGE_USER,
  * resets) the session. Replies go out through wire.h; conn.c reads the
  * packets, starts TLS when asked and moves the replies to the socket.
  */
-#include "admin/login.h"
+#include "admin/handshake.h"
 
 #include <event2/bufferevent.h>
 #include <event2/bufferevent_ssl.h>
@@ -35,7 +35,7 @@ static void send_more_data(struct ha_conn *c, const void *data,
 /* ------------------------------------------------------------------ */
 
 int
-ha_login_greet(struct ha_conn *c)
+ha_handshake_greet(struct ha_conn *c)
 {
     struct ha_buf p = HA_BUF_INIT;
     struct ha_handshake h;
@@ -449,7 +449,7 @@ on_handshake_response(struct ha_conn *c, const uint8_t *p, size_t len)
 /* ------------------------------------------------------------------ */
 
 int
-ha_login_packet(struct ha_conn *c, const uint8_t *p, size_t len)
+ha_handshake_packet(struct ha_conn *c, const uint8_t *p, size_t len)
 {
     switch (c->state) {
     case HA_CONN_HANDSHAKE:
@@ -467,7 +467,7 @@ ha_login_packet(struct ha_conn *c, const uint8_t *p, size_t len)
 }
 
 void
-ha_login_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
+ha_handshake_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
 {
     struct ha_handshake_response hr;
     char err[256];
@@ -481,7 +481,7 @@ ha_login_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
     }
     /* A new credential: the throttle has its word again. */
     c->login_admitted = false;
-    if (ha_login_refused(c))
+    if (ha_handshake_refused(c))
         return;
     ha_strlcpy(c->user, hr.user, sizeof(c->user));
     ha_strlcpy(c->db, hr.has_db ? hr.db : "", sizeof(c->db));
@@ -490,7 +490,7 @@ ha_login_change_user(struct ha_conn *c, const uint8_t *p, size_t len)
 }
 
 bool
-ha_login_refused(struct ha_conn *c)
+ha_handshake_refused(struct ha_conn *c)
 {
     int64_t wait;
     char err[256];

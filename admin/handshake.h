@@ -16,8 +16,8 @@
  * COM_CHANGE_USER) and OK sent. Every refusal is ERR and a close, and
  * the log says why. Replies go into c->out (wire.h); conn.c sends them.
  */
-#ifndef HA_LOGIN_H
-#define HA_LOGIN_H
+#ifndef HA_HANDSHAKE_H
+#define HA_HANDSHAKE_H
 
 #include <event2/event.h>
 #include <stdbool.h>
@@ -29,7 +29,7 @@
 /* Sends HandshakeV10 with a fresh scramble, offering TLS on TCP when the
  * server has a certificate. Returns 0, or -1 when no scramble could be
  * made (logged; the connection must be dropped). */
-int ha_login_greet(struct ha_conn *c);
+int ha_handshake_greet(struct ha_conn *c);
 
 /* Handles one packet of the connection phase, as c->state says: the
  * HandshakeResponse41 (or SSLRequest), the answer to an
@@ -38,19 +38,19 @@ int ha_login_greet(struct ha_conn *c);
  * when the packet was an SSLRequest the server offered TLS for: the
  * caller starts TLS on the socket, and the handshake response comes
  * inside it; else 0. */
-int ha_login_packet(struct ha_conn *c, const uint8_t *p, size_t len);
+int ha_handshake_packet(struct ha_conn *c, const uint8_t *p, size_t len);
 
 /* COM_CHANGE_USER: authenticate again on this connection (MySQL
  * protocol: COM_CHANGE_USER; the reply continues the command's sequence
  * ids). On success the session is reset for the new user. */
-void ha_login_change_user(struct ha_conn *c, const uint8_t *p,
-                          size_t len);
+void ha_handshake_change_user(struct ha_conn *c, const uint8_t *p,
+                              size_t len);
 
 /* A packet that carries a credential, from a peer the throttle says
  * must wait (engine/login.h ha_login_admit), is not even looked at: ERR
  * 1129 naming the wait goes out at once and the connection closes (the
  * client may come back then). Asked once per connection. Returns true
  * when c was refused so. */
-bool ha_login_refused(struct ha_conn *c);
+bool ha_handshake_refused(struct ha_conn *c);
 
-#endif /* HA_LOGIN_H */
+#endif /* HA_HANDSHAKE_H */
