@@ -1,21 +1,26 @@
 /* SPDX-License-Identifier: MIT
  *
- * The only code that reaches jemalloc's mallctl(). Everything else goes
- * through struct ha_mallctl_ops, so unit tests can pass a fake backend
- * while the daemon passes ha_mallctl_jemalloc.
+ * The only code that reaches jemalloc's mallctl() (heap/mallctl*.c).
+ * Everything else goes through struct ha_mallctl_ops, so unit tests can
+ * pass a fake backend while the daemon passes ha_mallctl_jemalloc.
  *
- * Three layers, in this order in mallctl.c:
+ * Three layers, one file each:
  *   - typed accessors over an ops pointer (ha_mallctl_read_*, _write_*,
- *     ha_mallctl_action, ha_mallctl_epoch). They keep mallctl(3)'s own
+ *     ha_mallctl_action, ha_mallctl_epoch), the decay settings, and the
+ *     process-wide state: the dump gate, when sampling started,
+ *     prof.prefix remembered (mallctl.c). They keep mallctl(3)'s own
  *     contract and return 0 or an errno value (not -1): the caller needs
  *     the code to explain the failure.
- *   - operator messages: ha_mallctl_errmsg() and ha_mallctl_dump_errmsg()
- *     are pure (no I/O) and turn an errno plus what was attempted into a
- *     sentence naming the variable, the value and what to do.
- *   - the heap dump (ha_mallctl_dump): prof.dump with jemalloc's own file
- *     naming, the file written found through experimental.hooks.prof_dump
- *     (5.3) or a directory listing (5.2), the target directory checked
- *     before and after, and a partial file removed on failure.
+ *   - operator messages (mallctl_errmsg.c): ha_mallctl_errmsg() and
+ *     ha_mallctl_dump_errmsg() are pure (no I/O) and turn an errno plus
+ *     what was attempted into a sentence naming the variable, the value
+ *     and what to do.
+ *   - what jemalloc writes to files (mallctl_dump.c): the heap dump
+ *     (ha_mallctl_dump): prof.dump with jemalloc's own file naming, the
+ *     file written found through experimental.hooks.prof_dump (5.3) or a
+ *     directory listing (5.2), the target directory checked before and
+ *     after, and a partial file removed on failure; prof_log and the
+ *     recent allocations.
  *
  * Errno values follow jemalloc 5.3's src/ctl.c: ENOENT for a name this
  * build lacks or profiling off (opt.prof=false), EFAULT for a dump that
