@@ -31,7 +31,7 @@ unqueue(struct ha_task *t)
     struct ha_task **p;
 
     /* A request refused before its task was set up is released too,
-     * with no env (http.c frees it on the wrong-password path). */
+     * with no env (http/auth.c frees it on the wrong-password path). */
     if (!t->queued || t->env == NULL || (s = t->env->sched) == NULL)
         return;
     for (p = &s->head; *p != NULL; p = &(*p)->next_turn)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * The HTTP front-end's paths: which exist and which methods each takes.
- * Pure (no evhttp): routes.c runs the page a path names, http.c answers
+ * Pure (no evhttp): routes.c runs the page a path names, auth.c answers
  * 405 with Allow for a method the path does not take, and
  * test/fuzz/fuzz_http.c feeds it arbitrary paths. A path is matched
  * exactly, or by prefix for the asset directory.

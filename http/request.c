@@ -176,7 +176,7 @@ ha_http_req_stream_start(struct ha_http_req *hr, const char *content_type,
     hr->streaming = true;
     hr->stream_left = hr->stream_len = len;
     /* The reply is built: what is left is the client's to take, bounded
-     * by net_write_timeout (http.c), not max_execution_time. */
+     * by net_write_timeout (conn.c), not max_execution_time. */
     ha_task_set_deadline(&hr->task, 0);
     if (hr->method == EVHTTP_REQ_HEAD) {
         hr->stream_left = 0;
@@ -202,7 +202,7 @@ stream_queue(struct ha_http_req *hr, struct evbuffer *b, size_t len)
     evbuffer_free(b);
     hr->stream_left -= len;
     /* The per-client budget: a window unsent, then wait for the client
-     * (http.c wakes the task as its output drains). */
+     * (conn.c wakes the task as its output drains). */
     while (hr->req != NULL && unsent(hr) > HA_CLIENTS_STREAM_BYTES &&
            can_wait(hr) && ha_task_stopped(&hr->task) == HA_TASK_GO) {
         hr->stream_waiting = true;

@@ -16,7 +16,7 @@
  * max_output_total leaves, or 503. The request stays in the engine's
  * registry (PROCESSLIST state "Sending to client") until its last byte
  * is written; a client that takes nothing for net_write_timeout is cut
- * off (http.c).
+ * off (conn.c).
  *
  * Loop thread only (handlers run on the loop's thread, on a fiber).
  */
@@ -62,7 +62,7 @@ struct ha_http_req {
     bool streaming;                 /* a reply started: its body goes out
                                        a window at a time */
     bool stream_waiting;            /* ... the task waits for the client
-                                       to take some (http.c wakes it) */
+                                       to take some (conn.c wakes it) */
     bool stream_broken;             /* ... it ended short of its
                                        Content-Length: the connection
                                        must close */

@@ -79,16 +79,23 @@ ha_sql "SHOW PROCESSLIST"
 ha_like "... as Query, executing, with its text" \
     "	stats	[^	]*	[^	]*	Query	[0-9]+	executing	WITH RECURSIVE c" "$HA_OUT"
 
+# Each SELECT is a new mariadb process, whose start a loaded machine
+# stretches now and then: the median of five is held to the bound of an
+# answer that waits on nothing, and the slowest to well under the slow
+# statement's 10 s (a loop held by it would delay every one of them).
 worst=0
+times=
 for i in 1 2 3 4 5; do
     t0=$(date +%s%N)
     ha_sql "SELECT $i"
     ms=$(ms_since "$t0")
-    [ "$HA_OUT" = "$i" ] || worst=99999
+    [ "$HA_OUT" = "$i" ] || ms=99999
     [ "$ms" -gt "$worst" ] && worst=$ms
+    times="$times $ms"
 done
-ha_ok "meanwhile five other sessions' SELECTs answer, each within $quick ms (slowest $worst ms)" \
-    test "$worst" -lt "$quick"
+median=$(printf '%s\n' $times | sort -n | sed -n 3p)
+ha_ok "meanwhile five other sessions' SELECTs answer, the median within $quick ms and each within 4000 ms (ms:$times)" \
+    test "$median" -lt "$quick" -a "$worst" -lt 4000
 
 if $live_jemalloc; then
     t0=$(date +%s%N)
