@@ -300,7 +300,7 @@ start_run(struct ha_engine *e)
     e->run_recorded = ha_runs_start(e->datadir, r) == 0;
 }
 
-/* struct ha_vtab_ctx's engine_value: the watches' state rows. */
+/* struct ha_heap's engine_value: the watches' state rows. */
 static bool
 engine_value(const void *arg, const char *name, char *buf, size_t len)
 {
@@ -385,8 +385,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.program = e->program;
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
-    e->vtab.admin_value = ha_config_admin_value;
-    e->vtab.admin_arg = cfg;
+    e->heap.admin_value = ha_config_admin_value;
+    e->heap.admin_arg = cfg;
     e->heap.datadir = e->datadir;
     e->heap.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
     e->heap.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
@@ -533,8 +533,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         if (e->tick != NULL)
             (void)event_add(e->tick, &tv);
     }
-    e->vtab.engine_value = engine_value;
-    e->vtab.engine_arg = e;
+    e->heap.engine_value = engine_value;
+    e->heap.engine_arg = e;
     e->logtimer = ha_logtimer_new(base, &e->heap);
     e->heap.window_opened = ha_logtimer_kick;
     e->heap.window_arg = e->logtimer;

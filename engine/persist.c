@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "engine/ownfiles.h"
@@ -25,8 +27,8 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "core/datadir.h"
+#include "heap/settings.h"
 #include "prof/wrappers.h"
-#include "vtab/vtab_util.h"
 
 #define JE_PREFIX "jemalloc-"
 
@@ -89,7 +91,7 @@ drop_unsaveable(struct rows *rw, const char *path, const char *what,
     if (droppedlen > 0)
         dropped[0] = '\0';
     for (size_t i = 0; i < rw->n; i++) {
-        if (ha_globals_persistable(rw->names[i])) {
+        if (ha_settings_persistable(rw->names[i])) {
             rw->names[kept] = rw->names[i];
             rw->values[kept] = rw->values[i];
             kept++;
@@ -136,7 +138,7 @@ live_rows(sqlite3 *db, struct rows *rw, char *err, size_t errlen)
 
         /* NULL: not available now (lg_prof_sample with profiling off);
          * nothing to keep. */
-        if (name == NULL || value == NULL || !ha_globals_persistable(name))
+        if (name == NULL || value == NULL || !ha_settings_persistable(name))
             continue;
         if (rows_add(rw, name, value) != 0) {
             ha_err_set(err, errlen, "out of memory");
