@@ -550,35 +550,16 @@ ha_engine_enable_tls(struct ha_engine *e, char *err, size_t errlen)
 int
 ha_engine_apply_saved(struct ha_engine *e, bool initial)
 {
-    struct ha_vtab_conn *vc = NULL;
     struct ha_persist_ctx ctx;
-    sqlite3 *db = NULL;
-    char *zerr = NULL;
-    int n = -1;
 
-    /* A private connection with the tables: each saved value goes
-     * through global_variables as an operator's UPDATE would. */
-    if (sqlite3_open_v2(":memory:", &db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK ||
-        ha_vtab_register_all(db, &e->vtab, &vc, &zerr) != SQLITE_OK) {
-        ha_log_error("saved variables not applied: %s",
-                     zerr != NULL ? zerr : "cannot open a connection");
-        goto out;
-    }
-    ha_vtab_set_admin(vc, true);
-    ha_vtab_set_who(vc, "start-up (saved on disk)");
+    /* Each saved value goes through the settings engine as an
+     * operator's UPDATE of global_variables would. */
     memset(&ctx, 0, sizeof(ctx));
-    ctx.db = db;
+    ctx.heap = &e->heap;
     ctx.who = "start-up";
     ctx.datadir = e->datadir;
     ctx.cfg = e->cfg;
-    n = ha_persist_apply_saved(&ctx, initial);
-out:
-    sqlite3_free(zerr);
-    sqlite3_close_v2(db);
-    ha_vtab_release(vc);
-    return n;
+    return ha_persist_apply_saved(&ctx, initial);
 }
 
 void
