@@ -79,11 +79,11 @@ bool ha_settings_read(struct ha_heap *heap, int i, char *buf, size_t len);
 bool ha_settings_get(struct ha_heap *heap, const char *name, char *buf,
                      size_t len);
 
-/* Calls fn for every variable in order with its current value (NULL as
- * ha_settings_read says); stops at the first fn that returns non-zero
- * and returns that, else 0. */
+/* Calls visit for every variable in order with its current value (NULL
+ * as ha_settings_read says); stops at the first visit that returns
+ * non-zero and returns that, else 0. */
 int ha_settings_each(struct ha_heap *heap,
-                     int (*fn)(void *arg, const char *name,
+                     int (*visit)(void *arg, const char *name,
                                const char *value),
                      void *arg);
 

@@ -335,13 +335,13 @@ ha_settings_get(struct ha_heap *heap, const char *name, char *buf,
 
 int
 ha_settings_each(struct ha_heap *heap,
-                 int (*fn)(void *arg, const char *name, const char *value),
+                 int (*visit)(void *arg, const char *name, const char *value),
                  void *arg)
 {
     char buf[PATH_MAX];
 
     for (int i = 0; i < GV_N_ROWS; i++) {
-        int rc = fn(arg, ha_settings_rows[i].name,
+        int rc = visit(arg, ha_settings_rows[i].name,
                     ha_settings_read(heap, i, buf, sizeof(buf)) ? buf : NULL);
 
         if (rc != 0)
