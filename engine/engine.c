@@ -300,7 +300,7 @@ start_run(struct ha_engine *e)
     e->run_recorded = ha_runs_start(e->datadir, r, &e->heap.run_exit) == 0;
 }
 
-/* struct ha_vtab_ctx's engine_value: the watches' state rows. */
+/* struct ha_heap's engine_value: the watches' state rows. */
 static bool
 engine_value(const void *arg, const char *name, char *buf, size_t len)
 {
@@ -385,8 +385,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
     e->heap.program = e->program;
     e->heap.ops = ops;
     e->vtab.heap = &e->heap;
-    e->vtab.admin_value = ha_config_admin_value;
-    e->vtab.admin_arg = cfg;
+    e->heap.admin_value = ha_config_admin_value;
+    e->heap.admin_arg = cfg;
     e->heap.datadir = e->datadir;
     e->heap.lg_prof_sample_min = (unsigned)cfg->jemalloc.lg_prof_sample_min;
     e->heap.stats_max_age_ms = (unsigned)cfg->jemalloc.stats_max_age_ms;
@@ -533,8 +533,8 @@ ha_engine_new(struct event_base *base, const struct ha_config *cfg,
         if (e->tick != NULL)
             (void)event_add(e->tick, &tv);
     }
-    e->vtab.engine_value = engine_value;
-    e->vtab.engine_arg = e;
+    e->heap.engine_value = engine_value;
+    e->heap.engine_arg = e;
     e->logtimer = ha_logtimer_new(base, &e->heap);
     e->heap.window_opened = ha_logtimer_kick;
     e->heap.window_arg = e->logtimer;
@@ -550,35 +550,16 @@ ha_engine_enable_tls(struct ha_engine *e, char *err, size_t errlen)
 int
 ha_engine_apply_saved(struct ha_engine *e, bool initial)
 {
-    struct ha_vtab_conn *vc = NULL;
     struct ha_persist_ctx ctx;
-    sqlite3 *db = NULL;
-    char *zerr = NULL;
-    int n = -1;
 
-    /* A private connection with the tables: each saved value goes
-     * through global_variables as an operator's UPDATE would. */
-    if (sqlite3_open_v2(":memory:", &db,
-                        SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                        NULL) != SQLITE_OK ||
-        ha_vtab_register_all(db, &e->vtab, &vc, &zerr) != SQLITE_OK) {
-        ha_log_error("saved variables not applied: %s",
-                     zerr != NULL ? zerr : "cannot open a connection");
-        goto out;
-    }
-    ha_vtab_set_admin(vc, true);
-    ha_vtab_set_who(vc, "start-up (saved on disk)");
+    /* Each saved value goes through the settings engine as an
+     * operator's UPDATE of global_variables would. */
     memset(&ctx, 0, sizeof(ctx));
-    ctx.db = db;
+    ctx.heap = &e->heap;
     ctx.who = "start-up";
     ctx.datadir = e->datadir;
     ctx.cfg = e->cfg;
-    n = ha_persist_apply_saved(&ctx, initial);
-out:
-    sqlite3_free(zerr);
-    sqlite3_close_v2(db);
-    ha_vtab_release(vc);
-    return n;
+    return ha_persist_apply_saved(&ctx, initial);
 }
 
 void

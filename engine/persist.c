@@ -15,6 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sqlite3.h>
+
 #include "engine/config_write.h"
 #include "engine/diskstore.h"
 #include "engine/ownfiles.h"
@@ -25,8 +27,8 @@
 #include "core/task.h"
 #include "core/util.h"
 #include "core/datadir.h"
+#include "heap/settings.h"
 #include "prof/wrappers.h"
-#include "vtab/vtab_util.h"
 
 #define JE_PREFIX "jemalloc-"
 
@@ -89,7 +91,7 @@ drop_unsaveable(struct rows *rw, const char *path, const char *what,
     if (droppedlen > 0)
         dropped[0] = '\0';
     for (size_t i = 0; i < rw->n; i++) {
-        if (ha_globals_persistable(rw->names[i])) {
+        if (ha_settings_persistable(rw->names[i])) {
             rw->names[kept] = rw->names[i];
             rw->values[kept] = rw->values[i];
             kept++;
@@ -136,7 +138,7 @@ live_rows(sqlite3 *db, struct rows *rw, char *err, size_t errlen)
 
         /* NULL: not available now (lg_prof_sample with profiling off);
          * nothing to keep. */
-        if (name == NULL || value == NULL || !ha_globals_persistable(name))
+        if (name == NULL || value == NULL || !ha_settings_persistable(name))
             continue;
         if (rows_add(rw, name, value) != 0) {
             ha_err_set(err, errlen, "out of memory");
@@ -621,12 +623,65 @@ ha_persist_save_config(const struct ha_persist_ctx *ctx, const char *file,
  * Start-up
  * ------------------------------------------------------------------ */
 
+/* Applies one saved value through the settings engine, as an operator's
+ * UPDATE would be (checked, logged with set's who). Returns 0, or -1
+ * with err. */
+static int
+apply_saved_one(struct ha_settings *set, const char *name,
+                const char *value, char *err, size_t errlen)
+{
+    char info[HA_SETTINGS_INFO_MAX], why[PATH_MAX + 2048];
+
+    if (ha_settings_stage(set, name, value, why, sizeof(why)) != 0 ||
+        ha_settings_commit(set, info, sizeof(info), why, sizeof(why)) != 0) {
+        ha_settings_rollback(set);
+        ha_err_set(err, errlen, "%s = '%s': %s", name, value, why);
+        return -1;
+    }
+    return 0;
+}
+
+/* Applies the rows of rw that differ from the live value, each on its
+ * own, logged. Returns how many were applied. */
+static int
+apply_saved_rows(const struct ha_persist_ctx *ctx, const struct rows *rw,
+                 const char *path)
+{
+    struct ha_settings set;
+    char err[PATH_MAX + 2560], was[256];
+    int applied = 0;
+
+    ha_settings_begin(&set, ctx->heap, "start-up (saved on disk)");
+    for (size_t i = 0; i < rw->n; i++) {
+        if (!ha_settings_get(ctx->heap, rw->names[i], was, sizeof(was)))
+            ha_strlcpy(was, "NULL", sizeof(was));
+        if (strcmp(was, rw->values[i]) == 0) {
+            ha_log_info("start-up: %s = '%s' (saved in %s; the same as "
+                        "the config file or jemalloc's default)",
+                        rw->names[i], rw->values[i], path);
+            continue;
+        }
+        if (apply_saved_one(&set, rw->names[i], rw->values[i], err,
+                            sizeof(err)) != 0) {
+            ha_log_warn("start-up: saved %s not applied: %s", rw->names[i],
+                        err);
+            continue;
+        }
+        applied++;
+        ha_log_notice("start-up: %s = '%s' from %s (saved on disk), over "
+                      "'%s' from the config file or jemalloc's default",
+                      rw->names[i], rw->values[i], path, was);
+    }
+    ha_settings_end(&set);
+    return applied;
+}
+
 int
 ha_persist_apply_saved(const struct ha_persist_ctx *ctx, bool initial)
 {
     struct rows rw = {0};
     char err[PATH_MAX + 512], path[PATH_MAX], was[256];
-    int applied = 0;
+    int applied;
 
     ha_diskstore_path(ctx->datadir, path, sizeof(path));
     if (initial) {
@@ -648,25 +703,7 @@ ha_persist_apply_saved(const struct ha_persist_ctx *ctx, bool initial)
         return -1;
     }
     (void)drop_unsaveable(&rw, path, "start-up", was, sizeof(was));
-    for (size_t i = 0; i < rw.n; i++) {
-        current(ctx->db, rw.names[i], was, sizeof(was));
-        if (strcmp(was, rw.values[i]) == 0) {
-            ha_log_info("start-up: %s = '%s' (saved in %s; the same as "
-                        "the config file or jemalloc's default)",
-                        rw.names[i], rw.values[i], path);
-            continue;
-        }
-        if (apply_one(ctx->db, rw.names[i], rw.values[i], err,
-                      sizeof(err)) != 0) {
-            ha_log_warn("start-up: saved %s not applied: %s", rw.names[i],
-                        err);
-            continue;
-        }
-        applied++;
-        ha_log_notice("start-up: %s = '%s' from %s (saved on disk), over "
-                      "'%s' from the config file or jemalloc's default",
-                      rw.names[i], rw.values[i], path, was);
-    }
+    applied = apply_saved_rows(ctx, &rw, path);
     rows_free(&rw);
     return applied;
 }

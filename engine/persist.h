@@ -6,9 +6,12 @@
  * of global_variables acts at once (memory and runtime are one), and the
  * disk (engine/diskstore.h, <datadir>/heapadmin.db).
  *
- * Each operation reads or writes the live layer through db, an SQLite
- * connection with the virtual tables registered (global_variables), so a
- * load is validated and logged exactly as an operator's UPDATE.
+ * SAVE, LOAD and SAVE CONFIG read or write the live layer through db,
+ * the session's SQLite connection with the virtual tables registered
+ * (global_variables), so a load is validated and logged exactly as an
+ * operator's UPDATE and joins the session's transaction. Start-up has no
+ * session: it applies the saved values through the settings engine
+ * (heap/settings.h), which global_variables maps its UPDATEs to.
  */
 #ifndef HA_ENGINE_PERSIST_H
 #define HA_ENGINE_PERSIST_H
@@ -22,9 +25,13 @@
 
 /* What an operation needs. */
 struct ha_worker;
+struct ha_heap;
 
 struct ha_persist_ctx {
-    sqlite3 *db;                  /* global_variables lives here */
+    sqlite3 *db;                  /* global_variables lives here; not
+                                     used by ha_persist_apply_saved */
+    struct ha_heap *heap;         /* the settings' (heap/settings.h):
+                                     ha_persist_apply_saved only */
     const char *who;              /* "user@peer (connection N)" for the log */
     const char *datadir;          /* absolute */
     const struct ha_config *cfg;  /* SAVE CONFIG TO FILE; NULL: refused */

@@ -17,6 +17,7 @@
 
 #include <limits.h>
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "heap/cgroup.h"
 #include "heap/jeconfig.h"
@@ -116,6 +117,19 @@ struct ha_heap {
      * the push's cue (engine/push.h); NULL: nobody listens. */
     void (*published)(void *arg);
     void *published_arg;
+
+    /* The variables of heap/settings.h that layers above own, as text
+     * into buf (len bytes); false for NULL or a name it does not know.
+     * NULL: such rows read NULL. admin_value: the admin-* rows, from the
+     * config's owner (engine/config_show.c ha_config_admin_value);
+     * engine_value: run-time state of the engine's watches
+     * (jemalloc-leak_watch_state, jemalloc-limit_watch_state). */
+    bool (*admin_value)(const void *arg, const char *name, char *buf,
+                        size_t len);
+    const void *admin_arg;
+    bool (*engine_value)(const void *arg, const char *name, char *buf,
+                         size_t len);
+    const void *engine_arg;
 
     /* Sampling switched on by watches (ha_heap_sampling_hold). */
     struct ha_heap_sampling {

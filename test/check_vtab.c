@@ -20,6 +20,7 @@
 #include "fake_mallctl.h"
 #include "engine/config.h"
 #include "core/util.h"
+#include "heap/settings.h"
 #include "vtab/cursor.h"
 #include "vtab/vtab.h"
 
@@ -48,8 +49,8 @@ open_db(void)
     cfg.max_connections = 7;
     cfg.max_allowed_packet = 1048576;
     ctx.heap->ops = &fake_ops;
-    ctx.admin_value = ha_config_admin_value;
-    ctx.admin_arg = &cfg;
+    ctx.heap->admin_value = ha_config_admin_value;
+    ctx.heap->admin_arg = &cfg;
     snprintf(tmpdir, sizeof(tmpdir), "/tmp/check_vtab.XXXXXX");
     ck_assert_ptr_nonnull(mkdtemp(tmpdir));
     ctx.heap->datadir = tmpdir;
@@ -669,11 +670,11 @@ START_TEST(test_vtab_globals_decay)
     ck_assert_msg(strstr(info, "arena 0 500 -> 0") != NULL, "%s", info);
 
     /* Saved by SAVE: the arenas.* rows; arena numbers are per run. */
-    ck_assert(ha_globals_persistable("jemalloc-dirty_decay_ms"));
-    ck_assert(ha_globals_persistable("jemalloc-muzzy_decay_ms"));
-    ck_assert(!ha_globals_persistable("jemalloc-arena_dirty_decay_ms"));
-    ck_assert(!ha_globals_persistable("jemalloc-purge_arena_now"));
-    ck_assert(!ha_globals_persistable("jemalloc-leak_watch_state"));
+    ck_assert(ha_settings_persistable("jemalloc-dirty_decay_ms"));
+    ck_assert(ha_settings_persistable("jemalloc-muzzy_decay_ms"));
+    ck_assert(!ha_settings_persistable("jemalloc-arena_dirty_decay_ms"));
+    ck_assert(!ha_settings_persistable("jemalloc-purge_arena_now"));
+    ck_assert(!ha_settings_persistable("jemalloc-leak_watch_state"));
 }
 END_TEST
 

@@ -46,8 +46,8 @@ sf_setup(struct sf_fixture *f, const char *suite, char *admin_credentials,
     f->cfg.mysql_ifaces = "127.0.0.1:6032";
     f->ctx.heap = &f->heap;
     f->heap.ops = &fake_ops;
-    f->ctx.admin_value = ha_config_admin_value;
-    f->ctx.admin_arg = &f->cfg;
+    f->heap.admin_value = ha_config_admin_value;
+    f->heap.admin_arg = &f->cfg;
     f->heap.datadir = "/tmp";
     ha_clients_init(&f->reg);
     snprintf(f->shared.db_uri, sizeof(f->shared.db_uri),

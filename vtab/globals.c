@@ -82,7 +82,7 @@
  *                                           -1 = the current rate)
  *   jemalloc-leak_watch_state         RO    what the leak watch is doing, as
  *                                           the engine reports it
- *                                           (ctx->engine_value)
+ *                                           (heap->engine_value)
  *   jemalloc-limit_dump_fractions, jemalloc-limit_dump_psi_pct,
  *   jemalloc-limit_dump_events, jemalloc-limit_dump_min_interval_s,
  *   jemalloc-limit_watch_sampling, jemalloc-limit_watch_lg_prof_sample
@@ -90,7 +90,7 @@
  *                                           (jemalloc_variables; '' and 0 =
  *                                           off, -1 = the current rate)
  *   jemalloc-limit_watch_state        RO    what the limit watch sees and
- *                                           did (ctx->engine_value)
+ *                                           did (heap->engine_value)
  *   jemalloc-log_max_bytes            RW    a lifetime window closes early
  *                                           once jemalloc holds this much
  *                                           for its log (1 MiB .. 4 GiB;
@@ -149,6 +149,8 @@
  * Naming rule: an opt.X with no run-time counterpart is jemalloc-X; one
  * with a run-time counterpart is jemalloc-opt_X.
  *
+ * The variables, their checks and how each is applied are the settings
+ * engine's (heap/settings.h); this file maps rows and statements to it.
  * UPDATE is all or nothing. xUpdate validates each row (read-only row,
  * value syntax and range, profiling available, dump directory usable)
  * and only stages it; a refused row fails the statement and SQLite rolls
@@ -170,25 +172,13 @@
  */
 #include "vtab/globals.h"
 
-#include <errno.h>
-#include <stdarg.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "core/log.h"
-#include "core/task.h"
-#include "core/util.h"
-#include "heap/dumpjob.h"
-#include "heap/mallctl.h"
-#include "heap/symcopy.h"
-#include "heap/value.h"
-#include "prof/breakdown.h"
+#include "heap/settings.h"
 
 /* ------------------------------------------------------------------
  * Virtual table methods
@@ -202,11 +192,18 @@ globals_connect(sqlite3 *db, void *aux, int argc, const char *const *argv,
 {
     int rc = ha_vtab_new(db, GLOBALS_SCHEMA, SQLITE_VTAB_DIRECTONLY,
                          sizeof(globals_vtab), ppVtab, pzErr);
+    struct ha_vtab_conn *conn = aux;
 
     (void)argc;
     (void)argv;
-    if (rc == SQLITE_OK)
-        ((globals_vtab *)*ppVtab)->conn = aux;
+    if (rc == SQLITE_OK) {
+        globals_vtab *vt = (globals_vtab *)*ppVtab;
+
+        vt->conn = conn;
+        /* The audit trail names the session: conn->who, as it is when a
+         * line is written. */
+        ha_settings_begin(&vt->set, conn->ctx->heap, conn->who);
+    }
     return rc;
 }
 
@@ -215,8 +212,7 @@ globals_disconnect(sqlite3_vtab *vtab)
 {
     globals_vtab *vt = (globals_vtab *)vtab;
 
-    ha_globals_drop(vt, 0);
-    sqlite3_free(vt->changes);
+    ha_settings_end(&vt->set);
     sqlite3_free(vt->marks);
     sqlite3_free(vt);
     return SQLITE_OK;
@@ -234,14 +230,17 @@ globals_column(sqlite3_vtab_cursor *cursor, sqlite3_context *ctx, int col)
 {
     globals_cursor *cur = (globals_cursor *)cursor;
     globals_vtab *vt = (globals_vtab *)cursor->pVtab;
-    const struct gv_row *r = &ha_globals_rows[cur->rc.row];
+    struct ha_settings_var v;
     char buf[PATH_MAX];
 
     if (col == GLOBALS_COL_NAME) {
-        sqlite3_result_text(ctx, r->name, -1, SQLITE_STATIC);
+        if (ha_settings_describe((int)cur->rc.row, &v) != 0)
+            return SQLITE_ERROR;
+        sqlite3_result_text(ctx, v.name, -1, SQLITE_STATIC);
         return SQLITE_OK;
     }
-    if (ha_globals_read(vt, r, buf, sizeof(buf)))
+    if (ha_settings_read(vt->conn->ctx->heap, (int)cur->rc.row, buf,
+                         sizeof(buf)))
         sqlite3_result_text(ctx, buf, -1, SQLITE_TRANSIENT);
     else
         sqlite3_result_null(ctx);
@@ -257,17 +256,14 @@ globals_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
     globals_cursor *cur = (globals_cursor *)cursor;
 
     (void)idxStr;
-    ha_cursor_rewind(&cur->rc, 0, (size_t)GV_N_ROWS);
+    ha_cursor_rewind(&cur->rc, 0, (size_t)ha_settings_count());
     if ((idxNum & HA_VTAB_IDX_NAME) && argc >= 1) {
-        const char *name = (const char *)sqlite3_value_text(argv[0]);
+        int i = ha_settings_find((const char *)sqlite3_value_text(argv[0]));
 
-        ha_cursor_rewind(&cur->rc, 0, 0);
-        for (int i = 0; name != NULL && i < GV_N_ROWS; i++) {
-            if (strcmp(ha_globals_rows[i].name, name) == 0) {
-                ha_cursor_rewind(&cur->rc, (size_t)i, (size_t)i + 1);
-                break;
-            }
-        }
+        if (i >= 0)
+            ha_cursor_rewind(&cur->rc, (size_t)i, (size_t)i + 1);
+        else
+            ha_cursor_rewind(&cur->rc, 0, 0);
     }
     return SQLITE_OK;
 }
@@ -276,29 +272,43 @@ static int
 globals_best_index(sqlite3_vtab *vtab, sqlite3_index_info *info)
 {
     (void)vtab;
-    return ha_vtab_best_index_name(info, GLOBALS_COL_NAME, GV_N_ROWS);
+    return ha_vtab_best_index_name(info, GLOBALS_COL_NAME,
+                                   ha_settings_count());
+}
+
+/* The variable of row rowid, or NULL. */
+static const char *
+row_name(sqlite3_int64 rowid)
+{
+    struct ha_settings_var v;
+
+    if (rowid < 0 || rowid >= ha_settings_count() ||
+        ha_settings_describe((int)rowid, &v) != 0)
+        return NULL;
+    return v.name;
 }
 
 /* DELETE (argc 1), INSERT (argv[0] NULL) and renames are refused; an
- * UPDATE of the value is validated and staged for xSync. */
+ * UPDATE of the value is checked and staged by the settings engine
+ * (which logs a refusal) for xSync. */
 static int
 globals_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
                sqlite3_int64 *pRowid)
 {
     globals_vtab *vt = (globals_vtab *)vtab;
-    const char *name, *value;
-    sqlite3_int64 rowid;
+    const char *name, *value, *row;
+    char err[PATH_MAX + 1024];
 
     (void)pRowid;
     if (argc == 1) {
-        rowid = sqlite3_value_int64(argv[0]);
+        row = row_name(sqlite3_value_int64(argv[0]));
         return ha_vtab_set_errmsg(
             vtab,
             "DELETE from global_variables is not allowed (%s): the set of "
             "variables is fixed; change a value with UPDATE "
             "global_variables SET variable_value = '...' WHERE "
             "variable_name = '...'",
-            rowid >= 0 && rowid < GV_N_ROWS ? ha_globals_rows[rowid].name : "?");
+            row != NULL ? row : "?");
     }
     name = (const char *)sqlite3_value_text(argv[2 + GLOBALS_COL_NAME]);
     value = (const char *)sqlite3_value_text(argv[2 + GLOBALS_COL_VALUE]);
@@ -310,47 +320,35 @@ globals_update(sqlite3_vtab *vtab, int argc, sqlite3_value **argv,
             "global_variables SET variable_value = '...' WHERE "
             "variable_name = '...'",
             name != NULL ? name : "NULL");
-    rowid = sqlite3_value_int64(argv[0]);
-    if (rowid < 0 || rowid >= GV_N_ROWS)
+    if ((row = row_name(sqlite3_value_int64(argv[0]))) == NULL)
         return ha_vtab_set_errmsg(vtab, "global_variables has no row %lld",
-                                  (long long)rowid);
-    if (sqlite3_value_int64(argv[1]) != rowid || name == NULL ||
-        strcmp(name, ha_globals_rows[rowid].name) != 0)
+                                  (long long)sqlite3_value_int64(argv[0]));
+    if (sqlite3_value_int64(argv[1]) != sqlite3_value_int64(argv[0]) ||
+        name == NULL || strcmp(name, row) != 0)
         return ha_vtab_set_errmsg(
             vtab,
             "variable_name cannot be changed ('%s' to '%s'): the set of "
             "variables is fixed; change a value with UPDATE "
             "global_variables SET variable_value = '...' WHERE "
             "variable_name = '%s'",
-            ha_globals_rows[rowid].name, name != NULL ? name : "NULL",
-            ha_globals_rows[rowid].name);
-    {
-        int rc = ha_globals_validate(vt, (int)rowid, value);
+            row, name != NULL ? name : "NULL", row);
+    if (ha_settings_stage(&vt->set, row, value, err, sizeof(err)) != 0)
+        return ha_vtab_set_errmsg(vtab, "%s", err);
+    return SQLITE_OK;
+}
 
-        /* Most reasons already name the variable and the value: said
-         * once. */
-        if (rc != SQLITE_OK && vtab->zErrMsg != NULL &&
-            strncmp(vtab->zErrMsg, ha_globals_rows[rowid].name,
-                    strlen(ha_globals_rows[rowid].name)) == 0)
-            ha_log_warn("control: %s: %s%s",
-                        vt->conn->who[0] ? vt->conn->who : "(unknown)",
-                        vtab->zErrMsg,
-                        strstr(vtab->zErrMsg, "refused") != NULL
-                            ? ""
-                            : " (refused)");
-        else if (rc != SQLITE_OK)
-            ha_log_warn("control: %s: %s = '%.100s' refused: %s",
-                        vt->conn->who[0] ? vt->conn->who : "(unknown)",
-                        ha_globals_rows[rowid].name, value != NULL ? value : "NULL",
-                        vtab->zErrMsg != NULL ? vtab->zErrMsg : "");
-        return rc;
-    }
+/* Forgets every staged change and savepoint mark. */
+static void
+globals_clear(globals_vtab *vt)
+{
+    ha_settings_rollback(&vt->set);
+    vt->n_marks = 0;
 }
 
 static int
 globals_begin(sqlite3_vtab *vtab)
 {
-    ha_globals_clear((globals_vtab *)vtab);
+    globals_clear((globals_vtab *)vtab);
     return SQLITE_OK;
 }
 
@@ -360,35 +358,15 @@ static int
 globals_sync(sqlite3_vtab *vtab)
 {
     globals_vtab *vt = (globals_vtab *)vtab;
-    char info[HA_VTAB_INFO_MAX] = "", msg[HA_VTAB_INFO_MAX];
-    char err[PATH_MAX + 512], report[1536];
+    char info[HA_VTAB_INFO_MAX], err[PATH_MAX + 2048];
+    int rc = ha_settings_commit(&vt->set, info, sizeof(info), err,
+                                sizeof(err));
 
-    for (int i = 0; i < vt->n_changes; i++) {
-        const struct gv_change *c = &vt->changes[i];
-
-        if (ha_globals_apply(vt, &vt->changes[i], msg, sizeof(msg), err,
-                     sizeof(err)) != 0) {
-            ha_globals_undo(vt, i, report, sizeof(report));
-            /* The audit trail: who, from where, what, the result. */
-            ha_log_warn("control: %s: %s = '%s' failed: %s%s",
-                        vt->conn->who[0] ? vt->conn->who : "(unknown)",
-                        ha_globals_rows[c->row].name, c->text, err, report);
-            ha_globals_clear(vt);
-            ha_vtab_set_info(vt->conn, "");
-            return ha_vtab_set_errmsg(vtab, "%s%s", err, report);
-        }
-        ha_log_notice("control: %s: %s = '%s': %s",
-                      vt->conn->who[0] ? vt->conn->who : "(unknown)",
-                      ha_globals_rows[c->row].name, c->text,
-                      msg[0] != '\0' ? msg : "done");
-        if (msg[0] != '\0') {
-            size_t used = strlen(info);
-
-            ha_globals_set_text(info + used, sizeof(info) - used, "%s%s",
-                     used ? "; " : "", msg);
-        }
+    globals_clear(vt);
+    if (rc != 0) {
+        ha_vtab_set_info(vt->conn, "");
+        return ha_vtab_set_errmsg(vtab, "%s", err);
     }
-    ha_globals_clear(vt);
     ha_vtab_set_info(vt->conn, info);
     return SQLITE_OK;
 }
@@ -396,14 +374,14 @@ globals_sync(sqlite3_vtab *vtab)
 static int
 globals_commit(sqlite3_vtab *vtab)
 {
-    ha_globals_clear((globals_vtab *)vtab);
+    globals_clear((globals_vtab *)vtab);
     return SQLITE_OK;
 }
 
 static int
 globals_rollback(sqlite3_vtab *vtab)
 {
-    ha_globals_clear((globals_vtab *)vtab);
+    globals_clear((globals_vtab *)vtab);
     return SQLITE_OK;
 }
 
@@ -414,6 +392,7 @@ static int
 globals_savepoint(sqlite3_vtab *vtab, int i)
 {
     globals_vtab *vt = (globals_vtab *)vtab;
+    int staged = ha_settings_staged(&vt->set);
 
     if (i < 0)
         return SQLITE_OK;
@@ -429,8 +408,8 @@ globals_savepoint(sqlite3_vtab *vtab, int i)
     /* Levels opened before this table joined the transaction saw no
      * change of ours. */
     for (int k = vt->n_marks; k < i; k++)
-        vt->marks[k] = vt->n_changes;
-    vt->marks[i] = vt->n_changes;
+        vt->marks[k] = staged;
+    vt->marks[i] = staged;
     vt->n_marks = i + 1;
     return SQLITE_OK;
 }
@@ -451,10 +430,9 @@ globals_rollback_to(sqlite3_vtab *vtab, int i)
     globals_vtab *vt = (globals_vtab *)vtab;
 
     if (i < 0) {
-        ha_globals_drop(vt, 0);
-        vt->n_marks = 0;
+        globals_clear(vt);
     } else if (i < vt->n_marks) {
-        ha_globals_drop(vt, vt->marks[i]);
+        ha_settings_rollback_to(&vt->set, vt->marks[i]);
         vt->n_marks = i + 1;
     }
     return SQLITE_OK;
@@ -525,20 +503,4 @@ ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn)
     return sqlite3_create_module_v2(db, "runtime_global_variables",
                                     &runtime_globals_module, conn,
                                     ha_vtab_conn_unref);
-}
-
-bool
-ha_globals_persistable(const char *name)
-{
-    for (int i = 0; i < GV_N_ROWS; i++)
-        if (strcmp(ha_globals_rows[i].name, name) == 0)
-            return ha_globals_rows[i].kind == GV_BOOL ||
-                   ha_globals_rows[i].kind == GV_LG_SAMPLE ||
-                   ha_globals_rows[i].kind == GV_STATS_AGE ||
-                   ha_globals_rows[i].kind == GV_DUMP_SYM ||
-                   ha_globals_rows[i].kind == GV_DECAY ||
-                   ha_globals_rows[i].kind == GV_LOG_MAX ||
-                   ha_globals_rows[i].kind == GV_RECENT_MAX ||
-                   ha_globals_rows[i].kind == GV_WRAPPERS;
-    return false;
 }

@@ -19,27 +19,13 @@
 #include "heap/heap.h"
 
 /* Shared by every session's connection; owned by the engine and
- * outliving all connections: the heap service the tables read, and the
- * rows of global_variables that layers above own. */
+ * outliving all connections: the heap service the tables read (with the
+ * rows of global_variables that layers above own: heap.h's admin_value
+ * and engine_value), and the rows of stats_push. */
 struct ha_push_row;
 
 struct ha_vtab_ctx {
     struct ha_heap *heap;              /* jemalloc, dumps, profiles */
-    /* The admin-* rows of global_variables, which the layer that owns the
-     * config supplies (engine/config_show.c ha_config_admin_value): the
-     * value of variable name ("admin-max_connections") as text in buf
-     * (len bytes). Returns false for NULL or a name it does not know.
-     * NULL: admin-* rows read NULL (admin-version excepted). */
-    bool (*admin_value)(const void *arg, const char *name, char *buf,
-                        size_t len);
-    const void *admin_arg;             /* passed to admin_value */
-    /* Run-time state of the engine shown as read-only jemalloc-* rows
-     * (jemalloc-leak_watch_state), supplied by the layer that runs it
-     * (engine/leakwatch.c): writes the value of name into buf; false for
-     * NULL or a name it does not know. NULL: such rows read NULL. */
-    bool (*engine_value)(const void *arg, const char *name, char *buf,
-                         size_t len);
-    const void *engine_arg;            /* passed to engine_value */
     /* stats_push's rows (heap/pushrow.h), supplied by the layer that
      * pushes (engine/push.c): up to max into rows, how many returned.
      * NULL: the table is empty. */
@@ -105,9 +91,6 @@ void ha_vtab_conn_unref(void *conn);
 int ha_stats_register(sqlite3 *db, struct ha_vtab_conn *conn);
 int ha_globals_register(sqlite3 *db, struct ha_vtab_conn *conn);
 
-/* Whether global_variables row name is a setting SAVE ... TO DISK keeps:
- * writable and not an action (dump_now, reset_now, purge_now). */
-bool ha_globals_persistable(const char *name);
 int ha_heap_vtab_register(sqlite3 *db, struct ha_vtab_conn *conn);
 /* stats_agents (agents.c): the datadir's agents. */
 int ha_agents_register(sqlite3 *db, struct ha_vtab_conn *conn);

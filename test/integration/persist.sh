@@ -111,6 +111,26 @@ ha_sql_is "... in every arena in use" \
 ha_file_like "the log says which value came from disk, over what" "$HA_LOG" \
     "start-up: jemalloc-prof_active = 'true' from $HA_DATADIR/heapadmin\.db \(saved on disk\), over 'false'"
 
+# --- a saved value this run refuses: logged, the others still apply ---------------
+# Written by hand (or by a version that allowed it): refused at start as
+# an operator's UPDATE would be, naming the variable and what is allowed.
+ha_stop
+sqlite3 "$HA_DATADIR/heapadmin.db" \
+    "INSERT OR REPLACE INTO global_variables VALUES ('jemalloc-stats_max_age_ms', 'soon')" ||
+    ha_fail "could not plant a bad value in the saved file"
+ha_start || ha_bail "heapadmind restarts with a bad saved value"
+ha_file_like "start-up: a saved value this run refuses is not applied, logged with what is allowed" "$HA_LOG" \
+    "start-up: saved jemalloc-stats_max_age_ms not applied: jemalloc-stats_max_age_ms = 'soon': .*allowed: milliseconds from 0 .* to 3600000"
+ha_file_like "... and refused in the audit trail, as start-up" "$HA_LOG" \
+    "control: start-up \\(saved on disk\\): jemalloc-stats_max_age_ms = 'soon': invalid value; allowed: milliseconds"
+ha_is "... the variable keeps the config's value" 0 \
+    "$(var jemalloc-stats_max_age_ms)"
+ha_is "... and the other saved values still apply" true \
+    "$(var jemalloc-prof_active)"
+sqlite3 "$HA_DATADIR/heapadmin.db" \
+    "DELETE FROM global_variables WHERE variable_name = 'jemalloc-stats_max_age_ms'" ||
+    ha_fail "could not remove the bad value"
+
 # --- actions saved by an older version: ignored, never acted on -------------------
 # A saved jemalloc-dump_now would dump at every start, a purge_now purge:
 # every action row, and a read-only one, planted as an older version

@@ -1,36 +1,21 @@
 /* SPDX-License-Identifier: MIT
  *
- * global_variables' catalogue (globals.h): every row, and how each is
- * read live.
+ * The settings engine's catalogue (settings.h): every variable, what it
+ * is for people (docs/reference/variables.md is made from these doc
+ * strings), and what may be done with it.
  */
-#include "vtab/globals.h"
+#include "heap/settings.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
-#include <stdint.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
-#include "core/log.h"
-#include "core/task.h"
 #include "core/util.h"
-#include "heap/dumpjob.h"
-#include "heap/logwin.h"
 #include "heap/mallctl.h"
-#include "heap/symcopy.h"
-#include "heap/value.h"
-#include "prof/breakdown.h"
+#include "heap/settings_impl.h"
 
-#ifndef PACKAGE_VERSION
-#define PACKAGE_VERSION "unknown"
-#endif
-
-const struct gv_row ha_globals_rows[] = {
+const struct ha_settings_row ha_settings_rows[] = {
     {"admin-admin_credentials", NULL, GV_ADMIN, 0, GV_ADMIN_CREDENTIALS,
      HINT_ADMIN, NULL},
     {"admin-stats_credentials", NULL, GV_ADMIN, 0,
@@ -276,276 +261,14 @@ const struct gv_row ha_globals_rows[] = {
      "(`opt.prof_recent_alloc_max`)."},
 };
 
-const int ha_globals_n_rows = (int)HA_ARRAY_SIZE(ha_globals_rows);
+const int ha_settings_n_rows = (int)HA_ARRAY_SIZE(ha_settings_rows);
 
 /* ------------------------------------------------------------------
- * Reading values
+ * What a variable allows
  * ------------------------------------------------------------------ */
 
-const struct ha_mallctl_ops *
-ha_globals_ops(globals_vtab *vt)
-{
-    return vt->conn->ctx->heap->ops;
-}
-
-/* "dirty" or "muzzy": which decay a GV_DECAY / GV_ARENA_DECAY row is. */
-const char *
-ha_globals_decay_kind(const struct gv_row *r)
-{
-    return strstr(r->name, "muzzy") != NULL ? "muzzy" : "dirty";
-}
-
-/* The config value behind a GV_KEEP row, as text. */
-static bool
-gv_keep_text(const struct ha_jemalloc_config *je, const char *name,
-             char *buf, size_t len)
-{
-    if (je == NULL)
-        return false;
-    if (strcmp(name, "jemalloc-limit_dump_fractions") == 0) {
-        ha_strlcpy(buf, je->limit_dump_fractions, len);
-        return true;
-    }
-    if (strcmp(name, "jemalloc-limit_dump_events") == 0) {
-        ha_strlcpy(buf, je->limit_dump_events ? "true" : "false", len);
-        return true;
-    }
-    if (strcmp(name, "jemalloc-limit_watch_sampling") == 0) {
-        ha_strlcpy(buf, je->limit_watch_sampling ? "true" : "false", len);
-        return true;
-    }
-    if (strcmp(name, "jemalloc-limit_dump_psi_pct") == 0) {
-        snprintf(buf, len, "%d", je->limit_dump_psi_pct);
-        return true;
-    }
-    if (strcmp(name, "jemalloc-limit_watch_lg_prof_sample") == 0) {
-        snprintf(buf, len, "%d",
-                 je->limit_watch_lg_prof_sample == HA_UNSET
-                     ? -1
-                     : je->limit_watch_lg_prof_sample);
-        return true;
-    }
-    return false;
-}
-
-/* The config value behind a GV_KEEP row. */
-static bool
-gv_keep_value(const struct ha_jemalloc_config *je, const char *name,
-              long long *out)
-{
-    static const struct {
-        const char *name;
-        size_t offset;
-    } keep[] = {
-#define KEEP(n) {"jemalloc-" #n, offsetof(struct ha_jemalloc_config, n)}
-        KEEP(dump_retention_count),
-        KEEP(dump_retention_bytes),
-        KEEP(dump_min_free_bytes),
-        KEEP(dump_interval_s),
-        KEEP(dump_resident_bytes),
-        KEEP(leak_watch_growth_bytes),
-        KEEP(leak_watch_window_s),
-        KEEP(leak_watch_dump_interval_s),
-        KEEP(leak_watch_dumps),
-        KEEP(leak_watch_sites),
-        KEEP(limit_dump_min_interval_s),
-#undef KEEP
-    };
-
-    if (je == NULL)
-        return false;
-    if (strcmp(name, "jemalloc-leak_watch_lg_prof_sample") == 0) {
-        *out = je->leak_watch_lg_prof_sample == HA_UNSET
-                   ? -1
-                   : je->leak_watch_lg_prof_sample;
-        return true;
-    }
-    for (size_t i = 0; i < HA_ARRAY_SIZE(keep); i++)
-        if (strcmp(name, keep[i].name) == 0) {
-            *out = *(const long long *)((const char *)je + keep[i].offset);
-            return true;
-        }
-    return false;
-}
-
-/* Whether arena i is initialized (in use). */
 bool
-ha_globals_arena_in_use(const struct ha_mallctl_ops *ops, unsigned i)
-{
-    char name[64];
-    bool init = false;
-
-    snprintf(name, sizeof(name), "arena.%u.initialized", i);
-    return ha_mallctl_read_bool(ops, name, &init) == 0 && init;
-}
-
-/* "<arena>:<ms>,..." for the arenas whose <kind>_decay_ms differs from
- * arenas.<kind>_decay_ms; "" when none. Returns 0 or an errno value. */
-static int
-gv_read_arena_decay(const struct ha_mallctl_ops *ops, const char *kind,
-                    char *buf, size_t len)
-{
-    char name[64];
-    unsigned narenas = 0;
-    ssize_t def = 0, v;
-    size_t used = 0;
-    int rc;
-
-    buf[0] = '\0';
-    /* The arena list and their states are as of the last epoch. */
-    (void)ha_mallctl_epoch(ops);
-    snprintf(name, sizeof(name), "arenas.%s_decay_ms", kind);
-    if ((rc = ha_mallctl_read_ssize(ops, name, &def)) != 0 ||
-        (rc = ha_mallctl_read_unsigned(ops, "arenas.narenas", &narenas)) !=
-            0)
-        return rc;
-    for (unsigned i = 0; i < narenas && used + 32 < len; i++) {
-        snprintf(name, sizeof(name), "arena.%u.%s_decay_ms", i, kind);
-        if (!ha_globals_arena_in_use(ops, i) ||
-            ha_mallctl_read_ssize(ops, name, &v) != 0 || v == def)
-            continue;
-        used += (size_t)snprintf(buf + used, len - used, "%s%u:%zd",
-                                 used ? "," : "", i, v);
-    }
-    return 0;
-}
-
-/* Current value of r as text into buf. Returns false for NULL. */
-bool
-ha_globals_read(globals_vtab *vt, const struct gv_row *r, char *buf, size_t len)
-{
-    const struct ha_mallctl_ops *ops = ha_globals_ops(vt);
-    const struct ha_vtab_ctx *ctx = vt->conn->ctx;
-    int rc = 0;
-
-    buf[0] = '\0';
-    switch (r->kind) {
-    case GV_ADMIN:
-        if (r->admin == GV_ADMIN_VERSION) {
-            ha_strlcpy(buf, PACKAGE_VERSION, len);
-            return true;
-        }
-        /* The admin layer owns the config and renders its rows. */
-        if (ctx->admin_value == NULL)
-            return false;
-        return ctx->admin_value(ctx->admin_arg, r->name, buf, len);
-    case GV_BOOL:
-    case GV_RO_BOOL: {
-        bool b = false;
-
-        rc = ha_mallctl_read_bool(ops, r->mallctl, &b);
-        if (rc == ENOENT && (r->flags & GV_ENOENT_FALSE))
-            rc = 0;
-        ha_strlcpy(buf, ha_value_bool_str(b), len);
-        break;
-    }
-    case GV_LG_SAMPLE: {
-        size_t v = 0;
-
-        /* prof.lg_sample reads 0 with profiling off; that would claim
-         * every byte is sampled. */
-        if (!ha_mallctl_prof_enabled(ops))
-            return false;
-        rc = ha_mallctl_read_size(ops, r->mallctl, &v);
-        snprintf(buf, len, "%zu", v);
-        break;
-    }
-    case GV_DUMP:
-    case GV_RESET:
-    case GV_PURGE:
-        ha_strlcpy(buf, "false", len);
-        break;
-    case GV_RO_SIZE: {
-        size_t v = 0;
-
-        rc = ha_mallctl_read_size(ops, r->mallctl, &v);
-        snprintf(buf, len, "%zu", v);
-        break;
-    }
-    case GV_RO_SSIZE:
-    case GV_DECAY: {
-        ssize_t v = 0;
-
-        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
-        snprintf(buf, len, "%zd", v);
-        break;
-    }
-    case GV_RO_STR: {
-        const char *s = NULL;
-
-        rc = ha_mallctl_read_str(ops, r->mallctl, &s);
-        if (rc == 0)
-            ha_strlcpy(buf, s, len);
-        break;
-    }
-    case GV_PREFIX:
-        rc = ha_mallctl_prof_prefix(ops, buf, len);
-        break;
-    case GV_LG_MIN:
-        snprintf(buf, len, "%u", ctx->heap->lg_prof_sample_min);
-        break;
-    case GV_STATS_AGE:
-        snprintf(buf, len, "%u", ctx->heap->stats_max_age_ms);
-        break;
-    case GV_DUMP_SYM:
-        ha_strlcpy(buf, ctx->heap->dump_symbolized ? "true" : "false", len);
-        break;
-    case GV_KEEP: {
-        long long v;
-
-        if (gv_keep_text(ctx->heap->je, r->name, buf, len))
-            break;
-        if (!gv_keep_value(ctx->heap->je, r->name, &v)) {
-            rc = -1;
-            break;
-        }
-        snprintf(buf, len, "%lld", v);
-        break;
-    }
-    case GV_ARENA_DECAY:
-        rc = gv_read_arena_decay(ops, ha_globals_decay_kind(r), buf, len);
-        break;
-    case GV_PURGE_ARENA:
-        ha_strlcpy(buf, "false", len);
-        break;
-    case GV_ENGINE:
-        if (ctx->engine_value == NULL)
-            return false;
-        return ctx->engine_value(ctx->engine_arg, r->name, buf, len);
-    case GV_LOG_NOW: {
-        struct ha_logwin_state st;
-
-        ha_logwin_state(ctx->heap, &st);
-        snprintf(buf, len, "%lld", st.ours ? st.seconds_left : 0);
-        break;
-    }
-    case GV_LOG_MAX:
-        snprintf(buf, len, "%lld",
-                 ctx->heap->log_max_bytes > 0 ? ctx->heap->log_max_bytes
-                                              : HA_LOGWIN_DEFAULT_MAX_BYTES);
-        break;
-    case GV_LOG_STATE:
-        ha_globals_log_state(ctx->heap, buf, len);
-        break;
-    case GV_RECENT_MAX: {
-        ssize_t v = 0;
-
-        rc = ha_mallctl_read_ssize(ops, r->mallctl, &v);
-        snprintf(buf, len, "%zd", v);
-        break;
-    }
-    case GV_WRAPPERS:
-        ha_strlcpy(buf, ctx->heap->alloc_wrappers, len);
-        break;
-    case GV_KIND_MAX:
-        rc = -1;
-        break;
-    }
-    return rc == 0;
-}
-
-bool
-ha_globals_writable(const struct gv_row *r)
+ha_settings_writable(const struct ha_settings_row *r)
 {
     return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
            r->kind == GV_DUMP || r->kind == GV_RESET || r->kind == GV_PURGE ||
@@ -557,47 +280,32 @@ ha_globals_writable(const struct gv_row *r)
 }
 
 bool
-ha_globals_is_action(const struct gv_row *r)
+ha_settings_is_action(const struct ha_settings_row *r)
 {
     return r->kind == GV_DUMP || r->kind == GV_RESET ||
            r->kind == GV_PURGE || r->kind == GV_PURGE_ARENA ||
            r->kind == GV_LOG_NOW;
 }
 
-/* The lifetime window's state as one line. */
-void
-ha_globals_log_state(const struct ha_heap *heap, char *buf, size_t len)
+/* Whether SAVE keeps r: the writable settings, not the actions, and not
+ * the per-arena lists (arena numbers are handed out anew in each run). */
+static bool
+saved(const struct ha_settings_row *r)
 {
-    struct ha_logwin_state st;
-    char mem[64] = "";
-    size_t at;
-
-    ha_logwin_state(heap, &st);
-    if (st.open && st.bytes >= 0)
-        snprintf(mem, sizeof(mem), ", %lld bytes of jemalloc's memory",
-                 st.bytes);
-    if (st.open && !st.ours)
-        snprintf(buf, len, "open in this process by another instance: %s",
-                 st.file);
-    else if (st.open)
-        snprintf(buf, len, "%s: %s, %lld of %lld s left%s (closes at %lld)",
-                 st.closing ? "closing" : "open", st.file, st.seconds_left,
-                 st.seconds, mem, st.max_bytes);
-    else
-        snprintf(buf, len, "closed");
-    at = strlen(buf);
-    if (st.last_err[0] != '\0')
-        snprintf(buf + at, len - at, "; the last window failed: %s",
-                 st.last_err);
-    else if (st.last[0] != '\0')
-        snprintf(buf + at, len - at,
-                 "; last: %s (%lld s, closed by %s, %lld bytes at the end)",
-                 st.last, st.last_seconds, st.last_why, st.last_bytes);
+    return r->kind == GV_BOOL || r->kind == GV_LG_SAMPLE ||
+           r->kind == GV_STATS_AGE || r->kind == GV_DUMP_SYM ||
+           r->kind == GV_DECAY || r->kind == GV_LOG_MAX ||
+           r->kind == GV_RECENT_MAX || r->kind == GV_WRAPPERS;
 }
 
-/* "a, b, c": the writable variables, for messages. */
+const char *
+ha_settings_decay_kind(const struct ha_settings_row *r)
+{
+    return strstr(r->name, "muzzy") != NULL ? "muzzy" : "dirty";
+}
+
 void
-ha_globals_writable_list(char *buf, size_t len)
+ha_settings_writable_list(char *buf, size_t len)
 {
     size_t used = 0;
 
@@ -605,13 +313,58 @@ ha_globals_writable_list(char *buf, size_t len)
     for (int i = 0; i < GV_N_ROWS; i++) {
         int n;
 
-        if (!ha_globals_writable(&ha_globals_rows[i]))
+        if (!ha_settings_writable(&ha_settings_rows[i]))
             continue;
         n = snprintf(buf + used, len - used, "%s%s", used ? ", " : "",
-                     ha_globals_rows[i].name);
+                     ha_settings_rows[i].name);
         if (n < 0 || (size_t)n >= len - used)
             break;
         used += (size_t)n;
     }
 }
 
+/* ------------------------------------------------------------------
+ * The public view
+ * ------------------------------------------------------------------ */
+
+int
+ha_settings_count(void)
+{
+    return GV_N_ROWS;
+}
+
+int
+ha_settings_describe(int i, struct ha_settings_var *out)
+{
+    const struct ha_settings_row *r;
+
+    if (i < 0 || i >= GV_N_ROWS)
+        return -1;
+    r = &ha_settings_rows[i];
+    out->name = r->name;
+    out->mallctl = r->mallctl;
+    out->hint = r->hint;
+    out->doc = r->doc;
+    out->flags = (ha_settings_writable(r) ? HA_SETTINGS_WRITABLE : 0) |
+                 (ha_settings_is_action(r) ? HA_SETTINGS_ACTION : 0) |
+                 (saved(r) ? HA_SETTINGS_SAVED : 0) |
+                 ((r->flags & GV_PROF) != 0 ? HA_SETTINGS_PROF : 0);
+    return 0;
+}
+
+int
+ha_settings_find(const char *name)
+{
+    for (int i = 0; name != NULL && i < GV_N_ROWS; i++)
+        if (strcmp(ha_settings_rows[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+bool
+ha_settings_persistable(const char *name)
+{
+    int i = ha_settings_find(name);
+
+    return i >= 0 && saved(&ha_settings_rows[i]);
+}
