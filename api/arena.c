@@ -116,6 +116,21 @@ own_share(size_t i, size_t *out)
     return 0;
 }
 
+/* Whether name is arena.<ours>.dirty_decay_ms or .muzzy_decay_ms. */
+static bool
+own_decay(const char *name)
+{
+    char own[64];
+    size_t n;
+
+    if (atomic_load(&arena_state) != ARENA_READY)
+        return false;
+    n = (size_t)snprintf(own, sizeof(own), "arena.%u.", own_arena);
+    return n < sizeof(own) && strncmp(name, own, n) == 0 &&
+           (strcmp(name + n, "dirty_decay_ms") == 0 ||
+            strcmp(name + n, "muzzy_decay_ms") == 0);
+}
+
 static int
 host_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
              size_t newlen)
@@ -129,6 +144,15 @@ host_mallctl(const char *name, void *oldp, size_t *oldlenp, void *newp,
         if (atomic_load(&arena_state) != ARENA_READY)
             return ENOENT;
         memcpy(oldp, &own_arena, sizeof(own_arena));
+        return 0;
+    }
+    /* The operator's decay settings are the host's: every arena is
+     * written (heap/mallctl.h), and ours would keep freed pages with
+     * the host's -1 for ever, billing the host for heapadmin's transient
+     * work (a symbol index built, a profile loaded). Ours stays at 0. */
+    if (newp != NULL && own_decay(name)) {
+        if (oldp != NULL && oldlenp != NULL)
+            return resolved.mallctl(name, oldp, oldlenp, NULL, 0);
         return 0;
     }
     for (size_t i = 0; i < HA_ARRAY_SIZE(apart); i++) {

@@ -94,12 +94,14 @@ const struct ha_settings_row ha_settings_rows[] = {
      "How long freed pages stay resident before jemalloc returns them to the "
      "system: -1 never, 0 at once, up to 31536000000 (a year) in ms. Written "
      "to `arenas.dirty_decay_ms` (what new arenas get) and to every arena in "
-     "use, so it acts now; kept by SAVE."},
+     "use, so it acts now, but heapadmin's own arena (in a host that embeds "
+     "the library or runs the agent), which keeps 0: its freed pages are "
+     "never the host's to hold; kept by SAVE."},
     {"jemalloc-muzzy_decay_ms", "arenas.muzzy_decay_ms", GV_DECAY, 0, 0,
      NULL,
      "The same for pages given back lazily (MADV_FREE) before they are "
      "returned for good: -1 never, 0 at once, up to a year in ms; acts now "
-     "on every arena; kept by SAVE."},
+     "on every arena but heapadmin's own; kept by SAVE."},
     {"jemalloc-arena_dirty_decay_ms", "arena.<i>.dirty_decay_ms",
      GV_ARENA_DECAY, 0, 0, NULL,
      "The arenas whose dirty decay differs from `jemalloc-dirty_decay_ms`, "

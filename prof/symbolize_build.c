@@ -47,6 +47,7 @@ struct ha_symbolize_builder {
     struct ha_symbolize_req *queue, *tail;
     bool running;               /* a thread serves the queue */
     bool busy;                  /* ... and is building one */
+    char busy_id[HA_BUILDID_HEX_MAX]; /* ... of this build-id */
     bool orphan;                /* its symbolizer let go: the thread
                                    frees it */
     _Atomic bool stopping;
@@ -173,6 +174,7 @@ build_thread(void *arg)
         if (b->queue == NULL)
             b->tail = NULL;
         b->busy = true;
+        ha_strlcpy(b->busy_id, r->f->build_id, sizeof(b->busy_id));
         pthread_mutex_unlock(&b->lock);
         /* A symbolizer's file-reading part of its own, not a symbolizer:
          * no cache, no debuginfod, no builder. */
@@ -188,6 +190,7 @@ build_thread(void *arg)
         req_free(r);
         pthread_mutex_lock(&b->lock);
         b->busy = false;
+        b->busy_id[0] = '\0';
     }
     b->running = false;
     pthread_cond_broadcast(&b->idle);
@@ -301,6 +304,19 @@ req_new(struct ha_symbolizer *s, struct file *f)
     return r;
 }
 
+/* Whether b builds, or has queued, an index of build-id id. Lock
+ * held. */
+static bool
+building(const struct ha_symbolize_builder *b, const char *id)
+{
+    if (b->busy && strcmp(b->busy_id, id) == 0)
+        return true;
+    for (const struct ha_symbolize_req *r = b->queue; r != NULL; r = r->next)
+        if (strcmp(r->f->build_id, id) == 0)
+            return true;
+    return false;
+}
+
 void
 ha_symbolize_build_handover(struct ha_symbolizer *s)
 {
@@ -315,16 +331,26 @@ ha_symbolize_build_handover(struct ha_symbolizer *s)
             continue;
         }
         f->idx_give = false;
-        if ((s->builder == NULL &&
-             (s->builder = builder_new(s)) == NULL) ||
+        if (s->builder == NULL && (s->builder = builder_new(s)) == NULL) {
+            pp = &f->next;
+            continue;
+        }
+        /* One build per module: while its index is being made (the
+         * builder waits for a quiet quarter second, so calls in a row
+         * each read the module again before it is written), a file of
+         * the same build-id stays in the cache and names the module
+         * from its DWARF; handing each over would queue a copy of its
+         * DWARF per call (hundreds of MB for libc, in the host). */
+        pthread_mutex_lock(&s->builder->lock);
+        if (building(s->builder, f->build_id) ||
             (r = req_new(s, f)) == NULL) {
+            pthread_mutex_unlock(&s->builder->lock);
             pp = &f->next;
             continue;
         }
         /* Out of the cache: the builder's now, freed when it is done. */
         *pp = f->next;
         f->next = NULL;
-        pthread_mutex_lock(&s->builder->lock);
         if (s->builder->tail != NULL)
             s->builder->tail->next = r;
         else
