@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT
  *
  * Symbolized addresses: what prof/symbolize.h (or a test's fake) produces
- * and prof/aggregate.c consumes. Per address a short run of frames,
+ * and prof/aggregate*.c consume. Per address a short run of frames,
  * innermost first (inlined callees, then the real function last), each a
  * function name, source file and line; names are interned once into one
  * string table and referred to by offset. Per mapped module, where its

@@ -2,7 +2,7 @@
  *
  * Allocation wrappers (see wrappers.h): the built-in list, the
  * operator's edits, and detection from a profile's stacks through the
- * aggregate's walker (the cut itself lives in prof/aggregate.c alone).
+ * aggregate's walker (the cut itself lives in prof/aggregate_site.c alone).
  */
 #include "prof/wrappers.h"
 
