@@ -3,13 +3,19 @@
  * The limit watch (see limitwatch.h): a pure rule, fed by the history
  * sampler's tick, a near-limit timer and what the kernel offers to wake
  * it; its dumps are the dump timer's automatic dumps, trigger "limit".
+ * Here: each look (the rule's inputs, sampling held on under a limit,
+ * the climb, the pace of the next look) and what wakes it (the kernel's
+ * thresholds, inotify and PSI triggers, the near-limit timer, the
+ * glance), which ends in a look and is re-armed by one: they stay
+ * together. The dumps are limitwatch_dump.c's, the state's text
+ * limitwatch_state.c's.
  */
 #include "engine/limitwatch.h"
+#include "engine/limitwatch_int.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,7 +30,6 @@
 #include "core/log.h"
 #include "core/util.h"
 #include "engine/dumptimer.h"
-#include "heap/dumpjob.h"
 #include "prof/breakdown.h"
 
 #define WAKE_BELOW 0.10    /* the wake level: the first level less this */
@@ -34,99 +39,10 @@
                               host that grows in steps (a tick's worth at
                               a time) shows no climb between two looks
                               in the same step */
-#define RATE_RING 8
 #define RATE_LEARN_MS 50   /* the next look, or glance, when the climb is
                               not known yet: a fill from the start, or the
                               first look past a kernel threshold, is
                               measured before it passes the next mark */
-#define DUMPS_QUEUED 4     /* limit dumps waiting for the disk worker */
-
-/* ------------------------------------------------------------------
- * The watch
- * ------------------------------------------------------------------ */
-
-/* Recent (time, bytes) pairs, for a climb measured over at least
- * RATE_WINDOW_MS. */
-struct rate_ring {
-    int64_t ms[RATE_RING], v[RATE_RING];
-    unsigned n, next;
-};
-
-/* A limit dump asked of the disk worker, with what it was decided on. */
-struct limit_dump {
-    struct ha_limitwatch *w;
-    struct ha_dump_req *req;
-    char reason[256];
-    struct ha_dump_looked looked;
-};
-
-struct ha_limitwatch {
-    struct event_base *base;
-    struct ha_worker *worker;      /* where the dumps are written */
-    struct ha_heap *heap;          /* jemalloc, je, cgroup */
-    struct ha_limitwatch_hooks hooks; /* the owner's, told of each look */
-    struct ha_limitwatch_rule rule;
-    struct ha_limitwatch_arm arm;
-    bool sampling;                 /* hold sampling on under a limit */
-    int sample_rate;               /* at this lg_prof_sample; HA_UNSET:
-                                      the current one */
-
-    struct ha_cgroup_state last;   /* the last look */
-    bool have_last;
-    bool holding;                  /* holds sampling on */
-    bool limited;                  /* a limit applied at the last look */
-    char sampling_note[160];       /* why the watch does not sample, for
-                                      its state; "": it does */
-
-    struct event *fast;            /* the next look near the limit */
-    bool fast_pending;
-    struct event *glance;          /* far from it, without thresholds */
-    bool glance_pending;
-    struct rate_ring glances;      /* the glances' usage, for its rate */
-    double glance_rate;            /* usage climb, bytes/s */
-    bool glance_rate_known;
-    struct rate_ring looks;        /* the looks' working set */
-    double rate;                   /* working set climb, bytes/s */
-    bool rate_known;               /* ... measured (else taken from the
-                                      glances, or not known) */
-
-    /* The usage file of the limiting group: the v1 thresholds' and the
-     * glance's. */
-    int usage_fd;
-    char usage_dir[PATH_MAX];
-    int usage_version;
-
-    /* What the kernel offers to wake the watch. */
-    int v1_efd;                    /* cgroup.event_control thresholds */
-    int64_t v1_limit;              /* ... set for this limit, in v1_dir */
-    char v1_dir[PATH_MAX];
-    struct event *v1_ev;
-    int ino_fd;                    /* v2 memory.events changes */
-    char ino_dir[PATH_MAX];
-    struct event *ino_ev;
-    int psi_fd, psi_epfd;          /* PSI trigger */
-    char psi_file[PATH_MAX];
-    struct event *psi_ev;
-    bool psi_fired;
-    char psi_note[PATH_MAX + 160]; /* the pressure the watch reads, or
-                                      why none, for its state */
-
-    /* The descriptors above as they were made, so a fork child closes
-     * only what is provably still this watch's (ha_limitwatch_abandon). */
-    struct owned {
-        const int *fd;
-        dev_t dev;
-        ino_t ino;
-    } owned[5];
-
-    /* Dumps. */
-    struct limit_dump *queued[DUMPS_QUEUED]; /* asked of the worker */
-    bool low_space;
-    long long dumps;               /* limit dumps written */
-    char last_file[PATH_MAX];
-    char last_reason[256];
-    time_t last_time;
-};
 
 static void check(struct ha_limitwatch *w, const struct ha_cgroup_state *st);
 
@@ -145,11 +61,6 @@ own(struct ha_limitwatch *w, size_t slot, const int *fd)
     }
 }
 
-static double
-share(int64_t part, int64_t whole)
-{
-    return whole > 0 ? (double)part / (double)whole : 0;
-}
 
 /* The wake level (share of the limit): the first level less WAKE_BELOW,
  * at least 0.05. */
@@ -605,68 +516,6 @@ glance_set(struct ha_limitwatch *w, bool on)
     }
 }
 
-/* --- dumps ---------------------------------------------------------- */
-
-static void
-dumped(void *arg, const char *file)
-{
-    struct limit_dump *d = arg;
-    struct ha_limitwatch *w = d->w;
-
-    for (size_t i = 0; i < DUMPS_QUEUED; i++)
-        if (w->queued[i] == d)
-            w->queued[i] = NULL;
-    if (file != NULL) {
-        const char *base = strrchr(file, '/');
-
-        w->dumps++;
-        ha_strlcpy(w->last_file, base != NULL ? base + 1 : file,
-                   sizeof(w->last_file));
-        ha_strlcpy(w->last_reason, d->reason, sizeof(w->last_reason));
-        w->last_time = time(NULL);
-        if (w->hooks.dumped != NULL)
-            w->hooks.dumped(w->hooks.arg, w->last_file, &d->looked);
-    }
-    free(d);
-}
-
-/* A limit dump, decided on st (read at looked_ns, unix ns): queued on
- * the disk worker at once, behind any still being written, so a fast
- * climb is not held up by the dump of the level before. */
-static void
-take_dump(struct ha_limitwatch *w, const char *reason,
-          const struct ha_cgroup_state *st, int64_t looked_ns)
-{
-    struct limit_dump *d;
-    size_t slot = DUMPS_QUEUED;
-
-    for (size_t i = 0; i < DUMPS_QUEUED; i++)
-        if (w->queued[i] == NULL)
-            slot = i;
-    if (slot == DUMPS_QUEUED || (d = calloc(1, sizeof(*d))) == NULL) {
-        ha_log_warn("limit watch: %s: no limit dump (%s)", reason,
-                    slot == DUMPS_QUEUED ? "the disk worker still has "
-                                           "earlier ones to write"
-                                         : "out of memory");
-        return;
-    }
-    d->w = w;
-    ha_strlcpy(d->reason, reason, sizeof(d->reason));
-    d->looked.ns = looked_ns;
-    d->looked.limit = ha_cgroup_limited(st) ? st->limit : -1;
-    d->looked.usage = st->usage;
-    d->looked.working_set = st->working_set;
-    ha_log_notice("limit watch: %s: a limit dump", reason);
-    d->req = ha_dumptimer_dump(
-        w->worker, w->heap, "jemalloc_variables.limit_dump_fractions",
-        "limit", reason, &d->looked, &w->low_space, dumped, d);
-    if (d->req == NULL) {
-        free(d); /* not queued (logged) */
-        return;
-    }
-    w->queued[slot] = d;
-}
-
 /* --- one look ------------------------------------------------------- */
 
 /* Sampling held on for as long as a limit binds the process: a limit
@@ -810,7 +659,7 @@ check(struct ha_limitwatch *w, const struct ha_cgroup_state *st)
         w->hooks.looked(w->hooks.arg, st, looked_ns,
                         t != HA_LIMITWATCH_NONE);
     if (t != HA_LIMITWATCH_NONE)
-        take_dump(w, reason, st, looked_ns);
+        ha_limitwatch_dump_take(w, reason, st, looked_ns);
     pace(w, st);
 }
 
@@ -932,78 +781,4 @@ ha_limitwatch_abandon(struct ha_limitwatch *w)
             st.st_ino == w->owned[i].ino)
             close(fd);
     }
-}
-
-/* "sampling on (lg_prof_sample 19)", or why the watch does not sample,
- * and the pressure it reads, for its state. */
-static void
-sampling_state(const struct ha_limitwatch *w, char *buf, size_t len)
-{
-    bool active = false;
-    size_t rate = 0;
-
-    (void)ha_mallctl_read_bool(w->heap->ops, "prof.active", &active);
-    (void)ha_mallctl_read_size(w->heap->ops, "prof.lg_sample", &rate);
-    if (active)
-        snprintf(buf, len, "sampling on (lg_prof_sample %zu)%s", rate,
-                 w->holding ? "" : ", the operator's");
-    else
-        snprintf(buf, len, "%s",
-                 w->sampling_note[0] ? w->sampling_note
-                                     : "sampling off (switched off by the "
-                                       "operator: limit dumps hold nothing "
-                                       "sampled since)");
-    if (w->psi_note[0] != '\0') {
-        size_t n = strlen(buf);
-
-        snprintf(buf + n, len - n, "; %s", w->psi_note);
-    }
-}
-
-bool
-ha_limitwatch_value(const void *arg, const char *name, char *buf, size_t len)
-{
-    const struct ha_limitwatch *w = arg;
-    char ws[32], lim[32], levels[96], t[32], smp[PATH_MAX + 512];
-    size_t at = 0;
-
-    if (name == NULL || strcmp(name, "jemalloc-limit_watch_state") != 0)
-        return false;
-    if (w == NULL) {
-        ha_strlcpy(buf, "off", len);
-        return true;
-    }
-    if (!w->have_last || !ha_cgroup_limited(&w->last)) {
-        snprintf(buf, len, "watching for a memory limit: %s",
-                 w->heap->cgroup.version == 0
-                     ? "no memory cgroup"
-                     : "its cgroup sets none now");
-        return true;
-    }
-    levels[0] = '\0';
-    for (size_t i = 0; i < w->rule.n && at < sizeof(levels); i++)
-        at += (size_t)snprintf(levels + at, sizeof(levels) - at, "%s%.2f%s",
-                               i ? " " : "", w->rule.fractions[i],
-                               w->arm.armed[i] ? "" : " (passed)");
-    ha_breakdown_format_bytes(w->last.working_set, ws, sizeof(ws));
-    ha_breakdown_format_bytes(w->last.limit, lim, sizeof(lim));
-    sampling_state(w, smp, sizeof(smp));
-    if (w->dumps > 0) {
-        (void)ha_utc_stamp(t, sizeof(t), w->last_time, ' ');
-        snprintf(buf, len,
-                 "watching: working set %s of %s (%.0f%%, cgroup v%d %s); "
-                 "levels %s; %s; %lld limit dump%s, last %s at %s UTC: %s",
-                 ws, lim, share(w->last.working_set, w->last.limit) * 100,
-                 w->last.version, w->last.limit_path,
-                 levels[0] ? levels : "none", smp, w->dumps,
-                 w->dumps == 1 ? "" : "s", w->last_file, t, w->last_reason);
-    } else {
-        snprintf(buf, len,
-                 "watching: working set %s of %s (%.0f%%, cgroup v%d %s); "
-                 "levels %s; %s; no limit dump yet",
-                 ws, lim, share(w->last.working_set, w->last.limit) * 100,
-                 w->last.version, w->last.limit_path,
-                 levels[0] ? levels : "none", smp);
-    }
-    return true;
 }
