@@ -102,7 +102,7 @@ ha_mysql -e "$forever" >"$HA_TMP/forever.out" 2>&1 &
 client=$!
 ha_mysql -e "$forever" >"$HA_TMP/forever2.out" 2>&1 &
 client2=$!
-# Statements yield to the loop (admin/conn.c runs them on fibers), so
+# Statements yield to the loop (admin/conn_state.c runs them on fibers), so
 # the test can ask whether they started.
 ha_is "two other endless statements run" 2 "$(running 2)"
 t0=$(date +%s%N)

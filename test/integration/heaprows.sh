@@ -59,8 +59,8 @@ ha_is "heap_profile gives that stack's frames, depth 0 first, with its bytes" \
     "0:0	$frames	$frames	$top_bytes	$top_bytes	1" "$HA_RC:$HA_OUT"
 # The workload ran as a statement, on a fiber (core/fiber.c): its stacks
 # start at the fiber's entry, then on_command, not at main.
-ha_sql "SELECT count(*) FROM heap_profile('$dump') WHERE stack_id = $top_id AND function = 'on_command' AND file LIKE '%admin/conn.c' AND line > 0 AND module LIKE '%heapadmind'"
-ha_is "frames are named with file, line and module (on_command in admin/conn.c)" "0:1" "$HA_RC:$HA_OUT"
+ha_sql "SELECT count(*) FROM heap_profile('$dump') WHERE stack_id = $top_id AND function = 'ha_conn_command_run' AND file LIKE '%admin/conn_command.c' AND line > 0 AND module LIKE '%heapadmind'"
+ha_is "frames are named with file, line and module (ha_conn_command_run in admin/conn_command.c)" "0:1" "$HA_RC:$HA_OUT"
 ha_sql "SELECT count(*) FROM heap_profile('$dump') WHERE inlined = 1"
 ha_like "inlined frames are expanded and marked" "^0:[1-9][0-9]*$" "$HA_RC:$HA_OUT"
 

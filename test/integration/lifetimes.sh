@@ -74,7 +74,7 @@ ha_ok "... nothing is left in the staging directory" \
     test -z "$(ls -A "$datadir/.heapadmin-staging" 2>/dev/null)"
 ha_sql "SELECT count(*) > 0, sum(samples) > 100 FROM heap_lifetimes('$log')"
 ha_is "heap_lifetimes reads it" "0:1	1" "$HA_RC:$HA_OUT"
-ha_sql "SELECT count(*) > 0 FROM heap_lifetimes_stacks('$log') WHERE stack LIKE '%on_command%'"
+ha_sql "SELECT count(*) > 0 FROM heap_lifetimes_stacks('$log') WHERE stack LIKE '%ha_conn_command_run%'"
 ha_is "... heap_lifetimes_stacks names the statements' stacks" "0:1" "$HA_RC:$HA_OUT"
 ha_sql_err "heap_top refuses a log, naming the table that reads it" \
     "SELECT * FROM heap_top('$log')" \
