@@ -48,6 +48,8 @@
  *     (core/acceptguard.c)              listener; accept errors
  *   the runs armed for the exit       an instance's run        inside the gate
  *     (heap/runs.c)                     started or stopped
+ *   the journal modes logged once     a datadir database       inside the gate
+ *     (engine/filevfs_journal.c)        opened
  *
  * The gate. Every section in which a heapadmin thread may hold one of
  * these locks is inside the gate: the C library calls above, each of

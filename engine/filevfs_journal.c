@@ -14,6 +14,7 @@
 
 #include <sqlite3.h>
 
+#include "core/forkguard.h"
 #include "core/log.h"
 #include "core/util.h"
 
@@ -28,6 +29,10 @@ first_time(const char *path, const char *mode)
     bool first = true;
 
     snprintf(key, sizeof(key), "%s %s", mode, path);
+    /* Inside the gate: a host that forks while an agent opens its
+     * databases must not leave the child this lock held (forkrace.sh
+     * under TSan: a child's agent waited on it for ever). */
+    ha_forkguard_enter();
     pthread_mutex_lock(&said_lock);
     for (size_t i = 0; i < HA_ARRAY_SIZE(said) && first; i++)
         if (strcmp(said[i], key) == 0)
@@ -38,6 +43,7 @@ first_time(const char *path, const char *mode)
             break;
         }
     pthread_mutex_unlock(&said_lock);
+    ha_forkguard_leave();
     return first;
 }
 
