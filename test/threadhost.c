@@ -19,7 +19,8 @@
  *   threadhost -c CONFIG api      names them with
  *                                 heapadmin_set_thread_name (jemalloc's
  *                                 thread.prof.name) and prints what it
- *                                 returned: "api <rc> <errno name>"
+ *                                 returned: "api <rc> <errno name>";
+ *                                 the main thread is named "main"
  *
  * The threads allocate once heapadmin has started (its settings applied:
  * sampling on); it prints "ready" once they all hold their memory, and
@@ -120,6 +121,10 @@ main(int argc, char **argv)
         return 2;
     }
     by_api = strcmp(argv[3], "api") == 0;
+    /* Every thread of the host named, the main one too: a thread without
+     * a name holding memory is then none of the host's. */
+    if (by_api)
+        (void)heapadmin_set_thread_name("main");
     sigemptyset(&sigs);
     sigaddset(&sigs, SIGTERM);
     sigaddset(&sigs, SIGINT);

@@ -159,13 +159,27 @@ stop
 
 start api prof_accum:true
 ha_file_like "heapadmin_set_thread_name succeeds" "$HA_TMP/host.out" "^api 0 0$"
-# (heapadmin's own threads are named "heapadmin", and hold nothing.)
-ha_sql "SELECT thread_name, count(*) FROM heap_threads('live') WHERE bytes > 0 GROUP BY 1 ORDER BY 1"
-ha_is "heap_threads names the threads as the host did" \
-    "0:pool	4
+# The host names its main thread "main" too; what that thread holds (its
+# stdio buffers, the records of the threads it started) is sampled or not
+# by chance, so it is left out. Once under CI's load a thread without a
+# name held memory here: its stacks are printed when there is one.
+ha_sql "SELECT thread_name, count(*) FROM heap_threads('live') WHERE bytes > 0 AND thread_name IS NOT 'main' GROUP BY 1 ORDER BY 1"
+want="0:pool	4
 t1mib	1
 t2mib	1
-t4mib	1" "$HA_RC:$HA_OUT"
+t4mib	1"
+ha_is "heap_threads names the threads as the host did" "$want" "$HA_RC:$HA_OUT"
+if [ "$want" != "$HA_RC:$HA_OUT" ]; then
+    ha_sql "SELECT thread_id, thread_name, bytes FROM heap_threads('live') WHERE bytes > 0"
+    ha_diag "heap_threads: $HA_OUT"
+    for id in $(awk -F'\t' '$2 == "NULL" { print $1 }' <<<"$HA_OUT"); do
+        ha_sql "SELECT bytes, stack FROM heap_stacks('live') WHERE thread = $id"
+        ha_diag "thread $id: $HA_OUT"
+    done
+fi
+# heapadmin's own threads are named "heapadmin" and kept out of sampling.
+ha_sql "SELECT count(*) FROM heap_threads('live') WHERE bytes > 0 AND thread_name = 'heapadmin'"
+ha_is "... heapadmin's own threads hold nothing" "0:0" "$HA_RC:$HA_OUT"
 ha_ok "t4mib holds 4 MiB" within "$(bytes t4mib)" $((4 * MIB)) 0.10
 stop
 
