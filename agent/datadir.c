@@ -63,7 +63,7 @@ ha_agent_prepare_users(void)
      * for the users when it is new. */
     if (mkdir(ha_agent_settings.datadir, 0711) != 0 && errno != EEXIST) {
         ha_agent_log_later(1, "HEAPADMIN_USERS: cannot make the datadir %s: %s",
-                  ha_agent_settings.datadir, strerror(errno));
+                           ha_agent_settings.datadir, strerror(errno));
         return;
     }
     top = open(ha_agent_settings.datadir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -148,8 +148,8 @@ ha_agent_own_dir(char *out, size_t len, char *why, size_t whylen)
         snprintf(out, len, "%s", ha_agent_settings.datadir);
         return 0;
     }
-    if (geteuid() == 0 || (stat(ha_agent_settings.datadir, &st) == 0 &&
-                           st.st_uid == geteuid())) {
+    if (geteuid() == 0 ||
+        (stat(ha_agent_settings.datadir, &st) == 0 && st.st_uid == geteuid())) {
         snprintf(out, len, "%s", ha_agent_settings.datadir);
         return 0;
     }
@@ -169,10 +169,10 @@ ha_agent_own_dir(char *out, size_t len, char *why, size_t whylen)
     if (lstat(out, &st) != 0 || !S_ISDIR(st.st_mode) ||
         st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH)) != 0) {
         ha_agent_fmt(why, whylen,
-                 "the datadir %s is not %s's, and %s is not a directory "
-                 "of %s's alone (HEAPADMIN_USERS=%s makes it, as root, "
-                 "before the privilege drop)",
-                 ha_agent_settings.datadir, name, out, name, name);
+                     "the datadir %s is not %s's, and %s is not a directory "
+                     "of %s's alone (HEAPADMIN_USERS=%s makes it, as root, "
+                     "before the privilege drop)",
+                     ha_agent_settings.datadir, name, out, name, name);
         return -1;
     }
     return 0;
