@@ -3,7 +3,7 @@
  * What the agent does around the host's fork() (fork.c): the policies,
  * the atfork handlers, and the count of forks children.c looks after.
  * It calls nothing above it: what a child does to serve comes in as
- * hooks from agent.c.
+ * hooks from agent.c (launch.c and instance.c).
  */
 #ifndef HA_AGENT_FORK_H
 #define HA_AGENT_FORK_H

@@ -63,65 +63,17 @@
  * x86_64 only: the registers, the `syscall` instruction and the calling
  * convention are that architecture's; elsewhere this file compiles to a
  * refusal.
+ *
+ * This file is the sequence in the held thread (steps 1 to 4) and the
+ * whole; below it, inject_take.c chooses the thread and takes it at a
+ * wait, and inject_trace.c holds the ptrace mechanics (the target's
+ * memory, stops, one system call or function call run in the thread).
  */
 #include "attach/inject.h"
 
-#include <dirent.h>
-#include <dlfcn.h>
-#include <elf.h>
-#include <errno.h>
-#include <signal.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <sys/ptrace.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <sys/time.h>
-#include <sys/types.h>
-#include <sys/uio.h>
-#include <sys/wait.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "attach/procparse.h"
-#include "core/clock.h"
-#include "core/smallfile.h"
 #include "core/util.h"
-
-bool
-ha_inject_safe_syscall(long nr)
-{
-#if defined(__x86_64__)
-    switch (nr) {
-    case SYS_poll:
-    case SYS_select:
-    case SYS_pause:
-    case SYS_nanosleep:
-    case SYS_accept:
-    case SYS_wait4:
-    case SYS_rt_sigtimedwait:
-    case SYS_epoll_wait:
-    case SYS_clock_nanosleep:
-    case SYS_waitid:
-    case SYS_pselect6:
-    case SYS_ppoll:
-    case SYS_epoll_pwait:
-    case SYS_accept4:
-    case SYS_rt_sigsuspend:
-#ifdef SYS_epoll_pwait2
-    case SYS_epoll_pwait2:
-#endif
-        return true;
-    default:
-        return false;
-    }
-#else
-    (void)nr;
-    return false;
-#endif
-}
 
 #if !defined(__x86_64__)
 
@@ -138,7 +90,18 @@ ha_inject_agent(const struct ha_inject_plan *plan,
 
 #else /* x86_64 */
 
-#include <sys/user.h>
+#include <dlfcn.h>
+#include <elf.h>
+#include <errno.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "attach/inject_int.h"
 
 #define REGION_SIZE (1u << 20) /* stack and strings in the target */
 #define REGION_SIGSET 0        /* offsets in it: every signal */
@@ -148,56 +111,8 @@ ha_inject_agent(const struct ha_inject_plan *plan,
 #define REGION_REQ 8192        /* the request */
 #define REGION_REQ_MAX 32768
 #define XSTATE_MAX 16384       /* AMX's state is 11 KiB */
-#define WAIT_SLICE_MS 20       /* a thread followed to its next wait is
-                                  looked at this often when it blocks */
-#define THREAD_BUDGET_MS 1000  /* ... for at most this long each */
-#define RELEASE_WAIT_MS 5000   /* a thread asked to stop that does not
-                                  (uninterruptible I/O): given up */
-#define CODE_SEG_64 0x33       /* the x86_64 Linux user code segment */
-#define EFLAGS_TF 0x100u
-#define EFLAGS_DF 0x400u
-#define PENDING_MAX 16
-
-/* One thread of the target, traced. */
-struct tracee {
-    pid_t pid, tid;
-    int pending[PENDING_MAX];  /* signals kept for after the release */
-    unsigned n_pending;
-    unsigned lost;             /* kept signals that did not fit */
-};
-
-/* ------------------------------------------------------------------
- * Low level: time, memory, waits
- * ------------------------------------------------------------------ */
-
-/* Fractional: the steps it times (dlopen, the attach) take well under
- * a millisecond on a quiet host. */
-static double
-now_ms(void)
-{
-    return (double)ha_clock_ns() / 1e6;
-}
-
-static int
-mem_read(pid_t pid, uint64_t addr, void *buf, size_t n)
-{
-    struct iovec local = {buf, n}, remote = {(void *)(uintptr_t)addr, n};
-
-    return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)n
-               ? 0
-               : -1;
-}
-
-static int
-mem_write(pid_t pid, uint64_t addr, const void *buf, size_t n)
-{
-    struct iovec local = {(void *)buf, n},
-                 remote = {(void *)(uintptr_t)addr, n};
-
-    return process_vm_writev(pid, &local, 1, &remote, 1, 0) == (ssize_t)n
-               ? 0
-               : -1;
-}
+#define THREAD_BUDGET_MS 1000  /* each thread looked at for at most this
+                                  long */
 
 static void
 on_alarm(int sig)
@@ -205,403 +120,9 @@ on_alarm(int sig)
     (void)sig; /* only interrupts waitpid() */
 }
 
-/* Waits up to timeout_ms (< 0: for ever) for a state change of t.
- * Returns 1 with *status, 0 on timeout, -1 when waitpid() fails. */
-static int
-wait_for(const struct tracee *t, int *status, int timeout_ms)
-{
-    struct itimerval it;
-    pid_t r;
-    int saved;
-
-    memset(&it, 0, sizeof(it));
-    if (timeout_ms >= 0) {
-        it.it_value.tv_sec = timeout_ms / 1000;
-        it.it_value.tv_usec = (timeout_ms % 1000) * 1000 + 1;
-        setitimer(ITIMER_REAL, &it, NULL);
-    }
-    r = waitpid(t->tid, status, __WALL);
-    saved = errno;
-    if (timeout_ms >= 0) {
-        memset(&it, 0, sizeof(it));
-        setitimer(ITIMER_REAL, &it, NULL);
-    }
-    if (r == t->tid)
-        return 1;
-    errno = saved;
-    return saved == EINTR ? 0 : -1;
-}
-
-/* What a stop was. */
-enum stop_kind {
-    STOP_INTERRUPT,   /* PTRACE_INTERRUPT's (PTRACE_EVENT_STOP, SIGTRAP) */
-    STOP_GROUP,       /* a group stop (SIGSTOP and kin) */
-    STOP_SYSCALL,     /* entry or exit of a system call */
-    STOP_SIGNAL,      /* a signal about to be delivered */
-    STOP_GONE         /* the thread or process exited */
-};
-
-static enum stop_kind
-kind_of(int status, int *sig)
-{
-    *sig = 0;
-    if (!WIFSTOPPED(status))
-        return STOP_GONE;
-    *sig = WSTOPSIG(status);
-    if ((status >> 16) == PTRACE_EVENT_STOP)
-        return *sig == SIGTRAP ? STOP_INTERRUPT : STOP_GROUP;
-    if (*sig == (SIGTRAP | 0x80))
-        return STOP_SYSCALL;
-    return STOP_SIGNAL;
-}
-
-/* Keeps sig to send again once the thread is released. */
-static void
-keep_signal(struct tracee *t, int sig)
-{
-    for (unsigned i = 0; i < t->n_pending; i++)
-        if (t->pending[i] == sig && sig < SIGRTMIN)
-            return; /* standard signals do not queue */
-    if (t->n_pending < PENDING_MAX)
-        t->pending[t->n_pending++] = sig;
-    else
-        t->lost++;
-}
-
-/* ------------------------------------------------------------------
- * Stopping a thread at a safe point
- * ------------------------------------------------------------------ */
-
-/* Whether t, stopped with regs, is in or just back from a wait: its last
- * entry to the kernel was that system call (orig_rax) and the two bytes
- * before rip are the `syscall` instruction that made it. A thread
- * stopped anywhere else entered the kernel last by an interrupt or a
- * fault (orig_rax -1). */
-static bool
-at_safe_point(const struct tracee *t, const struct user_regs_struct *r)
-{
-    uint8_t insn[2];
-
-    return r->cs == CODE_SEG_64 &&
-           ha_inject_safe_syscall((long)r->orig_rax) &&
-           mem_read(t->pid, r->rip - 2, insn, 2) == 0 && insn[0] == 0x0f &&
-           insn[1] == 0x05;
-}
-
-/* Detaches t, which made no change yet, and sends it what it was kept
- * from. */
-static void
-release_untouched(struct tracee *t, int deliver)
-{
-    if (ptrace(PTRACE_DETACH, t->tid, NULL,
-               (void *)(uintptr_t)deliver) != 0 &&
-        errno == ESRCH) {
-        /* Running, not stopped: stop it first, to detach. */
-        int status, sig;
-
-        (void)ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-        while (wait_for(t, &status, RELEASE_WAIT_MS) == 1) {
-            enum stop_kind k = kind_of(status, &sig);
-
-            if (k == STOP_GONE)
-                return;
-            if (k == STOP_SIGNAL)
-                keep_signal(t, sig);
-            if (ptrace(PTRACE_DETACH, t->tid, NULL, NULL) == 0)
-                break;
-        }
-        /* Still running after that: our exit detaches it. */
-    }
-    for (unsigned i = 0; i < t->n_pending; i++)
-        (void)syscall(SYS_tgkill, t->pid, t->tid, t->pending[i]);
-    t->n_pending = 0;
-}
-
-/* Takes thread t->tid at a safe point within budget_ms: 1 with it
- * stopped there, *regs and *blocked set (*stops counts the system-call
- * stops seen on the way); 0 when it did not get there (released,
- * untouched); -1 with err when ptrace refused or the process went. */
-static int
-take_thread(struct tracee *t, double budget_ms, struct user_regs_struct *regs,
-            bool *blocked, unsigned *stops, char *err, size_t errlen)
-{
-    double deadline = now_ms() + budget_ms;
-    bool interrupting = true;
-    int status, sig;
-
-    if (ptrace(PTRACE_SEIZE, t->tid, NULL,
-               (void *)(uintptr_t)PTRACE_O_TRACESYSGOOD) != 0) {
-        ha_err_set(err, errlen, "ptrace(PTRACE_SEIZE) of thread %ld: %s",
-                   (long)t->tid, strerror(errno));
-        return -1;
-    }
-    if (ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL) != 0) {
-        ha_err_set(err, errlen, "ptrace(PTRACE_INTERRUPT): %s",
-                   strerror(errno));
-        release_untouched(t, 0);
-        return -1;
-    }
-    for (;;) {
-        double left = deadline - now_ms();
-        int w = wait_for(t, &status, interrupting ? RELEASE_WAIT_MS
-                                                  : WAIT_SLICE_MS);
-        enum stop_kind k;
-        int deliver = 0;
-
-        if (w < 0) {
-            ha_err_set(err, errlen, "waitpid: %s", strerror(errno));
-            return -1;
-        }
-        if (w == 0) {
-            if (interrupting) {
-                release_untouched(t, 0);
-                return 0; /* it would not stop (D state) */
-            }
-            /* Blocked in the kernel: a look where. */
-            (void)ptrace(PTRACE_INTERRUPT, t->tid, NULL, NULL);
-            interrupting = true;
-            continue;
-        }
-        k = kind_of(status, &sig);
-        if (k == STOP_GONE) {
-            ha_err_set(err, errlen, "the process exited");
-            return -1;
-        }
-        if (k == STOP_INTERRUPT)
-            interrupting = false;
-        if (k == STOP_GROUP) {
-            release_untouched(t, 0);
-            ha_err_set(err, errlen, "the process is being stopped (job "
-                                    "control signal %d): continue it "
-                                    "first", sig);
-            return -1;
-        }
-        if (k == STOP_SIGNAL) {
-            deliver = sig; /* not ours: on its way, as if untraced */
-        } else if (ptrace(PTRACE_GETREGS, t->tid, NULL, regs) == 0) {
-            bool exiting = true;
-
-            if (k == STOP_SYSCALL) {
-                struct __ptrace_syscall_info si;
-
-                (*stops)++;
-                /* At an entry the call has not run: taking the thread
-                 * there would skip it. Only exits count. */
-                if (ptrace(PTRACE_GET_SYSCALL_INFO, t->tid,
-                           (void *)sizeof(si), &si) <= 0 ||
-                    si.op != PTRACE_SYSCALL_INFO_EXIT)
-                    exiting = false;
-            }
-            if (exiting && at_safe_point(t, regs)) {
-                *blocked = k == STOP_INTERRUPT;
-                return 1;
-            }
-        }
-        if (left <= 0) {
-            release_untouched(t, deliver);
-            return 0;
-        }
-        if (ptrace(PTRACE_SYSCALL, t->tid, NULL,
-                   (void *)(uintptr_t)deliver) != 0) {
-            ha_err_set(err, errlen, "ptrace(PTRACE_SYSCALL): %s",
-                       strerror(errno));
-            release_untouched(t, 0);
-            return -1;
-        }
-    }
-}
-
-/* The threads of pid, best first: those blocked in a wait now (the
- * main thread first), then those running, the main thread first. A
- * thread blocked in anything else (a lock, a read) is not tried. */
-static size_t
-candidates(pid_t pid, pid_t *out, size_t max)
-{
-    char path[64], text[256];
-    struct dirent *d;
-    size_t n_wait = 0, n_run = 0;
-    pid_t waiting[256], running[256];
-    DIR *dir;
-
-    snprintf(path, sizeof(path), "/proc/%ld/task", (long)pid);
-    dir = opendir(path);
-    if (dir == NULL)
-        return 0;
-    while ((d = readdir(dir)) != NULL) {
-        long tid = strtol(d->d_name, NULL, 10);
-        long nr;
-
-        if (tid <= 0)
-            continue;
-        snprintf(path, sizeof(path), "/proc/%ld/task/%ld/syscall", (long)pid,
-                 tid);
-        if (ha_smallfile_read(path, text, sizeof(text)) <= 0)
-            continue;
-        nr = ha_procparse_syscall(text);
-        if (ha_inject_safe_syscall(nr) && n_wait < 256) {
-            if (tid == pid && n_wait > 0) {
-                waiting[n_wait++] = waiting[0];
-                waiting[0] = (pid_t)tid;
-            } else {
-                waiting[n_wait++] = (pid_t)tid;
-            }
-        } else if ((nr == -2 || nr == -1) && n_run < 256) {
-            if (tid == pid && n_run > 0) {
-                running[n_run++] = running[0];
-                running[0] = (pid_t)tid;
-            } else {
-                running[n_run++] = (pid_t)tid;
-            }
-        }
-    }
-    closedir(dir);
-    {
-        size_t n = 0;
-
-        for (size_t i = 0; i < n_wait && n < max; i++)
-            out[n++] = waiting[i];
-        for (size_t i = 0; i < n_run && n < max; i++)
-            out[n++] = running[i];
-        return n;
-    }
-}
-
 /* ------------------------------------------------------------------
  * Work in the held thread
  * ------------------------------------------------------------------ */
-
-/* The stop after a step or call of ours, signals not ours kept.
- * Returns 0 with *sig the stop's signal and *regs, or -1. */
-static int
-next_own_stop(struct tracee *t, int want, struct user_regs_struct *regs,
-              char *err, size_t errlen)
-{
-    for (;;) {
-        int status, sig;
-        enum stop_kind k;
-
-        if (wait_for(t, &status, -1) != 1) {
-            ha_err_set(err, errlen, "waitpid: %s", strerror(errno));
-            return -1;
-        }
-        k = kind_of(status, &sig);
-        if (k == STOP_GONE) {
-            ha_err_set(err, errlen, "the process exited");
-            return -1;
-        }
-        if (ptrace(PTRACE_GETREGS, t->tid, NULL, regs) != 0) {
-            ha_err_set(err, errlen, "PTRACE_GETREGS: %s", strerror(errno));
-            return -1;
-        }
-        if (k == STOP_SIGNAL && sig == want)
-            return 0;
-        if (k == STOP_SIGNAL &&
-            (sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
-             sig == SIGFPE)) {
-            ha_err_set(err, errlen, "the injected call faulted (signal %d "
-                                    "at %#llx)",
-                       sig, (unsigned long long)regs->rip);
-            return -1;
-        }
-        if (k == STOP_SIGNAL)
-            keep_signal(t, sig);
-        /* A group stop or an interrupt: go on with what we do. */
-        if (ptrace(want == SIGTRAP ? PTRACE_SINGLESTEP : PTRACE_CONT,
-                   t->tid, NULL, NULL) != 0) {
-            ha_err_set(err, errlen, "ptrace: %s", strerror(errno));
-            return -1;
-        }
-    }
-}
-
-/* Runs system call nr with args through the `syscall` instruction at
- * saved->rip - 2. Returns 0 with *ret (a negative errno on failure), or
- * -1 with err. */
-static int
-do_syscall(struct tracee *t, const struct user_regs_struct *saved, long nr,
-           const uint64_t args[6], int64_t *ret, char *err, size_t errlen)
-{
-    struct user_regs_struct r = *saved;
-    uint64_t gadget = saved->rip - 2;
-
-    r.rip = gadget;
-    r.rax = (uint64_t)nr;
-    r.orig_rax = (uint64_t)-1; /* no restart of the interrupted wait */
-    r.rdi = args[0];
-    r.rsi = args[1];
-    r.rdx = args[2];
-    r.r10 = args[3];
-    r.r8 = args[4];
-    r.r9 = args[5];
-    r.eflags &= ~(unsigned long long)(EFLAGS_TF | EFLAGS_DF);
-    for (;;) {
-        if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) != 0 ||
-            ptrace(PTRACE_SINGLESTEP, t->tid, NULL, NULL) != 0) {
-            ha_err_set(err, errlen, "ptrace: %s", strerror(errno));
-            return -1;
-        }
-        if (next_own_stop(t, SIGTRAP, &r, err, errlen) != 0)
-            return -1;
-        if (r.rip == gadget + 2)
-            break;
-        if (r.rip != gadget) {
-            ha_err_set(err, errlen, "a step of system call %ld ended at "
-                                    "%#llx",
-                       nr, (unsigned long long)r.rip);
-            return -1;
-        }
-        /* Stopped before it ran (a signal came first): again. */
-        r.rax = (uint64_t)nr;
-        r.orig_rax = (uint64_t)-1;
-    }
-    *ret = (int64_t)r.rax;
-    return 0;
-}
-
-/* Calls fn(a0, a1, a2) on the stack that ends at stack_top, returning
- * to address 0. Returns 0 with *ret (rax), or -1 with err. */
-static int
-do_call(struct tracee *t, const struct user_regs_struct *saved, uint64_t fn,
-        uint64_t a0, uint64_t a1, uint64_t a2, uint64_t stack_top,
-        uint64_t *ret, char *err, size_t errlen)
-{
-    struct user_regs_struct r = *saved;
-    uint64_t zero = 0;
-
-    r.rip = fn;
-    r.rdi = a0;
-    r.rsi = a1;
-    r.rdx = a2;
-    r.rax = 0;
-    r.orig_rax = (uint64_t)-1;
-    /* At a function's entry rsp + 8 is 16-byte aligned (the SysV ABI);
-     * the return address, 0, is the word at rsp. */
-    r.rsp = (stack_top & ~(uint64_t)15) - 8;
-    r.eflags &= ~(unsigned long long)(EFLAGS_TF | EFLAGS_DF);
-    if (mem_write(t->pid, r.rsp, &zero, sizeof(zero)) != 0) {
-        ha_err_set(err, errlen, "writing the call's stack: %s",
-                   strerror(errno));
-        return -1;
-    }
-    if (ptrace(PTRACE_SETREGS, t->tid, NULL, &r) != 0 ||
-        ptrace(PTRACE_CONT, t->tid, NULL, NULL) != 0) {
-        ha_err_set(err, errlen, "ptrace: %s", strerror(errno));
-        return -1;
-    }
-    {
-        uint64_t back = r.rsp + 8; /* rsp once `ret` popped our 0 */
-
-        if (next_own_stop(t, SIGSEGV, &r, err, errlen) != 0)
-            return -1;
-        if (r.rip != 0 || r.rsp != back) {
-            ha_err_set(err, errlen, "the injected call faulted at %#llx",
-                       (unsigned long long)r.rip);
-            return -1;
-        }
-    }
-    *ret = r.rax;
-    return 0;
-}
 
 /* The state the held thread's work needs. */
 struct held {
@@ -665,24 +186,24 @@ restore(struct held *h, char *err, size_t errlen)
     int rc = 0;
 
     if (h->errno_addr != 0 &&
-        mem_write(h->t->pid, h->errno_addr, &h->errno_value,
-                  sizeof(h->errno_value)) != 0)
+        ha_inject_mem_write(h->t->pid, h->errno_addr, &h->errno_value,
+                            sizeof(h->errno_value)) != 0)
         rc = -1;
     if (h->masked) {
         a[0] = SIG_SETMASK;
         a[1] = h->region + REGION_OLDSET;
         a[2] = 0;
         a[3] = 8;
-        if (do_syscall(h->t, &h->regs, SYS_rt_sigprocmask, a, &ret, err,
-                       errlen) != 0 ||
+        if (ha_inject_do_syscall(h->t, &h->regs, SYS_rt_sigprocmask, a, &ret,
+                                 err, errlen) != 0 ||
             ret != 0)
             rc = -1;
     }
     if (h->region != 0) {
         a[0] = h->region;
         a[1] = REGION_SIZE;
-        if (do_syscall(h->t, &h->regs, SYS_munmap, a, &ret, err, errlen) !=
-                0 ||
+        if (ha_inject_do_syscall(h->t, &h->regs, SYS_munmap, a, &ret, err,
+                                 errlen) != 0 ||
             ret != 0)
             rc = -1;
     }
@@ -725,7 +246,8 @@ load(const struct ha_inject_plan *plan, struct held *h,
     a[3] = MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE;
     a[4] = (uint64_t)-1;
     a[5] = 0;
-    if (do_syscall(h->t, &h->regs, SYS_mmap, a, &sret, err, errlen) != 0)
+    if (ha_inject_do_syscall(h->t, &h->regs, SYS_mmap, a, &sret, err,
+                             errlen) != 0)
         return -1;
     if (sret < 0 && sret > -4096) {
         ha_err_set(err, errlen, "mmap in the target: %s", strerror(-(int)sret));
@@ -733,11 +255,12 @@ load(const struct ha_inject_plan *plan, struct held *h,
     }
     h->region = (uint64_t)sret;
     top = h->region + REGION_SIZE;
-    if (mem_write(h->t->pid, h->region + REGION_SIGSET, &all, 8) != 0 ||
-        mem_write(h->t->pid, h->region + REGION_PATH, plan->agent_path,
-                  plen) != 0 ||
-        mem_write(h->t->pid, h->region + REGION_REQ, plan->request, rlen) !=
-            0) {
+    if (ha_inject_mem_write(h->t->pid, h->region + REGION_SIGSET, &all,
+                            8) != 0 ||
+        ha_inject_mem_write(h->t->pid, h->region + REGION_PATH,
+                            plan->agent_path, plen) != 0 ||
+        ha_inject_mem_write(h->t->pid, h->region + REGION_REQ, plan->request,
+                            rlen) != 0) {
         ha_err_set(err, errlen, "writing to the target: %s", strerror(errno));
         return -1;
     }
@@ -745,8 +268,8 @@ load(const struct ha_inject_plan *plan, struct held *h,
     a[1] = h->region + REGION_SIGSET;
     a[2] = h->region + REGION_OLDSET;
     a[3] = 8;
-    if (do_syscall(h->t, &h->regs, SYS_rt_sigprocmask, a, &sret, err,
-                   errlen) != 0)
+    if (ha_inject_do_syscall(h->t, &h->regs, SYS_rt_sigprocmask, a, &sret, err,
+                             errlen) != 0)
         return -1;
     if (sret != 0) {
         ha_err_set(err, errlen, "rt_sigprocmask in the target: %s",
@@ -754,31 +277,32 @@ load(const struct ha_inject_plan *plan, struct held *h,
         return -1;
     }
     h->masked = true;
-    if (do_call(h->t, &h->regs, plan->errno_fn, 0, 0, 0, top, &ret, err,
-                errlen) != 0)
+    if (ha_inject_do_call(h->t, &h->regs, plan->errno_fn, 0, 0, 0, top, &ret,
+                          err, errlen) != 0)
         return -1;
-    if (ret != 0 && mem_read(h->t->pid, ret, &h->errno_value,
-                             sizeof(h->errno_value)) == 0)
+    if (ret != 0 && ha_inject_mem_read(h->t->pid, ret, &h->errno_value,
+                                       sizeof(h->errno_value)) == 0)
         h->errno_addr = ret;
-    t0 = now_ms();
-    if (do_call(h->t, &h->regs, plan->dlopen_fn,
-                h->region + REGION_PATH, RTLD_NOW, 0, top, &ret, err,
-                errlen) != 0)
+    t0 = ha_inject_now_ms();
+    if (ha_inject_do_call(h->t, &h->regs, plan->dlopen_fn,
+                          h->region + REGION_PATH, RTLD_NOW, 0, top, &ret, err,
+                          errlen) != 0)
         return -1;
-    res->dlopen_ms = now_ms() - t0;
+    res->dlopen_ms = ha_inject_now_ms() - t0;
     if (ret == 0) {
         uint64_t msg = 0;
 
-        if (do_call(h->t, &h->regs, plan->dlerror_fn, 0, 0, 0, top, &msg,
-                    err, errlen) == 0 &&
+        if (ha_inject_do_call(h->t, &h->regs, plan->dlerror_fn, 0, 0, 0, top,
+                              &msg, err, errlen) == 0 &&
             msg != 0 &&
-            mem_read(h->t->pid, msg, res->message,
-                     sizeof(res->message) - 1) != 0) {
+            ha_inject_mem_read(h->t->pid, msg, res->message,
+                               sizeof(res->message) - 1) != 0) {
             /* A string near the end of a mapping: byte by byte. */
             size_t i;
 
             for (i = 0; i + 1 < sizeof(res->message); i++)
-                if (mem_read(h->t->pid, msg + i, res->message + i, 1) != 0 ||
+                if (ha_inject_mem_read(h->t->pid, msg + i, res->message + i,
+                                       1) != 0 ||
                     res->message[i] == '\0')
                     break;
             res->message[i] = '\0';
@@ -794,23 +318,24 @@ load(const struct ha_inject_plan *plan, struct held *h,
          * (<link.h>, public) is its load bias. */
         uint64_t bias;
 
-        if (mem_read(h->t->pid, ret, &bias, sizeof(bias)) != 0) {
+        if (ha_inject_mem_read(h->t->pid, ret, &bias, sizeof(bias)) != 0) {
             ha_err_set(err, errlen, "reading the agent's link map: %s",
                        strerror(errno));
             return -1;
         }
-        t0 = now_ms();
+        t0 = ha_inject_now_ms();
         boost(h, false);
-        if (do_call(h->t, &h->regs, bias + plan->attach_value,
-                    h->region + REGION_REQ, h->region + REGION_MSG,
-                    REGION_PATH - REGION_MSG, top, &ret, err, errlen) != 0)
+        if (ha_inject_do_call(h->t, &h->regs, bias + plan->attach_value,
+                              h->region + REGION_REQ, h->region + REGION_MSG,
+                              REGION_PATH - REGION_MSG, top, &ret, err,
+                              errlen) != 0)
             return -1;
-        res->attach_ms = now_ms() - t0;
+        res->attach_ms = ha_inject_now_ms() - t0;
         boost(h, true);
     }
     res->attach_rc = (int)(int32_t)ret;
-    if (mem_read(h->t->pid, h->region + REGION_MSG, res->message,
-                 sizeof(res->message)) != 0)
+    if (ha_inject_mem_read(h->t->pid, h->region + REGION_MSG, res->message,
+                           sizeof(res->message)) != 0)
         res->message[0] = '\0';
     res->message[sizeof(res->message) - 1] = '\0';
     return 0;
@@ -829,7 +354,8 @@ ha_inject_agent(const struct ha_inject_plan *plan,
     struct tracee t;
     pid_t tids[64];
     size_t n;
-    double start = now_ms(), deadline = start + plan->search_ms, taken;
+    double start = ha_inject_now_ms(), deadline = start + plan->search_ms,
+           taken;
     int rc = -1, took = 0;
 
     memset(res, 0, sizeof(*res));
@@ -839,14 +365,15 @@ ha_inject_agent(const struct ha_inject_plan *plan,
     sigaction(SIGALRM, &sa, &old_sa);
     memset(&t, 0, sizeof(t));
     t.pid = plan->pid;
-    while (took == 0 && now_ms() < deadline) {
-        n = candidates(plan->pid, tids, HA_ARRAY_SIZE(tids));
+    while (took == 0 && ha_inject_now_ms() < deadline) {
+        n = ha_inject_candidates(plan->pid, tids, HA_ARRAY_SIZE(tids));
         if (n == 0) {
             usleep(2000); /* every thread blocked elsewhere: a moment */
             continue;
         }
-        for (size_t i = 0; i < n && took == 0 && now_ms() < deadline; i++) {
-            double budget = deadline - now_ms();
+        for (size_t i = 0;
+             i < n && took == 0 && ha_inject_now_ms() < deadline; i++) {
+            double budget = deadline - ha_inject_now_ms();
 
             if (budget > THREAD_BUDGET_MS)
                 budget = THREAD_BUDGET_MS;
@@ -854,8 +381,8 @@ ha_inject_agent(const struct ha_inject_plan *plan,
             t.tid = tids[i];
             t.n_pending = t.lost = 0;
             h.t = &t;
-            took = take_thread(&t, budget, &h.regs, &res->blocked,
-                               &res->syscall_stops, err, errlen);
+            took = ha_inject_take_thread(&t, budget, &h.regs, &res->blocked,
+                                         &res->syscall_stops, err, errlen);
             if (took < 0)
                 goto done;
         }
@@ -869,12 +396,12 @@ ha_inject_agent(const struct ha_inject_plan *plan,
                    plan->search_ms);
         goto done;
     }
-    taken = now_ms();
+    taken = ha_inject_now_ms();
     res->search_ms = taken - start;
     res->tid = t.tid;
     res->syscall_nr = (long)h.regs.orig_rax;
     if (save_state(&h, err, errlen) != 0) {
-        release_untouched(&t, 0);
+        ha_inject_release_untouched(&t, 0);
         goto done;
     }
     boost(&h, true);
@@ -893,7 +420,7 @@ ha_inject_agent(const struct ha_inject_plan *plan,
         ha_err_set(err, errlen, "PTRACE_DETACH: %s", strerror(errno));
         rc = -1;
     }
-    res->held_ms = now_ms() - taken;
+    res->held_ms = ha_inject_now_ms() - taken;
     for (unsigned i = 0; i < t.n_pending; i++)
         (void)syscall(SYS_tgkill, t.pid, t.tid, t.pending[i]);
     res->signals_requeued = t.n_pending + t.lost;

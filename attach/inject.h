@@ -60,10 +60,4 @@ struct ha_inject_result {
 int ha_inject_agent(const struct ha_inject_plan *plan,
                     struct ha_inject_result *res, char *err, size_t errlen);
 
-/* Whether a thread blocked in (or just back from) system call nr holds
- * no lock the loader or the allocator needs: an event loop's wait, a
- * sleep, accept, sigsuspend (nginx's master), waiting for a child.
- * Pure. */
-bool ha_inject_safe_syscall(long nr);
-
 #endif /* HA_ATTACH_INJECT_H */

@@ -5,8 +5,8 @@
  * libc and libjemalloc it runs with; /proc's formats
  * (attach/procparse.c), on texts as Linux 6.1 writes them and on
  * hostile ones; and which system calls are safe points
- * (attach/inject.c). The injector itself is tested on real processes
- * (test/agent/attach.sh).
+ * (attach/inject_take.c). The injector itself is tested on real
+ * processes (test/agent/attach.sh).
  */
 #include <check.h>
 #include <dlfcn.h>
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "attach/elfsym.h"
-#include "attach/inject.h"
+#include "attach/inject_take.h"
 #include "attach/procparse.h"
 #include "test/check_main.h"
 
