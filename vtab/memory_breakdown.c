@@ -13,8 +13,9 @@
  *     Equals the rss row.
  *
  * Schema:
- *   0 component   TEXT     "rss", "jemalloc.dirty", "other.stacks", ...
- *                          (prof/breakdown.h lists them in order)
+ *   0 component   TEXT     "rss", "jemalloc.dirty", "heapadmin",
+ *                          "other.stacks", ... (prof/breakdown.h lists
+ *                          them in order)
  *   1 kind        TEXT     total, part (the parts add up to the total),
  *                          subtotal (a sum of the parts named under it),
  *                          info (context, not in RSS: pss, swap,
@@ -22,14 +23,16 @@
  *                          memory cgroup's cgroup.limit, cgroup.usage
  *                          and cgroup.headroom: limit less working set)
  *   2 bytes       INTEGER  NULL when its source could not be read
- *                          (jemalloc without stats, no /proc)
+ *                          (jemalloc without stats, no /proc), and on
+ *                          the heapadmin row where heapadmin keeps no
+ *                          arena apart (heapadmind)
  *   3 pct_of_rss  REAL     bytes * 100 / rss; NULL on info rows
  *   4 detail      TEXT     what it is, the figures behind it, and what to
  *                          do about it
  * While a lifetime window is open (jemalloc-log_now), one more info row,
  * jemalloc.internal.prof_log: what jemalloc holds for its log.
  *
- * No HIDDEN columns, no constraints used: 24 rows, computed whole in
+ * No HIDDEN columns, no constraints used: 25 rows, computed whole in
  * xFilter (one epoch, shared within jemalloc-stats_max_age_ms; smaps read
  * on the worker thread). Reading smaps makes the kernel walk the host's
  * page tables (bench/RESULTS-stats.md measures it): this table is for an
