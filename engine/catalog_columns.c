@@ -105,7 +105,8 @@ static const struct ha_catalog_column columns[] = {
     {"stats_memory_breakdown", "pct_of_rss",
      "`bytes * 100 / rss`; NULL on info rows"},
     {"stats_memory_breakdown", "detail",
-     "what it is, the figures behind it, and what to do about it"},
+     "what it is, the figures behind it, and what to do about it; where "
+     "`bytes` is NULL, why (no limit, heapadmin's memory not kept apart)"},
 
     /* stats_jemalloc_arenas (vtab/arenas.c) */
     {"stats_jemalloc_arenas", "arena", "the arena's index; NULL: all merged"},

@@ -28,7 +28,8 @@
  *                          arena apart (heapadmind)
  *   3 pct_of_rss  REAL     bytes * 100 / rss; NULL on info rows
  *   4 detail      TEXT     what it is, the figures behind it, and what to
- *                          do about it
+ *                          do about it; on a row whose bytes are NULL,
+ *                          why, where known
  * While a lifetime window is open (jemalloc-log_now), one more info row,
  * jemalloc.internal.prof_log: what jemalloc holds for its log.
  *
@@ -138,14 +139,17 @@ rss_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
             ha_jestats_text(c, &row[1], ha_breakdown_kind_name(
                                             rows[i].kind)) != SQLITE_OK)
             return SQLITE_NOMEM;
+        /* An unknown row may still say why (no limit, heapadmin's
+         * memory not kept apart): its detail is shown, its bytes NULL. */
+        if ((rows[i].known || rows[i].detail[0] != '\0') &&
+            ha_jestats_text(c, &row[4], rows[i].detail) != SQLITE_OK)
+            return SQLITE_NOMEM;
         if (!rows[i].known)
             continue;
         ha_jestats_int(&row[2], rows[i].bytes);
         if (have_rss && rows[i].kind != HA_BREAKDOWN_INFO)
             ha_jestats_real(&row[3], (double)rows[i].bytes * 100.0 /
                                          (double)rss);
-        if (ha_jestats_text(c, &row[4], rows[i].detail) != SQLITE_OK)
-            return SQLITE_NOMEM;
     }
     return log_row(c, vt->conn->ctx->heap);
 }
