@@ -27,7 +27,8 @@ static const struct ha_catalog_table tables[] = {
      "Where resident memory goes: one row per component, read together "
      "(one refresh of jemalloc's statistics, then `/proc/self/smaps`, on "
      "the worker thread), so the `part` rows add up to `rss` exactly. "
-     "Reading smaps makes the kernel walk the process's page tables: the "
+     "Inside a host, heapadmin's own memory is its own `heapadmin` row, "
+     "not the host's. Reading smaps makes the kernel walk the process's page tables: the "
      "table is for an operator's question, not for frequent polling."},
     {"stats_jemalloc_arenas", "stats", true, true, true,
      "One row per jemalloc arena in use, and one of all of them merged "

@@ -88,8 +88,10 @@ static const struct ha_catalog_column columns[] = {
 
     /* stats_memory_breakdown (vtab/memory_breakdown.c) */
     {"stats_memory_breakdown", "component",
-     "`rss`, `jemalloc.allocated`, `jemalloc.dirty`, `other.stacks`, "
-     "`cgroup.limit`, ... (the list is in rss-and-leaks.md)"},
+     "`rss`, `jemalloc.allocated`, `jemalloc.dirty`, `heapadmin` "
+     "(heapadmin's own arena inside a host: `heapadmin.resident`, which "
+     "the jemalloc rows leave out), `other.stacks`, `cgroup.limit`, ... "
+     "(the list is in rss-and-leaks.md)"},
     {"stats_memory_breakdown", "kind",
      "`total`; `part` (the parts add up to the total); `subtotal` (the "
      "sum of the parts named under it); `info` (context, not in RSS: "
@@ -98,11 +100,13 @@ static const struct ha_catalog_column columns[] = {
      "window is open)"},
     {"stats_memory_breakdown", "bytes",
      "NULL when its source could not be read (jemalloc without "
-     "statistics, no /proc)"},
+     "statistics, no /proc), and on `heapadmin` where heapadmin keeps no "
+     "arena apart (heapadmind: its memory is in the jemalloc rows)"},
     {"stats_memory_breakdown", "pct_of_rss",
      "`bytes * 100 / rss`; NULL on info rows"},
     {"stats_memory_breakdown", "detail",
-     "what it is, the figures behind it, and what to do about it"},
+     "what it is, the figures behind it, and what to do about it; where "
+     "`bytes` is NULL, why (no limit, heapadmin's memory not kept apart)"},
 
     /* stats_jemalloc_arenas (vtab/arenas.c) */
     {"stats_jemalloc_arenas", "arena", "the arena's index; NULL: all merged"},

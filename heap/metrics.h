@@ -26,7 +26,8 @@
  *                        of stats_memory_breakdown: they sum to the RSS
  *                        (read from /proc/self/status, not smaps, so a
  *                        scrape walks no page tables: stacks and [heap]
- *                        are inside other.anonymous)
+ *                        are inside other.anonymous); component
+ *                        "heapadmin" (our own arena) only in a host
  *   heapadmin_cgroup_memory_limit_bytes                  gauge  the limit
  *                        that binds the process (its memory cgroup's or
  *                        an ancestor's); absent without one

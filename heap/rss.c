@@ -7,6 +7,7 @@
  */
 #include "heap/rss.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
@@ -61,6 +62,48 @@ out:
     ha_sizeclasses_free(&cl);
 }
 
+/* merged - own, floored at 0 (the two are read one after the other). */
+static uint64_t
+less(uint64_t merged, uint64_t own)
+{
+    return merged > own ? merged - own : 0;
+}
+
+/* heapadmin's own arena, where it is apart (api/arena.h): stats.* come
+ * back without its share already, and so do the bins
+ * (ha_sizeclasses_read_bins); the merged arena figures read here do not,
+ * so its share is taken off them too, else its dirty pages (say) would
+ * count twice, in jemalloc.dirty and in the heapadmin row. */
+static void
+read_own(const struct ha_mallctl_ops *ops, uint64_t page,
+         struct ha_breakdown_in *in)
+{
+    unsigned own;
+    uint64_t v;
+    char name[96];
+
+    if (ha_mallctl_read_unsigned(ops, HA_MALLCTL_OWN_ARENA, &own) != 0 ||
+        !read_z(ops, "heapadmin.resident", &in->own_resident))
+        return;
+    in->have_own = true;
+    snprintf(name, sizeof(name), "stats.arenas.%u.pdirty", own);
+    if (read_z(ops, name, &v))
+        in->dirty = less(in->dirty, v * page);
+    snprintf(name, sizeof(name), "stats.arenas.%u.pmuzzy", own);
+    if (read_z(ops, name, &v))
+        in->muzzy = less(in->muzzy, v * page);
+    snprintf(name, sizeof(name), "stats.arenas.%u.internal", own);
+    if (read_z(ops, name, &v))
+        in->internal = less(in->internal, v);
+    snprintf(name, sizeof(name), "stats.arenas.%u.tcache_bytes", own);
+    if (read_z(ops, name, &v))
+        in->tcache = less(in->tcache, v);
+    snprintf(name, sizeof(name), "stats.arenas.%u.tcache_stashed_bytes",
+             own);
+    if (read_z(ops, name, &v))
+        in->tcache = less(in->tcache, v);
+}
+
 static void
 read_jemalloc(struct ha_heap *heap, bool refresh,
               struct ha_breakdown_in *in)
@@ -96,6 +139,7 @@ read_jemalloc(struct ha_heap *heap, bool refresh,
     (void)ha_mallctl_read_ssize(ops, "arenas.muzzy_decay_ms",
                                 &in->muzzy_decay_ms);
     (void)ha_mallctl_read_unsigned(ops, "arenas.narenas", &in->narenas);
+    read_own(ops, page, in);
     read_bins(ops, in);
 }
 

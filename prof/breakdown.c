@@ -52,6 +52,7 @@ enum {
     R_RSS, R_PSS, R_SWAP,
     R_JE, R_ALLOCATED, R_INTERNAL, R_TCACHE, R_FRAG, R_FRAG_SLABS,
     R_FRAG_LARGE, R_DIRTY, R_MUZZY, R_METADATA, R_UNTOUCHED,
+    R_HEAPADMIN,
     R_OTHER, R_STACKS, R_BRK, R_FILES, R_ANON,
     R_RETAINED, R_MAPPED,
     R_LIMIT, R_USAGE, R_HEADROOM,
@@ -77,6 +78,7 @@ static const struct {
     [R_MUZZY] = {"jemalloc.muzzy", HA_BREAKDOWN_PART},
     [R_METADATA] = {"jemalloc.metadata", HA_BREAKDOWN_PART},
     [R_UNTOUCHED] = {"jemalloc.untouched", HA_BREAKDOWN_PART},
+    [R_HEAPADMIN] = {"heapadmin", HA_BREAKDOWN_PART},
     [R_OTHER] = {"other", HA_BREAKDOWN_SUBTOTAL},
     [R_STACKS] = {"other.stacks", HA_BREAKDOWN_PART},
     [R_BRK] = {"other.brk_heap", HA_BREAKDOWN_PART},
@@ -218,6 +220,40 @@ jemalloc_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
                      metadata);
 }
 
+/* heapadmin's own arena (see the header); returns its resident bytes,
+ * 0 when it is not apart (the row is then unknown: NULL). */
+static int64_t
+heapadmin_row(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
+{
+    struct ha_breakdown_row *r = &rows[R_HEAPADMIN];
+
+    if (!in->have_jemalloc) {
+        ha_strlcpy(r->detail,
+                   "heapadmin's own memory: unknown without jemalloc's "
+                   "figures, so inside other.anonymous",
+                   sizeof(r->detail));
+        return 0;
+    }
+    if (!in->have_own) {
+        ha_strlcpy(r->detail,
+                   "heapadmin's own memory, not kept apart here: it "
+                   "allocates from the same arenas as the rest of the "
+                   "process, so it is inside the jemalloc rows (in "
+                   "heapadmind the whole process is heapadmin's; a host "
+                   "that hands heapadmin_new its own mallctl gets no "
+                   "arena apart)",
+                   sizeof(r->detail));
+        return 0;
+    }
+    set(r, (int64_t)in->own_resident,
+        "heapadmin's own memory inside this host: the resident pages of "
+        "its own jemalloc arena (heapadmin.resident in "
+        "stats_memory_jemalloc), which every jemalloc row leaves out so "
+        "that the host is not billed for it; freed pages go back at once "
+        "(decay 0)");
+    return (int64_t)in->own_resident;
+}
+
 /* The memory limit, its group's usage and the headroom left. */
 static void
 cgroup_rows(const struct ha_breakdown_in *in, struct ha_breakdown_row *rows)
@@ -273,7 +309,7 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
 {
     const struct ha_smaps *sm = &in->smaps;
     char a[32], b[32];
-    int64_t je = 0, untouched = 0, anon = 0;
+    int64_t je = 0, own, untouched = 0, anon = 0;
 
     memset(rows, 0, sizeof(*rows) * HA_BREAKDOWN_ROWS);
     for (int i = 0; i < R_MAX; i++) {
@@ -282,6 +318,7 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
     }
     if (in->have_jemalloc)
         je = jemalloc_rows(in, rows);
+    own = heapadmin_row(in, rows);
     cgroup_rows(in, rows);
     if (in->have_smaps && sm->detailed) {
         set(&rows[R_RSS], (int64_t)sm->rss,
@@ -312,20 +349,21 @@ ha_breakdown_compute(const struct ha_breakdown_in *in,
         if (in->have_jemalloc) {
             /* The anonymous pages, split by subtraction (see the
              * header). */
-            if (anon >= je) {
-                anon -= je;
+            if (anon >= je + own) {
+                anon -= je + own;
             } else {
-                untouched = anon - je;
+                untouched = anon - je - own;
                 anon = 0;
             }
             ha_breakdown_format_bytes(untouched, a, sizeof(a));
             set(&rows[R_UNTOUCHED], untouched,
                 untouched < 0
                     ? "jemalloc counts %s more than the anonymous pages in "
-                      "RSS: memory handed out but never written, which "
+                      "RSS%s: memory handed out but never written, which "
                       "the kernel has not backed yet"
-                    : "none: every page jemalloc counts is in RSS%s",
-                untouched < 0 ? a : "");
+                    : "none: every page jemalloc counts is in RSS%s%s",
+                untouched < 0 ? a : "",
+                in->have_own ? " (heapadmin's arena included)" : "");
         }
         ha_breakdown_format_bytes(anon, b, sizeof(b));
         set(&rows[R_ANON], anon, "%s%s",

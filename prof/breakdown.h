@@ -26,6 +26,10 @@
  *                                          resident - active - dirty
  *   jemalloc.untouched           part      <= 0: what jemalloc counts
  *                                          that the kernel never backed
+ *   heapadmin                    part      heapadmin's own arena inside
+ *                                          a host (heapadmin.resident,
+ *                                          api/arena.h); NULL where its
+ *                                          memory is not kept apart
  *   other                        subtotal  RSS jemalloc does not own
  *   other.stacks                 part      thread and fiber stacks
  *   other.brk_heap               part      [heap]
@@ -47,11 +51,23 @@
  *
  * jemalloc's extents are anonymous mappings that smaps cannot tell from
  * others, so the anonymous pages are split by subtraction: jemalloc's
- * parts first, other.anonymous what is left; when jemalloc counts more
- * than there is (pages handed out and never written are in stats.active
- * but not in RSS), jemalloc.untouched takes the difference, negative.
- * The parts therefore add up to rss exactly; how well jemalloc's figures
- * explain the anonymous pages shows in how small those two rows are.
+ * parts and heapadmin's first, other.anonymous what is left; when they
+ * count more than there is (pages handed out and never written are in
+ * stats.active but not in RSS), jemalloc.untouched takes the difference,
+ * negative. The parts therefore add up to rss exactly; how well
+ * jemalloc's figures explain the anonymous pages shows in how small
+ * those two rows are.
+ *
+ * Inside a host (the library, the agent) heapadmin allocates from an
+ * arena of its own. Every jemalloc figure in struct ha_breakdown_in is
+ * then the host's alone (the reader, heap/rss.c, takes that arena's
+ * share off each), so the jemalloc rows are the host's and the heapadmin
+ * row holds that arena's resident pages (its active pages, its metadata
+ * and its dirty pages, which its decay of 0 returns at once): the host
+ * is not billed for heapadmin's memory. Where heapadmin keeps no arena
+ * apart (heapadmind, whose whole process is heapadmin's, or a host that
+ * handed heapadmin_new its own mallctl) the row is NULL and heapadmin's
+ * memory is inside the jemalloc rows.
  *
  * From /proc/<pid>/status instead of smaps (smaps.detailed false: the
  * cheap reading the metrics use), pss, other.stacks and other.brk_heap
@@ -83,10 +99,16 @@ struct ha_breakdown_in {
     uint64_t tcache;          /* stats.arenas.<all>.tcache_bytes (and
                                  tcache_stashed_bytes) */
     uint64_t dirty;           /* stats.arenas.<all>.pdirty * page */
-    uint64_t muzzy;           /* stats.arenas.<all>.pmuzzy * page */
+    uint64_t muzzy;           /* stats.arenas.<all>.pmuzzy * page; these
+                                 four, and the bins, less heapadmin's
+                                 arena's share when have_own */
     ssize_t dirty_decay_ms;   /* arenas.dirty_decay_ms (-1: never) */
     ssize_t muzzy_decay_ms;
     unsigned narenas;         /* arenas.narenas */
+    bool have_own;            /* heapadmin's arena is apart (api/arena.h):
+                                 the figures above leave it out */
+    uint64_t own_resident;    /* heapadmin.resident: that arena's
+                                 resident bytes */
 
     bool have_bins;           /* slab_free and worst_* were read */
     uint64_t slab_free;       /* over the bins: curslabs * slab_size -
@@ -127,7 +149,7 @@ struct ha_breakdown_row {
                                              behind it, what to do */
 };
 
-#define HA_BREAKDOWN_ROWS 24
+#define HA_BREAKDOWN_ROWS 25
 
 /* Fills rows[HA_BREAKDOWN_ROWS] from in, in the order above. Rows whose
  * source was not read have known = false. */

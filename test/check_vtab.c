@@ -1298,8 +1298,16 @@ START_TEST(test_vtab_bins_without_stats)
                                  "WHERE component = 'rss'"));
     ck_assert_ptr_null(query1("SELECT bytes FROM stats_memory_breakdown "
                               "WHERE component = 'jemalloc.dirty'"));
+    ck_assert_ptr_null(query1("SELECT bytes FROM stats_memory_breakdown "
+                              "WHERE component = 'heapadmin'"));
+    /* ... and says why */
+    ck_assert_str_eq(query1("SELECT detail LIKE '%unknown without "
+                            "jemalloc''s figures%' FROM "
+                            "stats_memory_breakdown WHERE component = "
+                            "'heapadmin'"),
+                     "1");
     ck_assert_str_eq(query1("SELECT count(*) FROM stats_memory_breakdown"),
-                     "24");
+                     "25");
 }
 END_TEST
 

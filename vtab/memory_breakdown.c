@@ -13,8 +13,9 @@
  *     Equals the rss row.
  *
  * Schema:
- *   0 component   TEXT     "rss", "jemalloc.dirty", "other.stacks", ...
- *                          (prof/breakdown.h lists them in order)
+ *   0 component   TEXT     "rss", "jemalloc.dirty", "heapadmin",
+ *                          "other.stacks", ... (prof/breakdown.h lists
+ *                          them in order)
  *   1 kind        TEXT     total, part (the parts add up to the total),
  *                          subtotal (a sum of the parts named under it),
  *                          info (context, not in RSS: pss, swap,
@@ -22,14 +23,17 @@
  *                          memory cgroup's cgroup.limit, cgroup.usage
  *                          and cgroup.headroom: limit less working set)
  *   2 bytes       INTEGER  NULL when its source could not be read
- *                          (jemalloc without stats, no /proc)
+ *                          (jemalloc without stats, no /proc), and on
+ *                          the heapadmin row where heapadmin keeps no
+ *                          arena apart (heapadmind)
  *   3 pct_of_rss  REAL     bytes * 100 / rss; NULL on info rows
  *   4 detail      TEXT     what it is, the figures behind it, and what to
- *                          do about it
+ *                          do about it; on a row whose bytes are NULL,
+ *                          why, where known
  * While a lifetime window is open (jemalloc-log_now), one more info row,
  * jemalloc.internal.prof_log: what jemalloc holds for its log.
  *
- * No HIDDEN columns, no constraints used: 24 rows, computed whole in
+ * No HIDDEN columns, no constraints used: 25 rows, computed whole in
  * xFilter (one epoch, shared within jemalloc-stats_max_age_ms; smaps read
  * on the worker thread). Reading smaps makes the kernel walk the host's
  * page tables (bench/RESULTS-stats.md measures it): this table is for an
@@ -135,14 +139,17 @@ rss_filter(sqlite3_vtab_cursor *cursor, int idxNum, const char *idxStr,
             ha_jestats_text(c, &row[1], ha_breakdown_kind_name(
                                             rows[i].kind)) != SQLITE_OK)
             return SQLITE_NOMEM;
+        /* An unknown row may still say why (no limit, heapadmin's
+         * memory not kept apart): its detail is shown, its bytes NULL. */
+        if ((rows[i].known || rows[i].detail[0] != '\0') &&
+            ha_jestats_text(c, &row[4], rows[i].detail) != SQLITE_OK)
+            return SQLITE_NOMEM;
         if (!rows[i].known)
             continue;
         ha_jestats_int(&row[2], rows[i].bytes);
         if (have_rss && rows[i].kind != HA_BREAKDOWN_INFO)
             ha_jestats_real(&row[3], (double)rows[i].bytes * 100.0 /
                                          (double)rss);
-        if (ha_jestats_text(c, &row[4], rows[i].detail) != SQLITE_OK)
-            return SQLITE_NOMEM;
     }
     return log_row(c, vt->conn->ctx->heap);
 }

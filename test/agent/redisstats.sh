@@ -16,7 +16,9 @@
 # comparison is per arena 0, redis's main thread's: the agent's own
 # allocations, which our SQL makes meanwhile, live in an arena of their
 # own. The breakdown's RSS is also checked against redis's own
-# used_memory_rss (INFO memory, from /proc).
+# used_memory_rss (INFO memory, from /proc), and its heapadmin row (the
+# agent's arena, which the host must not be billed for) against that
+# arena's resident in the same print and heapadmin.resident.
 
 HA_TEST_TIMEOUT=${HA_TEST_TIMEOUT:-180}
 # shellcheck source=lib.sh
@@ -170,6 +172,64 @@ parts=$(awk '$2 == "part" {s += $3} END {print s}' "$HA_TMP/breakdown.after")
 ha_is "the breakdown's parts add up to its RSS in redis" "$rss_ours" "$parts"
 ha_ok "its RSS ($rss_ours) is the kernel's VmRSS right after it ($rss_kernel) or one of redis's used_memory_rss readings after it (${rss_redis# }) within 3%" \
     awk -v a="$rss_ours" -v bs="$rss_kernel $rss_redis" 'BEGIN { n = split(bs, b, " "); for (i = 1; i <= n; i++) { d = a - b[i]; if (d < 0) d = -d; if (b[i] > 0 && d <= 0.03 * b[i]) exit 0 } exit 1 }'
+
+# --- heapadmin's own arena: its own row, not the host's ----------------------
+
+# The agent's arena is a part of its own (not the host's other.anonymous),
+# and that part is heapadmin.resident: read in one statement from one
+# refresh of jemalloc's statistics (stats_max_age_ms shared by the two
+# tables; with 0 each would refresh and the first's cursor would be in
+# the second's figure), the two are equal to the byte; the sum is over
+# one scan (each scan reads smaps anew).
+ag_set "$sock" jemalloc-stats_max_age_ms 60000
+ag_sql "$sock" "SELECT max(CASE component WHEN 'heapadmin' THEN bytes END), (SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'heapadmin.resident'), sum(CASE kind WHEN 'part' THEN bytes END) - max(CASE component WHEN 'rss' THEN bytes END), max(CASE component WHEN 'other.anonymous' THEN bytes END) FROM stats_memory_breakdown"
+read -r own_row own_resident own_sum own_anon <<<"$HA_OUT"
+ha_diag "heapadmin row $own_row, heapadmin.resident $own_resident, other.anonymous $own_anon"
+ag_set "$sock" jemalloc-stats_max_age_ms 0
+ha_ok "the heapadmin row holds the agent's arena (${own_row:-none} bytes > 0)" \
+    test "${own_row:-0}" -gt 0
+ha_is "... which is heapadmin.resident in the same refresh" \
+    "$own_resident" "$own_row"
+ha_is "... and the parts still add up to the rss row" "0" "$own_sum"
+
+# heapadmin.resident against jemalloc's own print of that arena (the one
+# arena redis did not make: its index is past opt.narenas). The arena
+# holds each admin session's state (160 KiB more in a reading made on a
+# new connection than in a print taken between two, when measured), so
+# one session stays open and reads just before and just after the print.
+# Between the two only that session's query comes and goes (a page or
+# two when measured): 64 KiB of tolerance, far below the arena's few
+# hundred KiB, so a figure that missed the arena or counted another one
+# would not pass.
+mkfifo "$HA_TMP/own.in"
+: >"$HA_TMP/own.out" # mariadb opens it only once the FIFO has a writer
+timeout 60 mariadb --no-defaults --unbuffered --protocol=SOCKET -S "$sock" \
+    -uadmin -padmin -N -B <"$HA_TMP/own.in" >"$HA_TMP/own.out" 2>&1 &
+HA_PIDS+=("$!")
+exec 7>"$HA_TMP/own.in"
+own_q="SELECT variable_value FROM stats_memory_jemalloc WHERE variable_name = 'heapadmin.resident';"
+own_wait() {
+    for _ in $(seq 100); do
+        [ "$(wc -l <"$HA_TMP/own.out")" -ge "$1" ] && return 0
+        sleep 0.05
+    done
+    return 1
+}
+echo "$own_q" >&7
+own_wait 1 || ha_fail "a kept session reads heapadmin.resident"
+timeout 10 redis-cli -p "$port" memory malloc-stats >"$HA_TMP/malloc_stats.own"
+echo "$own_q" >&7
+own_wait 2 || ha_fail "... and again after the print"
+exec 7>&-
+narenas=$(sed -n 's/^ *opt\.narenas: *\([0-9]*\).*/\1/p' "$HA_TMP/malloc_stats.own" | head -1)
+own_idx=$(sed -n 's/^arenas\[\([0-9]*\)\]:.*/\1/p' "$HA_TMP/malloc_stats.own" |
+    awk -v n="${narenas:-0}" '$1 >= n')
+ha_is "the print has one arena past opt.narenas ($narenas): the agent's" \
+    1 "$(printf '%s\n' "$own_idx" | grep -c .)"
+own_print=$(awk -v h="arenas[$own_idx]:" '$1 == h { a = 1; next } a && /^arenas\[/ { exit } a && $1 == "resident:" { print $2; exit }' "$HA_TMP/malloc_stats.own")
+read -r own_a own_b < <(tr '\n' ' ' <"$HA_TMP/own.out")
+ha_ok "jemalloc's print of arena $own_idx (resident ${own_print:-?}) is heapadmin.resident read around it ($own_a, $own_b) within 64 KiB" \
+    awk -v t="${own_print:-0}" -v a="${own_a:-0}" -v b="${own_b:-0}" 'BEGIN { lo = a < b ? a : b; hi = a < b ? b : a; exit !(t > 0 && a > 0 && b > 0 && t >= lo - 65536 && t <= hi + 65536) }'
 
 kill -TERM "$rpid"
 ha_wait_gone "$rpid" 10 || ha_fail "redis stops on SIGTERM"
