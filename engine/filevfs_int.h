@@ -89,16 +89,11 @@ int ha_filevfs_real_open(struct op *o);
  * result code. */
 int ha_filevfs_real_close(struct vreal *r);
 
-/* What each op does, for the I/O thread's log and PROCESSLIST. */
-extern const char *const ha_filevfs_op_what[];
-
-/* Runs o on the calling thread (the I/O thread's side). */
-void ha_filevfs_op_run(void *arg);
 void ha_filevfs_op_free(struct op *o);
-/* The I/O thread's done for a call nobody waits for: frees it. */
-void ha_filevfs_op_done(void *arg);
 int ha_filevfs_op_call(struct op *o);
 int ha_filevfs_op_simple(struct op *o, int err_rc);
+/* Queues o on the I/O thread without waiting; o is freed there. */
+void ha_filevfs_op_post(struct op *o);
 struct op *ha_filevfs_op_new(enum op_kind kind, struct vfile *v);
 
 #endif

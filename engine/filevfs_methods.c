@@ -52,8 +52,7 @@ f_close(sqlite3_file *f)
         return ha_filevfs_real_close(v->r);
     /* Nobody waits: after every call queued before it, whatever became
      * of them. */
-    ha_blockio_post(ha_filevfs_op_what[OP_CLOSE], ha_filevfs_op_run,
-                    ha_filevfs_op_done, o);
+    ha_filevfs_op_post(o);
     v->r = NULL;
     return SQLITE_OK;
 }
@@ -190,8 +189,7 @@ f_unlock(sqlite3_file *f, int level)
     /* Nobody waits for an unlock: it comes before whatever SQLite asks
      * of the file next, queued after it. */
     o->a = level;
-    ha_blockio_post(ha_filevfs_op_what[OP_UNLOCK], ha_filevfs_op_run,
-                    ha_filevfs_op_done, o);
+    ha_filevfs_op_post(o);
     return SQLITE_OK;
 }
 
@@ -327,8 +325,7 @@ f_shm_lock(sqlite3_file *f, int offset, int n, int flags)
     o->b = n;
     o->c = flags;
     if (flags & SQLITE_SHM_UNLOCK) {
-        ha_blockio_post(ha_filevfs_op_what[OP_SHM_LOCK], ha_filevfs_op_run,
-                        ha_filevfs_op_done, o);
+        ha_filevfs_op_post(o);
         return SQLITE_OK;
     }
     return ha_filevfs_op_simple(o, SQLITE_IOERR_SHMLOCK);
@@ -356,8 +353,7 @@ f_shm_unmap(sqlite3_file *f, int delete_flag)
         return rc;
     }
     o->a = delete_flag;
-    ha_blockio_post(ha_filevfs_op_what[OP_SHM_UNMAP], ha_filevfs_op_run,
-                    ha_filevfs_op_done, o);
+    ha_filevfs_op_post(o);
     return SQLITE_OK;
 }
 

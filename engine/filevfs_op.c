@@ -20,7 +20,8 @@
 #include "core/blockio.h"
 #include "core/log.h"
 
-const char *const ha_filevfs_op_what[] = {
+/* What each op does, for the I/O thread's log and PROCESSLIST. */
+static const char *const op_what[] = {
     [OP_READ] = "reading an SQLite file of the datadir",
     [OP_WRITE] = "writing an SQLite file of the datadir",
     [OP_TRUNCATE] = "truncating an SQLite file of the datadir",
@@ -41,8 +42,9 @@ const char *const ha_filevfs_op_what[] = {
     [OP_FULLPATH] = "resolving an SQLite file's path",
 };
 
-void
-ha_filevfs_op_run(void *arg)
+/* Runs o on the calling thread (the I/O thread's side). */
+static void
+op_run(void *arg)
 {
     struct op *o = arg;
     sqlite3_file *f = o->r != NULL ? REAL(o->r) : NULL;
@@ -134,6 +136,24 @@ ha_filevfs_op_free(struct op *o)
     free(o);
 }
 
+/* The I/O thread's done for a call nobody waits for: frees it. */
+static void
+op_done(void *arg)
+{
+    ha_filevfs_op_free(arg);
+}
+
+/* Queues o on the I/O thread and does not wait: it runs after every call
+ * queued before it, whatever became of them, and is freed there. For
+ * the calls nobody waits for (a close, an unlock: SQLite is told at once
+ * that they succeeded, and what it asks of the file next is queued after
+ * them). */
+void
+ha_filevfs_op_post(struct op *o)
+{
+    ha_blockio_post(op_what[o->kind], op_run, op_done, o);
+}
+
 /* An abandoned call ended (or never ran): an open that succeeded after
  * SQLite gave up on it leaves a file nobody holds, closed now. */
 static void
@@ -148,20 +168,13 @@ op_discard(void *arg)
         if (c != NULL) {
             c->kind = OP_CLOSE;
             c->r = o->r;
-            ha_blockio_post(ha_filevfs_op_what[OP_CLOSE], ha_filevfs_op_run,
-                            (void (*)(void *))ha_filevfs_op_free, c);
+            ha_filevfs_op_post(c);
         }
     } else if (o->kind == OP_OPEN && o->r != NULL) {
         free(o->r->name);
         free(o->r);
     }
     ha_filevfs_op_free(o);
-}
-
-void
-ha_filevfs_op_done(void *arg)
-{
-    ha_filevfs_op_free(arg);
 }
 
 /* Runs o where the disk cannot hold the loop. Returns 0 with o->rc set
@@ -173,8 +186,8 @@ ha_filevfs_op_call(struct op *o)
     static _Atomic int64_t logged_s;
     char err[512];
 
-    if (ha_blockio_call(ha_filevfs_op_what[o->kind], ha_filevfs_op_run,
-                        op_discard, o, err, sizeof(err)) != 0) {
+    if (ha_blockio_call(op_what[o->kind], op_run, op_discard, o, err,
+                        sizeof(err)) != 0) {
         int64_t now = (int64_t)time(NULL);
 
         if (atomic_exchange(&logged_s, now) != now)

@@ -267,6 +267,34 @@ ag_cg_make() {
     return 0
 }
 
+# ag_cg_limited NAME LIMIT: the test's memory cgroup, NAME limited to
+# LIMIT bytes (a whole number of MiB) with its child "run", made on
+# cgroup v1 if the machine offers it, else v2 (ag_cg_mount, ag_cg_make);
+# passes a test saying where. Sets AG_CG_VERSION, AG_CG_PARENT and
+# AG_CG_CHILD. Where neither version lets the test make a group, the
+# test is skipped with the reason (exit 77). The caller's EXIT trap runs
+# ag_cg_cleanup.
+ag_cg_limited() {
+    local name=$1 limit=$2 try mp
+    AG_CG_VERSION=
+    for try in 1 2; do
+        if mp=$(ag_cg_mount "$try"); then
+            AG_CG_VERSION=$try
+            break
+        fi
+        echo "# cgroup v$try: $mp"
+    done
+    if [ -z "$AG_CG_VERSION" ]; then
+        echo "1..0 # SKIP this machine offers no memory cgroup to make groups in"
+        exit 77
+    fi
+    if ! ag_cg_make "$AG_CG_VERSION" "$mp" "$name" "$limit"; then
+        echo "1..0 # SKIP cgroup v$AG_CG_VERSION: $AG_CG_WHY"
+        exit 77
+    fi
+    ha_pass "cgroup v$AG_CG_VERSION: $AG_CG_PARENT limited to $((limit >> 20)) MiB"
+}
+
 # ag_cg_oom_kills VERSION GROUP: the OOM kills the kernel counted in
 # GROUP (v1 counts a kill in the victim's group, v2 there and above).
 ag_cg_oom_kills() {

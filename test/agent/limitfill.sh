@@ -40,24 +40,8 @@ if [ "$(id -u)" != 0 ]; then
     echo "1..0 # SKIP needs root to make memory cgroups"
     exit 77
 fi
-v=
-for try in 1 2; do
-    if mp=$(ag_cg_mount "$try"); then
-        v=$try
-        break
-    fi
-    echo "# cgroup v$try: $mp"
-done
-if [ -z "$v" ]; then
-    echo "1..0 # SKIP this machine offers no memory cgroup to make groups in"
-    exit 77
-fi
-if ! ag_cg_make "$v" "$mp" "heapadmin-fill.$$" "$LIMIT"; then
-    echo "1..0 # SKIP cgroup v$v: $AG_CG_WHY"
-    exit 77
-fi
+ag_cg_limited "heapadmin-fill.$$" "$LIMIT"
 group=$AG_CG_CHILD
-ha_pass "cgroup v$v: $AG_CG_PARENT limited to 192 MiB"
 chmod 711 "$HA_TMP" # the service user reaches its own directory
 
 # fill LABEL [USER]: the host filling its group until killed, its agent

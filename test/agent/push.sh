@@ -27,23 +27,7 @@ ha_require curl curl
 LIMIT=$((160 << 20))
 trap 'ag_cg_cleanup; ha_cleanup' EXIT
 
-v=
-for try in 1 2; do
-    if mp=$(ag_cg_mount "$try"); then
-        v=$try
-        break
-    fi
-    echo "# cgroup v$try: $mp"
-done
-if [ -z "$v" ]; then
-    echo "1..0 # SKIP this machine offers no memory cgroup to make groups in"
-    exit 77
-fi
-if ! ag_cg_make "$v" "$mp" "heapadmin-push.$$" "$LIMIT"; then
-    echo "1..0 # SKIP cgroup v$v: $AG_CG_WHY"
-    exit 77
-fi
-ha_pass "cgroup v$v: $AG_CG_PARENT limited to 160 MiB"
+ag_cg_limited "heapadmin-push.$$" "$LIMIT"
 group=$AG_CG_CHILD
 
 rx=$HA_TMP/rx

@@ -2,7 +2,7 @@
  *
  * Fuzz target: the memory cgroup files' parsers (prof/cgparse.h) and the
  * records kept beside dumps and runs (prof/dumpmem.h, prof/runrec.h),
- * all on the same input. Seeds: corpus/cgroup/ (the fixture trees'
+ * all on the same input. Seeds: corpus/cgparse/ (the fixture trees'
  * files, a .mem and a run record).
  *
  * Invariants: every parser answers 0 or -1 and reads nothing past the
