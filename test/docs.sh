@@ -19,7 +19,10 @@
 #      quick start's two commands as they are;
 #   6. the checker itself fails on a tree with a broken link (one wrapped
 #      onto a second line too), a broken anchor, an unmarked block and a
-#      marker naming no file.
+#      marker naming no file;
+#   7. docs/layout.md stays the map of the tree: every .c file of a code
+#      folder is named in that folder's row, and every file a row names
+#      exists; the check fails on a tree made to miss both.
 #
 # Usage: test/docs.sh                  (make check: HA_TOP_SRCDIR and
 #                                       HA_TOP_BUILDDIR say where)
@@ -177,12 +180,45 @@ if [ "${1:-}" = "--check" ]; then
     exit $?
 fi
 
+# layout DIR: what docs/layout.md's rows miss or name wrongly, one line
+# each; exit 1 if anything.
+layout() {
+    python3 - "$1" <<'EOF'
+import os, re, sys
+
+top = sys.argv[1]
+rows = {}
+for line in open(os.path.join(top, 'docs/layout.md')):
+    m = re.match(r'^\| (`[^|]*`) \| (.*) \|$', line.rstrip('\n'))
+    if m:
+        for d in re.findall(r'`([a-z]+)/`', m.group(1)):
+            rows[d] = m.group(2)
+# Folders of code; the others' rows describe, not list.
+code = [d for d in rows if d not in ('etc', 'test', 'bench', 'example', 'docs',
+                                     'deps', 'debian', 'include')]
+problems = []
+for d in code:
+    cell = rows[d]
+    named = set(re.findall(r'`(?:[a-z]+/)?([A-Za-z0-9_.-]+\.[ch])\b', cell))
+    for f in sorted(os.listdir(os.path.join(top, d))):
+        if f.endswith('.c') and f not in named:
+            problems.append('%s/%s: not named in its row of docs/layout.md'
+                            % (d, f))
+    for n in sorted(named):
+        if not any(os.path.exists(os.path.join(top, e, n)) for e in rows):
+            problems.append('docs/layout.md: the %s/ row names %s, which no '
+                            'folder has' % (d, n))
+print('\n'.join(problems))
+sys.exit(1 if problems else 0)
+EOF
+}
+
 src=${HA_TOP_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 build=${HA_TOP_BUILDDIR:-$src}
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/docs.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
 fail=0
-echo "1..3"
+echo "1..5"
 
 # 1: the generated pages.
 gen=$build/docs/gen/gendocs
@@ -268,6 +304,36 @@ if [ "$rc" -ne 0 ] && [ -z "$missed" ]; then
     echo "ok 3 - the checker fails on a broken link (wrapped too), a broken anchor, an unmarked block and a marker naming no file"
 else
     echo "not ok 3 - the checker fails where it must (missed:$missed)"
+    echo "$out" | sed 's/^/# /'
+    fail=1
+fi
+# 4: the layout page names every file, and only files that exist.
+if out=$(layout "$src" 2>&1); then
+    echo "ok 4 - docs/layout.md names every .c file in its folder's row, and only files that exist"
+else
+    echo "not ok 4 - docs/layout.md is the map of the tree"
+    echo "$out" | sed 's/^/# /'
+    fail=1
+fi
+
+# 5: ... and that check fails on a tree made to miss a file and name a
+# gone one.
+mkdir -p "$tmp/lay/docs" "$tmp/lay/core"
+: >"$tmp/lay/core/here.c"
+: >"$tmp/lay/core/unnamed.c"
+printf '| path | what |\n|---|---|\n| `core/` | a file (`here.c`), a gone one (`gone.c`) |\n' \
+    >"$tmp/lay/docs/layout.md"
+out=$(layout "$tmp/lay" 2>&1)
+rc=$?
+case $out in
+*"core/unnamed.c: not named"*"names gone.c"*) found=yes ;;
+*) found= ;;
+esac
+case $out in *here.c*) found= ;; esac
+if [ "$rc" -ne 0 ] && [ -n "$found" ]; then
+    echo "ok 5 - the layout check fails on a file left out and on a file that is gone"
+else
+    echo "not ok 5 - the layout check fails where it must"
     echo "$out" | sed 's/^/# /'
     fail=1
 fi
