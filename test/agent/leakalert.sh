@@ -154,14 +154,32 @@ print(" ".join(r["value"][1] for r in d))' 2>/dev/null ||
 # --- the leak watch's series, and the alert -------------------------------------
 
 # The first complete series, as the agent's log says when it is ranked.
+# A series can start before the leaking thread is in the profile: when
+# sampling is switched on (prof.reset to lg_prof_sample 14, prof.active),
+# prof.reset does not draw a thread's countdown to its next sample again,
+# so each thread first runs out the one drawn at the old rate
+# (exponential, mean 512 KiB at 19) and only then samples at 16 KiB. At
+# 1 MiB/s the leak may then show in the last interval only, and a burst
+# caught rising once outranks it (seen once beside stress-ng: burst
+# first, step, r2 0.50). Such a first series may rank a step first, never
+# another site steady; the next one must rank the leak.
 ranked=
+want="series ranked: growthhost_leak grows [0-9.]+ (KiB|MiB)/s \(steady"
 for _ in $(seq 600); do
     ranked=$(grep -m1 'leak watch: series ranked' "$HA_TMP/agent.log")
     [ -n "$ranked" ] && break
     sleep 0.1
 done
-ha_like "the leak watch ranks its series: growthhost_leak first" \
-    "series ranked: growthhost_leak grows [0-9.]+ (KiB|MiB)/s \(steady" "$ranked"
+if [ -n "$ranked" ] && ! grep -Eq -- "$want" <<<"$ranked" &&
+    grep -Eq -- 'series ranked: [a-z_]+ grows .* \(step,' <<<"$ranked"; then
+    ha_diag "the first series ranked a step first: $ranked"
+    for _ in $(seq 600); do
+        ranked=$(grep 'leak watch: series ranked' "$HA_TMP/agent.log" | sed -n 2p)
+        [ -n "$ranked" ] && break
+        sleep 0.1
+    done
+fi
+ha_like "the leak watch ranks its series: growthhost_leak first" "$want" "$ranked"
 t_ranked=$(date +%s.%N)
 ha_diag "series ranked $(awk -v a="$t0" -v b="$t_ranked" 'BEGIN { printf "%.1f", b - a }') s after the host started"
 
