@@ -307,6 +307,7 @@ else
     echo "$out" | sed 's/^/# /'
     fail=1
 fi
+
 # 4: the layout page names every file, and only files that exist.
 if out=$(layout "$src" 2>&1); then
     echo "ok 4 - docs/layout.md names every .c file in its folder's row, and only files that exist"
